@@ -1,0 +1,73 @@
+"""counterfact: nearest, plausible and diverse counterfactual explanations for tabular classifiers."""
+
+from __future__ import annotations
+
+from . import constraints, data, encoding, exceptions, methods, models, schema
+from .constraints import Causal, Constraints, violations
+from .data import Dataset
+from .encoding import Encoder
+from .methods import CounterfactualMethod
+from .result import CounterfactualResult
+from .exceptions import (
+    ConstraintError,
+    CounterfactError,
+    DatasetNotFoundError,
+    MissingDependencyError,
+    NotFittedError,
+    SchemaError,
+    UnsupportedConstraintError,
+    UnsupportedModelError,
+    ValidationError,
+)
+from .schema import Feature, Schema
+
+__version__ = "0.1.0"
+
+_LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
+_LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing")
+
+
+def __getattr__(name: str):  # type: ignore[no-untyped-def]
+    """Method classes and heavy subpackages load on first use."""
+    import importlib
+
+    if name in _LAZY_CLASSES:
+        return getattr(methods, name)
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"counterfact.{name}")
+    raise AttributeError(f"module 'counterfact' has no attribute {name!r}")
+
+
+__all__ = [
+    "CEOCL",
+    "L2C",
+    "MACE",
+    "MDPSO",
+    "UFCE",
+    "Causal",
+    "CounterfactualMethod",
+    "CounterfactualResult",
+    "NearestObservable",
+    "ConstraintError",
+    "Constraints",
+    "CounterfactError",
+    "Dataset",
+    "DatasetNotFoundError",
+    "Encoder",
+    "Feature",
+    "MissingDependencyError",
+    "NotFittedError",
+    "Schema",
+    "SchemaError",
+    "UnsupportedConstraintError",
+    "UnsupportedModelError",
+    "ValidationError",
+    "__version__",
+    "constraints",
+    "data",
+    "encoding",
+    "exceptions",
+    "models",
+    "schema",
+    "violations",
+]

@@ -1,0 +1,519 @@
+"""Feature and schema definitions: the single source of truth about features.
+
+Every method reads the schema instead of guessing feature types.  A feature has
+
+* a **kind**: ``real`` | ``integer`` | ``binary`` | ``categorical`` | ``ordinal``;
+* a **domain**: numeric bounds (``lower``/``upper``) for real and integer features,
+  the categories for binary, categorical and ordinal features (in order for
+  ordinal ones);
+* an **actionability**: ``free`` | ``immutable`` | ``increasing`` | ``decreasing``.
+
+``increasing``/``decreasing`` apply to numeric and ordinal features (by rank).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import SchemaError, ValidationError
+
+Kind = Literal["real", "integer", "binary", "categorical", "ordinal"]
+Actionability = Literal["free", "immutable", "increasing", "decreasing"]
+
+KINDS: tuple[str, ...] = ("real", "integer", "binary", "categorical", "ordinal")
+ACTIONABILITY: tuple[str, ...] = ("free", "immutable", "increasing", "decreasing")
+NUMERIC_KINDS = frozenset({"real", "integer"})
+DISCRETE_KINDS = frozenset({"binary", "categorical", "ordinal"})
+
+
+def _py(value: Any) -> Any:
+    """Turn numpy scalars into plain Python scalars (for hashing, JSON, comparisons)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+@dataclass(frozen=True)
+class Feature:
+    """One input feature.
+
+    Parameters
+    ----------
+    name : str
+        Column name in the user's DataFrame.
+    kind : {"real", "integer", "binary", "categorical", "ordinal"}
+        Data type.  ``binary`` is a categorical feature with exactly two values.
+    lower, upper : float, optional
+        Numeric domain (inclusive), required for real and integer features.
+    categories : tuple, optional
+        The values a binary, categorical or ordinal feature takes; for ordinal
+        features the order is the order of the levels (lowest first).
+    actionability : {"free", "immutable", "increasing", "decreasing"}
+        What a counterfactual may do with the feature.  ``increasing`` and
+        ``decreasing`` need an order: numeric or ordinal features only.
+    description : str, optional
+        Human-readable description (used in reports).
+    """
+
+    name: str
+    kind: Kind
+    lower: float | None = None
+    upper: float | None = None
+    categories: tuple[Any, ...] | None = None
+    actionability: Actionability = "free"
+    description: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.name, str) or not self.name:
+            raise SchemaError(f"Feature names must be non-empty strings. Got {self.name!r}.")
+        if self.kind not in KINDS:
+            raise SchemaError(
+                f"Feature '{self.name}': kind must be one of {list(KINDS)}. Got {self.kind!r}."
+            )
+        if self.actionability not in ACTIONABILITY:
+            raise SchemaError(
+                f"Feature '{self.name}': actionability must be one of {list(ACTIONABILITY)}. "
+                f"Got {self.actionability!r}."
+            )
+        if self.kind in NUMERIC_KINDS:
+            if self.lower is None or self.upper is None:
+                raise SchemaError(
+                    f"Feature '{self.name}' ({self.kind}) needs numeric bounds lower and upper."
+                )
+            lo, hi = float(self.lower), float(self.upper)
+            if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+                raise SchemaError(
+                    f"Feature '{self.name}': bounds must be finite with lower <= upper. "
+                    f"Got lower={self.lower!r}, upper={self.upper!r}."
+                )
+            if self.kind == "integer":
+                lo, hi = float(math.ceil(lo)), float(math.floor(hi))
+            object.__setattr__(self, "lower", lo)
+            object.__setattr__(self, "upper", hi)
+            if self.categories is not None:
+                raise SchemaError(f"Feature '{self.name}' is numeric and takes no categories.")
+        else:
+            if self.categories is None or len(self.categories) == 0:
+                raise SchemaError(f"Feature '{self.name}' ({self.kind}) needs its categories.")
+            cats = tuple(_py(c) for c in self.categories)
+            if len(set(cats)) != len(cats):
+                raise SchemaError(f"Feature '{self.name}': categories must be distinct. Got {cats}.")
+            if self.kind == "binary" and len(cats) != 2:
+                raise SchemaError(
+                    f"Feature '{self.name}' is binary and needs exactly 2 categories. Got {cats}."
+                )
+            object.__setattr__(self, "categories", cats)
+            object.__setattr__(self, "lower", None)
+            object.__setattr__(self, "upper", None)
+        if self.actionability in ("increasing", "decreasing") and self.kind in (
+            "binary",
+            "categorical",
+        ):
+            raise SchemaError(
+                f"Feature '{self.name}' is {self.kind} (unordered); it cannot be "
+                f"'{self.actionability}'. Make it ordinal, or use 'free'/'immutable'."
+            )
+
+    # ------------------------------------------------------------------ kinds
+    @property
+    def is_numeric(self) -> bool:
+        """Real or integer."""
+        return self.kind in NUMERIC_KINDS
+
+    @property
+    def is_categorical(self) -> bool:
+        """Binary or categorical (unordered, one-hot in vector space)."""
+        return self.kind in ("binary", "categorical")
+
+    @property
+    def is_ordered(self) -> bool:
+        """Numeric or ordinal (has a direction)."""
+        return self.kind != "binary" and self.kind != "categorical"
+
+    @property
+    def range(self) -> float:
+        """Width of the domain: ``upper - lower`` for numeric features, the number of
+        levels minus one for ordinal ones, 1 for categorical ones.  Zero widths
+        are returned as 1 so that normalised distances stay finite."""
+        if self.is_numeric:
+            width = float(self.upper) - float(self.lower)  # type: ignore[arg-type]
+        elif self.kind == "ordinal":
+            width = float(len(self.categories) - 1)  # type: ignore[arg-type]
+        else:
+            width = 1.0
+        return width if width > 0 else 1.0
+
+    def rank(self, value: Any) -> int:
+        """Position of a category (ordinal rank)."""
+        try:
+            return self.categories.index(_py(value))  # type: ignore[union-attr]
+        except (ValueError, AttributeError):
+            raise ValidationError(
+                f"Feature '{self.name}': value {value!r} is not one of its categories "
+                f"{list(self.categories or ())}."
+            ) from None
+
+    def contains(self, value: Any, *, tol: float = 1e-9) -> bool:
+        """Whether ``value`` lies in the feature's domain (integers must be integral)."""
+        value = _py(value)
+        if self.is_numeric:
+            try:
+                v = float(value)
+            except (TypeError, ValueError):
+                return False
+            if not math.isfinite(v):
+                return False
+            if v < float(self.lower) - tol or v > float(self.upper) + tol:  # type: ignore[arg-type]
+                return False
+            return not (self.kind == "integer" and abs(v - round(v)) > tol)
+        return value in self.categories  # type: ignore[operator]
+
+    def with_(self, **changes: Any) -> Feature:
+        """A copy with some fields changed (``feature.with_(actionability="immutable")``)."""
+        return replace(self, **changes)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly description."""
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind}
+        if self.is_numeric:
+            out["lower"], out["upper"] = self.lower, self.upper
+        else:
+            out["categories"] = list(self.categories)  # type: ignore[arg-type]
+        out["actionability"] = self.actionability
+        if self.description:
+            out["description"] = self.description
+        return out
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Feature:
+        """Inverse of :meth:`to_dict`."""
+        d = dict(d)
+        if "categories" in d and d["categories"] is not None:
+            d["categories"] = tuple(d["categories"])
+        return cls(**d)
+
+
+@dataclass(frozen=True)
+class Schema:
+    """Ordered features plus the target column.
+
+    Build one by hand, or with :meth:`Schema.infer` and override what inference
+    got wrong.  Schemas are immutable; ``with_feature`` and friends return copies.
+    """
+
+    features: tuple[Feature, ...]
+    target: str | None = None
+    classes: tuple[Any, ...] | None = None
+    _index: dict[str, int] = field(default_factory=dict, init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        feats = tuple(self.features)
+        if not feats:
+            raise SchemaError("A schema needs at least one feature.")
+        for f in feats:
+            if not isinstance(f, Feature):
+                raise SchemaError(f"Schema features must be Feature objects. Got {type(f).__name__}.")
+        names = [f.name for f in feats]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise SchemaError(f"Duplicate feature names in schema: {dup}.")
+        if self.target is not None and self.target in names:
+            raise SchemaError(f"The target '{self.target}' cannot also be a feature.")
+        object.__setattr__(self, "features", feats)
+        if self.classes is not None:
+            object.__setattr__(self, "classes", tuple(_py(c) for c in self.classes))
+        object.__setattr__(self, "_index", {n: i for i, n in enumerate(names)})
+
+    # --------------------------------------------------------------- access
+    def __len__(self) -> int:
+        return len(self.features)
+
+    def __iter__(self) -> Iterator[Feature]:
+        return iter(self.features)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._index
+
+    def __getitem__(self, name: str) -> Feature:
+        try:
+            return self.features[self._index[name]]
+        except KeyError:
+            raise SchemaError(
+                f"Unknown feature '{name}'. Known features: {self.names}."
+            ) from None
+
+    def index(self, name: str) -> int:
+        """Position of a feature."""
+        self[name]
+        return self._index[name]
+
+    @property
+    def names(self) -> list[str]:
+        """Feature names in order."""
+        return [f.name for f in self.features]
+
+    @property
+    def numeric(self) -> list[str]:
+        """Names of real and integer features."""
+        return [f.name for f in self.features if f.is_numeric]
+
+    @property
+    def categorical(self) -> list[str]:
+        """Names of binary and categorical features."""
+        return [f.name for f in self.features if f.is_categorical]
+
+    @property
+    def ordinal(self) -> list[str]:
+        """Names of ordinal features."""
+        return [f.name for f in self.features if f.kind == "ordinal"]
+
+    @property
+    def immutable(self) -> list[str]:
+        """Names of features the schema marks immutable."""
+        return [f.name for f in self.features if f.actionability == "immutable"]
+
+    def ranges(self) -> np.ndarray:
+        """Per-feature range used to normalise distances (see :attr:`Feature.range`)."""
+        return np.array([f.range for f in self.features], dtype=float)
+
+    # ------------------------------------------------------------- overrides
+    def with_feature(self, name: str, **changes: Any) -> Schema:
+        """A copy in which feature ``name`` has ``changes`` applied."""
+        feats = list(self.features)
+        i = self.index(name)
+        feats[i] = feats[i].with_(**changes)
+        return replace(self, features=tuple(feats))
+
+    def with_actionability(self, **actionability: str) -> Schema:
+        """A copy with actionability overridden: ``schema.with_actionability(age="increasing")``."""
+        out = self
+        for name, act in actionability.items():
+            out = out.with_feature(name, actionability=act)
+        return out
+
+    def with_immutable(self, names: Iterable[str]) -> Schema:
+        """A copy with the named features immutable."""
+        return self.with_actionability(**{n: "immutable" for n in names})
+
+    # ------------------------------------------------------------ validation
+    def validate_frame(self, X: Any, *, what: str = "X", allow_extra: bool = True) -> pd.DataFrame:
+        """Check that ``X`` has the schema's columns with in-domain, non-missing values.
+
+        Returns a new DataFrame with exactly the schema's columns, in order (the
+        input is never modified).  Raises :class:`ValidationError` naming what is
+        wrong otherwise.  Numeric values outside the observed bounds are allowed
+        in queries (they are real people); unknown categories are not.
+        """
+        if isinstance(X, pd.Series):
+            X = X.to_frame().T
+        if not isinstance(X, pd.DataFrame):
+            raise ValidationError(
+                f"{what} must be a pandas DataFrame (or Series for one row) with columns "
+                f"{self.names}. Got {type(X).__name__}."
+            )
+        missing = [n for n in self.names if n not in X.columns]
+        if missing:
+            raise ValidationError(
+                f"{what} lacks the columns {missing}. Expected the schema's columns {self.names}."
+            )
+        if not allow_extra:
+            extra = [c for c in X.columns if c not in self._index]
+            if extra:
+                raise ValidationError(f"{what} has unknown columns {extra}.")
+        out = X.loc[:, self.names].copy()
+        if len(out) == 0:
+            raise ValidationError(f"{what} has no rows.")
+        for f in self.features:
+            col = out[f.name]
+            if col.isna().any():
+                rows = list(out.index[col.isna().to_numpy()][:5])
+                raise ValidationError(
+                    f"{what} has missing values (NaN) in column '{f.name}' at rows {rows}. "
+                    "Impute or drop them first."
+                )
+            if f.is_numeric:
+                try:
+                    vals = pd.to_numeric(col).astype(float)
+                except (TypeError, ValueError):
+                    raise ValidationError(
+                        f"{what}: column '{f.name}' is {f.kind} but has non-numeric values "
+                        f"such as {col.iloc[0]!r}."
+                    ) from None
+                if not np.isfinite(vals.to_numpy()).all():
+                    raise ValidationError(f"{what}: column '{f.name}' has infinite values.")
+                if f.kind == "integer":
+                    if (np.abs(vals - np.round(vals)) > 1e-9).any():
+                        raise ValidationError(
+                            f"{what}: column '{f.name}' is integer but has fractional values."
+                        )
+                    out[f.name] = np.round(vals).astype(np.int64)
+                else:
+                    out[f.name] = vals
+            else:
+                cats = set(f.categories)  # type: ignore[arg-type]
+                vals_list = [_py(v) for v in col.tolist()]
+                bad = sorted({repr(v) for v in vals_list if v not in cats})
+                if bad:
+                    raise ValidationError(
+                        f"{what}: column '{f.name}' has values {bad[:5]} that are not among its "
+                        f"categories {list(f.categories)}. Map them to known categories, or "
+                        "extend the schema (schema.with_feature(name, categories=...))."
+                    )
+                out[f.name] = pd.Series(vals_list, index=out.index, dtype=object)
+        return out
+
+    def coerce(self, X: pd.DataFrame) -> pd.DataFrame:
+        """Cast columns to their canonical dtypes (int64 for integer, float for
+        real, object for discrete) without validating domains."""
+        out = X.loc[:, self.names].copy()
+        for f in self.features:
+            if f.kind == "integer":
+                out[f.name] = np.round(pd.to_numeric(out[f.name]).astype(float)).astype(np.int64)
+            elif f.kind == "real":
+                out[f.name] = pd.to_numeric(out[f.name]).astype(float)
+            else:
+                out[f.name] = pd.Series([_py(v) for v in out[f.name]], index=out.index, dtype=object)
+        return out
+
+    # --------------------------------------------------------------- (de)ser
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-friendly description."""
+        return {
+            "features": [f.to_dict() for f in self.features],
+            "target": self.target,
+            "classes": None if self.classes is None else list(self.classes),
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Schema:
+        """Inverse of :meth:`to_dict`."""
+        return cls(
+            features=tuple(Feature.from_dict(f) for f in d["features"]),
+            target=d.get("target"),
+            classes=None if d.get("classes") is None else tuple(d["classes"]),
+        )
+
+    # ------------------------------------------------------------- inference
+    @classmethod
+    def infer(
+        cls,
+        frame: pd.DataFrame,
+        target: str | None = None,
+        *,
+        kinds: Mapping[str, str] | None = None,
+        categories: Mapping[str, Sequence[Any]] | None = None,
+        bounds: Mapping[str, tuple[float, float]] | None = None,
+        immutable: Iterable[str] = (),
+        increasing: Iterable[str] = (),
+        decreasing: Iterable[str] = (),
+        max_categories: int = 20,
+    ) -> Schema:
+        """Infer a schema from a DataFrame; every guess can be overridden.
+
+        Rules: bool / object / category columns are categorical (binary when they
+        have two values; an ordered pandas Categorical becomes ordinal); numeric
+        columns whose values are all integral are ``integer`` unless they take
+        only the values {0, 1} (then ``binary``); other numeric columns are
+        ``real``.  Numeric bounds are the observed min and max.
+
+        Parameters
+        ----------
+        frame : DataFrame
+            Training data (features, and the target if ``target`` is given).
+        target : str, optional
+            Target column, excluded from the features; its sorted unique values
+            become ``classes``.
+        kinds, categories, bounds : mapping, optional
+            Per-feature overrides.  ``categories`` fixes the order of ordinal levels.
+        immutable, increasing, decreasing : iterable of str
+            Actionability overrides.
+        max_categories : int
+            A non-numeric column with more distinct values is rejected (it is
+            probably an identifier or free text); pass ``kinds`` to force it.
+        """
+        if not isinstance(frame, pd.DataFrame):
+            raise ValidationError(f"Schema.infer needs a pandas DataFrame. Got {type(frame).__name__}.")
+        kinds = dict(kinds or {})
+        categories = dict(categories or {})
+        bounds = dict(bounds or {})
+        act: dict[str, str] = {}
+        for names, a in ((immutable, "immutable"), (increasing, "increasing"), (decreasing, "decreasing")):
+            for n in names:
+                if n in act:
+                    raise SchemaError(f"Feature '{n}' is given two actionabilities: {act[n]} and {a}.")
+                act[n] = a
+        if target is not None and target not in frame.columns:
+            raise ValidationError(f"Target column '{target}' not in the frame's columns {list(frame.columns)}.")
+        cols = [c for c in frame.columns if c != target]
+        for mapping, label in ((kinds, "kinds"), (categories, "categories"), (bounds, "bounds"), (act, "actionability")):
+            unknown = [n for n in mapping if n not in cols]
+            if unknown:
+                raise SchemaError(f"{label} overrides name unknown columns {unknown}. Columns: {cols}.")
+        feats: list[Feature] = []
+        for c in cols:
+            s = frame[c]
+            if s.isna().any():
+                raise ValidationError(
+                    f"Column '{c}' has missing values; impute or drop them before inferring a schema."
+                )
+            kind = kinds.get(c)
+            cats = categories.get(c)
+            if kind is None:
+                if isinstance(s.dtype, pd.CategoricalDtype):
+                    kind = "ordinal" if s.dtype.ordered else "categorical"
+                    if cats is None:
+                        cats = list(s.dtype.categories)
+                elif pd.api.types.is_bool_dtype(s):
+                    kind = "binary"
+                elif pd.api.types.is_numeric_dtype(s):
+                    vals = s.to_numpy(dtype=float)
+                    uniq = np.unique(vals)
+                    if set(uniq.tolist()) <= {0.0, 1.0} and len(uniq) == 2:
+                        kind = "binary"
+                    elif np.all(np.abs(vals - np.round(vals)) < 1e-9):
+                        kind = "integer"
+                    else:
+                        kind = "real"
+                else:
+                    kind = "categorical"
+            a = act.get(c, "free")
+            if kind in NUMERIC_KINDS:
+                lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
+                feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a))  # type: ignore[arg-type]
+            else:
+                if cats is None:
+                    uniq_vals = pd.unique(s)
+                    if len(uniq_vals) > max_categories and c not in kinds:
+                        raise SchemaError(
+                            f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
+                            f"(more than max_categories={max_categories}); is it an identifier? "
+                            "Drop it, or pass kinds={...} / max_categories to keep it."
+                        )
+                    try:
+                        cats = sorted(_py(v) for v in uniq_vals)
+                    except TypeError:
+                        cats = [_py(v) for v in uniq_vals]
+                if kind == "binary" and len(cats) != 2:
+                    kind = "categorical"
+                feats.append(Feature(c, kind, categories=tuple(cats), actionability=a))  # type: ignore[arg-type]
+        classes = None
+        if target is not None:
+            try:
+                classes = tuple(sorted(_py(v) for v in pd.unique(frame[target])))
+            except TypeError:
+                classes = tuple(_py(v) for v in pd.unique(frame[target]))
+        return cls(features=tuple(feats), target=target, classes=classes)
+
+    def describe(self) -> pd.DataFrame:
+        """One row per feature: kind, domain, actionability."""
+        rows = []
+        for f in self.features:
+            dom = f"[{f.lower:g}, {f.upper:g}]" if f.is_numeric else ", ".join(map(str, f.categories or ()))
+            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "actionability": f.actionability})
+        return pd.DataFrame(rows).set_index("feature")

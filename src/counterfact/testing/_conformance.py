@@ -1,0 +1,271 @@
+"""The conformance suite every registered method runs.
+
+Usage in a test module::
+
+    from counterfact.testing import conformance_checks, make_setting
+
+    SETTING = make_setting("lr")            # small real data + model, cached
+
+    @pytest.mark.parametrize("check", conformance_checks(), ids=lambda c: c.__name__)
+    def test_conformance(check):
+        check(lambda: cf.MACE(time_limit=30), SETTING)
+
+Each check raises ``AssertionError`` with a readable message on failure.
+"""
+
+from __future__ import annotations
+
+import functools
+import pickle
+import random
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._validation import invalid_example
+from ..constraints import CONSTRAINT_KINDS, Causal, Constraints, violations
+from ..data import Dataset
+from ..exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
+from ..result import STATUSES, CounterfactualResult
+
+__all__ = ["Setting", "check_method", "conformance_checks", "make_setting"]
+
+Factory = Callable[[], Any]
+
+
+@dataclass
+class Setting:
+    """Data, model and queries shared by the checks."""
+
+    train: Dataset
+    model: Any
+    queries: pd.DataFrame
+    constraints: Constraints
+    n_counterfactuals: int = 2
+
+
+@functools.lru_cache(maxsize=8)
+def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows: int = 400, n_queries: int = 4, random_state: int = 0) -> Setting:
+    """A small real setting: ``n_rows`` rows of a bundled dataset, a seeded model
+    of ``model_kind`` and ``n_queries`` test rows, plus constraints that touch
+    every kind a method is expected to honour (immutable, increasing, range,
+    allowed values, max changes)."""
+    from .. import datasets, models
+
+    data = datasets.load(dataset)
+    rng = np.random.default_rng(random_state)
+    idx = rng.choice(len(data), size=min(n_rows, len(data)), replace=False)
+    sub = data.subset(data.frame.index[np.sort(idx)])
+    train, test = sub.split(test_size=0.25, random_state=random_state)
+    model = models.fit(train, model_kind, random_state=random_state)
+    queries = test.X.iloc[:n_queries]
+    schema = train.schema
+    numeric = [f.name for f in schema if f.is_numeric and f.actionability == "free"]
+    cats = [f.name for f in schema if f.is_categorical and f.actionability == "free"]
+    imm = [cats[0]] if cats else []
+    inc = [numeric[0]] if numeric else []
+    rng_feat = numeric[1] if len(numeric) > 1 else None
+    ranges = {}
+    if rng_feat is not None:
+        col = train.frame[rng_feat]
+        lo, hi = float(col.min()), float(col.quantile(0.9))
+        # the range must contain the queries' own values
+        lo = min(lo, float(queries[rng_feat].min()))
+        hi = max(hi, float(queries[rng_feat].max()))
+        ranges[rng_feat] = (lo, hi)
+    constraints = Constraints(immutable=imm, increasing=inc, ranges=ranges, max_changes=max(3, len(schema) // 2))
+    return Setting(train, model, queries, constraints)
+
+
+def _fitted(factory: Factory, s: Setting) -> Any:
+    return factory().fit(s.model, s.train)
+
+
+def check_explain_before_fit(factory: Factory, s: Setting) -> None:
+    """explain() before fit() raises NotFittedError naming fit."""
+    m = factory()
+    try:
+        m.explain(s.queries.iloc[:1])
+    except NotFittedError as exc:
+        assert "fit" in str(exc), f"NotFittedError message should mention fit: {exc}"
+        return
+    raise AssertionError(f"{type(m).__name__}.explain before fit did not raise NotFittedError")
+
+
+def check_bad_params(factory: Factory, s: Setting) -> None:
+    """Each declared parameter rejects an invalid value at fit, naming parameter and class."""
+    m = factory()
+    specs = {**_common_specs(m), **type(m)._parameter_constraints}
+    assert specs, f"{type(m).__name__} declares no parameter constraints"
+    for name, spec in specs.items():
+        bad = invalid_example(spec)
+        m2 = factory()
+        m2.set_params(**{name: bad})
+        try:
+            m2.fit(s.model, s.train)
+        except ValidationError as exc:
+            msg = str(exc)
+            assert name in msg and type(m2).__name__ in msg, f"message should name '{name}' and the class: {msg}"
+            continue
+        raise AssertionError(f"{type(m2).__name__}(... {name}={bad!r}) was accepted by fit")
+    try:
+        m.set_params(no_such_parameter=1)
+    except ValidationError:
+        pass
+    else:
+        raise AssertionError("set_params accepted an unknown parameter")
+
+
+def _common_specs(m: Any) -> dict[str, list[Any]]:
+    from ..methods._base import _COMMON_PARAMS
+
+    names = m._param_names()
+    return {k: v for k, v in _COMMON_PARAMS.items() if k in names}
+
+
+def _explain(factory: Factory, s: Setting, **kw: Any) -> CounterfactualResult:
+    m = _fitted(factory, s)
+    return m.explain(s.queries, n_counterfactuals=s.n_counterfactuals, constraints=s.constraints, **kw)
+
+
+def check_valid_and_constrained(factory: Factory, s: Setting) -> None:
+    """Every reported counterfactual flips the real model and violates no constraint
+    (nor the schema's domain), and statuses are consistent with what was found."""
+    r = _explain(factory, s)
+    assert isinstance(r, CounterfactualResult)
+    assert set(r.status) <= set(STATUSES), f"unknown statuses {set(r.status)}"
+    assert list(r.queries.index) == list(s.queries.index)
+    found = r.found
+    for q in s.queries.index:
+        st = r.status[q]
+        if found[q] > 0:
+            assert st in ("optimal", "feasible"), f"query {q}: {found[q]} counterfactuals but status {st}"
+        else:
+            assert st in ("infeasible", "timeout", "failed"), f"query {q}: none found but status {st}"
+        assert found[q] <= s.n_counterfactuals
+        cfs = r.for_query(q)
+        if len(cfs) == 0:
+            continue
+        pred = s.model.predict(cfs.loc[:, s.train.schema.names])
+        assert (pred == r.target[q]).all(), f"query {q}: reported counterfactuals do not flip the model: {pred}"
+        v = violations(s.queries.loc[q], cfs, s.train.schema, s.constraints)
+        assert v.empty, f"query {q}: constraint violations\n{v}"
+        assert not cfs.duplicated().any(), f"query {q}: duplicate counterfactuals"
+    ok = sum(found > 0)
+    assert ok > 0, "no counterfactual found for any query: the method cannot be checked"
+
+
+def check_coherent_types(factory: Factory, s: Setting) -> None:
+    """Categories are known, integers integral, dtypes those of the schema."""
+    r = _explain(factory, s)
+    schema = s.train.schema
+    for f in schema:
+        col = r.counterfactuals[f.name]
+        for v in col:
+            assert f.contains(v) or f.is_numeric, f"{f.name}: {v!r} outside domain"
+        if f.kind == "integer" and len(col):
+            assert pd.api.types.is_integer_dtype(col), f"{f.name} should be integer dtype, got {col.dtype}"
+
+
+def check_reproducible(factory: Factory, s: Setting) -> None:
+    """The same random_state gives the same counterfactuals."""
+    a = _explain(lambda: factory().set_params(random_state=7), s)
+    b = _explain(lambda: factory().set_params(random_state=7), s)
+    pd.testing.assert_frame_equal(a.counterfactuals, b.counterfactuals)
+    pd.testing.assert_series_equal(a.status, b.status)
+
+
+def check_global_rng_untouched(factory: Factory, s: Setting) -> None:
+    """Neither numpy's nor Python's global RNG is used."""
+    np.random.seed(12345)
+    random.seed(12345)
+    before_np = np.random.get_state()[1].copy()
+    before_py = random.getstate()
+    _explain(factory, s)
+    assert (np.random.get_state()[1] == before_np).all(), "numpy's global RNG was used"
+    assert random.getstate() == before_py, "Python's global RNG was used"
+
+
+def check_inputs_not_mutated(factory: Factory, s: Setting) -> None:
+    """Queries, training frame and constraints are not modified."""
+    q = s.queries.copy(deep=True)
+    tr = s.train.frame.copy(deep=True)
+    c = pickle.dumps(s.constraints)
+    _explain(factory, s)
+    pd.testing.assert_frame_equal(q, s.queries)
+    pd.testing.assert_frame_equal(tr, s.train.frame)
+    assert pickle.dumps(s.constraints) == c
+
+
+def check_bad_input(factory: Factory, s: Setting) -> None:
+    """Wrong columns, unknown category, NaN, negative n_counterfactuals, unknown
+    feature in constraints and a target the model lacks all raise ValidationError."""
+    m = _fitted(factory, s)
+    x = s.queries.iloc[:1]
+    cases: list[tuple[str, Callable[[], Any]]] = [
+        ("missing column", lambda: m.explain(x.drop(columns=x.columns[0]))),
+        ("NaN", lambda: m.explain(x.assign(**{x.columns[-1]: np.nan}))),
+        ("n_counterfactuals=-1", lambda: m.explain(x, n_counterfactuals=-1)),
+        ("unknown feature", lambda: m.explain(x, constraints=Constraints(immutable=["no_such_feature"]))),
+        ("unknown target", lambda: m.explain(x, target="no_such_class")),
+    ]
+    cats = s.train.schema.categorical
+    if cats:
+        cases.append(("unknown category", lambda: m.explain(x.assign(**{cats[0]: "no_such_category"}))))
+    for label, fn in cases:
+        try:
+            fn()
+        except ValidationError:
+            continue
+        raise AssertionError(f"bad input ({label}) did not raise ValidationError")
+
+
+def check_unsupported_constraints_raise(factory: Factory, s: Setting) -> None:
+    """A constraint kind the method does not declare raises UnsupportedConstraintError."""
+    m = _fitted(factory, s)
+    missing = set(CONSTRAINT_KINDS) - set(m.supported_constraints)
+    if "causal" not in missing:
+        return
+    nums = [f.name for f in s.train.schema if f.is_numeric and f.actionability == "free"]
+    if len(nums) < 2:
+        return
+    c = Constraints(causal=[Causal(child=nums[1], parents=(nums[0],), coef={nums[0]: 1.0})])
+    try:
+        m.explain(s.queries.iloc[:1], constraints=c)
+    except UnsupportedConstraintError:
+        return
+    raise AssertionError("a causal constraint was silently accepted by a method that does not support it")
+
+
+def check_serialisation(factory: Factory, s: Setting) -> None:
+    """to_json/from_json round-trips the counterfactuals and statuses."""
+    r = _explain(factory, s)
+    r2 = CounterfactualResult.from_json(r.to_json())
+    pd.testing.assert_frame_equal(r.counterfactuals, r2.counterfactuals, check_dtype=False)
+    assert list(r.status) == list(r2.status)
+
+
+def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
+    """Every check, in order."""
+    return [
+        check_explain_before_fit,
+        check_bad_params,
+        check_valid_and_constrained,
+        check_coherent_types,
+        check_reproducible,
+        check_global_rng_untouched,
+        check_inputs_not_mutated,
+        check_bad_input,
+        check_unsupported_constraints_raise,
+        check_serialisation,
+    ]
+
+
+def check_method(factory: Factory, setting: Setting | None = None) -> None:
+    """Run the whole suite (raises AssertionError on the first failure)."""
+    s = setting or make_setting()
+    for check in conformance_checks():
+        check(factory, s)
