@@ -1,0 +1,152 @@
+"""The base class: verification, statuses, seeding, parallel runs, bad input."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact._validation import Interval
+from counterfact.exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
+from counterfact.methods import Candidates, CounterfactualMethod
+
+
+class RandomProbe(CounterfactualMethod):
+    """Test method: samples rows inside the query's bounds; optionally proposes junk."""
+
+    name: ClassVar[str] = "random_probe"
+    _parameter_constraints: ClassVar[dict] = {"n_samples": [Interval(int, 1, None)]}
+
+    def __init__(self, *, n_samples: int = 200, junk: bool = False, random_state: int | None = None, time_limit: float | None = None, verbose: int = 0):
+        self.n_samples = n_samples
+        self.junk = junk
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.verbose = verbose
+
+    def _explain_one(self, query):
+        rows = []
+        for _ in range(self.n_samples):
+            row = {}
+            for b in query.bounds.features:
+                f = b.feature
+                if f.is_numeric:
+                    v = query.rng.uniform(b.lower, b.upper)
+                    row[f.name] = round(v) if f.kind == "integer" else v
+                else:
+                    row[f.name] = b.values[query.rng.integers(len(b.values))]
+            rows.append(row)
+        frame = pd.DataFrame(rows)
+        if self.junk:
+            bad = frame.iloc[:5].copy()
+            bad[frame.columns[0]] = -1e9  # out of domain
+            frame = pd.concat([bad, query.x.to_frame().T, frame], ignore_index=True)
+        return Candidates(frame, "feasible", {"probe": True})
+
+
+@pytest.fixture(scope="module")
+def setting():
+    rng = np.random.default_rng(0)
+    n = 400
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 50, n),
+            "b": rng.normal(0, 1, n),
+            "c": rng.choice(["x", "y", "z"], n),
+        }
+    )
+    frame["y"] = ((frame["a"] / 50 + frame["b"] + (frame["c"] == "z")) > 1.0).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    train, test = data.split(random_state=0)
+    model = cf.models.fit(train, "lr")
+    return train, test, model
+
+
+def test_verification_drops_invalid(setting):
+    train, test, model = setting
+    m = RandomProbe(junk=True, random_state=0).fit(model, train)
+    X = test.X.iloc[:6]
+    r = m.explain(X, n_counterfactuals=3)
+    assert set(r.status) <= {"feasible", "failed"}
+    for q in X.index:
+        cfs = r.for_query(q)
+        if len(cfs):
+            assert (model.predict(cfs) == r.target[q]).all()
+            assert (cfs["a"] >= 0).all()
+            assert r.diagnostics.loc[q, "n_rejected_constraints"] >= 5
+            assert r.diagnostics.loc[q, "probe"]
+    assert r.found.sum() > 0
+    assert r.confidence.notna().all() and (r.confidence >= 0.5).all()
+
+
+def test_statuses_and_infeasible(setting):
+    train, test, model = setting
+    x = test.X.iloc[:3]
+    c = cf.Constraints(decreasing=["a"], ranges={"a": (60, 70)})  # cannot be reached
+    r = RandomProbe(random_state=0).fit(model, train).explain(x, constraints=c)
+    assert (r.status == "infeasible").all() and r.found.sum() == 0
+
+
+def test_reproducible_and_parallel(setting):
+    train, test, model = setting
+    X = test.X.iloc[:8]
+    r1 = RandomProbe(random_state=3).fit(model, train).explain(X, n_counterfactuals=2)
+    r2 = RandomProbe(random_state=3).fit(model, train).explain(X, n_counterfactuals=2, n_jobs=2)
+    pd.testing.assert_frame_equal(r1.counterfactuals, r2.counterfactuals)
+
+
+def test_params_and_errors(setting):
+    train, test, model = setting
+    with pytest.raises(NotFittedError, match="fit"):
+        RandomProbe().explain(test.X.iloc[:1])
+    with pytest.raises(ValidationError, match="'n_samples' parameter of RandomProbe"):
+        RandomProbe(n_samples=0).fit(model, train)
+    with pytest.raises(ValidationError, match="'random_state' parameter"):
+        RandomProbe(random_state=-1).fit(model, train)
+    with pytest.raises(ValidationError, match="no parameter"):
+        RandomProbe().set_params(n_sample=3)
+    m = RandomProbe(random_state=0).fit(model, train)
+    with pytest.raises(ValidationError, match="n_counterfactuals"):
+        m.explain(test.X.iloc[:1], n_counterfactuals=0)
+    with pytest.raises(ValidationError, match="not a class"):
+        m.explain(test.X.iloc[:1], target=5)
+    with pytest.raises(UnsupportedConstraintError, match="causal"):
+        m.explain(test.X.iloc[:1], constraints=cf.Constraints(causal=[cf.Causal(child="b", parents=("a",), coef={"a": 1.0})]))
+    with pytest.raises(cf.UnsupportedModelError):
+        RandomProbe().fit(object(), train)
+    assert repr(RandomProbe(n_samples=5)) == "RandomProbe(n_samples=5)"
+
+
+def test_multiclass_needs_target():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=300), "b": rng.normal(size=300)})
+    frame["y"] = np.digitize(frame["a"] + frame["b"], [-0.5, 0.5])
+    data = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(data, "lr")
+    m = RandomProbe(random_state=0).fit(model, data)
+    with pytest.raises(ValidationError, match="target="):
+        m.explain(data.X.iloc[:2])
+    x = data.X[model.predict(data.X) == 0].iloc[:3]
+    r = m.explain(x, target=2)
+    assert (r.target == 2).all()
+    for q in x.index:
+        cfs = r.for_query(q)
+        assert (model.predict(cfs) == 2).all()
+
+
+def test_result_api(setting, tmp_path):
+    train, test, model = setting
+    r = RandomProbe(random_state=0).fit(model, train).explain(test.X.iloc[:4], n_counterfactuals=2)
+    assert "->" in r.describe()
+    d = r.diffs()
+    assert set(d.columns) == {"query", "rank", "feature", "from", "to"}
+    assert "<h4>" in r._repr_html_()
+    r2 = cf.CounterfactualResult.from_json(r.to_json())
+    pd.testing.assert_frame_equal(r.counterfactuals, r2.counterfactuals, check_dtype=False)
+    r.to_csv(tmp_path / "r.csv")
+    assert (tmp_path / "r.csv").read_text().startswith("query,rank")
+    both = cf.CounterfactualResult.concat([r, r2])
+    assert len(both) == 2 * len(r)

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.exceptions import ConstraintError, ValidationError
+
+
+@pytest.fixture
+def schema(toy_frame):
+    return cf.Schema.infer(toy_frame, target="y", immutable=["job"])
+
+
+@pytest.fixture
+def query(toy_frame, schema):
+    return schema.validate_frame(toy_frame.drop(columns="y")).iloc[2]  # age 33, income 2.2, job c, edu hi
+
+
+def test_errors_are_builtin_subclasses():
+    assert issubclass(ConstraintError, ValueError)
+    assert issubclass(cf.UnsupportedModelError, TypeError)
+    assert issubclass(cf.MissingDependencyError, ImportError)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"immutable": ["age"], "increasing": ["age"]}, "contradictory"),
+        ({"increasing": ["age"], "decreasing": ["age"]}, "contradictory"),
+        ({"features_to_vary": []}, "empty"),
+        ({"max_changes": 0}, "max_changes"),
+        ({"max_changes": -1}, "max_changes"),
+        ({"ranges": {"age": (5, 1)}}, "empty"),
+        ({"features_to_vary": ["age"], "immutable": ["age"]}, "features_to_vary"),
+    ],
+)
+def test_contradictions_without_schema(kwargs, match):
+    with pytest.raises(ConstraintError, match=match):
+        cf.Constraints(**kwargs)
+
+
+def test_resolve_errors(schema, query):
+    with pytest.raises(ConstraintError, match="unknown features"):
+        cf.Constraints(immutable=["nope"]).resolve(schema)
+    with pytest.raises(ConstraintError, match="unordered"):
+        cf.Constraints(increasing=["job"]).resolve(schema)
+    with pytest.raises(ConstraintError, match="immutable"):
+        cf.Constraints(features_to_vary=["job", "age"]).resolve(schema)  # job is immutable in the schema
+    with pytest.raises(ConstraintError, match="excludes"):
+        cf.Constraints(immutable=["age"], ranges={"age": (40, 50)}).resolve(schema).for_query(query)
+    with pytest.raises(ConstraintError, match="ranges apply to numeric"):
+        cf.Constraints(ranges={"edu": (0, 1)}).resolve(schema)
+
+
+def test_query_bounds(schema, query):
+    c = cf.Constraints(increasing=["age"], ranges={"income": (0, 3.0)}, allowed_values={"edu": ["mid", "hi"]})
+    b = c.resolve(schema).for_query(query)
+    assert (b["age"].lower, b["age"].upper) == (33.0, 58.0)
+    assert (b["income"].lower, b["income"].upper) == (1.1, 3.0)
+    assert b["job"].fixed and b["job"].values == ("c",)
+    assert b["edu"].values == ("mid", "hi")
+    assert set(b.mutable) == {"age", "income", "edu"}
+    # ordinal direction by rank
+    b2 = cf.Constraints(decreasing=["edu"]).resolve(schema).for_query(query)
+    assert b2["edu"].values == ("lo", "mid", "hi")
+    b3 = cf.Constraints(increasing=["edu"]).resolve(schema).for_query(query)
+    assert b3["edu"].values == ("hi",)
+    # a range the query cannot reach under its direction -> infeasible (a status, not an error)
+    b4 = cf.Constraints(decreasing=["age"], ranges={"age": (40, 50)}).resolve(schema).for_query(query)
+    assert b4.infeasible
+
+
+def test_violations_every_kind(schema, query):
+    c = cf.Constraints(
+        increasing=["age"], ranges={"income": (0, 3.0)}, allowed_values={"edu": ["mid", "hi"]}, max_changes=2
+    )
+    cfs = pd.DataFrame(
+        {
+            "age": [33, 30, 40, 33],
+            "income": [2.2, 2.2, 3.5, 2.5],
+            "job": ["c", "c", "c", "a"],
+            "edu": ["hi", "hi", "lo", "mid"],
+        },
+        index=[10, 11, 12, 13],
+    )
+    v = cf.violations(query, cfs, schema, c)
+    got = sorted(zip(v["row"], v["kind"], strict=True))
+    assert got == sorted(
+        [
+            (11, "increasing"),
+            (12, "ranges"),
+            (12, "allowed_values"),
+            (12, "max_changes"),
+            (13, "immutable"),
+            (13, "max_changes"),
+        ]
+    )
+    # the vectorised checker agrees
+    mask = c.resolve(schema).for_query(query).satisfied(cfs)
+    assert mask.tolist() == [True, False, False, False]
+
+
+def test_violations_domain_and_features_to_vary(schema, query):
+    c = cf.Constraints(features_to_vary=["income"])
+    cfs = pd.DataFrame({"age": [34, 33], "income": [2.2, 99.0], "job": ["c", "c"], "edu": ["hi", "hi"]})
+    v = cf.violations(query, cfs, schema, c)
+    assert sorted(zip(v["row"], v["kind"], strict=True)) == [(0, "features_to_vary"), (1, "domain")]
+    assert c.resolve(schema).for_query(query).satisfied(cfs).tolist() == [False, False]
+
+
+def test_causal_linear(schema, query):
+    rel = cf.Causal(child="income", parents=("age",), coef={"age": 0.1})
+    c = cf.Constraints(causal=[rel])
+    cfs = pd.DataFrame({"age": [43, 43], "income": [3.2, 2.2], "job": ["c", "c"], "edu": ["hi", "hi"]})
+    v = cf.violations(query, cfs, schema, c)
+    assert v["row"].tolist() == [1] and v["kind"].tolist() == ["causal"]
+    assert c.resolve(schema).for_query(query).satisfied(cfs).tolist() == [True, False]
+    with pytest.raises(ConstraintError, match="exactly one"):
+        cf.Causal(child="income", parents=("age",))
+
+
+def test_merge_and_dict_round_trip():
+    a = cf.Constraints(immutable=["x"], ranges={"a": (0, 10)}, max_changes=3)
+    b = cf.Constraints(ranges={"a": (5, 20)}, max_changes=2, features_to_vary=["a", "b"])
+    m = a.merge(b)
+    assert m.ranges["a"] == (5, 10) and m.max_changes == 2 and m.immutable == ("x",)
+    assert cf.Constraints.from_dict(m.to_dict()) == m
+    with pytest.raises(ConstraintError, match="Unknown constraint keys"):
+        cf.Constraints.from_dict({"imutable": ["x"]})
+
+
+def test_inputs_not_mutated(schema, query):
+    ranges = {"income": (0, 3.0)}
+    names = ["age"]
+    cf.Constraints(increasing=names, ranges=ranges).resolve(schema).for_query(query)
+    assert ranges == {"income": (0, 3.0)} and names == ["age"]
+
+
+def test_satisfied_matches_violations_randomised(schema, query):
+    rng = np.random.default_rng(1)
+    c = cf.Constraints(increasing=["age"], ranges={"income": (1.5, 3.5)}, max_changes=2)
+    n = 300
+    cfs = pd.DataFrame(
+        {
+            "age": rng.integers(20, 60, n),
+            "income": np.round(rng.uniform(1.0, 4.2, n), 1),
+            "job": rng.choice(["a", "b", "c"], n, p=[0.1, 0.1, 0.8]),
+            "edu": rng.choice(["lo", "mid", "hi"], n),
+        }
+    )
+    v = cf.violations(query, cfs, schema, c)
+    bad = set(v["row"])
+    mask = c.resolve(schema).for_query(query).satisfied(cfs)
+    assert [i not in bad for i in range(n)] == mask.tolist()
+
+
+def test_validation_error_for_non_constraints():
+    with pytest.raises(ValidationError):
+        raise ValidationError("x")
