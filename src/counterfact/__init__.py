@@ -6,8 +6,6 @@ from . import constraints, data, encoding, exceptions, methods, models, schema
 from .constraints import Causal, Constraints, violations
 from .data import Dataset
 from .encoding import Encoder
-from .methods import CounterfactualMethod
-from .result import CounterfactualResult
 from .exceptions import (
     ConstraintError,
     CounterfactError,
@@ -19,6 +17,8 @@ from .exceptions import (
     UnsupportedModelError,
     ValidationError,
 )
+from .methods import CounterfactualMethod
+from .result import CounterfactualResult
 from .schema import Feature, Schema
 
 __version__ = "0.1.0"
@@ -45,17 +45,17 @@ __all__ = [
     "MDPSO",
     "UFCE",
     "Causal",
-    "CounterfactualMethod",
-    "CounterfactualResult",
-    "NearestObservable",
     "ConstraintError",
     "Constraints",
     "CounterfactError",
+    "CounterfactualMethod",
+    "CounterfactualResult",
     "Dataset",
     "DatasetNotFoundError",
     "Encoder",
     "Feature",
     "MissingDependencyError",
+    "NearestObservable",
     "NotFittedError",
     "Schema",
     "SchemaError",

@@ -66,7 +66,7 @@ class Dataset:
         return str(self.schema.target)
 
     @property
-    def X(self) -> pd.DataFrame:  # noqa: N802 - the conventional name
+    def X(self) -> pd.DataFrame:
         """Feature columns (a copy)."""
         return self.frame.loc[:, self.schema.names].copy()
 

@@ -216,7 +216,7 @@ class CounterfactualMethod:
         CounterfactualResult
         """
         self._check_fitted()
-        tasks, resolved, constraints = self._prepare(X, n_counterfactuals, constraints, target)
+        tasks, _resolved, constraints = self._prepare(X, n_counterfactuals, constraints, target)
         outcomes = self._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size)
         return self._assemble(tasks, outcomes, constraints, n_counterfactuals)
 
@@ -437,7 +437,7 @@ class CounterfactualMethod:
             m = own == i
             d = {k: v for k, v in c.diagnostics.items() if not k.startswith("_")}
             idx = np.flatnonzero(m)
-            n_prop = int(len(c.frame)) if c.frame is not None else 0
+            n_prop = len(c.frame) if c.frame is not None else 0
             d["n_proposed"] = n_prop
             d["n_rejected_constraints"] = int((~sat[idx]).sum()) + (n_prop - int(m.sum()))
             d["n_rejected_model"] = int((sat[idx] & ~flips_all[idx]).sum())

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from typing import Any
 
 from ..exceptions import ValidationError
@@ -16,6 +17,7 @@ _REGISTRY: dict[str, str] = {
     "ufce": "counterfact.methods.ufce:UFCE",
     "mdpso": "counterfact.methods.mdpso:MDPSO",
     "l2c": "counterfact.methods.l2c:L2C",
+    "dice": "counterfact.methods.dice:DiCE",
 }
 
 
@@ -33,9 +35,22 @@ def _available(path: str) -> bool:
     return importlib.util.find_spec(module) is not None
 
 
-def names(*, available: bool = True) -> list[str]:
-    """Registered method names (by default only those whose module exists in this install)."""
-    return sorted(n for n, p in _REGISTRY.items() if not available or _available(p))
+_PEERS = {"dice": "dice_ml"}
+
+
+def names(*, available: bool = True, peers: bool = False) -> list[str]:
+    """Registered method names (by default only those whose module exists in this
+    install); peer adapters (DiCE) only with ``peers=True`` and when their package is installed."""
+    out = []
+    for n, p in _REGISTRY.items():
+        if n in _PEERS and not peers:
+            continue
+        if available and not _available(p):
+            continue
+        if available and n in _PEERS and importlib.util.find_spec(_PEERS[n]) is None:
+            continue
+        out.append(n)
+    return sorted(out)
 
 
 def get_class(name: str) -> type:

@@ -1,0 +1,45 @@
+"""Small helpers shared by the benchmark scripts (tables, timing)."""
+
+from __future__ import annotations
+
+import platform
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+OUT = Path(__file__).resolve().parent / "out"
+
+
+def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
+    """Run ``fn`` once and return (its value, wall seconds)."""
+    t0 = time.perf_counter()
+    value = fn()
+    return value, time.perf_counter() - t0
+
+
+def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None) -> Path:
+    """Write ``table`` as Markdown (with notes) and CSV under benchmarks/out/."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    table.to_csv(OUT / f"{name}.csv", index=False)
+    lines = [f"# {name}", "", f"machine: {platform.machine()}, python {platform.python_version()}", ""]
+    lines += [f"- {n}" for n in notes or []]
+    lines += ["", _markdown(table), ""]
+    path = OUT / f"{name}.md"
+    path.write_text("\n".join(lines))
+    print("\n".join(lines))
+    return path
+
+
+def _markdown(df: pd.DataFrame) -> str:
+    def fmt(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4g}"
+        return str(v)
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    sep = "| " + " | ".join("---" for _ in df.columns) + " |"
+    rows = ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
+    return "\n".join([head, sep, *rows])

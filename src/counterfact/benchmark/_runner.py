@@ -1,0 +1,223 @@
+"""The benchmark runner: datasets x models x methods x seeds, resumable.
+
+Output folder layout::
+
+    out/
+      spec.json                 the spec as run
+      models/<ds>-<model>-<seed>.joblib   fitted models (reused on resume)
+      cells/<cell>.json         one per cell: status (done | skipped | error), reason, timings
+      cells/<cell>.result.json  the CounterfactualResult of a finished cell
+      results.csv / .parquet    long table: one row per (cell, query, rank)
+      summary.csv               one row per dataset x model x method
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import MissingDependencyError, UnsupportedConstraintError, UnsupportedModelError
+from ._spec import Spec, load_spec
+
+__all__ = ["collect", "run", "summarise"]
+
+_SKIP_ERRORS = (UnsupportedModelError, MissingDependencyError, UnsupportedConstraintError)
+
+
+def _safe(s: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]+", "_", s)
+
+
+def _cell_id(ds: str, model: str, method: str, seed: int) -> str:
+    return _safe(f"{ds}__{model}__{method}__s{seed}")
+
+
+def _pick_queries(model: Any, test: Any, spec: Spec, seed: int) -> pd.DataFrame:
+    X = test.X
+    pred = np.asarray(model.predict(X))
+    classes = np.asarray(model.classes_)
+    if spec.query_class == "negative":
+        X = X[pred == classes[0]]
+    elif spec.query_class not in (None, "any"):
+        X = X[pred == spec.query_class]
+    rng = np.random.default_rng(seed)
+    if len(X) > spec.queries:
+        X = X.iloc[np.sort(rng.choice(len(X), size=spec.queries, replace=False))]
+    return X
+
+
+def run(
+    spec: str | Path | Mapping[str, Any] | Spec,
+    *,
+    out: str | Path = "results",
+    resume: bool = True,
+    n_jobs: int = 1,
+    verbose: bool = True,
+) -> pd.DataFrame:
+    """Run every cell of ``spec`` and write the results under ``out``.
+
+    Combinations a method cannot handle (an unsupported model, a missing
+    optional dependency, an unsupported constraint kind) are recorded as
+    ``skipped`` with the reason; other errors as ``error`` with the traceback,
+    and the run goes on.  With ``resume`` (default), finished cells are not
+    run again.  Returns the long results table.
+    """
+    import joblib
+
+    from .. import datasets, methods, models
+    from ..constraints import Constraints
+
+    spec = load_spec(spec)
+    out = Path(out)
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    (out / "models").mkdir(parents=True, exist_ok=True)
+    (out / "spec.json").write_text(json.dumps(_spec_dict(spec), indent=1, default=str))
+    cells = [(ds, mo, me, seed) for seed in spec.seeds for ds in spec.datasets for mo in spec.models for me in spec.methods if me.models is None or mo.id in me.models]
+    bar = None
+    if verbose:
+        from tqdm.auto import tqdm
+
+        bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
+    cache: dict[tuple[str, int], Any] = {}
+    for ds, mo, me, seed in cells:
+        cid = _cell_id(ds.id, mo.id, me.id, seed)
+        meta_path = out / "cells" / f"{cid}.json"
+        if bar is not None:
+            bar.set_postfix_str(cid[:40])
+        if resume and meta_path.exists():
+            if bar is not None:
+                bar.update()
+            continue
+        meta: dict[str, Any] = {"cell": cid, "dataset": ds.id, "model": mo.id, "method": me.id, "seed": seed}
+        try:
+            key = (ds.id, seed)
+            if key not in cache:
+                data = datasets.load(ds.name, **ds.options)
+                if ds.max_rows and len(data) > ds.max_rows:
+                    rng = np.random.default_rng(seed)
+                    data = data.subset(data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))])
+                cache.clear()
+                cache[key] = data.split(test_size=spec.test_size, random_state=seed)
+            train, test = cache[key]
+            mpath = out / "models" / f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}.joblib"
+            if mpath.exists():
+                model = joblib.load(mpath)
+            else:
+                t0 = time.perf_counter()
+                model = models.fit(train, mo.kind, random_state=seed, **mo.params)
+                meta["model_fit_seconds"] = time.perf_counter() - t0
+                joblib.dump(model, mpath)
+            X = _pick_queries(model, test, spec, seed)
+            constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
+            params = {"random_state": seed, **me.params}
+            if spec.time_limit is not None and "time_limit" in methods.get_class(me.name)._param_names():
+                params.setdefault("time_limit", spec.time_limit)
+            method = methods.get(me.name, **params)
+            t0 = time.perf_counter()
+            method.fit(model, train)
+            meta["fit_seconds"] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **me.explain)
+            meta["explain_seconds"] = time.perf_counter() - t0
+            (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
+            metrics = result.evaluate(train)
+            metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
+            meta.update(status="done", n_queries=len(X), coverage=float((result.found > 0).mean()) if len(X) else float("nan"))
+        except _SKIP_ERRORS as exc:
+            meta.update(status="skipped", reason=str(exc))
+        except Exception as exc:  # record and go on: one broken cell must not stop the run
+            meta.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
+        meta_path.write_text(json.dumps(meta, indent=1, default=str))
+        if bar is not None:
+            bar.update()
+    if bar is not None:
+        bar.close()
+    table = collect(out)
+    summarise(out, table)
+    return table
+
+
+def _spec_dict(spec: Spec) -> dict[str, Any]:
+    from dataclasses import asdict
+
+    return asdict(spec)
+
+
+def collect(out: str | Path) -> pd.DataFrame:
+    """The long results table (one row per cell x query x rank; queries with no
+    counterfactual get one row with rank -1) from a results folder; also writes
+    ``results.csv`` and, when pyarrow is installed, ``results.parquet``."""
+    from ..result import CounterfactualResult
+
+    out = Path(out)
+    rows = []
+    for meta_path in sorted((out / "cells").glob("*.json")):
+        if meta_path.name.endswith(".result.json"):
+            continue
+        meta = json.loads(meta_path.read_text())
+        if meta.get("status") != "done":
+            continue
+        cid = meta["cell"]
+        r = CounterfactualResult.from_json((out / "cells" / f"{cid}.result.json").read_text())
+        m = pd.read_csv(out / "cells" / f"{cid}.metrics.csv", index_col=0)
+        m.index = r.queries.index
+        for q in r.queries.index:
+            base = {
+                "dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "seed": meta["seed"],
+                "query": q, "status": r.status[q], "time": r.runtime[q],
+            }
+            base.update({f"metric_{k}": v for k, v in m.loc[q].items() if k not in base})
+            cfs = r.for_query(q)
+            if len(cfs) == 0:
+                rows.append({**base, "rank": -1, "features": None})
+            for rank, row in cfs.iterrows():
+                rows.append({**base, "rank": rank, "features": json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()})})
+    table = pd.DataFrame(rows)
+    if len(table):
+        table.to_csv(out / "results.csv", index=False)
+        try:
+            table.to_parquet(out / "results.parquet", index=False)
+        except ImportError:
+            pass
+    return table
+
+
+def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per dataset x model x method: coverage, mean of each metric over queries,
+    median and p90 time; also the skipped/error cells with their reasons."""
+    out = Path(out)
+    table = collect(out) if table is None else table
+    parts = []
+    if len(table):
+        per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
+        keys = ["dataset", "model", "method"]
+        metric_cols = [c for c in per_query.columns if c.startswith("metric_") and pd.api.types.is_numeric_dtype(per_query[c])]
+        g = per_query.groupby(keys)
+        summ = g[metric_cols].mean()
+        summ.columns = [c.removeprefix("metric_") for c in summ.columns]
+        summ["queries"] = g.size()
+        summ["coverage"] = g["rank"].apply(lambda s: float((s >= 0).mean()))
+        summ["time_median"] = g["time"].median()
+        summ["time_p90"] = g["time"].quantile(0.9)
+        summ["state"] = "done"
+        parts.append(summ.reset_index())
+    others = []
+    for meta_path in sorted((out / "cells").glob("*.json")):
+        if meta_path.name.endswith(".result.json"):
+            continue
+        meta = json.loads(meta_path.read_text())
+        if meta.get("status") in ("skipped", "error"):
+            others.append({"dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "state": meta["status"], "reason": meta.get("reason", "")})
+    if others:
+        parts.append(pd.DataFrame(others).drop_duplicates(["dataset", "model", "method"]))
+    summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+    summary.to_csv(out / "summary.csv", index=False)
+    return summary

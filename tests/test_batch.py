@@ -1,0 +1,89 @@
+"""Batch explanation: chunking, resume, failing chunks, a local Dask cluster and a killed worker."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.batch import explain_in_chunks
+
+
+@pytest.fixture(scope="module")
+def setting():
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.3, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    method = cf.NearestObservable().fit(model, train)
+    return method, test.X.iloc[:60]
+
+
+def test_chunks_equal_single_run(setting, tmp_path):
+    method, X = setting
+    rep = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path, n_counterfactuals=2)
+    assert rep.n_chunks == 4 and sorted(rep.done) == [0, 1, 2, 3] and not rep.failed
+    assert len(list(tmp_path.glob("chunk-*.json"))) == 4
+    direct = method.explain(X, n_counterfactuals=2)
+    pd.testing.assert_frame_equal(rep.result.counterfactuals, direct.counterfactuals, check_dtype=False)
+    # resume: nothing is recomputed
+    rep2 = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path, n_counterfactuals=2)
+    assert sorted(rep2.skipped) == [0, 1, 2, 3] and not rep2.done
+
+
+def test_failing_chunk_keeps_the_others(setting, tmp_path):
+    method, X = setting
+    X = X.copy()
+    X.iloc[20, 0] = "not-a-category" if X.dtypes.iloc[0] is np.dtype(object) else np.nan  # poisons chunk 1
+    rep = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path)
+    assert list(rep.failed) == [1] and "ValidationError" in rep.failed[1]
+    assert sorted(rep.done) == [0, 2, 3]
+    assert len(rep.result) == 60 - 16
+    assert (tmp_path / "failed.json").exists()
+
+
+@pytest.mark.slow
+def test_local_dask_cluster_two_workers(setting, tmp_path):
+    pytest.importorskip("distributed")
+    method, X = setting
+    rep = explain_in_chunks(method, X, chunk_size=10, n_jobs=2, backend="dask", out_dir=tmp_path)
+    assert not rep.failed and len(rep.result) == len(X)
+    direct = method.explain(X)
+    pd.testing.assert_frame_equal(rep.result.counterfactuals.sort_index(), direct.counterfactuals.sort_index(), check_dtype=False)
+
+
+@pytest.mark.slow
+def test_killed_dask_worker_loses_nothing(setting, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    method, X = setting
+    X = pd.concat([X] * 3)
+    X.index = range(len(X))
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    client = distributed.Client(cluster)
+    killed = []
+
+    def kill_one() -> None:
+        # wait until some chunks are finished, then kill one worker process
+        deadline = time.time() + 60
+        while time.time() < deadline and len(list(tmp_path.glob("chunk-*.json"))) < 2:
+            time.sleep(0.05)
+        nanny = next(iter(cluster.workers.values()))
+        proc = nanny.process.process if nanny.process is not None else None
+        if proc is not None and proc.is_alive():
+            proc.kill()
+            killed.append(True)
+
+    t = threading.Thread(target=kill_one)
+    try:
+        t.start()
+        rep = explain_in_chunks(method, X, chunk_size=5, n_jobs=2, backend="dask", out_dir=tmp_path)
+        t.join()
+    finally:
+        client.close()
+        cluster.close()
+    assert killed, "the worker was not killed during the run"
+    assert not rep.failed and len(rep.result) == len(X)
+    assert len(list(tmp_path.glob("chunk-*.json"))) == rep.n_chunks
