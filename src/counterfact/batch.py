@@ -71,7 +71,7 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
             with parallel_config(backend="dask"):
                 yield client
         finally:
-            if own:
+            if own and client is not None:
                 client.close()
                 if cluster is not None:
                     cluster.close()

@@ -138,7 +138,9 @@ class Causal:
             return out
         if self.model is not None:
             return np.asarray(self.model.predict(P), dtype=float).reshape(-1)
-        return np.asarray(self.fn(P), dtype=float).reshape(-1)  # type: ignore[misc]
+        fn = self.fn
+        assert fn is not None  # one of coef/model/fn is set (checked in __post_init__)
+        return np.asarray(fn(P), dtype=float).reshape(-1)
 
     def residual(self, query: pd.Series, counterfactuals: pd.DataFrame) -> np.ndarray:
         """``(x'_child - x_child) - (c(p') - c(p))`` per counterfactual."""
@@ -531,7 +533,7 @@ class Constraints:
             if bad:
                 raise ConstraintError(
                     f"allowed_values['{n}'] has values {bad} outside the feature's domain "
-                    f"({list(f.categories) if not f.is_numeric else (f.lower, f.upper)})."
+                    f"({list(f.categories or ()) if not f.is_numeric else (f.lower, f.upper)})."
                 )
             allowed[n] = tuple(vs)
         for c in self.causal:

@@ -362,7 +362,7 @@ class Schema:
                 if bad:
                     raise ValidationError(
                         f"{what}: column '{f.name}' has values {bad[:5]} that are not among its "
-                        f"categories {list(f.categories)}. Map them to known categories, or "
+                        f"categories {list(f.categories or ())}. Map them to known categories, or "
                         "extend the schema (schema.with_feature(name, categories=...))."
                     )
                 out[f.name] = pd.Series(vals_list, index=out.index, dtype=object)

@@ -118,7 +118,8 @@ def run(
             X = _pick_queries(model, test, spec, seed)
             constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
             params = {"random_state": seed, **me.params}
-            if spec.time_limit is not None and "time_limit" in methods.get_class(me.name)._param_names():
+            cls: Any = methods.get_class(me.name)
+            if spec.time_limit is not None and "time_limit" in cls._param_names():
                 params.setdefault("time_limit", spec.time_limit)
             method = methods.get(me.name, **params)
             t0 = time.perf_counter()

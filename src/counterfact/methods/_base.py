@@ -244,7 +244,7 @@ class CounterfactualMethod:
         resolved = constraints.resolve(self.schema_)
         preds = self.model_.predict(frame)
         targets = self._targets(preds, target, len(frame))
-        seeds = np.random.SeedSequence(self.random_state if getattr(self, "random_state", None) is not None else None).spawn(len(frame))
+        seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
         tasks = []
         for i, (qid, x) in enumerate(frame.iterrows()):
             bounds = resolved.for_query(x)
@@ -446,7 +446,7 @@ class CounterfactualMethod:
             rank = 0
             first_rejected = len(idx) > 0 and not valid_all[idx[0]]
             dup = 0
-            for k in idx:
+            for k in map(int, idx):
                 if not valid_all[k]:
                     continue
                 row = allc.iloc[k]  # type: ignore[union-attr]

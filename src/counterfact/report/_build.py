@@ -114,7 +114,8 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
         if sp and dv:
             images.append((f"{sp} vs {dv}", _plots.tradeoff(pq, sp, dv)))
         sections.append(("Plots", "", images))
-        stat_rows, cd_images = [], []
+        stat_rows: list[dict[str, Any]] = []
+        cd_images: list[tuple[str, bytes]] = []
         for m in metrics:
             hib = higher_is_better(m)
             if hib is None:

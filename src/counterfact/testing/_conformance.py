@@ -182,11 +182,16 @@ def check_global_rng_untouched(factory: Factory, s: Setting) -> None:
     """Neither numpy's nor Python's global RNG is used."""
     np.random.seed(12345)
     random.seed(12345)
-    before_np = np.random.get_state()[1].copy()
+    before_np = _np_state()
     before_py = random.getstate()
     _explain(factory, s)
-    assert (np.random.get_state()[1] == before_np).all(), "numpy's global RNG was used"
+    assert (_np_state() == before_np).all(), "numpy's global RNG was used"
     assert random.getstate() == before_py, "Python's global RNG was used"
+
+
+def _np_state() -> np.ndarray:
+    state: Any = np.random.get_state()
+    return np.array(state[1]).copy()
 
 
 def check_inputs_not_mutated(factory: Factory, s: Setting) -> None:
