@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import threading
 import time
 
@@ -73,7 +75,8 @@ def test_killed_dask_worker_loses_nothing(setting, tmp_path):
         nanny = next(iter(cluster.workers.values()))
         proc = nanny.process.process if nanny.process is not None else None
         if proc is not None and proc.is_alive():
-            proc.kill()
+            # SIGKILL the worker's OS process directly: the wrapper's kill() needs the nanny's loop
+            os.kill(proc.pid, signal.SIGKILL)
             killed.append(True)
 
     t = threading.Thread(target=kill_one)

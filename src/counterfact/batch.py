@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import pickle
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -149,7 +150,14 @@ def explain_in_chunks(
 
     if todo:
         with parallel_backend(backend, address=address, n_workers=n_jobs if n_jobs > 0 else None):
-            gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(delayed(_chunk_task)(method, chunks[i], explain_kwargs, i) for i in todo)
+            # Tasks carry their inputs as pickled bytes: joblib's Dask backend scatters large
+            # Python objects to a single worker, and a worker that dies takes such data with it
+            # (scattered data has no lineage), which cancels every task that needs it.  Bytes are
+            # never scattered, so each task is self-contained and Dask can re-run it elsewhere.
+            blob = pickle.dumps((method, explain_kwargs))
+            gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                delayed(_chunk_task)(blob, pickle.dumps(chunks[i]), i) for i in todo
+            )
             for i, text, err in gen:
                 if err is not None:
                     report.failed[i] = err
@@ -170,9 +178,10 @@ def explain_in_chunks(
     return report
 
 
-def _chunk_task(method: Any, X: pd.DataFrame, kwargs: dict[str, Any], i: int) -> tuple[int, str | None, str | None]:
+def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str | None]:
     """Worker entry point: never raises, so that joblib keeps the other chunks."""
     try:
-        return i, _run_chunk(method, X, kwargs), None
+        method, kwargs = pickle.loads(blob)
+        return i, _run_chunk(method, pickle.loads(chunk), kwargs), None
     except Exception:
         return i, None, traceback.format_exc(limit=5)

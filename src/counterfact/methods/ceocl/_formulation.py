@@ -1,0 +1,212 @@
+"""The CE-OCL mixed-integer program of one query (Maragno et al. 2022, eq. (2) and Appendix A/C.2).
+
+``min  dist(x, xhat) + alpha * sum_j b_j``  subject to
+
+* validity: the compiled model embedded by
+  :func:`~counterfact.solvers.mip_backend.encode_model` with the target
+  region ``>= margin`` (eq. 2c);
+* coherence, integer domains, immutables, directions, ranges, allowed values
+  and the change cap ``sum_j b_j <= K`` (eqs. 4, 5, 6) through
+  :func:`~counterfact.solvers.mip_backend.encode_inputs`;
+* the trust region (eq. 3, :mod:`._trust`) and causal relations (eq. 7,
+  :mod:`._causal`).
+
+Distances (per feature ``j``, ``q`` the query):
+
+* ``l2``: ``sum_j ((x_j - q_j) / range_j)^2`` over numeric values and ordinal
+  ranks, ``+ 1[changed]`` per categorical feature (the squared one-hot
+  difference divided by 2).  SCIP takes the squares exactly (convex MIQP).
+  HiGHS has no MIQP: with integer variables present each square becomes its
+  secant interpolant (:meth:`Model.add_pwl_square`, 32 segments plus a finer
+  grid near 0; over-estimate at most ``h^2/4`` on a segment of width ``h``),
+  and the solution is *polished*: with the integer variables fixed, the
+  breakpoints are refined around the solution and the LP re-solved until the
+  exact objective stops improving.  The reported objective is always the
+  exact l2 of the returned point.  HiGHS always takes this route: its QP
+  solver returned non-optimal points on some of these models.
+* ``l1``: ``sum_j |x_j - q_j| / MAD_j`` (+ ``1[changed]`` per categorical).
+* ``l0``: ``sum_j b_j``.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ...solvers.mip import Expr, Model, Solution, Var, quicksum
+from ...solvers.mip_backend import (
+    RawInputs,
+    add_change_limit,
+    encode_inputs,
+    encode_model,
+)
+from ._causal import encode_causal
+from ._trust import HullData, encode_hull
+
+__all__ = ["Formulation", "build", "solve"]
+
+#: segments of the piecewise-linear square (per feature)
+PWL_SEGMENTS = 32
+
+
+@dataclass
+class _Square:
+    """A piecewise-linear square: epigraph ``t``, deviation ``dev`` in ``[lo, hi]``, its rows."""
+
+    t: Var
+    dev: Var
+    lo: float
+    hi: float
+    rows: list[int]
+
+
+@dataclass
+class Formulation:
+    """A built model plus what is needed to decode and polish it."""
+
+    m: Model
+    inputs: RawInputs
+    squares: list[_Square] = field(default_factory=list)
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+def build(
+    *,
+    compiled: Any,
+    schema: Any,
+    query: Any,
+    norm: str,
+    scales: np.ndarray,
+    alpha: float,
+    backend: str,
+    margin: float,
+    changes: bool,
+    hull: HullData | None,
+    hull_scales: np.ndarray | None,
+    trust_epsilon: float,
+    trust_norm: str,
+) -> Formulation:
+    """The MIP of one query (module docstring)."""
+    m = Model("ceocl")
+    need_changes = changes or norm == "l0" or alpha > 0 or query.bounds.max_changes is not None
+    inputs = encode_inputs(m, compiled.inputs, query.bounds, changes=need_changes)
+    if query.bounds.max_changes is not None:
+        add_change_limit(m, inputs, int(query.bounds.max_changes))
+    encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
+    diag: dict[str, Any] = {}
+    if hull is not None:
+        diag.update(encode_hull(m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm))  # type: ignore[arg-type]
+    if query.bounds.causal:
+        diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
+    form = Formulation(m, inputs, diagnostics=diag)
+    _objective(form, norm, scales, alpha, backend)
+    diag.update(n_vars=m.n_vars, n_rows=m.n_rows, n_integer=m.n_integer)
+    return form
+
+
+def _objective(form: Formulation, norm: str, scales: np.ndarray, alpha: float, backend: str) -> None:
+    m, inputs = form.m, form.inputs
+    use_pwl = norm == "l2" and backend == "highs"  # HiGHS: no MIQP, and its QP solver proved unreliable here
+    for j, f in enumerate(inputs.features):
+        if f.fixed:
+            continue
+        if norm == "l0":
+            m.add_objective(f.changed)  # type: ignore[arg-type]
+            continue
+        if f.value is None:  # categorical: 1[changed]
+            m.add_objective(1 - f.indicators[int(f.query)])
+            continue
+        s = float(scales[j])
+        d = (f.value - f.query) * (1.0 / s)
+        lo, hi = m.var_bounds(f.value)
+        if norm == "l1":
+            if lo >= f.query:
+                m.add_objective(d)
+            elif hi <= f.query:
+                m.add_objective(-d)
+            else:
+                m.add_objective(m.add_abs(d, name=f"d_{f.name}"))
+        else:
+            # a well-scaled deviation variable: squares of raw values lose precision
+            dv = m.add_var((lo - f.query) / s, (hi - f.query) / s, name=f"dev_{f.name}")
+            m.add_eq(dv - d, 0.0)
+            if use_pwl:
+                dlo, dhi = (lo - f.query) / s, (hi - f.query) / s
+                r0 = m.n_rows
+                t = m.add_pwl_square(dv, dlo, dhi, segments=PWL_SEGMENTS, name=f"sq_{f.name}")
+                m.add_objective(t)
+                form.squares.append(_Square(t, dv, dlo, dhi, list(range(r0, m.n_rows))))
+            else:
+                m.add_square(dv, 1.0)
+    if alpha > 0:
+        ch = inputs.changed()
+        if ch:
+            m.add_objective(quicksum(ch) * float(alpha))
+
+
+def solve(
+    form: Formulation,
+    backend: str,
+    *,
+    time_limit: float | None,
+    seed: int,
+    keep_solutions: bool,
+    feastol: float | None = None,
+) -> tuple[Solution, float]:
+    """Solve; polish a piecewise-linear l2 solution into the exact QP optimum for its
+    integer assignment.  Returns the solution and the exact objective of its point."""
+    sol = form.m.solve(
+        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol
+    )
+    if not sol.has_solution:
+        return sol, math.nan
+    if form.squares:
+        sol.x = _polish(form, sol.x, time_limit)  # type: ignore[arg-type]
+    return sol, exact_objective(form, sol.x)  # type: ignore[arg-type]
+
+
+def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.ndarray:
+    """Fix the integer variables and refine every piecewise-linear square around the
+    current deviation (breakpoints ``v +- h/8^k``), re-solving the LP, until the
+    exact objective stops improving.  (LP only: HiGHS's QP solver returned
+    non-optimal points on these models.)"""
+    best, best_val = x, exact_objective(form, x)
+    m2 = form.m.copy()
+    m2.fix_integers(x)
+    old_rows = [r for sq in form.squares for r in sq.rows]
+    cur = x
+    for k in range(1, 5):
+        m3 = m2.copy()
+        m3.remove_rows(old_rows)
+        for sq in form.squares:
+            v = float(cur[sq.dev.index])
+            h = (sq.hi - sq.lo) / PWL_SEGMENTS
+            local = v + np.array([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0]) * h / 8.0 ** (k - 1)
+            pts = np.concatenate([Model.pwl_breakpoints(sq.lo, sq.hi, PWL_SEGMENTS), local])
+            m3.add_pwl_square(sq.dev, sq.lo, sq.hi, points=pts, t=sq.t)
+        res = m3.solve("highs", time_limit=None if time_limit is None else max(time_limit, 1.0))
+        if not (res.has_solution and res.status == "optimal"):
+            break
+        cur = res.x  # type: ignore[assignment]
+        val = exact_objective(form, cur)
+        if val < best_val - 1e-12:
+            improved = best_val - val
+            best, best_val = cur, val
+            if improved <= 1e-9 * max(1.0, abs(val)):
+                break
+        else:
+            break
+    return best
+
+
+def exact_objective(form: Formulation, x: np.ndarray) -> float:
+    """The objective at ``x`` with exact squares in place of their interpolants."""
+    m = form.m
+    val = m.objective_value(x)
+    for sq in form.squares:
+        dv = x[sq.dev.index]
+        val += dv * dv - x[sq.t.index]
+    return float(val)

@@ -1,0 +1,165 @@
+"""CE-OCL's trust region (data-manifold closeness), Maragno et al. 2022, eq. (3) and Appendix A.
+
+The counterfactual must lie in the convex hull of training points of the
+desired class that the model also predicts as that class, optionally
+enlarged by a slack ``s`` with ``||s||_p <= epsilon`` (``p`` = 1 or inf, in
+normalised units):
+
+``sum_i lambda_i xbar_i = x + s,  sum_i lambda_i = 1,  lambda >= 0``.
+
+The space is the compiler's raw vector ``z`` (numeric values, one-hot
+indicators, ordinal ranks), each coordinate divided by its scale (the
+feature's observed range; 1 for indicators) so that ``epsilon`` is unit-free.
+With ``epsilon = 0`` the hull also makes one-hot groups coherent (Appendix A).
+
+*Clustered variant* (Appendix A, after Maragno et al. 2021): k-means splits
+the points into ``n_clusters`` groups; a binary ``u_k`` picks one cluster and
+``sum_{i in C_k} lambda_i = u_k``, ``sum_k u_k = 1``, so the region is the
+union of the (enlarged) per-cluster hulls.
+
+*Size knob* (our addition, the paper does not discuss it): the number of
+``lambda`` variables grows with the data, so at most ``max_points`` points are
+kept -- a seeded uniform subsample (``sampling="random"``) or the training
+point nearest to each of ``max_points`` k-means centroids
+(``sampling="kmeans"``).  Either way the kept hull is a subset of the full one,
+so every counterfactual still lies in the paper's region.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...solvers.mip import Model, Var, quicksum
+
+__all__ = ["HullData", "encode_hull", "prepare_hull"]
+
+
+@dataclass
+class HullData:
+    """Hull points of one class in ``z`` space (rows), with cluster labels."""
+
+    points: np.ndarray
+    labels: np.ndarray
+    n_clusters: int
+    n_source: int
+
+
+def prepare_hull(
+    Z: np.ndarray,
+    scales: np.ndarray,
+    *,
+    clusters: int,
+    max_points: int | None,
+    sampling: str,
+    seed: int,
+) -> HullData:
+    """Deduplicate, cluster (``clusters > 1``) and cap the points of one class."""
+    n_source = len(Z)
+    Z = np.unique(np.asarray(Z, dtype=float), axis=0) if len(Z) else np.zeros((0, len(scales)))
+    S = Z / scales
+    labels = np.zeros(len(Z), dtype=int)
+    k = 1
+    if clusters > 1 and len(Z) > clusters:
+        from sklearn.cluster import KMeans
+
+        km = KMeans(n_clusters=clusters, n_init=4, random_state=seed).fit(S)
+        labels = km.labels_.astype(int)
+        k = clusters
+    if max_points is not None and len(Z) > max_points:
+        keep = _subsample(S, labels, k, max_points, sampling, seed)
+        Z, labels = Z[keep], labels[keep]
+    return HullData(Z, labels, k, n_source)
+
+
+def _subsample(S: np.ndarray, labels: np.ndarray, k: int, max_points: int, sampling: str, seed: int) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    out = []
+    for c in range(k):
+        idx = np.flatnonzero(labels == c)
+        quota = max(1, int(round(max_points * len(idx) / len(labels))))
+        if len(idx) <= quota:
+            out.append(idx)
+        elif sampling == "kmeans":
+            from sklearn.cluster import MiniBatchKMeans
+
+            km = MiniBatchKMeans(n_clusters=quota, n_init=1, random_state=seed, batch_size=2048).fit(S[idx])
+            d = ((S[idx][:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(axis=2) if len(idx) * quota < 4e6 else None
+            if d is None:
+                from sklearn.metrics import pairwise_distances_argmin
+
+                near = pairwise_distances_argmin(km.cluster_centers_, S[idx])
+            else:
+                near = np.argmin(d, axis=0)
+            out.append(idx[np.unique(near)])
+        else:
+            out.append(np.sort(rng.choice(idx, size=quota, replace=False)))
+    return np.sort(np.concatenate(out))
+
+
+def encode_hull(
+    m: Model,
+    z: list[Var],
+    hull: HullData,
+    scales: np.ndarray,
+    *,
+    epsilon: float,
+    norm: str,
+) -> dict[str, Any]:
+    """Add the (epsilon-enlarged, possibly clustered) hull rows; returns diagnostics."""
+    import scipy.sparse as sp
+
+    P = hull.points
+    labels = hull.labels
+    n_z = len(z)
+    if epsilon <= 0:
+        # exact hull: points whose fixed one-hot / fixed values disagree can never take weight
+        keep = np.ones(len(P), dtype=bool)
+        for j, v in enumerate(z):
+            lo, hi = m.var_bounds(v)
+            if lo == hi and np.all((P[:, j] == 0) | (P[:, j] == 1)) and lo in (0.0, 1.0):
+                keep &= P[:, j] == lo
+        P, labels = P[keep], labels[keep]
+    N = len(P)
+    if N == 0:
+        m.add_le(quicksum([]) + 1.0, 0.0)  # no admissible hull point: infeasible
+        return {"hull_points": 0}
+    lam = m.add_vars(N, 0.0, 1.0, name="lam")
+    if hull.n_clusters > 1:
+        present = np.unique(labels)
+        u = {int(c): m.add_binary(name=f"cluster{c}") for c in present}
+        m.add_eq(quicksum(u.values()), 1.0)
+        for c, uc in u.items():
+            m.add_eq(quicksum(lam[i] for i in np.flatnonzero(labels == c)) - uc, 0.0)
+    else:
+        m.add_eq(quicksum(lam), 1.0)
+    # rows: (P^T lam - z) / scale - s = 0, skipping coordinates fixed to a value every point shares
+    rows = []
+    for j in range(n_z):
+        lo, hi = m.var_bounds(z[j])
+        col = P[:, j]
+        if lo == hi and np.all(col == lo) and epsilon <= 0:
+            continue
+        rows.append(j)
+    rows_a = np.asarray(rows, dtype=int)
+    inv = 1.0 / scales[rows_a]
+    R = len(rows_a)
+    Plam = sp.csr_matrix(P[:, rows_a].T * inv[:, None])
+    Zpart = sp.csr_matrix((-inv, (np.arange(R), np.arange(R))), shape=(R, R))
+    cols: list[Var] = [*lam, *(z[j] for j in rows_a)]
+    blocks = [Plam, Zpart]
+    if epsilon > 0:
+        if norm == "linf":
+            s = m.add_vars(R, -epsilon, epsilon, name="s")
+            blocks.append(sp.identity(R, format="csr") * -1.0)
+            cols += s
+        else:
+            sp_ = m.add_vars(R, 0.0, epsilon, name="sp")
+            sn = m.add_vars(R, 0.0, epsilon, name="sn")
+            blocks += [sp.identity(R, format="csr") * -1.0, sp.identity(R, format="csr")]
+            cols += sp_ + sn
+            m.add_le(quicksum(sp_) + quicksum(sn), float(epsilon))
+    m.add_rows(cols, sp.hstack(blocks, format="csr"), 0.0, 0.0)
+    return {"hull_points": int(N), "hull_clusters": int(hull.n_clusters)}

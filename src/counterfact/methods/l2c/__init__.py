@@ -1,0 +1,12 @@
+"""L2C, Learning to Counter (Vo et al., 2023): an amortized generator of diverse counterfactuals.
+
+Imported as ``counterfact.methods.l2c:L2C`` by the registry; torch loads only
+when an L2C is fitted or loaded.
+"""
+
+from __future__ import annotations
+
+from ._method import L2C
+from ._representation import Representation
+
+__all__ = ["L2C", "Representation"]

@@ -1,0 +1,288 @@
+"""MACE's satisfiability oracle on Z3 (direct API, exact rationals, push/pop).
+
+One :class:`Z3Oracle` per query and search: the counterfactual formula (the
+compiled model through :mod:`counterfact.solvers.z3_backend`), the plausibility
+formula (types, ranges, every constraint kind through the query's bounds) and
+the diversity clauses are asserted once; each call pushes
+``distance <= bound``, checks, and pops (Karimi et al. 2020, Sec. 4).
+
+Encoding (see ``reference/solvers.md``):
+
+* real features are ``Real``, integer features and ordinal ranks ``Int``,
+  categorical features one ``Bool`` per allowed category with ``PbEq(..., 1)``;
+  fixed features are constants, not variables;
+* every coefficient is an exact rational (``Fraction(float)``), so a SAT answer
+  is a true point of the encoded model and an UNSAT answer a proof;
+* the per-feature distances are slacks ``s_j >= |x_j - q_j| / R_j`` (exact
+  where a direction constraint fixes the sign); the distance of the returned
+  point is recomputed exactly from the point itself, never read from the slacks;
+* ``z3.Optimize`` is never used (it returned wrong optima on this encoding).
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from ..._deps import import_optional
+from ._problem import Problem, VarSpec, exact_distance
+from ._search import Answer
+
+__all__ = ["Z3Oracle"]
+
+
+def _q(x: Any) -> Fraction:
+    return x if isinstance(x, Fraction) else Fraction(x)
+
+
+class Z3Oracle:
+    """Satisfiability oracle for one query (see module docstring).
+
+    Parameters
+    ----------
+    problem : Problem
+        The query in solver units.
+    compiled : CompiledModel
+        The model IR (:func:`counterfact.models.compile.compile_model`).
+    random_seed : int
+        Z3's seed (the search is deterministic for a given seed).
+    cache : dict, optional
+        Per-model cache shared by the queries (the ensemble's SMT-LIB text).
+    """
+
+    def __init__(
+        self, problem: Problem, compiled: Any, *, random_seed: int = 0, cache: dict[str, Any] | None = None
+    ) -> None:
+        z3 = import_optional("z3", purpose="MACE's Z3 oracle")
+        from ...solvers.z3_backend import encode_model
+
+        self.z3 = z3
+        self.problem = problem
+        # a fresh context per query: results then do not depend on what the
+        # process solved before (reproducible under joblib), and threads are safe
+        self.ctx = ctx = z3.Context()
+        self.solver = z3.Solver(ctx=ctx)
+        self.solver.set("random_seed", int(random_seed))
+        self.n_calls = 0
+        self.build_seconds = 0.0
+        t0 = time.perf_counter()
+        s = self.solver
+        a, b, g = problem.weights
+        J = problem.n_features
+        one, zero = z3.IntVal(1, ctx), z3.IntVal(0, ctx)
+        # pure linf needs no slacks: "distance <= bound" is a box around the query
+        self._pure_linf = a == 0 and b == 0 and g > 0
+        need_slack = b > 0 or (g > 0 and not self._pure_linf)
+        # per-feature caps implied by the bound (delta_j <= bound / (beta/J + gamma)),
+        # asserted with each check: plain variable bounds that prune tree cuts early
+        self._cap_weight = b / J + g
+        self._caps: list[tuple[VarSpec, Any, Any]] = []
+        need_changed = a > 0 or problem.max_changes is not None
+        self._vars: list[Any] = []  # decoding handles
+        z: list[Any] = []  # the raw vector in the compiler's InputSpace layout
+        zlo: list[float] = []
+        zhi: list[float] = []
+        changed: list[Any] = []
+        l1_terms: list[Any] = []
+        inf_terms: list[Any] = []  # (expr, is_bool)
+        for j, v in enumerate(problem.vars):
+            if v.kind == "categorical":
+                inds, chg = self._categorical(j, v)
+                z.extend(inds)
+                for k in range(v.n_categories):
+                    on = (k == v.query) if v.fixed else (k in set(v.values or ()))
+                    zlo.append(1.0 if v.fixed and on else 0.0)
+                    zhi.append(1.0 if on else 0.0)
+                self._vars.append(("cat", inds))
+                if chg is None:
+                    continue
+                self._caps.append((v, None, chg))
+                changed.append(chg)
+                l1_terms.append(z3.If(chg, one, zero))
+                inf_terms.append((chg, True))
+                continue
+            x, lo, hi = self._numeric(j, v)
+            z.append(x)
+            zlo.append(float(lo))
+            zhi.append(float(hi))
+            self._vars.append(("num", x))
+            if v.fixed:
+                continue
+            self._caps.append((v, x, None))
+            q = _q(v.query)
+            if need_changed:
+                c = z3.Bool(f"c_{j}", ctx)
+                s.add(z3.Implies(z3.Not(c), x == z3.RealVal(q, ctx) if not v.integral else x == int(v.query)))
+                changed.append(c)
+            if need_slack:
+                inv = 1 / _q(v.scale)
+                if lo >= q:
+                    d = (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx)
+                elif hi <= q:
+                    d = (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx)
+                else:
+                    d = z3.Real(f"s_{j}", ctx)
+                    s.add(d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx), d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx))
+                l1_terms.append(d)
+                inf_terms.append((d, False))
+        self.changed = changed
+        if problem.max_changes is not None:
+            if changed:
+                s.add(z3.PbLe([(c, 1) for c in changed], int(problem.max_changes)))
+        # diversity clauses: differ from each earlier counterfactual in >= min_diff features
+        for p in problem.blocked:
+            diffs = [dj for dj in (self._differs(j, v, p[j]) for j, v in enumerate(problem.vars)) if dj is not None]
+            if len(diffs) < problem.min_diff:
+                s.add(z3.BoolVal(False, ctx))
+            else:
+                s.add(z3.PbGe([(dj, 1) for dj in diffs], int(problem.min_diff)))
+        # the counterfactual formula
+        box = (np.array(zlo), np.array(zhi))
+        for f in encode_model(compiled, z, problem.target_index, problem.margin, box=box, cache=cache):
+            s.add(f)
+        # the distance expression (eq. 3)
+        terms = []
+        if a > 0 and changed:
+            terms.append(z3.RealVal(Fraction(a) / J, ctx) * z3.Sum([z3.If(c, one, zero) for c in changed]))
+        if b > 0 and l1_terms:
+            terms.append(z3.RealVal(Fraction(b) / J, ctx) * z3.Sum(l1_terms))
+        if g > 0 and inf_terms:
+            t = z3.Real("t_inf", ctx)
+            for e, is_bool in inf_terms:
+                s.add(z3.Implies(e, t >= one) if is_bool else t >= e)
+            s.add(t >= 0)
+            terms.append(z3.RealVal(Fraction(g), ctx) * t)
+        self._pure_l0 = a > 0 and b == 0 and g == 0
+        self.distance_expr = z3.Sum(terms) if terms else z3.RealVal(0, ctx)
+        self.build_seconds = time.perf_counter() - t0
+
+    # ------------------------------------------------------------ variables
+    def _numeric(self, j: int, v: VarSpec) -> tuple[Any, Fraction, Fraction]:
+        z3, ctx = self.z3, self.ctx
+        if v.fixed:
+            q = _q(v.query)
+            return (z3.IntVal(int(v.query), ctx) if v.integral else z3.RealVal(q, ctx)), q, q
+        x = z3.Int(f"x_{j}", ctx) if v.integral else z3.Real(f"x_{j}", ctx)
+        lo, hi = _q(v.lower), _q(v.upper)
+        if v.integral:
+            self.solver.add(x >= int(lo), x <= int(hi))
+        else:
+            self.solver.add(x >= z3.RealVal(lo, ctx), x <= z3.RealVal(hi, ctx))
+        if v.values is not None:
+            vals = [_q(u) for u in v.values]
+            if v.integral:
+                self.solver.add(z3.Or([x == int(u) for u in vals]))
+            else:
+                self.solver.add(z3.Or([x == z3.RealVal(u, ctx) for u in vals]))
+            lo, hi = min(vals), max(vals)
+        return x, lo, hi
+
+    def _categorical(self, j: int, v: VarSpec) -> tuple[list[Any], Any]:
+        z3, ctx = self.z3, self.ctx
+        allowed = set(v.values or ())
+        if v.fixed:
+            return [z3.BoolVal(k == v.query, ctx) for k in range(v.n_categories)], None
+        inds = [z3.Bool(f"b_{j}_{k}", ctx) if k in allowed else z3.BoolVal(False, ctx) for k in range(v.n_categories)]
+        live = [inds[k] for k in sorted(allowed)]
+        if len(live) == 1:
+            self.solver.add(live[0])
+        else:
+            self.solver.add(z3.PbEq([(b, 1) for b in live], 1))
+        chg = z3.Not(inds[v.query]) if v.query in allowed else z3.BoolVal(True, ctx)
+        return inds, chg
+
+    def _differs(self, j: int, v: VarSpec, p: Any) -> Any:
+        z3, ctx = self.z3, self.ctx
+        if v.fixed:
+            return None
+        kind, h = self._vars[j]
+        if kind == "cat":
+            return z3.Not(h[int(p)]) if 0 <= int(p) < len(h) else z3.BoolVal(True, ctx)
+        if v.integral:
+            return h != int(p)
+        pq = _q(p)
+        tol = Fraction(1, 10**6) * max(Fraction(1), abs(pq))
+        return z3.Or(h <= z3.RealVal(pq - tol, ctx), h >= z3.RealVal(pq + tol, ctx))
+
+    # ---------------------------------------------------------------- check
+    def check(self, bound: float | None, time_limit: float | None) -> Answer:
+        """Is there a counterfactual at distance <= ``bound``? (push / check / pop)."""
+        z3 = self.z3
+        s = self.solver
+        ms = 4294967295 if time_limit is None else max(1, int(time_limit * 1000))
+        s.set("timeout", ms)
+        self.n_calls += 1
+        if bound is None:
+            res = s.check()
+            return self._answer(res, s.model() if res == z3.sat else None, None)
+        s.push()
+        qb = _q(float(bound))
+        next_value = None
+        if self._pure_l0:
+            # l0 takes the values k * alpha / J: count changes, and after UNSAT the
+            # next attainable value is a proven lower bound
+            a = _q(self.problem.weights[0])
+            J = self.problem.n_features
+            k = int((qb * J) / a)
+            s.add(z3.PbLe([(c, 1) for c in self.changed], k) if self.changed else z3.BoolVal(k >= 0, self.ctx))
+            next_value = float(a * (k + 1) / J)
+        elif not self._pure_linf:
+            s.add(self.distance_expr <= z3.RealVal(qb, self.ctx))
+        self._add_caps(qb)
+        res = s.check()
+        model = s.model() if res == z3.sat else None
+        s.pop()
+        return self._answer(res, model, next_value)
+
+    def _add_caps(self, bound: Fraction) -> None:
+        """Per-feature consequences of ``distance <= bound`` (exact for pure linf)."""
+        if self._cap_weight <= 0:
+            return
+        z3, ctx, s = self.z3, self.ctx, self.solver
+        cap = bound / _q(self._cap_weight)
+        a = _q(self.problem.weights[0]) / self.problem.n_features
+        for v, x, chg in self._caps:
+            if x is None:  # categorical: a change costs alpha/J + (beta/J + gamma)
+                if bound < a + _q(self._cap_weight):
+                    s.add(z3.Not(chg))
+                continue
+            q, r = _q(v.query), cap * _q(v.scale)
+            lo, hi = q - r, q + r
+            if v.integral:
+                s.add(x >= math.ceil(lo), x <= math.floor(hi))
+            else:
+                s.add(x >= z3.RealVal(lo, ctx), x <= z3.RealVal(hi, ctx))
+
+    def _answer(self, res: Any, model: Any, next_value: float | None) -> Answer:
+        z3 = self.z3
+        if res == z3.unsat:
+            return Answer("unsat", lower_bound=next_value)
+        if res != z3.sat:
+            return Answer("unknown")
+        point = self._decode(model)
+        return Answer("sat", point, exact_distance(self.problem, point))
+
+    def _decode(self, model: Any) -> tuple[Any, ...]:
+        out: list[Any] = []
+        for v, (kind, h) in zip(self.problem.vars, self._vars, strict=True):
+            if kind == "cat":
+                vals = [z3_true(model.eval(b, model_completion=True)) for b in h]
+                out.append(vals.index(True) if True in vals else int(v.query))
+                continue
+            e = model.eval(h, model_completion=True)
+            if v.integral:
+                out.append(int(e.as_long()))
+            else:
+                out.append(e.as_fraction())
+        return tuple(out)
+
+
+def z3_true(e: Any) -> bool:
+    """Whether a Z3 model value is ``True``."""
+    import z3
+
+    return bool(z3.is_true(e))

@@ -1,0 +1,16 @@
+"""MD-PSO counterfactuals (Shekhar et al. 2023): see :class:`MDPSO`.
+
+Layout: ``_iv`` (information value, eq. 16), ``_problem`` (a query's box and
+the fast raw decoder), ``_search`` (the swarm as a plain ask/tell loop over
+arrays), ``_select`` (k-means / top-k / personal-best selection),
+``_backend`` (numpy or torch arrays) and ``_method`` (the method class).
+"""
+
+from __future__ import annotations
+
+from ._iv import information_value
+from ._method import MDPSO
+from ._problem import Problem, build_problem
+from ._search import PSOParams, Swarm, SwarmResult, run
+
+__all__ = ["MDPSO", "PSOParams", "Problem", "Swarm", "SwarmResult", "build_problem", "information_value", "run"]

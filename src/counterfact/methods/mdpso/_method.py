@@ -1,0 +1,435 @@
+"""The :class:`MDPSO` method: the adapter between the base class and the swarm."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+import pandas as pd
+
+from ..._validation import Interval, Options, TypeSpec
+from ...exceptions import ValidationError
+from .._base import Candidates, CounterfactualMethod, Query
+from ._backend import NumpyBackend, get_backend
+from ._iv import information_value
+from ._problem import Problem, build_problem, query_columns, typical_scale
+from ._search import PSOParams, Swarm, SwarmResult
+from ._select import pool, select
+
+__all__ = ["MDPSO"]
+
+
+def _weights_ok(v: Any) -> bool:
+    return len(v) == 3 and all(isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0 for a in v)
+
+
+def _eps_map_ok(v: Any) -> bool:
+    return all(isinstance(k, str) and isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0 for k, e in v.items())
+
+
+def _device_ok(v: Any) -> bool:
+    return isinstance(v, str) or type(v).__name__ == "device"
+
+
+class MDPSO(CounterfactualMethod):
+    """Mixed-discrete particle swarm counterfactuals for high-dimensional data.
+
+    Shekhar, Salim, Jinturkar, Nayak & Bansode, *A PSO based method to generate
+    actionable counterfactuals for high dimensional data* (arXiv:2311.12825,
+    2023), Algorithm 1, with the mixed-discrete PSO of Chowdhury, Tong, Messac
+    & Zhang (Struct. Multidisc. Optim. 47, 2013).  Model-agnostic: it only
+    calls ``predict_proba``, **once per iteration for the whole swarm** (and,
+    with several queries, for every query's swarm at once).
+
+    1. *Active set* (Sec. IV-E, Appendix eq. 16): the information value of
+       every feature on the training data (10 equal-width bins after outlier
+       removal); the ``n_active`` movable features of highest IV may change,
+       the others keep the query's value.
+    2. *Box* (Sec. IV-E): in [0, 1]-scaled space each active feature stays in
+       ``[z(1-eps), z(1+eps)]`` capped to [0, 1], intersected with the query's
+       constraints (ranges, directions, allowed values, immutables).
+    3. *Swarm* (eq. 1-2): ``V <- c0 V + c1 r1 (P_i - X) + c2 r2 (P_g - X) +
+       c3 r3 V_hat``, ``X <- X + V``; integers, grids (ordinal levels, allowed
+       values) and one-hot groups move in continuous space and are mapped to
+       the nearest feasible vertex after every step.
+    4. *Objective* (eq. 3-7): validity hinge + Gower proximity + l0 sparsity.
+    5. *Selection* (Sec. V-B2): k-means over the valid particles, one per
+       cluster (``selection="kmeans"``), or the alternatives the paper
+       discusses: the ``"topk"`` lowest objectives or the ``"pbest"`` personal bests.
+
+    Parameters
+    ----------
+    n_particles : int
+        Swarm size (paper: 50).
+    max_iter : int
+        Iterations (paper: 100); the search stops earlier when the best
+        objective has not improved for ``patience`` iterations and a valid
+        particle exists.
+    n_active : int or None
+        ``h``, the number of features allowed to change (top IV among the
+        features the constraints let move).  ``None``: all of them.
+    epsilon : float
+        Box half-width, relative to the query's scaled value (``box="relative"``,
+        the paper's) or absolute in scaled units (``box="absolute"``).
+    epsilon_per_feature : dict, optional
+        Per-feature override of ``epsilon`` (the paper's "custom parameters
+        based on domain knowledge").
+    box : {"relative", "absolute"}
+        ``[z(1-eps), z(1+eps)]`` (paper) or ``[z-eps, z+eps]``; both are capped
+        to [0, 1] and always contain ``z``.  The relative box of a feature at
+        its minimum (``z = 0``) would be empty; it gets the box of the
+        feature's typical value instead (see Notes).
+    selection : {"kmeans", "topk", "pbest"}
+        How the k counterfactuals are picked from the final swarm.
+    inertia, cognitive, social : float
+        ``c0``, ``c1``, ``c2`` of eq. (1).  Defaults: Clerc & Kennedy's
+        constriction values (0.7298, 1.49618, 1.49618); the paper tuned its
+        own by cross-validation and does not report them.
+    diversity : float
+        ``c3``, the diversity-preservation coefficient; scaled each iteration
+        by Chowdhury et al.'s adaptive factor ``exp(-D^2 / 2 sigma^2) =
+        lambda^(D^2)``, where ``D`` in [0, 1] is the spread of the best
+        ``lambda`` fraction of the swarm.
+    discrete_diversity : float
+        Chowdhury et al.'s stochastic discrete update: the probability (times
+        the same adaptive factor) that a moving integer/grid/categorical
+        coordinate goes to its second-nearest vertex instead of the nearest.
+    diversity_fraction : float
+        ``lambda``: the best fraction of the swarm whose mean anchors ``V_hat
+        = X_i - mean(best)`` and whose spread measures ``D``.
+    snap : float
+        A real coordinate closer to the query's value than ``snap`` times its
+        box width is set to it (the query is a vertex too; see Notes).
+    weights : tuple of three floats
+        Weights of (validity, proximity, sparsity) in eq. (3).
+    objective : {"feasibility", "sum"}
+        ``"feasibility"``: every valid particle ranks before every invalid
+        one, and invalid particles compare by their hinge (Deb's rule);
+        ``"sum"``: eq. (3) as written, the weighted sum of the three terms.
+    patience : int
+        Stop after this many iterations in which the best objective improved
+        by less than ``tol`` (relative).
+    tol : float
+        Relative improvement that resets the patience counter.
+    n_restarts : int
+        When a swarm ends with no valid particle, search again with
+        ``epsilon`` and ``n_active`` doubled, at most this many times
+        (0: the paper's single run).
+    n_bins : int
+        Bins of the information value.
+    batch_size : int
+        Queries whose swarms run in lock-step, sharing one model call per
+        iteration.  Results do not depend on it; time does.
+    device : str or torch.device, optional
+        Run the swarm update with torch on this device (``"cpu"``,
+        ``"cuda"``); ``None`` uses numpy.  The model is called as usual.
+    random_state : int, optional
+        Seed; each query draws from its own generator.
+    time_limit : float, optional
+        Seconds per query (per batch of ``batch_size`` queries run together).
+    verbose : int
+        Progress output.
+
+    Attributes
+    ----------
+    information_value_ : DataFrame
+        IV of every feature (columns) for each target class (rows).
+
+    Notes
+    -----
+    Departures from the paper, and choices where it is vague:
+
+    * **Objective.**  Eq. (3) adds the unweighted l0 count to terms in [0, 1],
+      which makes "change nothing" (an invalid particle) cheaper than any
+      counterfactual.  We divide l3 by ``p`` (like the sparsity metric, eq.
+      12-13).  Even so, the plain sum prefers an invalid particle just short
+      of the boundary to a valid one with a few more changes, so by default
+      (``objective="feasibility"``) every invalid particle ranks after every
+      valid one and invalid particles compare by their hinge alone (Deb's
+      feasibility rule): an invalid particle costs ``w1 * hinge + w2 + w3 +
+      1``.  The hinge of eq. (4) is ``(max_{k != t} p_k - p_t) / 2``, the
+      distance of the predicted probabilities to the target region (``0.5 -
+      p_t`` for two classes).  The early stop (``patience``) is ours: the
+      paper runs all 100 iterations.
+    * **Random factors.**  ``r1, r2, r3 ~ U(0, 1)`` per particle and
+      coordinate (the paper's ranges ``[0, c1]``... read as a typo).
+      ``V_hat`` is the vector from the mean of the best ``lambda`` fraction
+      to the particle (the paper's example).
+    * **Information value.**  Eq. (16) as printed lacks the logarithm of the
+      weight of evidence; we use the standard IV that the quoted thresholds
+      refer to.  Outliers: Tukey's fences per feature before 10 equal-width
+      bins; features with <= 10 values get one bin per value; empty cells
+      get 0.5 counts.  Multi-class: one-vs-rest for the target class.
+    * **Active set and constraints.**  The top ``n_active`` are taken among
+      the features the query's constraints let move (rather than taking the
+      top ``h`` and then dropping immutables), so immutables never use a
+      slot.  A query that violates a user range has that feature forced into
+      the active set.  ``max_changes`` is enforced by reverting a particle's
+      smallest changes.
+    * **Zero values.**  The relative box ``[z(1-eps), z(1+eps)]`` pins a
+      feature whose scaled value is 0 (a count of 0, the minimum age); such a
+      feature gets ``[0, eps * m]`` with ``m`` the median of the feature's
+      non-zero scaled training values.  Elsewhere the box is the paper's.
+    * **Categorical features** are not boxed (a one-hot coordinate of 0
+      would have the empty box ``[0, 0]``): any allowed category may be
+      chosen, at the Gower price of 1.
+    * **Sparsity.**  Continuous PSO coordinates almost never return exactly
+      to the query's value, so l3 would be constant; the initial particles
+      move random subsets of the active set and ``snap`` treats the query's
+      value as a vertex, which lets the l0 term act.
+    * **Selection.**  k-means runs on the valid final positions together
+      with the valid personal bests (the final positions alone are often
+      fewer than k valid ones); each cluster contributes its lowest-objective
+      member (the paper takes a random one).  The remaining valid particles
+      follow as fall-backs for verification.
+    * **Restarts** (``n_restarts``) are ours; ``n_restarts=0`` is the paper.
+    """
+
+    name: ClassVar[str] = "mdpso"
+    _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "n_particles": [Interval(int, 2, None)],
+        "max_iter": [Interval(int, 1, None)],
+        "n_active": [None, Interval(int, 1, None)],
+        "epsilon": [Interval(float, 0, None, closed="neither")],
+        "epsilon_per_feature": [None, TypeSpec((dict,), "a dict {feature name: epsilon > 0}", _eps_map_ok)],
+        "box": [Options(("relative", "absolute"))],
+        "selection": [Options(("kmeans", "topk", "pbest"))],
+        "inertia": [Interval(float, 0, None)],
+        "cognitive": [Interval(float, 0, None)],
+        "social": [Interval(float, 0, None)],
+        "diversity": [Interval(float, 0, None)],
+        "discrete_diversity": [Interval(float, 0, 1)],
+        "diversity_fraction": [Interval(float, 0, 1, closed="right")],
+        "snap": [Interval(float, 0, 1)],
+        "weights": [TypeSpec((tuple, list), "a tuple of three non-negative floats", _weights_ok)],
+        "objective": [Options(("feasibility", "sum"))],
+        "patience": [Interval(int, 1, None)],
+        "tol": [Interval(float, 0, None)],
+        "n_restarts": [Interval(int, 0, None)],
+        "n_bins": [Interval(int, 1, None)],
+        "batch_size": [Interval(int, 1, None)],
+        "device": [None, TypeSpec((object,), "a torch device name such as 'cpu' or 'cuda', or a torch.device", _device_ok)],
+    }
+
+    def __init__(
+        self,
+        *,
+        n_particles: int = 50,
+        max_iter: int = 100,
+        n_active: int | None = 10,
+        epsilon: float = 0.5,
+        epsilon_per_feature: dict[str, float] | None = None,
+        box: str = "relative",
+        selection: str = "kmeans",
+        inertia: float = 0.7298,
+        cognitive: float = 1.49618,
+        social: float = 1.49618,
+        diversity: float = 0.5,
+        discrete_diversity: float = 0.1,
+        diversity_fraction: float = 0.2,
+        snap: float = 0.05,
+        weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
+        objective: str = "feasibility",
+        patience: int = 15,
+        tol: float = 1e-2,
+        n_restarts: int = 2,
+        n_bins: int = 10,
+        batch_size: int = 16,
+        device: Any = None,
+        random_state: int | None = None,
+        time_limit: float | None = None,
+        verbose: int = 0,
+    ) -> None:
+        self.n_particles = n_particles
+        self.max_iter = max_iter
+        self.n_active = n_active
+        self.epsilon = epsilon
+        self.epsilon_per_feature = epsilon_per_feature
+        self.box = box
+        self.selection = selection
+        self.inertia = inertia
+        self.cognitive = cognitive
+        self.social = social
+        self.diversity = diversity
+        self.discrete_diversity = discrete_diversity
+        self.diversity_fraction = diversity_fraction
+        self.snap = snap
+        self.weights = weights
+        self.objective = objective
+        self.patience = patience
+        self.tol = tol
+        self.n_restarts = n_restarts
+        self.n_bins = n_bins
+        self.batch_size = batch_size
+        self.device = device
+        self.random_state = random_state
+        self.time_limit = time_limit
+        self.verbose = verbose
+
+    def _validate_params(self) -> None:
+        super()._validate_params()
+        if self.device is not None:
+            try:
+                get_backend(self.device)
+            except (RuntimeError, TypeError, ValueError) as exc:
+                raise ValidationError(
+                    f"The 'device' parameter of MDPSO must name a torch device such as 'cpu' or 'cuda'. "
+                    f"Got {self.device!r} ({exc})."
+                ) from None
+
+    # ---------------------------------------------------------------- fit
+    def _fit(self) -> None:
+        names = self.schema_.names
+        if self.epsilon_per_feature:
+            unknown = sorted(set(self.epsilon_per_feature) - set(names))
+            if unknown:
+                raise ValidationError(
+                    f"The 'epsilon_per_feature' parameter of MDPSO names unknown features {unknown}. "
+                    f"Known features: {names}."
+                )
+        classes = np.asarray(self.model_.classes_)
+        iv = information_value(self.data_.X, self.data_.y.to_numpy(), self.schema_, classes, n_bins=self.n_bins)
+        self.information_value_ = pd.DataFrame(iv, index=pd.Index(classes, name="target"), columns=names)
+        self._iv = iv
+        self._typical = typical_scale(self.data_.X, self.schema_)
+
+    # ------------------------------------------------------------ explain
+    def _pso_params(self) -> PSOParams:
+        return PSOParams(
+            n_particles=int(self.n_particles), max_iter=int(self.max_iter), inertia=float(self.inertia),
+            cognitive=float(self.cognitive), social=float(self.social), diversity=float(self.diversity),
+            discrete_diversity=float(self.discrete_diversity), diversity_fraction=float(self.diversity_fraction),
+            snap=float(self.snap), patience=int(self.patience), tol=float(self.tol),
+            weights=tuple(float(w) for w in self.weights), objective=self.objective,  # type: ignore[arg-type]
+        )
+
+    def _explain_one(self, query: Query) -> Candidates:
+        return self._explain_batch([query])[0]
+
+    def _explain_batch(self, queries: list[Query]) -> list[Candidates]:
+        out: list[Candidates] = []
+        size = int(self.batch_size)
+        for k in range(0, len(queries), size):
+            group = queries[k : k + size]
+            t0 = time.perf_counter()
+            for q in group:
+                q.started = t0
+            cands = self._solve_group(group)
+            elapsed = (time.perf_counter() - t0) / len(group)
+            for c in cands:
+                c.diagnostics["_runtime"] = elapsed
+            out.extend(cands)
+        return out
+
+    def _start(self, job: _Job) -> None:
+        """(Re)build the job's problem and swarm for its current attempt."""
+        backend = get_backend(self.device) if self.device is not None else NumpyBackend()
+        while job.attempt <= self.n_restarts:
+            grow = 2**job.attempt
+            per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
+            q = job.query
+            job.problem = build_problem(
+                q.x, q.bounds, self.schema_, self._iv[q.target_index],
+                n_active=None if self.n_active is None else int(self.n_active) * grow,
+                epsilon=float(self.epsilon) * grow, epsilon_per_feature=per, box=self.box, typical=self._typical,
+            )
+            pr = job.problem
+            if pr.n_active and not (pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes):
+                job.swarm = Swarm(pr, self._pso_params(), q.rng, backend)
+                return
+            job.reason = "no feature can move inside the box" if not pr.n_active else "more forced changes than max_changes"
+            job.attempt += 1
+        job.swarm = None
+        job.attempt = min(job.attempt, self.n_restarts)
+
+    def _solve_group(self, group: list[Query]) -> list[Candidates]:
+        names = self.schema_.names
+        jobs = [_Job(q, query_columns(q.x, self.schema_, self.n_particles)) for q in group]
+        for j in jobs:
+            self._start(j)
+        while True:
+            live = [j for j in jobs if j.swarm is not None]
+            if not live:
+                break
+            asks = [j.swarm.ask() for j in live]  # type: ignore[union-attr]
+            cols = []
+            for j, X in zip(live, asks, strict=True):
+                c = dict(j.template)
+                c.update(j.problem.decode(X))  # type: ignore[union-attr]
+                cols.append(c)
+            frame = pd.DataFrame({n: np.concatenate([c[n] for c in cols]) for n in names})
+            proba = self.model_.predict_proba(frame)
+            pos = 0
+            for j, X in zip(live, asks, strict=True):
+                P = proba[pos : pos + len(X)]
+                pos += len(X)
+                valid, hinge = _verdict(P, j.query.target_index)
+                sw = j.swarm
+                sw.tell(valid, hinge)  # type: ignore[union-attr]
+                expired = j.query.expired()
+                if sw.done or expired:  # type: ignore[union-attr]
+                    self._finish_attempt(j, expired)
+        return [self._candidates(j) for j in jobs]
+
+    def _finish_attempt(self, job: _Job, expired: bool) -> None:
+        res = job.swarm.result()  # type: ignore[union-attr]
+        job.iterations += res.n_iter
+        X, cost = pool(res, self.selection, job.query.n_counterfactuals)
+        job.result, job.pool_X, job.pool_cost = res, X, cost
+        job.expired = expired
+        if len(X) or expired or job.attempt >= self.n_restarts:
+            job.swarm = None
+            return
+        job.attempt += 1
+        self._start(job)
+
+    def _candidates(self, job: _Job) -> Candidates:
+        q, pr = job.query, job.problem
+        diag: dict[str, Any] = {
+            "n_iterations": job.iterations,
+            "n_restarts": job.attempt,
+            "n_active": 0 if pr is None else pr.n_active,
+            "active_features": "" if pr is None else ", ".join(pr.names),
+            "n_valid_particles": len(job.pool_X) if job.pool_X is not None else 0,
+        }
+        empty = pd.DataFrame(columns=self.schema_.names)
+        if job.pool_X is None or job.pool_cost is None or len(job.pool_X) == 0 or pr is None:
+            status = "timeout" if job.expired else "failed"
+            diag["reason"] = "time limit" if job.expired else (job.reason or "no valid particle in the box")
+            return Candidates(empty, status, diag)
+        k = q.n_counterfactuals
+        order = select(job.pool_X, job.pool_cost, k, self.selection, q.rng)[: 4 * k + 10]
+        X = job.pool_X[order]
+        cols = query_columns(q.x, self.schema_, len(X))
+        cols.update(pr.decode(X))
+        frame = pd.DataFrame(cols, columns=self.schema_.names)
+        frame = frame[~frame.duplicated()].reset_index(drop=True)
+        diag["best_objective"] = float(job.pool_cost.min())
+        return Candidates(frame, "feasible", diag)
+
+
+@dataclass
+class _Job:
+    query: Query
+    template: dict[str, np.ndarray]
+    attempt: int = 0
+    iterations: int = 0
+    problem: Problem | None = None
+    swarm: Swarm | None = None
+    result: SwarmResult | None = None
+    pool_X: np.ndarray | None = None
+    pool_cost: np.ndarray | None = None
+    expired: bool = False
+    reason: str = ""
+
+
+def _verdict(P: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
+    """Valid (the target is the arg-max) and the hinge distance to the target region."""
+    pt = P[:, t]
+    others = P.copy()
+    others[:, t] = -np.inf
+    top_other = others.max(axis=1)
+    valid = np.argmax(P, axis=1) == t
+    return valid, np.maximum(top_other - pt, 0.0) / 2.0

@@ -1,0 +1,26 @@
+"""UFCE counterfactuals (Suffian, Alonso-Moral & Bogliolo 2024): see :class:`UFCE`.
+
+Layout: ``_feedback`` (the paper's simulated user feedback as Constraints),
+``_mi`` (pairwise mutual information, CMI), ``_space`` (code rows <->
+raw frames <-> encoded vectors), ``_dependency`` (lazily trained dependency
+models), ``_search`` (FNN/INTERVALS subspace, Single_F/Double_F/Triple_F as a
+batched search over arrays, eq. 4 ranking) and ``_method`` (the method class).
+"""
+
+from __future__ import annotations
+
+from ._feedback import FEEDBACK_LEVELS, feedback_levels, random_feedback
+from ._method import UFCE
+from ._mi import mutual_information, rank_pairs
+from ._search import prox_euc, prox_jac
+
+__all__ = [
+    "FEEDBACK_LEVELS",
+    "UFCE",
+    "feedback_levels",
+    "mutual_information",
+    "prox_euc",
+    "prox_jac",
+    "random_feedback",
+    "rank_pairs",
+]

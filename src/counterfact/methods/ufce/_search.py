@@ -1,0 +1,416 @@
+"""UFCE's search as plain functions over code rows (see ``_space``).
+
+One *problem* is one query with its INTERVALS subspace.  A *spec* is one
+perturbation path: a perturbed feature ``i`` (moved up or down for a numeric
+feature, to each other category for a discrete one) and a *chain* of
+dependent features whose values follow from the dependency models
+(Single_F: empty chain; Double_F: one dependent; Triple_F: two).  Every round
+evaluates the candidate rows of every spec of every problem with **one**
+model call (``decide``: the class index the model assigns) and one LOF call
+on the valid rows; numeric specs then
+refine the bracket between the last rejected and the first accepted value
+(a batched k-ary search: the paper's binary search with k points per step).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+__all__ = ["Problem", "Spec", "intervals", "plan", "prox_euc", "prox_jac", "run", "score"]
+
+DecideFn = Callable[[np.ndarray], np.ndarray]
+MaskFn = Callable[[np.ndarray, np.ndarray], np.ndarray]
+DepFn = Callable[[int, np.ndarray], np.ndarray]
+
+
+@dataclass
+class Problem:
+    """One query: its code row, the point the search starts from and its subspace.
+
+    ``lo``/``hi`` are the INTERVALS bounds a perturbed numeric feature moves
+    in; ``blo``/``bhi`` the user's bounds (ranges, directions, domain) a
+    predicted dependent value must respect; ``values[j]`` the finite set of
+    allowed values (category codes for discrete features) or None.
+    """
+
+    x: np.ndarray
+    base: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    blo: np.ndarray
+    bhi: np.ndarray
+    values: list[np.ndarray | None]
+    target_index: int
+    max_changes: int | None = None
+
+    @property
+    def perturbable(self) -> np.ndarray:
+        """Features that can take a value other than the start point's."""
+        out = np.zeros(self.x.size, dtype=bool)
+        for j in range(self.x.size):
+            v = self.values[j]
+            if v is not None:
+                out[j] = bool(np.any(v != self.base[j]))
+            else:
+                out[j] = self.hi[j] > self.base[j] or self.lo[j] < self.base[j]
+        return out
+
+
+@dataclass
+class Spec:
+    """One perturbation path of one problem."""
+
+    problem: int
+    feature: int
+    direction: int  # +1 / -1 numeric, 0 enumerated values
+    chain: tuple[int, ...] = ()
+    enumerate_first: bool = False  # first dependent enumerated (paper: two categorical features flip together)
+    variant: int = 1
+
+
+def intervals(lo: float, hi: float, base: float, nn_min: float, nn_max: float) -> tuple[float, float]:
+    """INTERVALS (Algorithm 2, lines 17-25) for one numeric feature.
+
+    The user's interval is clipped to the neighbourhood on its far sides only:
+    the search never has to jump to the neighbourhood's edge before moving
+    away from the query, but never goes past the neighbours either.
+    """
+    return max(lo, min(nn_min, base)), min(hi, max(nn_max, base))
+
+
+def plan(
+    problems: Sequence[Problem],
+    discrete: np.ndarray,
+    pairs: Sequence[tuple[int, int]],
+    *,
+    variants: set[int],
+    n_pairs: int,
+) -> list[Spec]:
+    """Every spec of every problem (Single_F, Double_F over the top MI pairs, Triple_F)."""
+    specs: list[Spec] = []
+    for p, prob in enumerate(problems):
+        pert = prob.perturbable
+
+        def dirs(i: int, prob: Problem = prob) -> list[int]:
+            if prob.values[i] is not None:
+                return [0]
+            return [d for d, ok in ((1, prob.hi[i] > prob.base[i]), (-1, prob.lo[i] < prob.base[i])) if ok]
+
+        if 1 in variants:
+            for f in np.flatnonzero(pert).tolist():
+                specs += [Spec(p, f, d, (), False, 1) for d in dirs(f)]
+        if not variants & {2, 3}:
+            continue
+        top = [(a, b) for a, b in pairs if pert[a] and pert[b]][:n_pairs]
+        for a, b in top:
+            for i, j in ((a, b), (b, a)):
+                both = bool(discrete[i] and discrete[j])
+                if 2 in variants:
+                    specs += [Spec(p, i, d, (j,), both, 2) for d in dirs(i)]
+                if 3 in variants:
+                    for k in np.flatnonzero(pert).tolist():
+                        if k in (i, j):
+                            continue
+                        specs += [Spec(p, i, d, (j, k), both, 3) for d in dirs(i)]
+    return specs
+
+
+def _grid(a: float, b: float, n: int, integer: bool) -> np.ndarray:
+    """Up to ``n`` values in the half-open segment from ``a`` (excluded) to ``b``
+    (included), ordered from ``a`` outwards."""
+    if integer:
+        lo, hi = (np.floor(a) + 1, np.floor(b)) if b > a else (np.ceil(b), np.ceil(a) - 1)
+        count = int(hi - lo + 1)
+        if count <= 0:
+            return np.zeros(0)
+        vals = np.arange(lo, hi + 1) if count <= n else np.unique(np.rint(np.linspace(lo, hi, n)))
+        return vals if b > a else vals[::-1]
+    return a + (b - a) * np.arange(1, n + 1) / n
+
+
+def _first_values(prob: Problem, s: Spec, n_grid: int, integer: np.ndarray) -> np.ndarray:
+    i = s.feature
+    vals = prob.values[i]
+    if vals is not None:
+        return vals[vals != prob.base[i]]
+    end = prob.hi[i] if s.direction > 0 else prob.lo[i]
+    return _grid(prob.base[i], end, n_grid, bool(integer[i]))
+
+
+@dataclass
+class _Batch:
+    rows: np.ndarray
+    owner: np.ndarray  # spec index per row
+    t: np.ndarray  # perturbed value per row
+
+
+def _build(specs: list[Spec], active: list[int], tvals: dict[int, np.ndarray], problems: Sequence[Problem]) -> _Batch:
+    blocks, owners, ts = [], [], []
+    for si in active:
+        s = specs[si]
+        prob = problems[s.problem]
+        t = tvals[si]
+        if t.size == 0:
+            continue
+        if s.enumerate_first:
+            j = s.chain[0]
+            vj = prob.values[j]
+            alt_j = vj[vj != prob.base[j]] if vj is not None else np.zeros(0)
+            combos = list(itertools.product(t, alt_j))
+            if not combos:
+                continue
+            Z = np.repeat(prob.base[None, :], len(combos), axis=0)
+            Z[:, s.feature] = [c[0] for c in combos]
+            Z[:, j] = [c[1] for c in combos]
+            tt = np.array([c[0] for c in combos])
+        else:
+            Z = np.repeat(prob.base[None, :], t.size, axis=0)
+            Z[:, s.feature] = t
+            tt = t
+        blocks.append(Z)
+        owners.append(np.full(len(Z), si))
+        ts.append(tt)
+    if not blocks:
+        d = problems[0].x.size if problems else 0
+        return _Batch(np.zeros((0, d)), np.zeros(0, dtype=int), np.zeros(0))
+    return _Batch(np.vstack(blocks), np.concatenate(owners), np.concatenate(ts))
+
+
+@dataclass
+class _SpecArrays:
+    """Per-spec facts as arrays (indexed by spec), for vectorised bookkeeping."""
+
+    problem: np.ndarray
+    target: np.ndarray
+    first: np.ndarray  # first dependent, -1 if none
+    second: np.ndarray  # second dependent, -1 if none
+    enumerated_first: np.ndarray
+    numeric_search: np.ndarray
+
+    @classmethod
+    def of(cls, specs: list[Spec], problems: Sequence[Problem]) -> _SpecArrays:
+        return cls(
+            np.array([s.problem for s in specs], dtype=int),
+            np.array([problems[s.problem].target_index for s in specs], dtype=int),
+            np.array([s.chain[0] if s.chain else -1 for s in specs], dtype=int),
+            np.array([s.chain[1] if len(s.chain) > 1 else -1 for s in specs], dtype=int),
+            np.array([s.enumerate_first for s in specs], dtype=bool),
+            np.array([s.direction != 0 for s in specs], dtype=bool),
+        )
+
+
+def _apply_dependents(
+    batch: _Batch,
+    sa: _SpecArrays,
+    problems: Sequence[Problem],
+    dep: DepFn,
+    *,
+    delta: bool,
+    discrete: np.ndarray,
+    integer: np.ndarray,
+) -> np.ndarray:
+    """Fill the chained features in place; returns the rows to keep.
+
+    ``delta``: ``z_j = x_j + h_j(z) - h_j(x)`` clipped to the user's bounds;
+    otherwise the paper's rule, ``z_j = h_j(z)``, the row rejected when the
+    value lies outside them.
+    """
+    n = len(batch.rows)
+    ok = np.ones(n, dtype=bool)
+    if n == 0:
+        return ok
+    probs = sa.problem[batch.owner]
+    for step in (0, 1):
+        js = (sa.first if step == 0 else sa.second)[batch.owner]
+        need = js >= 0
+        if step == 0:
+            need &= ~sa.enumerated_first[batch.owner]
+        if not need.any():
+            continue
+        for j in np.unique(js[need]):
+            m = need & (js == j) & ok
+            if not m.any():
+                continue
+            idx = np.flatnonzero(m)
+            owners_p = np.unique(probs[idx])
+            bases = np.vstack([problems[p].base for p in owners_p])
+            pred = dep(int(j), np.vstack([batch.rows[idx], bases]))
+            new, at_base = pred[: idx.size], pred[idx.size :]
+            if delta:
+                pos = np.searchsorted(owners_p, probs[idx])
+                base_j, ref_j = bases[pos, j], at_base[pos]
+                if discrete[j]:
+                    new = np.where(new == ref_j, base_j, new)
+                else:
+                    new = base_j + (new - ref_j)
+            if integer[j]:
+                new = np.rint(new)
+            good = np.ones(idx.size, dtype=bool)
+            for p in np.unique(probs[idx]):
+                mp = probs[idx] == p
+                prob = problems[p]
+                vals = prob.values[j]
+                if vals is not None:
+                    if discrete[j]:
+                        inside = np.isin(new[mp], vals)
+                        # delta: a category the user does not allow leaves the feature as it was
+                        good[mp] = True if delta else inside
+                        new[mp] = np.where(inside, new[mp], prob.base[j])
+                    else:
+                        near = vals[np.argmin(np.abs(new[mp][:, None] - vals[None, :]), axis=1)]
+                        new[mp] = near
+                else:
+                    tol = 1e-9 * max(1.0, abs(prob.base[j]))
+                    # delta: clipped to the user's bounds; absolute (the paper): rejected outside them
+                    if not delta:
+                        good[mp] = (new[mp] >= prob.blo[j] - tol) & (new[mp] <= prob.bhi[j] + tol)
+                    new[mp] = np.clip(new[mp], prob.blo[j], prob.bhi[j])
+            batch.rows[idx, j] = new
+            ok[idx] &= good
+    return ok
+
+
+@dataclass
+class Found:
+    """Accepted candidates (code rows) and bookkeeping of a run."""
+
+    rows: list[list[np.ndarray]]
+    variants: list[list[int]]
+    stats: dict[str, int]
+    timed_out: bool = False
+
+
+def run(
+    problems: Sequence[Problem],
+    specs: list[Spec],
+    *,
+    decide: DecideFn,
+    plausible: MaskFn,
+    dep: DepFn,
+    discrete: np.ndarray,
+    integer: np.ndarray,
+    n_grid: int,
+    n_refine: int,
+    delta: bool,
+    expired: Callable[[], bool] = lambda: False,
+) -> Found:
+    """Search every spec: a coarse round, then ``n_refine`` refinement rounds.
+
+    Returns, per problem, the valid and plausible rows found: for a numeric
+    spec the one closest to the start point on the final grid, for an
+    enumerated spec every accepted combination.
+    """
+    found = Found([[] for _ in problems], [[] for _ in problems], {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0})
+    if not specs:
+        return found
+    sa = _SpecArrays.of(specs, problems)
+    tvals = {si: _first_values(problems[s.problem], s, n_grid, integer) for si, s in enumerate(specs)}
+    active = list(range(len(specs)))
+    best: dict[int, np.ndarray] = {}
+    start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
+    for rnd in range(n_refine + 1):
+        if not active:
+            break
+        if expired():
+            found.timed_out = True
+            break
+        batch = _build(specs, active, tvals, problems)
+        if len(batch.rows) == 0:
+            break
+        ok = _apply_dependents(batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer)
+        tgt = sa.target[batch.owner]
+        valid = np.zeros(len(batch.rows), dtype=bool)
+        if ok.any():
+            valid[ok] = decide(batch.rows[ok]) == tgt[ok]
+            found.stats["model_calls"] += 1
+        found.stats["rows"] += len(batch.rows)
+        found.stats["valid"] += int(valid.sum())
+        accept = _plausible_first(batch, valid, sa, tgt, plausible, found.stats)
+        # rows are grouped by spec (owner non-decreasing), numeric specs in t order
+        acc = np.flatnonzero(accept)
+        enum = ~sa.numeric_search[batch.owner[acc]]
+        for h in acc[enum]:
+            s = specs[batch.owner[h]]
+            found.rows[s.problem].append(batch.rows[h].copy())
+            found.variants[s.problem].append(s.variant)
+        num = acc[~enum]
+        owners, first = np.unique(batch.owner[num], return_index=True)
+        seg_start = np.searchsorted(batch.owner, owners)
+        nxt: list[int] = []
+        for si, h, s0 in zip(owners.tolist(), num[first].tolist(), seg_start.tolist(), strict=True):
+            s = specs[si]
+            best[si] = batch.rows[h].copy()
+            if rnd < n_refine and problems[s.problem].values[s.feature] is None:
+                prev = start[si] if h == s0 else batch.t[h - 1]
+                t = _grid(prev, batch.t[h], n_grid, bool(integer[s.feature]))
+                t = t[:-1] if t.size and np.isclose(t[-1], batch.t[h]) else t
+                if t.size:
+                    tvals[si] = t
+                    start[si] = prev
+                    nxt.append(si)
+        active = nxt
+    for si, row in sorted(best.items()):
+        found.rows[specs[si].problem].append(row)
+        found.variants[specs[si].problem].append(specs[si].variant)
+    return found
+
+
+def _plausible_first(batch: _Batch, valid: np.ndarray, sa: _SpecArrays, tgt: np.ndarray, plausible: MaskFn, stats: dict[str, int]) -> np.ndarray:
+    """Accepted rows (valid and plausible), asking LOF only what the search needs:
+    every valid row of an enumerated spec, but for a numeric spec its first valid
+    row, and its other valid rows only when that one is an outlier (two LOF calls
+    at most)."""
+    accept = np.zeros(len(valid), dtype=bool)
+    vidx = np.flatnonzero(valid)
+    if vidx.size == 0:
+        return accept
+    numeric = sa.numeric_search[batch.owner[vidx]]
+    _, first = np.unique(batch.owner[vidx[numeric]], return_index=True)
+    ask = np.sort(np.concatenate([vidx[~numeric], vidx[numeric][first]]))
+    pl = plausible(batch.rows[ask], tgt[ask])
+    accept[ask[pl]] = True
+    stats["lof_rows"] += int(ask.size)
+    failed = set(batch.owner[ask[~pl & sa.numeric_search[batch.owner[ask]]]].tolist())
+    if failed:
+        rest = np.setdiff1d(vidx[numeric][np.isin(batch.owner[vidx[numeric]], list(failed))], ask)
+        if rest.size:
+            pl2 = plausible(batch.rows[rest], tgt[rest])
+            accept[rest[pl2]] = True
+            stats["lof_rows"] += int(rest.size)
+    stats["plausible"] += int(accept.sum())
+    return accept
+
+
+def prox_jac(Z: np.ndarray, x: np.ndarray, discrete: np.ndarray) -> np.ndarray:
+    """Eq. 5: ``1 - Jaccard`` of the (feature, category) sets of the discrete features.
+
+    With ``m`` discrete features of which ``c`` differ, the sets share
+    ``m - c`` elements out of ``m + c``, so the distance is ``2c / (m + c)``;
+    0 without discrete features.
+    """
+    m = int(discrete.sum())
+    if m == 0:
+        return np.zeros(len(Z))
+    c = (Z[:, discrete] != x[discrete]).sum(axis=1)
+    return 2.0 * c / (m + c)
+
+
+def prox_euc(Z: np.ndarray, x: np.ndarray, numeric: np.ndarray, mad: np.ndarray) -> np.ndarray:
+    """Eq. 6: ``sum_i sqrt((z_i - x_i)^2) / MAD_i`` over the numeric features."""
+    if not numeric.any():
+        return np.zeros(len(Z))
+    return (np.abs(Z[:, numeric] - x[numeric]) / mad[numeric]).sum(axis=1)
+
+
+def score(Z: np.ndarray, x: np.ndarray, scaled: np.ndarray, mad: np.ndarray, lam: float) -> np.ndarray:
+    """Eq. 4: ``delta = prox_Jac + lam * prox_Euc`` with prox_Euc (over the
+    ``scaled`` features: numeric values, ordinal ranks) mapped to [0, 1) by
+    ``e / (1 + e)`` (the paper asks for a normalisation to [0, 1] without
+    fixing one; this one does not depend on the other candidates) and
+    prox_Jac over the others (binary, categorical)."""
+    e = prox_euc(Z, x, scaled, mad)
+    return prox_jac(Z, x, ~scaled) + lam * e / (1.0 + e)

@@ -1,0 +1,211 @@
+"""Every metric for every query of a result, in one table."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ValidationError
+from ._actionability import _feasible_rows, _share, user_features
+from ._common import (
+    TrainData,
+    is_result,
+    mean_or_nan,
+    observed_ranges,
+    resolve_mad,
+    std_scale,
+    train_parts,
+)
+from ._distances import DistanceEncoder
+from ._diversity import (
+    _cat_div,
+    _cont_div,
+    _count_div,
+    _l2c_div,
+    _norm_div,
+    _resolve_bins,
+    harmonic_mean,
+)
+from ._plausibility import LOFPlausibility
+from ._proximity import _cat_rows, _changed_fraction, _jaccard_rows, _mad_l1_rows
+from ._validity import valid_rows
+from ._violations import VIOLATION_KINDS, _counts
+
+__all__ = ["METRIC_COLUMNS", "evaluate"]
+
+#: the columns of :func:`evaluate`, in order
+METRIC_COLUMNS: tuple[str, ...] = (
+    "found",
+    "validity",
+    "coverage",
+    "distance_l0",
+    "distance_l1",
+    "distance_linf",
+    "nearest_l0",
+    "nearest_l1",
+    "nearest_linf",
+    "gower",
+    "proximity_cont",
+    "proximity_cat",
+    "prox_euc",
+    "prox_jac",
+    "l2c_distance_num",
+    "l2c_distance_cat",
+    "sparsity",
+    "changes",
+    "diversity_cont",
+    "diversity_cat",
+    "diversity_count",
+    "diversity_l2c",
+    "l2c_harmonic",
+    "diversity_normalized",
+    "plausibility",
+    "lof",
+    "actionability",
+    "feasibility",
+    "violations",
+    *(f"violations_{k}" for k in VIOLATION_KINDS),
+    "time",
+    "time_per_counterfactual",
+)
+
+
+def evaluate(
+    result: Any,
+    train: Any = None,
+    *,
+    mad: Any = None,
+    bins: Any = None,
+    n_neighbors: int = 20,
+    lof_reference: Literal["target", "all"] = "target",
+    features_to_vary: Iterable[str] | None = None,
+    actionability_threshold: float = 0.3,
+) -> pd.DataFrame:
+    """Every metric of the five papers for every query of a result.
+
+    Parameters
+    ----------
+    result : CounterfactualResult
+    train : Dataset, optional
+        The training data: source of the MAD (DiCE / UFCE / MD-PSO metrics),
+        the standard deviations (L2C's Prox Num), L2C's quantile buckets,
+        Gower's observed ranges and the LOF reference.  Without it the columns
+        that need it are NaN.
+    mad : array-like or mapping, optional
+        Overrides the MAD computed from ``train``.
+    bins : mapping, optional
+        Overrides L2C's buckets computed from ``train`` (``{feature: edges}``).
+    n_neighbors, lof_reference
+        LOF settings (see :mod:`counterfact.metrics` plausibility).
+    features_to_vary : iterable of str, optional
+        The user's list for UFCE's actionability; default the result's
+        ``constraints.features_to_vary``, else every non-immutable feature.
+    actionability_threshold : float
+        UFCE's feasibility threshold on the actionable share (0.3).
+
+    Returns
+    -------
+    DataFrame
+        One row per query (the result's query index), the columns of
+        :data:`METRIC_COLUMNS`.  Set-level metrics average over the query's
+        counterfactuals: ``distance_*`` are MACE's normalised distances (mean),
+        ``nearest_*`` the smallest; ``proximity_cont`` is negated as DiCE and
+        CE-OCL report it (higher is better), ``sparsity`` is the fraction of
+        features changed (lower is better), ``changes`` the mean count.
+        Conventions: a query with no counterfactual has ``found = 0``,
+        ``coverage = 0``, ``violations* = 0`` and NaN elsewhere; diversities
+        need two counterfactuals (NaN otherwise); ``validity``, ``coverage``
+        and ``feasibility`` are NaN when the result carries no model.
+    """
+    if not is_result(result):
+        raise ValidationError(
+            f"evaluate needs a CounterfactualResult (from method.explain). Got {type(result).__name__}."
+        )
+    if not 0.0 <= float(actionability_threshold) <= 1.0:
+        raise ValidationError(f"actionability_threshold must be in [0, 1]. Got {actionability_threshold!r}.")
+    schema = result.schema
+    cfs = result.counterfactuals
+    queries = result.queries
+    J = len(schema)
+    enc = DistanceEncoder(schema)
+    M = enc.transform(cfs) if len(cfs) else np.zeros((0, J))
+    Q = enc.transform(queries) if len(queries) else np.zeros((0, J))
+    qpos = pd.Index(queries.index).get_indexer(cfs.index.get_level_values(0)) if len(cfs) else np.zeros(0, dtype=int)
+
+    has_model = result.model is not None
+    valid = valid_rows(result).to_numpy() if has_model else np.zeros(len(cfs), dtype=bool)
+
+    if train is not None:
+        train = TrainData(train, schema)
+    mad_vec = resolve_mad(schema, mad, train) if (mad is not None or train is not None) else None
+    std = std_scale(train, schema) if train is not None else None
+    bin_edges = _resolve_bins(schema, bins, train, "evaluate") if (bins is not None or train is not None) else None
+    enc_g = DistanceEncoder(schema, observed_ranges(train_parts(train, schema)[0], schema)) if train is not None else enc
+
+    lof_val = np.full(len(cfs), np.nan)
+    plaus = np.full(len(cfs), np.nan)
+    if train is not None and len(cfs):
+        det = LOFPlausibility(train, schema, n_neighbors=n_neighbors, reference=lof_reference)
+        tg = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
+        for t in pd.unique(tg):
+            rows = np.flatnonzero(tg == t)
+            lof_val[rows], plaus[rows] = det.score(cfs.iloc[rows], t)
+    allowed = np.isin(schema.names, user_features(schema, result.constraints, features_to_vary))
+    runtime = result.runtime.reindex(queries.index).to_numpy(dtype=float)
+
+    nan = float("nan")
+    records = []
+    for i, q in enumerate(queries.index):
+        r = np.flatnonzero(qpos == i)
+        k = r.size
+        rec: dict[str, float] = dict.fromkeys(METRIC_COLUMNS, nan)
+        rec["found"] = float(k)
+        counts = _counts(queries.loc[q], cfs.iloc[r], schema, result.constraints)
+        rec["violations"] = float(counts["total"])
+        for kind in VIOLATION_KINDS:
+            rec[f"violations_{kind}"] = float(counts[kind])
+        rec["time"] = runtime[i]
+        if has_model:
+            rec["coverage"] = 1.0 if valid[r].any() else 0.0
+        if k == 0:
+            records.append(rec)
+            continue
+        Mq, x = M[r], Q[i]
+        rec["time_per_counterfactual"] = runtime[i] / k
+        if has_model:
+            rec["validity"] = float(valid[r].mean())
+        for norm in ("l0", "l1", "linf"):
+            d = enc.distances(Mq, x, norm)
+            rec[f"distance_{norm}"] = float(d.mean())
+            rec[f"nearest_{norm}"] = float(d.min())
+        rec["gower"] = float(enc_g.distances(Mq, x, "l1").mean())
+        rec["proximity_cat"] = 1.0 - mean_or_nan(_cat_rows(enc, Mq, x, mean=True))
+        rec["prox_jac"] = mean_or_nan(_jaccard_rows(enc, Mq, x))
+        rec["l2c_distance_cat"] = mean_or_nan(_cat_rows(enc, Mq, x, mean=False))
+        rec["sparsity"] = mean_or_nan(_changed_fraction(enc, Mq, x))
+        rec["changes"] = float(enc.changed(Mq, x).sum(axis=1).mean())
+        rec["diversity_cat"] = _cat_div(enc, Mq)
+        rec["diversity_count"] = _count_div(enc, Mq)
+        if mad_vec is not None:
+            rec["proximity_cont"] = -mean_or_nan(_mad_l1_rows(enc, Mq, x, mad_vec, mean=True))
+            rec["prox_euc"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, mad_vec, mean=False))
+            rec["diversity_cont"] = _cont_div(enc, Mq, mad_vec)
+            rec["diversity_normalized"] = _norm_div(enc, Mq, x, mad_vec, "mad")
+        if std is not None:
+            rec["l2c_distance_num"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, std, mean=False))
+        if bin_edges is not None:
+            Mv = Mq[valid[r]] if has_model else Mq
+            rec["diversity_l2c"] = _l2c_div(enc, Mv, bin_edges)
+            rec["l2c_harmonic"] = harmonic_mean(rec["diversity_l2c"], rec["sparsity"])
+        share = _share(enc, Mq, x, allowed)
+        rec["actionability"] = mean_or_nan(share)
+        if train is not None:
+            rec["plausibility"] = mean_or_nan(plaus[r])
+            rec["lof"] = mean_or_nan(lof_val[r])
+            if has_model:
+                rec["feasibility"] = mean_or_nan(_feasible_rows(valid[r], plaus[r], share, actionability_threshold))
+        records.append(rec)
+    return pd.DataFrame(records, index=queries.index, columns=list(METRIC_COLUMNS))

@@ -1,0 +1,200 @@
+"""Utilities over the IR: interval bounds (big-M, stable ReLUs) and raw tree cuts."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ...exceptions import ValidationError
+from ...schema import Schema
+from ._ir import MLP, CompiledModel, Linear, TreeEnsemble
+
+__all__ = ["IntervalBounds", "interval_bounds", "raw_thresholds"]
+
+_SLACK = 1e-9
+
+
+def _widen(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Outward rounding: intervals stay valid under float error."""
+    return lo - _SLACK * (1.0 + np.abs(lo)), hi + _SLACK * (1.0 + np.abs(hi))
+
+
+@dataclass(frozen=True)
+class IntervalBounds:
+    """Interval bounds of every quantity of a compiled model over an input box.
+
+    Attributes
+    ----------
+    x_lo, x_hi : ndarray
+        Bounds of the estimator input ``x``.
+    pre : tuple of (ndarray, ndarray)
+        MLP only: bounds of each layer's pre-activation ``W h + b`` (the last
+        entry is the outputs).
+    post : tuple of (ndarray, ndarray)
+        MLP only: bounds of each layer's activation (``relu(pre)`` for ReLU layers).
+    y_lo, y_hi : ndarray
+        Bounds of the outputs ``y``.
+    """
+
+    x_lo: np.ndarray
+    x_hi: np.ndarray
+    pre: tuple[tuple[np.ndarray, np.ndarray], ...]
+    post: tuple[tuple[np.ndarray, np.ndarray], ...]
+    y_lo: np.ndarray
+    y_hi: np.ndarray
+
+    def stable_active(self, layer: int) -> np.ndarray:
+        """Units of ``layer`` whose ReLU is always active (``pre >= 0``): ``h = pre``."""
+        return self.pre[layer][0] >= 0
+
+    def stable_inactive(self, layer: int) -> np.ndarray:
+        """Units of ``layer`` whose ReLU is always inactive (``pre <= 0``): ``h = 0``."""
+        return self.pre[layer][1] <= 0
+
+
+def _box(compiled: CompiledModel, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndarray]:
+    space = compiled.inputs
+    if lo is None and hi is None:
+        return space.lower(), space.upper()
+    if isinstance(lo, Mapping) or isinstance(hi, Mapping):
+        box = dict(lo or {})
+        L, H = space.lower(), space.upper()
+        for name, (a, b) in box.items():
+            blk = space.block(name)
+            L[blk.columns] = np.maximum(L[blk.columns], a)
+            H[blk.columns] = np.minimum(H[blk.columns], b)
+        return L, H
+    L = np.asarray(lo, dtype=float).reshape(-1)
+    H = np.asarray(hi, dtype=float).reshape(-1)
+    if L.shape != (space.n,) or H.shape != (space.n,):
+        raise ValidationError(
+            f"lo and hi must have one entry per raw variable ({space.n}); got {L.shape} and {H.shape}."
+        )
+    return L, H
+
+
+def _x_bounds(compiled: CompiledModel, L: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    space = compiled.inputs
+    aff = compiled.affine
+    xl = np.empty(aff.n_x)
+    xh = np.empty(aff.n_x)
+    for j, col in enumerate(aff.columns):
+        blk = space.block(col.feature)
+        lo, hi = L[blk.columns], H[blk.columns]
+        coef = col.base_coef
+        if blk.is_indicator:
+            # exactly one indicator is 1: v = coef_k for some allowed k
+            fixed = np.flatnonzero(lo >= 0.5)
+            allowed = fixed if fixed.size else np.flatnonzero(hi >= 0.5)
+            if allowed.size == 0:
+                raise ValidationError(f"The box leaves no category of '{blk.name}' possible.")
+            vl, vh = coef[allowed].min(), coef[allowed].max()
+        else:
+            vl = float(np.minimum(coef * lo, coef * hi).sum())
+            vh = float(np.maximum(coef * lo, coef * hi).sum())
+        vl, vh = vl + col.base_const, vh + col.base_const
+        a, b = col.scale * vl + col.offset, col.scale * vh + col.offset
+        xl[j], xh[j] = min(a, b), max(a, b)
+    return _widen(xl, xh)
+
+
+def _affine_bounds(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Wp, Wn = np.maximum(W, 0), np.minimum(W, 0)
+    return _widen(Wp @ lo + Wn @ hi + b, Wp @ hi + Wn @ lo + b)
+
+
+def interval_bounds(compiled: CompiledModel, lo: Any = None, hi: Any = None) -> IntervalBounds:
+    """Interval bound propagation through a compiled model.
+
+    Parameters
+    ----------
+    compiled : CompiledModel
+    lo, hi : array of shape (n_raw,), or mapping, optional
+        The input box over the raw variables ``z`` (defaults: the schema's
+        domain).  A mapping ``{feature: (lo, hi)}`` (passed as ``lo``) narrows
+        the named features' variables (ranks for ordinals, each indicator for
+        categoricals); other features keep their domain.  For categorical
+        features the exactly-one-hot constraint is used (an indicator with
+        ``hi < 0.5`` is excluded, one with ``lo >= 0.5`` is forced).
+
+    Returns
+    -------
+    IntervalBounds
+        Valid (slightly widened) bounds of ``x``, of every MLP layer, and of the
+        outputs; use them for big-M constants and to fix stable ReLUs.
+    """
+    L, H = _box(compiled, lo, hi)
+    xl, xh = _x_bounds(compiled, L, H)
+    est = compiled.estimator
+    pre: list[tuple[np.ndarray, np.ndarray]] = []
+    post: list[tuple[np.ndarray, np.ndarray]] = []
+    if isinstance(est, Linear):
+        yl, yh = _affine_bounds(est.W, est.b, xl, xh)
+    elif isinstance(est, MLP):
+        hl, hh = xl, xh
+        for layer in est.layers:
+            pl, ph = _affine_bounds(layer.W, layer.b, hl, hh)
+            pre.append((pl, ph))
+            if layer.activation == "relu":
+                hl, hh = np.maximum(pl, 0), np.maximum(ph, 0)
+            else:
+                hl, hh = pl, ph
+            post.append((hl, hh))
+        yl, yh = hl, hh
+    else:
+        yl, yh = _tree_bounds(est)
+    return IntervalBounds(xl, xh, tuple(pre), tuple(post), yl, yh)
+
+
+def _tree_bounds(est: TreeEnsemble) -> tuple[np.ndarray, np.ndarray]:
+    lo = np.zeros(est.n_outputs)
+    hi = np.zeros(est.n_outputs)
+    for tree in est.trees:
+        leaf = tree.left < 0
+        lo += tree.value[leaf].min(axis=0)
+        hi += tree.value[leaf].max(axis=0)
+    return _widen(est.base + lo / est.divisor, est.base + hi / est.divisor)
+
+
+def raw_thresholds(model: Any, schema: Schema | None = None) -> dict[str, np.ndarray]:
+    """Distinct raw-unit tree cuts per numeric / ordinal feature.
+
+    Parameters
+    ----------
+    model : CompiledModel or fitted model
+        A compiled model, or a fitted model to compile against ``schema``.
+    schema : Schema, optional
+        Needed when ``model`` is not compiled yet.
+
+    Returns
+    -------
+    dict
+        ``{feature: sorted array of cuts t}``; a sample goes left at cut ``t``
+        iff its raw value (rank for ordinals) is ``<= t``.  Integer and ordinal
+        cuts are integers.  Only cuts inside the domain (``lower <= t < upper``)
+        are listed.  Features the trees never split on are absent;
+        categorical features and non-tree models give nothing.
+    """
+    if not isinstance(model, CompiledModel):
+        if schema is None:
+            raise ValidationError("raw_thresholds needs the schema to compile a fitted model.")
+        from ._compile import compile_model
+
+        model = compile_model(model, schema)
+    est = model.estimator
+    if not isinstance(est, TreeEnsemble):
+        return {}
+    cuts: dict[str, set[float]] = {}
+    for s in est.splits:
+        if s.raw_le is None or not np.isfinite(s.raw_le):
+            continue
+        blk = model.inputs.block(s.feature)
+        if blk.is_indicator:
+            continue
+        if not blk.lower <= s.raw_le < blk.upper:
+            continue  # does not split the domain
+        cuts.setdefault(s.feature, set()).add(float(s.raw_le))
+    return {k: np.array(sorted(v)) for k, v in cuts.items()}

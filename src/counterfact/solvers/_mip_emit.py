@@ -1,0 +1,251 @@
+"""Emit a :class:`~counterfact.solvers.mip.Model` to HiGHS or SCIP and read the answer back."""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .mip import Solution, SolverError, _import
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .mip import Model
+
+
+def _rel_gap(obj: float, bound: float) -> float:
+    if not (math.isfinite(obj) and math.isfinite(bound)):
+        return math.inf
+    return abs(obj - bound) / max(abs(obj), 1e-10)
+
+
+# ------------------------------------------------------------------- HiGHS
+def solve_highs(
+    m: Model,
+    time_limit: float | None,
+    gap: float,
+    threads: int,
+    seed: int,
+    feastol: float | None,
+    keep: bool,
+    verbose: bool,
+) -> Solution:
+    highspy = _import("highspy")
+    if m.has_quadratic and m.n_integer:
+        raise SolverError(
+            "HiGHS cannot solve models with both quadratic objective terms and integer variables "
+            "(MIQP). Use backend='scip', or a piecewise-linear square (Model.add_pwl_square)."
+        )
+    t0 = time.perf_counter()
+    h = highspy.Highs()
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("threads", int(threads))
+    h.setOptionValue("mip_rel_gap", float(gap))
+    h.setOptionValue("random_seed", int(seed))
+    if time_limit is not None:
+        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
+    if feastol is not None:
+        h.setOptionValue("mip_feasibility_tolerance", float(feastol))
+        h.setOptionValue("primal_feasibility_tolerance", float(feastol))
+    if keep:
+        h.setOptionValue("mip_improving_solution_save", True)
+    n = m.n_vars
+    lp = highspy.HighsLp()
+    lp.num_col_ = n
+    lp.num_row_ = m.n_rows
+    cost = np.zeros(n)
+    for k, c in m._obj.terms.items():
+        cost[k] += c
+    lp.col_cost_ = cost
+    lp.offset_ = m._obj.const
+    lp.col_lower_ = np.asarray(m._lb, dtype=float)
+    lp.col_upper_ = np.asarray(m._ub, dtype=float)
+    lp.row_lower_ = np.asarray(m._row_lo, dtype=float)
+    lp.row_upper_ = np.asarray(m._row_hi, dtype=float)
+    start, index, value = m._csr()
+    lp.a_matrix_.format_ = highspy.MatrixFormat.kRowwise
+    lp.a_matrix_.start_ = start
+    lp.a_matrix_.index_ = index
+    lp.a_matrix_.value_ = value
+    lp.a_matrix_.num_col_ = n
+    lp.a_matrix_.num_row_ = m.n_rows
+    if m.n_integer:
+        kint, kcont = highspy.HighsVarType.kInteger, highspy.HighsVarType.kContinuous
+        lp.integrality_ = [kint if b else kcont for b in m._int]
+    model = highspy.HighsModel()
+    model.lp_ = lp
+    if m.has_quadratic:
+        hs = highspy.HighsHessian()
+        hs.dim_ = n
+        hs.format_ = highspy.HessianFormat.kTriangular
+        diag = np.zeros(n)
+        for k, q in m._quad.items():
+            diag[k] += 2.0 * q  # HiGHS minimises c'x + 1/2 x'Qx
+        nz = np.flatnonzero(diag)
+        counts = np.zeros(n, dtype=np.int64)
+        counts[nz] = 1
+        hs.start_ = np.concatenate([[0], np.cumsum(counts)]).astype(np.int64)
+        hs.index_ = nz.astype(np.int64)
+        hs.value_ = diag[nz]
+        model.hessian_ = hs
+    st = h.passModel(model)
+    if st == highspy.HighsStatus.kError:
+        raise SolverError("HiGHS rejected the model (passModel returned an error).")
+    h.run()
+    ms = h.getModelStatus()
+    MS = highspy.HighsModelStatus
+    info = h.getInfo()
+    seconds = time.perf_counter() - t0
+    has_sol = info.primal_solution_status == 2 if hasattr(info, "primal_solution_status") else False
+    x = np.asarray(h.getSolution().col_value, dtype=float) if has_sol else None
+    mip = bool(m.n_integer)
+    obj = float(info.objective_function_value) if has_sol else math.nan
+    if mip:
+        bound = float(info.mip_dual_bound)
+        g = float(info.mip_gap) if has_sol else math.inf
+        nodes = int(info.mip_node_count)
+    else:
+        bound, g, nodes = obj, (0.0 if ms == MS.kOptimal else math.inf), 0
+    if ms == MS.kOptimal:
+        status, g = "optimal", (g if mip else 0.0)
+    elif ms in (MS.kInfeasible,):
+        status = "infeasible"
+    elif ms == MS.kUnboundedOrInfeasible:
+        status = "infeasible" if not has_sol else "unbounded"
+    elif ms == MS.kUnbounded:
+        status = "unbounded"
+    elif ms in (MS.kTimeLimit, MS.kIterationLimit, MS.kSolutionLimit, MS.kInterrupt, MS.kObjectiveBound, MS.kObjectiveTarget):
+        status = "feasible" if has_sol else "timeout"
+    else:
+        status = "feasible" if has_sol else "error"
+    if status == "optimal" and g > max(10 * gap, 1e-4):
+        status = "feasible"
+    pool: list[np.ndarray] = []
+    if keep and has_sol and mip:
+        try:
+            saved = h.getSavedMipSolutions()
+        except Exception:  # pragma: no cover - older highspy
+            saved = []
+        for s in reversed(list(saved)):
+            v = np.asarray(getattr(s, "col_value", []), dtype=float)
+            if v.size == n and x is not None and not np.allclose(v, x, atol=1e-9):
+                pool.append(v)
+    return Solution(
+        status=status,
+        backend="highs",
+        objective=obj,
+        bound=bound,
+        gap=g,
+        nodes=nodes,
+        seconds=seconds,
+        x=x,
+        pool=pool,
+        message=h.modelStatusToString(ms),
+    )
+
+
+# -------------------------------------------------------------------- SCIP
+def solve_scip(
+    m: Model,
+    time_limit: float | None,
+    gap: float,
+    seed: int,
+    feastol: float | None,
+    keep: bool,
+    max_solutions: int,
+    verbose: bool,
+) -> Solution:
+    scip = _import("pyscipopt")
+    t0 = time.perf_counter()
+    s = scip.Model()
+    if not verbose:
+        s.hideOutput()
+    s.setParam("limits/gap", float(gap))
+    s.setParam("randomization/randomseedshift", int(seed) % 2**31)
+    s.setParam("limits/maxsol", int(max(1, max_solutions)))
+    if time_limit is not None:
+        s.setParam("limits/time", max(float(time_limit), 1e-3))
+    if feastol is not None:
+        s.setParam("numerics/feastol", float(feastol))
+    n = m.n_vars
+    X = []
+    for k in range(n):
+        lb, ub = m._lb[k], m._ub[k]
+        vt = "I" if m._int[k] else "C"
+        if vt == "I" and lb >= 0 and ub <= 1:
+            vt = "B"
+        X.append(s.addVar(name=f"x{k}", vtype=vt, lb=lb if math.isfinite(lb) else None, ub=ub if math.isfinite(ub) else None))
+    start, index, value = m._csr()
+    for r in range(m.n_rows):
+        a, b = start[r], start[r + 1]
+        e = scip.quicksum(float(value[p]) * X[index[p]] for p in range(a, b))
+        lo, hi = m._row_lo[r], m._row_hi[r]
+        if lo == hi:
+            s.addCons(e == lo)
+        elif lo > -math.inf and hi < math.inf:
+            s.addCons(lo <= (e <= hi))
+        elif lo > -math.inf:
+            s.addCons(e >= lo)
+        elif hi < math.inf:
+            s.addCons(e <= hi)
+    lin = scip.quicksum(float(c) * X[k] for k, c in m._obj.terms.items() if c != 0.0)
+    if m.has_quadratic:
+        t = s.addVar(name="quad_obj", lb=None, ub=None)
+        q = scip.quicksum(float(w) * X[k] * X[k] for k, w in m._quad.items() if w != 0.0)
+        s.addCons(q - t <= 0)
+        s.setObjective(lin + t + m._obj.const, "minimize")
+    else:
+        s.setObjective(lin + m._obj.const, "minimize")
+    s.optimize()
+    seconds = time.perf_counter() - t0
+    raw = s.getStatus()
+    nsol = s.getNSols()
+    x = None
+    obj = math.nan
+    if nsol > 0:
+        best = s.getBestSol()
+        x = np.array([s.getSolVal(best, v) for v in X], dtype=float)
+        obj = float(s.getSolObjVal(best))
+    try:
+        bound = float(s.getDualbound())
+    except Exception:  # pragma: no cover
+        bound = math.nan
+    g = float(s.getGap()) if nsol > 0 else math.inf
+    if raw in ("optimal", "gaplimit"):
+        status = "optimal" if nsol > 0 else "infeasible"
+        if raw == "gaplimit":
+            g = min(g, gap)
+    elif raw == "infeasible":
+        status = "infeasible"
+    elif raw in ("unbounded",):
+        status = "unbounded"
+    elif raw == "inforunbd":
+        status = "infeasible"
+    elif raw in ("timelimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit", "sollimit", "bestsollimit", "userinterrupt"):
+        status = "feasible" if nsol > 0 else "timeout"
+    else:
+        status = "feasible" if nsol > 0 else "error"
+    if status == "optimal":
+        g = 0.0 if not math.isfinite(g) or g < gap else g
+    pool: list[np.ndarray] = []
+    if keep and nsol > 1:
+        for sol in s.getSols()[1:]:
+            pool.append(np.array([s.getSolVal(sol, v) for v in X], dtype=float))
+    try:
+        nodes = int(s.getNNodes())
+    except Exception:  # pragma: no cover
+        nodes = 0
+    s.freeProb()
+    return Solution(
+        status=status,
+        backend="scip",
+        objective=obj,
+        bound=bound,
+        gap=g,
+        nodes=nodes,
+        seconds=seconds,
+        x=x,
+        pool=pool,
+        message=str(raw),
+    )

@@ -1,0 +1,449 @@
+"""The compiler's IR as mixed-integer constraints on a :class:`~counterfact.solvers.mip.Model`.
+
+Used by CE-OCL (the whole counterfactual MIP) and by MACE's MILP oracle for ReLU
+networks.  Three steps, each a plain function:
+
+1. :func:`encode_inputs` -- the raw input vector ``z`` of one query (the
+   :class:`~counterfact.models.compile.InputSpace` layout: numeric raw values,
+   one 0/1 indicator per category, ordinal ranks) as variables whose domain is
+   the query's :class:`~counterfact.constraints.QueryBounds`: one-hot
+   coherence (``sum = 1``, disallowed categories fixed to 0), integer domains,
+   immutables (fixed), directions and ranges (bounds), finite allowed values
+   (value indicators), and optionally *change indicators* ``b_j`` with direction
+   binaries ``u_j + w_j = b_j`` (``u_j => x_j >= q_j + step``, ``w_j => x_j <=
+   q_j - step``, ``b_j = 0 => x_j = q_j``; ``reference/solvers.md`` §4: without
+   the direction binaries a no-good cut can be dodged with a zero change), the
+   change cap ``sum_j b_j <= K``.
+2. :func:`encode_model` -- the estimator on ``z``: :class:`Linear` as rows,
+   :class:`MLP` with big-M ReLUs whose bounds come from interval arithmetic over
+   the query's box (stable units need no binary), :class:`TreeEnsemble` in
+   Mišić's split-variable formulation (one binary per distinct raw cut per
+   feature, ``y_{j,k} = 1 <=> z_j <= t_k``, ordered ``y_{j,k} <= y_{j,k+1}``;
+   continuous leaf variables per tree; categorical splits read the one-hot
+   indicators directly), then the decision rule's target region with every
+   condition as ``coef @ y >= rhs + margin`` (margin 1e-4 by default; a
+   disjunction gets one binary per conjunction).
+3. :func:`feature_deltas` -- per-feature normalised deviations
+   ``|x_j - q_j| / scale_j`` (categorical: the change indicator), from which
+   callers build their distance (MACE's normalised l0/l1/linf, CE-OCL's l1/l2).
+
+:func:`decode` turns a solution back into a raw row, :func:`no_good_superset`
+adds the cut that excludes every superset of an earlier change set, and
+:func:`encode_regressor` embeds a fitted regressor (linear models, ReLU
+``MLPRegressor``, optionally behind scalers) for learned causal constraints.
+
+Example (MACE-style feasibility of "a counterfactual within distance ``d``")::
+
+    m = Model()
+    inp = encode_inputs(m, compiled.inputs, query.bounds, changes=False)
+    encode_model(m, compiled, inp.z, query.target_index)
+    deltas = feature_deltas(m, inp, scales=schema.ranges())
+    m.add_le(quicksum(deltas) * (1 / len(deltas)), d)      # normalised l1
+    sol = m.solve("highs", time_limit=10)
+    row = decode(inp, sol.x) if sol.has_solution else None
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ..constraints import QueryBounds
+from ..exceptions import UnsupportedModelError
+from ..schema import _py
+from .mip import Expr, Model, Var, lin, quicksum
+
+__all__ = [
+    "FeatureVars",
+    "RawInputs",
+    "add_change_limit",
+    "changed_set",
+    "decode",
+    "encode_decision",
+    "encode_inputs",
+    "encode_model",
+    "encode_outputs",
+    "encode_regressor",
+    "feature_deltas",
+    "no_good_superset",
+]
+
+#: minimum change of a real feature flagged as changed (relative to its range)
+REAL_STEP = 1e-5
+
+
+@dataclass
+class FeatureVars:
+    """The variables of one raw feature.
+
+    ``value``: the numeric value or ordinal rank (a variable), ``None`` for
+    categorical features.  ``indicators``: one-hot category indicators
+    (categorical), or value indicators (finite allowed values).  ``query``:
+    the query in solver units (value, rank or category index).  ``changed``:
+    the change indicator ``b_j`` as an expression (``None`` unless requested;
+    the constant 0 for fixed features).  ``up``/``down``: direction binaries.
+    """
+
+    name: str
+    kind: str
+    query: float
+    lower: float
+    upper: float
+    value: Var | None = None
+    indicators: list[Var] = field(default_factory=list)
+    values: tuple[float, ...] | None = None
+    changed: Expr | None = None
+    up: Var | None = None
+    down: Var | None = None
+    fixed: bool = False
+
+
+@dataclass
+class RawInputs:
+    """The raw vector ``z`` (variables, InputSpace layout) and per-feature handles."""
+
+    space: Any
+    z: list[Var]
+    features: list[FeatureVars]
+
+    def changed(self) -> list[Expr]:
+        """Change indicators of the features that can change."""
+        return [f.changed for f in self.features if f.changed is not None and not f.fixed]
+
+
+# ------------------------------------------------------------------ inputs
+def encode_inputs(
+    m: Model,
+    space: Any,
+    bounds: QueryBounds,
+    *,
+    changes: bool = False,
+    real_step: float = REAL_STEP,
+) -> RawInputs:
+    """Variables for the raw vector of one query (module docstring, step 1).
+
+    Parameters
+    ----------
+    m : Model
+    space : InputSpace
+        ``compiled.inputs`` (or ``InputSpace.from_schema(schema)``).
+    bounds : QueryBounds
+        The query's per-feature bounds (every constraint kind merged).
+    changes : bool
+        Create change indicators (forced when ``bounds.max_changes`` is set).
+    real_step : float
+        Smallest change of a real feature that counts as a change, as a
+        fraction of its range (integers and ranks: 1).
+    """
+    changes = changes or bounds.max_changes is not None
+    z: list[Var | None] = [None] * space.n
+    feats: list[FeatureVars] = []
+    for blk in space.blocks:
+        b = bounds[blk.name]
+        f = b.feature
+        q = _py(b.value)
+        if blk.is_indicator:
+            cats = list(blk.categories)
+            qi = cats.index(q)
+            allowed = set(cats.index(c) for c in (b.values if b.values is not None else cats))
+            ind = [m.add_var(0.0, 1.0 if k in allowed else 0.0, integer=True, name=f"{blk.name}={c}") for k, c in enumerate(cats)]
+            m.add_eq(quicksum(ind), 1.0)
+            for k, v in enumerate(ind):
+                z[blk.start + k] = v
+            fixed = allowed <= {qi}
+            fv = FeatureVars(blk.name, blk.kind, float(qi), 0.0, float(len(cats) - 1), None, ind, fixed=fixed)
+            if changes:
+                fv.changed = (1 - ind[qi]) if qi in allowed else Expr({}, 1.0)
+            feats.append(fv)
+            continue
+        if blk.kind == "ordinal":
+            cats = list(blk.categories)
+            qv = float(cats.index(q))
+            ranks = sorted(cats.index(c) for c in (b.values if b.values is not None else cats))
+            lo, hi = (float(ranks[0]), float(ranks[-1])) if ranks else (0.0, -1.0)
+            vals = None if ranks == list(range(int(lo), int(hi) + 1)) else tuple(float(r) for r in ranks)
+            step = 1.0
+            integral = True
+        else:
+            qv = float(q)
+            lo, hi = float(b.lower), float(b.upper)  # type: ignore[arg-type]
+            vals = None if b.values is None else tuple(sorted({float(v) for v in b.values}))
+            integral = blk.kind == "integer"
+            step = 1.0 if integral else max(real_step * f.range, 1e-9)
+        x = m.add_var(lo, hi, integer=integral, name=blk.name)
+        z[blk.start] = x
+        fv = FeatureVars(blk.name, blk.kind, qv, lo, hi, x, values=vals)
+        if vals is not None:
+            fv.indicators = [m.add_binary(name=f"{blk.name}={v:g}") for v in vals]
+            m.add_eq(quicksum(fv.indicators), 1.0)
+            m.add_eq(x - lin(fv.indicators, vals), 0.0)
+            fv.fixed = len(vals) == 1 and abs(vals[0] - qv) <= 1e-12
+        else:
+            fv.fixed = hi - lo <= 0 and abs(lo - qv) <= 1e-12
+        if changes:
+            _change_indicator(m, fv, step)
+        feats.append(fv)
+    return RawInputs(space, z, feats)  # type: ignore[arg-type]
+
+
+def _change_indicator(m: Model, fv: FeatureVars, step: float) -> None:
+    q, lo, hi, x = fv.query, fv.lower, fv.upper, fv.value
+    assert x is not None  # internal invariant
+    if fv.fixed:
+        fv.changed = Expr()
+        return
+    if fv.values is not None:
+        hits = [k for k, v in enumerate(fv.values) if abs(v - q) <= 1e-12]
+        fv.changed = (1 - fv.indicators[hits[0]]) if hits else Expr({}, 1.0)
+        return
+    if q < lo or q > hi:  # the query is outside its own allowed box: must change
+        fv.changed = Expr({}, 1.0)
+        return
+    can_up = hi >= q + step
+    can_down = lo <= q - step
+    terms = Expr()
+    if can_up:
+        u = fv.up = m.add_binary(name=f"{fv.name}_up")
+        m.add_le(x - q - (hi - q) * u, 0.0)  # x <= q unless up
+        m.add_indicator(u, x.expr(), ">=", q + step)  # up => x >= q + step
+        terms = terms + u
+    else:
+        m.set_bounds(x, lo, min(hi, q))
+    if can_down:
+        w = fv.down = m.add_binary(name=f"{fv.name}_down")
+        m.add_le(q - x - (q - lo) * w, 0.0)  # x >= q unless down
+        m.add_indicator(w, x.expr(), "<=", q - step)
+        terms = terms + w
+    else:
+        m.set_bounds(x, max(lo, q), m.var_bounds(x)[1])
+    if can_up and can_down:
+        m.add_le(fv.up + fv.down, 1.0)  # type: ignore[operator]
+    fv.changed = terms
+
+
+def add_change_limit(m: Model, inputs: RawInputs, k: int) -> None:
+    """``sum_j b_j <= k`` (needs ``encode_inputs(..., changes=True)``)."""
+    ch = inputs.changed()
+    if ch:
+        m.add_le(quicksum(ch), float(k))
+    elif k < 0:
+        m.add_le(Expr({}, 1.0), 0.0)
+
+
+def no_good_superset(m: Model, inputs: RawInputs, changed_features: list[str]) -> None:
+    """Exclude every point whose change set contains ``changed_features``:
+    ``sum_{j in S} b_j <= |S| - 1`` (at least one earlier change must stay put)."""
+    by = {f.name: f for f in inputs.features}
+    terms = [by[n].changed for n in changed_features]
+    if any(t is None for t in terms):
+        raise ValueError("no_good_superset needs change indicators (encode_inputs(..., changes=True)).")
+    m.add_le(quicksum(terms), float(len(terms) - 1))  # type: ignore[arg-type]
+
+
+def feature_deltas(m: Model, inputs: RawInputs, scales: Any) -> list[Expr]:
+    """Per-feature ``|x_j - q_j| / scale_j`` (numeric value or ordinal rank) and the
+    change indicator for categorical features; exact where a direction fixes
+    the sign, an epigraph variable otherwise (tight when minimised)."""
+    scales = np.asarray(scales, dtype=float)
+    out: list[Expr] = []
+    for j, f in enumerate(inputs.features):
+        if f.fixed:
+            out.append(Expr())
+            continue
+        if f.value is None:
+            qi = int(f.query)
+            out.append(1 - f.indicators[qi])
+            continue
+        s = 1.0 / scales[j]
+        lo, hi = m.var_bounds(f.value)
+        if lo >= f.query:
+            out.append((f.value - f.query) * s)
+        elif hi <= f.query:
+            out.append((f.query - f.value) * s)
+        else:
+            out.append(m.add_abs((f.value - f.query) * s, name=f"d_{f.name}").expr())
+    return out
+
+
+def changed_set(inputs: RawInputs, x: np.ndarray) -> list[str]:
+    """Names of the features whose change indicator is on in ``x``."""
+    out = []
+    for f in inputs.features:
+        if f.changed is not None and not f.fixed:
+            e = f.changed
+            if sum(c * x[k] for k, c in e.terms.items()) + e.const > 0.5:
+                out.append(f.name)
+    return out
+
+
+def decode(inputs: RawInputs, x: np.ndarray) -> dict[str, Any]:
+    """A solution vector as a raw row (categories as categories, integers as ints,
+    reals clipped to their bounds; a value whose change indicator is off, or
+    within 1e-9 relative of the query, is snapped to the query's value)."""
+    out: dict[str, Any] = {}
+    for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
+        if f.value is None:
+            vals = np.array([x[v.index] for v in f.indicators])
+            out[blk.name] = blk.categories[int(np.argmax(vals))]
+            continue
+        v = float(x[f.value.index])
+        if f.values is not None:
+            v = f.values[int(np.argmax([x[i.index] for i in f.indicators]))]
+        v = min(max(v, f.lower), f.upper)
+        if f.changed is not None:
+            e = f.changed
+            if sum(c * x[k] for k, c in e.terms.items()) + e.const < 0.5 and f.lower <= f.query <= f.upper:
+                v = f.query
+        elif abs(v - f.query) <= 1e-9 * max(1.0, abs(f.query)):
+            v = f.query
+        if blk.kind == "ordinal":
+            out[blk.name] = blk.categories[int(round(v))]
+        elif blk.kind == "integer":
+            out[blk.name] = int(round(v))
+        else:
+            out[blk.name] = v
+    return out
+
+
+# ------------------------------------------------------------------- model
+def encode_outputs(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
+    """The estimator's outputs ``y`` as expressions over ``z``."""
+    from ..models.compile import MLP, Linear, TreeEnsemble
+
+    est = compiled.estimator
+    A = np.asarray(compiled.affine.A, dtype=float)
+    c = np.asarray(compiled.affine.c, dtype=float)
+    if isinstance(est, Linear):
+        W = np.asarray(est.W, dtype=float)
+        return _affine(z, W @ A, W @ c + np.asarray(est.b, dtype=float))
+    if isinstance(est, MLP):
+        return _mlp(m, z, A, c, est)
+    if isinstance(est, TreeEnsemble):
+        from ._mip_trees import encode_trees
+
+        return encode_trees(m, compiled, z)
+    raise UnsupportedModelError(
+        f"The MIP backend cannot encode the IR node {type(est).__name__}; it supports Linear, MLP "
+        "and TreeEnsemble. Use a model kind the compiler supports (lr, svm, tree, rf, gbm, mlp, xgb, lgbm)."
+    )
+
+
+def _affine(z: list[Var], M: np.ndarray, b: np.ndarray) -> list[Expr]:
+    out = []
+    for r in range(M.shape[0]):
+        nz = np.flatnonzero(M[r])
+        out.append(lin([z[k] for k in nz], M[r, nz], float(b[r])))
+    return out
+
+
+def _mlp(m: Model, z: list[Var], A: np.ndarray, c: np.ndarray, est: Any) -> list[Expr]:
+    """Big-M ReLU network; pre-activation bounds by interval arithmetic over the
+    variables' (query box) bounds -- at layer 1 over ``z`` directly, which is
+    tighter than a box on ``x``."""
+    layers = est.layers
+    first = layers[0]
+    W = np.asarray(first.W, dtype=float)
+    pre = _affine(z, W @ A, W @ c + np.asarray(first.b, dtype=float))
+    for li, layer in enumerate(layers):
+        if li > 0:
+            Wl = np.asarray(layer.W, dtype=float)
+            bl = np.asarray(layer.b, dtype=float)
+            pre = [quicksum(Wl[r, k] * h[k] for k in np.flatnonzero(Wl[r])) + float(bl[r]) for r in range(Wl.shape[0])]
+        if layer.activation == "relu":
+            h = [m.add_relu(p, name=f"h{li}_{r}") for r, p in enumerate(pre)]
+        elif layer.activation == "identity":
+            h = pre
+        else:  # pragma: no cover - the compiler only emits relu / identity
+            raise UnsupportedModelError(f"The MIP backend cannot encode activation {layer.activation!r}.")
+    return h
+
+
+def encode_decision(m: Model, compiled: Any, outputs: list[Expr], target_index: int, margin: float | None = None) -> None:
+    """Rows forcing ``rule(y) == target`` (each condition ``coef @ y >= rhs + margin``)."""
+    mg = float(compiled.rule.margin if margin is None else margin)
+    region = compiled.rule.region(int(target_index))
+
+    def cond_expr(cnd: Any) -> Expr:
+        nz = np.flatnonzero(cnd.coef)
+        return quicksum(float(cnd.coef[k]) * outputs[k] for k in nz)
+
+    if len(region) == 1:
+        for cnd in region[0]:
+            m.add_ge(cond_expr(cnd), float(cnd.rhs) + mg)
+        return
+    pick = [m.add_binary(name=f"region{k}") for k in range(len(region))]
+    m.add_ge(quicksum(pick), 1.0)
+    for a, conj in zip(pick, region, strict=True):
+        for cnd in conj:
+            m.add_indicator(a, cond_expr(cnd), ">=", float(cnd.rhs) + mg)
+
+
+def encode_model(m: Model, compiled: Any, z: list[Var], target_index: int, margin: float | None = None) -> list[Expr]:
+    """:func:`encode_outputs` + :func:`encode_decision`; returns the outputs."""
+    out = encode_outputs(m, compiled, z)
+    encode_decision(m, compiled, out, target_index, margin)
+    return out
+
+
+# -------------------------------------------------------------- regressors
+def encode_regressor(m: Model, model: Any, inputs: list[Expr | Var]) -> Expr:
+    """A fitted scikit-learn regressor's prediction as an expression of its inputs.
+
+    Supported (the compiler handles classifiers only): ``LinearRegression``,
+    ``Ridge``, ``Lasso``, ``ElasticNet`` and other linear models with ``coef_``
+    / ``intercept_``; ``MLPRegressor`` with ``relu`` or ``identity`` activation;
+    either behind a ``Pipeline`` of ``StandardScaler`` / ``MinMaxScaler``.
+    Single-output only.  ReLU bounds come from the inputs' bounds.
+    """
+    steps = list(model.steps) if hasattr(model, "steps") else [("est", model)]
+    xs: list[Expr] = [x if isinstance(x, Expr) else x.expr() for x in inputs]
+    for name, step in steps[:-1]:
+        cls = type(step).__name__
+        if cls == "StandardScaler":
+            mean = getattr(step, "mean_", None)
+            scale = getattr(step, "scale_", None)
+            xs = [
+                (x - (0.0 if mean is None else float(mean[k]))) * (1.0 / (1.0 if scale is None else float(scale[k])))
+                for k, x in enumerate(xs)
+            ]
+        elif cls == "MinMaxScaler":
+            xs = [x * float(step.scale_[k]) + float(step.min_[k]) for k, x in enumerate(xs)]
+        elif step == "passthrough" or step is None:
+            continue
+        else:
+            raise UnsupportedModelError(
+                f"Cannot embed the pipeline step {name!r} ({cls}) of a causal regressor in the MIP; "
+                "supported: StandardScaler, MinMaxScaler, then a linear model or MLPRegressor."
+            )
+    est = steps[-1][1]
+    cls = type(est).__name__
+    if cls == "MLPRegressor":
+        if est.activation not in ("relu", "identity") or getattr(est, "n_outputs_", 1) != 1:
+            raise UnsupportedModelError(
+                f"MLPRegressor with activation={est.activation!r} and {getattr(est, 'n_outputs_', 1)} outputs "
+                "cannot be embedded; use activation='relu' (or 'identity') and one output."
+            )
+        h = xs
+        n_layers = len(est.coefs_)
+        for li, (W, b) in enumerate(zip(est.coefs_, est.intercepts_, strict=True)):
+            W = np.asarray(W, dtype=float)
+            pre = [quicksum(float(W[k, r]) * h[k] for k in np.flatnonzero(W[:, r])) + float(b[r]) for r in range(W.shape[1])]
+            if li < n_layers - 1 and est.activation == "relu":
+                h = [m.add_relu(p, name=f"reg{li}_{r}") for r, p in enumerate(pre)]
+            else:
+                h = pre
+        return h[0]
+    coef = getattr(est, "coef_", None)
+    if coef is None:
+        raise UnsupportedModelError(
+            f"Cannot embed a {cls} as a causal regressor in the MIP; supported: linear models with "
+            "coef_ (LinearRegression, Ridge, Lasso, ...) and MLPRegressor(relu), optionally behind scalers."
+        )
+    coef = np.asarray(coef, dtype=float).reshape(-1)
+    if coef.size != len(xs):
+        raise UnsupportedModelError(f"{cls} has {coef.size} coefficients for {len(xs)} parents; it must be single-output.")
+    icpt = float(np.asarray(getattr(est, "intercept_", 0.0), dtype=float).reshape(-1)[0])
+    return quicksum(float(w) * x for w, x in zip(coef, xs, strict=True)) + icpt
+

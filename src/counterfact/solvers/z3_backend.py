@@ -1,0 +1,482 @@
+"""The compiler's IR as Z3 formulas: a lookup table from IR node to constraints.
+
+Used by MACE's default oracle (linear models and tree ensembles).  The raw
+input vector ``z`` (the :class:`~counterfact.models.compile.InputSpace` layout)
+is given as a list of Z3 terms: an arithmetic term (``Real``/``Int`` or a
+constant) for each numeric value and ordinal rank, a ``Bool`` for each one-hot
+indicator.  Every coefficient becomes an exact rational (``Fraction(float)``),
+so a SAT answer is a true point of the encoded model and an UNSAT answer a
+proof (``reference/solvers.md``).
+
+IR node -> Z3:
+
+* :class:`AffineMap` + :class:`Linear`: folded into one affine map of ``z``
+  (``W @ A``, ``W @ c + b``; indicators enter as ``If(b, 1, 0)``).
+* :class:`MLP`: ``h = If(a > 0, a, 0)``; units that interval arithmetic over
+  the query's box proves stable are replaced by ``a`` or ``0``, and the bounds
+  are asserted on unstable pre-activations.  (Z3 is slow on ReLU networks;
+  MACE uses the MIP oracle for them by default.)
+* :class:`TreeEnsemble`: one ``Bool`` per distinct raw-unit cut of a numeric
+  or ordinal feature, ``c => z <= raw_le`` and ``not c => z >= raw_ge`` (the
+  IR's exact float32-safe cuts; the open gap between them is excluded),
+  shared by every tree; categorical splits read the indicators.  Each tree's
+  contribution to each output condition is a nested ``If`` over its nodes.
+  Ensembles are generated once per model as SMT-LIB text (:class:`ForestText`)
+  and parsed in each query's context: building 30,000 ``If`` terms through
+  the Python API took over a second per query, parsing takes milliseconds.
+  A single tree (no base score) is encoded as the disjunction of the paths to
+  the leaves the rule assigns to the target, with no margin: its leaf values
+  are constants, so the class of each leaf is exact.
+* :class:`DecisionRule`: :meth:`DecisionRule.region` conditions as
+  ``coef @ y >= rhs + margin``; a disjunctive region (one-vs-one SVC) as an
+  ``Or`` of conjunctions.
+
+An IR node this backend does not know raises
+:class:`~counterfact.exceptions.UnsupportedModelError` naming it and the MIP
+backend as the alternative.
+"""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+from .._deps import import_optional
+from ..exceptions import UnsupportedModelError
+
+__all__ = ["encode_model", "encode_outputs", "has_relu", "rational", "z_box"]
+
+
+def _z3() -> Any:
+    return import_optional("z3", purpose="The Z3 backend")
+
+
+def rational(x: float, ctx: Any = None) -> Any:
+    """``x`` as an exact Z3 rational (``Fraction(float)``) in context ``ctx``."""
+    return _z3().RealVal(Fraction(float(x)), ctx)
+
+
+def has_relu(compiled: Any) -> bool:
+    """Whether the compiled model has ReLU units."""
+    return bool(getattr(compiled, "has_relu", False))
+
+
+def z_box(compiled: Any, lower: np.ndarray | None = None, upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Per-variable box of ``z`` (the query's bounds where given, else the domain)."""
+    lo = compiled.inputs.lower() if lower is None else np.asarray(lower, dtype=float)
+    hi = compiled.inputs.upper() if upper is None else np.asarray(upper, dtype=float)
+    return lo, hi
+
+
+# ----------------------------------------------------------------- helpers
+def _ctx(z: list[Any]) -> Any:
+    """The Z3 context of the input terms (oracles use one fresh context per query,
+    so that results do not depend on what the process solved before)."""
+    return z[0].ctx if z else None
+
+
+def _arith(compiled: Any, z: list[Any]) -> list[Any]:
+    """``z`` with indicator Bools as 0/1 arithmetic terms."""
+    z3 = _z3()
+    ctx = _ctx(z)
+    one, zero = z3.IntVal(1, ctx), z3.IntVal(0, ctx)
+    out = list(z)
+    for blk in compiled.inputs.blocks:
+        if blk.is_indicator:
+            for k in range(blk.start, blk.start + blk.size):
+                t = z[k]
+                out[k] = z3.If(t, one, zero) if z3.is_bool(t) else t
+    return out
+
+
+def _lin(terms: list[Any], coefs: np.ndarray, const: float, ctx: Any) -> Any:
+    z3 = _z3()
+    nz = np.flatnonzero(coefs)
+    parts = [rational(coefs[k], ctx) * terms[k] for k in nz]
+    c = Fraction(float(const))
+    if not parts:
+        return z3.RealVal(c, ctx)
+    return z3.Sum(parts) + z3.RealVal(c, ctx) if c != 0 else z3.Sum(parts)
+
+
+def _affine_outputs(compiled: Any, z: list[Any], W: np.ndarray, b: np.ndarray) -> list[Any]:
+    A = np.asarray(compiled.affine.A, dtype=float)
+    c = np.asarray(compiled.affine.c, dtype=float)
+    M = W @ A
+    k = W @ c + b
+    za = _arith(compiled, z)
+    return [_lin(za, M[r], k[r], _ctx(z)) for r in range(M.shape[0])]
+
+
+def _interval(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    Wp, Wn = np.clip(W, 0, None), np.clip(W, None, 0)
+    return Wp @ lo + Wn @ hi + b, Wp @ hi + Wn @ lo + b
+
+
+# ------------------------------------------------------------------ nodes
+def encode_outputs(compiled: Any, z: list[Any], *, box: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[list[Any], list[Any]]:
+    """The estimator's outputs ``y`` as Z3 terms over ``z``, and side constraints.
+
+    ``box``: per-variable bounds of ``z`` (for the MLP's interval bounds).
+    Tree ensembles are not handled here (see :func:`encode_model`).
+    """
+    from ..models.compile import MLP, Linear
+
+    z3 = _z3()
+    ctx = _ctx(z)
+    est = compiled.estimator
+    if isinstance(est, Linear):
+        return _affine_outputs(compiled, z, np.asarray(est.W, dtype=float), np.asarray(est.b, dtype=float)), []
+    if isinstance(est, MLP):
+        lo, hi = box if box is not None else z_box(compiled)
+        A = np.asarray(compiled.affine.A, dtype=float)
+        c = np.asarray(compiled.affine.c, dtype=float)
+        side: list[Any] = []
+        h: list[Any] = []
+        hlo, hhi = lo, hi
+        for li, layer in enumerate(est.layers):
+            W = np.asarray(layer.W, dtype=float)
+            b = np.asarray(layer.b, dtype=float)
+            if li == 0:
+                pre = _affine_outputs(compiled, z, W, b)
+                plo, phi = _interval(W @ A, W @ c + b, hlo, hhi)
+            else:
+                pre = [_lin(h, W[r], b[r], ctx) for r in range(W.shape[0])]
+                plo, phi = _interval(W, b, hlo, hhi)
+            if layer.activation == "relu":
+                h = []
+                for r, p in enumerate(pre):
+                    if plo[r] >= 0:
+                        h.append(p)
+                    elif phi[r] <= 0:
+                        h.append(z3.RealVal(0, ctx))
+                    else:
+                        a = z3.Real(f"relu_{li}_{r}", ctx)
+                        side.append(a == p)
+                        side.append(a >= rational(plo[r], ctx))
+                        side.append(a <= rational(phi[r], ctx))
+                        h.append(z3.If(a > 0, a, z3.RealVal(0, ctx)))
+                hlo, hhi = np.maximum(plo, 0), np.maximum(phi, 0)
+            elif layer.activation == "identity":
+                h = pre
+                hlo, hhi = plo, phi
+            else:
+                raise UnsupportedModelError(
+                    f"The Z3 backend cannot encode activation {layer.activation!r}; supported: relu, identity."
+                )
+        return h, side
+    raise UnsupportedModelError(
+        f"The Z3 backend cannot encode the IR node {type(est).__name__}; it supports Linear, MLP and "
+        "TreeEnsemble. Use MACE(oracle='mip') (the MIP backend) or a supported model kind."
+    )
+
+
+class _Cuts:
+    """Split conditions ("goes left") of a tree ensemble over ``z``, cut Bools shared."""
+
+    def __init__(self, compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray], side: list[Any]) -> None:
+        self.compiled = compiled
+        self.z = z
+        self.lo, self.hi = box
+        self.side = side
+        self.cache: dict[int, Any] = {}
+        self.cut_bools: dict[tuple[str, float], Any] = {}
+        self.ctx = _ctx(z)
+
+    def left(self, s_index: int) -> Any:
+        if s_index not in self.cache:
+            self.cache[s_index] = self._left(self.compiled.estimator.splits[s_index])
+        return self.cache[s_index]
+
+    def _left(self, s: Any) -> Any:
+        z3 = _z3()
+        ctx = self.ctx
+        blk = self.compiled.inputs.block(s.feature)
+        if blk.is_indicator:
+            if s.left_categories is None:
+                return self._x_cut(s)
+            ind = [self.z[blk.start + k] for k in range(blk.size)]
+            left = set(int(k) for k in s.left_categories)
+            if len(left) <= blk.size - len(left):
+                return z3.Or([ind[k] for k in sorted(left)]) if left else z3.BoolVal(False, ctx)
+            right = [ind[k] for k in range(blk.size) if k not in left]
+            return z3.Not(z3.Or(right)) if right else z3.BoolVal(True, ctx)
+        x = self.z[blk.start]
+        if s.raw_le is not None:
+            return self._numeric_cut(s.feature, x, float(s.raw_le), float(s.raw_ge), blk.start)
+        if s.left_categories is not None:  # non-prefix ordinal split
+            return z3.Or([x == int(k) for k in s.left_categories]) if s.left_categories else z3.BoolVal(False, ctx)
+        return self._x_cut(s)
+
+    def _numeric_cut(self, feature: str, x: Any, le: float, ge: float, col: int) -> Any:
+        z3 = _z3()
+        ctx = self.ctx
+        if le == -np.inf:
+            return z3.BoolVal(False, ctx)
+        if ge == np.inf or le >= self.hi[col]:  # the whole box goes left
+            return z3.BoolVal(True, ctx)
+        if ge <= self.lo[col]:  # the whole box goes right
+            return z3.BoolVal(False, ctx)
+        key = (feature, le)
+        if key not in self.cut_bools:
+            if z3.is_int_value(x) or z3.is_rational_value(x):  # a fixed feature: a constant
+                val = Fraction(x.as_long()) if z3.is_int_value(x) else x.as_fraction()
+                self.cut_bools[key] = z3.BoolVal(val <= Fraction(le), ctx)
+            else:
+                c = z3.Bool(f"cut_{feature}_{len(self.cut_bools)}", ctx)
+                if z3.is_int(x):
+                    self.side.append(c == (x <= int(np.floor(le))))
+                else:
+                    self.side.append(z3.Implies(c, x <= rational(le, ctx)))
+                    self.side.append(z3.Implies(z3.Not(c), x >= rational(ge, ctx)))
+                self.cut_bools[key] = c
+        return self.cut_bools[key]
+
+    def _x_cut(self, s: Any) -> Any:
+        """Fallback: the split on the estimator input column (safe float bounds)."""
+        z3 = _z3()
+        A = np.asarray(self.compiled.affine.A, dtype=float)[s.column]
+        c = float(np.asarray(self.compiled.affine.c, dtype=float)[s.column])
+        xcol = _lin(_arith(self.compiled, self.z), A, c, self.ctx)
+        b = z3.Bool(f"xcut_{s.column}_{len(self.cache)}", self.ctx)
+        self.side.append(z3.Implies(b, xcol <= rational(s.le, self.ctx)))
+        self.side.append(z3.Implies(z3.Not(b), xcol >= rational(s.ge, self.ctx)))
+        return b
+
+
+def _single_tree(compiled: Any, cuts: _Cuts, target_index: int) -> Any:
+    """Disjunction of the paths to leaves the rule assigns to ``target_index``."""
+    z3 = _z3()
+    est = compiled.estimator
+    tree = est.trees[0]
+    leaves = np.flatnonzero(tree.split < 0)
+    y = tree.value[leaves] / est.divisor + est.base
+    cls = compiled.rule.predict(y)
+    good = set(leaves[cls == target_index].tolist())
+    memo: dict[int, Any] = {}
+    order = []
+    stack = [0]
+    while stack:
+        n = stack.pop()
+        order.append(n)
+        if tree.split[n] >= 0:
+            stack.extend((int(tree.left[n]), int(tree.right[n])))
+    for n in reversed(order):
+        if tree.split[n] < 0:
+            memo[n] = z3.BoolVal(n in good, cuts.ctx)
+            continue
+        lt, rt = memo[int(tree.left[n])], memo[int(tree.right[n])]
+        if z3.is_false(lt) and z3.is_false(rt):
+            memo[n] = z3.BoolVal(False, cuts.ctx)
+            continue
+        if z3.is_true(lt) and z3.is_true(rt):
+            memo[n] = z3.BoolVal(True, cuts.ctx)
+            continue
+        cond = cuts.left(int(tree.split[n]))
+        memo[n] = z3.simplify(z3.If(cond, lt, rt))
+    return memo[0]
+
+
+# -------------------------------------------------------- forests as text
+def _smt_num(x: Fraction | float) -> str:
+    """An exact SMT-LIB real literal."""
+    f = x if isinstance(x, Fraction) else Fraction(float(x))
+    body = f"(/ {abs(f.numerator)}.0 {f.denominator}.0)" if f.denominator != 1 else f"{abs(f.numerator)}.0"
+    return f"(- {body})" if f < 0 else body
+
+
+def _smt_int(k: int) -> str:
+    return f"(- {-k})" if k < 0 else str(k)
+
+
+class ForestText:
+    """A tree ensemble as SMT-LIB text over symbols ``z0 .. z{n-1}`` (the raw vector).
+
+    Building tens of thousands of nested ``If`` terms through the Python API
+    costs seconds per query; the text is built once per model and target
+    (:meth:`region`) and parsed by Z3 in milliseconds in each query's context.
+    """
+
+    def __init__(self, compiled: Any) -> None:
+        self.compiled = compiled
+        self.space = compiled.inputs
+        self.est = compiled.estimator
+        self._left: dict[int, str] = {}
+        self._decls: list[str] = []
+        self._asserts: list[str] = []
+        self._cuts: dict[tuple[str, float], str] = {}
+        self._sums: dict[tuple[float, ...], str] = {}
+
+    def _cut(self, s_index: int) -> str:
+        if s_index in self._left:
+            return self._left[s_index]
+        s = self.est.splits[s_index]
+        blk = self.space.block(s.feature)
+        if blk.is_indicator:
+            if s.left_categories is None:
+                raise UnsupportedModelError(
+                    f"The Z3 backend needs the category sets of split {s_index} on '{s.feature}'; "
+                    "use MACE(oracle='mip')."
+                )
+            left = sorted(int(k) for k in s.left_categories)
+            names = [f"z{blk.start + k}" for k in left]
+            out = "false" if not names else names[0] if len(names) == 1 else f"(or {' '.join(names)})"
+        elif s.raw_le is not None:
+            le, ge = float(s.raw_le), float(s.raw_ge)
+            if le == -np.inf:
+                out = "false"
+            elif ge == np.inf:
+                out = "true"
+            else:
+                key = (s.feature, le)
+                if key not in self._cuts:
+                    name = f"cut{len(self._cuts)}"
+                    zname = f"z{blk.start}"
+                    self._decls.append(f"(declare-const {name} Bool)")
+                    if blk.integral:
+                        self._asserts.append(f"(= {name} (<= {zname} {_smt_int(int(np.floor(le)))}))")
+                    else:
+                        self._asserts.append(f"(=> {name} (<= {zname} {_smt_num(le)}))")
+                        self._asserts.append(f"(=> (not {name}) (>= {zname} {_smt_num(ge)}))")
+                    self._cuts[key] = name
+                out = self._cuts[key]
+        elif s.left_categories is not None:  # non-prefix ordinal split
+            terms = [f"(= z{blk.start} {int(k)})" for k in s.left_categories]
+            out = "false" if not terms else terms[0] if len(terms) == 1 else f"(or {' '.join(terms)})"
+        else:
+            raise UnsupportedModelError(
+                f"The Z3 backend has no raw-unit form of split {s_index} on '{s.feature}'; use MACE(oracle='mip')."
+            )
+        self._left[s_index] = out
+        return out
+
+    def _tree(self, tree: Any, leaf_value: np.ndarray) -> str:
+        text: dict[int, str] = {}
+        order = []
+        stack = [0]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            if tree.split[n] >= 0:
+                stack.extend((int(tree.left[n]), int(tree.right[n])))
+        for n in reversed(order):
+            if tree.split[n] < 0:
+                text[n] = _smt_num(float(leaf_value[n]))
+                continue
+            lt, rt = text.pop(int(tree.left[n])), text.pop(int(tree.right[n]))
+            text[n] = lt if lt == rt else f"(ite {self._cut(int(tree.split[n]))} {lt} {rt})"
+        return text[0]
+
+    def total(self, coef: np.ndarray) -> str:
+        """``sum_t coef @ tree_t(x)`` as text (cached per ``coef``)."""
+        key = tuple(float(c) for c in coef)
+        if key not in self._sums:
+            parts = [self._tree(t, np.asarray(t.value, dtype=float) @ coef) for t in self.est.trees]
+            self._sums[key] = parts[0] if len(parts) == 1 else f"(+ {' '.join(parts)})"
+        return self._sums[key]
+
+    def region(self, target_index: int, margin: Fraction) -> str:
+        """The whole ensemble formula for the target region, with the margin."""
+        est = self.est
+        conj_texts = []
+        for conj in self.compiled.rule.region(int(target_index)):
+            parts = []
+            for cnd in conj:
+                coef = np.asarray(cnd.coef, dtype=float)
+                const = Fraction(float(est.divisor)) * (
+                    Fraction(float(cnd.rhs)) + margin - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
+                )
+                parts.append(f"(>= {self.total(coef)} {_smt_num(const)})")
+            conj_texts.append(parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})")
+        main = conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
+        return "\n".join([*self._decls, *(f"(assert {a})" for a in self._asserts), *self._order(), f"(assert {main})"])
+
+    def _order(self) -> list[str]:
+        """Mišić's ordering of the cuts of one feature (``z <= t_k  =>  z <= t_{k+1}``) as
+        clauses: implied by the arithmetic, but stated they let the SAT core propagate."""
+        by: dict[str, list[tuple[float, str]]] = {}
+        for (feat, le), name in self._cuts.items():
+            by.setdefault(feat, []).append((le, name))
+        out = []
+        for cuts in by.values():
+            cuts.sort()
+            out += [f"(assert (=> {a} {b}))" for (_, a), (_, b) in zip(cuts[:-1], cuts[1:], strict=True)]
+        return out
+
+
+def _forest(compiled: Any, z: list[Any], target_index: int, mg: Fraction, cache: dict[str, Any] | None) -> list[Any]:
+    z3 = _z3()
+    ctx = _ctx(z)
+    key = "forest_text"
+    ft = cache.get(key) if cache is not None else None
+    if ft is None or ft.compiled is not compiled:
+        ft = ForestText(compiled)
+        if cache is not None:
+            cache[key] = ft
+    text = ft.region(target_index, mg)
+    decls: dict[str, Any] = {}
+    side: list[Any] = []
+    for k, t in enumerate(z):
+        if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
+            decls[f"z{k}"] = t
+            continue
+        # a constant (fixed feature): a named variable equal to it
+        v = z3.Bool(f"zfix{k}", ctx) if z3.is_bool(t) else (z3.Int(f"zfix{k}", ctx) if z3.is_int(t) else z3.Real(f"zfix{k}", ctx))
+        side.append(v == t)
+        decls[f"z{k}"] = v
+    return [*side, *z3.parse_smt2_string(text, decls=decls, ctx=ctx)]
+
+
+
+def encode_model(
+    compiled: Any,
+    z: list[Any],
+    target_index: int,
+    margin: float | None = None,
+    *,
+    box: tuple[np.ndarray, np.ndarray] | None = None,
+    cache: dict[str, Any] | None = None,
+) -> list[Any]:
+    """Constraints forcing the compiled model to predict class ``target_index`` on ``z``.
+
+    Parameters
+    ----------
+    compiled : CompiledModel
+    z : list
+        Z3 terms in the InputSpace layout (Bools for indicators).
+    target_index : int
+        Position of the target class in ``compiled.classes``.
+    margin : float, optional
+        Decision margin (default ``compiled.rule.margin``).
+    box : (lower, upper), optional
+        Bounds of every ``z`` variable for this query (MLP interval bounds,
+        pruning of tree cuts); the schema's domain by default.
+    cache : dict, optional
+        Reused across queries of one model (holds the ensemble's SMT-LIB text).
+    """
+    from ..models.compile import TreeEnsemble
+
+    z3 = _z3()
+    ctx = _ctx(z)
+    mg = Fraction(float(compiled.rule.margin if margin is None else margin))
+    box = box if box is not None else z_box(compiled)
+    region = compiled.rule.region(int(target_index))
+    est = compiled.estimator
+    if isinstance(est, TreeEnsemble):
+        side: list[Any] = []
+        cuts = _Cuts(compiled, z, box, side)
+        if len(est.trees) == 1 and not np.any(est.base):
+            formula = _single_tree(compiled, cuts, target_index)
+            return [*side, formula]
+        return _forest(compiled, z, target_index, mg, cache)
+    outputs, side = encode_outputs(compiled, z, box=box)
+    conj_formulas = []
+    for conj in region:
+        parts = [
+            _lin(outputs, np.asarray(cnd.coef, dtype=float), 0.0, ctx) >= z3.RealVal(Fraction(float(cnd.rhs)) + mg, ctx)
+            for cnd in conj
+        ]
+        conj_formulas.append(z3.And(parts))
+    return [*side, conj_formulas[0] if len(conj_formulas) == 1 else z3.Or(conj_formulas)]
