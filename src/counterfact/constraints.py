@@ -234,11 +234,9 @@ class QueryBounds:
                     if not any(not changed(f, a, q) for a in b.values):
                         good &= ch
             else:
-                vals = [_py(x) for x in col.tolist()]
-                q = b.value
-                ch = np.array([x != q for x in vals], dtype=bool)
-                allowed_set = set(b.values or ())
-                good = np.array([x in allowed_set for x in vals], dtype=bool)
+                obj = col.astype(object)  # plain Python equality, whatever the column's dtype
+                ch = (obj != b.value).to_numpy(dtype=bool)
+                good = obj.isin(list(b.values or ())).to_numpy(dtype=bool)
             ok &= good
             n_changed += ch
         if self.max_changes is not None:
