@@ -2,6 +2,7 @@
 
     python benchmarks/mdpso.py [--queries 5] [--cfs 5] [--large] [--quick]
                                [--datasets compas hill_valley arrhythmia lsvt]
+                               [--no-small] [--no-timing] [--methods ...] [--tag NAME]
 
 Table II protocol: for COMPAS, Hill-Valley, Arrhythmia and LSVT, a random
 forest (the paper's best model on every dataset; ours: 100 trees of depth 8),
@@ -30,7 +31,9 @@ share one model call per iteration); time against the number of features
 the time of one model call on a swarm (what every iteration pays) and the
 ``nearest`` baseline measured in the same run.
 
-Writes benchmarks/out/mdpso.md and mdpso.csv.
+Writes benchmarks/out/mdpso.md and mdpso.csv (``mdpso_<tag>.*`` with ``--tag``;
+``--no-small`` / ``--no-timing`` skip the 5-query table / the timing sections,
+``--methods`` keeps only the named methods, so that long runs can be split).
 """
 
 from __future__ import annotations
@@ -107,7 +110,7 @@ def table2(res: cf.CounterfactualResult, train: cf.Dataset, k: int) -> dict[str,
     }
 
 
-def methods(n_features: int, dice_max_features: int) -> dict[str, Any]:
+def methods(n_features: int, dice_max_features: int, keep: list[str] | None = None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "MD-PSO": lambda: cf.MDPSO(random_state=0),
         "MD-PSO (paper)": lambda: cf.MDPSO(random_state=0, objective="sum", patience=100, n_restarts=0),
@@ -115,15 +118,18 @@ def methods(n_features: int, dice_max_features: int) -> dict[str, Any]:
     }
     if is_available("dice_ml") and n_features <= dice_max_features:
         out["DiCE-random"] = lambda: cf.methods.get("dice", dice_method="random", random_state=0)
-    return out
+    return {k: v for k, v in out.items() if keep is None or k in keep}
 
 
-def quality(datasets: list[str], n_queries: int, k: int, label: str, free: bool = False, dice_max_features: int = 100) -> pd.DataFrame:
+def quality(
+    datasets: list[str], n_queries: int, k: int, label: str, free: bool = False, dice_max_features: int = 100,
+    keep: list[str] | None = None,
+) -> pd.DataFrame:
     rows = []
     for ds in datasets:
         train, test, model = setup(ds, free=free)
         Q = pick(test, n_queries)
-        for name, make in methods(len(train.schema), dice_max_features).items():
+        for name, make in methods(len(train.schema), dice_max_features, keep).items():
             method = make().fit(model, train)
             t0 = time.perf_counter()
             res = method.explain(Q, n_counterfactuals=k)
@@ -193,25 +199,34 @@ def main() -> None:
     ap.add_argument("--cfs", type=int, default=5)
     ap.add_argument("--large", action="store_true", help="also run 50 queries per dataset")
     ap.add_argument("--quick", action="store_true", help="fewer timing queries and swarm sizes")
+    ap.add_argument("--no-small", action="store_true", help="skip the --queries table")
+    ap.add_argument("--no-timing", action="store_true", help="skip the timing sections")
+    ap.add_argument("--methods", nargs="+", default=None, help="only these methods (e.g. MD-PSO nearest)")
+    ap.add_argument("--tag", default="", help="write mdpso_<tag>.md/.csv")
     ap.add_argument("--free", action="store_true", help="also run with every feature free (the paper's experiments name no immutable)")
     ap.add_argument("--dice-max-features", type=int, default=100, help="run DiCE-random only up to this many features (it took > 10 min for 5 LSVT rows)")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     t_start = time.perf_counter()
     dmax = args.dice_max_features
-    parts = [quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q", dice_max_features=dmax)]
+    keep = args.methods
+    parts = []
+    if not args.no_small:
+        parts.append(quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q", dice_max_features=dmax, keep=keep))
     if args.free:
-        parts.append(quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q_no_immutables", free=True, dice_max_features=dmax))
+        parts.append(quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q_no_immutables", free=True, dice_max_features=dmax, keep=keep))
     if args.large:
-        parts.append(quality(args.datasets, 50, args.cfs, "table2_50q", dice_max_features=dmax))
-    n_time = 3 if args.quick else 5
-    sizes = [10, 50] if args.quick else [10, 25, 50, 100]
-    feats = [r for ds in ("hill_valley", "arrhythmia", "lsvt") for r in speed(ds, n_time, [50], "time_vs_features")]
-    swarm = speed("arrhythmia", n_time, sizes, "time_vs_swarm")
-    timing = pd.DataFrame(feats + swarm)
-    table = pd.concat([*parts, timing], ignore_index=True)
+        parts.append(quality(args.datasets, 50, args.cfs, "table2_50q", dice_max_features=dmax, keep=keep))
+    if not args.no_timing:
+        n_time = 3 if args.quick else 5
+        sizes = [10, 50] if args.quick else [10, 25, 50, 100]
+        feats = [r for ds in ("hill_valley", "arrhythmia", "lsvt") for r in speed(ds, n_time, [50], "time_vs_features")]
+        swarm = speed("arrhythmia", n_time, sizes, "time_vs_swarm")
+        parts.append(pd.DataFrame(feats + swarm))
+    table = pd.concat(parts, ignore_index=True)
+    stem = f"mdpso_{args.tag}" if args.tag else "mdpso"
     OUT.mkdir(parents=True, exist_ok=True)
-    table.to_csv(OUT / "mdpso.csv", index=False)
+    table.to_csv(OUT / f"{stem}.csv", index=False)
     cpus = os.cpu_count()
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
@@ -230,7 +245,7 @@ def main() -> None:
     for label, part in table.groupby("section", sort=False):
         cols = [c for c in part.columns if part[c].notna().any() and c != "section"]
         lines += [f"## {label}", "", _markdown(part[cols]), ""]
-    (OUT / "mdpso.md").write_text("\n".join(lines))
+    (OUT / f"{stem}.md").write_text("\n".join(lines))
     print("\n".join(lines))
 
 

@@ -18,7 +18,7 @@ from _common import timed, write_table
 import counterfact as cf
 from counterfact.batch import explain_in_chunks
 
-FAST = {"nearest": {}, "mdpso": {"n_particles": 30, "n_iterations": 30}, "l2c": {"epochs": 20}}
+FAST = {"nearest": {}, "mdpso": {"n_particles": 30, "max_iter": 30}, "l2c": {"max_epochs": 20}}
 EXACT = {"mace": {"time_limit": 30.0}, "ceocl": {"time_limit": 30.0}}
 
 

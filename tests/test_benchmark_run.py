@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 
@@ -90,13 +91,27 @@ def _chromium() -> str | None:
 def test_report_renders_in_headless_chromium(results, tmp_path):
     out, _ = results
     page = cf.report.build(out, fmt="html", out=tmp_path / "r.html")
-    shot = tmp_path / "shot.png"
+    source = page.read_text()
+    n_img, n_tables = source.count("<img"), source.count("<table")
+    titles = re.findall(r"<h2>(.*?)</h2>", source)
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
              "--disable-background-networking", "--disable-component-update", "--disable-sync",
              f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([_chromium(), *flags, "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120)
+    dom = subprocess.run([_chromium(), *flags, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+                         capture_output=True, text=True, timeout=120)
     assert dom.returncode == 0, dom.stderr[-2000:]
-    assert dom.stdout.count("<img") >= 3 and "Recourse cards" in dom.stdout
+    # the page's own load handler counted what the browser actually laid out and decoded
+    body = re.search(r"<body([^>]*)>", dom.stdout)
+    assert body is not None and 'data-rendered="yes"' in body.group(1), dom.stdout[:500]
+    attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
+    assert int(attrs["images"]) == n_img >= 4  # metric bars, time distribution, trade-off, CD diagram
+    assert int(attrs["images-decoded"]) == n_img, "an embedded plot did not decode"
+    assert int(attrs["tables"]) == n_tables
+    for t in ("german_credit / lr", "german_credit / tree", "Skipped or failed cells", "Plots",
+              "Ranks, Friedman test and Nemenyi critical difference", "Recourse cards"):
+        assert t in titles and f"<h2>{t}</h2>" in dom.stdout
+    assert "Uncaught" not in dom.stderr, dom.stderr[-2000:]
+    shot = tmp_path / "shot.png"
     res = subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()], capture_output=True, text=True, timeout=120)
     assert res.returncode == 0 and shot.stat().st_size > 10_000
 
@@ -107,3 +122,85 @@ def test_cli_benchmark_and_report(tmp_path, capsys):
     assert main(["benchmark", str(spec), "--out", str(tmp_path / "res")]) == 0
     assert main(["report", str(tmp_path / "res"), "--format", "html"]) == 0
     assert (tmp_path / "res" / "report.html").exists()
+
+
+PAPERS = ("mace", "ceocl", "ufce", "mdpso", "l2c")
+
+
+@pytest.mark.parametrize("paper", PAPERS)
+def test_paper_specs_are_valid(paper):
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "papers" / f"{paper}.yaml"
+    spec = cf.benchmark.load_spec(path)
+    assert spec.name == paper and spec.reference and spec.datasets and spec.methods
+    for m in spec.methods:  # every method's parameters pass its own validation
+        cf.methods.get(m.name, **m.params)._validate_params()
+    quick = cf.benchmark.load_spec(path, queries=2)
+    assert quick.queries == min(2, spec.queries) and all(d.queries == 2 for d in quick.datasets)
+
+
+def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):
+    spec = {
+        "name": "opts",
+        "datasets": [
+            {"name": "student_performance", "split": "school", "models": ["lr"], "queries": 2,
+             "actionability": {"*": "free", "Medu": "immutable"}},
+            {"name": "heloc", "models": ["lr"]},  # not bundled: skipped unless installed
+        ],
+        "models": ["lr", {"kind": "tree", "params": {"max_depth": 3}}],
+        "methods": ["nearest"],
+        "queries": 5,
+        "query_class": "unfavourable",
+    }
+    table = cf.benchmark.run(spec, out=tmp_path, verbose=False, queries=4)
+    assert set(table["model"]) == {"lr"}  # the dataset restricts its models
+    assert table.drop_duplicates("query").shape[0] == 2  # the dataset's own cap beats the override
+    data = cf.datasets.load("student_performance")
+    school = pd.Series(data.metadata["splits"]["school"]).reindex(data.frame.index)
+    assert set(table["query"]) <= set(data.frame.index[school == "test"])
+    cfs = [json.loads(f) for f in table["features"].dropna()]
+    queries = data.frame.loc[table.dropna(subset=["features"])["query"]]
+    assert cfs and all(c["Medu"] == q for c, q in zip(cfs, queries["Medu"], strict=True))
+    summary = pd.read_csv(tmp_path / "summary.csv")
+    heloc = summary[summary["dataset"] == "heloc"]
+    try:
+        cf.datasets.load("heloc")
+    except cf.DatasetNotFoundError:
+        assert len(heloc) == 1 and heloc["state"].iloc[0] == "skipped" and "heloc" in heloc["reason"].iloc[0].lower()
+
+
+@pytest.mark.parametrize(
+    "bad, message",
+    [
+        ({"actionability": "sometimes"}, "actionability"),
+        ({"models": ["svm"]}, "unknown model ids"),
+        ({"split": "no_split"}, "no predefined split"),
+    ],
+)
+def test_spec_dataset_errors(tmp_path, bad, message):
+    spec = {"datasets": [{"name": "german_credit", "max_rows": 100, **bad}], "models": ["lr"], "methods": ["nearest"], "queries": 1}
+    if "split" in bad:
+        cf.benchmark.run(spec, out=tmp_path, verbose=False)
+        meta = json.loads(next(p for p in (tmp_path / "cells").glob("*.json") if not p.name.endswith(".result.json")).read_text())
+        assert meta["status"] == "error" and message in meta["reason"]
+    else:
+        with pytest.raises(cf.ValidationError, match=message):
+            cf.benchmark.load_spec(spec)
+
+
+def test_feedback_gives_each_query_its_own_ranges(tmp_path):
+    from counterfact.methods.ufce import feedback_levels
+
+    spec = {"datasets": [{"name": "bupa_liver"}], "models": ["lr"], "methods": [{"name": "ufce", "params": {"variant": 1}}], "queries": 3,
+            "n_counterfactuals": 2, "feedback": {"level": 1.0}}
+    table = cf.benchmark.run(spec, out=tmp_path, verbose=False)
+    data = cf.datasets.load("bupa_liver")
+    train, _ = data.split(test_size=0.2, random_state=0)
+    found = table.dropna(subset=["features"])
+    assert len(found) > 0 and (found["metric_actionability"] == 1).all()
+    for q, f in zip(found["query"], found["features"], strict=True):
+        c = feedback_levels(train, data.frame.loc[q], 1.0)
+        row = json.loads(f)
+        for name, (lo, hi) in c.ranges.items():
+            assert lo - 1e-9 <= row[name] <= hi + 1e-9 or row[name] == data.frame.loc[q, name]

@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch")
 from counterfact.methods.l2c import L2C, Representation  # noqa: E402
 from counterfact.methods.l2c._blackbox import mirror_of  # noqa: E402
 from counterfact.methods.l2c._networks import build_mlp  # noqa: E402
-from counterfact.methods.l2c._training import RowSet, TrainConfig, cap_changes, train  # noqa: E402
+from counterfact.methods.l2c._training import TrainConfig, cap_changes, train  # noqa: E402
 
 
 def small(**kw):
@@ -63,6 +63,8 @@ def test_representation_bins_and_decoding(lr_setting):
     lower, upper, allowed, _ = rep.schema_bounds(levels, values)
     table, mask = rep.tables(levels, values, lower, upper, allowed)
     # own levels decode to the row itself
+    # every row's own level is admissible under the schema's bounds
+    assert mask[np.arange(len(X))[:, None], rep.starts[None, :] + levels].all()
     back = rep.decode(levels, np.arange(len(X)), table)
     pd.testing.assert_frame_equal(train.schema.coerce(back), train.schema.coerce(X), check_dtype=False)
     # random admissible levels decode to coherent, in-domain rows, vectorised
@@ -80,6 +82,30 @@ def test_representation_bins_and_decoding(lr_setting):
     f = rep.features[j]
     other = (levels[owner, j] != cand[:, j])
     assert np.isin(frame[f.name].to_numpy()[other], f.rep).mean() > 0.9
+
+
+def test_representative_midpoint_or_median():
+    """A changed numeric feature decodes to its bin's mid-point (paper) or the bin's median."""
+    rng = np.random.default_rng(3)
+    v = np.concatenate([rng.exponential(1.0, 300), [0.0, 20.0]])
+    X = pd.DataFrame({"v": v})
+    schema = cf.Schema((cf.Feature("v", "real", lower=0.0, upper=20.0),), target="y")
+    mid = Representation.from_data(schema, X, n_bins=4, min_count=40)
+    med = Representation.from_data(schema, X, n_bins=4, min_count=40, representative="median")
+    fm, fd = mid.features[0], med.features[0]
+    assert fm.size == fd.size == 4
+    np.testing.assert_allclose(fm.rep, 0.5 * (fm.edges[:-1] + fm.edges[1:]))
+    own = med.levels(X)[:, 0]
+    np.testing.assert_allclose(fd.rep, [np.median(v[own == j]) for j in range(4)])
+    # skewed data: the last bin's median sits well below its mid-point
+    assert fd.rep[-1] < fm.rep[-1]
+    # decoding a changed level gives the representative, an unchanged one the row's own value
+    lv = med.levels(X)
+    lower, upper, allowed, _ = med.schema_bounds(lv, med.values(X))
+    table, _ = med.tables(lv, med.values(X), lower, upper, allowed)
+    row = int(np.flatnonzero(own == 0)[0])
+    back = med.decode(np.array([[3], [0]]), np.array([row, row]), table)
+    assert back["v"].tolist() == [fd.rep[3], v[row]]
 
 
 def test_representation_json_roundtrip(fitted):
@@ -151,7 +177,7 @@ def test_pathwise_gradient_reaches_the_generator(fitted, lr_setting):
     cfg = TrainConfig(hidden=16, alpha=1e-3, tau=0.2, learning_rate=1e-2, max_epochs=1, batch_size=64, patience=1,
                       straight_through=True, n_score_samples=4, n_validation_samples=2, max_numeric=2, verbose=0)
     init = build_mlp(torch, rep.n_columns + 2, rep.n_columns, 16, torch.Generator().manual_seed(5), "cpu")
-    G, S, hist = train(torch, rep, rows, rows, 2, cfg, mirror=mirror, score=fitted._score,
+    G, _S, hist = train(torch, rep, rows, rows, 2, cfg, mirror=mirror, score=fitted._score,
                        generator=torch.Generator().manual_seed(5), rng=np.random.default_rng(0), device="cpu")
     for (k, a), b in zip(init.state_dict().items(), G.state_dict().values(), strict=True):
         assert not torch.equal(a, b), f"generator parameter {k} did not change"
@@ -296,7 +322,7 @@ def test_save_load_roundtrip(fitted, lr_setting, tmp_path):
 # ----------------------------------------------------------------- fallback
 def test_fallback_nearest_reported(lr_setting):
     # a generator that can change nothing numeric and only one categorical feature rarely succeeds
-    m = small(max_epochs=1, n_samples=2, fallback="nearest").fit(lr_setting.model, lr_setting.train)
+    m = small(max_epochs=1, n_samples=2, max_samples=None, fallback="nearest").fit(lr_setting.model, lr_setting.train)
     X = lr_setting.train.X.iloc[:30]
     r = m.explain(X, n_counterfactuals=1)
     src = r.diagnostics["source"]
@@ -306,3 +332,25 @@ def test_fallback_nearest_reported(lr_setting):
         cfs = r.for_query(q)
         if len(cfs):  # the nearest observable row of the target class
             assert (lr_setting.model.predict(cfs) == r.target[q]).all()
+
+
+def test_second_draw_for_uncovered_rows(lr_setting):
+    """Rows with no valid sample among n_samples draw max_samples more; the first pass is unchanged."""
+    X = lr_setting.train.X.iloc[:30]
+    once = small(max_epochs=1, n_samples=2, max_samples=None).fit(lr_setting.model, lr_setting.train)
+    r1 = once.explain(X, n_counterfactuals=3)
+    twice = small(max_epochs=1, n_samples=2, max_samples=300).fit(lr_setting.model, lr_setting.train)
+    r2 = twice.explain(X, n_counterfactuals=3)
+    failed = r1.status.index[r1.status == "failed"]
+    assert len(failed) > 0
+    # rows covered by the first pass are identical
+    ok = r1.status.index[r1.status == "feasible"]
+    pd.testing.assert_frame_equal(r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)])
+    d = r2.diagnostics.loc[failed]
+    assert (d["n_samples"] == 302).all()
+    retried = failed[(d["source"] == "l2c (retry)").to_numpy()]
+    assert len(retried) > 0 and (r2.status[retried] == "feasible").all()
+    pd.testing.assert_series_equal(r2.diagnostics.loc[failed, "sample_validity"], r1.diagnostics.loc[failed, "sample_validity"])
+    cfs = r2.counterfactuals.loc[list(retried)]
+    tgt = r2.target.loc[cfs.index.get_level_values("query")].to_numpy()
+    assert (lr_setting.model.predict(cfs) == tgt).all()

@@ -392,3 +392,34 @@ except ImportError:  # pragma: no cover
 def test_conformance(check, kind):
     pytest.importorskip("counterfact.datasets")
     check(lambda: cf.MACE(norm="l1", epsilon=1e-2, time_limit=20.0), make_setting(kind))
+
+
+def test_multiclass_forest_target_and_warm_start():
+    """3-class forest, ``target=`` a chosen class: the per-check pruned ensemble and the
+    warm start from observed rows give the same optimum as the cold search, never
+    farther than the nearest observed counterfactual."""
+    data = _mixed_data(n=450, seed=5, n_classes=3)
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "rf", random_state=0, n_estimators=8, max_depth=4)
+    X = test.X.iloc[:6]
+    target = 1
+    warm = cf.MACE(norm="l1", epsilon=EPS).fit(model, train).explain(X, target=target)
+    cold = cf.MACE(norm="l1", epsilon=EPS, warm_start=0).fit(model, train).explain(X, target=target)
+    mo = cf.NearestObservable(norm="l1").fit(model, train).explain(X, target=target)
+    preds = model.predict(X)
+    checked = 0
+    for qid, p in zip(X.index, preds, strict=True):
+        if p == target:
+            continue
+        for res in (warm, cold):
+            assert res.status[qid] == "optimal"
+            assert (model.predict(res.for_query(qid)) == target).all()
+        dw, dc = warm.diagnostics.loc[qid], cold.diagnostics.loc[qid]
+        # both certificates hold: each lower bound is below the other's point
+        assert dw["delta_min"] <= dc["delta_max"] + 1e-9 and dc["delta_min"] <= dw["delta_max"] + 1e-9
+        assert abs(dw["delta_max"] - dc["delta_max"]) <= EPS + 1e-9
+        if len(mo.for_query(qid)):
+            assert dw["delta_max"] <= float(mo.diagnostics.loc[qid, "distance"]) + 1e-9
+        checked += 1
+    assert checked >= 3
+    assert (warm.diagnostics["warm_starts"].dropna() > 0).any()

@@ -211,7 +211,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 def _cmd_benchmark(args: argparse.Namespace) -> int:
     from . import benchmark
 
-    benchmark.run(args.spec, out=args.out, resume=not args.no_resume, n_jobs=args.n_jobs)
+    benchmark.run(args.spec, out=args.out, resume=not args.no_resume, n_jobs=args.n_jobs, queries=args.queries, time_limit=args.time_limit)
     return 0
 
 
@@ -275,6 +275,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="results")
     b.add_argument("--no-resume", action="store_true")
     b.add_argument("--n-jobs", type=int, default=1)
+    b.add_argument("--queries", type=int, help="cap the queries per dataset (a quicker run of the same protocol)")
+    b.add_argument("--time-limit", type=float, help="seconds per query, replacing the spec's time_limit")
     b.set_defaults(func=_cmd_benchmark)
 
     r = sub.add_parser("report", help="render a report from benchmark results")

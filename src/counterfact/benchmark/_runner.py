@@ -24,12 +24,19 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..exceptions import MissingDependencyError, UnsupportedConstraintError, UnsupportedModelError
-from ._spec import Spec, load_spec
+from ..exceptions import (
+    DatasetNotFoundError,
+    MissingDependencyError,
+    UnsupportedConstraintError,
+    UnsupportedModelError,
+    ValidationError,
+)
+from ._spec import DatasetSpec, Spec, load_spec
 
 __all__ = ["collect", "run", "summarise"]
 
-_SKIP_ERRORS = (UnsupportedModelError, MissingDependencyError, UnsupportedConstraintError)
+# a combination the method cannot handle, or an input not available on this machine
+_SKIP_ERRORS = (UnsupportedModelError, MissingDependencyError, UnsupportedConstraintError, DatasetNotFoundError)
 
 
 def _safe(s: str) -> str:
@@ -40,18 +47,66 @@ def _cell_id(ds: str, model: str, method: str, seed: int) -> str:
     return _safe(f"{ds}__{model}__{method}__s{seed}")
 
 
-def _pick_queries(model: Any, test: Any, spec: Spec, seed: int) -> pd.DataFrame:
+def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = None) -> pd.DataFrame:
     X = test.X
+    n = spec.queries if n is None else n
     pred = np.asarray(model.predict(X))
     classes = np.asarray(model.classes_)
     if spec.query_class == "negative":
         X = X[pred == classes[0]]
+    elif spec.query_class == "unfavourable":
+        fav = test.metadata.get("favorable_class", classes[-1])
+        X = X[pred != fav]
     elif spec.query_class not in (None, "any"):
         X = X[pred == spec.query_class]
     rng = np.random.default_rng(seed)
-    if len(X) > spec.queries:
-        X = X.iloc[np.sort(rng.choice(len(X), size=spec.queries, replace=False))]
+    if len(X) > n:
+        X = X.iloc[np.sort(rng.choice(len(X), size=n, replace=False))]
     return X
+
+
+def _load_split(ds: DatasetSpec, spec: Spec, seed: int) -> tuple[Any, Any]:
+    """Load a dataset entry, apply its actionability override and row cap, and split it."""
+    from .. import datasets
+
+    data = datasets.load(ds.name, **ds.options)
+    if ds.actionability:
+        kinds = dict(ds.actionability)
+        default = kinds.pop("*", None)
+        unknown = sorted(set(kinds) - set(data.schema.names))
+        if unknown:
+            raise ValidationError(f"Benchmark spec: dataset {ds.id!r} actionability names unknown features {unknown}. Features: {data.schema.names}.")
+        every = {f.name: default for f in data.schema} if default else {}
+        data = data.with_schema(data.schema.with_actionability(**{**every, **kinds}))
+    if ds.max_rows and len(data) > ds.max_rows:
+        rng = np.random.default_rng(seed)
+        data = data.subset(data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))])
+    if ds.split is None:
+        return data.split(test_size=spec.test_size, random_state=seed)
+    splits = data.metadata.get("splits") or {}
+    if ds.split not in splits:
+        raise ValidationError(f"Benchmark spec: dataset {ds.id!r} has no predefined split {ds.split!r}. Available: {sorted(splits)}.")
+    flag = pd.Series(splits[ds.split]).reindex(data.frame.index)
+    return data.subset(data.frame.index[flag == "train"]), data.subset(data.frame.index[flag == "test"])
+
+
+def _explain(method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any]) -> tuple[Any, pd.DataFrame]:
+    """Explain ``X``; with ``spec.feedback`` each query gets its own feedback
+    constraints (UFCE's simulated user, Sec. 5) and is evaluated against them."""
+    from ..result import CounterfactualResult
+
+    if not spec.feedback:
+        result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
+        return result, result.evaluate(train)
+    from ..methods.ufce import feedback_levels
+
+    parts, metrics = [], []
+    for q in X.index:
+        c = constraints.merge(feedback_levels(train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]))
+        r = method.explain(X.loc[[q]], n_counterfactuals=spec.n_counterfactuals, constraints=c, **extra)
+        parts.append(r)
+        metrics.append(r.evaluate(train))
+    return CounterfactualResult.concat(parts), pd.concat(metrics)
 
 
 def run(
@@ -61,6 +116,8 @@ def run(
     resume: bool = True,
     n_jobs: int = 1,
     verbose: bool = True,
+    queries: int | None = None,
+    time_limit: float | None = None,
 ) -> pd.DataFrame:
     """Run every cell of ``spec`` and write the results under ``out``.
 
@@ -68,19 +125,28 @@ def run(
     optional dependency, an unsupported constraint kind) are recorded as
     ``skipped`` with the reason; other errors as ``error`` with the traceback,
     and the run goes on.  With ``resume`` (default), finished cells are not
-    run again.  Returns the long results table.
+    run again (a resumed run keeps their queries even if ``queries`` changed:
+    use a fresh ``out`` or ``resume=False`` for that).  ``queries`` caps the
+    number of queries per dataset for a quicker run of the same protocol;
+    ``time_limit`` replaces the spec's per-query time limit.  Returns the long
+    results table.
     """
     import joblib
 
-    from .. import datasets, methods, models
+    from .. import methods, models
     from ..constraints import Constraints
 
-    spec = load_spec(spec)
+    spec = load_spec(spec, queries=queries)
+    if time_limit is not None:
+        from dataclasses import replace
+
+        spec = replace(spec, time_limit=float(time_limit))
     out = Path(out)
     (out / "cells").mkdir(parents=True, exist_ok=True)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(json.dumps(_spec_dict(spec), indent=1, default=str))
-    cells = [(ds, mo, me, seed) for seed in spec.seeds for ds in spec.datasets for mo in spec.models for me in spec.methods if me.models is None or mo.id in me.models]
+    cells = [(ds, mo, me, seed) for seed in spec.seeds for ds in spec.datasets for mo in spec.models for me in spec.methods
+             if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)]
     bar = None
     if verbose:
         from tqdm.auto import tqdm
@@ -100,12 +166,8 @@ def run(
         try:
             key = (ds.id, seed)
             if key not in cache:
-                data = datasets.load(ds.name, **ds.options)
-                if ds.max_rows and len(data) > ds.max_rows:
-                    rng = np.random.default_rng(seed)
-                    data = data.subset(data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))])
                 cache.clear()
-                cache[key] = data.split(test_size=spec.test_size, random_state=seed)
+                cache[key] = _load_split(ds, spec, seed)
             train, test = cache[key]
             mpath = out / "models" / f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}.joblib"
             if mpath.exists():
@@ -115,7 +177,7 @@ def run(
                 model = models.fit(train, mo.kind, random_state=seed, **mo.params)
                 meta["model_fit_seconds"] = time.perf_counter() - t0
                 joblib.dump(model, mpath)
-            X = _pick_queries(model, test, spec, seed)
+            X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
             constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
             params = {"random_state": seed, **me.params}
             cls: Any = methods.get_class(me.name)
@@ -126,10 +188,9 @@ def run(
             method.fit(model, train)
             meta["fit_seconds"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **me.explain)
+            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain)
             meta["explain_seconds"] = time.perf_counter() - t0
             (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
-            metrics = result.evaluate(train)
             metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
             meta.update(status="done", n_queries=len(X), coverage=float((result.found > 0).mean()) if len(X) else float("nan"))
         except _SKIP_ERRORS as exc:

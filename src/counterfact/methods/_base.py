@@ -431,7 +431,9 @@ class CounterfactualMethod:
         else:
             sat = valid_all = np.zeros(0, dtype=bool)
             coerced_ok = np.zeros(0, dtype=bool)
-        cf_rows, cf_index, cf_conf = [], [], []
+        cf_rows: list[int] = []
+        cf_index, cf_conf = [], []
+        keys = _keys(allc, names) if allc is not None else []
         qconf = self.model_.predict_proba(queries)
         for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True)):
             m = own == i
@@ -449,15 +451,14 @@ class CounterfactualMethod:
             for k in map(int, idx):
                 if not valid_all[k]:
                     continue
-                row = allc.iloc[k]  # type: ignore[union-attr]
-                key = _key(row, names)
+                key = keys[k]
                 if key in seen or key == xkey:
                     dup += 1
                     continue
                 if rank >= n_cf:
                     break
                 seen.add(key)
-                cf_rows.append(row)
+                cf_rows.append(k)
                 cf_index.append((t.id, rank))
                 cf_conf.append(conf_all[k])
                 rank += 1
@@ -474,9 +475,10 @@ class CounterfactualMethod:
             statuses.append(st)
             diags.append(d)
             kept.append(c.diagnostics.get("_runtime", np.nan))
-        cf_frame = pd.DataFrame(cf_rows, columns=names)
         if cf_rows:
-            cf_frame = self.schema_.coerce(cf_frame.reset_index(drop=True))
+            cf_frame = self.schema_.coerce(allc.iloc[cf_rows].reset_index(drop=True))  # type: ignore[union-attr]
+        else:
+            cf_frame = pd.DataFrame(columns=names)
         cf_frame.index = pd.MultiIndex.from_tuples(cf_index, names=["query", "rank"]) if cf_index else pd.MultiIndex.from_tuples([], names=["query", "rank"])
         assert all(s in STATUSES for s in statuses)  # internal invariant, not input validation
         idx = pd.Index(qids)
@@ -498,16 +500,28 @@ class CounterfactualMethod:
         )
 
 
+def _norm(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        return round(float(v), 9)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
 def _key(row: pd.Series, names: Sequence[str]) -> tuple[Any, ...]:
-    out = []
+    return tuple(_norm(row[n]) for n in names)
+
+
+def _keys(frame: pd.DataFrame, names: Sequence[str]) -> list[tuple[Any, ...]]:
+    """``_key`` of every row of ``frame``, column by column (no per-row pandas indexing)."""
+    cols = []
     for n in names:
-        v = row[n]
-        if isinstance(v, (float, np.floating)):
-            v = round(float(v), 9)
-        elif isinstance(v, np.generic):
-            v = v.item()
-        out.append(v)
-    return tuple(out)
+        col = frame[n]
+        if pd.api.types.is_float_dtype(col.dtype):
+            cols.append([round(v, 9) for v in col.to_numpy(dtype=float).tolist()])
+        else:
+            cols.append([_norm(v) for v in col.tolist()])
+    return list(zip(*cols, strict=True)) if cols else [() for _ in range(len(frame))]
 
 
 def _solve(method: CounterfactualMethod, tasks: list[Query]) -> list[Candidates]:

@@ -7,6 +7,7 @@ the same cells as our methods.  Needs ``pip install "counterfact[peers]"``.
 from __future__ import annotations
 
 import random
+import time
 import warnings
 from typing import Any, ClassVar
 
@@ -39,7 +40,9 @@ class DiCE(CounterfactualMethod):
         How many counterfactuals DiCE is asked for per query (at least
         ``n_counterfactuals``); extra candidates survive verification better.
     random_state, time_limit, verbose
-        As every method (``time_limit`` is not enforced inside DiCE).
+        As every method.  DiCE has no time limit of its own; the adapter
+        enforces ``time_limit`` at DiCE's next model call past the deadline
+        (the query then gets status ``timeout``).
     """
 
     name: ClassVar[str] = "dice"
@@ -78,7 +81,8 @@ class DiCE(CounterfactualMethod):
                 frame[f.name] = frame[f.name].astype(str)
         self._outcome = outcome
         self._dice_data = dice_ml.Data(dataframe=frame, continuous_features=self.schema_.numeric, outcome_name=outcome)
-        self._dice_model = dice_ml.Model(model=_StrInput(self.model_.model, self.schema_), backend="sklearn")
+        self._str_model = _StrInput(self.model_.model, self.schema_)
+        self._dice_model = dice_ml.Model(model=self._str_model, backend="sklearn")
 
     def _explain_one(self, query: Query) -> Candidates:
         dice_ml = import_optional("dice_ml", purpose="the DiCE peer method")
@@ -99,6 +103,8 @@ class DiCE(CounterfactualMethod):
                 permitted[n] = [str(v) for v in b.values or ()]
         np_state, py_state = np.random.get_state(), random.getstate()
         seed = int(query.rng.integers(0, 2**31 - 1))
+        left = query.time_left()
+        self._str_model.deadline = None if left is None or not np.isfinite(left) else time.monotonic() + left
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
@@ -106,9 +112,12 @@ class DiCE(CounterfactualMethod):
                 if self.dice_method == "random":
                     kwargs["random_seed"] = seed
                 out = exp.generate_counterfactuals(x, **kwargs)
+        except _DeadlineReached:
+            return Candidates(x.iloc[0:0], "timeout", {"reason": f"DiCE did not finish within time_limit={self.time_limit} s"})
         except Exception as exc:  # DiCE raises when it finds nothing
             return Candidates(x.iloc[0:0], "failed", {"reason": f"DiCE: {type(exc).__name__}: {exc}"[:300]})
         finally:
+            self._str_model.deadline = None
             np.random.set_state(np_state)
             random.setstate(py_state)
         cfs = out.cf_examples_list[0].final_cfs_df
@@ -124,13 +133,22 @@ class DiCE(CounterfactualMethod):
         return Candidates(cfs.reset_index(drop=True), "feasible", {"dice_method": self.dice_method})
 
 
+class _DeadlineReached(Exception):
+    """Raised inside DiCE's search by a model call past the query's time limit."""
+
+
 class _StrInput:
-    """The user's model, fed DiCE's string-typed categories converted back to the schema's values."""
+    """The user's model, fed DiCE's string-typed categories converted back to the schema's values.
+
+    ``deadline`` (a ``time.monotonic()`` value, or None) stops DiCE's search:
+    the first model call after it raises :class:`_DeadlineReached`.
+    """
 
     def __init__(self, model: Any, schema: Any) -> None:
         self.model = model
         self.schema = schema
         self.classes_ = np.arange(len(model.classes_))
+        self.deadline: float | None = None
 
     def _convert(self, X: pd.DataFrame) -> pd.DataFrame:
         X = X.loc[:, self.schema.names].copy()
@@ -143,6 +161,8 @@ class _StrInput:
         return X
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise _DeadlineReached
         return self.model.predict_proba(self._convert(X))
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:

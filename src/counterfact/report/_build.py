@@ -90,7 +90,9 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
     table = collect(results)
     summary = summarise(results, table)
     target = Path(out) if out else results / f"report.{fmt}"
-    spec_name = json.loads((results / "spec.json").read_text()).get("name", "benchmark") if (results / "spec.json").exists() else "benchmark"
+    spec_d = json.loads((results / "spec.json").read_text()) if (results / "spec.json").exists() else {}
+    spec_name = spec_d.get("name", "benchmark")
+    intro = _intro(spec_d, table)
     sections: list[tuple[str, str, list[tuple[str, bytes]]]] = []  # (title, html/markdown table, images)
 
     if len(table) == 0:
@@ -137,9 +139,38 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
             sections.append(("Ranks, Friedman test and Nemenyi critical difference", _table(pd.DataFrame(stat_rows), fmt), cd_images))
         cards = _cards(results, cards_per_cell)
         sections.append(("Recourse cards", _cards_markup(cards, fmt), []))
-    text = _render(spec_name, sections, fmt, target)
+    text = _render(spec_name, sections, fmt, target, intro)
     target.write_text(text)
     return target
+
+
+def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
+    """One paragraph: what the spec is, where its protocol comes from, and the size of the run."""
+    parts = []
+    if spec.get("description"):
+        parts.append(str(spec["description"]).strip())
+    if spec.get("reference"):
+        parts.append(f"Protocol: {spec['reference']}.")
+    if spec:
+        parts.append(
+            f"Up to {spec.get('queries')} queries per dataset, {spec.get('n_counterfactuals')} counterfactual(s) per query, "
+            f"seeds {spec.get('seeds')}, time limit {spec.get('time_limit')} s per query."
+        )
+    if len(table):
+        n = table.drop_duplicates(["dataset", "model", "method", "seed", "query"]).groupby(["dataset", "model", "method", "seed"]).size()
+        parts.append(f"Finished cells: {len(n)}, explained queries: {int(n.sum())}.")
+    return " ".join(parts)
+
+
+# After the page loads, record how many tables and images it holds and how many images
+# decoded, so a headless browser's DOM dump shows whether everything rendered.
+_CHECK_JS = (
+    "window.addEventListener('load',function(){var b=document.body,im=document.images,ok=0;"
+    "for(var i=0;i<im.length;i++){if(im[i].complete&&im[i].naturalWidth>0){ok++;}}"
+    "b.setAttribute('data-images',im.length);b.setAttribute('data-images-decoded',ok);"
+    "b.setAttribute('data-tables',document.getElementsByTagName('table').length);"
+    "b.setAttribute('data-rendered','yes');});"
+)
 
 
 def _table(df: pd.DataFrame, fmt: str) -> str:
@@ -189,15 +220,19 @@ _CSS = """body{font-family:system-ui,sans-serif;margin:2em;max-width:1200px}
 .card{border:1px solid #ddd;border-radius:6px;padding:0.6em;margin:0.6em 0}img{max-width:100%;margin:0.5em 0}"""
 
 
-def _render(name: str, sections: list[tuple[str, str, list[tuple[str, bytes]]]], fmt: str, target: Path) -> str:
+def _render(name: str, sections: list[tuple[str, str, list[tuple[str, bytes]]]], fmt: str, target: Path, intro: str = "") -> str:
     if fmt == "html":
         body = [f"<h1>Benchmark report: {html.escape(name)}</h1>"]
+        if intro:
+            body.append(f'<p class="intro">{html.escape(intro)}</p>')
         for title, table, images in sections:
             body.append(f"<h2>{html.escape(title)}</h2>{table}")
             body += [f"<figure>{_img_html(png, alt)}<figcaption>{html.escape(alt)}</figcaption></figure>" for alt, png in images]
-        return f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(name)}</title><style>{_CSS}</style></head><body>{"".join(body)}</body></html>'
+        return f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{html.escape(name)}</title><style>{_CSS}</style><script>{_CHECK_JS}</script></head><body>{"".join(body)}</body></html>'
     files = target.parent / f"{target.stem}_files"
     lines = [f"# Benchmark report: {name}", ""]
+    if intro:
+        lines += [intro, ""]
     for title, table, images in sections:
         lines += [f"## {title}", "", table, ""]
         for i, (alt, png) in enumerate(images):

@@ -24,6 +24,10 @@ IR node -> Z3:
   Ensembles are generated once per model as SMT-LIB text (:class:`ForestText`)
   and parsed in each query's context: building 30,000 ``If`` terms through
   the Python API took over a second per query, parsing takes milliseconds.
+  :func:`forest_in_box` gives the same region restricted to a box (splits the
+  box decides are resolved, conditions the reachable leaves decide dropped);
+  MACE's oracle asserts it per check with the box of that check's bound.
+  Linear models are generated as text once per model and target as well.
   A single tree (no base score) is encoded as the disjunction of the paths to
   the leaves the rule assigns to the target, with no margin: its leaf values
   are constants, so the class of each leaf is exact.
@@ -39,6 +43,7 @@ backend as the alternative.
 from __future__ import annotations
 
 from fractions import Fraction
+from itertools import pairwise
 from typing import Any
 
 import numpy as np
@@ -46,7 +51,7 @@ import numpy as np
 from .._deps import import_optional
 from ..exceptions import UnsupportedModelError
 
-__all__ = ["encode_model", "encode_outputs", "has_relu", "rational", "z_box"]
+__all__ = ["encode_model", "encode_outputs", "forest_in_box", "has_relu", "is_forest", "rational", "z_box"]
 
 
 def _z3() -> Any:
@@ -308,6 +313,7 @@ class ForestText:
         self._asserts: list[str] = []
         self._cuts: dict[tuple[str, float], str] = {}
         self._sums: dict[tuple[float, ...], str] = {}
+        self._prefix = "cut"
 
     def _cut(self, s_index: int) -> str:
         if s_index in self._left:
@@ -332,7 +338,7 @@ class ForestText:
             else:
                 key = (s.feature, le)
                 if key not in self._cuts:
-                    name = f"cut{len(self._cuts)}"
+                    name = f"{self._prefix}{len(self._cuts)}"
                     zname = f"z{blk.start}"
                     self._decls.append(f"(declare-const {name} Bool)")
                     if blk.integral:
@@ -393,6 +399,102 @@ class ForestText:
         main = conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
         return "\n".join([*self._decls, *(f"(assert {a})" for a in self._asserts), *self._order(), f"(assert {main})"])
 
+    # ------------------------------------------------- pruned to a box
+    def _decide(self, s_index: int, lo: np.ndarray, hi: np.ndarray) -> bool | None:
+        """Whether every point of the box ``[lo, hi]`` (over ``z``) goes left (True),
+        right (False), or either (None) at split ``s_index``."""
+        s = self.est.splits[s_index]
+        blk = self.space.block(s.feature)
+        if blk.is_indicator:
+            if s.left_categories is None:
+                return None
+            left = {int(k) for k in s.left_categories}
+            sl = slice(blk.start, blk.start + blk.size)
+            on = np.flatnonzero(lo[sl] >= 1)
+            if on.size:
+                return int(on[0]) in left
+            possible = np.flatnonzero(hi[sl] >= 1)
+            if all(int(k) in left for k in possible):
+                return True
+            if not any(int(k) in left for k in possible):
+                return False
+            return None
+        a, b = float(lo[blk.start]), float(hi[blk.start])
+        if s.raw_le is not None:
+            le, ge = float(s.raw_le), float(s.raw_ge)
+            if blk.integral:
+                fl = np.floor(le)
+                return True if b <= fl else False if a >= fl + 1 else None
+            return True if b <= le else False if a >= ge else None
+        if s.left_categories is not None and a == b:
+            return int(a) in {int(k) for k in s.left_categories}
+        return None
+
+    def _tree_in_box(self, tree: Any, leaf_value: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[str, float, float]:
+        """One tree restricted to the box: (text, least and greatest reachable leaf value)."""
+
+        def walk(n: int) -> tuple[str, float, float]:
+            while tree.split[n] >= 0:
+                d = self._decide(int(tree.split[n]), lo, hi)
+                if d is None:
+                    lt, la, lb = walk(int(tree.left[n]))
+                    rt, ra, rb = walk(int(tree.right[n]))
+                    text = lt if lt == rt else f"(ite {self._cut(int(tree.split[n]))} {lt} {rt})"
+                    return text, min(la, ra), max(lb, rb)
+                n = int(tree.left[n]) if d else int(tree.right[n])
+            v = float(leaf_value[n])
+            return _smt_num(v), v, v
+
+        return walk(0)
+
+    def region_in_box(
+        self, target_index: int, margin: Fraction, lo: np.ndarray, hi: np.ndarray, prefix: str = "b"
+    ) -> str:
+        """:meth:`region` for points of the box ``[lo, hi]`` only (per-check pruning).
+
+        Splits that every point of the box takes the same way are resolved, so a
+        tree becomes the sub-tree reachable in the box; the bounds on each
+        tree's reachable leaves decide a condition outright where they can.
+        The box is the query's domain intersected with the caps implied by the
+        distance bound, so tight bounds give small formulas.  Exact: the same
+        formula as :meth:`region` on the box.  ``prefix`` names this text's cut
+        variables (distinct per check, so that nothing learned about one check's
+        cuts can refer to another's).
+        """
+        est = self.est
+        saved = (self._decls, self._asserts, self._cuts, self._left, self._prefix)
+        self._decls, self._asserts, self._cuts, self._left = [], [], {}, {}
+        self._prefix = prefix
+        conj_texts = []
+        for conj in self.compiled.rule.region(int(target_index)):
+            parts = []
+            dead = False
+            for cnd in conj:
+                coef = np.asarray(cnd.coef, dtype=float)
+                const = Fraction(float(est.divisor)) * (
+                    Fraction(float(cnd.rhs)) + margin - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
+                )
+                texts, low, high = [], Fraction(0), Fraction(0)
+                for t in est.trees:
+                    txt, a, b = self._tree_in_box(t, np.asarray(t.value, dtype=float) @ coef, lo, hi)
+                    texts.append(txt)
+                    low += Fraction(a)
+                    high += Fraction(b)
+                if low >= const:
+                    continue  # always true in the box
+                if high < const:
+                    dead = True  # never true in the box
+                    break
+                body = texts[0] if len(texts) == 1 else f"(+ {' '.join(texts)})"
+                parts.append(f"(>= {body} {_smt_num(const)})")
+            if dead:
+                continue
+            conj_texts.append("true" if not parts else parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})")
+        main = "false" if not conj_texts else conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
+        out = "\n".join([*self._decls, *(f"(assert {a})" for a in self._asserts), *self._order(), f"(assert {main})"])
+        self._decls, self._asserts, self._cuts, self._left, self._prefix = saved
+        return out
+
     def _order(self) -> list[str]:
         """Mišić's ordering of the cuts of one feature (``z <= t_k  =>  z <= t_{k+1}``) as
         clauses: implied by the arithmetic, but stated they let the SAT core propagate."""
@@ -402,13 +504,12 @@ class ForestText:
         out = []
         for cuts in by.values():
             cuts.sort()
-            out += [f"(assert (=> {a} {b}))" for (_, a), (_, b) in zip(cuts[:-1], cuts[1:], strict=True)]
+            out += [f"(assert (=> {a} {b}))" for (_, a), (_, b) in pairwise(cuts)]
         return out
 
 
 def _forest(compiled: Any, z: list[Any], target_index: int, mg: Fraction, cache: dict[str, Any] | None) -> list[Any]:
     z3 = _z3()
-    ctx = _ctx(z)
     key = "forest_text"
     ft = cache.get(key) if cache is not None else None
     if ft is None or ft.compiled is not compiled:
@@ -416,18 +517,117 @@ def _forest(compiled: Any, z: list[Any], target_index: int, mg: Fraction, cache:
         if cache is not None:
             cache[key] = ft
     text = ft.region(target_index, mg)
+    side, parsed = _parse_over_z(text, z)
+    # one conjunction: a single assert instead of thousands of Python-side calls
+    return [*side, z3.And(parsed)]
+
+
+def is_forest(compiled: Any) -> bool:
+    """Whether the compiled model is a tree ensemble encoded as a sum of trees (not one plain tree)."""
+    from ..models.compile import TreeEnsemble
+
+    est = compiled.estimator
+    return isinstance(est, TreeEnsemble) and not (len(est.trees) == 1 and not np.any(est.base))
+
+
+def forest_in_box(
+    compiled: Any,
+    z: list[Any],
+    target_index: int,
+    margin: float,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    *,
+    cache: dict[str, Any] | None = None,
+    prefix: str = "b",
+) -> list[Any]:
+    """The ensemble's target region for the points of the box ``[lo, hi]`` (over ``z``).
+
+    Equivalent to :func:`encode_model` on the box, but every split that the
+    whole box takes the same way is resolved first (:meth:`ForestText.region_in_box`);
+    asserted inside a push/pop scope by an oracle whose box is the query's
+    domain intersected with the caps of the current distance bound.
+    """
+    z3 = _z3()
+    ft = cache.get("forest_text") if cache is not None else None
+    if ft is None or ft.compiled is not compiled:
+        ft = ForestText(compiled)
+        if cache is not None:
+            cache["forest_text"] = ft
+    text = ft.region_in_box(int(target_index), Fraction(float(margin)), lo, hi, prefix=prefix)
+    side, parsed = _parse_over_z(text, z)
+    return [*side, z3.And(parsed)]
+
+
+def _linear_text(compiled: Any, target_index: int, mg: Fraction, cache: dict[str, Any] | None) -> str:
+    """The decision region of a linear model as SMT-LIB text over ``z0 .. z{n-1}``.
+
+    The rule's conditions on the outputs are folded into one linear inequality
+    of ``z`` per condition, with exact rational coefficients
+    (``sum_r coef_r * (M z + k)_r``, each factor ``Fraction(float)``); built once
+    per model, target and margin and parsed per query.
+    """
+    key = f"linear_text:{int(target_index)}:{mg}"
+    if cache is not None and key in cache and cache[key][0] is compiled:
+        return str(cache[key][1])
+    est = compiled.estimator
+    A = np.asarray(compiled.affine.A, dtype=float)
+    c = np.asarray(compiled.affine.c, dtype=float)
+    W = np.asarray(est.W, dtype=float)
+    M = W @ A
+    k = W @ c + np.asarray(est.b, dtype=float)
+    Mq = [[Fraction(float(v)) for v in row] for row in M]
+    kq = [Fraction(float(v)) for v in k]
+    indicator = np.zeros(M.shape[1], dtype=bool)
+    for blk in compiled.inputs.blocks:
+        if blk.is_indicator:
+            indicator[blk.start : blk.start + blk.size] = True
+    conj_texts = []
+    for conj in compiled.rule.region(int(target_index)):
+        parts = []
+        for cnd in conj:
+            coef = [Fraction(float(v)) for v in np.asarray(cnd.coef, dtype=float)]
+            lhs = []
+            const = Fraction(0)
+            for r, cr in enumerate(coef):
+                if cr == 0:
+                    continue
+                const += cr * kq[r]
+            for j in range(M.shape[1]):
+                v = sum((cr * Mq[r][j] for r, cr in enumerate(coef) if cr != 0), Fraction(0))
+                if v == 0:
+                    continue
+                term = f"(ite z{j} 1.0 0.0)" if indicator[j] else f"z{j}"
+                lhs.append(f"(* {_smt_num(v)} {term})")
+            rhs = Fraction(float(cnd.rhs)) + mg - const
+            body = "0.0" if not lhs else lhs[0] if len(lhs) == 1 else f"(+ {' '.join(lhs)})"
+            parts.append(f"(>= {body} {_smt_num(rhs)})")
+        conj_texts.append(parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})")
+    main = conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
+    text = f"(assert {main})"
+    if cache is not None:
+        cache[key] = (compiled, text)
+    return text
+
+
+def _parse_over_z(text: str, z: list[Any]) -> tuple[list[Any], list[Any]]:
+    """Parse ``text`` (over symbols ``z0 ..``) in the context of ``z``.
+
+    Returns (side constraints binding a named variable to each constant of
+    ``z``, the parsed assertions).
+    """
+    z3 = _z3()
+    ctx = _ctx(z)
     decls: dict[str, Any] = {}
     side: list[Any] = []
     for k, t in enumerate(z):
         if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             decls[f"z{k}"] = t
             continue
-        # a constant (fixed feature): a named variable equal to it
         v = z3.Bool(f"zfix{k}", ctx) if z3.is_bool(t) else (z3.Int(f"zfix{k}", ctx) if z3.is_int(t) else z3.Real(f"zfix{k}", ctx))
         side.append(v == t)
         decls[f"z{k}"] = v
-    return [*side, *z3.parse_smt2_string(text, decls=decls, ctx=ctx)]
-
+    return side, list(z3.parse_smt2_string(text, decls=decls, ctx=ctx))
 
 
 def encode_model(
@@ -471,6 +671,11 @@ def encode_model(
             formula = _single_tree(compiled, cuts, target_index)
             return [*side, formula]
         return _forest(compiled, z, target_index, mg, cache)
+    from ..models.compile import Linear
+
+    if isinstance(est, Linear) and z:
+        lin_side, parsed = _parse_over_z(_linear_text(compiled, target_index, mg, cache), z)
+        return [*lin_side, *parsed]
     outputs, side = encode_outputs(compiled, z, box=box)
     conj_formulas = []
     for conj in region:

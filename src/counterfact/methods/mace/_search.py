@@ -2,12 +2,13 @@
 
 The search is a plain function over an :class:`Oracle`; it knows nothing about
 models, features or solvers.  Karimi et al. (AISTATS 2020), Algorithm 1, with
-two refinements that keep its guarantee:
+these refinements that keep its guarantee:
 
 * the upper bound is tightened to the distance of the point the oracle
   returned (``hi := d(x)``, never more than the midpoint) instead of the
   midpoint itself, which saves calls;
-* the search starts with an *unbounded* check, so that a query with no
+* the search starts with an *unbounded* check (or, given a known
+  counterfactual such as an observed row, at its distance), so that a query with no
   counterfactual at all is reported ``infeasible`` after one call, and queries
   whose nearest counterfactual lies beyond 1 (a query outside the observed
   range) are still handled;
@@ -81,6 +82,7 @@ def binary_search(
     *,
     lower: float = 0.0,
     deadline: float | None = None,
+    initial: Answer | None = None,
 ) -> SearchOutcome:
     """Nearest counterfactual within ``epsilon`` (Karimi et al. 2020, Algorithm 1).
 
@@ -96,6 +98,10 @@ def binary_search(
     deadline : float, optional
         ``time.perf_counter()`` value after which no new call starts; each call
         gets the time left as its limit.
+    initial : Answer, optional
+        A known SAT answer (a point proven to be a counterfactual, e.g. an
+        observed row checked by the oracle): the search starts with
+        ``delta_max = d(point)`` instead of the unbounded check.
 
     Returns
     -------
@@ -116,8 +122,11 @@ def binary_search(
     budget = left()
     if budget is not None and budget <= 0:
         return done("timeout", None, lo, math.inf)
-    first = oracle.check(None, budget)
-    calls += 1
+    if initial is not None and initial.verdict == "sat":
+        first = initial
+    else:
+        first = oracle.check(None, budget)
+        calls += 1
     if first.verdict == "unsat":
         return done("infeasible", None, lo, math.inf)
     if first.verdict == "unknown":

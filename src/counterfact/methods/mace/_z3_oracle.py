@@ -16,7 +16,15 @@ Encoding (see ``reference/solvers.md``):
 * the per-feature distances are slacks ``s_j >= |x_j - q_j| / R_j`` (exact
   where a direction constraint fixes the sign); the distance of the returned
   point is recomputed exactly from the point itself, never read from the slacks;
-* ``z3.Optimize`` is never used (it returned wrong optima on this encoding).
+* ``z3.Optimize`` is never used (it returned wrong optima on this encoding);
+* tree ensembles are asserted inside each check's push/pop, pruned to the box
+  of the query's domain and the per-feature caps of that check's bound
+  (:func:`~counterfact.solvers.z3_backend.forest_in_box`): splits the whole box
+  takes one way are resolved and conditions decided by the reachable leaves
+  are dropped, so tight bounds give small formulas (exact: the same formula on
+  the box);
+* :meth:`Z3Oracle.check_point` checks one given point (the method's warm start
+  from observed rows); with every variable fixed the pruned ensemble is a constant.
 """
 
 from __future__ import annotations
@@ -58,7 +66,7 @@ class Z3Oracle:
         self, problem: Problem, compiled: Any, *, random_seed: int = 0, cache: dict[str, Any] | None = None
     ) -> None:
         z3 = import_optional("z3", purpose="MACE's Z3 oracle")
-        from ...solvers.z3_backend import encode_model
+        from ...solvers.z3_backend import encode_model, forest_in_box, is_forest
 
         self.z3 = z3
         self.problem = problem
@@ -89,7 +97,9 @@ class Z3Oracle:
         changed: list[Any] = []
         l1_terms: list[Any] = []
         inf_terms: list[Any] = []  # (expr, is_bool)
+        self._zstart: list[int] = []
         for j, v in enumerate(problem.vars):
+            self._zstart.append(len(z))
             if v.kind == "categorical":
                 inds, chg = self._categorical(j, v)
                 z.extend(inds)
@@ -142,8 +152,14 @@ class Z3Oracle:
                 s.add(z3.PbGe([(dj, 1) for dj in diffs], int(problem.min_diff)))
         # the counterfactual formula
         box = (np.array(zlo), np.array(zhi))
-        for f in encode_model(compiled, z, problem.target_index, problem.margin, box=box, cache=cache):
-            s.add(f)
+        # tree ensembles are asserted per check, pruned to the box of that check's
+        # bound (forest_in_box); everything else once
+        self._forest = is_forest(compiled)
+        self._forest_args = (forest_in_box, compiled, z, problem.target_index, problem.margin, cache)
+        self._zbox = box
+        if not self._forest:
+            for f in encode_model(compiled, z, problem.target_index, problem.margin, box=box, cache=cache):
+                s.add(f)
         # the distance expression (eq. 3)
         terms = []
         if a > 0 and changed:
@@ -217,8 +233,13 @@ class Z3Oracle:
         s.set("timeout", ms)
         self.n_calls += 1
         if bound is None:
+            s.push()
+            if self._forest:
+                self._add_forest(*self._zbox)
             res = s.check()
-            return self._answer(res, s.model() if res == z3.sat else None, None)
+            model = s.model() if res == z3.sat else None
+            s.pop()
+            return self._answer(res, model, None)
         s.push()
         qb = _q(float(bound))
         next_value = None
@@ -233,10 +254,85 @@ class Z3Oracle:
         elif not self._pure_linf:
             s.add(self.distance_expr <= z3.RealVal(qb, self.ctx))
         self._add_caps(qb)
+        if self._forest:
+            self._add_forest(*self._cap_box(qb))
         res = s.check()
         model = s.model() if res == z3.sat else None
         s.pop()
         return self._answer(res, model, next_value)
+
+    def check_point(self, point: tuple[Any, ...], time_limit: float | None) -> Answer:
+        """Is ``point`` (solver units) itself a counterfactual under every constraint?
+
+        The whole formula is checked with each variable fixed to the point (push /
+        check / pop): a SAT answer is a proven feasible point of the encoded model,
+        used to start the search with ``delta_max = d(point)`` (a warm start).
+        """
+        z3, ctx, s = self.z3, self.ctx, self.solver
+        s.set("timeout", 4294967295 if time_limit is None else max(1, int(time_limit * 1000)))
+        self.n_calls += 1
+        s.push()
+        for v, (kind, h), p in zip(self.problem.vars, self._vars, point, strict=True):
+            if v.fixed:
+                if kind == "cat" and int(p) != int(v.query):
+                    s.add(z3.BoolVal(False, ctx))
+                elif kind == "num" and Fraction(p) != _q(v.query):
+                    s.add(z3.BoolVal(False, ctx))
+                continue
+            if kind == "cat":
+                k = int(p)
+                s.add(h[k] if 0 <= k < len(h) else z3.BoolVal(False, ctx))
+            elif v.integral:
+                s.add(h == int(p))
+            else:
+                s.add(h == z3.RealVal(_q(p), ctx))
+        if self._forest:
+            lo, hi = self._zbox[0].copy(), self._zbox[1].copy()
+            for j, (v, p) in enumerate(zip(self.problem.vars, point, strict=True)):
+                k = self._zstart[j]
+                if v.kind == "categorical":
+                    hi[k : k + v.n_categories] = 0.0
+                    if 0 <= int(p) < v.n_categories:
+                        lo[k + int(p)] = hi[k + int(p)] = 1.0
+                else:
+                    lo[k] = hi[k] = float(p)
+            self._add_forest(lo, hi)
+        res = s.check()
+        model = s.model() if res == z3.sat else None
+        s.pop()
+        return self._answer(res, model, None)
+
+    def _add_forest(self, lo: np.ndarray, hi: np.ndarray) -> None:
+        """Assert the ensemble pruned to the box ``[lo, hi]`` (inside the caller's push)."""
+        fn, compiled, z, target, margin, cache = self._forest_args
+        for f in fn(compiled, z, target, margin, lo, hi, cache=cache, prefix=f"k{self.n_calls}_"):
+            self.solver.add(f)
+
+    def _cap_box(self, bound: Fraction) -> tuple[np.ndarray, np.ndarray]:
+        """The box over ``z`` of the query's domain and the caps of ``distance <= bound``."""
+        lo, hi = self._zbox[0].copy(), self._zbox[1].copy()
+        if self._cap_weight <= 0:
+            return lo, hi
+        cap = bound / _q(self._cap_weight)
+        a = _q(self.problem.weights[0]) / self.problem.n_features
+        for j, v in enumerate(self.problem.vars):
+            if v.fixed:
+                continue
+            k = self._zstart[j]
+            if v.kind == "categorical":
+                if bound < a + _q(self._cap_weight):  # no change affordable
+                    hi[k : k + v.n_categories] = 0.0
+                    lo[k + int(v.query)] = hi[k + int(v.query)] = 1.0
+                continue
+            q, r = _q(v.query), cap * _q(v.scale)
+            if v.integral:
+                lo[k] = max(lo[k], math.ceil(q - r))
+                hi[k] = min(hi[k], math.floor(q + r))
+            else:
+                # outward rounding keeps the box a superset of the exact caps
+                lo[k] = max(lo[k], np.nextafter(float(q - r), -np.inf))
+                hi[k] = min(hi[k], np.nextafter(float(q + r), np.inf))
+        return lo, hi
 
     def _add_caps(self, bound: Fraction) -> None:
         """Per-feature consequences of ``distance <= bound`` (exact for pure linf)."""
@@ -270,8 +366,14 @@ class Z3Oracle:
         out: list[Any] = []
         for v, (kind, h) in zip(self.problem.vars, self._vars, strict=True):
             if kind == "cat":
-                vals = [z3_true(model.eval(b, model_completion=True)) for b in h]
-                out.append(vals.index(True) if True in vals else int(v.query))
+                if v.fixed:
+                    out.append(int(v.query))
+                    continue
+                idx = next((k for k, b in enumerate(h) if not self.z3.is_false(b) and z3_true(model.eval(b, model_completion=True))), None)
+                out.append(int(v.query) if idx is None else idx)
+                continue
+            if v.fixed:
+                out.append(int(v.query) if v.integral else _q(v.query))
                 continue
             e = model.eval(h, model_completion=True)
             if v.integral:

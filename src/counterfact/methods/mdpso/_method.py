@@ -185,6 +185,9 @@ class MDPSO(CounterfactualMethod):
       member (the paper takes a random one).  The remaining valid particles
       follow as fall-backs for verification.
     * **Restarts** (``n_restarts``) are ours; ``n_restarts=0`` is the paper.
+      The default 3 lets the last attempt move 8 ``n_active`` features in a
+      box 8 times wider: on LSVT (310 features, random forest, 26 test rows)
+      2 restarts left 7 rows without a counterfactual, 3 restarts none.
     """
 
     name: ClassVar[str] = "mdpso"
@@ -234,7 +237,7 @@ class MDPSO(CounterfactualMethod):
         objective: str = "feasibility",
         patience: int = 15,
         tol: float = 1e-2,
-        n_restarts: int = 2,
+        n_restarts: int = 3,
         n_bins: int = 10,
         batch_size: int = 16,
         device: Any = None,
