@@ -167,3 +167,21 @@ def test_copy_fix_remove_and_pickle():
 def test_unknown_backend():
     with pytest.raises(SolverError, match="Unknown MIP backend"):
         Model().solve("gurobi")
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_native_options(backend):
+    """Extra solver options pass through; they do not change the optimum; a bad one is refused."""
+    m = Model()
+    x = m.add_var(0, 10, integer=True)
+    y = m.add_var(0, 10)
+    m.add_ge(x + 2 * y, 7.5)
+    m.add_objective(3 * x + 2 * y)
+    base = m.solve(backend)
+    opts = {"presolve": "off"} if backend == "highs" else {"presolving/maxrounds": 0}
+    sol = m.solve(backend, options=opts)
+    assert sol.status == "optimal"
+    assert sol.objective == pytest.approx(base.objective)
+    bad = {"no_such_option": 1} if backend == "highs" else {"no/such/param": 1}
+    with pytest.raises(SolverError):
+        m.solve(backend, options=bad)

@@ -30,6 +30,7 @@ def solve_highs(
     feastol: float | None,
     keep: bool,
     verbose: bool,
+    options: dict[str, Any] | None = None,
 ) -> Solution:
     highspy = _import("highspy")
     if m.has_quadratic and m.n_integer:
@@ -50,6 +51,9 @@ def solve_highs(
         h.setOptionValue("primal_feasibility_tolerance", float(feastol))
     if keep:
         h.setOptionValue("mip_improving_solution_save", True)
+    for key, val in (options or {}).items():
+        if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
+            raise SolverError(f"HiGHS rejected the option {key}={val!r}; see HiGHS's option list for valid names and values.")
     n = m.n_vars
     lp = highspy.HighsLp()
     lp.num_col_ = n
@@ -155,6 +159,7 @@ def solve_scip(
     keep: bool,
     max_solutions: int,
     verbose: bool,
+    options: dict[str, Any] | None = None,
 ) -> Solution:
     scip = _import("pyscipopt")
     t0 = time.perf_counter()
@@ -168,6 +173,11 @@ def solve_scip(
         s.setParam("limits/time", max(float(time_limit), 1e-3))
     if feastol is not None:
         s.setParam("numerics/feastol", float(feastol))
+    for key, val in (options or {}).items():
+        try:
+            s.setParam(key, val)
+        except (KeyError, ValueError, TypeError) as exc:
+            raise SolverError(f"SCIP rejected the parameter {key}={val!r} ({exc}); see SCIP's parameter list.") from exc
     n = m.n_vars
     X = []
     for k in range(n):

@@ -123,7 +123,14 @@ def encode_trees(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
         leaves: list[int] = []
         open_nodes: list[tuple[Expr, list[int], list[int]]] = []  # (go_left, left leaves, right leaves)
 
-        def walk(node: int) -> list[int]:
+        def walk(
+            node: int,
+            spl: Any = spl,
+            left: Any = left,
+            right: Any = right,
+            leaves: list[int] = leaves,
+            open_nodes: list[tuple[Expr, list[int], list[int]]] = open_nodes,
+        ) -> list[int]:
             if spl[node] < 0:
                 leaves.append(node)
                 return [node]
@@ -138,8 +145,8 @@ def encode_trees(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
         walk(0)
         if len(leaves) == 1:
             v = value[leaves[0]]
-            for o in np.flatnonzero(v):
-                outs[o] = outs[o] + float(v[o]) * inv
+            for o1 in np.flatnonzero(v):
+                outs[o1] = outs[o1] + float(v[o1]) * inv
             continue
         p = {leaf: m.add_var(0.0, 1.0, name=f"t{t}_leaf{leaf}") for leaf in leaves}
         m.add_eq(quicksum(p.values()), 1.0)

@@ -50,6 +50,7 @@ Example
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Iterable, Sequence
@@ -501,7 +502,7 @@ class Model:
             self.add_ge(t, lo * lo)
             return t
         pts = self.pwl_breakpoints(lo, hi, segments) if points is None else np.unique(np.clip(points, lo, hi))
-        for a, b in zip(pts[:-1], pts[1:], strict=True):
+        for a, b in itertools.pairwise(pts):
             # secant through (a, a^2), (b, b^2): t >= (a+b) e - a b
             self.add_ge(t - (a + b) * ex, -a * b)
         return t
@@ -528,6 +529,7 @@ class Model:
         keep_solutions: bool = False,
         max_solutions: int = 100,
         verbose: bool = False,
+        options: dict[str, Any] | None = None,
     ) -> Solution:
         """Emit to a fresh solver, solve, and read the answer back.
 
@@ -546,15 +548,18 @@ class Model:
             Primal feasibility tolerance (solver default otherwise).
         keep_solutions : bool
             Fill :attr:`Solution.pool` with the solver's stored incumbents.
+        options : dict, optional
+            Extra native solver options (HiGHS option names / SCIP parameter
+            paths), set after ours, e.g. ``{"presolve": "off"}`` for HiGHS.
         """
         if backend == "highs":
             from ._mip_emit import solve_highs
 
-            return solve_highs(self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose)
+            return solve_highs(self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options)
         if backend == "scip":
             from ._mip_emit import solve_scip
 
-            return solve_scip(self, time_limit, gap, seed, feastol, keep_solutions, max_solutions, verbose)
+            return solve_scip(self, time_limit, gap, seed, feastol, keep_solutions, max_solutions, verbose, options)
         raise SolverError(f"Unknown MIP backend {backend!r}. Use one of {list(BACKENDS)}.")
 
     # internal: the matrix in CSR form

@@ -299,9 +299,9 @@ def decode(inputs: RawInputs, x: np.ndarray) -> dict[str, Any]:
         elif abs(v - f.query) <= 1e-9 * max(1.0, abs(f.query)):
             v = f.query
         if blk.kind == "ordinal":
-            out[blk.name] = blk.categories[int(round(v))]
+            out[blk.name] = blk.categories[round(float(v))]
         elif blk.kind == "integer":
-            out[blk.name] = int(round(v))
+            out[blk.name] = round(float(v))
         else:
             out[blk.name] = v
     return out
@@ -346,6 +346,7 @@ def _mlp(m: Model, z: list[Var], A: np.ndarray, c: np.ndarray, est: Any) -> list
     first = layers[0]
     W = np.asarray(first.W, dtype=float)
     pre = _affine(z, W @ A, W @ c + np.asarray(first.b, dtype=float))
+    h: list[Expr] = pre
     for li, layer in enumerate(layers):
         if li > 0:
             Wl = np.asarray(layer.W, dtype=float)

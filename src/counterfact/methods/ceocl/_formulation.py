@@ -23,7 +23,15 @@ Distances (per feature ``j``, ``q`` the query):
   breakpoints are refined around the solution and the LP re-solved until the
   exact objective stops improving.  The reported objective is always the
   exact l2 of the returned point.  HiGHS always takes this route: its QP
-  solver returned non-optimal points on some of these models.
+  solver returned non-optimal points on some of these models.  The secant
+  model can pick a sub-optimal *integer* assignment (its error grows with the
+  width of a feature's box), so the result is then *certified* by outer
+  approximation (Kelley's cutting planes for a convex MIQP): the secants are
+  replaced by tangents ``t >= 2 a dev - a^2`` (an under-estimate), whose MIP
+  bound is a proven lower bound on the true optimum; its solution is polished
+  into a new candidate, tangents are added at its deviations, and this repeats
+  until upper and lower bound agree (``OA_GAP``) or ``OA_ROUNDS`` /
+  the time limit run out -- then the status is ``feasible`` with the gap.
 * ``l1``: ``sum_j |x_j - q_j| / MAD_j`` (+ ``1[changed]`` per categorical).
 * ``l0``: ``sum_j b_j``.
 """
@@ -31,12 +39,13 @@ Distances (per feature ``j``, ``q`` the query):
 from __future__ import annotations
 
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...solvers.mip import Expr, Model, Solution, Var, quicksum
+from ...solvers.mip import Model, Solution, Var, quicksum
 from ...solvers.mip_backend import (
     RawInputs,
     add_change_limit,
@@ -50,6 +59,14 @@ __all__ = ["Formulation", "build", "solve"]
 
 #: segments of the piecewise-linear square (per feature)
 PWL_SEGMENTS = 32
+#: outer-approximation certification of the HiGHS l2 optimum: rounds, and the
+#: (absolute, relative) gap at which upper and lower bound count as equal
+OA_ROUNDS = 8
+OA_GAP = (1e-7, 1e-5)
+#: HiGHS presolve is turned off above this many trust-region points: on the
+#: dense lambda columns it cost more than the whole branch and bound
+#: (Adult MLP, 4000 points, epsilon 0.05: 10 s -> 5 s per solve)
+HULL_PRESOLVE_OFF = 1000
 
 
 @dataclass
@@ -158,14 +175,77 @@ def solve(
 ) -> tuple[Solution, float]:
     """Solve; polish a piecewise-linear l2 solution into the exact QP optimum for its
     integer assignment.  Returns the solution and the exact objective of its point."""
+    t_start = time.perf_counter()
+    opts = _options(form, backend)
     sol = form.m.solve(
-        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol
+        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts
     )
     if not sol.has_solution:
         return sol, math.nan
     if form.squares:
         sol.x = _polish(form, sol.x, time_limit)  # type: ignore[arg-type]
+        if sol.status == "optimal":
+            left = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
+            _certify(form, sol, time_limit=left, seed=seed)
     return sol, exact_objective(form, sol.x)  # type: ignore[arg-type]
+
+
+def _options(form: Formulation, backend: str) -> dict[str, Any] | None:
+    """Native solver options for this model (see :data:`HULL_PRESOLVE_OFF`)."""
+    if backend == "highs" and form.diagnostics.get("hull_points", 0) >= HULL_PRESOLVE_OFF:
+        return {"presolve": "off"}
+    return None
+
+
+def _converged(upper: float, lower: float) -> bool:
+    return upper - lower <= OA_GAP[0] + OA_GAP[1] * abs(upper)
+
+
+def _certify(form: Formulation, sol: Solution, *, time_limit: float | None, seed: int) -> None:
+    """Outer approximation (module docstring): prove the polished secant solution
+    optimal, or improve it, or leave it as ``feasible`` with the remaining gap.
+    Updates ``sol`` in place (``x``, ``status``, ``bound``, ``gap``, ``nodes``)."""
+    t0 = time.perf_counter()
+    upper = exact_objective(form, sol.x)  # type: ignore[arg-type]
+    lb = form.m.copy()
+    lb.remove_rows([r for sq in form.squares for r in sq.rows])
+    for sq in form.squares:
+        pts = Model.pwl_breakpoints(sq.lo, sq.hi, PWL_SEGMENTS)
+        _tangents(lb, sq, np.append(pts, sol.x[sq.dev.index]))  # type: ignore[index]
+    lower = -math.inf
+    for _ in range(OA_ROUNDS):
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0.05:
+            break
+        # the true optimum is <= upper, so nothing above it needs exploring
+        opts = {**(_options(form, "highs") or {}), "objective_bound": upper + OA_GAP[0] + OA_GAP[1] * abs(upper)}
+        res = lb.solve("highs", time_limit=left, seed=seed, options=opts)
+        sol.nodes += int(res.nodes)
+        if not res.has_solution:
+            break
+        bound = res.bound if math.isfinite(res.bound) else res.objective
+        if res.status == "optimal":
+            lower = max(lower, min(bound, res.objective))
+        if _converged(upper, lower):
+            break
+        cand = _polish(form, res.x, left)  # type: ignore[arg-type]
+        val = exact_objective(form, cand)
+        if val < upper - 1e-12:
+            sol.x, upper = cand, val
+        if _converged(upper, lower) or res.status != "optimal":
+            break
+        for sq in form.squares:
+            _tangents(lb, sq, [res.x[sq.dev.index], cand[sq.dev.index]])  # type: ignore[index]
+    sol.bound = lower
+    sol.gap = max(0.0, upper - lower) / max(abs(upper), 1e-10) if math.isfinite(lower) else math.inf
+    if not _converged(upper, lower):
+        sol.status = "feasible"
+
+
+def _tangents(m: Model, sq: _Square, points: Any) -> None:
+    """``t >= 2 a dev - a^2`` (tangent of the square at ``a``) for each point."""
+    for a in np.unique(np.clip(np.asarray(points, dtype=float), sq.lo, sq.hi)):
+        m.add_ge(sq.t - (2.0 * a) * sq.dev, -a * a)
 
 
 def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.ndarray:

@@ -79,7 +79,7 @@ def _subsample(S: np.ndarray, labels: np.ndarray, k: int, max_points: int, sampl
     out = []
     for c in range(k):
         idx = np.flatnonzero(labels == c)
-        quota = max(1, int(round(max_points * len(idx) / len(labels))))
+        quota = max(1, round(max_points * len(idx) / len(labels)))
         if len(idx) <= quota:
             out.append(idx)
         elif sampling == "kmeans":

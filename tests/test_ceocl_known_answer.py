@@ -1,0 +1,183 @@
+"""CE-OCL known answers, shared with MACE (same problems as tests/test_mace.py).
+
+With ``norm="l1"`` and ``distance_scale="range"`` CE-OCL minimises
+``sum_j |x_j - q_j| / range_j + sum_{categorical} 1[changed]``, which is ``J``
+times MACE's normalised l1 distance.  On the logistic-regression closed form
+and on an enumerated depth-3 tree, CE-OCL's optimum (divided by ``J``) must
+equal the known answer, and MACE's epsilon-optimal answer must agree with it
+within MACE's epsilon; both backends.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import counterfact as cf
+
+pytest.importorskip("highspy")
+pytest.importorskip("pyscipopt")
+pytest.importorskip("z3")
+
+
+def _load_mace_tests():
+    """The problem generators and closed forms of tests/test_mace.py (one source of truth)."""
+    spec = importlib.util.spec_from_file_location("_mace_known_answers", Path(__file__).with_name("test_mace.py"))
+    mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+    spec.loader.exec_module(mod)  # type: ignore[union-attr]
+    return mod
+
+
+K = _load_mace_tests()
+EPS = K.EPS  # MACE's optimality tolerance (normalised distance)
+TOL = 1e-6  # CE-OCL is exact up to solver tolerances
+
+
+@pytest.fixture(scope="module")
+def lr_setting():
+    data = K._numeric_data()
+    train, test = data.split(test_size=0.2, random_state=0)
+    return train, test, cf.models.fit(train, "lr", random_state=0)
+
+
+@pytest.fixture(scope="module")
+def tree_setting():
+    data = K._mixed_data()
+    train, test = data.split(test_size=0.2, random_state=0)
+    return train, test, cf.models.fit(train, "tree", random_state=0, max_depth=3)
+
+
+def _ceocl(backend: str, train, model) -> cf.CEOCL:  # type: ignore[no-untyped-def]
+    return cf.CEOCL(norm="l1", distance_scale="range", backend=backend, solution_pool=False, random_state=0).fit(model, train)
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_lr_closed_form_and_mace(lr_setting, backend):
+    train, test, model = lr_setting
+    schema = train.schema
+    J = len(schema)
+    w, b = K._raw_linear(model)
+    lo = np.array([schema[n].lower for n in schema.names])
+    hi = np.array([schema[n].upper for n in schema.names])
+    R = schema.ranges()
+    X = test.X.iloc[:6]
+    ceocl = _ceocl(backend, train, model)
+    res = ceocl.explain(X)
+    mace = cf.MACE(norm="l1", epsilon=EPS, margin=ceocl.margin).fit(model, train).explain(X)
+    for qid, x in X.iterrows():
+        q = x.to_numpy(dtype=float)
+        sign = 1.0 if model.predict(x.to_frame().T)[0] == 0 else -1.0
+        opt = K._lr_l1_opt(w, b, q, np.minimum(lo, q), np.maximum(hi, q), R, sign, ceocl.margin)
+        assert res.status[qid] == "optimal"
+        d = res.diagnostics.loc[qid]
+        got = d["objective"] / J
+        assert got == pytest.approx(opt, abs=TOL)
+        # the returned row's own distance (independent of the solver's objective)
+        row = res.for_query(qid).iloc[[0]]
+        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(opt, abs=TOL)
+        # MACE agrees within its epsilon, and its proven bounds bracket CE-OCL's optimum
+        dm = mace.diagnostics.loc[qid]
+        assert dm["delta_min"] - TOL <= got <= dm["delta_max"] + TOL
+        assert abs(dm["delta_max"] - got) <= EPS + TOL
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_lr_with_bounds_and_immutable(lr_setting, backend):
+    """Ranges and an immutable feature move the closed form; CE-OCL follows."""
+    train, test, model = lr_setting
+    schema = train.schema
+    names = schema.names
+    w, b = K._raw_linear(model)
+    x = test.X.iloc[0]
+    q = x.to_numpy(dtype=float)
+    lo = np.array([schema[n].lower for n in names])
+    hi = np.array([schema[n].upper for n in names])
+    eff = np.abs(w) * schema.ranges()
+    top, other = int(np.argmax(eff)), int(np.argsort(-eff)[1])
+    rng_lo, rng_hi = min(q[top], lo[top]), max(q[top], lo[top]) + 0.1 * schema.ranges()[top]
+    cons = cf.Constraints(ranges={names[top]: (rng_lo, rng_hi)}, immutable=[names[other]])
+    qlo, qhi = np.minimum(lo, q), np.maximum(hi, q)
+    qlo[top], qhi[top] = max(qlo[top], rng_lo), min(qhi[top], rng_hi)
+    qlo[other] = qhi[other] = q[other]
+    sign = 1.0 if model.predict(x.to_frame().T)[0] == 0 else -1.0
+    ceocl = _ceocl(backend, train, model)
+    opt = K._lr_l1_opt(w, b, q, qlo, qhi, schema.ranges(), sign, ceocl.margin)
+    res = ceocl.explain(x, constraints=cons)
+    if np.isinf(opt):
+        assert res.status.iloc[0] == "infeasible"
+        return
+    assert res.diagnostics.iloc[0]["objective"] / len(schema) == pytest.approx(opt, abs=TOL)
+    row = res.counterfactuals.iloc[0]
+    assert row[names[other]] == x[names[other]]
+    assert rng_lo - 1e-9 <= row[names[top]] <= rng_hi + 1e-9
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_tree_enumerated_and_mace(tree_setting, backend):
+    train, test, model = tree_setting
+    schema = train.schema
+    J = len(schema)
+    X = test.X.iloc[:8]
+    res = _ceocl(backend, train, model).explain(X)
+    mace = cf.MACE(norm="l1", epsilon=EPS).fit(model, train).explain(X)
+    classes = list(model.classes_)
+    for qid, x in X.iterrows():
+        opt = K._tree_opt(model, schema, x, classes.index(res.target[qid]), "l1")
+        assert res.status[qid] == "optimal", (qid, res.status[qid])
+        got = res.diagnostics.loc[qid, "objective"] / J
+        # float32-safe split bounds may cost up to ~1e-6 of a range per split
+        assert got == pytest.approx(opt, abs=1e-5)
+        row = res.for_query(qid).iloc[[0]]
+        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(opt, abs=1e-5)
+        dm = mace.diagnostics.loc[qid]
+        assert abs(dm["delta_max"] - got) <= EPS + 1e-5
+        assert dm["delta_min"] <= got + 1e-5
+
+
+def test_l1_objective_is_j_times_mace_distance(lr_setting):
+    """The scaling that makes the two objectives comparable: without
+    ``distance_scale="range"`` (MAD weights, CE-OCL's default for l1) the
+    optimum is a different point in general, with the range scale it is MACE's."""
+    train, test, model = lr_setting
+    x = test.X.iloc[1]
+    r_range = _ceocl("highs", train, model).explain(x)
+    r_mad = cf.CEOCL(norm="l1", random_state=0).fit(model, train).explain(x)
+    d_range = float(cf.metrics.distance(x, r_range.counterfactuals.iloc[[0]], train.schema, norm="l1")[0])
+    d_mad = float(cf.metrics.distance(x, r_mad.counterfactuals.iloc[[0]], train.schema, norm="l1")[0])
+    assert d_range <= d_mad + TOL
+    assert r_range.diagnostics.iloc[0]["objective"] / len(train.schema) == pytest.approx(d_range, abs=TOL)
+
+
+# ------------------------------------------------------------------ l2: HiGHS vs SCIP's exact MIQP
+def _widened(schema: cf.Schema, widen: float) -> cf.Schema:
+    feats = []
+    for f in schema:
+        if f.is_numeric:
+            w = widen * f.range
+            lo, hi = float(f.lower) - w, float(f.upper) + w  # type: ignore[arg-type]
+            if f.kind == "integer":
+                lo, hi = float(np.floor(lo)), float(np.ceil(hi))
+            f = f.with_(lower=lo, upper=hi)
+        feats.append(f)
+    return cf.Schema(tuple(feats), target=schema.target, classes=schema.classes)
+
+
+@pytest.mark.parametrize("widen", [0.0, 5.0])
+def test_l2_highs_certified_equals_scip_miqp(widen):
+    """HiGHS has no MIQP: secant squares + polish + outer-approximation certificate.
+    Its optimum must equal SCIP's exact convex MIQP, also on wide boxes where the
+    secant model alone picks a sub-optimal integer assignment."""
+    data = K._mixed_data()
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    train = train.with_schema(_widened(train.schema, widen))
+    X = test.X.iloc[:6]
+    obj = {}
+    for backend in ("highs", "scip"):
+        res = cf.CEOCL(norm="l2", alpha=0.05, backend=backend, solution_pool=False, random_state=0).fit(model, train).explain(X)
+        assert (res.status == "optimal").all(), res.status.tolist()
+        obj[backend] = res.diagnostics["objective"].to_numpy(dtype=float)
+    np.testing.assert_allclose(obj["highs"], obj["scip"], rtol=1e-4, atol=1e-6)
