@@ -62,7 +62,7 @@ class ModelAdapter:
                 "wrapper, or counterfact.models.TorchModel(module, encoder, classes)). Fit it first "
                 "if it is a classifier."
             )
-        self.model = model
+        self.model: Any = model
         self.schema = schema
         self.classes_ = np.asarray(model.classes_)
 
