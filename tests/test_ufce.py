@@ -203,6 +203,37 @@ def test_parallel_trains_dependencies_before_dispatch(mixed):
     pd.testing.assert_frame_equal(par.counterfactuals, seq.counterfactuals)
 
 
+class _CountingModel:
+    """Delegates to a fitted pipeline and counts the calls."""
+
+    def __init__(self, model):
+        self.model, self.classes_, self.calls = model, model.classes_, 0
+
+    def predict(self, X):
+        self.calls += 1
+        return self.model.predict(X)
+
+    def predict_proba(self, X):
+        self.calls += 1
+        return self.model.predict_proba(X)
+
+
+def test_candidates_are_evaluated_in_batches(mixed):
+    """One model call per search round for all candidates of all queries, not one per candidate."""
+    train, model, queries, _ = mixed
+    counting = _CountingModel(model)
+    m = cf.UFCE(variant="all", n_refine=1, random_state=0, n_grid=8).fit(counting, train)
+    m.explain(queries.iloc[:1])  # dependency models trained
+    counting.calls = 0
+    r = m.explain(queries, n_counterfactuals=2)
+    rows = r.diagnostics["batch_rows"].dropna().iloc[0]
+    assert rows > 100 * len(queries) > 0
+    assert r.diagnostics["batch_model_calls"].dropna().iloc[0] <= m.n_refine + 1
+    # the search's rounds plus the base class's few checks of queries and results
+    assert counting.calls <= m.n_refine + 1 + 5
+    assert (r.found > 0).sum() >= len(queries) - 1
+
+
 def test_batched_equals_one_query_at_a_time(mixed):
     _, _, queries, method = mixed
     together = method.explain(queries, n_counterfactuals=3)
@@ -235,6 +266,9 @@ def test_bad_user_feedback(mixed):
     r = method.explain(x, constraints=cf.Constraints(ranges={"a": (100.0, 200.0)}))
     assert r.status.iloc[0] == "infeasible" and r.found.iloc[0] == 0
     assert isinstance(r.diagnostics["reason"].iloc[0], str)
+    # an integer feature's range without an integer in it
+    r = method.explain(x, constraints=cf.Constraints(features_to_vary=["k"], ranges={"k": (2.2, 2.8)}))
+    assert r.status.iloc[0] == "infeasible" and r.found.iloc[0] == 0
     # every feature pinned by the user: infeasible, with a reason
     xc = float(x["c"].iloc[0])
     r = method.explain(x, constraints=cf.Constraints(features_to_vary=["c"], ranges={"c": (xc, xc)}))
@@ -252,6 +286,21 @@ def test_no_desired_rows_near_the_query(mixed):
     assert r.diagnostics["reason"].str.contains("radius").all()
     wide = cf.UFCE(radius=5.0, random_state=0, n_grid=8).fit(model, train).explain(queries.iloc[:2])
     assert (wide.found > 0).all()
+
+
+def test_no_training_row_of_the_target_class():
+    """The model knows class 2, the data UFCE was fitted on has none: infeasible, with a reason."""
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 300), "b": rng.uniform(0, 10, 300)})
+    y = np.where(X["a"] < 3, 0, np.where(X["a"] < 7, 1, 2))
+    model = cf.models.fit(cf.Dataset.from_frame(X.assign(y=y), target="y"), "lr", random_state=0)
+    partial = cf.Dataset.from_frame(X.assign(y=y)[y < 2], target="y")
+    m = cf.UFCE(random_state=0, n_grid=8).fit(model, partial)
+    queries = X[model.predict(X) == 0].iloc[:2]
+    r = m.explain(queries, target=2)
+    assert (r.status == "infeasible").all() and len(r.counterfactuals) == 0
+    assert r.diagnostics["reason"].str.contains("no training row has the target class").all()
+    assert (m.explain(queries, target=1).found > 0).all()  # a class it has rows of still works
 
 
 def test_time_limit_gives_timeout_status(mixed):
