@@ -56,6 +56,8 @@ class Query:
     rng: np.random.Generator
     time_limit: float | None
     predicted: Any = None
+    #: the model's probability of ``target`` for the query itself
+    query_confidence: float = float("nan")
     started: float = field(default_factory=time.perf_counter)
 
     def time_left(self) -> float:
@@ -243,6 +245,7 @@ class CounterfactualMethod:
             )
         resolved = constraints.resolve(self.schema_)
         preds = self.model_.predict(frame)
+        proba = self.model_.predict_proba(frame)
         targets = self._targets(preds, target, len(frame))
         seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
         tasks = []
@@ -260,6 +263,7 @@ class CounterfactualMethod:
                     rng=np.random.default_rng(seeds[i]),
                     time_limit=getattr(self, "time_limit", None),
                     predicted=preds[i],
+                    query_confidence=float(proba[i, self.model_.class_index(targets[i])]),
                 )
             )
         return tasks, resolved, constraints
@@ -434,7 +438,6 @@ class CounterfactualMethod:
         cf_rows: list[int] = []
         cf_index, cf_conf = [], []
         keys = _keys(allc, names) if allc is not None else []
-        qconf = self.model_.predict_proba(queries)
         for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True)):
             m = own == i
             d = {k: v for k, v in c.diagnostics.items() if not k.startswith("_")}
@@ -496,7 +499,7 @@ class CounterfactualMethod:
             model=self.model_,
             n_counterfactuals=n_cf,
             confidence=pd.Series(cf_conf, index=cf_frame.index, dtype=float),
-            query_confidence=pd.Series(qconf[np.arange(len(tasks)), [t.target_index for t in tasks]], index=idx),
+            query_confidence=pd.Series([t.query_confidence for t in tasks], index=idx, dtype=float),
         )
 
 
