@@ -267,7 +267,7 @@ def test_masks_respected(fitted, lr_setting):
 
 
 def test_threshold_on_numeric_changes(lr_setting):
-    m = small(max_numeric_changes=1).fit(lr_setting.model, lr_setting.train)
+    m = small(max_numeric_changes=1, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
     X = lr_setting.train.X.iloc[:20]
     r = m.explain(X, n_counterfactuals=40)
     num = lr_setting.train.schema.numeric
@@ -322,7 +322,7 @@ def test_save_load_roundtrip(fitted, lr_setting, tmp_path):
 # ----------------------------------------------------------------- fallback
 def test_fallback_nearest_reported(lr_setting):
     # a generator that can change nothing numeric and only one categorical feature rarely succeeds
-    m = small(max_epochs=1, n_samples=2, max_samples=None, fallback="nearest").fit(lr_setting.model, lr_setting.train)
+    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False, fallback="nearest").fit(lr_setting.model, lr_setting.train)
     X = lr_setting.train.X.iloc[:30]
     r = m.explain(X, n_counterfactuals=1)
     src = r.diagnostics["source"]
@@ -337,9 +337,9 @@ def test_fallback_nearest_reported(lr_setting):
 def test_second_draw_for_uncovered_rows(lr_setting):
     """Rows with no valid sample among n_samples draw max_samples more; the first pass is unchanged."""
     X = lr_setting.train.X.iloc[:30]
-    once = small(max_epochs=1, n_samples=2, max_samples=None).fit(lr_setting.model, lr_setting.train)
+    once = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
     r1 = once.explain(X, n_counterfactuals=3)
-    twice = small(max_epochs=1, n_samples=2, max_samples=300).fit(lr_setting.model, lr_setting.train)
+    twice = small(max_epochs=1, n_samples=2, max_samples=300, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
     r2 = twice.explain(X, n_counterfactuals=3)
     failed = r1.status.index[r1.status == "failed"]
     assert len(failed) > 0
@@ -354,3 +354,32 @@ def test_second_draw_for_uncovered_rows(lr_setting):
     cfs = r2.counterfactuals.loc[list(retried)]
     tgt = r2.target.loc[cfs.index.get_level_values("query")].to_numpy()
     assert (lr_setting.model.predict(cfs) == tgt).all()
+
+
+def test_relaxed_threshold_last_resort(lr_setting):
+    """Rows the paper's threshold leaves uncovered get a last draw with the threshold
+    relaxed (doubled, then none), marked in the diagnostics; other rows are unchanged."""
+    X = lr_setting.train.X.iloc[:30]
+    num = lr_setting.train.schema.numeric
+    kw = dict(max_epochs=1, n_samples=5, max_samples=20, max_numeric_changes=0)
+    strict = small(relax_threshold=False, **kw).fit(lr_setting.model, lr_setting.train)
+    r1 = strict.explain(X, n_counterfactuals=3)
+    relaxed = small(**kw).fit(lr_setting.model, lr_setting.train)
+    r2 = relaxed.explain(X, n_counterfactuals=3)
+    failed = r1.status.index[r1.status == "failed"]
+    assert len(failed) > 0 and (r1.diagnostics["numeric_threshold"] == 0).all()
+    ok = r1.status.index[r1.status == "feasible"]
+    pd.testing.assert_frame_equal(r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)])
+    assert set(r2.diagnostics.loc[ok, "source"]) <= {"l2c", "l2c (retry)"}
+    d = r2.diagnostics.loc[failed]
+    rescued = failed[(d["source"] == "l2c (relaxed)").to_numpy()]
+    assert len(rescued) > 0 and (r2.status[rescued] == "feasible").all()
+    assert set(r2.diagnostics.loc[rescued, "numeric_threshold"]) <= {1, -1}
+    assert (d["n_samples"] > 25).all()  # first pass + retry + at least one relaxed draw
+    pd.testing.assert_series_equal(d["sample_validity"], r1.diagnostics.loc[failed, "sample_validity"])
+    for q in rescued:  # valid for the real model, numeric changes within the cap that found them
+        cfs = r2.for_query(q)
+        assert (lr_setting.model.predict(cfs) == r2.target[q]).all()
+        cap = int(r2.diagnostics.loc[q, "numeric_threshold"])
+        moved = (cfs[num].to_numpy(dtype=float) != X.loc[[q], num].to_numpy(dtype=float)).sum(axis=1)
+        assert moved.min() > 0 and (cap < 0 or moved.max() <= cap)

@@ -268,12 +268,37 @@ def test_one_model_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped
     assert counting.calls <= r.diagnostics["n_iterations"].max() + 2
 
 
+@pytest.mark.parametrize("kind", ["lr", "rf"])
+def test_fast_model_same_results(mixed, kind) -> None:  # type: ignore[no-untyped-def]
+    data, lr, queries = mixed
+    model = lr if kind == "lr" else cf.models.fit(data, "rf", random_state=0, n_estimators=20)
+    cons = cf.Constraints(immutable=["age"])
+    go = {}
+    for fast in (True, False):
+        m = cf.MDPSO(random_state=2, fast_model=fast, **FAST).fit(model, data)
+        assert (m._fast is not None) == fast  # the pipeline folds: the shortcut is taken
+        r = m.explain(queries.iloc[:3], n_counterfactuals=3, constraints=cons)
+        go[fast] = (r.counterfactuals, r.diagnostics["n_iterations"].tolist())
+    pd.testing.assert_frame_equal(go[True][0], go[False][0])
+    assert go[True][1] == go[False][1]
+    # a model that is not a pipeline is called as it is
+    class Plain:
+        classes_ = lr.classes_
+
+        def predict_proba(self, X):  # type: ignore[no-untyped-def]
+            return lr.predict_proba(X)
+
+    assert cf.MDPSO(**FAST).fit(Plain(), data)._fast is None
+
+
 def test_parameter_errors(mixed) -> None:  # type: ignore[no-untyped-def]
     data, model, _ = mixed
     with pytest.raises(ValidationError, match="epsilon_per_feature"):
         cf.MDPSO(epsilon_per_feature={"nope": 0.1}).fit(model, data)
     with pytest.raises(ValidationError, match=r"n_particles.*MDPSO"):
         cf.MDPSO(n_particles=1).fit(model, data)
+    with pytest.raises(ValidationError, match="fast_model"):
+        cf.MDPSO(fast_model="yes").fit(model, data)  # type: ignore[arg-type]
     pytest.importorskip("torch")
     with pytest.raises(ValidationError, match="device"):
         cf.MDPSO(device="no-such-device").fit(model, data)

@@ -96,6 +96,16 @@ class L2C(CounterfactualMethod):
       (0.4 s for the 33 rows).  ``diagnostics["source"]`` says ``"l2c
       (retry)"`` for them; ``sample_validity`` stays that of the first
       ``n_samples`` draws (the paper's metric).
+    * **Relaxed threshold as a last resort** (``relax_threshold``, ours).
+      Rows with no valid candidate even after the second draw (the 14 SBA
+      rows above) are drawn once more, ``max_samples`` candidates, with the
+      sparsity threshold doubled, and the rows still uncovered once more with
+      no threshold (only ``max_changes`` and the other constraints apply).
+      Same generator, same masks; only the cap on numeric changes is lifted,
+      for those rows only.  Their ``diagnostics["source"]`` is ``"l2c
+      (relaxed)"`` and ``diagnostics["numeric_threshold"]`` the cap that
+      found them (-1: none), so the paper's metrics can be reported without
+      them.  ``relax_threshold=False`` keeps the paper's threshold strictly.
 
     Constraints.  Training uses the schema's actionability (immutable
     features never selected; monotone features masked to levels in their
@@ -119,6 +129,10 @@ class L2C(CounterfactualMethod):
         once more, ``max_samples`` candidates in one batched pass over those
         rows only (the paper filters and draws again; see Notes below).
         ``None``, or a value <= ``n_samples``: a single pass.
+    relax_threshold : bool
+        Rows still without a valid candidate get a last draw with
+        ``max_numeric_changes`` doubled, then with no threshold (see Notes);
+        ``False``: the paper's threshold only.
     n_bins : int
         Maximum quantile bins per numeric feature (the paper: 4).
     min_bin_count : int, optional
@@ -191,6 +205,7 @@ class L2C(CounterfactualMethod):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "n_samples": [Interval(int, 1, None)],
         "max_samples": [None, Interval(int, 1, None)],
+        "relax_threshold": [TypeSpec((bool,), "a bool")],
         "n_bins": [Interval(int, 1, None)],
         "min_bin_count": [None, Interval(int, 1, None)],
         "representative": [Options(("midpoint", "median"))],
@@ -216,6 +231,7 @@ class L2C(CounterfactualMethod):
         *,
         n_samples: int = 100,
         max_samples: int | None = 1000,
+        relax_threshold: bool = True,
         n_bins: int = 4,
         min_bin_count: int | None = None,
         representative: str = "midpoint",
@@ -241,6 +257,7 @@ class L2C(CounterfactualMethod):
     ) -> None:
         self.n_samples = n_samples
         self.max_samples = max_samples
+        self.relax_threshold = relax_threshold
         self.n_bins = n_bins
         self.min_bin_count = min_bin_count
         self.representative = representative
@@ -364,8 +381,21 @@ class L2C(CounterfactualMethod):
         with _threads(torch, self.torch_threads):
             return self._explain_torch(torch, queries)
 
-    def _explain_torch(self, torch: Any, queries: list[Query], n_samples: int | None = None) -> list[Candidates]:
-        """Sample, decode, check; ``n_samples`` set: the retry pass (no further retry, no fallback)."""
+    def _relaxed_thresholds(self) -> list[int | None]:
+        """Numeric-change caps of the last-resort draws (see ``relax_threshold``)."""
+        m = self.max_numeric_changes
+        if not self.relax_threshold or m is None:
+            return []
+        n_numeric = int(self.representation_.is_numeric.sum())
+        caps: list[int | None] = [max(m + 1, 2 * m)] if max(m + 1, 2 * m) < n_numeric else []
+        return [*caps, None] if m < n_numeric else []
+
+    def _explain_torch(
+        self, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
+    ) -> list[Candidates]:
+        """Sample, decode, check; ``n_samples`` set: a second pass (no further retry, no fallback)
+        with the numeric-change cap ``threshold`` (-1: ``max_numeric_changes``; None: no cap)."""
+        limit = self.max_numeric_changes if threshold == -1 else threshold
         rep = self.representation_
         X = pd.DataFrame([q.x for q in queries], columns=self.schema_.names).reset_index(drop=True)
         rows = self._rows(X, [q.bounds for q in queries])
@@ -375,7 +405,7 @@ class L2C(CounterfactualMethod):
         logits, pi = forward(torch, self.generator_, self.selector_, rows.z, targets, len(self.classes_), torch.device(self.device_))
         noise = np.stack([q.rng.random((3, S, N)) for q in queries], axis=1)  # (3, n, S, N)
         caps = np.array([q.bounds.max_changes if q.bounds.max_changes is not None else N for q in queries])
-        draws = sample_levels(logits, pi, rows, rep, (noise[0], noise[1], noise[2]), self.max_numeric_changes, caps)
+        draws = sample_levels(logits, pi, rows, rep, (noise[0], noise[1], noise[2]), limit, caps)
         # distinct draws per query (sorted by query), with their multiplicity
         owner, levels, counts = _distinct(draws, rep.sizes)
         vals = rep.decode_values(levels, owner, rows.table)
@@ -385,8 +415,8 @@ class L2C(CounterfactualMethod):
         changed = np.where(ordered[None, :], moved, levels != rows.levels[owner])
         n_changed = changed.sum(axis=1)
         keep = (n_changed > 0) & (n_changed <= caps[owner])
-        if self.max_numeric_changes is not None:
-            keep &= changed[:, rep.is_numeric].sum(axis=1) <= self.max_numeric_changes
+        if limit is not None:
+            keep &= changed[:, rep.is_numeric].sum(axis=1) <= limit
         frame = rep.decode(levels, owner, rows.table)
         valid = (self._class_indices(np.asarray(self.model_.predict(frame))) == targets[owner]) & (n_changed > 0)
         dist = rep.distances(vals, levels, qv, rows.levels[owner], self.norm)
@@ -409,6 +439,7 @@ class L2C(CounterfactualMethod):
                 "n_valid": int((valid[m] & keep[m]).sum()),
                 "sample_validity": float((counts[m] * valid[m]).sum() / S),
                 "source": "l2c",
+                "numeric_threshold": -1 if limit is None else limit,
             })
         chosen = frame.iloc[np.concatenate(picks)].reset_index(drop=True) if picks else frame.iloc[0:0]
         found: list[Candidates | None] = [
@@ -426,6 +457,19 @@ class L2C(CounterfactualMethod):
                 diag["n_valid_retry"] = int(second.diagnostics["n_valid"])
                 if second.status == "feasible":
                     diag["source"] = "l2c (retry)"
+                    found[i] = Candidates(second.frame, "feasible", diag)
+        draw = max(S, int(self.max_samples or 0))
+        for cap in self._relaxed_thresholds():
+            missing = [i for i, c in enumerate(found) if c is None]
+            if not missing:
+                break
+            again = self._explain_torch(torch, [queries[i] for i in missing], n_samples=draw, threshold=cap)
+            for i, second in zip(missing, again, strict=True):
+                diag = diags[i]
+                diag["n_samples"] += int(second.diagnostics["n_samples"])
+                if second.status == "feasible":
+                    diag["source"] = "l2c (relaxed)"
+                    diag["numeric_threshold"] = -1 if cap is None else cap
                     found[i] = Candidates(second.frame, "feasible", diag)
         out: list[Candidates] = []
         for q, hit, diag in zip(queries, found, diags, strict=True):
