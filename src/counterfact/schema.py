@@ -39,6 +39,25 @@ def _py(value: Any) -> Any:
     return value
 
 
+_py_ufunc = np.frompyfunc(_py, 1, 1)
+
+
+def _py_array(arr: np.ndarray) -> np.ndarray:
+    """:func:`_py` over an object array (fast path when it holds no numpy scalars)."""
+    kind = pd.api.types.infer_dtype(arr, skipna=False)
+    if kind == "string":  # all str: nothing to convert
+        return arr
+    if kind in _HOMOGENEOUS:  # one numpy cast, then numpy's own cast to Python scalars
+        try:
+            return arr.astype(_HOMOGENEOUS[kind]).astype(object)
+        except (OverflowError, TypeError, ValueError):  # e.g. Python ints beyond int64
+            pass
+    return np.asarray(_py_ufunc(arr), dtype=object)
+
+
+_HOMOGENEOUS: dict[str, type] = {"integer": np.int64, "boolean": np.bool_, "floating": np.float64}
+
+
 @dataclass(frozen=True)
 class Feature:
     """One input feature.
@@ -371,15 +390,18 @@ class Schema:
     def coerce(self, X: pd.DataFrame) -> pd.DataFrame:
         """Cast columns to their canonical dtypes (int64 for integer, float for
         real, object for discrete) without validating domains."""
-        out = X.loc[:, self.names].copy()
+        cols: dict[str, pd.Series] = {}
         for f in self.features:
-            if f.kind == "integer":
-                out[f.name] = np.round(pd.to_numeric(out[f.name]).astype(float)).astype(np.int64)
-            elif f.kind == "real":
-                out[f.name] = pd.to_numeric(out[f.name]).astype(float)
+            col = X[f.name]
+            if f.kind in ("integer", "real"):
+                num = col.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(col.dtype) else pd.to_numeric(col).to_numpy(dtype=float)
+                cols[f.name] = pd.Series(np.round(num).astype(np.int64) if f.kind == "integer" else num, index=X.index)
             else:
-                out[f.name] = pd.Series([_py(v) for v in out[f.name]], index=out.index, dtype=object)
-        return out
+                arr = col.to_numpy()
+                # numpy casts its own scalars to Python ones; object arrays need a pass
+                arr = arr.astype(object) if arr.dtype != object else _py_array(arr)
+                cols[f.name] = pd.Series(arr, index=X.index, dtype=object)
+        return pd.DataFrame(cols, index=X.index)
 
     # --------------------------------------------------------------- (de)ser
     def to_dict(self) -> dict[str, Any]:
