@@ -2,7 +2,8 @@
 
     python benchmarks/mace.py [--queries 10] [--datasets adult compas default_credit_taiwan]
                               [--models tree rf lr mlp] [--norms l0 l1 linf]
-                              [--epsilon 1e-3] [--time-limit 60] [--no-unbounded-forest] [--no-age]
+                              [--epsilon 1e-3] [--time-limit 60] [--unbounded-queries 3]
+                              [--age-queries N] [--max-train N] [--tag NAME]
 
 For every dataset x model x norm: MACE and the `nearest` baseline (the paper's
 "minimum observable", MO) explain the same test rows that the model classifies
@@ -95,6 +96,7 @@ def main() -> None:
     ap.add_argument("--unbounded-queries", type=int, default=3, help="queries for sklearn's default (unbounded) forest; 0 to skip")
     ap.add_argument("--age-queries", type=int, default=None, help="queries for the Table-4 age experiment (default: --queries); 0 to skip")
     ap.add_argument("--max-train", type=int, default=None, help="subsample the training rows (faster model fits)")
+    ap.add_argument("--tag", default="", help="suffix of the output files (mace_<tag>.md), for runs split by dataset")
     args = ap.parse_args()
 
     rows = []
@@ -161,10 +163,11 @@ def main() -> None:
             if ds == "adult" and kind == "rf" and (args.age_queries is None or args.age_queries > 0):
                 age_rows += age_experiment(model, train, test, args)
     table = pd.DataFrame(rows)
-    write_table("mace", table, notes)
+    name = f"mace_{args.tag}" if args.tag else "mace"
+    write_table(name, table, notes)
     if age_rows:
         write_table(
-            "mace_age",
+            f"{name}_age",
             pd.DataFrame(age_rows),
             [
                 "Paper Table 4: Adult forest; age mutable in the unrestricted run, immutable in the restricted one",

@@ -10,8 +10,9 @@ import pandas as pd
 
 from ..._validation import Interval, Options, TypeSpec
 from .._base import Candidates, CounterfactualMethod, Query
+from ._polish import Polisher
 from ._problem import Problem, build_problem, decode, norm_weights
-from ._search import SearchOutcome, binary_search
+from ._search import Answer, SearchOutcome, binary_search
 
 __all__ = ["MACE"]
 
@@ -63,6 +64,16 @@ class MACE(CounterfactualMethod):
       a warm start: the nearest observed rows that the oracle proves to be
       counterfactuals give the first ``delta_max`` (``warm_start``), so MACE is
       never farther than the nearest observed counterfactual.
+    * **Polishing** (``polish``).  Every point an oracle (or the warm start)
+      returns is moved toward the query with the compiled model in numpy
+      (segment search, then greedy per-feature reverts and partial reverts);
+      the proposal replaces the point only when the exact oracle certifies it
+      (``check_point``), so ``delta_max`` drops far below the midpoint without
+      a hard SMT call, and lower bounds still come only from UNSAT proofs.
+      Measured: Adult forest l1 median 1.0 s -> 0.19 s.  Forests stay on Z3:
+      on Default-of-credit (23 features, 14 with ranges of ~10^6) HiGHS on
+      the Mišić MILP needed 60-80 s for the unbounded check and found nothing
+      in 90 s at ``delta <= 0.0022``, where Z3 also times out.
     * **Decision margin.**  The target class must win by ``margin`` (on the
       logit, or on the mean probability for forests, float32-safe tree splits
       from the compiler), and every decoded counterfactual is re-checked with
@@ -102,6 +113,9 @@ class MACE(CounterfactualMethod):
         model assigns to the target, within the constraints) the Z3 oracle
         checks to start the search at their distance instead of with the
         unbounded check; 0 disables it.  The result keeps the same guarantee.
+    polish : bool
+        Move each point found toward the query (compiled model in numpy) and
+        keep the move when the exact oracle certifies it (Z3 oracle only).
     time_limit : float, optional
         Seconds per query.
     random_state : int, optional
@@ -128,6 +142,7 @@ class MACE(CounterfactualMethod):
         "margin": [Interval(float, 0, None, closed="neither")],
         "max_retries": [Interval(int, 0, None)],
         "warm_start": [Interval(int, 0, None)],
+        "polish": [TypeSpec((bool,), "a bool")],
     }
 
     def __init__(
@@ -140,6 +155,7 @@ class MACE(CounterfactualMethod):
         margin: float = 1e-4,
         max_retries: int = 2,
         warm_start: int = 3,
+        polish: bool = True,
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
@@ -151,6 +167,7 @@ class MACE(CounterfactualMethod):
         self.margin = margin
         self.max_retries = max_retries
         self.warm_start = warm_start
+        self.polish = polish
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -256,7 +273,7 @@ class MACE(CounterfactualMethod):
         rows: list[dict[str, Any]] = []
         distances: list[float] = []
         first: SearchOutcome | None = None
-        calls = retries = warm = 0
+        calls = retries = warm = polished = 0
         lower = 0.0
         margin = float(self.margin)
         t_solve = 0.0
@@ -268,10 +285,16 @@ class MACE(CounterfactualMethod):
                 problem.margin = margin
                 t0 = time.perf_counter()
                 oracle = self._make_oracle(problem, seed)
+                if self.polish and hasattr(oracle, "check_point"):
+                    oracle = _Polished(oracle, Polisher(problem, self.compiled_), deadline)
                 start, n_warm = self._warm_start(query, oracle, deadline)
+                if start is not None and isinstance(oracle, _Polished):
+                    start = oracle.improve(start)
                 outcome = binary_search(oracle, float(self.epsilon), lower=lower, deadline=deadline, initial=start)
                 t_solve += time.perf_counter() - t0
                 calls += outcome.n_calls + n_warm
+                if isinstance(oracle, _Polished):
+                    polished += oracle.n_polished
                 warm += start is not None
                 if outcome.point is None:
                     break
@@ -303,11 +326,49 @@ class MACE(CounterfactualMethod):
             "margin": margin,
             "n_margin_retries": int(retries),
             "warm_starts": int(warm),
+            "n_polished": int(polished),
             "solver_seconds": t_solve,
         }
         if len(distances) > 1:
             diag["distances"] = [float(d) for d in distances]
         return Candidates(frame, first.status, diag)
+
+
+class _Polished:
+    """An oracle whose SAT answers are polished (:mod:`._polish`) and re-certified.
+
+    Each SAT point is moved toward the query by :class:`Polisher`; the proposal
+    replaces the oracle's point only if the exact oracle proves it is a
+    counterfactual under every constraint (``check_point``).  UNSAT and unknown
+    answers pass through unchanged.
+    """
+
+    def __init__(self, oracle: Any, polisher: Polisher, deadline: float | None) -> None:
+        self.oracle = oracle
+        self.polisher = polisher
+        self.deadline = deadline
+        self.n_polished = 0
+
+    def check(self, bound: float | None, time_limit: float | None) -> Answer:
+        return self.improve(self.oracle.check(bound, time_limit))
+
+    def check_point(self, point: tuple[Any, ...], time_limit: float | None) -> Answer:
+        return self.oracle.check_point(point, time_limit)  # type: ignore[no-any-return]
+
+    def improve(self, ans: Answer) -> Answer:
+        if ans.verdict != "sat" or ans.point is None:
+            return ans
+        proposal = self.polisher(ans.point)
+        if proposal is None:
+            return ans
+        left = None if self.deadline is None else self.deadline - time.perf_counter()
+        if left is not None and left <= 0:
+            return ans
+        better = self.oracle.check_point(proposal, left)
+        if better.verdict != "sat" or better.distance is None or ans.distance is None or better.distance >= ans.distance:
+            return ans
+        self.n_polished += 1
+        return Answer("sat", better.point, better.distance, ans.lower_bound)
 
 
 class _Distance:
