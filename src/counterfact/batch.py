@@ -150,25 +150,28 @@ def explain_in_chunks(
 
     if todo:
         with parallel_backend(backend, address=address, n_workers=n_jobs if n_jobs > 0 else None):
-            # Tasks carry their inputs as pickled bytes: joblib's Dask backend scatters large
-            # Python objects to a single worker, and a worker that dies takes such data with it
-            # (scattered data has no lineage), which cancels every task that needs it.  Bytes are
-            # never scattered, so each task is self-contained and Dask can re-run it elsewhere.
+            # Tasks take their inputs as pickled bytes: joblib's Dask backend would otherwise
+            # scatter large Python objects to a single worker, and a worker that dies takes such
+            # data with it (scattered data has no lineage), cancelling every task that needs it.
             blob = pickle.dumps((method, explain_kwargs))
-            gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                delayed(_chunk_task)(blob, pickle.dumps(chunks[i]), i) for i in todo
-            )
-            for i, text, err in gen:
-                if err is not None:
-                    report.failed[i] = err
-                    continue
-                assert text is not None
-                if out is not None:
-                    tmp = out / f"chunk-{i:05d}.json.tmp"
-                    tmp.write_text(text)
-                    tmp.replace(out / f"chunk-{i:05d}.json")
-                results[i] = CounterfactualResult.from_json(text)
-                report.done.append(i)
+            # On Dask the method is sent to every worker once (broadcast): a surviving replica keeps
+            # the run going when a worker dies, and tasks do not each carry the whole method.
+            scatter = _dask_scatter(blob) if backend == "dask" else contextlib.nullcontext()
+            with scatter:
+                gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+                    delayed(_chunk_task)(blob, pickle.dumps(chunks[i]), i) for i in todo
+                )
+                for i, text, err in gen:
+                    if err is not None:
+                        report.failed[i] = err
+                        continue
+                    assert text is not None
+                    if out is not None:
+                        tmp = out / f"chunk-{i:05d}.json.tmp"
+                        tmp.write_text(text)
+                        tmp.replace(out / f"chunk-{i:05d}.json")
+                    results[i] = CounterfactualResult.from_json(text)
+                    report.done.append(i)
     if out is not None:
         (out / "failed.json").write_text(json.dumps({str(k): v for k, v in report.failed.items()}, indent=1))
     if results:
@@ -176,6 +179,12 @@ def explain_in_chunks(
         joined.model = getattr(method, "model_", None)
         report.result = joined
     return report
+
+
+def _dask_scatter(blob: bytes) -> Any:
+    from joblib import parallel_config
+
+    return parallel_config(backend="dask", scatter=[blob])
 
 
 def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str | None]:
