@@ -261,14 +261,7 @@ def _single_tree(compiled: Any, cuts: _Cuts, target_index: int) -> Any:
     cls = compiled.rule.predict(y)
     good = set(leaves[cls == target_index].tolist())
     memo: dict[int, Any] = {}
-    order = []
-    stack = [0]
-    while stack:
-        n = stack.pop()
-        order.append(n)
-        if tree.split[n] >= 0:
-            stack.extend((int(tree.left[n]), int(tree.right[n])))
-    for n in reversed(order):
+    for n in tree.bottom_up():
         if tree.split[n] < 0:
             memo[n] = z3.BoolVal(n in good, cuts.ctx)
             continue
@@ -360,14 +353,7 @@ class ForestText:
 
     def _tree(self, tree: Any, leaf_value: np.ndarray) -> str:
         text: dict[int, str] = {}
-        order = []
-        stack = [0]
-        while stack:
-            n = stack.pop()
-            order.append(n)
-            if tree.split[n] >= 0:
-                stack.extend((int(tree.left[n]), int(tree.right[n])))
-        for n in reversed(order):
+        for n in tree.bottom_up():
             if tree.split[n] < 0:
                 text[n] = _smt_num(float(leaf_value[n]))
                 continue

@@ -466,6 +466,18 @@ class Tree:
     def n_nodes(self) -> int:
         return int(self.left.shape[0])
 
+    def bottom_up(self) -> list[int]:
+        """Nodes reachable from the root, every child before its parent."""
+        order: list[int] = []
+        stack = [0]
+        while stack:
+            n = stack.pop()
+            order.append(n)
+            if self.split[n] >= 0:
+                stack.extend((int(self.left[n]), int(self.right[n])))
+        order.reverse()
+        return order
+
 
 @dataclass(frozen=True, eq=False)
 class TreeEnsemble:
