@@ -106,6 +106,7 @@ def part_method(part: str, *, backend: str = "highs", time_limit: float = 60.0, 
         alpha=alpha,
         trust_region=trust,
         trust_epsilon=TRUST_EPSILON if trust else 0.0,
+        trust_scope="all",  # the paper's region: the hull over every feature
         max_hull_points=max_hull_points,
         backend=backend,
         time_limit=time_limit,

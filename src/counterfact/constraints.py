@@ -46,6 +46,7 @@ __all__ = [
     "FeatureBounds",
     "QueryBounds",
     "ResolvedConstraints",
+    "satisfied_many",
     "violations",
 ]
 
@@ -248,6 +249,72 @@ class QueryBounds:
                 return np.zeros(n, dtype=bool)
             ok &= np.abs(res) <= c.tol * self.schema[c.child].range
         return ok
+
+
+def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray) -> np.ndarray:
+    """:meth:`QueryBounds.satisfied` for candidates of many queries at once.
+
+    ``owner[k]`` is the index into ``bounds`` of the query row ``k`` of
+    ``frame`` belongs to.  Numeric and categorical bounds are checked for all
+    rows together (per-query values gathered by ``owner``); queries with
+    causal relations or a finite set of numeric values fall back to the
+    per-query check.  Same answers as calling ``satisfied`` per query.
+    """
+    owner = np.asarray(owner, dtype=int)
+    n = len(frame)
+    ok = np.zeros(n, dtype=bool)
+    if n == 0 or not len(bounds):
+        return ok
+    slow = np.array(
+        [bool(b.causal) or any(fb.values is not None and fb.feature.is_numeric for fb in b.features) for b in bounds]
+    )
+    fast_rows = ~slow[owner]
+    for i in np.unique(owner[~fast_rows]):
+        m = owner == i
+        ok[m] = bounds[i].satisfied(frame[m])
+    if not fast_rows.any():
+        return ok
+    sub = frame[fast_rows] if not fast_rows.all() else frame
+    own = owner[fast_rows]
+    schema = bounds[0].schema
+    good_all = np.ones(len(sub), dtype=bool)
+    n_changed = np.zeros(len(sub), dtype=int)
+    for j, f in enumerate(schema):
+        col = sub[f.name]
+        fbs = [b.features[j] for b in bounds]
+        if f.is_numeric:
+            try:
+                v = pd.to_numeric(col).to_numpy(dtype=float)
+            except (TypeError, ValueError):
+                return ok
+            q = np.array([float(fb.value) for fb in fbs])[own]
+            lo = np.array([float(fb.lower) for fb in fbs])[own]  # type: ignore[arg-type]
+            hi = np.array([float(fb.upper) for fb in fbs])[own]  # type: ignore[arg-type]
+            ch = np.abs(v - q) > _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(v), np.abs(q)))
+            tol = 1e-9 * np.maximum(1.0, np.abs(q))
+            good = np.isfinite(v) & (v >= lo - tol) & (v <= hi + tol)
+            if f.kind == "integer":
+                good &= np.abs(v - np.round(v)) <= 1e-9
+        else:
+            cats = list(f.categories or ())
+            code_of = {c: k for k, c in enumerate(cats)}
+            codes = np.array([code_of.get(c, -1) for c in col.astype(object).tolist()], dtype=int)
+            allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: unknown value
+            qcode = np.full(len(bounds), -2, dtype=int)
+            for i, fb in enumerate(fbs):
+                qcode[i] = code_of.get(fb.value, -2)
+                for c in fb.values or ():
+                    k = code_of.get(c)
+                    if k is not None:
+                        allowed[i, k] = True
+            good = allowed[own, codes]  # codes == -1 reads the 'unknown' column (False)
+            ch = codes != qcode[own]
+        good_all &= good
+        n_changed += ch
+    caps = np.array([np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds])
+    good_all &= n_changed <= caps[own]
+    ok[fast_rows] = good_all
+    return ok
 
 
 @dataclass(frozen=True)

@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 
 from .._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import CONSTRAINT_KINDS, Constraints, QueryBounds, ResolvedConstraints
+from ..constraints import CONSTRAINT_KINDS, Constraints, QueryBounds, ResolvedConstraints, satisfied_many
 from ..data import Dataset
 from ..exceptions import (
     NotFittedError,
@@ -417,10 +417,7 @@ class CounterfactualMethod:
                 coerced_ok = np.array(good)
                 allc = allc[coerced_ok].reset_index(drop=True)
                 own = own[coerced_ok]
-            sat = np.zeros(len(allc), dtype=bool)
-            for i in np.unique(own):
-                m = own == i
-                sat[m] = tasks[i].bounds.satisfied(allc[m])
+            sat = satisfied_many([t.bounds for t in tasks], allc, own)
             flips_all = np.zeros(len(allc), dtype=bool)
             conf_all = np.full(len(allc), np.nan)
             if sat.any():

@@ -242,6 +242,46 @@ def no_good_superset(m: Model, inputs: RawInputs, changed_features: list[str]) -
     m.add_le(quicksum(terms), float(len(terms) - 1))  # type: ignore[arg-type]
 
 
+def exclude_point(m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: float = REAL_STEP) -> bool:
+    """Demand that the next solution differs from the solution ``x`` in at least
+    one feature (the diversity criterion of MACE and CE-OCL): a categorical
+    feature takes another category, an integer / ordinal moves by at least 1,
+    a real feature by at least ``real_step`` of its range.  One binary per
+    direction per feature and ``sum >= 1``.  Returns False (adding nothing
+    but an infeasible row) when no feature can move at all."""
+    terms: list[Expr | Var] = []
+    for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
+        if f.fixed:
+            continue
+        if f.value is None:  # categorical: another category
+            k = int(np.argmax([x[v.index] for v in f.indicators]))
+            terms.append(1 - f.indicators[k])
+            continue
+        if f.values is not None:  # finite value set: another value
+            k = int(np.argmax([x[v.index] for v in f.indicators]))
+            terms.append(1 - f.indicators[k])
+            continue
+        v = float(x[f.value.index])
+        lo, hi = m.var_bounds(f.value)
+        integral = blk.kind in ("integer", "ordinal")
+        if integral:
+            v = float(round(v))
+        step = 1.0 if integral else max(real_step * (f.upper - f.lower), 1e-9)
+        if v + step <= hi:
+            u = m.add_binary(name=f"{f.name}_gt_prev")
+            m.add_indicator(u, f.value.expr(), ">=", v + step)
+            terms.append(u)
+        if v - step >= lo:
+            w = m.add_binary(name=f"{f.name}_lt_prev")
+            m.add_indicator(w, f.value.expr(), "<=", v - step)
+            terms.append(w)
+    if not terms:
+        m.add_le(Expr({}, 1.0), 0.0)
+        return False
+    m.add_ge(quicksum(terms), 1.0)  # type: ignore[arg-type]
+    return True
+
+
 def feature_deltas(m: Model, inputs: RawInputs, scales: Any) -> list[Expr]:
     """Per-feature ``|x_j - q_j| / scale_j`` (numeric value or ordinal rank) and the
     change indicator for categorical features; exact where a direction fixes

@@ -105,6 +105,7 @@ def build(
     hull_scales: np.ndarray | None,
     trust_epsilon: float,
     trust_norm: str,
+    trust_scope: str = "mutable",
 ) -> Formulation:
     """The MIP of one query (module docstring)."""
     m = Model("ceocl")
@@ -115,7 +116,12 @@ def build(
     encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
     diag: dict[str, Any] = {}
     if hull is not None:
-        diag.update(encode_hull(m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm))  # type: ignore[arg-type]
+        skip = np.zeros(len(inputs.z), dtype=bool)
+        if trust_scope == "mutable":
+            for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
+                if f.fixed:
+                    skip[blk.start : blk.start + blk.size] = True
+        diag.update(encode_hull(m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm, skip=skip))  # type: ignore[arg-type]
     if query.bounds.causal:
         diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
     form = Formulation(m, inputs, diagnostics=diag)

@@ -12,12 +12,15 @@ from ..._validation import Interval, Options, TypeSpec
 from ...constraints import CONSTRAINT_KINDS
 from ...data import mad
 from ...schema import _py
-from ...solvers.mip_backend import changed_set, decode, no_good_superset
+from ...solvers.mip_backend import changed_set, decode, exclude_point, no_good_superset
 from .._base import Candidates, CounterfactualMethod, Query
 from ._formulation import build, solve
 from ._trust import HullData, prepare_hull
 
 __all__ = ["CEOCL"]
+
+#: A point-diverse counterfactual moves a real feature by at least this share of its range.
+DIVERSITY_STEP = 1e-2
 
 
 class CEOCL(CounterfactualMethod):
@@ -61,7 +64,13 @@ class CEOCL(CounterfactualMethod):
       every *superset* of each earlier change set (``sum_{j in S} b_j <=
       |S| - 1``: one of the earlier changes must be dropped), which gives
       genuinely different explanations (the paper's Discussion recommends such
-      iterative cuts when diversity matters).  With ``solution_pool=True`` the
+      iterative cuts when diversity matters).  When no other change set is
+      left (few mutable features, or a trust region that forces the same
+      changes), the remaining counterfactuals are the next nearest points
+      that differ from every earlier one in at least one feature (the paper's
+      own diversity criterion, Sec. 1; a real feature must move by at least
+      1% of its range, an integer by 1); ``n_point_diverse`` in the
+      diagnostics counts them.  With ``solution_pool=True`` the
       solver's stored incumbents (SCIP's solution store, HiGHS's improving
       solutions) are appended as extra candidates.
     * **Validity.**  The classification constraint has a margin (1e-4 on the
@@ -90,6 +99,11 @@ class CEOCL(CounterfactualMethod):
         Enlargement of the hull (eq. 3), in range-normalised units.
     trust_norm : {"linf", "l1"}
         Norm of the enlargement slack.
+    trust_scope : {"mutable", "all"}
+        Coordinates the hull constrains: the ones the query may change
+        (default; the query's fixed features are the same for every candidate,
+        see :mod:`._trust`) or every feature (the paper's literal region: a
+        query whose immutable values no hull point shares is infeasible).
     n_clusters : int
         Clusters of the ``"clusters"`` trust region (k-means, seeded).
     max_hull_points : int or None
@@ -124,6 +138,7 @@ class CEOCL(CounterfactualMethod):
         "trust_region": [None, Options(("hull", "clusters"))],
         "trust_epsilon": [Interval(float, 0, None)],
         "trust_norm": [Options(("linf", "l1"))],
+        "trust_scope": [Options(("mutable", "all"))],
         "n_clusters": [Interval(int, 2, None)],
         "max_hull_points": [None, Interval(int, 1, None)],
         "hull_sampling": [Options(("random", "kmeans"))],
@@ -141,6 +156,7 @@ class CEOCL(CounterfactualMethod):
         trust_region: str | None = None,
         trust_epsilon: float = 0.0,
         trust_norm: str = "linf",
+        trust_scope: str = "mutable",
         n_clusters: int = 5,
         max_hull_points: int | None = 4000,
         hull_sampling: str = "random",
@@ -157,6 +173,7 @@ class CEOCL(CounterfactualMethod):
         self.trust_region = trust_region
         self.trust_epsilon = trust_epsilon
         self.trust_norm = trust_norm
+        self.trust_scope = trust_scope
         self.n_clusters = n_clusters
         self.max_hull_points = max_hull_points
         self.hull_sampling = hull_sampling
@@ -240,21 +257,7 @@ class CEOCL(CounterfactualMethod):
         first = None
         n_solves = 0
         for attempt in range(2):
-            form = build(
-                compiled=self.compiled_,
-                schema=self.schema_,
-                query=query,
-                norm=self.norm,
-                scales=self.scales_,
-                alpha=float(self.alpha),
-                backend=self.backend,
-                margin=margin,
-                changes=n_cf > 1,
-                hull=hull,
-                hull_scales=getattr(self, "hull_scales_", None),
-                trust_epsilon=float(self.trust_epsilon),
-                trust_norm=self.trust_norm,
-            )
+            form = self._build(query, margin, hull, changes=n_cf > 1)
             diag["build_seconds"] = time.perf_counter() - t0
             sol, obj = solve(form, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool)
             n_solves += 1
@@ -285,7 +288,8 @@ class CEOCL(CounterfactualMethod):
         rows.append(row)
         xs: list[np.ndarray] = [np.asarray(first.x)]
         self._collect_pool(form, first, pool_rows)
-        # diversity: re-solve excluding supersets of every earlier change set
+        # diversity, stage 1: re-solve excluding supersets of every earlier change set
+        n_point = 0
         while len(rows) < n_cf and not query.expired():
             changed = changed_set(form.inputs, xs[-1]) or _changed(self.schema_, query.x, rows[-1])
             if not changed:
@@ -298,12 +302,46 @@ class CEOCL(CounterfactualMethod):
             rows.append(decode(form.inputs, sol.x))  # type: ignore[arg-type]
             xs.append(np.asarray(sol.x))
             self._collect_pool(form, sol, pool_rows)
+        # stage 2: no other change set is left -- the next nearest point that differs
+        # from every earlier one in at least one feature (fresh model, same layout)
+        if len(rows) < n_cf and not query.expired():
+            form2 = self._build(query, margin, hull, changes=True)
+            for x_prev in xs:
+                exclude_point(form2.m, form2.inputs, x_prev, real_step=DIVERSITY_STEP)
+            while len(rows) < n_cf and not query.expired():
+                sol, _obj_k = solve(form2, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool)
+                n_solves += 1
+                if not sol.has_solution:
+                    break
+                n_point += 1
+                rows.append(decode(form2.inputs, sol.x))  # type: ignore[arg-type]
+                xs.append(np.asarray(sol.x))
+                self._collect_pool(form2, sol, pool_rows)
+                exclude_point(form2.m, form2.inputs, xs[-1], real_step=DIVERSITY_STEP)
         pool_rows.sort(key=lambda t: t[0])
         frame = pd.DataFrame(rows + [r for _, r in pool_rows], columns=self.schema_.names)
-        diag.update(n_solves=n_solves, n_pool=len(pool_rows))
+        diag.update(n_solves=n_solves, n_pool=len(pool_rows), n_point_diverse=n_point)
         if status == "timeout":
             status = "feasible"
         return Candidates(frame, status, diag)
+
+    def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool) -> Any:
+        return build(
+            compiled=self.compiled_,
+            schema=self.schema_,
+            query=query,
+            norm=self.norm,
+            scales=self.scales_,
+            alpha=float(self.alpha),
+            backend=self.backend,
+            margin=margin,
+            changes=changes,
+            hull=hull,
+            hull_scales=getattr(self, "hull_scales_", None),
+            trust_epsilon=float(self.trust_epsilon),
+            trust_norm=self.trust_norm,
+            trust_scope=self.trust_scope,
+        )
 
     def _collect_pool(self, form: Any, sol: Any, out: list[tuple[float, dict[str, Any]]]) -> None:
         if not self.solution_pool:

@@ -23,6 +23,19 @@ kept -- a seeded uniform subsample (``sampling="random"``) or the training
 point nearest to each of ``max_points`` k-means centroids
 (``sampling="kmeans"``).  Either way the kept hull is a subset of the full one,
 so every counterfactual still lies in the paper's region.
+
+*Scope* (our decision, the paper is silent): with ``scope="mutable"`` (the
+method's default) the hull constrains only the coordinates the query may
+change; coordinates fixed for this query (immutable features, a range of one
+value) are dropped from the hull rows.  Those coordinates are identical for
+every candidate, so keeping them tests the *query* -- whether someone with
+exactly its immutable attributes is among the hull points -- not the
+counterfactual: on Adult a query whose sex / race / native-country
+combination is missing from the (sub-sampled) desired class has no
+counterfactual at all under the full hull.  ``scope="all"`` is the paper's
+literal region over every feature (fixed one-hot coordinates then discard
+the hull points that disagree with the query, and no point left means
+``infeasible``).
 """
 
 from __future__ import annotations
@@ -107,17 +120,25 @@ def encode_hull(
     *,
     epsilon: float,
     norm: str,
+    skip: np.ndarray | None = None,
 ) -> dict[str, Any]:
-    """Add the (epsilon-enlarged, possibly clustered) hull rows; returns diagnostics."""
+    """Add the (epsilon-enlarged, possibly clustered) hull rows; returns diagnostics.
+
+    ``skip``: boolean mask over ``z`` of coordinates left out of the hull
+    (``scope="mutable"``: the query's fixed features).
+    """
     import scipy.sparse as sp
 
     P = hull.points
     labels = hull.labels
     n_z = len(z)
+    skip = np.zeros(n_z, dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
     if epsilon <= 0:
         # exact hull: points whose fixed one-hot / fixed values disagree can never take weight
         keep = np.ones(len(P), dtype=bool)
         for j, v in enumerate(z):
+            if skip[j]:
+                continue
             lo, hi = m.var_bounds(v)
             if lo == hi and np.all((P[:, j] == 0) | (P[:, j] == 1)) and lo in (0.0, 1.0):
                 keep &= P[:, j] == lo
@@ -138,6 +159,8 @@ def encode_hull(
     # rows: (P^T lam - z) / scale - s = 0, skipping coordinates fixed to a value every point shares
     rows = []
     for j in range(n_z):
+        if skip[j]:
+            continue
         lo, hi = m.var_bounds(z[j])
         col = P[:, j]
         if lo == hi and np.all(col == lo) and epsilon <= 0:
@@ -162,4 +185,4 @@ def encode_hull(
             cols += sp_ + sn
             m.add_le(quicksum(sp_) + quicksum(sn), float(epsilon))
     m.add_rows(cols, sp.hstack(blocks, format="csr"), 0.0, 0.0)
-    return {"hull_points": int(N), "hull_clusters": int(hull.n_clusters)}
+    return {"hull_points": int(N), "hull_clusters": int(hull.n_clusters), "hull_dims": int(R)}
