@@ -28,7 +28,13 @@ import numpy as np
 import pandas as pd
 
 from .._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import CONSTRAINT_KINDS, Constraints, QueryBounds, ResolvedConstraints, satisfied_many
+from ..constraints import (
+    CONSTRAINT_KINDS,
+    Constraints,
+    QueryBounds,
+    ResolvedConstraints,
+    satisfied_many,
+)
 from ..data import Dataset
 from ..exceptions import (
     NotFittedError,
