@@ -190,15 +190,8 @@ def explain(s: Setting, method: Any, x: pd.DataFrame, c: cf.Constraints, n: int)
 
 
 def explain_each(method: Any, X: pd.DataFrame, constraints: list[cf.Constraints], n: int) -> cf.CounterfactualResult:
-    """Explain every row of ``X`` under its own constraints in one search.
-
-    ``explain`` takes one ``Constraints`` for all rows, so this drives the base
-    class's private steps (prepare each row, one ``_run`` over all of them, one
-    verification); the result's ``constraints`` field holds the first row's.
-    """
-    tasks = [t for k in range(len(X)) for t in method._prepare(X.iloc[[k]], n, constraints[k], None)[0]]
-    outcomes = method._run(tasks, n_jobs=1, backend=None, chunk_size=None)
-    return method._assemble(tasks, outcomes, constraints[0], n)
+    """Explain every row of ``X`` under its own constraints in one call (one ``Constraints`` per row)."""
+    return method.explain(X, n_counterfactuals=n, constraints=list(constraints))
 
 
 def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str, Any]:

@@ -150,3 +150,50 @@ def test_result_api(setting, tmp_path):
     assert (tmp_path / "r.csv").read_text().startswith("query,rank")
     both = cf.CounterfactualResult.concat([r, r2])
     assert len(both) == 2 * len(r)
+
+
+def test_constraints_per_row(setting):
+    """One Constraints per row: each query is searched, verified, stored and scored
+    under its own; the list and its entries are not mutated."""
+    train, test, model = setting
+    X = test.X.iloc[:6]
+    per_row = [cf.Constraints(immutable=["c"]) if k % 2 else cf.Constraints(features_to_vary=["a"]) for k in range(len(X))]
+    before = [c.to_dict() for c in per_row]
+    m = RandomProbe(random_state=0).fit(model, train)
+    r = m.explain(X, n_counterfactuals=3, constraints=per_row)
+    assert [c.to_dict() for c in per_row] == before and len(per_row) == 6
+    assert r.constraints is None and len(r.query_constraints) == len(X)
+    for k, q in enumerate(X.index):
+        assert r.constraints_for(q) is per_row[k]
+        cfs = r.for_query(q)
+        if k % 2:
+            assert (cfs["c"] == X.loc[q, "c"]).all()
+        else:  # only 'a' may move
+            assert (cfs["c"] == X.loc[q, "c"]).all() and np.allclose(cfs["b"], X.loc[q, "b"])
+    assert r.found.sum() > 0
+    # the same answers as a call where every row has that row's constraints (same seeds)
+    for k in (0, 1):
+        shared = m.explain(X, n_counterfactuals=3, constraints=per_row[k])
+        for q in X.index[k::2]:
+            pd.testing.assert_frame_equal(shared.for_query(q), r.for_query(q))
+    # metrics read each query's own constraints: no violations anywhere
+    assert (cf.metrics.violation_counts(r)["total"] == 0).all()
+    # it round-trips through JSON and survives concat with a differently constrained part
+    back = cf.CounterfactualResult.from_json(r.to_json())
+    assert back.constraints_for(X.index[0]).to_dict() == per_row[0].to_dict()
+    other = m.explain(test.X.iloc[6:8], constraints=cf.Constraints(max_changes=1))
+    joined = cf.CounterfactualResult.concat([r, other])
+    assert joined.constraints is None
+    assert joined.constraints_for(test.X.index[7]).max_changes == 1
+    assert joined.constraints_for(X.index[1]).to_dict() == per_row[1].to_dict()
+    same = cf.CounterfactualResult.concat([other, other])
+    assert same.constraints is not None and same.query_constraints is None
+
+
+def test_constraints_per_row_errors(setting):
+    train, test, model = setting
+    m = RandomProbe(random_state=0).fit(model, train)
+    with pytest.raises(ValidationError, match="2 entries for 3 rows"):
+        m.explain(test.X.iloc[:3], constraints=[cf.Constraints(), cf.Constraints()])
+    with pytest.raises(ValidationError, match=r"constraints\[1\] must be a cf.Constraints"):
+        m.explain(test.X.iloc[:2], constraints=[cf.Constraints(), {"immutable": ["a"]}])

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import html
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +37,11 @@ def _jsonable(v: Any) -> Any:
     return str(v)
 
 
+def _index_key(v: Any) -> Any:
+    """A query id read back from JSON (lists were tuples)."""
+    return tuple(_index_key(x) for x in v) if isinstance(v, list) else v
+
+
 class CounterfactualResult:
     """Counterfactuals for a batch of queries.
 
@@ -60,6 +65,11 @@ class CounterfactualResult:
         Model probability of the target class for each counterfactual.
     query_confidence : Series
         Model probability of the target class for each query.
+    constraints : Constraints or None
+        The constraints every query was explained under.
+    query_constraints : dict or None
+        Per query id, its own constraints (``explain`` with one Constraints
+        per row; ``constraints`` is then None).  Use :meth:`constraints_for`.
     """
 
     def __init__(
@@ -75,6 +85,7 @@ class CounterfactualResult:
         method: str = "",
         params: dict[str, Any] | None = None,
         constraints: Constraints | None = None,
+        query_constraints: Mapping[Any, Constraints] | None = None,
         model: Any = None,
         n_counterfactuals: int = 1,
         confidence: pd.Series | None = None,
@@ -93,6 +104,7 @@ class CounterfactualResult:
         self.method = method
         self.params = dict(params or {})
         self.constraints = constraints
+        self.query_constraints = dict(query_constraints) if query_constraints is not None else None
         self.model = model
         self.n_counterfactuals = int(n_counterfactuals)
         idx = counterfactuals.index
@@ -102,6 +114,14 @@ class CounterfactualResult:
         )
 
     # --------------------------------------------------------------- basics
+    def constraints_for(self, query: Any) -> Constraints | None:
+        """The constraints query ``query`` was explained under: its own when
+        ``explain`` got one Constraints per row (``query_constraints``), else
+        the result's common ``constraints``."""
+        if self.query_constraints is not None and query in self.query_constraints:
+            return self.query_constraints[query]
+        return self.constraints
+
     def __len__(self) -> int:
         return len(self.queries)
 
@@ -219,6 +239,11 @@ class CounterfactualResult:
             "params": _jsonable(self.params),
             "schema": self.schema.to_dict(),
             "constraints": _safe_constraints(self.constraints),
+            "query_constraints": (
+                [[_jsonable(q), _safe_constraints(c)] for q, c in self.query_constraints.items()]
+                if self.query_constraints is not None
+                else None
+            ),
             "n_counterfactuals": self.n_counterfactuals,
             "queries": {"index": _jsonable(list(self.queries.index)), "rows": rows(self.queries)},
             "counterfactuals": {
@@ -268,6 +293,11 @@ class CounterfactualResult:
             method=d["method"],
             params=d["params"],
             constraints=Constraints.from_dict(d["constraints"]) if d.get("constraints") else None,
+            query_constraints=(
+                {_index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in d["query_constraints"]}
+                if d.get("query_constraints") is not None
+                else None
+            ),
             n_counterfactuals=d["n_counterfactuals"],
             confidence=pd.Series(d["confidence"], index=cidx, dtype=float),
             query_confidence=pd.Series(d["query_confidence"], index=qidx, dtype=float),
@@ -280,6 +310,18 @@ class CounterfactualResult:
         if not results:
             raise ValidationError("concat needs at least one result.")
         first = results[0]
+        common: Constraints | None = first.constraints
+        per_query: dict[Any, Constraints] | None = None
+        same = all(r.query_constraints is None for r in results) and all(
+            _safe_constraints(r.constraints) == _safe_constraints(first.constraints) for r in results
+        )
+        if not same:  # different constraints per part: keep each query's own
+            common = None
+            per_query = {}
+            for r in results:
+                for q in r.queries.index:
+                    c = r.constraints_for(q)
+                    per_query[q] = c if c is not None else Constraints()
         return cls(
             queries=pd.concat([r.queries for r in results]),
             counterfactuals=pd.concat([r.counterfactuals for r in results]),
@@ -290,7 +332,8 @@ class CounterfactualResult:
             target=pd.concat([r.target for r in results]),
             method=first.method,
             params=first.params,
-            constraints=first.constraints,
+            constraints=common,
+            query_constraints=per_query,
             model=first.model,
             n_counterfactuals=first.n_counterfactuals,
             confidence=pd.concat([r.confidence for r in results]),

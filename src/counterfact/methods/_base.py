@@ -192,7 +192,7 @@ class CounterfactualMethod:
         X: pd.DataFrame | pd.Series,
         *,
         n_counterfactuals: int = 1,
-        constraints: Constraints | None = None,
+        constraints: Constraints | Sequence[Constraints] | None = None,
         target: Any = None,
         n_jobs: int | None = 1,
         backend: str | None = None,
@@ -206,8 +206,11 @@ class CounterfactualMethod:
             Raw rows with the training columns (never modified).
         n_counterfactuals : int
             How many distinct counterfactuals per row (at most).
-        constraints : Constraints, optional
-            Added to the schema's actionability.
+        constraints : Constraints or sequence of Constraints, optional
+            Added to the schema's actionability.  A sequence gives each row of
+            ``X`` its own constraints (one entry per row, in order: each user's
+            own feedback), still searched in one call; the result then keeps
+            them per query (:meth:`CounterfactualResult.constraints_for`).
         target : label or sequence of labels, optional
             Desired class.  Binary problems default to the other class;
             multi-class problems need it.
@@ -230,8 +233,8 @@ class CounterfactualMethod:
 
     # ........................................................... preparing
     def _prepare(
-        self, X: Any, n_counterfactuals: Any, constraints: Constraints | None, target: Any
-    ) -> tuple[list[Query], ResolvedConstraints, Constraints]:
+        self, X: Any, n_counterfactuals: Any, constraints: Constraints | Sequence[Constraints] | None, target: Any
+    ) -> tuple[list[Query], ResolvedConstraints, Any]:
         if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
             raise ValidationError(
                 f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}."
@@ -239,24 +242,44 @@ class CounterfactualMethod:
         frame = self.schema_.validate_frame(X, what="X")
         if frame.index.has_duplicates:
             raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
-        constraints = constraints if constraints is not None else Constraints()
-        if not isinstance(constraints, Constraints):
-            raise ValidationError(f"constraints must be a cf.Constraints. Got {type(constraints).__name__}.")
-        unsupported = sorted(constraints.kinds() - set(self.supported_constraints))
-        if unsupported:
-            raise UnsupportedConstraintError(
-                f"{type(self).__name__} cannot honour constraints of kind {unsupported}. It supports "
-                f"{sorted(self.supported_constraints)}; use a method that supports them "
-                "(CE-OCL supports causal constraints) or drop them."
-            )
-        resolved = constraints.resolve(self.schema_)
+        per_row = isinstance(constraints, (list, tuple))
+        items: list[Any]
+        if per_row:
+            items = list(constraints)  # type: ignore[arg-type]
+            if len(items) != len(frame):
+                raise ValidationError(
+                    f"constraints has {len(items)} entries for {len(frame)} rows of X; pass one "
+                    "Constraints per row, or a single Constraints for every row."
+                )
+        else:
+            items = [constraints if constraints is not None else Constraints()]
+        resolved_by_id: dict[int, ResolvedConstraints] = {}
+        for k, c in enumerate(items):
+            c = c if c is not None else Constraints()
+            items[k] = c
+            if not isinstance(c, Constraints):
+                where = f"constraints[{k}]" if per_row else "constraints"
+                raise ValidationError(f"{where} must be a cf.Constraints. Got {type(c).__name__}.")
+            if id(c) in resolved_by_id:
+                continue
+            unsupported = sorted(c.kinds() - set(self.supported_constraints))
+            if unsupported:
+                raise UnsupportedConstraintError(
+                    f"{type(self).__name__} cannot honour constraints of kind {unsupported}. It supports "
+                    f"{sorted(self.supported_constraints)}; use a method that supports them "
+                    "(CE-OCL supports causal constraints) or drop them."
+                )
+            resolved_by_id[id(c)] = c.resolve(self.schema_)
+        row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
+        resolved = row_resolved[0] if row_resolved else next(iter(resolved_by_id.values()), None) or Constraints().resolve(self.schema_)
+        constraints = items if per_row else items[0]
         preds = self.model_.predict(frame)
         proba = self.model_.predict_proba(frame)
         targets = self._targets(preds, target, len(frame))
         seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
         tasks = []
         for i, (qid, x) in enumerate(frame.iterrows()):
-            bounds = resolved.for_query(x)
+            bounds = row_resolved[i].for_query(x)
             tasks.append(
                 Query(
                     id=qid,
@@ -264,7 +287,7 @@ class CounterfactualMethod:
                     target=targets[i],
                     target_index=self.model_.class_index(targets[i]),
                     bounds=bounds,
-                    constraints=resolved,
+                    constraints=row_resolved[i],
                     n_counterfactuals=int(n_counterfactuals),
                     rng=np.random.default_rng(seeds[i]),
                     time_limit=getattr(self, "time_limit", None),
@@ -383,7 +406,9 @@ class CounterfactualMethod:
         return flips & sat, flips, sat
 
     # ........................................................... assembling
-    def _assemble(self, tasks: list[Query], outcomes: list[Candidates], constraints: Constraints, n_cf: int) -> CounterfactualResult:
+    def _assemble(self, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int) -> CounterfactualResult:
+        """Verify every candidate and build the result (``constraints``: one
+        Constraints, or a list with one per task)."""
         names = self.schema_.names
         qids = [t.id for t in tasks]
         queries = pd.DataFrame([t.x for t in tasks], columns=names)
@@ -498,7 +523,8 @@ class CounterfactualMethod:
             target=pd.Series([t.target for t in tasks], index=idx),
             method=self.name or type(self).__name__,
             params=self.get_params(),
-            constraints=constraints,
+            constraints=None if isinstance(constraints, list) else constraints,
+            query_constraints=dict(zip(qids, constraints, strict=True)) if isinstance(constraints, list) else None,
             model=self.model_,
             n_counterfactuals=n_cf,
             confidence=pd.Series(cf_conf, index=cf_frame.index, dtype=float),

@@ -34,6 +34,20 @@ def user_features(schema: Schema, constraints: Constraints | None = None, featur
     return [n for n in schema.names if n not in resolved.immutable]
 
 
+def _allowed_for(res: Any, features_to_vary: Iterable[str] | None) -> Any:
+    """Query id -> mask of the user's features under that query's own constraints."""
+    cache: dict[int, np.ndarray] = {}
+
+    def allowed(q: Any) -> np.ndarray:
+        c = res.constraints_for(q)
+        key = id(c)
+        if key not in cache:
+            cache[key] = np.isin(res.schema.names, user_features(res.schema, c, features_to_vary))
+        return cache[key]
+
+    return allowed
+
+
 def _share(enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     ch = enc.changed(M, q)
     total = ch.sum(axis=1)
@@ -78,10 +92,10 @@ def actionability(
     if is_result(query):
         res = query
         enc = DistanceEncoder(res.schema)
-        allowed = np.isin(res.schema.names, user_features(res.schema, res.constraints, features_to_vary))
+        allowed_for = _allowed_for(res, features_to_vary)
         return per_query(
             res,
-            lambda _q, x, cf: mean_or_nan(_share(enc, enc.transform(cf), enc.transform(x)[0], allowed)) if len(cf) else float("nan"),
+            lambda q, x, cf: mean_or_nan(_share(enc, enc.transform(cf), enc.transform(x)[0], allowed_for(q))) if len(cf) else float("nan"),
             "actionability",
         )
     schema = need_schema(schema, "actionability")
@@ -128,13 +142,13 @@ def feasibility(
             return pd.Series(np.nan, index=res.queries.index, name="feasibility", dtype=float)
         det = _detector_for(res.schema, train, lof, n_neighbors, reference)
         enc = DistanceEncoder(res.schema)
-        allowed = np.isin(res.schema.names, user_features(res.schema, res.constraints, features_to_vary))
+        allowed_for = _allowed_for(res, features_to_vary)
         valid = valid_rows(res)
 
         def one(q: Any, x: pd.Series, cf: pd.DataFrame) -> float:
             if len(cf) == 0:
                 return float("nan")
-            share = _share(enc, enc.transform(cf), enc.transform(x)[0], allowed)
+            share = _share(enc, enc.transform(cf), enc.transform(x)[0], allowed_for(q))
             pl = det.plausible(cf, res.target.loc[q])
             return mean_or_nan(_feasible_rows(valid.loc[cf.index].to_numpy(), pl, share, threshold))
 

@@ -153,7 +153,14 @@ def evaluate(
         for t in pd.unique(tg):
             rows = np.flatnonzero(tg == t)
             lof_val[rows], plaus[rows] = det.score(cfs.iloc[rows], t)
-    allowed = np.isin(schema.names, user_features(schema, result.constraints, features_to_vary))
+    allowed_cache: dict[int, np.ndarray] = {}
+
+    def allowed_for(q: Any) -> np.ndarray:
+        c = result.constraints_for(q)
+        if id(c) not in allowed_cache:
+            allowed_cache[id(c)] = np.isin(schema.names, user_features(schema, c, features_to_vary))
+        return allowed_cache[id(c)]
+
     runtime = result.runtime.reindex(queries.index).to_numpy(dtype=float)
 
     nan = float("nan")
@@ -163,7 +170,7 @@ def evaluate(
         k = r.size
         rec: dict[str, float] = dict.fromkeys(METRIC_COLUMNS, nan)
         rec["found"] = float(k)
-        counts = _counts(queries.loc[q], cfs.iloc[r], schema, result.constraints)
+        counts = _counts(queries.loc[q], cfs.iloc[r], schema, result.constraints_for(q))
         rec["violations"] = float(counts["total"])
         for kind in VIOLATION_KINDS:
             rec[f"violations_{kind}"] = float(counts[kind])
@@ -200,7 +207,7 @@ def evaluate(
             Mv = Mq[valid[r]] if has_model else Mq
             rec["diversity_l2c"] = _l2c_div(enc, Mv, bin_edges)
             rec["l2c_harmonic"] = harmonic_mean(rec["diversity_l2c"], rec["sparsity"])
-        share = _share(enc, Mq, x, allowed)
+        share = _share(enc, Mq, x, allowed_for(q))
         rec["actionability"] = mean_or_nan(share)
         if train is not None:
             rec["plausibility"] = mean_or_nan(plaus[r])

@@ -32,14 +32,14 @@ def violation_counts(
     ranges, allowed_values, features_to_vary, max_changes and causal kinds.
     Returns ``{kind: count, ..., "total": count}`` with every kind present
     (0 when none); for a result, a DataFrame with one row per query and one
-    column per kind plus ``total`` (its own constraints are used).  Lower is
+    column per kind plus ``total`` (each query's own constraints are used).  Lower is
     better -- a method's verified output should have none.
     """
     if is_result(query):
         res = query
         rows = []
-        for _q, x, cf in query_frames(res):
-            rows.append(_counts(x, cf, res.schema, res.constraints))
+        for q, x, cf in query_frames(res):
+            rows.append(_counts(x, cf, res.schema, res.constraints_for(q)))
         cols = [*VIOLATION_KINDS, "total"]
         return pd.DataFrame(rows, index=res.queries.index, columns=cols).astype(int)
     schema = need_schema(schema, "violation_counts")
