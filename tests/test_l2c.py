@@ -334,6 +334,20 @@ def test_fallback_nearest_reported(lr_setting):
             assert (lr_setting.model.predict(cfs) == r.target[q]).all()
 
 
+def test_fallback_switched_on_after_fit(lr_setting):
+    """set_params(fallback=...) after training: no retraining, the uncovered rows get the fallback."""
+    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
+    X = lr_setting.train.X.iloc[:30]
+    r0 = m.explain(X)
+    assert (r0.status == "failed").any()
+    m.set_params(fallback="nearest")
+    r1 = m.explain(X)
+    assert (r1.diagnostics["source"] == "nearest").any()
+    assert (r1.found > 0).sum() > (r0.found > 0).sum()
+    m.set_params(fallback=None)
+    pd.testing.assert_series_equal(m.explain(X).status, r0.status)
+
+
 def test_second_draw_for_uncovered_rows(lr_setting):
     """Rows with no valid sample among n_samples draw max_samples more; the first pass is unchanged."""
     X = lr_setting.train.X.iloc[:30]

@@ -365,6 +365,15 @@ class L2C(CounterfactualMethod):
         self.fallback_ = self._make_fallback()
         self.training_time_ = time.perf_counter() - started
 
+    def _current_fallback(self) -> Any:
+        """The fallback method; built on first use when ``fallback`` was set after fitting
+        (``set_params(fallback="nearest")`` needs no retraining), dropped when unset."""
+        if self.fallback is None:
+            return None
+        if getattr(self, "fallback_", None) is None:
+            self.fallback_ = self._make_fallback()
+        return self.fallback_
+
     def _make_fallback(self) -> Any:
         if self.fallback is None:
             return None
@@ -476,8 +485,9 @@ class L2C(CounterfactualMethod):
             if hit is not None:
                 out.append(hit)
                 continue
-            if self.fallback_ is not None:
-                fb = self.fallback_._explain_one(q)
+            fallback = self._current_fallback()
+            if fallback is not None:
+                fb = fallback._explain_one(q)
                 diag["source"] = "nearest"
                 diag.update({f"fallback_{k}": v for k, v in fb.diagnostics.items() if not k.startswith("_")})
                 out.append(Candidates(fb.frame, "feasible" if len(fb.frame) else "failed", diag))
