@@ -410,3 +410,9 @@ def test_evaluate_real_result_matches_functions():
     np.testing.assert_allclose(ev["nearest_l1"], r.diagnostics["distance"].astype(float))
     lof = M.lof_score(r, train=train).groupby(level=0).mean().reindex(r.queries.index)
     np.testing.assert_allclose(ev["lof"], lof)
+    # a shared detector gives the same columns, and a wrong object is refused
+    det = M.LOFPlausibility(train)
+    pd.testing.assert_frame_equal(r.evaluate(train, lof=det), ev)
+    assert det._models  # fitted once, kept for the next call
+    with pytest.raises(cf.ValidationError, match="LOFPlausibility"):
+        r.evaluate(train, lof="lof")

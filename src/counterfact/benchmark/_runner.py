@@ -90,23 +90,22 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int) -> tuple[Any, Any]:
     return data.subset(data.frame.index[flag == "train"]), data.subset(data.frame.index[flag == "test"])
 
 
-def _explain(method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any]) -> tuple[Any, pd.DataFrame]:
+def _explain(
+    method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any], lof: Any = None
+) -> tuple[Any, pd.DataFrame]:
     """Explain ``X``; with ``spec.feedback`` each query gets its own feedback
-    constraints (UFCE's simulated user, Sec. 5) and is evaluated against them."""
-    from ..result import CounterfactualResult
+    constraints (UFCE's simulated user, Sec. 5: one Constraints per row, in one
+    call) and is evaluated against them.  ``lof``: the split's shared plausibility
+    detector (fitted once per split, not per cell)."""
+    if spec.feedback:
+        from ..methods.ufce import feedback_levels
 
-    if not spec.feedback:
-        result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
-        return result, result.evaluate(train)
-    from ..methods.ufce import feedback_levels
-
-    parts, metrics = [], []
-    for q in X.index:
-        c = constraints.merge(feedback_levels(train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]))
-        r = method.explain(X.loc[[q]], n_counterfactuals=spec.n_counterfactuals, constraints=c, **extra)
-        parts.append(r)
-        metrics.append(r.evaluate(train))
-    return CounterfactualResult.concat(parts), pd.concat(metrics)
+        constraints = [
+            constraints.merge(feedback_levels(train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]))
+            for q in X.index
+        ]
+    result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
+    return result, result.evaluate(train, lof=lof)
 
 
 def run(
@@ -134,6 +133,7 @@ def run(
     import joblib
 
     from .. import methods, models
+    from .. import metrics as metrics_mod
     from ..constraints import Constraints
 
     spec = load_spec(spec, queries=queries)
@@ -153,6 +153,7 @@ def run(
 
         bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
     cache: dict[tuple[str, int], Any] = {}
+    lofs: dict[tuple[str, int], Any] = {}  # one plausibility detector per split, shared by its cells
     for ds, mo, me, seed in cells:
         cid = _cell_id(ds.id, mo.id, me.id, seed)
         meta_path = out / "cells" / f"{cid}.json"
@@ -168,7 +169,10 @@ def run(
             if key not in cache:
                 cache.clear()
                 cache[key] = _load_split(ds, spec, seed)
+                lofs.clear()
             train, test = cache[key]
+            if key not in lofs:
+                lofs[key] = metrics_mod.LOFPlausibility(train)
             mpath = out / "models" / f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}.joblib"
             if mpath.exists():
                 model = joblib.load(mpath)
@@ -188,7 +192,7 @@ def run(
             method.fit(model, train)
             meta["fit_seconds"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain)
+            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lofs[key])
             meta["explain_seconds"] = time.perf_counter() - t0
             (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
             metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")

@@ -83,6 +83,7 @@ def evaluate(
     lof_reference: Literal["target", "all"] = "target",
     features_to_vary: Iterable[str] | None = None,
     actionability_threshold: float = 0.3,
+    lof: Any = None,
 ) -> pd.DataFrame:
     """Every metric of the five papers for every query of a result.
 
@@ -105,6 +106,11 @@ def evaluate(
         ``constraints.features_to_vary``, else every non-immutable feature.
     actionability_threshold : float
         UFCE's feasibility threshold on the actionable share (0.3).
+    lof : LOFPlausibility, optional
+        A plausibility detector over the same training data to reuse (its
+        per-class LOF fits are kept), e.g. across the cells of a benchmark;
+        by default one is fitted from ``train`` with ``n_neighbors`` and
+        ``lof_reference``.
 
     Returns
     -------
@@ -126,6 +132,8 @@ def evaluate(
         )
     if not 0.0 <= float(actionability_threshold) <= 1.0:
         raise ValidationError(f"actionability_threshold must be in [0, 1]. Got {actionability_threshold!r}.")
+    if lof is not None and not isinstance(lof, LOFPlausibility):
+        raise ValidationError(f"lof must be a cf.metrics.LOFPlausibility. Got {type(lof).__name__}.")
     schema = result.schema
     cfs = result.counterfactuals
     queries = result.queries
@@ -148,7 +156,7 @@ def evaluate(
     lof_val = np.full(len(cfs), np.nan)
     plaus = np.full(len(cfs), np.nan)
     if train is not None and len(cfs):
-        det = LOFPlausibility(train, schema, n_neighbors=n_neighbors, reference=lof_reference)
+        det = lof if lof is not None else LOFPlausibility(train, schema, n_neighbors=n_neighbors, reference=lof_reference)
         tg = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
         for t in pd.unique(tg):
             rows = np.flatnonzero(tg == t)
