@@ -197,3 +197,23 @@ def test_constraints_per_row_errors(setting):
         m.explain(test.X.iloc[:3], constraints=[cf.Constraints(), cf.Constraints()])
     with pytest.raises(ValidationError, match=r"constraints\[1\] must be a cf.Constraints"):
         m.explain(test.X.iloc[:2], constraints=[cf.Constraints(), {"immutable": ["a"]}])
+
+
+@pytest.mark.parametrize("kind", ["lr", "svm", "tree", "rf", "gbm", "mlp"])
+def test_predict_with_proba_is_the_models_own(kind, setting):
+    """One preprocessing pass, the final estimator's own predict and predict_proba:
+    identical to the pipeline's two calls (SVC's predict is not an argmax of its
+    probabilities, so this also checks that no argmax is taken)."""
+    from counterfact.models import as_adapter
+
+    train, test, _ = setting
+    model = cf.models.fit(train, kind, random_state=0)
+    ad = as_adapter(model, train.schema)
+    rng = np.random.default_rng(0)
+    X = pd.concat([test.X, train.X.sample(200, random_state=0)])
+    X = X.assign(b=X["b"] + rng.normal(0, 0.3, len(X)))  # off the training points
+    pred, proba = ad.predict_with_proba(X)
+    np.testing.assert_array_equal(pred, model.predict(X))
+    np.testing.assert_array_equal(proba, model.predict_proba(X))
+    p0, q0 = ad.predict_with_proba(X.iloc[0:0])
+    assert p0.shape == (0,) and q0.shape == (0, 2)

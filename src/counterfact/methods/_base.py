@@ -273,8 +273,7 @@ class CounterfactualMethod:
         row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
         resolved = row_resolved[0] if row_resolved else next(iter(resolved_by_id.values()), None) or Constraints().resolve(self.schema_)
         constraints = items if per_row else items[0]
-        preds = self.model_.predict(frame)
-        proba = self.model_.predict_proba(frame)
+        preds, proba = self.model_.predict_with_proba(frame)
         targets = self._targets(preds, target, len(frame))
         seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
         tasks = []
@@ -453,8 +452,7 @@ class CounterfactualMethod:
             conf_all = np.full(len(allc), np.nan)
             if sat.any():
                 sub = allc[sat]
-                pred = self.model_.predict(sub)
-                proba = self.model_.predict_proba(sub)
+                pred, proba = self.model_.predict_with_proba(sub)
                 tgt_idx = np.array([tasks[i].target_index for i in own[sat]])
                 tgt = np.array([tasks[i].target for i in own[sat]], dtype=object)
                 flips_all[sat] = np.array([p == t for p, t in zip(pred, tgt, strict=True)])

@@ -85,6 +85,25 @@ class ModelAdapter:
             return np.asarray(self.model.predict(self._frame(X)))
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
 
+    def predict_with_proba(self, X: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """``(predict(X), predict_proba(X))`` with the preprocessing run once.
+
+        For a scikit-learn ``Pipeline`` the transform steps are applied once and
+        the final estimator's own ``predict`` and ``predict_proba`` both read
+        the result -- exactly what ``Pipeline.predict`` / ``predict_proba`` do
+        internally, so the answers are the model's own (the decision is still
+        the estimator's ``predict``, never an argmax of probabilities).  Other
+        models: the two calls.
+        """
+        if len(X) == 0:
+            return np.zeros(0, dtype=self.classes_.dtype), np.zeros((0, len(self.classes_)))
+        steps = getattr(self.model, "steps", None)
+        final = steps[-1][1] if steps else None
+        if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
+            Xt = self.model[:-1].transform(self._frame(X))
+            return np.asarray(final.predict(Xt)), np.asarray(final.predict_proba(Xt), dtype=float)
+        return self.predict(X), self.predict_proba(X)
+
     def class_index(self, label: Any) -> int:
         """Column of ``label`` in ``predict_proba``."""
         hits = np.flatnonzero(self.classes_ == label)
