@@ -98,7 +98,7 @@ class ModelAdapter:
         if len(X) == 0:
             return np.zeros(0, dtype=self.classes_.dtype), np.zeros((0, len(self.classes_)))
         steps = getattr(self.model, "steps", None)
-        final = steps[-1][1] if steps else None
+        final: Any = steps[-1][1] if steps else None
         if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
             Xt = self.model[:-1].transform(self._frame(X))
             return np.asarray(final.predict(Xt)), np.asarray(final.predict_proba(Xt), dtype=float)
