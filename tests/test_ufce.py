@@ -242,6 +242,24 @@ def test_batched_equals_one_query_at_a_time(mixed):
         pd.testing.assert_frame_equal(alone.counterfactuals, together.counterfactuals.loc[[q]])
 
 
+def test_each_users_own_feedback_in_one_call(mixed):
+    """One Constraints per row (each user's feedback), searched together: the same
+    answers as one call per user, and every answer inside its own user's ranges."""
+    train, _, queries, method = mixed
+    levels = ["limited", "medium", "flexible"]
+    feedback = [feedback_levels(train, x, levels[k % 3], features=["a", "b", "k", "job"]) for k, (_, x) in enumerate(queries.iterrows())]
+    together = method.explain(queries, n_counterfactuals=3, constraints=feedback)
+    assert together.found.sum() > 0
+    for k, (q, x) in enumerate(queries.iterrows()):
+        alone = method.explain(queries.loc[[q]], n_counterfactuals=3, constraints=feedback[k])
+        a, t = alone.for_query(q), together.for_query(q)
+        assert len(a) == len(t)
+        if len(a):
+            pd.testing.assert_frame_equal(a, t)
+        assert cf.violations(x, together.for_query(q), train.schema, feedback[k]).empty
+    assert (cf.metrics.violation_counts(together)["total"] == 0).all()
+
+
 # --------------------------------------------------------------- reproducibility
 def test_reproducible_fit_and_explain(mixed):
     train, model, queries, _ = mixed
