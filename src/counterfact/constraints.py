@@ -210,96 +210,56 @@ class QueryBounds:
         every bound, the change cap and the causal relations.
 
         Equivalent to "no row in :func:`violations`" for the same query and
-        constraints, but fast enough for thousands of candidates.
+        constraints, but fast enough for thousands of candidates
+        (:func:`satisfied_many` with this one query).
         """
-        n = len(frame)
-        ok = np.ones(n, dtype=bool)
-        n_changed = np.zeros(n, dtype=int)
-        for b in self.features:
-            f = b.feature
-            col = frame[f.name]
-            if f.is_numeric:
-                try:
-                    v = pd.to_numeric(col).to_numpy(dtype=float)
-                except (TypeError, ValueError):
-                    return np.zeros(n, dtype=bool)
-                q = float(b.value)
-                ch = np.abs(v - q) > _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(v), abs(q)))
-                tol = 1e-9 * max(1.0, abs(q))
-                good = np.isfinite(v) & (v >= float(b.lower) - tol) & (v <= float(b.upper) + tol)  # type: ignore[arg-type]
-                if f.kind == "integer":
-                    good &= np.abs(v - np.round(v)) <= 1e-9
-                if b.values is not None:
-                    allowed = np.asarray(b.values, dtype=float)
-                    good &= (np.abs(v[:, None] - allowed[None, :]) <= tol).any(axis=1) | ~ch
-                    if not any(not changed(f, a, q) for a in b.values):
-                        good &= ch
-            else:
-                obj = col.astype(object)  # plain Python equality, whatever the column's dtype
-                ch = (obj != b.value).to_numpy(dtype=bool)
-                good = obj.isin(list(b.values or ())).to_numpy(dtype=bool)
-            ok &= good
-            n_changed += ch
-        if self.max_changes is not None:
-            ok &= n_changed <= self.max_changes
-        for c in self.causal:
-            try:
-                res = c.residual(self.query, frame)
-            except Exception:
-                return np.zeros(n, dtype=bool)
-            ok &= np.abs(res) <= c.tol * self.schema[c.child].range
-        return ok
+        return satisfied_many([self], frame, np.zeros(len(frame), dtype=int))
 
 
 def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray) -> np.ndarray:
-    """:meth:`QueryBounds.satisfied` for candidates of many queries at once.
+    """Which rows of ``frame`` satisfy their own query's bounds, for many queries at once.
 
-    ``owner[k]`` is the index into ``bounds`` of the query row ``k`` of
-    ``frame`` belongs to.  Numeric and categorical bounds are checked for all
-    rows together (per-query values gathered by ``owner``); queries with
-    causal relations or a finite set of numeric values fall back to the
-    per-query check.  Same answers as calling ``satisfied`` per query.
+    ``owner[k]`` is the index into ``bounds`` of the query that row ``k`` of
+    ``frame`` (raw, schema columns) belongs to.  Every bound is checked for all
+    rows together, per-query values gathered by ``owner``: ranges, integrality,
+    allowed values, the change cap, then the causal relations of the queries
+    that have them.  :meth:`QueryBounds.satisfied` is this with one query; it
+    is the vectorised twin of "no row in :func:`violations`".
     """
     owner = np.asarray(owner, dtype=int)
     n = len(frame)
-    ok = np.zeros(n, dtype=bool)
     if n == 0 or not len(bounds):
-        return ok
-    slow = np.array(
-        [bool(b.causal) or any(fb.values is not None and fb.feature.is_numeric for fb in b.features) for b in bounds]
-    )
-    fast_rows = ~slow[owner]
-    for i in np.unique(owner[~fast_rows]):
-        m = owner == i
-        ok[m] = bounds[i].satisfied(frame[m])
-    if not fast_rows.any():
-        return ok
-    sub = frame[fast_rows] if not fast_rows.all() else frame
-    own = owner[fast_rows]
+        return np.zeros(n, dtype=bool)
     schema = bounds[0].schema
-    good_all = np.ones(len(sub), dtype=bool)
-    n_changed = np.zeros(len(sub), dtype=int)
+    ok = np.ones(n, dtype=bool)
+    n_changed = np.zeros(n, dtype=int)
+    rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
     for j, f in enumerate(schema):
-        col = sub[f.name]
+        col = frame[f.name]
         fbs = [b.features[j] for b in bounds]
         if f.is_numeric:
-            try:
-                v = pd.to_numeric(col).to_numpy(dtype=float)
-            except (TypeError, ValueError):
-                return ok
-            q = np.array([float(fb.value) for fb in fbs])[own]
-            lo = np.array([float(fb.lower) for fb in fbs])[own]  # type: ignore[arg-type]
-            hi = np.array([float(fb.upper) for fb in fbs])[own]  # type: ignore[arg-type]
-            ch = np.abs(v - q) > _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(v), np.abs(q)))
+            v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)  # not a number: fails the range
+            q = np.array([float(fb.value) for fb in fbs])[owner]
+            lo = np.array([float(fb.lower) for fb in fbs])[owner]  # type: ignore[arg-type]
+            hi = np.array([float(fb.upper) for fb in fbs])[owner]  # type: ignore[arg-type]
+            ch = ~(np.abs(v - q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(v), np.abs(q))))
             tol = 1e-9 * np.maximum(1.0, np.abs(q))
             good = np.isfinite(v) & (v >= lo - tol) & (v <= hi + tol)
             if f.kind == "integer":
                 good &= np.abs(v - np.round(v)) <= 1e-9
+            for i, r in rows_of.items():  # a finite set of allowed values (rare): per query
+                fb = fbs[i]
+                if fb.values is None:
+                    continue
+                allowed_v = np.asarray(fb.values, dtype=float)
+                good[r] &= (np.abs(v[r][:, None] - allowed_v[None, :]) <= tol[r][:, None]).any(axis=1) | ~ch[r]
+                if not any(not changed(f, a, fb.value) for a in fb.values):
+                    good[r] &= ch[r]
         else:
             cats = list(f.categories or ())
             code_of = {c: k for k, c in enumerate(cats)}
             codes = np.array([code_of.get(c, -1) for c in col.astype(object).tolist()], dtype=int)
-            allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: unknown value
+            allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
             qcode = np.full(len(bounds), -2, dtype=int)
             for i, fb in enumerate(fbs):
                 qcode[i] = code_of.get(fb.value, -2)
@@ -307,13 +267,21 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
                     k = code_of.get(c)
                     if k is not None:
                         allowed[i, k] = True
-            good = allowed[own, codes]  # codes == -1 reads the 'unknown' column (False)
-            ch = codes != qcode[own]
-        good_all &= good
+            good = allowed[owner, codes]  # code -1 reads the last column
+            ch = codes != qcode[owner]
+        ok &= good
         n_changed += ch
     caps = np.array([np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds])
-    good_all &= n_changed <= caps[own]
-    ok[fast_rows] = good_all
+    ok &= n_changed <= caps[owner]
+    for i, r in rows_of.items():
+        b = bounds[i]
+        for c in b.causal:
+            try:
+                res = np.asarray(c.residual(b.query, frame.iloc[r]), dtype=float)
+            except Exception:
+                ok[r] = False
+                continue
+            ok[r] &= np.abs(res) <= c.tol * schema[c.child].range
     return ok
 
 

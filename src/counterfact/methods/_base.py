@@ -243,36 +243,29 @@ class CounterfactualMethod:
         if frame.index.has_duplicates:
             raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
         per_row = isinstance(constraints, (list, tuple))
-        items: list[Any]
-        if per_row:
-            items = list(constraints)  # type: ignore[arg-type]
-            if len(items) != len(frame):
-                raise ValidationError(
-                    f"constraints has {len(items)} entries for {len(frame)} rows of X; pass one "
-                    "Constraints per row, or a single Constraints for every row."
-                )
-        else:
-            items = [constraints if constraints is not None else Constraints()]
-        resolved_by_id: dict[int, ResolvedConstraints] = {}
+        if per_row and len(constraints) != len(frame):  # type: ignore[arg-type]
+            raise ValidationError(
+                f"constraints has {len(constraints)} entries for {len(frame)} rows of X; pass one "  # type: ignore[arg-type]
+                "Constraints per row, or a single Constraints for every row."
+            )
+        items: list[Any] = [Constraints() if c is None else c for c in (constraints if per_row else [constraints])]  # type: ignore[union-attr]
+        resolved_by_id: dict[int, ResolvedConstraints] = {}  # each distinct object checked and resolved once
         for k, c in enumerate(items):
-            c = c if c is not None else Constraints()
-            items[k] = c
             if not isinstance(c, Constraints):
                 where = f"constraints[{k}]" if per_row else "constraints"
                 raise ValidationError(f"{where} must be a cf.Constraints. Got {type(c).__name__}.")
-            if id(c) in resolved_by_id:
-                continue
-            unsupported = sorted(c.kinds() - set(self.supported_constraints))
-            if unsupported:
-                raise UnsupportedConstraintError(
-                    f"{type(self).__name__} cannot honour constraints of kind {unsupported}. It supports "
-                    f"{sorted(self.supported_constraints)}; use a method that supports them "
-                    "(CE-OCL supports causal constraints) or drop them."
-                )
-            resolved_by_id[id(c)] = c.resolve(self.schema_)
+            if id(c) not in resolved_by_id:
+                unsupported = sorted(c.kinds() - set(self.supported_constraints))
+                if unsupported:
+                    raise UnsupportedConstraintError(
+                        f"{type(self).__name__} cannot honour constraints of kind {unsupported}. It supports "
+                        f"{sorted(self.supported_constraints)}; use a method that supports them "
+                        "(CE-OCL supports causal constraints) or drop them."
+                    )
+                resolved_by_id[id(c)] = c.resolve(self.schema_)
         row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
-        resolved = row_resolved[0] if row_resolved else next(iter(resolved_by_id.values()), None) or Constraints().resolve(self.schema_)
-        constraints = items if per_row else items[0]
+        resolved = resolved_by_id[id(items[0])] if items else Constraints().resolve(self.schema_)
+        given: Any = items if per_row else items[0]
         preds, proba = self.model_.predict_with_proba(frame)
         targets = self._targets(preds, target, len(frame))
         seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
@@ -294,7 +287,7 @@ class CounterfactualMethod:
                     query_confidence=float(proba[i, self.model_.class_index(targets[i])]),
                 )
             )
-        return tasks, resolved, constraints
+        return tasks, resolved, given
 
     def _targets(self, preds: np.ndarray, target: Any, n: int) -> list[Any]:
         classes = self.model_.classes_
