@@ -181,3 +181,30 @@ def test_l2_highs_certified_equals_scip_miqp(widen):
         assert (res.status == "optimal").all(), res.status.tolist()
         obj[backend] = res.diagnostics["objective"].to_numpy(dtype=float)
     np.testing.assert_allclose(obj["highs"], obj["scip"], rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
+    """One feature may move: after the optimum no other change set exists, so the
+    2nd and 3rd counterfactuals are the next nearest points that differ from every
+    earlier one (by >= 1 % of the range), each valid; the first stays the optimum."""
+    train, test, model = lr_setting
+    schema = train.schema
+    w, _ = K._raw_linear(model)
+    f = schema.names[int(np.argmax(np.abs(w) * schema.ranges()))]
+    c = cf.Constraints(features_to_vary=[f])
+    ceocl = _ceocl(backend, train, model)
+    X = test.X.iloc[:4]
+    three = ceocl.explain(X, n_counterfactuals=3, constraints=c)
+    one = ceocl.explain(X, constraints=c)
+    step = 0.01 * schema[f].range
+    for qid in X.index:
+        if one.found[qid] == 0:
+            continue
+        cfs = three.for_query(qid)
+        assert len(cfs) == 3 and three.diagnostics.loc[qid, "n_point_diverse"] == 2
+        assert (model.predict(cfs) == three.target[qid]).all()
+        v = cfs[f].to_numpy(dtype=float)
+        assert min(abs(a - b) for i, a in enumerate(v) for b in v[i + 1 :]) >= step * (1 - 1e-6)
+        assert v[0] == pytest.approx(float(one.for_query(qid)[f].iloc[0]), abs=1e-6 * schema[f].range)
+    assert (one.found > 0).sum() >= 2
