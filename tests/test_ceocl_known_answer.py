@@ -208,3 +208,37 @@ def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
         assert min(abs(a - b) for i, a in enumerate(v) for b in v[i + 1 :]) >= step * (1 - 1e-6)
         assert v[0] == pytest.approx(float(one.for_query(qid)[f].iloc[0]), abs=1e-6 * schema[f].range)
     assert (one.found > 0).sum() >= 2
+
+
+def _in_projected_hull(method, row, mutable_cols) -> bool:  # type: ignore[no-untyped-def]
+    """LP, independent of the MIP: is z(row), on the coordinates that may change,
+    a convex combination of the hull points (epsilon 0)?"""
+    from scipy.optimize import linprog
+
+    hull = method.hulls_[method.model_.class_index(1)]
+    P = hull.points[:, mutable_cols]
+    z = method.compiled_.inputs.encode(row.to_frame().T)[0][mutable_cols]
+    N = len(P)
+    A_eq = np.vstack([P.T, np.ones(N)])
+    b_eq = np.r_[z, 1.0]
+    res = linprog(np.zeros(N), A_eq=A_eq, b_eq=b_eq, bounds=[(0, 1)] * N, method="highs")
+    return bool(res.status == 0)
+
+
+def test_trust_scope_mutable_and_all(tree_setting):
+    """scope "mutable": the hull constrains only what may change (answers lie in the hull
+    projected on those coordinates); scope "all": the paper's region over every feature."""
+    train, test, model = tree_setting
+    c = cf.Constraints(immutable=["job", "k"])
+    X = test.X[model.predict(test.X) == 0].iloc[:5]
+    kw = {"norm": "l1", "trust_region": "hull", "backend": "highs", "random_state": 0}
+    mut = cf.CEOCL(**kw).fit(model, train).explain(X, constraints=c)
+    full = cf.CEOCL(trust_scope="all", **kw).fit(model, train).explain(X, constraints=c)
+    method = cf.CEOCL(**kw).fit(model, train)
+    blocks = {b.name: b for b in method.compiled_.inputs.blocks}
+    mutable_cols = [blocks["a"].start, blocks["b"].start]
+    assert (mut.found > 0).sum() >= (full.found > 0).sum() and (mut.found > 0).sum() > 0
+    for q in X.index:
+        assert mut.diagnostics.loc[q, "hull_dims"] < full.diagnostics.loc[q, "hull_dims"]
+        for _, row in mut.for_query(q).iterrows():
+            assert _in_projected_hull(method, row, mutable_cols)
