@@ -43,3 +43,19 @@ def _markdown(df: pd.DataFrame) -> str:
     sep = "| " + " | ".join("---" for _ in df.columns) + " |"
     rows = ["| " + " | ".join(fmt(v) for v in r) + " |" for r in df.itertuples(index=False)]
     return "\n".join([head, sep, *rows])
+
+
+def load_split(name: str, load: Callable[[str], Any], notes: list[str], max_train: int | None = None) -> tuple[Any, Any] | None:
+    """``load(name)`` split 80/20 (seed 0), the training rows capped at ``max_train``
+    (seeded subsample); ``None`` -- with a line in ``notes`` -- when the dataset is not
+    available here (skipped, not fatal)."""
+    try:
+        data = load(name)
+    except Exception as exc:
+        print(f"skip {name}: {exc}")
+        notes.append(f"{name}: skipped ({type(exc).__name__}: {exc})")
+        return None
+    train, test = data.split(test_size=0.2, random_state=0)
+    if max_train and len(train) > max_train:
+        train = train.subset(train.frame.sample(max_train, random_state=0).index)
+    return train, test

@@ -42,7 +42,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from _common import write_table
+from _common import load_split, write_table
 
 import counterfact as cf
 
@@ -153,15 +153,10 @@ def main() -> None:
     ]
     if not args.skip_main:
         for ds in args.datasets:
-            try:
-                data = load(ds)
-            except Exception as exc:  # a dataset not available here is skipped, not fatal
-                print(f"skip {ds}: {exc}")
-                notes.append(f"{ds}: skipped ({type(exc).__name__})")
+            split = load_split(ds, load, notes, args.max_train)
+            if split is None:
                 continue
-            train, test = data.split(test_size=0.2, random_state=0)
-            if args.max_train and len(train) > args.max_train:
-                train = train.subset(train.frame.sample(args.max_train, random_state=0).index)
+            train, test = split
             for kind in args.models:
                 base, params = KIND_PARAMS[kind]
                 model = cf.models.fit(train, base, random_state=0, **params)

@@ -32,7 +32,7 @@ import time
 
 import numpy as np
 import pandas as pd
-from _common import write_table
+from _common import load_split, write_table
 
 import counterfact as cf
 
@@ -108,15 +108,10 @@ def main() -> None:
         "seconds are per query, n_jobs=1, on this machine; the paper reports 1-25 s (LR, tree), 20-108 s (forest), 59-44,470 s (MLP)",
     ]
     for ds in args.datasets:
-        try:
-            data = cf.datasets.load(ds)
-        except Exception as exc:  # a dataset that is not available here is skipped, not fatal
-            print(f"skip {ds}: {exc}")
-            notes.append(f"{ds}: skipped ({type(exc).__name__}: {exc})")
+        split = load_split(ds, cf.datasets.load, notes, args.max_train)
+        if split is None:
             continue
-        train, test = data.split(test_size=0.2, random_state=0)
-        if args.max_train and len(train) > args.max_train:
-            train = train.subset(train.frame.sample(args.max_train, random_state=0).index)
+        train, test = split
         kinds = list(args.models)
         if args.unbounded_queries and "rf" in kinds:
             kinds.append("rf_unbounded")
