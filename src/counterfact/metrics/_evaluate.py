@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
-from ._actionability import _feasible_rows, _share, user_features
+from ._actionability import _allowed_for, _feasible_rows, _share
 from ._common import (
     TrainData,
     is_result,
@@ -161,13 +161,7 @@ def evaluate(
         for t in pd.unique(tg):
             rows = np.flatnonzero(tg == t)
             lof_val[rows], plaus[rows] = det.score(cfs.iloc[rows], t)
-    allowed_cache: dict[int, np.ndarray] = {}
-
-    def allowed_for(q: Any) -> np.ndarray:
-        c = result.constraints_for(q)
-        if id(c) not in allowed_cache:
-            allowed_cache[id(c)] = np.isin(schema.names, user_features(schema, c, features_to_vary))
-        return allowed_cache[id(c)]
+    allowed_for = _allowed_for(result, features_to_vary)
 
     runtime = result.runtime.reindex(queries.index).to_numpy(dtype=float)
 

@@ -98,6 +98,7 @@ class FeatureVars:
     up: Var | None = None
     down: Var | None = None
     fixed: bool = False
+    span: float = 1.0  # the schema's range of a real feature (steps are fractions of it)
 
 
 @dataclass
@@ -174,7 +175,7 @@ def encode_inputs(
             step = 1.0 if integral else max(real_step * f.range, 1e-9)
         x = m.add_var(lo, hi, integer=integral, name=blk.name)
         z[blk.start] = x
-        fv = FeatureVars(blk.name, blk.kind, qv, lo, hi, x, values=vals)
+        fv = FeatureVars(blk.name, blk.kind, qv, lo, hi, x, values=vals, span=1.0 if integral else float(f.range))
         if vals is not None:
             fv.indicators = [m.add_binary(name=f"{blk.name}={v:g}") for v in vals]
             m.add_eq(quicksum(fv.indicators), 1.0)
@@ -253,11 +254,7 @@ def exclude_point(m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: floa
     for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
         if f.fixed:
             continue
-        if f.value is None:  # categorical: another category
-            k = int(np.argmax([x[v.index] for v in f.indicators]))
-            terms.append(1 - f.indicators[k])
-            continue
-        if f.values is not None:  # finite value set: another value
+        if f.value is None or f.values is not None:  # a category or a finite value set: another one
             k = int(np.argmax([x[v.index] for v in f.indicators]))
             terms.append(1 - f.indicators[k])
             continue
@@ -266,7 +263,7 @@ def exclude_point(m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: floa
         integral = blk.kind in ("integer", "ordinal")
         if integral:
             v = float(round(v))
-        step = 1.0 if integral else max(real_step * (f.upper - f.lower), 1e-9)
+        step = 1.0 if integral else max(real_step * f.span, 1e-9)
         if v + step <= hi:
             u = m.add_binary(name=f"{f.name}_gt_prev")
             m.add_indicator(u, f.value.expr(), ">=", v + step)
