@@ -155,6 +155,9 @@ def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):
     }
     table = cf.benchmark.run(spec, out=tmp_path, verbose=False, queries=4)
     assert set(table["model"]) == {"lr"}  # the dataset restricts its models
+    # heloc runs too when COUNTERFACT_DATA_DIR points at it (4 queries: the override)
+    assert table[table["dataset"] == "heloc"].drop_duplicates("query").shape[0] in (0, 4)
+    table = table[table["dataset"] == "student_performance"]
     assert table.drop_duplicates("query").shape[0] == 2  # the dataset's own cap beats the override
     data = cf.datasets.load("student_performance")
     school = pd.Series(data.metadata["splits"]["school"]).reindex(data.frame.index)
