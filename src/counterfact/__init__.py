@@ -24,7 +24,13 @@ from .schema import Feature, Schema
 __version__ = "0.1.0"
 
 _LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
-_LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing")
+_LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing", "format", "serve")
+#: public functions and classes that live in lazily imported modules: name -> (module, attribute)
+_LAZY_ATTRS = {
+    "rows_to_explain": ("counterfact.select", "rows_to_explain"),
+    "audit": ("counterfact._audit", "audit"),
+    "AuditResult": ("counterfact._audit", "AuditResult"),
+}
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
@@ -35,11 +41,15 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
         return getattr(methods, name)
     if name in _LAZY_MODULES:
         return importlib.import_module(f"counterfact.{name}")
+    if name in _LAZY_ATTRS:
+        module, attr = _LAZY_ATTRS[name]
+        return getattr(importlib.import_module(module), attr)
     raise AttributeError(f"module 'counterfact' has no attribute {name!r}")
 
 
 __all__ = [
     "CEOCL",
+    "AuditResult",
     "L2C",
     "MACE",
     "MDPSO",
@@ -63,11 +73,13 @@ __all__ = [
     "UnsupportedModelError",
     "ValidationError",
     "__version__",
+    "audit",
     "constraints",
     "data",
     "encoding",
     "exceptions",
     "models",
+    "rows_to_explain",
     "schema",
     "violations",
 ]
