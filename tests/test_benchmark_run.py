@@ -73,7 +73,7 @@ def test_report_html_and_md(results, tmp_path):
     out, _ = results
     html_path = cf.report.build(out, fmt="html", out=tmp_path / "r.html")
     text = html_path.read_text()
-    assert text.count("<img") >= 3 and "Recourse cards" in text and "Friedman" in text
+    assert text.count("<img") >= 3 and "Recourse cards" in text and "Friedman" in text and "Glossary" in text
     assert "nearest-l1" in text and "german_credit / lr" in text
     md = cf.report.build(out, fmt="md", out=tmp_path / "r.md")
     assert "![" in md.read_text() and (tmp_path / "r_files").is_dir()
@@ -104,11 +104,11 @@ def test_report_renders_in_headless_chromium(results, tmp_path):
     body = re.search(r"<body([^>]*)>", dom.stdout)
     assert body is not None and 'data-rendered="yes"' in body.group(1), dom.stdout[:500]
     attrs = dict(re.findall(r'data-([a-z-]+)="([^"]*)"', body.group(1)))
-    assert int(attrs["images"]) == n_img >= 4  # metric bars, time distribution, trade-off, CD diagram
+    assert int(attrs["images"]) == n_img >= 4  # key-metric bars, time distribution, trade-offs
     assert int(attrs["images-decoded"]) == n_img, "an embedded plot did not decode"
     assert int(attrs["tables"]) == n_tables
-    for t in ("german_credit / lr", "german_credit / tree", "Skipped or failed cells", "Plots",
-              "Ranks, Friedman test and Nemenyi critical difference", "Recourse cards"):
+    for t in ("german_credit / lr", "german_credit / tree", "Skipped or failed cells", "Glossary", "Plots",
+              "Statistical tests", "Recourse cards"):
         assert t in titles and f"<h2>{t}</h2>" in dom.stdout
     assert "Uncaught" not in dom.stderr, dom.stderr[-2000:]
     shot = tmp_path / "shot.png"

@@ -2,10 +2,12 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
 from counterfact.benchmark import average_ranks, friedman, load_spec, nemenyi_cd
+from counterfact.benchmark._stats import all_tied, nemenyi_q
 from counterfact.exceptions import ValidationError
 
 
@@ -31,10 +33,56 @@ def test_ties_and_missing():
 
 
 def test_nemenyi_cd():
-    # q_0.05(k=3) = 2.343; CD = 2.343 * sqrt(3*4 / (6*4))
-    assert nemenyi_cd(3, 4) == pytest.approx(2.343 * math.sqrt(0.5))
+    # q_0.05(k=3) = 2.343 (Demsar 2006, Table 5a); CD = 2.343 * sqrt(3*4 / (6*4))
+    assert nemenyi_cd(3, 4) == pytest.approx(2.343 * math.sqrt(0.5), abs=1e-3)
     with pytest.raises(ValidationError):
-        nemenyi_cd(11, 4)
+        nemenyi_cd(1, 4)
+    with pytest.raises(ValidationError):
+        nemenyi_cd(3, 0)
+    with pytest.raises(ValidationError):
+        nemenyi_q(3, alpha=1.5)
+
+
+@pytest.mark.parametrize(
+    ("k", "q05", "q10"),
+    # Demsar (2006), Table 5: two-tailed Nemenyi critical values
+    [(2, 1.960, 1.645), (3, 2.343, 2.052), (4, 2.569, 2.291), (5, 2.728, 2.459),
+     (6, 2.850, 2.589), (7, 2.949, 2.693), (8, 3.031, 2.780), (9, 3.102, 2.855), (10, 3.164, 2.920)],
+)
+def test_nemenyi_q_matches_published_table_and_scipy(k, q05, q10):
+    from scipy import stats
+
+    assert nemenyi_q(k, 0.05) == pytest.approx(q05, abs=1.5e-3)
+    assert nemenyi_q(k, 0.10) == pytest.approx(q10, abs=1.5e-3)
+    assert nemenyi_q(k) == pytest.approx(stats.studentized_range.ppf(0.95, k, np.inf) / math.sqrt(2))
+
+
+def test_nemenyi_beyond_ten_methods():
+    # no table limit any more: k = 11 comes from the studentized range distribution
+    assert nemenyi_q(11) > nemenyi_q(10)
+
+
+def test_friedman_matches_scipy_with_ties():
+    rng = np.random.default_rng(3)
+    t = pd.DataFrame(rng.integers(0, 4, size=(12, 4)).astype(float), columns=list("ABCD"))
+    from scipy import stats
+
+    ref = stats.friedmanchisquare(*(t[c] for c in t.columns))
+    for hib in (True, False):
+        out = friedman(t, higher_is_better=hib)
+        assert out["chi2"] == pytest.approx(ref.statistic) and out["p_value"] == pytest.approx(ref.pvalue)
+        assert out["N"] == 12 and out["k"] == 4
+        n, k, chi2 = 12, 4, ref.statistic
+        assert out["F"] == pytest.approx((n - 1) * chi2 / (n * (k - 1) - chi2))
+        assert out["p_value_F"] == pytest.approx(stats.f.sf(out["F"], k - 1, (k - 1) * (n - 1)))
+
+
+def test_friedman_refuses_what_it_cannot_test():
+    tied = pd.DataFrame({"A": [1.0] * 6, "B": [1.0] * 6, "C": [1.0] * 6})
+    assert all_tied(average_ranks(tied, higher_is_better=True))
+    assert math.isnan(friedman(tied, higher_is_better=True)["chi2"])
+    two = pd.DataFrame({"A": [1.0, 2.0, 3.0], "B": [2.0, 3.0, 4.0]})
+    assert math.isnan(friedman(two, higher_is_better=True)["p_value"])  # Friedman needs k >= 3
 
 
 def test_spec_validation(tmp_path):

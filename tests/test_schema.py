@@ -87,3 +87,126 @@ def test_quantile_bins():
     assert len(edges) == 5
     edges = cf.data.quantile_bins([0, 0, 0, 0, 0, 0, 1], n_bins=4)
     assert edges[0] == 0 and edges[-1] == 1
+
+
+# ------------------------------------------------------------------ resolution
+def test_infer_resolution_rules():
+    from counterfact._resolution import infer_resolution
+
+    assert infer_resolution([1330, 2.5, 0.25]) == 0.01
+    assert infer_resolution([1.0, 2.0, 7.0]) == 1.0
+    assert infer_resolution([100.0, 2000.0]) == 1.0  # never coarser than 1 for a real feature
+    assert infer_resolution([0.1, 0.7, 1.3]) == 0.1
+    assert infer_resolution([1 / 3, 2.5]) == 1e-6  # never finer than 1e-6
+    assert infer_resolution(np.float32([0.1, 0.2])) == 0.1  # float32 noise is not a decimal
+
+
+def test_resolution_in_schema_and_dataset(toy_frame):
+    s = cf.Schema.infer(toy_frame, target="y")
+    assert s["age"].resolution == 1.0 and s["income"].resolution == 0.1
+    assert s["job"].resolution is None and s["edu"].resolution is None
+    s2 = cf.Schema.infer(toy_frame, target="y", resolution={"income": 0.01})
+    assert s2["income"].resolution == 0.01
+    with pytest.raises(SchemaError, match="unknown columns"):
+        cf.Schema.infer(toy_frame, target="y", resolution={"nope": 1})
+    # a hand-made schema without resolutions gets them from the Dataset's frame
+    bare = cf.Schema(tuple(f.with_(resolution=None) if f.kind == "real" else f for f in s), "y")
+    assert bare["income"].resolution is None
+    d = cf.Dataset(toy_frame, bare)
+    assert d.schema["income"].resolution == 0.1
+    assert cf.Dataset.from_frame(toy_frame, "y").schema["income"].resolution == 0.1
+    # explicit resolutions are kept
+    kept = cf.Dataset(toy_frame, bare.with_resolution(income=0.5))
+    assert kept.schema["income"].resolution == 0.5
+
+
+def test_bundled_datasets_have_resolutions():
+    for name in ("german_credit", "bupa_liver", "graduate_admission"):
+        data = cf.datasets.load(name)
+        for f in data.schema:
+            if f.is_numeric:
+                assert f.resolution is not None and f.resolution > 0, (name, f.name)
+                vals = data.frame[f.name].to_numpy(dtype=float) / f.resolution
+                assert np.allclose(vals, np.round(vals), atol=1e-6), (name, f.name)
+
+
+def test_resolution_serialisation_backwards_compatible(toy_frame):
+    s = cf.Schema.infer(toy_frame, target="y", resolution={"income": 0.05})
+    d = s.to_dict()
+    assert d["features"][1]["resolution"] == 0.05
+    assert cf.Schema.from_dict(d) == s
+    for f in d["features"]:
+        f.pop("resolution", None)  # a document written before resolutions existed
+    old = cf.Schema.from_dict(d)
+    assert old["income"].resolution is None and old["age"].resolution == 1.0
+
+
+def test_resolution_validation():
+    with pytest.raises(SchemaError, match="positive finite"):
+        cf.Feature("a", "real", lower=0, upper=1, resolution=0)
+    with pytest.raises(SchemaError, match="positive finite"):
+        cf.Feature("a", "real", lower=0, upper=1, resolution=float("inf"))
+    with pytest.raises(SchemaError, match="whole number"):
+        cf.Feature("a", "integer", lower=0, upper=10, resolution=0.5)
+    with pytest.raises(SchemaError, match="only real and integer"):
+        cf.Feature("a", "categorical", categories=("x", "y"), resolution=1)
+    f = cf.Feature("a", "integer", lower=0, upper=10)
+    assert f.with_(kind="ordinal", categories=(1, 2)).resolution is None  # kind change drops it
+
+
+def test_feature_snap():
+    money = cf.Feature("m", "real", lower=250, upper=20000, resolution=1)
+    assert money.snap(1031.000061) == 1031.0
+    assert money.snap(100) == 250.0  # inside the domain
+    assert money.snap(1e9) == 20000.0
+    cents = cf.Feature("c", "real", lower=0, upper=10, resolution=0.01)
+    assert cents.snap(0.5714850416607664) == 0.57
+    assert cents.snap(0.1 + 0.2) == 0.3  # exact decimal, not 0.30000000000000004
+    # toward a reference: the change never grows; away: it never shrinks
+    assert cents.snap(0.576, toward=0.5) == 0.57
+    assert cents.snap(0.576, toward=0.5, away=True) == 0.58
+    assert cents.snap(0.424, toward=0.5) == 0.43
+    assert cents.snap(0.424, toward=0.5, away=True) == 0.42
+    n = cf.Feature("n", "integer", lower=0, upper=100)
+    assert n.snap(41.6) == 42 and isinstance(n.snap(41.6), int)
+    hundreds = cf.Feature("h", "integer", lower=0, upper=10000, resolution=100)
+    assert hundreds.snap(1249) == 1200 and hundreds.snap(1251) == 1300
+    free = cf.Feature("r", "real", lower=0, upper=1)
+    assert free.snap(0.123456789) == 0.123456789 and free.snap(2) == 1.0
+    cat = cf.Feature("k", "categorical", categories=("x", "y"))
+    assert cat.snap("x") == "x"
+    with pytest.raises(ValidationError):
+        cat.snap("z")
+
+
+def test_schema_snap_vectorised(toy_frame):
+    s = cf.Schema.infer(toy_frame, target="y")
+    X = toy_frame.drop(columns="y").iloc[:3].copy()
+    moved = X.assign(income=[1.54, 2.96, 9.0], age=[25.4, 40.6, 20.0])
+    before = moved.copy()
+    out = s.snap(moved)
+    pd.testing.assert_frame_equal(moved, before)  # input not mutated
+    assert out["income"].tolist() == [1.5, 3.0, 4.1]
+    assert out["age"].tolist() == [25, 41, 25] and out["age"].dtype == np.int64
+    assert out["job"].tolist() == X["job"].tolist()
+    away = s.snap(X.assign(income=[1.54, 2.96, 2.24]), toward=X, away=True)
+    assert away["income"].tolist() == [1.6, 2.9, 2.3]
+    for f in s:
+        if f.is_numeric:
+            for v in out[f.name]:
+                assert f.contains(v) and abs(v / f.resolution - round(v / f.resolution)) < 1e-9
+
+
+# ------------------------------------------------------------ strict typing
+def test_numeric_strings_are_an_error(toy_frame):
+    s = cf.Schema.infer(toy_frame, target="y")
+    X = toy_frame.drop(columns="y")
+    bad = X.astype({"age": object})
+    bad.loc[bad.index[0], "age"] = "12"
+    with pytest.raises(ValidationError, match=r"'age' is integer but holds text values such as '12'.*pd.to_numeric"):
+        s.validate_frame(bad)
+    with pytest.raises(ValidationError, match="'income' is real but holds text"):
+        s.validate_frame(X.assign(income=X["income"].astype(str)))
+    # numbers in an object column are still fine
+    ok = s.validate_frame(X.astype({"age": object}))
+    assert ok["age"].dtype == np.int64

@@ -24,7 +24,9 @@ class Dataset:
     frame : DataFrame
         Features (the schema's columns) and the target column.
     schema : Schema
-        Feature definitions; ``schema.target`` names the target column.
+        Feature definitions; ``schema.target`` names the target column.  Real
+        features without a resolution get the one inferred from ``frame``
+        (see :class:`~counterfact.Feature`).
     name : str
         Short name (``"german_credit"``).
     description : str
@@ -50,9 +52,13 @@ class Dataset:
         frame = X.copy()
         frame[self.schema.target] = self.frame[self.schema.target].to_numpy()
         object.__setattr__(self, "frame", frame)
-        if self.schema.classes is None:
-            classes = tuple(sorted(pd.unique(frame[self.schema.target]).tolist()))
-            object.__setattr__(self, "schema", Schema(self.schema.features, self.schema.target, classes))
+        schema = self.schema
+        if any(f.kind == "real" and f.resolution is None for f in schema):
+            schema = schema.with_resolution(X)  # real features: step inferred from the data
+        if schema.classes is None:
+            classes = tuple(sorted(pd.unique(frame[schema.target]).tolist()))
+            schema = Schema(schema.features, schema.target, classes)
+        object.__setattr__(self, "schema", schema)
 
     @classmethod
     def from_frame(cls, frame: pd.DataFrame, target: str, *, name: str = "dataset", **infer: Any) -> Dataset:

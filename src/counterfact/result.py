@@ -6,22 +6,58 @@ import html
 import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
-from .constraints import Constraints, changed
+from .constraints import Constraints
 from .exceptions import ValidationError
 from .schema import Schema, _py
+
+if TYPE_CHECKING:
+    from .format import Change
 
 __all__ = ["STATUSES", "CounterfactualResult"]
 
 #: Status of a query: the nearest/optimal answer was proven (exact methods),
 #: some valid counterfactual was found, none exists under the constraints,
-#: the time limit ran out before any was found, or the search found none.
-STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "timeout", "failed")
+#: the time limit ran out before any was found, the search found none, or the
+#: row's own constraints contradict each other (it was not explained).
+STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "timeout", "failed", "invalid")
+#: Statuses with at least one verified counterfactual.
+SUCCESS: frozenset[str] = frozenset({"optimal", "feasible"})
+#: The reason shown for a non-success status when the method gave none.
+DEFAULT_REASONS: dict[str, str] = {
+    "infeasible": "no counterfactual exists under these constraints",
+    "timeout": "time limit reached before a counterfactual was found",
+    "failed": "no counterfactual found",
+    "invalid": "the row's own constraints contradict each other",
+}
 FORMAT_VERSION = 1
+
+
+def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
+    """A copy of ``diagnostics`` whose ``reason`` column names the cause of every
+    non-success status (the method's own reason, else :data:`DEFAULT_REASONS`)."""
+    diag = diagnostics.copy()
+    if diag.index.equals(status.index):
+        st = status
+    elif len(diag) == 0:
+        diag = pd.DataFrame(index=status.index)
+        st = status
+    else:
+        st = status.reindex(diag.index)
+    old = diag["reason"] if "reason" in diag.columns else pd.Series(None, index=diag.index, dtype=object)
+    reasons = []
+    for s, r in zip(st.to_numpy(), old.to_numpy(), strict=True):
+        missing = r is None or (isinstance(r, float) and np.isnan(r)) or r == ""
+        if s in SUCCESS:
+            reasons.append(None if missing else r)
+        else:
+            reasons.append(DEFAULT_REASONS.get(str(s), "no counterfactual") if missing else str(r))
+    diag["reason"] = pd.Series(reasons, index=diag.index, dtype=object)
+    return diag
 
 
 def _jsonable(v: Any) -> Any:
@@ -54,11 +90,13 @@ class CounterfactualResult:
         columns and dtypes.  Every row was re-checked with the real model and
         the constraints before being reported.
     status : Series
-        Per query: ``optimal | feasible | infeasible | timeout | failed``.
+        Per query: ``optimal | feasible | infeasible | timeout | failed | invalid``.
     runtime : Series
         Seconds per query.
     diagnostics : DataFrame
-        Per query, method facts (MACE's bounds, MIP gap, rejected candidates...).
+        Per query, method facts (MACE's bounds, MIP gap, rejected candidates...);
+        its ``reason`` column names the cause of every non-success status (see
+        :attr:`reason`).
     target : Series
         The desired class per query.
     confidence : Series
@@ -98,7 +136,7 @@ class CounterfactualResult:
         self.counterfactuals = counterfactuals
         self.status = status
         self.runtime = runtime
-        self.diagnostics = diagnostics
+        self.diagnostics = _with_reasons(diagnostics, status)
         self.schema = schema
         self.target = target
         self.method = method
@@ -146,11 +184,29 @@ class CounterfactualResult:
             f"counterfactuals={len(self.counterfactuals)}, status={counts})"
         )
 
+    @property
+    def reason(self) -> pd.Series:
+        """Per query, why it has no counterfactual (empty text for a success):
+        the method's own reason, else a default per status (``failed``: "no
+        counterfactual found", ``timeout``: "time limit reached before a
+        counterfactual was found", ...)."""
+        r = self.diagnostics["reason"].reindex(self.queries.index)
+        return r.where(r.notna(), "").astype(object)
+
     def summary(self) -> pd.DataFrame:
-        """Per query: status, number found, runtime, target."""
+        """Per query: status, number found, runtime, target, reason."""
         return pd.DataFrame(
-            {"status": self.status, "found": self.found, "runtime": self.runtime, "target": self.target}
+            {"status": self.status, "found": self.found, "runtime": self.runtime, "target": self.target,
+             "reason": self.reason}
         )
+
+    def certificate(self, query: Any) -> str:
+        """The guarantee behind ``query``'s answer in plain words
+        (see :func:`counterfact.format.certificate_text`)."""
+        from .format import certificate_text
+
+        d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
+        return certificate_text(self.method, str(self.status.get(query, "")), d)
 
     # -------------------------------------------------------------- metrics
     def evaluate(self, train: Any = None, **kwargs: Any) -> pd.DataFrame:
@@ -160,43 +216,91 @@ class CounterfactualResult:
         return metrics.evaluate(self, train, **kwargs)
 
     # ---------------------------------------------------------------- diffs
+    def changes(self, query: Any, rank: int = 0) -> list[Change]:
+        """The features counterfactual ``rank`` of ``query`` changes, with both
+        values raw and formatted at the feature's resolution
+        (see :func:`counterfact.format.changes`)."""
+        from .format import changes as _changes
+
+        if query not in self.queries.index:
+            raise ValidationError(f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}.")
+        cfs = self.for_query(query)
+        if rank not in cfs.index:
+            raise ValidationError(
+                f"Query {query!r} has no counterfactual of rank {rank!r} "
+                f"({len(cfs)} found; status {self.status.get(query)})."
+            )
+        return _changes(self.schema, self.queries.loc[query], cfs.loc[rank])
+
     def diffs(self) -> pd.DataFrame:
-        """Long table of changes: query, rank, feature, from, to."""
+        """Long table of changes, only features whose value changed: query,
+        rank, feature, from, to (raw values), from_text, to_text (formatted at
+        the feature's resolution)."""
+        from .format import changes as _changes
+
+        cols = ["query", "rank", "feature", "from", "to", "from_text", "to_text"]
         rows = []
         for (q, r), cf in self.counterfactuals.iterrows():
-            x = self.queries.loc[q]
-            for f in self.schema:
-                if changed(f, x[f.name], cf[f.name]):
-                    rows.append({"query": q, "rank": r, "feature": f.name, "from": _py(x[f.name]), "to": _py(cf[f.name])})
-        return pd.DataFrame(rows, columns=["query", "rank", "feature", "from", "to"])
+            for c in _changes(self.schema, self.queries.loc[q], cf):
+                rows.append({"query": q, "rank": r, "feature": c.feature, "from": c.before, "to": c.after,
+                             "from_text": c.before_text, "to_text": c.after_text})
+        return pd.DataFrame(rows, columns=cols)
 
     def describe(self, query: Any = None) -> str:
-        """Readable changes: ``query 3, #0: duration 24 -> 12; purpose car -> radio``."""
-        d = self.diffs()
+        """Readable changes, one line per counterfactual:
+        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio``; a
+        query without one gets its status and reason
+        (``query 5: no counterfactual (failed: query already predicted as target)``)."""
+        from .format import changes as _changes
+        from .format import describe_changes
+
         lines = []
         queries = [query] if query is not None else list(self.queries.index)
+        reasons = self.reason
+        groups = {k: g.droplevel(0) for k, g in self.counterfactuals.groupby(level=0, sort=False)} if len(self.counterfactuals) else {}
         for q in queries:
-            sub = d[d["query"] == q]
-            if sub.empty:
-                lines.append(f"query {q}: no counterfactual ({self.status.get(q, '?')})")
+            cfs = groups.get(q, self.counterfactuals.iloc[0:0])
+            if len(cfs) == 0:
+                st = self.status.get(q, "?")
+                reason = reasons.get(q, "")
+                lines.append(f"query {q}: no counterfactual ({st}: {reason})" if reason else f"query {q}: no counterfactual ({st})")
                 continue
-            for r, g in sub.groupby("rank", sort=True):
-                changes = "; ".join(f"{f} {_fmt(a)} -> {_fmt(b)}" for f, a, b in zip(g["feature"], g["from"], g["to"], strict=True))
-                lines.append(f"query {q}, #{r}: {changes}")
+            x = self.queries.loc[q]
+            for r, cf in cfs.sort_index().iterrows():
+                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}")
         return "\n".join(lines)
 
     # -------------------------------------------------------------- display
     def _repr_html_(self) -> str:
-        parts = [f"<div><b>CounterfactualResult</b> ({html.escape(self.method)}): {len(self)} queries, "
+        from .format import changes as _changes
+
+        def esc(v: Any) -> str:
+            return html.escape(str(v))
+
+        def prob(v: Any) -> str:
+            return "?" if v is None or pd.isna(v) else f"{float(v):.3f}"
+
+        parts = [f"<div><b>CounterfactualResult</b> ({esc(self.method)}): {len(self)} queries, "
                  f"{len(self.counterfactuals)} counterfactuals</div>"]
-        d = self.diffs()
         for q in self.queries.index[:20]:
-            parts.append(f"<h4>query {html.escape(str(q))} &mdash; {html.escape(str(self.status.get(q)))}</h4>")
-            sub = d[d["query"] == q]
-            if sub.empty:
-                parts.append("<p>no counterfactual</p>")
+            st = self.status.get(q)
+            parts.append(f"<h4>query {esc(q)} &mdash; {esc(st)} (target {esc(self.target.get(q))}, "
+                         f"P(target) now {prob(self.query_confidence.get(q))})</h4>")
+            cfs = self.for_query(q)
+            if len(cfs) == 0:
+                reason = str(self.diagnostics["reason"].get(q) or "")
+                parts.append(f"<p>no counterfactual: {esc(reason or st)}</p>")
             else:
-                parts.append(sub.drop(columns="query").to_html(index=False, escape=True))
+                x = self.queries.loc[q]
+                items = []
+                for r, cf in cfs.sort_index().iterrows():
+                    ch = "; ".join(f"<b>{esc(c.feature)}</b> {esc(c.before_text)} &rarr; {esc(c.after_text)}"
+                                   for c in _changes(self.schema, x, cf))
+                    conf = prob(self.confidence.get((q, r)))
+                    items.append(f"<li>#{esc(r)}: {ch} <i>(P(target) {prob(self.query_confidence.get(q))} "
+                                 f"&rarr; {conf})</i></li>")
+                parts.append("<ul>" + "".join(items) + "</ul>")
+            parts.append(f"<p><i>{esc(self.certificate(q))}</i></p>")
         if len(self.queries) > 20:
             parts.append(f"<p>... {len(self.queries) - 20} more queries</p>")
         return "\n".join(parts)
@@ -263,45 +367,17 @@ class CounterfactualResult:
         return json.dumps(payload)
 
     @classmethod
-    def from_json(cls, text: str) -> CounterfactualResult:
-        """Inverse of :meth:`to_json`."""
-        d = json.loads(text)
-        if d.get("format") != "counterfact.result":
-            raise ValidationError("Not a counterfact result document (missing format tag).")
-        if d.get("version", 0) > FORMAT_VERSION:
-            raise ValidationError(
-                f"Result format version {d['version']} is newer than this counterfact "
-                f"understands ({FORMAT_VERSION}); upgrade counterfact."
-            )
-        schema = Schema.from_dict(d["schema"])
-        qidx = pd.Index(d["queries"]["index"])
-        queries = schema.coerce(pd.DataFrame(d["queries"]["rows"], columns=schema.names).set_axis(qidx))
-        cidx = pd.MultiIndex.from_tuples([tuple(t) for t in d["counterfactuals"]["index"]], names=["query", "rank"]) if d["counterfactuals"]["index"] else pd.MultiIndex.from_tuples([], names=["query", "rank"])
-        cfs = pd.DataFrame(d["counterfactuals"]["rows"], columns=schema.names)
-        cfs = schema.coerce(cfs) if len(cfs) else cfs
-        cfs.index = cidx
-        diag = pd.DataFrame(d["diagnostics"]["rows"], columns=d["diagnostics"]["columns"])
-        diag.index = qidx
-        return cls(
-            queries=queries,
-            counterfactuals=cfs,
-            status=pd.Series(d["status"], index=qidx, dtype=object),
-            runtime=pd.Series(d["runtime"], index=qidx, dtype=float),
-            diagnostics=diag,
-            schema=schema,
-            target=pd.Series(d["target"], index=qidx),
-            method=d["method"],
-            params=d["params"],
-            constraints=Constraints.from_dict(d["constraints"]) if d.get("constraints") else None,
-            query_constraints=(
-                {_index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in d["query_constraints"]}
-                if d.get("query_constraints") is not None
-                else None
-            ),
-            n_counterfactuals=d["n_counterfactuals"],
-            confidence=pd.Series(d["confidence"], index=cidx, dtype=float),
-            query_confidence=pd.Series(d["query_confidence"], index=qidx, dtype=float),
-        )
+    def from_json(cls, text: str | bytes) -> CounterfactualResult:
+        """Inverse of :meth:`to_json`.
+
+        Raises :class:`~counterfact.exceptions.ValidationError` naming what is
+        wrong for any damaged document: not JSON (e.g. a truncated file), not
+        a result document, a newer format version, a missing key or a value of
+        the wrong type.
+        """
+        from ._result_json import load
+
+        return load(cls, text)
 
     # ----------------------------------------------------------------- join
     @classmethod
@@ -339,12 +415,6 @@ class CounterfactualResult:
             confidence=pd.concat([r.confidence for r in results]),
             query_confidence=pd.concat([r.query_confidence for r in results]),
         )
-
-
-def _fmt(v: Any) -> str:
-    if isinstance(v, float):
-        return f"{v:.6g}"
-    return str(v)
 
 
 def _safe_constraints(c: Constraints | None) -> Any:

@@ -78,6 +78,15 @@ class Feature:
         ``decreasing`` need an order: numeric or ordinal features only.
     description : str, optional
         Human-readable description (used in reports).
+    resolution : float, optional
+        The step of a numeric feature's grid: counterfactual values are
+        multiples of it (grid anchored at 0) and are shown with its decimals.
+        Integer features default to 1 (a larger integer step such as 100 is
+        allowed).  Real features left at None get it inferred from the data
+        by :meth:`Schema.infer` and :class:`~counterfact.Dataset`: the coarsest
+        power-of-ten step, between 1e-6 and 1, on whose grid every observed
+        value lies (values 1330, 2.5, 0.25 give 0.01).  Discrete features have
+        none.
     """
 
     name: str
@@ -87,6 +96,7 @@ class Feature:
     categories: tuple[Any, ...] | None = None
     actionability: Actionability = "free"
     description: str = ""
+    resolution: float | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -117,7 +127,13 @@ class Feature:
             object.__setattr__(self, "upper", hi)
             if self.categories is not None:
                 raise SchemaError(f"Feature '{self.name}' is numeric and takes no categories.")
+            object.__setattr__(self, "resolution", self._checked_resolution())
         else:
+            if self.resolution is not None:
+                raise SchemaError(
+                    f"Feature '{self.name}' is {self.kind}; only real and integer features "
+                    f"take a resolution. Got resolution={self.resolution!r}."
+                )
             if self.categories is None or len(self.categories) == 0:
                 raise SchemaError(f"Feature '{self.name}' ({self.kind}) needs its categories.")
             cats = tuple(_py(c) for c in self.categories)
@@ -138,6 +154,26 @@ class Feature:
                 f"Feature '{self.name}' is {self.kind} (unordered); it cannot be "
                 f"'{self.actionability}'. Make it ordinal, or use 'free'/'immutable'."
             )
+
+    def _checked_resolution(self) -> float | None:
+        res = self.resolution
+        if res is None:
+            return 1.0 if self.kind == "integer" else None
+        try:
+            r = float(res)
+        except (TypeError, ValueError):
+            r = math.nan
+        if isinstance(res, bool) or not math.isfinite(r) or r <= 0:
+            raise SchemaError(
+                f"Feature '{self.name}': resolution must be a positive finite number "
+                f"(or None to infer it). Got {res!r}."
+            )
+        if self.kind == "integer" and abs(r - round(r)) > 1e-9:
+            raise SchemaError(
+                f"Feature '{self.name}' is integer; its resolution must be a whole number "
+                f"such as 1 or 100. Got {res!r}; make the feature real for a finer step."
+            )
+        return r
 
     # ------------------------------------------------------------------ kinds
     @property
@@ -193,8 +229,43 @@ class Feature:
             return not (self.kind == "integer" and abs(v - round(v)) > tol)
         return value in self.categories  # type: ignore[operator]
 
+    def snap(self, value: Any, toward: Any = None, *, away: bool = False) -> Any:
+        """The grid value of ``value`` at this feature's resolution, inside its domain.
+
+        Numeric features: the nearest multiple of :attr:`resolution` within
+        ``[lower, upper]`` (a float for real features, an int for integer
+        ones).  With ``toward`` (a reference, typically the query's value), a
+        value above the reference is rounded down and one below it up, so the
+        change from the reference never grows; ``away=True`` rounds the other
+        way, so the change never shrinks (a value that just crossed a decision
+        boundary stays across it).  A real feature without a resolution is only
+        clipped to its domain.  Discrete features return the value unchanged
+        (checked against the categories).
+        """
+        value = _py(value)
+        if not self.is_numeric:
+            self.rank(value)  # raises ValidationError when not a category
+            return value
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            raise ValidationError(f"Feature '{self.name}': cannot snap non-numeric value {value!r}.") from None
+        lo, hi = float(self.lower), float(self.upper)  # type: ignore[arg-type]
+        if self.resolution is None:
+            return min(max(v, lo), hi)
+        from ._resolution import snap_array
+
+        ref = None if toward is None else np.array([float(_py(toward))])
+        out = float(snap_array(np.array([v]), self.resolution, lo, hi, toward=ref, away=away)[0])
+        return round(out) if self.kind == "integer" else out
+
     def with_(self, **changes: Any) -> Feature:
-        """A copy with some fields changed (``feature.with_(actionability="immutable")``)."""
+        """A copy with some fields changed (``feature.with_(actionability="immutable")``).
+
+        Changing the kind drops the resolution unless one is given (it is
+        re-inferred or defaulted for the new kind)."""
+        if "kind" in changes and changes["kind"] != self.kind and "resolution" not in changes:
+            changes["resolution"] = None
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -205,6 +276,8 @@ class Feature:
         else:
             out["categories"] = list(self.categories)  # type: ignore[arg-type]
         out["actionability"] = self.actionability
+        if self.resolution is not None:
+            out["resolution"] = self.resolution
         if self.description:
             out["description"] = self.description
         return out
@@ -320,6 +393,39 @@ class Schema:
         """A copy with the named features immutable."""
         return self.with_actionability(**{n: "immutable" for n in names})
 
+    def with_resolution(self, frame: pd.DataFrame | None = None, **resolution: float) -> Schema:
+        """A copy with resolutions set: ``schema.with_resolution(income=0.01)``.
+
+        With ``frame``, every real feature still without a resolution gets the
+        one inferred from its column (see :class:`Feature`); explicit keyword
+        values win.
+        """
+        unknown = [n for n in resolution if n not in self._index]
+        if unknown:
+            raise SchemaError(f"resolution names unknown features {unknown}. Known features: {self.names}.")
+        feats = []
+        for f in self.features:
+            res = resolution.get(f.name)
+            if res is None and frame is not None and f.kind == "real" and f.resolution is None and f.name in frame:
+                from ._resolution import infer_resolution
+
+                res = infer_resolution(pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=float))
+            feats.append(f if res is None else f.with_(resolution=res))
+        return replace(self, features=tuple(feats))
+
+    def snap(self, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False) -> pd.DataFrame:
+        """A copy of ``X`` with every numeric column on its feature's grid and
+        inside its domain (vectorised :meth:`Feature.snap`).
+
+        ``toward`` is a reference row (Series) or one reference row per row of
+        ``X`` (DataFrame, same length); ``away`` as in :meth:`Feature.snap`.
+        Columns of discrete features, and of real features without a
+        resolution (clipped only), are otherwise left as they are.
+        """
+        from ._resolution import snap_frame
+
+        return snap_frame(self, X, toward, away=away)
+
     # ------------------------------------------------------------ validation
     def validate_frame(self, X: Any, *, what: str = "X", allow_extra: bool = True) -> pd.DataFrame:
         """Check that ``X`` has the schema's columns with in-domain, non-missing values.
@@ -357,6 +463,14 @@ class Schema:
                     "Impute or drop them first."
                 )
             if f.is_numeric:
+                if not (pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+                    texts = [v for v in col.tolist() if isinstance(v, (str, bytes))]
+                    if texts:
+                        raise ValidationError(
+                            f"{what}: column '{f.name}' is {f.kind} but holds text values such as "
+                            f"{texts[0]!r}. Convert the column to numbers first, e.g. "
+                            f"X['{f.name}'] = pd.to_numeric(X['{f.name}'])."
+                        )
                 try:
                     vals = pd.to_numeric(col).astype(float)
                 except (TypeError, ValueError):
@@ -435,6 +549,7 @@ class Schema:
         increasing: Iterable[str] = (),
         decreasing: Iterable[str] = (),
         max_categories: int = 20,
+        resolution: Mapping[str, float] | None = None,
     ) -> Schema:
         """Infer a schema from a DataFrame; every guess can be overridden.
 
@@ -458,78 +573,17 @@ class Schema:
         max_categories : int
             A non-numeric column with more distinct values is rejected (it is
             probably an identifier or free text); pass ``kinds`` to force it.
+        resolution : mapping, optional
+            Per-feature grid steps (``{"income": 0.01}``); real features not
+            named get theirs inferred from the data, integer ones 1 (see
+            :class:`Feature`).
         """
-        if not isinstance(frame, pd.DataFrame):
-            raise ValidationError(f"Schema.infer needs a pandas DataFrame. Got {type(frame).__name__}.")
-        kinds = dict(kinds or {})
-        categories = dict(categories or {})
-        bounds = dict(bounds or {})
-        act: dict[str, str] = {}
-        for names, a in ((immutable, "immutable"), (increasing, "increasing"), (decreasing, "decreasing")):
-            for n in names:
-                if n in act:
-                    raise SchemaError(f"Feature '{n}' is given two actionabilities: {act[n]} and {a}.")
-                act[n] = a
-        if target is not None and target not in frame.columns:
-            raise ValidationError(f"Target column '{target}' not in the frame's columns {list(frame.columns)}.")
-        cols = [c for c in frame.columns if c != target]
-        for mapping, label in ((kinds, "kinds"), (categories, "categories"), (bounds, "bounds"), (act, "actionability")):
-            unknown = [n for n in mapping if n not in cols]
-            if unknown:
-                raise SchemaError(f"{label} overrides name unknown columns {unknown}. Columns: {cols}.")
-        feats: list[Feature] = []
-        for c in cols:
-            s = frame[c]
-            if s.isna().any():
-                raise ValidationError(
-                    f"Column '{c}' has missing values; impute or drop them before inferring a schema."
-                )
-            kind = kinds.get(c)
-            cats = categories.get(c)
-            if kind is None:
-                if isinstance(s.dtype, pd.CategoricalDtype):
-                    kind = "ordinal" if s.dtype.ordered else "categorical"
-                    if cats is None:
-                        cats = list(s.dtype.categories)
-                elif pd.api.types.is_bool_dtype(s):
-                    kind = "binary"
-                elif pd.api.types.is_numeric_dtype(s):
-                    vals = s.to_numpy(dtype=float)
-                    uniq = np.unique(vals)
-                    if set(uniq.tolist()) <= {0.0, 1.0} and len(uniq) == 2:
-                        kind = "binary"
-                    elif np.all(np.abs(vals - np.round(vals)) < 1e-9):
-                        kind = "integer"
-                    else:
-                        kind = "real"
-                else:
-                    kind = "categorical"
-            a = act.get(c, "free")
-            if kind in NUMERIC_KINDS:
-                lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
-                feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a))  # type: ignore[arg-type]
-            else:
-                if cats is None:
-                    uniq_vals = pd.unique(s)
-                    if len(uniq_vals) > max_categories and c not in kinds:
-                        raise SchemaError(
-                            f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
-                            f"(more than max_categories={max_categories}); is it an identifier? "
-                            "Drop it, or pass kinds={...} / max_categories to keep it."
-                        )
-                    try:
-                        cats = sorted(_py(v) for v in uniq_vals)
-                    except TypeError:
-                        cats = [_py(v) for v in uniq_vals]
-                if kind == "binary" and len(cats) != 2:
-                    kind = "categorical"
-                feats.append(Feature(c, kind, categories=tuple(cats), actionability=a))  # type: ignore[arg-type]
-        classes = None
-        if target is not None:
-            try:
-                classes = tuple(sorted(_py(v) for v in pd.unique(frame[target])))
-            except TypeError:
-                classes = tuple(_py(v) for v in pd.unique(frame[target]))
+        from ._schema_infer import infer_features
+
+        feats, classes = infer_features(
+            frame, target, kinds=kinds, categories=categories, bounds=bounds, immutable=immutable,
+            increasing=increasing, decreasing=decreasing, max_categories=max_categories, resolution=resolution,
+        )
         return cls(features=tuple(feats), target=target, classes=classes)
 
     def describe(self) -> pd.DataFrame:
@@ -537,5 +591,6 @@ class Schema:
         rows = []
         for f in self.features:
             dom = f"[{f.lower:g}, {f.upper:g}]" if f.is_numeric else ", ".join(map(str, f.categories or ()))
-            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "actionability": f.actionability})
+            res = "" if f.resolution is None else f"{f.resolution:g}"
+            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res, "actionability": f.actionability})
         return pd.DataFrame(rows).set_index("feature")

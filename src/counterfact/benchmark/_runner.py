@@ -188,6 +188,7 @@ def run(
             if spec.time_limit is not None and "time_limit" in cls._param_names():
                 params.setdefault("time_limit", spec.time_limit)
             method = methods.get(me.name, **params)
+            meta["runtime_kind"] = runtime_kind(method)
             t0 = time.perf_counter()
             method.fit(model, train)
             meta["fit_seconds"] = time.perf_counter() - t0
@@ -209,6 +210,26 @@ def run(
     table = collect(out)
     summarise(out, table)
     return table
+
+
+def runtime_kind(method: Any) -> str:
+    """``"amortized"`` for a method that explains queries in batches (its
+    per-query time is the batch's time divided by the batch size, not a
+    measurement of each query), else ``"per query"``."""
+    from ..methods import CounterfactualMethod
+
+    batch = getattr(type(method), "_explain_batch", None)
+    return "amortized" if batch is not None and batch is not CounterfactualMethod._explain_batch else "per query"
+
+
+def _time_kind(meta: Mapping[str, Any], times: pd.Series) -> str:
+    """The cell's runtime kind; results written before it was recorded count as
+    amortized when every query of the cell has the same time."""
+    kind = meta.get("runtime_kind")
+    if kind:
+        return str(kind)
+    t = times.dropna().to_numpy(dtype=float)
+    return "amortized" if t.size > 1 and np.allclose(t, t[0], rtol=1e-12, atol=0) else "per query"
 
 
 def _spec_dict(spec: Spec) -> dict[str, Any]:
@@ -235,10 +256,13 @@ def collect(out: str | Path) -> pd.DataFrame:
         r = CounterfactualResult.from_json((out / "cells" / f"{cid}.result.json").read_text())
         m = pd.read_csv(out / "cells" / f"{cid}.metrics.csv", index_col=0)
         m.index = r.queries.index
+        kind = _time_kind(meta, r.runtime)
+        reasons = r.reason
         for q in r.queries.index:
             base = {
                 "dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "seed": meta["seed"],
-                "query": q, "status": r.status[q], "time": r.runtime[q],
+                "query": q, "status": r.status[q], "reason": reasons[q], "time": r.runtime[q], "time_kind": kind,
+                "fit_seconds": meta.get("fit_seconds", np.nan),
             }
             base.update({f"metric_{k}": v for k, v in m.loc[q].items() if k not in base})
             cfs = r.for_query(q)
@@ -258,7 +282,9 @@ def collect(out: str | Path) -> pd.DataFrame:
 
 def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
     """Per dataset x model x method: coverage, mean of each metric over queries,
-    median and p90 time; also the skipped/error cells with their reasons."""
+    median and p90 time per query (p90 left empty for amortized times, see
+    :func:`runtime_kind`), the kind of time and the mean fit (training) time;
+    also the skipped/error cells with their reasons."""
     out = Path(out)
     table = collect(out) if table is None else table
     parts = []
@@ -273,6 +299,12 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
         summ["coverage"] = g["rank"].apply(lambda s: float((s >= 0).mean()))
         summ["time_median"] = g["time"].median()
         summ["time_p90"] = g["time"].quantile(0.9)
+        if "time_kind" in per_query:
+            summ["time_kind"] = g["time_kind"].agg(lambda s: "amortized" if (s == "amortized").any() else "per query")
+            # a batch average has no spread: its p90 would only repeat the median
+            summ.loc[summ["time_kind"] == "amortized", "time_p90"] = np.nan
+        if "fit_seconds" in per_query:
+            summ["fit_seconds"] = per_query.drop_duplicates(["dataset", "model", "method", "seed"]).groupby(keys)["fit_seconds"].mean()
         summ["state"] = "done"
         parts.append(summ.reset_index())
     others = []

@@ -1,5 +1,6 @@
-"""Reports of benchmark results: tables, plots, critical differences, recourse cards."""
+"""Reports of benchmark results: summary tables, glossary, plots, tests, recourse cards."""
 
-from ._build import build, higher_is_better
+from ._build import build
+from ._glossary import GLOSSARY, KEY_METRICS, KeyMetric, higher_is_better
 
-__all__ = ["build", "higher_is_better"]
+__all__ = ["GLOSSARY", "KEY_METRICS", "KeyMetric", "build", "higher_is_better"]

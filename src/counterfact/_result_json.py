@@ -1,0 +1,147 @@
+"""Reading :class:`~counterfact.result.CounterfactualResult` documents back
+(the body of ``CounterfactualResult.from_json``): every damaged document raises
+a :class:`~counterfact.exceptions.ValidationError` naming what is wrong."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .constraints import Constraints
+from .exceptions import ValidationError
+from .schema import Schema
+
+if TYPE_CHECKING:
+    from .result import CounterfactualResult
+
+
+def load(cls: type[CounterfactualResult], text: str | bytes) -> CounterfactualResult:
+    """Parse and check a result document (see ``CounterfactualResult.from_json``)."""
+    from .result import FORMAT_VERSION
+
+    if isinstance(text, (bytes, bytearray)):
+        try:
+            text = bytes(text).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise ValidationError(f"Cannot read the result document: it is not UTF-8 text ({exc}).") from None
+    if not isinstance(text, str):
+        raise ValidationError(
+            f"from_json needs the JSON text (a str, as written by to_json). Got {type(text).__name__}; "
+            "to load a file use CounterfactualResult.from_json(Path(p).read_text())."
+        )
+    try:
+        d = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise ValidationError(
+            f"Cannot read the result document: it is not valid JSON ({exc}). Is the file truncated "
+            "or not a file written by CounterfactualResult.to_json?"
+        ) from None
+    if not isinstance(d, dict):
+        raise ValidationError(
+            f"Not a counterfact result document: expected a JSON object, got a JSON {_json_type(d)}."
+        )
+    if d.get("format") != "counterfact.result":
+        raise ValidationError(
+            "Not a counterfact result document: the 'format' tag is "
+            + ("missing" if "format" not in d else f"{d['format']!r}, expected 'counterfact.result'") + "."
+        )
+    version = d.get("version")
+    if isinstance(version, bool) or not isinstance(version, int):
+        raise ValidationError(f"Result document: 'version' must be an integer. Got {version!r}.")
+    if version > FORMAT_VERSION or version < 1:
+        raise ValidationError(
+            f"Result format version {version} is not one this counterfact understands "
+            f"(1..{FORMAT_VERSION}); " + ("upgrade counterfact." if version > FORMAT_VERSION else "the file is damaged.")
+        )
+    _need(d, "schema", dict)
+    for key in ("queries", "counterfactuals", "diagnostics"):
+        _need(d, key, dict)
+    for key in ("status", "runtime", "target", "confidence", "query_confidence"):
+        _need(d, key, list)
+    _need(d, "method", str)
+    _need(d, "params", dict)
+    _need(d, "n_counterfactuals", int)
+    for part, keys in (("queries", ("index", "rows")), ("counterfactuals", ("index", "rows")),
+                       ("diagnostics", ("columns", "rows"))):
+        for k in keys:
+            _need(d[part], k, list, where=f"'{part}'")
+    try:
+        return _from_payload(cls, d)
+    except ValidationError as exc:
+        raise ValidationError(f"Result document: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise ValidationError(
+            f"Result document is damaged: {type(exc).__name__}: {exc}. Write it again with to_json."
+        ) from None
+
+
+def _from_payload(cls: type[CounterfactualResult], d: dict[str, Any]) -> CounterfactualResult:
+    from .result import STATUSES, _index_key
+
+    schema = Schema.from_dict(d["schema"])
+    nq = len(d["queries"]["index"])
+    for key in ("status", "runtime", "target", "query_confidence"):
+        if len(d[key]) != nq:
+            raise ValidationError(f"'{key}' has {len(d[key])} entries for {nq} queries.")
+    if len(d["queries"]["rows"]) != nq or len(d["diagnostics"]["rows"]) != nq:
+        raise ValidationError(f"'queries' and 'diagnostics' must have one row per query ({nq}).")
+    ncf = len(d["counterfactuals"]["index"])
+    if len(d["counterfactuals"]["rows"]) != ncf or len(d["confidence"]) != ncf:
+        raise ValidationError("'counterfactuals' rows, index and 'confidence' have different lengths.")
+    bad = sorted({repr(s) for s in d["status"] if s not in STATUSES})
+    if bad:
+        raise ValidationError(f"unknown statuses {bad}; expected {list(STATUSES)}.")
+    qidx = pd.Index(d["queries"]["index"])
+    queries = schema.coerce(pd.DataFrame(d["queries"]["rows"], columns=schema.names).set_axis(qidx))
+    tuples = []
+    for t in d["counterfactuals"]["index"]:
+        if not isinstance(t, list) or len(t) != 2:
+            raise ValidationError(f"a counterfactual index entry must be [query, rank]. Got {t!r}.")
+        tuples.append((_index_key(t[0]), t[1]))
+    cidx = pd.MultiIndex.from_tuples(tuples, names=["query", "rank"]) if tuples else pd.MultiIndex.from_tuples([], names=["query", "rank"])
+    cfs = pd.DataFrame(d["counterfactuals"]["rows"], columns=schema.names)
+    cfs = schema.coerce(cfs) if len(cfs) else cfs
+    cfs.index = cidx
+    diag = pd.DataFrame(d["diagnostics"]["rows"], columns=d["diagnostics"]["columns"])
+    diag.index = qidx
+    constraints = d.get("constraints")
+    qc = d.get("query_constraints")
+    return cls(
+        queries=queries,
+        counterfactuals=cfs,
+        status=pd.Series(d["status"], index=qidx, dtype=object),
+        runtime=pd.Series(d["runtime"], index=qidx, dtype=float),
+        diagnostics=diag,
+        schema=schema,
+        target=pd.Series(d["target"], index=qidx),
+        method=d["method"],
+        params=d["params"],
+        constraints=Constraints.from_dict(constraints) if constraints else None,
+        query_constraints=(
+            {_index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in qc}
+            if qc is not None
+            else None
+        ),
+        n_counterfactuals=d["n_counterfactuals"],
+        confidence=pd.Series(d["confidence"], index=cidx, dtype=float),
+        query_confidence=pd.Series(d["query_confidence"], index=qidx, dtype=float),
+    )
+
+
+def _json_type(v: Any) -> str:
+    names = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+    return names.get(type(v), type(v).__name__)
+
+
+def _need(d: Mapping[str, Any], key: str, typ: type, *, where: str = "") -> None:
+    """Raise a ValidationError unless ``d[key]`` exists and is a ``typ``."""
+    loc = f" in {where}" if where else ""
+    if key not in d:
+        raise ValidationError(f"Result document: the key '{key}'{loc} is missing.")
+    v = d[key]
+    if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
+        want = {dict: "an object", list: "an array", str: "a string", int: "an integer"}.get(typ, typ.__name__)
+        raise ValidationError(f"Result document: '{key}'{loc} must be {want}. Got a {_json_type(v)}.")

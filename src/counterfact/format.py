@@ -1,0 +1,224 @@
+"""One formatter for every place a counterfactual is shown to a person.
+
+The CLI, ``CounterfactualResult.describe()``/``diffs()``/``_repr_html_`` and the
+benchmark report all use these functions, so a change reads the same
+everywhere:
+
+* numbers are written at their feature's resolution (``credit_amount 1330 ->
+  1031``, never ``1031.000061``; ``drinks 0.5 -> 0.57``);
+* only features whose value changed are listed, compared by the feature's
+  kind (``96`` and ``96.0`` of a numeric feature are the same value);
+* each method's guarantee is put in plain words (:func:`certificate_text`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from ._resolution import decimals
+from .schema import Feature, Schema, _py
+
+__all__ = ["Change", "certificate_text", "changes", "describe_changes", "format_value"]
+
+_NUM_TOL = 1e-9
+
+
+def _is_missing(value: Any) -> bool:
+    if value is None:
+        return True
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):
+        return False
+
+
+def format_value(feature: Feature, value: Any) -> str:
+    """``value`` as a person reads it: a number at the feature's resolution
+    (``1031``, ``0.57``), a category as its text.
+
+    Integer features print whole numbers; real features with a resolution print
+    as many decimals as the resolution has (``0.01`` -> two; ``1`` -> none);
+    real features without one use six significant digits.  Missing values print
+    as ``"?"``.
+    """
+    value = _py(value)
+    if _is_missing(value):
+        return "?"
+    if not feature.is_numeric:
+        return str(value)
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        return str(value)
+    if not math.isfinite(v):
+        return str(v)
+    if feature.kind == "integer" and feature.resolution is not None and feature.resolution >= 1:
+        return str(round(v))
+    if feature.resolution is None:
+        return f"{v:.6g}"
+    d = decimals(feature.resolution)
+    return _strip_negative_zero(f"{round(v, d):.{d}f}")
+
+
+def _strip_negative_zero(text: str) -> str:
+    if text.startswith("-") and set(text[1:]) <= {"0", "."}:
+        return text[1:]
+    return text
+
+
+def _precise(value: Any) -> str:
+    """Enough digits to tell two nearby numbers apart (sub-resolution changes)."""
+    return f"{float(_py(value)):.10g}"
+
+
+@dataclass(frozen=True)
+class Change:
+    """One feature whose value differs between a query and a counterfactual.
+
+    Attributes
+    ----------
+    feature : str
+        Feature name.
+    before, after : Any
+        Raw values (the query's and the counterfactual's).
+    before_text, after_text : str
+        The same values formatted by :func:`format_value`.
+    """
+
+    feature: str
+    before: Any
+    after: Any
+    before_text: str
+    after_text: str
+
+    def __str__(self) -> str:
+        return f"{self.feature} {self.before_text} -> {self.after_text}"
+
+
+def _differs(feature: Feature, a: Any, b: Any) -> bool:
+    a, b = _py(a), _py(b)
+    if feature.is_numeric:
+        try:
+            fa, fb = float(a), float(b)
+        except (TypeError, ValueError):
+            return str(a) != str(b)
+        return abs(fa - fb) > _NUM_TOL * max(1.0, abs(fa), abs(fb))
+    return bool(a != b)
+
+
+def changes(schema: Schema, x: pd.Series | Mapping[str, Any], cf: pd.Series | Mapping[str, Any]) -> list[Change]:
+    """The features whose value differs between query ``x`` and counterfactual
+    ``cf``, in schema order.
+
+    Numeric values are compared as numbers (``96`` and ``96.0`` are equal;
+    differences below 1e-9 relative are noise), categories by value.  When a
+    change is smaller than the feature's resolution (both values would print
+    the same), both values are printed with more digits, so no rendering ever
+    shows ``a -> a``.
+    """
+    out: list[Change] = []
+    for f in schema:
+        a, b = _py(x[f.name]), _py(cf[f.name])
+        if not _differs(f, a, b):
+            continue
+        ta, tb = format_value(f, a), format_value(f, b)
+        if ta == tb and f.is_numeric:
+            ta, tb = _precise(a), _precise(b)
+        out.append(Change(f.name, a, b, ta, tb))
+    return out
+
+
+def describe_changes(items: Iterable[Change], *, empty: str = "no change") -> str:
+    """``"duration_months 24 -> 12; purpose car -> radio"`` (``empty`` when there are none)."""
+    parts = [str(c) for c in items]
+    return "; ".join(parts) if parts else empty
+
+
+_METHOD_NAMES = {
+    "mace": "MACE",
+    "ceocl": "CE-OCL",
+    "ufce": "UFCE",
+    "mdpso": "MD-PSO",
+    "l2c": "L2C",
+    "nearest": "nearest observed row",
+    "dice": "DiCE",
+}
+_EXACT = frozenset({"mace", "ceocl"})
+
+
+def _num(d: Mapping[str, Any], key: str) -> float | None:
+    v = d.get(key)
+    try:
+        f = float(v)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        return None
+    return f if math.isfinite(f) else None
+
+
+def certificate_text(method: str, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
+    """The guarantee behind a query's answer, in plain words.
+
+    Parameters
+    ----------
+    method : str
+        Registered method name (``"mace"``, ``"ceocl"``, ...); unknown names are
+        treated as heuristics.
+    status : str
+        The query's status (see :data:`counterfact.result.STATUSES`).
+    diagnostics : mapping, optional
+        The query's diagnostics (MACE's ``delta_min``/``delta_max``, CE-OCL's
+        ``gap``, the ``reason`` of a non-success).
+
+    Examples
+    --------
+    >>> certificate_text("mace", "infeasible", {})
+    'MACE: proven: no counterfactual exists under these constraints'
+    >>> certificate_text("ufce", "feasible", {})
+    'UFCE: found by search; valid (checked with the model), not proven nearest'
+    """
+    d = dict(diagnostics or {})
+    key = str(method).lower().replace("-", "").replace("_", "")
+    name = _METHOD_NAMES.get(key, str(method) or "method")
+    reason = d.get("reason")
+    reason = None if _is_missing(reason) or reason == "" else str(reason)
+    exact = key in _EXACT
+    if status == "invalid":
+        text = "not explained: " + (reason or "the row's own constraints contradict each other")
+    elif status == "infeasible":
+        text = ("proven: no counterfactual exists under these constraints" if exact
+                else "no counterfactual exists under these constraints")
+        if reason and not exact:
+            text = f"no counterfactual: {reason}"
+    elif status == "timeout":
+        text = "time limit reached before a counterfactual was found (not a proof that none exists)"
+    elif status == "failed":
+        text = f"{reason or 'no counterfactual found'} (not a proof that none exists)"
+    elif key == "mace" and status == "optimal":
+        lo, hi = _num(d, "delta_min"), _num(d, "delta_max")
+        text = "proven nearest within epsilon"
+        if lo is not None and hi is not None:
+            text += f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+    elif key == "ceocl" and status == "optimal":
+        gap = _num(d, "gap")
+        text = "optimal (solver-proven nearest under the model encoding)"
+        if gap is not None and gap > 1e-9:
+            text = f"optimal within a MIP gap of {100 * gap:.2g}%"
+    elif key == "ceocl" and status == "feasible":
+        gap = _num(d, "gap")
+        text = "valid; not proven nearest"
+        if gap is not None:
+            text += f" (MIP gap {100 * gap:.2g}% when the solver stopped)"
+    elif key == "nearest" and status == "optimal":
+        text = "the nearest observed row of the target class (exact among the observed rows, not over all points)"
+    elif key == "mace" and status == "feasible":
+        text = "valid; not proven nearest (the search stopped before closing the bound)"
+    elif status == "optimal":
+        text = "proven optimal"
+    else:
+        text = "found by search; valid (checked with the model), not proven nearest"
+    return f"{name}: {text}"

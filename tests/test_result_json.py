@@ -1,0 +1,84 @@
+"""CounterfactualResult.from_json: any damaged document raises ValidationError naming the problem."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.exceptions import ValidationError
+from counterfact.result import CounterfactualResult
+
+
+@pytest.fixture(scope="module")
+def good() -> str:
+    schema = cf.Schema(
+        (cf.Feature("a", "integer", lower=0, upper=10), cf.Feature("b", "categorical", categories=("x", "y"))),
+        target="y", classes=(0, 1),
+    )
+    queries = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}, index=[0, 1])
+    cfs = pd.DataFrame({"a": [3], "b": ["x"]}, index=pd.MultiIndex.from_tuples([(0, 0)], names=["query", "rank"]))
+    r = CounterfactualResult(
+        queries=queries, counterfactuals=cfs, status=pd.Series(["feasible", "failed"], index=[0, 1]),
+        runtime=pd.Series([0.1, 0.2], index=[0, 1]), diagnostics=pd.DataFrame(index=[0, 1]), schema=schema,
+        target=pd.Series([1, 1], index=[0, 1]), method="nearest",
+        constraints=cf.Constraints(immutable=["b"]),
+    )
+    return r.to_json()
+
+
+def test_round_trip(good):
+    r = CounterfactualResult.from_json(good)
+    assert r.status.tolist() == ["feasible", "failed"]
+    assert r.reason[1] == "no counterfactual found"
+    assert CounterfactualResult.from_json(good.encode()).to_json() == r.to_json()
+
+
+def _edit(text: str, fn) -> str:  # type: ignore[no-untyped-def]
+    d = json.loads(text)
+    fn(d)
+    return json.dumps(d)
+
+
+DAMAGE = {
+    "empty": (lambda t: "", "not valid JSON"),
+    "truncated": (lambda t: t[: len(t) // 2], "not valid JSON"),
+    "garbage": (lambda t: "\x00\x01garbage{", "not valid JSON"),
+    "list": (lambda t: "[1, 2, 3]", "expected a JSON object, got a JSON array"),
+    "number": (lambda t: "42", "expected a JSON object, got a JSON number"),
+    "null": (lambda t: "null", "got a JSON null"),
+    "no format": (lambda t: _edit(t, lambda d: d.pop("format")), "'format' tag is missing"),
+    "wrong format": (lambda t: _edit(t, lambda d: d.update(format="other")), "'format' tag is 'other'"),
+    "newer version": (lambda t: _edit(t, lambda d: d.update(version=99)), "version 99.*upgrade"),
+    "version text": (lambda t: _edit(t, lambda d: d.update(version="1")), "'version' must be an integer"),
+    "no schema": (lambda t: _edit(t, lambda d: d.pop("schema")), "key 'schema' is missing"),
+    "no status": (lambda t: _edit(t, lambda d: d.pop("status")), "key 'status' is missing"),
+    "status wrong type": (lambda t: _edit(t, lambda d: d.update(status="feasible")), "'status' must be an array"),
+    "schema a list": (lambda t: _edit(t, lambda d: d.update(schema=[])), "'schema' must be an object"),
+    "no query rows": (lambda t: _edit(t, lambda d: d["queries"].pop("rows")), "'rows' in 'queries' is missing"),
+    "bad features": (lambda t: _edit(t, lambda d: d["schema"].update(features=[{"name": "a"}])), "Result document"),
+    "features not list": (lambda t: _edit(t, lambda d: d["schema"].update(features=3)), "Result document"),
+    "unknown status": (lambda t: _edit(t, lambda d: d.update(status=["feasible", "great"])), "unknown statuses"),
+    "short runtime": (lambda t: _edit(t, lambda d: d.update(runtime=[0.1])), "'runtime' has 1 entries"),
+    "runtime text": (lambda t: _edit(t, lambda d: d.update(runtime=["x", "y"])), "Result document"),
+    "bad row value": (lambda t: _edit(t, lambda d: d["queries"]["rows"][0].update(a="zz")), "Result document"),
+    "bad cf index": (lambda t: _edit(t, lambda d: d["counterfactuals"].update(index=[5])), r"\[query, rank\]"),
+    "bad constraints": (lambda t: _edit(t, lambda d: d.update(constraints={"nope": 1})), "Unknown constraint keys"),
+    "n_cf text": (lambda t: _edit(t, lambda d: d.update(n_counterfactuals="1")), "'n_counterfactuals' must be an integer"),
+    "method number": (lambda t: _edit(t, lambda d: d.update(method=3)), "'method' must be a string"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGE))
+def test_damaged_documents_raise_validation_error(good, case):
+    damage, message = DAMAGE[case]
+    with pytest.raises(ValidationError, match=message):
+        CounterfactualResult.from_json(damage(good))
+
+
+@pytest.mark.parametrize("value", [None, 3, {"a": 1}, b"\xff\xfe"])
+def test_non_text_input(value):
+    with pytest.raises(ValidationError):
+        CounterfactualResult.from_json(value)  # type: ignore[arg-type]
