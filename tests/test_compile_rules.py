@@ -13,6 +13,8 @@ from sklearn.compose import ColumnTransformer
 from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
+    FunctionTransformer,
+    KBinsDiscretizer,
     MaxAbsScaler,
     MinMaxScaler,
     OneHotEncoder,
@@ -176,8 +178,14 @@ def _unsupported_models(german: cf.Dataset) -> list[tuple[str, Any, str]]:
             clf=neural_network.MLPClassifier((4,), activation="tanh", max_iter=50)), "activation='tanh'"),
         ("pca", Pipeline([("pre", cf.models.preprocessor(s)), ("pca", PCA(3)),
                           ("clf", linear_model.LogisticRegression())]), "PCA"),
-        ("onehot_ordinal", Pipeline([("pre", ColumnTransformer([("oh", OneHotEncoder(), s.ordinal)])),
-                                     ("clf", linear_model.LogisticRegression())]), "ordinal"),
+        ("log_lr", Pipeline([("pre", ColumnTransformer([("log", FunctionTransformer(np.log1p), ["duration_months"])])),
+                             ("clf", linear_model.LogisticRegression())]), "np.log1p.*tree models"),
+        ("kbins_real_mlp", Pipeline([("pre", ColumnTransformer([("bins", KBinsDiscretizer(4, encode="ordinal"),
+                                                                  ["credit_amount"])])),
+                                     ("clf", neural_network.MLPClassifier((3,), max_iter=20))]),
+         "KBinsDiscretizer.*real feature 'credit_amount'.*tree models"),
+        ("function_tanh_scaler", Pipeline([("pre", ColumnTransformer([("f", FunctionTransformer(np.negative), s.numeric)])),
+                                           ("clf", tree.DecisionTreeClassifier())]), "FunctionTransformer.*negative.*ColumnTransformer part 'f'"),
         ("minmax_clip", Pipeline([("pre", ColumnTransformer([("mm", MinMaxScaler(clip=True), s.numeric)])),
                                   ("clf", linear_model.LogisticRegression())]), "clip"),
     ]
@@ -208,3 +216,17 @@ def test_model_using_unknown_column(german: cf.Dataset) -> None:
     smaller = cf.Schema(tuple(f for f in german.schema.features if f.name != "age"), target=german.target)
     with pytest.raises(ValidationError, match="'age'"):
         compile_model(model, smaller)
+
+
+def test_encoder_that_fails_on_the_domain_is_a_clear_error(german: cf.Dataset) -> None:
+    """An encoder fitted without some of the schema's categories, handle_unknown='error':
+    the model would fail on them, so compiling names the feature and the fix."""
+    s = german.schema
+    f = s["purpose"]
+    enc = OneHotEncoder(categories=[list(f.categories)[:-1]], handle_unknown="error")
+    X = german.X[german.X["purpose"] != f.categories[-1]]
+    y = german.y.loc[X.index]
+    pipe = Pipeline([("pre", ColumnTransformer([("oh", enc, ["purpose"])])),
+                     ("clf", linear_model.LogisticRegression())]).fit(X, y)
+    with pytest.raises(ValidationError, match=r"(?s)purpose.*handle_unknown='ignore'"):
+        compile_model(pipe, s)

@@ -6,22 +6,35 @@ classifier) into a :class:`CompiledModel`; MACE (Z3) and CE-OCL (MILP) each
 translate the IR into their solver's constraints.  The semantics of every IR
 node are specified in :mod:`counterfact.models.compile._ir`.
 
-Supported
----------
-* preprocessing: ``ColumnTransformer`` of ``OneHotEncoder`` (``drop`` too),
-  ``OrdinalEncoder``, ``StandardScaler``, ``MinMaxScaler``, ``MaxAbsScaler``,
-  ``RobustScaler``, ``"passthrough"``, nested ``Pipeline`` of those,
-  ``remainder="drop"|"passthrough"``, followed by any number of column-wise
-  scalers; or no preprocessing (the estimator fitted on the raw columns);
+Supported (``docs/models.md`` has the tested matrix)
+---------------------------------------------------
+* preprocessing: ``ColumnTransformer`` (columns by name, position, mask or
+  ``make_column_selector``; ``remainder="drop"|"passthrough"|transformer``),
+  nested ``Pipeline``, ``set_output(transform="pandas")``, fitted on
+  DataFrames or arrays; ``OneHotEncoder`` on any discrete or integer feature
+  (every option: ``drop``, ``handle_unknown``, infrequent grouping, explicit
+  ``categories``, sparse output), ``OrdinalEncoder`` (any order,
+  ``unknown_value``), ``TargetEncoder``, the scalers, ``KBinsDiscretizer``,
+  ``SimpleImputer`` / ``MissingIndicator`` (rows without missing values),
+  and -- for tree models only -- monotone maps (``FunctionTransformer`` with
+  ``np.log1p`` etc., ``QuantileTransformer``, ``PowerTransformer``) and bins
+  of real features;
 * estimators: LogisticRegression, LinearSVC, SVC(kernel="linear"),
   MLPClassifier (activation relu / identity), DecisionTreeClassifier,
   RandomForestClassifier, ExtraTreesClassifier, GradientBoostingClassifier,
-  HistGradientBoostingClassifier (numerical splits), XGBClassifier,
-  LGBMClassifier; binary and multi-class.
+  HistGradientBoostingClassifier (numerical splits), XGBClassifier and
+  LGBMClassifier (also native categorical splits); binary and multi-class;
+  binary ``CalibratedClassifierCV`` (sigmoid / isotonic) with one calibrated
+  model.
 """
 
 from ._bounds import IntervalBounds, interval_bounds, raw_thresholds
-from ._compile import SUPPORTED_ESTIMATORS, SUPPORTED_TRANSFORMERS, compile_model
+from ._compile import (
+    SUPPORTED_ESTIMATORS,
+    SUPPORTED_TRANSFORMERS,
+    compile_model,
+    native_category_frame,
+)
 from ._ir import (
     MLP,
     AffineMap,
@@ -61,5 +74,6 @@ __all__ = [
     "XColumn",
     "compile_model",
     "interval_bounds",
+    "native_category_frame",
     "raw_thresholds",
 ]

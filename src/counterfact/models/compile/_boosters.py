@@ -66,13 +66,16 @@ def compile_xgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
     else:
         keep = range(len(trees))
     builder = TreeBuilder(affine, "float32", K)
+    n_codes = {j: len(c) for j, c in (native_categories(est) or {}).items()}
     for t in keep:
         tr = trees[t]
-        if any(int(s) != 0 for s in tr.get("split_type", [])):
-            raise UnsupportedModelError(
-                "XGBClassifier with categorical splits (enable_categorical=True) is not supported; "
-                "one-hot encode the categorical features instead."
-            )
+        left_sets: dict[int, tuple[float, ...]] = {}
+        for p, node in enumerate(tr.get("categories_nodes", [])):
+            # XGBoost: the categories stored at a node go right; the others go left
+            a = int(tr["categories_segments"][p])
+            right_codes = {int(v) for v in tr["categories"][a : a + int(tr["categories_sizes"][p])]}
+            j = int(tr["split_indices"][node])
+            left_sets[int(node)] = tuple(float(v) for v in range(n_codes.get(j, 0)) if v not in right_codes)
         left = np.asarray(tr["left_children"], dtype=np.int64)
         right = np.asarray(tr["right_children"], dtype=np.int64)
         cond = np.asarray(tr["split_conditions"], dtype=np.float32).astype(float)
@@ -82,7 +85,7 @@ def compile_xgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
         k = int(info[t]) if K > 1 else 0
         val = np.zeros((left.shape[0], K))
         val[:, k] = np.where(leaf, cond, 0.0)
-        builder.add(np.where(leaf, -1, left), np.where(leaf, -1, right), col, le, val, output=k)
+        builder.add(np.where(leaf, -1, left), np.where(leaf, -1, right), col, le, val, output=k, left_sets=left_sets)
     ens = builder.build(base, divisor=1.0, aggregation="sum_margin")
     if K == 1:
         return ens, DecisionRule("threshold", 2, 1, margin)
@@ -103,16 +106,15 @@ def compile_lgbm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemb
     builder = TreeBuilder(affine, "float64", K)
     infos = d["tree_info"]
     for ti in infos:
-        if ti.get("num_cat", 0) or ti.get("is_linear", False):
+        if ti.get("is_linear", False):
             raise UnsupportedModelError(
-                "LGBMClassifier with categorical splits or linear trees is not supported; one-hot "
-                "encode the categorical features instead."
+                "LGBMClassifier with linear trees (linear_tree=True) is not supported."
             )
-        left, right, col, le, val = _flatten_lgbm(ti["tree_structure"])
+        left, right, col, le, val, sets = _flatten_lgbm(ti["tree_structure"])
         k = int(ti["tree_index"]) % K
         v = np.zeros((len(left), K))
         v[:, k] = val
-        builder.add(np.array(left), np.array(right), np.array(col), np.array(le), v, output=k)
+        builder.add(np.array(left), np.array(right), np.array(col), np.array(le), v, output=k, left_sets=sets)
     divisor = float(len(infos) // K) if d.get("average_output") else 1.0
     ens = builder.build(np.zeros(K), divisor=divisor, aggregation="sum_margin")
     if K == 1:
@@ -120,8 +122,12 @@ def compile_lgbm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemb
     return ens, DecisionRule("argmax", n_classes, K, margin)
 
 
-def _flatten_lgbm(root: dict[str, Any]) -> tuple[list[int], list[int], list[int], list[float], list[float]]:
-    """Node arrays (root = 0) of a LightGBM ``tree_structure``."""
+def _flatten_lgbm(
+    root: dict[str, Any],
+) -> tuple[list[int], list[int], list[int], list[float], list[float], dict[int, tuple[float, ...]]]:
+    """Node arrays (root = 0) of a LightGBM ``tree_structure``; categorical ('==') splits
+    send the listed category codes left."""
+    sets: dict[int, tuple[float, ...]] = {}
     left: list[int] = []
     right: list[int] = []
     col: list[int] = []
@@ -140,6 +146,14 @@ def _flatten_lgbm(root: dict[str, Any]) -> tuple[list[int], list[int], list[int]
             le.append(np.nan)
             val.append(float(node["leaf_value"]))
             continue
+        if node.get("decision_type") == "==":
+            sets[i] = tuple(float(v) for v in str(node["threshold"]).split("||"))
+            col.append(int(node["split_feature"]))
+            le.append(np.nan)
+            val.append(0.0)
+            stack.append((node["right_child"], i, False))
+            stack.append((node["left_child"], i, True))
+            continue
         if node.get("decision_type", "<=") != "<=" or node.get("missing_type") == "Zero":
             raise UnsupportedModelError(
                 "LGBMClassifier split with decision_type "
@@ -151,4 +165,43 @@ def _flatten_lgbm(root: dict[str, Any]) -> tuple[list[int], list[int], list[int]
         val.append(0.0)
         stack.append((node["right_child"], i, False))
         stack.append((node["left_child"], i, True))
-    return left, right, col, le, val
+    return left, right, col, le, val, sets
+
+
+def native_categories(est: Any) -> dict[int, list[Any]] | None:
+    """Input position -> the model's category list, for XGBoost / LightGBM models with
+    native categorical features (pandas ``category`` columns); None if there are none."""
+    name = type(est).__name__
+    out: dict[int, list[Any]] = {}
+    if name == "XGBClassifier":
+        booster = est.get_booster()
+        types = list(booster.feature_types or [])
+        if "c" not in types:
+            return None
+        try:
+            cats = booster.get_categories(export_to_arrow=True).to_arrow()
+        except (AttributeError, TypeError, ValueError):
+            raise UnsupportedModelError(
+                "XGBClassifier with categorical features: this XGBoost version does not store the "
+                "category values in the model (XGBoost >= 3.1 does); one-hot encode them instead."
+            ) from None
+        for j, (_, arr) in enumerate(cats):
+            if types[j] == "c":
+                out[j] = [] if arr is None else list(arr.to_pylist())
+        return out
+    if name == "LGBMClassifier":
+        booster = est.booster_
+        pandas_cats = getattr(booster, "pandas_categorical", None) or []
+        infos = booster.dump_model().get("feature_infos", {})
+        names = booster.feature_name()
+        cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
+        if not cat_pos:
+            return None
+        if len(cat_pos) != len(pandas_cats):
+            raise UnsupportedModelError(
+                "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
+                "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
+            )
+        return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
+    return None
+

@@ -85,6 +85,9 @@ def _x_bounds(compiled: CompiledModel, L: np.ndarray, H: np.ndarray) -> tuple[np
         blk = space.block(col.feature)
         lo, hi = L[blk.columns], H[blk.columns]
         coef = col.base_coef
+        if not col.is_affine:
+            xl[j], xh[j] = _nonaffine_bounds(col, blk, float(lo[0]), float(hi[0]))
+            continue
         if blk.is_indicator:
             # exactly one indicator is 1: v = coef_k for some allowed k
             fixed = np.flatnonzero(lo >= 0.5)
@@ -99,6 +102,24 @@ def _x_bounds(compiled: CompiledModel, L: np.ndarray, H: np.ndarray) -> tuple[np
         a, b = col.scale * vl + col.offset, col.scale * vh + col.offset
         xl[j], xh[j] = min(a, b), max(a, b)
     return _widen(xl, xh)
+
+
+def _nonaffine_bounds(col: Any, blk: Any, lo: float, hi: float) -> tuple[float, float]:
+    """Bounds of a monotone / table column (:mod:`._columns`) of a numeric or ordinal
+    feature over ``[lo, hi]``."""
+    from ._columns import split_at_table
+
+    with np.errstate(all="ignore"):
+        if col.shape == "monotone" or blk.kind == "ordinal":
+            pts = np.arange(np.ceil(lo), np.floor(hi) + 1) if blk.kind == "ordinal" else np.array([lo, hi])
+            v = col.evaluate(pts[:, None])
+        else:  # a table over the code of a monotone prefix: the codes reachable in [lo, hi]
+            prefix, vals = split_at_table(col.ops)
+            code = col.__class__(name=col.name, feature=col.feature, base=col.base, base_coef=col.base_coef,
+                                 base_const=col.base_const, ops=prefix)
+            ends = np.clip(np.floor(code.evaluate(np.array([[lo], [hi]]))), 0, len(vals) - 1).astype(int)
+            v = vals[min(ends):max(ends) + 1]
+    return float(np.min(v)), float(np.max(v))
 
 
 def _affine_bounds(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -35,6 +35,19 @@ operations scikit-learn applies (``("sub", m)``, ``("div", s)``, ``("mul", s)``,
 ``("add", m)``) so that the evaluator is bit-faithful; ``A``/``c`` are their
 composition in float64 (exact up to one rounding, absorbed by the margin).
 
+Non-affine columns (``XColumn.is_affine`` false; :mod:`._columns`): element-wise
+monotone maps (``("fn", f)``: log, quantile and power transforms, bin codes)
+and lookups over an integer code (``("table", T)``: one-hot indicators of an
+ordinal's level, of a bin, target encodings of an ordinal).  Their rows of
+``A``/``c`` are zero.  They occur only in tree models (every split on them
+carries an exact raw form: ``raw_le``/``raw_ge`` or ``left_categories``) and,
+for tables over an integral variable, in linear models and MLPs *lifted* to an
+:class:`MLP` whose first ReLU layer computes exact step units
+(``relu(z - t + 1) - relu(z - t) = [z >= t]`` for integral ``z``;
+:mod:`._lift`), so back ends only ever read the affine rows.  Extra
+estimator-unused x-columns may be appended for trees (bin codes of rewritten
+splits).
+
 3. Estimator nodes (outputs ``y``, length ``n_outputs``)
 --------------------------------------------------------
 * :class:`Linear`: ``y = W @ x + b`` (LogisticRegression, LinearSVC, SVC linear;
@@ -99,7 +112,6 @@ every MLP pre-activation, and of the outputs) and
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import cached_property
 from typing import Any, Literal
 
 import numpy as np
@@ -126,237 +138,7 @@ __all__ = [
     "XColumn",
 ]
 
-# --------------------------------------------------------------------------- inputs
-
-
-@dataclass(frozen=True)
-class RawBlock:
-    """The raw variables of one schema feature (see module docstring, section 1).
-
-    Attributes
-    ----------
-    name : str
-        Feature name.
-    kind : str
-        Schema kind: real | integer | binary | categorical | ordinal.
-    start, size : int
-        Columns ``z[start:start + size]``.  ``size`` is 1 for numeric and
-        ordinal features, the number of categories otherwise.
-    lower, upper : float
-        Domain of each variable of the block: the schema bounds for numeric
-        features, ``0 .. k-1`` for ordinal ranks, ``0 .. 1`` for indicators.
-    categories : tuple or None
-        Categories (discrete kinds), in schema order.
-    """
-
-    name: str
-    kind: str
-    start: int
-    size: int
-    lower: float
-    upper: float
-    categories: tuple[Any, ...] | None = None
-
-    @property
-    def columns(self) -> slice:
-        """``slice(start, start + size)`` into ``z``."""
-        return slice(self.start, self.start + self.size)
-
-    @property
-    def is_indicator(self) -> bool:
-        """One-hot indicators (binary / categorical)."""
-        return self.kind in ("binary", "categorical")
-
-    @property
-    def integral(self) -> bool:
-        """Whether the block's variables take integer values."""
-        return self.kind != "real"
-
-
-@dataclass(frozen=True)
-class InputSpace:
-    """Raw-variable layout of a schema (see module docstring, section 1)."""
-
-    blocks: tuple[RawBlock, ...]
-    n: int
-
-    @classmethod
-    def from_schema(cls, schema: Schema) -> InputSpace:
-        """Lay out one block per schema feature, in schema order."""
-        blocks = []
-        start = 0
-        for f in schema.features:
-            if f.is_numeric:
-                b = RawBlock(f.name, f.kind, start, 1, float(f.lower), float(f.upper))  # type: ignore[arg-type]
-            elif f.kind == "ordinal":
-                k = len(f.categories)  # type: ignore[arg-type]
-                b = RawBlock(f.name, f.kind, start, 1, 0.0, float(k - 1), f.categories)
-            else:
-                k = len(f.categories)  # type: ignore[arg-type]
-                b = RawBlock(f.name, f.kind, start, k, 0.0, 1.0, f.categories)
-            blocks.append(b)
-            start += b.size
-        return cls(tuple(blocks), start)
-
-    @property
-    def names(self) -> list[str]:
-        """Feature names, in block order."""
-        return [b.name for b in self.blocks]
-
-    @cached_property
-    def _by_name(self) -> dict[str, RawBlock]:
-        return {b.name: b for b in self.blocks}
-
-    def block(self, name: str) -> RawBlock:
-        """The block of feature ``name``."""
-        b = self._by_name.get(name)
-        if b is not None:
-            return b
-        raise ValidationError(f"Unknown feature '{name}'. Known features: {self.names}.")
-
-    def lower(self) -> np.ndarray:
-        """Per-variable lower bounds of the domain, shape ``(n,)``."""
-        out = np.empty(self.n)
-        for b in self.blocks:
-            out[b.columns] = b.lower
-        return out
-
-    def upper(self) -> np.ndarray:
-        """Per-variable upper bounds of the domain, shape ``(n,)``."""
-        out = np.empty(self.n)
-        for b in self.blocks:
-            out[b.columns] = b.upper
-        return out
-
-    def encode(self, frame: pd.DataFrame) -> np.ndarray:
-        """Raw DataFrame (schema columns) -> ``z`` matrix of shape ``(n_rows, n)``."""
-        missing = [b.name for b in self.blocks if b.name not in frame.columns]
-        if missing:
-            raise ValidationError(f"The frame lacks the columns {missing}; expected {self.names}.")
-        Z = np.zeros((len(frame), self.n))
-        for b in self.blocks:
-            col = frame[b.name]
-            if b.kind in ("real", "integer"):
-                Z[:, b.start] = pd.to_numeric(col).to_numpy(dtype=float)
-                continue
-            lookup = {c: i for i, c in enumerate(b.categories)}  # type: ignore[arg-type]
-            vals = [v.item() if isinstance(v, np.generic) else v for v in col.tolist()]
-            bad = sorted({repr(v) for v in vals if v not in lookup})
-            if bad:
-                raise ValidationError(
-                    f"Column '{b.name}' has values {bad[:5]} that are not among its categories "
-                    f"{list(b.categories)}."  # type: ignore[arg-type]
-                )
-            idx = np.array([lookup[v] for v in vals], dtype=int)
-            if b.kind == "ordinal":
-                Z[:, b.start] = idx
-            else:
-                Z[np.arange(len(frame)), b.start + idx] = 1.0
-        return Z
-
-    def decode(self, Z: np.ndarray) -> pd.DataFrame:
-        """``z`` matrix -> raw DataFrame (integers rounded, argmax indicator, ranks clipped)."""
-        Z = np.atleast_2d(np.asarray(Z, dtype=float))
-        cols: dict[str, Any] = {}
-        for b in self.blocks:
-            v = Z[:, b.columns]
-            if b.kind == "real":
-                cols[b.name] = v[:, 0].astype(float)
-            elif b.kind == "integer":
-                cols[b.name] = np.round(v[:, 0]).astype(np.int64)
-            elif b.kind == "ordinal":
-                r = np.clip(np.round(v[:, 0]).astype(int), 0, len(b.categories) - 1)  # type: ignore[arg-type]
-                cols[b.name] = pd.Series([b.categories[i] for i in r], dtype=object)  # type: ignore[index]
-            else:
-                r = np.argmax(v, axis=1)
-                cols[b.name] = pd.Series([b.categories[i] for i in r], dtype=object)  # type: ignore[index]
-        return pd.DataFrame({k: (c.to_numpy() if isinstance(c, pd.Series) else c) for k, c in cols.items()})
-
-
-# --------------------------------------------------------------------------- preprocessing
-
-
-@dataclass(frozen=True, eq=False)
-class XColumn:
-    """One estimator input column (see module docstring, section 2).
-
-    Attributes
-    ----------
-    name : str
-        Output name (``num__age``, ``cat__job_A``...).
-    feature : str
-        The raw feature the column is a function of.
-    base : {"value", "indicator", "code"}
-        What the base value is: the raw number (numeric features; numeric
-        categories passed through), a one-hot indicator, or an ordinal code.
-    base_coef : ndarray
-        Coefficients over the feature's raw block (length ``block.size``).
-    base_const : float
-        Constant added to the base value (e.g. a one-hot column for a category
-        not in the schema is the constant 0).
-    ops : tuple of (str, float)
-        scikit-learn's elementwise operations, applied in order to the base
-        value: ``"sub"``, ``"div"``, ``"mul"``, ``"add"``.
-    scale, offset : float
-        Their composition: ``x = scale * v + offset``.
-    """
-
-    name: str
-    feature: str
-    base: str
-    base_coef: np.ndarray
-    base_const: float = 0.0
-    ops: tuple[tuple[str, float], ...] = ()
-    scale: float = 1.0
-    offset: float = 0.0
-
-    def evaluate(self, zb: np.ndarray) -> np.ndarray:
-        """Column values from the feature's raw block values ``zb`` (shape ``(n, size)``)."""
-        zb = np.atleast_2d(np.asarray(zb, dtype=float))
-        nz = np.flatnonzero(self.base_coef)
-        if nz.size == 1 and self.base_coef[nz[0]] == 1.0 and self.base_const == 0.0:
-            v = zb[:, nz[0]]
-        else:
-            v = (zb * self.base_coef).sum(axis=1) + self.base_const
-        return self.apply_ops(v)
-
-    def apply_ops(self, v: np.ndarray) -> np.ndarray:
-        """Apply :attr:`ops` to base values with scikit-learn's float operations."""
-        v = np.array(v, dtype=float, copy=True)
-        for op, a in self.ops:
-            if op == "sub":
-                v -= a
-            elif op == "div":
-                v /= a
-            elif op == "mul":
-                v *= a
-            else:
-                v += a
-        return v
-
-
-@dataclass(frozen=True, eq=False)
-class AffineMap:
-    """``x = A @ z + c``: the preprocessing, folded (module docstring, section 2)."""
-
-    A: np.ndarray
-    c: np.ndarray
-    columns: tuple[XColumn, ...]
-    space: InputSpace
-
-    @property
-    def n_x(self) -> int:
-        """Number of estimator inputs."""
-        return len(self.columns)
-
-    def apply(self, Z: np.ndarray) -> np.ndarray:
-        """Bit-faithful evaluation of the preprocessing on raw vectors ``Z``."""
-        Z = np.atleast_2d(np.asarray(Z, dtype=float))
-        X = np.empty((Z.shape[0], self.n_x))
-        for j, col in enumerate(self.columns):
-            X[:, j] = col.evaluate(Z[:, self.space.block(col.feature).columns])
-        return X
-
+from ._ir_inputs import AffineMap, InputSpace, RawBlock, XColumn
 
 # --------------------------------------------------------------------------- estimators
 
@@ -426,6 +208,12 @@ class Split:
     left_categories : tuple of int or None
         Discrete raw features: indices (schema order; ranks for ordinals) of
         the categories that go left.
+    left_values : tuple of float or None
+        Set-valued (native categorical) splits of XGBoost / LightGBM: the
+        sample goes left iff ``x[column]`` (the model's category code) is one
+        of these; ``le``/``ge`` are NaN then.  Only the numpy evaluator reads
+        it: the split's feature is discrete and ``left_categories`` gives the
+        same set in raw terms.
     """
 
     column: int
@@ -435,6 +223,7 @@ class Split:
     raw_le: float | None = None
     raw_ge: float | None = None
     left_categories: tuple[int, ...] | None = None
+    left_values: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True, eq=False)
@@ -497,6 +286,7 @@ class TreeEnsemble:
         Xc = X.astype(np.float32).astype(float) if self.dtype == "float32" else X
         col = np.array([s.column for s in self.splits], dtype=int)
         le = np.array([s.le for s in self.splits], dtype=float)
+        sets = {i: np.array(s.left_values, dtype=float) for i, s in enumerate(self.splits) if s.left_values is not None}
         out = np.empty((X.shape[0], len(self.trees)), dtype=int)
         rows = np.arange(X.shape[0])
         for t, tree in enumerate(self.trees):
@@ -507,6 +297,11 @@ class TreeEnsemble:
                 nd = node[active]
                 s = tree.split[nd]
                 go_left = Xc[r, col[s]] <= le[s]
+                if sets:
+                    for sid, vals in sets.items():
+                        at = s == sid
+                        if at.any():
+                            go_left[at] = np.isin(Xc[r[at], col[sid]], vals)
                 node[active] = np.where(go_left, tree.left[nd], tree.right[nd])
                 active = tree.split[node] >= 0
             out[:, t] = node

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from ._columns import approximate_preimage, increasing_affine
 from ._ir import AffineMap, Leaf, Split, Tree, TreeEnsemble, XColumn
 
 _F64_MAX = np.finfo(np.float64).max
@@ -81,12 +83,64 @@ def _largest_left(col: XColumn, le: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, float]], dtype: str) -> list[Split]:
+def _largest_left_domain(col: XColumn, le: np.ndarray, dtype: str, lo: float, hi: float) -> np.ndarray:
+    """As :func:`_largest_left` for a non-decreasing (possibly non-affine) column, searched
+    only inside the feature's domain ``[lo, hi]`` (where the column is defined)."""
+
+    def left(z: np.ndarray) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return cast(col.evaluate(z[:, None]), dtype) <= le
+
+    n = le.shape[0]
+    none_left = ~left(np.full(n, float(lo)))
+    all_left = left(np.full(n, float(hi)))
+    klo = np.full(n, _key(np.array([float(lo)]))[0])
+    khi = np.full(n, _key(np.array([float(hi)]))[0])
+    guess = approximate_preimage(col.ops, le)
+    if guess is not None and col.base_coef.size == 1 and col.base_coef[0] != 0:
+        z0 = np.clip((guess - col.base_const) / col.base_coef[0], lo, hi)
+        w = 1e-6 * (1.0 + np.abs(z0))
+        a = np.clip(np.nan_to_num(z0 - w, nan=lo), lo, hi)
+        b = np.clip(np.nan_to_num(z0 + w, nan=hi), lo, hi)
+        ok = left(a) & ~left(b)  # a narrow bracket, checked with the column itself
+        klo = np.where(ok, _key(a), klo)
+        khi = np.where(ok, _key(b), khi)
+    for _ in range(70):
+        if not (khi > klo + 1).any():
+            break
+        mid = klo // 2 + khi // 2 + (klo % 2 + khi % 2) // 2
+        mid = np.minimum(np.maximum(mid, klo), khi)
+        ok = left(_unkey(mid))
+        klo = np.where(ok, mid, klo)
+        khi = np.where(ok, khi, mid)
+    out = _unkey(klo)
+    out[none_left] = -np.inf
+    out[all_left] = np.inf
+    return out
+
+
+def _set_split(affine: AffineMap, c: int, values: tuple[float, ...], dtype: str) -> Split:
+    col = affine.columns[c]
+    blk = affine.space.block(col.feature)
+    k = len(blk.categories or ())
+    zb = np.arange(k, dtype=float)[:, None] if blk.kind == "ordinal" else np.eye(k)
+    xv = cast(col.evaluate(zb), dtype)
+    left = tuple(int(v) for v in np.flatnonzero(np.isin(xv, np.array(values, dtype=float))))
+    rl = rg = None
+    if blk.kind == "ordinal" and left == tuple(range(len(left))):
+        rl, rg = float(len(left) - 1), float(len(left))
+    return Split(c, float("nan"), float("nan"), col.feature, rl, rg, left, tuple(float(v) for v in values))
+
+
+def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, Any]], dtype: str) -> list[Split]:
     """:class:`Split` objects (with raw-unit cuts) for ``(column, le)`` pairs."""
     space = affine.space
     splits: list[Split | None] = [None] * len(pairs)
     by_col: dict[int, list[int]] = {}
-    for i, (c, _) in enumerate(pairs):
+    for i, (c, t) in enumerate(pairs):
+        if isinstance(t, tuple):  # set-valued split on a category code
+            splits[i] = _set_split(affine, c, t, dtype)
+            continue
         by_col.setdefault(c, []).append(i)
     for c, idx in by_col.items():
         col = affine.columns[c]
@@ -94,8 +148,12 @@ def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, float]], dtype: str) 
         le = np.array([pairs[i][1] for i in idx], dtype=float)
         ge = np.array([next_up(v, dtype) for v in le])
         if blk.kind in ("real", "integer"):
-            if col.scale > 0 and col.base_coef[0] > 0:
-                zs = _largest_left(col, le, dtype)
+            monotone = col.shape == "monotone" and increasing_affine(col.ops) and col.base_coef[0] > 0
+            if (col.is_affine and col.scale > 0 and col.base_coef[0] > 0) or monotone:
+                if monotone:
+                    zs = _largest_left_domain(col, le, dtype, blk.lower, blk.upper)
+                else:
+                    zs = _largest_left(col, le, dtype)
                 if blk.kind == "integer":
                     rl = np.floor(zs)
                     rg = rl + 1
@@ -131,7 +189,7 @@ class TreeBuilder:
         self.affine = affine
         self.dtype = dtype
         self.n_outputs = n_outputs
-        self._split_ids: dict[tuple[int, float], int] = {}
+        self._split_ids: dict[tuple[Any, ...], int] = {}
         self._raw: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int | None]] = []
 
     def add(
@@ -142,14 +200,23 @@ class TreeBuilder:
         le: np.ndarray,
         value: np.ndarray,
         output: int | None = None,
+        left_sets: dict[int, tuple[float, ...]] | None = None,
     ) -> None:
         """Add a tree: ``left/right`` child ids (-1 at leaves), ``column``/``le`` per node,
-        ``value``: ``(n_nodes, n_outputs)`` leaf contributions."""
+        ``value``: ``(n_nodes, n_outputs)`` leaf contributions; ``left_sets``: node ->
+        the x-values going left at a set-valued (native categorical) split."""
         left = np.asarray(left, dtype=np.int64)
         right = np.asarray(right, dtype=np.int64)
+        column = np.asarray(column)
+        if any(int(c) in self.affine.code_columns for c in column[left >= 0]):
+            left, right, column, le, value = _rewrite_table_splits(
+                self.affine, self.dtype, left, right, column, np.asarray(le, dtype=float), np.asarray(value, dtype=float)
+            )
         split = np.full(left.shape[0], -1, dtype=np.int64)
         for i in np.flatnonzero(left >= 0):
-            key = (int(column[i]), float(le[i]))
+            key: tuple[Any, ...] = (int(column[i]), float(le[i]))
+            if left_sets and int(i) in left_sets:
+                key = (int(column[i]), tuple(sorted(left_sets[int(i)])))
             sid = self._split_ids.setdefault(key, len(self._split_ids))
             split[i] = sid
         self._raw.append((left, right, split, np.asarray(value, dtype=float), output))
@@ -184,3 +251,101 @@ def _leaves(left: np.ndarray, right: np.ndarray, split: np.ndarray, value: np.nd
         stack.append((int(right[node]), (*path, (s, False))))
         stack.append((int(left[node]), (*path, (s, True))))
     return tuple(out)
+
+
+# ---------------------------------------------------------------- table splits
+MAX_REWRITE_GROWTH = 64
+
+
+def _runs(affine: AffineMap, j: int, le: float, dtype: str) -> list[tuple[int, bool]]:
+    """Runs of a split on numeric table column ``j``: ``[(last code, goes_left), ...]``
+    over the codes reachable in the feature's domain, consecutive runs alternating."""
+    from ._columns import split_at_table
+
+    col = affine.columns[j]
+    aux = affine.columns[affine.code_columns[j]]
+    blk = affine.space.block(col.feature)
+    _, vals = split_at_table(col.ops)
+    with np.errstate(all="ignore"):
+        ends = aux.evaluate(np.array([[blk.lower], [blk.upper]]))
+    first, last = int(ends[0]), int(ends[1])
+    goes = cast(vals, dtype) <= le
+    runs: list[tuple[int, bool]] = []
+    for c in range(first, last + 1):
+        side = bool(goes[min(max(c, 0), len(vals) - 1)])
+        if runs and runs[-1][1] == side:
+            runs[-1] = (c, side)
+        else:
+            runs.append((c, side))
+    return runs
+
+
+def _rewrite_table_splits(
+    affine: AffineMap, dtype: str, left: np.ndarray, right: np.ndarray, column: np.ndarray,
+    le: np.ndarray, value: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Replace every split on a numeric *table* column (a piecewise-constant, possibly
+    non-monotone function of the raw value: a one-hot bin indicator...) by a chain of
+    splits on the column's monotone code (``affine.code_columns``): the code's runs
+    of codes going the same way, in order; subtrees reached from several runs are
+    copied.  Exact: the chain sends every raw value where the original split did."""
+    from ...exceptions import UnsupportedModelError
+
+    n0 = left.shape[0]
+    L: list[int] = []
+    R: list[int] = []
+    C: list[int] = []
+    T: list[float] = []
+    V: list[np.ndarray] = []
+
+    def new(c: int, t: float, v: np.ndarray) -> int:
+        L.append(-1)
+        R.append(-1)
+        C.append(c)
+        T.append(t)
+        V.append(v)
+        if len(L) > MAX_REWRITE_GROWTH * n0 + 1000:
+            raise UnsupportedModelError(
+                "A tree splits on one-hot indicators of bins (KBinsDiscretizer(encode='onehot')) so "
+                "often that its exact form grows too large; use encode='ordinal'."
+            )
+        return len(L) - 1
+
+    def emit(node: int) -> int:
+        if left[node] < 0:
+            return new(-1, np.nan, value[node])
+        j = int(column[node])
+        if j not in affine.code_columns:
+            i = new(j, float(le[node]), value[node])
+            L[i] = emit(int(left[node]))
+            R[i] = emit(int(right[node]))
+            return i
+        runs = _runs(affine, j, float(le[node]), dtype)
+        aux = affine.code_columns[j]
+        child = {True: int(left[node]), False: int(right[node])}
+        if len(runs) == 1:  # constant on the domain: one side only
+            return emit(child[runs[0][1]])
+        head = -1
+        prev = -1
+        for k, (c_last, side) in enumerate(runs[:-1]):
+            i = new(aux, float(c_last) + 0.5, value[node])
+            L[i] = emit(child[side])
+            if prev >= 0:
+                R[prev] = i
+            else:
+                head = i
+            prev = i
+            if k == len(runs) - 2:
+                R[i] = emit(child[runs[-1][1]])
+        return head
+
+    import sys
+
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * n0 + 100))
+    try:
+        emit(0)
+    finally:
+        sys.setrecursionlimit(limit)
+    return (np.array(L, dtype=np.int64), np.array(R, dtype=np.int64), np.array(C, dtype=np.int64),
+            np.array(T, dtype=float), np.array(V, dtype=float).reshape(len(V), -1))
