@@ -6,7 +6,7 @@ import joblib
 import pytest
 
 import counterfact as cf
-from counterfact.cli import main
+from counterfact.cli import build_parser, main
 
 
 def test_datasets_lists_every_bundled_dataset(capsys):
@@ -24,17 +24,22 @@ def test_datasets_describe(capsys):
 
 def test_explain_german_rf_nearest(capsys, tmp_path):
     out_file = tmp_path / "r.json"
-    args = ["explain", "--dataset", "german_credit", "--model", "rf", "--method", "nearest", "--rows", "0:5", "-n", "3"]
+    args = ["explain", "--dataset", "german_credit", "--model", "rf", "--method", "nearest", "--rows", "0:10", "-n", "3"]
     assert main(args) == 0
-    text = capsys.readouterr().out
-    assert "->" in text and "query" in text
+    captured = capsys.readouterr()
+    assert "->" in captured.out and "query" in captured.out
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "rf", random_state=0)
+    rejected = [q for q, p in zip(test.X.index[:10], model.predict(test.X.iloc[:10]), strict=False) if p != 1]
+    assert 0 < len(rejected) < 10  # the first 10 rows mix approved and rejected applicants
+    assert f"skipped {10 - len(rejected)} of 10 rows" in captured.err
     assert main([*args, "--format", "json", "--out", str(out_file)]) == 0
     r = cf.CounterfactualResult.from_json(out_file.read_text())
-    assert len(r) == 5 and r.found.max() <= 3
+    # only the rejected rows are explained, towards the favourable class
+    assert list(r.queries.index) == rejected and r.found.max() <= 3
+    assert (r.target == cf.datasets.favourable("german_credit")).all()
     # the model confirms every counterfactual and no immutable feature changed
-    data = cf.datasets.load("german_credit")
-    train, _ = data.split(test_size=0.2, random_state=0)
-    model = cf.models.fit(train, "rf", random_state=0)
     for q in r.queries.index:
         cfs = r.for_query(q)
         if len(cfs):
@@ -43,13 +48,22 @@ def test_explain_german_rf_nearest(capsys, tmp_path):
                 assert (cfs[name].astype(str) == str(r.queries.loc[q, name])).all()
 
 
+def test_all_rows_keeps_rows_already_favourable(tmp_path, capsys):
+    out_file = tmp_path / "r.json"
+    assert main(["explain", "--model", "rf", "--rows", "0:4", "--all-rows", "--format", "json", "--out", str(out_file)]) == 0
+    r = cf.CounterfactualResult.from_json(out_file.read_text())
+    assert len(r) == 4
+    already = r.status[r.reason.str.contains("already")]
+    assert len(already) >= 1 and (already == "failed").all()
+
+
 def test_constraint_flags_and_file(tmp_path, capsys):
     data = cf.datasets.load("german_credit")
     num = data.schema.numeric[0]
     cfile = tmp_path / "c.yaml"
     cfile.write_text(f"increasing: [{num}]\nmax_changes: 3\n")
     out_file = tmp_path / "r.json"
-    assert main(["explain", "--model", "lr", "--rows", "0:3", "--constraints", str(cfile), "--format", "json", "--out", str(out_file)]) == 0
+    assert main(["explain", "--model", "lr", "--rows", "0:10", "--constraints", str(cfile), "--format", "json", "--out", str(out_file)]) == 0
     r = cf.CounterfactualResult.from_json(out_file.read_text())
     assert r.constraints.increasing == (num,) and r.constraints.max_changes == 3
     for q in r.queries.index:
@@ -62,9 +76,9 @@ def test_model_file_requires_acknowledgement(tmp_path, capsys):
     train, _ = data.split(test_size=0.2, random_state=0)
     path = tmp_path / "m.joblib"
     joblib.dump(cf.models.fit(train, "lr"), path)
-    assert main(["explain", "--model-file", str(path), "--rows", "0:1"]) == 2
+    assert main(["explain", "--model-file", str(path), "--rows", "0:5"]) == 2
     assert "allow-unsafe-model-load" in capsys.readouterr().err
-    assert main(["explain", "--model-file", str(path), "--allow-unsafe-model-load", "--rows", "0:1"]) == 0
+    assert main(["explain", "--model-file", str(path), "--allow-unsafe-model-load", "--rows", "0:5"]) == 0
 
 
 def test_bad_input_is_a_clear_error(capsys):
@@ -81,5 +95,69 @@ def test_demo_runs(capsys):
 
 
 def test_json_is_valid(capsys):
-    assert main(["explain", "--rows", "0:2", "--format", "json"]) == 0
-    json.loads(capsys.readouterr().out)
+    assert main(["explain", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    r = cf.CounterfactualResult.from_json(captured.out)
+    json.loads(captured.out)
+    assert len(r) == 5 and "first 5" in captured.err  # the default: the first 5 rows to explain
+
+
+def test_version_and_help_list_choices(capsys):
+    with pytest.raises(SystemExit) as exc:
+        main(["--version"])
+    assert exc.value.code == 0 and cf.__version__ in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        main(["explain", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    for name in cf.methods.names():
+        assert name in text
+    for kind in cf.models.KINDS:
+        assert kind in text
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    for name, p in sub.choices.items():  # every option of every subcommand has a help text
+        for action in p._actions:
+            assert action.help, f"{name} {action.option_strings or action.dest} has no help"
+
+
+def test_verbose_and_quiet(capsys):
+    assert main(["explain", "--method", "nearest", "--model", "lr", "--rows", "0:5", "-v"]) == 0
+    err = capsys.readouterr().err
+    assert "counterfact:" in err and ("query" in err or "it/s" in err or "%" in err)
+    assert main(["explain", "--method", "nearest", "--model", "lr", "--rows", "0:5", "-q", "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == "" and json.loads(captured.out)
+
+
+def test_data_rows_index_the_users_file(tmp_path, capsys):
+    data = cf.datasets.load("german_credit")
+    frame = data.frame.iloc[:300].reset_index(drop=True)
+    path = tmp_path / "mine.csv"
+    frame.to_csv(path, index=False)
+    out_file = tmp_path / "r.json"
+    args = ["explain", "--data", str(path), "--target", data.target, "--model", "lr", "--rows", "0:20", "--format", "json", "--out", str(out_file)]
+    assert main(args) == 0
+    r = cf.CounterfactualResult.from_json(out_file.read_text())
+    # the model is fitted on the whole file; the query ids are row positions in the file
+    model = cf.models.fit(cf.Dataset.from_frame(frame, target=data.target), "lr", random_state=0)
+    pred = model.predict(frame.drop(columns=[data.target]).iloc[:20])
+    assert list(r.queries.index) == [i for i in range(20) if pred[i] != 1]
+    for q in r.queries.index:
+        assert r.queries.loc[q, "credit_amount"] == frame.loc[q, "credit_amount"]
+
+
+def test_queries_file_against_a_model_file(tmp_path, capsys):
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    mpath = tmp_path / "m.joblib"
+    joblib.dump(model, mpath)
+    qpath = tmp_path / "q.csv"
+    test.X.iloc[:12].to_csv(qpath, index=False)
+    out_file = tmp_path / "r.json"
+    assert main(["explain", "--queries", str(qpath), "--model-file", str(mpath), "--allow-unsafe-model-load", "--rows", ":",
+                 "--format", "json", "--out", str(out_file)]) == 0
+    r = cf.CounterfactualResult.from_json(out_file.read_text())
+    pred = model.predict(test.X.iloc[:12])
+    assert list(r.queries.index) == [i for i in range(12) if pred[i] != 1]
+    assert "already predicted" in capsys.readouterr().err

@@ -115,9 +115,21 @@ def _entry(obj: Any, key: str, what: str) -> dict[str, Any]:
 
 
 def _check_keys(d: Mapping[str, Any], allowed: set[str], what: str) -> None:
-    unknown = sorted(set(d) - allowed)
+    unknown = sorted(map(str, set(d) - allowed))
     if unknown:
-        raise ValidationError(f"Benchmark spec: unknown {what} keys {unknown}. Allowed: {sorted(allowed)}.")
+        import difflib
+
+        close = [m for u in unknown for m in difflib.get_close_matches(u, sorted(allowed), n=1)]
+        hint = f" Did you mean {close}?" if close else ""
+        raise ValidationError(f"Benchmark spec: unknown {what} keys {unknown}.{hint} Allowed: {sorted(allowed)}.")
+
+
+def _mapping(v: Any, what: str) -> dict[str, Any]:
+    if v is None:
+        return {}
+    if not isinstance(v, Mapping):
+        raise ValidationError(f"Benchmark spec: {what} must be a mapping name: value. Got {v!r}.")
+    return dict(v)
 
 
 def _actionability(v: Any, ds: str) -> dict[str, str] | None:
@@ -154,6 +166,22 @@ def _positive_int(v: Any, what: str) -> int:
     return n
 
 
+def _int(v: Any, what: str) -> int:
+    if isinstance(v, bool):
+        raise ValidationError(f"Benchmark spec: {what} must be integers. Got {v!r}.")
+    try:
+        return int(v)
+    except (TypeError, ValueError):
+        raise ValidationError(f"Benchmark spec: {what} must be integers. Got {v!r}.") from None
+
+
+def _float(v: Any, what: str) -> float:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        raise ValidationError(f"Benchmark spec: {what} must be a number. Got {v!r}.") from None
+
+
 def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | None = None) -> Spec:
     """Read and validate a spec from a path (YAML or JSON), a mapping, or a Spec.
 
@@ -180,18 +208,12 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         path = Path(spec)
         if not path.exists():
             raise ValidationError(f"Benchmark spec file {path} does not exist.")
-        text = path.read_text()
-        if path.suffix.lower() == ".json":
-            d = json.loads(text)
-        else:
-            import yaml
-
-            d = yaml.safe_load(text)
+        d = _read(path)
         d.setdefault("name", path.stem)
-    else:
+    elif isinstance(spec, Mapping):
         d = dict(spec)
-    if not isinstance(d, Mapping):
-        raise ValidationError("Benchmark spec must be a mapping at the top level.")
+    else:
+        raise ValidationError(f"A benchmark spec is a path (YAML/JSON), a mapping or a Spec. Got {type(spec).__name__}.")
     _check_keys(d, _TOP_KEYS, "top-level")
     for req in ("datasets", "models", "methods"):
         if not d.get(req):
@@ -202,7 +224,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         _check_keys(e, {"name", "options", "max_rows", "constraints", "label", "split", "actionability", "queries", "models"}, "dataset")
         datasets.append(
             DatasetSpec(
-                e["name"], dict(e.get("options") or {}), e.get("max_rows"), e.get("constraints"), e.get("label", ""),
+                e["name"], _mapping(e.get("options"), f"dataset {e['name']!r} options"), e.get("max_rows"), e.get("constraints"), e.get("label", ""),
                 split=e.get("split"), actionability=_actionability(e.get("actionability"), e["name"]),
                 queries=None if e.get("queries") is None else _positive_int(e["queries"], f"dataset {e['name']!r} queries"),
                 models=tuple(_as_list(e["models"])) if e.get("models") else None,
@@ -212,13 +234,13 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
     for e in _as_list(d["models"]):
         e = _entry(e, "kind", "model")
         _check_keys(e, {"kind", "params", "label"}, "model")
-        models.append(ModelSpec(e["kind"], dict(e.get("params") or {}), e.get("label", "")))
+        models.append(ModelSpec(e["kind"], _mapping(e.get("params"), f"model {e['kind']!r} params"), e.get("label", "")))
     methods = []
     for e in _as_list(d["methods"]):
         e = _entry(e, "name", "method")
         _check_keys(e, {"name", "params", "label", "models", "explain"}, "method")
         methods.append(
-            MethodSpec(e["name"], dict(e.get("params") or {}), e.get("label", ""), tuple(e["models"]) if e.get("models") else None, dict(e.get("explain") or {}))
+            MethodSpec(e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""), tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"))
         )
     ids = [m.id for m in methods]
     if len(set(ids)) != len(ids):
@@ -242,13 +264,112 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         methods=tuple(methods),
         queries=_positive_int(d.get("queries", 10), "queries"),
         n_counterfactuals=_positive_int(d.get("n_counterfactuals", 1), "n_counterfactuals"),
-        seeds=tuple(int(s) for s in _as_list(d.get("seeds", [0]))),
-        time_limit=None if d.get("time_limit") is None else float(d["time_limit"]),
-        test_size=float(d.get("test_size", 0.2)),
+        seeds=tuple(_int(s, "seeds") for s in _as_list(d.get("seeds", [0]))),
+        time_limit=None if d.get("time_limit") is None else _float(d["time_limit"], "time_limit"),
+        test_size=_float(d.get("test_size", 0.2), "test_size"),
         query_class=qc,
         constraints=d.get("constraints"),
         description=str(d.get("description", "")),
         feedback=_feedback(d.get("feedback")),
         reference=str(d.get("reference", "")),
     )
+    _check_names(result)
     return load_spec(result, queries=queries) if queries is not None else result
+
+
+def _read(path: Path) -> dict[str, Any]:
+    """The top-level mapping of a YAML or JSON spec file, or a clear error."""
+    if path.is_dir():
+        raise ValidationError(f"Benchmark spec {str(path)!r} is a folder; pass a YAML or JSON file.")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"Benchmark spec {str(path)!r} cannot be read: {exc}.") from None
+    if path.suffix.lower() == ".json":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Benchmark spec {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
+    else:
+        import yaml
+
+        try:
+            d = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+            problem = getattr(exc, "problem", None) or type(exc).__name__
+            raise ValidationError(
+                f"Benchmark spec {str(path)!r} is not valid YAML: {problem}{where}. Check the indentation and "
+                "that every 'key: value' pair has a space after the colon."
+            ) from None
+    if d is None:
+        raise ValidationError(f"Benchmark spec {str(path)!r} is empty; it needs datasets, models and methods.")
+    if not isinstance(d, Mapping):
+        raise ValidationError(
+            f"Benchmark spec {str(path)!r} must be a mapping at the top level (keys such as datasets, models, "
+            f"methods). Got a {type(d).__name__}."
+        )
+    return dict(d)
+
+
+#: explain() keywords the runner sets itself (a method's ``explain:`` entry may not)
+_RUNNER_EXPLAIN = {"X", "n_counterfactuals", "constraints", "n_jobs"}
+
+
+def _check_names(spec: Spec) -> None:
+    """Every dataset, option, model kind, method and parameter name exists;
+    constraints are well formed; numbers are in range.  Runs before anything
+    is loaded or fitted.  Parameter *values* are checked when a method is
+    fitted (a bad one is recorded as that cell's error)."""
+    import inspect
+    import math
+
+    from .. import datasets, methods, models
+    from ..constraints import Constraints
+    from ..exceptions import CounterfactError
+
+    for ds in spec.datasets:
+        try:
+            info = datasets._resolve(ds.name)
+            info.resolve_options(ds.options)
+        except ValidationError as exc:
+            raise ValidationError(f"Benchmark spec: dataset {ds.id!r}: {exc}") from None
+    for mo in spec.models:
+        if mo.kind not in models.KINDS:
+            raise ValidationError(f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(models.KINDS)}.")
+    known = methods.names(available=False, peers=True)
+    for me in spec.methods:
+        if me.name not in known:
+            raise ValidationError(f"Benchmark spec: unknown method {me.name!r}. Known methods: {known}.")
+        try:
+            cls: Any = methods.get_class(me.name)
+        except (ImportError, CounterfactError):  # not installed here: the run records the cell as skipped
+            continue
+        names = cls._param_names()
+        unknown = sorted(set(me.params) - set(names))
+        if unknown:
+            raise ValidationError(
+                f"Benchmark spec: method {me.id!r} has no parameter(s) {unknown}. Its parameters: {names}."
+            )
+        allowed = set(inspect.signature(cls.explain).parameters) - {"self"} - _RUNNER_EXPLAIN
+        bad = sorted(set(me.explain) - allowed)
+        if bad:
+            raise ValidationError(
+                f"Benchmark spec: method {me.id!r} explain keys {bad} are not allowed. Allowed: {sorted(allowed)}."
+            )
+    for where, c in [("constraints", spec.constraints), *[(f"dataset {d.id!r} constraints", d.constraints) for d in spec.datasets]]:
+        if c is None:
+            continue
+        if not isinstance(c, Mapping):
+            raise ValidationError(f"Benchmark spec: {where} must be a mapping of cf.Constraints keys. Got {c!r}.")
+        try:
+            Constraints.from_dict(c)
+        except CounterfactError as exc:
+            raise ValidationError(f"Benchmark spec: {where}: {exc}") from None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            raise ValidationError(f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc}).") from None
+    if spec.time_limit is not None and not (math.isfinite(spec.time_limit) and spec.time_limit > 0):
+        raise ValidationError(f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}.")
+    if not 0 < spec.test_size < 1:
+        raise ValidationError(f"Benchmark spec: test_size must be between 0 and 1. Got {spec.test_size}.")

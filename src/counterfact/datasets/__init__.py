@@ -45,7 +45,7 @@ from ._registry import ALIASES, INFO
 if TYPE_CHECKING:
     from ..data import Dataset
 
-__all__ = ["DATA_DIR_ENV", "DatasetInfo", "describe", "info", "load", "names", "predefined_split"]
+__all__ = ["DATA_DIR_ENV", "DatasetInfo", "describe", "favourable", "info", "load", "names", "predefined_split"]
 
 
 def names(*, bundled: bool | None = None) -> list[str]:
@@ -109,6 +109,18 @@ def info(name: str) -> dict[str, Any]:
     are not bundled also ``env_var`` and ``obtain`` (where to get the file).
     """
     return _resolve(name).to_dict()
+
+
+def favourable(name: str) -> int | None:
+    """The class a person would want for dataset ``name``, or ``None`` where neither is.
+
+    German Credit: 1 (good credit risk); Adult: 1 (income above 50K);
+    COMPAS: 0 (did not reoffend); Default of credit: 0 (no default); SBA: 0
+    (paid in full); Give Me Some Credit: 0 (no delinquency); Hill-Valley:
+    ``None``.  Loaded datasets carry it as ``metadata["favourable"]``, and
+    :func:`counterfact.rows_to_explain` uses it to pick the rows to explain.
+    """
+    return _resolve(name).favorable_class
 
 
 def describe(name: str) -> str:

@@ -237,6 +237,7 @@ def make_dataset(
         "options": dict(options),
         "target_labels": dict(target_labels),
         "favorable_class": info.favorable_class,
+        "favourable": info.favorable_class,
         "citation": info.citation,
         "licence": info.licence,
         "source": info.source,

@@ -1,0 +1,232 @@
+"""Loading the user's own files (a CSV of rows, a pickled model) with clean errors.
+
+Shared by the command line and the server: every problem with a file the user
+named becomes one :class:`~counterfact.exceptions.ValidationError` that says
+which file, what is wrong with it and how to fix it, never a parser's
+traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .exceptions import CounterfactError, ValidationError
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from .data import Dataset
+
+__all__ = ["UNSAFE_MODEL_HELP", "check_model", "load_csv", "load_model_file", "read_csv"]
+
+#: why loading a model file needs an explicit acknowledgement
+UNSAFE_MODEL_HELP = (
+    "loading a pickled/joblib model runs arbitrary code from the file: only load files you trust, "
+    "and pass --allow-unsafe-model-load to acknowledge it"
+)
+
+
+def _existing_file(path: str | os.PathLike[str], what: str) -> Path:
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise ValidationError(f"{what} {str(p)!r}: no such file; check the path.")
+    if p.is_dir():
+        raise ValidationError(f"{what} {str(p)!r} is a folder; pass a file.")
+    if not os.access(p, os.R_OK):
+        raise ValidationError(f"{what} {str(p)!r} cannot be read (permission denied).")
+    return p
+
+
+def read_csv(path: str | os.PathLike[str], *, what: str = "--data") -> pd.DataFrame:
+    """A CSV file with a header row as a DataFrame, or a clear error.
+
+    Parameters
+    ----------
+    path : path-like
+        The file.
+    what : str
+        How the file is named in error messages (the option that gave it).
+
+    Raises
+    ------
+    ValidationError
+        Missing, unreadable, empty, not a CSV file, or a header without rows.
+    """
+    import pandas as pd
+
+    p = _existing_file(path, what)
+    if p.stat().st_size == 0:
+        raise ValidationError(f"{what} {str(p)!r} is empty; it needs a header row and at least one data row.")
+    try:
+        frame = pd.read_csv(p)
+    except pd.errors.EmptyDataError:
+        raise ValidationError(f"{what} {str(p)!r} has no columns; it needs a header row and at least one data row.") from None
+    except pd.errors.ParserError as exc:
+        detail = " ".join(str(exc).split())
+        raise ValidationError(
+            f"{what} {str(p)!r} is not a well-formed CSV file ({detail}); every row needs as many "
+            "comma-separated fields as the header."
+        ) from None
+    except UnicodeDecodeError:
+        raise ValidationError(f"{what} {str(p)!r} is not a text CSV file (it is not valid UTF-8).") from None
+    except OSError as exc:
+        raise ValidationError(f"{what} {str(p)!r} cannot be read: {exc}.") from None
+    if len(frame) == 0:
+        raise ValidationError(f"{what} {str(p)!r} has a header but no data rows.")
+    unnamed = [c for c in frame.columns if str(c).startswith("Unnamed: ")]
+    if unnamed and len(unnamed) == len(frame.columns):
+        raise ValidationError(f"{what} {str(p)!r} has no header row; its first line must name the columns.")
+    return frame
+
+
+def load_csv(path: str | os.PathLike[str], *, target: str | None, what: str = "--data") -> Dataset:
+    """A CSV file of the user's own rows as a :class:`~counterfact.Dataset`.
+
+    The schema is inferred (:meth:`counterfact.Dataset.from_frame`); the rows
+    keep their position in the file as index (0, 1, ...).
+
+    Parameters
+    ----------
+    path : path-like
+        The CSV file (header row, one row per example, the target as a column).
+    target : str
+        The target column.
+    what : str
+        How the file is named in error messages.
+
+    Raises
+    ------
+    ValidationError
+        Any problem with the file (see :func:`read_csv`), no or an unknown
+        target column, a target with missing values, or columns the schema
+        inference rejects.
+    """
+    from .data import Dataset
+
+    if not target:
+        raise ValidationError(f"{what} needs --target naming the target column of the file.")
+    frame = read_csv(path, what=what)
+    if target not in frame.columns:
+        raise ValidationError(
+            f"{what} {str(path)!r} has no column {target!r} (the --target); its columns are {list(map(str, frame.columns))}."
+        )
+    if frame.shape[1] < 2:
+        raise ValidationError(f"{what} {str(path)!r} has only the target column; it needs feature columns too.")
+    if frame[target].isna().any():
+        n = int(frame[target].isna().sum())
+        raise ValidationError(f"{what} {str(path)!r}: the target column {target!r} has {n} empty values; fill or drop those rows.")
+    try:
+        return Dataset.from_frame(frame, target=target, name=Path(path).stem)
+    except CounterfactError as exc:
+        raise ValidationError(f"{what} {str(path)!r}: {exc}") from None
+
+
+def _not_a_model(p: Path, exc: BaseException) -> ValidationError:
+    if isinstance(exc, ModuleNotFoundError):
+        return ValidationError(
+            f"--model-file {str(p)!r} needs the Python package {exc.name!r} to load; install it (the "
+            "model was saved with a library that is missing here)."
+        )
+    detail = " ".join(str(exc).split())[:200]
+    return ValidationError(
+        f"--model-file {str(p)!r} is not a joblib/pickle file of a fitted model "
+        f"({type(exc).__name__}: {detail}); save the model with joblib.dump(model, path)."
+    )
+
+
+def load_model_file(path: str | os.PathLike[str], *, allow_unsafe: bool, data: Dataset | None = None) -> Any:
+    """A fitted classifier from a joblib/pickle file, checked against ``data``.
+
+    Parameters
+    ----------
+    path : path-like
+        The file written with ``joblib.dump(model, path)`` (or ``pickle``).
+    allow_unsafe : bool
+        Loading a pickle runs code from the file; it is refused unless the
+        caller acknowledges that (the command line's
+        ``--allow-unsafe-model-load``).
+    data : Dataset, optional
+        The data the model will be explained on: the model is checked to
+        accept its columns (see :func:`check_model`).
+
+    Raises
+    ------
+    ValidationError
+        Not acknowledged, missing file, not a pickle, not a fitted classifier,
+        or a model that does not accept ``data``'s columns.
+    """
+    if not allow_unsafe:
+        raise ValidationError(f"--model-file: {UNSAFE_MODEL_HELP}.")
+    p = _existing_file(path, "--model-file")
+    if p.stat().st_size == 0:
+        raise ValidationError(f"--model-file {str(p)!r} is empty; save the model with joblib.dump(model, path).")
+    import joblib
+
+    try:
+        model = joblib.load(p)
+    except MemoryError:
+        raise
+    except Exception as exc:  # a pickle can fail in any way: every failure means "not a model file"
+        raise _not_a_model(p, exc) from None
+    if data is not None:
+        check_model(model, data, what=f"--model-file {str(p)!r}")
+    return model
+
+
+def check_model(model: Any, data: Dataset, *, what: str = "the model") -> None:
+    """Check that ``model`` is a fitted classifier that accepts ``data``'s rows.
+
+    Checks ``predict_proba`` and ``classes_``, the column names the model was
+    fitted on (``feature_names_in_``) against the data's features, a
+    prediction on a few rows, and that the model's classes overlap the
+    data's target values.
+
+    Raises
+    ------
+    ValidationError
+        Naming the mismatch (missing or extra columns, the model's error on a
+        few rows, disjoint classes).
+    """
+    if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
+        raise ValidationError(
+            f"{what} holds a {type(model).__name__}, not a fitted classifier with predict_proba and classes_ "
+            "(e.g. a fitted scikit-learn classifier or Pipeline)."
+        )
+    names = list(data.schema.names)
+    fitted_on = getattr(model, "feature_names_in_", None)
+    if fitted_on is not None:
+        fitted = [str(c) for c in fitted_on]
+        missing = [c for c in fitted if c not in names]
+        extra = [c for c in names if c not in fitted]
+        if missing or extra:
+            parts = []
+            if missing:
+                parts.append(f"columns the data lacks: {missing}")
+            if extra:
+                parts.append(f"data columns the model was not fitted on: {extra}")
+            raise ValidationError(
+                f"{what} was fitted on other columns than the data ({'; '.join(parts)}); use the data the "
+                "model was trained on, or a model fitted on these columns."
+            )
+    sample = data.X.iloc[: min(5, len(data))]
+    if fitted_on is not None:
+        sample = sample.loc[:, [str(c) for c in fitted_on]]
+    try:
+        model.predict_proba(sample)
+    except Exception as exc:  # any failure of the user's model on their own rows is a mismatch
+        detail = " ".join(str(exc).split())[:200]
+        raise ValidationError(
+            f"{what} fails on the data's rows ({type(exc).__name__}: {detail}); it must accept a DataFrame "
+            f"with the columns {names}."
+        ) from None
+    classes = set(np.asarray(model.classes_).tolist())
+    seen = set(np.asarray(data.y.unique()).tolist())
+    if not classes & seen:
+        raise ValidationError(
+            f"{what} predicts the classes {sorted(map(str, classes))}, none of which occurs in the data's target "
+            f"{data.target!r} (values {sorted(map(str, seen))[:10]}); check --target."
+        )

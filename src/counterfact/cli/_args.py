@@ -1,0 +1,192 @@
+"""Turning the command line's text options into values, with one clear error each."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+from ..exceptions import CounterfactError, ValidationError
+
+__all__ = ["constraints_from_args", "method_params", "parse_rows", "parse_value", "split_list"]
+
+
+def parse_value(text: str) -> Any:
+    """A YAML scalar (``3``, ``0.5``, ``true``, ``good``) from its text."""
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError:
+        return text
+
+
+def split_list(text: str | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]``."""
+    return [t.strip() for t in text.split(",") if t.strip()] if text else []
+
+
+def _int(text: str, option: str, whole: str) -> int:
+    try:
+        return int(text.strip())
+    except ValueError:
+        raise ValidationError(
+            f"{option} {whole!r}: {text.strip()!r} is not a row number; use positions such as '0:5', '3,7,9' or ':' for all rows."
+        ) from None
+
+
+def parse_rows(text: str, n: int, *, what: str) -> list[int]:
+    """Row positions from ``"0:5"``, ``"3,7,9"``, ``"10:"`` or ``":"`` (all rows).
+
+    Parameters
+    ----------
+    text : str
+        The option's value.
+    n : int
+        How many rows there are.
+    what : str
+        What the positions index (for the error message), e.g. "the test split".
+    """
+    rows: list[int] = []
+    if not text.strip():
+        raise ValidationError("--rows is empty; use positions such as '0:5', '3,7,9' or ':' for all rows.")
+    for part in text.split(","):
+        part = part.strip()
+        if ":" in part:
+            a, _, b = part.partition(":")
+            start = _int(a, "--rows", text) if a.strip() else 0
+            stop = _int(b, "--rows", text) if b.strip() else n
+            if start < 0 or stop < 0:
+                raise ValidationError(f"--rows {text!r}: positions start at 0 (negative positions are not supported).")
+            rows.extend(range(start, stop))
+        elif part:
+            rows.append(_int(part, "--rows", text))
+    bad = [r for r in rows if not 0 <= r < n]
+    if bad:
+        shown = bad if len(bad) <= 5 else [*bad[:5], "..."]
+        raise ValidationError(f"--rows {text!r} selects rows {shown} outside 0..{n - 1} of {what} ({n} rows).")
+    if not rows:
+        raise ValidationError(f"--rows {text!r} selects no row of {what} ({n} rows).")
+    return list(dict.fromkeys(rows))
+
+
+def _float(text: str, item: str) -> float | None:
+    if not text.strip():
+        return None
+    try:
+        value = float(text)
+    except ValueError:
+        raise ValidationError(
+            f"--range {item!r}: {text.strip()!r} is not a number; expected FEATURE=LOW:HIGH with numbers (either side may be empty)."
+        ) from None
+    if math.isnan(value):
+        raise ValidationError(f"--range {item!r}: NaN is not a bound; leave the side empty for no bound.")
+    return value
+
+
+def _read_constraints_file(path_text: str) -> Any:
+    from ..constraints import Constraints
+
+    path = Path(path_text).expanduser()
+    if not path.is_file():
+        what = "is a folder" if path.is_dir() else "does not exist"
+        raise ValidationError(f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints.")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"--constraints {str(path)!r} cannot be read: {exc}.") from None
+    if path.suffix.lower() == ".json":
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"--constraints {str(path)!r} is not valid JSON ({exc}).") from None
+    else:
+        import yaml
+
+        try:
+            d = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            detail = " ".join(str(exc).split())
+            raise ValidationError(f"--constraints {str(path)!r} is not valid YAML ({detail}).") from None
+    if d is None:
+        d = {}
+    if not isinstance(d, dict):
+        raise ValidationError(
+            f"--constraints {str(path)!r} must hold a mapping (keys: immutable, increasing, decreasing, ranges, "
+            f"allowed_values, features_to_vary, max_changes, causal). Got a {type(d).__name__}."
+        )
+    try:
+        return Constraints.from_dict(d)
+    except CounterfactError as exc:
+        raise ValidationError(f"--constraints {str(path)!r}: {exc}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise ValidationError(
+            f"--constraints {str(path)!r} has a malformed entry ({type(exc).__name__}: {exc}); see cf.Constraints "
+            "for the form of each key (ranges: {feature: [low, high]}, causal: [{child, parents, coef}])."
+        ) from None
+
+
+def constraints_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~counterfact.Constraints` of ``--constraints`` merged with the flags."""
+    from ..constraints import Constraints
+
+    base = _read_constraints_file(args.constraints) if args.constraints else Constraints()
+    ranges: dict[str, tuple[float | None, float | None]] = {}
+    for item in args.range or []:
+        name, eq, spec = item.partition("=")
+        lo, colon, hi = spec.partition(":")
+        if not name.strip() or not eq or not colon:
+            raise ValidationError(f"--range {item!r}: expected FEATURE=LOW:HIGH (either side may be empty).")
+        ranges[name.strip()] = (_float(lo, item), _float(hi, item))
+    allowed: dict[str, list[Any]] = {}
+    for item in args.allowed or []:
+        name, eq, vals = item.partition("=")
+        if not name.strip() or not eq or not vals.strip():
+            raise ValidationError(f"--allowed {item!r}: expected FEATURE=v1,v2,... (the values the feature may take).")
+        allowed[name.strip()] = [parse_value(v.strip()) for v in vals.split(",") if v.strip()]
+    if args.max_changes is not None and args.max_changes < 1:
+        raise ValidationError(f"--max-changes must be at least 1. Got {args.max_changes}.")
+    flags = Constraints(
+        immutable=split_list(args.immutable),
+        increasing=split_list(args.increasing),
+        decreasing=split_list(args.decreasing),
+        ranges=ranges,
+        allowed_values=allowed,
+        features_to_vary=split_list(args.vary) or None,
+        max_changes=args.max_changes,
+    )
+    return base.merge(flags)
+
+
+def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
+    """The method's parameters from ``--param``, ``--seed``, ``--time-limit`` and ``-v``.
+
+    Unknown parameter names are an error listing the method's parameters.
+    """
+    names = list(cls._param_names())  # type: ignore[attr-defined]
+    params: dict[str, Any] = {}
+    for item in args.param or []:
+        k, sep, v = item.partition("=")
+        k = k.strip()
+        if not sep or not k:
+            raise ValidationError(f"--param {item!r}: expected NAME=VALUE, e.g. --param time_limit=10.")
+        if k not in names:
+            import difflib
+
+            close = difflib.get_close_matches(k, names, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise ValidationError(
+                f"--param {item!r}: method {args.method!r} has no parameter {k!r}.{hint} Its parameters: {names}."
+            )
+        params[k] = parse_value(v)
+    if args.seed is not None and "random_state" in names:
+        params.setdefault("random_state", args.seed)
+    if args.time_limit is not None and "time_limit" in names:
+        if not math.isfinite(args.time_limit) or args.time_limit <= 0:
+            raise ValidationError(f"--time-limit must be a positive number of seconds. Got {args.time_limit}.")
+        params.setdefault("time_limit", args.time_limit)
+    if getattr(args, "verbose", 0) and "verbose" in names:
+        params.setdefault("verbose", 1)
+    return params

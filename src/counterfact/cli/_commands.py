@@ -1,0 +1,253 @@
+"""The subcommands: datasets, explain, demo, benchmark, report.
+
+Each only parses its options and calls the public API; user errors are raised
+as :class:`~counterfact.exceptions.CounterfactError` and turned into one
+``counterfact: error: ...`` line by :func:`counterfact.cli.main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ..exceptions import CounterfactError, ValidationError
+from ._args import constraints_from_args, method_params, parse_rows, parse_value
+from ._output import emit, info, stdout_to_stderr
+
+__all__ = ["cmd_benchmark", "cmd_datasets", "cmd_demo", "cmd_explain", "cmd_report"]
+
+#: rows explained when --rows is not given
+DEFAULT_ROWS = 5
+
+
+def cmd_datasets(args: argparse.Namespace) -> int:
+    """``counterfact datasets [NAME]``."""
+    from .. import datasets
+
+    if args.name:
+        d = datasets.info(args.name)
+        for k, v in d.items():
+            print(f"{k}: {v}")
+        if d.get("bundled", True) or args.load:
+            data = datasets.load(args.name)
+            print()
+            print(data.schema.describe().to_string())
+        return 0
+    rows = []
+    for name in datasets.names():
+        d = datasets.info(name)
+        rows.append({"name": name, "bundled": d.get("bundled"), "rows": d.get("n_rows"),
+                     "description": str(d.get("description", ""))[:60]})
+    print(pd.DataFrame(rows).to_string(index=False))
+    return 0
+
+
+# ------------------------------------------------------------------- explain
+def _queries_frame(path: str, data: Any) -> pd.DataFrame:
+    from .._loading import read_csv
+
+    frame = read_csv(path, what="--queries")
+    frame = frame.drop(columns=[data.target], errors="ignore")
+    try:
+        data.schema.validate_frame(frame, what=f"--queries {path!r}")
+    except CounterfactError as exc:
+        raise ValidationError(f"{exc} The rows must have the training data's feature columns.") from None
+    return frame
+
+
+def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, str]:
+    """(all data, training data, rows to choose from, what the row positions index)."""
+    from .. import datasets
+    from .._loading import load_csv
+
+    if args.data:
+        data = load_csv(args.data, target=args.target, what="--data")
+        info(args, f"{args.data}: {len(data)} rows, {len(data.schema)} features, target {data.target!r}")
+        train = data
+        pool, what = data.X, f"--data {args.data!r}"
+    else:
+        if args.target:
+            raise ValidationError("--target names the target column of --data; a bundled --dataset has its own.")
+        data = datasets.load(args.dataset)
+        if args.queries:
+            train = data
+            pool, what = data.X, "the dataset"
+        else:
+            if not 0 < args.test_size < 1:
+                raise ValidationError(f"--test-size must be between 0 and 1. Got {args.test_size}.")
+            train, test = data.split(test_size=args.test_size, random_state=args.seed)
+            pool, what = test.X, "the test split (--test-size, --seed)"
+    if args.queries:
+        pool, what = _queries_frame(args.queries, data), f"--queries {args.queries!r}"
+    return data, train, pool, what
+
+
+def _model(args: argparse.Namespace, train: Any) -> Any:
+    from .. import models
+    from .._loading import load_model_file
+
+    if args.model_file:
+        model = load_model_file(args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train)
+        info(args, f"model: {type(model).__name__} from {args.model_file}")
+        return model
+    t0 = time.perf_counter()
+    model = models.fit(train, args.model, random_state=args.seed)
+    info(args, f"fitted a '{args.model}' model on {len(train)} rows in {time.perf_counter() - t0:.1f} s")
+    return model
+
+
+def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
+    """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
+    from ..select import desired_class, rows_to_explain
+
+    target = parse_value(args.target_class) if args.target_class is not None else None
+    classes = list(getattr(model, "classes_", []))
+    if target is not None and target not in classes and args.target_class in classes:
+        target = args.target_class  # a label such as "1" in a model with string classes
+    if target is None and data.metadata.get("favourable") is None and len(classes) == 2:
+        info(args, f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)")
+    if args.all_rows and target is None and len(getattr(model, "classes_", ())) != 2:
+        wanted = None  # explain() asks for a target on multi-class models
+    else:
+        wanted = desired_class(model, target=target, data=data)
+    if not args.all_rows:
+        keep = rows_to_explain(model, X, target=wanted, data=data)
+        skipped = len(X) - len(keep)
+        if len(keep) == 0:
+            raise ValidationError(
+                f"all {len(X)} selected rows are already predicted as the desired class {wanted!r}: nothing to "
+                "explain. Select other rows with --rows, another class with --target-class, or pass --all-rows."
+            )
+        if skipped:
+            info(args, f"skipped {skipped} of {len(X)} rows already predicted as the desired class {wanted!r} "
+                       "(--all-rows keeps them)")
+        X = keep
+    if args.rows is None and len(X) > DEFAULT_ROWS:
+        info(args, f"explaining the first {DEFAULT_ROWS} of {len(X)} rows of {what} (choose with --rows; ':' for all)")
+        X = X.iloc[:DEFAULT_ROWS]
+    return X, wanted
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
+    from .. import methods
+
+    cls = methods.get_class(args.method)
+    params = method_params(args, cls)
+    constraints = constraints_from_args(args)
+    if args.n_counterfactuals < 1:
+        raise ValidationError(f"-n/--n-counterfactuals must be at least 1. Got {args.n_counterfactuals}.")
+    if args.n_jobs == 0:
+        raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
+    if args.seed is not None and args.seed < 0:
+        raise ValidationError(f"--seed must be a non-negative integer. Got {args.seed}.")
+    method = methods.get(args.method, **params)
+    method._validate_params()  # a bad --param value fails now, before any loading or training
+    with stdout_to_stderr():
+        data, train, pool, what = _data_and_pool(args)
+        constraints.resolve(data.schema)  # unknown features and contradictions, before any training
+        if args.rows is not None:
+            pool = pool.iloc[parse_rows(args.rows, len(pool), what=what)]
+        model = _model(args, train)
+        X, wanted = _select(args, model, data, pool, what)
+        t0 = time.perf_counter()
+        method.fit(model, train)
+        info(args, f"{args.method}: fitted in {time.perf_counter() - t0:.1f} s; explaining {len(X)} rows")
+        t0 = time.perf_counter()
+        result = method.explain(X, n_counterfactuals=args.n_counterfactuals, constraints=constraints,
+                                target=wanted, n_jobs=args.n_jobs)
+        found = int((result.found > 0).sum())
+        info(args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s")
+    emit(result, args.format, args.out)
+    return 0
+
+
+# ---------------------------------------------------------------------- demo
+def demo_method() -> str:
+    """The demo's default method: MACE when its solver is installed, else UFCE."""
+    from .. import methods
+    from .._deps import is_available
+
+    return "mace" if is_available("z3") and "mace" in methods.names() else "ufce"
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    """``counterfact demo``: a few rejected German Credit applicants."""
+    from .. import datasets, methods, models
+    from ..select import rows_to_explain
+
+    name = args.method or demo_method()
+    cls = methods.get_class(name)
+    names = cls._param_names()  # type: ignore[attr-defined]
+    params: dict[str, Any] = {k: v for k, v in {"random_state": 0, "time_limit": 30.0}.items() if k in names}
+    if "verbose" in names and not args.quiet:
+        params["verbose"] = 1
+    if args.rows < 1 or args.n_counterfactuals < 1:
+        raise ValidationError("--rows and -n must be at least 1.")
+    with stdout_to_stderr():
+        info(args, "loading German Credit (1,000 applicants, bundled)")
+        data = datasets.load("german_credit")
+        train, test = data.split(test_size=0.2, random_state=0)
+        model = models.fit(train, args.model, random_state=0)
+        acc = float((model.predict(test.X) == test.y).mean())
+        rejected = rows_to_explain(model, test)
+        info(args, f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test applicants "
+                   f"are rejected; explaining {min(args.rows, len(rejected))} with {name}")
+        method = methods.get(name, **params).fit(model, train)
+        result = method.explain(rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals)
+    print(f"German Credit, model '{args.model}' (test accuracy {acc:.3f}), method {name}; "
+          f"immutable features: {', '.join(data.schema.immutable)}")
+    print(repr(result))
+    print(result.describe())
+    if args.out:
+        try:
+            Path(args.out).write_text(result.to_json())
+        except OSError as exc:
+            raise ValidationError(f"--out {args.out!r} cannot be written: {exc.strerror or exc}.") from None
+    return 0
+
+
+# ----------------------------------------------------------------- benchmark
+def cmd_benchmark(args: argparse.Namespace) -> int:
+    """``counterfact benchmark SPEC``: validate, run, and exit 1 if any cell errored."""
+    from .. import benchmark
+
+    if args.n_jobs == 0:
+        raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
+    spec = benchmark.load_spec(args.spec, queries=args.queries)  # validated before anything runs
+    if args.time_limit is not None and args.time_limit <= 0:
+        raise ValidationError(f"--time-limit must be a positive number of seconds. Got {args.time_limit}.")
+    try:
+        Path(args.out).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValidationError(f"--out {args.out!r} cannot be created: {exc.strerror or exc}.") from None
+    with stdout_to_stderr():
+        benchmark.run(spec, out=args.out, resume=not args.no_resume, n_jobs=args.n_jobs,
+                      time_limit=args.time_limit, verbose=not args.quiet)
+    failed = benchmark.failed_cells(args.out, spec)
+    print(f"results in {args.out}/ (summary.csv, results.csv)")
+    if len(failed):
+        print(f"counterfact: {len(failed)} benchmark cell(s) failed:", file=sys.stderr)
+        for _, row in failed.iterrows():
+            print(f"  {row['cell']}: {row['reason']}", file=sys.stderr)
+        print(f"  (details and tracebacks in {args.out}/cells/*.json)", file=sys.stderr)
+        return 1
+    return 0
+
+
+# -------------------------------------------------------------------- report
+def cmd_report(args: argparse.Namespace) -> int:
+    """``counterfact report RESULTS``."""
+    from .. import report
+
+    if not Path(args.results).is_dir():
+        raise ValidationError(f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact benchmark'.")
+    with stdout_to_stderr():
+        path = report.build(args.results, fmt=args.format, out=args.out)
+    print(path)
+    return 0
