@@ -1,0 +1,16 @@
+"""Recourse audits of a whole population (``cf.audit``, ``cf.AuditResult``).
+
+A reviewer's questions about a deployed classifier -- what share of the
+people it rejects can do anything about it, is anyone provably stuck, and
+what does recourse cost each group -- answered by explaining every rejected
+row with one method under one set of constraints and aggregating the
+answers with their guarantees.  See :func:`audit` and :class:`AuditResult`.
+"""
+
+from __future__ import annotations
+
+from ._result import AuditResult
+from ._run import audit
+from ._text import EXACT_METHODS, GLOSSARY
+
+__all__ = ["EXACT_METHODS", "GLOSSARY", "AuditResult", "audit"]

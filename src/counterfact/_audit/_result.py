@@ -1,0 +1,231 @@
+""":class:`AuditResult`: the per-row table of an audit and every aggregate computed from it."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, is_dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ValidationError
+from . import _stats
+from ._text import GLOSSARY, guarantee
+
+__all__ = ["AuditResult"]
+
+FORMAT = "counterfact.audit"
+VERSION = 1
+
+
+class _Settings:
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.confidence = float(d.get("confidence", 0.95))
+        self.n_bootstrap = int(d.get("n_bootstrap", 1000))
+        self.random_state = int(d.get("random_state", 0))
+        self.min_group_size = int(d.get("min_group_size", 30))
+        self.top_change_sets = int(d.get("top_change_sets", 10))
+
+
+def _plain(meta: dict[str, Any]) -> dict[str, Any]:
+    from ..result import _jsonable, _safe_constraints
+
+    out = dict(meta)
+    c = out.get("constraints")
+    out["constraints"] = _safe_constraints(c) if c is not None and not isinstance(c, dict) else c
+    s = out.get("settings")
+    out["settings"] = asdict(s) if is_dataclass(s) and not isinstance(s, type) else s
+    return _jsonable(out)  # type: ignore[no-any-return]
+
+
+class AuditResult:
+    """Outcome of :func:`counterfact.audit`.
+
+    Attributes
+    ----------
+    per_row : DataFrame
+        One row per row of the audited population (its index): the group
+        labels (``group:<name>``), the model's prediction, ``rejected``, then
+        for rejected rows ``status``, ``outcome`` (``recourse`` /
+        ``proven_none`` / ``unknown``; ``accepted`` for the others),
+        ``reason``, ``certificate`` (the answer's guarantee), ``cost_l1``
+        (normalised l1), ``cost_method`` (the method's own distance),
+        ``n_changed``, ``changed`` (tuple of features), ``changes`` (text),
+        ``cost`` (the one aggregated) and ``protected_changed``.  Every
+        aggregate below is a function of this table and :attr:`meta`.
+    sensitivity_rows : DataFrame or None
+        The rows re-explained with the protected feature frozen (their own
+        constraints: never mixed into ``per_row``): allowed and frozen cost,
+        the frozen answer's outcome and the paired increase.
+    meta : dict
+        Method, parameters, constraints, target, cost, groups (level order,
+        bin edges), statistical settings, wall seconds.
+    result : CounterfactualResult or None
+        The explained rows' result (not serialised).
+    """
+
+    def __init__(self, per_row: pd.DataFrame, meta: dict[str, Any], *, sensitivity_rows: pd.DataFrame | None = None, result: Any = None) -> None:
+        self.per_row = per_row
+        self.meta = meta
+        self.sensitivity_rows = sensitivity_rows
+        self.result = result
+        s = meta.get("settings")
+        self._settings = _Settings(asdict(s) if is_dataclass(s) and not isinstance(s, type) else dict(s or {}))  # type: ignore[arg-type]
+        order = {g: list(v["order"]) for g, v in (meta.get("groups") or {}).items()}
+        self._summary = _stats.summarize(per_row, order, self._settings)
+        self._actions = _stats.actions(per_row, meta.get("features", []))
+        self._change_sets = _stats.change_sets(per_row, self._settings.top_change_sets)
+        self._sensitivity = (
+            _stats.sensitivity_summary(per_row, sensitivity_rows, self._settings, meta["protected"])
+            if sensitivity_rows is not None and meta.get("protected")
+            else None
+        )
+
+    # ------------------------------------------------------------ accessors
+    @property
+    def method(self) -> str:
+        """Name of the audited method."""
+        return str(self.meta.get("method", ""))
+
+    @property
+    def groupings(self) -> list[str]:
+        """Names of the grouping columns."""
+        return list((self.meta.get("groups") or {}).keys())
+
+    @property
+    def guarantee(self) -> dict[str, str]:
+        """What the method's answers mean (``recourse`` and ``none``)."""
+        return guarantee(self.method, self.meta.get("params") or {})
+
+    def summary(self) -> pd.DataFrame:
+        """Overall (grouping ``""``, group ``"all"``) and per-group figures; see :data:`GLOSSARY`."""
+        return self._summary.copy()
+
+    def actions(self, by: str | None = None) -> pd.DataFrame:
+        """How often each feature is changed (over the rows with recourse); ``by`` a grouping name."""
+        if by is None:
+            return self._actions.copy()
+        if by not in self.groupings:
+            raise ValidationError(f"by={by!r} is not a grouping of this audit ({self.groupings}).")
+        return _stats.actions(self.per_row, self.meta.get("features", []), by=by)
+
+    def change_sets(self) -> pd.DataFrame:
+        """The most common sets of changed features, with their share of the rows with recourse."""
+        return self._change_sets.copy()
+
+    def sensitivity(self) -> dict[str, Any] | None:
+        """The protected-feature sensitivity (None without ``protected=``)."""
+        return None if self._sensitivity is None else dict(self._sensitivity)
+
+    def glossary(self) -> pd.DataFrame:
+        """Every figure's name and definition."""
+        return pd.DataFrame([{"figure": k, "name": n, "definition": d} for k, (n, d) in GLOSSARY.items()])
+
+    def __repr__(self) -> str:
+        o = self._summary.iloc[0]
+        return (
+            f"AuditResult(method={self.method!r}, rows={int(o['n'])}, rejected={int(o['n_rejected'])}, "
+            f"recourse={int(o['n_recourse'])}, proven_none={int(o['n_proven_none'])}, unknown={int(o['n_unknown'])})"
+        )
+
+    # ---------------------------------------------------------------- export
+    def to_json(self) -> str:
+        """Versioned JSON: the per-row table, the settings and (for readers without Python) the aggregates."""
+        from ..result import _jsonable
+
+        def table(df: pd.DataFrame | None) -> Any:
+            if df is None:
+                return None
+            cols = {}
+            for c in df.columns:
+                vals = df[c].tolist()
+                cols[str(c)] = [list(v) if isinstance(v, tuple) else _jsonable(v) for v in vals]
+            return {"index": _jsonable(list(df.index)), "columns": cols, "dtypes": {str(c): str(df[c].dtype) for c in df.columns}}
+
+        payload = {
+            "format": FORMAT,
+            "version": VERSION,
+            "meta": _plain(self.meta),
+            "per_row": table(self.per_row),
+            "sensitivity_rows": table(self.sensitivity_rows),
+            "summary": table(self._summary),
+            "actions": table(self._actions),
+            "change_sets": table(self._change_sets),
+            "sensitivity": _jsonable(self._sensitivity),
+            "guarantee": self.guarantee,
+        }
+        return json.dumps(payload)
+
+    @classmethod
+    def from_json(cls, text: str) -> AuditResult:
+        """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table)."""
+        from ..result import _index_key
+
+        try:
+            d = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(f"Not an audit document: invalid JSON ({exc}).") from None
+        if not isinstance(d, dict) or d.get("format") != FORMAT:
+            raise ValidationError("Not a counterfact audit document (missing format tag).")
+        if d.get("version", 0) > VERSION:
+            raise ValidationError(f"Audit format version {d['version']} is newer than this counterfact understands ({VERSION}); upgrade counterfact.")
+
+        def table(t: Any) -> pd.DataFrame | None:
+            if t is None:
+                return None
+            idx = pd.Index([_index_key(v) for v in t["index"]], tupleize_cols=False)
+            df = pd.DataFrame(index=idx)
+            for c, vals in t["columns"].items():
+                dtype = t["dtypes"].get(c, "object")
+                if c == "changed":
+                    df[c] = pd.Series([tuple(v) if isinstance(v, list) else () for v in vals], index=idx, dtype=object)
+                elif dtype.startswith(("float", "int")):
+                    df[c] = pd.Series([np.nan if v is None else v for v in vals], index=idx).astype(dtype)
+                elif dtype == "bool":
+                    df[c] = pd.Series(vals, index=idx, dtype=bool)
+                else:
+                    df[c] = pd.Series(vals, index=idx, dtype=object)
+            return df
+
+        per_row = table(d["per_row"])
+        if per_row is None:
+            raise ValidationError("Audit document has no per-row table.")
+        return cls(per_row, d["meta"], sensitivity_rows=table(d.get("sensitivity_rows")))
+
+    def to_html(self, path: str | Path | None = None) -> str:
+        """A self-contained HTML report (plots embedded); written to ``path`` when given.
+
+        Needs the ``report`` extra (jinja2, matplotlib).
+        """
+        from ._report import render
+
+        text = render(self)
+        if path is not None:
+            Path(path).write_text(text, encoding="utf-8")
+        return text
+
+    def save(self, out_dir: str | Path, *, html: bool = True) -> dict[str, Path]:
+        """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``)."""
+        out = Path(out_dir)
+        out.mkdir(parents=True, exist_ok=True)
+        paths = {
+            "summary": out / "summary.csv",
+            "per_row": out / "per_row.csv",
+            "actions": out / "actions.csv",
+            "json": out / "audit.json",
+        }
+        self._summary.to_csv(paths["summary"], index=False)
+        pr = self.per_row.copy()
+        pr["changed"] = pr["changed"].map(lambda t: ";".join(t))
+        pr.to_csv(paths["per_row"], index_label="row")
+        self._actions.to_csv(paths["actions"], index=False)
+        paths["json"].write_text(self.to_json(), encoding="utf-8")
+        if self.sensitivity_rows is not None:
+            paths["sensitivity"] = out / "sensitivity_rows.csv"
+            self.sensitivity_rows.to_csv(paths["sensitivity"], index_label="row")
+        if html:
+            paths["html"] = out / "audit.html"
+            self.to_html(paths["html"])
+        return paths

@@ -1,0 +1,106 @@
+"""Per-row facts of an audit from a :class:`~counterfact.result.CounterfactualResult`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..metrics import distance, feature_deltas
+from ._text import EXACT_METHODS, certificate, describe_changes
+
+__all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
+
+#: cost= choices -> per-row column
+COST_COLUMNS = {"l1": "cost_l1", "method": "cost_method", "n_changed": "n_changed"}
+
+
+def outcome(method: str, status: str) -> str:
+    """``recourse`` / ``proven_none`` (exact methods' infeasible only) / ``unknown``."""
+    if status in ("optimal", "feasible"):
+        return "recourse"
+    if status == "infeasible" and method in EXACT_METHODS:
+        return "proven_none"
+    return "unknown"
+
+
+def method_distance_name(method: Any) -> str | None:
+    """What ``cost_method`` is for this method (None: it reports no distance of its own)."""
+    name = getattr(method, "name", "")
+    norm = getattr(method, "norm", None)
+    if name == "ceocl":
+        return f"CE-OCL objective (norm {norm}, alpha {getattr(method, 'alpha', '')})"
+    if name in ("mace", "nearest") and norm is not None:
+        return f"MACE eq. (3) distance, norm {norm}"
+    return None
+
+
+def _reason(status: str, diag: dict[str, Any], method: str) -> str:
+    text = diag.get("reason")
+    if isinstance(text, str) and text:
+        base = text
+    elif status in ("optimal", "feasible"):
+        return ""
+    else:
+        base = {"timeout": "time limit reached", "infeasible": "no counterfactual exists",
+                "failed": "the search found no counterfactual", "invalid": "contradictory constraints"}.get(status, status)
+    if status == "infeasible" and method not in EXACT_METHODS:
+        base += " (heuristic: not a proof)"
+    return base
+
+
+def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.DataFrame:
+    """One row per query of ``res``: status, outcome, reason, certificate, costs, changes."""
+    name = res.method
+    q = res.queries
+    diag = res.diagnostics.reindex(q.index)
+    out = pd.DataFrame(index=q.index)
+    out["status"] = res.status.reindex(q.index).astype(object)
+    out["outcome"] = [outcome(name, s) for s in out["status"]]
+    diags = [{k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))} for d in diag.to_dict("records")] if len(diag.columns) else [{} for _ in range(len(q))]
+    out["reason"] = [_reason(s, d, name) for s, d in zip(out["status"], diags, strict=True)]
+    out["certificate"] = [certificate(name, s, d) for s, d in zip(out["status"], diags, strict=True)]
+    out["n_found"] = res.found.reindex(q.index).astype(int)
+    out["runtime"] = res.runtime.reindex(q.index).astype(float)
+    for col in ("cost_l1", "cost_method", "n_changed"):
+        out[col] = np.nan
+    out["changed"] = [() for _ in range(len(q))]
+    out["changes"] = ""
+    if protected is not None:
+        out["protected_changed"] = np.nan
+    cfs = res.counterfactuals
+    if len(cfs) == 0:
+        return out
+    first = cfs.index.get_level_values(1) == 0
+    deltas = feature_deltas(res)
+    assert isinstance(deltas, pd.DataFrame)  # a result gives a frame (internal invariant)
+    d0 = deltas[first]
+    qids = d0.index.get_level_values(0)
+    names = list(d0.columns)
+    D = d0.to_numpy(dtype=float)
+    J = max(len(names), 1)
+    pos = out.index.get_indexer(qids)
+    changed = [tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D]
+
+    def put(col: str, values: Any) -> None:
+        arr = out[col].to_numpy(dtype=object if col in ("changed", "changes") else float, copy=True)
+        for p, v in zip(pos, values, strict=True):
+            arr[p] = v
+        out[col] = arr
+
+    put("cost_l1", D.sum(axis=1) / J)
+    put("n_changed", (D > 0).sum(axis=1).astype(float))
+    put("changed", changed)
+    if protected is not None:
+        put("protected_changed", [float(protected in c) for c in changed])
+    cf0 = cfs[first]
+    put("changes", [describe_changes(res.schema, q.iloc[p], cf0.iloc[k], changed[k]) for k, p in enumerate(pos)])
+    if name == "ceocl" and "objective" in diag.columns:
+        put("cost_method", pd.to_numeric(diag["objective"], errors="coerce").to_numpy(dtype=float)[pos])
+    elif method_distance_name(method) is not None:
+        norm = method.norm
+        norm = tuple(norm) if isinstance(norm, list) else norm
+        dist = distance(res, norm=norm)
+        put("cost_method", np.asarray(dist, dtype=float)[first])
+    return out

@@ -1,0 +1,150 @@
+"""The words of an audit: each figure's definition and each method's guarantee."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["EXACT_METHODS", "GLOSSARY", "certificate", "describe_changes", "guarantee"]
+
+#: methods whose ``infeasible`` is a proof (an SMT/MIP solver refuted every counterfactual)
+EXACT_METHODS: frozenset[str] = frozenset({"mace", "ceocl"})
+
+GLOSSARY: dict[str, tuple[str, str]] = {
+    "n": ("rows", "Rows of the audited population in the group (accepted and rejected)."),
+    "n_rejected": ("rejected", "Rows the model does not assign to the target (favourable) class; only these are explained."),
+    "rejection_rate": ("rejection rate", "rejected / rows of the group."),
+    "recourse_rate": (
+        "recourse rate",
+        "Share of the group's rejected rows for which the method returned a counterfactual that the real "
+        "model assigns to the target class and that satisfies every constraint of the audit. Interval: "
+        "Wilson score interval at the stated confidence.",
+    ),
+    "proven_none_rate": (
+        "proven no recourse",
+        "Share of the group's rejected rows for which an exact method (MACE, CE-OCL) proved that no "
+        "counterfactual exists under the audit's constraints (status 'infeasible', a solver's refutation). "
+        "Always 0 for heuristic methods: their 'none found' is not a proof and counts as unknown.",
+    ),
+    "unknown_rate": (
+        "unknown",
+        "Share of rejected rows with neither a counterfactual nor a proof: time limit, solver failure, "
+        "a failed chunk, or a heuristic that found none (not a proof). The per-row table gives each reason.",
+    ),
+    "cost": (
+        "cost",
+        "Per row with recourse, the distance from the row to its (first) counterfactual. Default: the "
+        "normalised l1 of MACE eq. (3): the mean over all features of |change| / range (numeric), "
+        "rank change / (levels - 1) (ordinal) and 1 if changed (categorical); 0 = no change, 1 = every "
+        "feature moved across its whole range. 'method' uses the method's own objective; 'n_changed' "
+        "counts changed features.",
+    ),
+    "cost_median": ("median cost", "Median cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap."),
+    "cost_mean": ("mean cost", "Mean cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap."),
+    "burden": (
+        "burden",
+        "CERTIFAI's burden (Sharma, Henderson & Ghosh, AIES 2020): the mean normalised l1 distance between "
+        "the group's rejected members and their counterfactuals, here over the rejected rows with recourse "
+        "(a row without a counterfactual has no distance; it shows in the recourse rate instead). Equal to "
+        "the mean cost when the cost is the normalised l1.",
+    ),
+    "burden_ratio": (
+        "burden ratio",
+        "burden / burden of the best-off group (lowest burden among the groups of the same grouping that "
+        "are not flagged small); burden_gap is the difference (Gupta et al. 2019's recourse gap).",
+    ),
+    "recourse_gap": (
+        "recourse gap",
+        "Recourse rate of the best-off group (highest rate among groups not flagged small) minus the "
+        "group's; recourse_ratio = group's rate / best rate.",
+    ),
+    "small": ("small group", "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is never the reference group."),
+    "action_share": ("action frequency", "Share of the rejected rows with recourse whose counterfactual changes the feature."),
+    "change_set": ("change set", "The exact set of features a counterfactual changes; the most common sets are listed with their share of rows with recourse."),
+    "protected_changed_rate": (
+        "changes the protected feature",
+        "Share of the rows with recourse whose counterfactual changes the protected feature when it is allowed to (MACE, Karimi et al. 2020, Table 4).",
+    ),
+    "sensitivity": (
+        "cost of freezing the protected feature",
+        "Every row whose answer changed the protected feature is explained again with that feature "
+        "immutable (all other constraints unchanged); the increase is paired per row: frozen cost - "
+        "allowed cost, over the rows with recourse both times; the relative increase is MACE's "
+        "E[d_frozen / d_allowed - 1]. Rows whose answer did not change the feature keep their answer "
+        "(for an exact method its optimum is unchanged by the restriction; for a heuristic this is an assumption).",
+    ),
+}
+
+
+def guarantee(method: str, params: Mapping[str, Any]) -> dict[str, str]:
+    """What the method's answers mean: for a counterfactual found, and for none found."""
+    if method == "mace":
+        eps = params.get("epsilon", "epsilon")
+        return {
+            "recourse": (
+                f"MACE: every counterfactual was re-checked with the real model; with status 'optimal' no "
+                f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
+                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model)."
+            ),
+            "none": "MACE 'infeasible': proven that no counterfactual exists under the audit's constraints.",
+        }
+    if method == "ceocl":
+        tr = params.get("trust_region")
+        where = f" inside the trust region ({tr})" if tr else ""
+        return {
+            "recourse": (
+                "CE-OCL: every counterfactual was re-checked with the real model; status 'optimal' is the "
+                "proven optimum of its mixed-integer objective, 'feasible' leaves a MIP gap."
+            ),
+            "none": f"CE-OCL 'infeasible': the MIP solver proved that no counterfactual exists{where} under the audit's constraints.",
+        }
+    return {
+        "recourse": (
+            f"{method}: counterfactuals found by search and re-checked with the real model; not proven "
+            "nearest, so each cost is an upper bound on the cheapest counterfactual's cost."
+        ),
+        "none": f"{method}: 'no counterfactual found' is not a proof that none exists; such rows count as unknown.",
+    }
+
+
+def certificate(method: str, status: str, diagnostics: Mapping[str, Any]) -> str:
+    """The guarantee of one row's answer in plain words (``counterfact.format`` when available)."""
+    try:
+        from ..format import certificate_text  # type: ignore[attr-defined]
+
+        return str(certificate_text(method, status, diagnostics))
+    except ImportError:
+        pass
+    exact = method in EXACT_METHODS
+    if status == "optimal":
+        if method == "mace":
+            return f"proven nearest within epsilon (lower bound {diagnostics.get('delta_min', float('nan')):.4g})"
+        return "proven optimal" if exact else "optimal for the method's own search"
+    if status == "feasible":
+        if exact:
+            gap = diagnostics.get("gap")
+            return f"valid; optimality not proven (MIP gap {gap:.2%})" if isinstance(gap, float) and gap == gap else "valid; optimality not proven"
+        return "found by search; not proven nearest"
+    if status == "infeasible":
+        return "proven: no counterfactual exists under these constraints" if exact else "no counterfactual found (not a proof)"
+    if status == "invalid":
+        return "the row's constraints contradict each other"
+    if status == "timeout":
+        return "time limit reached before any counterfactual was found (not a proof)"
+    return "no counterfactual found (not a proof)"
+
+
+def describe_changes(schema: Any, x: Any, cf: Any, changed: tuple[str, ...]) -> str:
+    """``"hours 40 -> 45; occupation Sales -> Exec"`` (``counterfact.format`` when available)."""
+    try:
+        from ..format import changes as _changes  # type: ignore[attr-defined]
+        from ..format import describe_changes as _describe  # type: ignore[attr-defined]
+
+        return str(_describe(_changes(schema, x, cf)))
+    except ImportError:
+        pass
+
+    def fmt(v: Any) -> str:
+        return f"{v:.6g}" if isinstance(v, float) else str(v)
+
+    return "; ".join(f"{f} {fmt(x[f])} -> {fmt(cf[f])}" for f in changed)
