@@ -21,6 +21,10 @@ _EXTRAS: dict[str, tuple[str, str]] = {
     "xgboost": ("xgboost", "boost"),
     "lightgbm": ("lightgbm", "boost"),
     "dice_ml": ("dice-ml", "peers"),
+    "ortools": ("ortools", "mace"),
+    "jinja2": ("jinja2", "report"),
+    "fastapi": ("fastapi", "serve"),
+    "uvicorn": ("uvicorn", "serve"),
 }
 
 

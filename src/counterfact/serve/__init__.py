@@ -1,0 +1,62 @@
+"""An HTTP API and an interactive recourse page: ``counterfact serve``.
+
+A person states what they can change (which features, within what ranges, how
+many at most) and the server answers with counterfactuals from the library's
+methods, each re-checked with the real model, with the method's guarantee in
+plain words.
+
+>>> import counterfact as cf
+>>> service = cf.serve.build_service("german_credit", model="lr", methods=["mace", "nearest"])
+>>> app = cf.serve.create_app(service, token=None)   # a FastAPI app; run it with uvicorn
+
+The command ``counterfact serve`` does the same and serves the page on
+``http://127.0.0.1:8000``.  FastAPI and uvicorn are an optional extra:
+``pip install "counterfact[serve]"``.
+
+Endpoints: ``GET /`` (the page), ``GET /health``, ``GET /api/schema``,
+``GET /api/methods``, ``GET /api/example``, ``POST /api/predict``,
+``POST /api/explain``; the OpenAPI document at ``/openapi.json`` and ``/docs``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._build import build_service, fit_methods
+from ._service import Limits, ServerBusy, Service
+
+__all__ = ["Limits", "ServerBusy", "Service", "build_service", "create_app", "fit_methods", "require_server_deps"]
+
+
+def require_server_deps() -> None:
+    """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are installed."""
+    import importlib
+
+    from ..exceptions import MissingDependencyError
+
+    for name in ("fastapi", "uvicorn"):
+        try:
+            importlib.import_module(name)
+        except ImportError as exc:
+            raise MissingDependencyError(
+                f"counterfact serve needs the optional dependency '{name}', which is not installed. "
+                'Install it with: pip install "counterfact[serve]"'
+            ) from exc
+
+
+def create_app(service: Service, *, token: str | None = None, title: str = "counterfact") -> Any:
+    """The FastAPI application serving ``service`` (see :func:`counterfact.serve._app.create_app`).
+
+    Parameters
+    ----------
+    service : Service
+        Fitted model and methods.
+    token : str, optional
+        When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
+    title : str
+        Title of the OpenAPI document.
+    """
+    require_server_deps()
+    from ._app import create_app as _create
+
+    return _create(service, token=token, title=title)

@@ -1,0 +1,213 @@
+"""``counterfact serve``: the HTTP API and the recourse page from the command line.
+
+Imports only the standard library and counterfact at module level; FastAPI
+and uvicorn load when the command runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+import json
+import os
+import socket
+import sys
+from typing import Any
+
+from ..exceptions import ValidationError
+
+__all__ = ["add_parser", "app_from_env", "cmd_serve"]
+
+#: environment variable holding the bearer token (when --token is not given)
+TOKEN_ENV = "COUNTERFACT_TOKEN"
+#: environment variable passing the configuration to worker processes
+_CONFIG_ENV = "COUNTERFACT_SERVE_CONFIG"
+
+_EPILOG = f"""\
+With no arguments: German Credit, a logistic regression fitted on 80% of it, every installed
+method fitted once at start-up, served on http://127.0.0.1:8000 (the page at /, the API at
+/api/*, its documentation at /docs).
+
+Safety: the server binds to 127.0.0.1 unless --host says otherwise. Give --token (or set
+{TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /api/*; open the page as
+http://HOST:PORT/#token=<token>. No model or pickle is ever accepted over HTTP: the model is
+the one given here. Loading --model-file runs code from the file, so it requires
+--allow-unsafe-model-load.
+"""
+
+
+def add_parser(subparsers: Any) -> argparse.ArgumentParser:
+    """Register the ``serve`` subcommand on the ``counterfact`` parser's subparsers."""
+    common = argparse.ArgumentParser(add_help=False)  # the command's -v/-q/--debug, also after 'serve'
+    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
+                        help="show the methods' progress while they are fitted")
+    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
+                        help="log only warnings and errors")
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show the full traceback of an error")
+    p = subparsers.add_parser(
+        "serve",
+        parents=[common],
+        help="serve an HTTP API and an interactive recourse page",
+        description="Serve counterfactual explanations over HTTP: a JSON API and a page where a person "
+        "states what they can change.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = p.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default="german_credit", help="bundled dataset name (default german_credit)")
+    src.add_argument("--data", metavar="CSV", help="a CSV file of your own (needs --target)")
+    p.add_argument("--target", help="target column of --data")
+    p.add_argument("--model", default="lr", help="model kind fitted when no --model-file is given (default lr): "
+                   "lr, svm, tree, rf, gbm, mlp, xgb, lgbm")
+    p.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (see --allow-unsafe-model-load)")
+    p.add_argument("--allow-unsafe-model-load", action="store_true",
+                   help="acknowledge that loading --model-file runs code from the file")
+    p.add_argument("--methods", metavar="NAMES", help="comma-separated methods to load, e.g. mace,ufce,nearest "
+                   "(default: every installed method that supports the model)")
+    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="server processes (default 1); each fits its own copy of the methods")
+    p.add_argument("--token", help=f"require this bearer token on /api/* (default: ${TOKEN_ENV}, else none)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the split, the model and the methods (default 0)")
+    p.add_argument("--max-rows", type=int, default=20, help="rows per request (default 20)")
+    p.add_argument("--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)")
+    p.add_argument("--max-time-limit", type=float, default=30.0, metavar="SECONDS",
+                   help="largest time_limit a request may ask for, seconds per row (default 30)")
+    p.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
+                   help="time_limit of requests that give none (default 5)")
+    p.add_argument("--max-pending", type=int, default=32,
+                   help="explanations running or queued at once; more get 429 (default 32)")
+    p.add_argument("--max-body-bytes", type=int, default=64 * 1024, help="request body size (default 65536)")
+    p.set_defaults(func=cmd_serve)
+    return p  # type: ignore[no-any-return]
+
+
+def _config(args: argparse.Namespace) -> dict[str, Any]:
+    if args.data and not args.target:
+        raise ValidationError("--data needs --target naming the target column of the file.")
+    if not 0 <= args.port <= 65535:
+        raise ValidationError(f"--port must be in 0..65535. Got {args.port}.")
+    if args.workers < 1:
+        raise ValidationError(f"--workers must be >= 1. Got {args.workers}.")
+    methods = None
+    if args.methods is not None:
+        methods = [m.strip() for m in args.methods.split(",") if m.strip()]
+        if not methods:
+            raise ValidationError("--methods is empty: name at least one method, e.g. --methods mace,nearest.")
+    limits = {
+        "max_rows": args.max_rows,
+        "max_counterfactuals": args.max_counterfactuals,
+        "max_time_limit": args.max_time_limit,
+        "default_time_limit": args.time_limit,
+        "max_pending": args.max_pending,
+        "max_body_bytes": args.max_body_bytes,
+    }
+    from ._service import Limits
+
+    Limits(**limits)  # invalid limits fail before anything is loaded
+    return {
+        "dataset": args.dataset,
+        "data": args.data,
+        "target": args.target,
+        "model": args.model,
+        "model_file": args.model_file,
+        "allow_unsafe_model_load": bool(args.allow_unsafe_model_load),
+        "methods": methods,
+        "seed": args.seed,
+        "limits": limits,
+    }
+
+
+def _say(message: str) -> None:
+    print(f"counterfact serve: {message}", file=sys.stderr, flush=True)
+
+
+def _load(config: dict[str, Any]) -> tuple[Any, Any]:
+    """The dataset and the model (a fitted object, or a kind to fit)."""
+    from .. import datasets
+    from .._loading import load_csv, load_model_file
+
+    data = load_csv(config["data"], target=config["target"]) if config["data"] else datasets.load(config["dataset"])
+    if config["model_file"]:
+        model: Any = load_model_file(config["model_file"], allow_unsafe=config["allow_unsafe_model_load"], data=data)
+    else:
+        from ..models import KINDS
+
+        if config["model"] not in KINDS:
+            raise ValidationError(f"--model {config['model']!r} is not a model kind; choose one of {list(KINDS)}.")
+        model = config["model"]
+    return data, model
+
+
+def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any:
+    from ._build import build_service
+    from ._service import Limits
+
+    limits = Limits(**config["limits"])
+    if data is None:
+        data, model = _load(config)
+    return build_service(data, model=model, methods=config["methods"], random_state=config["seed"], limits=limits, log=_say)
+
+
+def app_from_env() -> Any:
+    """Application factory for worker processes (``--workers`` > 1)."""
+    from . import create_app
+
+    config = json.loads(os.environ[_CONFIG_ENV])
+    return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None)
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind((host, port))
+        except OSError as exc:
+            raise ValidationError(
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port or --host."
+            ) from None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Run the server until interrupted."""
+    from . import create_app, require_server_deps
+
+    require_server_deps()
+    config = _config(args)
+    token = args.token or os.environ.get(TOKEN_ENV) or None
+    _check_port(args.host, args.port)
+    if not _is_loopback(args.host) and token is None:
+        _say(f"warning: serving on {args.host} without a token; anyone who can reach it can use the API. "
+             f"Pass --token or set {TOKEN_ENV}.")
+    import uvicorn
+
+    data, model = _load(config)  # file errors surface before anything is fitted
+    shown_host = f"[{args.host}]" if ":" in args.host else args.host
+    url = f"http://{shown_host}:{args.port}/" + ("#token=<your token>" if token else "")
+    log_level = "warning" if getattr(args, "quiet", False) else "info"
+    if args.workers == 1:
+        app = create_app(_service(config, data, model), token=token)
+        _say(f"serving on {url} (API documentation at /docs); press Ctrl+C to stop")
+        uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
+        return 0
+    os.environ[_CONFIG_ENV] = json.dumps(config)
+    if token:
+        os.environ[TOKEN_ENV] = token
+    _say(f"starting {args.workers} worker processes; each fits its methods, then serves on {url}")
+    uvicorn.run(
+        "counterfact.serve._cli:app_from_env", factory=True, host=args.host, port=args.port,
+        workers=args.workers, log_level=log_level,
+    )
+    return 0

@@ -1,0 +1,183 @@
+"""Pydantic models of every request and response (they make the OpenAPI document)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+
+#: one cell of a row: a JSON number, string or boolean (never coerced)
+Value = StrictBool | StrictInt | StrictFloat | StrictStr
+#: a JSON number (never a string; NaN and infinities are rejected by the models' config)
+Number = StrictInt | StrictFloat
+
+_EXAMPLE_ROW = {"duration_months": 24, "credit_amount": 4020.0, "savings": "< 100 DM", "...": "..."}
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+
+
+class CausalIn(_Strict):
+    """A linear causal relation ``child = intercept + sum(coef[p] * p)`` (CE-OCL eq. 7)."""
+
+    child: str
+    parents: list[str]
+    coef: dict[str, Number]
+    intercept: Number = 0.0
+
+
+class ConstraintsIn(_Strict):
+    """The user's feedback, as :class:`counterfact.Constraints` (every field optional)."""
+
+    immutable: list[str] = Field(default_factory=list, description="Features that must not change.")
+    increasing: list[str] = Field(default_factory=list, description="Features that may only go up.")
+    decreasing: list[str] = Field(default_factory=list, description="Features that may only go down.")
+    ranges: dict[str, tuple[Number | None, Number | None]] = Field(
+        default_factory=dict, description="Numeric feature -> [low, high] (either may be null)."
+    )
+    allowed_values: dict[str, list[Value]] = Field(
+        default_factory=dict, description="Feature -> the values its counterfactual value may take."
+    )
+    features_to_vary: list[str] | None = Field(
+        default=None, description="The only features that may change (all others are fixed)."
+    )
+    max_changes: StrictInt | None = Field(default=None, description="At most this many features may change.")
+    causal: list[CausalIn] = Field(default_factory=list, description="Linear causal relations.")
+
+
+class RowsRequest(_Strict):
+    """Rows to predict."""
+
+    rows: list[dict[str, Value]] = Field(description="Raw rows: feature -> value.", examples=[[_EXAMPLE_ROW]])
+
+
+class ExplainRequest(_Strict):
+    """Rows to explain, the method and the user's feedback."""
+
+    rows: list[dict[str, Value]] = Field(description="Raw rows: feature -> value.")
+    method: str | None = Field(default=None, description="A method name from /api/methods (default: the server's).")
+    n_counterfactuals: StrictInt = Field(default=1, description="Distinct counterfactuals per row.")
+    target: Value | None = Field(default=None, description="Desired class (default: the favourable class).")
+    constraints: ConstraintsIn | None = None
+    time_limit: Number | None = Field(default=None, description="Seconds per row (capped by the server).")
+
+
+class FeatureOut(BaseModel):
+    name: str
+    kind: str
+    lower: float | None
+    upper: float | None
+    categories: list[Any] | None
+    actionability: str
+    resolution: float | None = Field(description="Step of a numeric feature's values (null: discrete).")
+    description: str = ""
+
+
+class LimitsOut(BaseModel):
+    max_rows: int
+    max_body_bytes: int
+    max_counterfactuals: int
+    max_time_limit: float
+    default_time_limit: float
+
+
+class SchemaOut(BaseModel):
+    dataset: str
+    model: str
+    target: str | None
+    classes: list[Any]
+    class_labels: dict[str, str]
+    favourable: Any = None
+    features: list[FeatureOut]
+    n_examples: int
+    limits: LimitsOut
+
+
+class MethodOut(BaseModel):
+    name: str
+    class_name: str
+    summary: str
+    parameters: dict[str, Any]
+    supported_constraints: list[str]
+    unsupported_constraints: list[str]
+    certified: bool = Field(description="Answers carry a proof (optimal / none exists).")
+    default: bool
+
+
+class MethodsOut(BaseModel):
+    methods: list[MethodOut]
+
+
+class ExampleOut(BaseModel):
+    index: int
+    total: int
+    id: Any
+    row: dict[str, Any]
+
+
+class DecisionOut(BaseModel):
+    prediction: Any
+    label: str
+    probabilities: dict[str, float]
+    probability_favourable: float | None
+
+
+class PredictionOut(DecisionOut):
+    row: int
+
+
+class PredictOut(BaseModel):
+    classes: list[Any]
+    favourable: Any = None
+    predictions: list[PredictionOut]
+
+
+class ChangeOut(BaseModel):
+    feature: str
+    before: Any
+    after: Any
+    before_text: str
+    after_text: str
+
+
+class CounterfactualOut(BaseModel):
+    rank: int
+    row: dict[str, Any]
+    changes: list[ChangeOut] = Field(description="Only the features that changed, formatted at their resolution.")
+    description: str
+    probability_after: float | None = Field(description="Model probability of the target for this counterfactual.")
+
+
+class RowResultOut(BaseModel):
+    row: int
+    status: str = Field(description="optimal | feasible | infeasible | timeout | failed | invalid")
+    reason: str | None
+    target: Any
+    target_label: str
+    decision: DecisionOut
+    probability_before: float
+    counterfactuals: list[CounterfactualOut]
+    certificate: str = Field(description="The method's guarantee for this answer, in plain words.")
+    runtime_s: float | None
+    diagnostics: dict[str, Any]
+
+
+class ExplainOut(BaseModel):
+    method: str
+    n_counterfactuals: int
+    time_limit: float
+    constraints: dict[str, Any] | None
+    elapsed_s: float
+    results: list[RowResultOut]
+
+
+class HealthOut(BaseModel):
+    status: str
+    methods: list[str]
+    pending: int
+
+
+class ErrorOut(BaseModel):
+    error: str = Field(description="Kind of error (the library's exception class, or the HTTP reason).")
+    detail: str = Field(description="What was wrong and how to fix it.")

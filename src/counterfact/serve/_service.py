@@ -1,0 +1,459 @@
+"""What the server does, without HTTP: validate a request, explain, render the answer.
+
+:class:`Service` holds one dataset (for the schema and the example rows), one
+fitted model and the fitted methods.  Everything it receives is plain JSON
+data (dicts, lists, numbers, strings); everything it returns is too.  Every
+invalid input raises a :class:`~counterfact.exceptions.CounterfactError`
+subclass whose message says what was wrong and how to fix it; the HTTP layer
+turns those into 4xx answers.
+
+Concurrency (documented decision)
+---------------------------------
+Methods are fitted once, before the server accepts requests, and then only
+read.  The explanation itself runs in a worker thread so that the event loop
+keeps answering (``/health`` included).  Whether a method's search is safe to
+run twice at the same time on one instance is not part of the method
+contract (a solver encoding built at ``fit`` may be re-used per query), so
+each method answers one request at a time (a lock per method); different
+methods run in parallel.  For more throughput, run several server processes
+(``--workers``): each fits its own copy.  The per-request time limit is set on
+a shallow copy of the method, so the shared instance is never modified.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..constraints import CONSTRAINT_KINDS, Constraints
+from ..data import Dataset
+from ..exceptions import (
+    ConstraintError,
+    CounterfactError,
+    NotFittedError,
+    UnsupportedConstraintError,
+    ValidationError,
+)
+from ..format import format_value
+from ..methods import CounterfactualMethod
+from ..models import as_adapter
+from ..schema import _py
+from ..select import desired_class, rows_to_explain
+from ._render import jsonable, render
+
+__all__ = ["ExplainJob", "Limits", "ServerBusy", "Service"]
+
+#: methods whose answers carry a proof (optimality or infeasibility)
+EXACT_METHODS = frozenset({"mace", "ceocl"})
+#: preference order for the default method
+_DEFAULT_ORDER = ("mace", "ceocl", "ufce", "nearest", "mdpso", "l2c")
+
+
+class ServerBusy(CounterfactError):
+    """Too many explanations are already waiting; the client should retry later."""
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Request limits enforced by the server.
+
+    Parameters
+    ----------
+    max_rows : int
+        Rows per ``/api/predict`` or ``/api/explain`` request.
+    max_body_bytes : int
+        Size of a request body.
+    max_counterfactuals : int
+        ``n_counterfactuals`` per row.
+    max_time_limit : float
+        Largest ``time_limit`` (seconds per row) a request may ask for.
+    default_time_limit : float
+        ``time_limit`` when a request gives none.
+    max_pending : int
+        Explanations admitted at once (running or waiting for their method);
+        more get ``429 Too Many Requests``.
+    """
+
+    max_rows: int = 20
+    max_body_bytes: int = 64 * 1024
+    max_counterfactuals: int = 5
+    max_time_limit: float = 30.0
+    default_time_limit: float = 5.0
+    max_pending: int = 32
+
+    def __post_init__(self) -> None:
+        for name in ("max_rows", "max_body_bytes", "max_counterfactuals", "max_pending"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise ValidationError(f"Limits.{name} must be an int >= 1. Got {v!r}.")
+        for name in ("max_time_limit", "default_time_limit"):
+            v = getattr(self, name)
+            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+                raise ValidationError(f"Limits.{name} must be a finite number of seconds > 0. Got {v!r}.")
+        if self.default_time_limit > self.max_time_limit:
+            raise ValidationError(
+                f"Limits.default_time_limit ({self.default_time_limit}) exceeds max_time_limit "
+                f"({self.max_time_limit})."
+            )
+
+
+@dataclass
+class ExplainJob:
+    """A validated explain request, ready to run."""
+
+    frame: pd.DataFrame
+    method: str
+    constraints: Constraints | None
+    target: Any
+    n_counterfactuals: int
+    time_limit: float
+
+
+class Service:
+    """A model, its data and fitted methods, answering JSON requests.
+
+    Parameters
+    ----------
+    data : Dataset
+        The data the server describes (schema, domains) and takes example
+        rows from.
+    model : classifier
+        The fitted model the methods were fitted on.
+    methods : mapping of str to CounterfactualMethod
+        Fitted methods by name; they are only read from now on.
+    examples : DataFrame, optional
+        Rows offered as examples; by default the rows of ``data`` the model
+        does not assign to the favourable class (:func:`counterfact.rows_to_explain`).
+    favourable : label, optional
+        The class a person wants (default: the dataset's, when it says).
+        It is the default ``target`` of ``explain``.
+    limits : Limits, optional
+        Request limits.
+    default_method : str, optional
+        Used when a request names none (default: the first of mace, ceocl,
+        ufce, nearest, mdpso, l2c that is loaded).
+    """
+
+    def __init__(
+        self,
+        *,
+        data: Dataset,
+        model: Any,
+        methods: Mapping[str, CounterfactualMethod],
+        examples: pd.DataFrame | None = None,
+        favourable: Any = None,
+        limits: Limits | None = None,
+        default_method: str | None = None,
+    ) -> None:
+        if not isinstance(data, Dataset):
+            raise ValidationError(f"data must be a counterfact Dataset. Got {type(data).__name__}.")
+        if not methods:
+            raise ValidationError("The server needs at least one fitted method.")
+        self.data = data
+        self.schema = data.schema
+        self.model = as_adapter(model, self.schema)
+        self.limits = limits or Limits()
+        self._methods: dict[str, CounterfactualMethod] = {}
+        for name, m in methods.items():
+            if not isinstance(m, CounterfactualMethod):
+                raise ValidationError(f"methods[{name!r}] is not a counterfact method. Got {type(m).__name__}.")
+            if not getattr(m, "fitted_", False):
+                raise NotFittedError(f"methods[{name!r}] is not fitted; call fit(model, data) first.")
+            if m.schema_.names != self.schema.names:
+                raise ValidationError(
+                    f"methods[{name!r}] was fitted on the columns {m.schema_.names}, not on the "
+                    f"server's data {self.schema.names}."
+                )
+            self._methods[name] = m
+        self._locks = {name: threading.Lock() for name in self._methods}
+        classes = [_py(c) for c in self.model.classes_]
+        try:
+            fav = desired_class(self.model.model, target=favourable, data=data)
+        except ValidationError:  # several classes and none known as favourable: requests name target
+            if favourable is not None:
+                raise
+            fav = None
+        self.favourable = _py(fav) if _py(fav) in classes else None
+        if examples is None:
+            examples = (
+                rows_to_explain(self.model.model, data.X, target=self.favourable, data=data)
+                if self.favourable is not None
+                else data.X
+            )
+        self.examples = self.schema.validate_frame(examples, what="examples") if len(examples) else examples
+        if default_method is None:
+            default_method = next((n for n in _DEFAULT_ORDER if n in self._methods), next(iter(self._methods)))
+        if default_method not in self._methods:
+            raise ValidationError(f"default_method {default_method!r} is not among the methods {list(self._methods)}.")
+        self.default_method = default_method
+        self._pending = 0
+        self._pending_lock = threading.Lock()
+
+    # ------------------------------------------------------------- describe
+    @property
+    def method_names(self) -> list[str]:
+        """Names of the loaded methods."""
+        return list(self._methods)
+
+    def class_labels(self) -> dict[str, str]:
+        """Readable names of the classes (``{"0": "bad", "1": "good"}``)."""
+        labels = (getattr(self.data, "metadata", None) or {}).get("target_labels") or {}
+        return {str(_py(c)): str(labels.get(_py(c), _py(c))) for c in self.model.classes_}
+
+    def schema_info(self) -> dict[str, Any]:
+        """Features (kind, domain, actionability, resolution), classes and the favourable one."""
+        feats = []
+        for f in self.schema:
+            feats.append(
+                {
+                    "name": f.name,
+                    "kind": f.kind,
+                    "lower": f.lower,
+                    "upper": f.upper,
+                    "categories": None if f.categories is None else jsonable(list(f.categories)),
+                    "actionability": f.actionability,
+                    "resolution": f.resolution,
+                    "description": f.description,
+                }
+            )
+        model = self.model.model
+        steps = getattr(model, "steps", None)
+        return {
+            "dataset": self.data.name,
+            "model": type(steps[-1][1] if steps else model).__name__,
+            "target": self.schema.target,
+            "classes": jsonable(list(self.model.classes_)),
+            "class_labels": self.class_labels(),
+            "favourable": jsonable(self.favourable),
+            "features": feats,
+            "n_examples": len(self.examples),
+            "limits": {
+                "max_rows": self.limits.max_rows,
+                "max_body_bytes": self.limits.max_body_bytes,
+                "max_counterfactuals": self.limits.max_counterfactuals,
+                "max_time_limit": self.limits.max_time_limit,
+                "default_time_limit": self.limits.default_time_limit,
+            },
+        }
+
+    def methods_info(self) -> list[dict[str, Any]]:
+        """Loaded methods: parameters and the constraint kinds each honours."""
+        out = []
+        for name, m in self._methods.items():
+            doc = (type(m).__doc__ or "").strip().splitlines()
+            out.append(
+                {
+                    "name": name,
+                    "class_name": type(m).__name__,
+                    "summary": doc[0] if doc else "",
+                    "parameters": jsonable(m.get_params()),
+                    "supported_constraints": sorted(m.supported_constraints),
+                    "unsupported_constraints": sorted(set(CONSTRAINT_KINDS) - set(m.supported_constraints)),
+                    "certified": name in EXACT_METHODS,
+                    "default": name == self.default_method,
+                }
+            )
+        return out
+
+    def example(self, index: int = 0) -> dict[str, Any]:
+        """Example row number ``index`` (modulo their number)."""
+        n = len(self.examples)
+        if n == 0:
+            raise ValidationError(
+                "There is no example row: the model assigns every row of the data to the favourable class."
+            )
+        k = int(index) % n
+        row = self.examples.iloc[k]
+        return {"index": k, "total": n, "id": jsonable(self.examples.index[k]), "row": {n_: jsonable(v) for n_, v in row.items()}}
+
+    # -------------------------------------------------------------- inputs
+    def rows_frame(self, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
+        """Validate JSON rows against the schema: known features, JSON types, domains."""
+        if len(rows) == 0:
+            raise ValidationError("rows is empty: send at least one row (an object of feature: value).")
+        if len(rows) > self.limits.max_rows:
+            raise ValidationError(
+                f"{len(rows)} rows in one request; this server answers at most {self.limits.max_rows} "
+                "rows per request. Split the request."
+            )
+        names = self.schema.names
+        for i, r in enumerate(rows):
+            unknown = [k for k in r if k not in self.schema]
+            if unknown:
+                raise ValidationError(f"rows[{i}] has unknown features {unknown}. Known features: {names}.")
+            missing = [n for n in names if n not in r]
+            if missing:
+                raise ValidationError(f"rows[{i}] lacks the features {missing}; every row needs all of {names}.")
+            for f in self.schema:
+                v = r[f.name]
+                if f.is_numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                    raise ValidationError(f"rows[{i}]['{f.name}'] is {f.kind}: send a JSON number. Got {v!r}.")
+                if f.is_numeric:
+                    try:
+                        float(v)
+                    except OverflowError:
+                        raise ValidationError(f"rows[{i}]['{f.name}'] is too large a number.") from None
+        frame = pd.DataFrame([dict(r) for r in rows], columns=names)
+        frame = self.schema.validate_frame(frame, what="rows")
+        for f in self.schema:
+            if not f.is_numeric:
+                continue
+            vals = frame[f.name].to_numpy(dtype=float)
+            bad = np.flatnonzero((vals < float(f.lower) - 1e-9) | (vals > float(f.upper) + 1e-9))  # type: ignore[arg-type]
+            if bad.size:
+                i = int(bad[0])
+                raise ValidationError(
+                    f"rows[{i}]['{f.name}'] = {_py(frame[f.name].iloc[i])!r} is outside the feature's domain "
+                    f"[{format_value(f, f.lower)}, {format_value(f, f.upper)}] (the range the "
+                    "model was trained on). Send a value inside it."
+                )
+        frame.index = pd.RangeIndex(len(frame))
+        return frame
+
+    def constraints_from(self, spec: Mapping[str, Any] | None) -> Constraints | None:
+        """A :class:`~counterfact.Constraints` from its JSON form, validated against the schema."""
+        if not spec:
+            return None
+        d = {k: v for k, v in spec.items() if v is not None and (k == "features_to_vary" or v not in ([], {}))}
+        if not d:
+            return None
+        c = Constraints.from_dict(d)
+        c.resolve(self.schema)
+        if c.max_changes is not None and c.max_changes > len(self.schema):
+            raise ConstraintError(
+                f"constraints.max_changes={c.max_changes} exceeds the number of features ({len(self.schema)}); "
+                "pass at most that many, or leave it out for no cap."
+            )
+        return c
+
+    def _method(self, name: str) -> CounterfactualMethod:
+        if name not in self._methods:
+            from ..methods import names as registered
+
+            known = self.method_names
+            if name in registered():
+                raise ValidationError(
+                    f"Method {name!r} is not loaded on this server; it offers {known}. "
+                    f"Start the server with --methods {','.join([*known, name])} to add it."
+                )
+            raise ValidationError(f"Unknown method {name!r}. This server offers {known}.")
+        return self._methods[name]
+
+    def prepare_explain(
+        self,
+        *,
+        rows: Sequence[Mapping[str, Any]],
+        method: str | None = None,
+        n_counterfactuals: int = 1,
+        target: Any = None,
+        constraints: Mapping[str, Any] | None = None,
+        time_limit: float | None = None,
+    ) -> ExplainJob:
+        """Validate an explain request (fast; raises on anything invalid)."""
+        name = method or self.default_method
+        m = self._method(name)
+        if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, int) or n_counterfactuals < 1:
+            raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+        if n_counterfactuals > self.limits.max_counterfactuals:
+            raise ValidationError(
+                f"n_counterfactuals={n_counterfactuals} exceeds this server's limit of "
+                f"{self.limits.max_counterfactuals} per row."
+            )
+        if time_limit is None:
+            time_limit = self.limits.default_time_limit
+        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not (math.isfinite(time_limit) and time_limit > 0):
+            raise ValidationError(f"time_limit must be a number of seconds > 0 (or null for the default). Got {time_limit!r}.")
+        if time_limit > self.limits.max_time_limit:
+            raise ValidationError(
+                f"time_limit={time_limit:g} s exceeds this server's cap of {self.limits.max_time_limit:g} s per row. "
+                "Ask for less."
+            )
+        frame = self.rows_frame(rows)
+        c = self.constraints_from(constraints)
+        if c is not None:
+            unsupported = sorted(c.kinds() - set(m.supported_constraints))
+            if unsupported:
+                raise UnsupportedConstraintError(
+                    f"{type(m).__name__} cannot honour constraints of kind {unsupported}. It supports "
+                    f"{sorted(m.supported_constraints)}; use a method that supports them or drop them."
+                )
+            resolved = c.resolve(self.schema)
+            for i, (_, x) in enumerate(frame.iterrows()):
+                try:
+                    resolved.for_query(x)
+                except ConstraintError as exc:
+                    raise ConstraintError(f"rows[{i}]: {exc}") from None
+        if target is None:
+            target = self.favourable
+        if target is not None:
+            self.model.class_index(target)
+        return ExplainJob(frame, name, c, target, int(n_counterfactuals), float(time_limit))
+
+    # ------------------------------------------------------------- running
+    def acquire(self) -> None:
+        """Admit one explanation; :class:`ServerBusy` when ``max_pending`` are in flight.
+
+        Pair with :meth:`release` once the explanation has finished.
+        """
+        with self._pending_lock:
+            if self._pending >= self.limits.max_pending:
+                raise ServerBusy(
+                    f"{self._pending} explanations are already running or waiting (limit "
+                    f"{self.limits.max_pending}); retry in a few seconds."
+                )
+            self._pending += 1
+
+    def release(self) -> None:
+        """One admitted explanation has finished."""
+        with self._pending_lock:
+            self._pending = max(0, self._pending - 1)
+
+    @property
+    def pending(self) -> int:
+        """Explanations admitted and not finished."""
+        return self._pending
+
+    def run_explain(self, job: ExplainJob) -> dict[str, Any]:
+        """Explain (CPU-bound: call from a worker thread) and render the answer."""
+        shared = self._methods[job.method]
+        with self._locks[job.method]:
+            m = copy.copy(shared)
+            if "time_limit" in m._param_names():
+                m.time_limit = job.time_limit  # type: ignore[attr-defined]
+            start = time.perf_counter()
+            result = m.explain(
+                job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target
+            )
+            elapsed = time.perf_counter() - start
+        return render(self, result, job, elapsed)
+
+    def explain(self, **request: Any) -> dict[str, Any]:
+        """Validate and run in the calling thread (for scripts and tests)."""
+        return self.run_explain(self.prepare_explain(**request))
+
+    def predict(self, rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+        """Decision and class probabilities per row."""
+        frame = self.rows_frame(rows)
+        preds, proba = self.model.predict_with_proba(frame)
+        return {"classes": jsonable(list(self.model.classes_)), "favourable": jsonable(self.favourable),
+                "predictions": [self.decision(preds[i], proba[i]) | {"row": i} for i in range(len(frame))]}
+
+    def decision(self, pred: Any, proba: np.ndarray) -> dict[str, Any]:
+        """The decision for one row: class, its label, probabilities."""
+        classes = [_py(c) for c in self.model.classes_]
+        labels = self.class_labels()
+        fav = None if self.favourable is None else float(proba[classes.index(self.favourable)])
+        return {
+            "prediction": jsonable(pred),
+            "label": labels.get(str(_py(pred)), str(_py(pred))),
+            "probabilities": {str(c): float(p) for c, p in zip(classes, proba, strict=True)},
+            "probability_favourable": fav,
+        }
