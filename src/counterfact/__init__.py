@@ -49,11 +49,11 @@ def __getattr__(name: str):  # type: ignore[no-untyped-def]
 
 __all__ = [
     "CEOCL",
-    "AuditResult",
     "L2C",
     "MACE",
     "MDPSO",
     "UFCE",
+    "AuditResult",
     "Causal",
     "ConstraintError",
     "Constraints",

@@ -6,7 +6,10 @@ for a ``dask.distributed`` cluster, local or at an address; ``"ray"``), writes
 each finished chunk's result to ``out_dir`` as soon as it arrives, and returns
 the joined result.  A chunk that raises is recorded (with its error) and the
 others still finish; re-running with the same ``out_dir`` skips the chunks
-already written.  No home-made scheduler: joblib's loky / Ray backends, or the
+already written.  Every query is seeded from its position in the whole of
+``X`` (each chunk passes its offset to ``explain``), so the result does not
+depend on the chunk size, the backend or the number of workers: it equals
+``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends, or the
 Dask scheduler itself (one task per chunk, submitted directly), do the work,
 and Dask reschedules the tasks of a worker that dies.
 """
@@ -16,14 +19,17 @@ from __future__ import annotations
 import contextlib
 import json
 import pickle
+import sys
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
+from ._progress import progress, should_show, summary_line
 from .exceptions import ValidationError
 from .result import CounterfactualResult
 
@@ -93,8 +99,8 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
             yield None
 
 
-def _run_chunk(method: Any, X: pd.DataFrame, kwargs: dict[str, Any]) -> str:
-    return method.explain(X, n_jobs=1, **kwargs).to_json()
+def _run_chunk(method: Any, X: pd.DataFrame, kwargs: dict[str, Any], offset: int = 0) -> str:
+    return method.explain(X, n_jobs=1, _position_offset=offset, _feedback=False, **kwargs).to_json()
 
 
 def explain_in_chunks(
@@ -127,16 +133,23 @@ def explain_in_chunks(
         Dask scheduler address (``tcp://host:8786``).
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``, ``target``).
+
+    Notes
+    -----
+    A progress bar over the queries (updated as chunks finish) and a closing
+    summary line go to standard error when the method's ``verbose`` is set or
+    standard error is a terminal.
     """
     from joblib import Parallel, delayed
 
-    if chunk_size < 1:
-        raise ValidationError(f"chunk_size must be >= 1. Got {chunk_size}.")
+    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+        raise ValidationError(f"chunk_size must be an int >= 1. Got {chunk_size!r}.")
     if X.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique.")
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
+    chunk_size = int(chunk_size)
     chunks = [X.iloc[k : k + chunk_size] for k in range(0, len(X), chunk_size)]
     report = BatchReport(result=None, n_chunks=len(chunks))
     results: dict[int, CounterfactualResult] = {}
@@ -149,9 +162,12 @@ def explain_in_chunks(
         else:
             todo.append(i)
 
+    verbose = getattr(method, "verbose", 0)
+    bar = progress(total=sum(len(chunks[i]) for i in todo), desc=f"{type(method).__name__} (chunks)", unit="query", verbose=verbose)
     if todo:
 
         def finished(i: int, text: str | None, err: str | None) -> None:
+            bar.update(len(chunks[i]))
             if err is not None:
                 report.failed[i] = err
                 return
@@ -168,19 +184,25 @@ def explain_in_chunks(
         blob = pickle.dumps((method, explain_kwargs))
         with parallel_backend(backend, address=address, n_workers=n_jobs if n_jobs > 0 else None) as client:
             if backend == "dask":
-                _run_on_dask(client, blob, [(i, pickle.dumps(chunks[i])) for i in todo], finished)
+                _run_on_dask(client, blob, [(i, pickle.dumps((chunks[i], i * chunk_size))) for i in todo], finished)
             else:
                 gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                    delayed(_chunk_task)(blob, pickle.dumps(chunks[i]), i) for i in todo
+                    delayed(_chunk_task)(blob, pickle.dumps((chunks[i], i * chunk_size)), i) for i in todo
                 )
                 for i, text, err in gen:
                     finished(i, text, err)
+    bar.close()
     if out is not None:
         (out / "failed.json").write_text(json.dumps({str(k): v for k, v in report.failed.items()}, indent=1))
     if results:
         joined = CounterfactualResult.concat([results[i] for i in sorted(results)])
         joined.model = getattr(method, "model_", None)
         report.result = joined
+    if should_show(verbose, len(X)):
+        line = summary_line(report.result.status, report.result.diagnostics) if report.result is not None else "no chunk finished"
+        if report.failed:
+            line += f"; {len(report.failed)} of {report.n_chunks} chunks failed"
+        print(line, file=sys.stderr, flush=True)
     return report
 
 
@@ -213,6 +235,7 @@ def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str
     """Worker entry point: never raises, so that joblib keeps the other chunks."""
     try:
         method, kwargs = pickle.loads(blob)
-        return i, _run_chunk(method, pickle.loads(chunk), kwargs), None
+        X, offset = pickle.loads(chunk)
+        return i, _run_chunk(method, X, kwargs, offset), None
     except Exception:
         return i, None, traceback.format_exc(limit=5)

@@ -258,7 +258,10 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
         else:
             cats = list(f.categories or ())
             code_of = {c: k for k, c in enumerate(cats)}
-            codes = np.array([code_of.get(c, -1) for c in col.astype(object).tolist()], dtype=int)
+            try:  # vectorised; -1 for a value that is not a category
+                codes = np.asarray(pd.Index(cats, dtype=object).get_indexer(col.astype(object).to_numpy()), dtype=int)
+            except (TypeError, ValueError, pd.errors.InvalidIndexError):
+                codes = np.array([code_of.get(c, -1) for c in col.astype(object).tolist()], dtype=int)
             allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
             qcode = np.full(len(bounds), -2, dtype=int)
             for i, fb in enumerate(fbs):

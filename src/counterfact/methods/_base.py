@@ -12,12 +12,25 @@ fills in hooks:
   ``_explain_batch(self, queries: list[Query]) -> list[Candidates]`` for
   amortized methods.
 
-Candidates are raw rows; the base class decides which are reported.
+Candidates are raw rows; the base class decides which are reported (see
+:mod:`counterfact.methods._assemble`: snapping to each feature's resolution,
+verification with the real model, optional sparsification, the diversity rule).
+
+Seeding by position
+-------------------
+Every query's generator is seeded from ``(random_state, position)``, its
+position in the whole input (``explain_in_chunks`` passes each chunk's
+offset), so one query gets the same random stream whether it is explained
+alone, in a batch, with ``n_jobs=k`` or in chunks of any size.  Methods draw
+only from ``query.rng`` and never depend on which other queries share their
+batch.  With ``random_state=None`` each ``explain`` call draws fresh entropy
+(still one stream per position).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
 import sys
 import time
 from collections.abc import Sequence
@@ -27,23 +40,25 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._progress import progress, should_show, summary_line
 from .._validation import Interval, Options, TypeSpec, validate_params
 from ..constraints import (
     CONSTRAINT_KINDS,
     Constraints,
     QueryBounds,
     ResolvedConstraints,
-    satisfied_many,
 )
 from ..data import Dataset
 from ..exceptions import (
+    ConstraintError,
     NotFittedError,
-    UnsupportedConstraintError,
     ValidationError,
 )
 from ..models import ModelAdapter, as_adapter
-from ..result import STATUSES, CounterfactualResult
+from ..models._adapter import check_model
+from ..result import CounterfactualResult
 from ..schema import Schema
+from ._rows import _position_seeds, _resolve_rows
 
 __all__ = ["Candidates", "CounterfactualMethod", "Query"]
 
@@ -64,7 +79,14 @@ class Query:
     predicted: Any = None
     #: the model's probability of ``target`` for the query itself
     query_confidence: float = float("nan")
+    #: when the query's work started (set by the base class just before the
+    #: method's hook runs on it, or on its sub-batch)
     started: float = field(default_factory=time.perf_counter)
+    #: position of the query in the whole input (what its ``rng`` is seeded from)
+    position: int = 0
+    #: why the query cannot be explained (its own constraints contradict
+    #: themselves); such queries never reach the method
+    invalid: str | None = None
 
     def time_left(self) -> float:
         """Seconds left before the time limit (inf without a limit)."""
@@ -112,6 +134,8 @@ class CounterfactualMethod:
     supported_constraints: ClassVar[frozenset[str]] = frozenset(CONSTRAINT_KINDS) - {"causal"}
     #: ``{param: [spec, ...]}``; see :mod:`counterfact._validation`
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+    #: the diversity rule's per-feature steps for the fitted data (see ``_assemble.steps_of``)
+    _diversity_steps_cache: np.ndarray | None = None
 
     # ------------------------------------------------------------- params
     @classmethod
@@ -135,6 +159,12 @@ class CounterfactualMethod:
         return self
 
     def _validate_params(self) -> None:
+        tl = getattr(self, "time_limit", None)
+        if "time_limit" in self._param_names() and isinstance(tl, (int, float)) and not isinstance(tl, bool) and math.isinf(tl):
+            raise ValidationError(
+                f"The 'time_limit' parameter of {type(self).__name__} must be a finite number of seconds. "
+                f"Got {tl!r}; pass time_limit=None for no limit."
+            )
         specs = {**{k: v for k, v in _COMMON_PARAMS.items() if k in self._param_names()}, **self._parameter_constraints}
         validate_params(type(self).__name__, self.get_params(), specs)
 
@@ -161,6 +191,13 @@ class CounterfactualMethod:
             A fitted classifier with ``predict_proba(DataFrame)`` and ``classes_``.
         data : Dataset
             Training data (statistics, observed rows, ranges).
+
+        Raises
+        ------
+        ValidationError
+            The model does not fit the data: it was fitted on other columns,
+            ``predict_proba`` fails on a few training rows or does not give one
+            column per class, or its classes are not the data's classes.
         """
         self._validate_params()
         if not isinstance(data, Dataset):
@@ -171,7 +208,9 @@ class CounterfactualMethod:
         self.schema_: Schema = data.schema
         self.data_: Dataset = data
         self.model_: ModelAdapter = as_adapter(model, data.schema)
+        check_model(self.model_, data, owner=type(self).__name__)
         self.classes_ = self.model_.classes_
+        self._diversity_steps_cache = None  # recomputed from this data on first use
         self._fit()
         self.fitted_ = True
         return self
@@ -197,6 +236,9 @@ class CounterfactualMethod:
         n_jobs: int | None = 1,
         backend: str | None = None,
         chunk_size: int | None = None,
+        errors: str | None = None,
+        _position_offset: int = 0,
+        _feedback: bool = True,
     ) -> CounterfactualResult:
         """Counterfactuals for each row of ``X``.
 
@@ -221,19 +263,72 @@ class CounterfactualMethod:
             (needs a ``distributed.Client``), ``"ray"`` (needs ``ray``).
         chunk_size : int, optional
             Queries per task when running in parallel.
+        errors : {"coerce", "raise"}, optional
+            What a row whose own constraints contradict themselves does (they
+            name no valid box for that row: a :class:`ConstraintError` when
+            resolved against the schema or the row, or a feature left with no
+            allowed value).  ``"coerce"`` (the default with one Constraints per
+            row) gives that row the status ``invalid`` with the reason and
+            explains the others; ``"raise"`` (the default with one shared
+            Constraints) raises.  A shared Constraints that contradicts
+            itself regardless of the row always raises, and with a shared
+            Constraints a row that cannot reach the allowed box is
+            ``infeasible``, as before.  Every row's constraints are checked
+            before any search starts.
+        _position_offset : int
+            Internal (used by :func:`~counterfact.batch.explain_in_chunks`):
+            the position of ``X``'s first row in the whole input, from which
+            each query's random stream is seeded.
+        _feedback : bool
+            Internal: ``False`` hides the progress bar and the summary line
+            (a chunk of :func:`~counterfact.batch.explain_in_chunks`, which
+            shows its own).
 
         Returns
         -------
         CounterfactualResult
+
+        Notes
+        -----
+        Every reported counterfactual has its numeric values on the feature's
+        resolution and was verified *after* that rounding with the real model
+        and the constraints.  Methods that sparsify (UFCE, MD-PSO, L2C by
+        default; ``nearest`` with ``sparsify=True``) have every change the
+        model does not need reverted.  The counterfactuals of one query are
+        pairwise *different*: another set of changed features, or some feature
+        differing by more than max(resolution, 0.1 x MAD); discrete features
+        by value.  Diagnostics count each step (``n_snapped``,
+        ``n_snap_failed``, ``n_reverted``, ``n_duplicates``, ``n_too_similar``).
+
+        Reproducibility: each query's random stream depends only on
+        ``random_state`` and its position in ``X``, so ``n_jobs``, ``backend``
+        and chunking do not change the result.
+
+        Progress: a bar over the queries on standard error when ``verbose`` is
+        set or standard error is a terminal, and a closing line counting the
+        queries without a counterfactual by reason.  Nothing is written to
+        standard output.
         """
         self._check_fitted()
-        tasks, _resolved, constraints = self._prepare(X, n_counterfactuals, constraints, target)
-        outcomes = self._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size)
-        return self._assemble(tasks, outcomes, constraints, n_counterfactuals)
+        tasks, _resolved, constraints = self._prepare(
+            X, n_counterfactuals, constraints, target, errors=errors, offset=_position_offset
+        )
+        outcomes = self._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, feedback=_feedback)
+        result = self._assemble(tasks, outcomes, constraints, n_counterfactuals)
+        if _feedback and should_show(getattr(self, "verbose", 0), len(tasks)):
+            print(summary_line(result.status, result.diagnostics), file=sys.stderr, flush=True)
+        return result
 
     # ........................................................... preparing
     def _prepare(
-        self, X: Any, n_counterfactuals: Any, constraints: Constraints | Sequence[Constraints] | None, target: Any
+        self,
+        X: Any,
+        n_counterfactuals: Any,
+        constraints: Constraints | Sequence[Constraints] | None,
+        target: Any,
+        *,
+        errors: str | None = None,
+        offset: int = 0,
     ) -> tuple[list[Query], ResolvedConstraints, Any]:
         if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
             raise ValidationError(
@@ -242,49 +337,47 @@ class CounterfactualMethod:
         frame = self.schema_.validate_frame(X, what="X")
         if frame.index.has_duplicates:
             raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
-        per_row = isinstance(constraints, (list, tuple))
-        if per_row and len(constraints) != len(frame):  # type: ignore[arg-type]
-            raise ValidationError(
-                f"constraints has {len(constraints)} entries for {len(frame)} rows of X; pass one "  # type: ignore[arg-type]
-                "Constraints per row, or a single Constraints for every row."
-            )
-        items: list[Any] = [Constraints() if c is None else c for c in (constraints if per_row else [constraints])]  # type: ignore[union-attr]
-        resolved_by_id: dict[int, ResolvedConstraints] = {}  # each distinct object checked and resolved once
-        for k, c in enumerate(items):
-            if not isinstance(c, Constraints):
-                where = f"constraints[{k}]" if per_row else "constraints"
-                raise ValidationError(f"{where} must be a cf.Constraints. Got {type(c).__name__}.")
-            if id(c) not in resolved_by_id:
-                unsupported = sorted(c.kinds() - set(self.supported_constraints))
-                if unsupported:
-                    raise UnsupportedConstraintError(
-                        f"{type(self).__name__} cannot honour constraints of kind {unsupported}. It supports "
-                        f"{sorted(self.supported_constraints)}; use a method that supports them "
-                        "(CE-OCL supports causal constraints) or drop them."
-                    )
-                resolved_by_id[id(c)] = c.resolve(self.schema_)
-        row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
-        resolved = resolved_by_id[id(items[0])] if items else Constraints().resolve(self.schema_)
-        given: Any = items if per_row else items[0]
+        per_row, errors, row_resolved, resolved, given = _resolve_rows(self, frame, constraints, errors)
+        free: ResolvedConstraints | None = None  # bounds of a row that is never searched
         preds, proba = self.model_.predict_with_proba(frame)
         targets = self._targets(preds, target, len(frame))
-        seeds = np.random.SeedSequence(getattr(self, "random_state", None)).spawn(len(frame))
+        seeds = _position_seeds(getattr(self, "random_state", None), int(offset), len(frame))
         tasks = []
         for i, (qid, x) in enumerate(frame.iterrows()):
-            bounds = row_resolved[i].for_query(x)
+            rc = row_resolved[i]
+            why: str | None = None
+            bounds: QueryBounds | None = None
+            if isinstance(rc, ConstraintError):
+                why = f"the row's constraints contradict themselves: {rc}"
+            else:
+                try:
+                    bounds = rc.for_query(x)
+                except ConstraintError as exc:
+                    if errors == "raise":
+                        raise
+                    why = f"the row's constraints contradict themselves: {exc}"
+                else:
+                    if per_row and errors == "coerce" and bounds.infeasible:
+                        empty = [b.feature.name for b in bounds.features if b.empty]
+                        why = f"the row's constraints leave {empty} no allowed value"
+            if why is not None:
+                free = free or Constraints().resolve(self.schema_)
+                rc, bounds = free, free.for_query(x)
             tasks.append(
                 Query(
                     id=qid,
                     x=x,
                     target=targets[i],
                     target_index=self.model_.class_index(targets[i]),
-                    bounds=bounds,
-                    constraints=row_resolved[i],
+                    bounds=bounds,  # type: ignore[arg-type]
+                    constraints=rc,  # type: ignore[arg-type]
                     n_counterfactuals=int(n_counterfactuals),
                     rng=np.random.default_rng(seeds[i]),
                     time_limit=getattr(self, "time_limit", None),
                     predicted=preds[i],
                     query_confidence=float(proba[i, self.model_.class_index(targets[i])]),
+                    position=int(offset) + i,
+                    invalid=why,
                 )
             )
         return tasks, resolved, given
@@ -308,64 +401,90 @@ class CounterfactualMethod:
         return targets
 
     # ............................................................. running
-    def _run(self, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None) -> list[Candidates]:
-        todo = [i for i, t in enumerate(tasks) if not t.bounds.infeasible and t.predicted != t.target]
-        out: list[Candidates] = [Candidates(pd.DataFrame(columns=self.schema_.names)) for _ in tasks]
+    def _run(
+        self, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None, feedback: bool = True
+    ) -> list[Candidates]:
+        empty = pd.DataFrame(columns=self.schema_.names)
+        out: list[Candidates] = [Candidates(empty) for _ in tasks]
+        todo = []
         for i, t in enumerate(tasks):
-            if t.bounds.infeasible:
-                out[i] = Candidates(pd.DataFrame(columns=self.schema_.names), "infeasible", {"reason": "a feature has no allowed value"})
+            if t.invalid is not None:
+                out[i] = Candidates(empty, "invalid", {"reason": t.invalid})
+            elif t.bounds.infeasible:
+                names = [b.feature.name for b in t.bounds.features if b.empty]
+                out[i] = Candidates(empty, "infeasible", {"reason": f"the constraints leave {names} no allowed value for this query"})
             elif t.predicted == t.target:
-                out[i] = Candidates(pd.DataFrame(columns=self.schema_.names), "failed", {"reason": "query already predicted as target"})
+                out[i] = Candidates(empty, "failed", {"reason": "query already predicted as target"})
+            else:
+                todo.append(i)
         if not todo:
             return out
         n_jobs = 1 if n_jobs is None else int(n_jobs)
         sub = [tasks[i] for i in todo]
-        if n_jobs == 1 and backend is None:
-            results = self._solve_chunk(sub, progress=True)
-        else:
-            from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+        bar = progress(total=len(sub), desc=type(self).__name__, unit="query", verbose=getattr(self, "verbose", 0), disable=not feedback)
+        try:
+            if n_jobs == 1 and backend is None:
+                results = self._solve_chunk(sub, bar=bar)
+            else:
+                from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
-            workers = effective_n_jobs(n_jobs)
-            size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
-            chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
-            with parallel_config(backend=backend or "loky", n_jobs=n_jobs):
-                gen = Parallel(return_as="generator")(delayed(_solve)(self, c) for c in chunks)
-                parts = list(self._progress(gen, total=len(chunks), unit="chunk"))
-            results = [r for part in parts for r in part]
+                workers = effective_n_jobs(n_jobs)
+                size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
+                chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
+                parts = []
+                with parallel_config(backend=backend or "loky", n_jobs=n_jobs):
+                    gen = Parallel(return_as="generator")(delayed(_solve)(self, c) for c in chunks)
+                    for chunk, part in zip(chunks, gen, strict=True):
+                        parts.append(part)
+                        bar.update(len(chunk))
+                results = [r for part in parts for r in part]
+        finally:
+            bar.close()
         for i, r in zip(todo, results, strict=True):
             out[i] = r
         return out
 
-    def _progress(self, iterable: Any, total: int, unit: str = "query") -> Any:
-        show = bool(getattr(self, "verbose", 0)) or (total >= 50 and sys.stderr.isatty())
-        if not show:
-            return iterable
-        from tqdm.auto import tqdm
+    def _sub_batches(self, n: int) -> int:
+        """Queries per call of ``_explain_batch`` (so that the progress bar moves;
+        results do not depend on it: each query draws only from its own stream)."""
+        return max(16, int(np.ceil(n / 20)))
 
-        return tqdm(iterable, total=total, unit=unit, desc=type(self).__name__)
+    def _solve_chunk(self, tasks: list[Query], bar: Any = None) -> list[Candidates]:
+        """Run the method's hook on ``tasks``, advancing ``bar`` as queries finish.
 
-    def _solve_chunk(self, tasks: list[Query], progress: bool = False) -> list[Candidates]:
+        Per-query methods: each query's clock (``Query.started``) starts just
+        before its own ``_explain_one``, and its runtime is its own wall time.
+        Batch methods: ``_explain_batch`` runs on sub-batches
+        (:meth:`_sub_batches`); every query of a sub-batch starts at the
+        sub-batch's start, so a time limit bounds the sub-batch's wall time
+        (a method may restart the clocks of smaller groups itself), and each
+        query's runtime is the sub-batch's wall time divided among its queries.
+        """
+        out: list[Candidates] = []
         if type(self)._explain_batch is not CounterfactualMethod._explain_batch:
-            start = time.perf_counter()
-            for t in tasks:
-                t.started = start
-            cands = self._explain_batch(tasks)
-            elapsed = (time.perf_counter() - start) / max(1, len(tasks))
-            for c in cands:
-                c.diagnostics.setdefault("_runtime", elapsed)
-            return cands
-        out = []
-        it = self._progress(tasks, total=len(tasks)) if progress else tasks
-        for t in it:
+            size = self._sub_batches(len(tasks))
+            for k in range(0, len(tasks), size):
+                group = tasks[k : k + size]
+                start = time.perf_counter()
+                for t in group:
+                    t.started = start
+                cands = self._explain_batch(group)
+                elapsed = (time.perf_counter() - start) / max(1, len(group))
+                for c in cands:
+                    c.diagnostics.setdefault("_runtime", elapsed)
+                out.extend(cands)
+                if bar is not None:
+                    bar.update(len(group))
+            return out
+        for t in tasks:
             t.started = time.perf_counter()
-            try:
-                c = self._explain_one(t)
-            except (ValidationError, UnsupportedConstraintError, NotFittedError):
-                raise
+            c = self._explain_one(t)
             if isinstance(c, pd.DataFrame):
                 c = Candidates(c)
             c.diagnostics.setdefault("_runtime", time.perf_counter() - t.started)
             out.append(c)
+            if bar is not None:
+                bar.update(1)
         return out
 
     def _explain_one(self, query: Query) -> Candidates:
@@ -400,151 +519,10 @@ class CounterfactualMethod:
     # ........................................................... assembling
     def _assemble(self, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int) -> CounterfactualResult:
         """Verify every candidate and build the result (``constraints``: one
-        Constraints, or a list with one per task)."""
-        names = self.schema_.names
-        qids = [t.id for t in tasks]
-        queries = pd.DataFrame([t.x for t in tasks], columns=names)
-        queries.index = pd.Index(qids)
-        queries = self.schema_.coerce(queries)
-        # gather every candidate for a single batched model call
-        frames, owners = [], []
-        for i, c in enumerate(outcomes):
-            f = c.frame
-            if f is None or len(f) == 0:
-                continue
-            missing = [n for n in names if n not in f.columns]
-            if missing:
-                raise ValidationError(f"{type(self).__name__} returned candidates without columns {missing}.")
-            frames.append(f.loc[:, names].reset_index(drop=True))
-            owners.append(np.full(len(f), i))
-        statuses, diags, kept = [], [], []
-        conf_all = np.zeros(0)
-        flips_all = np.zeros(0, dtype=bool)
-        allc = None
-        own = np.zeros(0, dtype=int)
-        if frames:
-            allc = pd.concat(frames, ignore_index=True)
-            own = np.concatenate(owners)
-            coerced_ok = np.ones(len(allc), dtype=bool)
-            try:
-                allc = self.schema_.coerce(allc)
-            except (TypeError, ValueError):
-                # fall back to row-wise coercion to find the culprits
-                good = []
-                for k in range(len(allc)):
-                    try:
-                        self.schema_.coerce(allc.iloc[[k]])
-                        good.append(True)
-                    except (TypeError, ValueError):
-                        good.append(False)
-                coerced_ok = np.array(good)
-                allc = allc[coerced_ok].reset_index(drop=True)
-                own = own[coerced_ok]
-            sat = satisfied_many([t.bounds for t in tasks], allc, own)
-            flips_all = np.zeros(len(allc), dtype=bool)
-            conf_all = np.full(len(allc), np.nan)
-            if sat.any():
-                sub = allc[sat]
-                pred, proba = self.model_.predict_with_proba(sub)
-                tgt_idx = np.array([tasks[i].target_index for i in own[sat]])
-                tgt = np.array([tasks[i].target for i in own[sat]], dtype=object)
-                flips_all[sat] = np.array([p == t for p, t in zip(pred, tgt, strict=True)])
-                conf_all[sat] = proba[np.arange(len(sub)), tgt_idx]
-            valid_all = flips_all & sat
-        else:
-            sat = valid_all = np.zeros(0, dtype=bool)
-            coerced_ok = np.zeros(0, dtype=bool)
-        cf_rows: list[int] = []
-        cf_index, cf_conf = [], []
-        keys = _keys(allc, names) if allc is not None else []
-        for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True)):
-            m = own == i
-            d = {k: v for k, v in c.diagnostics.items() if not k.startswith("_")}
-            idx = np.flatnonzero(m)
-            n_prop = len(c.frame) if c.frame is not None else 0
-            d["n_proposed"] = n_prop
-            d["n_rejected_constraints"] = int((~sat[idx]).sum()) + (n_prop - int(m.sum()))
-            d["n_rejected_model"] = int((sat[idx] & ~flips_all[idx]).sum())
-            seen: set[tuple[Any, ...]] = set()
-            xkey = _key(t.x, names)
-            rank = 0
-            first_rejected = len(idx) > 0 and not valid_all[idx[0]]
-            dup = 0
-            for k in map(int, idx):
-                if not valid_all[k]:
-                    continue
-                key = keys[k]
-                if key in seen or key == xkey:
-                    dup += 1
-                    continue
-                if rank >= n_cf:
-                    break
-                seen.add(key)
-                cf_rows.append(k)
-                cf_index.append((t.id, rank))
-                cf_conf.append(conf_all[k])
-                rank += 1
-            d["n_duplicates"] = dup
-            hint = c.status
-            if rank > 0:
-                st = hint if hint in ("optimal", "feasible") else "feasible"
-                if st == "optimal" and first_rejected:
-                    st = "feasible"
-            else:
-                st = hint if hint in ("infeasible", "timeout") else "failed"
-                if hint in ("optimal", "feasible") and n_prop:
-                    d.setdefault("reason", "every proposed candidate failed verification")
-            statuses.append(st)
-            diags.append(d)
-            kept.append(c.diagnostics.get("_runtime", np.nan))
-        if cf_rows:
-            cf_frame = self.schema_.coerce(allc.iloc[cf_rows].reset_index(drop=True))  # type: ignore[union-attr]
-        else:
-            cf_frame = pd.DataFrame(columns=names)
-        cf_frame.index = pd.MultiIndex.from_tuples(cf_index, names=["query", "rank"]) if cf_index else pd.MultiIndex.from_tuples([], names=["query", "rank"])
-        assert all(s in STATUSES for s in statuses)  # internal invariant, not input validation
-        idx = pd.Index(qids)
-        return CounterfactualResult(
-            queries=queries,
-            counterfactuals=cf_frame,
-            status=pd.Series(statuses, index=idx, dtype=object),
-            runtime=pd.Series(kept, index=idx, dtype=float),
-            diagnostics=pd.DataFrame(diags, index=idx),
-            schema=self.schema_,
-            target=pd.Series([t.target for t in tasks], index=idx),
-            method=self.name or type(self).__name__,
-            params=self.get_params(),
-            constraints=None if isinstance(constraints, list) else constraints,
-            query_constraints=dict(zip(qids, constraints, strict=True)) if isinstance(constraints, list) else None,
-            model=self.model_,
-            n_counterfactuals=n_cf,
-            confidence=pd.Series(cf_conf, index=cf_frame.index, dtype=float),
-            query_confidence=pd.Series([t.query_confidence for t in tasks], index=idx, dtype=float),
-        )
+        Constraints, or a list with one per task); see :mod:`._assemble`."""
+        from ._assemble import assemble
 
-
-def _norm(v: Any) -> Any:
-    if isinstance(v, (float, np.floating)):
-        return round(float(v), 9)
-    if isinstance(v, np.generic):
-        return v.item()
-    return v
-
-
-def _key(row: pd.Series, names: Sequence[str]) -> tuple[Any, ...]:
-    return tuple(_norm(row[n]) for n in names)
-
-
-def _keys(frame: pd.DataFrame, names: Sequence[str]) -> list[tuple[Any, ...]]:
-    """``_key`` of every row of ``frame``, column by column (no per-row pandas indexing)."""
-    cols = []
-    for n in names:
-        col = frame[n]
-        if pd.api.types.is_float_dtype(col.dtype):
-            cols.append([round(v, 9) for v in col.to_numpy(dtype=float).tolist()])
-        else:
-            cols.append([_norm(v) for v in col.tolist()])
-    return list(zip(*cols, strict=True)) if cols else [() for _ in range(len(frame))]
+        return assemble(self, tasks, outcomes, constraints, n_cf)
 
 
 def _solve(method: CounterfactualMethod, tasks: list[Query]) -> list[Candidates]:

@@ -29,6 +29,13 @@ class NearestObservable(CounterfactualMethod):
     The status is ``optimal``: the answer is exactly the nearest admissible
     observed row (not the nearest possible counterfactual).
 
+    With ``sparsify=True`` the base class then reverts every change of that
+    row the model does not need (verified with the real model and the
+    constraints; see :mod:`counterfact.methods._assemble`): the answer is no
+    longer an observed row, changes fewer features, and its status is
+    ``feasible`` when a revert happened (the "nearest observed" certificate no
+    longer applies).
+
     Parameters
     ----------
     norm : {"l0", "l1", "linf"} or tuple of three floats
@@ -39,6 +46,9 @@ class NearestObservable(CounterfactualMethod):
         Unused (the search is a vectorised scan).
     verbose : int
         Progress output.
+    sparsify : bool
+        Revert the changes of the returned rows that the model does not need
+        (off by default: the baseline returns observed rows).
     """
 
     name: ClassVar[str] = "nearest"
@@ -48,6 +58,7 @@ class NearestObservable(CounterfactualMethod):
             TypeSpec((tuple, list), "a tuple (alpha, beta, gamma) of non-negative floats", lambda v: len(v) == 3 and all(isinstance(a, (int, float)) and a >= 0 for a in v)),
         ],
         "time_limit": [None, Interval(float, 0, None, closed="neither")],
+        "sparsify": [TypeSpec((bool,), "a bool")],
     }
 
     def __init__(
@@ -57,11 +68,13 @@ class NearestObservable(CounterfactualMethod):
         random_state: int | None = None,
         time_limit: float | None = None,
         verbose: int = 0,
+        sparsify: bool = False,
     ) -> None:
         self.norm = norm
         self.random_state = random_state
         self.time_limit = time_limit
         self.verbose = verbose
+        self.sparsify = sparsify
 
     def _fit(self) -> None:
         from ..metrics import DistanceEncoder

@@ -16,7 +16,7 @@ import pandas as pd
 from ..exceptions import UnsupportedModelError, ValidationError
 from ..schema import Schema
 
-__all__ = ["ModelAdapter", "TorchModel", "as_adapter"]
+__all__ = ["ModelAdapter", "TorchModel", "as_adapter", "check_model"]
 
 
 class TorchModel:
@@ -65,10 +65,21 @@ class ModelAdapter:
         self.model: Any = model
         self.schema = schema
         self.classes_ = np.asarray(model.classes_)
+        self._columns: list[str] | None = None if schema is None else list(schema.names)
+        seen = _fitted_columns(model)
+        if schema is not None and seen is not None and sorted(seen) == sorted(schema.names):
+            self._columns = seen  # the model's own column order
 
     def _frame(self, X: pd.DataFrame) -> pd.DataFrame:
-        if self.schema is not None:
-            return X.loc[:, self.schema.names]
+        """``X`` as the model reads it: the model's own column order, and for a bare
+        XGBoost / LightGBM model with native categorical splits, its category columns
+        as ``pd.Categorical`` over the model's own categories."""
+        if self._columns is not None:
+            X = X.loc[:, self._columns]
+        if type(self.model).__name__ in ("XGBClassifier", "LGBMClassifier"):
+            from .compile import native_category_frame
+
+            X = native_category_frame(self.model, X)
         return X
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
@@ -119,3 +130,75 @@ def as_adapter(model: Any, schema: Schema | None = None) -> ModelAdapter:
     if isinstance(model, ModelAdapter) and (schema is None or model.schema is schema):
         return model
     return ModelAdapter(model, schema)
+
+
+def _fitted_columns(model: Any) -> list[str] | None:
+    """The column names a scikit-learn style model was fitted on, when it records them."""
+    names = getattr(model, "feature_names_in_", None)
+    if names is None:
+        return None
+    try:
+        return [str(n) for n in names]
+    except TypeError:
+        return None
+
+
+def check_model(adapter: ModelAdapter, data: Any, *, owner: str = "fit", n_rows: int = 5) -> None:
+    """Check that a model fits its training data; raise a clear error if not.
+
+    Checks, in order: the columns the model was fitted on (scikit-learn's
+    ``feature_names_in_``, when recorded) are the data's feature columns;
+    ``predict_proba`` works on a few training rows and gives one column per
+    class; every class present in the data is a class of the model (the model
+    may know more: the data can be a sample without some class).
+
+    Raises
+    ------
+    ValidationError
+        Naming the mismatch and how to fix it.
+    """
+    schema = data.schema
+    names = list(schema.names)
+    seen = _fitted_columns(adapter.model)
+    if seen is not None and sorted(seen) != sorted(names):
+        missing = [n for n in seen if n not in names]
+        extra = [n for n in names if n not in seen]
+        parts = []
+        if missing:
+            parts.append(f"the model needs columns the data lacks: {missing}")
+        if extra:
+            parts.append(f"the data has feature columns the model was not fitted on: {extra}")
+        raise ValidationError(
+            f"{owner}: the model was fitted on other columns than the data's features ("
+            + "; ".join(parts)
+            + "). Fit the model on data.X (the Dataset's feature columns), or build the Dataset "
+            "from the frame the model was trained on (cf.Dataset.from_frame(frame, target=...))."
+        )
+    rows = data.X.iloc[: max(1, n_rows)]
+    try:
+        proba = np.asarray(adapter.model.predict_proba(adapter._frame(rows)), dtype=float)
+    except Exception as exc:
+        raise ValidationError(
+            f"{owner}: the model's predict_proba fails on {len(rows)} training rows "
+            f"({type(exc).__name__}: {exc}). The model must accept a DataFrame with the data's "
+            f"feature columns {names}; wrap its preprocessing in a scikit-learn Pipeline fitted on data.X."
+        ) from None
+    k = len(adapter.classes_)
+    if proba.ndim != 2 or proba.shape != (len(rows), k):
+        raise ValidationError(
+            f"{owner}: the model's predict_proba returned shape {proba.shape} for {len(rows)} rows; "
+            f"expected ({len(rows)}, {k}), one column per class in classes_ {adapter.classes_.tolist()}."
+        )
+    model_classes = [_plain(c) for c in adapter.classes_.tolist()]
+    data_classes = sorted({_plain(c) for c in pd.unique(data.y).tolist()}, key=repr)
+    absent = [c for c in data_classes if c not in model_classes]
+    if absent:
+        raise ValidationError(
+            f"{owner}: the model's classes {model_classes} are not the data's classes {data_classes} "
+            f"(the data has {absent}, which the model does not know). Fit the model on this Dataset's "
+            "target column (data.y), with the same label type (e.g. 0/1, not '0'/'1')."
+        )
+
+
+def _plain(v: Any) -> Any:
+    return v.item() if isinstance(v, np.generic) else v

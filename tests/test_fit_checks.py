@@ -1,0 +1,77 @@
+"""``fit`` checks the model against the training data: columns, predict_proba, classes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import counterfact as cf
+from counterfact.exceptions import ValidationError
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    n = 300
+    frame = pd.DataFrame({"a": rng.integers(0, 50, n), "b": np.round(rng.normal(0, 1, n), 2), "c": rng.normal(0, 1, n)})
+    frame["y"] = ((frame["a"] / 50 + frame["b"]) > 0.5).astype(int)
+    return cf.Dataset.from_frame(frame, target="y")
+
+
+def test_model_fitted_on_other_columns(data):
+    X = data.X.rename(columns={"a": "age"})
+    model = LogisticRegression().fit(X, data.y)
+    with pytest.raises(ValidationError, match=r"other columns.*\['age'\].*\['a'\].*data\.X"):
+        cf.NearestObservable().fit(model, data)
+    fewer = LogisticRegression().fit(data.X[["a", "b"]], data.y)
+    with pytest.raises(ValidationError, match=r"not fitted on: \['c'\]"):
+        cf.NearestObservable().fit(fewer, data)
+
+
+def test_columns_in_another_order_are_fine(data):
+    model = LogisticRegression().fit(data.X[["c", "b", "a"]], data.y)
+    m = cf.NearestObservable().fit(model, data)
+    r = m.explain(data.X.iloc[:5])
+    assert r.found.sum() > 0
+
+
+def test_predict_proba_failing_or_misshaped(data):
+    numpy_model = LogisticRegression().fit(data.X.to_numpy()[:, :2], data.y)  # 2 features, no names
+    with pytest.raises(ValidationError, match="predict_proba fails on 5 training rows"):
+        cf.NearestObservable().fit(numpy_model, data)
+
+    class OneColumn:
+        classes_ = np.array([0, 1])
+
+        def predict_proba(self, X):
+            return np.ones((len(X), 1))
+
+    with pytest.raises(ValidationError, match=r"shape \(5, 1\).*one column per class"):
+        cf.NearestObservable().fit(OneColumn(), data)
+
+
+def test_classes_must_match(data):
+    as_text = LogisticRegression().fit(data.X, data.y.astype(str))
+    with pytest.raises(ValidationError, match=r"classes \[.0., .1.\] are not the data.s classes \[0, 1\].*label type"):
+        cf.NearestObservable().fit(as_text, data)
+    shifted = LogisticRegression().fit(data.X, data.y + 1)
+    with pytest.raises(ValidationError, match="not the data's classes"):
+        cf.NearestObservable().fit(shifted, data)
+
+
+def test_good_model_passes_and_nothing_is_mutated(data):
+    model = cf.models.fit(data, "lr")
+    before = data.frame.copy()
+    cf.NearestObservable().fit(model, data)
+    pd.testing.assert_frame_equal(before, data.frame)
+
+
+def test_data_may_lack_a_class_the_model_knows():
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"a": rng.uniform(0, 10, 300), "b": rng.uniform(0, 10, 300)})
+    y = np.where(X["a"] < 3, 0, np.where(X["a"] < 7, 1, 2))
+    model = cf.models.fit(cf.Dataset.from_frame(X.assign(y=y), target="y"), "lr", random_state=0)
+    partial = cf.Dataset.from_frame(X.assign(y=y)[y < 2], target="y")
+    cf.NearestObservable().fit(model, partial)  # a sample without class 2 is fine
