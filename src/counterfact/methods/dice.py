@@ -127,7 +127,7 @@ class DiCE(CounterfactualMethod):
         for f in self.schema_:
             if not f.is_numeric:
                 lookup = {str(c): c for c in f.categories or ()}
-                cfs[f.name] = [lookup.get(str(v), v) for v in cfs[f.name]]
+                cfs[f.name] = pd.Series([lookup.get(str(v), v) for v in cfs[f.name]], index=cfs.index, dtype=object)
             else:
                 cfs[f.name] = pd.to_numeric(cfs[f.name], errors="coerce")
         return Candidates(cfs.reset_index(drop=True), "feasible", {"dice_method": self.dice_method})
@@ -155,7 +155,9 @@ class _StrInput:
         for f in self.schema:
             if not f.is_numeric:
                 lookup = {str(c): c for c in f.categories or ()}
-                X[f.name] = [lookup.get(str(v), v) for v in X[f.name]]
+                # object dtype, as Schema.coerce gives it: a list of ints would become an int64
+                # column, which a OneHotEncoder fitted on object columns cannot read
+                X[f.name] = pd.Series([lookup.get(str(v), v) for v in X[f.name]], index=X.index, dtype=object)
             elif f.kind == "integer":
                 X[f.name] = np.round(pd.to_numeric(X[f.name])).astype(np.int64)
         return X

@@ -2,11 +2,8 @@
 
 from __future__ import annotations
 
-import json
 import os
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import numpy as np
@@ -15,17 +12,14 @@ import pandas as pd
 from ..._deps import import_optional
 from ..._validation import Interval, Options, TypeSpec
 from ...exceptions import UnsupportedModelError, ValidationError
-from ...models import as_adapter
-from ...schema import Schema, _py
 from .._base import Candidates, CounterfactualMethod, Query
 from ._blackbox import mirror_of
 from ._representation import Representation
 from ._training import RowSet, TrainConfig, forward, sample_levels, train
+from ._util import _distinct, _take, _threads
 
 __all__ = ["L2C"]
 
-_FORMAT = "counterfact.l2c"
-_VERSION = 1
 
 
 class L2C(CounterfactualMethod):
@@ -65,14 +59,24 @@ class L2C(CounterfactualMethod):
       feature decodes to its bin's representative (the mid-point, as the
       paper, or ``representative="median"``), integers rounded, inside the
       domain and the query's bounds.
-    * **Early stopping** on the validity of discrete samples for a validation
-      split (``validation_fraction``), scored by the real model; the paper
-      trains a fixed 200 epochs.  With the paper's Adam rate (1e-4) a small
-      data set takes few steps per epoch and validity climbs slowly at first:
-      on Graduate Admission (400 rows) a patience of 20 epochs stopped at
-      epoch 48 with 24% sample validity and one row without a counterfactual,
-      a patience of 50 ran the 200 epochs to 60% and every row covered; hence
-      ``patience=50``.
+    * **Training cost proportional to the work.**  The paper trains a fixed
+      200 epochs at Adam's rate 1e-4.  Here (i) the model is scored through
+      an exact batch shortcut (:class:`~counterfact.methods._fastpredict.FastPredictor`:
+      the pipeline's preprocessing folded by the model compiler and the
+      fitted estimator called on numpy, a forest evaluated without per-tree
+      dispatch; used only when it reproduced the model's probabilities
+      exactly on training rows at ``fit``); (ii) training stops early on a
+      validation split's *validity* and *yield* (distinct valid samples per
+      row, i.e. validity and diversity): once neither has risen by 0.005 for
+      ``patience`` epochs, keeping the most valid weights and, among those
+      within 0.005 of the best validity, the most diverse; and
+      (iii) the default rate is 1e-3.  Measured on German Credit (LR): with
+      1e-3 validation validity reaches 1.0 by epoch 13 (0.94 at epoch 10);
+      with 1e-4 it took about 100 epochs (forest: validity flat at 0.20 for
+      the first 16 epochs, which a short patience would mistake for a
+      plateau).  ``learning_rate=1e-4, patience=200`` trains as the paper.
+      :meth:`save` / :meth:`load` keep a trained generator so that a server
+      or a second session does not train again.
     * **G and S see the desired class** (its one-hot appended to ``z``).  In
       the paper ``y' = 1 - f(x)`` is implicit, a discontinuous function of
       ``x``: near the decision boundary the networks must switch direction
@@ -147,13 +151,14 @@ class L2C(CounterfactualMethod):
     tau : float
         Temperature of the Gumbel-softmax and binary-concrete relaxations (0.2).
     learning_rate : float
-        Adam's learning rate (the paper: 1e-4).
+        Adam's learning rate (the paper: 1e-4; 1e-3 here, see above).
     max_epochs : int
         Epoch cap (the paper trains 200 epochs).
     batch_size : int
         Training rows per step.
     patience : int
-        Epochs without a better validation validity before stopping.
+        Training stops after this many epochs in which neither the validation
+        validity nor the validation yield rose by more than 0.005.
     validation_fraction : float
         Share of the training rows held out for early stopping (0: use the training rows).
     gradient : {"auto", "pathwise", "score_function"}
@@ -172,6 +177,11 @@ class L2C(CounterfactualMethod):
         When no sampled candidate is valid, return
         :class:`~counterfact.methods.nearest.NearestObservable`'s answer
         instead (diagnostics ``source == "nearest"``).
+    sparsify : bool
+        After verification, the base class reverts every change the model
+        does not need (greedy, each revert checked with the real model;
+        ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
+        candidates as found (faster when many counterfactuals are asked for).
     device : str
         ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
     torch_threads : int, optional
@@ -183,9 +193,18 @@ class L2C(CounterfactualMethod):
     random_state : int, optional
         Seeds training (weights, sampling, split) and, per query, inference.
     time_limit : float, optional
-        Unused at inference (sampling takes milliseconds); kept for the common interface.
+        Seconds per query at inference (training, in :meth:`fit`, is not
+        limited; ``max_epochs`` and ``patience`` bound it).  Queries are
+        sampled in batches, so the limit is pooled: a batch of ``n`` queries
+        may take ``n * time_limit`` seconds.  The first pass of
+        ``n_samples`` draws always runs (milliseconds per query); the second
+        draw and the relaxed draws start only while time is left.  A query
+        left without a valid candidate when the time is up gets status
+        ``timeout``; the others keep their answers (``feasible``).
     verbose : int
-        Per-epoch training log.
+        A progress bar over training epochs (with the validation validity and
+        yield) and over queries, on standard error; shown without ``verbose``
+        when standard error is a terminal.
 
     Attributes
     ----------
@@ -203,6 +222,7 @@ class L2C(CounterfactualMethod):
 
     name: ClassVar[str] = "l2c"
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "sparsify": [TypeSpec((bool,), "a bool")],
         "n_samples": [Interval(int, 1, None)],
         "max_samples": [None, Interval(int, 1, None)],
         "relax_threshold": [TypeSpec((bool,), "a bool")],
@@ -238,10 +258,10 @@ class L2C(CounterfactualMethod):
         hidden_size: int = 50,
         alpha: float = 0.001,
         tau: float = 0.2,
-        learning_rate: float = 1e-4,
+        learning_rate: float = 1e-3,
         max_epochs: int = 200,
         batch_size: int = 64,
-        patience: int = 50,
+        patience: int = 10,
         validation_fraction: float = 0.2,
         gradient: str = "auto",
         n_score_samples: int = 8,
@@ -250,6 +270,7 @@ class L2C(CounterfactualMethod):
         norm: str = "l1",
         fallback: str | None = None,
         device: str = "auto",
+        sparsify: bool = True,
         torch_threads: int | None = 1,
         random_state: int | None = None,
         time_limit: float | None = None,
@@ -280,6 +301,7 @@ class L2C(CounterfactualMethod):
         self.random_state = random_state
         self.time_limit = time_limit
         self.verbose = verbose
+        self.sparsify = sparsify
 
     # ------------------------------------------------------------------ fit
     def _torch(self) -> Any:
@@ -313,8 +335,29 @@ class L2C(CounterfactualMethod):
         return RowSet(levels, rep.onehot(levels), table, mask, mutable & movable, np.zeros(len(X), dtype=np.int64), values)
 
     def _score(self, levels: np.ndarray, owner: np.ndarray, rows: RowSet) -> np.ndarray:
+        """The model's probabilities of decoded candidate levels: through the exact
+        fast path (:class:`~counterfact.methods._fastpredict.FastPredictor`, no
+        DataFrame) when the model allows it, else the model on decoded raw rows."""
+        fast = getattr(self, "_fast", None)
+        if fast is not None:
+            return fast.proba(levels, owner, rows.table)
         frame = self.representation_.decode(levels, owner, rows.table)
         return self.model_.predict_proba(frame)
+
+    def _build_fast(self) -> None:
+        """Set up the exact fast scorer (:class:`._scoring.LevelScorer`) when the model allows it."""
+        from ._scoring import LevelScorer
+
+        data = getattr(self, "data_", None)
+        self._fast = None if data is None else LevelScorer.build(self.model_, self.schema_, self.representation_, data.X)
+
+    def _decide(self, levels: np.ndarray, owner: np.ndarray, rows: RowSet) -> np.ndarray:
+        """Class index the model assigns to candidate levels (for screening; the base
+        class re-verifies every returned row with the model's own ``predict``)."""
+        if getattr(self, "_fast", None) is not None:
+            return np.argmax(self._score(levels, owner, rows), axis=1)
+        frame = self.representation_.decode(levels, owner, rows.table)
+        return self._class_indices(np.asarray(self.model_.predict(frame)))
 
     def _fit(self) -> None:
         torch = self._torch()
@@ -339,6 +382,7 @@ class L2C(CounterfactualMethod):
                     f"pipeline). Got {type(self.model_.model).__name__}. Use gradient='score_function' "
                     "(or 'auto') for any other model."
                 )
+        self._build_fast()
         self.gradient_ = "pathwise" if mirror is not None else "score_function"
         self.mirror_kind_ = None if mirror is None else mirror.kind
         seq = np.random.SeedSequence(self.random_state)
@@ -355,7 +399,7 @@ class L2C(CounterfactualMethod):
             hidden=self.hidden_size, alpha=float(self.alpha), tau=float(self.tau), learning_rate=float(self.learning_rate),
             max_epochs=self.max_epochs, batch_size=self.batch_size, patience=self.patience,
             straight_through=bool(self.straight_through), n_score_samples=self.n_score_samples,
-            n_validation_samples=10, max_numeric=self.max_numeric_changes, verbose=int(self.verbose),
+            n_validation_samples=20, max_numeric=self.max_numeric_changes, verbose=int(self.verbose),
         )
         self.generator_, self.selector_, self.history_ = train(
             torch, self.representation_, _take(rows, tr_idx), _take(rows, val_idx), len(self.classes_), config,
@@ -389,6 +433,13 @@ class L2C(CounterfactualMethod):
         torch = self._torch()
         with _threads(torch, self.torch_threads):
             return self._explain_torch(torch, queries)
+
+    def _deadline(self, queries: list[Query]) -> float:
+        """When the batch's further draws stop: ``time_limit`` per query, pooled
+        over the batch (``started + time_limit * len(queries)``); inf without a limit."""
+        if self.time_limit is None or not queries:
+            return float("inf")
+        return min(q.started for q in queries) + float(self.time_limit) * len(queries)
 
     def _relaxed_thresholds(self) -> list[int | None]:
         """Numeric-change caps of the last-resort draws (see ``relax_threshold``)."""
@@ -426,8 +477,7 @@ class L2C(CounterfactualMethod):
         keep = (n_changed > 0) & (n_changed <= caps[owner])
         if limit is not None:
             keep &= changed[:, rep.is_numeric].sum(axis=1) <= limit
-        frame = rep.decode(levels, owner, rows.table)
-        valid = (self._class_indices(np.asarray(self.model_.predict(frame))) == targets[owner]) & (n_changed > 0)
+        valid = (self._decide(levels, owner, rows) == targets[owner]) & (n_changed > 0)
         dist = rep.distances(vals, levels, qv, rows.levels[owner], self.norm)
         bounds = np.searchsorted(owner, np.arange(n + 1))
         picks: list[np.ndarray] = []
@@ -450,15 +500,17 @@ class L2C(CounterfactualMethod):
                 "source": "l2c",
                 "numeric_threshold": -1 if limit is None else limit,
             })
-        chosen = frame.iloc[np.concatenate(picks)].reset_index(drop=True) if picks else frame.iloc[0:0]
+        sel = np.concatenate(picks) if picks else np.zeros(0, dtype=np.int64)
+        chosen = rep.decode(levels[sel], owner[sel], rows.table)
         found: list[Candidates | None] = [
             Candidates(chosen.iloc[start : start + size], "feasible", diag) if size else None
             for (start, size), diag in zip(spans, diags, strict=True)
         ]
         if retry:
             return [c if c is not None else Candidates(chosen.iloc[0:0], "failed", d) for c, d in zip(found, diags, strict=True)]
+        deadline = self._deadline(queries)
         missing = [i for i, c in enumerate(found) if c is None]
-        if missing and self.max_samples is not None and int(self.max_samples) > S:
+        if missing and self.max_samples is not None and int(self.max_samples) > S and time.perf_counter() < deadline:
             again = self._explain_torch(torch, [queries[i] for i in missing], n_samples=int(self.max_samples))
             for i, second in zip(missing, again, strict=True):
                 diag = diags[i]
@@ -470,7 +522,7 @@ class L2C(CounterfactualMethod):
         draw = max(S, int(self.max_samples or 0))
         for cap in self._relaxed_thresholds():
             missing = [i for i, c in enumerate(found) if c is None]
-            if not missing:
+            if not missing or time.perf_counter() >= deadline:
                 break
             again = self._explain_torch(torch, [queries[i] for i in missing], n_samples=draw, threshold=cap)
             for i, second in zip(missing, again, strict=True):
@@ -492,117 +544,52 @@ class L2C(CounterfactualMethod):
                 diag.update({f"fallback_{k}": v for k, v in fb.diagnostics.items() if not k.startswith("_")})
                 out.append(Candidates(fb.frame, "feasible" if len(fb.frame) else "failed", diag))
                 continue
+            if time.perf_counter() >= deadline:
+                diag["reason"] = f"time limit reached after {diag['n_samples']} samples without a valid candidate"
+                out.append(Candidates(chosen.iloc[0:0], "timeout", diag))
+                continue
             diag["reason"] = f"no valid candidate among {diag['n_samples']} samples"
             out.append(Candidates(chosen.iloc[0:0], "failed", diag))
         return out
 
     # ------------------------------------------------------------ save/load
     def save(self, path: str | os.PathLike[str]) -> None:
-        """Save the trained generator: weights (state dicts) plus the schema,
-        representation and parameters as JSON, in one file readable with
-        ``torch.load(weights_only=True)`` (no pickled code)."""
-        self._check_fitted()
-        torch = self._torch()
-        payload = {
-            "format": _FORMAT,
-            "version": _VERSION,
-            "params": json.dumps(self.get_params()),
-            "schema": json.dumps(self.schema_.to_dict()),
-            "representation": json.dumps(self.representation_.to_dict()),
-            "classes": json.dumps([_py(c) for c in self.classes_]),
-            "gradient": self.gradient_,
-            "history": json.dumps(self.history_),
-            "generator": {k: v.detach().cpu() for k, v in self.generator_.state_dict().items()},
-            "selector": {k: v.detach().cpu() for k, v in self.selector_.state_dict().items()},
-        }
-        torch.save(payload, os.fspath(path))
+        """Save the trained generator (see :func:`~counterfact.methods.l2c._persist.save`).
+
+        One file readable with ``torch.load(weights_only=True)`` (no pickled
+        code): G's and S's weights, the schema, the discretisation, the
+        parameters, and fingerprints of the model and of the training data.
+        The model itself is not saved.
+        """
+        from ._persist import save
+
+        save(self, path)
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], model: Any, data: Any = None) -> L2C:
+    def load(cls, path: str | os.PathLike[str], model: Any, data: Any) -> L2C:
         """Load a generator saved by :meth:`save`, ready to explain ``model``.
 
         Parameters
         ----------
         path : path-like
         model : classifier
-            The model the generator was trained for (its classes must match).
-        data : Dataset, optional
-            Training data; needed only with ``fallback="nearest"``.
-        """
-        from ._networks import build_mlp
+            The model the generator was trained for: its classes and its
+            probabilities on a few saved training rows must match.
+        data : Dataset
+            The training data it was fitted with (same schema and rows).
 
-        torch = import_optional("torch", purpose="L2C")
-        try:
-            payload = torch.load(os.fspath(path), weights_only=True, map_location="cpu")
-        except Exception as exc:
-            raise ValidationError(f"Could not read an L2C file from {os.fspath(path)!r}: {exc}") from exc
-        if not isinstance(payload, dict) or payload.get("format") != _FORMAT:
-            raise ValidationError(f"{os.fspath(path)!r} is not an L2C file saved by counterfact (L2C.save).")
-        if int(payload.get("version", -1)) > _VERSION:
-            raise ValidationError(f"{os.fspath(path)!r} has L2C format version {payload['version']}; this counterfact reads up to {_VERSION}. Upgrade counterfact.")
-        params = json.loads(payload["params"])
-        self = cls(**params)
-        self._validate_params()
-        self.schema_ = Schema.from_dict(json.loads(payload["schema"]))
-        self.representation_ = Representation.from_dict(self.schema_, json.loads(payload["representation"]))
-        self.model_ = as_adapter(model, self.schema_)
-        self.classes_ = self.model_.classes_
-        saved = json.loads(payload["classes"])
-        if [_py(c) for c in self.classes_] != saved:
-            raise ValidationError(f"The model's classes {self.classes_.tolist()} differ from the saved generator's {saved}; load it with the model it was trained for.")
-        if data is not None:
-            self.data_ = data
-        device = self._device(torch)
-        self.device_ = str(device)
-        d_in = self.representation_.n_columns + len(saved)
-        gen = torch.Generator()
-        self.generator_ = build_mlp(torch, d_in, self.representation_.n_columns, self.hidden_size, gen, device)
-        self.selector_ = build_mlp(torch, d_in, self.representation_.n_features, self.hidden_size, gen, device)
-        self.generator_.load_state_dict(payload["generator"])
-        self.selector_.load_state_dict(payload["selector"])
-        self.generator_.eval()
-        self.selector_.eval()
-        self.gradient_ = str(payload["gradient"])
-        self.history_ = json.loads(payload["history"])
-        self.n_epochs_ = len(self.history_)
-        self.training_time_ = 0.0
+        Raises
+        ------
+        ValidationError
+            Not an L2C file, another format version, or a model or data that
+            differ from those the generator was trained with.
+        """
+        from ._persist import load
+
+        return load(cls, path, model, data)
+
+    def _restore(self, torch: Any) -> None:
+        """After :func:`._persist.load` set the fitted attributes: device, fast path, fallback."""
+        self._build_fast()
         self.fallback_ = self._make_fallback()
         self.fitted_ = True
-        return self
-
-
-def _distinct(draws: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct rows of ``draws`` (n, S, N) per query: ``(owner, levels, counts)``,
-    sorted by owner.  Rows are packed into byte strings (owner big-endian first)
-    so that one 1-D sort does the work."""
-    n, S, N = draws.shape
-    owner_all = np.repeat(np.arange(n), S)
-    flat = draws.reshape(n * S, N)
-    if sizes.max() > 255 or n >= 2**16:
-        keys, counts = np.unique(np.column_stack([owner_all, flat]), axis=0, return_counts=True)
-        return keys[:, 0], keys[:, 1:], counts
-    packed = np.empty((n * S, N + 2), dtype=np.uint8)
-    packed[:, 0] = owner_all >> 8
-    packed[:, 1] = owner_all & 0xFF
-    packed[:, 2:] = flat
-    void = np.ascontiguousarray(packed).view(np.dtype((np.void, N + 2))).ravel()
-    _, first, counts = np.unique(void, return_index=True, return_counts=True)
-    return owner_all[first], flat[first], counts
-
-
-@contextmanager
-def _threads(torch: Any, n: int | None) -> Iterator[None]:
-    """Run with ``n`` torch CPU threads, restoring the previous setting."""
-    if n is None:
-        yield
-        return
-    before = torch.get_num_threads()
-    torch.set_num_threads(n)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
-
-
-def _take(rows: RowSet, idx: np.ndarray) -> RowSet:
-    return RowSet(rows.levels[idx], rows.z[idx], rows.table[idx], rows.mask[idx], rows.mutable[idx], rows.predicted[idx], rows.values[idx])

@@ -23,10 +23,21 @@ Two gradient estimators:
   real model scores the decoded raw rows.  The sparsity term stays pathwise.
 
 Early stopping (our addition to the paper's fixed 200 epochs): after each
-epoch, discrete samples for a held-out validation split are decoded to raw
-rows and scored by the *real* model; the weights with the best validation
-validity are kept, and training stops after ``patience`` epochs without
-improvement.
+epoch, ``n_validation_samples`` discrete samples per row of a held-out
+validation split are scored by the model (exactly; see
+:class:`~counterfact.methods._fastpredict.FastPredictor`): their *validity*
+(the share the model assigns to the desired class) and their *yield* (per
+row, the number of distinct valid samples over the number drawn, averaged:
+validity and diversity in one number; a generator that collapses onto one
+counterfactual per row scores ``1 / n_samples``).  Training stops once
+neither has risen by more than ``min_delta`` (absolute) for ``patience``
+epochs.  The weights kept are the most valid ones, and among those within
+``min_delta`` of the best validity, the most diverse (highest yield): on
+German Credit (LR, Adam 1e-3) validity reaches 1.0 near epoch 13 with a
+yield of 0.81, after which the sparsity term concentrates the samples (yield
+0.48 ten epochs later) while validity stays at 1.0; the epoch-13 weights are
+kept.  Sparsity is restored after sampling: the base class reverts every
+change the model does not need.
 """
 
 from __future__ import annotations
@@ -38,6 +49,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._progress import progress
 from ._networks import (
     BlockLayout,
     binary_concrete,
@@ -77,6 +89,7 @@ class TrainConfig:
     n_validation_samples: int
     max_numeric: int | None
     verbose: int
+    min_delta: float = 0.005
 
 
 def _inputs(torch: Any, z: Any, target: Any, n_classes: int) -> Any:
@@ -186,19 +199,35 @@ def train(
     layout = BlockLayout(torch, rep.starts, rep.sizes, device)
     is_num = torch.as_tensor(rep.is_numeric, device=device)
 
+    history: list[dict[str, float]] = []
+    best: tuple[float, Any] = (-1.0, None)
+    ref = [-1.0, -1.0]  # validity and yield that last reset their patience counters
+    stale = [0, 0]
+    val_targets = _targets(val_rows.predicted, n_classes, rng)
+    bar = progress(total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose)
+    try:
+        _epochs(torch, G, S, params, opt, layout, is_num, rep, train_rows, val_rows, val_targets, n_classes, config, mirror, score, generator, rng, device, history, best, ref, stale, bar)
+    finally:
+        bar.close()
+    return _finish(G, S, history)
+
+
+def _epochs(torch: Any, G: Any, S: Any, params: list[Any], opt: Any, layout: BlockLayout, is_num: Any, rep: Representation,
+            train_rows: RowSet, val_rows: RowSet, val_targets: np.ndarray, n_classes: int, config: TrainConfig, mirror: Any,
+            score: Callable[[np.ndarray, np.ndarray, RowSet], np.ndarray], generator: Any, rng: np.random.Generator, device: Any,
+            history: list[dict[str, float]], best: tuple[float, Any], ref: list[float], stale: list[int], bar: Any) -> None:
+    """The epoch loop (see :func:`train`); leaves the best weights in ``G`` and ``S``."""
+
     def t(a: np.ndarray, dtype: Any = torch.float32) -> Any:
         return torch.as_tensor(a, dtype=dtype, device=device)
 
+    top, best_yield = -1.0, -1.0
     z_all = t(train_rows.z)
     table_all = t(train_rows.table)
     mask_all = t(train_rows.mask, torch.bool)
     mut_all = t(train_rows.mutable, torch.float32)
     own_all = t(train_rows.levels, torch.long)
     n = z_all.shape[0]
-    history: list[dict[str, float]] = []
-    best: tuple[float, Any] = (-1.0, None)
-    stale = 0
-    val_targets = _targets(val_rows.predicted, n_classes, rng)
     for epoch in range(config.max_epochs):
         started = time.perf_counter()
         G.train()
@@ -232,22 +261,34 @@ def train(
             opt.step(torch.autograd.grad(loss, params))
             total += float(loss.detach())
             steps += 1
-        validity, changes = _validate(torch, G, S, rep, val_rows, val_targets, n_classes, config, score, rng, device)
-        history.append({"epoch": epoch + 1, "loss": total / max(steps, 1), "validation_validity": validity, "mean_changes": changes, "seconds": time.perf_counter() - started})
-        if config.verbose:
-            print(f"L2C epoch {epoch + 1}: loss {total / max(steps, 1):.4f}, validation validity {validity:.3f}, changes {changes:.2f}")
-        if validity > best[0] + 1e-9:
-            best = (validity, _snapshot(G, S))
-            stale = 0
+        validity, changes, yield_ = _validate(torch, G, S, rep, val_rows, val_targets, n_classes, config, score, rng, device)
+        history.append({
+            "epoch": epoch + 1, "loss": total / max(steps, 1), "validation_validity": validity,
+            "validation_yield": yield_, "mean_changes": changes, "seconds": time.perf_counter() - started,
+        })
+        bar.update(1)
+        bar.set_postfix(validity=f"{validity:.3f}", yield_=f"{yield_:.3f}", changes=f"{changes:.2f}")
+        # keep: clearly more valid weights, or as valid (within min_delta of the
+        # best validity seen) and more diverse ones (a higher yield)
+        top = max(top, validity)
+        if best[1] is None or validity > best[0] + config.min_delta or (validity >= top - config.min_delta and yield_ > best_yield):
+            best, best_yield = (validity, _snapshot(G, S)), yield_
+        if validity > ref[0] + config.min_delta:
+            ref[0], stale[0] = validity, 0
         else:
-            if validity >= best[0] - 1e-9:
-                best = (validity, _snapshot(G, S))  # as valid, later (sparser) weights
-            stale += 1
-            if stale >= config.patience:
-                break
+            stale[0] += 1
+        if yield_ > ref[1] + config.min_delta:
+            ref[1], stale[1] = yield_, 0
+        else:
+            stale[1] += 1
+        if min(stale) >= config.patience:
+            break
     if best[1] is not None:
         G.load_state_dict(best[1][0])
         S.load_state_dict(best[1][1])
+
+
+def _finish(G: Any, S: Any, history: list[dict[str, float]]) -> tuple[Any, Any, list[dict[str, float]]]:
     G.eval()
     S.eval()
     return G, S, history
@@ -341,12 +382,13 @@ def _validate(
     score: Callable[[np.ndarray, np.ndarray, RowSet], np.ndarray],
     rng: np.random.Generator,
     device: Any,
-) -> tuple[float, float]:
-    """Validity of discrete samples on the validation rows, scored by the real model."""
+) -> tuple[float, float, float]:
+    """Validity, mean number of changes and yield (the share of distinct valid
+    samples) of discrete samples on the validation rows, scored by the model."""
     n = rows.z.shape[0]
     n_samples = config.n_validation_samples
     if n == 0:
-        return 0.0, 0.0
+        return 0.0, 0.0, 0.0
     logits, pi = forward(torch, G, S, rows.z, targets, n_classes, device)
     shape = (n, n_samples, rep.n_features)
     noise = (rng.random(shape), rng.random(shape), rng.random(shape))
@@ -356,7 +398,11 @@ def _validate(
     proba = score(lv, owner, rows)
     valid = proba.argmax(axis=1) == np.repeat(targets, n_samples)
     changes = (lv != rows.levels[owner]).sum(axis=1).mean()
-    return float(valid.mean()), float(changes)
+    # distinct valid samples per row (a changed sample; the row itself never counts)
+    moved = (lv != rows.levels[owner]).any(axis=1)
+    keys = np.column_stack([owner, lv])[valid & moved]
+    distinct = np.unique(keys, axis=0).shape[0] if keys.shape[0] else 0
+    return float(valid.mean()), float(changes), float(distinct / (n * n_samples))
 
 
 def _cap(torch: Any, changed: Any, pi: Any, is_num: Any, k: int, generator: Any) -> Any:

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...exceptions import CounterfactError
 from ...schema import Schema
+from .._fastpredict import ForestEvaluator
 
 __all__ = ["FastModel", "QueryInputs"]
 
@@ -33,6 +33,8 @@ class FastModel:
 
     def __init__(self, estimator: Any, space: Any, affine: Any) -> None:
         self.estimator = estimator
+        #: numpy evaluator of a tree classifier / forest (exact; see :mod:`.._fastpredict`)
+        self.forest: ForestEvaluator | None = None
         self.space = space
         self.affine = affine
         cols: dict[str, list[int]] = {}
@@ -62,14 +64,28 @@ class FastModel:
                 warnings.simplefilter("ignore")
                 got = fast.predict_proba(fast.affine.apply(fast.space.encode(sample)))
             want = model.predict_proba(sample)
-        except (CounterfactError, ValueError, TypeError, AttributeError, KeyError, IndexError):
+        except Exception:  # a shortcut only: anything unexpected means "call the model"
             return None
         if got.shape != want.shape or not np.allclose(got, want, rtol=0.0, atol=1e-12):
             return None
+        forest = ForestEvaluator.build(est)
+        if forest is not None:
+            X = fast.affine.apply(fast.space.encode(sample))
+            if np.array_equal(forest.predict_proba(X), np.asarray(est.predict_proba(X), dtype=float)):
+                fast.forest = forest
         return fast
+
+    @property
+    def row_independent(self) -> bool:
+        """Whether a row's probabilities never depend on the other rows of the call
+        (true of the numpy forest evaluator; a matrix product may round a row
+        differently in another batch), so that queries can share a call."""
+        return self.forest is not None
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
         """Probabilities from the estimator inputs ``X``."""
+        if self.forest is not None:
+            return self.forest.predict_proba(X)
         return np.asarray(self.estimator.predict_proba(X), dtype=float)
 
 

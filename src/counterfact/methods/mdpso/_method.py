@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -110,8 +110,9 @@ class MDPSO(CounterfactualMethod):
         one, and invalid particles compare by their hinge (Deb's rule);
         ``"sum"``: eq. (3) as written, the weighted sum of the three terms.
     patience : int
-        Stop after this many iterations in which the best objective improved
-        by less than ``tol`` (relative).
+        Stop after this many iterations in which the mean objective of the
+        ``k`` best personal bests (``k = n_counterfactuals``: the answers
+        asked for) improved by less than ``tol`` (relative).
     tol : float
         Relative improvement that resets the patience counter.
     n_restarts : int
@@ -122,7 +123,10 @@ class MDPSO(CounterfactualMethod):
         Bins of the information value.
     batch_size : int
         Queries whose swarms run in lock-step, sharing one model call per
-        iteration.  Results do not depend on it; time does.
+        iteration when the model is evaluated row by row (the forest
+        evaluator); otherwise each swarm gets its own call, so that a
+        query's answer never depends on its batch.  Results do not depend on
+        it; time does.
     device : str or torch.device, optional
         Run the swarm update with torch on this device (``"cpu"``,
         ``"cuda"``); ``None`` uses numpy.  The model is called as usual.
@@ -134,6 +138,11 @@ class MDPSO(CounterfactualMethod):
         query (see Notes).  Used only if it reproduces the model's
         probabilities exactly on training rows at ``fit``; ``False`` calls
         the whole pipeline every iteration.
+    sparsify : bool
+        After verification, the base class reverts every change the model
+        does not need (greedy, each revert checked with the real model;
+        ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
+        candidates as found (faster when many counterfactuals are asked for).
     random_state : int, optional
         Seed; each query draws from its own generator.
     time_limit : float, optional
@@ -161,7 +170,9 @@ class MDPSO(CounterfactualMethod):
       1``.  The hinge of eq. (4) is ``(max_{k != t} p_k - p_t) / 2``, the
       distance of the predicted probabilities to the target region (``0.5 -
       p_t`` for two classes).  The early stop (``patience``) is ours: the
-      paper runs all 100 iterations.
+      paper runs all 100 iterations.  It watches the mean cost of the ``k``
+      best personal bests (``k`` = the counterfactuals asked for), so the
+      search goes on while the k answers still improve, not only the best.
     * **Random factors.**  ``r1, r2, r3 ~ U(0, 1)`` per particle and
       coordinate (the paper's ranges ``[0, c1]``... read as a typo).
       ``V_hat`` is the vector from the mean of the best ``lambda`` fraction
@@ -196,9 +207,13 @@ class MDPSO(CounterfactualMethod):
     * **Speed** (``fast_model``, ours).  On Arrhythmia the pipeline's
       ``OneHotEncoder`` over 64 columns cost 4x the forest per call; only the
       active features differ from the query, so their estimator inputs are
-      recomputed and the others reused.  Same probabilities (checked at
-      ``fit``), same swarm, same counterfactuals; every returned row is
-      still verified by the real model.
+      recomputed and the others reused.  A scikit-learn decision tree or
+      random / extra trees forest is evaluated by a numpy evaluator of all
+      its trees at once (:class:`~counterfact.methods._fastpredict.ForestEvaluator`;
+      no per-tree joblib dispatch: 50 particles in about 0.5 ms instead of
+      10-30 ms).  Same probabilities (checked exactly at ``fit``), same swarm,
+      same counterfactuals; every returned row is still verified by the
+      real model.
     * **Restarts** (``n_restarts``) are ours; ``n_restarts=0`` is the paper.
       The default 3 lets the last attempt move 8 ``n_active`` features in a
       box 8 times wider: on LSVT (310 features, random forest, 26 test rows)
@@ -207,6 +222,7 @@ class MDPSO(CounterfactualMethod):
 
     name: ClassVar[str] = "mdpso"
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "sparsify": [TypeSpec((bool,), "a bool")],
         "n_particles": [Interval(int, 2, None)],
         "max_iter": [Interval(int, 1, None)],
         "n_active": [None, Interval(int, 1, None)],
@@ -258,6 +274,7 @@ class MDPSO(CounterfactualMethod):
         batch_size: int = 16,
         device: Any = None,
         fast_model: bool = True,
+        sparsify: bool = True,
         random_state: int | None = None,
         time_limit: float | None = None,
         verbose: int = 0,
@@ -288,6 +305,7 @@ class MDPSO(CounterfactualMethod):
         self.random_state = random_state
         self.time_limit = time_limit
         self.verbose = verbose
+        self.sparsify = sparsify
 
     def _validate_params(self) -> None:
         super()._validate_params()
@@ -363,7 +381,8 @@ class MDPSO(CounterfactualMethod):
             )
             pr = job.problem
             if pr.n_active and not (pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes):
-                job.swarm = Swarm(pr, self._pso_params(), q.rng, backend)
+                params = replace(self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles)))
+                job.swarm = Swarm(pr, params, q.rng, backend)
                 if self._fast is not None:
                     job.inputs = QueryInputs(self._fast, q.x, pr.names)
                 return
@@ -396,18 +415,22 @@ class MDPSO(CounterfactualMethod):
         return [self._candidates(j) for j in jobs]
 
     def _predict(self, live: list[_Job], asks: list[np.ndarray], names: list[str]) -> np.ndarray:
-        """One model call on every live swarm's particles."""
+        """The model's probabilities for every live swarm's particles: one call for
+        all swarms when a row's answer cannot depend on the other rows of the call
+        (the numpy forest evaluator), else one call per swarm, so that a query's
+        result never depends on which queries share its batch."""
         decoded = [j.problem.decode(X) for j, X in zip(live, asks, strict=True)]  # type: ignore[union-attr]
         if self._fast is not None:
             mats = [j.inputs.matrix(d, len(X)) for j, d, X in zip(live, decoded, asks, strict=True)]  # type: ignore[union-attr]
-            return self._fast.predict_proba(np.vstack(mats))
-        cols = []
+            if self._fast.row_independent:
+                return self._fast.predict_proba(np.vstack(mats))
+            return np.vstack([self._fast.predict_proba(M) for M in mats])
+        parts = []
         for j, d in zip(live, decoded, strict=True):
             c = dict(j.template)
             c.update(d)
-            cols.append(c)
-        frame = pd.DataFrame({n: np.concatenate([c[n] for c in cols]) for n in names})
-        return self.model_.predict_proba(frame)
+            parts.append(self.model_.predict_proba(pd.DataFrame({n: np.asarray(c[n]) for n in names})))
+        return np.vstack(parts)
 
     def _finish_attempt(self, job: _Job, expired: bool) -> None:
         res = job.swarm.result()  # type: ignore[union-attr]

@@ -42,6 +42,9 @@ class PSOParams:
     tol: float = 1e-2
     weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
     objective: str = "feasibility"
+    #: the stopping rule watches the mean of the ``n_best`` lowest personal-best
+    #: costs (the k counterfactuals asked for), not only the single best
+    n_best: int = 1
 
 
 @dataclass
@@ -262,11 +265,14 @@ class Swarm:
         if bool(v.any()):
             self._archive.append((be.to_numpy(self.X[v]), be.to_numpy(self.cost[v])))
         self.n_iter += 1
-        best = float(self.pbest_cost.min())
+        costs = self.be.to_numpy(self.pbest_cost)
+        best = float(costs.min())
+        k = max(1, min(int(prm.n_best), costs.shape[0]))
+        top = float(np.partition(costs, k - 1)[:k].mean()) if k > 1 else best
         found = bool(self.pbest_valid.any())
         # before the first valid particle, progress is measured on the hinge alone
         _w1, w2, w3 = prm.weights
-        score = best if found or prm.objective != "feasibility" else best - (w2 + w3 + 1.0)
+        score = top if found or prm.objective != "feasibility" else top - (w2 + w3 + 1.0)
         if found != self._ref_found or score < self._ref - prm.tol * max(abs(score), 1e-3):
             self._ref, self._ref_found, self._stall = score, found, 0
         else:

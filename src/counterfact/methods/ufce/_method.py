@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import time
 import warnings
 from typing import Any, ClassVar
 
@@ -135,10 +136,19 @@ class UFCE(CounterfactualMethod):
     regressor, classifier : scikit-learn estimator, optional
         Unfitted templates of the dependency models (default ``Ridge`` and
         ``LogisticRegression``).
+    sparsify : bool
+        After verification, the base class reverts every change the model
+        does not need (greedy, each revert checked with the real model;
+        ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
+        candidates as found (faster when many counterfactuals are asked for).
     random_state : int, optional
         Seeds the mutual-information estimates (the search is deterministic).
     time_limit : float, optional
-        Seconds per ``explain`` batch; checked between rounds.
+        Seconds per query.  The queries of a batch are searched together, so
+        the limit is pooled: a batch of ``n`` queries has ``n * time_limit``
+        seconds, checked between search rounds (one model call each).  When
+        it runs out, queries keep what the finished rounds found
+        (``feasible``); the others get ``timeout``.
     verbose : int
         Progress output.
 
@@ -156,6 +166,7 @@ class UFCE(CounterfactualMethod):
 
     name: ClassVar[str] = "ufce"
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
+        "sparsify": [TypeSpec((bool,), "a bool")],
         "variant": [Options((1, 2, 3, "all"))],
         "radius": [None, Interval(float, 0, None, closed="neither")],
         "n_neighbors": [Interval(int, 1, None)],
@@ -185,6 +196,7 @@ class UFCE(CounterfactualMethod):
         dependency: str = "delta",
         regressor: Any = None,
         classifier: Any = None,
+        sparsify: bool = True,
         random_state: int | None = None,
         time_limit: float | None = None,
         verbose: int = 0,
@@ -204,6 +216,7 @@ class UFCE(CounterfactualMethod):
         self.random_state = random_state
         self.time_limit = time_limit
         self.verbose = verbose
+        self.sparsify = sparsify
 
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
@@ -278,7 +291,7 @@ class UFCE(CounterfactualMethod):
         return {1, 2, 3} if self.variant == "all" else {int(self.variant)}
 
     # -------------------------------------------------------------- explain
-    def _run(self, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None) -> list[Candidates]:
+    def _run(self, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None, **kwargs: Any) -> list[Candidates]:
         # train the dependency models before workers are forked so that they are trained once
         if (n_jobs not in (None, 1) or backend is not None) and self._variants() & {2, 3}:
             mutable = {self.schema_.index(n) for t in tasks for n in t.bounds.mutable}
@@ -286,7 +299,7 @@ class UFCE(CounterfactualMethod):
             if 3 in self._variants():
                 need |= mutable
             self._deps.ensure(sorted(need))
-        return super()._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size)
+        return super()._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, **kwargs)
 
     def _problem(self, q: Query) -> tuple[_search.Problem | None, dict[str, Any]]:
         sp = self._space
@@ -368,7 +381,7 @@ class UFCE(CounterfactualMethod):
                 n_grid=self.n_grid,
                 n_refine=self.n_refine,
                 delta=self.dependency == "delta",
-                expired=lambda: any(q.expired() for q in queries),
+                expired=self._expired(queries),
             )
             shortlists = self._rank(problems, found, [queries[k].n_counterfactuals for k in owners])
             verified = self._admissible([queries[k] for k in owners], shortlists)
@@ -381,13 +394,23 @@ class UFCE(CounterfactualMethod):
                     "delta": float(deltas[0]) if len(deltas) else np.nan,
                     "variant": int(variants[0]) if len(variants) else None,
                 }
-                if k == owners[0]:
-                    diag.update({f"batch_{n}": v for n, v in found.stats.items()})
+                if found.rows_of is not None:
+                    diag["n_evaluated"] = int(found.rows_of[p])
+                    diag["n_model_valid"] = int(found.valid_of[p])  # type: ignore[index]
+                    diag["n_rounds"] = int(found.rounds_of[p])  # type: ignore[index]
                 status = "timeout" if found.timed_out else ("feasible" if len(rows) else None)
                 if not len(rows):
                     diag["reason"] = "no valid and plausible candidate within the user's ranges"
                 out[k] = Candidates(sp.to_frame(rows) if len(rows) else sp.to_frame(np.zeros((0, sp.d))), status, diag)
         return [c for c in out if c is not None]
+
+    def _expired(self, queries: list[Query]) -> Any:
+        """Whether the batch's time is up: ``time_limit`` per query, pooled over the
+        batch (``started + time_limit * len(queries)``), checked between rounds."""
+        if self.time_limit is None or not queries:
+            return lambda: False
+        deadline = min(q.started for q in queries) + float(self.time_limit) * len(queries)
+        return lambda: time.perf_counter() >= deadline
 
     def _rank(self, problems: list[_search.Problem], found: _search.Found, n_cfs: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         sp = self._space

@@ -282,6 +282,10 @@ class Found:
     variants: list[list[int]]
     stats: dict[str, int]
     timed_out: bool = False
+    #: per problem: candidate rows evaluated, valid ones, search rounds it took part in
+    rows_of: np.ndarray | None = None
+    valid_of: np.ndarray | None = None
+    rounds_of: np.ndarray | None = None
 
 
 def run(
@@ -305,6 +309,10 @@ def run(
     enumerated spec every accepted combination.
     """
     found = Found([[] for _ in problems], [[] for _ in problems], {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0})
+    n_prob = len(problems)
+    found.rows_of = np.zeros(n_prob, dtype=np.int64)
+    found.valid_of = np.zeros(n_prob, dtype=np.int64)
+    found.rounds_of = np.zeros(n_prob, dtype=np.int64)
     if not specs:
         return found
     sa = _SpecArrays.of(specs, problems)
@@ -329,6 +337,10 @@ def run(
             found.stats["model_calls"] += 1
         found.stats["rows"] += len(batch.rows)
         found.stats["valid"] += int(valid.sum())
+        prob_of = sa.problem[batch.owner]
+        found.rows_of += np.bincount(prob_of, minlength=n_prob)
+        found.valid_of += np.bincount(prob_of[valid], minlength=n_prob)
+        found.rounds_of[np.unique(prob_of)] += 1
         accept = _plausible_first(batch, valid, sa, tgt, plausible, found.stats)
         # rows are grouped by spec (owner non-decreasing), numeric specs in t order
         acc = np.flatnonzero(accept)

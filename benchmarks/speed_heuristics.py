@@ -1,0 +1,231 @@
+"""Speed of the heuristic methods where users wait: MD-PSO per query and L2C's amortisation.
+
+    python benchmarks/speed_heuristics.py [--part mdpso|l2c|all] [--queries 5] [--rows 5]
+                                          [--datasets ...] [--models lr rf mlp] [--tag NAME]
+
+Every figure is a ratio against a baseline measured in the same run; absolute
+seconds are context only.
+
+**MD-PSO** (``--part mdpso``): COMPAS, German Credit, Hill-Valley, Arrhythmia
+and LSVT with a random forest (100 trees, depth 8), ``--queries`` random test
+rows (default 5), 3 counterfactuals, *one query per call* (the latency a user
+sees).  Baseline: DiCE-random (``cf.methods.get("dice")``, dice-ml) on the
+same rows and model, capped at ``--dice-limit`` seconds per query (a query
+that reaches the cap counts at the cap, so its ratio is a bound).  Columns:
+median seconds per query, the ratio MD-PSO / DiCE-random (target <= 1), and
+the paper's proximity (eq. 8 + eq. 10, MAD-weighted; lower is nearer),
+validity and coverage.
+
+**L2C** (``--part l2c``): German Credit and Graduate Admission with a
+logistic regression, a random forest (100 trees, depth 8) and an MLP; 100
+counterfactuals per row (the paper's setting).  L2C is trained once
+(``train_s``) and then explains the whole test split (200 / 100 rows) in one
+call (``l2c_s_per_row``); DiCE-random and MD-PSO explain ``--rows`` of the
+same rows one per call with 100 counterfactuals (``dice_s_per_row``,
+``mdpso_s_per_row``).  ``break_even_rows`` = the number of rows from which
+L2C's training plus inference is cheaper than the other method:
+``train_s / (other_s_per_row - l2c_s_per_row)`` (target <= 20);
+``inference_speedup_vs_dice`` = ``dice_s_per_row / l2c_s_per_row`` (target
+>= 50).  Validity and coverage come from the verified results.
+
+Writes ``benchmarks/out/speed_heuristics_<part>[_<tag>].md`` and ``.csv``.
+Runs are bounded by default (a few minutes per part on a 2-core machine);
+``--queries``/``--rows`` raise the sample sizes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import platform
+import time
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from _common import OUT, _markdown
+
+import counterfact as cf
+from counterfact._deps import is_available
+
+MDPSO_SETS = ["compas", "german_credit", "hill_valley", "arrhythmia", "lsvt"]
+L2C_SETS = ["german_credit", "graduate_admission"]
+LOAD_ARGS: dict[str, dict[str, Any]] = {"graduate_admission": {"threshold": 0.7}}
+
+
+def _split(name: str) -> tuple[cf.Dataset, cf.Dataset]:
+    data = cf.datasets.load(name, **LOAD_ARGS.get(name, {}))
+    return data.split(test_size=0.2, random_state=0)
+
+
+def _pick(test: cf.Dataset, n: int, seed: int = 0) -> pd.DataFrame:
+    X = test.X
+    idx = np.random.default_rng(seed).choice(len(X), size=min(n, len(X)), replace=False)
+    return X.iloc[np.sort(idx)]
+
+
+def _one_per_call(method: Any, Q: pd.DataFrame, k: int) -> tuple[list[float], list[cf.CounterfactualResult]]:
+    times, results = [], []
+    for i in range(len(Q)):
+        t0 = time.perf_counter()
+        results.append(method.explain(Q.iloc[[i]], n_counterfactuals=k))
+        times.append(time.perf_counter() - t0)
+    return times, results
+
+
+def _quality(results: list[cf.CounterfactualResult], train: cf.Dataset, k: int) -> dict[str, float]:
+    """Metrics of one-query results, averaged over the queries."""
+    mad = train.mad()
+    prox, valid, found, n_found = [], [], [], []
+    for res in results:
+        m = cf.metrics
+        hit = bool((res.found > 0).iloc[0])
+        found.append(hit)
+        n_found.append(float(res.found.iloc[0]))
+        valid.append(float(m.validity(res, n_requested=k).iloc[0]))
+        if hit:
+            p = (-m.continuous_proximity(res, mad=mad)).fillna(0) + (1.0 - m.categorical_proximity(res)).fillna(0)
+            prox.append(float(p.iloc[0]))
+    return {
+        "proximity": float(np.mean(prox)) if prox else float("nan"),
+        "validity": float(np.mean(valid)),
+        "coverage": float(np.mean(found)),
+        "cfs_per_row": float(np.mean(n_found)),
+    }
+
+
+# ----------------------------------------------------------------- MD-PSO
+def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, dice_max_features: int) -> pd.DataFrame:
+    rows = []
+    for ds in datasets:
+        train, test = _split(ds)
+        model = cf.models.fit(train, "rf", random_state=0)
+        Q = _pick(test, n_queries)
+        row: dict[str, Any] = {"dataset": ds, "features": len(train.schema), "queries": len(Q), "k": k}
+        pso = cf.MDPSO(random_state=0).fit(model, train)
+        t_pso, r_pso = _one_per_call(pso, Q, k)
+        q = _quality(r_pso, train, k)
+        row.update({"mdpso_median_s": float(np.median(t_pso)), **{f"mdpso_{a}": b for a, b in q.items()}})
+        row["mdpso_iterations"] = float(np.median([r.diagnostics["n_iterations"].iloc[0] for r in r_pso]))
+        if is_available("dice_ml") and len(train.schema) <= dice_max_features:
+            dice = cf.methods.get("dice", dice_method="random", random_state=0, time_limit=dice_limit).fit(model, train)
+            t_dice, r_dice = _one_per_call(dice, Q, k)
+            q = _quality(r_dice, train, k)
+            capped = sum(1 for r in r_dice if (r.status == "timeout").any())
+            row.update({"dice_median_s": float(np.median(t_dice)), **{f"dice_{a}": b for a, b in q.items()}, "dice_capped": capped})
+            row["ratio_mdpso_vs_dice"] = row["mdpso_median_s"] / row["dice_median_s"]
+        rows.append(row)
+        print(row, flush=True)
+    return pd.DataFrame(rows)
+
+
+# -------------------------------------------------------------------- L2C
+def l2c_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_limit: float, max_epochs: int) -> pd.DataFrame:
+    rows = []
+    for ds in datasets:
+        train, test = _split(ds)
+        for kind in kinds:
+            model = cf.models.fit(train, kind, random_state=0)
+            row: dict[str, Any] = {"dataset": ds, "model": kind, "test_rows": len(test), "k": k}
+            l2c = cf.L2C(random_state=0, max_epochs=max_epochs)
+            t0 = time.perf_counter()
+            l2c.fit(model, train)
+            row["train_s"] = time.perf_counter() - t0
+            row["epochs"] = l2c.n_epochs_
+            row["gradient"] = l2c.gradient_
+            t0 = time.perf_counter()
+            res = l2c.explain(test.X, n_counterfactuals=k)
+            row["l2c_s_per_row"] = (time.perf_counter() - t0) / len(test)
+            row["l2c_generate_s_per_row"] = float(res.runtime.mean())
+            row["l2c_validity"] = float(cf.metrics.validity(res).mean())
+            row["l2c_coverage"] = float(cf.metrics.coverage(res))
+            row["l2c_cfs_per_row"] = float(res.found.mean())
+            l2c.set_params(sparsify=False)
+            t0 = time.perf_counter()
+            raw = l2c.explain(test.X, n_counterfactuals=k)
+            row["l2c_nosparsify_s_per_row"] = (time.perf_counter() - t0) / len(test)
+            row["l2c_nosparsify_coverage"] = float(cf.metrics.coverage(raw))
+            row["l2c_nosparsify_cfs_per_row"] = float(raw.found.mean())
+            Q = _pick(test, n_rows, seed=1)
+            others: dict[str, Any] = {"mdpso": lambda: cf.MDPSO(random_state=0)}
+            if is_available("dice_ml"):
+                others["dice"] = lambda: cf.methods.get("dice", dice_method="random", n_candidates=k, random_state=0, time_limit=dice_limit)
+            for label, make in others.items():
+                m = make().fit(model, train)
+                times, results = _one_per_call(m, Q, k)
+                per_row = float(np.mean(times))
+                q = _quality(results, train, k)
+                row[f"{label}_s_per_row"] = per_row
+                row[f"{label}_coverage"] = q["coverage"]
+                row[f"{label}_cfs_per_row"] = q["cfs_per_row"]
+                gain = per_row - row["l2c_s_per_row"]
+                row[f"break_even_rows_vs_{label}"] = float(np.ceil(row["train_s"] / gain)) if gain > 0 else float("inf")
+            if "dice_s_per_row" in row:
+                row["inference_speedup_vs_dice"] = row["dice_s_per_row"] / row["l2c_s_per_row"]
+                row["inference_speedup_vs_dice_nosparsify"] = row["dice_s_per_row"] / row["l2c_nosparsify_s_per_row"]
+            rows.append(row)
+            print(row, flush=True)
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--part", choices=["mdpso", "l2c", "all"], default="all")
+    ap.add_argument("--datasets", nargs="+", default=None, help="override the part's datasets")
+    ap.add_argument("--models", nargs="+", default=["lr", "rf", "mlp"], help="L2C part: model kinds")
+    ap.add_argument("--queries", type=int, default=5, help="MD-PSO part: test rows per dataset")
+    ap.add_argument("--rows", type=int, default=3, help="L2C part: rows DiCE-random and MD-PSO explain (100 CFs each)")
+    ap.add_argument("--k", type=int, default=3, help="MD-PSO part: counterfactuals per query")
+    ap.add_argument("--dice-limit", type=float, default=60.0, help="seconds per DiCE query (a capped query counts at the cap)")
+    ap.add_argument("--dice-max-features", type=int, default=400)
+    ap.add_argument("--max-epochs", type=int, default=200, help="L2C part: epoch cap")
+    ap.add_argument("--tag", default="")
+    args = ap.parse_args()
+    warnings.simplefilter("ignore")
+    np.seterr(all="ignore")
+    parts = ["mdpso", "l2c"] if args.part == "all" else [args.part]
+    for part in parts:
+        started = time.perf_counter()
+        if part == "mdpso":
+            table = mdpso_part(args.datasets or MDPSO_SETS, args.queries, args.k, args.dice_limit, args.dice_max_features)
+            notes = [
+                f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random test rows per dataset, "
+                f"{args.k} counterfactuals, one query per explain() call; DiCE-random capped at {args.dice_limit:g} s per query "
+                "(dice_capped: queries that reached the cap, counted at the cap).",
+                "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1).",
+                "proximity: eq. (8) + eq. (10) of the MD-PSO paper (MAD-weighted; lower is nearer), over queries with a counterfactual.",
+            ]
+        else:
+            table = l2c_part(args.datasets or L2C_SETS, args.models, args.rows, 100, args.dice_limit, args.max_epochs)
+            notes = [
+                "100 counterfactuals per row (the paper's setting); L2C with its defaults, trained once, explains the whole "
+                f"test split in one call; DiCE-random and MD-PSO explain {args.rows} of the same rows, one per call.",
+                "break_even_rows_vs_X = ceil(train_s / (X_s_per_row - l2c_s_per_row)): from this many rows on, L2C's "
+                "training plus inference costs less than X (target <= 20).",
+                "inference_speedup_vs_dice = dice_s_per_row / l2c_s_per_row (target >= 50); l2c_s_per_row is the whole "
+                "explain() call (verification and the base class's sparsification pass included); l2c_generate_s_per_row "
+                "is L2C's own sampling; *_nosparsify: the same trained L2C with sparsify=False.",
+            ]
+        stem = f"speed_heuristics_{part}" + (f"_{args.tag}" if args.tag else "")
+        OUT.mkdir(parents=True, exist_ok=True)
+        table.to_csv(OUT / f"{stem}.csv", index=False)
+        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+        lines = [
+            f"# {stem}",
+            "",
+            f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end, python "
+            f"{platform.python_version()}; {time.perf_counter() - started:.0f} s. Command: "
+            f"`python benchmarks/speed_heuristics.py {' '.join(os.sys.argv[1:])}`",
+            "",
+            *[f"- {n}" for n in notes],
+            "",
+            _markdown(table),
+            "",
+        ]
+        (OUT / f"{stem}.md").write_text("\n".join(lines))
+        print("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
