@@ -11,17 +11,13 @@ from ._spec import Spec
 
 __all__ = ["failed_cells"]
 
-_COLUMNS = ["cell", "dataset", "model", "method", "seed", "reason"]
+_COLUMNS = ["cell", "dataset", "model", "method", "seed", "fold", "reason"]
 
 
 def _spec_cells(spec: Spec) -> set[str]:
-    from ._runner import _cell_id
+    from ._runner import _cell_id, _cells
 
-    return {
-        _cell_id(ds.id, mo.id, me.id, seed)
-        for seed in spec.seeds for ds in spec.datasets for mo in spec.models for me in spec.methods
-        if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)
-    }
+    return {_cell_id(ds.id, mo.id, me.id, seed, fold) for ds, mo, me, seed, fold in _cells(spec)}
 
 
 def failed_cells(out: str | Path, spec: Spec | None = None) -> pd.DataFrame:
@@ -38,7 +34,7 @@ def failed_cells(out: str | Path, spec: Spec | None = None) -> pd.DataFrame:
     -------
     DataFrame
         One row per errored cell: ``cell``, ``dataset``, ``model``, ``method``,
-        ``seed``, ``reason`` (skipped cells -- a missing optional dependency,
+        ``seed``, ``fold`` (``None`` without folds), ``reason`` (skipped cells -- a missing optional dependency,
         an unsupported model -- are not failures).
     """
     folder = Path(out) / "cells"

@@ -7,6 +7,7 @@ Output folder layout::
       models/<ds>-<model>-<seed>.joblib   fitted models (reused on resume)
       cells/<cell>.json         one per cell: status (done | skipped | error), reason, timings
       cells/<cell>.result.json  the CounterfactualResult of a finished cell
+      cells/<cell>.chunks/      with ``chunk_size``: each finished chunk of a cell (resumed from)
       results.csv / .parquet    long table: one row per (cell, query, rank)
       summary.csv               one row per dataset x model x method
 """
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
 import time
 import traceback
 from collections.abc import Mapping
@@ -43,11 +45,20 @@ def _safe(s: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.-]+", "_", s)
 
 
-def _cell_id(ds: str, model: str, method: str, seed: int) -> str:
-    return _safe(f"{ds}__{model}__{method}__s{seed}")
+def _cell_id(ds: str, model: str, method: str, seed: int, fold: int | None = None) -> str:
+    return _safe(f"{ds}__{model}__{method}__s{seed}" + ("" if fold is None else f"__f{fold}"))
+
+
+def _cells(spec: Spec) -> list[tuple[Any, Any, Any, int, int | None]]:
+    """Every (dataset, model, method, seed, fold) cell of ``spec`` (fold ``None`` without ``folds``)."""
+    folds: list[int | None] = list(range(spec.folds)) if spec.folds else [None]
+    return [(ds, mo, me, seed, fold) for seed in spec.seeds for ds in spec.datasets for fold in folds
+            for mo in spec.models for me in spec.methods
+            if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)]
 
 
 def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = None) -> pd.DataFrame:
+    """Up to ``n`` (default ``spec.queries``; ``None``: all) eligible test rows, drawn with ``seed``."""
     X = test.X
     n = spec.queries if n is None else n
     pred = np.asarray(model.predict(X))
@@ -60,13 +71,14 @@ def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = 
     elif spec.query_class not in (None, "any"):
         X = X[pred == spec.query_class]
     rng = np.random.default_rng(seed)
-    if len(X) > n:
+    if n is not None and len(X) > n:
         X = X.iloc[np.sort(rng.choice(len(X), size=n, replace=False))]
     return X
 
 
-def _load_split(ds: DatasetSpec, spec: Spec, seed: int) -> tuple[Any, Any]:
-    """Load a dataset entry, apply its actionability override and row cap, and split it."""
+def _load_split(ds: DatasetSpec, spec: Spec, seed: int, fold: int | None = None) -> tuple[Any, Any]:
+    """Load a dataset entry, apply its actionability override and row cap, and split it
+    (with ``spec.folds``: fold ``fold`` of a stratified k-fold partition drawn with ``seed``)."""
     from .. import datasets
 
     data = datasets.load(ds.name, **ds.options)
@@ -81,6 +93,12 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int) -> tuple[Any, Any]:
     if ds.max_rows and len(data) > ds.max_rows:
         rng = np.random.default_rng(seed)
         data = data.subset(data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))])
+    if spec.folds and fold is not None:
+        from sklearn.model_selection import StratifiedKFold
+
+        parts = list(StratifiedKFold(n_splits=spec.folds, shuffle=True, random_state=seed).split(data.frame, data.y))
+        tr, te = parts[fold]
+        return data.subset(data.frame.index[tr]), data.subset(data.frame.index[te])
     if ds.split is None:
         return data.split(test_size=spec.test_size, random_state=seed)
     splits = data.metadata.get("splits") or {}
@@ -91,12 +109,16 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int) -> tuple[Any, Any]:
 
 
 def _explain(
-    method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any], lof: Any = None
+    method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any], lof: Any = None,
+    chunks: Path | None = None,
 ) -> tuple[Any, pd.DataFrame]:
     """Explain ``X``; with ``spec.feedback`` each query gets its own feedback
     constraints (UFCE's simulated user, Sec. 5: one Constraints per row, in one
     call) and is evaluated against them.  ``lof``: the split's shared plausibility
-    detector (fitted once per split, not per cell)."""
+    detector (fitted once per split, not per cell).  With ``spec.chunk_size`` and
+    a ``chunks`` folder, the queries are explained chunk by chunk, each chunk's
+    result saved there and reused when the cell is resumed (each query keeps
+    its position in ``X``, so chunked and whole runs give the same result)."""
     if spec.feedback:
         from ..methods.ufce import feedback_levels
 
@@ -104,7 +126,30 @@ def _explain(
             constraints.merge(feedback_levels(train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]))
             for q in X.index
         ]
-    result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
+    if spec.chunk_size is None or chunks is None or len(X) <= spec.chunk_size:
+        result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
+    else:
+        from ..result import CounterfactualResult
+
+        chunks.mkdir(parents=True, exist_ok=True)
+        size, parts = spec.chunk_size, []
+        for k in range(0, len(X), size):
+            path = chunks / f"chunk-{k // size:05d}.json"
+            if path.exists():  # a chunk of an interrupted run, if it holds these very queries
+                saved = CounterfactualResult.from_json(path.read_text())
+                if list(saved.queries.index) == list(X.index[k : k + size]):
+                    parts.append(saved)
+                    continue
+            part = method.explain(
+                X.iloc[k : k + size], n_counterfactuals=spec.n_counterfactuals, n_jobs=n_jobs, _position_offset=k,
+                constraints=constraints[k : k + size] if isinstance(constraints, list) else constraints, **extra,
+            )
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text(part.to_json())
+            tmp.replace(path)
+            parts.append(part)
+        result = CounterfactualResult.concat(parts)
+        result.model = getattr(method, "model_", None)
     return result, result.evaluate(train, lof=lof)
 
 
@@ -117,6 +162,7 @@ def run(
     verbose: bool = True,
     queries: int | None = None,
     time_limit: float | None = None,
+    full: bool = False,
 ) -> pd.DataFrame:
     """Run every cell of ``spec`` and write the results under ``out``.
 
@@ -127,8 +173,11 @@ def run(
     run again (a resumed run keeps their queries even if ``queries`` changed:
     use a fresh ``out`` or ``resume=False`` for that).  ``queries`` caps the
     number of queries per dataset for a quicker run of the same protocol;
-    ``time_limit`` replaces the spec's per-query time limit.  Returns the long
-    results table.
+    ``time_limit`` replaces the spec's per-query time limit; ``full`` runs the
+    spec's ``full:`` section (the protocol at the paper's size, see
+    :func:`load_spec`).  A run resumes cell by cell; with the spec's
+    ``chunk_size`` it also resumes inside a cell, chunk by chunk.  Returns the
+    long results table.
     """
     import joblib
 
@@ -136,7 +185,7 @@ def run(
     from .. import metrics as metrics_mod
     from ..constraints import Constraints
 
-    spec = load_spec(spec, queries=queries)
+    spec = load_spec(spec, queries=queries, full=full)
     if time_limit is not None:
         from dataclasses import replace
 
@@ -145,17 +194,16 @@ def run(
     (out / "cells").mkdir(parents=True, exist_ok=True)
     (out / "models").mkdir(parents=True, exist_ok=True)
     (out / "spec.json").write_text(json.dumps(_spec_dict(spec), indent=1, default=str))
-    cells = [(ds, mo, me, seed) for seed in spec.seeds for ds in spec.datasets for mo in spec.models for me in spec.methods
-             if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)]
+    cells = _cells(spec)
     bar = None
     if verbose:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
-    cache: dict[tuple[str, int], Any] = {}
-    lofs: dict[tuple[str, int], Any] = {}  # one plausibility detector per split, shared by its cells
-    for ds, mo, me, seed in cells:
-        cid = _cell_id(ds.id, mo.id, me.id, seed)
+    cache: dict[tuple[str, int, int | None], Any] = {}
+    lofs: dict[tuple[str, int, int | None], Any] = {}  # one plausibility detector per split, shared by its cells
+    for ds, mo, me, seed, fold in cells:
+        cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
         meta_path = out / "cells" / f"{cid}.json"
         if bar is not None:
             bar.set_postfix_str(cid[:40])
@@ -164,16 +212,18 @@ def run(
                 bar.update()
             continue
         meta: dict[str, Any] = {"cell": cid, "dataset": ds.id, "model": mo.id, "method": me.id, "seed": seed}
+        if fold is not None:
+            meta["fold"] = fold
         try:
-            key = (ds.id, seed)
+            key = (ds.id, seed, fold)
             if key not in cache:
                 cache.clear()
-                cache[key] = _load_split(ds, spec, seed)
+                cache[key] = _load_split(ds, spec, seed, fold)
                 lofs.clear()
             train, test = cache[key]
             if key not in lofs:
                 lofs[key] = metrics_mod.LOFPlausibility(train)
-            mpath = out / "models" / f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}.joblib"
+            mpath = out / "models" / (f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}" + ("" if fold is None else f"-f{fold}") + ".joblib")
             if mpath.exists():
                 model = joblib.load(mpath)
             else:
@@ -182,6 +232,8 @@ def run(
                 meta["model_fit_seconds"] = time.perf_counter() - t0
                 joblib.dump(model, mpath)
             X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
+            if spec.chunk_size is not None:
+                meta["chunk_size"] = spec.chunk_size
             constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
             params = {"random_state": seed, **me.params}
             cls: Any = methods.get_class(me.name)
@@ -193,7 +245,13 @@ def run(
             method.fit(model, train)
             meta["fit_seconds"] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lofs[key])
+            chunk_dir = out / "cells" / f"{cid}.chunks"
+            if chunk_dir.exists():
+                if resume:
+                    meta["resumed_chunks"] = len(list(chunk_dir.glob("chunk-*.json")))
+                else:
+                    shutil.rmtree(chunk_dir)
+            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lofs[key], chunk_dir)
             meta["explain_seconds"] = time.perf_counter() - t0
             (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
             metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
@@ -235,7 +293,10 @@ def _time_kind(meta: Mapping[str, Any], times: pd.Series) -> str:
 def _spec_dict(spec: Spec) -> dict[str, Any]:
     from dataclasses import asdict
 
-    return asdict(spec)
+    d = asdict(spec)
+    if d.get("queries") is None:
+        d["queries"] = "all"
+    return d
 
 
 def collect(out: str | Path) -> pd.DataFrame:
@@ -261,6 +322,7 @@ def collect(out: str | Path) -> pd.DataFrame:
         for q in r.queries.index:
             base = {
                 "dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "seed": meta["seed"],
+                **({"fold": meta["fold"]} if "fold" in meta else {}),
                 "query": q, "status": r.status[q], "reason": reasons[q], "time": r.runtime[q], "time_kind": kind,
                 "fit_seconds": meta.get("fit_seconds", np.nan),
             }
@@ -304,7 +366,8 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
             # a batch average has no spread: its p90 would only repeat the median
             summ.loc[summ["time_kind"] == "amortized", "time_p90"] = np.nan
         if "fit_seconds" in per_query:
-            summ["fit_seconds"] = per_query.drop_duplicates(["dataset", "model", "method", "seed"]).groupby(keys)["fit_seconds"].mean()
+            cell_keys = ["dataset", "model", "method", "seed", *(["fold"] if "fold" in per_query else [])]
+            summ["fit_seconds"] = per_query.drop_duplicates(cell_keys).groupby(keys)["fit_seconds"].mean()
         summ["state"] = "done"
         parts.append(summ.reset_index())
     others = []

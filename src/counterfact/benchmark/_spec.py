@@ -12,6 +12,9 @@ from ..exceptions import ValidationError
 
 __all__ = ["DatasetSpec", "MethodSpec", "ModelSpec", "Spec", "load_spec"]
 
+#: ``queries: all`` -- every eligible test row (stored as ``None`` in :class:`Spec`)
+ALL = "all"
+
 
 @dataclass(frozen=True)
 class DatasetSpec:
@@ -72,13 +75,24 @@ class MethodSpec:
 
 @dataclass(frozen=True)
 class Spec:
-    """A whole benchmark: every dataset x model x method x seed is one cell."""
+    """A whole benchmark: every dataset x model x method x seed (x fold) is one cell.
+
+    ``queries`` is the number of queries per dataset (``None``: every eligible
+    test row, written ``queries: all``).  ``folds`` (k >= 2) replaces the single
+    train/test split by a stratified k-fold cross-validation per seed: fold i's
+    rows are the test set of cell fold i.  ``chunk_size`` explains a cell's
+    queries in chunks of that many rows, each saved as it finishes, so that an
+    interrupted run resumes inside a long cell instead of starting it again.
+    ``full`` holds the validated ``full:`` section (the paper's size);
+    ``protocol`` is ``"full"`` once it has been applied (``load_spec(...,
+    full=True)``), else ``"default"``.
+    """
 
     name: str
     datasets: tuple[DatasetSpec, ...]
     models: tuple[ModelSpec, ...]
     methods: tuple[MethodSpec, ...]
-    queries: int = 10
+    queries: int | None = 10
     n_counterfactuals: int = 1
     seeds: tuple[int, ...] = (0,)
     time_limit: float | None = 60.0
@@ -90,12 +104,20 @@ class Spec:
     description: str = ""
     feedback: dict[str, Any] | None = None  # per-query UFCE-style feedback: {"level": 0.5, "two_sided": False}
     reference: str = ""  # where the protocol comes from (paper, table)
+    folds: int | None = None
+    chunk_size: int | None = None
+    full: dict[str, Any] | None = None
+    protocol: str = "default"
 
 
 _TOP_KEYS = {
     "name", "datasets", "models", "methods", "queries", "n_counterfactuals", "seeds", "time_limit",
-    "test_size", "query_class", "constraints", "description", "feedback", "reference",
+    "test_size", "query_class", "constraints", "description", "feedback", "reference", "folds", "chunk_size",
+    "full",
 }
+#: what a ``full:`` section may override
+_FULL_KEYS = {"queries", "seeds", "folds", "time_limit", "chunk_size", "datasets"}
+_FULL_DATASET_KEYS = {"queries", "max_rows"}
 _QUERY_CLASSES = ("negative", "unfavourable", "any")
 _ACTIONABILITY = ("free", "immutable", "increasing", "decreasing")
 
@@ -182,7 +204,7 @@ def _float(v: Any, what: str) -> float:
         raise ValidationError(f"Benchmark spec: {what} must be a number. Got {v!r}.") from None
 
 
-def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | None = None) -> Spec:
+def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | None = None, full: bool = False) -> Spec:
     """Read and validate a spec from a path (YAML or JSON), a mapping, or a Spec.
 
     Parameters
@@ -192,8 +214,22 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
     queries : int, optional
         Cap the number of queries per dataset (the spec's ``queries`` and every
         dataset's own ``queries``) for a quicker run of the same protocol.
+    full : bool
+        Apply the spec's ``full:`` section (the protocol at the paper's size:
+        its ``queries``, ``seeds``, ``folds``, ``time_limit``, ``chunk_size``
+        and per-dataset ``queries`` / ``max_rows`` replace the default ones).
+        A spec without a ``full:`` section raises ``ValidationError``.  The
+        ``queries`` cap, if given, applies after it.
+
+    Returns
+    -------
+    Spec
+        The validated specification (``protocol`` is ``"full"`` when the full
+        section was applied).
     """
     if isinstance(spec, Spec):
+        if full and spec.protocol != "full":
+            spec = _apply_full(spec)
         if queries is None:
             return spec
         from dataclasses import replace
@@ -201,7 +237,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         cap = _positive_int(queries, "queries")
         return replace(
             spec,
-            queries=min(spec.queries, cap),
+            queries=cap if spec.queries is None else min(spec.queries, cap),
             datasets=tuple(replace(d, queries=min(d.queries or cap, cap)) for d in spec.datasets),
         )
     if isinstance(spec, (str, Path)):
@@ -262,7 +298,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         datasets=tuple(datasets),
         models=tuple(models),
         methods=tuple(methods),
-        queries=_positive_int(d.get("queries", 10), "queries"),
+        queries=_queries(d.get("queries", 10), "queries"),
         n_counterfactuals=_positive_int(d.get("n_counterfactuals", 1), "n_counterfactuals"),
         seeds=tuple(_int(s, "seeds") for s in _as_list(d.get("seeds", [0]))),
         time_limit=None if d.get("time_limit") is None else _float(d["time_limit"], "time_limit"),
@@ -272,9 +308,91 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         description=str(d.get("description", "")),
         feedback=_feedback(d.get("feedback")),
         reference=str(d.get("reference", "")),
+        folds=_folds(d.get("folds")),
+        chunk_size=None if d.get("chunk_size") is None else _positive_int(d["chunk_size"], "chunk_size"),
+        full=_full_section(d.get("full"), datasets),
     )
     _check_names(result)
-    return load_spec(result, queries=queries) if queries is not None else result
+    return load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
+
+
+def _queries(v: Any, what: str) -> int | None:
+    """A query count, or ``None`` for ``"all"`` (every eligible test row)."""
+    if isinstance(v, str) and v.strip().lower() == ALL:
+        return None
+    if isinstance(v, bool):
+        raise ValidationError(f"Benchmark spec: {what} must be an integer >= 1 or 'all'. Got {v!r}.")
+    return _positive_int(v, f"{what} (an integer >= 1 or 'all')")
+
+
+def _folds(v: Any) -> int | None:
+    if v is None:
+        return None
+    n = _positive_int(v, "folds") if not isinstance(v, bool) else 0
+    if n < 2:
+        raise ValidationError(f"Benchmark spec: folds must be an integer >= 2 (k-fold cross-validation) or null. Got {v!r}.")
+    return n
+
+
+def _full_section(v: Any, datasets: list[DatasetSpec]) -> dict[str, Any] | None:
+    """The validated ``full:`` section: only the keys it sets, in their final types."""
+    if v is None:
+        return None
+    if not isinstance(v, Mapping) or not v:
+        raise ValidationError(
+            f"Benchmark spec: 'full' must be a non-empty mapping of the sizes that the full protocol overrides "
+            f"(keys {sorted(_FULL_KEYS)}). Got {v!r}."
+        )
+    _check_keys(v, _FULL_KEYS, "full")
+    out: dict[str, Any] = {}
+    if "queries" in v:
+        out["queries"] = _queries(v["queries"], "full.queries")
+    if "seeds" in v:
+        seeds = _as_list(v["seeds"])
+        if not seeds:
+            raise ValidationError("Benchmark spec: full.seeds must name at least one seed.")
+        out["seeds"] = tuple(_int(s, "full.seeds") for s in seeds)
+    if "folds" in v:
+        out["folds"] = _folds(v["folds"])
+    if "time_limit" in v:
+        out["time_limit"] = None if v["time_limit"] is None else _float(v["time_limit"], "full.time_limit")
+    if "chunk_size" in v:
+        out["chunk_size"] = None if v["chunk_size"] is None else _positive_int(v["chunk_size"], "full.chunk_size")
+    if "datasets" in v:
+        per = v["datasets"]
+        if not isinstance(per, Mapping):
+            raise ValidationError(f"Benchmark spec: full.datasets must map a dataset id to {{queries, max_rows}}. Got {per!r}.")
+        ids = {d.id for d in datasets}
+        unknown = sorted(map(str, set(per) - ids))
+        if unknown:
+            raise ValidationError(f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset ids: {sorted(ids)}.")
+        out["datasets"] = {}
+        for ds_id, e in per.items():
+            if not isinstance(e, Mapping):
+                raise ValidationError(f"Benchmark spec: full.datasets[{ds_id!r}] must be a mapping with queries and/or max_rows. Got {e!r}.")
+            _check_keys(e, _FULL_DATASET_KEYS, f"full.datasets[{ds_id!r}]")
+            out["datasets"][str(ds_id)] = {
+                k: (None if e[k] is None else _positive_int(e[k], f"full.datasets[{ds_id!r}].{k}")) for k in e
+            }
+    return out
+
+
+def _apply_full(spec: Spec) -> Spec:
+    """``spec`` with its ``full:`` section applied."""
+    from dataclasses import replace
+
+    if not spec.full:
+        raise ValidationError(
+            f"Benchmark spec {spec.name!r} has no 'full:' section, so it has no full-size protocol; run it without "
+            "--full, or add a 'full:' mapping (queries, seeds, folds, time_limit, chunk_size, datasets)."
+        )
+    f = spec.full
+    per = f.get("datasets", {})
+    datasets = tuple(replace(d, **per[d.id]) if d.id in per else d for d in spec.datasets)
+    top = {k: f[k] for k in ("queries", "seeds", "folds", "time_limit", "chunk_size") if k in f}
+    out = replace(spec, datasets=datasets, protocol="full", **top)
+    _check_ranges(out)
+    return out
 
 
 def _read(path: Path) -> dict[str, Any]:
@@ -323,7 +441,7 @@ def _check_names(spec: Spec) -> None:
     is loaded or fitted.  Parameter *values* are checked when a method is
     fitted (a bad one is recorded as that cell's error)."""
     import inspect
-    import math
+    from dataclasses import replace
 
     from .. import datasets, methods, models
     from ..constraints import Constraints
@@ -369,7 +487,22 @@ def _check_names(spec: Spec) -> None:
             raise ValidationError(f"Benchmark spec: {where}: {exc}") from None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
             raise ValidationError(f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc}).") from None
+    _check_ranges(spec)
+    if spec.full and "time_limit" in spec.full:
+        _check_ranges(replace(spec, time_limit=spec.full["time_limit"]))
+
+
+def _check_ranges(spec: Spec) -> None:
+    """Numbers in range and sizes that fit together (also after ``full:`` is applied)."""
+    import math
+
     if spec.time_limit is not None and not (math.isfinite(spec.time_limit) and spec.time_limit > 0):
         raise ValidationError(f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}.")
     if not 0 < spec.test_size < 1:
         raise ValidationError(f"Benchmark spec: test_size must be between 0 and 1. Got {spec.test_size}.")
+    if spec.folds is not None:
+        fixed = [d.id for d in spec.datasets if d.split is not None]
+        if fixed:
+            raise ValidationError(
+                f"Benchmark spec: folds (cross-validation) cannot be used with datasets that have a predefined split {fixed}."
+            )

@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", default="results", metavar="DIR", help="results folder (default results)")
     b.add_argument("--no-resume", action="store_true", help="run every cell again, even those already in --out")
     b.add_argument("--n-jobs", type=int, default=1, help="parallel workers per cell (default 1)")
+    b.add_argument("--full", action="store_true",
+                   help="run the protocol at the paper's size (the spec's 'full:' section: queries, seeds, folds); "
+                        "resumable: run the same command again to go on")
     b.add_argument("--queries", type=int, help="cap the queries per dataset (a quicker run of the same protocol)")
     b.add_argument("--time-limit", type=float, metavar="SECONDS", help="seconds per query, replacing the spec's time_limit")
     b.set_defaults(func=cmd_benchmark)

@@ -106,9 +106,13 @@ def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, wh
     from ..select import desired_class, rows_to_explain
 
     target = parse_value(args.target_class) if args.target_class is not None else None
-    classes = list(getattr(model, "classes_", []))
+    classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
     if target is not None and target not in classes and args.target_class in classes:
         target = args.target_class  # a label such as "1" in a model with string classes
+    if target is not None and classes and target not in classes:
+        raise ValidationError(
+            f"--target-class {args.target_class!r} is not a class of the model; choose one of {classes}."
+        )
     if target is None and data.metadata.get("favourable") is None and len(classes) == 2:
         info(args, f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)")
     if args.all_rows and target is None and len(getattr(model, "classes_", ())) != 2:
@@ -219,13 +223,22 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
     if args.n_jobs == 0:
         raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
-    spec = benchmark.load_spec(args.spec, queries=args.queries)  # validated before anything runs
+    spec = benchmark.load_spec(args.spec, queries=args.queries, full=args.full)  # validated before anything runs
     if args.time_limit is not None and args.time_limit <= 0:
         raise ValidationError(f"--time-limit must be a positive number of seconds. Got {args.time_limit}.")
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ValidationError(f"--out {args.out!r} cannot be created: {exc.strerror or exc}.") from None
+    if args.full and not args.quiet:
+        from ..benchmark._runner import _cells
+
+        n_cells = len(_cells(spec))
+        size = "every eligible test row" if spec.queries is None else f"up to {spec.queries} queries"
+        folds = f", {spec.folds} folds" if spec.folds else ""
+        chunks = f"; resumable every {spec.chunk_size} queries" if spec.chunk_size else ""
+        print(f"full protocol of {spec.name!r}: {n_cells} cells, {size} per dataset, seeds {list(spec.seeds)}{folds}{chunks} "
+              f"(run the same command again to resume)", file=sys.stderr)
     with stdout_to_stderr():
         benchmark.run(spec, out=args.out, resume=not args.no_resume, n_jobs=args.n_jobs,
                       time_limit=args.time_limit, verbose=not args.quiet)
