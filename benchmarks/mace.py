@@ -66,8 +66,8 @@ def unfavourable_rows(model, test: cf.Dataset, n: int) -> pd.DataFrame:  # type:
     return X[pred != fav].iloc[:n]
 
 
-def run_cell(model, train, X, norm, args, constraints=None):  # type: ignore[no-untyped-def]
-    mace = cf.MACE(norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, random_state=0).fit(model, train)
+def run_cell(model, train, X, norm, args, constraints=None, oracle="auto"):  # type: ignore[no-untyped-def]
+    mace = cf.MACE(norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, oracle=oracle, random_state=0).fit(model, train)
     t0 = time.perf_counter()
     r_mace = mace.explain(X, constraints=constraints)
     wall = time.perf_counter() - t0
@@ -97,6 +97,10 @@ def main() -> None:
     ap.add_argument("--age-queries", type=int, default=None, help="queries for the Table-4 age experiment (default: --queries); 0 to skip")
     ap.add_argument("--max-train", type=int, default=None, help="subsample the training rows (faster model fits)")
     ap.add_argument("--tag", default="", help="suffix of the output files (mace_<tag>.md), for runs split by dataset")
+    ap.add_argument(
+        "--oracles", nargs="+", default=["auto"], choices=["auto", "z3", "mip", "cpsat"],
+        help="oracles to run side by side; non-auto oracles other than the default run on tree-ensemble cells only",
+    )
     args = ap.parse_args()
 
     rows = []
@@ -123,8 +127,10 @@ def main() -> None:
             acc = float((model.predict(test.X) == test.y.to_numpy()).mean())
             n_q = args.unbounded_queries if kind == "rf_unbounded" else args.queries
             X = unfavourable_rows(model, test, n_q)
-            for norm in args.norms:
-                mace, r_mace, r_mo, _wall = run_cell(model, train, X, norm, args)
+            is_ensemble = kind.startswith("rf") or kind in ("gbm", "xgb", "lgbm")
+            cells = [(n, o) for n in args.norms for o in args.oracles if o == "auto" or is_ensemble or len(args.oracles) == 1]
+            for norm, oracle in cells:
+                mace, r_mace, r_mo, _wall = run_cell(model, train, X, norm, args, oracle=oracle)
                 d_mace = distances(r_mace, "delta_max")
                 d_mo = distances(r_mo, "distance")
                 both = d_mace.notna() & d_mo.notna()

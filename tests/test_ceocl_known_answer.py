@@ -187,7 +187,8 @@ def test_l2_highs_certified_equals_scip_miqp(widen):
 def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
     """One feature may move: after the optimum no other change set exists, so the
     2nd and 3rd counterfactuals are the next nearest points that differ from every
-    earlier one (by >= 1 % of the range), each valid; the first stays the optimum."""
+    earlier one (by more than the shared diversity step, and >= 1 % of the range),
+    each valid; the first stays the optimum."""
     train, test, model = lr_setting
     schema = train.schema
     w, _ = K._raw_linear(model)
@@ -197,7 +198,9 @@ def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
     X = test.X.iloc[:4]
     three = ceocl.explain(X, n_counterfactuals=3, constraints=c)
     one = ceocl.explain(X, constraints=c)
-    step = 0.01 * schema[f].range
+    from counterfact.methods._assemble import steps_of
+
+    step = max(0.01 * schema[f].range, float(steps_of(ceocl)[schema.index(f)]))
     for qid in X.index:
         if one.found[qid] == 0:
             continue

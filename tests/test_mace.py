@@ -459,3 +459,82 @@ def test_polish_keeps_the_certificate():
             assert model.predict(pd.DataFrame([decode(schema, prop)]))[0] == query.target
     assert improved >= 1
     assert (r_on.diagnostics["n_polished"] >= 0).all()
+
+
+# ------------------------------------------- diversity rule, limits, stdout
+@pytest.fixture(scope="module")
+def forest_setting():
+    data = _mixed_data(n=400, seed=3)
+    train, test = data.split(test_size=0.2, random_state=0)
+    return train, test, cf.models.fit(train, "rf", random_state=0, n_estimators=20, max_depth=5)
+
+
+def test_diversity_respects_the_shared_step(forest_setting):
+    """Default blocking: no two answers of a query are closer than the shared
+    diversity step (``income -> 34412`` then ``34413`` is not a second answer)."""
+    from counterfact.methods._assemble import steps_of
+    from counterfact.methods._postprocess import different
+
+    train, test, model = forest_setting
+    mace = cf.MACE(norm="l1", random_state=0).fit(model, train)
+    X = test.X.iloc[:4]
+    res = mace.explain(X, n_counterfactuals=3)
+    steps = steps_of(mace)
+    assert steps[train.schema.index("a")] > 0  # a real feature: the step is a real constraint
+    n_multi = 0
+    for qid in X.index:
+        cfs = res.for_query(qid)
+        n_multi += len(cfs) >= 2
+        for i in range(len(cfs)):
+            for j in range(i):
+                assert different(train.schema, cfs.iloc[i], cfs.iloc[j], X.loc[qid], steps)
+    assert n_multi >= 2
+
+
+def test_diversity_features_mode(forest_setting):
+    """diversity="features": pairwise different change sets, and no later answer's
+    change set contains an earlier one's (CE-OCL's no-good cut)."""
+    train, test, model = forest_setting
+    X = test.X.iloc[:4]
+    res = cf.MACE(norm="l1", diversity="features", random_state=0).fit(model, train).explain(X, n_counterfactuals=3)
+    schema = train.schema
+    n_multi = 0
+    for qid in X.index:
+        cfs = res.for_query(qid)
+        x = X.loc[qid]
+        sets = [frozenset(f.name for f in schema if cf.constraints.changed(f, x[f.name], r[f.name])) for _, r in cfs.iterrows()]
+        n_multi += len(sets) >= 2
+        for i in range(len(sets)):
+            for j in range(i):
+                assert sets[i] != sets[j] and not sets[j] <= sets[i]
+    assert n_multi >= 2
+    with pytest.raises(cf.exceptions.ValidationError):
+        cf.MACE(diversity="nope").fit(model, train)
+
+
+def test_time_limit_holds_on_a_forest(forest_setting):
+    """Gross overruns only (not a timing test): wall time per query stays under
+    limit + 3 s, and an expired search still returns a verified answer or times out."""
+    import time
+
+    train, test, model = forest_setting
+    mace = cf.MACE(norm="linf", epsilon=1e-9, time_limit=0.5, random_state=0).fit(model, train)
+    for i in range(3):
+        t0 = time.perf_counter()
+        res = mace.explain(test.X.iloc[[i]], n_counterfactuals=2)
+        assert time.perf_counter() - t0 <= 0.5 + 3.0
+        assert res.status.iloc[0] in {"optimal", "feasible", "timeout", "failed"}
+
+
+@pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")
+def test_nothing_on_stdout(forest_setting, capfd):
+    """Solver output never reaches file descriptor 1 (the CLI's JSON/CSV stream);
+    ``tests/test_ceocl_limits.py`` checks the same in a fresh process, where HiGHS
+    prints its once-per-process banner."""
+    train, test, model = forest_setting
+    X = test.X.iloc[:2]
+    cf.MACE(norm="l1", random_state=0).fit(model, train).explain(X)
+    mlp = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(6,), max_iter=300)
+    cf.MACE(norm="l1", oracle="mip", random_state=0).fit(mlp, train).explain(X)
+    out, _ = capfd.readouterr()
+    assert out == ""

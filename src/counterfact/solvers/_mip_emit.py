@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import math
+import os
+import sys
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +24,65 @@ def _rel_gap(obj: float, bound: float) -> float:
 
 
 # ------------------------------------------------------------------- HiGHS
+_BANNER_LOCK = threading.Lock()
+_BANNER_DONE = False
+
+
+def _quiet_first_highs(highspy: Any) -> Any:
+    """The process's first ``Highs()``: HiGHS prints its banner (``Running HiGHS ...``)
+    on file descriptor 1 inside the constructor, before any option can be set.
+    That one construction runs with fd 1 pointed at fd 2 (stderr), so standard
+    output carries only what the caller asked for."""
+    global _BANNER_DONE
+    with _BANNER_LOCK:
+        if _BANNER_DONE:
+            return highspy.Highs()
+        try:
+            sys.stdout.flush()
+            saved = os.dup(1)
+        except (OSError, ValueError):  # no usable fd 1: nothing to protect
+            _BANNER_DONE = True
+            return highspy.Highs()
+        try:
+            os.dup2(2, 1)
+            h = highspy.Highs()
+            _c_flush()
+        finally:
+            os.dup2(saved, 1)
+            os.close(saved)
+        _BANNER_DONE = True
+        return h
+
+
+def _c_flush() -> None:
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).fflush(None)
+    except (OSError, AttributeError):  # pragma: no cover - no C runtime to flush
+        pass
+
+
+def new_highs(verbose: bool = False) -> Any:
+    """A ``highspy.Highs`` with console logging off (``verbose``: its log goes to stderr)."""
+    highspy = _import("highspy")
+    h = _quiet_first_highs(highspy)
+    h.setOptionValue("output_flag", bool(verbose))
+    h.setOptionValue("log_to_console", False)
+    if verbose:
+        def _log(_kind: Any, message: str, *_rest: Any) -> None:
+            sys.stderr.write(message)
+
+        try:
+            h.setLogCallback(_log, None)
+        except (AttributeError, TypeError):  # newer highspy: the callback API
+            try:
+                h.cbLogging.subscribe(lambda e: sys.stderr.write(str(getattr(e, "message", ""))))
+            except AttributeError:  # pragma: no cover - no logging hook at all
+                pass
+    return h
+
+
 def solve_highs(
     m: Model,
     time_limit: float | None,
@@ -31,6 +93,7 @@ def solve_highs(
     keep: bool,
     verbose: bool,
     options: dict[str, Any] | None = None,
+    mip_start: dict[int, float] | np.ndarray | None = None,
 ) -> Solution:
     highspy = _import("highspy")
     if m.has_quadratic and m.n_integer:
@@ -39,13 +102,10 @@ def solve_highs(
             "(MIQP). Use backend='scip', or a piecewise-linear square (Model.add_pwl_square)."
         )
     t0 = time.perf_counter()
-    h = highspy.Highs()
-    h.setOptionValue("output_flag", bool(verbose))
+    h = new_highs(verbose)
     h.setOptionValue("threads", int(threads))
     h.setOptionValue("mip_rel_gap", float(gap))
     h.setOptionValue("random_seed", int(seed))
-    if time_limit is not None:
-        h.setOptionValue("time_limit", max(float(time_limit), 1e-3))
     if feastol is not None:
         h.setOptionValue("mip_feasibility_tolerance", float(feastol))
         h.setOptionValue("primal_feasibility_tolerance", float(feastol))
@@ -96,6 +156,19 @@ def solve_highs(
     st = h.passModel(model)
     if st == highspy.HighsStatus.kError:
         raise SolverError("HiGHS rejected the model (passModel returned an error).")
+    if time_limit is not None:
+        # the limit covers emitting the model as well as HiGHS's own run
+        h.setOptionValue("time_limit", max(float(time_limit) - (time.perf_counter() - t0), 1e-3))
+    if mip_start is not None and m.n_integer:
+        if isinstance(mip_start, np.ndarray):  # a full solution: checked, no sub-MIP
+            hs = highspy.HighsSolution()
+            hs.col_value = np.asarray(mip_start, dtype=float)
+            hs.value_valid = True
+            h.setSolution(hs)
+        elif mip_start:
+            idx = np.fromiter(mip_start.keys(), dtype=np.int32, count=len(mip_start))
+            val = np.fromiter(mip_start.values(), dtype=float, count=len(mip_start))
+            h.setSolution(len(idx), idx, val)
     h.run()
     ms = h.getModelStatus()
     MS = highspy.HighsModelStatus

@@ -4,7 +4,7 @@
   ordinal feature ``j`` (sorted), meaning "``z_j`` goes left at cut ``k``":
   ``y = 1 => z_j <= raw_le``, ``y = 0 => z_j >= raw_ge`` (the IR's exact,
   float32-safe raw cuts; integer features get integer cuts; real features
-  keep a further ``SPLIT_TOL * max(1, |t|)`` away from the cut on both sides,
+  keep a further ``max(SPLIT_TOL * |t|, SPLIT_ABS)`` away from the cut on both sides,
   ``reference/solvers.md`` §3.3), ordered
   ``y_{j,k} <= y_{j,k+1}``.  Cuts outside the query's box are constants.
 * Categorical splits need no binary: "goes left" is the sum of the one-hot
@@ -31,9 +31,14 @@ from .mip import Expr, Model, Var, quicksum
 
 __all__ = ["SPLIT_TOL", "encode_trees"]
 
-#: safety distance (relative) kept from a real-valued cut on either side, so that a
-#: solution within the solver's feasibility tolerance still falls on its branch
-SPLIT_TOL = 1e-6
+#: safety distance kept from a real-valued cut on either side, so that a solution
+#: within the solver's feasibility tolerance still falls on its branch:
+#: ``max(SPLIT_TOL * |t|, SPLIT_ABS)``.  Relative 2e-8 is a third of a float32
+#: half-ulp: the compiler's float32-safe cuts often lie one float32 step above a
+#: value seen in the data (a round amount such as 150000), and a larger margin
+#: (1e-6 relative, 0.15 at 150000) made those observed values infeasible.
+SPLIT_TOL = 2e-8
+SPLIT_ABS = 1e-7
 
 
 class _Splits:
@@ -67,7 +72,7 @@ class _Splits:
                     self.cut_vars[(feat, le)] = 0.0
                     continue
                 y = self.m.add_binary(name=f"split_{feat}<={le:g}")
-                tol = 0.0 if self.m.is_integer(x) else SPLIT_TOL * max(1.0, abs(le))
+                tol = 0.0 if self.m.is_integer(x) else max(SPLIT_TOL * abs(le), SPLIT_ABS)
                 self.m.add_indicator(y, x.expr(), "<=", le - tol)
                 self.m.add_indicator(y, x.expr(), ">=", ge + tol, active=0)
                 if prev is not None:

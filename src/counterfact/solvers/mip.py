@@ -248,6 +248,27 @@ class Model:
         self._row_hi: list[float] = []
         self._obj = Expr()
         self._quad: dict[int, float] = {}
+        # rows [0, _frozen_n) held as one CSR block (freeze()), shared by copies
+        self._frozen: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._frozen_n = 0
+
+    def freeze(self) -> None:
+        """Pack the rows added so far into one CSR block (shared read-only by
+        :meth:`copy`), so that emitting a copy of a large per-model template does
+        not re-concatenate its rows on every solve.  Rows keep their indices."""
+        start, index, value = self._csr()
+        self._frozen = (start, index, value)
+        self._frozen_n = self.n_rows
+        self._row_idx, self._row_val = [], []
+
+    def _thaw(self) -> None:
+        if self._frozen is None:
+            return
+        start, index, value = self._frozen
+        idx = [index[start[r] : start[r + 1]] for r in range(self._frozen_n)]
+        val = [value[start[r] : start[r + 1]] for r in range(self._frozen_n)]
+        self._row_idx, self._row_val = idx + self._row_idx, val + self._row_val
+        self._frozen, self._frozen_n = None, 0
 
     # ........................................................... variables
     @property
@@ -289,6 +310,7 @@ class Model:
         out._lb, out._ub, out._int, out._names = list(self._lb), list(self._ub), list(self._int), list(self._names)
         out._row_idx, out._row_val = list(self._row_idx), list(self._row_val)
         out._row_lo, out._row_hi = list(self._row_lo), list(self._row_hi)
+        out._frozen, out._frozen_n = self._frozen, self._frozen_n
         out._obj = self._obj.copy()
         out._quad = dict(self._quad)
         return out
@@ -510,9 +532,13 @@ class Model:
     def remove_rows(self, rows: Iterable[int]) -> None:
         """Delete rows by index (later row indices shift down)."""
         drop = set(rows)
-        keep = [r for r in range(self.n_rows) if r not in drop]
+        if self._frozen is not None and any(r < self._frozen_n for r in drop):
+            self._thaw()
+        f = self._frozen_n
+        keep = [r - f for r in range(f, self.n_rows) if r not in drop]
         self._row_idx = [self._row_idx[r] for r in keep]
         self._row_val = [self._row_val[r] for r in keep]
+        keep = list(range(f)) + [r + f for r in keep]
         self._row_lo = [self._row_lo[r] for r in keep]
         self._row_hi = [self._row_hi[r] for r in keep]
 
@@ -530,6 +556,7 @@ class Model:
         max_solutions: int = 100,
         verbose: bool = False,
         options: dict[str, Any] | None = None,
+        start: dict[int, float] | np.ndarray | None = None,
     ) -> Solution:
         """Emit to a fresh solver, solve, and read the answer back.
 
@@ -551,11 +578,16 @@ class Model:
         options : dict, optional
             Extra native solver options (HiGHS option names / SCIP parameter
             paths), set after ours, e.g. ``{"presolve": "off"}`` for HiGHS.
+        start : dict or ndarray, optional
+            A starting solution for HiGHS: every variable's value (an array,
+            checked as is), or a partial one, variable index -> value (HiGHS
+            completes it with a sub-MIP, which can overrun the time limit on
+            large models).  An infeasible start is ignored.  SCIP: ignored.
         """
         if backend == "highs":
             from ._mip_emit import solve_highs
 
-            return solve_highs(self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options)
+            return solve_highs(self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options, start)
         if backend == "scip":
             from ._mip_emit import solve_scip
 
@@ -565,10 +597,17 @@ class Model:
     # internal: the matrix in CSR form
     def _csr(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         if not self._row_idx:
+            if self._frozen is not None:
+                return self._frozen
             return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
         lens = np.fromiter((len(a) for a in self._row_idx), dtype=np.int64, count=len(self._row_idx))
         start = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
-        return start, np.concatenate(self._row_idx), np.concatenate(self._row_val)
+        index, value = np.concatenate(self._row_idx), np.concatenate(self._row_val)
+        if self._frozen is not None:
+            fs, fi, fv = self._frozen
+            start = np.concatenate([fs[:-1], start + fs[-1]])
+            index, value = np.concatenate([fi, index]), np.concatenate([fv, value])
+        return start, index, value
 
 
 def _now() -> float:

@@ -45,6 +45,7 @@ Example (MACE-style feasibility of "a counterfactual within distance ``d``")::
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -53,21 +54,26 @@ import numpy as np
 from ..constraints import QueryBounds
 from ..exceptions import UnsupportedModelError
 from ..schema import _py
+from ._mip_regressor import encode_regressor
 from .mip import Expr, Model, Var, lin, quicksum
 
 __all__ = [
     "FeatureVars",
     "RawInputs",
+    "Template",
     "add_change_limit",
     "changed_set",
+    "declare_inputs",
     "decode",
     "encode_decision",
     "encode_inputs",
     "encode_model",
     "encode_outputs",
     "encode_regressor",
+    "encode_template",
     "feature_deltas",
     "no_good_superset",
+    "restrict_inputs",
 ]
 
 #: minimum change of a real feature flagged as changed (relative to its range)
@@ -138,8 +144,71 @@ def encode_inputs(
         Smallest change of a real feature that counts as a change, as a
         fraction of its range (integers and ranks: 1).
     """
-    changes = changes or bounds.max_changes is not None
+    z = declare_inputs(m, space, bounds)
+    out = restrict_inputs(m, space, z, bounds, changes=changes, real_step=real_step)
+    assert out is not None  # internal invariant: the variables were declared on this box
+    return out
+
+
+def _query_box(blk: Any, b: Any) -> tuple[float, float, float, tuple[float, ...] | None, bool]:
+    """(query value, lower, upper, finite values or None, integral) of a numeric / ordinal block."""
+    q = _py(b.value)
+    if blk.kind == "ordinal":
+        cats = list(blk.categories)
+        ranks = sorted(cats.index(c) for c in (b.values if b.values is not None else cats))
+        lo, hi = (float(ranks[0]), float(ranks[-1])) if ranks else (0.0, -1.0)
+        vals = None if ranks == list(range(int(lo), int(hi) + 1)) else tuple(float(r) for r in ranks)
+        return float(cats.index(q)), lo, hi, vals, True
+    vals = None if b.values is None else tuple(sorted({float(v) for v in b.values}))
+    return float(q), float(b.lower), float(b.upper), vals, blk.kind == "integer"
+
+
+def declare_inputs(m: Model, space: Any, bounds: QueryBounds | None = None) -> list[Var]:
+    """The raw vector ``z`` as variables: one-hot indicators (with ``sum = 1``) per
+    categorical feature and one variable per numeric value or ordinal rank.
+
+    With ``bounds`` the variables get the query's box; without, the whole domain
+    of the input space (a per-model template that :func:`restrict_inputs` narrows
+    per query).
+    """
     z: list[Var | None] = [None] * space.n
+    for blk in space.blocks:
+        if blk.is_indicator:
+            cats = list(blk.categories)
+            allowed = set(range(len(cats)))
+            if bounds is not None:
+                b = bounds[blk.name]
+                allowed = {cats.index(c) for c in (b.values if b.values is not None else cats)}
+            ind = [m.add_var(0.0, 1.0 if k in allowed else 0.0, integer=True, name=f"{blk.name}={c}") for k, c in enumerate(cats)]
+            m.add_eq(quicksum(ind), 1.0)
+            for k, v in enumerate(ind):
+                z[blk.start + k] = v
+            continue
+        if bounds is not None:
+            _, lo, hi, _, integral = _query_box(blk, bounds[blk.name])
+        else:
+            lo, hi, integral = float(blk.lower), float(blk.upper), blk.kind in ("integer", "ordinal")
+        z[blk.start] = m.add_var(lo, hi, integer=integral, name=blk.name)
+    return z  # type: ignore[return-value]
+
+
+def restrict_inputs(
+    m: Model,
+    space: Any,
+    z: list[Var],
+    bounds: QueryBounds,
+    *,
+    changes: bool = False,
+    real_step: float = REAL_STEP,
+) -> RawInputs | None:
+    """Narrow the variables ``z`` (from :func:`declare_inputs`) to one query's
+    bounds and add its value indicators and change indicators.
+
+    Returns None when the query's box is not inside the variables' current
+    bounds (then the model's big-M constants, derived from those bounds, would
+    cut the query's domain: build the model for the query instead).
+    """
+    changes = changes or bounds.max_changes is not None
     feats: list[FeatureVars] = []
     for blk in space.blocks:
         b = bounds[blk.name]
@@ -149,32 +218,28 @@ def encode_inputs(
             cats = list(blk.categories)
             qi = cats.index(q)
             allowed = set(cats.index(c) for c in (b.values if b.values is not None else cats))
-            ind = [m.add_var(0.0, 1.0 if k in allowed else 0.0, integer=True, name=f"{blk.name}={c}") for k, c in enumerate(cats)]
-            m.add_eq(quicksum(ind), 1.0)
+            ind = [z[blk.start + k] for k in range(len(cats))]
             for k, v in enumerate(ind):
-                z[blk.start + k] = v
+                vlo, vhi = m.var_bounds(v)
+                if k not in allowed:
+                    m.set_bounds(v, 0.0, 0.0)
+                elif vhi < 1.0:
+                    return None
             fixed = allowed <= {qi}
             fv = FeatureVars(blk.name, blk.kind, float(qi), 0.0, float(len(cats) - 1), None, ind, fixed=fixed)
             if changes:
                 fv.changed = (1 - ind[qi]) if qi in allowed else Expr({}, 1.0)
             feats.append(fv)
             continue
-        if blk.kind == "ordinal":
-            cats = list(blk.categories)
-            qv = float(cats.index(q))
-            ranks = sorted(cats.index(c) for c in (b.values if b.values is not None else cats))
-            lo, hi = (float(ranks[0]), float(ranks[-1])) if ranks else (0.0, -1.0)
-            vals = None if ranks == list(range(int(lo), int(hi) + 1)) else tuple(float(r) for r in ranks)
-            step = 1.0
-            integral = True
-        else:
-            qv = float(q)
-            lo, hi = float(b.lower), float(b.upper)  # type: ignore[arg-type]
-            vals = None if b.values is None else tuple(sorted({float(v) for v in b.values}))
-            integral = blk.kind == "integer"
-            step = 1.0 if integral else max(real_step * f.range, 1e-9)
-        x = m.add_var(lo, hi, integer=integral, name=blk.name)
-        z[blk.start] = x
+        qv, lo, hi, vals, integral = _query_box(blk, b)
+        step = 1.0 if integral else max(real_step * f.range, 1e-9)
+        x = z[blk.start]
+        if integral:
+            lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
+        vlo, vhi = m.var_bounds(x)
+        if lo < vlo - 1e-9 or hi > vhi + 1e-9:
+            return None
+        m.set_bounds(x, lo, hi)
         fv = FeatureVars(blk.name, blk.kind, qv, lo, hi, x, values=vals, span=1.0 if integral else float(f.range))
         if vals is not None:
             fv.indicators = [m.add_binary(name=f"{blk.name}={v:g}") for v in vals]
@@ -186,7 +251,50 @@ def encode_inputs(
         if changes:
             _change_indicator(m, fv, step)
         feats.append(fv)
-    return RawInputs(space, z, feats)  # type: ignore[arg-type]
+    return RawInputs(space, z, feats)
+
+
+@dataclass
+class Template:
+    """The estimator and its decision region embedded once per model, target and
+    margin over the whole input domain (:func:`encode_template`).
+
+    Per query, :meth:`instance` copies it and narrows the inputs to the query's
+    bounds (:func:`restrict_inputs`): only the query-dependent parts (bounds,
+    change indicators, objective) are built per query.
+    """
+
+    model: Model
+    z: list[Var]
+    outputs: list[Expr]
+    compiled: Any
+    seconds: float = 0.0
+
+    def instance(
+        self, bounds: QueryBounds, target_index: int, margin: float | None = None, *, changes: bool
+    ) -> tuple[Model, RawInputs] | None:
+        """A copy narrowed to one query with its decision region (target, margin),
+        or None when the query's box leaves the template's domain."""
+        m = self.model.copy()
+        inp = restrict_inputs(m, self.compiled.inputs, self.z, bounds, changes=changes)
+        if inp is None:
+            return None
+        encode_decision(m, self.compiled, self.outputs, target_index, margin)
+        return m, inp
+
+
+def encode_template(compiled: Any) -> Template:
+    """:func:`declare_inputs` over the whole domain plus :func:`encode_outputs` (a
+    :class:`Template`; the decision region is added per query).  Big-M constants
+    come from the domain, so they hold for every query inside it."""
+    import time
+
+    t0 = time.perf_counter()
+    m = Model("template")
+    z = declare_inputs(m, compiled.inputs)
+    out = encode_outputs(m, compiled, z)
+    m.freeze()
+    return Template(m, z, out, compiled, time.perf_counter() - t0)
 
 
 def _change_indicator(m: Model, fv: FeatureVars, step: float) -> None:
@@ -243,15 +351,19 @@ def no_good_superset(m: Model, inputs: RawInputs, changed_features: list[str]) -
     m.add_le(quicksum(terms), float(len(terms) - 1))  # type: ignore[arg-type]
 
 
-def exclude_point(m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: float = REAL_STEP) -> bool:
+def exclude_point(
+    m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: float = REAL_STEP, steps: Any = None
+) -> bool:
     """Demand that the next solution differs from the solution ``x`` in at least
     one feature (the diversity criterion of MACE and CE-OCL): a categorical
     feature takes another category, an integer / ordinal moves by at least 1,
-    a real feature by at least ``real_step`` of its range.  One binary per
+    a real feature by at least ``real_step`` of its range; with ``steps`` (per
+    feature, raw units, e.g. the shared diversity steps) a numeric feature must
+    move by more than its step.  One binary per
     direction per feature and ``sum >= 1``.  Returns False (adding nothing
     but an infeasible row) when no feature can move at all."""
     terms: list[Expr | Var] = []
-    for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
+    for j, (blk, f) in enumerate(zip(inputs.space.blocks, inputs.features, strict=True)):
         if f.fixed:
             continue
         if f.value is None or f.values is not None:  # a category or a finite value set: another one
@@ -261,9 +373,13 @@ def exclude_point(m: Model, inputs: RawInputs, x: np.ndarray, *, real_step: floa
         v = float(x[f.value.index])
         lo, hi = m.var_bounds(f.value)
         integral = blk.kind in ("integer", "ordinal")
+        extra = 0.0 if steps is None else float(steps[j])
         if integral:
             v = float(round(v))
-        step = 1.0 if integral else max(real_step * f.span, 1e-9)
+            step = float(math.floor(extra) + 1) if extra >= 1 else 1.0
+        else:
+            # strictly more than the feature's diversity step
+            step = max(real_step * f.span, extra * (1 + 1e-6) + 1e-9, 1e-9)
         if v + step <= hi:
             u = m.add_binary(name=f"{f.name}_gt_prev")
             m.add_indicator(u, f.value.expr(), ">=", v + step)
@@ -423,65 +539,3 @@ def encode_model(m: Model, compiled: Any, z: list[Var], target_index: int, margi
     out = encode_outputs(m, compiled, z)
     encode_decision(m, compiled, out, target_index, margin)
     return out
-
-
-# -------------------------------------------------------------- regressors
-def encode_regressor(m: Model, model: Any, inputs: list[Expr | Var]) -> Expr:
-    """A fitted scikit-learn regressor's prediction as an expression of its inputs.
-
-    Supported (the compiler handles classifiers only): ``LinearRegression``,
-    ``Ridge``, ``Lasso``, ``ElasticNet`` and other linear models with ``coef_``
-    / ``intercept_``; ``MLPRegressor`` with ``relu`` or ``identity`` activation;
-    either behind a ``Pipeline`` of ``StandardScaler`` / ``MinMaxScaler``.
-    Single-output only.  ReLU bounds come from the inputs' bounds.
-    """
-    steps = list(model.steps) if hasattr(model, "steps") else [("est", model)]
-    xs: list[Expr] = [x if isinstance(x, Expr) else x.expr() for x in inputs]
-    for name, step in steps[:-1]:
-        cls = type(step).__name__
-        if cls == "StandardScaler":
-            mean = getattr(step, "mean_", None)
-            scale = getattr(step, "scale_", None)
-            xs = [
-                (x - (0.0 if mean is None else float(mean[k]))) * (1.0 / (1.0 if scale is None else float(scale[k])))
-                for k, x in enumerate(xs)
-            ]
-        elif cls == "MinMaxScaler":
-            xs = [x * float(step.scale_[k]) + float(step.min_[k]) for k, x in enumerate(xs)]
-        elif step == "passthrough" or step is None:
-            continue
-        else:
-            raise UnsupportedModelError(
-                f"Cannot embed the pipeline step {name!r} ({cls}) of a causal regressor in the MIP; "
-                "supported: StandardScaler, MinMaxScaler, then a linear model or MLPRegressor."
-            )
-    est = steps[-1][1]
-    cls = type(est).__name__
-    if cls == "MLPRegressor":
-        if est.activation not in ("relu", "identity") or getattr(est, "n_outputs_", 1) != 1:
-            raise UnsupportedModelError(
-                f"MLPRegressor with activation={est.activation!r} and {getattr(est, 'n_outputs_', 1)} outputs "
-                "cannot be embedded; use activation='relu' (or 'identity') and one output."
-            )
-        h = xs
-        n_layers = len(est.coefs_)
-        for li, (W, b) in enumerate(zip(est.coefs_, est.intercepts_, strict=True)):
-            W = np.asarray(W, dtype=float)
-            pre = [quicksum(float(W[k, r]) * h[k] for k in np.flatnonzero(W[:, r])) + float(b[r]) for r in range(W.shape[1])]
-            if li < n_layers - 1 and est.activation == "relu":
-                h = [m.add_relu(p, name=f"reg{li}_{r}") for r, p in enumerate(pre)]
-            else:
-                h = pre
-        return h[0]
-    coef = getattr(est, "coef_", None)
-    if coef is None:
-        raise UnsupportedModelError(
-            f"Cannot embed a {cls} as a causal regressor in the MIP; supported: linear models with "
-            "coef_ (LinearRegression, Ridge, Lasso, ...) and MLPRegressor(relu), optionally behind scalers."
-        )
-    coef = np.asarray(coef, dtype=float).reshape(-1)
-    if coef.size != len(xs):
-        raise UnsupportedModelError(f"{cls} has {coef.size} coefficients for {len(xs)} parents; it must be single-output.")
-    icpt = float(np.asarray(getattr(est, "intercept_", 0.0), dtype=float).reshape(-1)[0])
-    return quicksum(float(w) * x for w, x in zip(coef, xs, strict=True)) + icpt
-

@@ -48,6 +48,7 @@ import numpy as np
 from ...solvers.mip import Model, Solution, Var, quicksum
 from ...solvers.mip_backend import (
     RawInputs,
+    Template,
     add_change_limit,
     encode_inputs,
     encode_model,
@@ -106,15 +107,23 @@ def build(
     trust_epsilon: float,
     trust_norm: str,
     trust_scope: str = "mutable",
+    template: Template | None = None,
 ) -> Formulation:
-    """The MIP of one query (module docstring)."""
-    m = Model("ceocl")
+    """The MIP of one query (module docstring).  With a ``template`` (the model
+    embedded once per fitted method) only the query-dependent parts are built."""
     need_changes = changes or norm == "l0" or alpha > 0 or query.bounds.max_changes is not None
-    inputs = encode_inputs(m, compiled.inputs, query.bounds, changes=need_changes)
+    inst = None
+    if template is not None:
+        inst = template.instance(query.bounds, query.target_index, margin, changes=need_changes)
+    diag: dict[str, Any] = {"template": inst is not None}
+    if inst is not None:
+        m, inputs = inst
+    else:
+        m = Model("ceocl")
+        inputs = encode_inputs(m, compiled.inputs, query.bounds, changes=need_changes)
+        encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
     if query.bounds.max_changes is not None:
         add_change_limit(m, inputs, int(query.bounds.max_changes))
-    encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
-    diag: dict[str, Any] = {}
     if hull is not None:
         skip = np.zeros(len(inputs.z), dtype=bool)
         if trust_scope == "mutable":
@@ -178,19 +187,23 @@ def solve(
     seed: int,
     keep_solutions: bool,
     feastol: float | None = None,
+    start: np.ndarray | None = None,
+    certify: bool = True,
 ) -> tuple[Solution, float]:
     """Solve; polish a piecewise-linear l2 solution into the exact QP optimum for its
     integer assignment.  Returns the solution and the exact objective of its point."""
     t_start = time.perf_counter()
     opts = _options(form, backend)
     sol = form.m.solve(
-        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts
+        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts,
+        start=start,
     )
     if not sol.has_solution:
         return sol, math.nan
     if form.squares:
-        sol.x = _polish(form, sol.x, time_limit)  # type: ignore[arg-type]
-        if sol.status == "optimal":
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
+        sol.x = _polish(form, sol.x, left)  # type: ignore[arg-type]
+        if sol.status == "optimal" and certify:
             left = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
             _certify(form, sol, time_limit=left, seed=seed)
     return sol, exact_objective(form, sol.x)  # type: ignore[arg-type]
@@ -260,6 +273,9 @@ def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.nd
     exact objective stops improving.  (LP only: HiGHS's QP solver returned
     non-optimal points on these models.)"""
     best, best_val = x, exact_objective(form, x)
+    t0 = time.perf_counter()
+    if time_limit is not None and time_limit <= 0.05:
+        return best
     m2 = form.m.copy()
     m2.fix_integers(x)
     old_rows = [r for sq in form.squares for r in sq.rows]
@@ -273,7 +289,10 @@ def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.nd
             local = v + np.array([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0]) * h / 8.0 ** (k - 1)
             pts = np.concatenate([Model.pwl_breakpoints(sq.lo, sq.hi, PWL_SEGMENTS), local])
             m3.add_pwl_square(sq.dev, sq.lo, sq.hi, points=pts, t=sq.t)
-        res = m3.solve("highs", time_limit=None if time_limit is None else max(time_limit, 1.0))
+        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
+        if left is not None and left <= 0.05:
+            break
+        res = m3.solve("highs", time_limit=left)
         if not (res.has_solution and res.status == "optimal"):
             break
         cur = res.x  # type: ignore[assignment]
@@ -296,3 +315,4 @@ def exact_objective(form: Formulation, x: np.ndarray) -> float:
         dv = x[sq.dev.index]
         val += dv * dv - x[sq.t.index]
     return float(val)
+

@@ -15,6 +15,7 @@ from ...schema import _py
 from ...solvers.mip_backend import changed_set, decode, exclude_point, no_good_superset
 from .._base import Candidates, CounterfactualMethod, Query
 from ._formulation import build, solve
+from ._starts import StartPool, Starts
 from ._trust import HullData, prepare_hull
 
 __all__ = ["CEOCL"]
@@ -68,8 +69,10 @@ class CEOCL(CounterfactualMethod):
       left (few mutable features, or a trust region that forces the same
       changes), the remaining counterfactuals are the next nearest points
       that differ from every earlier one in at least one feature (the paper's
-      own diversity criterion, Sec. 1; a real feature must move by at least
-      1% of its range, an integer by 1); ``n_point_diverse`` in the
+      own diversity criterion, Sec. 1; a numeric feature must move by more
+      than the shared diversity step, the larger of its resolution and a
+      fraction of its MAD, and a real one by at least 1% of its range);
+      ``n_point_diverse`` in the
       diagnostics counts them.  With ``solution_pool=True`` the
       solver's stored incumbents (SCIP's solution store, HiGHS's improving
       solutions) are appended as extra candidates.
@@ -78,6 +81,16 @@ class CEOCL(CounterfactualMethod):
       boundary and 20-80% of its answers did not flip the model); tree splits
       use scikit-learn's float32 semantics; every answer is re-checked with the
       real model, and a failure is retried once with a 10x larger margin.
+    * **Per-model work in** ``fit``.  A tree ensemble is embedded once (the
+      Mišić formulation over the whole input domain, big-M constants from the
+      domain); each query copies it and adds only its bounds, change
+      indicators, decision region, trust region, causal rows and objective.
+      Other models are small and built per query, on the query's box.
+    * **Time limit.**  Per query, building and emitting the model included;
+      on expiry the best verified answer so far is returned (``feasible``),
+      and with no solver incumbent at all the nearest observed
+      counterfactuals (``warm_start``), else ``timeout``.  Only the first
+      answer's l2 optimum is certified; the diverse ones are polished.
     * **Trust region size.**  A seeded subsample or k-means representatives cap
       the hull at ``max_hull_points`` (the paper does not discuss scale).
 
@@ -116,6 +129,11 @@ class CEOCL(CounterfactualMethod):
         Decision margin of the classification constraint.
     solution_pool : bool
         Also propose the solver's stored incumbents as candidates.
+    warm_start : bool
+        When the time limit runs out before the solver has any incumbent,
+        return the nearest observed counterfactuals (training rows the model
+        assigns to the target, within the constraints; :mod:`._starts`) with
+        status ``feasible`` instead of none (``timeout``).
     time_limit : float, optional
         Seconds per query (all solves of the query together).
     random_state : int, optional
@@ -145,6 +163,7 @@ class CEOCL(CounterfactualMethod):
         "backend": [Options(("highs", "scip"))],
         "margin": [Interval(float, 0, None, closed="neither")],
         "solution_pool": [TypeSpec((bool,), "a bool")],
+        "warm_start": [TypeSpec((bool,), "a bool")],
     }
 
     def __init__(
@@ -163,6 +182,7 @@ class CEOCL(CounterfactualMethod):
         backend: str = "highs",
         margin: float = 1e-4,
         solution_pool: bool = True,
+        warm_start: bool = True,
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
@@ -180,6 +200,7 @@ class CEOCL(CounterfactualMethod):
         self.backend = backend
         self.margin = margin
         self.solution_pool = solution_pool
+        self.warm_start = warm_start
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -191,7 +212,11 @@ class CEOCL(CounterfactualMethod):
 
         import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")
         self.compiled_ = compile_model(self.model_.model, self.schema_)
+        self.template_ = self._template()
         X = self.data_.X
+        self.starts_ = StartPool(
+            self.schema_, X, np.asarray(self.model_.predict(X)), self.classes_, 0 if self.random_state is None else int(self.random_state)
+        )
         self.scales_ = self._scales(X)
         self.hulls_: dict[int, HullData] = {}
         if self.trust_region is not None:
@@ -211,6 +236,16 @@ class CEOCL(CounterfactualMethod):
                     sampling=self.hull_sampling,
                     seed=seed,
                 )
+
+    def _template(self) -> Any:
+        """The tree ensemble embedded once (per-query building cost more than the
+        solve on large forests: 2.8 s per query on a 100-tree depth-8 forest)."""
+        from ...models.compile import TreeEnsemble
+        from ...solvers.mip_backend import encode_template
+
+        if isinstance(self.compiled_.estimator, TreeEnsemble):
+            return encode_template(self.compiled_)
+        return None
 
     def _scales(self, X: pd.DataFrame) -> np.ndarray:
         """Per-feature normaliser of numeric / ordinal differences (see ``distance_scale``)."""
@@ -256,17 +291,32 @@ class CEOCL(CounterfactualMethod):
         diag: dict[str, Any] = {"backend": self.backend}
         first = None
         n_solves = 0
+        starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha)) if self.warm_start else None
+        t_solve = 0.0
+
+        def run(form: Any, rule: Any = None) -> tuple[Any, float]:
+            nonlocal n_solves, t_solve
+            t1 = time.perf_counter()
+            # only the first answer's optimality is reported: the diverse ones are
+            # polished but not certified (outer approximation costs a MIP per round)
+            out = solve(
+                form, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool,
+                certify=rule is None,
+            )
+            t_solve += time.perf_counter() - t1
+            n_solves += 1
+            return out
+
         for attempt in range(2):
             form = self._build(query, margin, hull, changes=n_cf > 1)
             diag["build_seconds"] = time.perf_counter() - t0
-            sol, obj = solve(form, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool)
-            n_solves += 1
+            sol, obj = run(form)
             first = sol
             if not sol.has_solution:
                 break
             row = decode(form.inputs, sol.x)  # type: ignore[arg-type]
             valid, _, _ = self._check_candidates(query, pd.DataFrame([row]))
-            if valid[0] or attempt == 1:
+            if valid[0] or attempt == 1 or query.expired():
                 break
             margin *= 10.0  # boundary trouble: retry once with a larger margin
             t0 = time.perf_counter()
@@ -283,20 +333,23 @@ class CEOCL(CounterfactualMethod):
         if status in ("unbounded", "error"):
             status = "failed"
         if not first.has_solution:
-            diag["n_solves"] = n_solves
+            diag.update(n_solves=n_solves, solve_seconds=t_solve)
+            if status == "timeout" and starts is not None:
+                return self._fallback(query, starts, diag)
             return Candidates(pd.DataFrame(columns=self.schema_.names), status, diag)
         rows.append(row)
         xs: list[np.ndarray] = [np.asarray(first.x)]
         self._collect_pool(form, first, pool_rows)
         # diversity, stage 1: re-solve excluding supersets of every earlier change set
         n_point = 0
+        excluded: list[set[str]] = []
         while len(rows) < n_cf and not query.expired():
             changed = changed_set(form.inputs, xs[-1]) or _changed(self.schema_, query.x, rows[-1])
             if not changed:
                 break
             no_good_superset(form.m, form.inputs, changed)
-            sol, _obj_k = solve(form, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool)
-            n_solves += 1
+            excluded.append(set(changed))
+            sol, _obj_k = run(form, ("superset", excluded))
             if not sol.has_solution:
                 break
             rows.append(decode(form.inputs, sol.x))  # type: ignore[arg-type]
@@ -306,24 +359,35 @@ class CEOCL(CounterfactualMethod):
         # from every earlier one in at least one feature (fresh model, same layout)
         if len(rows) < n_cf and not query.expired():
             form2 = self._build(query, margin, hull, changes=True)
+            steps = _steps(self)
             for x_prev in xs:
-                exclude_point(form2.m, form2.inputs, x_prev, real_step=DIVERSITY_STEP)
+                exclude_point(form2.m, form2.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
             while len(rows) < n_cf and not query.expired():
-                sol, _obj_k = solve(form2, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool)
-                n_solves += 1
+                sol, _obj_k = run(form2, ("point", rows))
                 if not sol.has_solution:
                     break
                 n_point += 1
                 rows.append(decode(form2.inputs, sol.x))  # type: ignore[arg-type]
                 xs.append(np.asarray(sol.x))
                 self._collect_pool(form2, sol, pool_rows)
-                exclude_point(form2.m, form2.inputs, xs[-1], real_step=DIVERSITY_STEP)
+                exclude_point(form2.m, form2.inputs, xs[-1], real_step=DIVERSITY_STEP, steps=steps)
         pool_rows.sort(key=lambda t: t[0])
         frame = pd.DataFrame(rows + [r for _, r in pool_rows], columns=self.schema_.names)
-        diag.update(n_solves=n_solves, n_pool=len(pool_rows), n_point_diverse=n_point)
+        diag.update(n_solves=n_solves, n_pool=len(pool_rows), n_point_diverse=n_point, solve_seconds=t_solve)
         if status == "timeout":
             status = "feasible"
         return Candidates(frame, status, diag)
+
+    def _fallback(self, query: Query, starts: Starts, diag: dict[str, Any]) -> Candidates:
+        """The time limit ran out before the solver had an incumbent: the nearest
+        observed counterfactuals (training rows the model assigns to the target,
+        within the constraints), verified like any answer, with status
+        ``feasible`` -- never claimed optimal."""
+        rows = starts.nearest(query.n_counterfactuals)
+        diag["fallback"] = "nearest observed counterfactual (no solver incumbent within the time limit)"
+        if not len(rows):
+            return Candidates(pd.DataFrame(columns=self.schema_.names), "timeout", diag)
+        return Candidates(rows.reset_index(drop=True), "feasible", diag)
 
     def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool) -> Any:
         return build(
@@ -341,6 +405,7 @@ class CEOCL(CounterfactualMethod):
             trust_epsilon=float(self.trust_epsilon),
             trust_norm=self.trust_norm,
             trust_scope=self.trust_scope,
+            template=getattr(self, "template_", None),
         )
 
     def _collect_pool(self, form: Any, sol: Any, out: list[tuple[float, dict[str, Any]]]) -> None:
@@ -350,9 +415,26 @@ class CEOCL(CounterfactualMethod):
             out.append((float(form.m.objective_value(x)), decode(form.inputs, x)))
 
 
+def _steps(method: Any) -> np.ndarray | None:
+    """The shared diversity steps of the method's data plus one resolution unit
+    (None if unavailable)."""
+    try:
+        from .._assemble import steps_of
+        from .._postprocess import resolution
+    except ImportError:  # pragma: no cover - older base class
+        return None
+    # plus one grid unit: answers are snapped to the resolution afterwards
+    grid = np.array([resolution(f) or 0.0 for f in method.schema_])
+    return np.asarray(steps_of(method), dtype=float) + grid
+
+
 def _left(query: Query) -> float | None:
+    """Seconds left for a solve: the query's time left, less a reserve for decoding
+    and verifying the answer with the real model (``min(0.25 s, 10 %)``)."""
     left = query.time_left()
-    return None if not np.isfinite(left) else max(left, 0.01)
+    if not np.isfinite(left):
+        return None
+    return max(left - min(0.25, 0.1 * float(query.time_limit)), 0.01)  # type: ignore[arg-type]
 
 
 def _changed(schema: Any, x: pd.Series, row: dict[str, Any]) -> list[str]:

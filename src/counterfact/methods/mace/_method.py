@@ -16,7 +16,7 @@ from ._search import Answer, SearchOutcome, binary_search
 
 __all__ = ["MACE"]
 
-_ORACLES = ("auto", "z3", "mip")
+_ORACLES = ("auto", "z3", "mip", "cpsat")
 
 
 def _valid_norm(v: Any) -> bool:
@@ -57,7 +57,15 @@ class MACE(CounterfactualMethod):
       0.1 s (``reference/solvers.md``).  The MILP oracle returns the nearest
       point under the bound and its proven dual bound, so the same
       ``delta_min``/``delta_max`` certificate comes in one or two calls.
-      ``oracle="auto"`` picks by model; ``"z3"``/``"mip"`` force one.
+      ``oracle="cpsat"`` (tree ensembles, OR-Tools): a Boolean/integer model
+      over the ensemble's split intervals whose integer scaling rounds leaf
+      values up and distance increments down, so that its proven bound is a
+      valid lower bound on the true optimum; it minimises the distance
+      directly, so one call usually closes the search
+      (:mod:`._cpsat_oracle`).  Searches it does not encode (diversity
+      clauses, finite value sets of numeric features) run on Z3.
+      ``oracle="auto"`` picks by model (MIP for ReLU networks, Z3 otherwise);
+      ``"z3"``/``"mip"``/``"cpsat"`` force one.
     * **Search.**  An unbounded first check (so that "no counterfactual
       exists" is answered in one call, status ``infeasible``), and
       ``delta_max := d(x)`` for the point found rather than the midpoint, and
@@ -84,10 +92,20 @@ class MACE(CounterfactualMethod):
       paper treats binary models; its Sec. 6 names this extension).
     * **Diversity.**  Counterfactual k+1 re-runs Algorithm 1 with the paper's
       blocking clauses, generalised to "differs from every earlier one in at
-      least ``min_diff`` features"; a real feature differs when it moves by
-      more than ``1e-6 * max(1, |value|)``, so that no two reported
-      counterfactuals print the same.  The search for k+1 starts from the
-      lower bound of k (more clauses can only push the optimum up).
+      least ``min_diff`` features" (``diversity="points"``, the default).  A
+      numeric feature differs only when it moves by *more than its diversity
+      step* -- the larger of its resolution and a fraction of its MAD, the
+      rule every method's set of counterfactuals follows -- or when it changes
+      in one answer and keeps the query's value in the other (a different set
+      of changed features); a discrete feature differs with any other value.
+      Why: with the paper's literal clause (any different value) the second
+      answer is the first moved by one unit (``income -> 34412``, then
+      ``income -> 34413``), which is no alternative at all.
+      ``diversity="features"`` asks more: each further counterfactual changes
+      a set of features that contains no earlier one's (CE-OCL's no-good
+      cuts), so every answer drops at least one earlier change.  The search
+      for k+1 starts from the lower bound of k (more clauses can only push
+      the optimum up).
     * **Time limit.**  Per query; each oracle call gets the time left.  On
       expiry the best counterfactual so far is returned with status
       ``feasible`` and both bounds in the diagnostics; ``timeout`` if none was
@@ -99,11 +117,14 @@ class MACE(CounterfactualMethod):
         Distance (eq. 3).
     epsilon : float
         Accuracy of the binary search, in (0, 1].
-    oracle : {"auto", "z3", "mip"}
-        Satisfiability oracle.
+    oracle : {"auto", "z3", "mip", "cpsat"}
+        Satisfiability oracle (``"cpsat"``: tree ensembles only).
     min_diff : int
         Diversity: each further counterfactual differs from every earlier one
-        in at least this many features.
+        in at least this many features (``diversity="points"``).
+    diversity : {"points", "features"}
+        How further counterfactuals must differ (see above): in ``min_diff``
+        features by more than a step, or by their set of changed features.
     margin : float
         Decision margin (logit, or mean probability for forests).
     max_retries : int
@@ -143,6 +164,7 @@ class MACE(CounterfactualMethod):
         "max_retries": [Interval(int, 0, None)],
         "warm_start": [Interval(int, 0, None)],
         "polish": [TypeSpec((bool,), "a bool")],
+        "diversity": [Options(("points", "features"))],
     }
 
     def __init__(
@@ -156,6 +178,7 @@ class MACE(CounterfactualMethod):
         max_retries: int = 2,
         warm_start: int = 3,
         polish: bool = True,
+        diversity: str = "points",
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
@@ -168,6 +191,7 @@ class MACE(CounterfactualMethod):
         self.max_retries = max_retries
         self.warm_start = warm_start
         self.polish = polish
+        self.diversity = diversity
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -182,7 +206,14 @@ class MACE(CounterfactualMethod):
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
         self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = None  # observed rows per predicted class
-        if self.oracle_ == "z3":
+        self._steps: np.ndarray | None = None
+        self._solver_steps()
+        if self.oracle_ == "cpsat":
+            from ..._deps import import_optional
+
+            import_optional("ortools", purpose="MACE (oracle='cpsat')")
+            import_optional("z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)")
+        elif self.oracle_ == "z3":
             from ..._deps import import_optional
 
             import_optional("z3", purpose="MACE (oracle='z3')")
@@ -193,6 +224,20 @@ class MACE(CounterfactualMethod):
 
             check_available()
 
+    def _solver_steps(self) -> np.ndarray:
+        """The shared diversity steps (``max(resolution, fraction x MAD)`` per numeric
+        feature) plus one resolution unit (answers are snapped to the grid after
+        the search), in solver units; 0 for discrete features (any change counts)."""
+        steps = getattr(self, "_steps", None)
+        if steps is None:
+            from .._assemble import steps_of
+            from .._postprocess import resolution
+
+            # plus one grid unit: answers are snapped to the resolution afterwards
+            grid = np.array([resolution(f) or 0.0 for f in self.schema_])
+            steps = self._steps = np.asarray(steps_of(self), dtype=float) + grid
+        return steps
+
     def _choose_oracle(self) -> str:
         if self.oracle != "auto":
             return str(self.oracle)
@@ -202,7 +247,15 @@ class MACE(CounterfactualMethod):
 
     # -------------------------------------------------------------- explain
     def _make_oracle(self, problem: Problem, seed: int) -> Any:
-        if self.oracle_ == "z3":
+        if self.oracle_ == "cpsat":
+            from ...exceptions import UnsupportedModelError
+            from ._cpsat_oracle import CpsatOracle
+
+            try:
+                return CpsatOracle(problem, self.compiled_, random_seed=seed)
+            except UnsupportedModelError:
+                pass  # diversity clauses, value sets, ...: Z3 answers this search
+        if self.oracle_ in ("z3", "cpsat"):
             from ._z3_oracle import Z3Oracle
 
             return Z3Oracle(problem, self.compiled_, random_seed=seed, cache=self._cache)
@@ -258,8 +311,22 @@ class MACE(CounterfactualMethod):
                 return ans, calls
         return None, calls
 
+    def _nearest_observed(self, query: Query, k: int) -> pd.DataFrame:
+        """The ``k`` nearest training rows the model assigns to the target that satisfy
+        the query's bounds (eq. 3 distance), nearest first."""
+        frame, enc = self._observed(query.target_index)
+        if not len(frame):
+            return frame
+        ok = query.bounds.satisfied(frame)
+        if not ok.any():
+            return frame.iloc[:0]
+        q = self._dist.encoder.transform(query.x.to_frame().T)[0]
+        idx = np.flatnonzero(ok)
+        d = self._dist.encoder.distances(enc[idx], q, self._dist.norm)
+        return frame.iloc[idx[np.argsort(d, kind="stable")[: max(0, int(k))]]]
+
     def _explain_one(self, query: Query) -> Candidates:
-        deadline = None if query.time_limit is None else query.started + float(query.time_limit)
+        deadline = None if query.time_limit is None else query.started + float(query.time_limit) - _reserve(query.time_limit)
         problem = build_problem(
             self.schema_,
             query.bounds,
@@ -267,6 +334,8 @@ class MACE(CounterfactualMethod):
             target_index=query.target_index,
             margin=float(self.margin),
             min_diff=int(self.min_diff),
+            steps=self._solver_steps(),
+            diversity=str(self.diversity),
         )
         seed = int(query.rng.integers(0, 2**31 - 1))
         names = self.schema_.names
@@ -317,6 +386,16 @@ class MACE(CounterfactualMethod):
             lower = max(lower, outcome.delta_min)
         if first is None:  # pragma: no cover - the first search always runs
             return Candidates(pd.DataFrame(columns=names), "failed", {"oracle": self.oracle_})
+        status = first.status
+        fallback = None
+        if not rows and status == "timeout":
+            # no oracle answer in time: the nearest observed counterfactuals, verified
+            # by the base class like any answer and never claimed nearest
+            rows = [dict(r) for _, r in self._nearest_observed(query, query.n_counterfactuals).iterrows()]
+            if rows:
+                status = "feasible"
+                fallback = "nearest observed counterfactual (no oracle answer within the time limit)"
+                distances = [self._dist(query.x, r) for r in rows]
         frame = pd.DataFrame(rows, columns=names)
         diag: dict[str, Any] = {
             "oracle": self.oracle_,
@@ -331,7 +410,15 @@ class MACE(CounterfactualMethod):
         }
         if len(distances) > 1:
             diag["distances"] = [float(d) for d in distances]
-        return Candidates(frame, first.status, diag)
+        if fallback is not None:
+            diag["fallback"] = fallback
+        return Candidates(frame, status, diag)
+
+
+def _reserve(limit: float) -> float:
+    """Seconds kept back from a query's time limit for decoding and verifying the
+    answer with the real model after the last solver call."""
+    return min(0.25, 0.1 * float(limit))
 
 
 class _Polished:
@@ -358,7 +445,7 @@ class _Polished:
     def improve(self, ans: Answer) -> Answer:
         if ans.verdict != "sat" or ans.point is None:
             return ans
-        proposal = self.polisher(ans.point)
+        proposal = self.polisher(ans.point, self.deadline)
         if proposal is None:
             return ans
         left = None if self.deadline is None else self.deadline - time.perf_counter()

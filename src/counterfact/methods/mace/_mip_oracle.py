@@ -77,7 +77,7 @@ class MipOracle:
         bounds = problem.bounds
         if bounds is None:  # pragma: no cover - build_problem always sets it
             raise ValueError("MipOracle needs the query's bounds (Problem.bounds).")
-        need_changes = a > 0 or problem.max_changes is not None
+        need_changes = a > 0 or problem.max_changes is not None or problem.diversity == "features"
         inp = self.inputs = encode_inputs(m, compiled.inputs, bounds, changes=need_changes)
         if problem.max_changes is not None:
             add_change_limit(m, inp, int(problem.max_changes))
@@ -102,12 +102,21 @@ class MipOracle:
         m.add_objective(D)
 
     def _block(self, p: tuple[Any, ...]) -> None:
-        """At least ``min_diff`` features differ from the earlier counterfactual ``p``."""
+        """At least ``min_diff`` features differ from the earlier counterfactual ``p`` (a
+        numeric one by more than its diversity step); with ``diversity="features"``
+        the change set must not contain ``p``'s (CE-OCL's no-good cut)."""
         from ...solvers.mip import Expr, quicksum
 
         m = self.m
         diffs: list[Expr] = []
-        for v, f, pj in zip(self.problem.vars, self.inputs.features, p, strict=True):
+        if self.problem.diversity == "features":
+            from ...solvers.mip_backend import no_good_superset
+
+            moved = [f.name for j, f in enumerate(self.inputs.features) if not f.fixed and self.problem.moved(j, p[j])]
+            if moved:
+                no_good_superset(m, self.inputs, moved)
+            return
+        for j, (v, f, pj) in enumerate(zip(self.problem.vars, self.inputs.features, p, strict=True)):
             if f.fixed:
                 continue
             if f.value is None:  # categorical: one-hot indicators
@@ -118,15 +127,20 @@ class MipOracle:
             x = f.value
             lo, hi = m.var_bounds(x)
             pv = float(pj)
-            tol = 1.0 if v.integral else 1e-6 * max(1.0, abs(pv))
+            step = 0.0 if self.problem.steps is None else float(self.problem.steps[j])
+            if v.integral:
+                up_at, down_at = math.floor(pv + step) + 1.0, math.ceil(pv - step) - 1.0
+            else:
+                tol = 1e-6 * max(1.0, abs(pv))
+                up_at, down_at = pv + step + tol, pv - step - tol
             d = Expr()
-            if pv + tol <= hi:
+            if up_at <= hi:
                 u = m.add_binary()
-                m.add_indicator(u, x.expr(), ">=", pv + tol)
+                m.add_indicator(u, x.expr(), ">=", up_at)
                 d = d + u
-            if pv - tol >= lo:
+            if down_at >= lo:
                 w = m.add_binary()
-                m.add_indicator(w, x.expr(), "<=", pv - tol)
+                m.add_indicator(w, x.expr(), "<=", down_at)
                 d = d + w
             if d.terms:
                 if len(d.terms) == 2:

@@ -22,6 +22,7 @@ lower bounds only from UNSAT answers, so Algorithm 1's guarantee is unchanged.
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
@@ -128,8 +129,12 @@ class Polisher:
         return np.where(self.cat, P, X)
 
     # --------------------------------------------------------------- main
-    def __call__(self, point: tuple[Any, ...]) -> tuple[Any, ...] | None:
-        """A nearer counterfactual proposal than ``point`` (solver units), or None."""
+    def __call__(self, point: tuple[Any, ...], deadline: float | None = None) -> tuple[Any, ...] | None:
+        """A nearer counterfactual proposal than ``point`` (solver units), or None.
+
+        ``deadline`` (a ``time.perf_counter()`` value): no new batch is evaluated
+        after it; the best proposal so far is returned.
+        """
         p = np.array([float(x) for x in point])
         best = p[None, :]
         d_best = float(self.distances(best)[0])
@@ -143,6 +148,8 @@ class Polisher:
                 best, d_best = S[i0 : i0 + 1], d0
         # 2. greedy per-feature moves
         for _ in range(self.max_rounds):
+            if deadline is not None and time.perf_counter() >= deadline:
+                break
             cur = best[0]
             changed = np.flatnonzero(cur != self.q)
             if changed.size == 0:

@@ -107,6 +107,18 @@ class Problem:
     min_diff: int = 1
     blocked: list[tuple[Any, ...]] = field(default_factory=list)
     bounds: QueryBounds | None = None
+    #: per feature, by how much (solver units) a value must move away from an
+    #: earlier counterfactual's to count as a difference (0: any move)
+    steps: tuple[float, ...] | None = None
+    #: "points" (blocking clauses) or "features" (a different set of changed features)
+    diversity: str = "points"
+
+    def moved(self, j: int, value: Any) -> bool:
+        """Whether ``value`` (solver units) differs from the query's value of feature ``j``."""
+        v = self.vars[j]
+        if v.kind == "categorical" or v.integral:
+            return round(float(value)) != round(float(v.query))
+        return abs(float(value) - float(v.query)) > 1e-7 * max(1.0, abs(float(v.query)))
 
     @property
     def n_features(self) -> int:
@@ -135,6 +147,8 @@ def build_problem(
     target_index: int,
     margin: float,
     min_diff: int = 1,
+    steps: Any = None,
+    diversity: str = "points",
 ) -> Problem:
     """The :class:`Problem` of one query (every constraint kind through ``bounds``)."""
     specs = []
@@ -171,6 +185,8 @@ def build_problem(
         margin=margin,
         min_diff=min_diff,
         bounds=bounds,
+        steps=None if steps is None else tuple(float(x) for x in steps),
+        diversity=diversity,
     )
 
 

@@ -120,11 +120,11 @@ def binary_search(
 
     lo = max(0.0, float(lower))
     budget = left()
-    if budget is not None and budget <= 0:
-        return done("timeout", None, lo, math.inf)
     if initial is not None and initial.verdict == "sat":
-        first = initial
+        first = initial  # a known counterfactual is kept even when no time is left
     else:
+        if budget is not None and budget <= 0:
+            return done("timeout", None, lo, math.inf)
         first = oracle.check(None, budget)
         calls += 1
     if first.verdict == "unsat":

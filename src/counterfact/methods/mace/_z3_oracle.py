@@ -77,6 +77,7 @@ class Z3Oracle:
         self.solver.set("random_seed", int(random_seed))
         self.n_calls = 0
         self.build_seconds = 0.0
+        self._forest_seconds = 0.0  # slowest pruned-ensemble build so far
         t0 = time.perf_counter()
         s = self.solver
         a, b, g = problem.weights
@@ -143,8 +144,14 @@ class Z3Oracle:
         if problem.max_changes is not None:
             if changed:
                 s.add(z3.PbLe([(c, 1) for c in changed], int(problem.max_changes)))
-        # diversity clauses: differ from each earlier counterfactual in >= min_diff features
+        # diversity clauses: differ from each earlier counterfactual in >= min_diff
+        # features ("points"), or change a set of features that is no superset of
+        # any earlier one's ("features")
         for p in problem.blocked:
+            if problem.diversity == "features":
+                keep = [self._unchanged(j, v) for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])]
+                s.add(z3.Or(keep) if keep else z3.BoolVal(False, ctx))
+                continue
             diffs = [dj for dj in (self._differs(j, v, p[j]) for j, v in enumerate(problem.vars)) if dj is not None]
             if len(diffs) < problem.min_diff:
                 s.add(z3.BoolVal(False, ctx))
@@ -211,16 +218,37 @@ class Z3Oracle:
         chg = z3.Not(inds[v.query]) if v.query in allowed else z3.BoolVal(True, ctx)
         return inds, chg
 
+    def _unchanged(self, j: int, v: VarSpec) -> Any:
+        """Feature ``j`` keeps the query's value."""
+        z3, ctx = self.z3, self.ctx
+        kind, h = self._vars[j]
+        if kind == "cat":
+            return h[int(v.query)] if 0 <= int(v.query) < len(h) else z3.BoolVal(False, ctx)
+        return h == (int(v.query) if v.integral else z3.RealVal(_q(v.query), ctx))
+
     def _differs(self, j: int, v: VarSpec, p: Any) -> Any:
+        """Feature ``j`` differs from the earlier counterfactual's value ``p``: another
+        category; or a numeric move of more than the feature's diversity step
+        (``Problem.steps``), or into / out of the query's value (the set of changed
+        features differs); without steps, any move beyond 1e-6 relative."""
         z3, ctx = self.z3, self.ctx
         if v.fixed:
             return None
         kind, h = self._vars[j]
         if kind == "cat":
             return z3.Not(h[int(p)]) if 0 <= int(p) < len(h) else z3.BoolVal(True, ctx)
+        step = 0.0 if self.problem.steps is None else float(self.problem.steps[j])
+        pq = _q(p)
+        if step > 0:
+            st = _q(step)
+            far = z3.Or(h < z3.RealVal(pq - st, ctx), h > z3.RealVal(pq + st, ctx)) if not v.integral else z3.Or(
+                h < math.ceil(pq - st), h > math.floor(pq + st)
+            )
+            moved = self.problem.moved(j, p)
+            flip = self._unchanged(j, v) if moved else z3.Not(self._unchanged(j, v))
+            return z3.Or(far, flip)
         if v.integral:
             return h != int(p)
-        pq = _q(p)
         tol = Fraction(1, 10**6) * max(Fraction(1), abs(pq))
         return z3.Or(h <= z3.RealVal(pq - tol, ctx), h >= z3.RealVal(pq + tol, ctx))
 
@@ -229,14 +257,15 @@ class Z3Oracle:
         """Is there a counterfactual at distance <= ``bound``? (push / check / pop)."""
         z3 = self.z3
         s = self.solver
-        ms = 4294967295 if time_limit is None else max(1, int(time_limit * 1000))
-        s.set("timeout", ms)
+        end = None if time_limit is None else time.perf_counter() + float(time_limit)
+        if self._too_late(time_limit):
+            return Answer("unknown")
         self.n_calls += 1
         if bound is None:
             s.push()
             if self._forest:
                 self._add_forest(*self._zbox)
-            res = s.check()
+            res = self._run(end)
             model = s.model() if res == z3.sat else None
             s.pop()
             return self._answer(res, model, None)
@@ -256,7 +285,7 @@ class Z3Oracle:
         self._add_caps(qb)
         if self._forest:
             self._add_forest(*self._cap_box(qb))
-        res = s.check()
+        res = self._run(end)
         model = s.model() if res == z3.sat else None
         s.pop()
         return self._answer(res, model, next_value)
@@ -269,7 +298,9 @@ class Z3Oracle:
         used to start the search with ``delta_max = d(point)`` (a warm start).
         """
         z3, ctx, s = self.z3, self.ctx, self.solver
-        s.set("timeout", 4294967295 if time_limit is None else max(1, int(time_limit * 1000)))
+        end = None if time_limit is None else time.perf_counter() + float(time_limit)
+        if time_limit is not None and time_limit <= 0.005:
+            return Answer("unknown")
         self.n_calls += 1
         s.push()
         for v, (kind, h), p in zip(self.problem.vars, self._vars, point, strict=True):
@@ -297,16 +328,45 @@ class Z3Oracle:
                 else:
                     lo[k] = hi[k] = float(p)
             self._add_forest(lo, hi)
-        res = s.check()
+        res = self._run(end)
         model = s.model() if res == z3.sat else None
         s.pop()
         return self._answer(res, model, None)
 
+    def _run(self, end: float | None) -> Any:
+        """``check()`` with what is left of the call's time (the formula was built
+        on the same clock): Z3's own timeout, backed by an interrupt of the
+        context at the deadline (Z3 polls its timeout only now and then)."""
+        import threading
+
+        s = self.solver
+        if end is None:
+            s.set("timeout", 4294967295)
+            return s.check()
+        left = end - time.perf_counter()
+        if left <= 0.005:
+            return self.z3.unknown
+        s.set("timeout", max(1, int(left * 1000)))
+        timer = threading.Timer(left + 0.05, self.ctx.interrupt)
+        timer.daemon = True
+        timer.start()
+        try:
+            return s.check()
+        finally:
+            timer.cancel()
+
     def _add_forest(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Assert the ensemble pruned to the box ``[lo, hi]`` (inside the caller's push)."""
         fn, compiled, z, target, margin, cache = self._forest_args
+        t0 = time.perf_counter()
         for f in fn(compiled, z, target, margin, lo, hi, cache=cache, prefix=f"k{self.n_calls}_"):
             self.solver.add(f)
+        self._forest_seconds = max(self._forest_seconds, time.perf_counter() - t0)
+
+    def _too_late(self, time_limit: float | None) -> bool:
+        """Not enough time left to build the pruned ensemble formula and check it
+        (the formula's build is not interruptible: judged by the slowest so far)."""
+        return time_limit is not None and (time_limit <= 0.005 or (self._forest and time_limit < 1.5 * self._forest_seconds))
 
     def _cap_box(self, bound: Fraction) -> tuple[np.ndarray, np.ndarray]:
         """The box over ``z`` of the query's domain and the caps of ``distance <= bound``."""
