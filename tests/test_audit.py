@@ -283,3 +283,63 @@ def test_cli_smoke(tmp_path, capsys):
     assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--groups", "nope",
                  "--max-rows", "20", "--out", str(tmp_path / "x"), "-q"]) == 2
     assert "nope" in capsys.readouterr().err
+
+
+def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
+    """--out naming a file, or --groups naming no column, fail in one line before a model is fitted."""
+    from counterfact.cli import main
+
+    a_file = tmp_path / "a_file"
+    a_file.write_text("x")
+    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
+                 "--groups", "age", "--out", str(a_file)]) == 2
+    err = capsys.readouterr().err
+    assert "--out" in err and "is a file" in err and "Traceback" not in err and "internal error" not in err
+    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
+                 "--groups", "age,nope", "--out", str(tmp_path / "y")]) == 2
+    err = capsys.readouterr().err
+    assert "--groups names columns ['nope']" in err and "fitted" not in err
+
+
+def test_whole_number_groups_get_whole_number_bins():
+    """Quantile edges of an integer column (age) fall on integers; the rows per bin are unchanged."""
+    from counterfact._audit._groups import resolve_groups
+
+    ages = pd.Series(np.random.default_rng(0).integers(19, 75, 200), name="age")
+    X = pd.DataFrame({"age": ages})
+    _labels, info = resolve_groups("age", X, bins=4)
+    edges = info["age"]["edges"]
+    assert all(float(e).is_integer() for e in edges)
+    assert all("." not in level for level in info["age"]["order"])
+    raw = np.quantile(ages.to_numpy(dtype=float), np.linspace(0, 1, 5))
+    same = np.clip(np.searchsorted(np.unique(raw), ages.to_numpy(), side="right") - 1, 0, len(np.unique(raw)) - 2)
+    mine = np.clip(np.searchsorted(np.asarray(edges), ages.to_numpy(), side="right") - 1, 0, len(edges) - 2)
+    assert (same == mine).all()
+
+
+def test_report_states_constraints_and_all_small_groupings(linear, population):
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    from counterfact._audit._report import render
+
+    data, model = linear
+    near = cf.NearestObservable().fit(model, data)
+    res = cf.audit(near, population, groups="region", n_bootstrap=10, min_group_size=1000)
+    html = render(res)
+    assert "none beyond the schema" in html and "Constraints(" not in html
+    assert "Every group here is small" in html
+    res = cf.audit(near, population, groups="region", n_bootstrap=10, min_group_size=1,
+                   constraints=cf.Constraints(max_changes=1))
+    html = render(res)
+    assert "max_changes: 1" in html and "Every group here is small" not in html
+
+
+def test_population_may_be_a_dataset(linear, population):
+    """A Dataset (as split() returns) is audited like its feature columns."""
+    data, model = linear
+    near = cf.NearestObservable().fit(model, data)
+    frame = population.assign(y=(population.x1 + population.x2 > BOUNDARY).astype(int))
+    ds = cf.Dataset(frame, data.schema, name="population")
+    a = cf.audit(near, ds, groups="x1", n_bootstrap=10)
+    b = cf.audit(near, population[["x1", "x2"]], groups="x1", n_bootstrap=10)
+    pd.testing.assert_frame_equal(a.summary(), b.summary())

@@ -146,6 +146,30 @@ def test_data_rows_index_the_users_file(tmp_path, capsys):
         assert r.queries.loc[q, "credit_amount"] == frame.loc[q, "credit_amount"]
 
 
+def test_table_gives_the_methods_words_for_rows_without_an_answer(capsys):
+    frozen = ("duration_months,credit_amount,checking_status,credit_history,savings,employment_since,"
+              "installment_rate,other_debtors,residence_since,property,other_installment_plans,housing,"
+              "existing_credits,job,telephone,age")
+    assert main(["explain", "--model", "lr", "--method", "mace", "--immutable", frozen, "--rows", "0:10", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "status infeasible" in out
+    assert "  MACE: proven: no counterfactual exists under these constraints\n" in out
+    assert main(["explain", "--model", "lr", "--method", "nearest", "--all-rows", "--rows", "0:3", "-q"]) == 0
+    out = capsys.readouterr().out
+    assert "status failed" in out and "already predicts the target class" in out and "not a proof" not in out
+
+
+def test_desired_class_is_named_plainly(tmp_path, capsys):
+    """A file without a known favourable class: the status line names the class as the user wrote it."""
+    data = cf.datasets.load("german_credit")
+    path = tmp_path / "mine.csv"
+    data.frame.iloc[:200].to_csv(path, index=False)
+    assert main(["explain", "--data", str(path), "--target", data.target, "--model", "lr", "--rows", "0:10"]) == 0
+    err = capsys.readouterr().err
+    assert "desired class: 1, the model's last class" in err
+    assert "np." not in err and "int64" not in err
+
+
 def test_queries_file_against_a_model_file(tmp_path, capsys):
     data = cf.datasets.load("german_credit")
     train, test = data.split(test_size=0.2, random_state=0)

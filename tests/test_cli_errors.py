@@ -83,10 +83,11 @@ def _cases(d, target):
         "out unwritable": (["explain", "--model", "lr", "--out", str(d / "no" / "such" / "dir" / "r.txt")], "--out"),
         "zero counterfactuals": (["explain", "--model", "lr", "-n", "0"], "at least 1"),
         "negative time limit": (["explain", "--model", "lr", "--time-limit", "-1"], "time-limit"),
+        "infinite time limit": (["explain", "--model", "lr", "--method", "mace", "--time-limit", "inf"], "leave it out"),
         "zero jobs": (["explain", "--model", "lr", "--n-jobs", "0"], "n-jobs"),
         "negative seed": (["explain", "--model", "lr", "--seed", "-3"], "seed"),
         "dataset not installed": (["explain", "--dataset", "heloc"], "heloc"),
-        "target class unknown": (["explain", "--model", "lr", "--target-class", "7"], "7"),
+        "target class unknown": (["explain", "--model", "lr", "--target-class", "7"], "--target-class '7' is not a class of the model"),
         "target with dataset": (["explain", "--target", "y"], "--target"),
         "verbose and quiet": (["-v", "-q", "datasets"], "exclude"),
         "unknown command": (["frobnicate"], "frobnicate"),
@@ -102,7 +103,7 @@ CASE_NAMES = [
     "param without value", "bad param value", "constraints missing", "constraints bad yaml",
     "constraints unknown key", "immutable unknown feature", "unknown method", "unknown model kind",
     "unknown dataset", "unknown format", "queries missing column", "out unwritable", "zero counterfactuals",
-    "negative time limit", "zero jobs", "negative seed", "dataset not installed", "target class unknown", "target with dataset", "verbose and quiet",
+    "negative time limit", "infinite time limit", "zero jobs", "negative seed", "dataset not installed", "target class unknown", "target with dataset", "verbose and quiet",
     "unknown command", "missing dependency style",
 ]
 

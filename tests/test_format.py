@@ -74,6 +74,9 @@ def test_certificate_text():
         t = cfmt.certificate_text(m, "failed", {"reason": "no admissible observed row of the target class"})
         assert "no admissible observed row" in t and "not a proof" in t
     assert "time limit" in cfmt.certificate_text("ufce", "timeout", {})
+    # a row the model already assigns to the target: nothing to prove either way
+    t = cfmt.certificate_text("nearest", "failed", {"reason": "query already predicted as target"})
+    assert "already predicts the target" in t and "not a proof" not in t
     assert "contradict" in cfmt.certificate_text("mace", "invalid", {})
 
 

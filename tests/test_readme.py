@@ -65,6 +65,8 @@ def test_readme_python_blocks_run(tmp_path):
     m = re.search(r"(\d+) of (\d+) test applicants are rejected", out)
     assert m and 0 < int(m.group(1)) < int(m.group(2))
     assert "->" in out
+    # the audit example ran on the same method and rows
+    assert re.search(r"AuditResult\(method='mace', rows=\d+, rejected=\d+", out)
     # progress was shown (verbose=1) on stderr, not mixed into stdout
     assert "query" in proc.stderr
 

@@ -222,3 +222,25 @@ def test_report_in_headless_chromium(results, tmp_path):
             browser.close()
     assert (tmp_path / "report_full.png").stat().st_size > 50_000
     assert json.loads((out / "spec.json").read_text())["name"] == "report-check"
+
+
+def test_time_plot_keeps_a_lone_amortized_diamond_inside_the_axes(monkeypatch):
+    pytest.importorskip("matplotlib")
+    from counterfact.report import _plots
+
+    figs = []
+    monkeypatch.setattr(_plots, "_png", lambda fig: figs.append(fig) or b"")
+    per_query = pd.DataFrame({"method": ["A"] * 3 + ["B"] * 3, "time": [0.01, 0.02, 0.015, 3.2, 3.2, 3.2]})
+    _plots.time_distribution(per_query, amortized={"B"})
+    low, high = figs[0].axes[0].get_ylim()
+    assert low < 0.01 and high > 3.2 * 1.5
+
+
+def test_intro_names_the_run_size_of_a_full_protocol():
+    from counterfact.report._build import _intro
+
+    text = _intro({"queries": None, "n_counterfactuals": 1, "seeds": [0], "time_limit": 60}, pd.DataFrame())
+    assert "Every eligible test row per dataset" in text and "None" not in text
+    assert "1 counterfactual per query" in text
+    text = _intro({"queries": 25, "n_counterfactuals": 3, "seeds": [0, 1], "time_limit": None}, pd.DataFrame())
+    assert "Up to 25 queries per dataset, 3 counterfactuals per query" in text and "no time limit" in text

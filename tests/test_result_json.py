@@ -82,3 +82,15 @@ def test_damaged_documents_raise_validation_error(good, case):
 def test_non_text_input(value):
     with pytest.raises(ValidationError):
         CounterfactualResult.from_json(value)  # type: ignore[arg-type]
+
+
+def test_a_file_name_is_answered_with_how_to_read_it(good, tmp_path):
+    path = tmp_path / "result.json"
+    path.write_text(good)
+    for name in (str(path), "results/missing.json"):
+        with pytest.raises(ValidationError, match="not a file name") as info:
+            CounterfactualResult.from_json(name)
+        assert "read_text()" in str(info.value)
+    with pytest.raises(ValidationError, match="not valid JSON"):  # plain garbage is still "not JSON"
+        CounterfactualResult.from_json("hello")
+    assert CounterfactualResult.from_json(path.read_text()).method == "nearest"

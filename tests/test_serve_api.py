@@ -316,6 +316,12 @@ def test_too_many_pending_explanations_get_429(setting, example_rows):
 
 
 # ----------------------------------------------------------------------- token
+@pytest.mark.parametrize("token", ["", "   "])
+def test_empty_token_is_refused(service, token):
+    with pytest.raises(cf.ValidationError, match="non-empty"):
+        create_app(service, token=token)
+
+
 def test_bearer_token(service, example_rows):
     with TestClient(create_app(service, token="s3cret"), raise_server_exceptions=False) as c:
         assert c.get("/health").status_code == 200
@@ -424,6 +430,8 @@ def test_cli_registers_serve_with_help(capsys):
         (["--port", "0", "--model-file", "model.joblib"], "--allow-unsafe-model-load"),
         (["--port", "0", "--model", "forest"], "is not a model kind"),
         (["--port", "0", "--data", "no-such-file.csv", "--target", "y"], "no such file"),
+        (["--port", "0", "--token", ""], "--token is empty"),
+        (["--port", "0", "--token", "  "], "--token is empty"),
     ],
 )
 def test_cli_errors_are_one_line_exit_2(capsys, argv, message):

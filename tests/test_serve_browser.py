@@ -98,6 +98,13 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     assert page.get_attribute("#v-age", "min") == "19" and page.get_attribute("#v-age", "max") == "75"
     assert page.is_disabled("#c-age") is False and page.query_selector("#c-purpose") is None  # purpose is fixed
     assert "Decision: bad" in page.inner_text("#decision")
+    # German Credit names its favourable class: no empty "desired outcome" picker is shown
+    assert not page.is_visible("#target-field")
+    # a long feature name wraps only after an underscore, never inside a word
+    sel = "label[for='v-other_installment_plans']"
+    assert page.inner_text(sel) == "other_installment_plans"
+    assert page.eval_on_selector(sel, "l => l.querySelectorAll('wbr').length") == 2
+    assert page.eval_on_selector(sel, "l => getComputedStyle(l).overflowWrap") != "anywhere"
 
     # change a value: the decision follows the real model
     d0 = int(example["duration_months"])

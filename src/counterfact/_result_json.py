@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
@@ -16,6 +17,19 @@ from .schema import Schema
 
 if TYPE_CHECKING:
     from .result import CounterfactualResult
+
+
+def _looks_like_path(text: str) -> bool:
+    """A short one-line string that names a file (or ends like one), not a JSON document."""
+    t = text.strip()
+    if not t or len(t) > 4096 or "\n" in t or t[0] in "{[\"":
+        return False
+    if t.lower().endswith(".json"):
+        return True
+    try:
+        return Path(t).is_file()
+    except (OSError, ValueError):
+        return False
 
 
 def load(cls: type[CounterfactualResult], text: str | bytes) -> CounterfactualResult:
@@ -35,6 +49,11 @@ def load(cls: type[CounterfactualResult], text: str | bytes) -> CounterfactualRe
     try:
         d = json.loads(text)
     except (ValueError, RecursionError) as exc:
+        if _looks_like_path(text):
+            raise ValidationError(
+                f"from_json takes the JSON text, not a file name ({text.strip()!r}); "
+                "use CounterfactualResult.from_json(Path(p).read_text())."
+            ) from None
         raise ValidationError(
             f"Cannot read the result document: it is not valid JSON ({exc}). Is the file truncated "
             "or not a file written by CounterfactualResult.to_json?"

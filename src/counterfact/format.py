@@ -196,6 +196,8 @@ def certificate_text(method: str, status: str, diagnostics: Mapping[str, Any] | 
             text = f"no counterfactual: {reason}"
     elif status == "timeout":
         text = "time limit reached before a counterfactual was found (not a proof that none exists)"
+    elif status == "failed" and reason is not None and reason.startswith("query already predicted as"):
+        text = "nothing to explain: the model already predicts the target class for this row"
     elif status == "failed":
         text = f"{reason or 'no counterfactual found'} (not a proof that none exists)"
     elif key == "mace" and status == "optimal":

@@ -88,16 +88,28 @@ def cmd_audit(args: argparse.Namespace) -> int:
     constraints = constraints_from_args(args)
     if args.max_rows is not None and args.max_rows < 1:
         raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out {args.out!r} is a file; pass a folder (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValidationError(f"--out {args.out!r} cannot be created: {exc.strerror or exc}.") from None
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
         constraints.resolve(data.schema)
+        unknown = [g for g in split_list(args.groups) if g not in data.frame.columns and g not in pool.columns]
+        if unknown:
+            raise ValidationError(
+                f"--groups names columns {unknown} that the data does not have; its columns are "
+                f"{list(data.frame.columns)}."
+            )
         if args.max_rows is not None and len(pool) > args.max_rows:
             pool = pool.sample(args.max_rows, random_state=args.seed)
             info(args, f"auditing a seeded sample of {args.max_rows} rows of {what}")
         model = _model(args, train)
         method = methods.get(args.method, **params).fit(model, train)
         target = parse_value(args.target_class) if args.target_class is not None else None
-        out = Path(args.out)
         result = audit(
             method, pool, groups=split_list(args.groups) or None, constraints=constraints, target=target,
             data=data, protected=args.protected, cost=args.cost, bins=args.bins, n_jobs=args.n_jobs,

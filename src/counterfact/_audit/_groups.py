@@ -87,6 +87,11 @@ def _bin(values: pd.Series, spec: Any, name: str) -> tuple[pd.Series, list[str],
         if not ok.any():
             raise ValidationError(f"groups column {name!r} has no numeric values to bin.")
         edges = quantile_bins(v[ok], int(spec))
+        whole = np.unique(np.ceil(edges - 1e-9))
+        if np.all(v[ok] == np.round(v[ok])) and whole.size == edges.size:
+            # whole-number data (ages, counts): an edge between two integers is moved up to the
+            # next integer; the bins [low, high) hold exactly the same rows and read "[44, 74]"
+            edges = whole
     else:
         try:
             edges = np.asarray(sorted(float(e) for e in spec), dtype=float)

@@ -72,6 +72,17 @@ def _cost_label(result: Any) -> str:
     return {"l1": "normalised l1 distance", "n_changed": "number of changed features"}.get(cost, str(cost))
 
 
+def _constraints_text(c: Any) -> str:
+    """The audit's constraints in one line: only the fields that constrain something ("" for none)."""
+    if c is None:
+        return ""
+    if hasattr(c, "to_dict"):
+        c = c.to_dict()
+    if not isinstance(c, dict):
+        return str(c)
+    return "; ".join(f"{k}: {v}" for k, v in c.items() if v not in (None, [], {}, ()))
+
+
 def _context(result: Any) -> dict[str, Any]:
     s = result.summary()
     meta = result.meta
@@ -84,7 +95,8 @@ def _context(result: Any) -> dict[str, Any]:
         rows = s[s["grouping"] == g]
         groupings.append({
             "name": g,
-            "edges": meta["groups"][g].get("edges"),
+            "edges": [f"{float(e):.6g}" for e in edges] if (edges := meta["groups"][g].get("edges")) else None,
+            "all_small": bool(len(rows)) and bool(rows["small"].all()),
             "rows": [{"group": r["group"], "small": bool(r["small"]), "best": bool(r["best_off"]),
                       "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS]} for _, r in rows.iterrows()],
             "rates_png": _img(_plots.recourse_rates(s, g)),
@@ -107,7 +119,7 @@ def _context(result: Any) -> dict[str, Any]:
         "settings": settings,
         "confidence": f"{100 * settings.confidence:g}%",
         "cost_label": cost_label,
-        "constraints": ", ".join(f"{k}: {v}" for k, v in c.items() if v not in (None, [], {}, ())) if isinstance(c, dict) else (str(c) if c else ""),
+        "constraints": _constraints_text(c),
         "overall": {
             "n": int(overall["n"]), "n_rejected": int(overall["n_rejected"]), "n_recourse": int(overall["n_recourse"]),
             "n_proven_none": int(overall["n_proven_none"]), "n_unknown": int(overall["n_unknown"]),

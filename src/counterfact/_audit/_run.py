@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ..constraints import Constraints
+from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
 from ._groups import resolve_groups
 from ._result import AuditResult
@@ -174,7 +175,7 @@ def _check(method: Any, X: Any, constraints: Any, cost: str, protected: str | No
 
 def audit(
     method: Any,
-    X: pd.DataFrame,
+    X: pd.DataFrame | Dataset,
     *,
     groups: str | Sequence[Any] | pd.Series | pd.DataFrame | None = None,
     constraints: Constraints | None = None,
@@ -210,8 +211,10 @@ def audit(
     Parameters
     ----------
     method : fitted CounterfactualMethod
-    X : DataFrame
-        The population (raw rows with the model's features; unique index).
+    X : DataFrame or Dataset
+        The population (raw rows with the model's features; unique index).  A
+        :class:`~counterfact.Dataset` stands for its feature columns, and is
+        also the ``data`` where group columns are looked up unless ``data`` is given.
     groups : str, list, Series or DataFrame, optional
         Grouping columns: names of columns of ``X`` or of ``data``, or the
         values themselves indexed like ``X`` (they need not be model
@@ -254,8 +257,10 @@ def audit(
     AuditResult
     """
     settings = Settings(float(confidence), int(n_bootstrap), int(random_state), int(min_group_size), int(top_change_sets))
+    if isinstance(X, Dataset):  # its feature columns are the population; its frame holds group columns
+        data = X if data is None else data
+        X = X.X
     frame = _check(method, X, constraints, cost, protected, n_jobs, chunk_size, settings)
-    from ..data import Dataset
     from ..select import desired_class
 
     data = data if data is not None else getattr(method, "data_", None)

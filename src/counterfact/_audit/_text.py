@@ -58,7 +58,7 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "Recourse rate of the best-off group (highest rate among groups not flagged small) minus the "
         "group's; recourse_ratio = group's rate / best rate.",
     ),
-    "small": ("small group", "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is never the reference group."),
+    "small": ("small group", "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is not the reference group (unless every group of its grouping is small)."),
     "action_share": ("action frequency", "Share of the rejected rows with recourse whose counterfactual changes the feature."),
     "change_set": ("change set", "The exact set of features a counterfactual changes; the most common sets are listed with their share of rows with recourse."),
     "protected_changed_rate": (

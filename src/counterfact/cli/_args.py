@@ -185,7 +185,10 @@ def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
         params.setdefault("random_state", args.seed)
     if args.time_limit is not None and "time_limit" in names:
         if not math.isfinite(args.time_limit) or args.time_limit <= 0:
-            raise ValidationError(f"--time-limit must be a positive number of seconds. Got {args.time_limit}.")
+            raise ValidationError(
+                f"--time-limit must be a positive, finite number of seconds (leave it out for the method's "
+                f"default). Got {args.time_limit}."
+            )
         params.setdefault("time_limit", args.time_limit)
     if getattr(args, "verbose", 0) and "verbose" in names:
         params.setdefault("verbose", 1)

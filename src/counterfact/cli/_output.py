@@ -61,16 +61,28 @@ def info(args: Any, message: str) -> None:
         print(f"counterfact: {message}", file=sys.stderr, flush=True)
 
 
+#: reasons the method's certificate text already says in its own words
+_SAID = ("no counterfactual exists", "query already predicted as", "time limit reached", "no counterfactual found")
+
+
 def _table(result: Any) -> str:
     lines = [repr(result), ""]
     reasons = getattr(result, "reason", None)
     for q in result.queries.index:
         conf = result.query_confidence.get(q)
         conf_text = "n/a" if conf is None or conf != conf else f"{conf:.3f}"
-        lines.append(f"query {q} (status {result.status[q]}, P(target={result.target[q]}) = {conf_text}):")
+        lines.append(f"query {q} (status {result.status[q]}, P(target={result.target[q]}) now {conf_text}):")
         if int(result.found.get(q, 0)) == 0:
             why = str(reasons.get(q, "")) if reasons is not None else ""
-            lines.append(f"  no counterfactual{': ' + why if why else ''}")
+            try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
+                text = result.certificate(q)
+            except Exception:  # a result without diagnostics: the reason alone
+                text = ""
+            if not text:
+                text = f"no counterfactual{': ' + why if why else ''}"
+            elif why and why not in text and not why.startswith(_SAID):
+                text += f" ({why})"
+            lines.append(f"  {text}")
             continue
         desc = result.describe(q)
         lines += ["  " + ln.split(":", 1)[-1].strip() if ", #" in ln else "  " + ln for ln in desc.splitlines()]

@@ -187,7 +187,9 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
         parts.append(f"Protocol: {spec['reference']}.")
     if spec:
         parts.append(
-            f"Up to {spec.get('queries')} queries per dataset, {spec.get('n_counterfactuals')} counterfactual(s) per query, "
+            ("Every eligible test row per dataset, " if spec.get("queries") is None
+             else f"Up to {spec.get('queries')} queries per dataset, ")
+            + f"{spec.get('n_counterfactuals')} counterfactual{'' if spec.get('n_counterfactuals') == 1 else 's'} per query, "
             f"seeds {spec.get('seeds')}, "
             + ("no time limit." if spec.get("time_limit") is None else f"time limit {spec.get('time_limit')} s per query.")
         )

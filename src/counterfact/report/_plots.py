@@ -65,10 +65,12 @@ def time_distribution(per_query: pd.DataFrame, amortized: set[str] | frozenset[s
     plt = _plt()
     meths = sorted(per_query["method"].unique())
     fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(meths) + 1.0), 3.2))
+    shown: list[float] = []
     for i, m in enumerate(meths, start=1):
         t = np.clip(per_query.loc[per_query["method"] == m, "time"].dropna().to_numpy(dtype=float), 1e-6, None)
         if t.size == 0:
             continue
+        shown += [float(t.min()), float(t.max())]
         if m in amortized:
             ax.plot([i], [float(np.mean(t))], marker="D", color="tab:orange", ms=7, linestyle="none")
         else:
@@ -77,6 +79,8 @@ def time_distribution(per_query: pd.DataFrame, amortized: set[str] | frozenset[s
     ax.set_xticklabels([f"{m}\n(amortized)" if m in amortized else m for m in meths], fontsize=8)
     ax.set_xlim(0.4, len(meths) + 0.6)
     ax.set_yscale("log")
+    if shown:  # a lone diamond at the top or bottom stays inside the axes
+        ax.set_ylim(min(shown) / 2, max(shown) * 2)
     ax.set_ylabel("seconds per query (log)")
     return _png(fig)
 

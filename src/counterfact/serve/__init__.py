@@ -56,6 +56,10 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
     title : str
         Title of the OpenAPI document.
     """
+    if token is not None and (not isinstance(token, str) or not token.strip()):
+        from ..exceptions import ValidationError
+
+        raise ValidationError(f"token must be a non-empty string, or None to serve without one. Got {token!r}.")
     require_server_deps()
     from ._app import create_app as _create
 

@@ -186,6 +186,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     require_server_deps()
     config = _config(args)
+    if args.token is not None and not args.token.strip():
+        raise ValidationError(
+            f"--token is empty (an unset shell variable?); pass a non-empty token, or leave --token out "
+            f"(and {TOKEN_ENV} unset) to serve without one."
+        )
     token = args.token or os.environ.get(TOKEN_ENV) or None
     _check_port(args.host, args.port)
     if not _is_loopback(args.host) and token is None:

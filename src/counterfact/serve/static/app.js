@@ -30,6 +30,17 @@
     return node;
   }
 
+  // a feature name that wraps only after its underscores (never inside a word)
+  function breakable(name) {
+    const parts = String(name).split("_");
+    const out = [];
+    parts.forEach((p, i) => {
+      out.push(p + (i < parts.length - 1 ? "_" : ""));
+      if (i < parts.length - 1) out.push(document.createElement("wbr"));
+    });
+    return out;
+  }
+
   function decimals(step) {
     if (!step || step <= 0) return null;
     return Math.max(0, -Math.floor(Math.log10(step) + 1e-9));
@@ -146,7 +157,7 @@
         el(
           "tr",
           { class: fixed ? "fixed locked" : "", "data-feature": f.name },
-          el("td", { class: "name" }, el("label", { for: vid, text: f.name }), hint ? el("span", { class: "hint", text: hint }) : null),
+          el("td", { class: "name" }, el("label", { for: vid }, ...breakable(f.name)), hint ? el("span", { class: "hint", text: hint }) : null),
           el("td", { class: "value" }, input, domain),
           el("td", { class: "toggle" }, toggle),
           el("td", { class: "range" }, range),
@@ -241,7 +252,7 @@
       const ex = await api("/api/example?index=" + encodeURIComponent(index));
       state.exampleIndex = ex.index;
       setRow(ex.row);
-      const which = favLabel() ? `cases the model does not grant ${favLabel()}` : "rows";
+      const which = favLabel() ? `cases for which the model does not predict "${favLabel()}"` : "rows";
       $("context").textContent = `${state.schema.dataset}, model ${state.schema.model}. Example ${ex.index + 1} of ${ex.total} ${which}.`;
       await refreshDecision();
     } catch (err) {
