@@ -11,6 +11,7 @@ import pytest
 import counterfact as cf
 from counterfact.methods.ufce import (
     FEEDBACK_LEVELS,
+    _search,
     feedback_levels,
     mutual_information,
     prox_euc,
@@ -177,19 +178,23 @@ def test_pairs_move_dependent_features(mixed):
 def test_dependency_models_are_trained_once(mixed):
     train, model, queries, _ = mixed
     m = cf.UFCE(variant="all", random_state=0, n_grid=8).fit(model, train)
-    assert m.n_dependency_fits_ == 0  # lazily: nothing before the first query
-    m.explain(queries.iloc[:1])
-    first = m.n_dependency_fits_
+    # per-model work is done in fit: one model per feature, none trained by a query
+    assert m.n_dependency_fits_ == len(m.dependency_models_) == len(train.schema)
     models = {k: id(v) for k, v in m.dependency_models_.items()}
-    assert 0 < first <= len(train.schema)
     for q in range(len(queries)):  # one query per call, as with per-query feedback
         m.explain(queries.iloc[[q]])
     m.explain(queries)
-    assert m.n_dependency_fits_ == len(m.dependency_models_) <= len(train.schema)
+    assert m.n_dependency_fits_ == len(train.schema)
     assert all(id(m.dependency_models_[k]) == v for k, v in models.items())
-    again = m.n_dependency_fits_
-    m.explain(queries)
-    assert m.n_dependency_fits_ == again
+    # UFCE1 needs none; a later switch to UFCE2 trains the missing ones once, on first use
+    single = cf.UFCE(variant=1, random_state=0, n_grid=8).fit(model, train)
+    assert single.n_dependency_fits_ == 0
+    single.set_params(variant=2)
+    single.explain(queries.iloc[:2])
+    fits = single.n_dependency_fits_
+    assert 0 < fits <= len(train.schema)
+    single.explain(queries.iloc[:2])
+    assert single.n_dependency_fits_ == fits
 
 
 def test_parallel_trains_dependencies_before_dispatch(mixed):
@@ -224,14 +229,35 @@ def test_candidates_are_evaluated_in_batches(mixed):
     counting = _CountingModel(model)
     m = cf.UFCE(variant="all", n_refine=1, random_state=0, n_grid=8).fit(counting, train)
     m.explain(queries.iloc[:1])  # dependency models trained
-    counting.calls = 0
+    search_calls = []
+    batch = m._explain_batch
+
+    def counted(group):
+        before = counting.calls
+        out = batch(group)
+        search_calls.append(counting.calls - before)
+        return out
+
+    m._explain_batch = counted
     r = m.explain(queries, n_counterfactuals=2)
-    rows = r.diagnostics["batch_rows"].dropna().iloc[0]
+    rows = r.diagnostics["n_evaluated"].sum()
     assert rows > 100 * len(queries) > 0
-    assert r.diagnostics["batch_model_calls"].dropna().iloc[0] <= m.n_refine + 1
-    # the search's rounds plus the base class's few checks of queries and results
-    assert counting.calls <= m.n_refine + 1 + 5
+    assert r.diagnostics["n_rounds"].max() <= m.n_refine + 1
+    # the search: all queries of a batch together, in blocks of whole paths (the
+    # clock is checked between blocks), many candidate rows per model call
+    assert len(search_calls) == 1 and 1 <= search_calls[0] <= rows / _search.MIN_BLOCK_ROWS
     assert (r.found > 0).sum() >= len(queries) - 1
+
+
+def test_blocks_do_not_change_the_answer(mixed, monkeypatch):
+    """Blocks hold whole paths: one path per block gives the same answers as the default."""
+    _, _, queries, method = mixed
+    default = method.explain(queries, n_counterfactuals=2)
+    for name in ("FIRST_BLOCK_ROWS", "MIN_BLOCK_ROWS", "MAX_BLOCK_ROWS"):
+        monkeypatch.setattr(_search, name, 1)
+    tiny = method.explain(queries, n_counterfactuals=2)
+    pd.testing.assert_frame_equal(default.counterfactuals, tiny.counterfactuals)
+    assert default.status.tolist() == tiny.status.tolist()
 
 
 def test_batched_equals_one_query_at_a_time(mixed):
@@ -325,6 +351,48 @@ def test_time_limit_gives_timeout_status(mixed):
     train, model, queries, _ = mixed
     r = cf.UFCE(time_limit=1e-9, random_state=0).fit(model, train).explain(queries.iloc[:2])
     assert (r.status == "timeout").all()
+
+
+def test_first_query_after_fit_stays_within_the_time_limit(mixed):
+    """No per-model work is left for the first query: a fresh fit, one query at a
+    1 s limit, a generous bound on the wall time."""
+    import time
+
+    train, model, queries, _ = mixed
+    m = cf.UFCE(time_limit=1.0, random_state=0).fit(model, train)
+    fits = m.n_dependency_fits_
+    t0 = time.perf_counter()
+    r = m.explain(queries.iloc[[0]])
+    assert time.perf_counter() - t0 < 1.0 + 3.0
+    assert m.n_dependency_fits_ == fits
+    assert r.status.iloc[0] in ("feasible", "timeout", "failed")
+
+
+def test_expiry_mid_search_keeps_what_was_found(mixed, monkeypatch):
+    """The clock is checked before every block: when it runs out part-way, the
+    queries keep the valid candidates found so far (feasible), the others time out."""
+    train, model, queries, _ = mixed
+    for name in ("FIRST_BLOCK_ROWS", "MIN_BLOCK_ROWS", "MAX_BLOCK_ROWS"):
+        monkeypatch.setattr(_search, name, 1)  # one path per block
+    m = cf.UFCE(time_limit=60.0, random_state=0, n_grid=8).fit(model, train)
+    checks = []
+
+    def expired_after(queries_):
+        def expired():
+            checks.append(1)
+            return len(checks) > 40  # Single_F paths of the first queries only
+
+        return expired
+
+    monkeypatch.setattr(m, "_expired", expired_after)
+    r = m.explain(queries)
+    assert len(checks) == 41
+    assert set(r.status) <= {"feasible", "timeout"} and "timeout" in set(r.status)
+    assert (r.status == "feasible").any()
+    found = r.counterfactuals
+    assert (model.predict(found) == 1).all()
+    timed_out = r.status[r.status == "timeout"].index
+    assert r.reason.loc[timed_out].str.contains("time limit").all()
 
 
 def test_bad_parameters_name_the_parameter(mixed):

@@ -2,9 +2,10 @@
 
 Layout: ``_feedback`` (the paper's simulated user feedback as Constraints),
 ``_mi`` (pairwise mutual information, CMI), ``_space`` (code rows <->
-raw frames <-> encoded vectors), ``_dependency`` (lazily trained dependency
+raw frames <-> encoded vectors), ``_dependency`` (cached dependency
 models), ``_search`` (FNN/INTERVALS subspace, Single_F/Double_F/Triple_F as a
-batched search over arrays, eq. 4 ranking) and ``_method`` (the method class).
+batched search over arrays), ``_score`` (eq. 4-6 ranking) and ``_method``
+(the method class).
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 One model per dependent feature, predicting it from every other feature
 (encoded by the :class:`~counterfact.encoding.Encoder`): a regressor for a
-numeric feature, a classifier for a discrete one.  A model is trained the
+numeric feature, a classifier for a discrete one.  ``UFCE.fit`` trains them
+all (:meth:`DependencyModels.ensure`); a model still missing is trained the
 first time a search needs it and cached for every later query.
 """
 
@@ -18,7 +19,7 @@ __all__ = ["DependencyModels"]
 
 
 class DependencyModels:
-    """Lazily trained, cached per-feature predictors.
+    """Cached per-feature predictors (trained by ``ensure`` or on first use).
 
     Parameters
     ----------

@@ -44,10 +44,10 @@ class UFCE(CounterfactualMethod):
     Algorithm 2); a KD-tree per class over the training rows of that class
     (the *desired space*), scaled to [0, 1] and one-hot encoded by
     :class:`~counterfact.encoding.Encoder`; a Local Outlier Factor
-    (``novelty=True``) over the training rows for plausibility.  The
-    dependency models (a regressor per numeric, a classifier per discrete
-    dependent feature, each trained on the other features) are trained the
-    first time a search needs them and cached.
+    (``novelty=True``) over the training rows for plausibility; and, for
+    UFCE2/3, the dependency models (a regressor per numeric, a classifier per
+    discrete feature, each trained on the other features), so that no query
+    pays for per-model work.
 
     Explain (per query): FNN, the desired-class neighbours within ``radius``
     (or the ``n_neighbors`` nearest); INTERVALS, the user's ranges clipped to
@@ -146,9 +146,13 @@ class UFCE(CounterfactualMethod):
     time_limit : float, optional
         Seconds per query.  The queries of a batch are searched together, so
         the limit is pooled: a batch of ``n`` queries has ``n * time_limit``
-        seconds, checked between search rounds (one model call each).  When
-        it runs out, queries keep what the finished rounds found
-        (``feasible``); the others get ``timeout``.
+        seconds.  The clock is checked before every block of candidate rows
+        (blocks hold whole perturbation paths and are sized to take about
+        0.1 s of model time each), and the paths are searched in the order
+        Single_F, Double_F, Triple_F, refinement.  When the time runs out,
+        each query keeps the valid candidates found so far (``feasible``);
+        a query without one gets ``timeout``.  Without a time limit the
+        blocks change nothing: every path is searched whatever the batch.
     verbose : int
         Progress output.
 
@@ -159,9 +163,11 @@ class UFCE(CounterfactualMethod):
     pairs_ : list of (str, str, float)
         Feature pairs by decreasing MI.
     dependency_models_ : dict
-        Feature name -> fitted dependency model (filled on first use).
+        Feature name -> fitted dependency model (every feature after ``fit``
+        for UFCE2/3; empty for ``variant=1``).
     n_dependency_fits_ : int
-        How many dependency models were trained so far.
+        How many dependency models were trained so far (a model missing
+        because ``variant`` was changed after ``fit`` is trained on first use).
     """
 
     name: ClassVar[str] = "ufce"
@@ -251,10 +257,14 @@ class UFCE(CounterfactualMethod):
                         self._lof[c] = LocalOutlierFactor(n_neighbors=k, novelty=True).fit(V[rows])
         self._mad = mad(X, schema)
         self._deps = DependencyModels(sp, R, self.regressor, self.classifier)
+        if self._variants() & {2, 3}:
+            # per-model work belongs to fit: any feature can be a dependent (Triple_F
+            # chains every changeable feature), so the first query does not pay for it
+            self._deps.ensure(range(sp.d))
 
     @property
     def dependency_models_(self) -> dict[str, Any]:
-        """Feature name -> fitted dependency model (trained on first use)."""
+        """Feature name -> fitted dependency model (trained in ``fit`` for UFCE2/3)."""
         self._check_fitted()
         return {self.schema_.names[j]: m for j, m in self._deps.models.items()}
 
@@ -398,9 +408,14 @@ class UFCE(CounterfactualMethod):
                     diag["n_evaluated"] = int(found.rows_of[p])
                     diag["n_model_valid"] = int(found.valid_of[p])  # type: ignore[index]
                     diag["n_rounds"] = int(found.rounds_of[p])  # type: ignore[index]
-                status = "timeout" if found.timed_out else ("feasible" if len(rows) else None)
+                timed_out = found.timed_out_of is not None and bool(found.timed_out_of[p])
+                status = "timeout" if timed_out else ("feasible" if len(rows) else None)
                 if not len(rows):
-                    diag["reason"] = "no valid and plausible candidate within the user's ranges"
+                    diag["reason"] = (
+                        "time limit reached before a valid and plausible candidate was found"
+                        if timed_out
+                        else "no valid and plausible candidate within the user's ranges"
+                    )
                 out[k] = Candidates(sp.to_frame(rows) if len(rows) else sp.to_frame(np.zeros((0, sp.d))), status, diag)
         return [c for c in out if c is not None]
 

@@ -15,10 +15,13 @@ refine the bracket between the last rejected and the first accepted value
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+
+from ._score import prox_euc, prox_jac, score
 
 __all__ = ["Problem", "Spec", "intervals", "plan", "prox_euc", "prox_jac", "run", "score"]
 
@@ -90,7 +93,8 @@ def plan(
     variants: set[int],
     n_pairs: int,
 ) -> list[Spec]:
-    """Every spec of every problem (Single_F, Double_F over the top MI pairs, Triple_F)."""
+    """Every spec of every problem (Single_F, Double_F over the top MI pairs, Triple_F),
+    ordered by variant (all Single_F paths first)."""
     specs: list[Spec] = []
     for p, prob in enumerate(problems):
         pert = prob.perturbable
@@ -116,7 +120,9 @@ def plan(
                         if k in (i, j):
                             continue
                         specs += [Spec(p, i, d, (j, k), both, 3) for d in dirs(i)]
-    return specs
+    # searched in this order (stable: problem, then path within a variant), so that
+    # a time limit cuts the most expensive paths first
+    return sorted(specs, key=lambda s: s.variant)
 
 
 def _grid(a: float, b: float, n: int, integer: bool) -> np.ndarray:
@@ -286,6 +292,37 @@ class Found:
     rows_of: np.ndarray | None = None
     valid_of: np.ndarray | None = None
     rounds_of: np.ndarray | None = None
+    #: per problem: whether the time limit cut its search short
+    timed_out_of: np.ndarray | None = None
+
+
+#: seconds of work one block of candidate rows aims at (the clock is checked between blocks)
+BLOCK_SECONDS = 0.1
+#: rows of the first block, and the bounds of the adaptive block size
+FIRST_BLOCK_ROWS, MIN_BLOCK_ROWS, MAX_BLOCK_ROWS = 512, 64, 65536
+
+
+def _spec_rows(s: Spec, t: np.ndarray, prob: Problem) -> int:
+    """Candidate rows ``_build`` makes for spec ``s`` with perturbed values ``t``."""
+    if s.enumerate_first:
+        vj = prob.values[s.chain[0]]
+        return int(t.size * (0 if vj is None else int(np.sum(vj != prob.base[s.chain[0]]))))
+    return int(t.size)
+
+
+def _blocks(active: list[int], sizes: list[int], limit: Callable[[], int]) -> Iterator[list[int]]:
+    """Consecutive groups of whole specs of about ``limit()`` rows (at least one spec)."""
+    block: list[int] = []
+    rows = 0
+    cap = limit()
+    for si, n in zip(active, sizes, strict=True):
+        if block and rows + n > cap:
+            yield block
+            block, rows, cap = [], 0, limit()
+        block.append(si)
+        rows += n
+    if block:
+        yield block
 
 
 def run(
@@ -307,12 +344,19 @@ def run(
     Returns, per problem, the valid and plausible rows found: for a numeric
     spec the one closest to the start point on the final grid, for an
     enumerated spec every accepted combination.
+
+    Each round evaluates its specs in blocks of whole specs (a spec's rows are
+    never split, so the outcome of a spec does not depend on the blocks),
+    sized to take about ``BLOCK_SECONDS`` each; ``expired`` is checked before
+    every block.  When it returns True the search stops and keeps what it
+    accepted so far; ``timed_out_of`` marks the problems with specs left.
     """
     found = Found([[] for _ in problems], [[] for _ in problems], {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0})
     n_prob = len(problems)
     found.rows_of = np.zeros(n_prob, dtype=np.int64)
     found.valid_of = np.zeros(n_prob, dtype=np.int64)
     found.rounds_of = np.zeros(n_prob, dtype=np.int64)
+    found.timed_out_of = np.zeros(n_prob, dtype=bool)
     if not specs:
         return found
     sa = _SpecArrays.of(specs, problems)
@@ -320,55 +364,104 @@ def run(
     active = list(range(len(specs)))
     best: dict[int, np.ndarray] = {}
     start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
+    rate = [0.0]  # seconds per row, measured on the blocks so far
+
+    def block_rows() -> int:
+        if rate[0] <= 0:
+            return FIRST_BLOCK_ROWS
+        return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, BLOCK_SECONDS / rate[0])))
+
     for rnd in range(n_refine + 1):
         if not active:
             break
-        if expired():
-            found.timed_out = True
-            break
-        batch = _build(specs, active, tvals, problems)
-        if len(batch.rows) == 0:
-            break
-        ok = _apply_dependents(batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer)
-        tgt = sa.target[batch.owner]
-        valid = np.zeros(len(batch.rows), dtype=bool)
-        if ok.any():
-            valid[ok] = decide(batch.rows[ok]) == tgt[ok]
-            found.stats["model_calls"] += 1
-        found.stats["rows"] += len(batch.rows)
-        found.stats["valid"] += int(valid.sum())
-        prob_of = sa.problem[batch.owner]
-        found.rows_of += np.bincount(prob_of, minlength=n_prob)
-        found.valid_of += np.bincount(prob_of[valid], minlength=n_prob)
-        found.rounds_of[np.unique(prob_of)] += 1
-        accept = _plausible_first(batch, valid, sa, tgt, plausible, found.stats)
-        # rows are grouped by spec (owner non-decreasing), numeric specs in t order
-        acc = np.flatnonzero(accept)
-        enum = ~sa.numeric_search[batch.owner[acc]]
-        for h in acc[enum]:
-            s = specs[batch.owner[h]]
-            found.rows[s.problem].append(batch.rows[h].copy())
-            found.variants[s.problem].append(s.variant)
-        num = acc[~enum]
-        owners, first = np.unique(batch.owner[num], return_index=True)
-        seg_start = np.searchsorted(batch.owner, owners)
         nxt: list[int] = []
-        for si, h, s0 in zip(owners.tolist(), num[first].tolist(), seg_start.tolist(), strict=True):
-            s = specs[si]
-            best[si] = batch.rows[h].copy()
-            if rnd < n_refine and problems[s.problem].values[s.feature] is None:
-                prev = start[si] if h == s0 else batch.t[h - 1]
-                t = _grid(prev, batch.t[h], n_grid, bool(integer[s.feature]))
-                t = t[:-1] if t.size and np.isclose(t[-1], batch.t[h]) else t
-                if t.size:
-                    tvals[si] = t
-                    start[si] = prev
-                    nxt.append(si)
+        seen = np.zeros(n_prob, dtype=bool)
+        sizes = [_spec_rows(specs[si], tvals[si], problems[specs[si].problem]) for si in active]
+        done = 0
+        for block in _blocks(active, sizes, block_rows):
+            if expired():
+                found.timed_out = True
+                left = active[done:] + nxt
+                found.timed_out_of[sa.problem[left]] = True
+                break
+            done += len(block)
+            t0 = time.perf_counter()
+            batch = _build(specs, block, tvals, problems)
+            if len(batch.rows) == 0:
+                continue
+            nxt += _evaluate(batch, specs, problems, sa, found, best, start, tvals, seen,
+                             decide=decide, plausible=plausible, dep=dep, discrete=discrete, integer=integer,
+                             n_grid=n_grid, refine=rnd < n_refine, delta=delta)
+            rate[0] = (time.perf_counter() - t0) / len(batch.rows)
+        found.rounds_of[seen] += 1
+        if found.timed_out:
+            break
         active = nxt
     for si, row in sorted(best.items()):
         found.rows[specs[si].problem].append(row)
         found.variants[specs[si].problem].append(specs[si].variant)
     return found
+
+
+def _evaluate(
+    batch: _Batch,
+    specs: list[Spec],
+    problems: Sequence[Problem],
+    sa: _SpecArrays,
+    found: Found,
+    best: dict[int, np.ndarray],
+    start: dict[int, float],
+    tvals: dict[int, np.ndarray],
+    seen: np.ndarray,
+    *,
+    decide: DecideFn,
+    plausible: MaskFn,
+    dep: DepFn,
+    discrete: np.ndarray,
+    integer: np.ndarray,
+    n_grid: int,
+    refine: bool,
+    delta: bool,
+) -> list[int]:
+    """One block of one round: fill dependents, one model call, LOF; record the
+    accepted rows and return the specs to refine in the next round."""
+    n_prob = len(problems)
+    ok = _apply_dependents(batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer)
+    tgt = sa.target[batch.owner]
+    valid = np.zeros(len(batch.rows), dtype=bool)
+    if ok.any():
+        valid[ok] = decide(batch.rows[ok]) == tgt[ok]
+        found.stats["model_calls"] += 1
+    found.stats["rows"] += len(batch.rows)
+    found.stats["valid"] += int(valid.sum())
+    prob_of = sa.problem[batch.owner]
+    found.rows_of += np.bincount(prob_of, minlength=n_prob)  # type: ignore[operator]
+    found.valid_of += np.bincount(prob_of[valid], minlength=n_prob)  # type: ignore[operator]
+    seen[np.unique(prob_of)] = True
+    accept = _plausible_first(batch, valid, sa, tgt, plausible, found.stats)
+    # rows are grouped by spec (owner non-decreasing), numeric specs in t order
+    acc = np.flatnonzero(accept)
+    enum = ~sa.numeric_search[batch.owner[acc]]
+    for h in acc[enum]:
+        s = specs[batch.owner[h]]
+        found.rows[s.problem].append(batch.rows[h].copy())
+        found.variants[s.problem].append(s.variant)
+    num = acc[~enum]
+    owners, first = np.unique(batch.owner[num], return_index=True)
+    seg_start = np.searchsorted(batch.owner, owners)
+    nxt: list[int] = []
+    for si, h, s0 in zip(owners.tolist(), num[first].tolist(), seg_start.tolist(), strict=True):
+        s = specs[si]
+        best[si] = batch.rows[h].copy()
+        if refine and problems[s.problem].values[s.feature] is None:
+            prev = start[si] if h == s0 else batch.t[h - 1]
+            t = _grid(prev, batch.t[h], n_grid, bool(integer[s.feature]))
+            t = t[:-1] if t.size and np.isclose(t[-1], batch.t[h]) else t
+            if t.size:
+                tvals[si] = t
+                start[si] = prev
+                nxt.append(si)
+    return nxt
 
 
 def _plausible_first(batch: _Batch, valid: np.ndarray, sa: _SpecArrays, tgt: np.ndarray, plausible: MaskFn, stats: dict[str, int]) -> np.ndarray:
@@ -395,34 +488,3 @@ def _plausible_first(batch: _Batch, valid: np.ndarray, sa: _SpecArrays, tgt: np.
             stats["lof_rows"] += int(rest.size)
     stats["plausible"] += int(accept.sum())
     return accept
-
-
-def prox_jac(Z: np.ndarray, x: np.ndarray, discrete: np.ndarray) -> np.ndarray:
-    """Eq. 5: ``1 - Jaccard`` of the (feature, category) sets of the discrete features.
-
-    With ``m`` discrete features of which ``c`` differ, the sets share
-    ``m - c`` elements out of ``m + c``, so the distance is ``2c / (m + c)``;
-    0 without discrete features.
-    """
-    m = int(discrete.sum())
-    if m == 0:
-        return np.zeros(len(Z))
-    c = (Z[:, discrete] != x[discrete]).sum(axis=1)
-    return 2.0 * c / (m + c)
-
-
-def prox_euc(Z: np.ndarray, x: np.ndarray, numeric: np.ndarray, mad: np.ndarray) -> np.ndarray:
-    """Eq. 6: ``sum_i sqrt((z_i - x_i)^2) / MAD_i`` over the numeric features."""
-    if not numeric.any():
-        return np.zeros(len(Z))
-    return (np.abs(Z[:, numeric] - x[numeric]) / mad[numeric]).sum(axis=1)
-
-
-def score(Z: np.ndarray, x: np.ndarray, scaled: np.ndarray, mad: np.ndarray, lam: float) -> np.ndarray:
-    """Eq. 4: ``delta = prox_Jac + lam * prox_Euc`` with prox_Euc (over the
-    ``scaled`` features: numeric values, ordinal ranks) mapped to [0, 1) by
-    ``e / (1 + e)`` (the paper asks for a normalisation to [0, 1] without
-    fixing one; this one does not depend on the other candidates) and
-    prox_Jac over the others (binary, categorical)."""
-    e = prox_euc(Z, x, scaled, mad)
-    return prox_jac(Z, x, ~scaled) + lam * e / (1.0 + e)
