@@ -189,3 +189,63 @@ def test_satisfied_many_matches_per_query(toy_frame, schema):
         want[owner == i] = b.satisfied(cfs[owner == i])
     assert 0 < got.sum() < n  # the test sees both answers
     assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("bad", [(float("nan"), 50), (0, float("inf")), (float("-inf"), None), (None, "fifty")])
+def test_non_finite_or_non_numeric_range_bound_is_rejected(bad):
+    """A NaN or infinite bound would silently bound nothing: the error says to use None."""
+    with pytest.raises(ConstraintError, match="None for an open side"):
+        cf.Constraints(ranges={"age": bad})
+
+
+def test_open_range_side_as_none_still_accepted(schema, query):
+    c = cf.Constraints(ranges={"age": (None, 50)}).resolve(schema)
+    assert c.ranges["age"] == (-np.inf, 50.0)
+
+
+def test_satisfied_many_agrees_with_violations_on_any_column_dtypes(toy_frame, schema):
+    """The block-wise check gives the same answer on typed and all-object frames,
+    and agrees with :func:`violations` (no violation <=> satisfied)."""
+    from counterfact.constraints import satisfied_many, violations
+
+    rng = np.random.default_rng(5)
+    X = schema.validate_frame(toy_frame.drop(columns="y"))
+    cons = [
+        cf.Constraints(increasing=["age"], ranges={"income": (1.5, 3.5)}, max_changes=2),
+        cf.Constraints(allowed_values={"edu": ["mid", "hi"], "age": [33, 40]}, decreasing=["income"]),
+    ]
+    queries = [X.iloc[2], X.iloc[4]]
+    bounds = [c.resolve(schema).for_query(q) for c, q in zip(cons, queries, strict=True)]
+    n = 300
+    cfs = pd.DataFrame(
+        {
+            "age": rng.choice([25, 33, 40, 47, 33.5], n),
+            "income": np.round(rng.uniform(1.0, 4.2, n), 1),
+            "job": rng.choice(["a", "b", "c"], n),
+            "edu": rng.choice(["lo", "mid", "hi"], n),
+        }
+    )
+    owner = rng.integers(0, 2, n)
+    got = satisfied_many(bounds, cfs, owner)
+    got_obj = satisfied_many(bounds, cfs.astype(object), owner)
+    want = np.zeros(n, dtype=bool)
+    for i in range(2):
+        r = np.flatnonzero(owner == i)
+        sub = cfs.iloc[r].reset_index(drop=True)
+        bad = set(violations(queries[i], sub, schema, cons[i])["row"])
+        want[r] = [k not in bad for k in range(len(r))]
+    assert 0 < want.sum() < n
+    assert got.tolist() == want.tolist()
+    assert got_obj.tolist() == want.tolist()
+
+
+def test_category_codes_in_one_lookup_match_per_column_codes():
+    from counterfact.constraints import _category_codes
+
+    cats = [["a", "b"], ["b", "c", 3], [0, 1]]
+    C = np.array([["a", "c", 1], ["b", 3, 0], ["c", "a", 2], [np.int64(1), "b", np.int64(1)]], dtype=object)
+    got = _category_codes(cats, C)
+    want = np.column_stack([pd.Index(cs, dtype=object).get_indexer(C[:, k]) for k, cs in enumerate(cats)])
+    assert got.tolist() == want.tolist()
+    assert got.tolist()[2] == [-1, -1, -1]  # a category of another feature is not one of this one
+    assert _category_codes([[1, True]], np.array([[1]], dtype=object)) is None  # repeats: column by column

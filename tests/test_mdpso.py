@@ -262,10 +262,40 @@ def test_one_model_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped
 
     counting = Counting(model)
     m = cf.MDPSO(random_state=0, n_restarts=0, **FAST).fit(counting, data)
-    counting.calls = 0
+    search_calls = []
+    solve = m._solve_group
+
+    def counted(group):  # type: ignore[no-untyped-def]
+        before = counting.calls
+        out = solve(group)
+        search_calls.append(counting.calls - before)
+        return out
+
+    m._solve_group = counted
     r = m.explain(queries, n_counterfactuals=2)
-    # one call per iteration for all queries together, plus the base class's verification
-    assert counting.calls <= r.diagnostics["n_iterations"].max() + 2
+    # a model that is not evaluated row by row: one call per swarm and iteration
+    # (so that no query's answer depends on its batch), and no more
+    assert sum(search_calls) == r.diagnostics["n_iterations"].sum()
+
+
+def test_forest_swarms_share_one_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped-def]
+    data, _lr, queries = mixed
+    model = cf.models.fit(data, "rf", random_state=0, n_estimators=20)
+    m = cf.MDPSO(random_state=0, n_restarts=0, **FAST).fit(model, data)
+    assert m._fast is not None and m._fast.row_independent
+    calls = []
+    predict = m._fast.predict_proba
+
+    def counted(X):  # type: ignore[no-untyped-def]
+        calls.append(len(X))
+        return predict(X)
+
+    m._fast.predict_proba = counted
+    r = m.explain(queries, n_counterfactuals=2)
+    assert len(calls) == r.diagnostics["n_iterations"].max()  # every live swarm in one call
+    # the same answers as one query at a time (each seeded by its position)
+    one = pd.concat([m.explain(queries.iloc[[i]], n_counterfactuals=2, _position_offset=i).counterfactuals for i in range(len(queries))])
+    pd.testing.assert_frame_equal(r.counterfactuals, one)
 
 
 @pytest.mark.parametrize("kind", ["lr", "rf"])
@@ -321,3 +351,15 @@ def test_time_limit_and_multiclass() -> None:
     r = cf.MDPSO(random_state=0, time_limit=1e-4).fit(model, data).explain(X, n_counterfactuals=2, target=2)
     assert set(r.status) <= {"feasible", "timeout"}
     assert (r.diagnostics["n_iterations"] <= 1).all()
+
+
+def test_time_limit_bounds_the_search(mixed) -> None:  # type: ignore[no-untyped-def]
+    """A search that would run for minutes stops at the limit with its best verified answers."""
+    data, model, queries = mixed
+    m = cf.MDPSO(random_state=0, time_limit=0.3, max_iter=100_000, patience=100_000, n_particles=16).fit(model, data)
+    r = m.explain(queries.iloc[:2], n_counterfactuals=2)
+    assert set(r.status) <= {"feasible", "timeout"}
+    assert (r.runtime <= 0.3 + 0.5).all()  # the method's own time per query (its contract: limit + 0.5 s)
+    assert (r.diagnostics["n_iterations"] < 100_000).all()
+    feasible = r.status.index[r.status == "feasible"]
+    assert (r.found[feasible] > 0).all()

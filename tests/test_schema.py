@@ -43,8 +43,9 @@ def test_validate_frame_errors(toy_frame):
     X = toy_frame.drop(columns="y")
     with pytest.raises(ValidationError, match="lacks the columns"):
         s.validate_frame(X.drop(columns="job"))
-    with pytest.raises(ValidationError, match="not among its categories"):
+    with pytest.raises(ValidationError, match="not among its categories") as info:
         s.validate_frame(X.assign(job="zzz"))
+    assert "has values 'zzz' that" in str(info.value)  # the value as written, not a list of reprs
     with pytest.raises(ValidationError, match="NaN"):
         s.validate_frame(X.assign(income=np.nan))
     with pytest.raises(ValidationError, match="fractional"):
@@ -210,3 +211,60 @@ def test_numeric_strings_are_an_error(toy_frame):
     # numbers in an object column are still fine
     ok = s.validate_frame(X.astype({"age": object}))
     assert ok["age"].dtype == np.int64
+
+
+def test_describe_prints_domains_at_resolution_and_short():
+    s = cf.Schema((
+        cf.Feature("amount", "real", lower=341.15, upper=35000.27, resolution=0.01),
+        cf.Feature("purpose", "categorical", categories=tuple(f"purpose number {i}" for i in range(10))),
+        cf.Feature("size", "ordinal", categories=("S", "M", "L")),
+    ), target="y", classes=(0, 1))
+    d = s.describe()
+    assert d.loc["amount", "domain"] == "[341.15, 35000.27]"  # not 35000.3
+    assert d.loc["purpose", "domain"].endswith("... (10 levels)") and len(d.loc["purpose", "domain"]) < 70
+    assert d.loc["size", "domain"] == "S, M, L"
+
+
+def _coerce_reference(schema, X):
+    """Column-by-column statement of what ``Schema.coerce`` returns."""
+    cols = {}
+    for f in schema.features:
+        col = X[f.name]
+        if f.kind in ("integer", "real"):
+            num = pd.to_numeric(col).to_numpy(dtype=float)
+            cols[f.name] = np.round(num).astype(np.int64) if f.kind == "integer" else num
+        else:
+            cols[f.name] = pd.Series([v.item() if isinstance(v, np.generic) else v for v in col.tolist()], index=X.index, dtype=object)
+    return pd.DataFrame(cols, index=X.index)
+
+
+@pytest.mark.parametrize("name", ["german_credit", "arrhythmia"])
+def test_block_wise_validate_and_coerce_match_column_by_column(name):
+    """Typed frames take the block-wise path, all-object ones the column-by-column
+    path (validate_frame) or the parsing path (coerce): same results."""
+    data = cf.datasets.load(name)
+    schema = data.schema
+    X = data.X.iloc[:40]
+    typed = schema.validate_frame(X)
+    pd.testing.assert_frame_equal(typed, schema.validate_frame(X.astype(object)))
+    for frame in (typed, X.astype(object), typed.astype(object)):
+        pd.testing.assert_frame_equal(schema.coerce(frame), _coerce_reference(schema, frame))
+    texty = typed.astype(object)
+    num = next(f.name for f in schema.features if f.kind == "real" or f.kind == "integer")
+    texty[num] = texty[num].astype(str)  # text digits: parsed by pandas.to_numeric
+    pd.testing.assert_frame_equal(schema.coerce(texty), _coerce_reference(schema, texty))
+
+
+def test_validate_frame_reports_first_bad_column_after_fast_path_declines():
+    data = cf.datasets.load("german_credit")
+    X = data.X.iloc[:5].copy()
+    ints = [f.name for f in data.schema.features if f.kind == "integer"]
+    X[ints[1]] = X[ints[1]].astype(float)
+    X.loc[X.index[2], ints[1]] = 1.5
+    with pytest.raises(ValidationError, match=f"'{ints[1]}' is integer but has fractional"):
+        data.schema.validate_frame(X)
+    X = data.X.iloc[:5].copy()
+    X[ints[0]] = X[ints[0]].astype(float)
+    X.loc[X.index[1], ints[0]] = np.nan
+    with pytest.raises(ValidationError, match=rf"missing values \(NaN\) in column '{ints[0]}' at rows \[{X.index[1]}\]"):
+        data.schema.validate_frame(X)

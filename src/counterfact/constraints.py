@@ -31,6 +31,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -234,46 +235,58 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
     ok = np.ones(n, dtype=bool)
     n_changed = np.zeros(n, dtype=int)
     rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
-    for j, f in enumerate(schema):
-        col = frame[f.name]
-        fbs = [b.features[j] for b in bounds]
-        if f.is_numeric:
-            v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)  # not a number: fails the range
-            q = np.array([float(fb.value) for fb in fbs])[owner]
-            lo = np.array([float(fb.lower) for fb in fbs])[owner]  # type: ignore[arg-type]
-            hi = np.array([float(fb.upper) for fb in fbs])[owner]  # type: ignore[arg-type]
-            ch = ~(np.abs(v - q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(v), np.abs(q))))
-            tol = 1e-9 * np.maximum(1.0, np.abs(q))
-            good = np.isfinite(v) & (v >= lo - tol) & (v <= hi + tol)
-            if f.kind == "integer":
-                good &= np.abs(v - np.round(v)) <= 1e-9
-            for i, r in rows_of.items():  # a finite set of allowed values (rare): per query
-                fb = fbs[i]
+    num_j = [j for j, f in enumerate(schema) if f.is_numeric]
+    if num_j:  # every numeric feature at once, on one float matrix
+        V = _float_matrix(frame, [schema.features[j].name for j in num_j])  # not a number: NaN, fails the range
+        Q = np.array([[float(b.features[j].value) for j in num_j] for b in bounds])[owner]
+        LO = np.array([[float(b.features[j].lower) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
+        HI = np.array([[float(b.features[j].upper) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
+        CH = ~(np.abs(V - Q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(Q))))
+        TOL = 1e-9 * np.maximum(1.0, np.abs(Q))
+        with np.errstate(invalid="ignore"):
+            GOOD = np.isfinite(V) & (V >= LO - TOL) & (V <= HI + TOL)
+        ints = np.array([schema.features[j].kind == "integer" for j in num_j], dtype=bool)
+        if ints.any():
+            GOOD[:, ints] &= np.abs(V[:, ints] - np.round(V[:, ints])) <= 1e-9
+        for k, j in enumerate(num_j):  # a finite set of allowed values (rare): per query
+            f = schema.features[j]
+            for i, r in rows_of.items():
+                fb = bounds[i].features[j]
                 if fb.values is None:
                     continue
+                v, ch, tol = V[r, k], CH[r, k], TOL[r, k]
                 allowed_v = np.asarray(fb.values, dtype=float)
-                good[r] &= (np.abs(v[r][:, None] - allowed_v[None, :]) <= tol[r][:, None]).any(axis=1) | ~ch[r]
+                GOOD[r, k] &= (np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]).any(axis=1) | ~ch
                 if not any(not changed(f, a, fb.value) for a in fb.values):
-                    good[r] &= ch[r]
+                    GOOD[r, k] &= ch
+        ok &= GOOD.all(axis=1)
+        n_changed += CH.sum(axis=1)
+    cat_j = [j for j, f in enumerate(schema) if not f.is_numeric]
+    C = frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object) if cat_j else np.zeros((n, 0), dtype=object)
+    all_codes = _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C) if cat_j else None
+    for k, j in enumerate(cat_j):
+        f = schema.features[j]
+        fbs = [b.features[j] for b in bounds]
+        col = C[:, k]
+        cats = list(f.categories or ())
+        code_of = {c: m for m, c in enumerate(cats)}
+        if all_codes is not None:
+            codes = all_codes[:, k]
         else:
-            cats = list(f.categories or ())
-            code_of = {c: k for k, c in enumerate(cats)}
             try:  # vectorised; -1 for a value that is not a category
-                codes = np.asarray(pd.Index(cats, dtype=object).get_indexer(col.astype(object).to_numpy()), dtype=int)
+                codes = np.asarray(pd.Index(cats, dtype=object).get_indexer(col), dtype=int)
             except (TypeError, ValueError, pd.errors.InvalidIndexError):
-                codes = np.array([code_of.get(c, -1) for c in col.astype(object).tolist()], dtype=int)
-            allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
-            qcode = np.full(len(bounds), -2, dtype=int)
-            for i, fb in enumerate(fbs):
-                qcode[i] = code_of.get(fb.value, -2)
-                for c in fb.values or ():
-                    k = code_of.get(c)
-                    if k is not None:
-                        allowed[i, k] = True
-            good = allowed[owner, codes]  # code -1 reads the last column
-            ch = codes != qcode[owner]
-        ok &= good
-        n_changed += ch
+                codes = np.array([code_of.get(c, -1) for c in col.tolist()], dtype=int)
+        allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
+        qcode = np.full(len(bounds), -2, dtype=int)
+        for i, fb in enumerate(fbs):
+            qcode[i] = code_of.get(fb.value, -2)
+            for c in fb.values or ():
+                m = code_of.get(c)
+                if m is not None:
+                    allowed[i, m] = True
+        ok &= allowed[owner, codes]  # code -1 reads the last column
+        n_changed += codes != qcode[owner]
     caps = np.array([np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds])
     ok &= n_changed <= caps[owner]
     for i, r in rows_of.items():
@@ -286,6 +299,48 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
                 continue
             ok[r] &= np.abs(res) <= c.tol * schema[c.child].range
     return ok
+
+
+def _category_codes(cats: list[list[Any]], C: np.ndarray) -> np.ndarray | None:
+    """Column ``k`` of ``C`` as positions in ``cats[k]`` (-1: not a category), for
+    all columns with one hash look-up (the union of the categories); None when a
+    feature's categories repeat or a value cannot be looked up (then the caller
+    codes column by column)."""
+    try:
+        tables = _category_tables(tuple(tuple(cs) for cs in cats))
+        if tables is None:
+            return None
+        union, table = tables
+        found = union.get_indexer(C.ravel()).reshape(C.shape)
+    except (TypeError, ValueError, pd.errors.InvalidIndexError):
+        return None
+    return table[np.arange(C.shape[1])[None, :], found]  # found == -1 reads the last column: -1
+
+
+@lru_cache(maxsize=64)
+def _category_tables(cats: tuple[tuple[Any, ...], ...]) -> tuple[pd.Index, np.ndarray] | None:
+    """The union of ``cats`` and, per feature, a table from union position to the
+    position in that feature's categories (-1 elsewhere, and in the last column)."""
+    union = pd.Index([c for cs in cats for c in cs], dtype=object).unique()
+    table = np.full((len(cats), len(union) + 1), -1, dtype=int)
+    for k, cs in enumerate(cats):
+        pos = union.get_indexer(pd.Index(list(cs), dtype=object))
+        if len(set(pos.tolist())) != len(cs):
+            return None
+        table[k, pos] = np.arange(len(cs))
+    table.flags.writeable = False  # shared by every call with these categories
+    return union, table
+
+
+def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """Columns ``names`` of ``frame`` as floats, values that are not numbers as NaN
+    (``pd.to_numeric(errors="coerce")``), in one conversion when the columns allow it."""
+    from .schema import _numeric_block
+
+    block = _numeric_block(frame, names)
+    if block is not None:
+        return block
+    return np.column_stack([pd.to_numeric(frame[n], errors="coerce").to_numpy(dtype=float) for n in names])
 
 
 @dataclass(frozen=True)
@@ -441,6 +496,21 @@ class Constraints:
             if not (isinstance(rng, (tuple, list)) and len(rng) == 2):
                 raise ConstraintError(f"ranges['{name}'] must be a (low, high) pair. Got {rng!r}.")
             lo, hi = rng
+            for side, v in (("low", lo), ("high", hi)):
+                if v is None:
+                    continue
+                try:
+                    num = float(v)
+                except (TypeError, ValueError):
+                    raise ConstraintError(
+                        f"ranges['{name}'] = {rng!r}: the {side} bound must be a number, or None for an "
+                        f"open side. Got {v!r}."
+                    ) from None
+                if not math.isfinite(num):
+                    raise ConstraintError(
+                        f"ranges['{name}'] = {rng!r}: the {side} bound is {num}, which bounds nothing. "
+                        "Use None for an open side, e.g. (None, 50) for 'at most 50'."
+                    )
             if lo is not None and hi is not None and float(lo) > float(hi):
                 raise ConstraintError(f"ranges['{name}'] = {rng!r} is empty (low > high).")
 

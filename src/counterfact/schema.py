@@ -55,6 +55,33 @@ def _py_array(arr: np.ndarray) -> np.ndarray:
     return np.asarray(_py_ufunc(arr), dtype=object)
 
 
+def _numeric_column(col: pd.Series) -> np.ndarray:
+    """One column as a float array (``pd.to_numeric`` when it is not numeric)."""
+    if pd.api.types.is_numeric_dtype(col.dtype):
+        return col.to_numpy(dtype=float)
+    return pd.to_numeric(col).to_numpy(dtype=float)
+
+
+def _numeric_block(X: pd.DataFrame, names: list[str]) -> np.ndarray | None:
+    """The columns ``names`` of ``X`` as one float matrix (a copy), or None when
+    a column needs :func:`pandas.to_numeric`'s parsing (text, missing markers),
+    so that the caller converts column by column with the same results."""
+    if not names:
+        return np.zeros((len(X), 0))
+    if X.columns.has_duplicates:
+        return None
+    sub = X[names]
+    if all(isinstance(dt, np.dtype) and dt.kind in "biuf" for dt in sub.dtypes):
+        return np.array(sub.to_numpy(dtype=float), dtype=float, copy=True)
+    obj = sub.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(obj.ravel(), skipna=False) not in ("integer", "floating", "mixed-integer-float"):
+        return None  # text, booleans, missing markers, decimals...: column by column
+    try:
+        return np.asarray(obj, dtype=float)
+    except (OverflowError, TypeError, ValueError):
+        return None
+
+
 _HOMOGENEOUS: dict[str, type] = {"integer": np.int64, "boolean": np.bool_, "floating": np.float64}
 
 
@@ -454,7 +481,10 @@ class Schema:
         out = X.loc[:, self.names].copy()
         if len(out) == 0:
             raise ValidationError(f"{what} has no rows.")
-        for f in self.features:
+        fast = self._validated_blocks(out)
+        if fast is not None:
+            return fast
+        for f in self.features:  # column by column: finds and names the first problem
             col = out[f.name]
             if col.isna().any():
                 rows = list(out.index[col.isna().to_numpy()][:5])
@@ -494,28 +524,73 @@ class Schema:
                 bad = sorted({repr(v) for v in vals_list if v not in cats})
                 if bad:
                     raise ValidationError(
-                        f"{what}: column '{f.name}' has values {bad[:5]} that are not among its "
+                        f"{what}: column '{f.name}' has values {', '.join(bad[:5])}"
+                        f"{' (and more)' if len(bad) > 5 else ''} that are not among its "
                         f"categories {list(f.categories or ())}. Map them to known categories, or "
                         "extend the schema (schema.with_feature(name, categories=...))."
                     )
                 out[f.name] = pd.Series(vals_list, index=out.index, dtype=object)
         return out
 
+    def _validated_blocks(self, out: pd.DataFrame) -> pd.DataFrame | None:
+        """:meth:`validate_frame`'s result for ``out`` (the schema's columns, in
+        order) computed on one matrix per kind of column, or None when some
+        column needs the column-by-column path (a problem to report, text or
+        extension dtypes among the numeric columns, duplicated names)."""
+        if out.columns.has_duplicates:
+            return None
+        num = [f for f in self.features if f.is_numeric]
+        cat = [f for f in self.features if not f.is_numeric]
+        arrays: dict[str, Any] = {}
+        if num:
+            sub = out[[f.name for f in num]]
+            if not all(isinstance(dt, np.dtype) and dt.kind in "biuf" for dt in sub.dtypes):
+                return None
+            V = sub.to_numpy(dtype=float)
+            if not np.isfinite(V).all():
+                return None  # missing or infinite values: reported column by column
+            for k, f in enumerate(num):
+                v = V[:, k]
+                if f.kind == "integer":
+                    r = np.round(v)
+                    if (np.abs(v - r) > 1e-9).any():
+                        return None
+                    arrays[f.name] = r.astype(np.int64)
+                else:
+                    arrays[f.name] = v.copy()
+        if cat:
+            sub = out[[f.name for f in cat]]
+            C = sub.to_numpy(dtype=object)
+            if pd.isna(C).any():
+                return None
+            for k, f in enumerate(cat):
+                cats = set(f.categories)  # type: ignore[arg-type]
+                vals_list = [_py(v) for v in C[:, k].tolist()]
+                if any(v not in cats for v in vals_list):
+                    return None
+                arrays[f.name] = pd.Series(vals_list, index=out.index, dtype=object)
+        res = pd.DataFrame({f.name: arrays[f.name] for f in self.features}, index=out.index)
+        res.columns = out.columns
+        return res
+
     def coerce(self, X: pd.DataFrame) -> pd.DataFrame:
         """Cast columns to their canonical dtypes (int64 for integer, float for
         real, object for discrete) without validating domains."""
-        cols: dict[str, pd.Series] = {}
+        num_names = [f.name for f in self.features if f.kind in ("integer", "real")]
+        num_block = _numeric_block(X, num_names)
+        arrays: dict[str, Any] = {}
+        k = 0
         for f in self.features:
-            col = X[f.name]
             if f.kind in ("integer", "real"):
-                num = col.to_numpy(dtype=float) if pd.api.types.is_numeric_dtype(col.dtype) else pd.to_numeric(col).to_numpy(dtype=float)
-                cols[f.name] = pd.Series(np.round(num).astype(np.int64) if f.kind == "integer" else num, index=X.index)
+                num = num_block[:, k] if num_block is not None else _numeric_column(X[f.name])
+                k += 1
+                arrays[f.name] = np.round(num).astype(np.int64) if f.kind == "integer" else num
             else:
-                arr = col.to_numpy()
+                arr = X[f.name].to_numpy()
                 # numpy casts its own scalars to Python ones; object arrays need a pass
                 arr = arr.astype(object) if arr.dtype != object else _py_array(arr)
-                cols[f.name] = pd.Series(arr, index=X.index, dtype=object)
-        return pd.DataFrame(cols, index=X.index)
+                arrays[f.name] = pd.Series(arr, index=X.index, dtype=object)  # never inferred as str
+        return pd.DataFrame(arrays, index=X.index)
 
     # --------------------------------------------------------------- (de)ser
     def to_dict(self) -> dict[str, Any]:
@@ -587,10 +662,34 @@ class Schema:
         return cls(features=tuple(feats), target=target, classes=classes)
 
     def describe(self) -> pd.DataFrame:
-        """One row per feature: kind, domain, actionability."""
+        """One row per feature: kind, domain, resolution, actionability.
+
+        Numeric domains print at the feature's resolution; categories are listed
+        in order (the order of an ordinal's levels), long lists cut to their first
+        levels and a count, so the table prints in a terminal
+        (``schema[name].categories`` has them all).
+        """
+        from .format import format_value
+
         rows = []
         for f in self.features:
-            dom = f"[{f.lower:g}, {f.upper:g}]" if f.is_numeric else ", ".join(map(str, f.categories or ()))
+            if f.is_numeric:
+                dom = f"[{format_value(f, f.lower)}, {format_value(f, f.upper)}]"
+            else:
+                dom = _short_levels([str(c) for c in f.categories or ()], ", ")
             res = "" if f.resolution is None else f"{f.resolution:g}"
             rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res, "actionability": f.actionability})
         return pd.DataFrame(rows).set_index("feature")
+
+
+def _short_levels(levels: list[str], sep: str, width: int = 48) -> str:
+    """``levels`` joined by ``sep``, cut after the ones that fit in ``width`` characters."""
+    text = sep.join(levels)
+    if len(text) <= width:
+        return text
+    shown: list[str] = []
+    for lev in levels:
+        if shown and len(sep.join([*shown, lev])) > width:
+            break
+        shown.append(lev)
+    return f"{sep.join(shown)}{sep}... ({len(levels)} levels)"

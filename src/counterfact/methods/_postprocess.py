@@ -122,8 +122,8 @@ def snap_frame(schema: Schema, frame: pd.DataFrame, queries: pd.DataFrame, mode:
     out = frame.copy()
     if not cols or len(frame) == 0:
         return out, np.zeros(len(frame), dtype=bool)
-    V = frame[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
-    Q = queries[cols].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+    V = _floats(frame[cols])
+    Q = _floats(queries[cols])
     S = snap_matrix(V, Q, res, lower, upper, mode)
     moved = (~(np.abs(S - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
     out[cols] = S
@@ -204,7 +204,7 @@ def keep_different(
     ch = changed_mask(schema, rows, x)
     num = [j for j, f in enumerate(schema) if f.is_numeric]
     cat = [j for j, f in enumerate(schema) if not f.is_numeric]
-    V = rows.iloc[:, num].apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float) if num else np.zeros((len(rows), 0))
+    V = _floats(rows.iloc[:, num]) if num else np.zeros((len(rows), 0))
     C = rows.iloc[:, cat].astype(object).to_numpy() if cat else np.zeros((len(rows), 0), dtype=object)
     st = steps[num] * (1 + 1e-9) + 1e-12
     for r in range(len(rows)):
@@ -276,7 +276,7 @@ def sparsify(
             break
         var = cur[rr].copy()
         var[np.arange(rr.size), jj] = qcur[rr, jj]
-        frame = schema.coerce(pd.DataFrame(var, columns=names))
+        frame = _typed_frame(schema, var, numeric)
         own = owners[active[rr]]
         ok = satisfied_many(bounds, frame, own)
         good = np.zeros(0, dtype=int)
@@ -309,6 +309,42 @@ def sparsify(
         conf[active[rows_r]] = p_target[picks]
         active = active[rows_r]
     return schema.coerce(pd.DataFrame(out, columns=names)), n_rev, conf
+
+
+def _floats(sub: pd.DataFrame) -> np.ndarray:
+    """``sub`` as a float matrix, values that are not numbers as NaN
+    (``pandas.to_numeric(errors="coerce")`` per column; one cast when every
+    column already has a numeric numpy dtype)."""
+    if all(isinstance(dt, np.dtype) and dt.kind in "biuf" for dt in sub.dtypes):
+        return np.array(sub.to_numpy(dtype=float), dtype=float)  # a copy, writable
+    return sub.apply(pd.to_numeric, errors="coerce").to_numpy(dtype=float)
+
+
+def _typed_frame(schema: Schema, var: np.ndarray, numeric: np.ndarray) -> pd.DataFrame:
+    """``schema.coerce(pd.DataFrame(var, columns=schema.names))`` for an object
+    matrix ``var``, without building the object frame first: the numeric
+    columns are cast in one go when they hold plain numbers."""
+    from ..schema import _py_array
+
+    block = var[:, numeric]
+    kind = pd.api.types.infer_dtype(block.ravel(), skipna=False) if block.size else "floating"
+    if kind not in ("integer", "floating", "mixed-integer-float"):
+        return schema.coerce(pd.DataFrame(var, columns=schema.names))
+    try:
+        V = np.asarray(block, dtype=float)
+    except (OverflowError, TypeError, ValueError):
+        return schema.coerce(pd.DataFrame(var, columns=schema.names))
+    index = pd.RangeIndex(len(var))
+    cols: dict[str, Any] = {}
+    k = 0
+    for j, f in enumerate(schema.features):
+        if f.kind in ("integer", "real"):
+            v = V[:, k]
+            k += 1
+            cols[f.name] = np.round(v).astype(np.int64) if f.kind == "integer" else v
+        else:
+            cols[f.name] = pd.Series(_py_array(var[:, j]), index=index, dtype=object)
+    return pd.DataFrame(cols, index=index)
 
 
 def _changed_values(cur: np.ndarray, q: np.ndarray, numeric: np.ndarray) -> np.ndarray:
