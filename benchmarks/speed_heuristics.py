@@ -114,7 +114,14 @@ def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, d
             q = _quality(r_dice, train, k)
             capped = sum(1 for r in r_dice if (r.status == "timeout").any())
             row.update({"dice_median_s": float(np.median(t_dice)), **{f"dice_{a}": b for a, b in q.items()}, "dice_capped": capped})
-            row["ratio_mdpso_vs_dice"] = row["mdpso_median_s"] / row["dice_median_s"]
+            # a baseline that answered nothing is no baseline: leave the ratio empty
+            answered = sum(int((r.found > 0).sum()) for r in r_dice)
+            row["ratio_mdpso_vs_dice"] = (
+                row["mdpso_median_s"] / row["dice_median_s"] if answered else float("nan")
+            )
+            if not answered:
+                reasons = {str(v) for r in r_dice for v in r.reason if v}
+                row["dice_note"] = "DiCE-random answered no query: " + "; ".join(sorted(reasons))[:200]
         rows.append(row)
         print(row, flush=True)
     return pd.DataFrame(rows)
