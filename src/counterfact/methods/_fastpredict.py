@@ -34,6 +34,14 @@ from ..schema import Schema
 __all__ = ["FastPredictor", "ForestEvaluator"]
 
 
+def columns_by_feature(affine: Any) -> dict[str, list[int]]:
+    """Positions of the folded affine map's input columns, per raw feature."""
+    cols: dict[str, list[int]] = {}
+    for j, c in enumerate(affine.columns):
+        cols.setdefault(c.feature, []).append(j)
+    return cols
+
+
 class ForestEvaluator:
     """All trees of a fitted scikit-learn tree classifier or forest, evaluated together.
 
@@ -137,10 +145,7 @@ class FastPredictor:
         self.affine = affine
         self.estimator = estimator
         self.forest = forest
-        cols: dict[str, list[int]] = {}
-        for j, c in enumerate(affine.columns):
-            cols.setdefault(c.feature, []).append(j)
-        self.columns_of = cols
+        self.columns_of = columns_by_feature(affine)
 
     @property
     def kind(self) -> str:

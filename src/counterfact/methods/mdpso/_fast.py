@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ...schema import Schema
-from .._fastpredict import ForestEvaluator
+from .._fastpredict import ForestEvaluator, columns_by_feature
 
 __all__ = ["FastModel", "QueryInputs"]
 
@@ -37,10 +37,7 @@ class FastModel:
         self.forest: ForestEvaluator | None = None
         self.space = space
         self.affine = affine
-        cols: dict[str, list[int]] = {}
-        for j, c in enumerate(affine.columns):
-            cols.setdefault(c.feature, []).append(j)
-        self.columns_of = cols
+        self.columns_of = columns_by_feature(affine)
 
     @classmethod
     def build(cls, model: Any, schema: Schema, sample: pd.DataFrame) -> FastModel | None:
