@@ -230,3 +230,33 @@ def check_model(model: Any, data: Dataset, *, what: str = "the model") -> None:
             f"{what} predicts the classes {sorted(map(str, classes))}, none of which occurs in the data's target "
             f"{data.target!r} (values {sorted(map(str, seen))[:10]}); check --target."
         )
+
+
+def read_structured(path: Path, what: str, hint: str = "") -> Any:
+    """The parsed content of a YAML or JSON file (JSON by the ``.json`` suffix),
+    or a :class:`ValidationError` saying ``what`` could not be read or parsed,
+    with the line and column of a syntax error and ``hint`` after it."""
+    if path.is_dir():
+        raise ValidationError(f"{what} {str(path)!r} is a folder; pass a YAML or JSON file.")
+    try:
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ValidationError(f"{what} {str(path)!r} cannot be read: {exc}.") from None
+    if path.suffix.lower() == ".json":
+        import json
+
+        try:
+            return json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise ValidationError(
+                f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+            ) from None
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
+        problem = getattr(exc, "problem", None) or type(exc).__name__
+        raise ValidationError(f"{what} {str(path)!r} is not valid YAML: {problem}{where}.{hint}") from None

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -397,30 +396,12 @@ def _apply_full(spec: Spec) -> Spec:
 
 def _read(path: Path) -> dict[str, Any]:
     """The top-level mapping of a YAML or JSON spec file, or a clear error."""
-    if path.is_dir():
-        raise ValidationError(f"Benchmark spec {str(path)!r} is a folder; pass a YAML or JSON file.")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"Benchmark spec {str(path)!r} cannot be read: {exc}.") from None
-    if path.suffix.lower() == ".json":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Benchmark spec {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}.") from None
-    else:
-        import yaml
+    from .._loading import read_structured
 
-        try:
-            d = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
-            problem = getattr(exc, "problem", None) or type(exc).__name__
-            raise ValidationError(
-                f"Benchmark spec {str(path)!r} is not valid YAML: {problem}{where}. Check the indentation and "
-                "that every 'key: value' pair has a space after the colon."
-            ) from None
+    d = read_structured(
+        path, "Benchmark spec",
+        " Check the indentation and that every 'key: value' pair has a space after the colon.",
+    )
     if d is None:
         raise ValidationError(f"Benchmark spec {str(path)!r} is empty; it needs datasets, models and methods.")
     if not isinstance(d, Mapping):

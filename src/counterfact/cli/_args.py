@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import math
 from pathlib import Path
 from typing import Any
@@ -93,23 +92,9 @@ def _read_constraints_file(path_text: str) -> Any:
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
         raise ValidationError(f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints.")
-    try:
-        text = path.read_text()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise ValidationError(f"--constraints {str(path)!r} cannot be read: {exc}.") from None
-    if path.suffix.lower() == ".json":
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"--constraints {str(path)!r} is not valid JSON ({exc}).") from None
-    else:
-        import yaml
+    from .._loading import read_structured
 
-        try:
-            d = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            detail = " ".join(str(exc).split())
-            raise ValidationError(f"--constraints {str(path)!r} is not valid YAML ({detail}).") from None
+    d = read_structured(path, "--constraints")
     if d is None:
         d = {}
     if not isinstance(d, dict):
