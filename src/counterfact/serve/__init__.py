@@ -30,18 +30,10 @@ __all__ = ["Limits", "ServerBusy", "Service", "build_service", "create_app", "fi
 
 def require_server_deps() -> None:
     """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are installed."""
-    import importlib
-
-    from ..exceptions import MissingDependencyError
+    from .._deps import import_optional
 
     for name in ("fastapi", "uvicorn"):
-        try:
-            importlib.import_module(name)
-        except ImportError as exc:
-            raise MissingDependencyError(
-                f"counterfact serve needs the optional dependency '{name}', which is not installed. "
-                'Install it with: pip install "counterfact[serve]"'
-            ) from exc
+        import_optional(name, purpose="counterfact serve")
 
 
 def create_app(service: Service, *, token: str | None = None, title: str = "counterfact") -> Any:
