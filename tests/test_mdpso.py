@@ -284,13 +284,13 @@ def test_forest_swarms_share_one_call_per_iteration(mixed) -> None:  # type: ign
     m = cf.MDPSO(random_state=0, n_restarts=0, **FAST).fit(model, data)
     assert m._fast is not None and m._fast.row_independent
     calls = []
-    predict = m._fast.predict_proba
+    predict = m._fast.proba_x
 
     def counted(X):  # type: ignore[no-untyped-def]
         calls.append(len(X))
         return predict(X)
 
-    m._fast.predict_proba = counted
+    m._fast.proba_x = counted
     r = m.explain(queries, n_counterfactuals=2)
     assert len(calls) == r.diagnostics["n_iterations"].max()  # every live swarm in one call
     # the same answers as one query at a time (each seeded by its position)
@@ -363,3 +363,30 @@ def test_time_limit_bounds_the_search(mixed) -> None:  # type: ignore[no-untyped
     assert (r.diagnostics["n_iterations"] < 100_000).all()
     feasible = r.status.index[r.status == "feasible"]
     assert (r.found[feasible] > 0).all()
+
+
+def test_pool_fills_up_from_the_visited_positions() -> None:
+    """A converged swarm holds few distinct valid rows: the valid positions it
+    visited fill the pool up to the candidates handed on (personal bests: only up to k)."""
+    from counterfact.methods.mdpso import SwarmResult
+    from counterfact.methods.mdpso._select import n_handed_on, pool
+
+    same = np.array([[0.5, 0.5]] * 4)
+    visited = np.array([[0.1 * i, 0.2] for i in range(1, 31)])
+    res = SwarmResult(
+        X=same, cost=np.full(4, 0.3), valid=np.ones(4, dtype=bool),
+        pbest_X=same, pbest_cost=np.full(4, 0.3), pbest_valid=np.ones(4, dtype=bool),
+        n_iter=5, history=[], archive_X=visited, archive_cost=np.linspace(0.1, 0.9, 30),
+    )
+    X, c = pool(res, "kmeans", k=3)
+    assert len(X) == 31 and n_handed_on(3) == 22  # the one converged row and every visited one
+    assert np.all(np.diff(c) >= 0)  # sorted by cost
+    X, _ = pool(res, "pbest", k=1)
+    assert len(X) == 1  # enough personal bests for k=1: nothing added
+    big = SwarmResult(
+        X=visited, cost=np.linspace(0.1, 0.9, 30), valid=np.ones(30, dtype=bool),
+        pbest_X=visited, pbest_cost=np.linspace(0.1, 0.9, 30), pbest_valid=np.ones(30, dtype=bool),
+        n_iter=5, history=[], archive_X=np.array([[9.0, 9.0]]), archive_cost=np.array([0.0]),
+    )
+    X, _ = pool(big, "kmeans", k=3)
+    assert len(X) == 30  # already more than handed on: the archive is not searched

@@ -11,7 +11,9 @@ rows:
 * :class:`FastPredictor`: the preprocessing folded by the model compiler
   (:func:`counterfact.models.compile.compile_model`; its ``AffineMap``
   reproduces scikit-learn's float operations bit for bit) applied to raw
-  numeric vectors, then the pipeline's *own* fitted estimator;
+  numeric vectors, then the pipeline's *own* fitted estimator (L2C, UFCE and
+  MD-PSO use it; MD-PSO computes the query's estimator inputs once and
+  rewrites only the columns of the features its swarm moves);
 * :class:`ForestEvaluator`: a scikit-learn decision tree or random / extra
   trees forest evaluated for all trees at once with numpy (the same float32
   comparisons, the same leaf values, summed in tree order and divided by the
@@ -151,6 +153,13 @@ class FastPredictor:
     def kind(self) -> str:
         """``"forest"`` (numpy evaluator) or ``"estimator"`` (the fitted estimator on numpy inputs)."""
         return "forest" if self.forest is not None else "estimator"
+
+    @property
+    def row_independent(self) -> bool:
+        """Whether a row's probabilities never depend on the other rows of the call
+        (true of the numpy forest evaluator; a matrix product may round a row
+        differently in another batch), so that several searches can share a call."""
+        return self.forest is not None
 
     @classmethod
     def build(cls, model: Any, schema: Schema, sample: pd.DataFrame) -> FastPredictor | None:

@@ -29,7 +29,19 @@ class DiCE(CounterfactualMethod):
     become ``permitted_range``; allowed categories become permitted values.
     Everything else (max changes, and whatever DiCE still gets wrong — it is
     known to return values outside the permitted range) is enforced by the
-    base class's verification, which drops violating candidates.  DiCE seeds
+    base class's verification, which drops violating candidates.
+
+    dice-ml takes the categories of each categorical feature from the
+    training frame and rejects any other value (in the query or among the
+    permitted values).  The schema may know more categories than the
+    training split shows (a binary feature that is 0 in every training row
+    and 1 in a test row, as on Arrhythmia), so at ``fit`` the adapter appends
+    one synthetic row per missing category to the frame it hands to dice-ml:
+    a copy of the first training row with only that feature changed,
+    labelled with the model's prediction.  They only extend dice-ml's
+    category lists (numeric ranges are unchanged; DiCE's MAD and quantile
+    statistics see at most a handful of extra rows); a KD-tree answer equal
+    to one of them is discarded, so none is ever reported.  DiCE seeds
     NumPy's global RNG; the adapter saves and restores the global state around
     each call so that the user's RNG is untouched.
 
@@ -80,8 +92,14 @@ class DiCE(CounterfactualMethod):
             if not f.is_numeric:
                 frame[f.name] = frame[f.name].astype(str)
         self._outcome = outcome
-        self._dice_data = dice_ml.Data(dataframe=frame, continuous_features=self.schema_.numeric, outcome_name=outcome)
         self._str_model = _StrInput(self.model_.model, self.schema_)
+        extra = _unseen_category_rows(frame, self.schema_, outcome)
+        if len(extra):
+            extra[outcome] = self._str_model.predict(extra)
+            frame = pd.concat([frame, extra], ignore_index=True)
+        #: rows added only so that dice-ml knows every category of the schema (never reported)
+        self._synthetic = extra.drop(columns=[outcome], errors="ignore")
+        self._dice_data = dice_ml.Data(dataframe=frame, continuous_features=self.schema_.numeric, outcome_name=outcome)
         self._dice_model = dice_ml.Model(model=self._str_model, backend="sklearn")
 
     def _explain_one(self, query: Query) -> Candidates:
@@ -124,6 +142,10 @@ class DiCE(CounterfactualMethod):
         if cfs is None or len(cfs) == 0:
             return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
         cfs = cfs.drop(columns=[self._outcome], errors="ignore")
+        if len(self._synthetic):  # a KD-tree neighbour may be one of the added rows: never an answer
+            cfs = cfs[~_rows_in(cfs, self._synthetic, self.schema_)]
+            if len(cfs) == 0:
+                return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
         for f in self.schema_:
             if not f.is_numeric:
                 lookup = {str(c): c for c in f.categories or ()}
@@ -131,6 +153,48 @@ class DiCE(CounterfactualMethod):
             else:
                 cfs[f.name] = pd.to_numeric(cfs[f.name], errors="coerce")
         return Candidates(cfs.reset_index(drop=True), "feasible", {"dice_method": self.dice_method})
+
+
+def _unseen_category_rows(frame: pd.DataFrame, schema: Any, outcome: str) -> pd.DataFrame:
+    """One row per (feature, category) of the schema that the training frame lacks.
+
+    dice-ml takes each categorical feature's list of categories from the frame
+    it is given and rejects a query or a permitted value outside it (a binary
+    feature that is 0 in every training row but 1 in a test row).  Each added
+    row is a copy of the first training row with that one feature set to the
+    missing category (categories already as strings, like ``frame``), so the
+    numeric ranges DiCE derives from the data do not change.
+    """
+    rows = []
+    first = frame.iloc[[0]].drop(columns=[outcome])
+    for f in schema:
+        if f.is_numeric:
+            continue
+        seen = set(frame[f.name].unique())
+        for c in f.categories or ():
+            if str(c) not in seen:
+                r = first.copy()
+                r[f.name] = str(c)
+                rows.append(r)
+    if not rows:
+        return first.iloc[0:0].copy()
+    return pd.concat(rows, ignore_index=True)
+
+
+def _rows_in(cfs: pd.DataFrame, rows: pd.DataFrame, schema: Any) -> np.ndarray:
+    """Which rows of ``cfs`` equal one of ``rows`` on every feature (categories compared as strings)."""
+    def keys(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
+        cols: list[list[Any]] = []
+        for f in schema:
+            col = frame[f.name]
+            if f.is_numeric:
+                cols.append([round(float(v), 9) for v in pd.to_numeric(col, errors="coerce")])
+            else:
+                cols.append([str(v) for v in col])
+        return list(zip(*cols, strict=True))
+
+    added = set(keys(rows))
+    return np.array([k in added for k in keys(cfs)], dtype=bool)
 
 
 class _DeadlineReached(Exception):

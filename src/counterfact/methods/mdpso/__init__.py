@@ -3,7 +3,8 @@
 Layout: ``_iv`` (information value, eq. 16), ``_problem`` (a query's box and
 the fast raw decoder), ``_search`` (the swarm as a plain ask/tell loop over
 arrays), ``_select`` (k-means / top-k / personal-best selection),
-``_backend`` (numpy or torch arrays) and ``_method`` (the method class).
+``_backend`` (numpy or torch arrays), ``_job`` (a query's state across attempts)
+and ``_method`` (the method class).
 """
 
 from __future__ import annotations

@@ -13,7 +13,12 @@ import numpy as np
 
 from ._search import SwarmResult
 
-__all__ = ["kmeans", "pool", "select"]
+__all__ = ["kmeans", "n_handed_on", "pool", "select"]
+
+
+def n_handed_on(k: int) -> int:
+    """How many candidates of a query go on to verification (the chosen ``k`` first)."""
+    return 4 * int(k) + 10
 
 
 def _distinct(X: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -31,15 +36,19 @@ def _distinct(X: np.ndarray, c: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 def pool(res: SwarmResult, how: str, k: int = 1) -> tuple[np.ndarray, np.ndarray]:
     """Distinct valid candidates ``(X, cost)`` sorted by cost: the final positions
     and the personal bests (``pbest``: personal bests only).  When these hold
-    fewer than ``k`` distinct rows, every valid position the swarm visited
-    joins them."""
+    fewer than ``n_handed_on(k)`` distinct rows (the candidates that go on to
+    verification; ``pbest``: fewer than ``k``), every valid position the
+    swarm visited joins them: a
+    swarm that has converged holds few distinct valid rows, and after the
+    verified sparsification several of them often become one."""
     if how == "pbest":
         X, c = res.pbest_X[res.pbest_valid], res.pbest_cost[res.pbest_valid]
     else:
         X = np.vstack([res.X[res.valid], res.pbest_X[res.pbest_valid]])
         c = np.concatenate([res.cost[res.valid], res.pbest_cost[res.pbest_valid]])
     X, c = _distinct(X, c)
-    if X.shape[0] < k and res.archive_X.shape[0]:
+    need = k if how == "pbest" else n_handed_on(k)
+    if X.shape[0] < need and res.archive_X.shape[0]:
         X, c = _distinct(np.vstack([X, res.archive_X]), np.concatenate([c, res.archive_cost]))
     return X, c
 
