@@ -220,7 +220,7 @@ def main() -> None:
             notes = [
                 f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random test rows per dataset, "
                 f"{args.k} counterfactuals, one query per explain() call (MD-PSO and DiCE-random alternate query by query, so that "
-                "both see the same load); DiCE-random capped at {args.dice_limit:g} s per query "
+                f"both see the same load); DiCE-random capped at {args.dice_limit:g} s per query "
                 "(dice_capped: queries that reached the cap, counted at the cap).",
                 "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1); empty when DiCE-random "
                 "answered no query before its cap; ratio_is_bound: the median DiCE-random query reached the cap, so its "
