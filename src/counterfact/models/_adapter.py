@@ -112,7 +112,10 @@ class ModelAdapter:
         final: Any = steps[-1][1] if steps else None
         if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
             Xt = self.model[:-1].transform(self._frame(X))
-            return np.asarray(final.predict(Xt)), np.asarray(final.predict_proba(Xt), dtype=float)
+            proba = np.asarray(final.predict_proba(Xt), dtype=float)
+            if _predict_is_argmax(final):
+                return np.asarray(final.classes_).take(np.argmax(proba, axis=1), axis=0), proba
+            return np.asarray(final.predict(Xt)), proba
         return self.predict(X), self.predict_proba(X)
 
     def class_index(self, label: Any) -> int:
@@ -123,6 +126,20 @@ class ModelAdapter:
                 f"Target class {label!r} is not a class of the model; its classes are {self.classes_.tolist()}."
             )
         return int(hits[0])
+
+
+def _predict_is_argmax(estimator: Any) -> bool:
+    """True for scikit-learn's single-output tree classifiers (exactly these classes,
+    not subclasses, which may override ``predict``): their ``predict`` is, in
+    scikit-learn's own code, ``classes_.take(argmax(predict_proba))``, so one
+    probability pass gives both answers, identically."""
+    try:
+        from sklearn.ensemble import ExtraTreesClassifier, RandomForestClassifier
+        from sklearn.tree import DecisionTreeClassifier
+    except ImportError:  # pragma: no cover - scikit-learn is a core dependency
+        return False
+    kinds = (RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier)
+    return type(estimator) in kinds and getattr(estimator, "n_outputs_", 1) == 1
 
 
 def as_adapter(model: Any, schema: Schema | None = None) -> ModelAdapter:

@@ -1,0 +1,32 @@
+"""ModelAdapter.predict_with_proba: one preprocessing pass, the model's own answers."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.ensemble import RandomForestClassifier
+
+import counterfact as cf
+from counterfact.models._adapter import _predict_is_argmax, as_adapter
+
+
+@pytest.fixture(scope="module")
+def german():
+    return cf.datasets.load("german_credit")
+
+
+@pytest.mark.parametrize("kind", ["rf", "tree", "lr", "mlp"])
+def test_predict_with_proba_equals_the_model(german, kind):
+    model = cf.models.fit(german, kind, random_state=0)
+    pred, proba = as_adapter(model, german.schema).predict_with_proba(german.X)
+    np.testing.assert_array_equal(pred, model.predict(german.X))
+    np.testing.assert_allclose(proba, model.predict_proba(german.X))
+
+
+def test_argmax_shortcut_only_for_the_exact_sklearn_tree_classes():
+    class Voting(RandomForestClassifier):
+        def predict(self, X):  # a subclass may decide differently
+            return super().predict(X)
+
+    assert _predict_is_argmax(RandomForestClassifier().fit([[0], [1]], [0, 1]))
+    assert not _predict_is_argmax(Voting().fit([[0], [1]], [0, 1]))
