@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import time
 
 import numpy as np
@@ -60,11 +61,13 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                 continue
             for limit in args.limits:
                 m.set_params(time_limit=float(limit))
-                walls, inside, statuses = [], [], []
+                walls, inside, statuses, shares = [], [], [], []
+                load = os.getloadavg()[0]
                 for k in range(len(X)):
-                    t0 = time.perf_counter()
+                    t0, c0 = time.perf_counter(), time.process_time()
                     r = m.explain(X.iloc[[k]], _position_offset=k)
                     walls.append(time.perf_counter() - t0)
+                    shares.append((time.process_time() - c0) / walls[-1])
                     inside.append(float(r.runtime.iloc[0]))
                     statuses.append(r.status.iloc[0])
                 w = np.array(walls)
@@ -75,6 +78,7 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                     "wall/limit mean": float(w.mean() / limit), "wall/limit max": float(w.max() / limit),
                     "within limit+max(0.5s,10%)": f"{int(sum(_within(x, limit) for x in w))}/{len(w)}",
                     "outside method s max": float(over.max()),
+                    "cpu/wall min": float(min(shares)), "load avg": load,
                     "statuses": ", ".join(f"{s} {n}" for s, n in pd.Series(statuses).value_counts().items()),
                 })
                 print(rows[-1], flush=True)
@@ -89,24 +93,47 @@ def _dask(args: argparse.Namespace, notes: list[str]) -> list[dict]:
     model = cf.models.fit(train, "lr", random_state=0)
     method = cf.methods.get(args.dask_method, random_state=0).fit(model, train)
     X = pd.concat([test.X, train.X]).iloc[: args.batch]
-    rows, base, first = [], None, None
-    for workers in (1, 2):
-        with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster):
-            t0 = time.perf_counter()
-            rep = explain_in_chunks(method, X, chunk_size=args.chunk_size, n_jobs=workers, backend="dask")
-            wall = time.perf_counter() - t0
-        base = base or wall
-        if first is None:
-            first = rep.result
-        same = rep.result is not None and rep.result.counterfactuals.sort_index().equals(first.counterfactuals.sort_index())
+    # the reference every chunked run must equal (through JSON, as chunks travel)
+    serial = cf.CounterfactualResult.from_json(method.explain(X).to_json())
+    runs: list[dict] = []
+    for rep in range(args.repeats):
+        for workers in (1, 2):  # alternated, so that a change of the machine's load hits both
+            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
+                client.run(lambda: __import__("counterfact.methods"))  # worker imports before the clock
+                load = os.getloadavg()[0]
+                t0 = time.perf_counter()
+                rep_ = explain_in_chunks(method, X, chunk_size=args.chunk_size, n_jobs=workers, backend="dask")
+                wall = time.perf_counter() - t0
+            res = rep_.result
+            same = res is not None and res.counterfactuals.equals(serial.counterfactuals) and res.status.equals(serial.status)
+            busy = float(np.nansum(list(rep_.chunk_seconds.values())))
+            cpu = float(np.nansum(list(rep_.chunk_cpu_seconds.values())))
+            runs.append({"workers": workers, "repeat": rep, "wall": wall, "busy": busy, "cpu": cpu, "load": load,
+                         "failed": len(rep_.failed), "same": same})
+            print(runs[-1], flush=True)
+    df = pd.DataFrame(runs)
+    base = float(df[df.workers == 1].wall.min())
+    rows = []
+    for workers, g in df.groupby("workers"):
         rows.append({
             "workers": workers, "queries": len(X), "chunk size": args.chunk_size, "method": args.dask_method,
-            "wall s": wall, "speed-up vs 1 worker": base / wall, "failed chunks": len(rep.failed),
-            "same result as 1 worker": same,
+            "runs": len(g), "wall s min": float(g.wall.min()), "wall s median": float(g.wall.median()),
+            "speed-up vs 1 worker (min walls)": base / float(g.wall.min()),
+            "speed-up vs 1 worker (median walls)": float(df[df.workers == 1].wall.median()) / float(g.wall.median()),
+            "chunk seconds / wall (parallelism)": float((g.busy / g.wall).median()),
+            "chunk CPU s / chunk wall s": float((g.cpu / g.busy).median()),
+            "load avg at start": float(g.load.median()), "failed chunks": int(g.failed.sum()),
+            "same result as serial explain": bool(g.same.all()),
         })
-        print(rows[-1], flush=True)
     notes.append(f"Dask: German Credit LR, {args.dask_method} (defaults, random_state=0), {len(X)} queries in chunks of "
-                 f"{args.chunk_size}; LocalCluster(threads_per_worker=1) started before the clock")
+                 f"{args.chunk_size}; LocalCluster(threads_per_worker=1, processes) started and its workers' imports done "
+                 f"before the clock; 1 and 2 workers alternated, {args.repeats} runs each")
+    notes.append("parallelism: the chunks' wall seconds measured in the workers, summed, over the run's wall time "
+                 "(2 means both workers busy all the time); load avg: the machine's 1-minute load average at the start "
+                 f"of the run, on {os.cpu_count()} cores (other processes' load slows the 2-worker run most)")
+    notes.append("chunk CPU s / chunk wall s: the workers' CPU seconds over their wall seconds while running chunks "
+                 "(1: a core to itself; 0.5: it waited half the time for a core held by other processes)")
+    notes.append("same result: counterfactuals and statuses equal to one serial explain() of the whole batch")
     return rows
 
 
@@ -118,6 +145,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=200, help="queries of the Dask batch")
     ap.add_argument("--chunk-size", type=int, default=25)
     ap.add_argument("--dask-method", default="mdpso")
+    ap.add_argument("--repeats", type=int, default=2, help="runs per worker count (alternated)")
     ap.add_argument("--skip-dask", action="store_true")
     ap.add_argument("--skip-limits", action="store_true")
     args = ap.parse_args()
@@ -127,6 +155,9 @@ def main() -> None:
         "outside method: wall minus the method's own runtime (input checks, snapping, verification, "
         "sparsification: the base class's share)",
         "Taiwan: 5000 training rows (seeded subsample of the 80 % split), RF 100 trees depth 8; German Credit: LR",
+        "cpu/wall: the process's CPU seconds over the wall seconds of the query (below 1 for single-threaded work: "
+        "it waited for a core); load avg: the machine's 1-minute load average at the start of the cell, on "
+        f"{os.cpu_count()} cores",
     ]
     if not args.skip_limits:
         write_table("time_limits", pd.DataFrame(_cells(args, notes)), notes)

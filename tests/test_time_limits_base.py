@@ -24,7 +24,7 @@ class SlowOne(CounterfactualMethod):
         self.verbose = verbose
 
     def _explain_one(self, query):
-        SlowOne.seen.append(query.time_left())
+        SlowOne.seen.append((query.time_left(), query.reserve))
         time.sleep(0.05)
         return Candidates(pd.DataFrame(columns=self.schema_.names), None, {})
 
@@ -34,7 +34,7 @@ class SlowBatch(SlowOne):
     batches: ClassVar[list] = []
 
     def _explain_batch(self, queries):
-        SlowBatch.batches.append([(q.position, q.started, q.time_left()) for q in queries])
+        SlowBatch.batches.append([(q.position, q.started, q.time_left() + q.reserve) for q in queries])
         time.sleep(0.01 * len(queries))
         return [Candidates(pd.DataFrame(columns=self.schema_.names), None, {}) for _ in queries]
 
@@ -54,8 +54,10 @@ def test_each_query_gets_its_full_limit(setting):
     m = SlowOne(time_limit=0.5).fit(model, data)
     r = m.explain(data.X.iloc[:8])
     assert len(SlowOne.seen) == 8
-    # the 8th query starts ~0.35 s after the first; its clock is still full
-    assert min(SlowOne.seen) > 0.5 - 0.04, SlowOne.seen
+    # the 8th query starts ~0.35 s after the first; its clock is still full:
+    # the limit less what the base class keeps back (at most 40 %)
+    assert all(0 < reserve <= 0.4 * 0.5 for _, reserve in SlowOne.seen)
+    assert min(left + reserve for left, reserve in SlowOne.seen) > 0.5 - 0.04, SlowOne.seen
     assert (r.runtime >= 0.05).all() and (r.runtime < 0.5).all()
 
 
@@ -77,3 +79,76 @@ def test_batch_methods_run_in_sub_batches_with_their_own_clock(setting):
     # runtime: the sub-batch's wall time shared by its queries
     assert np.allclose(r.runtime.iloc[: len(groups[0])], r.runtime.iloc[0])
     assert (r.runtime > 0).all()
+
+
+class _SlowModel:
+    """A fitted model whose every call takes ``delay`` seconds (a large forest on a busy machine)."""
+
+    def __init__(self, inner, delay: float):
+        self.inner = inner
+        self.delay = delay
+        self.classes_ = inner.classes_
+
+    def predict_proba(self, X):
+        time.sleep(self.delay)
+        return self.inner.predict_proba(X)
+
+    def predict(self, X):
+        time.sleep(self.delay)
+        return self.inner.predict(X)
+
+
+class UsesItsBudget(CounterfactualMethod):
+    """Searches until its budget ends, then proposes the query with every feature
+    changed and ``a`` pushed across the boundary (so sparsification has work)."""
+
+    name: ClassVar[str] = "uses_its_budget"
+    _sparsify_default = True
+
+    def __init__(self, *, time_limit: float | None = None, random_state: int | None = None, verbose: int = 0):
+        self.time_limit = time_limit
+        self.random_state = random_state
+        self.verbose = verbose
+
+    def _explain_one(self, query):
+        left = query.time_left()
+        time.sleep(left if 0 < left < 60 else 0.0)
+        row = query.x.copy()
+        for name in self.schema_.names:  # inside the observed ranges
+            row[name] = float(self.data_.X[name].quantile(0.7 if row[name] < 0 else 0.3))
+        row["a"] = 1.5
+        return Candidates(pd.DataFrame([row]), "feasible", {})
+
+
+@pytest.fixture(scope="module")
+def wide():
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({f"f{k}": np.round(rng.normal(size=300), 2) for k in range(10)})
+    frame["a"] = np.round(rng.normal(size=300), 2)
+    frame["y"] = (frame["a"] > 0).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    return data, cf.models.fit(data, "lr", random_state=0)
+
+
+def test_the_limit_covers_the_work_after_the_search(wide):
+    """Sparsifying 11 useless changes with a 0.1 s model would take > 1 s after a
+    search that used its whole budget; the call still ends within the contract,
+    with a verified counterfactual whose sparsification was cut short."""
+    data, model = wide
+    slow = _SlowModel(model, 0.1)
+    m = UsesItsBudget(time_limit=0.5).fit(slow, data)
+    X = data.X[model.predict(data.X) == 0].iloc[:1]
+    t0 = time.perf_counter()
+    r = m.explain(X)
+    wall = time.perf_counter() - t0
+    assert wall <= 0.5 + 0.5, wall
+    assert r.status.iloc[0] == "feasible"
+    assert r.diagnostics["sparsify_stopped"].iloc[0]
+    assert model.predict(r.counterfactuals)[0] == 1
+    # the work after the search is learnt: the next call keeps more back
+    assert m._post_seconds is not None and m._post_seconds >= 0.1
+    # without a time limit, sparsification runs to the end
+    m.set_params(time_limit=None)
+    full = UsesItsBudget().fit(model, data).explain(X)
+    assert "sparsify_stopped" not in full.diagnostics or not full.diagnostics["sparsify_stopped"].fillna(False).iloc[0]
+    assert full.diagnostics["n_reverted"].iloc[0] == 10

@@ -20,6 +20,7 @@ import contextlib
 import json
 import pickle
 import sys
+import time
 import traceback
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -45,6 +46,12 @@ class BatchReport:
     done: list[int] = field(default_factory=list)
     skipped: list[int] = field(default_factory=list)
     failed: dict[int, str] = field(default_factory=dict)
+    #: wall seconds of each chunk run in this call, measured where it ran (the
+    #: worker): their sum over the call's wall time is the parallelism achieved
+    chunk_seconds: dict[int, float] = field(default_factory=dict)
+    #: CPU seconds of each chunk's worker process over the same span (well below
+    #: ``chunk_seconds``: the worker waited for a core that other processes held)
+    chunk_cpu_seconds: dict[int, float] = field(default_factory=dict)
 
 
 @contextlib.contextmanager
@@ -166,8 +173,9 @@ def explain_in_chunks(
     bar = progress(total=sum(len(chunks[i]) for i in todo), desc=f"{type(method).__name__} (chunks)", unit="query", verbose=verbose)
     if todo:
 
-        def finished(i: int, text: str | None, err: str | None) -> None:
+        def finished(i: int, text: str | None, err: str | None, seconds: tuple[float, float] = (float("nan"), float("nan"))) -> None:
             bar.update(len(chunks[i]))
+            report.chunk_seconds[i], report.chunk_cpu_seconds[i] = seconds
             if err is not None:
                 report.failed[i] = err
                 return
@@ -189,8 +197,8 @@ def explain_in_chunks(
                 gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
                     delayed(_chunk_task)(blob, pickle.dumps((chunks[i], i * chunk_size)), i) for i in todo
                 )
-                for i, text, err in gen:
-                    finished(i, text, err)
+                for i, text, err, seconds in gen:
+                    finished(i, text, err, seconds)
     bar.close()
     if out is not None:
         (out / "failed.json").write_text(json.dumps({str(k): v for k, v in report.failed.items()}, indent=1))
@@ -223,19 +231,23 @@ def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, bytes]], finis
     futures = {client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, chunk in tasks}
     for fut in distributed.as_completed(list(futures)):
         i = futures[fut]
+        seconds = (float("nan"), float("nan"))
         try:
-            _, text, err = fut.result()
+            _, text, err, seconds = fut.result()
         except Exception as exc:  # the task itself never raises; this is the cluster (KilledWorker, ...)
             text, err = None, f"{type(exc).__name__}: {exc}"
-        finished(i, text, err)
+        finished(i, text, err, seconds)
         fut.release()
 
 
-def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str | None]:
-    """Worker entry point: never raises, so that joblib keeps the other chunks."""
+def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str | None, tuple[float, float]]:
+    """Worker entry point: never raises, so that joblib keeps the other chunks.
+    Returns ``(chunk, result JSON or None, error or None, (wall, CPU) seconds in the worker)``."""
+    t0, c0 = time.perf_counter(), time.process_time()
     try:
         method, kwargs = pickle.loads(blob)
         X, offset = pickle.loads(chunk)
-        return i, _run_chunk(method, X, kwargs, offset), None
+        text = _run_chunk(method, X, kwargs, offset)
+        return i, text, None, (time.perf_counter() - t0, time.process_time() - c0)
     except Exception:
-        return i, None, traceback.format_exc(limit=5)
+        return i, None, traceback.format_exc(limit=5), (time.perf_counter() - t0, time.process_time() - c0)

@@ -29,7 +29,10 @@ For every query, in this order:
    ``nearest(sparsify=True)``): every change the model does not need is
    reverted, greedily and checked with the real model
    (:func:`._postprocess.sparsify`).  ``diagnostics["n_reverted"]`` counts the
-   reverted changes of the reported counterfactuals.  Only the first
+   reverted changes of the reported counterfactuals.  Under a time limit it
+   stops at the deadline of the ``explain`` call (its queries' limits pooled,
+   counted from the call's start), keeping the reverts made so far (each one
+   verified); ``diagnostics["sparsify_stopped"]`` marks those queries.  Only the first
    ``max(4 n + 10, 32)`` valid candidates of a query are sparsified, and only
    they can be reported.  An ``optimal`` claim becomes ``feasible`` when its
    first row was modified.
@@ -65,6 +68,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from ._base import Candidates, CounterfactualMethod, Query
 
 __all__ = ["assemble"]
+
+#: seconds kept after sparsification stops for the selection and the result
+_TAIL = 0.05
 
 #: methods whose candidates are sparsified unless the class says otherwise
 _SPARSIFY_BY_NAME = frozenset({"ufce", "mdpso", "l2c"})
@@ -201,8 +207,14 @@ def _allowed_cells(tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: 
     return keep
 
 
-def assemble(method: CounterfactualMethod, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int) -> CounterfactualResult:
-    """Snap, verify, sparsify and select every query's candidates; build the result."""
+def assemble(
+    method: CounterfactualMethod, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int, *, deadline: float | None = None
+) -> CounterfactualResult:
+    """Snap, verify, sparsify and select every query's candidates; build the result.
+
+    ``deadline`` (a ``time.perf_counter()`` value): sparsification stops there
+    (see :func:`._postprocess.sparsify`).
+    """
     schema = method.schema_
     names = schema.names
     qids = [t.id for t in tasks]
@@ -238,6 +250,7 @@ def assemble(method: CounterfactualMethod, tasks: list[Query], outcomes: list[Ca
     rows_of = np.split(order, np.searchsorted(own[order], np.arange(1, len(tasks))))
     # ---- sparsification (opt-in), on the leading valid rows of each query
     reverted = np.zeros(len(allc), dtype=int)
+    stopped = np.zeros(len(tasks), dtype=bool)  # queries whose sparsification the deadline cut short
     sparse = bool(len(allc)) and sparsify_enabled(method)
     if sparse:
         lead = []
@@ -249,7 +262,7 @@ def assemble(method: CounterfactualMethod, tasks: list[Query], outcomes: list[Ca
         valid_all = valid_all & ~outside
         if lead:
             lead_a = np.array(lead, dtype=int)
-            new, n_rev, p_new = sparsify(
+            new, n_rev, p_new, cut = sparsify(
                 schema,
                 allc.iloc[lead_a],
                 own[lead_a],
@@ -258,7 +271,9 @@ def assemble(method: CounterfactualMethod, tasks: list[Query], outcomes: list[Ca
                 [t.target for t in tasks],
                 method.model_.predict_with_proba,
                 [t.target_index for t in tasks],
+                deadline=None if deadline is None else deadline - _TAIL,
             )
+            stopped[np.unique(own[lead_a[cut]])] = True
             hit = n_rev > 0
             if hit.any():  # the reverted rows were checked by the pass (constraints, real model)
                 rows_hit = lead_a[hit]
@@ -304,6 +319,8 @@ def assemble(method: CounterfactualMethod, tasks: list[Query], outcomes: list[Ca
         d["n_too_similar"] = similar
         if chosen and sparse:
             d["n_reverted"] = int(reverted[chosen].sum())
+            if stopped[i]:
+                d["sparsify_stopped"] = True
         first_rejected = len(idx) > 0 and not valid_all[idx[0]]
         hint = c.status
         if chosen:

@@ -34,7 +34,6 @@ import math
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -58,60 +57,10 @@ from ..models import ModelAdapter, as_adapter
 from ..models._adapter import check_model
 from ..result import CounterfactualResult
 from ..schema import Schema
+from ._query import Candidates, Query, learn_post, set_budgets
 from ._rows import _position_seeds, _resolve_rows
 
 __all__ = ["Candidates", "CounterfactualMethod", "Query"]
-
-
-@dataclass
-class Query:
-    """Everything a method needs to explain one row."""
-
-    id: Any
-    x: pd.Series
-    target: Any
-    target_index: int
-    bounds: QueryBounds
-    constraints: ResolvedConstraints
-    n_counterfactuals: int
-    rng: np.random.Generator
-    time_limit: float | None
-    predicted: Any = None
-    #: the model's probability of ``target`` for the query itself
-    query_confidence: float = float("nan")
-    #: when the query's work started (set by the base class just before the
-    #: method's hook runs on it, or on its sub-batch)
-    started: float = field(default_factory=time.perf_counter)
-    #: position of the query in the whole input (what its ``rng`` is seeded from)
-    position: int = 0
-    #: why the query cannot be explained (its own constraints contradict
-    #: themselves); such queries never reach the method
-    invalid: str | None = None
-
-    def time_left(self) -> float:
-        """Seconds left before the time limit (inf without a limit)."""
-        if self.time_limit is None:
-            return float("inf")
-        return self.time_limit - (time.perf_counter() - self.started)
-
-    def expired(self) -> bool:
-        """Whether the time limit has run out."""
-        return self.time_left() <= 0
-
-
-@dataclass
-class Candidates:
-    """What a method proposes for one query.
-
-    ``frame`` holds raw rows, best first.  ``status`` is the method's claim
-    (``optimal`` when the first row is proven nearest, ``feasible``,
-    ``infeasible`` when none exists, ``timeout``); the base class downgrades it
-    when verification rejects rows.  ``diagnostics`` are method facts.
-    """
-
-    frame: pd.DataFrame
-    status: str | None = None
-    diagnostics: dict[str, Any] = field(default_factory=dict)
 
 
 _COMMON_PARAMS: dict[str, list[Any]] = {
@@ -136,6 +85,8 @@ class CounterfactualMethod:
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
     #: the diversity rule's per-feature steps for the fitted data (see ``_assemble.steps_of``)
     _diversity_steps_cache: np.ndarray | None = None
+    #: seconds per query of the work after the search (see ``_budget``), learnt per instance
+    _post_seconds: float | None = None
 
     # ------------------------------------------------------------- params
     @classmethod
@@ -211,6 +162,7 @@ class CounterfactualMethod:
         check_model(self.model_, data, owner=type(self).__name__)
         self.classes_ = self.model_.classes_
         self._diversity_steps_cache = None  # recomputed from this data on first use
+        self._post_seconds = None  # relearnt for this model
         self._fit()
         self.fitted_ = True
         return self
@@ -300,6 +252,14 @@ class CounterfactualMethod:
         by value.  Diagnostics count each step (``n_snapped``,
         ``n_snap_failed``, ``n_reverted``, ``n_duplicates``, ``n_too_similar``).
 
+        Time limit (``time_limit``, seconds per query): it covers the whole
+        call, not only the search.  Each query's search gets the limit less
+        what the base class keeps back for the input checks and for the
+        verification and sparsification after it (learnt from this instance's
+        earlier calls; at most 40 % of the limit), and sparsification stops at
+        the call's deadline (``n x time_limit`` for ``n`` queries), keeping
+        the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
+
         Reproducibility: each query's random stream depends only on
         ``random_state`` and its position in ``X``, so ``n_jobs``, ``backend``
         and chunking do not change the result.
@@ -309,12 +269,16 @@ class CounterfactualMethod:
         queries without a counterfactual by reason.  Nothing is written to
         standard output.
         """
+        begin = time.perf_counter()
         self._check_fitted()
         tasks, _resolved, constraints = self._prepare(
             X, n_counterfactuals, constraints, target, errors=errors, offset=_position_offset
         )
+        deadline = set_budgets(self, tasks, time.perf_counter() - begin, begin)
         outcomes = self._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, feedback=_feedback)
-        result = self._assemble(tasks, outcomes, constraints, n_counterfactuals)
+        t_post = time.perf_counter()
+        result = self._assemble(tasks, outcomes, constraints, n_counterfactuals, deadline=deadline)
+        learn_post(self, time.perf_counter() - t_post, tasks, outcomes)
         if _feedback and should_show(getattr(self, "verbose", 0), len(tasks)):
             print(summary_line(result.status, result.diagnostics), file=sys.stderr, flush=True)
         return result
@@ -517,12 +481,15 @@ class CounterfactualMethod:
         return flips & sat, flips, sat
 
     # ........................................................... assembling
-    def _assemble(self, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int) -> CounterfactualResult:
+    def _assemble(
+        self, tasks: list[Query], outcomes: list[Candidates], constraints: Any, n_cf: int, *, deadline: float | None = None
+    ) -> CounterfactualResult:
         """Verify every candidate and build the result (``constraints``: one
-        Constraints, or a list with one per task); see :mod:`._assemble`."""
+        Constraints, or a list with one per task; ``deadline``: when
+        sparsification stops); see :mod:`._assemble`."""
         from ._assemble import assemble
 
-        return assemble(self, tasks, outcomes, constraints, n_cf)
+        return assemble(self, tasks, outcomes, constraints, n_cf, deadline=deadline)
 
 
 def _solve(method: CounterfactualMethod, tasks: list[Query]) -> list[Candidates]:

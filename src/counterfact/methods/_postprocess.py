@@ -15,6 +15,7 @@ want to apply them inside their own search):
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -237,7 +238,9 @@ def sparsify(
     targets: Sequence[Any],
     predict: Callable[[pd.DataFrame], tuple[np.ndarray, np.ndarray]],
     target_index: Sequence[int] | None = None,
-) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+    *,
+    deadline: float | None = None,
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Revert every change that the model does not need, greedily, with batched model calls.
 
     ``rows`` are verified counterfactuals (schema types); ``owners[k]`` the
@@ -248,15 +251,20 @@ def sparsify(
     model's ``(decisions, probabilities)``), and for each row takes the valid
     variant that reverts its largest change (in units of the feature's range).
     A row stops when no single revert keeps it valid, so in the returned rows
-    no single change can be undone.  Returns the rows, the number of reverted
-    features per row and, for rows that changed, the model's probability of
-    the target (column ``target_index[owner]``; NaN elsewhere).
+    no single change can be undone.  ``deadline`` (a ``time.perf_counter()``
+    value): no round starts after it; the rows keep the reverts made so far
+    (every one verified), and the last array returned marks the rows still
+    being sparsified when it stopped.  Returns the rows, the number of
+    reverted features per row, for rows that changed the model's probability
+    of the target (column ``target_index[owner]``; NaN elsewhere), and that
+    mask.
     """
     n = len(rows)
     n_rev = np.zeros(n, dtype=int)
     conf = np.full(n, np.nan)
+    cut = np.zeros(n, dtype=bool)
     if n == 0:
-        return schema.coerce(rows.reset_index(drop=True)), n_rev, conf
+        return schema.coerce(rows.reset_index(drop=True)), n_rev, conf, cut
     names = schema.names
     numeric = np.array([f.is_numeric for f in schema], dtype=bool)
     span = schema.ranges()
@@ -268,6 +276,9 @@ def sparsify(
     active = np.arange(n)
     for _ in range(len(names)):
         if active.size == 0:
+            break
+        if deadline is not None and time.perf_counter() >= deadline:
+            cut[active] = True
             break
         cur, qcur = out[active], qv[active]
         ch = _changed_values(cur, qcur, numeric)
@@ -308,7 +319,7 @@ def sparsify(
         n_rev[active[rows_r]] += 1
         conf[active[rows_r]] = p_target[picks]
         active = active[rows_r]
-    return schema.coerce(pd.DataFrame(out, columns=names)), n_rev, conf
+    return schema.coerce(pd.DataFrame(out, columns=names)), n_rev, conf, cut
 
 
 def _floats(sub: pd.DataFrame) -> np.ndarray:

@@ -435,11 +435,16 @@ class L2C(CounterfactualMethod):
             return self._explain_torch(torch, queries)
 
     def _deadline(self, queries: list[Query]) -> float:
-        """When the batch's further draws stop: ``time_limit`` per query, pooled
-        over the batch (``started + time_limit * len(queries)``); inf without a limit."""
+        """When the batch's further draws stop: each query's budget, pooled over
+        the batch (``started + sum of Query.time_limit``); inf without a limit.
+
+        ``Query.time_limit`` is the user's limit less what the base class keeps
+        back for verification and sparsification, so the whole call stays within
+        the user's limit."""
         if self.time_limit is None or not queries:
             return float("inf")
-        return min(q.started for q in queries) + float(self.time_limit) * len(queries)
+        budget = sum(float(q.time_limit) if q.time_limit is not None else float(self.time_limit) for q in queries)
+        return min(q.started for q in queries) + budget
 
     def _relaxed_thresholds(self) -> list[int | None]:
         """Numeric-change caps of the last-resort draws (see ``relax_threshold``)."""

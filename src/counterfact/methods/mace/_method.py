@@ -82,6 +82,15 @@ class MACE(CounterfactualMethod):
       on Default-of-credit (23 features, 14 with ranges of ~10^6) HiGHS on
       the Mišić MILP needed 60-80 s for the unbounded check and found nothing
       in 90 s at ``delta <= 0.0022``, where Z3 also times out.
+    * **Resolution grid.**  A real feature's changed value is a multiple of
+      its resolution (``Feature.resolution``, e.g. whole units of money) in the
+      Z3 oracle (``x = k * resolution``, ``k`` an integer) and in polishing,
+      so the answer is the value reported and ``delta_min`` is proven for
+      the grid.  Without it the nearest point may lie between two grid values
+      that the model both rejects (a forest split at 1805.0 and another at
+      1805.5), and the base class's rounding of the answer fails.  The MIP and
+      CP-SAT oracles search the continuous space; their answers are rounded
+      by the base class as before.
     * **Decision margin.**  The target class must win by ``margin`` (on the
       logit, or on the mean probability for forests, float32-safe tree splits
       from the compiler), and every decoded counterfactual is re-checked with
@@ -289,19 +298,11 @@ class MACE(CounterfactualMethod):
         """
         if self.warm_start <= 0 or not hasattr(oracle, "check_point"):
             return None, 0
-        frame, enc = self._observed(query.target_index)
-        if not len(frame):
-            return None, 0
-        ok = query.bounds.satisfied(frame)
-        if not ok.any():
-            return None, 0
-        q = self._dist.encoder.transform(query.x.to_frame().T)[0]
-        idx = np.flatnonzero(ok)
-        d = self._dist.encoder.distances(enc[idx], q, self._dist.norm)
         calls = 0
         from ._problem import solver_values
 
-        for i in idx[np.argsort(d, kind="stable")[: int(self.warm_start)]]:
+        frame = self._observed(query.target_index)[0]
+        for i in self._nearest_rows(query, int(self.warm_start)):
             left = None if deadline is None else deadline - time.perf_counter()
             if left is not None and left <= 0:
                 break
@@ -314,16 +315,33 @@ class MACE(CounterfactualMethod):
     def _nearest_observed(self, query: Query, k: int) -> pd.DataFrame:
         """The ``k`` nearest training rows the model assigns to the target that satisfy
         the query's bounds (eq. 3 distance), nearest first."""
+        frame = self._observed(query.target_index)[0]
+        return frame.iloc[self._nearest_rows(query, k)]
+
+    def _nearest_rows(self, query: Query, k: int) -> np.ndarray:
+        """Positions (in the observed pool of the query's target) of the ``k`` nearest
+        rows that satisfy the query's bounds, nearest first (ties: pool order).
+
+        Every row's distance is computed (numpy), but the bounds are checked
+        only on the nearest rows, a growing block at a time, until ``k`` pass:
+        the same rows as checking the whole pool first, without a constraint
+        check of thousands of rows per query.
+        """
         frame, enc = self._observed(query.target_index)
-        if not len(frame):
-            return frame
-        ok = query.bounds.satisfied(frame)
-        if not ok.any():
-            return frame.iloc[:0]
+        k = max(0, int(k))
+        if not len(frame) or k == 0:
+            return np.zeros(0, dtype=int)
         q = self._dist.encoder.transform(query.x.to_frame().T)[0]
-        idx = np.flatnonzero(ok)
-        d = self._dist.encoder.distances(enc[idx], q, self._dist.norm)
-        return frame.iloc[idx[np.argsort(d, kind="stable")[: max(0, int(k))]]]
+        order = np.argsort(self._dist.encoder.distances(enc, q, self._dist.norm), kind="stable")
+        found: list[int] = []
+        lo, size = 0, max(64, 8 * k)
+        while lo < len(order) and len(found) < k:
+            block = order[lo : lo + size]
+            ok = np.asarray(query.bounds.satisfied(frame.iloc[block]), dtype=bool)
+            found.extend(block[ok][: k - len(found)].tolist())
+            lo += size
+            size *= 4
+        return np.asarray(found, dtype=int)
 
     def _explain_one(self, query: Query) -> Candidates:
         deadline = None if query.time_limit is None else query.started + float(query.time_limit) - _reserve(query.time_limit)

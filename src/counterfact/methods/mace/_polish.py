@@ -12,7 +12,8 @@ evaluated in numpy on batches of candidates:
    query's value or keep only a fraction of its change; take the candidate
    with the smallest distance that keeps the target; repeat while it helps.
 
-Candidates respect the per-feature domain (bounds, allowed values, integers).
+Candidates respect the per-feature domain (bounds, allowed values, integers,
+the grid of real features: a moved value is rounded away from the query).
 The result is only a *proposal*: the caller certifies it with the exact oracle
 (:meth:`Z3Oracle.check_point`, which also checks the margin in exact
 arithmetic, the change cap and the diversity clauses) and keeps the oracle's
@@ -27,6 +28,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._resolution import decimals
 from ._problem import Problem
 
 __all__ = ["Polisher"]
@@ -60,6 +62,9 @@ class Polisher:
         self.cat = np.array([v.kind == "categorical" for v in vs])
         self.integral = np.array([v.integral for v in vs])
         self.scale = np.array([1.0 if v.kind == "categorical" else float(v.scale) for v in vs])
+        #: grid step of real features (0: none); moved values stay on it, as the oracle's do
+        self.grid = np.array([float(v.grid) if v.grid is not None and not v.integral else 0.0 for v in vs])
+        self._grid_decimals = np.array([decimals(g) if g > 0 else 0 for g in self.grid], dtype=int)
         self.start = np.zeros(self.J, dtype=int)
         for j, blk in enumerate(compiled.inputs.blocks):
             self.start[j] = blk.start
@@ -126,6 +131,14 @@ class Polisher:
         up = P >= self.q
         Xi = np.where(up, np.ceil(X - 1e-9), np.floor(X + 1e-9))
         X = np.where(self.integral, Xi, X)
+        if self.grid.any():
+            g = np.where(self.grid > 0, self.grid, 1.0)
+            K = np.where(up, np.ceil(X / g - 1e-9), np.floor(X / g + 1e-9))
+            Xg = K * g
+            for j in np.flatnonzero(self.grid > 0):
+                Xg[:, j] = np.round(Xg[:, j], int(self._grid_decimals[j]))
+            moved = np.abs(X - self.q) > 0
+            X = np.where((self.grid > 0) & moved, Xg, X)
         return np.where(self.cat, P, X)
 
     # --------------------------------------------------------------- main

@@ -28,6 +28,7 @@ import pandas as pd
 from ...constraints import QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Schema, _py
+from .._postprocess import resolution
 
 __all__ = [
     "NORMS",
@@ -36,6 +37,7 @@ __all__ = [
     "build_problem",
     "decode",
     "exact_distance",
+    "grid_value",
     "norm_weights",
     "solver_values",
 ]
@@ -71,7 +73,10 @@ class VarSpec:
     rank for ordinal ones).  ``lower``/``upper``: inclusive bounds (numeric
     and ordinal).  ``values``: the finite set of allowed values (category
     indices, ranks, or numeric values), or None.  ``scale``: the normalising
-    range ``R_j``.  ``fixed``: only the query's value is allowed.
+    range ``R_j``.  ``fixed``: only the query's value is allowed.  ``grid``:
+    the resolution of a real feature (``Feature.resolution``): a changed value
+    must be a multiple of it, as every reported value is (the base class
+    snaps answers to it); None for no grid.
     """
 
     name: str
@@ -83,6 +88,7 @@ class VarSpec:
     values: tuple[Any, ...] | None = None
     n_categories: int = 0
     fixed: bool = False
+    grid: float | None = None
 
     @property
     def integral(self) -> bool:
@@ -162,7 +168,8 @@ def build_problem(
                 vals = tuple(sorted({float(v) for v in b.values}))
             qv: Any = round(float(q)) if f.kind == "integer" else float(q)
             fixed = bool(b.fixed) or (vals is not None and len(vals) == 1 and vals[0] == float(qv))
-            specs.append(VarSpec(f.name, f.kind, qv, f.range, lo, hi, vals, 0, fixed))  # type: ignore[arg-type]
+            grid = resolution(f) if f.kind == "real" and vals is None else None
+            specs.append(VarSpec(f.name, f.kind, qv, f.range, lo, hi, vals, 0, fixed, grid))  # type: ignore[arg-type]
             continue
         cats = list(f.categories)  # type: ignore[arg-type]
         allowed = tuple(sorted(cats.index(c) for c in (b.values if b.values is not None else cats)))
@@ -202,6 +209,20 @@ def solver_values(schema: Schema, row: pd.Series) -> tuple[Any, ...]:
         else:
             out.append(f.rank(v))
     return tuple(out)
+
+
+def grid_value(v: VarSpec, value: Any) -> Fraction | None:
+    """``value`` as an exact multiple of ``v.grid`` when it lies on the grid (up to
+    float rounding, 1e-9 relative), else None.  The grid step is read from its
+    decimal text (``0.01`` is exactly 1/100)."""
+    if v.grid is None:
+        return None
+    x = float(value)
+    r = Fraction(repr(float(v.grid)))
+    k = round(Fraction(x) / r)
+    if abs(float(k * r) - x) <= 1e-9 * max(1.0, abs(x)):
+        return k * r
+    return None
 
 
 def decode(schema: Schema, point: tuple[Any, ...]) -> dict[str, Any]:

@@ -8,7 +8,8 @@ the diversity clauses are asserted once; each call pushes
 
 Encoding (see ``reference/solvers.md``):
 
-* real features are ``Real``, integer features and ordinal ranks ``Int``,
+* real features are ``Real`` (on a grid, ``x = k * resolution`` with ``k``
+  an ``Int``, or the query's own value), integer features and ordinal ranks ``Int``,
   categorical features one ``Bool`` per allowed category with ``PbEq(..., 1)``;
   fixed features are constants, not variables;
 * every coefficient is an exact rational (``Fraction(float)``), so a SAT answer
@@ -37,7 +38,7 @@ from typing import Any
 import numpy as np
 
 from ..._deps import import_optional
-from ._problem import Problem, VarSpec, exact_distance
+from ._problem import Problem, VarSpec, exact_distance, grid_value
 from ._search import Answer
 
 __all__ = ["Z3Oracle"]
@@ -92,6 +93,7 @@ class Z3Oracle:
         self._caps: list[tuple[VarSpec, Any, Any]] = []
         need_changed = a > 0 or problem.max_changes is not None
         self._vars: list[Any] = []  # decoding handles
+        self._grid_k: dict[int, tuple[Any, Fraction]] = {}  # feature -> (grid index, step) of real features on a grid
         z: list[Any] = []  # the raw vector in the compiler's InputSpace layout
         zlo: list[float] = []
         zhi: list[float] = []
@@ -195,6 +197,34 @@ class Z3Oracle:
             self.solver.add(x >= int(lo), x <= int(hi))
         else:
             self.solver.add(x >= z3.RealVal(lo, ctx), x <= z3.RealVal(hi, ctx))
+        if v.grid is not None and v.values is None:
+            # a changed value lies on the feature's grid (k * resolution), as every
+            # reported value does: the search is exact for the values reported
+            # (the query's own grid index gives the query's exact value, which as a
+            # float may differ from the decimal k * resolution by a rounding error)
+            r = Fraction(repr(float(v.grid)))
+            k = z3.Int(f"k_{j}", ctx)
+            self._grid_k[j] = (k, r)
+            q = _q(v.query)
+            gq = grid_value(v, v.query)
+            # a grid value that the rest of the library counts as unchanged (within
+            # 1e-7 relative of the query, see constraints.changed) is not a change here
+            # either: it would be a "different" answer that is the query's value
+            step = z3.ToReal(k) * z3.RealVal(r, ctx)
+            tol = Fraction(2, 10**7) * max(Fraction(1), abs(q))
+            far = z3.Or(step > z3.RealVal(q + tol, ctx), step < z3.RealVal(q - tol, ctx))
+            if gq is None:  # the query lies off the grid: its own value, or a grid value
+                self.solver.add(k >= math.ceil(lo / r), k <= math.floor(hi / r))
+                self.solver.add(z3.Or(x == z3.RealVal(q, ctx), z3.And(x == step, far)))
+            else:
+                kq = int(gq / r)
+                self.solver.add(k >= min(kq, math.ceil(lo / r)), k <= max(kq, math.floor(hi / r)))
+                if gq == q:  # the query is exactly k * resolution (whole units): no special case
+                    self.solver.add(x == step)
+                    if r <= tol:
+                        self.solver.add(z3.Or(k == kq, far))
+                else:
+                    self.solver.add(x == z3.If(k == kq, z3.RealVal(q, ctx), step), z3.Or(k == kq, far))
         if v.values is not None:
             vals = [_q(u) for u in v.values]
             if v.integral:
@@ -295,7 +325,10 @@ class Z3Oracle:
 
         The whole formula is checked with each variable fixed to the point (push /
         check / pop): a SAT answer is a proven feasible point of the encoded model,
-        used to start the search with ``delta_max = d(point)`` (a warm start).
+        used to start the search with ``delta_max = d(point)`` (a warm start).  A
+        real feature on a grid takes the grid value nearest to the point's (an
+        observed row finer than the feature's resolution); the answer carries
+        the point actually checked.
         """
         z3, ctx, s = self.z3, self.ctx, self.solver
         end = None if time_limit is None else time.perf_counter() + float(time_limit)
@@ -303,7 +336,7 @@ class Z3Oracle:
             return Answer("unknown")
         self.n_calls += 1
         s.push()
-        for v, (kind, h), p in zip(self.problem.vars, self._vars, point, strict=True):
+        for j, (v, (kind, h), p) in enumerate(zip(self.problem.vars, self._vars, point, strict=True)):
             if v.fixed:
                 if kind == "cat" and int(p) != int(v.query):
                     s.add(z3.BoolVal(False, ctx))
@@ -315,6 +348,11 @@ class Z3Oracle:
                 s.add(h[k] if 0 <= k < len(h) else z3.BoolVal(False, ctx))
             elif v.integral:
                 s.add(h == int(p))
+            elif j in self._grid_k and Fraction(p) != _q(v.query):
+                _, r = self._grid_k[j]  # the grid point nearest to p (p itself when on the grid)
+                g, q = round(Fraction(p) / r) * r, _q(v.query)
+                near_q = abs(g - q) <= Fraction(2, 10**7) * max(Fraction(1), abs(q))
+                s.add(h == z3.RealVal(q if near_q else g, ctx))
             else:
                 s.add(h == z3.RealVal(_q(p), ctx))
         if self._forest:

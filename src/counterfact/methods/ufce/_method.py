@@ -15,6 +15,7 @@ from ...encoding import Encoder
 from .._base import Candidates, CounterfactualMethod, Query
 from . import _search
 from ._dependency import DependencyModels
+from ._fast import FastDecide, one_thread
 from ._mi import mutual_information, rank_pairs
 from ._space import Space
 
@@ -144,12 +145,15 @@ class UFCE(CounterfactualMethod):
     random_state : int, optional
         Seeds the mutual-information estimates (the search is deterministic).
     time_limit : float, optional
-        Seconds per query.  The queries of a batch are searched together, so
-        the limit is pooled: a batch of ``n`` queries has ``n * time_limit``
-        seconds.  The clock is checked before every block of candidate rows
+        Seconds per query, for the whole ``explain`` call (the base class
+        keeps part of it for verification and sparsification, see
+        :meth:`CounterfactualMethod.explain`).  The queries of a batch are
+        searched together, so the search's budget is pooled: a batch of ``n``
+        queries searches for the sum of their budgets.  The clock is checked before every block of candidate rows
         (blocks hold whole perturbation paths and are sized to take about
         0.1 s of model time each), and the paths are searched in the order
-        Single_F, Double_F, Triple_F, refinement.  When the time runs out,
+        Single_F, Double_F, Triple_F, refinement; a block never plans to take
+        more than half the time left.  When the time runs out,
         each query keeps the valid candidates found so far (``feasible``);
         a query without one gets ``timeout``.  Without a time limit the
         blocks change nothing: every path is searched whatever the batch.
@@ -256,6 +260,9 @@ class UFCE(CounterfactualMethod):
                         warnings.simplefilter("ignore", UserWarning)  # duplicated training rows
                         self._lof[c] = LocalOutlierFactor(n_neighbors=k, novelty=True).fit(V[rows])
         self._mad = mad(X, schema)
+        # the model's decisions on code rows without the per-call DataFrame and
+        # ColumnTransformer, when that shortcut is exact (see ._fast)
+        self._fast = FastDecide.build(self.model_, schema, sp, X, self._class_pos)
         self._deps = DependencyModels(sp, R, self.regressor, self.classifier)
         if self._variants() & {2, 3}:
             # per-model work belongs to fit: any feature can be a dependent (Triple_F
@@ -277,7 +284,11 @@ class UFCE(CounterfactualMethod):
     # ------------------------------------------------------- model access
     def _decide(self, Z: np.ndarray) -> np.ndarray:
         """Index (in ``classes_``) of the class the model assigns to each code row: one
-        call of the model's own ``predict``, so that screening and verification agree."""
+        call of the model's own ``predict`` (or of its exact shortcut, :class:`._fast.FastDecide`),
+        so that screening and verification agree."""
+        fast = getattr(self, "_fast", None)
+        if fast is not None:
+            return fast(Z)  # type: ignore[no-any-return]
         labels = self.model_.predict(self._space.to_frame(Z))
         return np.array([self._class_pos.get(v, -1) for v in labels.tolist()], dtype=int)
 
@@ -288,13 +299,20 @@ class UFCE(CounterfactualMethod):
         V = self._space.encode(Z)
         if self.plausibility == "all":
             det = self._lof.get(None)
-            return np.ones(len(Z), dtype=bool) if det is None else det.predict(V) == 1
+            if det is None:
+                return np.ones(len(Z), dtype=bool)
+            with one_thread():
+                return np.asarray(det.predict(V) == 1)
         out = np.zeros(len(Z), dtype=bool)
         classes = self.model_.classes_.tolist()
         for t in np.unique(target_index):
             m = target_index == t
             det = self._lof.get(classes[int(t)])
-            out[m] = True if det is None else det.predict(V[m]) == 1
+            if det is None:
+                out[m] = True
+                continue
+            with one_thread():
+                out[m] = det.predict(V[m]) == 1
         return out
 
     def _variants(self) -> set[int]:
@@ -392,6 +410,7 @@ class UFCE(CounterfactualMethod):
                 n_refine=self.n_refine,
                 delta=self.dependency == "delta",
                 expired=self._expired(queries),
+                time_left=self._time_left(queries),
             )
             shortlists = self._rank(problems, found, [queries[k].n_counterfactuals for k in owners])
             verified = self._admissible([queries[k] for k in owners], shortlists)
@@ -424,8 +443,23 @@ class UFCE(CounterfactualMethod):
         batch (``started + time_limit * len(queries)``), checked between rounds."""
         if self.time_limit is None or not queries:
             return lambda: False
-        deadline = min(q.started for q in queries) + float(self.time_limit) * len(queries)
+        deadline = self._deadline(queries)
         return lambda: time.perf_counter() >= deadline
+
+    @staticmethod
+    def _deadline(queries: list[Query]) -> float:
+        """The batch's pooled deadline: from the earliest start, each query's own
+        budget (``Query.time_limit``: the base class sets it to the time limit
+        less what it keeps back for verification and sparsification) summed
+        over the batch."""
+        return min(q.started for q in queries) + sum(float(q.time_limit or 0.0) for q in queries)
+
+    def _time_left(self, queries: list[Query]) -> Any:
+        """Seconds left of the batch's pooled time (see :meth:`_expired`), or None."""
+        if self.time_limit is None or not queries:
+            return None
+        deadline = self._deadline(queries)
+        return lambda: deadline - time.perf_counter()
 
     def _rank(self, problems: list[_search.Problem], found: _search.Found, n_cfs: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         sp = self._space

@@ -338,6 +338,7 @@ def run(
     n_refine: int,
     delta: bool,
     expired: Callable[[], bool] = lambda: False,
+    time_left: Callable[[], float] | None = None,
 ) -> Found:
     """Search every spec: a coarse round, then ``n_refine`` refinement rounds.
 
@@ -347,8 +348,10 @@ def run(
 
     Each round evaluates its specs in blocks of whole specs (a spec's rows are
     never split, so the outcome of a spec does not depend on the blocks),
-    sized to take about ``BLOCK_SECONDS`` each; ``expired`` is checked before
-    every block.  When it returns True the search stops and keeps what it
+    sized to take about ``BLOCK_SECONDS`` each (and at most half of
+    ``time_left()``, the seconds left, when given; the seconds per row are
+    re-measured on every block, quick to rise and slow to fall); ``expired``
+    is checked before every block.  When it returns True the search stops and keeps what it
     accepted so far; ``timed_out_of`` marks the problems with specs left.
     """
     found = Found([[] for _ in problems], [[] for _ in problems], {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0})
@@ -364,12 +367,15 @@ def run(
     active = list(range(len(specs)))
     best: dict[int, np.ndarray] = {}
     start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
-    rate = [0.0]  # seconds per row, measured on the blocks so far
+    rate = [0.0]  # seconds per row, measured on the blocks so far (quick to rise, slow to fall)
 
     def block_rows() -> int:
         if rate[0] <= 0:
             return FIRST_BLOCK_ROWS
-        return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, BLOCK_SECONDS / rate[0])))
+        seconds = BLOCK_SECONDS
+        if time_left is not None:  # a block never plans to outlast half of the time left
+            seconds = min(seconds, max(0.0, 0.5 * time_left()))
+        return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, seconds / rate[0])))
 
     for rnd in range(n_refine + 1):
         if not active:
@@ -392,7 +398,9 @@ def run(
             nxt += _evaluate(batch, specs, problems, sa, found, best, start, tvals, seen,
                              decide=decide, plausible=plausible, dep=dep, discrete=discrete, integer=integer,
                              n_grid=n_grid, refine=rnd < n_refine, delta=delta)
-            rate[0] = (time.perf_counter() - t0) / len(batch.rows)
+            # a block of cheap rows (few valid, so few LOF rows) must not make the next
+            # block, which may be all valid rows, many times too large: fall slowly
+            rate[0] = max((time.perf_counter() - t0) / len(batch.rows), 0.5 * rate[0])
         found.rounds_of[seen] += 1
         if found.timed_out:
             break
