@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import pickle
+import time
 
 import numpy as np
 import pytest
@@ -185,3 +186,61 @@ def test_native_options(backend):
     bad = {"no_such_option": 1} if backend == "highs" else {"no/such/param": 1}
     with pytest.raises(SolverError):
         m.solve(backend, options=bad)
+
+
+def _hard_milp(seed: int = 0) -> Model:
+    """A multi-dimensional 0/1 knapsack HiGHS does not finish in a few seconds."""
+    rng = np.random.default_rng(seed)
+    n, k = 400, 300
+    A = (rng.uniform(size=(k, n)) < 0.1) * rng.uniform(1, 10, (k, n))
+    m = Model()
+    xs = [m.add_binary() for _ in range(n)]
+    for r in range(k):
+        nz = np.flatnonzero(A[r])
+        m.add_le(lin([xs[i] for i in nz], A[r, nz]), float(A[r].sum() / 3))
+    m.add_objective(lin(xs, -rng.uniform(1, 10, n)))
+    return m
+
+
+def test_highs_wall_clock_limit_and_start():
+    """A MIP HiGHS cannot finish: the call returns within its limit (plus a small
+    slack), with the best incumbent so far or the feasible start; every returned
+    point satisfies the model."""
+    pytest.importorskip("highspy")
+    from counterfact.solvers._mip_emit import _satisfies
+
+    m = _hard_milp()
+    start = np.zeros(m.n_vars)
+    assert _satisfies(m, start) and not _satisfies(m, np.ones(m.n_vars))
+    for limit in (0.3, 1.0):
+        t0 = time.perf_counter()
+        sol = m.solve("highs", time_limit=limit, start=start, keep_solutions=True)
+        wall = time.perf_counter() - t0
+        assert wall <= limit + 0.3, wall
+        assert sol.status in ("feasible", "optimal")
+        assert sol.x is not None and _satisfies(m, sol.x)
+        assert sol.objective <= 1e-9  # no worse than the start (objective 0)
+        for x in sol.pool:
+            assert _satisfies(m, x)
+
+
+def test_highs_run_given_up_at_its_deadline():
+    """A run still inside HiGHS at the deadline (presolve and root cut rounds do
+    not poll the interrupt) is given up: its answer is the best reported
+    incumbent, else the start if the start satisfies the model, else none."""
+    pytest.importorskip("highspy")
+    from counterfact.solvers._mip_emit import _abandoned
+
+    m = _hard_milp()
+
+    class Watch:
+        def __init__(self) -> None:
+            self.best: tuple[float, np.ndarray] | None = None
+            self.found: list[np.ndarray] = []
+
+    feasible = _abandoned(m, Watch(), np.zeros(m.n_vars), True, 1.0)  # type: ignore[arg-type]
+    assert feasible.status == "feasible" and feasible.objective == 0.0 and math.isinf(feasible.gap)
+    assert _abandoned(m, Watch(), np.ones(m.n_vars), True, 1.0).status == "timeout"  # type: ignore[arg-type]
+    w = Watch()
+    w.best = (-1.0, np.zeros(m.n_vars))
+    assert _abandoned(m, w, None, True, 1.0).x is not None  # type: ignore[arg-type]

@@ -12,16 +12,20 @@ from ..._validation import Interval, Options, TypeSpec
 from ...constraints import CONSTRAINT_KINDS
 from ...data import mad
 from ...schema import _py
-from ...solvers.mip_backend import changed_set, decode, exclude_point, no_good_superset
+from ...solvers.mip_backend import changed_set, decode, exclude_point
 from .._base import Candidates, CounterfactualMethod, Query
 from ._formulation import build, solve
-from ._starts import StartPool, Starts
+from ._starts import MAX_CANDIDATES, StartPool, Starts
 from ._trust import HullData, prepare_hull
+from ._warm import Prepared, prepare, room, solve_limit, z_of
 
 __all__ = ["CEOCL"]
 
 #: A point-diverse counterfactual moves a real feature by at least this share of its range.
 DIVERSITY_STEP = 1e-2
+#: Under a time limit with several counterfactuals requested, the first (certified)
+#: solve may use at most this share of the time left; the diverse ones share the rest.
+FIRST_SHARE = 0.6
 
 
 class CEOCL(CounterfactualMethod):
@@ -86,11 +90,30 @@ class CEOCL(CounterfactualMethod):
       domain); each query copies it and adds only its bounds, change
       indicators, decision region, trust region, causal rows and objective.
       Other models are small and built per query, on the query's box.
-    * **Time limit.**  Per query, building and emitting the model included;
-      on expiry the best verified answer so far is returned (``feasible``),
-      and with no solver incumbent at all the nearest observed
-      counterfactuals (``warm_start``), else ``timeout``.  Only the first
-      answer's l2 optimum is certified; the diverse ones are polished.
+    * **Incumbent first** (our addition, for speed; :mod:`._incumbent`).
+      Before each solve a short local search in the model's raw space (from
+      the nearest observed counterfactuals, single-feature sweeps over the
+      tree cuts and a greedy walk from the query) finds a counterfactual;
+      its cost ``U`` narrows every feature's box to the values whose own
+      cost term is at most ``U`` (the objective is a sum of non-negative
+      per-feature terms, so the optimum lies inside: the proven optimum is
+      unchanged), and the point, checked in the narrowed MIP with every
+      input fixed, is the solver's start.  On 50-tree depth-6 forests this
+      made queries 2-15x faster on German Credit and Graduate Admission
+      (same optima; on COMPAS, where proving the bound dominates, no
+      gain).  When the MIP rejects the point (it does not check the trust
+      region) the plain model is solved.
+    * **Time limit.**  Per query, building, the incumbent search and
+      emitting the model included; a HiGHS run that is still in presolve or
+      root cut rounds at the deadline is abandoned (:mod:`counterfact.solvers`).
+      On expiry the best verified answer so far is returned (``feasible``);
+      with no solver incumbent at all, the local search's counterfactual
+      (without a trust region) and the nearest observed counterfactuals
+      (``warm_start``), else ``timeout``.  With several counterfactuals
+      requested, the first solve may use 60% of the time left.  Only the
+      first answer's l2 optimum is certified; the diverse ones are polished.
+      HiGHS runs without presolve probing (it dominated the presolve time
+      and ignored the clock on 100-tree forests).
     * **Trust region size.**  A seeded subsample or k-means representatives cap
       the hull at ``max_hull_points`` (the paper does not discuss scale).
 
@@ -148,6 +171,9 @@ class CEOCL(CounterfactualMethod):
     """
 
     name: ClassVar[str] = "ceocl"
+    #: search for an incumbent first and narrow the box to its cost (:mod:`._incumbent`);
+    #: off only to compare with the plain model
+    _narrow: ClassVar[bool] = True
     supported_constraints: ClassVar[frozenset[str]] = frozenset(CONSTRAINT_KINDS)
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [Options(("l2", "l1", "l0"))],
@@ -291,26 +317,47 @@ class CEOCL(CounterfactualMethod):
         diag: dict[str, Any] = {"backend": self.backend}
         first = None
         n_solves = 0
-        starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha)) if self.warm_start else None
+        starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha))
+        observed = self._observed_z(starts)
+        seen: list[np.ndarray] = []  # raw vectors of solver incumbents (later starts)
         t_solve = 0.0
 
-        def run(form: Any, rule: Any = None) -> tuple[Any, float]:
+        def run(prep: Prepared, rule: Any = None) -> tuple[Any, float]:
             nonlocal n_solves, t_solve
             t1 = time.perf_counter()
             # only the first answer's optimality is reported: the diverse ones are
             # polished but not certified (outer approximation costs a MIP per round)
+            limit = solve_limit(query)
+            if rule is None and n_cf > 1 and limit is not None:
+                limit = FIRST_SHARE * limit  # leave time for the diverse answers
             out = solve(
-                form, self.backend, time_limit=_left(query), seed=seed, keep_solutions=self.solution_pool,
-                certify=rule is None,
+                prep.form, self.backend, time_limit=limit, seed=seed, keep_solutions=self.solution_pool,
+                certify=rule is None, start=prep.start if self.backend == "highs" else None,
             )
             t_solve += time.perf_counter() - t1
             n_solves += 1
+            sol = out[0]
+            for x in ([sol.x] if sol.x is not None else []) + list(sol.pool):
+                seen.append(z_of(prep.form, x))
             return out
 
+        def prepared(changes: bool, excluded: list[list[str]]) -> Prepared:
+            extra = np.array(seen) if seen else np.zeros((0, observed.shape[1]))
+            return prepare(
+                lambda mg, ch, radius: self._build(query, mg, hull, changes=ch, radius=radius),
+                compiled=self.compiled_, query=query, margin=margin, changes=changes, norm=self.norm,
+                scales=self.scales_, alpha=float(self.alpha), excluded=excluded,
+                starts=np.vstack([observed, extra]), narrow=self._narrow,
+            )
+
+        searched: Any = None  # the local search's best point (a fallback answer)
         for attempt in range(2):
-            form = self._build(query, margin, hull, changes=n_cf > 1)
+            prep = prepared(n_cf > 1, [])
+            form = prep.form
+            searched = prep.incumbent if prep.incumbent is not None else searched
             diag["build_seconds"] = time.perf_counter() - t0
-            sol, obj = run(form)
+            diag.update(prep.diagnostics)
+            sol, obj = run(prep)
             first = sol
             if not sol.has_solution:
                 break
@@ -334,22 +381,24 @@ class CEOCL(CounterfactualMethod):
             status = "failed"
         if not first.has_solution:
             diag.update(n_solves=n_solves, solve_seconds=t_solve)
-            if status == "timeout" and starts is not None:
-                return self._fallback(query, starts, diag)
+            if status == "timeout" and self.warm_start:
+                return self._fallback(query, starts, diag, searched)
             return Candidates(pd.DataFrame(columns=self.schema_.names), status, diag)
         rows.append(row)
         xs: list[np.ndarray] = [np.asarray(first.x)]
         self._collect_pool(form, first, pool_rows)
         # diversity, stage 1: re-solve excluding supersets of every earlier change set
+        # (each solve is prepared afresh: its incumbent must satisfy every cut)
         n_point = 0
-        excluded: list[set[str]] = []
-        while len(rows) < n_cf and not query.expired():
+        excluded: list[list[str]] = []
+        while len(rows) < n_cf and room(query):
             changed = changed_set(form.inputs, xs[-1]) or _changed(self.schema_, query.x, rows[-1])
             if not changed:
                 break
-            no_good_superset(form.m, form.inputs, changed)
-            excluded.append(set(changed))
-            sol, _obj_k = run(form, ("superset", excluded))
+            excluded.append(list(changed))
+            prep = prepared(True, excluded)
+            form = prep.form
+            sol, _obj_k = run(prep, ("superset", excluded))
             if not sol.has_solution:
                 break
             rows.append(decode(form.inputs, sol.x))  # type: ignore[arg-type]
@@ -357,13 +406,13 @@ class CEOCL(CounterfactualMethod):
             self._collect_pool(form, sol, pool_rows)
         # stage 2: no other change set is left -- the next nearest point that differs
         # from every earlier one in at least one feature (fresh model, same layout)
-        if len(rows) < n_cf and not query.expired():
+        if len(rows) < n_cf and room(query):
             form2 = self._build(query, margin, hull, changes=True)
             steps = _steps(self)
             for x_prev in xs:
                 exclude_point(form2.m, form2.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
-            while len(rows) < n_cf and not query.expired():
-                sol, _obj_k = run(form2, ("point", rows))
+            while len(rows) < n_cf and room(query):
+                sol, _obj_k = run(Prepared(form2), ("point", rows))
                 if not sol.has_solution:
                     break
                 n_point += 1
@@ -378,18 +427,31 @@ class CEOCL(CounterfactualMethod):
             status = "feasible"
         return Candidates(frame, status, diag)
 
-    def _fallback(self, query: Query, starts: Starts, diag: dict[str, Any]) -> Candidates:
-        """The time limit ran out before the solver had an incumbent: the nearest
-        observed counterfactuals (training rows the model assigns to the target,
-        within the constraints), verified like any answer, with status
-        ``feasible`` -- never claimed optimal."""
+    def _observed_z(self, starts: Starts) -> np.ndarray:
+        """Raw vectors of the query's nearest observed counterfactuals (local-search starts)."""
+        frame = starts.nearest(MAX_CANDIDATES)
+        if not len(frame):
+            return np.zeros((0, self.compiled_.inputs.n))
+        return np.asarray(self.compiled_.inputs.encode(frame), dtype=float)
+
+    def _fallback(self, query: Query, starts: Starts, diag: dict[str, Any], searched: Any = None) -> Candidates:
+        """The time limit ran out before the solver had an incumbent: the local
+        search's point (:mod:`._incumbent`; only without a trust region, which
+        the search does not check) and the nearest observed counterfactuals
+        (training rows the model assigns to the target, within the
+        constraints), verified like any answer, with status ``feasible`` --
+        never claimed optimal."""
         rows = starts.nearest(query.n_counterfactuals)
         diag["fallback"] = "nearest observed counterfactual (no solver incumbent within the time limit)"
+        if searched is not None and self.trust_region is None:
+            found = self.compiled_.inputs.decode(np.atleast_2d(searched.z))
+            rows = pd.concat([found[self.schema_.names], rows], ignore_index=True).iloc[: max(1, query.n_counterfactuals)]
+            diag["fallback"] = "local-search counterfactual (no solver incumbent within the time limit)"
         if not len(rows):
             return Candidates(pd.DataFrame(columns=self.schema_.names), "timeout", diag)
         return Candidates(rows.reset_index(drop=True), "feasible", diag)
 
-    def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool) -> Any:
+    def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool, radius: float | None = None) -> Any:
         return build(
             compiled=self.compiled_,
             schema=self.schema_,
@@ -406,6 +468,7 @@ class CEOCL(CounterfactualMethod):
             trust_norm=self.trust_norm,
             trust_scope=self.trust_scope,
             template=getattr(self, "template_", None),
+            radius=radius,
         )
 
     def _collect_pool(self, form: Any, sol: Any, out: list[tuple[float, dict[str, Any]]]) -> None:
@@ -426,15 +489,6 @@ def _steps(method: Any) -> np.ndarray | None:
     # plus one grid unit: answers are snapped to the resolution afterwards
     grid = np.array([resolution(f) or 0.0 for f in method.schema_])
     return np.asarray(steps_of(method), dtype=float) + grid
-
-
-def _left(query: Query) -> float | None:
-    """Seconds left for a solve: the query's time left, less a reserve for decoding
-    and verifying the answer with the real model (``min(0.25 s, 10 %)``)."""
-    left = query.time_left()
-    if not np.isfinite(left):
-        return None
-    return max(left - min(0.25, 0.1 * float(query.time_limit)), 0.01)  # type: ignore[arg-type]
 
 
 def _changed(schema: Any, x: pd.Series, row: dict[str, Any]) -> list[str]:
