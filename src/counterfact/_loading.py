@@ -12,8 +12,6 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from .exceptions import CounterfactError, ValidationError
 
 if TYPE_CHECKING:
@@ -180,56 +178,26 @@ def load_model_file(path: str | os.PathLike[str], *, allow_unsafe: bool, data: D
 def check_model(model: Any, data: Dataset, *, what: str = "the model") -> None:
     """Check that ``model`` is a fitted classifier that accepts ``data``'s rows.
 
-    Checks ``predict_proba`` and ``classes_``, the column names the model was
-    fitted on (``feature_names_in_``) against the data's features, a
-    prediction on a few rows, and that the model's classes overlap the
-    data's target values.
+    Checks ``predict_proba`` and ``classes_``, then the same checks as a
+    method's ``fit`` (:func:`counterfact.models._adapter.check_model`): the
+    column names the model was fitted on against the data's features, a
+    prediction on a few rows, and the data's classes among the model's.
 
     Raises
     ------
     ValidationError
         Naming the mismatch (missing or extra columns, the model's error on a
-        few rows, disjoint classes).
+        few rows, classes the model does not know).
     """
     if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
         raise ValidationError(
             f"{what} holds a {type(model).__name__}, not a fitted classifier with predict_proba and classes_ "
             "(e.g. a fitted scikit-learn classifier or Pipeline)."
         )
-    names = list(data.schema.names)
-    fitted_on = getattr(model, "feature_names_in_", None)
-    if fitted_on is not None:
-        fitted = [str(c) for c in fitted_on]
-        missing = [c for c in fitted if c not in names]
-        extra = [c for c in names if c not in fitted]
-        if missing or extra:
-            parts = []
-            if missing:
-                parts.append(f"columns the data lacks: {missing}")
-            if extra:
-                parts.append(f"data columns the model was not fitted on: {extra}")
-            raise ValidationError(
-                f"{what} was fitted on other columns than the data ({'; '.join(parts)}); use the data the "
-                "model was trained on, or a model fitted on these columns."
-            )
-    sample = data.X.iloc[: min(5, len(data))]
-    if fitted_on is not None:
-        sample = sample.loc[:, [str(c) for c in fitted_on]]
-    try:
-        model.predict_proba(sample)
-    except Exception as exc:  # any failure of the user's model on their own rows is a mismatch
-        detail = " ".join(str(exc).split())[:200]
-        raise ValidationError(
-            f"{what} fails on the data's rows ({type(exc).__name__}: {detail}); it must accept a DataFrame "
-            f"with the columns {names}."
-        ) from None
-    classes = set(np.asarray(model.classes_).tolist())
-    seen = set(np.asarray(data.y.unique()).tolist())
-    if not classes & seen:
-        raise ValidationError(
-            f"{what} predicts the classes {sorted(map(str, classes))}, none of which occurs in the data's target "
-            f"{data.target!r} (values {sorted(map(str, seen))[:10]}); check --target."
-        )
+    from .models._adapter import as_adapter
+    from .models._adapter import check_model as _check_against
+
+    _check_against(as_adapter(model, data.schema), data, owner=what)
 
 
 def read_structured(path: Path, what: str, hint: str = "") -> Any:
