@@ -36,6 +36,12 @@ from ..schema import Schema
 __all__ = ["FastPredictor", "ForestEvaluator"]
 
 
+def spread_rows(X: pd.DataFrame, n: int = 256) -> pd.DataFrame:
+    """Up to ``n`` rows of ``X`` spread evenly over it: the rows a fast path is
+    checked on against the real model before it is trusted."""
+    return X.iloc[np.unique(np.linspace(0, len(X) - 1, min(len(X), n)).astype(int))]
+
+
 def columns_by_feature(affine: Any) -> dict[str, list[int]]:
     """Positions of the folded affine map's input columns, per raw feature."""
     cols: dict[str, list[int]] = {}

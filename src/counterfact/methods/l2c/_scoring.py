@@ -18,7 +18,7 @@ import numpy as np
 import pandas as pd
 
 from ...schema import Schema
-from .._fastpredict import FastPredictor
+from .._fastpredict import FastPredictor, spread_rows
 from ._representation import Representation
 
 __all__ = ["LevelScorer"]
@@ -42,7 +42,7 @@ class LevelScorer:
         """``None`` unless the fast path is exact for ``model`` on rows of ``X``."""
         if not len(X):
             return None
-        sample = X.iloc[np.unique(np.linspace(0, len(X) - 1, min(len(X), 256)).astype(int))]
+        sample = spread_rows(X)
         fast = FastPredictor.build(model, schema, sample)
         if fast is None:
             return None

@@ -12,7 +12,7 @@ import pandas as pd
 from ..._validation import Interval, Options, TypeSpec
 from ...exceptions import ValidationError
 from .._base import Candidates, CounterfactualMethod, Query
-from .._fastpredict import FastPredictor
+from .._fastpredict import FastPredictor, spread_rows
 from ._backend import NumpyBackend, get_backend
 from ._fast import QueryInputs
 from ._iv import information_value
@@ -345,7 +345,7 @@ class MDPSO(CounterfactualMethod):
         self._fast: FastPredictor | None = None
         if self.fast_model:
             X = self.data_.X
-            sample = X.iloc[np.unique(np.linspace(0, len(X) - 1, min(len(X), 256)).astype(int))]
+            sample = spread_rows(X)
             self._fast = FastPredictor.build(self.model_, self.schema_, sample)
 
     # ------------------------------------------------------------ explain

@@ -29,7 +29,7 @@ import numpy as np
 import pandas as pd
 
 from ...schema import Schema
-from .._fastpredict import FastPredictor
+from .._fastpredict import FastPredictor, spread_rows
 from ._space import Space
 
 __all__ = ["FastDecide", "one_thread"]
@@ -72,7 +72,7 @@ class FastDecide:
         256) rows of ``X`` and the layouts agree feature by feature."""
         if not len(X):
             return None
-        sample = X.iloc[np.unique(np.linspace(0, len(X) - 1, min(len(X), 256)).astype(int))]
+        sample = spread_rows(X)
         fast = FastPredictor.build(model, schema, sample)
         if fast is None:
             return None
