@@ -20,7 +20,7 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.perf_counter() - t0
 
 
-def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None) -> Path:
+def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None, quiet: bool = False) -> Path:
     """Write ``table`` as Markdown (with notes) and CSV under benchmarks/out/."""
     OUT.mkdir(parents=True, exist_ok=True)
     table.to_csv(OUT / f"{name}.csv", index=False)
@@ -29,7 +29,8 @@ def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None) 
     lines += ["", _markdown(table), ""]
     path = OUT / f"{name}.md"
     path.write_text("\n".join(lines))
-    print("\n".join(lines))
+    if not quiet:
+        print("\n".join(lines))
     return path
 
 

@@ -42,14 +42,19 @@ KIND_PARAMS = {
     "rf_unbounded": ("rf", {"n_estimators": 100, "max_depth": None}),
     "lr": ("lr", {}),
     "mlp": ("mlp", {"hidden_layer_sizes": (10, 10)}),
+    "gbm": ("gbm", {"n_estimators": 100, "max_depth": 3}),
+    "xgb": ("xgb", {"n_estimators": 100, "max_depth": 4}),
 }
 
 
 def model_size(model) -> str:  # type: ignore[no-untyped-def]
     clf = model.named_steps["clf"]
     n_in = len(model.named_steps["pre"].get_feature_names_out())
+    if hasattr(clf, "get_booster"):
+        dump = clf.get_booster().get_dump()
+        return f"{len(dump)} boosted trees (xgboost), {sum(d.count(chr(10)) for d in dump)} nodes, max depth {clf.max_depth}, {n_in} inputs"
     if hasattr(clf, "estimators_"):
-        trees = [e.tree_ for e in clf.estimators_]
+        trees = [e.tree_ for e in np.ravel(clf.estimators_)]
         return f"{len(trees)} trees, {sum(t.node_count for t in trees)} nodes, max depth {max(t.max_depth for t in trees)}, {n_in} inputs"
     if hasattr(clf, "tree_"):
         return f"1 tree, {clf.tree_.node_count} nodes, depth {clf.tree_.max_depth}, {n_in} inputs"
@@ -104,7 +109,9 @@ def main() -> None:
     args = ap.parse_args()
 
     rows = []
+    per_query: list[dict] = []
     age_rows = []
+    name = f"mace_{args.tag}" if args.tag else "mace"
     notes = [
         f"epsilon {args.epsilon}, time limit {args.time_limit} s per query, {args.queries} queries per cell "
         "(first test rows predicted as the unfavourable class; target: the favourable one)",
@@ -147,6 +154,7 @@ def main() -> None:
                         "coverage_MACE": float((r_mace.found > 0).mean()) if len(X) else np.nan,
                         "coverage_MO": float((r_mo.found > 0).mean()) if len(X) else np.nan,
                         "optimal": int((r_mace.status == "optimal").sum()),
+                        "timeout": int((r_mace.status == "timeout").sum()),
                         "improvement_vs_MO_%": 100 * float(ratio.mean()) if len(ratio) else np.nan,
                         "mace<=mo": f"{int((d_mace[both] <= d_mo[both] + args.epsilon).sum())}/{int(both.sum())}",
                         "median_s": float(rt.median()) if len(rt) else np.nan,
@@ -161,10 +169,26 @@ def main() -> None:
                     }
                 )
                 print(pd.DataFrame(rows[-1:]).to_string(index=False), flush=True)
+                for q in X.index:
+                    per_query.append(
+                        {
+                            "dataset": ds,
+                            "model": kind,
+                            "norm": norm,
+                            "oracle": mace.oracle_,
+                            "query": q,
+                            "status": r_mace.status.loc[q],
+                            "seconds": float(r_mace.runtime.loc[q]),
+                            "delta_max": float(d_mace.loc[q]),
+                            "d_MO": float(d_mo.loc[q]),
+                        }
+                    )
+                # partial tables after every cell: a long run that stops keeps what it measured
+                write_table(name, pd.DataFrame(rows), notes, quiet=True)
+                write_table(f"{name}_queries", pd.DataFrame(per_query), quiet=True)
             if ds == "adult" and kind == "rf" and (args.age_queries is None or args.age_queries > 0):
                 age_rows += age_experiment(model, train, test, args)
     table = pd.DataFrame(rows)
-    name = f"mace_{args.tag}" if args.tag else "mace"
     write_table(name, table, notes)
     if age_rows:
         write_table(

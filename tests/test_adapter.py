@@ -15,8 +15,10 @@ def german():
     return cf.datasets.load("german_credit")
 
 
-@pytest.mark.parametrize("kind", ["rf", "tree", "lr", "mlp"])
+@pytest.mark.parametrize("kind", ["rf", "tree", "lr", "mlp", "xgb", "lgbm"])
 def test_predict_with_proba_equals_the_model(german, kind):
+    if kind in ("xgb", "lgbm"):
+        pytest.importorskip({"xgb": "xgboost", "lgbm": "lightgbm"}[kind])
     model = cf.models.fit(german, kind, random_state=0)
     pred, proba = as_adapter(model, german.schema).predict_with_proba(german.X)
     np.testing.assert_array_equal(pred, model.predict(german.X))
@@ -30,3 +32,18 @@ def test_argmax_shortcut_only_for_the_exact_sklearn_tree_classes():
 
     assert _predict_is_argmax(RandomForestClassifier().fit([[0], [1]], [0, 1]))
     assert not _predict_is_argmax(Voting().fit([[0], [1]], [0, 1]))
+
+
+@pytest.mark.parametrize("kind", ["xgb", "lgbm"])
+def test_boosted_models_fitted_by_the_library_explain_end_to_end(german, kind):
+    """``models.fit`` wraps xgboost/lightgbm to answer in the dataset's labels; the
+    wrapper exposes ``steps`` but is no Pipeline -- explaining through it must work."""
+    pytest.importorskip({"xgb": "xgboost", "lgbm": "lightgbm"}[kind])
+    model = cf.models.fit(german, kind, random_state=0, n_estimators=20)
+    X = german.X.iloc[:40]
+    fav = german.metadata.get("favorable_class", model.classes_[-1])
+    X = X[model.predict(X) != fav].iloc[:2]
+    result = cf.NearestObservable().fit(model, german).explain(X)
+    cfs = result.counterfactuals
+    assert len(cfs) > 0
+    assert (model.predict(cfs[german.X.columns]) == fav).all()

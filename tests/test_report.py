@@ -81,7 +81,9 @@ def test_best_value_highlighted_and_rounded(results):
     prox_col = 1 + [k.column for k in KEY_METRICS].index("distance_l1")
     cell_id, _, shown = next(c for c in cells if int(c[1]) == prox_col)
     assert f"#{cell_id}" in block and "font-weight: bold" in block  # Styler CSS for the best cell
-    assert float(shown) == pytest.approx(best, abs=5e-4) and len(shown.split(".")[-1]) <= 4
+    mean, _, half = shown.partition(" \u00b1 ")
+    assert float(mean) == pytest.approx(best, abs=5e-4) and len(mean.split(".")[-1]) <= 4
+    assert float(half) == pytest.approx(lr.loc[best_method, "ci95_distance_l1"], abs=5e-4)
     assert "0.30000000" not in text and "1.000000" not in text
 
 
@@ -244,3 +246,28 @@ def test_intro_names_the_run_size_of_a_full_protocol():
     assert "1 counterfactual per query" in text
     text = _intro({"queries": 25, "n_counterfactuals": 3, "seeds": [0, 1], "time_limit": None}, pd.DataFrame())
     assert "Up to 25 queries per dataset, 3 counterfactuals per query" in text and "no time limit" in text
+
+
+def test_summary_intervals_match_scipy_on_the_per_query_rows(results):
+    """Coverage carries scipy's Wilson interval, each mean the normal 95 % half-width
+    of the per-query values; both are shown in the summary table."""
+    from scipy import stats
+
+    out, page = results
+    table = cf.benchmark.collect(out)
+    summary = pd.read_csv(out / "summary.csv")
+    done = summary[summary["state"] == "done"]
+    per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
+    for _, row in done.iterrows():
+        g = per_query[(per_query["dataset"] == row["dataset"]) & (per_query["model"] == row["model"]) & (per_query["method"] == row["method"])]
+        k, n = int((g["rank"] >= 0).sum()), len(g)
+        ci = stats.binomtest(k, n).proportion_ci(method="wilson")
+        assert row["coverage_ci_low"] == pytest.approx(ci.low) and row["coverage_ci_high"] == pytest.approx(ci.high)
+        d = g["metric_distance_l1"].dropna()
+        if len(d) >= 2:
+            assert row["ci95_distance_l1"] == pytest.approx(stats.norm.ppf(0.975) * stats.sem(d))
+    text = page.read_text()
+    block = re.search(r'<div class="scroll summary-table">(.*?)</div>', text, flags=re.S).group(1)
+    assert re.search(r">\d\.\d+ \[\d\.\d+, \d\.\d+\]<", block)  # coverage [low, high]
+    full = re.findall(r'<details.*?</details>', text, flags=re.S)
+    assert full and not any("ci95_" in f or "coverage_ci_" in f for f in full)  # the full tables stay as they were

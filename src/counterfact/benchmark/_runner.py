@@ -342,8 +342,31 @@ def collect(out: str | Path) -> pd.DataFrame:
     return table
 
 
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson score 95 % interval of ``k`` of ``n`` (scipy's)."""
+    if n == 0:
+        return (np.nan, np.nan)
+    from scipy.stats import binomtest
+
+    ci = binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return (float(ci.low), float(ci.high))
+
+
+def _ci_half_width(values: pd.Series) -> float:
+    """Half-width of the normal 95 % interval of the mean of ``values`` (NaNs
+    dropped; NaN with fewer than two values)."""
+    from scipy.stats import norm
+
+    v = pd.to_numeric(values, errors="coerce").dropna()
+    if len(v) < 2:
+        return float("nan")
+    return float(norm.ppf(0.975) * v.std(ddof=1) / np.sqrt(len(v)))
+
+
 def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per dataset x model x method: coverage, mean of each metric over queries,
+    """Per dataset x model x method: coverage (with its Wilson 95 % interval,
+    ``coverage_ci_low`` / ``coverage_ci_high``), mean of each metric over queries
+    (with the half-width of its normal 95 % interval, ``ci95_<metric>``),
     median and p90 time per query (p90 left empty for amortized times, see
     :func:`runtime_kind`), the kind of time and the mean fit (training) time;
     also the skipped/error cells with their reasons."""
@@ -359,6 +382,14 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
         summ.columns = [c.removeprefix("metric_") for c in summ.columns]
         summ["queries"] = g.size()
         summ["coverage"] = g["rank"].apply(lambda s: float((s >= 0).mean()))
+        # 95 % intervals: Wilson's for coverage (a proportion), the normal one for
+        # the per-query means (half-width; NaN with fewer than two values)
+        wil = g["rank"].apply(lambda s: _wilson(int((s >= 0).sum()), len(s)))
+        summ["coverage_ci_low"] = wil.map(lambda t: t[0])
+        summ["coverage_ci_high"] = wil.map(lambda t: t[1])
+        half = g[metric_cols].agg(_ci_half_width)
+        half.columns = [f"ci95_{c.removeprefix('metric_')}" for c in half.columns]
+        summ = summ.join(half)
         summ["time_median"] = g["time"].median()
         summ["time_p90"] = g["time"].quantile(0.9)
         if "time_kind" in per_query:

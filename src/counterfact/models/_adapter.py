@@ -108,7 +108,12 @@ class ModelAdapter:
         """
         if len(X) == 0:
             return np.zeros(0, dtype=self.classes_.dtype), np.zeros((0, len(self.classes_)))
-        steps = getattr(self.model, "steps", None)
+        from sklearn.pipeline import Pipeline
+
+        # only a real Pipeline: wrappers that expose ``steps`` (such as the
+        # relabelling one of ``models.fit`` for xgboost/lightgbm) neither slice
+        # nor answer in the final estimator's labels
+        steps = self.model.steps if isinstance(self.model, Pipeline) else None
         final: Any = steps[-1][1] if steps else None
         if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
             Xt = self.model[:-1].transform(self._frame(X))

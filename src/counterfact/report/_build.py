@@ -24,7 +24,7 @@ from . import _plots
 from ._cards import collect_cards
 from ._glossary import GLOSSARY, KEY_METRICS, higher_is_better
 from ._stats_section import stats_section
-from ._tables import AMORTIZED_MARK, full_table, plain_table, summary_table
+from ._tables import AMORTIZED_MARK, _is_interval, full_table, plain_table, summary_table
 
 __all__ = ["build", "higher_is_better"]
 
@@ -152,7 +152,7 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
         amortized = set(done.loc[done.get("time_kind", pd.Series(dtype=object)) == "amortized", "method"]) if "time_kind" in done else set()
         for (ds, mo), sub in done.groupby(["dataset", "model"], sort=True):
             sub = sub.dropna(axis=1, how="all")
-            n_metrics = sum(1 for c in sub.columns if c not in _SUMMARY_SKIP and pd.api.types.is_numeric_dtype(sub[c]))
+            n_metrics = sum(1 for c in sub.columns if c not in _SUMMARY_SKIP and not _is_interval(c) and pd.api.types.is_numeric_dtype(sub[c]))
             blocks.append(Block(
                 f"{ds} / {mo}", summary_table(sub, fmt), full_table(sub, fmt, skip=_SUMMARY_SKIP), n_metrics,
                 amortized=bool("time_kind" in sub and (sub["time_kind"] == "amortized").any()),

@@ -111,7 +111,7 @@ def summary_table(block: pd.DataFrame, fmt: str) -> str:
         col = pd.to_numeric(b[src], errors="coerce") if src in b else pd.Series(np.nan, index=b.index)
         values[k.label] = _as_shown(col, significant=k.column == "time")
         directions[k.label] = k.higher
-        display[k.label] = _fmt_column(col, significant=k.column == "time")
+        display[k.label] = _with_interval(b, src, col, display_text=_fmt_column(col, significant=k.column == "time"))
     time_label = next(k.label for k in KEY_METRICS if k.column == "time")
     if "time_kind" in b:
         amort = (b["time_kind"] == "amortized").to_numpy()
@@ -129,11 +129,33 @@ def summary_table(block: pd.DataFrame, fmt: str) -> str:
     return _markdown(display, mask, index_name="method")
 
 
+def _with_interval(b: pd.DataFrame, column: str, values: pd.Series, *, display_text: list[str]) -> list[str]:
+    """The displayed values with their 95 % interval where the summary has one:
+    ``0.62 [0.55, 0.69]`` for coverage (Wilson), ``0.41 ± 0.03`` for a mean, at
+    the column's decimals."""
+    if column == "coverage" and "coverage_ci_low" in b:
+        lo = pd.to_numeric(b["coverage_ci_low"], errors="coerce")
+        hi = pd.to_numeric(b["coverage_ci_high"], errors="coerce")
+        d = _decimals(list(pd.to_numeric(values, errors="coerce")))
+        return [t if t == _DASH or not np.isfinite(a) else f"{t} [{a:.{d}f}, {z:.{d}f}]"
+                for t, a, z in zip(display_text, lo, hi, strict=True)]
+    ci = f"ci95_{column}"
+    if ci in b:
+        h = pd.to_numeric(b[ci], errors="coerce")
+        d = _decimals(list(pd.to_numeric(values, errors="coerce")))
+        return [t if t == _DASH or not np.isfinite(x) else f"{t} \u00b1 {x:.{d}f}" for t, x in zip(display_text, h, strict=True)]
+    return display_text
+
+
+def _is_interval(column: str) -> bool:
+    return column.startswith("ci95_") or column.startswith("coverage_ci_")
+
+
 def full_table(block: pd.DataFrame, fmt: str, skip: Sequence[str] = ()) -> str:
     """Every numeric column of the block, transposed (one row per metric, one
     column per method) so that it grows down the page, not across it."""
     b = block.set_index("method")
-    cols = [c for c in b.columns if c not in skip and pd.api.types.is_numeric_dtype(b[c]) and b[c].notna().any()]
+    cols = [c for c in b.columns if c not in skip and not _is_interval(c) and pd.api.types.is_numeric_dtype(b[c]) and b[c].notna().any()]
     values = b[cols]
     shown = pd.DataFrame({c: _as_shown(values[c], significant=_is_time(c)) for c in cols}, index=values.index)
     mask = _best_mask(shown, {c: higher_is_better(c) for c in cols}).T
