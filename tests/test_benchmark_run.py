@@ -207,3 +207,22 @@ def test_feedback_gives_each_query_its_own_ranges(tmp_path):
         row = json.loads(f)
         for name, (lo, hi) in c.ranges.items():
             assert lo - 1e-9 <= row[name] <= hi + 1e-9 or row[name] == data.frame.loc[q, name]
+
+
+def test_a_method_can_explain_a_stated_subset_of_each_cells_queries(tmp_path):
+    """`queries:` on a method entry: that method explains a seeded subset of the
+    queries the others get (an expensive peer on a stated sample); the summary
+    shows its own count."""
+    spec = {
+        "datasets": [{"name": "german_credit", "max_rows": 300}],
+        "models": ["lr"],
+        "methods": [{"name": "nearest", "label": "all"}, {"name": "nearest", "label": "few", "queries": 2}],
+        "queries": 5,
+    }
+    table = cf.benchmark.run(spec, out=tmp_path, verbose=False)
+    per_method = table.drop_duplicates(["method", "query"]).groupby("method")["query"].apply(set)
+    assert len(per_method["all"]) == 5 and len(per_method["few"]) == 2 and per_method["few"] <= per_method["all"]
+    summary = pd.read_csv(tmp_path / "summary.csv").set_index("method")
+    assert summary.loc["few", "queries"] == 2 and summary.loc["all", "queries"] == 5
+    with pytest.raises(cf.ValidationError, match="method 'few' queries must be >= 1"):
+        cf.benchmark.load_spec({**spec, "methods": [{"name": "nearest", "label": "few", "queries": 0}]})

@@ -232,6 +232,11 @@ def run(
                 meta["model_fit_seconds"] = time.perf_counter() - t0
                 joblib.dump(model, mpath)
             X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
+            if me.queries is not None and len(X) > me.queries:
+                # this method explains a seeded subset of the cell's queries
+                keep = np.random.default_rng(seed).choice(len(X), size=me.queries, replace=False)
+                X = X.iloc[np.sort(keep)]
+                meta["method_queries"] = me.queries
             if spec.chunk_size is not None:
                 meta["chunk_size"] = spec.chunk_size
             constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))

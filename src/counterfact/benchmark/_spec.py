@@ -66,6 +66,9 @@ class MethodSpec:
     label: str = ""
     models: tuple[str, ...] | None = None  # restrict to these model ids
     explain: dict[str, Any] = field(default_factory=dict)  # extra explain() keywords
+    # at most this many of each cell's queries (a seeded subset of the ones the
+    # other methods explain): an expensive peer measured on a stated sample
+    queries: int | None = None
 
     @property
     def id(self) -> str:
@@ -273,9 +276,13 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
     methods = []
     for e in _as_list(d["methods"]):
         e = _entry(e, "name", "method")
-        _check_keys(e, {"name", "params", "label", "models", "explain"}, "method")
+        _check_keys(e, {"name", "params", "label", "models", "explain", "queries"}, "method")
         methods.append(
-            MethodSpec(e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""), tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"))
+            MethodSpec(
+                e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""),
+                tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"),
+                None if e.get("queries") is None else _positive_int(e["queries"], f"method {e.get('label') or e['name']!r} queries"),
+            )
         )
     ids = [m.id for m in methods]
     if len(set(ids)) != len(ids):
