@@ -106,7 +106,18 @@ def main() -> None:
         "--oracles", nargs="+", default=["auto"], choices=["auto", "z3", "mip", "cpsat"],
         help="oracles to run side by side; non-auto oracles other than the default run on tree-ensemble cells only",
     )
+    ap.add_argument(
+        "--combine", nargs="+", default=None, metavar="CSV",
+        help="only write the Z3 / CP-SAT side-by-side table (mace_<tag>_side_by_side.md) from per-query "
+        "tables of earlier runs (mace_*_queries.csv; a later file's cells replace an earlier one's)",
+    )
     args = ap.parse_args()
+    if args.combine:
+        parts = [pd.read_csv(f) for f in args.combine]
+        per = pd.concat(parts, ignore_index=True).drop_duplicates(["dataset", "model", "norm", "oracle", "query"], keep="last")
+        name = f"mace_{args.tag}" if args.tag else "mace"
+        write_table(f"{name}_side_by_side", side_by_side(per), [f"from {', '.join(args.combine)}"])
+        return
 
     rows = []
     per_query: list[dict] = []
@@ -190,6 +201,8 @@ def main() -> None:
                 age_rows += age_experiment(model, train, test, args)
     table = pd.DataFrame(rows)
     write_table(name, table, notes)
+    if per_query and {"z3", "cpsat"} <= set(args.oracles):
+        write_table(f"{name}_side_by_side", side_by_side(pd.DataFrame(per_query)), notes)
     if age_rows:
         write_table(
             f"{name}_age",
@@ -199,6 +212,37 @@ def main() -> None:
                 "% age-change = rows whose unrestricted counterfactual changes age; rel. increase = 100*mean(d_restr/d_unrestr - 1) over those rows",
             ],
         )
+
+
+def side_by_side(per_query: pd.DataFrame) -> pd.DataFrame:
+    """Z3 and CP-SAT on the same queries, one row per dataset x model x norm:
+    median and p90 seconds, proven-optimal counts, the ratio of the medians
+    (CP-SAT / Z3) and what ``oracle="auto"`` picks for the model."""
+    rows = []
+    for (ds, kind, norm), g in per_query.groupby(["dataset", "model", "norm"], sort=False):
+        by = {o: h.set_index("query") for o, h in g.groupby("oracle")}
+        if not {"z3", "cpsat"} <= set(by):
+            continue
+        z, c = by["z3"], by["cpsat"]
+        common = z.index.intersection(c.index)
+        z, c = z.loc[common], c.loc[common]
+        rows.append(
+            {
+                "dataset": ds,
+                "model": kind,
+                "norm": norm,
+                "queries": len(common),
+                "Z3 median s": float(z["seconds"].median()),
+                "CP-SAT median s": float(c["seconds"].median()),
+                "CP-SAT / Z3": float(c["seconds"].median() / z["seconds"].median()),
+                "Z3 p90 s": float(z["seconds"].quantile(0.9)),
+                "CP-SAT p90 s": float(c["seconds"].quantile(0.9)),
+                "Z3 optimal": int((z["status"] == "optimal").sum()),
+                "CP-SAT optimal": int((c["status"] == "optimal").sum()),
+                "auto": "cpsat" if kind in ("gbm", "xgb", "lgbm") else "z3",
+            }
+        )
+    return pd.DataFrame(rows)
 
 
 def age_experiment(model, train, test, args) -> list[dict]:  # type: ignore[no-untyped-def]

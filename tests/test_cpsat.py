@@ -64,3 +64,48 @@ def test_cpsat_falls_back_to_z3_for_diversity(setting):
     train, test, model = setting
     res = cf.MACE(norm="l1", oracle="cpsat", random_state=0).fit(model, train).explain(test.X.iloc[:2], n_counterfactuals=2)
     assert (res.found >= 1).all()
+
+
+def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
+    """``oracle="auto"``: CP-SAT for boosted ensembles (as measured), Z3 for forests,
+    MIP for ReLU networks; without OR-Tools a boosted model falls back to Z3."""
+    import importlib.util
+
+    train, test, rf = setting
+    gbm = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
+    mlp = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(4,), max_iter=300)
+    assert cf.MACE().fit(rf, train).oracle_ == "z3"
+    assert cf.MACE().fit(mlp, train).oracle_ == "mip"
+    boosted = cf.MACE(random_state=0).fit(gbm, train)
+    assert boosted.oracle_ == "cpsat"
+    X = test.X.iloc[:3]
+    r = boosted.explain(X)
+    assert (r.diagnostics["oracle"] == "cpsat").all() and (r.status == "optimal").all()
+    assert (gbm.predict(r.counterfactuals[X.columns]) == r.target.loc[r.counterfactuals.index.get_level_values(0)].to_numpy()).all()
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ortools" else real(name, *a))
+    assert cf.MACE().fit(gbm, train).oracle_ == "z3"
+
+
+@pytest.mark.parametrize("kind", ["xgb", "lgbm", "gbm-3class"])
+def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
+    """XGBoost and LightGBM (via ``models.fit``) and a three-class gradient boosting
+    (several conditions: CP-SAT falls back to Z3 per search) under ``auto``."""
+    if kind in ("xgb", "lgbm"):
+        pytest.importorskip({"xgb": "xgboost", "lgbm": "lightgbm"}[kind])
+        train, test = _data().split(test_size=0.2, random_state=0)
+        model = cf.models.fit(train, kind, random_state=0, n_estimators=10, max_depth=3)
+    else:
+        data = _data()
+        s = data.frame["a"] - data.frame["b"]
+        y = np.digitize(s, [-2.0, 3.0])
+        data = cf.Dataset.from_frame(data.X.assign(y=y), target="y", name="three")
+        train, test = data.split(test_size=0.2, random_state=0)
+        model = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
+    mace = cf.MACE(norm="l1", epsilon=EPS, random_state=0).fit(model, train)
+    assert mace.oracle_ == "cpsat"
+    X = test.X.iloc[:3]
+    r = mace.explain(X, target=0) if kind == "gbm-3class" else mace.explain(X)
+    assert (r.status == "optimal").all(), r.reason
+    cfs = r.counterfactuals
+    assert (model.predict(cfs[X.columns]) == r.target.loc[cfs.index.get_level_values(0)].to_numpy()).all()

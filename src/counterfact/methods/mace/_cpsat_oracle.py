@@ -32,6 +32,13 @@ The base class verifies every returned counterfactual with the real model.
 :meth:`CpsatOracle.check_point` checks a given point the same way (the
 method's warm start from observed rows, and polishing).
 
+A real feature with a resolution (``Feature.resolution``) is searched on its
+grid, as the Z3 oracle does: each cut separates the largest grid value that
+goes left from the smallest that goes right, splits that fall between the same
+two grid values share one literal, and the decoded point is a grid value, so
+the answer is the value reported (no rounding afterwards that could cross a
+split) and the lower bound is proven for the grid.
+
 Not covered (the method uses Z3 instead): finite allowed-value sets on numeric
 features, diversity clauses, non-prefix ordinal splits, multi-conjunction
 decision regions (one-vs-one SVMs are not tree ensembles anyway).
@@ -40,6 +47,7 @@ decision regions (one-vs-one SVMs are not tree ensembles anyway).
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -127,13 +135,29 @@ class CpsatOracle:
             q = float(v.query)
             lits: list[tuple[float, float, Any]] = []
             prev = None
+            step = Fraction(repr(float(v.grid))) if v.grid is not None and not v.integral else None
             for le in sorted(cuts.get(v.name, ())):
                 ge = ge_of[(v.name, le)]
-                left_max, right_min = (math.floor(le), math.floor(le) + 1.0) if v.integral else (le, ge)
+                if v.integral:
+                    left_max, right_min = math.floor(le), math.floor(le) + 1.0
+                elif step is not None:
+                    # on the feature's grid (as Z3 searches it): the largest grid value
+                    # that goes left and the smallest that goes right, exact multiples
+                    # of the step whose floats compare with the split as the rationals do
+                    left_max = float(math.floor(Fraction(le) / step) * step)
+                    right_min = float(math.ceil(Fraction(ge) / step) * step)
+                else:
+                    left_max, right_min = le, ge
                 if left_max >= hi[blk.start]:
                     continue  # the whole box goes left
                 if right_min <= lo[blk.start]:
                     continue  # the whole box goes right
+                if lits and lits[-1][0] == left_max:
+                    # the same cut of the grid (or of the integers) as the previous
+                    # split: one literal, or the chain would admit "right of it and
+                    # left of it" at once
+                    self.order[(v.name, le)] = lits[-1][2]
+                    continue
                 lit = m.NewBoolVar(f"{v.name}<={le:g}")
                 if prev is not None:
                     m.AddImplication(prev, lit)

@@ -64,7 +64,9 @@ class MACE(CounterfactualMethod):
       directly, so one call usually closes the search
       (:mod:`._cpsat_oracle`).  Searches it does not encode (diversity
       clauses, finite value sets of numeric features) run on Z3.
-      ``oracle="auto"`` picks by model (MIP for ReLU networks, Z3 otherwise);
+      ``oracle="auto"`` picks by model class, as measured (MIP for ReLU
+      networks, CP-SAT for boosted tree ensembles when OR-Tools is installed,
+      Z3 otherwise: random forests, single trees, linear models);
       ``"z3"``/``"mip"``/``"cpsat"`` force one.
     * **Search.**  An unbounded first check (so that "no counterfactual
       exists" is answered in one call, status ``infeasible``), and
@@ -88,9 +90,10 @@ class MACE(CounterfactualMethod):
       so the answer is the value reported and ``delta_min`` is proven for
       the grid.  Without it the nearest point may lie between two grid values
       that the model both rejects (a forest split at 1805.0 and another at
-      1805.5), and the base class's rounding of the answer fails.  The MIP and
-      CP-SAT oracles search the continuous space; their answers are rounded
-      by the base class as before.
+      1805.5), and the base class's rounding of the answer fails.  The CP-SAT
+      oracle searches the same grid (its cuts between grid values); the MIP
+      oracle searches the continuous space and its answers are rounded by the
+      base class as before.
     * **Decision margin.**  The target class must win by ``margin`` (on the
       logit, or on the mean probability for forests, float32-safe tree splits
       from the compiler), and every decoded counterfactual is re-checked with
@@ -248,11 +251,26 @@ class MACE(CounterfactualMethod):
         return steps
 
     def _choose_oracle(self) -> str:
+        """The oracle ``"auto"`` stands for, chosen per model class by measurement
+        (``benchmarks/mace.py --oracles z3 cpsat``, 50 queries per cell on Adult,
+        COMPAS and Credit; the table is in docs/performance.md): MIP for ReLU
+        networks; CP-SAT for boosted tree ensembles (scikit-learn's gradient
+        boosting, XGBoost, LightGBM: as fast or faster than Z3 in every measured
+        cell, every query proven), when OR-Tools is installed; Z3 for random
+        forests (faster in median in most cells and proving more queries on the
+        largest forest) and everything else."""
         if self.oracle != "auto":
             return str(self.oracle)
+        import importlib.util
+
         from ...solvers import has_relu
 
-        return "mip" if has_relu(self.compiled_) else "z3"
+        if has_relu(self.compiled_):
+            return "mip"
+        boosted = getattr(self.compiled_.estimator, "aggregation", None) == "sum_margin"
+        if boosted and importlib.util.find_spec("ortools") is not None:
+            return "cpsat"
+        return "z3"
 
     # -------------------------------------------------------------- explain
     def _make_oracle(self, problem: Problem, seed: int) -> Any:
