@@ -17,7 +17,7 @@ if TYPE_CHECKING:  # pandas is imported by the loaders, on use
 
     from ..data import Dataset
 
-#: folder laid out like the development tree's ``../shared/datasets`` (one sub-folder per dataset)
+#: a folder with one sub-folder per dataset, holding the source files (see ``cf.datasets.info(name)``)
 DATA_DIR_ENV = "COUNTERFACT_DATA_DIR"
 
 
