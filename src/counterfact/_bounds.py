@@ -1,0 +1,285 @@
+"""Per-query bounds (FeatureBounds, QueryBounds, ResolvedConstraints) and satisfied_many."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .exceptions import ConstraintError
+from .schema import Feature, Schema, _py
+
+if TYPE_CHECKING:
+    from .constraints import Causal, Constraints
+
+
+_NUM_TOL = 1e-7
+
+
+def changed(feature: Feature, a: Any, b: Any) -> bool:
+    """Whether two values of ``feature`` differ (numeric values with a relative tolerance)."""
+    if feature.is_numeric:
+        fa, fb = float(a), float(b)
+        return abs(fa - fb) > _NUM_TOL * max(1.0, abs(fa), abs(fb))
+    return _py(a) != _py(b)
+
+
+@dataclass(frozen=True)
+class FeatureBounds:
+    """What one feature may take for one query.
+
+    Numeric features: the closed interval ``[lower, upper]`` (and ``values`` if
+    restricted to a finite set).  Discrete features: ``values`` (the allowed
+    categories).  ``fixed`` is True when only the query's value is allowed.
+    """
+
+    feature: Feature
+    value: Any
+    lower: float | None = None
+    upper: float | None = None
+    values: tuple[Any, ...] | None = None
+
+    @property
+    def fixed(self) -> bool:
+        """Only the query's value is allowed."""
+        if self.values is not None:
+            return len(self.values) == 1
+        return self.lower is not None and self.upper is not None and self.upper - self.lower <= 0
+
+    @property
+    def empty(self) -> bool:
+        """No value at all is allowed (the query is infeasible)."""
+        if self.values is not None:
+            return len(self.values) == 0
+        return self.lower is not None and self.upper is not None and self.lower > self.upper
+
+
+@dataclass(frozen=True)
+class QueryBounds:
+    """Per-feature bounds for one query plus the global limits."""
+
+    schema: Schema
+    query: pd.Series
+    features: tuple[FeatureBounds, ...]
+    max_changes: int | None
+    causal: tuple[Causal, ...]
+
+    def __getitem__(self, name: str) -> FeatureBounds:
+        return self.features[self.schema.index(name)]
+
+    @property
+    def mutable(self) -> list[str]:
+        """Features that may change."""
+        return [b.feature.name for b in self.features if not b.fixed]
+
+    @property
+    def infeasible(self) -> bool:
+        """Some feature has no allowed value."""
+        return any(b.empty for b in self.features)
+
+    def satisfied(self, frame: pd.DataFrame) -> np.ndarray:
+        """Vectorised check: which rows of ``frame`` (raw, schema columns) satisfy
+        every bound, the change cap and the causal relations.
+
+        Equivalent to "no row in :func:`violations`" for the same query and
+        constraints, but fast enough for thousands of candidates
+        (:func:`satisfied_many` with this one query).
+        """
+        return satisfied_many([self], frame, np.zeros(len(frame), dtype=int))
+
+
+def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray) -> np.ndarray:
+    """Which rows of ``frame`` satisfy their own query's bounds, for many queries at once.
+
+    ``owner[k]`` is the index into ``bounds`` of the query that row ``k`` of
+    ``frame`` (raw, schema columns) belongs to.  Every bound is checked for all
+    rows together, per-query values gathered by ``owner``: ranges, integrality,
+    allowed values, the change cap, then the causal relations of the queries
+    that have them.  :meth:`QueryBounds.satisfied` is this with one query; it
+    is the vectorised twin of "no row in :func:`violations`".
+    """
+    owner = np.asarray(owner, dtype=int)
+    n = len(frame)
+    if n == 0 or not len(bounds):
+        return np.zeros(n, dtype=bool)
+    schema = bounds[0].schema
+    ok = np.ones(n, dtype=bool)
+    n_changed = np.zeros(n, dtype=int)
+    rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
+    num_j = [j for j, f in enumerate(schema) if f.is_numeric]
+    if num_j:  # every numeric feature at once, on one float matrix
+        V = _float_matrix(frame, [schema.features[j].name for j in num_j])  # not a number: NaN, fails the range
+        Q = np.array([[float(b.features[j].value) for j in num_j] for b in bounds])[owner]
+        LO = np.array([[float(b.features[j].lower) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
+        HI = np.array([[float(b.features[j].upper) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
+        CH = ~(np.abs(V - Q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(Q))))
+        TOL = 1e-9 * np.maximum(1.0, np.abs(Q))
+        with np.errstate(invalid="ignore"):
+            GOOD = np.isfinite(V) & (V >= LO - TOL) & (V <= HI + TOL)
+        ints = np.array([schema.features[j].kind == "integer" for j in num_j], dtype=bool)
+        if ints.any():
+            GOOD[:, ints] &= np.abs(V[:, ints] - np.round(V[:, ints])) <= 1e-9
+        for k, j in enumerate(num_j):  # a finite set of allowed values (rare): per query
+            f = schema.features[j]
+            for i, r in rows_of.items():
+                fb = bounds[i].features[j]
+                if fb.values is None:
+                    continue
+                v, ch, tol = V[r, k], CH[r, k], TOL[r, k]
+                allowed_v = np.asarray(fb.values, dtype=float)
+                GOOD[r, k] &= (np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]).any(axis=1) | ~ch
+                if not any(not changed(f, a, fb.value) for a in fb.values):
+                    GOOD[r, k] &= ch
+        ok &= GOOD.all(axis=1)
+        n_changed += CH.sum(axis=1)
+    cat_j = [j for j, f in enumerate(schema) if not f.is_numeric]
+    C = frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object) if cat_j else np.zeros((n, 0), dtype=object)
+    all_codes = _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C) if cat_j else None
+    for k, j in enumerate(cat_j):
+        f = schema.features[j]
+        fbs = [b.features[j] for b in bounds]
+        col = C[:, k]
+        cats = list(f.categories or ())
+        code_of = {c: m for m, c in enumerate(cats)}
+        if all_codes is not None:
+            codes = all_codes[:, k]
+        else:
+            try:  # vectorised; -1 for a value that is not a category
+                codes = np.asarray(pd.Index(cats, dtype=object).get_indexer(col), dtype=int)
+            except (TypeError, ValueError, pd.errors.InvalidIndexError):
+                codes = np.array([code_of.get(c, -1) for c in col.tolist()], dtype=int)
+        allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
+        qcode = np.full(len(bounds), -2, dtype=int)
+        for i, fb in enumerate(fbs):
+            qcode[i] = code_of.get(fb.value, -2)
+            for c in fb.values or ():
+                m = code_of.get(c)
+                if m is not None:
+                    allowed[i, m] = True
+        ok &= allowed[owner, codes]  # code -1 reads the last column
+        n_changed += codes != qcode[owner]
+    caps = np.array([np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds])
+    ok &= n_changed <= caps[owner]
+    for i, r in rows_of.items():
+        b = bounds[i]
+        for c in b.causal:
+            try:
+                res = np.asarray(c.residual(b.query, frame.iloc[r]), dtype=float)
+            except Exception:
+                ok[r] = False
+                continue
+            ok[r] &= np.abs(res) <= c.tol * schema[c.child].range
+    return ok
+
+
+def _category_codes(cats: list[list[Any]], C: np.ndarray) -> np.ndarray | None:
+    """Column ``k`` of ``C`` as positions in ``cats[k]`` (-1: not a category), for
+    all columns with one hash look-up (the union of the categories); None when a
+    feature's categories repeat or a value cannot be looked up (then the caller
+    codes column by column)."""
+    try:
+        tables = _category_tables(tuple(tuple(cs) for cs in cats))
+        if tables is None:
+            return None
+        union, table = tables
+        found = union.get_indexer(C.ravel()).reshape(C.shape)
+    except (TypeError, ValueError, pd.errors.InvalidIndexError):
+        return None
+    return table[np.arange(C.shape[1])[None, :], found]  # found == -1 reads the last column: -1
+
+
+@lru_cache(maxsize=64)
+def _category_tables(cats: tuple[tuple[Any, ...], ...]) -> tuple[pd.Index, np.ndarray] | None:
+    """The union of ``cats`` and, per feature, a table from union position to the
+    position in that feature's categories (-1 elsewhere, and in the last column)."""
+    union = pd.Index([c for cs in cats for c in cs], dtype=object).unique()
+    table = np.full((len(cats), len(union) + 1), -1, dtype=int)
+    for k, cs in enumerate(cats):
+        pos = union.get_indexer(pd.Index(list(cs), dtype=object))
+        if len(set(pos.tolist())) != len(cs):
+            return None
+        table[k, pos] = np.arange(len(cs))
+    table.flags.writeable = False  # shared by every call with these categories
+    return union, table
+
+
+def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
+    """Columns ``names`` of ``frame`` as floats, values that are not numbers as NaN
+    (``pd.to_numeric(errors="coerce")``), in one conversion when the columns allow it."""
+    from .schema import _numeric_block
+
+    block = _numeric_block(frame, names)
+    if block is not None:
+        return block
+    return np.column_stack([pd.to_numeric(frame[n], errors="coerce").to_numpy(dtype=float) for n in names])
+
+
+@dataclass(frozen=True)
+class ResolvedConstraints:
+    """Constraints merged with a schema's actionability and validated."""
+
+    schema: Schema
+    direction: dict[str, int]  # -1, 0 (free), +1; immutables are in `immutable`
+    immutable: frozenset[str]
+    ranges: dict[str, tuple[float, float]]
+    allowed_values: dict[str, tuple[Any, ...]]
+    max_changes: int | None
+    causal: tuple[Causal, ...]
+    source: Constraints
+
+    def for_query(self, x: pd.Series) -> QueryBounds:
+        """Per-feature bounds around one (validated) query row."""
+        out = []
+        for f in self.schema:
+            v = _py(x[f.name])
+            name = f.name
+            if name in self.immutable:
+                if name in self.ranges:
+                    lo, hi = self.ranges[name]
+                    if not (lo - 1e-12 <= float(v) <= hi + 1e-12):
+                        raise ConstraintError(
+                            f"Feature '{name}' is immutable but its range [{lo}, {hi}] excludes "
+                            f"the query's own value {v!r}. Drop the range or make the feature mutable."
+                        )
+                if name in self.allowed_values and v not in self.allowed_values[name]:
+                    raise ConstraintError(
+                        f"Feature '{name}' is immutable but its allowed values "
+                        f"{list(self.allowed_values[name])} exclude the query's own value {v!r}."
+                    )
+                if f.is_numeric:
+                    out.append(FeatureBounds(f, v, float(v), float(v)))
+                else:
+                    out.append(FeatureBounds(f, v, values=(v,)))
+                continue
+            d = self.direction.get(name, 0)
+            if f.is_numeric:
+                lo = min(float(f.lower), float(v))  # type: ignore[arg-type]
+                hi = max(float(f.upper), float(v))  # type: ignore[arg-type]
+                if name in self.ranges:
+                    rlo, rhi = self.ranges[name]
+                    lo, hi = max(lo, rlo), min(hi, rhi)
+                if d > 0:
+                    lo = max(lo, float(v))
+                elif d < 0:
+                    hi = min(hi, float(v))
+                if f.kind == "integer":
+                    lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
+                vals = None
+                if name in self.allowed_values:
+                    vals = tuple(sorted(a for a in self.allowed_values[name] if lo <= float(a) <= hi))
+                out.append(FeatureBounds(f, v, lo, hi, vals))
+            else:
+                cats = list(f.categories)  # type: ignore[arg-type]
+                if f.kind == "ordinal" and d != 0:
+                    r = f.rank(v)
+                    cats = [c for i, c in enumerate(cats) if (i >= r if d > 0 else i <= r)]
+                if name in self.allowed_values:
+                    allowed = set(self.allowed_values[name])
+                    cats = [c for c in cats if c in allowed]
+                out.append(FeatureBounds(f, v, values=tuple(cats)))
+        return QueryBounds(self.schema, x, tuple(out), self.max_changes, self.causal)
