@@ -44,12 +44,16 @@ KIND_PARAMS = {
     "mlp": ("mlp", {"hidden_layer_sizes": (10, 10)}),
     "gbm": ("gbm", {"n_estimators": 100, "max_depth": 3}),
     "xgb": ("xgb", {"n_estimators": 100, "max_depth": 4}),
+    "lgbm": ("lgbm", {"n_estimators": 100}),
 }
 
 
 def model_size(model) -> str:  # type: ignore[no-untyped-def]
     clf = model.named_steps["clf"]
     n_in = len(model.named_steps["pre"].get_feature_names_out())
+    if hasattr(clf, "booster_"):
+        info = clf.booster_.dump_model()["tree_info"]
+        return f"{len(info)} boosted trees (lightgbm), {sum(t['num_leaves'] for t in info)} leaves, {n_in} inputs"
     if hasattr(clf, "get_booster"):
         dump = clf.get_booster().get_dump()
         return f"{len(dump)} boosted trees (xgboost), {sum(d.count(chr(10)) for d in dump)} nodes, max depth {clf.max_depth}, {n_in} inputs"
