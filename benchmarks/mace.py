@@ -243,7 +243,7 @@ def side_by_side(per_query: pd.DataFrame) -> pd.DataFrame:
                 "CP-SAT p90 s": float(c["seconds"].quantile(0.9)),
                 "Z3 optimal": int((z["status"] == "optimal").sum()),
                 "CP-SAT optimal": int((c["status"] == "optimal").sum()),
-                "auto": "cpsat" if kind in ("gbm", "xgb", "lgbm") else "z3",
+                "auto": "cpsat" if kind in ("gbm", "lgbm") else "z3",
             }
         )
     return pd.DataFrame(rows)
