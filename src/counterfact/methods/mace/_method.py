@@ -257,12 +257,13 @@ class MACE(CounterfactualMethod):
         COMPAS and Credit under l0, l1 and linf; the table is in
         docs/performance.md): MIP for ReLU networks; CP-SAT, when OR-Tools is
         installed, for boosted tree ensembles other than XGBoost
-        (scikit-learn's gradient boosting: faster in median in 9 of 9 cells,
-        LightGBM in 8 of 9, every query proven; HistGradientBoosting follows
-        the same rule, not measured separately); Z3 for XGBoost (the two within
-        1.3x of each other on Adult and COMPAS, Z3 1.3-1.7x faster on Credit
-        l1 / linf), random forests (Z3 faster in median in 6 of 9 cells and
-        proving more queries on the largest forest) and everything else."""
+        (scikit-learn's gradient boosting: faster in median in 8 of 9 cells,
+        the ninth within 2 %; LightGBM in 6 of 9, proving every query where Z3
+        missed two on COMPAS; HistGradientBoosting follows the same rule, not
+        measured separately); Z3 for XGBoost (CP-SAT faster in 4 of 9 cells,
+        Z3 up to 1.7x faster on Credit l1 / linf), random forests (Z3 faster
+        in median in 6 of 9 cells and proving more queries on the largest
+        forest) and everything else."""
         if self.oracle != "auto":
             return str(self.oracle)
         import importlib.util
