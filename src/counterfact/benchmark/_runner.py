@@ -170,8 +170,10 @@ def run(
     optional dependency, an unsupported constraint kind) are recorded as
     ``skipped`` with the reason; other errors as ``error`` with the traceback,
     and the run goes on.  With ``resume`` (default), finished cells are not
-    run again (a resumed run keeps their queries even if ``queries`` changed:
-    use a fresh ``out`` or ``resume=False`` for that).  ``queries`` caps the
+    run again: a resumed run keeps their queries even if ``queries`` changed
+    (use a fresh ``out`` or ``resume=False`` for that).  Skipped and failed
+    cells are tried again, so supplying a missing dataset or extra and
+    running the same command completes the run.  ``queries`` caps the
     number of queries per dataset for a quicker run of the same protocol;
     ``time_limit`` replaces the spec's per-query time limit; ``full`` runs the
     spec's ``full:`` section (the protocol at the paper's size, see
@@ -207,7 +209,7 @@ def run(
         meta_path = out / "cells" / f"{cid}.json"
         if bar is not None:
             bar.set_postfix_str(cid[:40])
-        if resume and meta_path.exists():
+        if resume and _finished(meta_path):
             if bar is not None:
                 bar.update()
             continue
@@ -273,6 +275,18 @@ def run(
     table = collect(out)
     summarise(out, table)
     return table
+
+
+def _finished(meta_path: Path) -> bool:
+    """Whether a cell's record says it finished.  Skipped and failed cells are
+    run again on resume: the missing dataset or extra may have been supplied
+    since (e.g. ``COUNTERFACT_DATA_DIR`` set after a first run without it)."""
+    if not meta_path.exists():
+        return False
+    try:
+        return json.loads(meta_path.read_text()).get("status") == "done"
+    except (OSError, ValueError):
+        return False
 
 
 def runtime_kind(method: Any) -> str:

@@ -92,9 +92,11 @@ class MACE(CounterfactualMethod):
       the grid.  Without it the nearest point may lie between two grid values
       that the model both rejects (a forest split at 1805.0 and another at
       1805.5), and the base class's rounding of the answer fails.  The CP-SAT
-      oracle searches the same grid (its cuts between grid values); the MIP
-      oracle searches the continuous space and its answers are rounded by the
-      base class as before.
+      oracle searches the same grid (its cuts between grid values), the MIP
+      oracle too (an integer grid index per real feature).  Only a real
+      feature whose query value lies off its grid stays continuous (the query's
+      own value must stay reachable); its answers are rounded by the base
+      class.
     * **Decision margin.**  The target class must win by ``margin`` (on the
       logit, or on the mean probability for forests, float32-safe tree splits
       from the compiler), and every decoded counterfactual is re-checked with
