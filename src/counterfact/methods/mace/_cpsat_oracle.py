@@ -138,8 +138,10 @@ class CpsatOracle:
             step = Fraction(repr(float(v.grid))) if v.grid is not None and not v.integral else None
             for le in sorted(cuts.get(v.name, ())):
                 ge = ge_of[(v.name, le)]
+                left_max: float
+                right_min: float
                 if v.integral:
-                    left_max, right_min = math.floor(le), math.floor(le) + 1.0
+                    left_max, right_min = float(math.floor(le)), math.floor(le) + 1.0
                 elif step is not None:
                     # on the feature's grid (as Z3 searches it): the largest grid value
                     # that goes left and the smallest that goes right, exact multiples
