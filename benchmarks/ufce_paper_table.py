@@ -1,0 +1,81 @@
+"""UFCE's Table 7 (Suffian et al. 2024, RQ3) from a run of
+``benchmarks/papers/ufce.yaml``, with 95 % intervals.
+
+    python benchmarks/ufce_paper_table.py RESULTS
+
+RESULTS is a folder written by ``counterfact benchmark benchmarks/papers/ufce.yaml``
+(with ``--full``: 5 folds).  One row per dataset x method, pooled over the folds:
+
+* ``queries``: the queries explained in all folds;
+* ``with a counterfactual, per 50 [95% CI]``: the share of queries with at
+  least one verified counterfactual, times 50 (the paper counts out of 50 per
+  fold), with its Wilson interval over all the queries;
+* ``per fold``: the same count in each fold;
+* ``prox_euc`` and ``changes``: each query's mean over its returned
+  counterfactuals (the paper scores only its chosen one), averaged over the
+  queries that have one, ± the half-width of the normal 95 % interval;
+* ``time median s``: seconds per query (``a``: a batch method's amortized
+  time, batch time / n).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+import counterfact as cf
+
+
+def _wilson(k: int, n: int) -> tuple[float, float]:
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def _mean_ci(x: pd.Series) -> str:
+    v = x.dropna().to_numpy(float)
+    if v.size == 0:
+        return ""
+    if v.size == 1:
+        return f"{v[0]:.3g}"
+    return f"{v.mean():.3g} ± {stats.norm.ppf(0.975) * v.std(ddof=1) / np.sqrt(v.size):.2g}"
+
+
+def table(results: Path) -> pd.DataFrame:
+    long = cf.benchmark.collect(results)
+    # the metrics are per query (repeated on each of its counterfactuals' rows)
+    first = long.sort_values("rank", na_position="last").drop_duplicates(["dataset", "model", "method", "seed", "fold", "query"])
+    rows = []
+    for (ds, method), g in first.groupby(["dataset", "method"], sort=True):
+        found = g["metric_found"].fillna(0) > 0
+        n, k = len(g), int(found.sum())
+        lo, hi = _wilson(k, n)
+        per_fold = found.groupby(g["fold"]).sum()
+        amortized = (g.get("time_kind") == "amortized").all() if "time_kind" in g else False
+        rows.append({
+            "dataset": ds, "method": method, "queries": n,
+            "with a counterfactual, per 50 [95% CI]": f"{50 * k / n:.1f} [{50 * lo:.1f}, {50 * hi:.1f}]",
+            "per fold": "/".join(str(int(v)) for v in per_fold),
+            "prox_euc": _mean_ci(g.loc[found, "metric_prox_euc"]),
+            "changes": _mean_ci(g.loc[found, "metric_changes"]),
+            "time median s": f"{g['time'].median():.3g}" + ("ᵃ" if amortized else ""),
+        })
+    return pd.DataFrame(rows)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("results", type=Path)
+    args = ap.parse_args()
+    df = table(args.results)
+    print("| " + " | ".join(df.columns) + " |")
+    print("| " + " | ".join("---" for _ in df.columns) + " |")
+    for row in df.itertuples(index=False):
+        print("| " + " | ".join(str(v) for v in row) + " |")
+
+
+if __name__ == "__main__":
+    main()
