@@ -271,3 +271,17 @@ def test_summary_intervals_match_scipy_on_the_per_query_rows(results):
     assert re.search(r">\d\.\d+ \[\d\.\d+, \d\.\d+\]<", block)  # coverage [low, high]
     full = re.findall(r'<details.*?</details>', text, flags=re.S)
     assert full and not any("ci95_" in f or "coverage_ci_" in f for f in full)  # the full tables stay as they were
+
+
+def test_a_value_with_an_interval_has_the_interval_decimals():
+    """A column of whole numbers (coverage 1 everywhere) still reads ``1.00 [0.93, 1.00]``
+    and ``1.00 ± 0.00``, never ``1 [0.93, 1.00]``."""
+    from counterfact.report._tables import summary_table
+
+    block = pd.DataFrame({
+        "method": ["A", "B"], "coverage": [1.0, 1.0], "coverage_ci_low": [0.929, 0.929], "coverage_ci_high": [1.0, 1.0],
+        "validity": [1.0, 1.0], "ci95_validity": [0.0, 0.0], "queries": [50, 50],
+    })
+    md = summary_table(block, "md")
+    assert "1.00 [0.93, 1.00]" in md and "1.00 ± 0.00" in md
+    assert "1 [" not in md and "| 1 ±" not in md

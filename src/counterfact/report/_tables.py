@@ -133,17 +133,24 @@ def _with_interval(b: pd.DataFrame, column: str, values: pd.Series, *, display_t
     """The displayed values with their 95 % interval where the summary has one:
     ``0.62 [0.55, 0.69]`` for coverage (Wilson), ``0.41 ± 0.03`` for a mean, at
     the column's decimals."""
+    v = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
+    d = _decimals(list(v))
+
+    def same_decimals(t: str, x: float) -> str:
+        # a value with an interval has the interval's decimals ("1.00 [0.93, 1.00]",
+        # never "1 [0.93, 1.00]" for a column that happens to hold whole numbers)
+        return t if t == _DASH or not np.isfinite(x) else f"{x:.{d}f}"
+
     if column == "coverage" and "coverage_ci_low" in b:
         lo = pd.to_numeric(b["coverage_ci_low"], errors="coerce")
         hi = pd.to_numeric(b["coverage_ci_high"], errors="coerce")
-        d = _decimals(list(pd.to_numeric(values, errors="coerce")))
-        return [t if t == _DASH or not np.isfinite(a) else f"{t} [{a:.{d}f}, {z:.{d}f}]"
-                for t, a, z in zip(display_text, lo, hi, strict=True)]
+        return [t if t == _DASH or not np.isfinite(a) else f"{same_decimals(t, x)} [{a:.{d}f}, {z:.{d}f}]"
+                for t, x, a, z in zip(display_text, v, lo, hi, strict=True)]
     ci = f"ci95_{column}"
     if ci in b:
         h = pd.to_numeric(b[ci], errors="coerce")
-        d = _decimals(list(pd.to_numeric(values, errors="coerce")))
-        return [t if t == _DASH or not np.isfinite(x) else f"{t} \u00b1 {x:.{d}f}" for t, x in zip(display_text, h, strict=True)]
+        return [t if t == _DASH or not np.isfinite(e) else f"{same_decimals(t, x)} \u00b1 {e:.{d}f}"
+                for t, x, e in zip(display_text, v, h, strict=True)]
     return display_text
 
 
