@@ -34,6 +34,36 @@ def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None, 
     return path
 
 
+def wilson(k: int, n: int) -> tuple[float, float]:
+    """Wilson 95 % interval of the proportion ``k / n`` (scipy); NaNs for ``n = 0``."""
+    from scipy import stats
+
+    if n == 0:
+        return (float("nan"), float("nan"))
+    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+    return float(ci.low), float(ci.high)
+
+
+def mean_ci(x: Any) -> tuple[float, float]:
+    """Mean of the finite values and the half-width of its normal 95 % interval
+    (NaN half-width for a single value; NaNs for none)."""
+    import numpy as np
+    from scipy import stats
+
+    v = np.asarray(x, dtype=float)
+    v = v[np.isfinite(v)]
+    if v.size == 0:
+        return (float("nan"), float("nan"))
+    if v.size == 1:
+        return float(v[0]), float("nan")
+    return float(v.mean()), float(stats.norm.ppf(0.975) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def markdown(df: pd.DataFrame) -> str:
+    """``df`` as a Markdown table (floats to 4 significant digits)."""
+    return _markdown(df)
+
+
 def _markdown(df: pd.DataFrame) -> str:
     def fmt(v: Any) -> str:
         if isinstance(v, float):

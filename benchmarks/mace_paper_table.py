@@ -29,28 +29,12 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from _common import markdown, mean_ci, wilson
 
 import counterfact as cf
 
 NORMS = ("l0", "l1", "linf")
 ORDER = {"adult": 0, "credit": 1, "compas": 2, "tree": 0, "forest": 1, "lr": 2, "mlp": 3}  # the paper's order
-
-
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    if n == 0:
-        return (np.nan, np.nan)
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def _mean_ci(x: np.ndarray) -> tuple[float, float]:
-    x = x[np.isfinite(x)]
-    if x.size == 0:
-        return (np.nan, np.nan)
-    if x.size == 1:
-        return float(x[0]), np.nan
-    return float(x.mean()), float(stats.norm.ppf(0.975) * x.std(ddof=1) / np.sqrt(x.size))
 
 
 def table(results: Path) -> pd.DataFrame:
@@ -66,11 +50,11 @@ def table(results: Path) -> pd.DataFrame:
             col = f"metric_distance_{norm}"
             found = mace["metric_found"].fillna(0) > 0
             n, k = len(mace), int(found.sum())
-            lo, hi = _wilson(k, n)
+            lo, hi = wilson(k, n)
             both = mace.index[found].intersection(mo_.index[mo_["metric_found"].fillna(0) > 0])
             dm, do = mace.loc[both, col].to_numpy(float), mo_.loc[both, col].to_numpy(float)
             ok = do > 0
-            imp, half = _mean_ci(100 * (1 - dm[ok] / do[ok]))
+            imp, half = mean_ci(100 * (1 - dm[ok] / do[ok]))
             t = mace["time"].to_numpy(float)
             rows.append({
                 "dataset": ds, "model": mo, "norm": norm, "queries": n,
@@ -91,11 +75,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path)
     args = ap.parse_args()
-    df = table(args.results)
-    print("| " + " | ".join(df.columns) + " |")
-    print("| " + " | ".join("---" for _ in df.columns) + " |")
-    for row in df.itertuples(index=False):
-        print("| " + " | ".join(str(v) for v in row) + " |")
+    print(markdown(table(args.results)))
 
 
 if __name__ == "__main__":

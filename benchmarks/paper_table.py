@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from _common import markdown
 
 import counterfact as cf
 
@@ -57,8 +58,6 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
     for _, r in bad.iterrows():
         rows.append({"dataset": r["dataset"], "model": r["model"], "method": r["method"], "queries": r["state"]})
     df = pd.DataFrame(rows).fillna("")
-    lines = ["| " + " | ".join(df.columns) + " |", "| " + " | ".join("---" for _ in df.columns) + " |"]
-    lines += ["| " + " | ".join(str(v) for v in row) + " |" for row in df.itertuples(index=False)]
     metas = [json.loads(p.read_text()) for p in (results / "cells").glob("*.json") if not p.name.endswith(".result.json")]
     finished = [m for m in metas if m.get("status") == "done"]
     last = max(((results / "cells" / f"{m['cell']}.json").stat().st_mtime for m in finished), default=None)
@@ -69,7 +68,7 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
         + (f", folds {folds}" if folds else "")
         + (f"; last cell finished {dt.datetime.fromtimestamp(last, dt.UTC):%Y-%m-%d %H:%M} UTC" if last else "")
     )
-    return size, "\n".join(lines)
+    return size, markdown(df)
 
 
 def main() -> None:

@@ -25,23 +25,16 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
-from scipy import stats
+from _common import markdown, mean_ci, wilson
 
 import counterfact as cf
 
 
-def _wilson(k: int, n: int) -> tuple[float, float]:
-    ci = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
 def _mean_ci(x: pd.Series) -> str:
-    v = x.dropna().to_numpy(float)
-    if v.size == 0:
+    m, h = mean_ci(x.dropna())
+    if not np.isfinite(m):
         return ""
-    if v.size == 1:
-        return f"{v[0]:.3g}"
-    return f"{v.mean():.3g} ± {stats.norm.ppf(0.975) * v.std(ddof=1) / np.sqrt(v.size):.2g}"
+    return f"{m:.3g}" if not np.isfinite(h) else f"{m:.3g} ± {h:.2g}"
 
 
 def table(results: Path) -> pd.DataFrame:
@@ -52,7 +45,7 @@ def table(results: Path) -> pd.DataFrame:
     for (ds, method), g in first.groupby(["dataset", "method"], sort=True):
         found = g["metric_found"].fillna(0) > 0
         n, k = len(g), int(found.sum())
-        lo, hi = _wilson(k, n)
+        lo, hi = wilson(k, n)
         per_fold = found.groupby(g["fold"]).sum()
         amortized = (g.get("time_kind") == "amortized").all() if "time_kind" in g else False
         rows.append({
@@ -70,11 +63,7 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("results", type=Path)
     args = ap.parse_args()
-    df = table(args.results)
-    print("| " + " | ".join(df.columns) + " |")
-    print("| " + " | ".join("---" for _ in df.columns) + " |")
-    for row in df.itertuples(index=False):
-        print("| " + " | ".join(str(v) for v in row) + " |")
+    print(markdown(table(args.results)))
 
 
 if __name__ == "__main__":

@@ -17,6 +17,8 @@ BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
 def _load(name: str):
+    if str(BENCH) not in sys.path:  # the scripts import their shared helpers (benchmarks/_common.py)
+        sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
     sys.modules[name] = mod
