@@ -81,7 +81,7 @@ class MipOracle:
         inp = self.inputs = encode_inputs(m, compiled.inputs, bounds, changes=need_changes)
         if problem.max_changes is not None:
             add_change_limit(m, inp, int(problem.max_changes))
-        self.n_on_grid = self._grid(inp)
+        self._grid(inp)
         encode_model(m, compiled, inp.z, problem.target_index, problem.margin)
         terms = Expr()
         if b > 0 or g > 0:
@@ -102,7 +102,7 @@ class MipOracle:
         m.add_ge(D - terms, 0.0)
         m.add_objective(D)
 
-    def _grid(self, inp: Any) -> int:
+    def _grid(self, inp: Any) -> None:
         """Real features searched on their resolution grid: ``x = k * resolution``
         with ``k`` an integer variable, as the Z3 and CP-SAT oracles search them.
 
@@ -113,11 +113,10 @@ class MipOracle:
         does).  On the grid the answer is the value reported and the lower bound
         is proven for the grid.  A query value off the grid keeps the feature
         continuous (its own value must stay reachable; the base class snaps
-        the answer as before).  Returns the number of features on the grid."""
+        the answer as before)."""
         from ._problem import grid_value
 
         m = self.m
-        n = 0
         for v, f in zip(self.problem.vars, inp.features, strict=True):
             if v.grid is None or v.values is not None or v.integral or f.fixed or f.value is None:
                 continue
@@ -131,8 +130,6 @@ class MipOracle:
             k_hi = max(kq, math.floor(hi / g + 1e-9)) if np.isfinite(hi) else math.inf
             k = m.add_var(k_lo, k_hi, integer=True, name=f"k_{v.name}")
             m.add_eq(f.value - k * g, 0.0)
-            n += 1
-        return n
 
     def _block(self, p: tuple[Any, ...]) -> None:
         """At least ``min_diff`` features differ from the earlier counterfactual ``p`` (a
