@@ -125,7 +125,8 @@ def test_fallback_without_a_solver_incumbent(forest_setting):
 
 def test_solver_banners_stay_off_stdout():
     """In a fresh process (HiGHS prints its banner once per process, at the first
-    ``Highs()``), CE-OCL and MACE's MIP oracle write nothing to stdout."""
+    ``Highs()``), CE-OCL and MACE's MIP oracle write nothing to stdout, and no
+    solver banner to stderr either (a quiet run is quiet)."""
     code = textwrap.dedent(
         """
         import warnings; warnings.filterwarnings("ignore")
@@ -142,3 +143,4 @@ def test_solver_banners_stay_off_stdout():
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout == ""
+    assert "HiGHS" not in out.stderr and "SCIP" not in out.stderr, out.stderr[-2000:]

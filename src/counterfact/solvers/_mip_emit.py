@@ -29,11 +29,12 @@ _BANNER_LOCK = threading.Lock()
 _BANNER_DONE = False
 
 
-def _quiet_first_highs(highspy: Any) -> Any:
+def _quiet_first_highs(highspy: Any, verbose: bool = False) -> Any:
     """The process's first ``Highs()``: HiGHS prints its banner (``Running HiGHS ...``)
     on file descriptor 1 inside the constructor, before any option can be set.
-    That one construction runs with fd 1 pointed at fd 2 (stderr), so standard
-    output carries only what the caller asked for."""
+    That one construction runs with fd 1 pointed at the null device (with
+    ``verbose``: at fd 2, stderr, beside the solver's log), so standard output
+    carries only what the caller asked for and a quiet run prints nothing."""
     global _BANNER_DONE
     with _BANNER_LOCK:
         if _BANNER_DONE:
@@ -44,13 +45,16 @@ def _quiet_first_highs(highspy: Any) -> Any:
         except (OSError, ValueError):  # no usable fd 1: nothing to protect
             _BANNER_DONE = True
             return highspy.Highs()
+        sink = 2 if verbose else os.open(os.devnull, os.O_WRONLY)
         try:
-            os.dup2(2, 1)
+            os.dup2(sink, 1)
             h = highspy.Highs()
             _c_flush()
         finally:
             os.dup2(saved, 1)
             os.close(saved)
+            if sink != 2:
+                os.close(sink)
         _BANNER_DONE = True
         return h
 
@@ -67,7 +71,7 @@ def _c_flush() -> None:
 def new_highs(verbose: bool = False) -> Any:
     """A ``highspy.Highs`` with console logging off (``verbose``: its log goes to stderr)."""
     highspy = _import("highspy")
-    h = _quiet_first_highs(highspy)
+    h = _quiet_first_highs(highspy, verbose)
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("log_to_console", False)
     if verbose:
