@@ -275,7 +275,7 @@ class MACE(CounterfactualMethod):
         if has_relu(self.compiled_):
             return "mip"
         boosted = getattr(self.compiled_.estimator, "aggregation", None) == "sum_margin"
-        xgboost = "XGB" in str(self.compiled_.source)
+        xgboost = self.compiled_.estimator_class == "XGBClassifier"
         if boosted and not xgboost and importlib.util.find_spec("ortools") is not None:
             return "cpsat"
         return "z3"

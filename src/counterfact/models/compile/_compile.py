@@ -305,6 +305,7 @@ def _compile_parts(est: Any, pre: list[tuple[str, Any]], schema: Schema, margin:
         classes=np.asarray(classes),
         schema=schema,
         source=source,
+        estimator_class=name,
     )
 
 

@@ -396,6 +396,10 @@ class CompiledModel:
         The schema the model was compiled against.
     source : str
         What was compiled (for messages).
+    estimator_class : str
+        The class name of the compiled estimator (``"XGBClassifier"``, ...;
+        the inner estimator of a calibrated one), for choices made per model
+        class.
     """
 
     inputs: InputSpace
@@ -405,6 +409,7 @@ class CompiledModel:
     classes: np.ndarray
     schema: Schema
     source: str = ""
+    estimator_class: str = ""
 
     @property
     def n_outputs(self) -> int:
