@@ -42,8 +42,8 @@ import pandas as pd
 from _common import OUT, timed, write_table
 
 import counterfact as cf
-from counterfact.batch import explain_in_chunks, parallel_backend
-from counterfact.select import desired_class
+from counterfact.methods._pipeline._batch import explain_in_chunks, parallel_backend
+from counterfact.models import desired_class
 
 GROUPS = {"adult": ["sex", "race", "age"], "default_credit": ["SEX", "EDUCATION", "AGE"]}
 #: column-name role of each grouping in the table (Default of credit has no race column)

@@ -50,7 +50,7 @@ import pandas as pd
 from _common import OUT, _markdown
 
 import counterfact as cf
-from counterfact._deps import is_available
+from counterfact._utils._deps import is_available
 
 DATASETS = ["compas", "hill_valley", "arrhythmia", "lsvt"]
 

@@ -27,7 +27,7 @@ import pandas as pd
 from _common import OUT, timed, write_table
 
 import counterfact as cf
-from counterfact.batch import explain_in_chunks, parallel_backend
+from counterfact.methods._pipeline._batch import explain_in_chunks, parallel_backend
 
 FAST = {"nearest": {}, "mdpso": {"n_particles": 30, "max_iter": 30}, "l2c": {"max_epochs": 20}}
 EXACT = {"mace": {"time_limit": 30.0}, "ceocl": {"time_limit": 30.0}}

@@ -50,7 +50,7 @@ import pandas as pd
 from _common import OUT, _markdown
 
 import counterfact as cf
-from counterfact._deps import is_available
+from counterfact._utils._deps import is_available
 
 MDPSO_SETS = ["compas", "german_credit", "hill_valley", "arrhythmia", "lsvt"]
 L2C_SETS = ["german_credit", "graduate_admission"]

@@ -23,7 +23,7 @@ import pandas as pd
 from _common import load_split, write_table
 
 import counterfact as cf
-from counterfact.batch import explain_in_chunks
+from counterfact.methods._pipeline._batch import explain_in_chunks
 
 #: parameters that are not the time limit (L2C: a short training; the rest: defaults)
 PARAMS = {

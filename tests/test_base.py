@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact._validation import Interval
+from counterfact._utils._validation import Interval
 from counterfact.exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from counterfact.methods import Candidates, CounterfactualMethod
 
@@ -284,7 +284,7 @@ def test_time_limit_inf_rejected(setting):
 
 
 def test_summary_line_counts_reasons():
-    from counterfact._progress import summary_line
+    from counterfact._utils._progress import summary_line
 
     st = pd.Series(["feasible", "failed", "failed", "timeout", "invalid", "optimal"])
     diag = pd.DataFrame({"reason": [None, "no admissible observed row of the target class", "no admissible observed row of the target class", "time limit", "bad", None]})

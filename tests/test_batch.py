@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.batch import explain_in_chunks
+from counterfact.methods._pipeline._batch import explain_in_chunks
 
 
 @pytest.fixture(scope="module")

@@ -240,7 +240,7 @@ def test_satisfied_many_agrees_with_violations_on_any_column_dtypes(toy_frame, s
 
 
 def test_category_codes_in_one_lookup_match_per_column_codes():
-    from counterfact.constraints import _category_codes
+    from counterfact.constraints._bounds import _category_codes
 
     cats = [["a", "b"], ["b", "c", 3], [0, 1]]
     C = np.array([["a", "c", 1], ["b", 3, 0], ["c", "a", 2], [np.int64(1), "b", np.int64(1)]], dtype=object)

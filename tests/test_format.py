@@ -9,8 +9,15 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact import format as cfmt
-from counterfact.result import DEFAULT_REASONS, STATUSES, CounterfactualResult
+from counterfact.result import (
+    DEFAULT_REASONS,
+    STATUSES,
+    CounterfactualResult,
+    certificate_text,
+    changes,
+    describe_changes,
+)
+from counterfact.schema import format_value
 
 
 @pytest.fixture
@@ -29,55 +36,55 @@ def schema() -> cf.Schema:
 
 
 def test_format_value_at_resolution(schema):
-    assert cfmt.format_value(schema["credit_amount"], 1031.000061) == "1031"
-    assert cfmt.format_value(schema["credit_amount"], np.float32(1330.0)) == "1330"
-    assert cfmt.format_value(schema["drinks"], 0.5714850416607664) == "0.57"
-    assert cfmt.format_value(schema["drinks"], 0.5) == "0.50"
-    assert cfmt.format_value(schema["drinks"], -0.001) == "0.00"  # no "-0.00"
-    assert cfmt.format_value(schema["mcv"], 96.0) == "96"
-    assert cfmt.format_value(schema["mcv"], np.int64(96)) == "96"
-    assert cfmt.format_value(schema["purpose"], "car") == "car"
-    assert cfmt.format_value(schema["rate"], 1 / 3) == "0.333333"
-    assert cfmt.format_value(schema["rate"], None) == "?"
+    assert format_value(schema["credit_amount"], 1031.000061) == "1031"
+    assert format_value(schema["credit_amount"], np.float32(1330.0)) == "1330"
+    assert format_value(schema["drinks"], 0.5714850416607664) == "0.57"
+    assert format_value(schema["drinks"], 0.5) == "0.50"
+    assert format_value(schema["drinks"], -0.001) == "0.00"  # no "-0.00"
+    assert format_value(schema["mcv"], 96.0) == "96"
+    assert format_value(schema["mcv"], np.int64(96)) == "96"
+    assert format_value(schema["purpose"], "car") == "car"
+    assert format_value(schema["rate"], 1 / 3) == "0.333333"
+    assert format_value(schema["rate"], None) == "?"
 
 
 def test_changes_dtype_aware(schema):
     x = pd.Series({"credit_amount": 1330, "drinks": 0.5, "mcv": 96, "purpose": "car", "rate": 0.25})
     c = pd.Series({"credit_amount": 1031.000061, "drinks": 0.5714850416607664, "mcv": 96.0,
                    "purpose": "car", "rate": 0.25})
-    ch = cfmt.changes(schema, x, c)
+    ch = changes(schema, x, c)
     assert [c.feature for c in ch] == ["credit_amount", "drinks"]  # mcv 96 vs 96.0 is no change
     assert (ch[0].before_text, ch[0].after_text) == ("1330", "1031")
     assert ch[0].before == 1330 and ch[0].after == pytest.approx(1031.000061)  # raw values kept
-    assert cfmt.describe_changes(ch) == "credit_amount 1330 -> 1031; drinks 0.50 -> 0.57"
-    assert cfmt.describe_changes([]) == "no change"
-    assert cfmt.changes(schema, x, x.copy()) == []
+    assert describe_changes(ch) == "credit_amount 1330 -> 1031; drinks 0.50 -> 0.57"
+    assert describe_changes([]) == "no change"
+    assert changes(schema, x, x.copy()) == []
 
 
 def test_sub_resolution_change_never_reads_as_a_to_a(schema):
     x = pd.Series({"credit_amount": 1330, "drinks": 0.5, "mcv": 96, "purpose": "car", "rate": 0.25})
     c = x.copy()
     c["credit_amount"] = 1330.2
-    (ch,) = cfmt.changes(schema, x, c)
+    (ch,) = changes(schema, x, c)
     assert ch.before_text != ch.after_text
     assert "1330.2" in ch.after_text
 
 
 def test_certificate_text():
-    t = cfmt.certificate_text("mace", "optimal", {"delta_min": 0.1, "delta_max": 0.1009})
+    t = certificate_text("mace", "optimal", {"delta_min": 0.1, "delta_max": 0.1009})
     assert "proven nearest within epsilon" in t and "0.1" in t
-    assert "proven: no counterfactual exists" in cfmt.certificate_text("mace", "infeasible", {})
-    assert cfmt.certificate_text("ceocl", "optimal", {"gap": 0.0}).startswith("CE-OCL: optimal")
-    assert "MIP gap 5%" in cfmt.certificate_text("ceocl", "feasible", {"gap": 0.05})
+    assert "proven: no counterfactual exists" in certificate_text("mace", "infeasible", {})
+    assert certificate_text("ceocl", "optimal", {"gap": 0.0}).startswith("CE-OCL: optimal")
+    assert "MIP gap 5%" in certificate_text("ceocl", "feasible", {"gap": 0.05})
     for m in ("ufce", "mdpso", "l2c", "nearest"):
-        assert "not proven nearest" in cfmt.certificate_text(m, "feasible", {})
-        t = cfmt.certificate_text(m, "failed", {"reason": "no admissible observed row of the target class"})
+        assert "not proven nearest" in certificate_text(m, "feasible", {})
+        t = certificate_text(m, "failed", {"reason": "no admissible observed row of the target class"})
         assert "no admissible observed row" in t and "not a proof" in t
-    assert "time limit" in cfmt.certificate_text("ufce", "timeout", {})
+    assert "time limit" in certificate_text("ufce", "timeout", {})
     # a row the model already assigns to the target: nothing to prove either way
-    t = cfmt.certificate_text("nearest", "failed", {"reason": "query already predicted as target"})
+    t = certificate_text("nearest", "failed", {"reason": "query already predicted as target"})
     assert "already predicts the target" in t and "not a proof" not in t
-    assert "contradict" in cfmt.certificate_text("mace", "invalid", {})
+    assert "contradict" in certificate_text("mace", "invalid", {})
 
 
 def _result(schema: cf.Schema) -> CounterfactualResult:

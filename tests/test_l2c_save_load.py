@@ -11,9 +11,9 @@ from counterfact.testing import make_setting
 
 torch = pytest.importorskip("torch")
 
-from counterfact.methods._fastpredict import FastPredictor  # noqa: E402
 from counterfact.methods.l2c import L2C, _persist  # noqa: E402
 from counterfact.models import as_adapter  # noqa: E402
+from counterfact.models._fastpredict import FastPredictor
 
 
 def small(**kw):

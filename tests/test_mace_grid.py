@@ -12,7 +12,7 @@ import pytest
 
 import counterfact as cf
 from counterfact.methods.mace._problem import VarSpec, grid_value
-from counterfact.select import desired_class
+from counterfact.models import desired_class
 
 pytest.importorskip("z3")
 

@@ -43,7 +43,7 @@ def test_silent_without_verbose(setting, capfd):
 
 
 def test_chunked_progress_and_summary(setting, capfd):
-    from counterfact.batch import explain_in_chunks
+    from counterfact.methods._pipeline._batch import explain_in_chunks
 
     method = fast_method("mdpso", verbose=1).fit(setting.model, setting.train)
     capfd.readouterr()

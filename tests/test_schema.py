@@ -92,7 +92,7 @@ def test_quantile_bins():
 
 # ------------------------------------------------------------------ resolution
 def test_infer_resolution_rules():
-    from counterfact._resolution import infer_resolution
+    from counterfact.schema import infer_resolution
 
     assert infer_resolution([1330, 2.5, 0.25]) == 0.01
     assert infer_resolution([1.0, 2.0, 7.0]) == 1.0

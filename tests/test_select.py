@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.select import desired_class
+from counterfact.models import desired_class
 
 
 @pytest.fixture(scope="module")

@@ -136,10 +136,10 @@ def _recheck(service, model, request, answer):
             assert model.predict(row)[0] == res["target"] == 1
             assert c["probability_after"] == pytest.approx(model.predict_proba(row)[0, 1])
             assert cf.violations(x, row, schema, constraints).empty
-            assert [ch["feature"] for ch in c["changes"]] == [ch.feature for ch in cf.format.changes(schema, x, row.iloc[0])]
+            assert [ch["feature"] for ch in c["changes"]] == [ch.feature for ch in cf.result.changes(schema, x, row.iloc[0])]
             assert c["changes"], "a counterfactual changes at least one feature"
             for ch in c["changes"]:
-                assert ch["after_text"] == cf.format.format_value(schema[ch["feature"]], row.iloc[0][ch["feature"]])
+                assert ch["after_text"] == cf.schema.format_value(schema[ch["feature"]], row.iloc[0][ch["feature"]])
             n_found += 1
     return n_found
 

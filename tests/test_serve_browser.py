@@ -94,7 +94,7 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     example = service.example(0)["row"]
     for f in schema:
         shown = page.input_value(f"#v-{f.name}")
-        assert shown == (str(example[f.name]) if f.categories else cf.format.format_value(f, example[f.name]))
+        assert shown == (str(example[f.name]) if f.categories else cf.schema.format_value(f, example[f.name]))
     assert page.get_attribute("#v-age", "min") == "19" and page.get_attribute("#v-age", "max") == "75"
     assert page.is_disabled("#c-age") is False and page.query_selector("#c-purpose") is None  # purpose is fixed
     assert "Decision: bad" in page.inner_text("#decision")
@@ -154,13 +154,13 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
             row = schema.coerce(pd.DataFrame([c["row"]]))
             assert model.predict(row)[0] == 1  # re-checked with the real model
             assert cf.violations(x, row, schema, constraints).empty  # the feedback holds
-            changed = [ch.feature for ch in cf.format.changes(schema, x, row.iloc[0])]
+            changed = [ch.feature for ch in cf.result.changes(schema, x, row.iloc[0])]
             shown = [li.get_attribute("data-feature") for li in item.query_selector_all("li[data-feature]")]
             assert shown == changed and changed  # only (and all) the changed features
             assert "telephone" not in shown
             for li in item.query_selector_all("li[data-feature]"):
                 f = schema[li.get_attribute("data-feature")]
-                assert li.query_selector(".after").inner_text() == cf.format.format_value(f, row.iloc[0][f.name])
+                assert li.query_selector(".after").inner_text() == cf.schema.format_value(f, row.iloc[0][f.name])
             assert lo <= row.iloc[0]["duration_months"] <= hi
             assert f"{100 * c['probability_after']:.1f}%" in item.inner_text()
             n_cf += 1

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from . import constraints, data, encoding, exceptions, methods, models, schema
+from . import constraints, data, exceptions, methods, models, result, schema
+from ._utils._moved import install as _install_moved
 from .constraints import Causal, Constraints, violations
-from .data import Dataset
-from .encoding import Encoder
+from .data import Dataset, Encoder, encoding
 from .exceptions import (
     ConstraintError,
     CounterfactError,
@@ -27,10 +27,28 @@ _LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
 _LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing", "format", "serve")
 #: public functions and classes that live in lazily imported modules: name -> (module, attribute)
 _LAZY_ATTRS = {
-    "rows_to_explain": ("counterfact.select", "rows_to_explain"),
+    "rows_to_explain": ("counterfact.models", "rows_to_explain"),
     "audit": ("counterfact._audit", "audit"),
     "AuditResult": ("counterfact._audit", "AuditResult"),
 }
+#: module paths that moved: old name -> (what to import instead, the module(s) now holding its names)
+_MOVED = {
+    "counterfact.encoding": ("import Encoder from counterfact.data (or use cf.Encoder)", "counterfact.data.encoding"),
+    "counterfact.select": (
+        "import rows_to_explain and desired_class from counterfact.models (or use cf.rows_to_explain)",
+        "counterfact.models._select",
+    ),
+    "counterfact.format": (
+        "import format_value from counterfact.schema and changes, describe_changes from counterfact.result",
+        "counterfact.result._text",
+        "counterfact.schema._format",
+    ),
+    "counterfact.batch": (
+        "import explain_in_chunks, parallel_backend and BatchReport from counterfact.methods",
+        "counterfact.methods._pipeline._batch",
+    ),
+}
+_install_moved(_MOVED)
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
@@ -79,6 +97,7 @@ __all__ = [
     "encoding",
     "exceptions",
     "models",
+    "result",
     "rows_to_explain",
     "schema",
     "violations",

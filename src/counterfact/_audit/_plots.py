@@ -14,7 +14,7 @@ _COLORS = {"recourse": "#2e7d32", "proven_none": "#8e1b1b", "unknown": "#9e9e9e"
 
 
 def _plt() -> Any:
-    from .._deps import import_optional
+    from .._utils._deps import import_optional
 
     mpl = import_optional("matplotlib", purpose="the audit report's plots")
     mpl.use("Agg", force=True)

@@ -150,7 +150,7 @@ def _context(result: Any) -> dict[str, Any]:
 
 def render(result: Any) -> str:
     """The report as one HTML string."""
-    from .._deps import import_optional
+    from .._utils._deps import import_optional
 
     jinja2 = import_optional("jinja2", purpose="the audit's HTML report")
     text = resources.files("counterfact._audit").joinpath("templates/audit.html.j2").read_text(encoding="utf-8")

@@ -30,7 +30,8 @@ class _Settings:
 
 
 def _plain(meta: dict[str, Any]) -> dict[str, Any]:
-    from ..result import _jsonable, _safe_constraints
+    from ..result._json import constraints_json as _safe_constraints
+    from ..result._json import jsonable as _jsonable
 
     out = dict(meta)
     c = out.get("constraints")
@@ -133,7 +134,7 @@ class AuditResult:
     # ---------------------------------------------------------------- export
     def to_json(self) -> str:
         """Versioned JSON: the per-row table, the settings and (for readers without Python) the aggregates."""
-        from ..result import _jsonable
+        from ..result._json import jsonable as _jsonable
 
         def table(df: pd.DataFrame | None) -> Any:
             if df is None:
@@ -161,7 +162,7 @@ class AuditResult:
     @classmethod
     def from_json(cls, text: str) -> AuditResult:
         """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table)."""
-        from ..result import _index_key
+        from ..result._json import index_key as _index_key
 
         try:
             d = json.loads(text)

@@ -36,14 +36,15 @@ class Settings:
 
 def _rejected(method: Any, X: pd.DataFrame, target: Any) -> np.ndarray:
     """Rows the model does not assign to ``target`` (:func:`counterfact.rows_to_explain`)."""
-    from ..select import rows_to_explain
+    from ..models import rows_to_explain
 
     chosen = rows_to_explain(method.model_.model, X, target=target, data=method.data_)
     return np.asarray(X.index.isin(chosen.index))
 
 
 def _fingerprint(method: Any, X: pd.DataFrame, constraints: Constraints | None, target: Any, n_cf: int, chunk_size: int) -> str:
-    from ..result import _jsonable, _safe_constraints
+    from ..result._json import constraints_json as _safe_constraints
+    from ..result._json import jsonable as _jsonable
 
     payload = {
         "method": method.name or type(method).__name__,
@@ -60,7 +61,7 @@ def _fingerprint(method: Any, X: pd.DataFrame, constraints: Constraints | None, 
 
 def _explain(method: Any, X: pd.DataFrame, *, constraints: Constraints | None, target: Any, n_cf: int, run: dict[str, Any], out_dir: Path | None) -> tuple[Any, dict[Any, str]]:
     """Explain ``X`` through :func:`~counterfact.batch.explain_in_chunks`; rows of failed chunks -> reason."""
-    from ..batch import explain_in_chunks
+    from ..methods._pipeline._batch import explain_in_chunks
 
     if len(X) == 0:
         return None, {}
@@ -261,7 +262,7 @@ def audit(
         data = X if data is None else data
         X = X.X
     frame = _check(method, X, constraints, cost, protected, n_jobs, chunk_size, settings)
-    from ..select import desired_class
+    from ..models import desired_class
 
     data = data if data is not None else getattr(method, "data_", None)
     fav_source = data if isinstance(data, Dataset) else method.data_

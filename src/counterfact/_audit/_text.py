@@ -110,7 +110,7 @@ def guarantee(method: str, params: Mapping[str, Any]) -> dict[str, str]:
 def certificate(method: str, status: str, diagnostics: Mapping[str, Any]) -> str:
     """The guarantee of one row's answer in plain words (``counterfact.format`` when available)."""
     try:
-        from ..format import certificate_text  # type: ignore[attr-defined]
+        from ..result import certificate_text
 
         return str(certificate_text(method, status, diagnostics))
     except ImportError:
@@ -137,8 +137,8 @@ def certificate(method: str, status: str, diagnostics: Mapping[str, Any]) -> str
 def describe_changes(schema: Any, x: Any, cf: Any, changed: tuple[str, ...]) -> str:
     """``"hours 40 -> 45; occupation Sales -> Exec"`` (``counterfact.format`` when available)."""
     try:
-        from ..format import changes as _changes  # type: ignore[attr-defined]
-        from ..format import describe_changes as _describe  # type: ignore[attr-defined]
+        from ..result import changes as _changes
+        from ..result import describe_changes as _describe
 
         return str(_describe(_changes(schema, x, cf)))
     except ImportError:

@@ -403,7 +403,7 @@ def _apply_full(spec: Spec) -> Spec:
 
 def _read(path: Path) -> dict[str, Any]:
     """The top-level mapping of a YAML or JSON spec file, or a clear error."""
-    from .._loading import read_structured
+    from ..data import read_structured
 
     d = read_structured(
         path, "Benchmark spec",

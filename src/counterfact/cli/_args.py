@@ -92,7 +92,7 @@ def _read_constraints_file(path_text: str) -> Any:
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
         raise ValidationError(f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints.")
-    from .._loading import read_structured
+    from ..data import read_structured
 
     d = read_structured(path, "--constraints")
     if d is None:

@@ -49,7 +49,7 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------- explain
 def _queries_frame(path: str, data: Any) -> pd.DataFrame:
-    from .._loading import read_csv
+    from ..data import read_csv
 
     frame = read_csv(path, what="--queries")
     frame = frame.drop(columns=[data.target], errors="ignore")
@@ -63,7 +63,7 @@ def _queries_frame(path: str, data: Any) -> pd.DataFrame:
 def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, str]:
     """(all data, training data, rows to choose from, what the row positions index)."""
     from .. import datasets
-    from .._loading import load_csv
+    from ..data import load_csv
 
     if args.data:
         data = load_csv(args.data, target=args.target, what="--data")
@@ -89,7 +89,7 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
 
 def _model(args: argparse.Namespace, train: Any) -> Any:
     from .. import models
-    from .._loading import load_model_file
+    from ..models import load_model_file
 
     if args.model_file:
         model = load_model_file(args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train)
@@ -103,7 +103,7 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
 
 def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
     """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
-    from ..select import desired_class, rows_to_explain
+    from ..models import desired_class, rows_to_explain
 
     target = parse_value(args.target_class) if args.target_class is not None else None
     classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
@@ -175,7 +175,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def demo_method() -> str:
     """The demo's default method: MACE when its solver is installed, else UFCE."""
     from .. import methods
-    from .._deps import is_available
+    from .._utils._deps import is_available
 
     return "mace" if is_available("z3") and "mace" in methods.names() else "ufce"
 
@@ -183,7 +183,7 @@ def demo_method() -> str:
 def cmd_demo(args: argparse.Namespace) -> int:
     """``counterfact demo``: a few rejected German Credit applicants."""
     from .. import datasets, methods, models
-    from ..select import rows_to_explain
+    from ..models import rows_to_explain
 
     name = args.method or demo_method()
     cls = methods.get_class(name)

@@ -39,14 +39,9 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._progress import progress, should_show, summary_line
-from .._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import (
-    CONSTRAINT_KINDS,
-    Constraints,
-    QueryBounds,
-    ResolvedConstraints,
-)
+from .._utils._progress import progress, should_show, summary_line
+from .._utils._validation import Interval, Options, TypeSpec, validate_params
+from ..constraints import CONSTRAINT_KINDS, Constraints, QueryBounds, ResolvedConstraints
 from ..data import Dataset
 from ..exceptions import (
     ConstraintError,

@@ -22,9 +22,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._resolution import decimals
 from ..constraints import QueryBounds, satisfied_many
-from ..schema import Feature, Schema
+from ..schema import Feature, Schema, decimals
 
 __all__ = [
     "DEFAULT_DIVERSITY_FRACTION",
@@ -335,7 +334,7 @@ def _typed_frame(schema: Schema, var: np.ndarray, numeric: np.ndarray) -> pd.Dat
     """``schema.coerce(pd.DataFrame(var, columns=schema.names))`` for an object
     matrix ``var``, without building the object frame first: the numeric
     columns are cast in one go when they hold plain numbers."""
-    from ..schema import _py_array
+    from .._utils._values import _py_array
 
     block = var[:, numeric]
     kind = pd.api.types.infer_dtype(block.ravel(), skipna=False) if block.size else "floating"

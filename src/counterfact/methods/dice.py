@@ -14,8 +14,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._deps import import_optional
-from .._validation import Interval, Options
+from .._utils._deps import import_optional
+from .._utils._validation import Interval, Options
 from ._base import Candidates, CounterfactualMethod, Query
 
 __all__ = ["DiCE"]

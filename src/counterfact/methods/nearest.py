@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from .._validation import Interval, Options, TypeSpec
+from .._utils._validation import Interval, Options, TypeSpec
 from ._base import Candidates, CounterfactualMethod, Query
 
 __all__ = ["NearestObservable"]

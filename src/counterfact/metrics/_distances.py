@@ -35,8 +35,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._values import _py
 from ..exceptions import ValidationError
-from ..schema import Schema, _py
+from ..schema import Schema
 from ._common import (
     NUM_TOL,
     as_frame,

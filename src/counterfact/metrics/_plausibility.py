@@ -28,9 +28,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..encoding import Encoder
+from .._utils._values import _py
+from ..data import Encoder
 from ..exceptions import ValidationError
-from ..schema import Schema, _py
+from ..schema import Schema
 from ._common import as_frame, is_result, mean_or_nan, per_query, train_parts
 
 __all__ = ["LOFPlausibility", "lof_score", "plausibility"]

@@ -13,8 +13,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._values import _py
 from ..exceptions import ValidationError
-from ..schema import _py
 from ._common import is_result, query_frames
 
 __all__ = ["coverage", "is_valid", "validity"]

@@ -1,6 +1,21 @@
-"""Model adapters, standard model kinds and (in :mod:`counterfact.models.compile`) the model compiler."""
+"""Model adapters, standard model kinds, loading a model file, choosing the rows to
+explain and (in :mod:`counterfact.models.compile`) the model compiler."""
 
 from ._adapter import ModelAdapter, TorchModel, as_adapter
 from ._fit import KINDS, fit, make_pipeline, preprocessor
+from ._loading import UNSAFE_MODEL_HELP, load_model_file
+from ._select import desired_class, rows_to_explain
 
-__all__ = ["KINDS", "ModelAdapter", "TorchModel", "as_adapter", "fit", "make_pipeline", "preprocessor"]
+__all__ = [
+    "KINDS",
+    "UNSAFE_MODEL_HELP",
+    "ModelAdapter",
+    "TorchModel",
+    "as_adapter",
+    "desired_class",
+    "fit",
+    "load_model_file",
+    "make_pipeline",
+    "preprocessor",
+    "rows_to_explain",
+]

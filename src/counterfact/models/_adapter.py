@@ -32,7 +32,7 @@ class TorchModel:
         self.classes_ = np.asarray(classes)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        from .._deps import import_optional
+        from .._utils._deps import import_optional
 
         torch = import_optional("torch", purpose="TorchModel")
         V = self.encoder.transform(X)

@@ -67,12 +67,12 @@ def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_cl
             **{"hidden_layer_sizes": (10, 10), "max_iter": 1000, "random_state": random_state, **params}
         )
     if kind == "xgb":
-        from .._deps import import_optional
+        from .._utils._deps import import_optional
 
         xgb = import_optional("xgboost", purpose="model kind 'xgb'")
         return xgb.XGBClassifier(**{"n_estimators": 100, "max_depth": 4, "random_state": random_state or 0, "n_jobs": 1, **params})
     if kind == "lgbm":
-        from .._deps import import_optional
+        from .._utils._deps import import_optional
 
         lgb = import_optional("lightgbm", purpose="model kind 'lgbm'")
         return lgb.LGBMClassifier(

@@ -81,7 +81,7 @@ def _per_query(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _env(fmt: str) -> Any:
-    from .._deps import import_optional
+    from .._utils._deps import import_optional
 
     jinja2 = import_optional("jinja2", purpose="benchmark reports")
     return jinja2.Environment(

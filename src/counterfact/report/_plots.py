@@ -15,7 +15,7 @@ __all__ = ["cd_diagram", "metric_bars", "time_distribution", "tradeoff"]
 
 
 def _plt():  # type: ignore[no-untyped-def]
-    from .._deps import import_optional
+    from .._utils._deps import import_optional
 
     mpl = import_optional("matplotlib", purpose="report plots")
     mpl.use("Agg", force=True)

@@ -30,7 +30,7 @@ __all__ = ["Limits", "ServerBusy", "Service", "build_service", "create_app", "fi
 
 def require_server_deps() -> None:
     """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are installed."""
-    from .._deps import import_optional
+    from .._utils._deps import import_optional
 
     for name in ("fastapi", "uvicorn"):
         import_optional(name, purpose="counterfact serve")

@@ -125,7 +125,7 @@ def build_service(
         a method defers to its first explanation is not paid by the first user.
     """
     from .. import datasets, models
-    from ..select import rows_to_explain
+    from ..models import rows_to_explain
 
     say = log or logger.info
     if isinstance(data, str):

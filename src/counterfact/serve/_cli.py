@@ -127,7 +127,8 @@ def _say(message: str) -> None:
 def _load(config: dict[str, Any]) -> tuple[Any, Any]:
     """The dataset and the model (a fitted object, or a kind to fit)."""
     from .. import datasets
-    from .._loading import load_csv, load_model_file
+    from ..data import load_csv
+    from ..models import load_model_file
 
     data = load_csv(config["data"], target=config["target"]) if config["data"] else datasets.load(config["dataset"])
     if config["model_file"]:

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..format import certificate_text, changes, describe_changes
-from ..schema import _py
+from .._utils._values import _py
+from ..result import certificate_text, changes, describe_changes
 
 if TYPE_CHECKING:
     from ._service import ExplainJob, Service

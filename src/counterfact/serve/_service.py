@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._values import _py
 from ..constraints import CONSTRAINT_KINDS, Constraints
 from ..data import Dataset
 from ..exceptions import (
@@ -42,11 +43,9 @@ from ..exceptions import (
     UnsupportedConstraintError,
     ValidationError,
 )
-from ..format import format_value
 from ..methods import CounterfactualMethod
-from ..models import as_adapter
-from ..schema import _py
-from ..select import desired_class, rows_to_explain
+from ..models import as_adapter, desired_class, rows_to_explain
+from ..schema import format_value
 from ._render import jsonable, render
 
 __all__ = ["ExplainJob", "Limits", "ServerBusy", "Service"]

@@ -6,8 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._utils._values import _py
 from ..constraints import QueryBounds
-from ..schema import _py
 from .mip import Expr, Model, Var, lin, quicksum
 
 __all__ = ["REAL_STEP", "FeatureVars", "RawInputs", "declare_inputs", "encode_inputs", "restrict_inputs"]

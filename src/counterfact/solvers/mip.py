@@ -59,7 +59,7 @@ from typing import Any
 
 import numpy as np
 
-from .._deps import import_optional
+from .._utils._deps import import_optional
 from ..exceptions import CounterfactError
 from ._mip_expr import Expr, Term, Var, as_expr, lin, quicksum
 

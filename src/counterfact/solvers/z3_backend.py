@@ -47,7 +47,7 @@ from typing import Any
 
 import numpy as np
 
-from .._deps import import_optional
+from .._utils._deps import import_optional
 from ..exceptions import UnsupportedModelError
 from ._z3_text import ForestText, _linear_text
 

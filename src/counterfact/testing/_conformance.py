@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._validation import invalid_example
+from .._utils._validation import invalid_example
 from ..constraints import CONSTRAINT_KINDS, Causal, Constraints, violations
 from ..data import Dataset
 from ..exceptions import NotFittedError, UnsupportedConstraintError, ValidationError

@@ -8,10 +8,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..._validation import Interval, Options, TypeSpec
+from ..._utils._validation import Interval, Options, TypeSpec
+from ..._utils._values import _py
 from ...constraints import CONSTRAINT_KINDS
 from ...data import mad
-from ...schema import _py
 from ...solvers.mip_backend import changed_set, decode, exclude_point
 from .._base import Candidates, CounterfactualMethod, Query
 from ._formulation import build, solve
@@ -233,7 +233,7 @@ class CEOCL(CounterfactualMethod):
 
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
-        from ..._deps import import_optional
+        from ..._utils._deps import import_optional
         from ...models.compile import compile_model
 
         import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ...schema import _py
+from ..._utils._values import _py
 from ._representation import Representation
 
 __all__ = ["Mirror", "mirror_of"]

@@ -9,8 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..._deps import import_optional
-from ..._validation import Interval, Options, TypeSpec
+from ..._utils._deps import import_optional
+from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import UnsupportedModelError, ValidationError
 from .._base import Candidates, CounterfactualMethod, Query
 from ._blackbox import mirror_of

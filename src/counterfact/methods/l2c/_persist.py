@@ -27,11 +27,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ..._deps import import_optional
+from ..._utils._deps import import_optional
+from ..._utils._values import _py
 from ...data import Dataset
 from ...exceptions import ValidationError
 from ...models import as_adapter
-from ...schema import Schema, _py
+from ...schema import Schema
 from ._representation import Representation
 
 if TYPE_CHECKING:  # pragma: no cover

@@ -17,8 +17,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...models._fastpredict import FastPredictor, spread_rows
 from ...schema import Schema
-from .._fastpredict import FastPredictor, spread_rows
 from ._representation import Representation
 
 __all__ = ["LevelScorer"]

@@ -49,7 +49,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._progress import progress
+from ..._utils._progress import progress
 from ._networks import (
     BlockLayout,
     binary_concrete,

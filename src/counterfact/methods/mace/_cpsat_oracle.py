@@ -52,7 +52,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._deps import import_optional
+from ..._utils._deps import import_optional
 from ...exceptions import UnsupportedModelError
 from ._problem import Problem, exact_distance
 from ._search import Answer

@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..._validation import Interval, Options, TypeSpec
+from ..._utils._validation import Interval, Options, TypeSpec
 from .._base import Candidates, CounterfactualMethod, Query
 from ._polish import Polisher
 from ._problem import Problem, build_problem, decode, norm_weights
@@ -224,12 +224,12 @@ class MACE(CounterfactualMethod):
         self._steps: np.ndarray | None = None
         self._solver_steps()
         if self.oracle_ == "cpsat":
-            from ..._deps import import_optional
+            from ..._utils._deps import import_optional
 
             import_optional("ortools", purpose="MACE (oracle='cpsat')")
             import_optional("z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)")
         elif self.oracle_ == "z3":
-            from ..._deps import import_optional
+            from ..._utils._deps import import_optional
 
             import_optional("z3", purpose="MACE (oracle='z3')")
             if self.warm_start > 0:

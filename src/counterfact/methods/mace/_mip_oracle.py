@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._deps import import_optional
+from ..._utils._deps import import_optional
 from ._problem import Problem, exact_distance, solver_values
 from ._search import Answer
 

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._resolution import decimals
+from ...schema import decimals
 from ._problem import Problem
 
 __all__ = ["Polisher"]

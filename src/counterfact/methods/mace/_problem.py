@@ -25,9 +25,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from ..._utils._values import _py
 from ...constraints import QueryBounds
 from ...exceptions import ValidationError
-from ...schema import Schema, _py
+from ...schema import Schema
 from .._postprocess import resolution
 
 __all__ = [

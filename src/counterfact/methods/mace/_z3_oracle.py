@@ -37,7 +37,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._deps import import_optional
+from ..._utils._deps import import_optional
 from ._problem import Problem, VarSpec, exact_distance, grid_value
 from ._search import Answer
 

@@ -87,7 +87,7 @@ class TorchBackend(NumpyBackend):
     name = "torch"
 
     def __init__(self, device: Any) -> None:
-        from ..._deps import import_optional
+        from ..._utils._deps import import_optional
 
         self.torch = import_optional("torch", purpose="MDPSO(device=...)")
         self.device = self.torch.device(device)

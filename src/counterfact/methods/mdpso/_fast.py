@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._fastpredict import FastPredictor
+from ...models._fastpredict import FastPredictor
 
 __all__ = ["QueryInputs"]
 

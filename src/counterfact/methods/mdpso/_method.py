@@ -9,10 +9,10 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
-from ..._validation import Interval, Options, TypeSpec
+from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import ValidationError
+from ...models._fastpredict import FastPredictor, spread_rows
 from .._base import Candidates, CounterfactualMethod, Query
-from .._fastpredict import FastPredictor, spread_rows
 from ._backend import NumpyBackend, get_backend
 from ._fast import QueryInputs
 from ._iv import information_value

@@ -24,8 +24,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._utils._values import _py
 from ...constraints import QueryBounds
-from ...schema import Schema, _py
+from ...schema import Schema
 
 __all__ = ["FeatureSpec", "Problem", "build_problem"]
 

@@ -28,8 +28,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...models._fastpredict import FastPredictor, spread_rows
 from ...schema import Schema
-from .._fastpredict import FastPredictor, spread_rows
 from ._space import Space
 
 __all__ = ["FastDecide", "one_thread"]

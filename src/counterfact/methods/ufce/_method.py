@@ -9,9 +9,8 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ..._validation import Interval, Options, TypeSpec
-from ...data import mad
-from ...encoding import Encoder
+from ..._utils._validation import Interval, Options, TypeSpec
+from ...data import Encoder, mad
 from .._base import Candidates, CounterfactualMethod, Query
 from . import _search
 from ._dependency import DependencyModels

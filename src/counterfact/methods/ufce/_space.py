@@ -12,8 +12,9 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from ...encoding import Encoder
-from ...schema import Schema, _py
+from ..._utils._values import _py
+from ...data import Encoder
+from ...schema import Schema
 
 __all__ = ["Space"]
 

@@ -1,4 +1,4 @@
-"""Feature kinds and actionabilities, the Feature class, and _py (numpy scalars to Python ones)."""
+"""Feature kinds and actionabilities, and the Feature class."""
 
 from __future__ import annotations
 
@@ -9,7 +9,9 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .exceptions import SchemaError, ValidationError
+from .._utils._values import _py
+from ..exceptions import SchemaError, ValidationError
+from ._resolution import snap_array
 
 Kind = Literal["real", "integer", "binary", "categorical", "ordinal"]
 Actionability = Literal["free", "immutable", "increasing", "decreasing"]
@@ -18,13 +20,6 @@ KINDS: tuple[str, ...] = ("real", "integer", "binary", "categorical", "ordinal")
 ACTIONABILITY: tuple[str, ...] = ("free", "immutable", "increasing", "decreasing")
 NUMERIC_KINDS = frozenset({"real", "integer"})
 DISCRETE_KINDS = frozenset({"binary", "categorical", "ordinal"})
-
-
-def _py(value: Any) -> Any:
-    """Turn numpy scalars into plain Python scalars (for hashing, JSON, comparisons)."""
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 @dataclass(frozen=True)
@@ -222,7 +217,6 @@ class Feature:
         lo, hi = float(self.lower), float(self.upper)  # type: ignore[arg-type]
         if self.resolution is None:
             return min(max(v, lo), hi)
-        from ._resolution import snap_array
 
         ref = None if toward is None else np.array([float(_py(toward))])
         out = float(snap_array(np.array([v]), self.resolution, lo, hi, toward=ref, away=away)[0])

@@ -1,22 +1,93 @@
-"""Reading :class:`~counterfact.result.CounterfactualResult` documents back
-(the body of ``CounterfactualResult.from_json``): every damaged document raises
-a :class:`~counterfact.exceptions.ValidationError` naming what is wrong."""
+"""The JSON format of :class:`~counterfact.result.CounterfactualResult`: writing it
+(``to_json``) and reading it back (``from_json``), where every damaged document
+raises a :class:`~counterfact.exceptions.ValidationError` naming what is wrong."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+import numpy as np
 import pandas as pd
 
-from .constraints import Constraints
-from .exceptions import ValidationError
-from .schema import Schema
+from .._utils._values import _py
+from ..constraints import Constraints
+from ..exceptions import ValidationError
+from ..schema import Schema
+from ._status import STATUSES
 
-if TYPE_CHECKING:
-    from .result import CounterfactualResult
+__all__ = ["FORMAT_VERSION", "constraints_json", "dump", "index_key", "jsonable", "load"]
+
+FORMAT_VERSION = 1
+
+
+def jsonable(v: Any) -> Any:
+    v = _py(v)
+    if isinstance(v, float) and not np.isfinite(v):
+        return None
+    if isinstance(v, (np.ndarray, list, tuple)):
+        return [jsonable(x) for x in v]
+    if isinstance(v, dict):
+        return {str(k): jsonable(x) for k, x in v.items()}
+    if isinstance(v, (str, int, float, bool)) or v is None:
+        return v
+    return str(v)
+
+
+def index_key(v: Any) -> Any:
+    """A query id read back from JSON (lists were tuples)."""
+    return tuple(index_key(x) for x in v) if isinstance(v, list) else v
+
+
+def constraints_json(c: Constraints | None) -> Any:
+    if c is None:
+        return None
+    try:
+        return jsonable(c.to_dict())
+    except Exception:  # non-serialisable causal functions: keep the rest
+        return jsonable({k: v for k, v in Constraints(
+            immutable=c.immutable, increasing=c.increasing, decreasing=c.decreasing, ranges=c.ranges,
+            allowed_values=c.allowed_values, features_to_vary=c.features_to_vary, max_changes=c.max_changes,
+        ).to_dict().items()})
+
+
+def dump(result: Any) -> str:
+    """The JSON document of a :class:`~counterfact.result.CounterfactualResult` (its ``to_json``)."""
+    def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
+        return [{k: jsonable(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
+
+    cf = result.counterfactuals
+    payload = {
+        "format": "counterfact.result",
+        "version": FORMAT_VERSION,
+        "method": result.method,
+        "params": jsonable(result.params),
+        "schema": result.schema.to_dict(),
+        "constraints": constraints_json(result.constraints),
+        "query_constraints": (
+            [[jsonable(q), constraints_json(c)] for q, c in result.query_constraints.items()]
+            if result.query_constraints is not None
+            else None
+        ),
+        "n_counterfactuals": result.n_counterfactuals,
+        "queries": {"index": jsonable(list(result.queries.index)), "rows": rows(result.queries)},
+        "counterfactuals": {
+            "index": jsonable([list(t) for t in cf.index]) if len(cf) else [],
+            "rows": rows(cf),
+        },
+        "status": jsonable(list(result.status.reindex(result.queries.index))),
+        "runtime": jsonable(list(result.runtime.reindex(result.queries.index))),
+        "target": jsonable(list(result.target.reindex(result.queries.index))),
+        "confidence": jsonable(list(result.confidence.reindex(cf.index))) if len(cf) else [],
+        "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
+        "diagnostics": {
+            "columns": list(map(str, result.diagnostics.columns)),
+            "rows": rows(result.diagnostics.reindex(result.queries.index)),
+        },
+    }
+    return json.dumps(payload)
 
 
 def _looks_like_path(text: str) -> bool:
@@ -32,10 +103,8 @@ def _looks_like_path(text: str) -> bool:
         return False
 
 
-def load(cls: type[CounterfactualResult], text: str | bytes) -> CounterfactualResult:
+def load(cls: Any, text: str | bytes) -> Any:
     """Parse and check a result document (see ``CounterfactualResult.from_json``)."""
-    from .result import FORMAT_VERSION
-
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -97,9 +166,7 @@ def load(cls: type[CounterfactualResult], text: str | bytes) -> CounterfactualRe
         ) from None
 
 
-def _from_payload(cls: type[CounterfactualResult], d: dict[str, Any]) -> CounterfactualResult:
-    from .result import STATUSES, _index_key
-
+def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
     schema = Schema.from_dict(d["schema"])
     nq = len(d["queries"]["index"])
     for key in ("status", "runtime", "target", "query_confidence"):
@@ -119,7 +186,7 @@ def _from_payload(cls: type[CounterfactualResult], d: dict[str, Any]) -> Counter
     for t in d["counterfactuals"]["index"]:
         if not isinstance(t, list) or len(t) != 2:
             raise ValidationError(f"a counterfactual index entry must be [query, rank]. Got {t!r}.")
-        tuples.append((_index_key(t[0]), t[1]))
+        tuples.append((index_key(t[0]), t[1]))
     cidx = pd.MultiIndex.from_tuples(tuples, names=["query", "rank"]) if tuples else pd.MultiIndex.from_tuples([], names=["query", "rank"])
     cfs = pd.DataFrame(d["counterfactuals"]["rows"], columns=schema.names)
     cfs = schema.coerce(cfs) if len(cfs) else cfs
@@ -140,7 +207,7 @@ def _from_payload(cls: type[CounterfactualResult], d: dict[str, Any]) -> Counter
         params=d["params"],
         constraints=Constraints.from_dict(constraints) if constraints else None,
         query_constraints=(
-            {_index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in qc}
+            {index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in qc}
             if qc is not None
             else None
         ),

@@ -16,8 +16,8 @@ from typing import Literal
 import numpy as np
 import pandas as pd
 
-from .exceptions import ValidationError
-from .schema import Schema
+from ..exceptions import ValidationError
+from ..schema import Schema
 
 __all__ = ["Encoder"]
 

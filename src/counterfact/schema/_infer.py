@@ -8,8 +8,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .exceptions import SchemaError, ValidationError
-from .schema import NUMERIC_KINDS, Feature, _py
+from .._utils._values import _py
+from ..exceptions import SchemaError, ValidationError
+from ._feature import NUMERIC_KINDS, Feature
+from ._resolution import infer_resolution
 
 
 def infer_features(
@@ -77,8 +79,6 @@ def infer_features(
             lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
             res = resolution.get(c)
             if res is None and kind == "real":
-                from ._resolution import infer_resolution
-
                 res = infer_resolution(pd.to_numeric(s).to_numpy(dtype=float))
             feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a, resolution=res))  # type: ignore[arg-type]
         else:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from .exceptions import MissingDependencyError
+from ..exceptions import MissingDependencyError
 
 #: import name -> (pip distribution, counterfact extra)
 _EXTRAS: dict[str, tuple[str, str]] = {

@@ -1,4 +1,4 @@
-"""One formatter for every place a counterfactual is shown to a person.
+"""Counterfactuals in words: the changes a counterfactual makes, and each method's guarantee.
 
 The CLI, ``CounterfactualResult.describe()``/``diffs()``/``_repr_html_`` and the
 benchmark report all use these functions, so a change reads the same
@@ -20,55 +20,12 @@ from typing import Any
 
 import pandas as pd
 
-from ._resolution import decimals
-from .schema import Feature, Schema, _py
+from .._utils._values import _is_missing, _py
+from ..schema import Feature, Schema, format_value
 
-__all__ = ["Change", "certificate_text", "changes", "describe_changes", "format_value"]
+__all__ = ["Change", "certificate_text", "changes", "describe_changes"]
 
 _NUM_TOL = 1e-9
-
-
-def _is_missing(value: Any) -> bool:
-    if value is None:
-        return True
-    try:
-        return bool(pd.isna(value))
-    except (TypeError, ValueError):
-        return False
-
-
-def format_value(feature: Feature, value: Any) -> str:
-    """``value`` as a person reads it: a number at the feature's resolution
-    (``1031``, ``0.57``), a category as its text.
-
-    Integer features print whole numbers; real features with a resolution print
-    as many decimals as the resolution has (``0.01`` -> two; ``1`` -> none);
-    real features without one use six significant digits.  Missing values print
-    as ``"?"``.
-    """
-    value = _py(value)
-    if _is_missing(value):
-        return "?"
-    if not feature.is_numeric:
-        return str(value)
-    try:
-        v = float(value)
-    except (TypeError, ValueError):
-        return str(value)
-    if not math.isfinite(v):
-        return str(v)
-    if feature.kind == "integer" and feature.resolution is not None and feature.resolution >= 1:
-        return str(round(v))
-    if feature.resolution is None:
-        return f"{v:.6g}"
-    d = decimals(feature.resolution)
-    return _strip_negative_zero(f"{round(v, d):.{d}f}")
-
-
-def _strip_negative_zero(text: str) -> str:
-    if text.startswith("-") and set(text[1:]) <= {"0", "."}:
-        return text[1:]
-    return text
 
 
 def _precise(value: Any) -> str:
@@ -148,6 +105,8 @@ _METHOD_NAMES = {
     "nearest": "nearest observed row",
     "dice": "DiCE",
 }
+
+
 _EXACT = frozenset({"mace", "ceocl"})
 
 

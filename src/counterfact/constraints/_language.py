@@ -29,30 +29,21 @@ Semantics (documented decisions)
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._bounds import FeatureBounds, QueryBounds, ResolvedConstraints, satisfied_many
-from ._bounds import _category_codes as _category_codes
-from ._bounds import changed as changed
-from ._violations import violations
-from .exceptions import ConstraintError
-from .schema import Schema, _py
+from .._utils._values import _py
+from ..exceptions import ConstraintError
+from ..schema import Schema
+from ._bounds import ResolvedConstraints
+from ._causal import Causal
+from ._violations import check_violations
 
-__all__ = [
-    "CONSTRAINT_KINDS",
-    "Causal",
-    "Constraints",
-    "FeatureBounds",
-    "QueryBounds",
-    "ResolvedConstraints",
-    "satisfied_many",
-    "violations",
-]
+__all__ = ["CONSTRAINT_KINDS", "Constraints", "violations"]
 
 #: Every kind of constraint; methods declare which they honour natively.
 CONSTRAINT_KINDS: tuple[str, ...] = (
@@ -65,85 +56,6 @@ CONSTRAINT_KINDS: tuple[str, ...] = (
     "max_changes",
     "causal",
 )
-
-
-@dataclass(frozen=True)
-class Causal:
-    """A causal relation ``child = c(parents)`` used as CE-OCL's eq. (7).
-
-    Give exactly one of
-
-    * ``coef`` (and ``intercept``): a linear structural equation
-      ``c(p) = intercept + sum_k coef[k] * p_k`` -- encodable by every exact method;
-    * ``model``: a fitted regressor predicting the child from a DataFrame of
-      the parents (CE-OCL embeds it through the model compiler);
-    * ``fn``: a Python callable taking a DataFrame of the parents and
-      returning an array (checked, but not encodable in a solver).
-
-    The counterfactual must satisfy ``x'_child - x_child = c(p') - c(p)`` within
-    ``tol`` (relative to the child's range).
-    """
-
-    child: str
-    parents: tuple[str, ...]
-    coef: Mapping[str, float] | None = None
-    intercept: float = 0.0
-    model: Any = None
-    fn: Callable[[pd.DataFrame], Any] | None = None
-    tol: float = 1e-3
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "parents", tuple(self.parents))
-        given = sum(x is not None for x in (self.coef, self.model, self.fn))
-        if given != 1:
-            raise ConstraintError(
-                f"Causal relation for '{self.child}' needs exactly one of coef=, model= or fn=. "
-                f"Got {given}."
-            )
-        if not self.parents:
-            raise ConstraintError(f"Causal relation for '{self.child}' needs at least one parent.")
-        if self.child in self.parents:
-            raise ConstraintError(f"Causal relation: '{self.child}' cannot be its own parent.")
-        if self.coef is not None:
-            unknown = set(self.coef) - set(self.parents)
-            if unknown:
-                raise ConstraintError(
-                    f"Causal relation for '{self.child}': coef names {sorted(unknown)} "
-                    f"which are not parents {list(self.parents)}."
-                )
-        if self.model is not None and not hasattr(self.model, "predict"):
-            raise ConstraintError(
-                f"Causal relation for '{self.child}': model must be a fitted regressor with predict()."
-            )
-
-    @property
-    def kind(self) -> str:
-        """``"linear"``, ``"model"`` or ``"function"``."""
-        if self.coef is not None:
-            return "linear"
-        return "model" if self.model is not None else "function"
-
-    def evaluate(self, parents: pd.DataFrame) -> np.ndarray:
-        """``c(parents)`` for each row."""
-        P = parents.loc[:, list(self.parents)]
-        if self.coef is not None:
-            out = np.full(len(P), float(self.intercept))
-            for k, w in self.coef.items():
-                out += float(w) * pd.to_numeric(P[k]).to_numpy(dtype=float)
-            return out
-        if self.model is not None:
-            return np.asarray(self.model.predict(P), dtype=float).reshape(-1)
-        fn = self.fn
-        assert fn is not None  # one of coef/model/fn is set (checked in __post_init__)
-        return np.asarray(fn(P), dtype=float).reshape(-1)
-
-    def residual(self, query: pd.Series, counterfactuals: pd.DataFrame) -> np.ndarray:
-        """``(x'_child - x_child) - (c(p') - c(p))`` per counterfactual."""
-        q = query.to_frame().T
-        base = self.evaluate(q)[0]
-        new = self.evaluate(counterfactuals)
-        dchild = pd.to_numeric(counterfactuals[self.child]).to_numpy(dtype=float) - float(query[self.child])
-        return dchild - (new - base)
 
 
 @dataclass(frozen=True)
@@ -445,3 +357,22 @@ class Constraints:
         if "causal" in d:
             d["causal"] = [Causal(child=c["child"], parents=tuple(c["parents"]), coef=c["coef"], intercept=c.get("intercept", 0.0)) for c in d["causal"]]
         return cls(**d)
+
+
+def violations(
+    query: pd.Series | pd.DataFrame,
+    counterfactuals: pd.DataFrame,
+    schema: Schema,
+    constraints: Constraints | None = None,
+) -> pd.DataFrame:
+    """Check counterfactuals of one query against the schema and constraints.
+
+    Returns a DataFrame with one row per violation and columns ``row`` (the
+    counterfactual's index label), ``feature``, ``kind`` and ``detail``.  Kinds:
+    ``domain`` (changed value outside the feature's domain, not integral, unknown
+    category), ``immutable``, ``increasing``, ``decreasing``, ``ranges``,
+    ``allowed_values``, ``features_to_vary``, ``max_changes`` and ``causal``.  An
+    empty frame means every counterfactual satisfies everything.
+    """
+    constraints = constraints or Constraints()
+    return check_violations(query, counterfactuals, schema, constraints, constraints.resolve(schema))

@@ -22,8 +22,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .data import Dataset
-from .exceptions import ValidationError
+from ..data import Dataset
+from ..exceptions import ValidationError
+from ._adapter import as_adapter
 
 __all__ = ["desired_class", "rows_to_explain"]
 
@@ -137,7 +138,6 @@ def rows_to_explain(
     wanted = desired_class(model, target=target, data=data)
     if len(frame) == 0:
         return frame.copy()
-    from .models import as_adapter
 
     cols = list(data.schema.names) if data is not None else list(frame.columns)
     missing = [c for c in cols if c not in frame.columns]

@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .exceptions import ValidationError
+from ..exceptions import ValidationError
 
 __all__ = ["Interval", "Options", "Spec", "TypeSpec", "invalid_example", "validate_params"]
 

@@ -12,15 +12,11 @@ the values ``k * resolution`` for integer ``k``.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
-import pandas as pd
 
-if TYPE_CHECKING:
-    from .schema import Schema
-
-__all__ = ["COARSEST", "FINEST", "decimals", "infer_resolution", "snap_array", "snap_frame"]
+__all__ = ["COARSEST", "FINEST", "decimals", "infer_resolution", "snap_array"]
 
 #: The finest inferred step: values with more decimals are snapped to 1e-6.
 FINEST = 1e-6
@@ -111,28 +107,3 @@ def snap_array(
     return np.round(kk * step, d)
 
 
-def snap_frame(
-    schema: Schema, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False
-) -> pd.DataFrame:
-    """:meth:`counterfact.Schema.snap`: a copy of ``X`` with every numeric
-    column on its feature's grid and inside its domain."""
-    from .schema import _py
-
-    out = X.copy()
-    for f in schema.features:
-        if not f.is_numeric or f.name not in out.columns:
-            continue
-        vals = pd.to_numeric(out[f.name]).to_numpy(dtype=float)
-        lo, hi = float(f.lower), float(f.upper)  # type: ignore[arg-type]
-        if f.resolution is None:
-            out[f.name] = np.clip(vals, lo, hi)
-            continue
-        ref = None
-        if toward is not None:
-            if isinstance(toward, pd.Series):
-                ref = np.full(len(vals), float(_py(toward[f.name])))
-            else:
-                ref = pd.to_numeric(toward[f.name]).to_numpy(dtype=float)
-        snapped = snap_array(vals, f.resolution, lo, hi, toward=ref, away=away)
-        out[f.name] = np.round(snapped).astype(np.int64) if f.kind == "integer" else snapped
-    return out

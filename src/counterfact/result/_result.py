@@ -3,38 +3,24 @@
 from __future__ import annotations
 
 import html
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .constraints import Constraints
-from .exceptions import ValidationError
-from .schema import Schema, _py
+from .. import metrics
+from .._utils._deps import import_optional
+from ..constraints import Constraints
+from ..exceptions import ValidationError
+from ..schema import Schema
+from ._json import constraints_json, dump, load
+from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
+from ._text import Change, certificate_text, describe_changes
+from ._text import changes as _changes
 
-if TYPE_CHECKING:
-    from .format import Change
-
-__all__ = ["STATUSES", "CounterfactualResult"]
-
-#: Status of a query: the nearest/optimal answer was proven (exact methods),
-#: some valid counterfactual was found, none exists under the constraints,
-#: the time limit ran out before any was found, the search found none, or the
-#: row's own constraints contradict each other (it was not explained).
-STATUSES: tuple[str, ...] = ("optimal", "feasible", "infeasible", "timeout", "failed", "invalid")
-#: Statuses with at least one verified counterfactual.
-SUCCESS: frozenset[str] = frozenset({"optimal", "feasible"})
-#: The reason shown for a non-success status when the method gave none.
-DEFAULT_REASONS: dict[str, str] = {
-    "infeasible": "no counterfactual exists under these constraints",
-    "timeout": "time limit reached before a counterfactual was found",
-    "failed": "no counterfactual found",
-    "invalid": "the row's own constraints contradict each other",
-}
-FORMAT_VERSION = 1
+__all__ = ["CounterfactualResult"]
 
 
 def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
@@ -58,24 +44,6 @@ def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
             reasons.append(DEFAULT_REASONS.get(str(s), "no counterfactual") if missing else str(r))
     diag["reason"] = pd.Series(reasons, index=diag.index, dtype=object)
     return diag
-
-
-def _jsonable(v: Any) -> Any:
-    v = _py(v)
-    if isinstance(v, float) and not np.isfinite(v):
-        return None
-    if isinstance(v, (np.ndarray, list, tuple)):
-        return [_jsonable(x) for x in v]
-    if isinstance(v, dict):
-        return {str(k): _jsonable(x) for k, x in v.items()}
-    if isinstance(v, (str, int, float, bool)) or v is None:
-        return v
-    return str(v)
-
-
-def _index_key(v: Any) -> Any:
-    """A query id read back from JSON (lists were tuples)."""
-    return tuple(_index_key(x) for x in v) if isinstance(v, list) else v
 
 
 class CounterfactualResult:
@@ -203,16 +171,12 @@ class CounterfactualResult:
     def certificate(self, query: Any) -> str:
         """The guarantee behind ``query``'s answer in plain words
         (see :func:`counterfact.format.certificate_text`)."""
-        from .format import certificate_text
-
         d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
         return certificate_text(self.method, str(self.status.get(query, "")), d)
 
     # -------------------------------------------------------------- metrics
     def evaluate(self, train: Any = None, **kwargs: Any) -> pd.DataFrame:
         """Every applicable metric, one row per query (see :mod:`counterfact.metrics`)."""
-        from . import metrics
-
         return metrics.evaluate(self, train, **kwargs)
 
     # ---------------------------------------------------------------- diffs
@@ -220,8 +184,6 @@ class CounterfactualResult:
         """The features counterfactual ``rank`` of ``query`` changes, with both
         values raw and formatted at the feature's resolution
         (see :func:`counterfact.format.changes`)."""
-        from .format import changes as _changes
-
         if query not in self.queries.index:
             raise ValidationError(f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}.")
         cfs = self.for_query(query)
@@ -236,8 +198,6 @@ class CounterfactualResult:
         """Long table of changes, only features whose value changed: query,
         rank, feature, from, to (raw values), from_text, to_text (formatted at
         the feature's resolution)."""
-        from .format import changes as _changes
-
         cols = ["query", "rank", "feature", "from", "to", "from_text", "to_text"]
         rows = []
         for (q, r), cf in self.counterfactuals.iterrows():
@@ -251,9 +211,6 @@ class CounterfactualResult:
         ``query 3, #0: duration_months 24 -> 12; purpose car -> radio``; a
         query without one gets its status and reason
         (``query 5: no counterfactual (failed: query already predicted as target)``)."""
-        from .format import changes as _changes
-        from .format import describe_changes
-
         lines = []
         queries = [query] if query is not None else list(self.queries.index)
         reasons = self.reason
@@ -272,8 +229,6 @@ class CounterfactualResult:
 
     # -------------------------------------------------------------- display
     def _repr_html_(self) -> str:
-        from .format import changes as _changes
-
         def esc(v: Any) -> str:
             return html.escape(str(v))
 
@@ -321,8 +276,6 @@ class CounterfactualResult:
 
     def to_parquet(self, path: str | Path) -> None:
         """Counterfactuals (with status) as Parquet (needs pyarrow)."""
-        from ._deps import import_optional
-
         import_optional("pyarrow", purpose="Parquet export")
         frame = self.to_frame().reset_index()
         for c in frame.columns:
@@ -332,39 +285,7 @@ class CounterfactualResult:
 
     def to_json(self) -> str:
         """Versioned JSON (the model is not serialised)."""
-        def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
-            return [{k: _jsonable(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
-
-        cf = self.counterfactuals
-        payload = {
-            "format": "counterfact.result",
-            "version": FORMAT_VERSION,
-            "method": self.method,
-            "params": _jsonable(self.params),
-            "schema": self.schema.to_dict(),
-            "constraints": _safe_constraints(self.constraints),
-            "query_constraints": (
-                [[_jsonable(q), _safe_constraints(c)] for q, c in self.query_constraints.items()]
-                if self.query_constraints is not None
-                else None
-            ),
-            "n_counterfactuals": self.n_counterfactuals,
-            "queries": {"index": _jsonable(list(self.queries.index)), "rows": rows(self.queries)},
-            "counterfactuals": {
-                "index": _jsonable([list(t) for t in cf.index]) if len(cf) else [],
-                "rows": rows(cf),
-            },
-            "status": _jsonable(list(self.status.reindex(self.queries.index))),
-            "runtime": _jsonable(list(self.runtime.reindex(self.queries.index))),
-            "target": _jsonable(list(self.target.reindex(self.queries.index))),
-            "confidence": _jsonable(list(self.confidence.reindex(cf.index))) if len(cf) else [],
-            "query_confidence": _jsonable(list(self.query_confidence.reindex(self.queries.index))),
-            "diagnostics": {
-                "columns": list(map(str, self.diagnostics.columns)),
-                "rows": rows(self.diagnostics.reindex(self.queries.index)),
-            },
-        }
-        return json.dumps(payload)
+        return dump(self)
 
     @classmethod
     def from_json(cls, text: str | bytes) -> CounterfactualResult:
@@ -375,8 +296,6 @@ class CounterfactualResult:
         a result document, a newer format version, a missing key or a value of
         the wrong type.
         """
-        from ._result_json import load
-
         return load(cls, text)
 
     # ----------------------------------------------------------------- join
@@ -389,7 +308,7 @@ class CounterfactualResult:
         common: Constraints | None = first.constraints
         per_query: dict[Any, Constraints] | None = None
         same = all(r.query_constraints is None for r in results) and all(
-            _safe_constraints(r.constraints) == _safe_constraints(first.constraints) for r in results
+            constraints_json(r.constraints) == constraints_json(first.constraints) for r in results
         )
         if not same:  # different constraints per part: keep each query's own
             common = None
@@ -417,13 +336,3 @@ class CounterfactualResult:
         )
 
 
-def _safe_constraints(c: Constraints | None) -> Any:
-    if c is None:
-        return None
-    try:
-        return _jsonable(c.to_dict())
-    except Exception:  # non-serialisable causal functions: keep the rest
-        return _jsonable({k: v for k, v in Constraints(
-            immutable=c.immutable, increasing=c.increasing, decreasing=c.decreasing, ranges=c.ranges,
-            allowed_values=c.allowed_values, features_to_vary=c.features_to_vary, max_changes=c.max_changes,
-        ).to_dict().items()})

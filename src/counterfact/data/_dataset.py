@@ -9,8 +9,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .exceptions import ValidationError
-from .schema import Schema
+from ..exceptions import ValidationError
+from ..schema import Schema
 
 __all__ = ["Dataset", "mad", "quantile_bins", "ranges"]
 

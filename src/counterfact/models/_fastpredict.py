@@ -181,7 +181,7 @@ class FastPredictor:
         if not hasattr(est, "predict_proba") or hasattr(est, "feature_names_in_"):
             return None
         try:
-            from ..models.compile import compile_model
+            from .compile import compile_model
 
             compiled = compile_model(model, schema)
             fast = cls(compiled.inputs, compiled.affine, est, None)

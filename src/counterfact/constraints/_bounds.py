@@ -6,17 +6,15 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from .exceptions import ConstraintError
-from .schema import Feature, Schema, _py
-
-if TYPE_CHECKING:
-    from .constraints import Causal, Constraints
-
+from .._utils._values import _numeric_block, _py
+from ..exceptions import ConstraintError
+from ..schema import Feature, Schema
+from ._causal import Causal
 
 _NUM_TOL = 1e-7
 
@@ -211,7 +209,6 @@ def _category_tables(cats: tuple[tuple[Any, ...], ...]) -> tuple[pd.Index, np.nd
 def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     """Columns ``names`` of ``frame`` as floats, values that are not numbers as NaN
     (``pd.to_numeric(errors="coerce")``), in one conversion when the columns allow it."""
-    from .schema import _numeric_block
 
     block = _numeric_block(frame, names)
     if block is not None:
@@ -230,7 +227,8 @@ class ResolvedConstraints:
     allowed_values: dict[str, tuple[Any, ...]]
     max_changes: int | None
     causal: tuple[Causal, ...]
-    source: Constraints
+    #: the :class:`~counterfact.constraints.Constraints` these were resolved from
+    source: Any
 
     def for_query(self, x: pd.Series) -> QueryBounds:
         """Per-feature bounds around one (validated) query row."""

@@ -20,59 +20,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._values import _numeric_block, _numeric_column, _py, _py_array
+from ..exceptions import SchemaError, ValidationError
 from ._feature import ACTIONABILITY as ACTIONABILITY
 from ._feature import DISCRETE_KINDS as DISCRETE_KINDS
 from ._feature import KINDS as KINDS
 from ._feature import NUMERIC_KINDS as NUMERIC_KINDS
 from ._feature import Actionability as Actionability
-from ._feature import Feature, _py
+from ._feature import Feature
 from ._feature import Kind as Kind
-from .exceptions import SchemaError, ValidationError
-
-_py_ufunc = np.frompyfunc(_py, 1, 1)
-
-
-def _py_array(arr: np.ndarray) -> np.ndarray:
-    """:func:`_py` over an object array (fast path when it holds no numpy scalars)."""
-    kind = pd.api.types.infer_dtype(arr, skipna=False)
-    if kind == "string":  # all str: nothing to convert
-        return arr
-    if kind in _HOMOGENEOUS:  # one numpy cast, then numpy's own cast to Python scalars
-        try:
-            return arr.astype(_HOMOGENEOUS[kind]).astype(object)
-        except (OverflowError, TypeError, ValueError):  # e.g. Python ints beyond int64
-            pass
-    return np.asarray(_py_ufunc(arr), dtype=object)
-
-
-def _numeric_column(col: pd.Series) -> np.ndarray:
-    """One column as a float array (``pd.to_numeric`` when it is not numeric)."""
-    if pd.api.types.is_numeric_dtype(col.dtype):
-        return col.to_numpy(dtype=float)
-    return pd.to_numeric(col).to_numpy(dtype=float)
-
-
-def _numeric_block(X: pd.DataFrame, names: list[str]) -> np.ndarray | None:
-    """The columns ``names`` of ``X`` as one float matrix (a copy), or None when
-    a column needs :func:`pandas.to_numeric`'s parsing (text, missing markers),
-    so that the caller converts column by column with the same results."""
-    if not names:
-        return np.zeros((len(X), 0))
-    if X.columns.has_duplicates:
-        return None
-    sub = X[names]
-    if all(isinstance(dt, np.dtype) and dt.kind in "biuf" for dt in sub.dtypes):
-        return np.array(sub.to_numpy(dtype=float), dtype=float, copy=True)
-    obj = sub.to_numpy(dtype=object)
-    if pd.api.types.infer_dtype(obj.ravel(), skipna=False) not in ("integer", "floating", "mixed-integer-float"):
-        return None  # text, booleans, missing markers, decimals...: column by column
-    try:
-        return np.asarray(obj, dtype=float)
-    except (OverflowError, TypeError, ValueError):
-        return None
-
-
-_HOMOGENEOUS: dict[str, type] = {"integer": np.int64, "boolean": np.bool_, "floating": np.float64}
+from ._format import format_value
+from ._infer import infer_features
+from ._resolution import infer_resolution, snap_array
 
 
 @dataclass(frozen=True)
@@ -191,8 +150,6 @@ class Schema:
         for f in self.features:
             res = resolution.get(f.name)
             if res is None and frame is not None and f.kind == "real" and f.resolution is None and f.name in frame:
-                from ._resolution import infer_resolution
-
                 res = infer_resolution(pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=float))
             feats.append(f if res is None else f.with_(resolution=res))
         return replace(self, features=tuple(feats))
@@ -206,9 +163,7 @@ class Schema:
         Columns of discrete features, and of real features without a
         resolution (clipped only), are otherwise left as they are.
         """
-        from ._resolution import snap_frame
-
-        return snap_frame(self, X, toward, away=away)
+        return _snap_frame(self, X, toward, away=away)
 
     # ------------------------------------------------------------ validation
     def validate_frame(self, X: Any, *, what: str = "X", allow_extra: bool = True) -> pd.DataFrame:
@@ -410,8 +365,6 @@ class Schema:
             named get theirs inferred from the data, integer ones 1 (see
             :class:`Feature`).
         """
-        from ._schema_infer import infer_features
-
         feats, classes = infer_features(
             frame, target, kinds=kinds, categories=categories, bounds=bounds, immutable=immutable,
             increasing=increasing, decreasing=decreasing, max_categories=max_categories, resolution=resolution,
@@ -426,8 +379,6 @@ class Schema:
         levels and a count, so the table prints in a terminal
         (``schema[name].categories`` has them all).
         """
-        from .format import format_value
-
         rows = []
         for f in self.features:
             if f.is_numeric:
@@ -450,3 +401,28 @@ def _short_levels(levels: list[str], sep: str, width: int = 48) -> str:
             break
         shown.append(lev)
     return f"{sep.join(shown)}{sep}... ({len(levels)} levels)"
+
+
+def _snap_frame(
+    schema: Schema, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False
+) -> pd.DataFrame:
+    """:meth:`Schema.snap`: a copy of ``X`` with every numeric
+    column on its feature's grid and inside its domain."""
+    out = X.copy()
+    for f in schema.features:
+        if not f.is_numeric or f.name not in out.columns:
+            continue
+        vals = pd.to_numeric(out[f.name]).to_numpy(dtype=float)
+        lo, hi = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+        if f.resolution is None:
+            out[f.name] = np.clip(vals, lo, hi)
+            continue
+        ref = None
+        if toward is not None:
+            if isinstance(toward, pd.Series):
+                ref = np.full(len(vals), float(_py(toward[f.name])))
+            else:
+                ref = pd.to_numeric(toward[f.name]).to_numpy(dtype=float)
+        snapped = snap_array(vals, f.resolution, lo, hi, toward=ref, away=away)
+        out[f.name] = np.round(snapped).astype(np.int64) if f.kind == "integer" else snapped
+    return out

@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._progress import progress, should_show, summary_line
-from .exceptions import ValidationError
-from .result import CounterfactualResult
+from ..._utils._deps import import_optional
+from ..._utils._progress import progress, should_show, summary_line
+from ...exceptions import ValidationError
+from ...result import CounterfactualResult
 
 __all__ = ["BatchReport", "explain_in_chunks", "parallel_backend"]
 
@@ -66,8 +67,6 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
     from joblib import parallel_config
 
     if backend == "dask":
-        from ._deps import import_optional
-
         distributed = import_optional("distributed", purpose="backend='dask'")
         client = None
         cluster = None
@@ -91,8 +90,6 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
                 if cluster is not None:
                     cluster.close()
     elif backend == "ray":
-        from ._deps import import_optional
-
         ray = import_optional("ray", purpose="backend='ray'")
         from ray.util.joblib import register_ray
 
@@ -224,8 +221,6 @@ def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, bytes]], finis
     one-thread worker run two chunks at once, which halved the throughput of
     the solver-based methods at two workers (measured: MACE and CE-OCL 1.0x).
     """
-    from ._deps import import_optional
-
     distributed = import_optional("distributed", purpose="backend='dask'")
     method_f = client.scatter(blob, broadcast=True, hash=False)
     futures = {client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, chunk in tasks}

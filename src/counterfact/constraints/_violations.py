@@ -3,45 +3,33 @@
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ._bounds import changed
-from .exceptions import ConstraintError
-from .schema import Feature, Schema, _py
-
-if TYPE_CHECKING:
-    from .constraints import Constraints
-
+from .._utils._values import _py
+from ..exceptions import ConstraintError
+from ..schema import Feature, Schema
+from ._bounds import ResolvedConstraints, changed
 
 _VIOLATION_COLUMNS = ["row", "feature", "kind", "detail"]
 
 
-def violations(
+def check_violations(
     query: pd.Series | pd.DataFrame,
     counterfactuals: pd.DataFrame,
     schema: Schema,
-    constraints: Constraints | None = None,
+    constraints: Any,
+    resolved: ResolvedConstraints,
 ) -> pd.DataFrame:
-    """Check counterfactuals of one query against the schema and constraints.
-
-    Returns a DataFrame with one row per violation and columns ``row`` (the
-    counterfactual's index label), ``feature``, ``kind`` and ``detail``.  Kinds:
-    ``domain`` (changed value outside the feature's domain, not integral, unknown
-    category), ``immutable``, ``increasing``, ``decreasing``, ``ranges``,
-    ``allowed_values``, ``features_to_vary``, ``max_changes`` and ``causal``.  An
-    empty frame means every counterfactual satisfies everything.
-    """
-    from .constraints import Constraints  # not at the top: constraints imports this module
-
+    """The body of :func:`counterfact.constraints.violations`: ``constraints`` (a
+    :class:`~counterfact.constraints.Constraints`) and ``resolved``, the same
+    constraints resolved against ``schema``."""
     if isinstance(query, pd.DataFrame):
         if len(query) != 1:
             raise ConstraintError("violations() checks the counterfactuals of one query; pass one row.")
         query = query.iloc[0]
-    constraints = constraints or Constraints()
-    resolved = constraints.resolve(schema)
     rows: list[tuple[Any, str, str, str]] = []
     if len(counterfactuals) == 0:
         return pd.DataFrame(columns=_VIOLATION_COLUMNS)

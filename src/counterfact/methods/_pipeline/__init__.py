@@ -1,0 +1,1 @@
+"""The explain pipeline shared by every method."""
