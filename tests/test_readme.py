@@ -96,3 +96,11 @@ def test_readme_cli_lines_parse():
         if argv in (["--help"], ["--version"]):
             continue
         parser.parse_args(argv)  # unknown options or choices exit with status 2
+
+
+def test_the_methods_table_is_the_registry():
+    """The README's methods table is ``counterfact methods --markdown``: a registered
+    method, or a change of its tags, shows up there (regenerate the table)."""
+    from counterfact.cli._methods import methods_table
+
+    assert methods_table() in README.read_text(), "run `counterfact methods --markdown` and paste it into the README"

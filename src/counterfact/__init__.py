@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from . import constraints, data, exceptions, methods, models, result, schema
 from ._utils._moved import install as _install_moved
+from ._utils._version import __version__
 from .constraints import Causal, Constraints, violations
 from .data import Dataset, Encoder, encoding
 from .exceptions import (
@@ -20,8 +21,6 @@ from .exceptions import (
 from .methods import CounterfactualMethod
 from .result import CounterfactualResult
 from .schema import Feature, Schema
-
-__version__ = "0.1.0"
 
 _LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
 _LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing", "format", "serve")
@@ -46,6 +45,19 @@ _MOVED = {
     "counterfact.batch": (
         "import explain_in_chunks, parallel_backend and BatchReport from counterfact.methods",
         "counterfact.methods._pipeline._batch",
+    ),
+    "counterfact.solvers.mip": (
+        "import Model, Var, Expr, lin, quicksum, Solution and SolverError from counterfact.solvers.milp",
+        "counterfact.solvers.milp",
+    ),
+    "counterfact.solvers.mip_backend": (
+        "import the MILP encoder (encode_inputs, encode_model, decode, ...) from counterfact.solvers.milp",
+        "counterfact.solvers.milp",
+    ),
+    "counterfact.solvers.z3_backend": (
+        "import the Z3 encoder (encode_model, forest_in_box, is_forest, ...) from counterfact.solvers.smt",
+        "counterfact.solvers.smt",
+        "counterfact.solvers",
     ),
 }
 _install_moved(_MOVED)

@@ -11,6 +11,6 @@ from __future__ import annotations
 
 from ._result import AuditResult
 from ._run import audit
-from ._text import EXACT_METHODS, GLOSSARY
+from ._text import GLOSSARY
 
-__all__ = ["EXACT_METHODS", "GLOSSARY", "AuditResult", "audit"]
+__all__ = ["GLOSSARY", "AuditResult", "audit"]

@@ -8,14 +8,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._deps import import_optional
+
 __all__ = ["actions_plot", "cost_ecdf", "recourse_rates", "sensitivity_plot"]
 
 _COLORS = {"recourse": "#2e7d32", "proven_none": "#8e1b1b", "unknown": "#9e9e9e"}
 
 
 def _plt() -> Any:
-    from .._utils._deps import import_optional
-
     mpl = import_optional("matplotlib", purpose="the audit report's plots")
     mpl.use("Agg", force=True)
     import matplotlib.pyplot as plt

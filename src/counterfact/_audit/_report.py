@@ -9,6 +9,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._utils._deps import import_optional
 from . import _plots
 from ._text import GLOSSARY
 
@@ -115,7 +116,7 @@ def _context(result: Any) -> dict[str, Any]:
         "meta": meta,
         "method": result.method,
         "guarantee": result.guarantee,
-        "exact": result.method in ("mace", "ceocl"),
+        "exact": result.proves_infeasibility,
         "settings": settings,
         "confidence": f"{100 * settings.confidence:g}%",
         "cost_label": cost_label,
@@ -150,8 +151,6 @@ def _context(result: Any) -> dict[str, Any]:
 
 def render(result: Any) -> str:
     """The report as one HTML string."""
-    from .._utils._deps import import_optional
-
     jinja2 = import_optional("jinja2", purpose="the audit's HTML report")
     text = resources.files("counterfact._audit").joinpath("templates/audit.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)

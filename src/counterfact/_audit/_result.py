@@ -11,8 +11,12 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ValidationError
+from ..methods import CounterfactualMethod, get_class
+from ..methods._base import plain_guarantee
+from ..result._json import constraints_json, index_key, jsonable
 from . import _stats
-from ._text import GLOSSARY, guarantee
+from ._report import render
+from ._text import GLOSSARY
 
 __all__ = ["AuditResult"]
 
@@ -30,15 +34,12 @@ class _Settings:
 
 
 def _plain(meta: dict[str, Any]) -> dict[str, Any]:
-    from ..result._json import constraints_json as _safe_constraints
-    from ..result._json import jsonable as _jsonable
-
     out = dict(meta)
     c = out.get("constraints")
-    out["constraints"] = _safe_constraints(c) if c is not None and not isinstance(c, dict) else c
+    out["constraints"] = constraints_json(c) if c is not None and not isinstance(c, dict) else c
     s = out.get("settings")
     out["settings"] = asdict(s) if is_dataclass(s) and not isinstance(s, type) else s
-    return _jsonable(out)  # type: ignore[no-any-return]
+    return jsonable(out)  # type: ignore[no-any-return]
 
 
 class AuditResult:
@@ -97,8 +98,23 @@ class AuditResult:
 
     @property
     def guarantee(self) -> dict[str, str]:
-        """What the method's answers mean (``recourse`` and ``none``)."""
-        return guarantee(self.method, self.meta.get("params") or {})
+        """What the method's answers mean (``recourse`` and ``none``), as the method's
+        class words it (``CounterfactualMethod.guarantee``)."""
+        said = self.meta.get("guarantee")
+        if isinstance(said, dict) and said:
+            return {str(k): str(v) for k, v in said.items()}
+        cls = _method_class(self.method)
+        if cls is None:
+            return plain_guarantee(self.method or "method")
+        return cls.guarantee(self.meta.get("params") or {})
+
+    @property
+    def proves_infeasibility(self) -> bool:
+        """Whether the method's ``infeasible`` is a proof (rows counted as ``proven_none``)."""
+        if "proves_infeasibility" in self.meta:
+            return bool(self.meta["proves_infeasibility"])
+        cls = _method_class(self.method)
+        return bool(cls is not None and cls.tags.proves_infeasibility)
 
     def summary(self) -> pd.DataFrame:
         """Overall (grouping ``""``, group ``"all"``) and per-group figures; see :data:`GLOSSARY`."""
@@ -134,16 +150,14 @@ class AuditResult:
     # ---------------------------------------------------------------- export
     def to_json(self) -> str:
         """Versioned JSON: the per-row table, the settings and (for readers without Python) the aggregates."""
-        from ..result._json import jsonable as _jsonable
-
         def table(df: pd.DataFrame | None) -> Any:
             if df is None:
                 return None
             cols = {}
             for c in df.columns:
                 vals = df[c].tolist()
-                cols[str(c)] = [list(v) if isinstance(v, tuple) else _jsonable(v) for v in vals]
-            return {"index": _jsonable(list(df.index)), "columns": cols, "dtypes": {str(c): str(df[c].dtype) for c in df.columns}}
+                cols[str(c)] = [list(v) if isinstance(v, tuple) else jsonable(v) for v in vals]
+            return {"index": jsonable(list(df.index)), "columns": cols, "dtypes": {str(c): str(df[c].dtype) for c in df.columns}}
 
         payload = {
             "format": FORMAT,
@@ -154,7 +168,7 @@ class AuditResult:
             "summary": table(self._summary),
             "actions": table(self._actions),
             "change_sets": table(self._change_sets),
-            "sensitivity": _jsonable(self._sensitivity),
+            "sensitivity": jsonable(self._sensitivity),
             "guarantee": self.guarantee,
         }
         return json.dumps(payload)
@@ -162,8 +176,6 @@ class AuditResult:
     @classmethod
     def from_json(cls, text: str) -> AuditResult:
         """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table)."""
-        from ..result._json import index_key as _index_key
-
         try:
             d = json.loads(text)
         except json.JSONDecodeError as exc:
@@ -176,7 +188,7 @@ class AuditResult:
         def table(t: Any) -> pd.DataFrame | None:
             if t is None:
                 return None
-            idx = pd.Index([_index_key(v) for v in t["index"]], tupleize_cols=False)
+            idx = pd.Index([index_key(v) for v in t["index"]], tupleize_cols=False)
             df = pd.DataFrame(index=idx)
             for c, vals in t["columns"].items():
                 dtype = t["dtypes"].get(c, "object")
@@ -200,8 +212,6 @@ class AuditResult:
 
         Needs the ``report`` extra (jinja2, matplotlib).
         """
-        from ._report import render
-
         text = render(self)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
@@ -230,3 +240,12 @@ class AuditResult:
             paths["html"] = out / "audit.html"
             self.to_html(paths["html"])
         return paths
+
+
+def _method_class(name: str) -> type[CounterfactualMethod] | None:
+    """The registered class of a method name (an audit saved before its facts were kept)."""
+    try:
+        return get_class(name)
+    except ValidationError:
+        return None
+

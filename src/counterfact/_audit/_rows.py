@@ -7,8 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..metrics import distance, feature_deltas
-from ._text import EXACT_METHODS, certificate, describe_changes
+from ..metrics import feature_deltas
+from ..result import SUCCESS, changes, describe_changes
 
 __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
 
@@ -16,51 +16,45 @@ __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
 COST_COLUMNS = {"l1": "cost_l1", "method": "cost_method", "n_changed": "n_changed"}
 
 
-def outcome(method: str, status: str) -> str:
-    """``recourse`` / ``proven_none`` (exact methods' infeasible only) / ``unknown``."""
-    if status in ("optimal", "feasible"):
+def outcome(status: str, proves_infeasibility: bool) -> str:
+    """``recourse`` / ``proven_none`` (only a method whose ``infeasible`` is a proof) / ``unknown``."""
+    if status in SUCCESS:
         return "recourse"
-    if status == "infeasible" and method in EXACT_METHODS:
+    if status == "infeasible" and proves_infeasibility:
         return "proven_none"
     return "unknown"
 
 
 def method_distance_name(method: Any) -> str | None:
-    """What ``cost_method`` is for this method (None: it reports no distance of its own)."""
-    name = getattr(method, "name", "")
-    norm = getattr(method, "norm", None)
-    if name == "ceocl":
-        return f"CE-OCL objective (norm {norm}, alpha {getattr(method, 'alpha', '')})"
-    if name in ("mace", "nearest") and norm is not None:
-        return f"MACE eq. (3) distance, norm {norm}"
-    return None
+    """What ``cost_method`` is for this method (None: it reports no cost of its own)."""
+    return method.cost_name()  # type: ignore[no-any-return]
 
 
-def _reason(status: str, diag: dict[str, Any], method: str) -> str:
+def _reason(status: str, diag: dict[str, Any], proves_infeasibility: bool) -> str:
     text = diag.get("reason")
     if isinstance(text, str) and text:
         base = text
-    elif status in ("optimal", "feasible"):
+    elif status in SUCCESS:
         return ""
     else:
         base = {"timeout": "time limit reached", "infeasible": "no counterfactual exists",
                 "failed": "the search found no counterfactual", "invalid": "contradictory constraints"}.get(status, status)
-    if status == "infeasible" and method not in EXACT_METHODS:
+    if status == "infeasible" and not proves_infeasibility:
         base += " (heuristic: not a proof)"
     return base
 
 
 def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.DataFrame:
     """One row per query of ``res``: status, outcome, reason, certificate, costs, changes."""
-    name = res.method
+    proves = type(method).tags.proves_infeasibility
     q = res.queries
     diag = res.diagnostics.reindex(q.index)
     out = pd.DataFrame(index=q.index)
     out["status"] = res.status.reindex(q.index).astype(object)
-    out["outcome"] = [outcome(name, s) for s in out["status"]]
+    out["outcome"] = [outcome(s, proves) for s in out["status"]]
     diags = [{k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))} for d in diag.to_dict("records")] if len(diag.columns) else [{} for _ in range(len(q))]
-    out["reason"] = [_reason(s, d, name) for s, d in zip(out["status"], diags, strict=True)]
-    out["certificate"] = [certificate(name, s, d) for s, d in zip(out["status"], diags, strict=True)]
+    out["reason"] = [_reason(s, d, proves) for s, d in zip(out["status"], diags, strict=True)]
+    out["certificate"] = [res.certificate(qid) for qid in q.index]
     out["n_found"] = res.found.reindex(q.index).astype(int)
     out["runtime"] = res.runtime.reindex(q.index).astype(float)
     for col in ("cost_l1", "cost_method", "n_changed"):
@@ -95,12 +89,8 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     if protected is not None:
         put("protected_changed", [float(protected in c) for c in changed])
     cf0 = cfs[first]
-    put("changes", [describe_changes(res.schema, q.iloc[p], cf0.iloc[k], changed[k]) for k, p in enumerate(pos)])
-    if name == "ceocl" and "objective" in diag.columns:
-        put("cost_method", pd.to_numeric(diag["objective"], errors="coerce").to_numpy(dtype=float)[pos])
-    elif method_distance_name(method) is not None:
-        norm = method.norm
-        norm = tuple(norm) if isinstance(norm, list) else norm
-        dist = distance(res, norm=norm)
-        put("cost_method", np.asarray(dist, dtype=float)[first])
+    put("changes", [describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)])
+    costs = method.costs(res)
+    if costs is not None:
+        put("cost_method", costs.reindex(q.index).to_numpy(dtype=float)[pos])
     return out

@@ -16,6 +16,9 @@ import pandas as pd
 from ..constraints import Constraints
 from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
+from ..methods._pipeline._batch import explain_in_chunks
+from ..models import desired_class, rows_to_explain
+from ..result._json import constraints_json, jsonable
 from ._groups import resolve_groups
 from ._result import AuditResult
 from ._rows import COST_COLUMNS, explained_rows, method_distance_name
@@ -34,41 +37,51 @@ class Settings:
     top_change_sets: int = 10
 
 
+@dataclass(frozen=True)
+class _Run:
+    """What every explanation of one audit shares: the method, the rules, the batching and the cost."""
+
+    method: Any
+    constraints: Constraints | None
+    target: Any
+    n_counterfactuals: int
+    chunk_size: int
+    n_jobs: int
+    backend: str | None
+    address: str | None
+    out: Path | None
+    protected: str | None
+    cost: str
+
+
 def _rejected(method: Any, X: pd.DataFrame, target: Any) -> np.ndarray:
     """Rows the model does not assign to ``target`` (:func:`counterfact.rows_to_explain`)."""
-    from ..models import rows_to_explain
-
     chosen = rows_to_explain(method.model_.model, X, target=target, data=method.data_)
     return np.asarray(X.index.isin(chosen.index))
 
 
 def _fingerprint(method: Any, X: pd.DataFrame, constraints: Constraints | None, target: Any, n_cf: int, chunk_size: int) -> str:
-    from ..result._json import constraints_json as _safe_constraints
-    from ..result._json import jsonable as _jsonable
-
     payload = {
         "method": method.name or type(method).__name__,
-        "params": _jsonable(method.get_params()),
-        "constraints": _safe_constraints(constraints),
-        "target": _jsonable(target),
+        "params": jsonable(method.get_params()),
+        "constraints": constraints_json(constraints),
+        "target": jsonable(target),
         "n_counterfactuals": n_cf,
         "chunk_size": chunk_size,
-        "rows": _jsonable(list(X.index)),
+        "rows": jsonable(list(X.index)),
         "values": hashlib.sha256(pd.util.hash_pandas_object(X, index=True).to_numpy().tobytes()).hexdigest(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _explain(method: Any, X: pd.DataFrame, *, constraints: Constraints | None, target: Any, n_cf: int, run: dict[str, Any], out_dir: Path | None) -> tuple[Any, dict[Any, str]]:
-    """Explain ``X`` through :func:`~counterfact.batch.explain_in_chunks`; rows of failed chunks -> reason."""
-    from ..methods._pipeline._batch import explain_in_chunks
-
+def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_dir: Path | None) -> tuple[Any, dict[Any, str]]:
+    """Explain ``X`` through :func:`~counterfact.methods.explain_in_chunks`; rows of failed chunks -> reason."""
     if len(X) == 0:
         return None, {}
-    size = int(run["chunk_size"])
+    method, size, n_cf = run.method, run.chunk_size, run.n_counterfactuals
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
-        fp = _fingerprint(method, X, constraints, target, n_cf, size)
+        fp = _fingerprint(method, X, constraints, run.target, n_cf, size)
         stamp = out_dir / "audit-run.json"
         if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") != fp:
             raise ValidationError(
@@ -78,8 +91,8 @@ def _explain(method: Any, X: pd.DataFrame, *, constraints: Constraints | None, t
             )
         stamp.write_text(json.dumps({"fingerprint": fp}))
     report = explain_in_chunks(
-        method, X, chunk_size=size, out_dir=out_dir, n_jobs=run["n_jobs"], backend=run["backend"],
-        address=run["address"], n_counterfactuals=n_cf, constraints=constraints, target=target,
+        method, X, chunk_size=size, out_dir=out_dir, n_jobs=run.n_jobs, backend=run.backend,
+        address=run.address, n_counterfactuals=n_cf, constraints=constraints, target=run.target,
     )
     failed: dict[Any, str] = {}
     for i, err in report.failed.items():
@@ -200,7 +213,7 @@ def audit(
     """Recourse audit of a population: who has recourse, who provably has none, at what cost per group.
 
     Every row of ``X`` that the model does not assign to ``target`` is
-    explained by ``method`` (through :func:`counterfact.batch.explain_in_chunks`:
+    explained by ``method`` (through :func:`counterfact.methods.explain_in_chunks`:
     chunked, parallel on loky, Dask or Ray, resumable with ``out_dir``), all
     under the same ``constraints``; the answers are classified per row as
     *recourse* (a counterfactual verified with the real model), *proven_none*
@@ -224,13 +237,13 @@ def audit(
         One set of constraints for every row (a list is refused: rows
         explained under different rules are never mixed).
     target : label, optional
-        The favourable class; default as :func:`counterfact.select.desired_class`
+        The favourable class; default as :func:`counterfact.models.desired_class`
         decides it: ``data``'s (or the training data's) favourable class, else
         a binary model's last class.
     n_counterfactuals : int
         Counterfactuals per row; costs use the first (the nearest for exact methods).
     backend, n_jobs, chunk_size, out_dir, address
-        Passed to :func:`counterfact.batch.explain_in_chunks`.  With
+        Passed to :func:`counterfact.methods.explain_in_chunks`.  With
         ``out_dir`` a re-run resumes; a run with other settings is refused.
     protected : str, optional
         A model feature (e.g. ``"age"``) for the sensitivity analysis (MACE
@@ -258,79 +271,94 @@ def audit(
     AuditResult
     """
     settings = Settings(float(confidence), int(n_bootstrap), int(random_state), int(min_group_size), int(top_change_sets))
-    if isinstance(X, Dataset):  # its feature columns are the population; its frame holds group columns
-        data = X if data is None else data
-        X = X.X
+    X, data = _population(X, data, method)
     frame = _check(method, X, constraints, cost, protected, n_jobs, chunk_size, settings)
-    from ..models import desired_class
-
-    data = data if data is not None else getattr(method, "data_", None)
-    fav_source = data if isinstance(data, Dataset) else method.data_
-    target = desired_class(method.model_.model, target=target, data=fav_source)
+    target = desired_class(method.model_.model, target=target, data=data if isinstance(data, Dataset) else method.data_)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
+    run = _Run(method, constraints, target, int(n_counterfactuals), int(chunk_size), int(n_jobs), backend, address,
+               Path(out_dir) if out_dir is not None else None, protected, cost)
     t0 = time.perf_counter()
-    pred = method.model_.predict(frame)
-    rejected = _rejected(method, frame, target)
-    run = {"chunk_size": int(chunk_size), "n_jobs": int(n_jobs), "backend": backend, "address": address}
-    out = Path(out_dir) if out_dir is not None else None
+    per_row, res = _per_row(run, frame, labels)
+    seconds = time.perf_counter() - t0
+    t1 = time.perf_counter()
+    paired = _sensitivity(run, frame, per_row, labels, protected) if protected is not None else None
+    meta = _meta(run, info, settings, data, seconds, time.perf_counter() - t1 if protected is not None else 0.0)
+    return AuditResult(per_row, meta, sensitivity_rows=paired, result=res)
+
+
+def _population(X: pd.DataFrame | Dataset, data: Any, method: Any) -> tuple[Any, Any]:
+    """The audited rows, and where group columns and the favourable class are looked up: ``data``,
+    else ``X`` when it is a Dataset (its feature columns are the population), else the method's
+    training data."""
+    if isinstance(X, Dataset):
+        return X.X, X if data is None else data
+    return X, data if data is not None else getattr(method, "data_", None)
+
+
+def _answers(run: _Run, res: Any, ids: pd.Index, failed: Mapping[Any, str], protected: str | None) -> pd.DataFrame:
+    """One row per id of ``ids``: the explained ones from ``res``, the others as unexplained (``failed``: why)."""
+    got = explained_rows(res, run.method, protected) if res is not None else None
+    missing = ids if got is None else ids.difference(got.index, sort=False)
+    parts = [p for p in (got, _unexplained(missing, failed, protected) if len(missing) else None) if p is not None]
+    return pd.concat(parts) if parts else _unexplained(ids, {}, protected)
+
+
+def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.DataFrame, Any]:
+    """Explain the rejected rows of ``frame``: the per-row table (groups, prediction, answer, cost) and the result."""
+    pred = run.method.model_.predict(frame)
+    rejected = _rejected(run.method, frame, run.target)
     Xr = frame[rejected]
-    res, failed = _explain(method, Xr, constraints=constraints, target=target, n_cf=int(n_counterfactuals), run=run, out_dir=out / "explained" if out else None)
-    explained = explained_rows(res, method, protected) if res is not None else None
-    missing = Xr.index if explained is None else Xr.index.difference(explained.index, sort=False)
-    parts = [p for p in (explained, _unexplained(missing, failed, protected) if len(missing) else None) if p is not None]
-    rows = pd.concat(parts) if parts else _unexplained(Xr.index, {}, protected)
+    res, failed = _explain(run, Xr, run.constraints, run.out / "explained" if run.out else None)
+    rows = _answers(run, res, Xr.index, failed, run.protected)
     per_row = pd.DataFrame(index=frame.index)
     for g in labels.columns:
         per_row[f"group:{g}"] = labels[g]
     per_row["predicted"] = pd.Series(list(pred), index=frame.index, dtype=object)
     per_row["rejected"] = rejected
-    acc = _unexplained(frame.index[~rejected], {}, protected).assign(status="", outcome="accepted", reason="", certificate="")
+    acc = _unexplained(frame.index[~rejected], {}, run.protected).assign(status="", outcome="accepted", reason="", certificate="")
     body = pd.concat([rows, acc]).reindex(frame.index)
     body["changed"] = body["changed"].map(lambda t: tuple(t) if isinstance(t, tuple) else ())
     per_row = pd.concat([per_row, body], axis=1)
-    per_row["cost"] = per_row[COST_COLUMNS[cost]].astype(float)
-    seconds = time.perf_counter() - t0
-    paired = None
-    t1 = time.perf_counter()
-    if protected is not None:
-        paired = _sensitivity(method, frame, per_row, protected, constraints, target, int(n_counterfactuals), run, out, labels, cost)
-    meta = {
+    per_row["cost"] = per_row[COST_COLUMNS[run.cost]].astype(float)
+    return per_row, res
+
+
+def _meta(run: _Run, groups: dict[str, Any], settings: Settings, data: Any, seconds: float, seconds_sensitivity: float) -> dict[str, Any]:
+    """The audit's settings and timings, as kept in :attr:`AuditResult.meta`."""
+    method = run.method
+    return {
         "method": method.name or type(method).__name__,
         "params": method.get_params(),
-        "constraints": constraints,
-        "target": target,
-        "n_counterfactuals": int(n_counterfactuals),
-        "cost": cost,
+        # what the method's class says of its answers, kept so a saved audit reads the same
+        "proves_infeasibility": type(method).tags.proves_infeasibility,
+        "guarantee": type(method).guarantee(method.get_params()),
+        "constraints": run.constraints,
+        "target": run.target,
+        "n_counterfactuals": run.n_counterfactuals,
+        "cost": run.cost,
         "cost_method_name": method_distance_name(method),
-        "protected": protected,
-        "groups": info,
+        "protected": run.protected,
+        "groups": groups,
         "features": list(method.schema_.names),
         "seconds": seconds,
-        "seconds_sensitivity": time.perf_counter() - t1 if protected is not None else 0.0,
-        "n_jobs": int(n_jobs),
-        "backend": backend,
+        "seconds_sensitivity": seconds_sensitivity,
+        "n_jobs": run.n_jobs,
+        "backend": run.backend,
         "settings": settings,
         "dataset": getattr(data, "name", None),
         "model": type(method.model_.model).__name__,
     }
-    return AuditResult(per_row, meta, sensitivity_rows=paired, result=res)
 
 
-def _sensitivity(
-    method: Any, frame: pd.DataFrame, per_row: pd.DataFrame, protected: str, constraints: Constraints | None,
-    target: Any, n_cf: int, run: dict[str, Any], out: Path | None, labels: pd.DataFrame, cost: str,
-) -> pd.DataFrame:
+def _sensitivity(run: _Run, frame: pd.DataFrame, per_row: pd.DataFrame, labels: pd.DataFrame, protected: str) -> pd.DataFrame:
+    """Re-explain the rows whose answer changes ``protected`` with that feature frozen: paired costs."""
     rec = per_row["rejected"] & (per_row["outcome"] == "recourse")
     mask = rec & (per_row["protected_changed"] == 1.0)
     ids = per_row.index[mask.to_numpy()]
     res, failed = _explain(
-        method, frame.loc[ids], constraints=_frozen(constraints, protected), target=target, n_cf=n_cf, run=run,
-        out_dir=out / f"frozen-{protected}" if out else None,
+        run, frame.loc[ids], _frozen(run.constraints, protected), run.out / f"frozen-{protected}" if run.out else None,
     )
-    got = explained_rows(res, method, None) if res is not None else None
-    missing = ids if got is None else ids.difference(got.index, sort=False)
-    parts = [p for p in (got, _unexplained(missing, failed, None) if len(missing) else None) if p is not None]
-    rows = pd.concat(parts).reindex(ids) if parts else _unexplained(ids, {}, None)
+    rows = _answers(run, res, ids, failed, None).reindex(ids)
     paired = pd.DataFrame(index=ids)
     for g in labels.columns:
         paired[f"group:{g}"] = labels.loc[ids, g]
@@ -338,7 +366,7 @@ def _sensitivity(
     paired["status_frozen"] = rows["status"]
     paired["outcome_frozen"] = rows["outcome"]
     paired["reason_frozen"] = rows["reason"]
-    paired["cost_frozen"] = rows[COST_COLUMNS[cost]].astype(float).where(rows["outcome"] == "recourse")
+    paired["cost_frozen"] = rows[COST_COLUMNS[run.cost]].astype(float).where(rows["outcome"] == "recourse")
     paired["increase"] = paired["cost_frozen"] - paired["cost_allowed"]
     paired["changes_frozen"] = rows["changes"]
     return paired

@@ -1,14 +1,9 @@
-"""The words of an audit: each figure's definition and each method's guarantee."""
+"""The words of an audit: each figure's definition.  Each method words its own
+guarantee (``CounterfactualMethod.guarantee`` and ``certificate``)."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from typing import Any
-
-__all__ = ["EXACT_METHODS", "GLOSSARY", "certificate", "describe_changes", "guarantee"]
-
-#: methods whose ``infeasible`` is a proof (an SMT/MIP solver refuted every counterfactual)
-EXACT_METHODS: frozenset[str] = frozenset({"mace", "ceocl"})
+__all__ = ["GLOSSARY"]
 
 GLOSSARY: dict[str, tuple[str, str]] = {
     "n": ("rows", "Rows of the audited population in the group (accepted and rejected)."),
@@ -74,77 +69,3 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "(for an exact method its optimum is unchanged by the restriction; for a heuristic this is an assumption).",
     ),
 }
-
-
-def guarantee(method: str, params: Mapping[str, Any]) -> dict[str, str]:
-    """What the method's answers mean: for a counterfactual found, and for none found."""
-    if method == "mace":
-        eps = params.get("epsilon", "epsilon")
-        return {
-            "recourse": (
-                f"MACE: every counterfactual was re-checked with the real model; with status 'optimal' no "
-                f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
-                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model)."
-            ),
-            "none": "MACE 'infeasible': proven that no counterfactual exists under the audit's constraints.",
-        }
-    if method == "ceocl":
-        tr = params.get("trust_region")
-        where = f" inside the trust region ({tr})" if tr else ""
-        return {
-            "recourse": (
-                "CE-OCL: every counterfactual was re-checked with the real model; status 'optimal' is the "
-                "proven optimum of its mixed-integer objective, 'feasible' leaves a MIP gap."
-            ),
-            "none": f"CE-OCL 'infeasible': the MIP solver proved that no counterfactual exists{where} under the audit's constraints.",
-        }
-    return {
-        "recourse": (
-            f"{method}: counterfactuals found by search and re-checked with the real model; not proven "
-            "nearest, so each cost is an upper bound on the cheapest counterfactual's cost."
-        ),
-        "none": f"{method}: 'no counterfactual found' is not a proof that none exists; such rows count as unknown.",
-    }
-
-
-def certificate(method: str, status: str, diagnostics: Mapping[str, Any]) -> str:
-    """The guarantee of one row's answer in plain words (``counterfact.format`` when available)."""
-    try:
-        from ..result import certificate_text
-
-        return str(certificate_text(method, status, diagnostics))
-    except ImportError:
-        pass
-    exact = method in EXACT_METHODS
-    if status == "optimal":
-        if method == "mace":
-            return f"proven nearest within epsilon (lower bound {diagnostics.get('delta_min', float('nan')):.4g})"
-        return "proven optimal" if exact else "optimal for the method's own search"
-    if status == "feasible":
-        if exact:
-            gap = diagnostics.get("gap")
-            return f"valid; optimality not proven (MIP gap {gap:.2%})" if isinstance(gap, float) and gap == gap else "valid; optimality not proven"
-        return "found by search; not proven nearest"
-    if status == "infeasible":
-        return "proven: no counterfactual exists under these constraints" if exact else "no counterfactual found (not a proof)"
-    if status == "invalid":
-        return "the row's constraints contradict each other"
-    if status == "timeout":
-        return "time limit reached before any counterfactual was found (not a proof)"
-    return "no counterfactual found (not a proof)"
-
-
-def describe_changes(schema: Any, x: Any, cf: Any, changed: tuple[str, ...]) -> str:
-    """``"hours 40 -> 45; occupation Sales -> Exec"`` (``counterfact.format`` when available)."""
-    try:
-        from ..result import changes as _changes
-        from ..result import describe_changes as _describe
-
-        return str(_describe(_changes(schema, x, cf)))
-    except ImportError:
-        pass
-
-    def fmt(v: Any) -> str:
-        return f"{v:.6g}" if isinstance(v, float) else str(v)
-
-    return "; ".join(f"{f} {fmt(x[f])} -> {fmt(cf[f])}" for f in changed)

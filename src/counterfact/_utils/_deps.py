@@ -1,31 +1,58 @@
-"""Lazy imports of optional dependencies with an install hint."""
+"""Lazy imports of optional dependencies with an install hint.
+
+Which ``counterfact[extra]`` brings a package is read from the installed
+package's own metadata (its ``pyproject.toml`` extras), so the hint never drifts
+from what ``pip install`` actually does.
+"""
 
 from __future__ import annotations
 
+import functools
 import importlib
+import importlib.metadata
+import re
 from types import ModuleType
 
 from ..exceptions import MissingDependencyError
 
-#: import name -> (pip distribution, counterfact extra)
-_EXTRAS: dict[str, tuple[str, str]] = {
-    "z3": ("z3-solver", "mace"),
-    "highspy": ("highspy", "mace"),
-    "pyscipopt": ("pyscipopt", "ceocl"),
-    "torch": ("torch", "l2c"),
-    "matplotlib": ("matplotlib", "report"),
-    "pyarrow": ("pyarrow", "report"),
-    "dask": ("dask[distributed]", "dist"),
-    "distributed": ("dask[distributed]", "dist"),
-    "ray": ("ray", "dist"),
-    "xgboost": ("xgboost", "boost"),
-    "lightgbm": ("lightgbm", "boost"),
-    "dice_ml": ("dice-ml", "peers"),
-    "ortools": ("ortools", "mace"),
-    "jinja2": ("jinja2", "report"),
-    "fastapi": ("fastapi", "serve"),
-    "uvicorn": ("uvicorn", "serve"),
+__all__ = ["import_optional", "install_hint", "is_available"]
+
+#: import name -> pip distribution, where they differ
+_DISTRIBUTIONS: dict[str, str] = {
+    "z3": "z3-solver",
+    "dice_ml": "dice-ml",
+    "dask": "dask[distributed]",
+    "distributed": "dask[distributed]",
+    "sklearn": "scikit-learn",
 }
+#: extras that bundle the others (never the hint when a narrower one has the package)
+_BUNDLES = frozenset({"all", "test", "dev"})
+
+
+def _canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name.split("[")[0]).lower()
+
+
+@functools.lru_cache(maxsize=1)
+def _extras() -> dict[str, str]:
+    """``{distribution: the first extra that requires it}`` from the installed metadata."""
+    out: dict[str, str] = {}
+    try:
+        requires = importlib.metadata.requires("counterfact") or []
+    except importlib.metadata.PackageNotFoundError:  # running from a source tree
+        return out
+    for req in requires:
+        m = re.match(r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?[^;]*;\s*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        if m and m.group(3) not in _BUNDLES:
+            out.setdefault(_canonical(m.group(1)), m.group(3))
+    return out
+
+
+def install_hint(name: str) -> str:
+    """The pip command that installs the optional module ``name``."""
+    dist = _DISTRIBUTIONS.get(name.split(".")[0], name.split(".")[0])
+    extra = _extras().get(_canonical(dist), "all")
+    return f'pip install "counterfact[{extra}]"  (or: pip install {dist})'
 
 
 def import_optional(name: str, *, purpose: str | None = None) -> ModuleType:
@@ -41,11 +68,10 @@ def import_optional(name: str, *, purpose: str | None = None) -> ModuleType:
     try:
         return importlib.import_module(name)
     except ImportError as exc:
-        dist, extra = _EXTRAS.get(name.split(".")[0], (name, "all"))
+        dist = _DISTRIBUTIONS.get(name.split(".")[0], name.split(".")[0])
         what = f"{purpose} needs" if purpose else "This feature needs"
         raise MissingDependencyError(
-            f"{what} the optional dependency '{dist}', which is not installed. "
-            f'Install it with: pip install "counterfact[{extra}]"  (or: pip install {dist})'
+            f"{what} the optional dependency '{dist}', which is not installed. Install it with: {install_hint(name)}"
         ) from exc
 
 

@@ -67,7 +67,16 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     """
 
     def __init__(self, table: Mapping[str, Sequence[str]]) -> None:
-        self.table = {k: tuple(v) for k, v in table.items()}
+        self.table: dict[str, tuple[str, ...]] = {}
+        self.update(table)
+
+    def update(self, table: Mapping[str, Sequence[str]]) -> None:
+        """Add aliases; an alias whose new place is itself (or another alias) is refused."""
+        for old, (hint, *sources) in table.items():
+            moved = [s for s in sources if s == old or s in table or s in self.table]
+            if moved:
+                raise ValueError(f"the alias {old!r} points to {moved}, which are aliases themselves")
+            self.table[old] = (hint, *sources)
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None) -> importlib.machinery.ModuleSpec | None:
         if fullname not in self.table:
@@ -75,7 +84,7 @@ class MovedModules(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         return importlib.util.spec_from_loader(fullname, self)
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
-        hint, *sources = self.table[spec.name]
+        _hint, *sources = self.table[spec.name]
         return _SplitModule(spec.name, sources)
 
     def exec_module(self, module: types.ModuleType) -> None:
@@ -93,7 +102,7 @@ def install(table: Mapping[str, Sequence[str]]) -> MovedModules:
     """Put a :class:`MovedModules` finder for ``table`` first on :data:`sys.meta_path` (once)."""
     for finder in sys.meta_path:
         if isinstance(finder, MovedModules):
-            finder.table.update({k: tuple(v) for k, v in table.items()})
+            finder.update(table)
             return finder
     finder = MovedModules(table)
     sys.meta_path.insert(0, finder)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ._runner import _cell_id, _cells
 from ._spec import Spec
 
 __all__ = ["failed_cells"]
@@ -15,8 +16,6 @@ _COLUMNS = ["cell", "dataset", "model", "method", "seed", "fold", "reason"]
 
 
 def _spec_cells(spec: Spec) -> set[str]:
-    from ._runner import _cell_id, _cells
-
     return {_cell_id(ds.id, mo.id, me.id, seed, fold) for ds, mo, me, seed, fold in _cells(spec)}
 
 

@@ -20,12 +20,16 @@ import shutil
 import time
 import traceback
 from collections.abc import Mapping
+from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 import pandas as pd
 
+from .. import datasets, methods, models
+from ..constraints import Constraints
 from ..exceptions import (
     DatasetNotFoundError,
     MissingDependencyError,
@@ -33,7 +37,11 @@ from ..exceptions import (
     UnsupportedModelError,
     ValidationError,
 )
-from ._spec import DatasetSpec, Spec, load_spec
+from ..methods import CounterfactualMethod
+from ..methods._pipeline import explain as explain_at
+from ..metrics import LOFPlausibility
+from ..result import CounterfactualResult
+from ._spec import DatasetSpec, MethodSpec, ModelSpec, Spec, load_spec
 
 __all__ = ["collect", "run", "summarise"]
 
@@ -79,8 +87,6 @@ def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = 
 def _load_split(ds: DatasetSpec, spec: Spec, seed: int, fold: int | None = None) -> tuple[Any, Any]:
     """Load a dataset entry, apply its actionability override and row cap, and split it
     (with ``spec.folds``: fold ``fold`` of a stratified k-fold partition drawn with ``seed``)."""
-    from .. import datasets
-
     data = datasets.load(ds.name, **ds.options)
     if ds.actionability:
         kinds = dict(ds.actionability)
@@ -120,6 +126,8 @@ def _explain(
     result saved there and reused when the cell is resumed (each query keeps
     its position in ``X``, so chunked and whole runs give the same result)."""
     if spec.feedback:
+        # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
+        # specs with UFCE-style feedback need this one
         from ..methods.ufce import feedback_levels
 
         constraints = [
@@ -129,8 +137,6 @@ def _explain(
     if spec.chunk_size is None or chunks is None or len(X) <= spec.chunk_size:
         result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
     else:
-        from ..result import CounterfactualResult
-
         chunks.mkdir(parents=True, exist_ok=True)
         size, parts = spec.chunk_size, []
         for k in range(0, len(X), size):
@@ -140,8 +146,8 @@ def _explain(
                 if list(saved.queries.index) == list(X.index[k : k + size]):
                     parts.append(saved)
                     continue
-            part = method.explain(
-                X.iloc[k : k + size], n_counterfactuals=spec.n_counterfactuals, n_jobs=n_jobs, _position_offset=k,
+            part = explain_at(  # each chunk seeded from its position in X (the result equals one explain call)
+                method, X.iloc[k : k + size], n_counterfactuals=spec.n_counterfactuals, n_jobs=n_jobs, offset=k,
                 constraints=constraints[k : k + size] if isinstance(constraints, list) else constraints, **extra,
             )
             tmp = path.with_suffix(".tmp")
@@ -181,93 +187,26 @@ def run(
     ``chunk_size`` it also resumes inside a cell, chunk by chunk.  Returns the
     long results table.
     """
-    import joblib
-
-    from .. import methods, models
-    from .. import metrics as metrics_mod
-    from ..constraints import Constraints
-
     spec = load_spec(spec, queries=queries, full=full)
     if time_limit is not None:
-        from dataclasses import replace
-
         spec = replace(spec, time_limit=float(time_limit))
     out = Path(out)
-    (out / "cells").mkdir(parents=True, exist_ok=True)
-    (out / "models").mkdir(parents=True, exist_ok=True)
-    (out / "spec.json").write_text(json.dumps(_spec_dict(spec), indent=1, default=str))
+    _start_folder(out, spec)
     cells = _cells(spec)
     bar = None
     if verbose:
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
-    cache: dict[tuple[str, int, int | None], Any] = {}
-    lofs: dict[tuple[str, int, int | None], Any] = {}  # one plausibility detector per split, shared by its cells
+    split: dict[str, Any] = {}  # the current split and its plausibility detector, shared by its cells
     for ds, mo, me, seed, fold in cells:
         cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
         meta_path = out / "cells" / f"{cid}.json"
         if bar is not None:
             bar.set_postfix_str(cid[:40])
-        if resume and _finished(meta_path):
-            if bar is not None:
-                bar.update()
-            continue
-        meta: dict[str, Any] = {"cell": cid, "dataset": ds.id, "model": mo.id, "method": me.id, "seed": seed}
-        if fold is not None:
-            meta["fold"] = fold
-        try:
-            key = (ds.id, seed, fold)
-            if key not in cache:
-                cache.clear()
-                cache[key] = _load_split(ds, spec, seed, fold)
-                lofs.clear()
-            train, test = cache[key]
-            if key not in lofs:
-                lofs[key] = metrics_mod.LOFPlausibility(train)
-            mpath = out / "models" / (f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}" + ("" if fold is None else f"-f{fold}") + ".joblib")
-            if mpath.exists():
-                model = joblib.load(mpath)
-            else:
-                t0 = time.perf_counter()
-                model = models.fit(train, mo.kind, random_state=seed, **mo.params)
-                meta["model_fit_seconds"] = time.perf_counter() - t0
-                joblib.dump(model, mpath)
-            X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
-            if me.queries is not None and len(X) > me.queries:
-                # this method explains a seeded subset of the cell's queries
-                keep = np.random.default_rng(seed).choice(len(X), size=me.queries, replace=False)
-                X = X.iloc[np.sort(keep)]
-                meta["method_queries"] = me.queries
-            if spec.chunk_size is not None:
-                meta["chunk_size"] = spec.chunk_size
-            constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
-            params = {"random_state": seed, **me.params}
-            cls: Any = methods.get_class(me.name)
-            if spec.time_limit is not None and "time_limit" in cls._param_names():
-                params.setdefault("time_limit", spec.time_limit)
-            method = methods.get(me.name, **params)
-            meta["runtime_kind"] = runtime_kind(method)
-            t0 = time.perf_counter()
-            method.fit(model, train)
-            meta["fit_seconds"] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            chunk_dir = out / "cells" / f"{cid}.chunks"
-            if chunk_dir.exists():
-                if resume:
-                    meta["resumed_chunks"] = len(list(chunk_dir.glob("chunk-*.json")))
-                else:
-                    shutil.rmtree(chunk_dir)
-            result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lofs[key], chunk_dir)
-            meta["explain_seconds"] = time.perf_counter() - t0
-            (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
-            metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
-            meta.update(status="done", n_queries=len(X), coverage=float((result.found > 0).mean()) if len(X) else float("nan"))
-        except _SKIP_ERRORS as exc:
-            meta.update(status="skipped", reason=str(exc))
-        except Exception as exc:  # record and go on: one broken cell must not stop the run
-            meta.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
-        meta_path.write_text(json.dumps(meta, indent=1, default=str))
+        if not (resume and _finished(meta_path)):
+            meta = _run_cell(out, spec, (ds, mo, me, seed, fold), split, resume=resume, n_jobs=n_jobs)
+            meta_path.write_text(json.dumps(meta, indent=1, default=str))
         if bar is not None:
             bar.update()
     if bar is not None:
@@ -275,6 +214,105 @@ def run(
     table = collect(out)
     summarise(out, table)
     return table
+
+
+def _start_folder(out: Path, spec: Spec) -> None:
+    """The results folder with its ``cells/`` and ``models/`` subfolders and the spec as run."""
+    (out / "cells").mkdir(parents=True, exist_ok=True)
+    (out / "models").mkdir(parents=True, exist_ok=True)
+    (out / "spec.json").write_text(json.dumps(_spec_dict(spec), indent=1, default=str))
+
+
+def _run_cell(
+    out: Path, spec: Spec, cell: tuple[DatasetSpec, ModelSpec, MethodSpec, int, int | None], split: dict[str, Any],
+    *, resume: bool, n_jobs: int,
+) -> dict[str, Any]:
+    """Run one cell and save its result and metrics; returns its record (status done, skipped or error)."""
+    ds, mo, me, seed, fold = cell
+    cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
+    meta: dict[str, Any] = {"cell": cid, "dataset": ds.id, "model": mo.id, "method": me.id, "seed": seed}
+    if fold is not None:
+        meta["fold"] = fold
+    try:
+        train, test, lof = _split(split, ds, spec, seed, fold)
+        model = _fitted_model(out, ds, mo, seed, fold, train, meta)
+        X = _cell_queries(model, test, spec, ds, me, seed, meta)
+        if spec.chunk_size is not None:
+            meta["chunk_size"] = spec.chunk_size
+        constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
+        method = _method(spec, me, seed)
+        meta["runtime_kind"] = runtime_kind(method)
+        t0 = time.perf_counter()
+        method.fit(model, train)
+        meta["fit_seconds"] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        chunk_dir = _chunk_dir(out / "cells" / f"{cid}.chunks", resume, meta)
+        result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lof, chunk_dir)
+        meta["explain_seconds"] = time.perf_counter() - t0
+        (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
+        metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
+        meta.update(status="done", n_queries=len(X), coverage=float((result.found > 0).mean()) if len(X) else float("nan"))
+    except _SKIP_ERRORS as exc:
+        meta.update(status="skipped", reason=str(exc))
+    except Exception as exc:  # record and go on: one broken cell must not stop the run
+        meta.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
+    return meta
+
+
+def _split(cache: dict[str, Any], ds: DatasetSpec, spec: Spec, seed: int, fold: int | None) -> tuple[Any, Any, Any]:
+    """Train and test rows of the cell and the split's plausibility detector (fitted once per split,
+    not per cell).  The cells of one split run one after another, so ``cache`` keeps only the current one."""
+    key = (ds.id, seed, fold)
+    if cache.get("key") != key:
+        cache.clear()
+        cache["split"] = _load_split(ds, spec, seed, fold)
+        cache["key"] = key
+    if "lof" not in cache:
+        cache["lof"] = LOFPlausibility(cache["split"][0])
+    train, test = cache["split"]
+    return train, test, cache["lof"]
+
+
+def _fitted_model(out: Path, ds: DatasetSpec, mo: ModelSpec, seed: int, fold: int | None, train: Any, meta: dict[str, Any]) -> Any:
+    """The cell's model: loaded from ``out/models/`` when an earlier cell fitted it, else fitted and saved there."""
+    mpath = out / "models" / (f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}" + ("" if fold is None else f"-f{fold}") + ".joblib")
+    if mpath.exists():
+        return joblib.load(mpath)
+    t0 = time.perf_counter()
+    model = models.fit(train, mo.kind, random_state=seed, **mo.params)
+    meta["model_fit_seconds"] = time.perf_counter() - t0
+    joblib.dump(model, mpath)
+    return model
+
+
+def _cell_queries(model: Any, test: Any, spec: Spec, ds: DatasetSpec, me: MethodSpec, seed: int, meta: dict[str, Any]) -> pd.DataFrame:
+    """The queries of the cell; a method with its own ``queries`` explains a seeded subset of them."""
+    X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
+    if me.queries is not None and len(X) > me.queries:
+        keep = np.random.default_rng(seed).choice(len(X), size=me.queries, replace=False)
+        X = X.iloc[np.sort(keep)]
+        meta["method_queries"] = me.queries
+    return X
+
+
+def _method(spec: Spec, me: MethodSpec, seed: int) -> Any:
+    """The cell's method (not fitted): the spec's parameters, the seed, and the spec's time limit
+    unless the method's parameters set one."""
+    params = {"random_state": seed, **me.params}
+    cls: Any = methods.get_class(me.name)
+    if spec.time_limit is not None and "time_limit" in cls._param_names():
+        params.setdefault("time_limit", spec.time_limit)
+    return methods.get(me.name, **params)
+
+
+def _chunk_dir(chunk_dir: Path, resume: bool, meta: dict[str, Any]) -> Path:
+    """The cell's chunk folder: its chunks are reused on resume, deleted otherwise."""
+    if chunk_dir.exists():
+        if resume:
+            meta["resumed_chunks"] = len(list(chunk_dir.glob("chunk-*.json")))
+        else:
+            shutil.rmtree(chunk_dir)
+    return chunk_dir
 
 
 def _finished(meta_path: Path) -> bool:
@@ -293,8 +331,6 @@ def runtime_kind(method: Any) -> str:
     """``"amortized"`` for a method that explains queries in batches (its
     per-query time is the batch's time divided by the batch size, not a
     measurement of each query), else ``"per query"``."""
-    from ..methods import CounterfactualMethod
-
     batch = getattr(type(method), "_explain_batch", None)
     return "amortized" if batch is not None and batch is not CounterfactualMethod._explain_batch else "per query"
 
@@ -310,8 +346,6 @@ def _time_kind(meta: Mapping[str, Any], times: pd.Series) -> str:
 
 
 def _spec_dict(spec: Spec) -> dict[str, Any]:
-    from dataclasses import asdict
-
     d = asdict(spec)
     if d.get("queries") is None:
         d["queries"] = "all"
@@ -322,8 +356,6 @@ def collect(out: str | Path) -> pd.DataFrame:
     """The long results table (one row per cell x query x rank; queries with no
     counterfactual get one row with rank -1) from a results folder; also writes
     ``results.csv`` and, when pyarrow is installed, ``results.parquet``."""
-    from ..result import CounterfactualResult
-
     out = Path(out)
     rows = []
     for meta_path in sorted((out / "cells").glob("*.json")):

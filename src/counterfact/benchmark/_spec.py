@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import difflib
+import inspect
+import math
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ..exceptions import ValidationError
+from .. import datasets, methods, models
+from ..constraints import Constraints
+from ..data import read_structured
+from ..exceptions import CounterfactError, ValidationError
 
 __all__ = ["DatasetSpec", "MethodSpec", "ModelSpec", "Spec", "load_spec"]
 
@@ -141,8 +147,6 @@ def _entry(obj: Any, key: str, what: str) -> dict[str, Any]:
 def _check_keys(d: Mapping[str, Any], allowed: set[str], what: str) -> None:
     unknown = sorted(map(str, set(d) - allowed))
     if unknown:
-        import difflib
-
         close = [m for u in unknown for m in difflib.get_close_matches(u, sorted(allowed), n=1)]
         hint = f" Did you mean {close}?" if close else ""
         raise ValidationError(f"Benchmark spec: unknown {what} keys {unknown}.{hint} Allowed: {sorted(allowed)}.")
@@ -232,78 +236,24 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
     if isinstance(spec, Spec):
         if full and spec.protocol != "full":
             spec = _apply_full(spec)
-        if queries is None:
-            return spec
-        from dataclasses import replace
-
-        cap = _positive_int(queries, "queries")
-        return replace(
-            spec,
-            queries=cap if spec.queries is None else min(spec.queries, cap),
-            datasets=tuple(replace(d, queries=min(d.queries or cap, cap)) for d in spec.datasets),
-        )
-    if isinstance(spec, (str, Path)):
-        path = Path(spec)
-        if not path.exists():
-            raise ValidationError(f"Benchmark spec file {path} does not exist.")
-        d = _read(path)
-        d.setdefault("name", path.stem)
-    elif isinstance(spec, Mapping):
-        d = dict(spec)
-    else:
-        raise ValidationError(f"A benchmark spec is a path (YAML/JSON), a mapping or a Spec. Got {type(spec).__name__}.")
+        return spec if queries is None else _capped(spec, queries)
+    d = _as_mapping(spec)
     _check_keys(d, _TOP_KEYS, "top-level")
     for req in ("datasets", "models", "methods"):
         if not d.get(req):
             raise ValidationError(f"Benchmark spec needs a non-empty '{req}' list.")
-    datasets = []
-    for e in _as_list(d["datasets"]):
-        e = _entry(e, "name", "dataset")
-        _check_keys(e, {"name", "options", "max_rows", "constraints", "label", "split", "actionability", "queries", "models"}, "dataset")
-        datasets.append(
-            DatasetSpec(
-                e["name"], _mapping(e.get("options"), f"dataset {e['name']!r} options"), e.get("max_rows"), e.get("constraints"), e.get("label", ""),
-                split=e.get("split"), actionability=_actionability(e.get("actionability"), e["name"]),
-                queries=None if e.get("queries") is None else _positive_int(e["queries"], f"dataset {e['name']!r} queries"),
-                models=tuple(_as_list(e["models"])) if e.get("models") else None,
-            )
-        )
-    models = []
-    for e in _as_list(d["models"]):
-        e = _entry(e, "kind", "model")
-        _check_keys(e, {"kind", "params", "label"}, "model")
-        models.append(ModelSpec(e["kind"], _mapping(e.get("params"), f"model {e['kind']!r} params"), e.get("label", "")))
-    methods = []
-    for e in _as_list(d["methods"]):
-        e = _entry(e, "name", "method")
-        _check_keys(e, {"name", "params", "label", "models", "explain", "queries"}, "method")
-        methods.append(
-            MethodSpec(
-                e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""),
-                tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"),
-                None if e.get("queries") is None else _positive_int(e["queries"], f"method {e.get('label') or e['name']!r} queries"),
-            )
-        )
-    ids = [m.id for m in methods]
-    if len(set(ids)) != len(ids):
-        raise ValidationError(f"Benchmark spec: method labels must be unique; got {ids}. Add 'label:'.")
-    model_ids = {m.id for m in models}
-    restricted: list[DatasetSpec | MethodSpec] = [*datasets, *methods]
-    for x in restricted:
-        missing = sorted(set(x.models or ()) - model_ids)
-        if missing:
-            raise ValidationError(f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: {sorted(model_ids)}.")
-    ds_ids = [x.id for x in datasets]
-    if len(set(ds_ids)) != len(ds_ids):
-        raise ValidationError(f"Benchmark spec: dataset labels must be unique; got {ds_ids}. Add 'label:'.")
+    ds_specs = [_dataset_spec(e) for e in _as_list(d["datasets"])]
+    model_specs = [_model_spec(e) for e in _as_list(d["models"])]
+    method_specs = [_method_spec(e) for e in _as_list(d["methods"])]
+    _check_ids(ds_specs, model_specs, method_specs)
     qc = d.get("query_class", "negative")
     if isinstance(qc, str) and qc.lower() in ("unfavorable",):
         qc = "unfavourable"
     result = Spec(
         name=str(d.get("name", "benchmark")),
-        datasets=tuple(datasets),
-        models=tuple(models),
-        methods=tuple(methods),
+        datasets=tuple(ds_specs),
+        models=tuple(model_specs),
+        methods=tuple(method_specs),
         queries=_queries(d.get("queries", 10), "queries"),
         n_counterfactuals=_positive_int(d.get("n_counterfactuals", 1), "n_counterfactuals"),
         seeds=tuple(_int(s, "seeds") for s in _as_list(d.get("seeds", [0]))),
@@ -316,10 +266,80 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         reference=str(d.get("reference", "")),
         folds=_folds(d.get("folds")),
         chunk_size=None if d.get("chunk_size") is None else _positive_int(d["chunk_size"], "chunk_size"),
-        full=_full_section(d.get("full"), datasets),
+        full=_full_section(d.get("full"), ds_specs),
     )
     _check_names(result)
     return load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
+
+
+def _capped(spec: Spec, queries: Any) -> Spec:
+    """``spec`` with at most ``queries`` queries per dataset (the spec's and every dataset's own)."""
+    cap = _positive_int(queries, "queries")
+    return replace(
+        spec,
+        queries=cap if spec.queries is None else min(spec.queries, cap),
+        datasets=tuple(replace(d, queries=min(d.queries or cap, cap)) for d in spec.datasets),
+    )
+
+
+def _as_mapping(spec: Any) -> dict[str, Any]:
+    """The spec's top-level mapping: read from a file (named after it unless it says), or copied."""
+    if isinstance(spec, (str, Path)):
+        path = Path(spec)
+        if not path.exists():
+            raise ValidationError(f"Benchmark spec file {path} does not exist.")
+        d = _read(path)
+        d.setdefault("name", path.stem)
+        return d
+    if isinstance(spec, Mapping):
+        return dict(spec)
+    raise ValidationError(f"A benchmark spec is a path (YAML/JSON), a mapping or a Spec. Got {type(spec).__name__}.")
+
+
+def _dataset_spec(entry: Any) -> DatasetSpec:
+    """A ``datasets:`` entry: a name, or a mapping with ``name``."""
+    e = _entry(entry, "name", "dataset")
+    _check_keys(e, {"name", "options", "max_rows", "constraints", "label", "split", "actionability", "queries", "models"}, "dataset")
+    return DatasetSpec(
+        e["name"], _mapping(e.get("options"), f"dataset {e['name']!r} options"), e.get("max_rows"), e.get("constraints"), e.get("label", ""),
+        split=e.get("split"), actionability=_actionability(e.get("actionability"), e["name"]),
+        queries=None if e.get("queries") is None else _positive_int(e["queries"], f"dataset {e['name']!r} queries"),
+        models=tuple(_as_list(e["models"])) if e.get("models") else None,
+    )
+
+
+def _model_spec(entry: Any) -> ModelSpec:
+    """A ``models:`` entry: a kind, or a mapping with ``kind``."""
+    e = _entry(entry, "kind", "model")
+    _check_keys(e, {"kind", "params", "label"}, "model")
+    return ModelSpec(e["kind"], _mapping(e.get("params"), f"model {e['kind']!r} params"), e.get("label", ""))
+
+
+def _method_spec(entry: Any) -> MethodSpec:
+    """A ``methods:`` entry: a name, or a mapping with ``name``."""
+    e = _entry(entry, "name", "method")
+    _check_keys(e, {"name", "params", "label", "models", "explain", "queries"}, "method")
+    return MethodSpec(
+        e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""),
+        tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"),
+        None if e.get("queries") is None else _positive_int(e["queries"], f"method {e.get('label') or e['name']!r} queries"),
+    )
+
+
+def _check_ids(ds_specs: list[DatasetSpec], model_specs: list[ModelSpec], method_specs: list[MethodSpec]) -> None:
+    """Method and dataset ids are unique; the model ids they name exist."""
+    ids = [m.id for m in method_specs]
+    if len(set(ids)) != len(ids):
+        raise ValidationError(f"Benchmark spec: method labels must be unique; got {ids}. Add 'label:'.")
+    model_ids = {m.id for m in model_specs}
+    restricted: list[DatasetSpec | MethodSpec] = [*ds_specs, *method_specs]
+    for x in restricted:
+        missing = sorted(set(x.models or ()) - model_ids)
+        if missing:
+            raise ValidationError(f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: {sorted(model_ids)}.")
+    ds_ids = [x.id for x in ds_specs]
+    if len(set(ds_ids)) != len(ds_ids):
+        raise ValidationError(f"Benchmark spec: dataset labels must be unique; got {ds_ids}. Add 'label:'.")
 
 
 def _queries(v: Any, what: str) -> int | None:
@@ -340,7 +360,7 @@ def _folds(v: Any) -> int | None:
     return n
 
 
-def _full_section(v: Any, datasets: list[DatasetSpec]) -> dict[str, Any] | None:
+def _full_section(v: Any, ds_specs: list[DatasetSpec]) -> dict[str, Any] | None:
     """The validated ``full:`` section: only the keys it sets, in their final types."""
     if v is None:
         return None
@@ -368,7 +388,7 @@ def _full_section(v: Any, datasets: list[DatasetSpec]) -> dict[str, Any] | None:
         per = v["datasets"]
         if not isinstance(per, Mapping):
             raise ValidationError(f"Benchmark spec: full.datasets must map a dataset id to {{queries, max_rows}}. Got {per!r}.")
-        ids = {d.id for d in datasets}
+        ids = {d.id for d in ds_specs}
         unknown = sorted(map(str, set(per) - ids))
         if unknown:
             raise ValidationError(f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset ids: {sorted(ids)}.")
@@ -385,8 +405,6 @@ def _full_section(v: Any, datasets: list[DatasetSpec]) -> dict[str, Any] | None:
 
 def _apply_full(spec: Spec) -> Spec:
     """``spec`` with its ``full:`` section applied."""
-    from dataclasses import replace
-
     if not spec.full:
         raise ValidationError(
             f"Benchmark spec {spec.name!r} has no 'full:' section, so it has no full-size protocol; run it without "
@@ -394,17 +412,15 @@ def _apply_full(spec: Spec) -> Spec:
         )
     f = spec.full
     per = f.get("datasets", {})
-    datasets = tuple(replace(d, **per[d.id]) if d.id in per else d for d in spec.datasets)
+    ds_specs = tuple(replace(d, **per[d.id]) if d.id in per else d for d in spec.datasets)
     top = {k: f[k] for k in ("queries", "seeds", "folds", "time_limit", "chunk_size") if k in f}
-    out = replace(spec, datasets=datasets, protocol="full", **top)
+    out = replace(spec, datasets=ds_specs, protocol="full", **top)
     _check_ranges(out)
     return out
 
 
 def _read(path: Path) -> dict[str, Any]:
     """The top-level mapping of a YAML or JSON spec file, or a clear error."""
-    from ..data import read_structured
-
     d = read_structured(
         path, "Benchmark spec",
         " Check the indentation and that every 'key: value' pair has a space after the colon.",
@@ -428,13 +444,6 @@ def _check_names(spec: Spec) -> None:
     constraints are well formed; numbers are in range.  Runs before anything
     is loaded or fitted.  Parameter *values* are checked when a method is
     fitted (a bad one is recorded as that cell's error)."""
-    import inspect
-    from dataclasses import replace
-
-    from .. import datasets, methods, models
-    from ..constraints import Constraints
-    from ..exceptions import CounterfactError
-
     for ds in spec.datasets:
         try:
             info = datasets._resolve(ds.name)
@@ -482,8 +491,6 @@ def _check_names(spec: Spec) -> None:
 
 def _check_ranges(spec: Spec) -> None:
     """Numbers in range and sizes that fit together (also after ``full:`` is applied)."""
-    import math
-
     if spec.time_limit is not None and not (math.isfinite(spec.time_limit) and spec.time_limit > 0):
         raise ValidationError(f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}.")
     if not 0 < spec.test_size < 1:

@@ -1,4 +1,4 @@
-"""The ``counterfact`` command: datasets, explain, demo, benchmark, report.
+"""The ``counterfact`` command: datasets, explain, demo, benchmark, report, audit.
 
 The command line only parses arguments and calls the public API.  Every user
 error prints one line ``counterfact: error: <what, and how to fix it>`` on
@@ -6,8 +6,8 @@ standard error and exits with status 2 (``--debug`` shows the traceback);
 standard output carries only the requested output (solver logs go to standard
 error), so ``--format json`` and ``--format csv`` always parse.
 
-Subcommands of optional parts of the package (``serve``, ``audit``) are added
-when their module is importable: each provides ``add_parser(subparsers)``.
+Subcommands of optional parts of the package (``serve``) are added when their
+module is importable: each provides ``add_parser(subparsers)``.
 """
 
 from __future__ import annotations
@@ -19,13 +19,18 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
+from .. import datasets, methods, models
+from .._utils._version import __version__
 from ..exceptions import CounterfactError
+from ._audit import add_audit
 from ._commands import cmd_benchmark, cmd_datasets, cmd_demo, cmd_explain, cmd_report
+from ._methods import add_parser as add_methods
+from ._methods import run as run_methods
 
 __all__ = ["build_parser", "main"]
 
 #: modules that may register extra subcommands (``add_parser(subparsers)``)
-EXTRA_COMMANDS = ("counterfact.serve._cli", "counterfact._audit._cli")
+EXTRA_COMMANDS = ("counterfact.serve._cli",)
 
 _UNSAFE_EPILOG = (
     "Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust. "
@@ -58,12 +63,6 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def _version() -> str:
-    from .. import __version__
-
-    return __version__
-
-
 def _common() -> argparse.ArgumentParser:
     """-v/-q/--debug, accepted before or after the subcommand."""
     p = argparse.ArgumentParser(add_help=False)
@@ -77,8 +76,6 @@ def _common() -> argparse.ArgumentParser:
 
 
 def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
-    from .. import datasets, methods, models
-
     method_names = methods.names(peers=True)
     e = sub.add_parser("explain", parents=[common], help="explain rows of a dataset, of your CSV file, or of a queries file",
                        description="Counterfactual explanations for rows of a dataset.", epilog=_EXPLAIN_EPILOG,
@@ -119,13 +116,11 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
-    from .. import methods, models
-
     common = _common()
     p = _Parser(prog="counterfact", parents=[common],
                 description="Counterfactual explanations for tabular classifiers: what is the smallest realistic "
                             "change to a row that flips the model's decision?")
-    p.add_argument("--version", action="version", version=f"counterfact {_version()}", help="print the version and exit")
+    p.add_argument("--version", action="version", version=f"counterfact {__version__}", help="print the version and exit")
     sub: Any = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     d = sub.add_parser("datasets", parents=[common], help="list the datasets, or describe one")
@@ -163,6 +158,16 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="FILE", help="where to write the report")
     r.set_defaults(func=cmd_report)
 
+    add_methods(sub)
+    sub.choices["methods"].set_defaults(func=run_methods)
+    _add_common(sub.choices["methods"])
+    _add_extra_commands(sub)
+    add_audit(sub, common)
+    return p
+
+
+def _add_extra_commands(sub: Any) -> None:
+    """The subcommands of :data:`EXTRA_COMMANDS` whose module imports."""
     for module in EXTRA_COMMANDS:
         try:
             mod = importlib.import_module(module)
@@ -174,7 +179,6 @@ def build_parser() -> argparse.ArgumentParser:
             add(sub)
             for name in set(sub.choices) - before:
                 _add_common(sub.choices[name])
-    return p
 
 
 def _add_common(parser: argparse.ArgumentParser) -> None:
@@ -208,6 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("counterfact: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # the reader stopped early (`counterfact methods | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug, not a user error: one line, the traceback under --debug
         if args.debug:
             raise

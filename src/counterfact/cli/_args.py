@@ -7,6 +7,8 @@ import math
 from pathlib import Path
 from typing import Any
 
+from ..constraints import Constraints
+from ..data import read_structured
 from ..exceptions import CounterfactError, ValidationError
 
 __all__ = ["constraints_from_args", "method_params", "parse_rows", "parse_value", "split_list"]
@@ -86,14 +88,10 @@ def _float(text: str, item: str) -> float | None:
 
 
 def _read_constraints_file(path_text: str) -> Any:
-    from ..constraints import Constraints
-
     path = Path(path_text).expanduser()
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
         raise ValidationError(f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints.")
-    from ..data import read_structured
-
     d = read_structured(path, "--constraints")
     if d is None:
         d = {}
@@ -115,8 +113,6 @@ def _read_constraints_file(path_text: str) -> Any:
 
 def constraints_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~counterfact.Constraints` of ``--constraints`` merged with the flags."""
-    from ..constraints import Constraints
-
     base = _read_constraints_file(args.constraints) if args.constraints else Constraints()
     ranges: dict[str, tuple[float | None, float | None]] = {}
     for item in args.range or []:

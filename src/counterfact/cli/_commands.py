@@ -15,7 +15,12 @@ from typing import Any
 
 import pandas as pd
 
+from .. import benchmark, datasets, methods, models, report
+from .._utils._deps import is_available
+from ..benchmark._runner import _cells
+from ..data import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
+from ..models import desired_class, load_model_file, rows_to_explain
 from ._args import constraints_from_args, method_params, parse_rows, parse_value
 from ._output import emit, info, stdout_to_stderr
 
@@ -27,8 +32,6 @@ DEFAULT_ROWS = 5
 
 def cmd_datasets(args: argparse.Namespace) -> int:
     """``counterfact datasets [NAME]``."""
-    from .. import datasets
-
     if args.name:
         d = datasets.info(args.name)
         for k, v in d.items():
@@ -49,8 +52,6 @@ def cmd_datasets(args: argparse.Namespace) -> int:
 
 # ------------------------------------------------------------------- explain
 def _queries_frame(path: str, data: Any) -> pd.DataFrame:
-    from ..data import read_csv
-
     frame = read_csv(path, what="--queries")
     frame = frame.drop(columns=[data.target], errors="ignore")
     try:
@@ -62,9 +63,6 @@ def _queries_frame(path: str, data: Any) -> pd.DataFrame:
 
 def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, str]:
     """(all data, training data, rows to choose from, what the row positions index)."""
-    from .. import datasets
-    from ..data import load_csv
-
     if args.data:
         data = load_csv(args.data, target=args.target, what="--data")
         info(args, f"{args.data}: {len(data)} rows, {len(data.schema)} features, target {data.target!r}")
@@ -88,9 +86,6 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
 
 
 def _model(args: argparse.Namespace, train: Any) -> Any:
-    from .. import models
-    from ..models import load_model_file
-
     if args.model_file:
         model = load_model_file(args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train)
         info(args, f"model: {type(model).__name__} from {args.model_file}")
@@ -103,8 +98,6 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
 
 def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
     """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
-    from ..models import desired_class, rows_to_explain
-
     target = parse_value(args.target_class) if args.target_class is not None else None
     classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
     if target is not None and target not in classes and args.target_class in classes:
@@ -139,8 +132,6 @@ def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, wh
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
-    from .. import methods
-
     cls = methods.get_class(args.method)
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
@@ -174,17 +165,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
 # ---------------------------------------------------------------------- demo
 def demo_method() -> str:
     """The demo's default method: MACE when its solver is installed, else UFCE."""
-    from .. import methods
-    from .._utils._deps import is_available
-
     return "mace" if is_available("z3") and "mace" in methods.names() else "ufce"
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """``counterfact demo``: a few rejected German Credit applicants."""
-    from .. import datasets, methods, models
-    from ..models import rows_to_explain
-
     name = args.method or demo_method()
     cls = methods.get_class(name)
     names = cls._param_names()  # type: ignore[attr-defined]
@@ -219,8 +204,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
 # ----------------------------------------------------------------- benchmark
 def cmd_benchmark(args: argparse.Namespace) -> int:
     """``counterfact benchmark SPEC``: validate, run, and exit 1 if any cell errored."""
-    from .. import benchmark
-
     if args.n_jobs == 0:
         raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
     spec = benchmark.load_spec(args.spec, queries=args.queries, full=args.full)  # validated before anything runs
@@ -231,8 +214,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise ValidationError(f"--out {args.out!r} cannot be created: {exc.strerror or exc}.") from None
     if args.full and not args.quiet:
-        from ..benchmark._runner import _cells
-
         n_cells = len(_cells(spec))
         size = "every eligible test row" if spec.queries is None else f"up to {spec.queries} queries"
         folds = f", {spec.folds} folds" if spec.folds else ""
@@ -256,8 +237,6 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 # -------------------------------------------------------------------- report
 def cmd_report(args: argparse.Namespace) -> int:
     """``counterfact report RESULTS``."""
-    from .. import report
-
     if not Path(args.results).is_dir():
         raise ValidationError(f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact benchmark'.")
     with stdout_to_stderr():

@@ -41,6 +41,7 @@ from ..exceptions import ConstraintError
 from ..schema import Schema
 from ._bounds import ResolvedConstraints
 from ._causal import Causal
+from ._resolve import resolve
 from ._violations import check_violations
 
 __all__ = ["CONSTRAINT_KINDS", "Constraints", "violations"]
@@ -211,107 +212,8 @@ class Constraints:
 
     # -------------------------------------------------------------- resolving
     def resolve(self, schema: Schema) -> ResolvedConstraints:
-        """Validate against ``schema`` and merge with its actionability."""
-        known = set(schema.names)
-
-        def check(names: Iterable[str], what: str) -> None:
-            unknown = sorted(set(names) - known)
-            if unknown:
-                raise ConstraintError(
-                    f"Constraints.{what} names unknown features {unknown}. Known features: {schema.names}."
-                )
-
-        check(self.immutable, "immutable")  # type: ignore[arg-type]
-        check(self.increasing, "increasing")  # type: ignore[arg-type]
-        check(self.decreasing, "decreasing")  # type: ignore[arg-type]
-        check(self.ranges, "ranges")
-        check(self.allowed_values, "allowed_values")
-        if self.features_to_vary is not None:
-            check(self.features_to_vary, "features_to_vary")
-        for c in self.causal:
-            check([c.child, *c.parents], "causal")
-
-        immutable = set(self.immutable)  # type: ignore[arg-type]
-        direction: dict[str, int] = {}
-        for f in schema:
-            if f.actionability == "immutable":
-                immutable.add(f.name)
-            elif f.actionability == "increasing":
-                direction[f.name] = 1
-            elif f.actionability == "decreasing":
-                direction[f.name] = -1
-        for names, d in ((self.increasing, 1), (self.decreasing, -1)):
-            for n in names:  # type: ignore[attr-defined]
-                f = schema[n]
-                if not f.is_ordered:
-                    raise ConstraintError(
-                        f"Feature '{n}' is {f.kind} (unordered) and cannot be "
-                        f"{'increasing' if d > 0 else 'decreasing'}. Use immutable, allowed_values, "
-                        "or declare it ordinal in the schema."
-                    )
-                if n in immutable and f.actionability == "immutable":
-                    raise ConstraintError(
-                        f"Feature '{n}' is immutable in the schema but the constraints make it "
-                        f"{'increasing' if d > 0 else 'decreasing'}. Override the schema "
-                        "(schema.with_actionability(...)) if it really may change."
-                    )
-                if direction.get(n, d) != d:
-                    raise ConstraintError(
-                        f"Feature '{n}' is {'decreasing' if d > 0 else 'increasing'} in the schema but "
-                        f"{'increasing' if d > 0 else 'decreasing'} in the constraints; that is contradictory."
-                    )
-                direction[n] = d
-        if self.features_to_vary is not None:
-            protected = sorted(set(self.features_to_vary) & immutable)  # type: ignore[arg-type]
-            if protected:
-                raise ConstraintError(
-                    f"features_to_vary lists {protected}, which are immutable (in the schema or the "
-                    "constraints). Protected features cannot be changed; remove them from "
-                    "features_to_vary, or override the schema's actionability."
-                )
-            immutable |= known - set(self.features_to_vary)  # type: ignore[arg-type]
-        ranges: dict[str, tuple[float, float]] = {}
-        for n, (lo, hi) in self.ranges.items():
-            f = schema[n]
-            if not f.is_numeric:
-                raise ConstraintError(
-                    f"ranges['{n}']: feature '{n}' is {f.kind}; ranges apply to numeric features. "
-                    "Use allowed_values for discrete features."
-                )
-            ranges[n] = (-math.inf if lo is None else float(lo), math.inf if hi is None else float(hi))
-        allowed: dict[str, tuple[Any, ...]] = {}
-        for n, vs in self.allowed_values.items():
-            f = schema[n]
-            if len(vs) == 0:
-                raise ConstraintError(f"allowed_values['{n}'] is empty.")
-            bad = [v for v in vs if not f.contains(v)]
-            if bad:
-                raise ConstraintError(
-                    f"allowed_values['{n}'] has values {bad} outside the feature's domain "
-                    f"({list(f.categories or ()) if not f.is_numeric else (f.lower, f.upper)})."
-                )
-            allowed[n] = tuple(vs)
-        for c in self.causal:
-            for n in (c.child, *c.parents):
-                if not schema[n].is_numeric:
-                    raise ConstraintError(
-                        f"Causal relation for '{c.child}': '{n}' is {schema[n].kind}; causal relations "
-                        "support numeric features only."
-                    )
-            if c.child in immutable:
-                raise ConstraintError(
-                    f"Causal relation: child '{c.child}' is immutable, so it cannot follow its parents."
-                )
-        return ResolvedConstraints(
-            schema=schema,
-            direction={k: v for k, v in direction.items() if k not in immutable},
-            immutable=frozenset(immutable),
-            ranges=ranges,
-            allowed_values=allowed,
-            max_changes=self.max_changes,
-            causal=tuple(self.causal),
-            source=self,
-        )
+        """Validate against ``schema`` and merge with its actionability (see :mod:`._resolve`)."""
+        return resolve(self, schema)
 
     # --------------------------------------------------------------- checking
     def violations(self, query: pd.Series | pd.DataFrame, counterfactuals: pd.DataFrame, schema: Schema) -> pd.DataFrame:

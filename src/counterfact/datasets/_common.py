@@ -10,7 +10,9 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..data import Dataset
 from ..exceptions import DatasetNotFoundError, ValidationError
+from ..schema import Feature, Schema
 
 if TYPE_CHECKING:  # pandas is imported by the loaders, on use
     import pandas as pd
@@ -195,9 +197,6 @@ def make_dataset(
     the 0/1 target ``y`` (aligned with the rows of ``frame``) named ``target``."""
     import numpy as np
     import pandas as pd
-
-    from ..data import Dataset
-    from ..schema import Feature, Schema
 
     frame = frame.reset_index(drop=True)
     feats = []

@@ -1,4 +1,4 @@
-"""Counterfactual methods, their base class and the registry.
+"""Counterfactual methods: their base class and tags, the one explain pipeline, the registry.
 
 Classes are imported lazily: ``counterfact.methods.MACE`` imports z3 only when used.
 """
@@ -7,11 +7,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._base import Candidates, CounterfactualMethod, Query
-from ._registry import get, get_class, names, register
+from ._base import CounterfactualMethod
+from ._pipeline import BatchReport, Candidates, Query, explain_in_chunks, parallel_backend
+from ._registry import certificate_text, classes, get, get_class, names, register
+from ._tags import MethodTags
 
-__all__ = ["Candidates", "CounterfactualMethod", "Query", "get", "get_class", "names", "register"]
+__all__ = [
+    "BatchReport",
+    "Candidates",
+    "CounterfactualMethod",
+    "MethodTags",
+    "Query",
+    "certificate_text",
+    "classes",
+    "explain_in_chunks",
+    "get",
+    "get_class",
+    "names",
+    "parallel_backend",
+    "register",
+]
 
+#: public class name -> registry name (imported on first use)
 _CLASSES = {
     "NearestObservable": "nearest",
     "MACE": "mace",

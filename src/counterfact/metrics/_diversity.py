@@ -28,6 +28,7 @@ from ._common import (
     train_parts,
 )
 from ._distances import DistanceEncoder, compare
+from ._proximity import sparsity
 from ._validity import is_valid, valid_rows
 
 __all__ = [
@@ -233,8 +234,6 @@ def l2c_score(
     """L2C's harmonic mean of diversity and ``1 - sparsity`` for one query
     (:func:`harmonic_mean` of :func:`l2c_diversity` and
     :func:`counterfact.metrics.sparsity` over all the counterfactuals)."""
-    from ._proximity import sparsity
-
     if is_result(query):
         res = query
         div = l2c_diversity(res, bins=bins, train=train)

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import Any, Literal
 
 import numpy as np
@@ -126,6 +127,17 @@ def evaluate(
         need two counterfactuals (NaN otherwise); ``validity``, ``coverage``
         and ``feasibility`` are NaN when the result carries no model.
     """
+    _check_arguments(result, actionability_threshold, lof)
+    inputs = _prepare(
+        result, train, mad=mad, bins=bins, n_neighbors=n_neighbors, lof_reference=lof_reference,
+        features_to_vary=features_to_vary, lof=lof,
+    )
+    queries = result.queries
+    records = [_query_record(inputs, i, q, actionability_threshold) for i, q in enumerate(queries.index)]
+    return pd.DataFrame(records, index=queries.index, columns=list(METRIC_COLUMNS))
+
+
+def _check_arguments(result: Any, actionability_threshold: float, lof: Any) -> None:
     if not is_result(result):
         raise ValidationError(
             f"evaluate needs a CounterfactualResult (from method.explain). Got {type(result).__name__}."
@@ -134,6 +146,35 @@ def evaluate(
         raise ValidationError(f"actionability_threshold must be in [0, 1]. Got {actionability_threshold!r}.")
     if lof is not None and not isinstance(lof, LOFPlausibility):
         raise ValidationError(f"lof must be a cf.metrics.LOFPlausibility. Got {type(lof).__name__}.")
+
+
+@dataclass
+class _Inputs:
+    """What the metrics of every query of one result share: encoded rows, validity, training-data scales."""
+
+    result: Any
+    enc: DistanceEncoder  # the schema's ranges (MACE's normalisation)
+    enc_g: DistanceEncoder  # the training data's observed ranges (Gower), else ``enc``
+    M: np.ndarray  # encoded counterfactuals
+    Q: np.ndarray  # encoded queries
+    qpos: np.ndarray  # position of each counterfactual's query in ``Q``
+    has_model: bool
+    valid: np.ndarray  # per counterfactual
+    runtime: np.ndarray  # per query
+    has_train: bool
+    mad: np.ndarray | None
+    std: np.ndarray | None
+    bins: Any
+    lof: np.ndarray  # per counterfactual
+    plaus: np.ndarray  # per counterfactual
+    allowed_for: Callable[[Any], Any]
+
+
+def _prepare(
+    result: Any, train: Any, *, mad: Any, bins: Any, n_neighbors: int, lof_reference: Literal["target", "all"],
+    features_to_vary: Iterable[str] | None, lof: Any,
+) -> _Inputs:
+    """Encode the result once and compute the training-data scales and plausibility scores."""
     schema = result.schema
     cfs = result.counterfactuals
     queries = result.queries
@@ -142,79 +183,104 @@ def evaluate(
     M = enc.transform(cfs) if len(cfs) else np.zeros((0, J))
     Q = enc.transform(queries) if len(queries) else np.zeros((0, J))
     qpos = pd.Index(queries.index).get_indexer(cfs.index.get_level_values(0)) if len(cfs) else np.zeros(0, dtype=int)
-
     has_model = result.model is not None
     valid = valid_rows(result).to_numpy() if has_model else np.zeros(len(cfs), dtype=bool)
-
     if train is not None:
         train = TrainData(train, schema)
     mad_vec = resolve_mad(schema, mad, train) if (mad is not None or train is not None) else None
     std = std_scale(train, schema) if train is not None else None
     bin_edges = _resolve_bins(schema, bins, train, "evaluate") if (bins is not None or train is not None) else None
     enc_g = DistanceEncoder(schema, observed_ranges(train_parts(train, schema)[0], schema)) if train is not None else enc
+    lof_val, plaus = _plausibility(result, train, lof, n_neighbors, lof_reference)
+    return _Inputs(
+        result=result, enc=enc, enc_g=enc_g, M=M, Q=Q, qpos=qpos, has_model=has_model, valid=valid,
+        runtime=result.runtime.reindex(queries.index).to_numpy(dtype=float), has_train=train is not None,
+        mad=mad_vec, std=std, bins=bin_edges, lof=lof_val, plaus=plaus,
+        allowed_for=_allowed_for(result, features_to_vary),
+    )
 
+
+def _plausibility(
+    result: Any, train: TrainData | None, lof: Any, n_neighbors: int, lof_reference: Literal["target", "all"],
+) -> tuple[np.ndarray, np.ndarray]:
+    """LOF score and plausibility of every counterfactual against its query's target class (NaN without ``train``)."""
+    cfs = result.counterfactuals
     lof_val = np.full(len(cfs), np.nan)
     plaus = np.full(len(cfs), np.nan)
     if train is not None and len(cfs):
-        det = lof if lof is not None else LOFPlausibility(train, schema, n_neighbors=n_neighbors, reference=lof_reference)
+        det = lof if lof is not None else LOFPlausibility(train, result.schema, n_neighbors=n_neighbors, reference=lof_reference)
         tg = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
         for t in pd.unique(tg):
             rows = np.flatnonzero(tg == t)
             lof_val[rows], plaus[rows] = det.score(cfs.iloc[rows], t)
-    allowed_for = _allowed_for(result, features_to_vary)
+    return lof_val, plaus
 
-    runtime = result.runtime.reindex(queries.index).to_numpy(dtype=float)
 
-    nan = float("nan")
-    records = []
-    for i, q in enumerate(queries.index):
-        r = np.flatnonzero(qpos == i)
-        k = r.size
-        rec: dict[str, float] = dict.fromkeys(METRIC_COLUMNS, nan)
-        rec["found"] = float(k)
-        counts = _counts(queries.loc[q], cfs.iloc[r], schema, result.constraints_for(q))
-        rec["violations"] = float(counts["total"])
-        for kind in VIOLATION_KINDS:
-            rec[f"violations_{kind}"] = float(counts[kind])
-        rec["time"] = runtime[i]
-        if has_model:
-            rec["coverage"] = 1.0 if valid[r].any() else 0.0
-        if k == 0:
-            records.append(rec)
-            continue
-        Mq, x = M[r], Q[i]
-        rec["time_per_counterfactual"] = runtime[i] / k
-        if has_model:
-            rec["validity"] = float(valid[r].mean())
-        for norm in ("l0", "l1", "linf"):
-            d = enc.distances(Mq, x, norm)
-            rec[f"distance_{norm}"] = float(d.mean())
-            rec[f"nearest_{norm}"] = float(d.min())
-        rec["gower"] = float(enc_g.distances(Mq, x, "l1").mean())
-        rec["proximity_cat"] = 1.0 - mean_or_nan(_cat_rows(enc, Mq, x, mean=True))
-        rec["prox_jac"] = mean_or_nan(_jaccard_rows(enc, Mq, x))
-        rec["l2c_distance_cat"] = mean_or_nan(_cat_rows(enc, Mq, x, mean=False))
-        rec["sparsity"] = mean_or_nan(_changed_fraction(enc, Mq, x))
-        rec["changes"] = float(enc.changed(Mq, x).sum(axis=1).mean())
-        rec["diversity_cat"] = _cat_div(enc, Mq)
-        rec["diversity_count"] = _count_div(enc, Mq)
-        if mad_vec is not None:
-            rec["proximity_cont"] = -mean_or_nan(_mad_l1_rows(enc, Mq, x, mad_vec, mean=True))
-            rec["prox_euc"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, mad_vec, mean=False))
-            rec["diversity_cont"] = _cont_div(enc, Mq, mad_vec)
-            rec["diversity_normalized"] = _norm_div(enc, Mq, x, mad_vec, "mad")
-        if std is not None:
-            rec["l2c_distance_num"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, std, mean=False))
-        if bin_edges is not None:
-            Mv = Mq[valid[r]] if has_model else Mq
-            rec["diversity_l2c"] = _l2c_div(enc, Mv, bin_edges)
-            rec["l2c_harmonic"] = harmonic_mean(rec["diversity_l2c"], rec["sparsity"])
-        share = _share(enc, Mq, x, allowed_for(q))
-        rec["actionability"] = mean_or_nan(share)
-        if train is not None:
-            rec["plausibility"] = mean_or_nan(plaus[r])
-            rec["lof"] = mean_or_nan(lof_val[r])
-            if has_model:
-                rec["feasibility"] = mean_or_nan(_feasible_rows(valid[r], plaus[r], share, actionability_threshold))
-        records.append(rec)
-    return pd.DataFrame(records, index=queries.index, columns=list(METRIC_COLUMNS))
+def _query_record(inp: _Inputs, i: int, q: Any, actionability_threshold: float) -> dict[str, float]:
+    """Every metric of query number ``i`` (label ``q``); NaN where it does not apply."""
+    result = inp.result
+    r = np.flatnonzero(inp.qpos == i)
+    k = r.size
+    rec: dict[str, float] = dict.fromkeys(METRIC_COLUMNS, float("nan"))
+    rec["found"] = float(k)
+    counts = _counts(result.queries.loc[q], result.counterfactuals.iloc[r], result.schema, result.constraints_for(q))
+    rec["violations"] = float(counts["total"])
+    for kind in VIOLATION_KINDS:
+        rec[f"violations_{kind}"] = float(counts[kind])
+    rec["time"] = inp.runtime[i]
+    if inp.has_model:
+        rec["coverage"] = 1.0 if inp.valid[r].any() else 0.0
+    if k == 0:
+        return rec
+    Mq, x = inp.M[r], inp.Q[i]
+    rec["time_per_counterfactual"] = inp.runtime[i] / k
+    if inp.has_model:
+        rec["validity"] = float(inp.valid[r].mean())
+    rec.update(_set_metrics(inp.enc, inp.enc_g, Mq, x))
+    rec.update(_scaled_metrics(inp, Mq[inp.valid[r]] if inp.has_model else Mq, Mq, x, rec["sparsity"]))
+    share = _share(inp.enc, Mq, x, inp.allowed_for(q))
+    rec["actionability"] = mean_or_nan(share)
+    if inp.has_train:
+        rec["plausibility"] = mean_or_nan(inp.plaus[r])
+        rec["lof"] = mean_or_nan(inp.lof[r])
+        if inp.has_model:
+            rec["feasibility"] = mean_or_nan(_feasible_rows(inp.valid[r], inp.plaus[r], share, actionability_threshold))
+    return rec
+
+
+def _set_metrics(enc: DistanceEncoder, enc_g: DistanceEncoder, Mq: np.ndarray, x: np.ndarray) -> dict[str, float]:
+    """The metrics of a query's counterfactuals ``Mq`` that need no scale from the training data."""
+    rec: dict[str, float] = {}
+    for norm in ("l0", "l1", "linf"):
+        d = enc.distances(Mq, x, norm)
+        rec[f"distance_{norm}"] = float(d.mean())
+        rec[f"nearest_{norm}"] = float(d.min())
+    rec["gower"] = float(enc_g.distances(Mq, x, "l1").mean())
+    rec["proximity_cat"] = 1.0 - mean_or_nan(_cat_rows(enc, Mq, x, mean=True))
+    rec["prox_jac"] = mean_or_nan(_jaccard_rows(enc, Mq, x))
+    rec["l2c_distance_cat"] = mean_or_nan(_cat_rows(enc, Mq, x, mean=False))
+    rec["sparsity"] = mean_or_nan(_changed_fraction(enc, Mq, x))
+    rec["changes"] = float(enc.changed(Mq, x).sum(axis=1).mean())
+    rec["diversity_cat"] = _cat_div(enc, Mq)
+    rec["diversity_count"] = _count_div(enc, Mq)
+    return rec
+
+
+def _scaled_metrics(inp: _Inputs, Mv: np.ndarray, Mq: np.ndarray, x: np.ndarray, sparsity: float) -> dict[str, float]:
+    """The metrics that need the MAD, the standard deviations or L2C's buckets (each only when known).
+
+    ``Mv``: the valid counterfactuals (all of ``Mq`` without a model), for L2C's diversity.
+    """
+    enc = inp.enc
+    rec: dict[str, float] = {}
+    if inp.mad is not None:
+        rec["proximity_cont"] = -mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.mad, mean=True))
+        rec["prox_euc"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.mad, mean=False))
+        rec["diversity_cont"] = _cont_div(enc, Mq, inp.mad)
+        rec["diversity_normalized"] = _norm_div(enc, Mq, x, inp.mad, "mad")
+    if inp.std is not None:
+        rec["l2c_distance_num"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.std, mean=False))
+    if inp.bins is not None:
+        rec["diversity_l2c"] = _l2c_div(enc, Mv, inp.bins)
+        rec["l2c_harmonic"] = harmonic_mean(rec["diversity_l2c"], sparsity)
+    return rec

@@ -13,7 +13,7 @@ flag it as an outlier.  Choices the paper leaves open, fixed here:
   reference rows minus one) and ``contamination="auto"``, so a row is an
   outlier when its LOF exceeds 1.5 (exact neighbours through a ball tree,
   which is much faster than the brute-force path on small queries).
-* **Space**: :class:`counterfact.encoding.Encoder` (numeric and ordinal
+* **Space**: :class:`counterfact.data.Encoder` (numeric and ordinal
   features min-max scaled over the schema's domain, categorical ones one-hot),
   Euclidean distance.
 

@@ -15,15 +15,10 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..exceptions import ValidationError
+from ..models import as_adapter
 from ._common import is_result, query_frames
 
 __all__ = ["coverage", "is_valid", "validity"]
-
-
-def _adapter(model: Any) -> Any:
-    from ..models import as_adapter
-
-    return as_adapter(model)
 
 
 def valid_rows(res: Any) -> pd.Series:
@@ -32,7 +27,7 @@ def valid_rows(res: Any) -> pd.Series:
     out = pd.Series(np.zeros(len(cfs), dtype=bool), index=cfs.index, name="valid")
     if res.model is None or len(cfs) == 0:
         return out
-    pred = np.asarray(_adapter(res.model).predict(cfs.loc[:, res.schema.names]))
+    pred = np.asarray(as_adapter(res.model).predict(cfs.loc[:, res.schema.names]))
     tgt = res.target.reindex(cfs.index.get_level_values(0)).to_numpy()
     out[:] = np.array([_py(p) == _py(t) for p, t in zip(pred, tgt, strict=True)], dtype=bool)
     return out
@@ -63,7 +58,7 @@ def is_valid(counterfactuals: Any, model: Any = None, target: Any = None) -> np.
         raise ValidationError(f"counterfactuals must be a DataFrame of raw rows. Got {type(counterfactuals).__name__}.")
     if len(counterfactuals) == 0:
         return np.zeros(0, dtype=bool)
-    pred = np.asarray(_adapter(model).predict(counterfactuals))
+    pred = np.asarray(as_adapter(model).predict(counterfactuals))
     t = _py(target)
     return np.array([_py(p) == t for p in pred], dtype=bool)
 

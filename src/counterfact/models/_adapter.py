@@ -2,8 +2,15 @@
 
 Accepted: scikit-learn estimators and pipelines (on raw DataFrames), XGBoost /
 LightGBM sklearn wrappers, anything else with ``predict_proba(DataFrame)`` and
-``classes_``, and a PyTorch module plus the :class:`~counterfact.encoding.Encoder`
+``classes_``, and a PyTorch module plus the :class:`~counterfact.data.Encoder`
 it was trained on (:class:`TorchModel`).
+
+Bare XGBoost / LightGBM models with native categorical features read their
+category columns as pandas categories: :func:`native_categories` reads which
+ones (and over which categories) from the fitted model, and the adapter casts
+them (:func:`booster_category_frame`).  The model compiler
+(:mod:`counterfact.models.compile`) sits above this module and reads the same
+facts; this module imports nothing of it.
 """
 
 from __future__ import annotations
@@ -13,10 +20,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._deps import import_optional
 from ..exceptions import UnsupportedModelError, ValidationError
 from ..schema import Schema
 
-__all__ = ["ModelAdapter", "TorchModel", "as_adapter", "check_model"]
+__all__ = [
+    "ModelAdapter",
+    "TorchModel",
+    "as_adapter",
+    "booster_category_frame",
+    "check_model",
+    "native_categories",
+]
 
 
 class TorchModel:
@@ -32,8 +47,6 @@ class TorchModel:
         self.classes_ = np.asarray(classes)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
-        from .._utils._deps import import_optional
-
         torch = import_optional("torch", purpose="TorchModel")
         V = self.encoder.transform(X)
         self.module.eval()
@@ -76,11 +89,7 @@ class ModelAdapter:
         as ``pd.Categorical`` over the model's own categories."""
         if self._columns is not None:
             X = X.loc[:, self._columns]
-        if type(self.model).__name__ in ("XGBClassifier", "LGBMClassifier"):
-            from .compile import native_category_frame
-
-            X = native_category_frame(self.model, X)
-        return X
+        return booster_category_frame(self.model, X)
 
     def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
         """Class probabilities, columns in ``classes_`` order."""
@@ -145,6 +154,66 @@ def _predict_is_argmax(estimator: Any) -> bool:
         return False
     kinds = (RandomForestClassifier, ExtraTreesClassifier, DecisionTreeClassifier)
     return type(estimator) in kinds and getattr(estimator, "n_outputs_", 1) == 1
+
+
+def native_categories(est: Any) -> dict[int, list[Any]] | None:
+    """Input position -> the model's category list, for XGBoost / LightGBM models with
+    native categorical features (pandas ``category`` columns); None if there are none."""
+    name = type(est).__name__
+    out: dict[int, list[Any]] = {}
+    if name == "XGBClassifier":
+        booster = est.get_booster()
+        types = list(booster.feature_types or [])
+        if "c" not in types:
+            return None
+        try:
+            cats = booster.get_categories(export_to_arrow=True).to_arrow()
+        except (AttributeError, TypeError, ValueError):
+            raise UnsupportedModelError(
+                "XGBClassifier with categorical features: this XGBoost version does not store the "
+                "category values in the model (XGBoost >= 3.1 does); one-hot encode them instead."
+            ) from None
+        for j, (_, arr) in enumerate(cats):
+            if types[j] == "c":
+                out[j] = [] if arr is None else list(arr.to_pylist())
+        return out
+    if name == "LGBMClassifier":
+        booster = est.booster_
+        pandas_cats = getattr(booster, "pandas_categorical", None) or []
+        infos = booster.dump_model().get("feature_infos", {})
+        names = booster.feature_name()
+        cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
+        if not cat_pos:
+            return None
+        if len(cat_pos) != len(pandas_cats):
+            raise UnsupportedModelError(
+                "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
+                "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
+            )
+        return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
+    return None
+
+
+def booster_category_frame(est: Any, X: Any) -> Any:
+    """``X`` with the columns a bare XGBoost / LightGBM model ``est`` reads as pandas
+    categories cast to ``pd.Categorical`` over the model's own categories (other
+    models, and ``X`` that is not a DataFrame: ``X`` itself).
+
+    Such models (``enable_categorical=True`` / fitted on ``category`` columns) refuse
+    the object columns counterfact passes around.
+    """
+    if type(est).__name__ not in ("XGBClassifier", "LGBMClassifier") or not isinstance(X, pd.DataFrame):
+        return X
+    cats = native_categories(est)
+    if not cats:
+        return X
+    names = list(getattr(est, "feature_names_in_", X.columns))
+    out = X.copy()
+    for j, values in cats.items():
+        name = str(names[j])
+        if name in out.columns and not isinstance(out[name].dtype, pd.CategoricalDtype):
+            out[name] = pd.Categorical(out[name], categories=values)
+    return out
 
 
 def as_adapter(model: Any, schema: Schema | None = None) -> ModelAdapter:

@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Schema
+from .compile import compile_model
 
 __all__ = ["FastPredictor", "ForestEvaluator"]
 
@@ -181,8 +182,6 @@ class FastPredictor:
         if not hasattr(est, "predict_proba") or hasattr(est, "feature_names_in_"):
             return None
         try:
-            from .compile import compile_model
-
             compiled = compile_model(model, schema)
             fast = cls(compiled.inputs, compiled.affine, est, None)
             with warnings.catch_warnings():

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._utils._deps import import_optional
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ..schema import Schema
@@ -67,13 +68,9 @@ def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_cl
             **{"hidden_layer_sizes": (10, 10), "max_iter": 1000, "random_state": random_state, **params}
         )
     if kind == "xgb":
-        from .._utils._deps import import_optional
-
         xgb = import_optional("xgboost", purpose="model kind 'xgb'")
         return xgb.XGBClassifier(**{"n_estimators": 100, "max_depth": 4, "random_state": random_state or 0, "n_jobs": 1, **params})
     if kind == "lgbm":
-        from .._utils._deps import import_optional
-
         lgb = import_optional("lightgbm", purpose="model kind 'lgbm'")
         return lgb.LGBMClassifier(
             **{"n_estimators": 100, "num_leaves": 15, "random_state": random_state or 0, "n_jobs": 1, "verbose": -1, **params}

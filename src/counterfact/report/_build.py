@@ -11,7 +11,6 @@ Stylers.
 
 from __future__ import annotations
 
-import base64
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,9 +18,11 @@ from typing import Any
 
 import pandas as pd
 
+from .._utils._deps import import_optional
+from ..benchmark import collect, summarise
 from ..exceptions import ValidationError
-from . import _plots
 from ._cards import collect_cards
+from ._figures import Figure, key_metric_figures
 from ._glossary import GLOSSARY, KEY_METRICS, higher_is_better
 from ._stats_section import stats_section
 from ._tables import AMORTIZED_MARK, _is_interval, full_table, plain_table, summary_table
@@ -47,22 +48,6 @@ _CHECK_JS = (
 
 
 @dataclass
-class Figure:
-    """A plot of the report: PNG bytes, the metrics it shows, its caption."""
-
-    png_bytes: bytes
-    metrics: list[str]
-    alt: str
-    caption: str
-    path: str = ""
-
-    @property
-    def png(self) -> str:
-        """Base64 text for a data URI."""
-        return base64.b64encode(self.png_bytes).decode()
-
-
-@dataclass
 class Block:
     """One dataset x model section."""
 
@@ -81,8 +66,6 @@ def _per_query(table: pd.DataFrame) -> pd.DataFrame:
 
 
 def _env(fmt: str) -> Any:
-    from .._utils._deps import import_optional
-
     jinja2 = import_optional("jinja2", purpose="benchmark reports")
     return jinja2.Environment(
         loader=jinja2.PackageLoader("counterfact.report", "templates"),
@@ -93,29 +76,6 @@ def _env(fmt: str) -> Any:
     )
 
 
-def _figures(pq: pd.DataFrame, amortized: set[str]) -> list[Figure]:
-    figs: list[Figure] = []
-    for k in KEY_METRICS:
-        if k.column not in pq or not pq[k.column].notna().any():
-            continue
-        if k.column == "time":
-            note = " Amortized methods (batch time / n) are single diamonds, not distributions." if amortized else ""
-            figs.append(Figure(_plots.time_distribution(pq, amortized), [k.column], k.label,
-                               f"{k.label}: seconds per query for each method (log scale, all blocks).{note}"))
-            continue
-        figs.append(Figure(_plots.metric_bars(pq, k.column, k.label), [k.column], k.label,
-                           f"{k.label}: mean per method within each dataset / model block, "
-                           f"error bars one standard error over queries."))
-    pairs = (("distance_l1", "diversity_count"), ("sparsity", "validity"))
-    by_col = {k.column: k for k in KEY_METRICS}
-    for x, y in pairs:
-        if x in pq and y in pq and pq[[x, y]].dropna().shape[0]:
-            kx, ky = by_col[x], by_col[y]
-            figs.append(Figure(_plots.tradeoff(pq, x, y, kx.label, ky.label), [x, y], f"{kx.name} vs {ky.name}",
-                               f"Trade-off {kx.name} vs {ky.name}: one point per method and block (means over queries)."))
-    return figs
-
-
 def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = None, cards_per_cell: int = 2) -> Path:
     """Write the report and return its path.
 
@@ -124,8 +84,6 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
     images beside it in ``<name>_files/``.  Needs the ``report`` extra
     (matplotlib, jinja2).
     """
-    from ..benchmark import collect, summarise
-
     if fmt not in ("html", "md"):
         raise ValidationError(f"Report format must be 'html' or 'md'. Got {fmt!r}.")
     results = Path(results)
@@ -136,46 +94,68 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
     summary = summarise(results, table)
     target = Path(out) if out else results / f"report.{fmt}"
     spec_d = json.loads((results / "spec.json").read_text()) if (results / "spec.json").exists() else {}
-    name = f"Benchmark report: {spec_d.get('name', 'benchmark')}"
     blocks: list[Block] = []
     figures: list[Figure] = []
     stats: dict[str, Any] = stats_section(pd.DataFrame(), fmt)
     cards: list[Any] = []
-    skipped = ""
-    if "state" in summary:
-        bad = summary[summary["state"].isin(["skipped", "error"])]
-        if len(bad):
-            skipped = plain_table(bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True), fmt)
     if len(table):
         pq = _per_query(table)
         done = summary[summary["state"] == "done"] if "state" in summary else summary
-        amortized = set(done.loc[done.get("time_kind", pd.Series(dtype=object)) == "amortized", "method"]) if "time_kind" in done else set()
-        for (ds, mo), sub in done.groupby(["dataset", "model"], sort=True):
-            sub = sub.dropna(axis=1, how="all")
-            n_metrics = sum(1 for c in sub.columns if c not in _SUMMARY_SKIP and not _is_interval(c) and pd.api.types.is_numeric_dtype(sub[c]))
-            blocks.append(Block(
-                f"{ds} / {mo}", summary_table(sub, fmt), full_table(sub, fmt, skip=_SUMMARY_SKIP), n_metrics,
-                amortized=bool("time_kind" in sub and (sub["time_kind"] == "amortized").any()),
-                methods=list(sub["method"]),
-            ))
-        figures = _figures(pq, amortized)
+        blocks = _blocks(done, fmt)
+        figures = key_metric_figures(pq, _amortized(done))
         stats = stats_section(pq, fmt)
         cards = collect_cards(results, cards_per_cell)
     if fmt == "md":
-        files = target.parent / f"{target.stem}_files"
-        for i, fig in enumerate([*figures, *stats["figures"]]):
-            files.mkdir(parents=True, exist_ok=True)
-            p = files / f"figure_{i}.png"
-            p.write_bytes(fig.png_bytes)
-            fig.path = f"{files.name}/{p.name}"
+        _write_images(target, [*figures, *stats["figures"]])
     template = env.get_template("report.html.j2" if fmt == "html" else "report.md.j2")
     text = template.render(
-        name=name, intro=_intro(spec_d, table), blocks=blocks, skipped=skipped, glossary=KEY_METRICS,
-        glossary_other=GLOSSARY, figures=figures, stats=stats, cards=cards, check_js=_CHECK_JS,
-        arrows_note=_ARROWS, amortized_note=_AMORTIZED,
+        name=f"Benchmark report: {spec_d.get('name', 'benchmark')}", intro=_intro(spec_d, table), blocks=blocks,
+        skipped=_skipped(summary, fmt), glossary=KEY_METRICS, glossary_other=GLOSSARY, figures=figures, stats=stats,
+        cards=cards, check_js=_CHECK_JS, arrows_note=_ARROWS, amortized_note=_AMORTIZED,
     )
     target.write_text(text)
     return target
+
+
+def _skipped(summary: pd.DataFrame, fmt: str) -> str:
+    """The table of skipped and failed cells with their reasons ("" when there is none)."""
+    if "state" not in summary:
+        return ""
+    bad = summary[summary["state"].isin(["skipped", "error"])]
+    if not len(bad):
+        return ""
+    return plain_table(bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True), fmt)
+
+
+def _amortized(done: pd.DataFrame) -> set[str]:
+    """The methods whose time per query is a batch average (see :func:`counterfact.benchmark.run`)."""
+    if "time_kind" not in done:
+        return set()
+    return set(done.loc[done["time_kind"] == "amortized", "method"])
+
+
+def _blocks(done: pd.DataFrame, fmt: str) -> list[Block]:
+    """One block per dataset x model of the finished summary rows: summary and full tables."""
+    blocks = []
+    for (ds, mo), sub in done.groupby(["dataset", "model"], sort=True):
+        sub = sub.dropna(axis=1, how="all")
+        n_metrics = sum(1 for c in sub.columns if c not in _SUMMARY_SKIP and not _is_interval(c) and pd.api.types.is_numeric_dtype(sub[c]))
+        blocks.append(Block(
+            f"{ds} / {mo}", summary_table(sub, fmt), full_table(sub, fmt, skip=_SUMMARY_SKIP), n_metrics,
+            amortized=bool("time_kind" in sub and (sub["time_kind"] == "amortized").any()),
+            methods=list(sub["method"]),
+        ))
+    return blocks
+
+
+def _write_images(target: Path, figures: list[Figure]) -> None:
+    """Markdown: each figure's PNG beside the report in ``<name>_files/``, its relative path on the figure."""
+    files = target.parent / f"{target.stem}_files"
+    for i, fig in enumerate(figures):
+        files.mkdir(parents=True, exist_ok=True)
+        p = files / f"figure_{i}.png"
+        p.write_bytes(fig.png_bytes)
+        fig.path = f"{files.name}/{p.name}"
 
 
 def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:

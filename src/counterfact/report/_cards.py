@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..result import CounterfactualResult
+
 __all__ = ["Card", "CardAnswer", "collect_cards"]
 
 
@@ -18,7 +20,7 @@ class CardAnswer:
     """One counterfactual of a card."""
 
     rank: int
-    changes: list[Any]  # counterfact.format.Change
+    changes: list[Any]  # counterfact.result.Change
     after: str  # P(target) of the counterfactual, formatted
 
 
@@ -47,8 +49,6 @@ def _prob(v: Any) -> str:
 
 def collect_cards(out: Path, limit: int) -> list[Card]:
     """Up to ``limit`` cards per finished cell of a results folder."""
-    from ..result import CounterfactualResult
-
     cards: list[Card] = []
     for meta_path in sorted((out / "cells").glob("*.json")):
         if meta_path.name.endswith(".result.json"):

@@ -11,12 +11,12 @@ import math
 import numpy as np
 import pandas as pd
 
+from .._utils._deps import import_optional
+
 __all__ = ["cd_diagram", "metric_bars", "time_distribution", "tradeoff"]
 
 
 def _plt():  # type: ignore[no-untyped-def]
-    from .._utils._deps import import_optional
-
     mpl = import_optional("matplotlib", purpose="report plots")
     mpl.use("Agg", force=True)
     import matplotlib.pyplot as plt

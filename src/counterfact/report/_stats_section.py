@@ -7,7 +7,9 @@ from typing import Any
 import pandas as pd
 
 from ..benchmark._stats import all_tied, average_ranks, friedman, nemenyi_cd
+from ._figures import Figure
 from ._glossary import KEY_METRICS
+from ._plots import cd_diagram
 from ._tables import plain_table
 
 __all__ = ["MIN_BLOCKS", "stats_section"]
@@ -41,9 +43,6 @@ def stats_section(per_query: pd.DataFrame, fmt: str, *, min_blocks: int = MIN_BL
     diagrams of up to four tested metrics) and ``untested`` (why each other
     metric was not tested).
     """
-    from ._build import Figure
-    from ._plots import cd_diagram
-
     out: dict[str, Any] = {"caveat": _caveat(alpha), "table": "", "figures": [], "untested": ""}
     if per_query.empty:
         out["untested"] = "no finished cell."

@@ -20,7 +20,7 @@ from ._status import STATUSES
 
 __all__ = ["FORMAT_VERSION", "constraints_json", "dump", "index_key", "jsonable", "load"]
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 
 def jsonable(v: Any) -> Any:
@@ -82,6 +82,7 @@ def dump(result: Any) -> str:
         "target": jsonable(list(result.target.reindex(result.queries.index))),
         "confidence": jsonable(list(result.confidence.reindex(cf.index))) if len(cf) else [],
         "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
+        "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
         "diagnostics": {
             "columns": list(map(str, result.diagnostics.columns)),
             "rows": rows(result.diagnostics.reindex(result.queries.index)),
@@ -214,7 +215,18 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         n_counterfactuals=d["n_counterfactuals"],
         confidence=pd.Series(d["confidence"], index=cidx, dtype=float),
         query_confidence=pd.Series(d["query_confidence"], index=qidx, dtype=float),
+        certificates=_certificates(d, qidx),
     )
+
+
+def _certificates(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:
+    """The per-query guarantee texts (format version 2; None for version 1 documents)."""
+    texts = d.get("certificates")
+    if texts is None:
+        return None
+    if not isinstance(texts, list) or len(texts) != len(qidx) or not all(t is None or isinstance(t, str) for t in texts):
+        raise ValidationError(f"'certificates' must be an array of {len(qidx)} strings (one per query).")
+    return pd.Series(texts, index=qidx, dtype=object)
 
 
 def _json_type(v: Any) -> str:

@@ -76,6 +76,9 @@ class CounterfactualResult:
     query_constraints : dict or None
         Per query id, its own constraints (``explain`` with one Constraints
         per row; ``constraints`` is then None).  Use :meth:`constraints_for`.
+    certificates : Series
+        Per query, the guarantee behind its answer in plain words, worded by
+        the method's class when it explained the query (:meth:`certificate`).
     """
 
     def __init__(
@@ -96,6 +99,7 @@ class CounterfactualResult:
         n_counterfactuals: int = 1,
         confidence: pd.Series | None = None,
         query_confidence: pd.Series | None = None,
+        certificates: pd.Series | None = None,
     ) -> None:
         bad = sorted(set(status) - set(STATUSES))
         if bad:
@@ -117,6 +121,9 @@ class CounterfactualResult:
         self.confidence = confidence if confidence is not None else pd.Series(np.nan, index=idx, dtype=float)
         self.query_confidence = (
             query_confidence if query_confidence is not None else pd.Series(np.nan, index=queries.index, dtype=float)
+        )
+        self.certificates = (
+            certificates if certificates is not None else pd.Series(None, index=queries.index, dtype=object)
         )
 
     # --------------------------------------------------------------- basics
@@ -169,8 +176,13 @@ class CounterfactualResult:
         )
 
     def certificate(self, query: Any) -> str:
-        """The guarantee behind ``query``'s answer in plain words
-        (see :func:`counterfact.format.certificate_text`)."""
+        """The guarantee behind ``query``'s answer in plain words, as the method
+        worded it (``CounterfactualMethod.certificate``); for a result without
+        one (written by an older version) the text that holds for any method
+        (:func:`counterfact.result.certificate_text`)."""
+        text = self.certificates.get(query) if query in self.certificates.index else None
+        if isinstance(text, str) and text:
+            return text
         d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
         return certificate_text(self.method, str(self.status.get(query, "")), d)
 
@@ -183,7 +195,7 @@ class CounterfactualResult:
     def changes(self, query: Any, rank: int = 0) -> list[Change]:
         """The features counterfactual ``rank`` of ``query`` changes, with both
         values raw and formatted at the feature's resolution
-        (see :func:`counterfact.format.changes`)."""
+        (see :func:`counterfact.result.changes`)."""
         if query not in self.queries.index:
             raise ValidationError(f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}.")
         cfs = self.for_query(query)
@@ -333,6 +345,7 @@ class CounterfactualResult:
             n_counterfactuals=first.n_counterfactuals,
             confidence=pd.concat([r.confidence for r in results]),
             query_confidence=pd.concat([r.query_confidence for r in results]),
+            certificates=pd.concat([r.certificates.reindex(r.queries.index) for r in results]),
         )
 
 

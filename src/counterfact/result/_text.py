@@ -8,7 +8,8 @@ everywhere:
   1031``, never ``1031.000061``; ``drinks 0.5 -> 0.57``);
 * only features whose value changed are listed, compared by the feature's
   kind (``96`` and ``96.0`` of a numeric feature are the same value);
-* each method's guarantee is put in plain words (:func:`certificate_text`).
+* a query's guarantee is put in plain words (:func:`certificate_text`, which each
+  method class refines with what it proves).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 from .._utils._values import _is_missing, _py
 from ..schema import Feature, Schema, format_value
 
-__all__ = ["Change", "certificate_text", "changes", "describe_changes"]
+__all__ = ["Change", "certificate_text", "changes", "describe_changes", "diagnostic_number"]
 
 _NUM_TOL = 1e-9
 
@@ -96,22 +97,9 @@ def describe_changes(items: Iterable[Change], *, empty: str = "no change") -> st
     return "; ".join(parts) if parts else empty
 
 
-_METHOD_NAMES = {
-    "mace": "MACE",
-    "ceocl": "CE-OCL",
-    "ufce": "UFCE",
-    "mdpso": "MD-PSO",
-    "l2c": "L2C",
-    "nearest": "nearest observed row",
-    "dice": "DiCE",
-}
-
-
-_EXACT = frozenset({"mace", "ceocl"})
-
-
-def _num(d: Mapping[str, Any], key: str) -> float | None:
-    v = d.get(key)
+def diagnostic_number(diagnostics: Mapping[str, Any], key: str) -> float | None:
+    """``diagnostics[key]`` as a finite float, or None when missing or not a number."""
+    v = diagnostics.get(key)
     try:
         f = float(v)  # type: ignore[arg-type]
     except (TypeError, ValueError):
@@ -119,67 +107,50 @@ def _num(d: Mapping[str, Any], key: str) -> float | None:
     return f if math.isfinite(f) else None
 
 
-def certificate_text(method: str, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
-    """The guarantee behind a query's answer, in plain words.
+def certificate_text(
+    name: str, status: str, diagnostics: Mapping[str, Any] | None = None, *, proves_infeasibility: bool = False
+) -> str:
+    """The guarantee behind a query's answer, in plain words, from its status alone.
+
+    Each method class words its own guarantee (``CounterfactualMethod.certificate``,
+    which adds what only it can prove, such as MACE's bounds) and falls back on
+    this text, which holds for any method.
 
     Parameters
     ----------
-    method : str
-        Registered method name (``"mace"``, ``"ceocl"``, ...); unknown names are
-        treated as heuristics.
+    name : str
+        The method's name as people see it (``"MACE"``).
     status : str
         The query's status (see :data:`counterfact.result.STATUSES`).
     diagnostics : mapping, optional
-        The query's diagnostics (MACE's ``delta_min``/``delta_max``, CE-OCL's
-        ``gap``, the ``reason`` of a non-success).
+        The query's diagnostics (the ``reason`` of a non-success).
+    proves_infeasibility : bool
+        Whether the method's ``infeasible`` is a proof (a solver's refutation).
 
     Examples
     --------
-    >>> certificate_text("mace", "infeasible", {})
+    >>> certificate_text("MACE", "infeasible", {}, proves_infeasibility=True)
     'MACE: proven: no counterfactual exists under these constraints'
-    >>> certificate_text("ufce", "feasible", {})
+    >>> certificate_text("UFCE", "feasible", {})
     'UFCE: found by search; valid (checked with the model), not proven nearest'
     """
     d = dict(diagnostics or {})
-    key = str(method).lower().replace("-", "").replace("_", "")
-    name = _METHOD_NAMES.get(key, str(method) or "method")
     reason = d.get("reason")
     reason = None if _is_missing(reason) or reason == "" else str(reason)
-    exact = key in _EXACT
     if status == "invalid":
         text = "not explained: " + (reason or "the row's own constraints contradict each other")
+    elif status == "infeasible" and proves_infeasibility:
+        text = "proven: no counterfactual exists under these constraints"
     elif status == "infeasible":
-        text = ("proven: no counterfactual exists under these constraints" if exact
-                else "no counterfactual exists under these constraints")
-        if reason and not exact:
-            text = f"no counterfactual: {reason}"
+        text = f"no counterfactual: {reason}" if reason else "no counterfactual exists under these constraints"
     elif status == "timeout":
         text = "time limit reached before a counterfactual was found (not a proof that none exists)"
     elif status == "failed" and reason is not None and reason.startswith("query already predicted as"):
         text = "nothing to explain: the model already predicts the target class for this row"
     elif status == "failed":
         text = f"{reason or 'no counterfactual found'} (not a proof that none exists)"
-    elif key == "mace" and status == "optimal":
-        lo, hi = _num(d, "delta_min"), _num(d, "delta_max")
-        text = "proven nearest within epsilon"
-        if lo is not None and hi is not None:
-            text += f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
-    elif key == "ceocl" and status == "optimal":
-        gap = _num(d, "gap")
-        text = "optimal (solver-proven nearest under the model encoding)"
-        if gap is not None and gap > 1e-9:
-            text = f"optimal within a MIP gap of {100 * gap:.2g}%"
-    elif key == "ceocl" and status == "feasible":
-        gap = _num(d, "gap")
-        text = "valid; not proven nearest"
-        if gap is not None:
-            text += f" (MIP gap {100 * gap:.2g}% when the solver stopped)"
-    elif key == "nearest" and status == "optimal":
-        text = "the nearest observed row of the target class (exact among the observed rows, not over all points)"
-    elif key == "mace" and status == "feasible":
-        text = "valid; not proven nearest (the search stopped before closing the bound)"
     elif status == "optimal":
         text = "proven optimal"
     else:
         text = "found by search; valid (checked with the model), not proven nearest"
-    return f"{name}: {text}"
+    return f"{name or 'method'}: {text}"

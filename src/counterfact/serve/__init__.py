@@ -22,16 +22,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._utils._deps import import_optional
+from ..exceptions import ValidationError
 from ._build import build_service, fit_methods
-from ._service import Limits, ServerBusy, Service
+from ._request import Limits, ServerBusy
+from ._service import Service
 
 __all__ = ["Limits", "ServerBusy", "Service", "build_service", "create_app", "fit_methods", "require_server_deps"]
 
 
 def require_server_deps() -> None:
     """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are installed."""
-    from .._utils._deps import import_optional
-
     for name in ("fastapi", "uvicorn"):
         import_optional(name, purpose="counterfact serve")
 
@@ -49,10 +50,8 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
         Title of the OpenAPI document.
     """
     if token is not None and (not isinstance(token, str) or not token.strip()):
-        from ..exceptions import ValidationError
-
         raise ValidationError(f"token must be a non-empty string, or None to serve without one. Got {token!r}.")
     require_server_deps()
-    from ._app import create_app as _create
+    from ._app import create_app as _create  # lazy: _app imports FastAPI, an optional extra
 
     return _create(service, token=token, title=title)

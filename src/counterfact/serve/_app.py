@@ -21,6 +21,7 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
 from starlette.exceptions import HTTPException
 
+from .._utils._version import __version__
 from ..exceptions import CounterfactError
 from ._models import (
     ErrorOut,
@@ -33,7 +34,8 @@ from ._models import (
     RowsRequest,
     SchemaOut,
 )
-from ._service import ServerBusy, Service
+from ._request import ExplainJob, ServerBusy
+from ._service import Service
 
 __all__ = ["create_app"]
 
@@ -183,6 +185,17 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
         )
     limits = service.limits
     executor = ThreadPoolExecutor(max_workers=limits.max_pending + 4, thread_name_prefix="counterfact-explain")
+    app = _new_app(service, executor, title)
+    _add_error_handlers(app)
+    _add_security_headers(app)
+    _add_page(app, service)
+    app.include_router(_api(service, executor, token))
+    app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
+    return app
+
+
+def _new_app(service: Service, executor: ThreadPoolExecutor, title: str) -> FastAPI:
+    """The bare application; stopping it shuts the worker threads down."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
@@ -192,28 +205,17 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
     app = FastAPI(
         title=title,
         summary="Counterfactual explanations: what could change the model's decision, under the user's own constraints.",
-        version=_version(),
+        version=__version__,
         lifespan=lifespan,
     )
     app.state.service = service
     app.state.executor = executor
-    bearer = HTTPBearer(auto_error=False, description="Required on /api/* when the server was started with a token.")
+    return app
 
-    def check_token(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
-        if token is None:
-            return
-        if credentials is None:
-            raise HTTPException(
-                401, "This server requires a bearer token: send 'Authorization: Bearer <token>'.",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
-            raise HTTPException(401, "Wrong bearer token.", headers={"WWW-Authenticate": "Bearer"})
 
-    async def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
-        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
+def _add_error_handlers(app: FastAPI) -> None:
+    """Every error is a JSON ``{"error", "detail"}``: 422 for invalid requests, 429 when busy, 500 for a crash."""
 
-    # ----------------------------------------------------------- errors
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
         return _error(422, "RequestValidationError", _validation_message(list(exc.errors())))
@@ -237,6 +239,10 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
         logger.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
         return _error(500, "InternalError", "The server failed to answer this request; the cause is in the server's log.")
 
+
+def _add_security_headers(app: FastAPI) -> None:
+    """``nosniff`` on every answer; the page and its files also get the content security policy."""
+
     @app.middleware("http")
     async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
         response = await call_next(request)
@@ -247,7 +253,10 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
             response.headers["Referrer-Policy"] = "no-referrer"
         return response
 
-    # ------------------------------------------------------------- page
+
+def _add_page(app: FastAPI, service: Service) -> None:
+    """The recourse page, its static files and ``/health`` (no token needed)."""
+
     @app.get("/", response_class=HTMLResponse, include_in_schema=False)
     async def page() -> HTMLResponse:
         return HTMLResponse((STATIC / "index.html").read_text(encoding="utf-8"))
@@ -259,8 +268,35 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
         """Liveness: answers at once, even while explanations run."""
         return {"status": "ok", "methods": service.method_names, "pending": service.pending}
 
-    # -------------------------------------------------------------- API
-    api = APIRouter(prefix="/api", dependencies=[Depends(check_token)], responses=_ERRORS)
+
+def _token_check(token: str | None) -> Callable[..., None]:
+    """The dependency that checks the bearer token of an ``/api/*`` request (none needed when ``token`` is None)."""
+    bearer = HTTPBearer(auto_error=False, description="Required on /api/* when the server was started with a token.")
+
+    def check_token(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+        if token is None:
+            return
+        if credentials is None:
+            raise HTTPException(
+                401, "This server requires a bearer token: send 'Authorization: Bearer <token>'.",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
+            raise HTTPException(401, "Wrong bearer token.", headers={"WWW-Authenticate": "Bearer"})
+
+    return check_token
+
+
+def _api(service: Service, executor: ThreadPoolExecutor, token: str | None) -> APIRouter:
+    """The ``/api/*`` routes, behind the bearer token."""
+    api = APIRouter(prefix="/api", dependencies=[Depends(_token_check(token))], responses=_ERRORS)
+    _add_describe_routes(api, service)
+    _add_model_routes(api, service, executor)
+    return api
+
+
+def _add_describe_routes(api: APIRouter, service: Service) -> None:
+    """What the server offers: the schema, the methods, example rows."""
 
     @api.get("/schema", response_model=SchemaOut, tags=["data"])
     async def schema() -> dict[str, Any]:
@@ -276,6 +312,13 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
     async def example(index: int = 0) -> dict[str, Any]:
         """An example row the model does not assign to the favourable class."""
         return service.example(index)
+
+
+def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExecutor) -> None:
+    """Predictions and explanations; their work runs in ``executor``, off the event loop."""
+
+    async def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
+        return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
 
     @api.post("/predict", response_model=PredictOut, tags=["model"])
     async def predict(body: RowsRequest) -> dict[str, Any]:
@@ -302,27 +345,22 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
                 time_limit=body.time_limit,
             )
         )
-        service.acquire()
+        return await _run_admitted(service, executor, job)
 
-        def work() -> dict[str, Any]:
-            try:
-                return service.run_explain(job)
-            finally:
-                service.release()
 
+async def _run_admitted(service: Service, executor: ThreadPoolExecutor, job: ExplainJob) -> dict[str, Any]:
+    """Run a validated explanation in ``executor`` once the service admits it (429 when it is full)."""
+    service.acquire()
+
+    def work() -> dict[str, Any]:
         try:
-            future = asyncio.get_running_loop().run_in_executor(executor, work)
-        except RuntimeError as exc:  # the executor is shut down: the server is stopping
+            return service.run_explain(job)
+        finally:
             service.release()
-            raise HTTPException(503, "The server is shutting down.") from exc
-        return await future  # type: ignore[no-any-return]
 
-    app.include_router(api)
-    app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
-    return app
-
-
-def _version() -> str:
-    from .. import __version__
-
-    return __version__
+    try:
+        future = asyncio.get_running_loop().run_in_executor(executor, work)
+    except RuntimeError as exc:  # the executor is shut down: the server is stopping
+        service.release()
+        raise HTTPException(503, "The server is shutting down.") from exc
+    return await future

@@ -7,6 +7,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .. import datasets, methods, models
 from ..data import Dataset
 from ..exceptions import (
     CounterfactError,
@@ -14,7 +15,9 @@ from ..exceptions import (
     UnsupportedModelError,
     ValidationError,
 )
-from ._service import Limits, Service
+from ..models import rows_to_explain
+from ._request import Limits
+from ._service import Service
 
 __all__ = ["build_service", "fit_methods"]
 
@@ -50,8 +53,6 @@ def fit_methods(
     log : callable, optional
         Where progress lines go (default: the ``counterfact.serve`` logger).
     """
-    from .. import methods
-
     say = log or logger.info
     explicit = names is not None
     todo = list(names) if names is not None else methods.names()
@@ -124,9 +125,6 @@ def build_service(
         Explain one example row with each method before serving, so that work
         a method defers to its first explanation is not paid by the first user.
     """
-    from .. import datasets, models
-    from ..models import rows_to_explain
-
     say = log or logger.info
     if isinstance(data, str):
         data = datasets.load(data)

@@ -14,7 +14,13 @@ import socket
 import sys
 from typing import Any
 
+from .. import datasets
+from ..data import load_csv
 from ..exceptions import ValidationError
+from ..models import KINDS, load_model_file
+from . import create_app, require_server_deps
+from ._build import build_service
+from ._request import Limits
 
 __all__ = ["add_parser", "app_from_env", "cmd_serve"]
 
@@ -104,8 +110,6 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "max_pending": args.max_pending,
         "max_body_bytes": args.max_body_bytes,
     }
-    from ._service import Limits
-
     Limits(**limits)  # invalid limits fail before anything is loaded
     return {
         "dataset": args.dataset,
@@ -126,26 +130,17 @@ def _say(message: str) -> None:
 
 def _load(config: dict[str, Any]) -> tuple[Any, Any]:
     """The dataset and the model (a fitted object, or a kind to fit)."""
-    from .. import datasets
-    from ..data import load_csv
-    from ..models import load_model_file
-
     data = load_csv(config["data"], target=config["target"]) if config["data"] else datasets.load(config["dataset"])
     if config["model_file"]:
         model: Any = load_model_file(config["model_file"], allow_unsafe=config["allow_unsafe_model_load"], data=data)
+    elif config["model"] not in KINDS:
+        raise ValidationError(f"--model {config['model']!r} is not a model kind; choose one of {list(KINDS)}.")
     else:
-        from ..models import KINDS
-
-        if config["model"] not in KINDS:
-            raise ValidationError(f"--model {config['model']!r} is not a model kind; choose one of {list(KINDS)}.")
         model = config["model"]
     return data, model
 
 
 def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any:
-    from ._build import build_service
-    from ._service import Limits
-
     limits = Limits(**config["limits"])
     if data is None:
         data, model = _load(config)
@@ -154,8 +149,6 @@ def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any
 
 def app_from_env() -> Any:
     """Application factory for worker processes (``--workers`` > 1)."""
-    from . import create_app
-
     config = json.loads(os.environ[_CONFIG_ENV])
     return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None)
 
@@ -183,8 +176,6 @@ def _is_loopback(host: str) -> bool:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted."""
-    from . import create_app, require_server_deps
-
     require_server_deps()
     config = _config(args)
     if args.token is not None and not args.token.strip():

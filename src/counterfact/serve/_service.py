@@ -27,7 +27,6 @@ import math
 import threading
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -38,82 +37,19 @@ from ..constraints import CONSTRAINT_KINDS, Constraints
 from ..data import Dataset
 from ..exceptions import (
     ConstraintError,
-    CounterfactError,
     NotFittedError,
     UnsupportedConstraintError,
     ValidationError,
 )
 from ..methods import CounterfactualMethod
+from ..methods import names as registered_methods
 from ..models import as_adapter, desired_class, rows_to_explain
 from ..schema import format_value
 from ._render import jsonable, render
+from ._request import ExplainJob, Limits, ServerBusy
 
-__all__ = ["ExplainJob", "Limits", "ServerBusy", "Service"]
+__all__ = ["Service"]
 
-#: methods whose answers carry a proof (optimality or infeasibility)
-EXACT_METHODS = frozenset({"mace", "ceocl"})
-#: preference order for the default method
-_DEFAULT_ORDER = ("mace", "ceocl", "ufce", "nearest", "mdpso", "l2c")
-
-
-class ServerBusy(CounterfactError):
-    """Too many explanations are already waiting; the client should retry later."""
-
-
-@dataclass(frozen=True)
-class Limits:
-    """Request limits enforced by the server.
-
-    Parameters
-    ----------
-    max_rows : int
-        Rows per ``/api/predict`` or ``/api/explain`` request.
-    max_body_bytes : int
-        Size of a request body.
-    max_counterfactuals : int
-        ``n_counterfactuals`` per row.
-    max_time_limit : float
-        Largest ``time_limit`` (seconds per row) a request may ask for.
-    default_time_limit : float
-        ``time_limit`` when a request gives none.
-    max_pending : int
-        Explanations admitted at once (running or waiting for their method);
-        more get ``429 Too Many Requests``.
-    """
-
-    max_rows: int = 20
-    max_body_bytes: int = 64 * 1024
-    max_counterfactuals: int = 5
-    max_time_limit: float = 30.0
-    default_time_limit: float = 5.0
-    max_pending: int = 32
-
-    def __post_init__(self) -> None:
-        for name in ("max_rows", "max_body_bytes", "max_counterfactuals", "max_pending"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ValidationError(f"Limits.{name} must be an int >= 1. Got {v!r}.")
-        for name in ("max_time_limit", "default_time_limit"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
-                raise ValidationError(f"Limits.{name} must be a finite number of seconds > 0. Got {v!r}.")
-        if self.default_time_limit > self.max_time_limit:
-            raise ValidationError(
-                f"Limits.default_time_limit ({self.default_time_limit}) exceeds max_time_limit "
-                f"({self.max_time_limit})."
-            )
-
-
-@dataclass
-class ExplainJob:
-    """A validated explain request, ready to run."""
-
-    frame: pd.DataFrame
-    method: str
-    constraints: Constraints | None
-    target: Any
-    n_counterfactuals: int
-    time_limit: float
 
 
 class Service:
@@ -189,7 +125,8 @@ class Service:
             )
         self.examples = self.schema.validate_frame(examples, what="examples") if len(examples) else examples
         if default_method is None:
-            default_method = next((n for n in _DEFAULT_ORDER if n in self._methods), next(iter(self._methods)))
+            # the first loaded method in the order the methods declare (``tags.order``)
+            default_method = min(self._methods, key=lambda n: (type(self._methods[n]).tags.order, n))
         if default_method not in self._methods:
             raise ValidationError(f"default_method {default_method!r} is not among the methods {list(self._methods)}.")
         self.default_method = default_method
@@ -256,7 +193,7 @@ class Service:
                     "parameters": jsonable(m.get_params()),
                     "supported_constraints": sorted(m.supported_constraints),
                     "unsupported_constraints": sorted(set(CONSTRAINT_KINDS) - set(m.supported_constraints)),
-                    "certified": name in EXACT_METHODS,
+                    "certified": type(m).tags.proves_optimality,
                     "default": name == self.default_method,
                 }
             )
@@ -335,10 +272,8 @@ class Service:
 
     def _method(self, name: str) -> CounterfactualMethod:
         if name not in self._methods:
-            from ..methods import names as registered
-
             known = self.method_names
-            if name in registered():
+            if name in registered_methods():
                 raise ValidationError(
                     f"Method {name!r} is not loaded on this server; it offers {known}. "
                     f"Start the server with --methods {','.join([*known, name])} to add it."
@@ -432,7 +367,10 @@ class Service:
                 job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target
             )
             elapsed = time.perf_counter() - start
-        return render(self, result, job, elapsed)
+        return render(
+            result, job, elapsed, schema=self.schema, model=self.model, class_labels=self.class_labels(),
+            decision=self.decision,
+        )
 
     def explain(self, **request: Any) -> dict[str, Any]:
         """Validate and run in the calling thread (for scripts and tests)."""

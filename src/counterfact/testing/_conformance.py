@@ -1,16 +1,19 @@
 """The conformance suite every registered method runs.
 
-Usage in a test module::
+The project's own ``tests/methods/test_common.py`` runs every registered method
+(:func:`counterfact.methods.names`, with each class's ``tags.fast_params``)
+through every check on two small real settings.  A method of your own gets the
+same by registering it and, in your test suite::
 
-    from counterfact.testing import conformance_checks, make_setting
-
-    SETTING = make_setting("lr")            # small real data + model, cached
+    import pytest
+    from counterfact.testing import conformance_checks, fast_method, make_setting
 
     @pytest.mark.parametrize("check", conformance_checks(), ids=lambda c: c.__name__)
     def test_conformance(check):
-        check(lambda: cf.MACE(time_limit=30), SETTING)
+        check(lambda: fast_method("mine"), make_setting("lr"))
 
-Each check raises ``AssertionError`` with a readable message on failure.
+or simply ``check_method(lambda: MyMethod(...))``.  Each check raises
+``AssertionError`` with a readable message on failure.
 """
 
 from __future__ import annotations
@@ -20,15 +23,19 @@ import pickle
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
+from types import FunctionType
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .. import datasets, models
 from .._utils._validation import invalid_example
 from ..constraints import CONSTRAINT_KINDS, Causal, Constraints, violations
 from ..data import Dataset
 from ..exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
+from ..methods import CounterfactualMethod, MethodTags
+from ..methods._base import COMMON_PARAMS, HOOKS
 from ..result import STATUSES, CounterfactualResult
 
 __all__ = ["Setting", "check_method", "conformance_checks", "make_setting"]
@@ -53,8 +60,6 @@ def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows:
     of ``model_kind`` and ``n_queries`` test rows, plus constraints that touch
     every kind a method is expected to honour (immutable, increasing, range,
     allowed values, max changes)."""
-    from .. import datasets, models
-
     data = datasets.load(dataset)
     rng = np.random.default_rng(random_state)
     idx = rng.choice(len(data), size=min(n_rows, len(data)), replace=False)
@@ -120,10 +125,8 @@ def check_bad_params(factory: Factory, s: Setting) -> None:
 
 
 def _common_specs(m: Any) -> dict[str, list[Any]]:
-    from ..methods._base import _COMMON_PARAMS
-
     names = m._param_names()
-    return {k: v for k, v in _COMMON_PARAMS.items() if k in names}
+    return {k: v for k, v in COMMON_PARAMS.items() if k in names}
 
 
 def _explain(factory: Factory, s: Setting, **kw: Any) -> CounterfactualResult:
@@ -253,9 +256,41 @@ def check_serialisation(factory: Factory, s: Setting) -> None:
     assert list(r.status) == list(r2.status)
 
 
+def check_tags(factory: Factory, s: Setting) -> None:
+    """The class declares its facts (``tags``), overrides only the documented hooks,
+    searches the way its tags say, and words its guarantee for every status."""
+    cls = type(factory())
+    name = cls.__name__
+    assert isinstance(cls.__dict__.get("tags"), MethodTags), f"{name} does not declare its own tags = MethodTags(...)"
+    tags = cls.tags
+    assert tags.display_name and tags.summary, f"{name}.tags needs a display_name and a summary"
+    for klass in cls.__mro__:
+        if klass is CounterfactualMethod:
+            break
+        for attr, value in vars(klass).items():
+            if not isinstance(value, (FunctionType, classmethod, staticmethod, property)):
+                continue  # declarations (_parameter_constraints, ...) are the method's own
+            if attr.startswith("_") and not attr.startswith("__") and hasattr(CounterfactualMethod, attr):
+                assert attr in HOOKS, (
+                    f"{klass.__name__} overrides {attr}, which is the pipeline's; override only the hooks {sorted(HOOKS)}"
+                )
+    overrides = {attr for klass in cls.__mro__[: cls.__mro__.index(CounterfactualMethod)] for attr in vars(klass)}
+    if tags.batch:
+        assert "_explain_batch" in overrides, f"{name}.tags.batch is set but it does not implement _explain_batch"
+    else:
+        assert "_explain_one" in overrides, f"{name} implements neither _explain_one nor (with tags.batch) _explain_batch"
+        assert "_explain_batch" not in overrides, f"{name} implements _explain_batch but tags.batch is False"
+    for status in STATUSES:
+        text = cls.certificate(status, {})
+        assert isinstance(text, str) and text.startswith(tags.display_name), f"{name}.certificate({status!r}) = {text!r}"
+    said = cls.guarantee(factory().get_params())
+    assert set(said) == {"recourse", "none"} and all(isinstance(v, str) and v for v in said.values()), said
+
+
 def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
     """Every check, in order."""
     return [
+        check_tags,
         check_explain_before_fit,
         check_bad_params,
         check_valid_and_constrained,

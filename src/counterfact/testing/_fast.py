@@ -1,26 +1,38 @@
-"""Small, fast, seeded parameters for every registered method (tests and quick demos)."""
+"""Small, fast, seeded parameters for every registered method (tests and quick demos).
+
+Each method declares them on its class (``tags.fast_params``); this module only reads the registry.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Mapping
 from typing import Any
+
+from ..methods import CounterfactualMethod, get_class, names
 
 __all__ = ["FAST_PARAMS", "fast_method"]
 
+
+class _FastParams(Mapping[str, Mapping[str, Any]]):
+    """``{method name: its tags.fast_params}`` over the registry, read when asked
+    (a method registered later is included)."""
+
+    def __getitem__(self, name: str) -> Mapping[str, Any]:
+        return dict(get_class(name).tags.fast_params)
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(names(available=False, peers=True))
+
+    def __len__(self) -> int:
+        return len(names(available=False, peers=True))
+
+
 #: per registered method, parameters that make it fast on a few hundred rows
-FAST_PARAMS: dict[str, dict[str, Any]] = {
-    "nearest": {},
-    "mace": {"norm": "l1", "epsilon": 1e-2, "time_limit": 20.0},
-    "ceocl": {"norm": "l1", "time_limit": 20.0, "random_state": 0},
-    "ufce": {"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},
-    "mdpso": {"n_particles": 16, "max_iter": 30, "patience": 8, "random_state": 0},
-    "l2c": {"max_epochs": 8, "learning_rate": 3e-3, "n_samples": 40, "patience": 4, "device": "cpu", "random_state": 0},
-    "dice": {"random_state": 0},
-}
+FAST_PARAMS: Mapping[str, Mapping[str, Any]] = _FastParams()
 
 
-def fast_method(name: str, **params: Any) -> Any:
-    """An unfitted instance of the method registered as ``name`` with fast
+def fast_method(name: str, **params: Any) -> CounterfactualMethod:
+    """An unfitted instance of the method registered as ``name`` with its fast
     parameters (``params`` override them)."""
-    from ..methods import get
-
-    return get(name, **{**FAST_PARAMS.get(name, {}), **params})
+    cls = get_class(name)
+    return cls(**{**cls.tags.fast_params, **params})

@@ -29,11 +29,13 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+from joblib import Parallel, delayed, parallel_config
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
+from ._explain import explain
 
 __all__ = ["BatchReport", "explain_in_chunks", "parallel_backend"]
 
@@ -64,8 +66,6 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
     ``"ray"``: registers Ray's joblib backend (``ray.init`` locally if needed).
     Anything else is passed to ``joblib.parallel_config``.
     """
-    from joblib import parallel_config
-
     if backend == "dask":
         distributed = import_optional("distributed", purpose="backend='dask'")
         client = None
@@ -104,7 +104,9 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
 
 
 def _run_chunk(method: Any, X: pd.DataFrame, kwargs: dict[str, Any], offset: int = 0) -> str:
-    return method.explain(X, n_jobs=1, _position_offset=offset, _feedback=False, **kwargs).to_json()
+    """One chunk through the pipeline, seeded from its offset in the whole input, silently."""
+    method._check_fitted()
+    return explain(method, X, n_jobs=1, offset=offset, feedback=False, **kwargs).to_json()
 
 
 def explain_in_chunks(
@@ -144,8 +146,6 @@ def explain_in_chunks(
     summary line go to standard error when the method's ``verbose`` is set or
     standard error is a terminal.
     """
-    from joblib import Parallel, delayed
-
     if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
         raise ValidationError(f"chunk_size must be an int >= 1. Got {chunk_size!r}.")
     if X.index.has_duplicates:
@@ -153,56 +153,25 @@ def explain_in_chunks(
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-    chunk_size = int(chunk_size)
-    chunks = [X.iloc[k : k + chunk_size] for k in range(0, len(X), chunk_size)]
-    report = BatchReport(result=None, n_chunks=len(chunks))
-    results: dict[int, CounterfactualResult] = {}
-    todo = []
-    for i, _c in enumerate(chunks):
-        path = out / f"chunk-{i:05d}.json" if out is not None else None
-        if path is not None and path.exists():
-            results[i] = CounterfactualResult.from_json(path.read_text())
-            report.skipped.append(i)
-        else:
-            todo.append(i)
-
+    size = int(chunk_size)
+    chunks = [X.iloc[k : k + size] for k in range(0, len(X), size)]
+    collector = _Collector(BatchReport(result=None, n_chunks=len(chunks)), out)
+    todo = collector.resume(len(chunks))
     verbose = getattr(method, "verbose", 0)
-    bar = progress(total=sum(len(chunks[i]) for i in todo), desc=f"{type(method).__name__} (chunks)", unit="query", verbose=verbose)
+    collector.bar = progress(
+        total=sum(len(chunks[i]) for i in todo), desc=f"{type(method).__name__} (chunks)", unit="query", verbose=verbose
+    )
     if todo:
-
-        def finished(i: int, text: str | None, err: str | None, seconds: tuple[float, float] = (float("nan"), float("nan"))) -> None:
-            bar.update(len(chunks[i]))
-            report.chunk_seconds[i], report.chunk_cpu_seconds[i] = seconds
-            if err is not None:
-                report.failed[i] = err
-                return
-            assert text is not None
-            if out is not None:
-                tmp = out / f"chunk-{i:05d}.json.tmp"
-                tmp.write_text(text)
-                tmp.replace(out / f"chunk-{i:05d}.json")
-            results[i] = CounterfactualResult.from_json(text)
-            report.done.append(i)
-
         # Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
         # implicitly), so that a task can be re-run anywhere.
         blob = pickle.dumps((method, explain_kwargs))
+        tasks = [(i, len(chunks[i]), pickle.dumps((chunks[i], i * size))) for i in todo]
         with parallel_backend(backend, address=address, n_workers=n_jobs if n_jobs > 0 else None) as client:
             if backend == "dask":
-                _run_on_dask(client, blob, [(i, pickle.dumps((chunks[i], i * chunk_size))) for i in todo], finished)
+                _run_on_dask(client, blob, tasks, collector)
             else:
-                gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-                    delayed(_chunk_task)(blob, pickle.dumps((chunks[i], i * chunk_size)), i) for i in todo
-                )
-                for i, text, err, seconds in gen:
-                    finished(i, text, err, seconds)
-    bar.close()
-    if out is not None:
-        (out / "failed.json").write_text(json.dumps({str(k): v for k, v in report.failed.items()}, indent=1))
-    if results:
-        joined = CounterfactualResult.concat([results[i] for i in sorted(results)])
-        joined.model = getattr(method, "model_", None)
-        report.result = joined
+                _run_on_joblib(blob, tasks, n_jobs, collector)
+    report = collector.close(getattr(method, "model_", None))
     if should_show(verbose, len(X)):
         line = summary_line(report.result.status, report.result.diagnostics) if report.result is not None else "no chunk finished"
         if report.failed:
@@ -211,7 +180,71 @@ def explain_in_chunks(
     return report
 
 
-def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, bytes]], finished: Any) -> None:
+class _Collector:
+    """Receives each chunk as it finishes: writes it to ``out`` (atomically), keeps it, counts it."""
+
+    def __init__(self, report: BatchReport, out: Path | None) -> None:
+        self.report = report
+        self.out = out
+        self.results: dict[int, CounterfactualResult] = {}
+        self.bar: Any = None
+
+    def _path(self, i: int) -> Path | None:
+        return None if self.out is None else self.out / f"chunk-{i:05d}.json"
+
+    def resume(self, n_chunks: int) -> list[int]:
+        """Load the chunks an earlier run wrote; return the others."""
+        todo = []
+        for i in range(n_chunks):
+            path = self._path(i)
+            if path is not None and path.exists():
+                self.results[i] = CounterfactualResult.from_json(path.read_text())
+                self.report.skipped.append(i)
+            else:
+                todo.append(i)
+        return todo
+
+    def finished(self, i: int, size: int, text: str | None, err: str | None, seconds: tuple[float, float]) -> None:
+        """Chunk ``i`` (``size`` queries) ended with its result's JSON, or an error."""
+        if self.bar is not None:
+            self.bar.update(size)
+        self.report.chunk_seconds[i], self.report.chunk_cpu_seconds[i] = seconds
+        if err is not None or text is None:
+            self.report.failed[i] = err or "the chunk returned no result"
+            return
+        path = self._path(i)
+        if path is not None:
+            tmp = path.with_suffix(".json.tmp")
+            tmp.write_text(text)
+            tmp.replace(path)
+        self.results[i] = CounterfactualResult.from_json(text)
+        self.report.done.append(i)
+
+    def close(self, model: Any) -> BatchReport:
+        """The report, with every chunk's result joined in order and the failures written out."""
+        if self.bar is not None:
+            self.bar.close()
+        if self.out is not None:
+            failed = {str(k): v for k, v in self.report.failed.items()}
+            (self.out / "failed.json").write_text(json.dumps(failed, indent=1))
+        if self.results:
+            joined = CounterfactualResult.concat([self.results[i] for i in sorted(self.results)])
+            joined.model = model
+            self.report.result = joined
+        return self.report
+
+
+def _run_on_joblib(blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int, collector: _Collector) -> None:
+    """One joblib task per chunk, results taken as they finish."""
+    sizes = {i: size for i, size, _ in tasks}
+    gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
+        delayed(_chunk_task)(blob, chunk, i) for i, _, chunk in tasks
+    )
+    for i, text, err, seconds in gen:
+        collector.finished(i, sizes[i], text, err, seconds)
+
+
+def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, int, bytes]], collector: _Collector) -> None:
     """One Dask task per chunk, submitted to the client directly.
 
     The method is broadcast to every worker once (a surviving replica keeps the
@@ -223,7 +256,8 @@ def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, bytes]], finis
     """
     distributed = import_optional("distributed", purpose="backend='dask'")
     method_f = client.scatter(blob, broadcast=True, hash=False)
-    futures = {client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, chunk in tasks}
+    sizes = {i: size for i, size, _ in tasks}
+    futures = {client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, _, chunk in tasks}
     for fut in distributed.as_completed(list(futures)):
         i = futures[fut]
         seconds = (float("nan"), float("nan"))
@@ -231,7 +265,7 @@ def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, bytes]], finis
             _, text, err, seconds = fut.result()
         except Exception as exc:  # the task itself never raises; this is the cluster (KilledWorker, ...)
             text, err = None, f"{type(exc).__name__}: {exc}"
-        finished(i, text, err, seconds)
+        collector.finished(i, sizes[i], text, err, seconds)
         fut.release()
 
 

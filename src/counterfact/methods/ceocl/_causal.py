@@ -9,7 +9,7 @@ prediction, Karimi et al. 2021):
 known linear structural equation (:class:`~counterfact.constraints.Causal`
 with ``coef``) or a fitted regressor of the child on its parents
 (``Causal(model=...)``), embedded with
-:func:`~counterfact.solvers.mip_backend.encode_regressor` -- the paper's
+:func:`~counterfact.solvers.milp.encode_regressor` -- the paper's
 "learned causality" (an MLP of credit amount from duration in Section 3).
 
 The equation is encoded with a tolerance of half the checker's (``0.5 * tol *
@@ -24,8 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ...exceptions import UnsupportedConstraintError
-from ...solvers.mip import Expr, Model, quicksum
-from ...solvers.mip_backend import RawInputs, encode_regressor
+from ...solvers.milp import Expr, Model, RawInputs, encode_regressor, quicksum
 
 __all__ = ["encode_causal"]
 

@@ -3,11 +3,11 @@
 ``min  dist(x, xhat) + alpha * sum_j b_j``  subject to
 
 * validity: the compiled model embedded by
-  :func:`~counterfact.solvers.mip_backend.encode_model` with the target
+  :func:`~counterfact.solvers.milp.encode_model` with the target
   region ``>= margin`` (eq. 2c);
 * coherence, integer domains, immutables, directions, ranges, allowed values
   and the change cap ``sum_j b_j <= K`` (eqs. 4, 5, 6) through
-  :func:`~counterfact.solvers.mip_backend.encode_inputs`;
+  :func:`~counterfact.solvers.milp.encode_inputs`;
 * the trust region (eq. 3, :mod:`._trust`) and causal relations (eq. 7,
   :mod:`._causal`).
 
@@ -44,19 +44,22 @@ Distances (per feature ``j``, ``q`` the query):
 from __future__ import annotations
 
 import math
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ...solvers.mip import Model, Solution, Var, quicksum
-from ...solvers.mip_backend import (
+from ..._utils._deadline import Deadline
+from ...solvers.milp import (
+    Model,
     RawInputs,
+    Solution,
     Template,
+    Var,
     add_change_limit,
     encode_inputs,
     encode_model,
+    quicksum,
 )
 from ._causal import encode_causal
 from ._trust import HullData, encode_hull
@@ -85,6 +88,8 @@ HULL_PRESOLVE_OFF = 1000
 #: rounds (a 5 s limit overrun by up to 2 s); without it the plain model solved
 #: about a third faster (Graduate Admission, 5 queries)
 PROBING_OFF = {"presolve_rule_off": 2**15}
+#: seconds left below which the polish and the certificate start no further solve
+MIN_SOLVE = 0.05
 
 
 @dataclass
@@ -296,7 +301,7 @@ def solve(
 ) -> tuple[Solution, float]:
     """Solve; polish a piecewise-linear l2 solution into the exact QP optimum for its
     integer assignment.  Returns the solution and the exact objective of its point."""
-    t_start = time.perf_counter()
+    deadline = Deadline.after(time_limit)  # the polish and the certificate share the solve's time
     opts = _options(form, backend)
     sol = form.m.solve(
         backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts,
@@ -305,11 +310,9 @@ def solve(
     if not sol.has_solution:
         return sol, math.nan
     if form.squares and not all(sq.exact for sq in form.squares):
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
-        sol.x = _polish(form, sol.x, left)  # type: ignore[arg-type]
+        sol.x = _polish(form, sol.x, deadline)  # type: ignore[arg-type]
         if sol.status == "optimal" and certify:
-            left = None if time_limit is None else time_limit - (time.perf_counter() - t_start)
-            _certify(form, sol, time_limit=left, seed=seed)
+            _certify(form, sol, deadline=deadline, seed=seed)
     return sol, exact_objective(form, sol.x)  # type: ignore[arg-type]
 
 
@@ -327,11 +330,11 @@ def _converged(upper: float, lower: float) -> bool:
     return upper - lower <= OA_GAP[0] + OA_GAP[1] * abs(upper)
 
 
-def _certify(form: Formulation, sol: Solution, *, time_limit: float | None, seed: int) -> None:
+def _certify(form: Formulation, sol: Solution, *, deadline: Deadline, seed: int) -> None:
     """Outer approximation (module docstring): prove the polished secant solution
-    optimal, or improve it, or leave it as ``feasible`` with the remaining gap.
-    Updates ``sol`` in place (``x``, ``status``, ``bound``, ``gap``, ``nodes``)."""
-    t0 = time.perf_counter()
+    optimal, or improve it, or leave it as ``feasible`` with the remaining gap,
+    by ``deadline``.  Updates ``sol`` in place (``x``, ``status``, ``bound``,
+    ``gap``, ``nodes``)."""
     upper = exact_objective(form, sol.x)  # type: ignore[arg-type]
     lb = form.m.copy()
     lb.remove_rows([r for sq in form.squares for r in sq.rows])
@@ -340,12 +343,11 @@ def _certify(form: Formulation, sol: Solution, *, time_limit: float | None, seed
         _tangents(lb, sq, np.append(pts, sol.x[sq.dev.index]))  # type: ignore[index]
     lower = -math.inf
     for _ in range(OA_ROUNDS):
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        if left is not None and left <= 0.05:
+        if deadline.reserve(MIN_SOLVE).expired():
             break
         # the true optimum is <= upper, so nothing above it needs exploring
         opts = {**(_options(form, "highs") or {}), "objective_bound": upper + OA_GAP[0] + OA_GAP[1] * abs(upper)}
-        res = lb.solve("highs", time_limit=left, seed=seed, options=opts)
+        res = lb.solve("highs", time_limit=deadline.seconds(), seed=seed, options=opts)
         sol.nodes += int(res.nodes)
         if not res.has_solution:
             break
@@ -357,7 +359,7 @@ def _certify(form: Formulation, sol: Solution, *, time_limit: float | None, seed
             lower = max(lower, res.objective)
         if _converged(upper, lower):
             break
-        cand = _polish(form, res.x, left)  # type: ignore[arg-type]
+        cand = _polish(form, res.x, deadline)  # type: ignore[arg-type]
         val = exact_objective(form, cand)
         if val < upper - 1e-12:
             sol.x, upper = cand, val
@@ -377,14 +379,13 @@ def _tangents(m: Model, sq: _Square, points: Any) -> None:
         m.add_ge(sq.t - (2.0 * a) * sq.dev, -a * a)
 
 
-def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.ndarray:
+def _polish(form: Formulation, x: np.ndarray, deadline: Deadline) -> np.ndarray:
     """Fix the integer variables and refine every piecewise-linear square around the
     current deviation (breakpoints ``v +- h/8^k``), re-solving the LP, until the
-    exact objective stops improving.  (LP only: HiGHS's QP solver returned
-    non-optimal points on these models.)"""
+    exact objective stops improving or ``deadline`` is near.  (LP only: HiGHS's
+    QP solver returned non-optimal points on these models.)"""
     best, best_val = x, exact_objective(form, x)
-    t0 = time.perf_counter()
-    if time_limit is not None and time_limit <= 0.05:
+    if deadline.reserve(MIN_SOLVE).expired():
         return best
     m2 = form.m.copy()
     m2.fix_integers(x)
@@ -399,10 +400,9 @@ def _polish(form: Formulation, x: np.ndarray, time_limit: float | None) -> np.nd
             local = v + np.array([-1.0, -0.5, -0.25, 0.0, 0.25, 0.5, 1.0]) * h / 8.0 ** (k - 1)
             pts = np.concatenate([Model.pwl_breakpoints(sq.lo, sq.hi, PWL_SEGMENTS), local])
             m3.add_pwl_square(sq.dev, sq.lo, sq.hi, points=pts, t=sq.t)
-        left = None if time_limit is None else time_limit - (time.perf_counter() - t0)
-        if left is not None and left <= 0.05:
+        if deadline.reserve(MIN_SOLVE).expired():
             break
-        res = m3.solve("highs", time_limit=left)
+        res = m3.solve("highs", time_limit=deadline.seconds())
         if not (res.has_solution and res.status == "optimal"):
             break
         cur = res.x  # type: ignore[assignment]

@@ -32,11 +32,14 @@ used, and builds the model without the radius when that check fails.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+
+from ..._utils._deadline import Deadline
+from ...models.compile import TreeEnsemble
+from ...solvers.milp import SPLIT_ABS, SPLIT_TOL
 
 __all__ = ["Incumbent", "IncumbentSearch"]
 
@@ -295,14 +298,12 @@ class IncumbentSearch:
             p, sp, cp = M[k], float(sc[k]), float(c[k])
         return None
 
-    def improve(self, z: np.ndarray, excluded: list[set[int]] | None = None, deadline: float = math.inf) -> Incumbent:
-        """Local search from the valid point ``z`` (module docstring)."""
-        import time
-
+    def improve(self, z: np.ndarray, excluded: list[set[int]] | None = None, deadline: Deadline | None = None) -> Incumbent:
+        """Local search from the valid point ``z`` (module docstring), until ``deadline`` (None: no limit)."""
         z = self._segment(np.asarray(z, dtype=float).copy(), excluded)
         best = float(self.cost(z)[0])
         for _ in range(MAX_ROUNDS):
-            if time.perf_counter() > deadline:
+            if deadline is not None and deadline.expired():
                 break
             M = self._moves(z)
             if not len(M):
@@ -320,7 +321,7 @@ class IncumbentSearch:
             z, best = M[k], float(c[k])
         return Incumbent(z, best)
 
-    def best(self, starts: np.ndarray, excluded: list[set[int]] | None = None, deadline: float = math.inf) -> tuple[Incumbent, Incumbent] | None:
+    def best(self, starts: np.ndarray, excluded: list[set[int]] | None = None, deadline: Deadline | None = None) -> tuple[Incumbent, Incumbent] | None:
         """The best local-search result over the nearest valid ``starts`` (raw
         vectors, one per row), with the start it came from; None when no start
         is valid."""
@@ -349,9 +350,6 @@ def _cut_values(compiled: Any) -> dict[str, np.ndarray]:
     """Per numeric / ordinal feature of a tree ensemble: the raw values just past
     each cut on either side (``raw_le`` minus and ``raw_ge`` plus the encoding's
     safety distance, so the point is on its branch in the MIP too)."""
-    from ...models.compile import TreeEnsemble
-    from ...solvers._mip_trees import SPLIT_ABS, SPLIT_TOL
-
     est = compiled.estimator
     if not isinstance(est, TreeEnsemble):
         return {}

@@ -3,17 +3,23 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
 from ..._utils._values import _py
-from ...constraints import CONSTRAINT_KINDS
+from ...constraints import CONSTRAINT_KINDS, changed
 from ...data import mad
-from ...solvers.mip_backend import changed_set, decode, exclude_point
-from .._base import Candidates, CounterfactualMethod, Query
+from ...models.compile import TreeEnsemble, compile_model
+from ...solvers.milp import changed_set, decode, encode_template, exclude_point
+from .._base import CounterfactualMethod, diagnostic
+from .._pipeline import Candidates, Query, solver_steps
+from .._tags import MethodTags
 from ._formulation import build, solve
 from ._starts import MAX_CANDIDATES, StartPool, Starts
 from ._trust import HullData, prepare_hull
@@ -174,7 +180,17 @@ class CEOCL(CounterfactualMethod):
     #: search for an incumbent first and narrow the box to its cost (:mod:`._incumbent`);
     #: off only to compare with the plain model
     _narrow: ClassVar[bool] = True
-    supported_constraints: ClassVar[frozenset[str]] = frozenset(CONSTRAINT_KINDS)
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="CE-OCL",
+        summary="mixed-integer optimisation embedding the model: sparse, actionable, causal, trust region, diverse",
+        paper="Maragno, Röber & Birbil, arXiv:2209.10997 (2022)",
+        proves_optimality=True,
+        proves_infeasibility=True,
+        constraints=frozenset(CONSTRAINT_KINDS),
+        fast_params={"norm": "l1", "time_limit": 20.0, "random_state": 0},
+        order=1,
+        cost="objective",
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [Options(("l2", "l1", "l0"))],
         "alpha": [Interval(float, 0, None)],
@@ -191,6 +207,36 @@ class CEOCL(CounterfactualMethod):
         "solution_pool": [TypeSpec((bool,), "a bool")],
         "warm_start": [TypeSpec((bool,), "a bool")],
     }
+
+    @classmethod
+    def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
+        gap = diagnostic(diagnostics, "gap")
+        if status == "optimal":
+            text = "optimal (solver-proven nearest under the model encoding)"
+            if gap is not None and gap > 1e-9:
+                text = f"optimal within a MIP gap of {100 * gap:.2g}%"
+            return f"{cls.tags.display_name}: {text}"
+        if status == "feasible":
+            text = "valid; not proven nearest"
+            if gap is not None:
+                text += f" (MIP gap {100 * gap:.2g}% when the solver stopped)"
+            return f"{cls.tags.display_name}: {text}"
+        return super().certificate(status, diagnostics)
+
+    def cost_name(self) -> str | None:
+        return f"CE-OCL objective (norm {self.norm}, alpha {self.alpha})"
+
+    @classmethod
+    def guarantee(cls, params: Mapping[str, Any]) -> dict[str, str]:
+        tr = params.get("trust_region")
+        where = f" inside the trust region ({tr})" if tr else ""
+        return {
+            "recourse": (
+                "CE-OCL: every counterfactual was re-checked with the real model; status 'optimal' is the "
+                "proven optimum of its mixed-integer objective, 'feasible' leaves a MIP gap."
+            ),
+            "none": f"CE-OCL 'infeasible': the MIP solver proved that no counterfactual exists{where} under the audit's constraints.",
+        }
 
     def __init__(
         self,
@@ -233,9 +279,6 @@ class CEOCL(CounterfactualMethod):
 
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
-        from ..._utils._deps import import_optional
-        from ...models.compile import compile_model
-
         import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         self.template_ = self._template()
@@ -266,9 +309,6 @@ class CEOCL(CounterfactualMethod):
     def _template(self) -> Any:
         """The tree ensemble embedded once (per-query building cost more than the
         solve on large forests: 2.8 s per query on a 100-tree depth-8 forest)."""
-        from ...models.compile import TreeEnsemble
-        from ...solvers.mip_backend import encode_template
-
         if isinstance(self.compiled_.estimator, TreeEnsemble):
             return encode_template(self.compiled_)
         return None
@@ -308,124 +348,103 @@ class CEOCL(CounterfactualMethod):
     # -------------------------------------------------------------- explain
     def _explain_one(self, query: Query) -> Candidates:
         seed = int(query.rng.integers(0, 2**31 - 1))
-        margin = float(self.margin)
-        n_cf = query.n_counterfactuals
         hull = self.hulls_.get(query.target_index) if self.trust_region is not None else None
         t0 = time.perf_counter()
-        rows: list[dict[str, Any]] = []
-        pool_rows: list[tuple[float, dict[str, Any]]] = []
-        diag: dict[str, Any] = {"backend": self.backend}
-        first = None
-        n_solves = 0
         starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha))
-        observed = self._observed_z(starts)
-        seen: list[np.ndarray] = []  # raw vectors of solver incumbents (later starts)
-        t_solve = 0.0
-
-        def run(prep: Prepared, rule: Any = None) -> tuple[Any, float]:
-            nonlocal n_solves, t_solve
-            t1 = time.perf_counter()
-            # only the first answer's optimality is reported: the diverse ones are
-            # polished but not certified (outer approximation costs a MIP per round)
-            limit = solve_limit(query)
-            if rule is None and n_cf > 1 and limit is not None:
-                limit = FIRST_SHARE * limit  # leave time for the diverse answers
-            out = solve(
-                prep.form, self.backend, time_limit=limit, seed=seed, keep_solutions=self.solution_pool,
-                certify=rule is None, start=prep.start if self.backend == "highs" else None,
-            )
-            t_solve += time.perf_counter() - t1
-            n_solves += 1
-            sol = out[0]
-            for x in ([sol.x] if sol.x is not None else []) + list(sol.pool):
-                seen.append(z_of(prep.form, x))
-            return out
-
-        def prepared(changes: bool, excluded: list[list[str]]) -> Prepared:
-            extra = np.array(seen) if seen else np.zeros((0, observed.shape[1]))
-            return prepare(
-                lambda mg, ch, radius: self._build(query, mg, hull, changes=ch, radius=radius),
-                compiled=self.compiled_, query=query, margin=margin, changes=changes, norm=self.norm,
-                scales=self.scales_, alpha=float(self.alpha), excluded=excluded,
-                starts=np.vstack([observed, extra]), narrow=self._narrow,
-            )
-
-        searched: Any = None  # the local search's best point (a fallback answer)
-        for attempt in range(2):
-            prep = prepared(n_cf > 1, [])
-            form = prep.form
-            searched = prep.incumbent if prep.incumbent is not None else searched
-            diag["build_seconds"] = time.perf_counter() - t0
-            diag.update(prep.diagnostics)
-            sol, obj = run(prep)
-            first = sol
-            if not sol.has_solution:
-                break
-            row = decode(form.inputs, sol.x)  # type: ignore[arg-type]
-            valid, _, _ = self._check_candidates(query, pd.DataFrame([row]))
-            if valid[0] or attempt == 1 or query.expired():
-                break
-            margin *= 10.0  # boundary trouble: retry once with a larger margin
-            t0 = time.perf_counter()
-        assert first is not None  # internal invariant: the loop ran
+        solves = _Solves(self, query, seed, hull, self._observed_z(starts), float(self.margin))
+        diag: dict[str, Any] = {"backend": self.backend}
+        first, obj, form, row, searched = self._first_answer(solves, diag, t0)
         diag.update(form.diagnostics)
         diag.update(
             objective=obj if first.has_solution else float("nan"),
             gap=float(first.gap),
             nodes=int(first.nodes),
             solver_status=first.message,
-            margin=margin,
+            margin=solves.margin,
         )
-        status = first.status
-        if status in ("unbounded", "error"):
-            status = "failed"
+        status = "failed" if first.status in ("unbounded", "error") else first.status
         if not first.has_solution:
-            diag.update(n_solves=n_solves, solve_seconds=t_solve)
+            diag.update(n_solves=solves.n_solves, solve_seconds=solves.seconds)
             if status == "timeout" and self.warm_start:
                 return self._fallback(query, starts, diag, searched)
             return Candidates(pd.DataFrame(columns=self.schema_.names), status, diag)
-        rows.append(row)
-        xs: list[np.ndarray] = [np.asarray(first.x)]
-        self._collect_pool(form, first, pool_rows)
-        # diversity, stage 1: re-solve excluding supersets of every earlier change set
-        # (each solve is prepared afresh: its incumbent must satisfy every cut)
-        n_point = 0
-        excluded: list[list[str]] = []
-        while len(rows) < n_cf and room(query):
-            changed = changed_set(form.inputs, xs[-1]) or _changed(self.schema_, query.x, rows[-1])
-            if not changed:
-                break
-            excluded.append(list(changed))
-            prep = prepared(True, excluded)
-            form = prep.form
-            sol, _obj_k = run(prep, ("superset", excluded))
-            if not sol.has_solution:
-                break
-            rows.append(decode(form.inputs, sol.x))  # type: ignore[arg-type]
-            xs.append(np.asarray(sol.x))
-            self._collect_pool(form, sol, pool_rows)
-        # stage 2: no other change set is left -- the next nearest point that differs
-        # from every earlier one in at least one feature (fresh model, same layout)
-        if len(rows) < n_cf and room(query):
-            form2 = self._build(query, margin, hull, changes=True)
-            steps = _steps(self)
-            for x_prev in xs:
-                exclude_point(form2.m, form2.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
-            while len(rows) < n_cf and room(query):
-                sol, _obj_k = run(Prepared(form2), ("point", rows))
-                if not sol.has_solution:
-                    break
-                n_point += 1
-                rows.append(decode(form2.inputs, sol.x))  # type: ignore[arg-type]
-                xs.append(np.asarray(sol.x))
-                self._collect_pool(form2, sol, pool_rows)
-                exclude_point(form2.m, form2.inputs, xs[-1], real_step=DIVERSITY_STEP, steps=steps)
-        pool_rows.sort(key=lambda t: t[0])
-        frame = pd.DataFrame(rows + [r for _, r in pool_rows], columns=self.schema_.names)
-        diag.update(n_solves=n_solves, n_pool=len(pool_rows), n_point_diverse=n_point, solve_seconds=t_solve)
+        found = _Answers([row], [np.asarray(first.x)])
+        self._collect_pool(form, first, found.pool)
+        self._superset_diverse(solves, form, found)
+        n_point = self._point_diverse(solves, found)
+        found.pool.sort(key=lambda t: t[0])
+        frame = pd.DataFrame(found.rows + [r for _, r in found.pool], columns=self.schema_.names)
+        diag.update(n_solves=solves.n_solves, n_pool=len(found.pool), n_point_diverse=n_point, solve_seconds=solves.seconds)
         if status == "timeout":
             status = "feasible"
         return Candidates(frame, status, diag)
+
+    def _first_answer(self, solves: _Solves, diag: dict[str, Any], t0: float) -> tuple[Any, float, Any, Any, Any]:
+        """The nearest counterfactual: ``(solution, objective, model, decoded row,
+        local-search point)``.  When the real model rejects the answer (boundary
+        trouble), solved once more with a ten times larger margin."""
+        query = solves.query
+        searched: Any = None  # the local search's best point (a fallback answer)
+        for attempt in range(2):
+            prep = solves.prepared(query.n_counterfactuals > 1, [])
+            searched = prep.incumbent if prep.incumbent is not None else searched
+            diag["build_seconds"] = time.perf_counter() - t0
+            diag.update(prep.diagnostics)
+            sol, obj = solves.run(prep)
+            row = None
+            if not sol.has_solution:
+                break
+            row = decode(prep.form.inputs, sol.x)
+            valid, _, _ = self.verify(query, pd.DataFrame([row]))
+            if valid[0] or attempt == 1 or query.expired():
+                break
+            solves.margin *= 10.0
+            t0 = time.perf_counter()
+        return sol, obj, prep.form, row, searched
+
+    def _superset_diverse(self, solves: _Solves, form: Any, found: _Answers) -> None:
+        """Diversity, stage 1: re-solve excluding supersets of every earlier change set
+        (each solve is prepared afresh: its incumbent must satisfy every cut)."""
+        query = solves.query
+        excluded: list[list[str]] = []
+        while len(found.rows) < query.n_counterfactuals and room(query):
+            changed = changed_set(form.inputs, found.xs[-1]) or _changed(self.schema_, query.x, found.rows[-1])
+            if not changed:
+                break
+            excluded.append(list(changed))
+            prep = solves.prepared(True, excluded)
+            form = prep.form
+            sol, _obj = solves.run(prep, ("superset", excluded))
+            if not sol.has_solution:
+                break
+            self._add(found, form, sol)
+
+    def _point_diverse(self, solves: _Solves, found: _Answers) -> int:
+        """Diversity, stage 2, when no other change set is left: the next nearest point
+        that differs from every earlier one in at least one feature (fresh model, same
+        layout).  Returns the number of such answers."""
+        query = solves.query
+        n_point = 0
+        if len(found.rows) >= query.n_counterfactuals or not room(query):
+            return n_point
+        form = self._build(query, solves.margin, solves.hull, changes=True)
+        steps = solver_steps(self.schema_, self.diversity_steps_)
+        for x_prev in found.xs:
+            exclude_point(form.m, form.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
+        while len(found.rows) < query.n_counterfactuals and room(query):
+            sol, _obj = solves.run(Prepared(form), ("point", found.rows))
+            if not sol.has_solution:
+                break
+            n_point += 1
+            self._add(found, form, sol)
+            exclude_point(form.m, form.inputs, found.xs[-1], real_step=DIVERSITY_STEP, steps=steps)
+        return n_point
+
+    def _add(self, found: _Answers, form: Any, sol: Any) -> None:
+        """A diverse answer: its decoded row, its solution vector, the solver's pool."""
+        found.rows.append(decode(form.inputs, sol.x))
+        found.xs.append(np.asarray(sol.x))
+        self._collect_pool(form, sol, found.pool)
 
     def _observed_z(self, starts: Starts) -> np.ndarray:
         """Raw vectors of the query's nearest observed counterfactuals (local-search starts)."""
@@ -478,21 +497,68 @@ class CEOCL(CounterfactualMethod):
             out.append((float(form.m.objective_value(x)), decode(form.inputs, x)))
 
 
-def _steps(method: Any) -> np.ndarray | None:
-    """The shared diversity steps of the method's data plus one resolution unit
-    (None if unavailable)."""
-    try:
-        from .._assemble import steps_of
-        from .._postprocess import resolution
-    except ImportError:  # pragma: no cover - older base class
-        return None
-    # plus one grid unit: answers are snapped to the resolution afterwards
-    grid = np.array([resolution(f) or 0.0 for f in method.schema_])
-    return np.asarray(steps_of(method), dtype=float) + grid
+@dataclass
+class _Answers:
+    """One query's answers so far: decoded rows, their solution vectors, and the
+    solvers' pools as ``(objective, decoded row)``."""
+
+    rows: list[dict[str, Any]]
+    xs: list[np.ndarray]
+    pool: list[tuple[float, dict[str, Any]]] = field(default_factory=list)
+
+
+@dataclass
+class _Solves:
+    """One query's solves (:meth:`CEOCL._explain_one`): what the first and the
+    diverse answers share, and the counts reported in the diagnostics."""
+
+    method: CEOCL
+    query: Query
+    seed: int
+    hull: HullData | None
+    #: raw vectors of the query's nearest observed counterfactuals (local-search starts)
+    observed: np.ndarray
+    #: the decision margin (ten times larger after a rejected first answer)
+    margin: float
+    #: raw vectors of solver incumbents (later local-search starts)
+    seen: list[np.ndarray] = field(default_factory=list)
+    n_solves: int = 0
+    seconds: float = 0.0
+
+    def prepared(self, changes: bool, excluded: list[list[str]]) -> Prepared:
+        """One solve's model, built inside the radius of a verified incumbent (:func:`._warm.prepare`)."""
+        m = self.method
+        extra = np.array(self.seen) if self.seen else np.zeros((0, self.observed.shape[1]))
+        return prepare(
+            lambda mg, ch, radius: m._build(self.query, mg, self.hull, changes=ch, radius=radius),
+            compiled=m.compiled_, query=self.query, margin=self.margin, changes=changes, norm=m.norm,
+            scales=m.scales_, alpha=float(m.alpha), excluded=excluded,
+            starts=np.vstack([self.observed, extra]), narrow=m._narrow,
+        )
+
+    def run(self, prep: Prepared, rule: Any = None) -> tuple[Any, float]:
+        """Solve ``prep`` within the query's time; ``rule`` None for the first answer.
+
+        Only the first answer's optimality is reported (certified): the diverse ones
+        are polished but not certified (outer approximation costs a MIP per round).
+        """
+        m, query = self.method, self.query
+        t1 = time.perf_counter()
+        limit = solve_limit(query)
+        if rule is None and query.n_counterfactuals > 1 and limit is not None:
+            limit = FIRST_SHARE * limit  # leave time for the diverse answers
+        out = solve(
+            prep.form, m.backend, time_limit=limit, seed=self.seed, keep_solutions=m.solution_pool,
+            certify=rule is None, start=prep.start if m.backend == "highs" else None,
+        )
+        self.seconds += time.perf_counter() - t1
+        self.n_solves += 1
+        sol = out[0]
+        for x in ([sol.x] if sol.x is not None else []) + list(sol.pool):
+            self.seen.append(z_of(prep.form, x))
+        return out
 
 
 def _changed(schema: Any, x: pd.Series, row: dict[str, Any]) -> list[str]:
     """Names of the features a decoded row changes (the same tolerance as the checker)."""
-    from ...constraints import changed
-
     return [f.name for f in schema if changed(f, _py(x[f.name]), row[f.name])]

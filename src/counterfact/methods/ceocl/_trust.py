@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ...solvers.mip import Model, Var, quicksum
+from ...solvers.milp import Model, Var, quicksum
 
 __all__ = ["HullData", "encode_hull", "prepare_hull"]
 

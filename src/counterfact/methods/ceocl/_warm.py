@@ -19,7 +19,8 @@ from typing import Any
 
 import numpy as np
 
-from ...solvers.mip_backend import no_good_superset
+from ..._utils._deadline import Deadline
+from ...solvers.milp import no_good_superset
 from ._formulation import Formulation, exact_objective, fixed_point
 from ._incumbent import Incumbent, IncumbentSearch
 
@@ -90,13 +91,12 @@ def prepare(
         compiled, form.inputs, form.m, query.target_index, margin, norm, scales, alpha,
         query.bounds.max_changes,
     )
-    deadline = time.perf_counter() + _share(query, SEARCH_SHARE, math.inf)
-    found = search.best(starts, ex_idx, deadline)
+    found = search.best(starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf)))
     diag["search_seconds"] = time.perf_counter() - t0
     if found is None:
         return Prepared(form, None, diag)
     for k, inc in enumerate(found):  # the improved point first, then the observed one it came from
-        if k and _share(query, 1.0, math.inf) < MIN_LEFT:
+        if k and query.deadline.reserve(MIN_LEFT).expired():
             break
         narrowed = _with_cuts(build(margin, changes, inc.cost), excluded)
         x = fixed_point(narrowed, inc.z, time_limit=_share(query, FIX_SHARE, FIX_LIMIT))
@@ -105,16 +105,17 @@ def prepare(
             return Prepared(narrowed, x, diag, found[0])
     # no candidate is a point of the model: the whole box, with the observed start if it fits
     x = None
-    if _share(query, 1.0, math.inf) >= MIN_LEFT:
+    if not query.deadline.reserve(MIN_LEFT).expired():
         x = fixed_point(form, found[1].z, time_limit=_share(query, FIX_SHARE, FIX_LIMIT))
     diag.update(incumbent_rejected=True, prepare_seconds=time.perf_counter() - t0)
     return Prepared(form, x, diag, found[0])
 
 
 def _share(query: Any, share: float, cap: float) -> float:
-    """``share`` of the query's time left (at least 0.02 s), at most ``cap``."""
-    left = query.time_left()
-    if not math.isfinite(left):
+    """``share`` of the query's time left (at least 0.02 s), at most ``cap``
+    (``cap`` without a time limit)."""
+    left = query.deadline.seconds()
+    if left is None:
         return cap
     return min(cap, max(share * left, 0.02))
 
@@ -126,19 +127,20 @@ def _with_cuts(form: Formulation, excluded: list[list[str]]) -> Formulation:
 
 
 def solve_limit(query: Any) -> float | None:
-    """Seconds left for a solve: the query's time left, less a reserve for decoding
-    and verifying the answer with the real model (``min(0.25 s, 10 %)``)."""
-    left = query.time_left()
-    if not np.isfinite(left):
-        return None
-    return max(left - min(0.25, 0.1 * float(query.time_limit)), 0.01)  # type: ignore[arg-type]
+    """Seconds left for a solve (at least 0.01 s; None without a time limit): the
+    query's time left, less a reserve for decoding and verifying the answer with
+    the real model (``min(0.25 s, 10 %)`` of the limit)."""
+    return query.deadline.reserve(min(0.25, 0.1 * _limit(query))).seconds(floor=0.01)
 
 
 def room(query: Any) -> bool:
     """Whether another diverse solve can start: building it (a template copy, the
     incumbent search, checking the start) takes 0.1-0.5 s on a 100-tree depth-8
     forest, so one starts only with ``max(0.5 s, 20 %)`` of the limit left."""
-    left = query.time_left()
-    if not np.isfinite(left):
-        return True
-    return left >= max(0.5, 0.2 * float(query.time_limit))  # type: ignore[arg-type]
+    return not query.deadline.reserve(max(0.5, 0.2 * _limit(query))).expired()
+
+
+def _limit(query: Any) -> float:
+    """The query's time limit in seconds (0 without one: its deadline is then none,
+    and keeping time back from no deadline leaves none)."""
+    return float(query.time_limit or 0.0)

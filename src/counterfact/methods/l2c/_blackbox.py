@@ -11,7 +11,7 @@ equal to the real model on discrete rows:
   :mod:`counterfact.models._fit`), or on a purely numeric frame: a torch
   mirror built from the fitted weights and the preprocessing's statistics;
 * a :class:`~counterfact.models.TorchModel`: its module behind a
-  differentiable version of its :class:`~counterfact.encoding.Encoder`.
+  differentiable version of its :class:`~counterfact.data.Encoder`.
 
 The input map is linear in the representation: with ``zbar`` the (relaxed)
 one-hot vector and ``table`` the per-row decoding table
@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._values import _py
+from ...models import TorchModel
 from ._representation import Representation
 
 __all__ = ["Mirror", "mirror_of"]
@@ -254,8 +255,6 @@ def _encoder_inputs(encoder: Any, rep: Representation) -> tuple[np.ndarray, np.n
 def mirror_of(torch: Any, model: Any, rep: Representation, *, dtype: Any = None, device: Any = "cpu") -> Mirror | None:
     """A differentiable :class:`Mirror` of ``model`` (the user's object), or ``None``
     when the model is not one of the supported differentiable kinds."""
-    from ...models import TorchModel
-
     dtype = dtype or torch.float32
     if isinstance(model, TorchModel):
         mod = model.module

@@ -1,64 +1,117 @@
-"""L2C's batched inference: sample, decode, screen and rank candidates, with the second and relaxed draws."""
+"""L2C's batched inference: sample, decode, screen and rank candidates, with the second and relaxed draws.
+
+The functions take the fitted :class:`~counterfact.methods.l2c.L2C` as ``method``,
+typed ``Any``: the class imports this module, so this module does not import it
+back.  They read its fitted generator and representation, its parameters, and
+call its ``_rows``, ``_decide`` and ``_current_fallback``.
+"""
 
 from __future__ import annotations
 
-import time
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 import numpy as np
 import pandas as pd
 
-from .._base import Candidates, Query
-from ._training import forward, sample_levels
+from ..._utils._deadline import Deadline
+from .._pipeline import Candidates, Query, pooled_deadline
+from ._training import RowSet, forward, sample_levels
 from ._util import _distinct
 
-if TYPE_CHECKING:
-    from ._method import L2C
-
-__all__ = ["batch_deadline", "explain_queries", "relaxed_thresholds"]
+__all__ = ["explain_queries", "relaxed_thresholds"]
 
 
-def batch_deadline(method: L2C, queries: list[Query]) -> float:
-    """When the batch's further draws stop: each query's budget, pooled over
-    the batch (``started + sum of Query.time_limit``); inf without a limit.
-
-    ``Query.time_limit`` is the user's limit less what the base class keeps
-    back for verification and sparsification, so the whole call stays within
-    the user's limit."""
-    if method.time_limit is None or not queries:
-        return float("inf")
-    budget = sum(float(q.time_limit) if q.time_limit is not None else float(method.time_limit) for q in queries)
-    return min(q.started for q in queries) + budget
-
-
-def relaxed_thresholds(method: L2C) -> list[int | None]:
+def relaxed_thresholds(max_numeric_changes: int | None, relax_threshold: bool, n_numeric: int) -> list[int | None]:
     """Numeric-change caps of the last-resort draws (see ``relax_threshold``)."""
-    m = method.max_numeric_changes
-    if not method.relax_threshold or m is None:
+    m = max_numeric_changes
+    if not relax_threshold or m is None:
         return []
-    n_numeric = int(method.representation_.is_numeric.sum())
     caps: list[int | None] = [max(m + 1, 2 * m)] if max(m + 1, 2 * m) < n_numeric else []
     return [*caps, None] if m < n_numeric else []
 
 
 def explain_queries(
-    method: L2C, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
+    method: Any, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
 ) -> list[Candidates]:
     """Sample, decode, check; ``n_samples`` set: a second pass (no further retry, no fallback)
     with the numeric-change cap ``threshold`` (-1: ``max_numeric_changes``; None: no cap)."""
     limit = method.max_numeric_changes if threshold == -1 else threshold
+    S = int(method.n_samples if n_samples is None else n_samples)
+    first = _draw(method, torch, queries, S, limit)
+    if n_samples is not None:
+        return first.answers()
+    # the batch's further draws stop when its queries' budgets, pooled, are spent
+    deadline = pooled_deadline(queries)
+    _second_draw(method, torch, queries, first, S, deadline)
+    _relaxed_draws(method, torch, queries, first, max(S, int(method.max_samples or 0)), deadline)
+    return _answers(method, queries, first, deadline)
+
+
+@dataclass
+class _Pass:
+    """One sampling pass over a batch: per query its candidates (None: no valid
+    one yet) and its diagnostics, which the later draws update."""
+
+    found: list[Candidates | None]
+    diags: list[dict[str, Any]]
+    #: no rows, the decoded columns
+    empty: pd.DataFrame
+
+    def missing(self) -> list[int]:
+        """Positions of the queries still without a valid candidate."""
+        return [i for i, c in enumerate(self.found) if c is None]
+
+    def answers(self) -> list[Candidates]:
+        """The pass's own answers: ``failed`` where it found no valid candidate."""
+        return [
+            c if c is not None else Candidates(self.empty, "failed", d)
+            for c, d in zip(self.found, self.diags, strict=True)
+        ]
+
+
+class _Screened(NamedTuple):
+    """The distinct draws of a batch, decoded and checked (one entry per draw)."""
+
+    n_changed: np.ndarray
+    #: within the query's change cap and the numeric-change cap
+    keep: np.ndarray
+    #: the model assigns the target (and the draw changes something)
+    valid: np.ndarray
+    dist: np.ndarray
+
+
+def _draw(method: Any, torch: Any, queries: list[Query], S: int, limit: int | None) -> _Pass:
+    """``S`` samples per query in one batched pass, with at most ``limit`` numeric
+    changes (None: no cap); the valid ones ranked by distance."""
     rep = method.representation_
     X = pd.DataFrame([q.x for q in queries], columns=method.schema_.names).reset_index(drop=True)
     rows = method._rows(X, [q.bounds for q in queries])
-    retry = n_samples is not None
-    n, S, N = len(queries), int(method.n_samples if n_samples is None else n_samples), rep.n_features
+    N = rep.n_features
     targets = np.array([q.target_index for q in queries], dtype=np.int64)
-    logits, pi = forward(torch, method.generator_, method.selector_, rows.z, targets, len(method.classes_), torch.device(method.device_))
+    logits, pi = forward(
+        torch, method.generator_, method.selector_, rows.z, targets, len(method.classes_), torch.device(method.device_)
+    )
     noise = np.stack([q.rng.random((3, S, N)) for q in queries], axis=1)  # (3, n, S, N)
     caps = np.array([q.bounds.max_changes if q.bounds.max_changes is not None else N for q in queries])
     draws = sample_levels(logits, pi, rows, rep, (noise[0], noise[1], noise[2]), limit, caps)
     # distinct draws per query (sorted by query), with their multiplicity
     owner, levels, counts = _distinct(draws, rep.sizes)
+    screened = _screen(method, rows, targets, caps, owner, levels, limit)
+    return _pick(method, queries, rows, owner, levels, counts, screened, S, limit)
+
+
+def _screen(
+    method: Any,
+    rows: RowSet,
+    targets: np.ndarray,
+    caps: np.ndarray,
+    owner: np.ndarray,
+    levels: np.ndarray,
+    limit: int | None,
+) -> _Screened:
+    """Decode the distinct draws; count their changes, check the caps and the model, measure the distance."""
+    rep = method.representation_
     vals = rep.decode_values(levels, owner, rows.table)
     qv = rows.values[owner]
     ordered = rep.is_numeric | rep.is_ordinal
@@ -70,7 +123,24 @@ def explain_queries(
         keep &= changed[:, rep.is_numeric].sum(axis=1) <= limit
     valid = (method._decide(levels, owner, rows) == targets[owner]) & (n_changed > 0)
     dist = rep.distances(vals, levels, qv, rows.levels[owner], method.norm)
-    bounds = np.searchsorted(owner, np.arange(n + 1))
+    return _Screened(n_changed, keep, valid, dist)
+
+
+def _pick(
+    method: Any,
+    queries: list[Query],
+    rows: RowSet,
+    owner: np.ndarray,
+    levels: np.ndarray,
+    counts: np.ndarray,
+    screened: _Screened,
+    S: int,
+    limit: int | None,
+) -> _Pass:
+    """Per query, its nearest valid draws (up to ``n_counterfactuals``), decoded, and its diagnostics."""
+    rep = method.representation_
+    n_changed, keep, valid, dist = screened
+    bounds = np.searchsorted(owner, np.arange(len(queries) + 1))
     picks: list[np.ndarray] = []
     spans: list[tuple[int, int]] = []
     diags: list[dict[str, Any]] = []
@@ -97,34 +167,45 @@ def explain_queries(
         Candidates(chosen.iloc[start : start + size], "feasible", diag) if size else None
         for (start, size), diag in zip(spans, diags, strict=True)
     ]
-    if retry:
-        return [c if c is not None else Candidates(chosen.iloc[0:0], "failed", d) for c, d in zip(found, diags, strict=True)]
-    deadline = method._deadline(queries)
-    missing = [i for i, c in enumerate(found) if c is None]
-    if missing and method.max_samples is not None and int(method.max_samples) > S and time.perf_counter() < deadline:
-        again = method._explain_torch(torch, [queries[i] for i in missing], n_samples=int(method.max_samples))
-        for i, second in zip(missing, again, strict=True):
-            diag = diags[i]
-            diag["n_samples"] = S + int(second.diagnostics["n_samples"])
-            diag["n_valid_retry"] = int(second.diagnostics["n_valid"])
-            if second.status == "feasible":
-                diag["source"] = "l2c (retry)"
-                found[i] = Candidates(second.frame, "feasible", diag)
-    draw = max(S, int(method.max_samples or 0))
-    for cap in method._relaxed_thresholds():
-        missing = [i for i, c in enumerate(found) if c is None]
-        if not missing or time.perf_counter() >= deadline:
+    return _Pass(found, diags, chosen.iloc[0:0])
+
+
+def _second_draw(method: Any, torch: Any, queries: list[Query], first: _Pass, S: int, deadline: Deadline) -> None:
+    """Queries left without a valid candidate: ``max_samples`` more draws, in one pass over them only."""
+    missing = first.missing()
+    if not missing or method.max_samples is None or int(method.max_samples) <= S or deadline.expired():
+        return
+    again = _draw(method, torch, [queries[i] for i in missing], int(method.max_samples), method.max_numeric_changes)
+    for i, second in zip(missing, again.answers(), strict=True):
+        diag = first.diags[i]
+        diag["n_samples"] = S + int(second.diagnostics["n_samples"])
+        diag["n_valid_retry"] = int(second.diagnostics["n_valid"])
+        if second.status == "feasible":
+            diag["source"] = "l2c (retry)"
+            first.found[i] = Candidates(second.frame, "feasible", diag)
+
+
+def _relaxed_draws(method: Any, torch: Any, queries: list[Query], first: _Pass, draw: int, deadline: Deadline) -> None:
+    """Queries still uncovered: ``draw`` samples under each relaxed numeric-change cap in turn."""
+    n_numeric = int(method.representation_.is_numeric.sum())
+    for cap in relaxed_thresholds(method.max_numeric_changes, method.relax_threshold, n_numeric):
+        missing = first.missing()
+        if not missing or deadline.expired():
             break
-        again = method._explain_torch(torch, [queries[i] for i in missing], n_samples=draw, threshold=cap)
-        for i, second in zip(missing, again, strict=True):
-            diag = diags[i]
+        again = _draw(method, torch, [queries[i] for i in missing], draw, cap)
+        for i, second in zip(missing, again.answers(), strict=True):
+            diag = first.diags[i]
             diag["n_samples"] += int(second.diagnostics["n_samples"])
             if second.status == "feasible":
                 diag["source"] = "l2c (relaxed)"
                 diag["numeric_threshold"] = -1 if cap is None else cap
-                found[i] = Candidates(second.frame, "feasible", diag)
+                first.found[i] = Candidates(second.frame, "feasible", diag)
+
+
+def _answers(method: Any, queries: list[Query], first: _Pass, deadline: Deadline) -> list[Candidates]:
+    """Every query's answer: its candidates, else the fallback's, else ``timeout`` or ``failed``."""
     out: list[Candidates] = []
-    for q, hit, diag in zip(queries, found, diags, strict=True):
+    for q, hit, diag in zip(queries, first.found, first.diags, strict=True):
         if hit is not None:
             out.append(hit)
             continue
@@ -135,11 +216,10 @@ def explain_queries(
             diag.update({f"fallback_{k}": v for k, v in fb.diagnostics.items() if not k.startswith("_")})
             out.append(Candidates(fb.frame, "feasible" if len(fb.frame) else "failed", diag))
             continue
-        if time.perf_counter() >= deadline:
+        if deadline.expired():
             diag["reason"] = f"time limit reached after {diag['n_samples']} samples without a valid candidate"
-            out.append(Candidates(chosen.iloc[0:0], "timeout", diag))
+            out.append(Candidates(first.empty, "timeout", diag))
             continue
         diag["reason"] = f"no valid candidate among {diag['n_samples']} samples"
-        out.append(Candidates(chosen.iloc[0:0], "failed", diag))
+        out.append(Candidates(first.empty, "failed", diag))
     return out
-

@@ -12,15 +12,19 @@ import pandas as pd
 from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import UnsupportedModelError, ValidationError
-from .._base import Candidates, CounterfactualMethod, Query
+from .._base import CounterfactualMethod
+from .._pipeline import Candidates, Query
+from .._tags import MethodTags
+from ..nearest import NearestObservable
+from . import _persist
 from ._blackbox import mirror_of
-from ._inference import batch_deadline, explain_queries, relaxed_thresholds
+from ._inference import explain_queries
 from ._representation import Representation
+from ._scoring import LevelScorer
 from ._training import RowSet, TrainConfig, train
 from ._util import _take, _threads
 
 __all__ = ["L2C"]
-
 
 
 class L2C(CounterfactualMethod):
@@ -62,7 +66,7 @@ class L2C(CounterfactualMethod):
       domain and the query's bounds.
     * **Training cost proportional to the work.**  The paper trains a fixed
       200 epochs at Adam's rate 1e-4.  Here (i) the model is scored through
-      an exact batch shortcut (:class:`~counterfact.methods._fastpredict.FastPredictor`:
+      an exact batch shortcut (:class:`~counterfact.models._fastpredict.FastPredictor`:
       the pipeline's preprocessing folded by the model compiler and the
       fitted estimator called on numpy, a forest evaluated without per-tree
       dispatch; used only when it reproduced the model's probabilities
@@ -122,7 +126,7 @@ class L2C(CounterfactualMethod):
     the admissible part of the bin), and ``max_changes`` (extra changes
     reverted, as for the sparsity threshold).  *Filtering* remains only as a
     safety net: samples that still break the threshold or ``max_changes``
-    are dropped, and the base class re-checks every candidate against the
+    are dropped, and the pipeline re-checks every candidate against the
     real model and all constraints.  Causal constraints are not supported.
 
     Parameters
@@ -179,7 +183,7 @@ class L2C(CounterfactualMethod):
         :class:`~counterfact.methods.nearest.NearestObservable`'s answer
         instead (diagnostics ``source == "nearest"``).
     sparsify : bool
-        After verification, the base class reverts every change the model
+        After verification, the pipeline reverts every change the model
         does not need (greedy, each revert checked with the real model;
         ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
         candidates as found (faster when many counterfactuals are asked for).
@@ -222,6 +226,18 @@ class L2C(CounterfactualMethod):
     """
 
     name: ClassVar[str] = "l2c"
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="L2C",
+        summary="an amortized generator (PyTorch): train once, then many diverse counterfactuals per row in milliseconds",
+        paper="Vo et al., KDD 2023",
+        batch=True,
+        sparsify=True,
+        extra="l2c",
+        fast_params={
+            "max_epochs": 8, "learning_rate": 3e-3, "n_samples": 40, "patience": 4, "device": "cpu", "random_state": 0,
+        },
+        order=5,
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
         "n_samples": [Interval(int, 1, None)],
@@ -337,7 +353,7 @@ class L2C(CounterfactualMethod):
 
     def _score(self, levels: np.ndarray, owner: np.ndarray, rows: RowSet) -> np.ndarray:
         """The model's probabilities of decoded candidate levels: through the exact
-        fast path (:class:`~counterfact.methods._fastpredict.FastPredictor`, no
+        fast path (:class:`~counterfact.models._fastpredict.FastPredictor`, no
         DataFrame) when the model allows it, else the model on decoded raw rows."""
         fast = getattr(self, "_fast", None)
         if fast is not None:
@@ -347,8 +363,6 @@ class L2C(CounterfactualMethod):
 
     def _build_fast(self) -> None:
         """Set up the exact fast scorer (:class:`._scoring.LevelScorer`) when the model allows it."""
-        from ._scoring import LevelScorer
-
         data = getattr(self, "data_", None)
         self._fast = None if data is None else LevelScorer.build(self.model_, self.schema_, self.representation_, data.X)
 
@@ -422,8 +436,6 @@ class L2C(CounterfactualMethod):
     def _make_fallback(self) -> Any:
         if self.fallback is None:
             return None
-        from ..nearest import NearestObservable
-
         if getattr(self, "data_", None) is None:
             raise ValidationError("L2C(fallback='nearest') needs the training data: pass data= to L2C.load.")
         norm = self.norm if self.norm in ("l0", "l1", "linf") else "l1"
@@ -434,14 +446,6 @@ class L2C(CounterfactualMethod):
         torch = self._torch()
         with _threads(torch, self.torch_threads):
             return self._explain_torch(torch, queries)
-
-    def _deadline(self, queries: list[Query]) -> float:
-        """See :func:`._inference.batch_deadline`."""
-        return batch_deadline(self, queries)
-
-    def _relaxed_thresholds(self) -> list[int | None]:
-        """See :func:`._inference.relaxed_thresholds`."""
-        return relaxed_thresholds(self)
 
     def _explain_torch(
         self, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
@@ -458,9 +462,7 @@ class L2C(CounterfactualMethod):
         parameters, and fingerprints of the model and of the training data.
         The model itself is not saved.
         """
-        from ._persist import save
-
-        save(self, path)
+        _persist.save(self, path)
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], model: Any, data: Any) -> L2C:
@@ -481,12 +483,10 @@ class L2C(CounterfactualMethod):
             Not an L2C file, another format version, or a model or data that
             differ from those the generator was trained with.
         """
-        from ._persist import load
-
-        return load(cls, path, model, data)
+        return _persist.load(cls, path, model, data)
 
     def _restore(self, torch: Any) -> None:
-        """After :func:`._persist.load` set the fitted attributes: device, fast path, fallback."""
+        """After :func:`._persist.load` set the fitted attributes: the fast path and the fallback."""
         self._build_fast()
         self.fallback_ = self._make_fallback()
         self.fitted_ = True

@@ -10,11 +10,14 @@ fingerprints that :func:`load` checks:
   the file); the model given to :func:`load` must reproduce them (to 1e-9);
 * **the training data**: its row count and a hash of its rows and labels
   (:func:`pandas.util.hash_pandas_object`); the data given to :func:`load`
-  must be the same (the discretisation, the fallback and the base class's
+  must be the same (the discretisation, the fallback and the pipeline's
   diversity steps are computed from it).
 
 The model itself is not saved: pickling it would make the file executable
 code.  A file of another format version is refused (retrain and save again).
+
+:func:`save` and :func:`load` take the L2C object (and class) typed ``Any``:
+the class imports this module, so this module does not import it back.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from io import StringIO
+from typing import Any, TypeVar
 
 import numpy as np
 import pandas as pd
@@ -31,16 +36,15 @@ from ..._utils._deps import import_optional
 from ..._utils._values import _py
 from ...data import Dataset
 from ...exceptions import ValidationError
-from ...models import as_adapter
 from ...schema import Schema
+from ._networks import build_mlp
 from ._representation import Representation
-
-if TYPE_CHECKING:  # pragma: no cover
-    from ._method import L2C
 
 FORMAT = "counterfact.l2c"
 VERSION = 2
 _N_FINGERPRINT_ROWS = 16
+
+T = TypeVar("T")
 
 
 def data_fingerprint(data: Dataset) -> str:
@@ -57,8 +61,8 @@ def _fingerprint_rows(data: Dataset) -> pd.DataFrame:
     return X.iloc[idx].reset_index(drop=True)
 
 
-def save(method: L2C, path: str | os.PathLike[str]) -> None:
-    """Write ``method`` (fitted) to ``path``."""
+def save(method: Any, path: str | os.PathLike[str]) -> None:
+    """Write ``method`` (a fitted L2C) to ``path``."""
     method._check_fitted()
     torch = import_optional("torch", purpose="L2C")
     data = getattr(method, "data_", None)
@@ -85,12 +89,33 @@ def save(method: L2C, path: str | os.PathLike[str]) -> None:
     torch.save(payload, os.fspath(path))
 
 
-def load(cls: type[L2C], path: str | os.PathLike[str], model: Any, data: Any) -> L2C:
-    """Read a file written by :func:`save` and check ``model`` and ``data`` against it."""
-    from ._networks import build_mlp
+def load(cls: Callable[..., T], path: str | os.PathLike[str], model: Any, data: Any) -> T:
+    """Read a file written by :func:`save` and check ``model`` and ``data`` against it.
 
+    ``cls`` is the method class (called with the saved parameters); the object it
+    returns gets the fitted attributes, then its ``_restore`` finishes the job.
+    """
     torch = import_optional("torch", purpose="L2C")
     where = os.fspath(path)
+    payload = _read(torch, where)
+    _check_data(payload, data, where)
+    method: Any = cls(**json.loads(payload["params"]))
+    method._validate_params()
+    method._attach(model, data)  # what fit sets for every method: schema, data, model, classes, ...
+    method.representation_ = Representation.from_dict(method.schema_, json.loads(payload["representation"]))
+    _check_model(payload, method.model_, method.schema_, where)
+    _load_networks(torch, payload, method, where)
+    method.gradient_ = str(payload["gradient"])
+    method.mirror_kind_ = None
+    method.history_ = json.loads(payload["history"])
+    method.n_epochs_ = len(method.history_)
+    method.training_time_ = float(payload.get("training_time", 0.0))
+    method._restore(torch)
+    return method
+
+
+def _read(torch: Any, where: str) -> dict[str, Any]:
+    """The payload of the file at ``where``: an L2C file of this format version."""
     if not os.path.exists(where):
         raise ValidationError(f"No L2C file at {where!r}.")
     try:
@@ -105,6 +130,11 @@ def load(cls: type[L2C], path: str | os.PathLike[str], model: Any, data: Any) ->
             f"{where!r} has L2C file format version {version!r}; this counterfact reads version {VERSION}. "
             "Fit the L2C again with this version and save it."
         )
+    return payload
+
+
+def _check_data(payload: dict[str, Any], data: Any, where: str) -> None:
+    """``data`` is the training Dataset of the saved generator: same schema, same rows and labels."""
     if not isinstance(data, Dataset):
         raise ValidationError(
             f"L2C.load needs the training Dataset the generator was fitted with as data. Got {type(data).__name__}."
@@ -121,25 +151,21 @@ def load(cls: type[L2C], path: str | os.PathLike[str], model: Any, data: Any) ->
             f"The data differs from the training data the L2C in {where!r} was fitted with (other rows or labels); "
             "pass the same training Dataset."
         )
-    params = json.loads(payload["params"])
-    self = cls(**params)
-    self._validate_params()
-    self.schema_ = data.schema
-    self.data_ = data
-    self.representation_ = Representation.from_dict(self.schema_, json.loads(payload["representation"]))
-    self.model_ = as_adapter(model, self.schema_)
-    self.classes_ = self.model_.classes_
+
+
+def _check_model(payload: dict[str, Any], adapter: Any, schema: Schema, where: str) -> None:
+    """The model is the saved generator's: the same classes, the same probabilities on the saved rows."""
     saved_classes = json.loads(payload["classes"])
-    if [_py(c) for c in self.classes_] != saved_classes:
+    if [_py(c) for c in adapter.classes_] != saved_classes:
         raise ValidationError(
-            f"The model's classes {self.classes_.tolist()} differ from the saved generator's {saved_classes}; "
+            f"The model's classes {adapter.classes_.tolist()} differ from the saved generator's {saved_classes}; "
             "load it with the model it was trained for."
         )
-    rows = pd.read_json(_StringIO(payload["model_rows"]), orient="split")
-    rows = self.schema_.coerce(rows.loc[:, self.schema_.names])
+    rows = pd.read_json(StringIO(payload["model_rows"]), orient="split")
+    rows = schema.coerce(rows.loc[:, schema.names])
     want = np.asarray(json.loads(payload["model_proba"]), dtype=float)
     try:
-        got = self.model_.predict_proba(rows)
+        got = adapter.predict_proba(rows)
     except Exception as exc:
         raise ValidationError(f"The model cannot score the training rows of the L2C in {where!r}: {exc}") from exc
     if got.shape != want.shape or not np.allclose(got, want, rtol=0.0, atol=1e-9):
@@ -147,29 +173,21 @@ def load(cls: type[L2C], path: str | os.PathLike[str], model: Any, data: Any) ->
             f"The model is not the one the L2C in {where!r} was trained for: its probabilities on saved training "
             "rows differ. Load it with that model, or fit a new L2C."
         )
-    device = self._device(torch)
-    self.device_ = str(device)
-    d_in = self.representation_.n_columns + len(saved_classes)
+
+
+def _load_networks(torch: Any, payload: dict[str, Any], method: Any, where: str) -> None:
+    """Build G and S on the method's device and load the saved weights into them."""
+    device = method._device(torch)
+    method.device_ = str(device)
+    rep = method.representation_
+    d_in = rep.n_columns + len(json.loads(payload["classes"]))
     gen = torch.Generator()
-    self.generator_ = build_mlp(torch, d_in, self.representation_.n_columns, self.hidden_size, gen, device)
-    self.selector_ = build_mlp(torch, d_in, self.representation_.n_features, self.hidden_size, gen, device)
+    method.generator_ = build_mlp(torch, d_in, rep.n_columns, method.hidden_size, gen, device)
+    method.selector_ = build_mlp(torch, d_in, rep.n_features, method.hidden_size, gen, device)
     try:
-        self.generator_.load_state_dict(payload["generator"])
-        self.selector_.load_state_dict(payload["selector"])
+        method.generator_.load_state_dict(payload["generator"])
+        method.selector_.load_state_dict(payload["selector"])
     except (RuntimeError, KeyError) as exc:
         raise ValidationError(f"The weights in {where!r} do not fit the saved representation: {exc}") from exc
-    self.generator_.eval()
-    self.selector_.eval()
-    self.gradient_ = str(payload["gradient"])
-    self.mirror_kind_ = None
-    self.history_ = json.loads(payload["history"])
-    self.n_epochs_ = len(self.history_)
-    self.training_time_ = float(payload.get("training_time", 0.0))
-    self._restore(torch)
-    return self
-
-
-def _StringIO(text: str) -> Any:
-    from io import StringIO
-
-    return StringIO(text)
+    method.generator_.eval()
+    method.selector_.eval()

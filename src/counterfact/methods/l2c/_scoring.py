@@ -4,7 +4,7 @@ Training asks the model about thousands of candidates per epoch.  Decoding
 them to a DataFrame and running the pipeline's ``ColumnTransformer`` per call
 cost more than the estimator itself; :class:`LevelScorer` writes the decoded
 values straight into the model compiler's raw layout and calls
-:class:`~counterfact.methods._fastpredict.FastPredictor` (the folded
+:class:`~counterfact.models._fastpredict.FastPredictor` (the folded
 preprocessing, then the fitted estimator or the numpy forest evaluator).  It
 exists only when that path reproduced the model's probabilities exactly on
 training rows.

@@ -25,7 +25,7 @@ Two gradient estimators:
 Early stopping (our addition to the paper's fixed 200 epochs): after each
 epoch, ``n_validation_samples`` discrete samples per row of a held-out
 validation split are scored by the model (exactly; see
-:class:`~counterfact.methods._fastpredict.FastPredictor`): their *validity*
+:class:`~counterfact.models._fastpredict.FastPredictor`): their *validity*
 (the share the model assigns to the desired class) and their *yield* (per
 row, the number of distinct valid samples over the number drawn, averaged:
 validity and diversity in one number; a generator that collapses onto one
@@ -36,7 +36,7 @@ epochs.  The weights kept are the most valid ones, and among those within
 German Credit (LR, Adam 1e-3) validity reaches 1.0 near epoch 13 with a
 yield of 0.81, after which the sparsity term concentrates the samples (yield
 0.48 ten epochs later) while validity stays at 1.0; the epoch-13 weights are
-kept.  Sparsity is restored after sampling: the base class reverts every
+kept.  Sparsity is restored after sampling: the pipeline reverts every
 change the model does not need.
 """
 
@@ -54,6 +54,7 @@ from ._networks import (
     BlockLayout,
     binary_concrete,
     block_log_softmax,
+    build_mlp,
     gumbel_softmax,
     masked_logits,
 )
@@ -188,8 +189,6 @@ def train(
     (score-function).  ``score(levels, owner, rows)`` returns the real model's
     probabilities ``(m, n_classes)`` of decoded candidate levels.
     """
-    from ._networks import build_mlp
-
     D, N = rep.n_columns, rep.n_features
     d_in = D + n_classes
     G = build_mlp(torch, d_in, D, config.hidden, generator, device)

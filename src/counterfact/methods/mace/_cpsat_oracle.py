@@ -28,7 +28,7 @@ optimum.  A feasible answer is decoded to the point of its intervals nearest to
 the query, its distance recomputed exactly (:func:`exact_distance`), and the
 point re-checked with the compiled model in float64 with the margin; a point
 the relaxation admitted but the exact model rejects is answered ``unknown``.
-The base class verifies every returned counterfactual with the real model.
+The pipeline verifies every returned counterfactual with the real model.
 :meth:`CpsatOracle.check_point` checks a given point the same way (the
 method's warm start from observed rows, and polishing).
 
@@ -52,9 +52,11 @@ from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
 from ...exceptions import UnsupportedModelError
-from ._problem import Problem, exact_distance
+from ...solvers.smt import ForestText, is_forest
+from ._problem import Problem, VarSpec, exact_distance
 from ._search import Answer
 
 __all__ = ["COST_SCALE", "VOTE_SCALE", "CpsatOracle"]
@@ -70,26 +72,30 @@ class CpsatOracle:
     :class:`UnsupportedModelError` for what it does not cover."""
 
     def __init__(self, problem: Problem, compiled: Any, *, random_seed: int = 0) -> None:
-        from ...solvers.z3_backend import ForestText, is_forest
-
         cp = import_optional("ortools.sat.python.cp_model", purpose="MACE's CP-SAT oracle (oracle='cpsat')")
-        if not is_forest(compiled):
-            raise UnsupportedModelError("The CP-SAT oracle encodes tree ensembles only.")
-        if problem.blocked:
-            raise UnsupportedModelError("The CP-SAT oracle does not encode diversity clauses.")
-        region = compiled.rule.region(int(problem.target_index))
-        if len(region) != 1:
-            raise UnsupportedModelError("The CP-SAT oracle needs a single-conjunction decision region.")
+        conjunction = _target_conjunction(problem, compiled)
         self.cp, self.problem, self.compiled, self.seed = cp, problem, compiled, int(random_seed)
-        self.m = m = cp.CpModel()
-        space = compiled.inputs
-        est = compiled.estimator
+        self.m = cp.CpModel()
         self.ft = ForestText(compiled)
-        a, b, g = problem.weights
-        J = problem.n_features
+        self.lo, self.hi = self._box()
+        self.order: dict[tuple[str, float], Any] = {}
+        self.cuts: dict[str, list[tuple[float, float, Any]]] = {}  # feature -> [(left_max, right_min, literal)]
+        self.inds: dict[str, list[Any]] = {}
+        obj = self._features()
+        self._vote(conjunction)
+        self.dist = self.m.NewIntVar(0, 10**15, "dist")
+        self.m.Add(self.dist == sum(c * x for c, x in obj))
+        self.m.Minimize(self.dist)
+        self.n_calls = 0
+
+    # ------------------------------------------------------------------ build
+    def _box(self) -> tuple[np.ndarray, np.ndarray]:
+        """The query's box over the compiler's raw vector ``z``: a fixed feature at its
+        value, a categorical one over its allowed indicators."""
+        space = self.compiled.inputs
         lo = np.zeros(space.n)
         hi = np.zeros(space.n)
-        for v, blk in zip(problem.vars, space.blocks, strict=True):
+        for v, blk in zip(self.problem.vars, space.blocks, strict=True):
             if v.kind == "categorical":
                 allowed = {int(v.query)} if v.fixed else set(v.values or ())
                 for k in range(blk.size):
@@ -100,117 +106,116 @@ class CpsatOracle:
                 raise UnsupportedModelError("The CP-SAT oracle does not encode finite value sets of numeric features.")
             lo[blk.start] = float(v.query) if v.fixed else float(v.lower)  # type: ignore[arg-type]
             hi[blk.start] = float(v.query) if v.fixed else float(v.upper)  # type: ignore[arg-type]
-        self.lo, self.hi = lo, hi
-        # ---- features: order literals and cost increments
-        cuts: dict[str, set[float]] = {}
-        for s in est.splits:
-            blk = space.block(s.feature)
-            if blk.is_indicator:
-                continue
-            if s.raw_le is None:
-                raise UnsupportedModelError(f"The CP-SAT oracle has no interval form of the split on '{s.feature}'.")
-            cuts.setdefault(s.feature, set()).add(float(s.raw_le))
-        self.order: dict[tuple[str, float], Any] = {}
-        self.cuts: dict[str, list[tuple[float, float, Any]]] = {}  # feature -> [(left_max, right_min, literal)]
-        self.inds: dict[str, list[Any]] = {}
+        return lo, hi
+
+    def _features(self) -> list[tuple[int, Any]]:
+        """Every feature's literals and cost terms, and the change cap; returns the
+        objective's ``(integer weight, literal)`` terms (module docstring)."""
+        problem, m, est = self.problem, self.m, self.compiled.estimator
+        a, b, g = problem.weights
+        J = problem.n_features
+        cuts = _numeric_cuts(est, self.compiled.inputs)
         obj: list[tuple[int, Any]] = []
         changed: list[Any] = []
         linf_t = m.NewIntVar(0, 10**15, "linf") if g > 0 else None
         ge_of = {(s.feature, float(s.raw_le)): float(s.raw_ge) for s in est.splits if s.raw_le is not None}
-        for v, blk in zip(problem.vars, space.blocks, strict=True):
+        for v, blk in zip(problem.vars, self.compiled.inputs.blocks, strict=True):
             if v.kind == "categorical":
-                allowed = {int(v.query)} if v.fixed else set(v.values or ())
-                ind = [m.NewBoolVar(f"{v.name}={k}") if k in allowed else m.NewConstant(0) for k in range(blk.size)]
-                m.AddExactlyOne([ind[k] for k in sorted(allowed)])
-                self.inds[v.name] = ind
-                if not v.fixed and int(v.query) in allowed:
-                    chg = ind[int(v.query)].Not()
-                elif not v.fixed:
-                    chg = m.NewConstant(1)
-                else:
-                    continue
+                chg = self._categorical(v, blk)
+                if chg is not None:
+                    self._cost(obj, chg, (a / J) + (b / J), g, linf_t, per_feature=[(chg, g)])
+            else:
+                chg = self._numeric(v, blk, sorted(cuts.get(v.name, ())), ge_of, obj, linf_t)
+            if chg is not None:
                 changed.append(chg)
-                self._cost(obj, chg, (a / J) + (b / J), g, linf_t, per_feature=[(chg, g)])
-                continue
-            q = float(v.query)
-            lits: list[tuple[float, float, Any]] = []
-            prev = None
-            step = Fraction(repr(float(v.grid))) if v.grid is not None and not v.integral else None
-            for le in sorted(cuts.get(v.name, ())):
-                ge = ge_of[(v.name, le)]
-                left_max: float
-                right_min: float
-                if v.integral:
-                    left_max, right_min = float(math.floor(le)), math.floor(le) + 1.0
-                elif step is not None:
-                    # on the feature's grid (as Z3 searches it): the largest grid value
-                    # that goes left and the smallest that goes right, exact multiples
-                    # of the step whose floats compare with the split as the rationals do
-                    left_max = float(math.floor(Fraction(le) / step) * step)
-                    right_min = float(math.ceil(Fraction(ge) / step) * step)
-                else:
-                    left_max, right_min = le, ge
-                if left_max >= hi[blk.start]:
-                    continue  # the whole box goes left
-                if right_min <= lo[blk.start]:
-                    continue  # the whole box goes right
-                if lits and lits[-1][0] == left_max:
-                    # the same cut of the grid (or of the integers) as the previous
-                    # split: one literal, or the chain would admit "right of it and
-                    # left of it" at once
-                    self.order[(v.name, le)] = lits[-1][2]
-                    continue
-                lit = m.NewBoolVar(f"{v.name}<={le:g}")
-                if prev is not None:
-                    m.AddImplication(prev, lit)
-                prev = lit
-                lits.append((left_max, right_min, lit))
-                self.order[(v.name, le)] = lit
-            self.cuts[v.name] = lits
-            if v.fixed or not lits:
-                continue
-            # increments: past cuts to the right of the query (literal false) and to the left (true)
-            R = float(v.scale)
-            terms: list[tuple[Any, float]] = []
-            pos = q
-            for left_max, right_min, lit in lits:
-                if right_min > q and left_max >= q:  # the query goes left here; moving right costs
-                    inc = max(0.0, min(right_min, float(v.upper)) - pos) / R  # type: ignore[arg-type]
-                    terms.append((lit.Not(), inc))
-                    pos = max(pos, right_min)
-            pos = q
-            for left_max, _right_min, lit in reversed(lits):
-                if left_max < q:  # the query goes right here; moving left costs
-                    inc = max(0.0, pos - max(left_max, float(v.lower))) / R  # type: ignore[arg-type]
-                    terms.append((lit, inc))
-                    pos = min(pos, left_max)
-            moved = [t for t, _ in terms]
-            if not moved:
-                continue
-            chg = m.NewBoolVar(f"chg_{v.name}")
-            m.AddBoolOr(moved).OnlyEnforceIf(chg)
-            for t in moved:
-                m.AddImplication(t, chg)
-            changed.append(chg)
-            self._cost(obj, chg, a / J, 0.0, None, per_feature=[])
-            for t, inc in terms:
-                self._cost(obj, t, (b / J) * inc, 0.0, None, per_feature=[])
-            if linf_t is not None:
-                m.Add(linf_t >= sum(math.floor(g * inc * COST_SCALE) * t for t, inc in terms))
         if linf_t is not None:
             obj.append((1, linf_t))
         self.changed = changed
         if problem.max_changes is not None and changed:
             m.Add(sum(changed) <= int(problem.max_changes))
-        # ---- trees and the soft vote
+        return obj
+
+    def _categorical(self, v: VarSpec, blk: Any) -> Any:
+        """One indicator per allowed category (exactly one true); returns the literal
+        "changed" (None for a fixed feature)."""
+        m = self.m
+        allowed = {int(v.query)} if v.fixed else set(v.values or ())
+        ind = [m.NewBoolVar(f"{v.name}={k}") if k in allowed else m.NewConstant(0) for k in range(blk.size)]
+        m.AddExactlyOne([ind[k] for k in sorted(allowed)])
+        self.inds[v.name] = ind
+        if v.fixed:
+            return None
+        return ind[int(v.query)].Not() if int(v.query) in allowed else m.NewConstant(1)
+
+    def _numeric(
+        self, v: VarSpec, blk: Any, les: list[float], ge_of: dict[tuple[str, float], float], obj: list[tuple[int, Any]], linf_t: Any
+    ) -> Any:
+        """A numeric or ordinal feature's order literals (one per open cut ``les``)
+        and its cost increments, added to ``obj``; returns the literal "changed"
+        (None when the feature cannot move)."""
+        m = self.m
+        lits = self._order_literals(v, blk, les, ge_of)
+        self.cuts[v.name] = lits
+        if v.fixed or not lits:
+            return None
+        terms = _increments(v, lits)
+        moved = [t for t, _ in terms]
+        if not moved:
+            return None
+        chg = m.NewBoolVar(f"chg_{v.name}")
+        m.AddBoolOr(moved).OnlyEnforceIf(chg)
+        for t in moved:
+            m.AddImplication(t, chg)
+        a, b, g = self.problem.weights
+        J = self.problem.n_features
+        self._cost(obj, chg, a / J, 0.0, None, per_feature=[])
+        for t, inc in terms:
+            self._cost(obj, t, (b / J) * inc, 0.0, None, per_feature=[])
+        if linf_t is not None:
+            m.Add(linf_t >= sum(math.floor(g * inc * COST_SCALE) * t for t, inc in terms))
+        return chg
+
+    def _order_literals(
+        self, v: VarSpec, blk: Any, les: list[float], ge_of: dict[tuple[str, float], float]
+    ) -> list[tuple[float, float, Any]]:
+        """``[z_j <= t_k]`` per cut the box leaves open, chained; splits that fall
+        between the same two grid (or integer) values share one literal."""
+        m = self.m
+        lits: list[tuple[float, float, Any]] = []
+        prev = None
+        step = Fraction(repr(float(v.grid))) if v.grid is not None and not v.integral else None
+        for le in les:
+            left_max, right_min = _sides(v, le, ge_of[(v.name, le)], step)
+            if left_max >= self.hi[blk.start]:
+                continue  # the whole box goes left
+            if right_min <= self.lo[blk.start]:
+                continue  # the whole box goes right
+            if lits and lits[-1][0] == left_max:
+                # the same cut of the grid (or of the integers) as the previous
+                # split: one literal, or the chain would admit "right of it and
+                # left of it" at once
+                self.order[(v.name, le)] = lits[-1][2]
+                continue
+            lit = m.NewBoolVar(f"{v.name}<={le:g}")
+            if prev is not None:
+                m.AddImplication(prev, lit)
+            prev = lit
+            lits.append((left_max, right_min, lit))
+            self.order[(v.name, le)] = lit
+        return lits
+
+    def _vote(self, conjunction: Any) -> None:
+        """One leaf Boolean per reachable leaf (exactly one per tree), and each
+        condition of the target's conjunction as one integer soft-vote constraint."""
+        m, est = self.m, self.compiled.estimator
         leaf_terms: list[list[tuple[Any, np.ndarray]]] = []
         for t_i, tree in enumerate(est.trees):
             leaves = self._tree(t_i, tree)
             m.AddExactlyOne([lit for lit, _ in leaves])
             leaf_terms.append(leaves)
-        for cnd in region[0]:
+        for cnd in conjunction:
             coef = np.asarray(cnd.coef, dtype=float)
-            const = float(est.divisor) * (float(cnd.rhs) + float(problem.margin) - float(np.asarray(est.base, dtype=float) @ coef))
+            const = float(est.divisor) * (float(cnd.rhs) + float(self.problem.margin) - float(np.asarray(est.base, dtype=float) @ coef))
             expr = []
             for leaves in leaf_terms:
                 for lit, val in leaves:
@@ -218,12 +223,7 @@ class CpsatOracle:
                     if w:
                         expr.append(w * lit)
             m.Add(sum(expr) >= math.floor(const * VOTE_SCALE))
-        self.dist = m.NewIntVar(0, 10**15, "dist")
-        m.Add(self.dist == sum(c * x for c, x in obj))
-        m.Minimize(self.dist)
-        self.n_calls = 0
 
-    # ------------------------------------------------------------------ build
     def _cost(self, obj: list[tuple[int, Any]], lit: Any, w: float, g: float, linf_t: Any, per_feature: list[tuple[Any, float]]) -> None:
         c = math.floor(w * COST_SCALE)
         if c > 0:
@@ -269,11 +269,12 @@ class CpsatOracle:
         return out
 
     # ------------------------------------------------------------------ solve
-    def check(self, bound: float | None, time_limit: float | None) -> Answer:
+    def check(self, bound: float | None, deadline: Deadline) -> Answer:
         """Nearest point of the relaxation at (scaled) distance <= ``bound``, with a
         proven lower bound; ``unknown`` on a time-out or an exact-model rejection."""
         cp = self.cp
         self.n_calls += 1
+        time_limit = deadline.seconds()
         if time_limit is not None and time_limit <= 0.005:
             return Answer("unknown")
         solver = cp.CpSolver()
@@ -301,11 +302,11 @@ class CpsatOracle:
             return Answer("unknown")
         return Answer("sat", point, exact_distance(self.problem, point), lb)
 
-    def check_point(self, point: tuple[Any, ...], time_limit: float | None) -> Answer:
+    def check_point(self, point: tuple[Any, ...], deadline: Deadline) -> Answer:
         """Is ``point`` (solver units) itself a counterfactual: inside every variable's
         domain, within the change cap, and in the target region with the margin
         (compiled model, float64)?  Used for the warm start from observed rows and
-        for polishing; the base class re-verifies every answer with the real model."""
+        for polishing; the pipeline re-verifies every answer with the real model."""
         p = self.problem
         n_changed = 0
         for j, (v, x) in enumerate(zip(p.vars, point, strict=True)):
@@ -357,3 +358,63 @@ class CpsatOracle:
         y = self.compiled.outputs_raw(z)[0]
         mg = float(self.problem.margin)
         return any(all(float(y @ np.asarray(c.coef, dtype=float)) >= float(c.rhs) + mg for c in conj) for conj in self.compiled.rule.region(int(self.problem.target_index)))
+
+
+def _target_conjunction(problem: Problem, compiled: Any) -> Any:
+    """The target's decision region, one conjunction of conditions; raises
+    :class:`UnsupportedModelError` for what the oracle does not cover."""
+    if not is_forest(compiled):
+        raise UnsupportedModelError("The CP-SAT oracle encodes tree ensembles only.")
+    if problem.blocked:
+        raise UnsupportedModelError("The CP-SAT oracle does not encode diversity clauses.")
+    region = compiled.rule.region(int(problem.target_index))
+    if len(region) != 1:
+        raise UnsupportedModelError("The CP-SAT oracle needs a single-conjunction decision region.")
+    return region[0]
+
+
+def _numeric_cuts(est: Any, space: Any) -> dict[str, set[float]]:
+    """Per numeric or ordinal feature, the distinct cuts of the ensemble's splits."""
+    cuts: dict[str, set[float]] = {}
+    for s in est.splits:
+        blk = space.block(s.feature)
+        if blk.is_indicator:
+            continue
+        if s.raw_le is None:
+            raise UnsupportedModelError(f"The CP-SAT oracle has no interval form of the split on '{s.feature}'.")
+        cuts.setdefault(s.feature, set()).add(float(s.raw_le))
+    return cuts
+
+
+def _sides(v: VarSpec, le: float, ge: float, step: Fraction | None) -> tuple[float, float]:
+    """``(left_max, right_min)`` of a split: the largest value of the feature that goes
+    left and the smallest that goes right (on the integers, or on the feature's grid)."""
+    if v.integral:
+        return float(math.floor(le)), math.floor(le) + 1.0
+    if step is not None:
+        # on the feature's grid (as Z3 searches it): the largest grid value
+        # that goes left and the smallest that goes right, exact multiples
+        # of the step whose floats compare with the split as the rationals do
+        return float(math.floor(Fraction(le) / step) * step), float(math.ceil(Fraction(ge) / step) * step)
+    return le, ge
+
+
+def _increments(v: VarSpec, lits: list[tuple[float, float, Any]]) -> list[tuple[Any, float]]:
+    """The distance increments of a numeric feature as ``(literal, cost)``: past the
+    cuts to the right of the query (literal false) and to the left (true)."""
+    q = float(v.query)
+    R = float(v.scale)
+    terms: list[tuple[Any, float]] = []
+    pos = q
+    for left_max, right_min, lit in lits:
+        if right_min > q and left_max >= q:  # the query goes left here; moving right costs
+            inc = max(0.0, min(right_min, float(v.upper)) - pos) / R  # type: ignore[arg-type]
+            terms.append((lit.Not(), inc))
+            pos = max(pos, right_min)
+    pos = q
+    for left_max, _right_min, lit in reversed(lits):
+        if left_max < q:  # the query goes right here; moving left costs
+            inc = max(0.0, pos - max(left_max, float(v.lower))) / R  # type: ignore[arg-type]
+            terms.append((lit, inc))
+            pos = min(pos, left_max)
+    return terms

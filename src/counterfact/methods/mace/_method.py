@@ -3,16 +3,28 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
 
+from ..._utils._deadline import Deadline
+from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
-from .._base import Candidates, CounterfactualMethod, Query
+from ...exceptions import UnsupportedModelError
+from ...metrics import DistanceEncoder
+from ...models.compile import compile_model
+from ...solvers import has_relu
+from .._base import CounterfactualMethod, diagnostic
+from .._pipeline import Candidates, Query, solver_steps
+from .._tags import MethodTags
+from ._cpsat_oracle import CpsatOracle
+from ._mip_oracle import MipOracle, check_available
 from ._polish import Polisher
-from ._problem import Problem, build_problem, decode, norm_weights
+from ._problem import Problem, build_problem, decode, norm_weights, solver_values
 from ._search import Answer, SearchOutcome, binary_search
+from ._z3_oracle import Z3Oracle
 
 __all__ = ["MACE"]
 
@@ -91,7 +103,7 @@ class MACE(CounterfactualMethod):
       so the answer is the value reported and ``delta_min`` is proven for
       the grid.  Without it the nearest point may lie between two grid values
       that the model both rejects (a forest split at 1805.0 and another at
-      1805.5), and the base class's rounding of the answer fails.  The CP-SAT
+      1805.5), and the pipeline's rounding of the answer fails.  The CP-SAT
       oracle searches the same grid (its cuts between grid values), the MIP
       oracle too (an integer grid index per real feature).  Only a real
       feature whose query value lies off its grid stays continuous (the query's
@@ -167,6 +179,16 @@ class MACE(CounterfactualMethod):
     """
 
     name: ClassVar[str] = "mace"
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="MACE",
+        summary="provably nearest counterfactual within epsilon, with a lower bound (SMT / MILP / CP-SAT)",
+        paper="Karimi et al., AISTATS 2020",
+        proves_optimality=True,
+        proves_infeasibility=True,
+        fast_params={"norm": "l1", "epsilon": 1e-2, "time_limit": 20.0},
+        order=0,
+        cost="distance",
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
             Options(("l0", "l1", "linf")),
@@ -213,45 +235,47 @@ class MACE(CounterfactualMethod):
 
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
-        from ...models.compile import compile_model
-
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         self.oracle_ = self._choose_oracle()
         self.weights_ = norm_weights(tuple(self.norm) if isinstance(self.norm, list) else self.norm)
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
         self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = None  # observed rows per predicted class
-        self._steps: np.ndarray | None = None
-        self._solver_steps()
+        #: the shared diversity rule's steps plus one grid unit, in solver units
+        self._steps = solver_steps(self.schema_, self.diversity_steps_)
         if self.oracle_ == "cpsat":
-            from ..._utils._deps import import_optional
-
             import_optional("ortools", purpose="MACE (oracle='cpsat')")
             import_optional("z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)")
         elif self.oracle_ == "z3":
-            from ..._utils._deps import import_optional
-
             import_optional("z3", purpose="MACE (oracle='z3')")
             if self.warm_start > 0:
                 self._observed(0)
         else:
-            from ._mip_oracle import check_available
-
             check_available()
 
-    def _solver_steps(self) -> np.ndarray:
-        """The shared diversity steps (``max(resolution, fraction x MAD)`` per numeric
-        feature) plus one resolution unit (answers are snapped to the grid after
-        the search), in solver units; 0 for discrete features (any change counts)."""
-        steps = getattr(self, "_steps", None)
-        if steps is None:
-            from .._assemble import steps_of
-            from .._postprocess import resolution
+    @classmethod
+    def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
+        if status == "optimal":
+            lo, hi = diagnostic(diagnostics, "delta_min"), diagnostic(diagnostics, "delta_max")
+            text = "proven nearest within epsilon"
+            if lo is not None and hi is not None:
+                text += f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+            return f"{cls.tags.display_name}: {text}"
+        if status == "feasible":
+            return f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before closing the bound)"
+        return super().certificate(status, diagnostics)
 
-            # plus one grid unit: answers are snapped to the resolution afterwards
-            grid = np.array([resolution(f) or 0.0 for f in self.schema_])
-            steps = self._steps = np.asarray(steps_of(self), dtype=float) + grid
-        return steps
+    @classmethod
+    def guarantee(cls, params: Mapping[str, Any]) -> dict[str, str]:
+        eps = params.get("epsilon", "epsilon")
+        return {
+            "recourse": (
+                f"MACE: every counterfactual was re-checked with the real model; with status 'optimal' no "
+                f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
+                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model)."
+            ),
+            "none": "MACE 'infeasible': proven that no counterfactual exists under the audit's constraints.",
+        }
 
     def _choose_oracle(self) -> str:
         """The oracle ``"auto"`` stands for, chosen per model class by measurement
@@ -270,8 +294,6 @@ class MACE(CounterfactualMethod):
             return str(self.oracle)
         import importlib.util
 
-        from ...solvers import has_relu
-
         if has_relu(self.compiled_):
             return "mip"
         boosted = getattr(self.compiled_.estimator, "aggregation", None) == "sum_margin"
@@ -283,19 +305,12 @@ class MACE(CounterfactualMethod):
     # -------------------------------------------------------------- explain
     def _make_oracle(self, problem: Problem, seed: int) -> Any:
         if self.oracle_ == "cpsat":
-            from ...exceptions import UnsupportedModelError
-            from ._cpsat_oracle import CpsatOracle
-
             try:
                 return CpsatOracle(problem, self.compiled_, random_seed=seed)
             except UnsupportedModelError:
                 pass  # diversity clauses, value sets, ...: Z3 answers this search
         if self.oracle_ in ("z3", "cpsat"):
-            from ._z3_oracle import Z3Oracle
-
             return Z3Oracle(problem, self.compiled_, random_seed=seed, cache=self._cache)
-        from ._mip_oracle import MipOracle
-
         return MipOracle(problem, self.compiled_, self.schema_, epsilon=float(self.epsilon), random_seed=seed)
 
     def _observed(self, target_index: int) -> tuple[pd.DataFrame, np.ndarray]:
@@ -310,7 +325,7 @@ class MACE(CounterfactualMethod):
                 self._pool[i] = (X[m], enc[m])
         return self._pool[int(target_index)]
 
-    def _warm_start(self, query: Query, oracle: Any, deadline: float | None) -> tuple[Any, int]:
+    def _warm_start(self, query: Query, oracle: Any, deadline: Deadline) -> tuple[Any, int]:
         """A proven counterfactual to start the search from: the nearest observed rows.
 
         The training rows the model assigns to the target and that satisfy the
@@ -325,14 +340,11 @@ class MACE(CounterfactualMethod):
         if self.warm_start <= 0 or not hasattr(oracle, "check_point"):
             return None, 0
         calls = 0
-        from ._problem import solver_values
-
         frame = self._observed(query.target_index)[0]
         for i in self._nearest_rows(query, int(self.warm_start)):
-            left = None if deadline is None else deadline - time.perf_counter()
-            if left is not None and left <= 0:
+            if deadline.expired():
                 break
-            ans = oracle.check_point(solver_values(self.schema_, frame.iloc[int(i)]), left)
+            ans = oracle.check_point(solver_values(self.schema_, frame.iloc[int(i)]), deadline)
             calls += 1
             if ans.verdict == "sat":
                 return ans, calls
@@ -370,7 +382,7 @@ class MACE(CounterfactualMethod):
         return np.asarray(found, dtype=int)
 
     def _explain_one(self, query: Query) -> Candidates:
-        deadline = None if query.time_limit is None else query.started + float(query.time_limit) - _reserve(query.time_limit)
+        deadline = query.deadline.reserve(_reserve(query.time_limit))
         problem = build_problem(
             self.schema_,
             query.bounds,
@@ -378,7 +390,7 @@ class MACE(CounterfactualMethod):
             target_index=query.target_index,
             margin=float(self.margin),
             min_diff=int(self.min_diff),
-            steps=self._solver_steps(),
+            steps=self._steps,
             diversity=str(self.diversity),
         )
         seed = int(query.rng.integers(0, 2**31 - 1))
@@ -412,9 +424,9 @@ class MACE(CounterfactualMethod):
                 if outcome.point is None:
                     break
                 row = decode(self.schema_, outcome.point)
-                valid, _, _ = self._check_candidates(query, pd.DataFrame([row], columns=names))
+                valid, _, _ = self.verify(query, pd.DataFrame([row], columns=names))
                 ok = bool(valid[0])
-                if ok or (deadline is not None and time.perf_counter() >= deadline):
+                if ok or deadline.expired():
                     break
                 retries += 1
                 margin *= 10.0
@@ -434,7 +446,7 @@ class MACE(CounterfactualMethod):
         fallback = None
         if not rows and status == "timeout":
             # no oracle answer in time: the nearest observed counterfactuals, verified
-            # by the base class like any answer and never claimed nearest
+            # by the pipeline like any answer and never claimed nearest
             rows = [dict(r) for _, r in self._nearest_observed(query, query.n_counterfactuals).iterrows()]
             if rows:
                 status = "feasible"
@@ -459,10 +471,10 @@ class MACE(CounterfactualMethod):
         return Candidates(frame, status, diag)
 
 
-def _reserve(limit: float) -> float:
-    """Seconds kept back from a query's time limit for decoding and verifying the
-    answer with the real model after the last solver call."""
-    return min(0.25, 0.1 * float(limit))
+def _reserve(limit: float | None) -> float:
+    """Seconds kept back from a query's search budget for decoding and verifying
+    the answer with the real model after the last solver call."""
+    return 0.0 if limit is None else min(0.25, 0.1 * float(limit))
 
 
 class _Polished:
@@ -474,17 +486,17 @@ class _Polished:
     answers pass through unchanged.
     """
 
-    def __init__(self, oracle: Any, polisher: Polisher, deadline: float | None) -> None:
+    def __init__(self, oracle: Any, polisher: Polisher, deadline: Deadline) -> None:
         self.oracle = oracle
         self.polisher = polisher
         self.deadline = deadline
         self.n_polished = 0
 
-    def check(self, bound: float | None, time_limit: float | None) -> Answer:
-        return self.improve(self.oracle.check(bound, time_limit))
+    def check(self, bound: float | None, deadline: Deadline) -> Answer:
+        return self.improve(self.oracle.check(bound, deadline))
 
-    def check_point(self, point: tuple[Any, ...], time_limit: float | None) -> Answer:
-        return self.oracle.check_point(point, time_limit)  # type: ignore[no-any-return]
+    def check_point(self, point: tuple[Any, ...], deadline: Deadline) -> Answer:
+        return self.oracle.check_point(point, deadline)  # type: ignore[no-any-return]
 
     def improve(self, ans: Answer) -> Answer:
         if ans.verdict != "sat" or ans.point is None:
@@ -492,10 +504,9 @@ class _Polished:
         proposal = self.polisher(ans.point, self.deadline)
         if proposal is None:
             return ans
-        left = None if self.deadline is None else self.deadline - time.perf_counter()
-        if left is not None and left <= 0:
+        if self.deadline.expired():
             return ans
-        better = self.oracle.check_point(proposal, left)
+        better = self.oracle.check_point(proposal, self.deadline)
         if better.verdict != "sat" or better.distance is None or ans.distance is None or better.distance >= ans.distance:
             return ans
         self.n_polished += 1
@@ -506,8 +517,6 @@ class _Distance:
     """Eq. (3) distance of a decoded raw row to the query, through :mod:`counterfact.metrics`."""
 
     def __init__(self, schema: Any, norm: Any) -> None:
-        from ...metrics import DistanceEncoder
-
         self.encoder = DistanceEncoder(schema)
         self.norm = tuple(norm) if isinstance(norm, list) else norm
 

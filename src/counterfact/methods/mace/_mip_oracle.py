@@ -1,7 +1,7 @@
-"""MACE's MILP oracle (HiGHS through :mod:`counterfact.solvers.mip`), the default for ReLU networks.
+"""MACE's MILP oracle (HiGHS through :mod:`counterfact.solvers.milp`), the default for ReLU networks.
 
 The query, the compiled model and the distance are encoded once with the
-shared MIP layer (:mod:`counterfact.solvers.mip_backend`: raw inputs with every
+shared MIP layer (:mod:`counterfact.solvers.milp`: raw inputs with every
 constraint kind, big-M ReLUs with per-query interval bounds, Mišić trees, the
 decision region with the margin).  The distance of eq. (3) is a variable ``D``;
 a check "is there a counterfactual at distance <= bound?" sets ``D <= bound``
@@ -20,8 +20,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
-from ._problem import Problem, exact_distance, solver_values
+from ...solvers.milp import (
+    Expr,
+    Model,
+    add_change_limit,
+    decode,
+    encode_inputs,
+    encode_model,
+    feature_deltas,
+    no_good_superset,
+    quicksum,
+)
+from ._problem import Problem, exact_distance, grid_value, solver_values
 from ._search import Answer
 
 __all__ = ["MipOracle", "check_available"]
@@ -30,7 +42,6 @@ __all__ = ["MipOracle", "check_available"]
 def check_available() -> None:
     """Raise :class:`MissingDependencyError` (or a clear error) if the MILP oracle cannot run."""
     import_optional("highspy", purpose="MACE's MILP oracle (oracle='mip')")
-    from ...solvers import mip_backend  # noqa: F401  (the shared MIP layer)
 
 
 class MipOracle:
@@ -58,14 +69,6 @@ class MipOracle:
         random_seed: int = 0,
         backend: str = "highs",
     ) -> None:
-        from ...solvers.mip import Expr, Model, quicksum
-        from ...solvers.mip_backend import (
-            add_change_limit,
-            encode_inputs,
-            encode_model,
-            feature_deltas,
-        )
-
         self.problem = problem
         self.schema = schema
         self.backend = backend
@@ -106,16 +109,14 @@ class MipOracle:
         """Real features searched on their resolution grid: ``x = k * resolution``
         with ``k`` an integer variable, as the Z3 and CP-SAT oracles search them.
 
-        Why: every reported value is snapped to the grid by the base class, and
+        Why: every reported value is snapped to the grid by the pipeline, and
         the continuous optimum rounded feature by feature may fail the model
         (Adult MLP, linf: ``capital_gain 4282.1, capital_loss 128.3`` flips the
         model; rounding both up and both down does not, one up and one down
         does).  On the grid the answer is the value reported and the lower bound
         is proven for the grid.  A query value off the grid keeps the feature
-        continuous (its own value must stay reachable; the base class snaps
+        continuous (its own value must stay reachable; the pipeline snaps
         the answer as before)."""
-        from ._problem import grid_value
-
         m = self.m
         for v, f in zip(self.problem.vars, inp.features, strict=True):
             if v.grid is None or v.values is not None or v.integral or f.fixed or f.value is None:
@@ -135,13 +136,9 @@ class MipOracle:
         """At least ``min_diff`` features differ from the earlier counterfactual ``p`` (a
         numeric one by more than its diversity step); with ``diversity="features"``
         the change set must not contain ``p``'s (CE-OCL's no-good cut)."""
-        from ...solvers.mip import Expr, quicksum
-
         m = self.m
         diffs: list[Expr] = []
         if self.problem.diversity == "features":
-            from ...solvers.mip_backend import no_good_superset
-
             moved = [f.name for j, f in enumerate(self.inputs.features) if not f.fixed and self.problem.moved(j, p[j])]
             if moved:
                 no_good_superset(m, self.inputs, moved)
@@ -178,12 +175,10 @@ class MipOracle:
                 diffs.append(d)
         m.add_ge(quicksum(diffs), float(self.problem.min_diff))
 
-    def check(self, bound: float | None, time_limit: float | None) -> Answer:
+    def check(self, bound: float | None, deadline: Deadline) -> Answer:
         """Nearest counterfactual at distance <= ``bound`` (or a proof that there is none)."""
-        from ...solvers.mip_backend import decode
-
         self.m.set_bounds(self.D, 0.0, math.inf if bound is None else float(bound))
-        sol = self.m.solve(self.backend, time_limit=time_limit, gap=self.gap, seed=self.seed)
+        sol = self.m.solve(self.backend, time_limit=deadline.seconds(), gap=self.gap, seed=self.seed)
         if sol.status == "infeasible":
             return Answer("unsat")
         if not sol.has_solution:

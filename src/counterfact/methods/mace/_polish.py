@@ -23,11 +23,11 @@ lower bounds only from UNSAT answers, so Algorithm 1's guarantee is unchanged.
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import Deadline
 from ...schema import decimals
 from ._problem import Problem
 
@@ -142,11 +142,11 @@ class Polisher:
         return np.where(self.cat, P, X)
 
     # --------------------------------------------------------------- main
-    def __call__(self, point: tuple[Any, ...], deadline: float | None = None) -> tuple[Any, ...] | None:
+    def __call__(self, point: tuple[Any, ...], deadline: Deadline | None = None) -> tuple[Any, ...] | None:
         """A nearer counterfactual proposal than ``point`` (solver units), or None.
 
-        ``deadline`` (a ``time.perf_counter()`` value): no new batch is evaluated
-        after it; the best proposal so far is returned.
+        ``deadline``: no new batch is evaluated after it; the best proposal so
+        far is returned.
         """
         p = np.array([float(x) for x in point])
         best = p[None, :]
@@ -161,7 +161,7 @@ class Polisher:
                 best, d_best = S[i0 : i0 + 1], d0
         # 2. greedy per-feature moves
         for _ in range(self.max_rounds):
-            if deadline is not None and time.perf_counter() >= deadline:
+            if deadline is not None and deadline.expired():
                 break
             cur = best[0]
             changed = np.flatnonzero(cur != self.q)

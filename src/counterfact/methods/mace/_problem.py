@@ -29,7 +29,7 @@ from ..._utils._values import _py
 from ...constraints import QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Schema
-from .._postprocess import resolution
+from .._pipeline import resolution
 
 __all__ = [
     "NORMS",
@@ -76,7 +76,7 @@ class VarSpec:
     indices, ranks, or numeric values), or None.  ``scale``: the normalising
     range ``R_j``.  ``fixed``: only the query's value is allowed.  ``grid``:
     the resolution of a real feature (``Feature.resolution``): a changed value
-    must be a multiple of it, as every reported value is (the base class
+    must be a multiple of it, as every reported value is (the pipeline
     snaps answers to it); None for no grid.
     """
 

@@ -27,6 +27,8 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
+from ..._utils._deadline import Deadline
+
 __all__ = ["Answer", "Oracle", "SearchOutcome", "binary_search"]
 
 Verdict = Literal["sat", "unsat", "unknown"]
@@ -49,13 +51,14 @@ class Answer:
 
 
 class Oracle(Protocol):
-    """``check(bound, time_limit)``: is there a counterfactual at distance <= ``bound``?
+    """``check(bound, deadline)``: is there a counterfactual at distance <= ``bound``?
 
-    ``bound=None`` is the unbounded check.  ``time_limit`` is in seconds (None:
-    no limit).  A timed-out call answers ``unknown``.
+    ``bound=None`` is the unbounded check.  The call ends by ``deadline`` (a
+    :class:`~counterfact._utils._deadline.Deadline`; the oracle takes what is
+    left as its solver's time limit).  A timed-out call answers ``unknown``.
     """
 
-    def check(self, bound: float | None, time_limit: float | None) -> Answer: ...
+    def check(self, bound: float | None, deadline: Deadline) -> Answer: ...
 
 
 @dataclass
@@ -81,7 +84,7 @@ def binary_search(
     epsilon: float,
     *,
     lower: float = 0.0,
-    deadline: float | None = None,
+    deadline: Deadline | None = None,
     initial: Answer | None = None,
 ) -> SearchOutcome:
     """Nearest counterfactual within ``epsilon`` (Karimi et al. 2020, Algorithm 1).
@@ -95,9 +98,8 @@ def binary_search(
     lower : float
         A distance already proven to admit no counterfactual (e.g. the bound of
         a previous, less constrained search); the search starts there.
-    deadline : float, optional
-        ``time.perf_counter()`` value after which no new call starts; each call
-        gets the time left as its limit.
+    deadline : Deadline, optional
+        No new call starts after it; each call ends by it.
     initial : Answer, optional
         A known SAT answer (a point proven to be a counterfactual, e.g. an
         observed row checked by the oracle): the search starts with
@@ -109,23 +111,18 @@ def binary_search(
     """
     start = time.perf_counter()
     calls = 0
-
-    def left() -> float | None:
-        if deadline is None:
-            return None
-        return deadline - time.perf_counter()
+    deadline = deadline or Deadline.none()
 
     def done(status: str, point: Any, lo: float, hi: float) -> SearchOutcome:
         return SearchOutcome(status, point, lo, hi, calls, time.perf_counter() - start)
 
     lo = max(0.0, float(lower))
-    budget = left()
     if initial is not None and initial.verdict == "sat":
         first = initial  # a known counterfactual is kept even when no time is left
     else:
-        if budget is not None and budget <= 0:
+        if deadline.expired():
             return done("timeout", None, lo, math.inf)
-        first = oracle.check(None, budget)
+        first = oracle.check(None, deadline)
         calls += 1
     if first.verdict == "unsat":
         return done("infeasible", None, lo, math.inf)
@@ -137,11 +134,10 @@ def binary_search(
         lo = max(lo, float(first.lower_bound))
     lo = min(lo, hi)
     while hi - lo > epsilon:
-        budget = left()
-        if budget is not None and budget <= 0:
+        if deadline.expired():
             return done("feasible", best, lo, hi)
         mid = (lo + hi) / 2.0
-        ans = oracle.check(mid, budget)
+        ans = oracle.check(mid, deadline)
         calls += 1
         if ans.verdict == "sat":
             best = ans.point

@@ -1,7 +1,7 @@
 """MACE's satisfiability oracle on Z3 (direct API, exact rationals, push/pop).
 
 One :class:`Z3Oracle` per query and search: the counterfactual formula (the
-compiled model through :mod:`counterfact.solvers.z3_backend`), the plausibility
+compiled model through :mod:`counterfact.solvers.smt`), the plausibility
 formula (types, ranges, every constraint kind through the query's bounds) and
 the diversity clauses are asserted once; each call pushes
 ``distance <= bound``, checks, and pops (Karimi et al. 2020, Sec. 4).
@@ -20,7 +20,7 @@ Encoding (see ``reference/solvers.md``):
 * ``z3.Optimize`` is never used (it returned wrong optima on this encoding);
 * tree ensembles are asserted inside each check's push/pop, pruned to the box
   of the query's domain and the per-feature caps of that check's bound
-  (:func:`~counterfact.solvers.z3_backend.forest_in_box`): splits the whole box
+  (:func:`~counterfact.solvers.smt.forest_in_box`): splits the whole box
   takes one way are resolved and conditions decided by the reachable leaves
   are dropped, so tight bounds give small formulas (exact: the same formula on
   the box);
@@ -31,13 +31,17 @@ Encoding (see ``reference/solvers.md``):
 from __future__ import annotations
 
 import math
+import threading
 import time
+from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
+from ...solvers.smt import encode_model, forest_in_box, is_forest
 from ._problem import Problem, VarSpec, exact_distance, grid_value
 from ._search import Answer
 
@@ -46,6 +50,21 @@ __all__ = ["Z3Oracle"]
 
 def _q(x: Any) -> Fraction:
     return x if isinstance(x, Fraction) else Fraction(x)
+
+
+@dataclass
+class _Terms:
+    """What the features' variables give the rest of the formula (:meth:`Z3Oracle._variables`)."""
+
+    #: the raw vector in the compiler's InputSpace layout, and its box
+    z: list[Any] = field(default_factory=list)
+    zlo: list[float] = field(default_factory=list)
+    zhi: list[float] = field(default_factory=list)
+    #: per movable feature, "it changed"
+    changed: list[Any] = field(default_factory=list)
+    #: per-feature distances of the l1 part, and of the linf part as (expr, is_bool)
+    l1: list[Any] = field(default_factory=list)
+    inf: list[tuple[Any, bool]] = field(default_factory=list)
 
 
 class Z3Oracle:
@@ -67,88 +86,115 @@ class Z3Oracle:
         self, problem: Problem, compiled: Any, *, random_seed: int = 0, cache: dict[str, Any] | None = None
     ) -> None:
         z3 = import_optional("z3", purpose="MACE's Z3 oracle")
-        from ...solvers.z3_backend import encode_model, forest_in_box, is_forest
-
         self.z3 = z3
         self.problem = problem
         # a fresh context per query: results then do not depend on what the
         # process solved before (reproducible under joblib), and threads are safe
-        self.ctx = ctx = z3.Context()
-        self.solver = z3.Solver(ctx=ctx)
+        self.ctx = z3.Context()
+        self.solver = z3.Solver(ctx=self.ctx)
         self.solver.set("random_seed", int(random_seed))
         self.n_calls = 0
         self.build_seconds = 0.0
         self._forest_seconds = 0.0  # slowest pruned-ensemble build so far
         t0 = time.perf_counter()
-        s = self.solver
+        # made before any variable: Z3 numbers its terms in the order they are made,
+        # and its search depends on that order
+        self._one, self._zero = z3.IntVal(1, self.ctx), z3.IntVal(0, self.ctx)
         a, b, g = problem.weights
-        J = problem.n_features
-        one, zero = z3.IntVal(1, ctx), z3.IntVal(0, ctx)
         # pure linf needs no slacks: "distance <= bound" is a box around the query
         self._pure_linf = a == 0 and b == 0 and g > 0
-        need_slack = b > 0 or (g > 0 and not self._pure_linf)
+        self._pure_l0 = a > 0 and b == 0 and g == 0
         # per-feature caps implied by the bound (delta_j <= bound / (beta/J + gamma)),
         # asserted with each check: plain variable bounds that prune tree cuts early
-        self._cap_weight = b / J + g
+        self._cap_weight = b / problem.n_features + g
         self._caps: list[tuple[VarSpec, Any, Any]] = []
-        need_changed = a > 0 or problem.max_changes is not None
         self._vars: list[Any] = []  # decoding handles
         self._grid_k: dict[int, tuple[Any, Fraction]] = {}  # feature -> (grid index, step) of real features on a grid
-        z: list[Any] = []  # the raw vector in the compiler's InputSpace layout
-        zlo: list[float] = []
-        zhi: list[float] = []
-        changed: list[Any] = []
-        l1_terms: list[Any] = []
-        inf_terms: list[Any] = []  # (expr, is_bool)
         self._zstart: list[int] = []
+        terms = self._variables()
+        self.changed = terms.changed
+        self._change_cap()
+        self._diversity()
+        self._model_formula(compiled, terms, cache)
+        self.distance_expr = self._distance(terms)
+        self.build_seconds = time.perf_counter() - t0
+
+    # ------------------------------------------------------------ formula
+    def _variables(self) -> _Terms:
+        """Every feature's variables, domain and the parts of the distance (module docstring)."""
+        problem = self.problem
+        a, b, g = problem.weights
+        need_slack = b > 0 or (g > 0 and not self._pure_linf)
+        need_changed = a > 0 or problem.max_changes is not None
+        terms = _Terms()
         for j, v in enumerate(problem.vars):
-            self._zstart.append(len(z))
+            self._zstart.append(len(terms.z))
             if v.kind == "categorical":
-                inds, chg = self._categorical(j, v)
-                z.extend(inds)
-                for k in range(v.n_categories):
-                    on = (k == v.query) if v.fixed else (k in set(v.values or ()))
-                    zlo.append(1.0 if v.fixed and on else 0.0)
-                    zhi.append(1.0 if on else 0.0)
-                self._vars.append(("cat", inds))
-                if chg is None:
-                    continue
-                self._caps.append((v, None, chg))
-                changed.append(chg)
-                l1_terms.append(z3.If(chg, one, zero))
-                inf_terms.append((chg, True))
-                continue
-            x, lo, hi = self._numeric(j, v)
-            z.append(x)
-            zlo.append(float(lo))
-            zhi.append(float(hi))
-            self._vars.append(("num", x))
-            if v.fixed:
-                continue
-            self._caps.append((v, x, None))
-            q = _q(v.query)
-            if need_changed:
-                c = z3.Bool(f"c_{j}", ctx)
-                s.add(z3.Implies(z3.Not(c), x == z3.RealVal(q, ctx) if not v.integral else x == int(v.query)))
-                changed.append(c)
-            if need_slack:
-                inv = 1 / _q(v.scale)
-                if lo >= q:
-                    d = (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx)
-                elif hi <= q:
-                    d = (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx)
-                else:
-                    d = z3.Real(f"s_{j}", ctx)
-                    s.add(d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx), d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx))
-                l1_terms.append(d)
-                inf_terms.append((d, False))
-        self.changed = changed
-        if problem.max_changes is not None:
-            if changed:
-                s.add(z3.PbLe([(c, 1) for c in changed], int(problem.max_changes)))
-        # diversity clauses: differ from each earlier counterfactual in >= min_diff
-        # features ("points"), or change a set of features that is no superset of
-        # any earlier one's ("features")
+                self._add_categorical(j, v, terms)
+            else:
+                self._add_numeric(j, v, terms, need_changed=need_changed, need_slack=need_slack)
+        return terms
+
+    def _add_categorical(self, j: int, v: VarSpec, terms: _Terms) -> None:
+        """A categorical feature: its indicators, their box, and its change literal."""
+        inds, chg = self._categorical(j, v)
+        terms.z.extend(inds)
+        for k in range(v.n_categories):
+            on = (k == v.query) if v.fixed else (k in set(v.values or ()))
+            terms.zlo.append(1.0 if v.fixed and on else 0.0)
+            terms.zhi.append(1.0 if on else 0.0)
+        self._vars.append(("cat", inds))
+        if chg is None:
+            return
+        self._caps.append((v, None, chg))
+        terms.changed.append(chg)
+        terms.l1.append(self.z3.If(chg, self._one, self._zero))
+        terms.inf.append((chg, True))
+
+    def _add_numeric(self, j: int, v: VarSpec, terms: _Terms, *, need_changed: bool, need_slack: bool) -> None:
+        """A numeric or ordinal feature: its variable and box, its change literal, its
+        deviation from the query."""
+        z3, ctx, s = self.z3, self.ctx, self.solver
+        x, lo, hi = self._numeric(j, v)
+        terms.z.append(x)
+        terms.zlo.append(float(lo))
+        terms.zhi.append(float(hi))
+        self._vars.append(("num", x))
+        if v.fixed:
+            return
+        self._caps.append((v, x, None))
+        if need_changed:
+            c = z3.Bool(f"c_{j}", ctx)
+            s.add(z3.Implies(z3.Not(c), x == z3.RealVal(_q(v.query), ctx) if not v.integral else x == int(v.query)))
+            terms.changed.append(c)
+        if need_slack:
+            d = self._deviation(j, v, x, lo, hi)
+            terms.l1.append(d)
+            terms.inf.append((d, False))
+
+    def _deviation(self, j: int, v: VarSpec, x: Any, lo: Fraction, hi: Fraction) -> Any:
+        """``|x_j - q_j| / R_j``: exact where the box fixes the sign, else a slack ``s_j``."""
+        z3, ctx = self.z3, self.ctx
+        q = _q(v.query)
+        inv = 1 / _q(v.scale)
+        if lo >= q:
+            return (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx)
+        if hi <= q:
+            return (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx)
+        d = z3.Real(f"s_{j}", ctx)
+        self.solver.add(d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx), d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx))
+        return d
+
+    def _change_cap(self) -> None:
+        """At most ``max_changes`` features change."""
+        if self.problem.max_changes is not None and self.changed:
+            self.solver.add(self.z3.PbLe([(c, 1) for c in self.changed], int(self.problem.max_changes)))
+
+    def _diversity(self) -> None:
+        """Diversity clauses: differ from each earlier counterfactual in >= min_diff
+        features ("points"), or change a set of features that is no superset of any
+        earlier one's ("features")."""
+        z3, ctx, s, problem = self.z3, self.ctx, self.solver, self.problem
         for p in problem.blocked:
             if problem.diversity == "features":
                 keep = [self._unchanged(j, v) for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])]
@@ -159,31 +205,37 @@ class Z3Oracle:
                 s.add(z3.BoolVal(False, ctx))
             else:
                 s.add(z3.PbGe([(dj, 1) for dj in diffs], int(problem.min_diff)))
-        # the counterfactual formula
-        box = (np.array(zlo), np.array(zhi))
-        # tree ensembles are asserted per check, pruned to the box of that check's
-        # bound (forest_in_box); everything else once
+
+    def _model_formula(self, compiled: Any, terms: _Terms, cache: dict[str, Any] | None) -> None:
+        """The counterfactual formula: tree ensembles are asserted per check, pruned to
+        the box of that check's bound (``forest_in_box``); everything else once, here."""
+        problem = self.problem
+        box = (np.array(terms.zlo), np.array(terms.zhi))
         self._forest = is_forest(compiled)
-        self._forest_args = (forest_in_box, compiled, z, problem.target_index, problem.margin, cache)
+        self._forest_args = (forest_in_box, compiled, terms.z, problem.target_index, problem.margin, cache)
         self._zbox = box
         if not self._forest:
-            for f in encode_model(compiled, z, problem.target_index, problem.margin, box=box, cache=cache):
-                s.add(f)
-        # the distance expression (eq. 3)
-        terms = []
-        if a > 0 and changed:
-            terms.append(z3.RealVal(Fraction(a) / J, ctx) * z3.Sum([z3.If(c, one, zero) for c in changed]))
-        if b > 0 and l1_terms:
-            terms.append(z3.RealVal(Fraction(b) / J, ctx) * z3.Sum(l1_terms))
-        if g > 0 and inf_terms:
+            for f in encode_model(compiled, terms.z, problem.target_index, problem.margin, box=box, cache=cache):
+                self.solver.add(f)
+
+    def _distance(self, terms: _Terms) -> Any:
+        """The distance expression (eq. 3)."""
+        z3, ctx, s = self.z3, self.ctx, self.solver
+        a, b, g = self.problem.weights
+        J = self.problem.n_features
+        one, zero = self._one, self._zero
+        parts = []
+        if a > 0 and terms.changed:
+            parts.append(z3.RealVal(Fraction(a) / J, ctx) * z3.Sum([z3.If(c, one, zero) for c in terms.changed]))
+        if b > 0 and terms.l1:
+            parts.append(z3.RealVal(Fraction(b) / J, ctx) * z3.Sum(terms.l1))
+        if g > 0 and terms.inf:
             t = z3.Real("t_inf", ctx)
-            for e, is_bool in inf_terms:
+            for e, is_bool in terms.inf:
                 s.add(z3.Implies(e, t >= one) if is_bool else t >= e)
             s.add(t >= 0)
-            terms.append(z3.RealVal(Fraction(g), ctx) * t)
-        self._pure_l0 = a > 0 and b == 0 and g == 0
-        self.distance_expr = z3.Sum(terms) if terms else z3.RealVal(0, ctx)
-        self.build_seconds = time.perf_counter() - t0
+            parts.append(z3.RealVal(Fraction(g), ctx) * t)
+        return z3.Sum(parts) if parts else z3.RealVal(0, ctx)
 
     # ------------------------------------------------------------ variables
     def _numeric(self, j: int, v: VarSpec) -> tuple[Any, Fraction, Fraction]:
@@ -283,19 +335,18 @@ class Z3Oracle:
         return z3.Or(h <= z3.RealVal(pq - tol, ctx), h >= z3.RealVal(pq + tol, ctx))
 
     # ---------------------------------------------------------------- check
-    def check(self, bound: float | None, time_limit: float | None) -> Answer:
+    def check(self, bound: float | None, deadline: Deadline) -> Answer:
         """Is there a counterfactual at distance <= ``bound``? (push / check / pop)."""
         z3 = self.z3
         s = self.solver
-        end = None if time_limit is None else time.perf_counter() + float(time_limit)
-        if self._too_late(time_limit):
+        if self._too_late(deadline):
             return Answer("unknown")
         self.n_calls += 1
         if bound is None:
             s.push()
             if self._forest:
                 self._add_forest(*self._zbox)
-            res = self._run(end)
+            res = self._run(deadline)
             model = s.model() if res == z3.sat else None
             s.pop()
             return self._answer(res, model, None)
@@ -315,12 +366,12 @@ class Z3Oracle:
         self._add_caps(qb)
         if self._forest:
             self._add_forest(*self._cap_box(qb))
-        res = self._run(end)
+        res = self._run(deadline)
         model = s.model() if res == z3.sat else None
         s.pop()
         return self._answer(res, model, next_value)
 
-    def check_point(self, point: tuple[Any, ...], time_limit: float | None) -> Answer:
+    def check_point(self, point: tuple[Any, ...], deadline: Deadline) -> Answer:
         """Is ``point`` (solver units) itself a counterfactual under every constraint?
 
         The whole formula is checked with each variable fixed to the point (push /
@@ -331,8 +382,7 @@ class Z3Oracle:
         the point actually checked.
         """
         z3, ctx, s = self.z3, self.ctx, self.solver
-        end = None if time_limit is None else time.perf_counter() + float(time_limit)
-        if time_limit is not None and time_limit <= 0.005:
+        if deadline.left() <= 0.005:
             return Answer("unknown")
         self.n_calls += 1
         s.push()
@@ -366,22 +416,20 @@ class Z3Oracle:
                 else:
                     lo[k] = hi[k] = float(p)
             self._add_forest(lo, hi)
-        res = self._run(end)
+        res = self._run(deadline)
         model = s.model() if res == z3.sat else None
         s.pop()
         return self._answer(res, model, None)
 
-    def _run(self, end: float | None) -> Any:
+    def _run(self, deadline: Deadline) -> Any:
         """``check()`` with what is left of the call's time (the formula was built
         on the same clock): Z3's own timeout, backed by an interrupt of the
         context at the deadline (Z3 polls its timeout only now and then)."""
-        import threading
-
         s = self.solver
-        if end is None:
+        if not deadline.limited:
             s.set("timeout", 4294967295)
             return s.check()
-        left = end - time.perf_counter()
+        left = deadline.left()
         if left <= 0.005:
             return self.z3.unknown
         s.set("timeout", max(1, int(left * 1000)))
@@ -401,10 +449,11 @@ class Z3Oracle:
             self.solver.add(f)
         self._forest_seconds = max(self._forest_seconds, time.perf_counter() - t0)
 
-    def _too_late(self, time_limit: float | None) -> bool:
+    def _too_late(self, deadline: Deadline) -> bool:
         """Not enough time left to build the pruned ensemble formula and check it
         (the formula's build is not interruptible: judged by the slowest so far)."""
-        return time_limit is not None and (time_limit <= 0.005 or (self._forest and time_limit < 1.5 * self._forest_seconds))
+        left = deadline.left()
+        return left <= 0.005 or (self._forest and left < 1.5 * self._forest_seconds)
 
     def _cap_box(self, bound: Fraction) -> tuple[np.ndarray, np.ndarray]:
         """The box over ``z`` of the query's domain and the caps of ``distance <= bound``."""

@@ -13,6 +13,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._utils._deps import import_optional
+
 __all__ = ["Backend", "NumpyBackend", "TorchBackend", "get_backend"]
 
 
@@ -63,9 +65,6 @@ class NumpyBackend:
     def argsort(self, a: Any, axis: int = -1, descending: bool = False) -> Any:
         return np.argsort(-a if descending else a, axis=axis, kind="stable")
 
-    def take_along(self, a: Any, idx: Any, axis: int) -> Any:
-        return np.take_along_axis(a, idx, axis=axis)
-
     def searchsorted(self, grid: Any, v: Any) -> Any:
         return np.searchsorted(grid, v)
 
@@ -87,8 +86,6 @@ class TorchBackend(NumpyBackend):
     name = "torch"
 
     def __init__(self, device: Any) -> None:
-        from ..._utils._deps import import_optional
-
         self.torch = import_optional("torch", purpose="MDPSO(device=...)")
         self.device = self.torch.device(device)
 
@@ -142,9 +139,6 @@ class TorchBackend(NumpyBackend):
 
     def argsort(self, a: Any, axis: int = -1, descending: bool = False) -> Any:
         return self.torch.argsort(a, dim=axis, descending=descending, stable=True)
-
-    def take_along(self, a: Any, idx: Any, axis: int) -> Any:
-        return self.torch.gather(a, axis, idx)
 
     def searchsorted(self, grid: Any, v: Any) -> Any:
         return self.torch.searchsorted(grid, v.contiguous())

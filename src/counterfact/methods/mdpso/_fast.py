@@ -5,7 +5,7 @@ encoders and scalers) costs far more per call than a forest on a few dozen
 rows: on Arrhythmia (262 features, 64 one-hot encoded) 30 ms against 7 ms.
 MD-PSO calls the model once per iteration on a swarm in which only the active
 features differ from the query.  With the exact shortcut of
-:class:`~counterfact.methods._fastpredict.FastPredictor` (the compiler's
+:class:`~counterfact.models._fastpredict.FastPredictor` (the compiler's
 folded preprocessing and the pipeline's own estimator), :class:`QueryInputs`
 computes the query's estimator inputs once and rewrites only the columns of
 the active features.  Every counterfactual is re-checked by the real model.

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .._base import Query
+from .._pipeline import Query
 from ._fast import QueryInputs
 from ._problem import Problem
 from ._search import Swarm, SwarmResult

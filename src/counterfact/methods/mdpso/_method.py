@@ -1,8 +1,7 @@
-"""The :class:`MDPSO` method: the adapter between the base class and the swarm."""
+"""The :class:`MDPSO` method: the adapter between the pipeline and the swarm."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 from typing import Any, ClassVar
 
@@ -12,7 +11,9 @@ import pandas as pd
 from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import ValidationError
 from ...models._fastpredict import FastPredictor, spread_rows
-from .._base import Candidates, CounterfactualMethod, Query
+from .._base import CounterfactualMethod
+from .._pipeline import Candidates, Query
+from .._tags import MethodTags
 from ._backend import NumpyBackend, get_backend
 from ._fast import QueryInputs
 from ._iv import information_value
@@ -141,7 +142,7 @@ class MDPSO(CounterfactualMethod):
         probabilities exactly on training rows at ``fit``; ``False`` calls
         the whole pipeline every iteration.
     sparsify : bool
-        After verification, the base class reverts every change the model
+        After verification, the pipeline reverts every change the model
         does not need (greedy, each revert checked with the real model;
         ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
         candidates as found (faster when many counterfactuals are asked for).
@@ -218,7 +219,7 @@ class MDPSO(CounterfactualMethod):
       active features differ from the query, so their estimator inputs are
       recomputed and the others reused.  A scikit-learn decision tree or
       random / extra trees forest is evaluated by a numpy evaluator of all
-      its trees at once (:class:`~counterfact.methods._fastpredict.ForestEvaluator`;
+      its trees at once (:class:`~counterfact.models._fastpredict.ForestEvaluator`;
       no per-tree joblib dispatch: 50 particles in about 0.5 ms instead of
       10-30 ms).  Same probabilities (checked exactly at ``fit``), same swarm,
       same counterfactuals; every returned row is still verified by the
@@ -230,6 +231,15 @@ class MDPSO(CounterfactualMethod):
     """
 
     name: ClassVar[str] = "mdpso"
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="MD-PSO",
+        summary="mixed-discrete particle swarm for high-dimensional data",
+        paper="Shekhar et al., arXiv:2311.12825 (2023)",
+        batch=True,
+        sparsify=True,
+        fast_params={"n_particles": 16, "max_iter": 30, "patience": 8, "random_state": 0},
+        order=4,
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
         "n_particles": [Interval(int, 2, None)],
@@ -316,8 +326,7 @@ class MDPSO(CounterfactualMethod):
         self.verbose = verbose
         self.sparsify = sparsify
 
-    def _validate_params(self) -> None:
-        super()._validate_params()
+    def _check_params(self) -> None:
         if self.device is not None:
             try:
                 get_backend(self.device)
@@ -358,23 +367,12 @@ class MDPSO(CounterfactualMethod):
             weights=tuple(float(w) for w in self.weights), objective=self.objective,  # type: ignore[arg-type]
         )
 
-    def _explain_one(self, query: Query) -> Candidates:
-        return self._explain_batch([query])[0]
+    def _batch_size(self, n: int) -> int:
+        """``batch_size`` swarms per model call; each batch's clocks start when it starts."""
+        return int(self.batch_size)
 
     def _explain_batch(self, queries: list[Query]) -> list[Candidates]:
-        out: list[Candidates] = []
-        size = int(self.batch_size)
-        for k in range(0, len(queries), size):
-            group = queries[k : k + size]
-            t0 = time.perf_counter()
-            for q in group:
-                q.started = t0
-            cands = self._solve_group(group)
-            elapsed = (time.perf_counter() - t0) / len(group)
-            for c in cands:
-                c.diagnostics["_runtime"] = elapsed
-            out.extend(cands)
-        return out
+        return self._solve_group(queries)
 
     def _start(self, job: Job) -> None:
         """(Re)build the job's problem and swarm for its current attempt."""

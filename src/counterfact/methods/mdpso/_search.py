@@ -95,7 +95,6 @@ class Swarm:
         self._iscale = be.asarray(problem.int_scale)
         self._grids = [(c, be.asarray(g)) for c, g in problem.grids]
         self._forced = be.asbool(problem.forced)
-        self._feat_of_col = be.asindex(problem.feat_of_col)
         if problem.int_cols.size:
             ilo = problem.int_off + problem.int_scale * problem.lo[problem.int_cols]
             ihi = problem.int_off + problem.int_scale * problem.hi[problem.int_cols]

@@ -1,7 +1,7 @@
 """Dependency models of Double_F / Triple_F (UFCE Sec. 4.4, Algorithm 4 lines 8-9).
 
 One model per dependent feature, predicting it from every other feature
-(encoded by the :class:`~counterfact.encoding.Encoder`): a regressor for a
+(encoded by the :class:`~counterfact.data.Encoder`): a regressor for a
 numeric feature, a classifier for a discrete one.  ``UFCE.fit`` trains them
 all (:meth:`DependencyModels.ensure`); a model still missing is trained the
 first time a search needs it and cached for every later query.

@@ -10,7 +10,7 @@
   ``classes_[argmax(proba)]``).  It is built only when it reproduces the
   model's decisions exactly on training rows; otherwise UFCE calls the model
   as before.  The reported counterfactuals are verified by the real model in
-  the base class either way.
+  the pipeline either way.
 * :func:`one_thread`: the Local Outlier Factor's neighbour queries on one
   thread.  The batches UFCE sends are small (a few hundred rows against the
   training set), so OpenMP's start-up costs more than it saves, and on a busy

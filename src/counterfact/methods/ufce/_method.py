@@ -1,9 +1,8 @@
-"""The :class:`UFCE` method: the adapter between the base class and the search."""
+"""The :class:`UFCE` method: the adapter between the pipeline and the search."""
 
 from __future__ import annotations
 
 import math
-import time
 import warnings
 from typing import Any, ClassVar
 
@@ -11,7 +10,9 @@ import numpy as np
 
 from ..._utils._validation import Interval, Options, TypeSpec
 from ...data import Encoder, mad
-from .._base import Candidates, CounterfactualMethod, Query
+from .._base import CounterfactualMethod
+from .._pipeline import Candidates, Query, pooled_deadline
+from .._tags import MethodTags
 from . import _search
 from ._dependency import DependencyModels
 from ._fast import FastDecide, one_thread
@@ -43,7 +44,7 @@ class UFCE(CounterfactualMethod):
     Fit (once): mutual information of every feature pair, ranked (CMI,
     Algorithm 2); a KD-tree per class over the training rows of that class
     (the *desired space*), scaled to [0, 1] and one-hot encoded by
-    :class:`~counterfact.encoding.Encoder`; a Local Outlier Factor
+    :class:`~counterfact.data.Encoder`; a Local Outlier Factor
     (``novelty=True``) over the training rows for plausibility; and, for
     UFCE2/3, the dependency models (a regressor per numeric, a classifier per
     discrete feature, each trained on the other features), so that no query
@@ -59,7 +60,7 @@ class UFCE(CounterfactualMethod):
     class and LOF finds it plausible; kept candidates are ranked by eq. 4,
     ``delta = prox_Jac + lam * prox_Euc`` (Algorithm 5), checked against the
     constraints, and the best ``n_counterfactuals`` distinct ones are
-    returned (the base class then re-checks them with the model).
+    returned (the pipeline then re-checks them with the model).
 
     Where this implementation departs from the paper, and why:
 
@@ -137,14 +138,14 @@ class UFCE(CounterfactualMethod):
         Unfitted templates of the dependency models (default ``Ridge`` and
         ``LogisticRegression``).
     sparsify : bool
-        After verification, the base class reverts every change the model
+        After verification, the pipeline reverts every change the model
         does not need (greedy, each revert checked with the real model;
         ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
         candidates as found (faster when many counterfactuals are asked for).
     random_state : int, optional
         Seeds the mutual-information estimates (the search is deterministic).
     time_limit : float, optional
-        Seconds per query, for the whole ``explain`` call (the base class
+        Seconds per query, for the whole ``explain`` call (the pipeline
         keeps part of it for verification and sparsification, see
         :meth:`CounterfactualMethod.explain`).  The queries of a batch are
         searched together, so the search's budget is pooled: a batch of ``n``
@@ -174,6 +175,15 @@ class UFCE(CounterfactualMethod):
     """
 
     name: ClassVar[str] = "ufce"
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="UFCE",
+        summary="the user's own features and ranges; mutual-information pairs, nearest neighbours, LOF plausibility",
+        paper="Suffian, Alonso-Moral & Bogliolo, arXiv:2403.00011 (2024)",
+        batch=True,
+        sparsify=True,
+        fast_params={"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},
+        order=2,
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
         "variant": [Options((1, 2, 3, "all"))],
@@ -318,15 +328,15 @@ class UFCE(CounterfactualMethod):
         return {1, 2, 3} if self.variant == "all" else {int(self.variant)}
 
     # -------------------------------------------------------------- explain
-    def _run(self, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None, **kwargs: Any) -> list[Candidates]:
-        # train the dependency models before workers are forked so that they are trained once
-        if (n_jobs not in (None, 1) or backend is not None) and self._variants() & {2, 3}:
-            mutable = {self.schema_.index(n) for t in tasks for n in t.bounds.mutable}
+    def _before_search(self, queries: list[Query], parallel: bool) -> None:
+        """Train the dependency models the queries need before workers are forked,
+        so that they are trained once (serially they are trained on first use)."""
+        if parallel and self._variants() & {2, 3}:
+            mutable = {self.schema_.index(n) for t in queries for n in t.bounds.mutable}
             need = {j for a, b in self._pairs if a in mutable and b in mutable for j in (a, b)}
             if 3 in self._variants():
                 need |= mutable
             self._deps.ensure(sorted(need))
-        return super()._run(tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, **kwargs)
 
     def _problem(self, q: Query) -> tuple[_search.Problem | None, dict[str, Any]]:
         sp = self._space
@@ -439,26 +449,16 @@ class UFCE(CounterfactualMethod):
 
     def _expired(self, queries: list[Query]) -> Any:
         """Whether the batch's time is up: ``time_limit`` per query, pooled over the
-        batch (``started + time_limit * len(queries)``), checked between rounds."""
+        batch (:func:`~counterfact.methods._pipeline.pooled_deadline`), checked between rounds."""
         if self.time_limit is None or not queries:
             return lambda: False
-        deadline = self._deadline(queries)
-        return lambda: time.perf_counter() >= deadline
-
-    @staticmethod
-    def _deadline(queries: list[Query]) -> float:
-        """The batch's pooled deadline: from the earliest start, each query's own
-        budget (``Query.time_limit``: the base class sets it to the time limit
-        less what it keeps back for verification and sparsification) summed
-        over the batch."""
-        return min(q.started for q in queries) + sum(float(q.time_limit or 0.0) for q in queries)
+        return pooled_deadline(queries).expired
 
     def _time_left(self, queries: list[Query]) -> Any:
         """Seconds left of the batch's pooled time (see :meth:`_expired`), or None."""
         if self.time_limit is None or not queries:
             return None
-        deadline = self._deadline(queries)
-        return lambda: deadline - time.perf_counter()
+        return pooled_deadline(queries).left
 
     def _rank(self, problems: list[_search.Problem], found: _search.Found, n_cfs: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         sp = self._space

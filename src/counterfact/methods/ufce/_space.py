@@ -2,7 +2,7 @@
 
 Numeric features hold their raw value; binary, categorical and ordinal
 features hold the index of their category (``codes``).  Rows convert to raw
-DataFrames for the model and to the :class:`~counterfact.encoding.Encoder`'s
+DataFrames for the model and to the :class:`~counterfact.data.Encoder`'s
 scaled one-hot vectors for the KD-tree, LOF and the dependency models,
 without a Python loop over rows.
 """

@@ -26,14 +26,30 @@ Supported (``docs/models.md`` has the tested matrix)
   LGBMClassifier (also native categorical splits); binary and multi-class;
   binary ``CalibratedClassifierCV`` (sigmoid / isotonic) with one calibrated
   model.
+
+Layout (a module imports only modules listed before it)
+-------------------------------------------------------
+* the IR: :mod:`._columns` (non-affine column operations), :mod:`._ir_inputs`
+  (raw inputs, preprocessing), :mod:`._ir_rules` (decision rules),
+  :mod:`._ir` (estimator nodes, :class:`CompiledModel`), and
+  :mod:`._bounds` (interval bounds over it);
+* helpers shared by the front ends: :mod:`._support` (what is supported, the
+  error for the rest), :mod:`._xcolumns` (building input columns),
+  :mod:`._splits` (building trees), :mod:`._lift` (linear models over
+  piecewise-constant columns as ReLU networks);
+* front ends, one per family: :mod:`._encoders`, :mod:`._numeric` and
+  :mod:`._pre` (pipelines and preprocessing), :mod:`._sk_linear`,
+  :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._calibrated` (given the
+  dispatcher as a callable);
+* the dispatcher, :mod:`._dispatch`: ``compile_model`` and its lookup tables.
 """
 
-from ._bounds import IntervalBounds, interval_bounds, raw_thresholds
-from ._compile import (
+from ._bounds import IntervalBounds, interval_bounds
+from ._dispatch import (
     SUPPORTED_ESTIMATORS,
-    SUPPORTED_TRANSFORMERS,
     compile_model,
     native_category_frame,
+    raw_thresholds,
 )
 from ._ir import (
     MLP,
@@ -52,6 +68,7 @@ from ._ir import (
     TreeEnsemble,
     XColumn,
 )
+from ._support import SUPPORTED_TRANSFORMERS
 
 __all__ = [
     "MLP",

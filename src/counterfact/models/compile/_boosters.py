@@ -6,6 +6,14 @@
   ``base_margin + sum of leaf values`` (float32 arithmetic inside XGBoost).
 * LightGBM (``Booster.dump_model()``): left iff ``x <= threshold`` in float64;
   the initial score is folded into the first trees' leaves.
+
+Columns either model reads as pandas categories (native categorical splits)
+hold the model's category codes: :func:`native_category_codes` gives the
+input columns that, before the preprocessing is folded.  The compile
+functions have the dispatch table's signature ``(est, affine, margin) ->
+(TreeEnsemble, DecisionRule)``.  This module imports the IR, the shared
+helpers (:mod:`._splits`, :mod:`._xcolumns`) and, from the model adapter below
+the compiler, :func:`~counterfact.models._adapter.native_categories`.
 """
 
 from __future__ import annotations
@@ -16,9 +24,12 @@ from typing import Any
 
 import numpy as np
 
-from ...exceptions import UnsupportedModelError
-from ._ir import AffineMap, DecisionRule, TreeEnsemble
+from ...exceptions import UnsupportedModelError, ValidationError
+from ...schema import Schema
+from .._adapter import native_categories
+from ._ir import AffineMap, DecisionRule, InputSpace, TreeEnsemble, XColumn
 from ._splits import TreeBuilder, next_down
+from ._xcolumns import RAW, table_column
 
 
 def _floats(s: Any) -> np.ndarray:
@@ -168,40 +179,29 @@ def _flatten_lgbm(
     return left, right, col, le, val, sets
 
 
-def native_categories(est: Any) -> dict[int, list[Any]] | None:
-    """Input position -> the model's category list, for XGBoost / LightGBM models with
-    native categorical features (pandas ``category`` columns); None if there are none."""
+def native_category_codes(est: Any, cols: list[XColumn], schema: Schema, space: InputSpace) -> list[XColumn]:
+    """Columns an XGBoost / LightGBM model reads as pandas categories -> the model's category codes."""
+    cats = native_categories(est)
+    if not cats:
+        return cols
+    out = list(cols)
     name = type(est).__name__
-    out: dict[int, list[Any]] = {}
-    if name == "XGBClassifier":
-        booster = est.get_booster()
-        types = list(booster.feature_types or [])
-        if "c" not in types:
-            return None
-        try:
-            cats = booster.get_categories(export_to_arrow=True).to_arrow()
-        except (AttributeError, TypeError, ValueError):
+    for j, model_cats in cats.items():
+        col = cols[j]
+        f = schema[col.feature]
+        if col.base != RAW or f.is_numeric:
             raise UnsupportedModelError(
-                "XGBClassifier with categorical features: this XGBoost version does not store the "
-                "category values in the model (XGBoost >= 3.1 does); one-hot encode them instead."
-            ) from None
-        for j, (_, arr) in enumerate(cats):
-            if types[j] == "c":
-                out[j] = [] if arr is None else list(arr.to_pylist())
-        return out
-    if name == "LGBMClassifier":
-        booster = est.booster_
-        pandas_cats = getattr(booster, "pandas_categorical", None) or []
-        infos = booster.dump_model().get("feature_infos", {})
-        names = booster.feature_name()
-        cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
-        if not cat_pos:
-            return None
-        if len(cat_pos) != len(pandas_cats):
-            raise UnsupportedModelError(
-                "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
-                "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
+                f"{name} reads input column {j} ('{col.name}') as a categorical, but it is not a raw "
+                "categorical / ordinal feature of the schema; declare the feature categorical or ordinal."
             )
-        return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
-    return None
-
+        pos = {c: k for k, c in enumerate(model_cats)}
+        unknown = [c for c in f.categories or () if c not in pos]
+        if unknown:
+            raise ValidationError(
+                f"Feature '{f.name}': categories {unknown[:5]} of the schema are unknown to the {name} "
+                "model (it was fitted without them). Restrict the schema's categories, or fit the model on "
+                "pandas categoricals holding every category (pd.Categorical(..., categories=schema levels))."
+            )
+        codes = np.array([float(pos[c]) for c in f.categories or ()])
+        out[j] = table_column(col.name, space, col.feature, codes)
+    return out

@@ -1,4 +1,8 @@
-"""Utilities over the IR: interval bounds (big-M, stable ReLUs) and raw tree cuts."""
+"""Interval bounds over the IR (big-M constants, stable ReLUs).
+
+A utility of the IR layer: it reads compiled models and imports no front end
+and not the dispatcher.
+"""
 
 from __future__ import annotations
 
@@ -9,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import ValidationError
-from ...schema import Schema
+from ._columns import split_at_table
 from ._ir import MLP, CompiledModel, Linear, TreeEnsemble
 
-__all__ = ["IntervalBounds", "interval_bounds", "raw_thresholds"]
+__all__ = ["IntervalBounds", "interval_bounds"]
 
 _SLACK = 1e-9
 
@@ -107,8 +111,6 @@ def _x_bounds(compiled: CompiledModel, L: np.ndarray, H: np.ndarray) -> tuple[np
 def _nonaffine_bounds(col: Any, blk: Any, lo: float, hi: float) -> tuple[float, float]:
     """Bounds of a monotone / table column (:mod:`._columns`) of a numeric or ordinal
     feature over ``[lo, hi]``."""
-    from ._columns import split_at_table
-
     with np.errstate(all="ignore"):
         if col.shape == "monotone" or blk.kind == "ordinal":
             pts = np.arange(np.ceil(lo), np.floor(hi) + 1) if blk.kind == "ordinal" else np.array([lo, hi])
@@ -178,44 +180,3 @@ def _tree_bounds(est: TreeEnsemble) -> tuple[np.ndarray, np.ndarray]:
         lo += tree.value[leaf].min(axis=0)
         hi += tree.value[leaf].max(axis=0)
     return _widen(est.base + lo / est.divisor, est.base + hi / est.divisor)
-
-
-def raw_thresholds(model: Any, schema: Schema | None = None) -> dict[str, np.ndarray]:
-    """Distinct raw-unit tree cuts per numeric / ordinal feature.
-
-    Parameters
-    ----------
-    model : CompiledModel or fitted model
-        A compiled model, or a fitted model to compile against ``schema``.
-    schema : Schema, optional
-        Needed when ``model`` is not compiled yet.
-
-    Returns
-    -------
-    dict
-        ``{feature: sorted array of cuts t}``; a sample goes left at cut ``t``
-        iff its raw value (rank for ordinals) is ``<= t``.  Integer and ordinal
-        cuts are integers.  Only cuts inside the domain (``lower <= t < upper``)
-        are listed.  Features the trees never split on are absent;
-        categorical features and non-tree models give nothing.
-    """
-    if not isinstance(model, CompiledModel):
-        if schema is None:
-            raise ValidationError("raw_thresholds needs the schema to compile a fitted model.")
-        from ._compile import compile_model
-
-        model = compile_model(model, schema)
-    est = model.estimator
-    if not isinstance(est, TreeEnsemble):
-        return {}
-    cuts: dict[str, set[float]] = {}
-    for s in est.splits:
-        if s.raw_le is None or not np.isfinite(s.raw_le):
-            continue
-        blk = model.inputs.block(s.feature)
-        if blk.is_indicator:
-            continue
-        if not blk.lower <= s.raw_le < blk.upper:
-            continue  # does not split the domain
-        cuts.setdefault(s.feature, set()).add(float(s.raw_le))
-    return {k: np.array(sorted(v)) for k, v in cuts.items()}

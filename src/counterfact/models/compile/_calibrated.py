@@ -15,11 +15,16 @@ base score's units.
 The default ``ensemble=True`` averages the probabilities of several
 calibrated models: a non-monotone combination of several scores, rejected
 with a message naming ``ensemble=False``.
+
+The base model is compiled by the dispatcher, which :func:`compile_calibrated`
+receives as an argument (it does not import it); this module imports the IR,
+:mod:`._bounds` and the tree helpers of :mod:`._splits`.
 """
 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
@@ -27,8 +32,11 @@ import numpy as np
 from scipy.special import expit
 
 from ...exceptions import UnsupportedModelError
+from ._bounds import interval_bounds
 from ._ir import MLP, CompiledModel, DecisionRule, Dense, Linear, Tree, TreeEnsemble
-from ._splits import _key, _leaves, _unkey
+from ._splits import float_key, float_unkey, tree_leaves
+
+__all__ = ["compile_calibrated", "unfreeze"]
 
 
 def unfreeze(est: Any) -> Any:
@@ -91,14 +99,14 @@ def _class1(cc: Any, score: Any, y: np.ndarray) -> np.ndarray:
 
 def _boundary(pred: Any, lo: float, hi: float, target: bool) -> float:
     """Largest float in ``[lo, hi]`` with ``pred == target`` (``pred(lo) == target``, ``pred(hi) != target``)."""
-    klo, khi = int(_key(np.array([lo]))[0]), int(_key(np.array([hi]))[0])
+    klo, khi = int(float_key(np.array([lo]))[0]), int(float_key(np.array([hi]))[0])
     while khi > klo + 1:
         mid = klo // 2 + khi // 2 + (klo % 2 + khi % 2) // 2
-        if bool(pred(_unkey(np.array([mid])))[0]) == target:
+        if bool(pred(float_unkey(np.array([mid])))[0]) == target:
             klo = mid
         else:
             khi = mid
-    return float(_unkey(np.array([klo]))[0])
+    return float(float_unkey(np.array([klo]))[0])
 
 
 def _fold(est: Any, M: np.ndarray, v: np.ndarray) -> Any:
@@ -112,16 +120,46 @@ def _fold(est: Any, M: np.ndarray, v: np.ndarray) -> Any:
     for t in est.trees:
         val = t.value @ M.T
         trees.append(Tree(left=t.left, right=t.right, split=t.split, value=val, output=None,
-                          leaves=_leaves(t.left, t.right, t.split, val)))
+                          leaves=tree_leaves(t.left, t.right, t.split, val)))
     return replace(est, trees=tuple(trees), n_outputs=M.shape[0], base=M @ est.base + v)
 
 
-def compile_calibrated(cc: Any, base: Any, inner: CompiledModel, margin: float, where: str) -> CompiledModel:
-    """Wrap the compiled base model ``inner`` with the calibrated decision (module docstring)."""
-    from ._bounds import interval_bounds
+def compile_calibrated(
+    cal: Any, margin: float, where: str, compile_inner: Callable[[Any, str], CompiledModel]
+) -> CompiledModel:
+    """A binary ``CalibratedClassifierCV`` with one calibrated model, compiled exactly.
 
+    Parameters
+    ----------
+    cal : CalibratedClassifierCV
+        The fitted calibrated classifier.
+    margin : float
+        The decision margin of the compiled rule (on the base model's score).
+    where : str
+        Its position in the model (for messages).
+    compile_inner : callable
+        The dispatcher: ``compile_inner(model, where)`` compiles the calibrated
+        base model (a pipeline or an estimator; ``where`` prefixes the positions
+        of its steps) after any preprocessing in front of ``cal``.
+
+    Returns
+    -------
+    CompiledModel
+        The compiled base model with its outputs folded into one score
+        ``y' = +-(y_k - s*)`` and the rule "class 1 iff ``y' > 0``" (module
+        docstring).
+
+    Raises
+    ------
+    UnsupportedModelError
+        For several calibrated models (``ensemble=True``), other methods,
+        multi-class models, and base models whose score is not one output.
+    """
+    cc = calibrated_parts(cal, where)
+    base = unfreeze(cc.estimator)
+    inner = compile_inner(base, "the calibrated model's ")
     est = inner.estimator
-    k, score = _score_fn(base, inner.source.split(" -> ")[-1], inner.n_outputs)
+    k, score = _score_fn(base, inner.estimator_class, inner.n_outputs)
     if inner.n_outputs > 2 or (inner.n_outputs == 2 and not isinstance(est, TreeEnsemble)):
         raise UnsupportedModelError(
             f"CalibratedClassifierCV at {where}: its base model's score is not one output of the compiled "

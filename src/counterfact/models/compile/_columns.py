@@ -106,14 +106,6 @@ def increasing_affine(ops: tuple[tuple[str, Any], ...]) -> bool:
     return all(not (op in ("div", "mul") and float(a) <= 0) for op, a in ops if op in AFFINE_OPS)
 
 
-def code_count(ops: tuple[tuple[str, Any], ...]) -> int | None:
-    """Number of codes of a ``"table"`` column's lookup (``len(T)``), else None."""
-    for op, a in ops:
-        if op == "table":
-            return len(a)
-    return None
-
-
 def split_at_table(ops: tuple[tuple[str, Any], ...]) -> tuple[tuple[tuple[str, Any], ...], np.ndarray]:
     """``(prefix ops producing the code, table values after every later op)``.
 

@@ -31,41 +31,18 @@ import pandas as pd
 from ...exceptions import ValidationError
 from ...schema import Schema
 from ._ir import InputSpace, XColumn
+from ._support import unsupported
+from ._xcolumns import RAW, table_column
+
+__all__ = ["ENCODERS", "encode_columns"]
+
+ENCODERS = ("OneHotEncoder", "OrdinalEncoder", "TargetEncoder")
 
 MAX_INTEGER_VALUES = 100_000
-
-RAW = "raw"  # an XColumn.base meaning "the raw DataFrame column, not yet encoded"
-
-
-def table_column(name: str, space: InputSpace, feature: str, values: np.ndarray) -> XColumn:
-    """The column whose value on each raw value of ``feature`` is ``values``.
-
-    ``values`` is indexed by category (binary / categorical), by rank (ordinal)
-    or by ``z - lower`` (integer features).
-    """
-    blk = space.block(feature)
-    vals = np.asarray(values, dtype=float)
-    if blk.is_indicator:
-        base = "indicator" if set(np.unique(vals)) <= {0.0, 1.0} else "code"
-        return XColumn(name=name, feature=feature, base=base, base_coef=vals.copy())
-    if blk.kind == "ordinal":
-        zb = np.arange(len(vals), dtype=float)[:, None]
-        lead: tuple[tuple[str, Any], ...] = ()
-    else:  # integer feature: codes are z - lower
-        zb = (blk.lower + np.arange(len(vals), dtype=float))[:, None]
-        lead = (("sub", float(blk.lower)),)
-    step = float(vals[1] - vals[0]) if len(vals) > 1 else 0.0
-    const = float(vals[0]) - (step * blk.lower if blk.kind != "ordinal" else 0.0)
-    affine = XColumn(name=name, feature=feature, base="code", base_coef=np.array([step]), base_const=const)
-    if np.array_equal(affine.evaluate(zb), vals):
-        return affine
-    return XColumn(name=name, feature=feature, base="code", base_coef=np.ones(1), ops=(*lead, ("table", vals)))
 
 
 def raw_values(schema: Schema, space: InputSpace, feature: str, element: str, where: str) -> list[Any]:
     """Every value the raw feature can take (categories, ranks' levels, domain integers)."""
-    from ._pre import unsupported
-
     f = schema[feature]
     if not f.is_numeric:
         return list(f.categories)  # type: ignore[arg-type]
@@ -119,9 +96,8 @@ def _typed(values: list[Any], like: np.ndarray) -> np.ndarray:
 
 
 def encode_columns(enc: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
-    """Output columns of a fitted category encoder fed the raw columns ``cols``."""
-    from ._pre import unsupported
-
+    """Output columns of a fitted category encoder (one of :data:`ENCODERS`) fed the raw columns ``cols``."""
+    where = where or "the top of the pipeline"
     element = type(enc).__name__
     counts = _n_outputs(enc)
     if len(counts) != len(cols):

@@ -107,6 +107,11 @@ identity (``eq=False``).
 :func:`counterfact.models.compile.interval_bounds` (box -> bounds of x, of
 every MLP pre-activation, and of the outputs) and
 :meth:`CompiledModel.raw_thresholds` (distinct raw-unit tree cuts per feature).
+
+The IR layer is this module (section 3 and :class:`CompiledModel`) with
+:mod:`._ir_inputs` (sections 1-2), :mod:`._ir_rules` (section 4) and
+:mod:`._columns` (the non-affine columns); it imports neither the front ends
+that build it nor the dispatcher.
 """
 
 from __future__ import annotations
@@ -119,6 +124,8 @@ import pandas as pd
 
 from ...exceptions import ValidationError
 from ...schema import Schema
+from ._ir_inputs import AffineMap, InputSpace, RawBlock, XColumn
+from ._ir_rules import DecisionRule, OutputCondition
 
 __all__ = [
     "MLP",
@@ -137,8 +144,6 @@ __all__ = [
     "TreeEnsemble",
     "XColumn",
 ]
-
-from ._ir_inputs import AffineMap, InputSpace, RawBlock, XColumn
 
 # --------------------------------------------------------------------------- estimators
 
@@ -323,55 +328,6 @@ class TreeEnsemble:
 
 Estimator = Linear | MLP | TreeEnsemble
 
-# --------------------------------------------------------------------------- decision
-
-
-@dataclass(frozen=True, eq=False)
-class OutputCondition:
-    """``coef @ y > rhs`` (``strict``) or ``coef @ y >= rhs``; encode as ``>= rhs + margin``."""
-
-    coef: np.ndarray
-    rhs: float
-    strict: bool
-
-    def holds(self, Y: np.ndarray) -> np.ndarray:
-        v = np.atleast_2d(Y) @ self.coef
-        return v > self.rhs if self.strict else v >= self.rhs
-
-
-@dataclass(frozen=True)
-class DecisionRule:
-    """Outputs -> class index, with the model's tie-breaking (module docstring, section 4)."""
-
-    kind: Literal["threshold", "argmax", "ovo"]
-    n_classes: int
-    n_outputs: int
-    margin: float = 1e-4
-    positive_on_tie: bool = False
-    pairs: tuple[tuple[int, int], ...] = ()
-
-    def predict(self, Y: np.ndarray) -> np.ndarray:
-        """Class indices for outputs ``Y`` (shape ``(n_rows, n_outputs)``)."""
-        Y = np.atleast_2d(np.asarray(Y, dtype=float))
-        if self.kind == "threshold":
-            pos = Y[:, 0] >= 0 if self.positive_on_tie else Y[:, 0] > 0
-            return pos.astype(int)
-        if self.kind == "argmax":
-            return np.argmax(Y, axis=1)
-        votes = np.zeros((Y.shape[0], self.n_classes), dtype=int)
-        for p, (i, j) in enumerate(self.pairs):
-            win = Y[:, p] > 0
-            votes[:, i] += win
-            votes[:, j] += ~win
-        return np.argmax(votes, axis=1)
-
-    def region(self, target: int) -> tuple[tuple[OutputCondition, ...], ...]:
-        """Exact ``{y : rule(y) == target}`` as a disjunction of conjunctions."""
-        from ._rules import rule_region
-
-        return rule_region(self, int(target))
-
-
 # --------------------------------------------------------------------------- compiled model
 
 
@@ -464,8 +420,21 @@ class CompiledModel:
         """Distinct raw-unit tree cuts ``raw_le`` per numeric / ordinal feature (sorted).
 
         A sample goes left at a cut ``t`` iff its raw value is ``<= t``.  Empty
-        for non-tree models; categorical features are not listed.
+        for non-tree models; categorical features are not listed.  Only cuts
+        inside the domain (``lower <= t < upper``) are listed; integer and
+        ordinal cuts are integers.
         """
-        from ._bounds import raw_thresholds
-
-        return raw_thresholds(self)
+        est = self.estimator
+        if not isinstance(est, TreeEnsemble):
+            return {}
+        cuts: dict[str, set[float]] = {}
+        for s in est.splits:
+            if s.raw_le is None or not np.isfinite(s.raw_le):
+                continue
+            blk = self.inputs.block(s.feature)
+            if blk.is_indicator:
+                continue
+            if not blk.lower <= s.raw_le < blk.upper:
+                continue  # does not split the domain
+            cuts.setdefault(s.feature, set()).add(float(s.raw_le))
+        return {k: np.array(sorted(v)) for k, v in cuts.items()}

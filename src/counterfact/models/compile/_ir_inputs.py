@@ -1,8 +1,11 @@
-"""IR classes for the raw inputs and the preprocessing (:mod:`._ir`, sections 1-2)."""
+"""IR classes for the raw inputs and the preprocessing (:mod:`._ir`, sections 1-2).
+
+Part of the IR layer: of the compiler's modules it imports only :mod:`._columns`.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -11,8 +14,9 @@ import pandas as pd
 
 from ...exceptions import ValidationError
 from ...schema import Schema
+from ._columns import AFFINE_OPS, apply_op, shape
 
-__all__ = ["AffineMap", "InputSpace", "RawBlock", "XColumn"]
+__all__ = ["AffineMap", "InputSpace", "RawBlock", "XColumn", "with_op"]
 
 # --------------------------------------------------------------------------- inputs
 
@@ -214,8 +218,6 @@ class XColumn:
 
     def apply_ops(self, v: np.ndarray) -> np.ndarray:
         """Apply :attr:`ops` to base values with scikit-learn's float operations."""
-        from ._columns import apply_op
-
         v = np.array(v, dtype=float, copy=True)
         for op, a in self.ops:
             v = apply_op(v, op, a)
@@ -224,14 +226,29 @@ class XColumn:
     @property
     def shape(self) -> str:
         """``"affine"``, ``"monotone"`` or ``"table"`` (:mod:`._columns`)."""
-        from ._columns import shape
-
         return shape(self.ops)
 
     @property
     def is_affine(self) -> bool:
         """Whether ``x = scale * v + offset`` holds (the column's row of ``A`` is exact)."""
         return self.shape == "affine"
+
+
+def with_op(col: XColumn, op: str, a: Any) -> XColumn:
+    """``col`` followed by one more operation (``scale``/``offset`` kept for affine ops)."""
+    if op not in AFFINE_OPS:
+        return replace(col, ops=(*col.ops, (op, a)))
+    a = float(a)
+    s, o = col.scale, col.offset
+    if op == "sub":
+        o = o - a
+    elif op == "div":
+        s, o = s / a, o / a
+    elif op == "mul":
+        s, o = s * a, o * a
+    else:
+        o = o + a
+    return replace(col, ops=(*col.ops, (op, a)), scale=s, offset=o)
 
 
 @dataclass(frozen=True, eq=False)

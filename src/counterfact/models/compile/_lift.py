@@ -24,6 +24,9 @@ Columns that are not step functions of an integral variable (monotone maps
 such as ``np.log1p``, bins of a real feature) cannot be lifted exactly:
 :func:`lift` raises :class:`UnsupportedModelError` naming the transform and the
 model kinds that support it (the tree models).
+
+A pass of the dispatcher over the IR, after the linear / MLP front ends: it
+imports the IR only.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ import numpy as np
 from ...exceptions import UnsupportedModelError
 from ._columns import ElementFn
 from ._ir import MLP, AffineMap, Dense, Linear, XColumn
-from ._numeric import with_op
+from ._ir_inputs import with_op
 
 TREE_MODELS = (
     "DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier, GradientBoostingClassifier, "

@@ -10,61 +10,31 @@
 * ``SimpleImputer`` / ``MissingIndicator``: the identity / the constant 0 on
   rows without missing values (queries with missing values are rejected
   before any model is called).
+
+:data:`NUMERIC_TRANSFORMS` maps each transformer class name to its function;
+the preprocessing front end (:mod:`._pre`) looks transformers up there.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import replace
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from ...exceptions import ValidationError
 from ...schema import Schema
-from ._columns import ElementFn, apply_op
-from ._encoders import RAW, table_column
+from ._columns import ElementFn
 from ._ir import InputSpace, XColumn
+from ._ir_inputs import with_op
+from ._support import unsupported
+from ._xcolumns import as_number, table_column
+
+__all__ = ["MONOTONE_FUNCS", "NUMERIC_TRANSFORMS"]
 
 # increasing numpy functions accepted in FunctionTransformer(func=...)
 MONOTONE_FUNCS = ("log1p", "log", "log2", "log10", "sqrt", "cbrt", "exp", "expm1", "arcsinh")
-
-
-def with_op(col: XColumn, op: str, a: Any) -> XColumn:
-    """``col`` followed by one more operation (scale/offset kept for affine ops)."""
-    if op not in ("sub", "div", "mul", "add"):
-        return replace(col, ops=(*col.ops, (op, a)))
-    a = float(a)
-    s, o = col.scale, col.offset
-    if op == "sub":
-        o = o - a
-    elif op == "div":
-        s, o = s / a, o / a
-    elif op == "mul":
-        s, o = s * a, o * a
-    else:
-        o = o + a
-    return replace(col, ops=(*col.ops, (op, a)), scale=s, offset=o)
-
-
-def as_number(col: XColumn, schema: Schema, space: InputSpace, element: str, where: str) -> XColumn:
-    """A raw column used as a number (passthrough, scaler, estimator input)."""
-    from ._pre import unsupported
-
-    if col.base != RAW:
-        return col
-    f = schema[col.feature]
-    if f.is_numeric:
-        return replace(col, base="value", base_coef=np.ones(1))
-    try:
-        vals = np.asarray([float(c) for c in f.categories or ()], dtype=float)
-    except (TypeError, ValueError):
-        raise unsupported(
-            element, where,
-            f"feature '{f.name}' is {f.kind} with non-numeric categories and reaches it without an "
-            "encoder; encode it with OneHotEncoder, OrdinalEncoder or TargetEncoder",
-        ) from None
-    return table_column(col.name, space, col.feature, vals)
 
 
 def normalize(col: XColumn, space: InputSpace, where: str) -> XColumn:
@@ -129,45 +99,80 @@ _INVERSES: dict[str, Any] = {"log1p": np.expm1, "log": np.exp, "log2": np.exp2, 
                              "cbrt": _cube, "exp": np.log, "expm1": np.log1p, "arcsinh": np.sinh}
 
 
-def _scalers(trans: Any, name: str, cols: list[XColumn], where: str) -> list[XColumn]:
-    from ._pre import unsupported
+def _numbers(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    """The columns ``trans`` receives, read as numbers."""
+    return [as_number(c, schema, space, type(trans).__name__, where) for c in cols]
 
-    n = len(cols)
 
-    def vec(attr: str) -> np.ndarray:
-        return np.broadcast_to(np.asarray(getattr(trans, attr), dtype=float), (n,))
+def _per_column(trans: Any, attr: str, n: int) -> np.ndarray:
+    """A fitted attribute of ``trans`` as one float per input column."""
+    return np.broadcast_to(np.asarray(getattr(trans, attr), dtype=float), (n,))
 
+
+def _center_scale(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str, center: tuple[str, str], scale: tuple[str, str]
+) -> list[XColumn]:
+    """``(x - center) / scale`` per column, each step only when its flag is set
+    (``center``/``scale``: the flag and the fitted attribute's names)."""
     out = []
-    if name == "StandardScaler":
-        for j, c in enumerate(cols):
-            if trans.with_mean:
-                c = with_op(c, "sub", vec("mean_")[j])
-            if trans.with_std:
-                c = with_op(c, "div", vec("scale_")[j])
-            out.append(c)
-    elif name == "MinMaxScaler":
-        if trans.clip:
-            raise unsupported("MinMaxScaler(clip=True)", where, "clipping is not affine; use clip=False")
-        out = [with_op(with_op(c, "mul", vec("scale_")[j]), "add", vec("min_")[j]) for j, c in enumerate(cols)]
-    elif name == "MaxAbsScaler":
-        out = [with_op(c, "div", vec("scale_")[j]) for j, c in enumerate(cols)]
-    else:  # RobustScaler
-        for j, c in enumerate(cols):
-            if trans.with_centering:
-                c = with_op(c, "sub", vec("center_")[j])
-            if trans.with_scaling:
-                c = with_op(c, "div", vec("scale_")[j])
-            out.append(c)
+    for j, c in enumerate(_numbers(trans, cols, schema, space, where)):
+        for (flag, attr), op in ((center, "sub"), (scale, "div")):
+            if getattr(trans, flag):
+                c = with_op(c, op, _per_column(trans, attr, len(cols))[j])
+        out.append(normalize(c, space, where))
     return out
 
 
-def _kbins(trans: Any, cols: list[XColumn], space: InputSpace, where: str) -> list[XColumn]:
-    n_in = len(cols)
+def _standard(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    return _center_scale(trans, cols, schema, space, where, ("with_mean", "mean_"), ("with_std", "scale_"))
+
+
+def _min_max(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    cols = _numbers(trans, cols, schema, space, where)
+    if trans.clip:
+        raise unsupported("MinMaxScaler(clip=True)", where, "clipping is not affine; use clip=False")
+    scale, shift = _per_column(trans, "scale_", len(cols)), _per_column(trans, "min_", len(cols))
+    return [normalize(with_op(with_op(c, "mul", scale[j]), "add", shift[j]), space, where) for j, c in enumerate(cols)]
+
+
+def _max_abs(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    scale = _per_column(trans, "scale_", len(cols))
+    return [normalize(with_op(c, "div", scale[j]), space, where)
+            for j, c in enumerate(_numbers(trans, cols, schema, space, where))]
+
+
+def _robust(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    return _center_scale(trans, cols, schema, space, where, ("with_centering", "center_"), ("with_scaling", "scale_"))
+
+
+def _monotone_map(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    """QuantileTransformer / PowerTransformer: each column through the fitted transformer."""
+    name, n = type(trans).__name__, len(cols)
+    return [normalize(with_op(c, "fn", ElementFn(name, _ColumnCall(trans, j, n),
+                                                 inverse=_ColumnCall(trans, j, n, inverse=True))), space, where)
+            for j, c in enumerate(_numbers(trans, cols, schema, space, where))]
+
+
+def _function(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    """FunctionTransformer: the identity, or an increasing numpy function."""
+    func = trans.func
+    if func is None:
+        return list(cols)
+    fname = getattr(func, "__name__", repr(func))
+    if not (isinstance(func, np.ufunc) and fname in MONOTONE_FUNCS) or trans.kw_args:
+        raise unsupported(
+            f"FunctionTransformer(func={fname})", where,
+            f"only func=None and the increasing numpy functions {', '.join('np.' + f for f in MONOTONE_FUNCS)} "
+            "(without kw_args) are supported",
+        )
+    fn = ElementFn(f"np.{fname}", func, inverse=_INVERSES.get(fname))
+    return [normalize(with_op(c, "fn", fn), space, where) for c in _numbers(trans, cols, schema, space, where)]
+
+
+def _kbins(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
     sizes = [int(b) for b in trans.n_bins_]
-    starts = np.concatenate([[0], np.cumsum(sizes)])
     out = []
-    del n_in, starts
-    for j, c in enumerate(cols):
+    for j, c in enumerate(_numbers(trans, cols, schema, space, where)):
         inner = np.asarray(trans.bin_edges_[j], dtype=float)[1:-1]
         dtype = np.float32 if getattr(trans, "dtype", None) in (np.float32, "float32") else np.float64
         code = ElementFn("KBinsDiscretizer", _BinCode(inner, dtype), codes=sizes[j])
@@ -182,46 +187,11 @@ def _kbins(trans: Any, cols: list[XColumn], space: InputSpace, where: str) -> li
     return out
 
 
-def numeric_columns(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn] | None:
-    """Columns after a numeric transform, or None if ``trans`` is not one of them."""
-    from ._pre import unsupported
-
-    name = type(trans).__name__
-    if name in ("SimpleImputer", "MissingIndicator"):
-        return _imputer(trans, name, cols, space)
-    if name == "FunctionTransformer":
-        func = trans.func
-        if func is None:
-            return list(cols)
-        fname = getattr(func, "__name__", repr(func))
-        if not (isinstance(func, np.ufunc) and fname in MONOTONE_FUNCS) or trans.kw_args:
-            raise unsupported(
-                f"FunctionTransformer(func={fname})", where,
-                f"only func=None and the increasing numpy functions {', '.join('np.' + f for f in MONOTONE_FUNCS)} "
-                "(without kw_args) are supported",
-            )
-        inv = _INVERSES.get(fname)
-        fn = ElementFn(f"np.{fname}", func, inverse=inv)
-        return [normalize(with_op(as_number(c, schema, space, name, where), "fn", fn), space, where) for c in cols]
-    if name not in ("StandardScaler", "MinMaxScaler", "MaxAbsScaler", "RobustScaler", "QuantileTransformer",
-                    "PowerTransformer", "KBinsDiscretizer"):
-        return None
-    cols = [as_number(c, schema, space, name, where) for c in cols]
-    if name == "KBinsDiscretizer":
-        return _kbins(trans, cols, space, where)
-    if name in ("QuantileTransformer", "PowerTransformer"):
-        n = len(cols)
-        return [normalize(with_op(c, "fn", ElementFn(name, _ColumnCall(trans, j, n),
-                                                     inverse=_ColumnCall(trans, j, n, inverse=True))), space, where)
-                for j, c in enumerate(cols)]
-    return [normalize(c, space, where) for c in _scalers(trans, name, cols, where)]
-
-
-def _imputer(trans: Any, name: str, cols: list[XColumn], space: InputSpace) -> list[XColumn]:
-    """Identity on complete rows (columns entirely missing at fit are dropped), then
-    the missing indicators: constant 0."""
+def _imputer(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    """SimpleImputer / MissingIndicator: the identity on complete rows (columns entirely
+    missing at fit are dropped), then the missing indicators: constant 0."""
     out: list[XColumn] = []
-    if name == "SimpleImputer":
+    if type(trans).__name__ == "SimpleImputer":
         stats = np.asarray(trans.statistics_)
         keep = getattr(trans, "keep_empty_features", False)
         for j, c in enumerate(cols):
@@ -240,4 +210,18 @@ def _imputer(trans: Any, name: str, cols: list[XColumn], space: InputSpace) -> l
     return out
 
 
-__all__ = ["MONOTONE_FUNCS", "apply_op", "as_number", "normalize", "numeric_columns", "with_op"]
+NumericTransform = Callable[[Any, list[XColumn], Schema, InputSpace, str], list[XColumn]]
+
+#: transformer class name -> columns after it, given the columns it receives
+NUMERIC_TRANSFORMS: dict[str, NumericTransform] = {
+    "StandardScaler": _standard,
+    "MinMaxScaler": _min_max,
+    "MaxAbsScaler": _max_abs,
+    "RobustScaler": _robust,
+    "QuantileTransformer": _monotone_map,
+    "PowerTransformer": _monotone_map,
+    "FunctionTransformer": _function,
+    "KBinsDiscretizer": _kbins,
+    "SimpleImputer": _imputer,
+    "MissingIndicator": _imputer,
+}

@@ -1,57 +1,73 @@
-"""Front end for preprocessing: scikit-learn transformers -> :class:`AffineMap`.
+"""Front end for pipelines and preprocessing: scikit-learn transformers -> :class:`AffineMap`.
 
 Every supported transformer acts column by column, so each estimator input is
 a function of exactly one raw feature; we track that function as an
 :class:`XColumn` (base value + scikit-learn's exact elementwise operations,
-:mod:`._columns` for the non-affine ones).  Encoders live in
-:mod:`._encoders`, numeric transforms in :mod:`._numeric`.
+:mod:`._columns` for the non-affine ones).  :func:`apply_transformer` looks a
+transformer up in a table by class name: ``ColumnTransformer`` and nested
+``Pipeline`` are handled here, encoders in :mod:`._encoders`, numeric
+transforms in :mod:`._numeric`.  :func:`split_pipeline` takes a model pipeline
+apart into its preprocessing steps and its final estimator, which the
+dispatcher compiles.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from ...exceptions import UnsupportedModelError, ValidationError
+from ...exceptions import ValidationError
 from ...schema import Schema
-from ._encoders import RAW, encode_columns
+from ._encoders import ENCODERS, encode_columns
 from ._ir import AffineMap, InputSpace, XColumn
-from ._numeric import as_number, numeric_columns
+from ._numeric import NUMERIC_TRANSFORMS
+from ._support import unsupported
+from ._xcolumns import RAW, as_number
 
-SUPPORTED_TRANSFORMERS = (
-    "ColumnTransformer",
-    "Pipeline",
-    "OneHotEncoder",
-    "OrdinalEncoder",
-    "TargetEncoder",
-    "StandardScaler",
-    "MinMaxScaler",
-    "MaxAbsScaler",
-    "RobustScaler",
-    "KBinsDiscretizer",
-    "SimpleImputer",
-    "MissingIndicator",
-    "FunctionTransformer(func=None|np.log1p|np.log|np.sqrt|...)",
-    "QuantileTransformer",
-    "PowerTransformer",
-    "'passthrough'",
-)
-
-_ENCODERS = ("OneHotEncoder", "OrdinalEncoder", "TargetEncoder")
+__all__ = ["apply_transformer", "build_affine", "input_columns", "sparse_output", "split_pipeline"]
 
 
-def unsupported(element: str, where: str = "", why: str = "") -> UnsupportedModelError:
-    """The error for an unsupported preprocessing element, naming it and its position."""
-    at = f" at {where}" if where else ""
-    extra = f" ({why})" if why else ""
-    return UnsupportedModelError(
-        f"The model compiler does not support the preprocessing element {element}{at}{extra}. "
-        f"Supported: {', '.join(SUPPORTED_TRANSFORMERS)}, with ColumnTransformer remainder "
-        "'drop' or 'passthrough' (see docs/models.md). Rebuild the pipeline with these "
-        "(counterfact.models.make_pipeline gives a supported layout), or use a model-agnostic "
-        "method (e.g. cf.UFCE, cf.MDPSO)."
-    )
+def split_pipeline(model: Any, where: str = "") -> tuple[Any, list[tuple[str, Any]]]:
+    """``(final estimator, [(position, preprocessing step), ...])``, nested pipelines flattened.
+
+    A model that is not a ``Pipeline`` is its own final estimator, without
+    preprocessing.  ``where`` prefixes the positions (for messages).
+    """
+    if type(model).__name__ != "Pipeline":
+        return model, []
+    pre: list[tuple[str, Any]] = []
+    steps = list(model.steps)
+    for k, (name, step) in enumerate(steps[:-1]):
+        pos = f"{where}step {k} ('{name}') of the pipeline"
+        if type(step).__name__ == "Pipeline":
+            inner_est, inner_pre = split_pipeline(step, f"{pos} > ")
+            pre.extend(inner_pre)
+            pre.append((f"{pos} > its last step", inner_est))
+        elif step is None or (isinstance(step, str) and step == "passthrough"):
+            continue
+        else:
+            pre.append((pos, step))
+    name, last = steps[-1]
+    if type(last).__name__ == "Pipeline":
+        inner_est, inner_pre = split_pipeline(last, f"{where}step {len(steps) - 1} ('{name}') of the pipeline > ")
+        return inner_est, pre + inner_pre
+    return last, pre
+
+
+def sparse_output(step: Any) -> bool:
+    """Whether a fitted preprocessing step outputs a scipy sparse matrix."""
+    name = type(step).__name__
+    if name == "ColumnTransformer":
+        return bool(getattr(step, "sparse_output_", False))
+    if name == "Pipeline":
+        return sparse_output(step.steps[-1][1])
+    if name == "OneHotEncoder":
+        return bool(step.sparse_output)
+    if name == "KBinsDiscretizer":
+        return step.encode == "onehot"
+    return False
 
 
 def _raw_column(schema: Schema, space: InputSpace, name: str) -> XColumn:
@@ -64,6 +80,10 @@ def _raw_column(schema: Schema, space: InputSpace, name: str) -> XColumn:
     return XColumn(name=name, feature=name, base=RAW, base_coef=np.zeros(blk.size))
 
 
+#: transformers the compiler rejects with a specific hint
+_HINTS = {"FeatureUnion": "put the parts side by side in a ColumnTransformer instead"}
+
+
 def apply_transformer(
     trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str = ""
 ) -> list[XColumn]:
@@ -73,20 +93,17 @@ def apply_transformer(
     if isinstance(trans, str):
         raise unsupported(repr(trans), where)
     name = type(trans).__name__
-    if name == "ColumnTransformer":
-        return _column_transformer(trans, cols, schema, space, where)
-    if name == "Pipeline":
-        for k, (sname, step) in enumerate(trans.steps):
-            cols = apply_transformer(step, cols, schema, space, f"{where} > step {k} ('{sname}')")
-        return cols
-    if name == "FeatureUnion":
-        raise unsupported(name, where, "put the parts side by side in a ColumnTransformer instead")
-    if name in _ENCODERS:
-        return encode_columns(trans, cols, schema, space, where or "the top of the pipeline")
-    out = numeric_columns(trans, cols, schema, space, where)
-    if out is None:
-        raise unsupported(name, where)
-    return out
+    front_end = _TRANSFORMERS.get(name)
+    if front_end is None:
+        raise unsupported(name, where, _HINTS.get(name, ""))
+    return front_end(trans, cols, schema, space, where)
+
+
+def _pipeline(pipe: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+    """A ``Pipeline`` used as a transformer: its steps in order."""
+    for k, (sname, step) in enumerate(pipe.steps):
+        cols = apply_transformer(step, cols, schema, space, f"{where} > step {k} ('{sname}')")
+    return cols
 
 
 def _column_transformer(ct: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
@@ -113,6 +130,17 @@ def _column_transformer(ct: Any, cols: list[XColumn], schema: Schema, space: Inp
     if any(c is None for c in result):
         raise unsupported("ColumnTransformer", where, "could not account for every output column")
     return [c for c in result if c is not None]
+
+
+Transform = Callable[[Any, list[XColumn], Schema, InputSpace, str], list[XColumn]]
+
+#: transformer class name -> its front end: columns after it, given the columns it receives
+_TRANSFORMERS: dict[str, Transform] = {
+    "ColumnTransformer": _column_transformer,
+    "Pipeline": _pipeline,
+    **dict.fromkeys(ENCODERS, encode_columns),
+    **NUMERIC_TRANSFORMS,
+}
 
 
 def input_columns(first_step: Any, schema: Schema, space: InputSpace) -> list[XColumn]:

@@ -1,5 +1,10 @@
 """Front ends for linear models (LogisticRegression, LinearSVC, SVC linear, ...) and
-ReLU MLPs (MLPClassifier)."""
+ReLU MLPs (MLPClassifier).
+
+Each has the dispatch table's signature ``(est, affine, margin) -> (estimator
+node, DecisionRule)``; these do not read ``affine`` (their weights act on the
+estimator input ``x`` itself).  They import the IR only.
+"""
 
 from __future__ import annotations
 
@@ -8,10 +13,10 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import UnsupportedModelError
-from ._ir import MLP, DecisionRule, Dense, Linear
+from ._ir import MLP, AffineMap, DecisionRule, Dense, Linear
 
 
-def compile_linear_mixin(est: Any, margin: float) -> tuple[Linear, DecisionRule]:
+def compile_linear_mixin(est: Any, affine: AffineMap, margin: float) -> tuple[Linear, DecisionRule]:
     """``LinearClassifierMixin`` (LogisticRegression, LinearSVC, SGDClassifier,
     RidgeClassifier, Perceptron...): ``scores = X coef_.T + intercept_``;
     one score: class 1 iff ``score > 0``; several: argmax (ties to the lowest)."""
@@ -24,7 +29,7 @@ def compile_linear_mixin(est: Any, margin: float) -> tuple[Linear, DecisionRule]
     return lin, DecisionRule("argmax", n_classes, W.shape[0], margin)
 
 
-def compile_svc(est: Any, margin: float) -> tuple[Linear, DecisionRule]:
+def compile_svc(est: Any, affine: AffineMap, margin: float) -> tuple[Linear, DecisionRule]:
     """SVC / NuSVC with ``kernel="linear"``.
 
     ``predict`` is libsvm's one-vs-one vote (also with ``probability=True``:
@@ -53,7 +58,7 @@ def compile_svc(est: Any, margin: float) -> tuple[Linear, DecisionRule]:
     return Linear(W=W, b=b), DecisionRule("ovo", n_classes, len(pairs), margin, pairs=pairs)
 
 
-def compile_mlp(est: Any, margin: float) -> tuple[MLP, DecisionRule]:
+def compile_mlp(est: Any, affine: AffineMap, margin: float) -> tuple[MLP, DecisionRule]:
     """MLPClassifier with ``activation`` "relu" or "identity".
 
     Outputs are the last layer's pre-activations (logits).  Binary: class 1 iff

@@ -1,5 +1,9 @@
 """Front ends for scikit-learn tree models: DecisionTree, RandomForest, ExtraTrees,
-GradientBoosting and HistGradientBoosting classifiers."""
+GradientBoosting and HistGradientBoosting classifiers.
+
+Each has the dispatch table's signature ``(est, affine, margin) -> (TreeEnsemble,
+DecisionRule)``; they import the IR and the tree helpers of :mod:`._splits` only.
+"""
 
 from __future__ import annotations
 

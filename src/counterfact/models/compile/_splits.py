@@ -1,14 +1,24 @@
-"""Tree building blocks: exact split bounds, raw-unit cuts, and :class:`Tree` assembly."""
+"""Tree building blocks: exact split bounds, raw-unit cuts, and :class:`Tree` assembly.
+
+A shared helper of the tree front ends (:mod:`._sk_trees`, :mod:`._boosters`)
+and of :mod:`._calibrated`: it imports the IR only.  Also the tree-only
+preprocessing pass :func:`with_code_columns`, whose code columns
+:class:`TreeBuilder` rewrites splits on one-hot bins into.
+"""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
-from ._columns import approximate_preimage, increasing_affine
+from ...exceptions import UnsupportedModelError
+from ._columns import approximate_preimage, increasing_affine, split_at_table
 from ._ir import AffineMap, Leaf, Split, Tree, TreeEnsemble, XColumn
+from ._ir_inputs import with_op
 
 _F64_MAX = np.finfo(np.float64).max
 
@@ -42,13 +52,14 @@ def next_down(v: float, dtype: str) -> float:
 
 
 # ---------------------------------------------------------------- raw cuts
-def _key(f: np.ndarray) -> np.ndarray:
+def float_key(f: np.ndarray) -> np.ndarray:
     """Order-preserving map float64 -> int64."""
     bits = f.view(np.int64)
     return np.where(bits >= 0, bits, -(bits & np.int64(0x7FFFFFFFFFFFFFFF)))
 
 
-def _unkey(k: np.ndarray) -> np.ndarray:
+def float_unkey(k: np.ndarray) -> np.ndarray:
+    """The inverse of :func:`float_key`."""
     pos = np.abs(k).astype(np.int64).view(np.float64)
     return np.where(k >= 0, pos, -pos)
 
@@ -68,16 +79,16 @@ def _largest_left(col: XColumn, le: np.ndarray, dtype: str) -> np.ndarray:
     hi = np.full(n, _F64_MAX)
     none_left = ~left(lo)
     all_left = left(hi)
-    klo, khi = _key(lo), _key(hi)  # invariant: left(klo) true, left(khi) false
+    klo, khi = float_key(lo), float_key(hi)  # invariant: left(klo) true, left(khi) false
     for _ in range(70):
         if not (khi > klo + 1).any():
             break
         mid = klo // 2 + khi // 2 + (klo % 2 + khi % 2) // 2  # no int64 overflow
         mid = np.minimum(np.maximum(mid, klo), khi)
-        ok = left(_unkey(mid))
+        ok = left(float_unkey(mid))
         klo = np.where(ok, mid, klo)
         khi = np.where(ok, khi, mid)
-    out = _unkey(klo)
+    out = float_unkey(klo)
     out[none_left] = -np.inf
     out[all_left] = np.inf
     return out
@@ -94,8 +105,8 @@ def _largest_left_domain(col: XColumn, le: np.ndarray, dtype: str, lo: float, hi
     n = le.shape[0]
     none_left = ~left(np.full(n, float(lo)))
     all_left = left(np.full(n, float(hi)))
-    klo = np.full(n, _key(np.array([float(lo)]))[0])
-    khi = np.full(n, _key(np.array([float(hi)]))[0])
+    klo = np.full(n, float_key(np.array([float(lo)]))[0])
+    khi = np.full(n, float_key(np.array([float(hi)]))[0])
     guess = approximate_preimage(col.ops, le)
     if guess is not None and col.base_coef.size == 1 and col.base_coef[0] != 0:
         z0 = np.clip((guess - col.base_const) / col.base_coef[0], lo, hi)
@@ -103,17 +114,17 @@ def _largest_left_domain(col: XColumn, le: np.ndarray, dtype: str, lo: float, hi
         a = np.clip(np.nan_to_num(z0 - w, nan=lo), lo, hi)
         b = np.clip(np.nan_to_num(z0 + w, nan=hi), lo, hi)
         ok = left(a) & ~left(b)  # a narrow bracket, checked with the column itself
-        klo = np.where(ok, _key(a), klo)
-        khi = np.where(ok, _key(b), khi)
+        klo = np.where(ok, float_key(a), klo)
+        khi = np.where(ok, float_key(b), khi)
     for _ in range(70):
         if not (khi > klo + 1).any():
             break
         mid = klo // 2 + khi // 2 + (klo % 2 + khi % 2) // 2
         mid = np.minimum(np.maximum(mid, klo), khi)
-        ok = left(_unkey(mid))
+        ok = left(float_unkey(mid))
         klo = np.where(ok, mid, klo)
         khi = np.where(ok, khi, mid)
-    out = _unkey(klo)
+    out = float_unkey(klo)
     out[none_left] = -np.inf
     out[all_left] = np.inf
     return out
@@ -222,10 +233,11 @@ class TreeBuilder:
         self._raw.append((left, right, split, np.asarray(value, dtype=float), output))
 
     def build(self, base: np.ndarray, divisor: float, aggregation: str) -> TreeEnsemble:
+        """The ensemble of the trees added, with raw-unit cuts for its splits."""
         pairs = sorted(self._split_ids, key=self._split_ids.__getitem__)
         splits = raw_cuts(self.affine, pairs, self.dtype)
         trees = tuple(
-            Tree(left=lf, right=rt, split=sp, value=val, output=out, leaves=_leaves(lf, rt, sp, val))
+            Tree(left=lf, right=rt, split=sp, value=val, output=out, leaves=tree_leaves(lf, rt, sp, val))
             for lf, rt, sp, val, out in self._raw
         )
         return TreeEnsemble(
@@ -239,7 +251,8 @@ class TreeBuilder:
         )
 
 
-def _leaves(left: np.ndarray, right: np.ndarray, split: np.ndarray, value: np.ndarray) -> tuple[Leaf, ...]:
+def tree_leaves(left: np.ndarray, right: np.ndarray, split: np.ndarray, value: np.ndarray) -> tuple[Leaf, ...]:
+    """Every leaf of a tree given as node arrays, with the split conditions on its path."""
     out: list[Leaf] = []
     stack: list[tuple[int, tuple[tuple[int, bool], ...]]] = [(0, ())]
     while stack:
@@ -260,8 +273,6 @@ MAX_REWRITE_GROWTH = 64
 def _runs(affine: AffineMap, j: int, le: float, dtype: str) -> list[tuple[int, bool]]:
     """Runs of a split on numeric table column ``j``: ``[(last code, goes_left), ...]``
     over the codes reachable in the feature's domain, consecutive runs alternating."""
-    from ._columns import split_at_table
-
     col = affine.columns[j]
     aux = affine.columns[affine.code_columns[j]]
     blk = affine.space.block(col.feature)
@@ -289,8 +300,6 @@ def _rewrite_table_splits(
     splits on the column's monotone code (``affine.code_columns``): the code's runs
     of codes going the same way, in order; subtrees reached from several runs are
     copied.  Exact: the chain sends every raw value where the original split did."""
-    from ...exceptions import UnsupportedModelError
-
     n0 = left.shape[0]
     L: list[int] = []
     R: list[int] = []
@@ -339,8 +348,6 @@ def _rewrite_table_splits(
                 R[i] = emit(child[runs[-1][1]])
         return head
 
-    import sys
-
     limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(limit, 10 * n0 + 100))
     try:
@@ -349,3 +356,41 @@ def _rewrite_table_splits(
         sys.setrecursionlimit(limit)
     return (np.array(L, dtype=np.int64), np.array(R, dtype=np.int64), np.array(C, dtype=np.int64),
             np.array(T, dtype=float), np.array(V, dtype=float).reshape(len(V), -1))
+
+
+def with_code_columns(affine: AffineMap) -> AffineMap:
+    """``affine`` with the monotone code of every numeric table column appended (trees only).
+
+    A numeric *table* column (a one-hot bin indicator...) is a piecewise-constant,
+    possibly non-monotone function of its raw feature; :class:`TreeBuilder`
+    rewrites splits on it into splits on its code (``AffineMap.code_columns``).
+    """
+    extra: list[XColumn] = []
+    code_of: dict[int, int] = {}
+    seen: dict[tuple[Any, ...], int] = {}
+    n = affine.n_x
+    for j, col in enumerate(affine.columns):
+        blk = affine.space.block(col.feature)
+        if col.shape != "table" or blk.kind not in ("real", "integer"):
+            continue
+        prefix, _ = split_at_table(col.ops)
+        key = (col.feature, *((op, id(a) if op == "fn" else a) for op, a in prefix))
+        if key not in seen:
+            aux = XColumn(name=f"{col.name} (code)", feature=col.feature, base=col.base,
+                          base_coef=col.base_coef, base_const=col.base_const)
+            for op, a in prefix:
+                aux = with_op(aux, op, a)
+            seen[key] = n + len(extra)
+            extra.append(aux)
+        code_of[j] = seen[key]
+    if not extra:
+        return affine
+    cols = (*affine.columns, *extra)
+    A = np.zeros((len(cols), affine.space.n))
+    c = np.zeros(len(cols))
+    A[:n], c[:n] = affine.A, affine.c
+    for i, col in enumerate(extra, start=n):
+        if col.is_affine:
+            A[i, affine.space.block(col.feature).columns] = col.scale * col.base_coef
+            c[i] = col.scale * col.base_const + col.offset
+    return replace(affine, A=A, c=c, columns=cols, code_columns=code_of)

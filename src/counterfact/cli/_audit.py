@@ -1,0 +1,128 @@
+"""``counterfact audit``: a recourse audit from the command line (:func:`counterfact.audit`)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+from typing import Any
+
+from .. import methods
+from .._audit import audit
+from ..exceptions import ValidationError
+from ._args import constraints_from_args, method_params, parse_value, split_list
+from ._commands import _data_and_pool, _model
+from ._output import info, stdout_to_stderr
+
+__all__ = ["add_audit", "cmd_audit"]
+
+_EPILOG = """\
+Audits the rows of a dataset's held-out test split (--dataset; the model is fitted on the rest) or
+of your CSV file (--data, --target; the model is fitted on the whole file unless --model-file is
+given): every row the model does not assign to the favourable class (--target-class, else the
+dataset's) is explained under the same constraints, then recourse rates, proofs of no recourse and
+costs are aggregated overall and per group. Writes summary.csv, per_row.csv, actions.csv,
+audit.json and audit.html into --out.
+
+Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust.
+--model-file therefore requires --allow-unsafe-model-load."""
+
+#: the summary columns printed on standard output
+_SUMMARY_COLUMNS = ["grouping", "group", "n", "n_rejected", "recourse_rate", "proven_none_rate", "unknown_rate",
+                    "cost_median", "burden", "small"]
+
+
+def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Register the ``audit`` subcommand; ``common`` holds the -v/-q/--debug options."""
+    a = subparsers.add_parser(
+        "audit", parents=[common], help="recourse audit of a population: who has recourse, who provably has none, at what cost per group",
+        description="Recourse audit of every rejected row, overall and per group.", epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    src = a.add_mutually_exclusive_group()
+    src.add_argument("--dataset", default="german_credit", metavar="NAME", help="a dataset of the package (default german_credit)")
+    src.add_argument("--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)")
+    a.add_argument("--target", metavar="COLUMN", help="the target column of --data")
+    a.add_argument("--model", default="rf", metavar="KIND", help="model kind to fit (default rf): lr, svm, tree, rf, gbm, mlp, xgb, lgbm")
+    a.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)")
+    a.add_argument("--allow-unsafe-model-load", action="store_true", help="acknowledge that loading --model-file runs code from it")
+    a.add_argument("--method", default="nearest", metavar="METHOD", help="counterfactual method (default nearest; mace and ceocl can prove that no recourse exists)")
+    a.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method parameter (repeatable)")
+    a.add_argument("--groups", metavar="C1,C2", help="grouping columns, e.g. sex,race,age (numeric ones are binned)")
+    a.add_argument("--bins", type=int, default=4, metavar="N", help="quantile bins of a numeric grouping column (default 4)")
+    a.add_argument("--protected", metavar="FEATURE", help="measure how often answers change this feature and what freezing it costs")
+    a.add_argument("--target-class", metavar="CLASS", help="the favourable class (default: the dataset's)")
+    a.add_argument("--cost", choices=["l1", "method", "n_changed"], default="l1", help="the cost aggregated (default l1: normalised l1)")
+    a.add_argument("--max-rows", type=int, metavar="N", help="audit a seeded sample of N rows of the population (default: all)")
+    for flag, what in (("--immutable", "features that must not change"), ("--increasing", "features that may only increase"),
+                       ("--decreasing", "features that may only decrease"), ("--vary", "the only features that may change")):
+        a.add_argument(flag, metavar="F1,F2", help=what)
+    a.add_argument("--range", action="append", metavar="FEATURE=LOW:HIGH", help="bounds of a feature (repeatable)")
+    a.add_argument("--allowed", action="append", metavar="FEATURE=V1,V2", help="the values a feature may take (repeatable)")
+    a.add_argument("--max-changes", type=int, metavar="K", help="change at most K features")
+    a.add_argument("--constraints", metavar="FILE", help="a YAML or JSON file of constraints")
+    a.add_argument("--seed", type=int, default=0, help="seed of the split, the model, the method, the sample and the bootstrap (default 0)")
+    a.add_argument("--time-limit", type=float, metavar="SECONDS", help="time limit per row, for methods that have one")
+    a.add_argument("--test-size", type=float, default=0.2, help="share of a --dataset held out as the audited rows (default 0.2)")
+    a.add_argument("--n-jobs", type=int, default=1, help="parallel workers (default 1)")
+    a.add_argument("--backend", choices=["loky", "dask", "ray"], help="parallel backend (default loky)")
+    a.add_argument("--chunk-size", type=int, default=200, help="rows per task (default 200)")
+    a.add_argument("--n-bootstrap", type=int, default=1000, help="bootstrap resamples per interval (default 1000)")
+    a.add_argument("--min-group-size", type=int, default=30, help="flag groups with fewer rejected rows (default 30)")
+    a.add_argument("--out", required=True, metavar="DIR", help="folder for the outputs (chunks are kept there, so a re-run resumes)")
+    a.add_argument("--no-html", action="store_true", help="skip the HTML report (no jinja2/matplotlib needed)")
+    a.set_defaults(func=cmd_audit, queries=None)
+    return a  # type: ignore[no-any-return]
+
+
+def cmd_audit(args: argparse.Namespace) -> int:
+    """Run the audit described by ``args``, write its files and print the summary."""
+    cls = methods.get_class(args.method)
+    params = method_params(args, cls)
+    constraints = constraints_from_args(args)
+    if args.max_rows is not None and args.max_rows < 1:
+        raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
+    out = _out_dir(args.out)
+    with stdout_to_stderr():
+        data, train, pool, what = _data_and_pool(args)
+        constraints.resolve(data.schema)
+        _check_groups(args.groups, data, pool)
+        if args.max_rows is not None and len(pool) > args.max_rows:
+            pool = pool.sample(args.max_rows, random_state=args.seed)
+            info(args, f"auditing a seeded sample of {args.max_rows} rows of {what}")
+        model = _model(args, train)
+        method = methods.get(args.method, **params).fit(model, train)
+        target = parse_value(args.target_class) if args.target_class is not None else None
+        result = audit(
+            method, pool, groups=split_list(args.groups) or None, constraints=constraints, target=target,
+            data=data, protected=args.protected, cost=args.cost, bins=args.bins, n_jobs=args.n_jobs,
+            backend=args.backend, chunk_size=args.chunk_size, out_dir=out / "chunks", random_state=args.seed,
+            n_bootstrap=args.n_bootstrap, min_group_size=args.min_group_size,
+        )
+        paths = result.save(out, html=not args.no_html)
+        info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
+    s = result.summary()
+    sys.stdout.write(s[_SUMMARY_COLUMNS].to_string(index=False) + "\n")
+    return 0
+
+
+def _out_dir(arg: str) -> Path:
+    """The --out folder, created if missing."""
+    out = Path(arg)
+    if out.exists() and not out.is_dir():
+        raise ValidationError(f"--out {arg!r} is a file; pass a folder (it is created if missing).")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ValidationError(f"--out {arg!r} cannot be created: {exc.strerror or exc}.") from None
+    return out
+
+
+def _check_groups(groups: str | None, data: Any, pool: Any) -> None:
+    """Every --groups column is in the data or in the audited rows."""
+    unknown = [g for g in split_list(groups) if g not in data.frame.columns and g not in pool.columns]
+    if unknown:
+        raise ValidationError(
+            f"--groups names columns {unknown} that the data does not have; its columns are "
+            f"{list(data.frame.columns)}."
+        )

@@ -1,0 +1,168 @@
+"""Preparation: from the user's rows to the queries a method searches.
+
+The rows are checked against the schema, every row's constraints are checked
+and resolved before any search starts, the target class of each row is fixed,
+and each query gets its own random stream seeded from its position.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...constraints import Constraints, QueryBounds, ResolvedConstraints
+from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
+from ._query import Query
+
+__all__ = ["prepare"]
+
+
+def resolve_rows(
+    method: Any, frame: pd.DataFrame, constraints: Any, errors: str | None
+) -> tuple[bool, str, list[ResolvedConstraints | ConstraintError], ResolvedConstraints, Any]:
+    """Check and resolve the constraints of every row before any search (``method``
+    provides the schema and the constraint kinds it supports).
+
+    Returns ``(per_row, errors, row_resolved, resolved, given)``: whether one
+    Constraints per row was given, the effective ``errors`` mode, each row's
+    resolved constraints (or, for a per-row entry that contradicts the schema
+    under ``errors="coerce"``, its :class:`ConstraintError`), the first entry
+    resolved, and what the user passed (kept in the result).
+    """
+    per_row = isinstance(constraints, (list, tuple))
+    if errors is None:
+        errors = "coerce" if per_row else "raise"
+    if errors not in ("coerce", "raise"):
+        raise ValidationError(f"errors must be 'coerce' or 'raise'. Got {errors!r}.")
+    if per_row and len(constraints) != len(frame):
+        raise ValidationError(
+            f"constraints has {len(constraints)} entries for {len(frame)} rows of X; pass one "
+            "Constraints per row, or a single Constraints for every row."
+        )
+    items: list[Any] = [Constraints() if c is None else c for c in (constraints if per_row else [constraints])]
+    # each distinct object checked and resolved once; a per-row one that
+    # contradicts the schema is kept as its error when coercing
+    resolved_by_id: dict[int, ResolvedConstraints | ConstraintError] = {}
+    for k, c in enumerate(items):
+        if not isinstance(c, Constraints):
+            where = f"constraints[{k}]" if per_row else "constraints"
+            raise ValidationError(f"{where} must be a cf.Constraints. Got {type(c).__name__}.")
+        if id(c) not in resolved_by_id:
+            unsupported = sorted(c.kinds() - set(method.supported_constraints))
+            if unsupported:
+                raise UnsupportedConstraintError(
+                    f"{type(method).__name__} cannot honour constraints of kind {unsupported}. It supports "
+                    f"{sorted(method.supported_constraints)}; use a method that supports them "
+                    "(CE-OCL supports causal constraints) or drop them."
+                )
+            try:
+                resolved_by_id[id(c)] = c.resolve(method.schema_)
+            except ConstraintError as exc:
+                if not per_row or errors == "raise":
+                    raise
+                resolved_by_id[id(c)] = exc
+    row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
+    first = resolved_by_id[id(items[0])] if items else None
+    resolved = first if isinstance(first, ResolvedConstraints) else Constraints().resolve(method.schema_)
+    return per_row, errors, row_resolved, resolved, items if per_row else items[0]
+
+
+def position_seeds(random_state: int | None, offset: int, n: int) -> list[np.random.SeedSequence]:
+    """One seed per query from ``(random_state, position)``; fresh entropy when
+    ``random_state`` is None (one draw per call, shared by its positions)."""
+    base = int(np.random.SeedSequence().entropy) if random_state is None else int(random_state)  # type: ignore[arg-type]
+    return [np.random.SeedSequence([base, offset + i]) for i in range(n)]
+
+
+def prepare(
+    method: Any,
+    X: Any,
+    n_counterfactuals: Any,
+    constraints: Any,
+    target: Any,
+    *,
+    errors: str | None = None,
+    offset: int = 0,
+) -> tuple[list[Query], Any]:
+    """The queries of ``X`` for ``method`` and what the user passed as constraints.
+
+    ``offset``: the position of ``X``'s first row in the whole input (chunked
+    runs), from which each query's random stream is seeded.
+    """
+    if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
+        raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+    frame = method.schema_.validate_frame(X, what="X")
+    if frame.index.has_duplicates:
+        raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
+    per_row, errors, row_resolved, _resolved, given = resolve_rows(method, frame, constraints, errors)
+    preds, proba = method.model_.predict_with_proba(frame)
+    targets = targets_of(method.model_, preds, target, len(frame))
+    seeds = position_seeds(getattr(method, "random_state", None), int(offset), len(frame))
+    free = _Free(method.schema_)
+    tasks = []
+    for i, (qid, x) in enumerate(frame.iterrows()):
+        rc, bounds, why = _row_bounds(row_resolved[i], x, per_row, errors, free)
+        index = method.model_.class_index(targets[i])
+        tasks.append(
+            Query(
+                id=qid, x=x, target=targets[i], target_index=index, bounds=bounds, constraints=rc,
+                n_counterfactuals=int(n_counterfactuals), rng=np.random.default_rng(seeds[i]),
+                time_limit=getattr(method, "time_limit", None), predicted=preds[i],
+                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why,
+            )
+        )
+    return tasks, given
+
+
+class _Free:
+    """The constraints of a row that is never searched (no constraints at all), resolved once."""
+
+    def __init__(self, schema: Any) -> None:
+        self.schema = schema
+        self._resolved: ResolvedConstraints | None = None
+
+    def __call__(self, x: pd.Series, why: str) -> tuple[ResolvedConstraints, QueryBounds, str]:
+        if self._resolved is None:
+            self._resolved = Constraints().resolve(self.schema)
+        return self._resolved, self._resolved.for_query(x), why
+
+
+def _row_bounds(
+    rc: ResolvedConstraints | ConstraintError, x: pd.Series, per_row: bool, errors: str, free: _Free
+) -> tuple[ResolvedConstraints, QueryBounds, str | None]:
+    """A row's resolved constraints and bounds, or (with free bounds) why it cannot be explained."""
+    if isinstance(rc, ConstraintError):
+        return free(x, f"the row's constraints contradict themselves: {rc}")
+    try:
+        bounds = rc.for_query(x)
+    except ConstraintError as exc:
+        if errors == "raise":
+            raise
+        return free(x, f"the row's constraints contradict themselves: {exc}")
+    if per_row and errors == "coerce" and bounds.infeasible:
+        empty = [b.feature.name for b in bounds.features if b.empty]
+        return free(x, f"the row's constraints leave {empty} no allowed value")
+    return rc, bounds, None
+
+
+def targets_of(model: Any, preds: np.ndarray, target: Any, n: int) -> list[Any]:
+    """The desired class of each of ``n`` rows: ``target`` (one label, or one per
+    row), or for binary models the class each row is not predicted as."""
+    classes = model.classes_
+    if target is None:
+        if len(classes) != 2:
+            raise ValidationError(
+                f"The model has {len(classes)} classes {classes.tolist()}; pass target= the desired class."
+            )
+        return [classes[1] if p == classes[0] else classes[0] for p in preds]
+    if isinstance(target, (list, tuple, np.ndarray, pd.Series)):
+        if len(target) != n:
+            raise ValidationError(f"target has {len(target)} entries for {n} queries.")
+        targets = list(target)
+    else:
+        targets = [target] * n
+    for t in targets:
+        model.class_index(t)
+    return targets

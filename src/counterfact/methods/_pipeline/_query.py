@@ -1,0 +1,87 @@
+"""What a method sees of one query (:class:`Query`) and what it proposes (:class:`Candidates`)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..._utils._deadline import Deadline
+from ...constraints import QueryBounds, ResolvedConstraints
+
+__all__ = ["Candidates", "Query", "pooled_deadline"]
+
+
+@dataclass
+class Query:
+    """Everything a method needs to explain one row."""
+
+    id: Any
+    x: pd.Series
+    target: Any
+    target_index: int
+    bounds: QueryBounds
+    constraints: ResolvedConstraints
+    n_counterfactuals: int
+    rng: np.random.Generator
+    #: the method's budget for this query, in seconds from ``started``: the
+    #: user's ``time_limit`` less what the pipeline keeps back (``reserve``)
+    time_limit: float | None
+    predicted: Any = None
+    #: the model's probability of ``target`` for the query itself
+    query_confidence: float = float("nan")
+    #: when the query's work started (set by the pipeline just before the
+    #: method's hook runs on it, or on its sub-batch)
+    started: float = field(default_factory=time.perf_counter)
+    #: position of the query in the whole input (what its ``rng`` is seeded from)
+    position: int = 0
+    #: why the query cannot be explained (its own constraints contradict
+    #: themselves); such queries never reach the method
+    invalid: str | None = None
+    #: seconds of the user's time limit kept back by the pipeline: this
+    #: query's share of the input checks before the search, and the expected
+    #: verification and sparsification after it
+    reserve: float = 0.0
+
+    @property
+    def deadline(self) -> Deadline:
+        """When the method's search of this query must end (``started + time_limit``)."""
+        return Deadline.after(self.time_limit, start=self.started)
+
+    def time_left(self) -> float:
+        """Seconds left before the time limit (inf without a limit)."""
+        return self.deadline.left()
+
+    def expired(self) -> bool:
+        """Whether the time limit has run out."""
+        return self.deadline.expired()
+
+
+def pooled_deadline(queries: Sequence[Query]) -> Deadline:
+    """The deadline of a batch searched together: from its earliest start, every
+    query's own budget summed (no limit when the queries have none)."""
+    if not queries or all(q.time_limit is None for q in queries):
+        return Deadline.none()
+    start = min(q.started for q in queries)
+    return Deadline.after(sum(float(q.time_limit or 0.0) for q in queries), start=start)
+
+
+@dataclass
+class Candidates:
+    """What a method proposes for one query.
+
+    ``frame`` holds raw rows, best first.  ``status`` is the method's claim
+    (``optimal`` when the first row is proven nearest, ``feasible``,
+    ``infeasible`` when none exists, ``timeout``); the pipeline downgrades it
+    when verification rejects rows.  ``diagnostics`` are method facts.
+    ``runtime`` (seconds) is set by the pipeline when the method leaves it None.
+    """
+
+    frame: pd.DataFrame
+    status: str | None = None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+    runtime: float | None = None

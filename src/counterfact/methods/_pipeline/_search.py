@@ -1,0 +1,132 @@
+"""Search: the method's hook run on every query that can be explained.
+
+Queries that cannot be searched get their status here without reaching the
+method: ``invalid`` (their own constraints contradict themselves),
+``infeasible`` (a feature is left no allowed value) and ``failed`` (the model
+already predicts the target).  The others run in this process or, with
+``n_jobs``/``backend``, through joblib (loky, threading, Dask, Ray): never a
+scheduler of our own.
+
+Clocks: per-query methods (``_explain_one``) start each query's clock
+(``Query.started``) just before its own search, and its runtime is its own wall
+time.  Batch methods (``tags.batch``: ``_explain_batch``) run on sub-batches of
+``method._batch_size(n)`` queries; every query of a sub-batch starts at the
+sub-batch's start, so a time limit bounds the sub-batch's wall time (see
+:func:`._query.pooled_deadline`), and each query's runtime is the sub-batch's
+wall time divided among its queries.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from joblib import Parallel, delayed, effective_n_jobs, parallel_config
+
+from ..._utils._progress import progress
+from ._query import Candidates, Query
+
+__all__ = ["search"]
+
+
+def search(
+    method: Any, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None, feedback: bool = True
+) -> list[Candidates]:
+    """The method's candidates for every query of ``tasks``, in order."""
+    out, todo = _screen(method, tasks)
+    if not todo:
+        return out
+    n_jobs = 1 if n_jobs is None else int(n_jobs)
+    parallel = not (n_jobs == 1 and backend is None)
+    sub = [tasks[i] for i in todo]
+    method._before_search(sub, parallel)
+    verbose = getattr(method, "verbose", 0)
+    bar = progress(total=len(sub), desc=type(method).__name__, unit="query", verbose=verbose, disable=not feedback)
+    try:
+        if parallel:
+            results = _in_parallel(method, sub, n_jobs, backend, chunk_size, bar)
+        else:
+            results = run_hooks(method, sub, bar=bar)
+    finally:
+        bar.close()
+    for i, r in zip(todo, results, strict=True):
+        out[i] = r
+    return out
+
+
+def _screen(method: Any, tasks: list[Query]) -> tuple[list[Candidates], list[int]]:
+    """The outcome of every query that is not searched, and the positions of those that are."""
+    empty = pd.DataFrame(columns=method.schema_.names)
+    out: list[Candidates] = [Candidates(empty) for _ in tasks]
+    todo = []
+    for i, t in enumerate(tasks):
+        if t.invalid is not None:
+            out[i] = Candidates(empty, "invalid", {"reason": t.invalid})
+        elif t.bounds.infeasible:
+            names = [b.feature.name for b in t.bounds.features if b.empty]
+            out[i] = Candidates(empty, "infeasible", {"reason": f"the constraints leave {names} no allowed value for this query"})
+        elif t.predicted == t.target:
+            out[i] = Candidates(empty, "failed", {"reason": "query already predicted as target"})
+        else:
+            todo.append(i)
+    return out, todo
+
+
+def _in_parallel(
+    method: Any, sub: list[Query], n_jobs: int, backend: str | None, chunk_size: int | None, bar: Any
+) -> list[Candidates]:
+    """``sub`` in chunks through joblib (the method is pickled to each worker)."""
+    workers = effective_n_jobs(n_jobs)
+    size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
+    chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
+    parts = []
+    with parallel_config(backend=backend or "loky", n_jobs=n_jobs):
+        gen = Parallel(return_as="generator")(delayed(run_hooks)(method, c) for c in chunks)
+        for chunk, part in zip(chunks, gen, strict=True):
+            parts.append(part)
+            bar.update(len(chunk))
+    return [r for part in parts for r in part]
+
+
+def run_hooks(method: Any, tasks: list[Query], bar: Any = None) -> list[Candidates]:
+    """Run the method's hook on ``tasks`` (see the module docstring for the clocks),
+    advancing ``bar`` as queries finish.  Module level, so that workers unpickle it."""
+    if type(method).tags.batch:
+        return _run_batches(method, tasks, bar)
+    out: list[Candidates] = []
+    for t in tasks:
+        t.started = time.perf_counter()
+        c = method._explain_one(t)
+        if isinstance(c, pd.DataFrame):
+            c = Candidates(c)
+        if c.runtime is None:
+            c.runtime = time.perf_counter() - t.started
+        out.append(c)
+        if bar is not None:
+            bar.update(1)
+    return out
+
+
+def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
+    out: list[Candidates] = []
+    size = max(1, int(method._batch_size(len(tasks))))
+    for k in range(0, len(tasks), size):
+        group = tasks[k : k + size]
+        start = time.perf_counter()
+        for t in group:
+            t.started = start
+        cands = method._explain_batch(group)
+        if len(cands) != len(group):
+            raise RuntimeError(
+                f"internal error: {type(method).__name__}._explain_batch returned {len(cands)} outcomes for {len(group)} queries"
+            )
+        elapsed = (time.perf_counter() - start) / max(1, len(group))
+        for c in cands:
+            if c.runtime is None:
+                c.runtime = elapsed
+        out.extend(cands)
+        if bar is not None:
+            bar.update(len(group))
+    return out

@@ -1,0 +1,149 @@
+"""Selection: each query's reported counterfactuals, its status and its diagnostics.
+
+Valid rows are kept in the method's order, without duplicates or the query
+itself, each *different* from every earlier kept one under the diversity rule
+(:func:`._diversity.keep_different`), up to ``n_counterfactuals``.  The
+method's status claim is checked against what survived: an ``optimal`` claim
+stays only when its first row was reported unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...result import SUCCESS
+from ._diversity import keep_different
+from ._query import Candidates, Query
+
+__all__ = ["Selection", "select_query"]
+
+#: the reason of a non-success when the method gave none
+_REASONS = {
+    "timeout": "time limit reached before a counterfactual was found",
+    "infeasible": "no counterfactual exists under the constraints",
+}
+
+
+@dataclass
+class Selection:
+    """What one query reports: positions of its chosen rows (in the pool), status, diagnostics."""
+
+    chosen: list[int] = field(default_factory=list)
+    status: str = "failed"
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+def select_query(
+    pool: Any, i: int, task: Query, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool
+) -> Selection:
+    """The selection of query ``i`` (``pool``: the verified rows of every query, see
+    :class:`._assemble.Pool`)."""
+    idx = pool.rows_of[i]
+    d = _counts(pool, idx, outcome)
+    distinct, dup = _distinct(pool, idx, i)
+    pos, similar = (
+        keep_different(pool.schema, pool.rows.iloc[distinct], pool.queries.iloc[i], steps, n_cf) if distinct else ([], 0)
+    )
+    chosen = [distinct[p] for p in pos]
+    d["n_duplicates"] = dup
+    d["n_too_similar"] = similar
+    if chosen and sparse:
+        d["n_reverted"] = int(pool.reverted[chosen].sum())
+        if pool.stopped[i]:
+            d["sparsify_stopped"] = True
+    status = _status(pool, idx, chosen, outcome, d)
+    return Selection(chosen, status, d)
+
+
+def _counts(pool: Any, idx: np.ndarray, outcome: Candidates) -> dict[str, Any]:
+    """The method's diagnostics plus what verification rejected and snapping moved."""
+    d = {k: v for k, v in outcome.diagnostics.items() if not k.startswith("_")}
+    n_prop = len(outcome.frame) if outcome.frame is not None else 0
+    d["n_proposed"] = n_prop
+    d["n_rejected_constraints"] = int((~pool.sat[idx]).sum()) + (n_prop - len(idx))
+    d["n_rejected_model"] = int((pool.sat[idx] & ~pool.flips[idx]).sum())
+    if n_prop:
+        d["n_snapped"] = int(pool.moved[idx].sum())
+        d["n_snap_failed"] = int(pool.snap_failed[idx].sum())
+    return d
+
+
+def _distinct(pool: Any, idx: np.ndarray, i: int) -> tuple[list[int], int]:
+    """The valid rows of a query in the method's order, without duplicates or the
+    query itself; and how many were skipped."""
+    xkey = key(pool.queries.iloc[i], pool.schema.names)
+    seen: set[tuple[Any, ...]] = set()
+    distinct: list[int] = []
+    dup = 0
+    for k in map(int, idx):
+        if not pool.valid[k]:
+            continue
+        if pool.keys[k] in seen or pool.keys[k] == xkey:
+            dup += 1
+            continue
+        seen.add(pool.keys[k])
+        distinct.append(k)
+    return distinct, dup
+
+
+def _status(pool: Any, idx: np.ndarray, chosen: list[int], outcome: Candidates, d: dict[str, Any]) -> str:
+    """The reported status from the method's claim and what survived verification."""
+    hint = outcome.status
+    n_prop = d["n_proposed"]
+    if chosen:
+        first_rejected = len(idx) > 0 and not pool.valid[idx[0]]
+        st = hint if hint in SUCCESS else "feasible"
+        if st == "optimal" and (first_rejected or pool.reverted[chosen[0]] > 0 or chosen[0] != idx[0]):
+            st = "feasible"
+        if hint == "optimal" and n_prop:
+            d["snapped"] = bool(pool.moved[chosen[0]])
+            d["snap_shift"] = (
+                _shift(pool.schema, pool.raw.iloc[chosen[0]], pool.rows.iloc[chosen[0]]) if pool.moved[chosen[0]] else 0.0
+            )
+        return st
+    st = hint if hint in ("infeasible", "timeout", "invalid") else "failed"
+    if hint in SUCCESS and n_prop:
+        d.setdefault("reason", "every proposed candidate failed verification")
+    if not d.get("reason"):
+        d["reason"] = _REASONS.get(st, "no valid counterfactual found")
+    return st
+
+
+def _shift(schema: Any, before: pd.Series, after: pd.Series) -> float:
+    """Sum over numeric features of ``|after - before| / range``."""
+    span = schema.ranges()
+    total = 0.0
+    for j, f in enumerate(schema):
+        if f.is_numeric:
+            total += abs(float(after[f.name]) - float(before[f.name])) / float(span[j])
+    return total
+
+
+def _norm(v: Any) -> Any:
+    if isinstance(v, (float, np.floating)):
+        return round(float(v), 9)
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def key(row: pd.Series, names: Sequence[str]) -> tuple[Any, ...]:
+    """A hashable key of a row's values (floats to 9 decimals), to find duplicates."""
+    return tuple(_norm(row[n]) for n in names)
+
+
+def keys(frame: pd.DataFrame, names: Sequence[str]) -> list[tuple[Any, ...]]:
+    """:func:`key` of every row of ``frame``, column by column (no per-row pandas indexing)."""
+    cols = []
+    for n in names:
+        col = frame[n]
+        if pd.api.types.is_float_dtype(col.dtype):
+            cols.append([round(v, 9) for v in col.to_numpy(dtype=float).tolist()])
+        else:
+            cols.append([_norm(v) for v in col.tolist()])
+    return list(zip(*cols, strict=True)) if cols else [() for _ in range(len(frame))]

@@ -1,0 +1,48 @@
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.testing import conformance_checks, make_setting
+
+
+@pytest.mark.parametrize("check", conformance_checks(), ids=lambda c: c.__name__)
+def test_conformance_forest(check):
+    """On a forest too (tests/methods/test_common.py checks a linear model and a tree)."""
+    check(lambda: cf.NearestObservable(), make_setting("rf"))
+
+
+def test_known_answer_brute_force():
+    # numeric a in [0, 10], b in [0, 4]; categorical c; the class is 1 iff a + b > 8
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.integers(0, 11, 200), "b": rng.uniform(0, 4, 200).round(2), "c": rng.choice(["u", "v"], 200)})
+    frame["y"] = (frame["a"] + frame["b"] > 8).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(data, "tree", max_depth=None)
+    m = cf.NearestObservable(norm="l1").fit(model, data)
+    x = pd.DataFrame({"a": [2], "b": [1.0], "c": ["u"]})
+    r = m.explain(x, n_counterfactuals=3)
+    # brute force: MACE-normalised l1 = mean over features of |da|/10, |db|/range_b, [c changed]
+    pool = data.X[model.predict(data.X) == 1].drop_duplicates()
+    ra, rb = data.schema["a"].range, data.schema["b"].range
+    d = ((pool["a"] - 2).abs() / ra + (pool["b"] - 1.0).abs() / rb + (pool["c"] != "u")) / 3
+    best = np.sort(d.to_numpy())[:3]
+    got = r.for_query(0)
+    dg = ((got["a"] - 2).abs() / ra + (got["b"] - 1.0).abs() / rb + (got["c"] != "u")) / 3
+    np.testing.assert_allclose(dg.to_numpy(), best)
+    assert r.status[0] == "optimal"
+    assert r.diagnostics.loc[0, "distance"] == pytest.approx(best[0])
+
+
+def test_constraints_are_filters():
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(random_state=0)
+    model = cf.models.fit(train, "lr")
+    num = [f.name for f in data.schema if f.is_numeric and f.actionability == "free"]
+    c = cf.Constraints(increasing=num[:2], max_changes=4)
+    r = cf.NearestObservable().fit(model, train).explain(test.X.iloc[:10], constraints=c, n_counterfactuals=2)
+    for q in r.queries.index:
+        v = cf.violations(r.queries.loc[q], r.for_query(q), data.schema, c)
+        assert v.empty
