@@ -183,6 +183,14 @@ def test_json_round_trip(mace_audit, tmp_path):
     pd.testing.assert_frame_equal(back.summary(), mace_audit.summary())
     pd.testing.assert_frame_equal(back.actions(), mace_audit.actions())
     assert back.meta["groups"] == json.loads(mace_audit.to_json())["meta"]["groups"]
+    # the method's words and what it proves travel with the audit (MACE's class says them)
+    assert back.guarantee == mace_audit.guarantee == cf.MACE.guarantee(mace_audit.meta["params"])
+    assert back.proves_infeasibility and mace_audit.meta["proves_infeasibility"]
+    older = json.loads(mace_audit.to_json())
+    for key in ("guarantee", "proves_infeasibility"):  # an audit saved before they were kept
+        older["meta"].pop(key)
+    old = cf.AuditResult.from_json(json.dumps(older))
+    assert old.guarantee == mace_audit.guarantee and old.proves_infeasibility
     paths = mace_audit.save(tmp_path, html=False)
     assert pd.read_csv(paths["summary"]).shape[0] == len(mace_audit.summary())
     with pytest.raises(ValidationError, match="format"):

@@ -10,7 +10,7 @@ import counterfact as cf
 
 pytest.importorskip("dice_ml")
 
-from counterfact.methods.dice import _rows_in, _unseen_category_rows
+from counterfact.methods.dice._method import _rows_in, _unseen_category_rows
 
 
 def _data() -> tuple[cf.Dataset, pd.DataFrame]:

@@ -68,6 +68,8 @@ DAMAGE = {
     "bad constraints": (lambda t: _edit(t, lambda d: d.update(constraints={"nope": 1})), "Unknown constraint keys"),
     "n_cf text": (lambda t: _edit(t, lambda d: d.update(n_counterfactuals="1")), "'n_counterfactuals' must be an integer"),
     "method number": (lambda t: _edit(t, lambda d: d.update(method=3)), "'method' must be a string"),
+    "short certificates": (lambda t: _edit(t, lambda d: d.update(certificates=["x"])), "'certificates' must be an array of 2"),
+    "certificate number": (lambda t: _edit(t, lambda d: d.update(certificates=[1, 2])), "'certificates' must be an array"),
 }
 
 
@@ -94,3 +96,22 @@ def test_a_file_name_is_answered_with_how_to_read_it(good, tmp_path):
     with pytest.raises(ValidationError, match="not valid JSON"):  # plain garbage is still "not JSON"
         CounterfactualResult.from_json("hello")
     assert CounterfactualResult.from_json(path.read_text()).method == "nearest"
+
+
+def test_a_version_1_document_still_loads(good):
+    """Documents written before results kept the method's words load, with the text that
+    holds for any method as their guarantee."""
+    d = json.loads(good)
+    d["version"] = 1
+    d.pop("certificates")
+    r = CounterfactualResult.from_json(json.dumps(d))
+    assert r.certificate(0) == "nearest: found by search; valid (checked with the model), not proven nearest"
+    assert r.certificate(1).startswith("nearest: no counterfactual found (not a proof")
+
+
+def test_certificates_round_trip(good):
+    d = json.loads(good)
+    d["certificates"] = ["proven by a test", None]
+    r = CounterfactualResult.from_json(json.dumps(d))
+    assert r.certificate(0) == "proven by a test"
+    assert json.loads(r.to_json())["certificates"] == ["proven by a test", None]

@@ -3,7 +3,7 @@
 Layout: ``_iv`` (information value, eq. 16), ``_problem`` (a query's box and
 the fast raw decoder), ``_search`` (the swarm as a plain ask/tell loop over
 arrays), ``_select`` (k-means / top-k / personal-best selection),
-``_backend`` (numpy or torch arrays), ``_job`` (a query's state across attempts)
+``_arrays`` (the array library: numpy, or torch on a device), ``_job`` (a query's state across attempts)
 and ``_method`` (the method class).
 """
 

@@ -14,7 +14,7 @@ from ...models._fastpredict import FastPredictor, spread_rows
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
 from .._tags import MethodTags
-from ._backend import NumpyBackend, get_backend
+from ._arrays import NumpyArrays, array_library
 from ._fast import QueryInputs
 from ._iv import information_value
 from ._job import Job, verdict
@@ -329,7 +329,7 @@ class MDPSO(CounterfactualMethod):
     def _check_params(self) -> None:
         if self.device is not None:
             try:
-                get_backend(self.device)
+                array_library(self.device)
             except (RuntimeError, TypeError, ValueError) as exc:
                 raise ValidationError(
                     f"The 'device' parameter of MDPSO must name a torch device such as 'cpu' or 'cuda'. "
@@ -376,7 +376,7 @@ class MDPSO(CounterfactualMethod):
 
     def _start(self, job: Job) -> None:
         """(Re)build the job's problem and swarm for its current attempt."""
-        backend = get_backend(self.device) if self.device is not None else NumpyBackend()
+        arrays = array_library(self.device) if self.device is not None else NumpyArrays()
         while job.attempt <= self.n_restarts:
             grow = 2**job.attempt
             per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
@@ -389,7 +389,7 @@ class MDPSO(CounterfactualMethod):
             pr = job.problem
             if pr.n_active and not (pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes):
                 params = replace(self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles)))
-                job.swarm = Swarm(pr, params, q.rng, backend)
+                job.swarm = Swarm(pr, params, q.rng, arrays)
                 if self._fast is not None:
                     job.inputs = QueryInputs(self._fast, q.x, pr.names)
                 return

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from ._backend import Backend, NumpyBackend
+from ._arrays import Arrays, NumpyArrays
 from ._problem import Problem
 
 __all__ = ["PSOParams", "Swarm", "SwarmResult", "run"]
@@ -73,15 +73,15 @@ class Swarm:
     params : PSOParams
     rng : numpy.random.Generator
         The query's generator; every random number comes from it.
-    backend : Backend
+    arrays : Arrays
         numpy (default) or torch.
     """
 
-    def __init__(self, problem: Problem, params: PSOParams, rng: np.random.Generator, backend: Backend | None = None) -> None:
+    def __init__(self, problem: Problem, params: PSOParams, rng: np.random.Generator, arrays: Arrays | None = None) -> None:
         self.p = problem
         self.params = params
         self.rng = rng
-        self.be = backend or NumpyBackend()
+        self.be = arrays or NumpyArrays()
         be = self.be
         self.z = be.asarray(problem.z)
         self.lo = be.asarray(problem.lo)
@@ -326,11 +326,11 @@ def run(
     score: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
     params: PSOParams,
     rng: np.random.Generator,
-    backend: Backend | None = None,
+    arrays: Arrays | None = None,
     should_stop: Callable[[], bool] | None = None,
 ) -> SwarmResult:
     """Run one swarm to the end: ``score(X) -> (valid, hinge)`` is called once per iteration."""
-    sw = Swarm(problem, params, rng, backend)
+    sw = Swarm(problem, params, rng, arrays)
     while not sw.done:
         valid, hinge = score(sw.ask())
         sw.tell(valid, hinge)

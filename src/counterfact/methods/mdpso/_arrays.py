@@ -1,8 +1,8 @@
-"""Array backends for the swarm update: numpy (default) and torch (``device=``).
+"""Array libraries for the swarm update: numpy (default) and torch (``device=``).
 
 Only the handful of operations the update needs.  Random numbers are always
 drawn from the query's numpy Generator and moved to the device, so both
-backends follow the same random stream: a torch run on the CPU reproduces the
+libraries follow the same random stream: a torch run on the CPU reproduces the
 numpy run up to floating-point rounding (tested), and results never depend on
 torch's global RNG.
 """
@@ -15,10 +15,10 @@ import numpy as np
 
 from ..._utils._deps import import_optional
 
-__all__ = ["Backend", "NumpyBackend", "TorchBackend", "get_backend"]
+__all__ = ["Arrays", "NumpyArrays", "TorchArrays", "array_library"]
 
 
-class NumpyBackend:
+class NumpyArrays:
     """float64 numpy arrays."""
 
     name = "numpy"
@@ -80,7 +80,7 @@ class NumpyBackend:
         return out
 
 
-class TorchBackend(NumpyBackend):
+class TorchArrays(NumpyArrays):
     """float64 torch tensors on ``device``."""
 
     name = "torch"
@@ -153,11 +153,11 @@ class TorchBackend(NumpyBackend):
         return self.torch.nn.functional.one_hot(idx, k).to(self.torch.float64)
 
 
-Backend = NumpyBackend  # the interface; TorchBackend implements it with tensors
+Arrays = NumpyArrays  # the interface; TorchArrays implements it with tensors
 
 
-def get_backend(device: Any) -> Backend:
+def array_library(device: Any) -> Arrays:
     """``None`` -> numpy; anything else (``"cpu"``, ``"cuda"``, a ``torch.device``) -> torch."""
     if device is None:
-        return NumpyBackend()
-    return TorchBackend(device)
+        return NumpyArrays()
+    return TorchArrays(device)
