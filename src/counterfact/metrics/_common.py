@@ -209,7 +209,3 @@ def mean_or_nan(values: np.ndarray) -> float:
     if values.size == 0 or np.all(np.isnan(values)):
         return float("nan")
     return float(np.nanmean(values))
-
-
-def target_of(result: Any, q: Any) -> Any:
-    return result.target.loc[q] if result.target is not None else None
