@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 import pandas as pd
@@ -11,7 +11,7 @@ import pytest
 import counterfact as cf
 from counterfact._utils._validation import Interval
 from counterfact.exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
-from counterfact.methods import Candidates, CounterfactualMethod
+from counterfact.methods import Candidates, CounterfactualMethod, MethodTags
 from counterfact.methods._pipeline._prepare import prepare
 
 
@@ -398,3 +398,38 @@ def test_sparsify_typed_frame_is_coerce_of_the_object_matrix():
     j = int(np.flatnonzero(numeric)[0])
     var[3, j] = str(var[3, j])
     pd.testing.assert_frame_equal(_typed_frame(schema, var, numeric), schema.coerce(pd.DataFrame(var, columns=schema.names)))
+
+
+class CancelsOnFirst(CounterfactualMethod):
+    """Cancels the call from inside its first search (as a client that goes away would)."""
+
+    name = "cancels_on_first"
+    tags = MethodTags(display_name="cancels on first", summary="a test method")
+
+    def __init__(self, *, random_state: int | None = None) -> None:
+        self.random_state = random_state
+        self.searched: list[Any] = []
+
+    def _explain_one(self, query):
+        self.searched.append(query.id)
+        assert not query.deadline.expired()
+        query.cancel.cancel()
+        assert query.deadline.expired() and query.deadline.seconds() == 0.0
+        return Candidates(pd.DataFrame(columns=self.schema_.names), "timeout", {"reason": "stopped"})
+
+
+def test_a_cancelled_call_stops_and_says_so():
+    """A token cancelled before the call: no query is searched; cancelled during the
+    call: the queries not yet started are not searched, and each says why."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    X = cf.rows_to_explain(model, test).head(4)
+    token = cf.methods.CancelToken()
+    token.cancel()
+    r = cf.MACE(time_limit=10).fit(model, train).explain(X, cancel=token)
+    assert (r.status == "timeout").all() and r.reason.str.contains("cancelled").all()
+    m = CancelsOnFirst().fit(model, train)
+    r = m.explain(X, cancel=cf.methods.CancelToken())
+    assert m.searched == [X.index[0]]
+    assert r.reason.iloc[0] == "stopped" and r.reason.iloc[1:].str.contains("cancelled").all()

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from .._utils._deadline import CancelToken, Deadline
 from ._base import CounterfactualMethod
 from ._pipeline import BatchReport, Candidates, Query, explain_in_chunks, parallel_backend
 from ._registry import certificate_text, classes, get, get_class, names, register
@@ -14,8 +15,10 @@ from ._tags import MethodTags
 
 __all__ = [
     "BatchReport",
+    "CancelToken",
     "Candidates",
     "CounterfactualMethod",
+    "Deadline",
     "MethodTags",
     "Query",
     "certificate_text",

@@ -47,6 +47,7 @@ from typing import Any, ClassVar
 import numpy as np
 import pandas as pd
 
+from .._utils._deadline import CancelToken
 from .._utils._validation import Interval, Options, TypeSpec, validate_params
 from ..constraints import Constraints
 from ..data import Dataset, mad
@@ -207,6 +208,7 @@ class CounterfactualMethod:
         backend: str | None = None,
         chunk_size: int | None = None,
         errors: str | None = None,
+        cancel: CancelToken | None = None,
     ) -> CounterfactualResult:
         """Counterfactuals for each row of ``X``.
 
@@ -243,6 +245,11 @@ class CounterfactualMethod:
             Constraints a row that cannot reach the allowed box is
             ``infeasible``.  Every row's constraints are checked before any
             search starts.
+        cancel : CancelToken, optional
+            Set it (``cancel.cancel()``, from another thread) to stop the call
+            early: every query's deadline then counts as passed, searches and
+            solvers stop, and the queries not yet answered get the status
+            ``timeout`` (the work done is still verified and returned).
 
         Returns
         -------
@@ -281,7 +288,7 @@ class CounterfactualMethod:
         self._check_fitted()
         return explain(
             self, X, n_counterfactuals=n_counterfactuals, constraints=constraints, target=target,
-            n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, errors=errors,
+            n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, errors=errors, cancel=cancel,
         )
 
     # ---------------------------------------------------------------- hooks

@@ -6,6 +6,7 @@ import sys
 import time
 from typing import Any
 
+from ..._utils._deadline import CancelToken, Deadline
 from ..._utils._progress import should_show, summary_line
 from ...result import CounterfactualResult
 from ._assemble import assemble
@@ -28,6 +29,7 @@ def explain(
     errors: str | None = None,
     offset: int = 0,
     feedback: bool = True,
+    cancel: CancelToken | None = None,
 ) -> CounterfactualResult:
     """Explain every row of ``X`` with the fitted ``method`` (the body of
     ``CounterfactualMethod.explain``; the parameters are documented there).
@@ -38,9 +40,11 @@ def explain(
     (a chunk of a chunked run, which shows its own).
     """
     begin = time.perf_counter()
-    tasks, given = prepare(method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset)
+    tasks, given = prepare(method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset, cancel=cancel)
     limit = getattr(method, "time_limit", None)
     deadline = method.time_budget_.plan(limit, tasks, time.perf_counter() - begin, begin)
+    if cancel is not None:
+        deadline = Deadline(deadline.at, cancel)
     outcomes = search(method, tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, feedback=feedback)
     after = time.perf_counter()
     result = assemble(method, tasks, outcomes, given, int(n_counterfactuals), deadline=deadline)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._utils._deadline import CancelToken
 from ...constraints import Constraints, QueryBounds, ResolvedConstraints
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
 from ._query import Query
@@ -85,6 +86,7 @@ def prepare(
     *,
     errors: str | None = None,
     offset: int = 0,
+    cancel: CancelToken | None = None,
 ) -> tuple[list[Query], Any]:
     """The queries of ``X`` for ``method`` and what the user passed as constraints.
 
@@ -110,7 +112,7 @@ def prepare(
                 id=qid, x=x, target=targets[i], target_index=index, bounds=bounds, constraints=rc,
                 n_counterfactuals=int(n_counterfactuals), rng=np.random.default_rng(seeds[i]),
                 time_limit=getattr(method, "time_limit", None), predicted=preds[i],
-                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why,
+                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why, cancel=cancel,
             )
         )
     return tasks, given

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..._utils._deadline import Deadline
+from ..._utils._deadline import CancelToken, Deadline
 from ...constraints import QueryBounds, ResolvedConstraints
 
 __all__ = ["Candidates", "Query", "pooled_deadline"]
@@ -46,11 +46,14 @@ class Query:
     #: query's share of the input checks before the search, and the expected
     #: verification and sparsification after it
     reserve: float = 0.0
+    #: set when the caller no longer wants the answer (the deadline then counts as passed)
+    cancel: CancelToken | None = None
 
     @property
     def deadline(self) -> Deadline:
-        """When the method's search of this query must end (``started + time_limit``)."""
-        return Deadline.after(self.time_limit, start=self.started)
+        """When the method's search of this query must end (``started + time_limit``,
+        or earlier when the explain call is cancelled)."""
+        return Deadline.after(self.time_limit, start=self.started, token=self.cancel)
 
     def time_left(self) -> float:
         """Seconds left before the time limit (inf without a limit)."""
@@ -64,10 +67,11 @@ class Query:
 def pooled_deadline(queries: Sequence[Query]) -> Deadline:
     """The deadline of a batch searched together: from its earliest start, every
     query's own budget summed (no limit when the queries have none)."""
+    token = queries[0].cancel if queries else None
     if not queries or all(q.time_limit is None for q in queries):
-        return Deadline.none()
+        return Deadline(None, token)
     start = min(q.started for q in queries)
-    return Deadline.after(sum(float(q.time_limit or 0.0) for q in queries), start=start)
+    return Deadline.after(sum(float(q.time_limit or 0.0) for q in queries), start=start, token=token)
 
 
 @dataclass

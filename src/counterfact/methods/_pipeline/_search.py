@@ -98,6 +98,9 @@ def run_hooks(method: Any, tasks: list[Query], bar: Any = None) -> list[Candidat
     out: list[Candidates] = []
     for t in tasks:
         t.started = time.perf_counter()
+        if t.cancel is not None and t.cancel.cancelled:
+            out.append(_cancelled(method))
+            continue
         c = method._explain_one(t)
         if isinstance(c, pd.DataFrame):
             c = Candidates(c)
@@ -117,6 +120,9 @@ def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
         start = time.perf_counter()
         for t in group:
             t.started = start
+        if group[0].cancel is not None and group[0].cancel.cancelled:
+            out.extend(_cancelled(method) for _ in group)
+            continue
         cands = method._explain_batch(group)
         if len(cands) != len(group):
             raise RuntimeError(
@@ -130,3 +136,8 @@ def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
         if bar is not None:
             bar.update(len(group))
     return out
+
+
+def _cancelled(method: Any) -> Candidates:
+    """The outcome of a query the caller cancelled before its search started."""
+    return Candidates(pd.DataFrame(columns=method.schema_.names), "timeout", {"reason": "cancelled before its search started"}, runtime=0.0)
