@@ -29,6 +29,8 @@ _LAZY_ATTRS = {
     "rows_to_explain": ("counterfact.models", "rows_to_explain"),
     "audit": ("counterfact._audit", "audit"),
     "AuditResult": ("counterfact._audit", "AuditResult"),
+    "global_recourse": ("counterfact._audit", "global_recourse"),
+    "GlobalRecourse": ("counterfact._audit", "GlobalRecourse"),
 }
 #: module paths that moved: old name -> (what to import instead, the module(s) now holding its names)
 _MOVED = {
@@ -94,6 +96,7 @@ __all__ = [
     "DatasetNotFoundError",
     "Encoder",
     "Feature",
+    "GlobalRecourse",
     "MissingDependencyError",
     "NearestObservable",
     "NotFittedError",
@@ -108,6 +111,7 @@ __all__ = [
     "data",
     "encoding",
     "exceptions",
+    "global_recourse",
     "models",
     "result",
     "rows_to_explain",

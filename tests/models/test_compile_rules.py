@@ -14,11 +14,11 @@ from sklearn.decomposition import PCA
 from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import (
     FunctionTransformer,
-    KBinsDiscretizer,
     MaxAbsScaler,
     MinMaxScaler,
     OneHotEncoder,
     OrdinalEncoder,
+    QuantileTransformer,
     RobustScaler,
     StandardScaler,
 )
@@ -180,10 +180,10 @@ def _unsupported_models(german: cf.Dataset) -> list[tuple[str, Any, str]]:
                           ("clf", linear_model.LogisticRegression())]), "PCA"),
         ("log_lr", Pipeline([("pre", ColumnTransformer([("log", FunctionTransformer(np.log1p), ["duration_months"])])),
                              ("clf", linear_model.LogisticRegression())]), "np.log1p.*tree models"),
-        ("kbins_real_mlp", Pipeline([("pre", ColumnTransformer([("bins", KBinsDiscretizer(4, encode="ordinal"),
-                                                                  ["credit_amount"])])),
-                                     ("clf", neural_network.MLPClassifier((3,), max_iter=20))]),
-         "KBinsDiscretizer.*real feature 'credit_amount'.*tree models"),
+        ("quantile_real_mlp", Pipeline([("pre", ColumnTransformer([("q", QuantileTransformer(n_quantiles=20),
+                                                                     ["credit_amount"])])),
+                                        ("clf", neural_network.MLPClassifier((3,), max_iter=20))]),
+         "QuantileTransformer.*real feature 'credit_amount'.*tree models"),
         ("function_tanh_scaler", Pipeline([("pre", ColumnTransformer([("f", FunctionTransformer(np.negative), s.numeric)])),
                                            ("clf", tree.DecisionTreeClassifier())]), "FunctionTransformer.*negative.*ColumnTransformer part 'f'"),
         ("minmax_clip", Pipeline([("pre", ColumnTransformer([("mm", MinMaxScaler(clip=True), s.numeric)])),

@@ -10,7 +10,7 @@ import pytest
 
 import counterfact.solvers as solvers
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models.compile import MLP, Linear, TreeEnsemble
+from counterfact.models.compile import MLP, Linear, StepMLP, TreeEnsemble
 from counterfact.solvers import milp, smt
 
 #: old module -> (the public names it had, where each lives now)
@@ -47,7 +47,8 @@ def test_old_paths_warn_and_give_the_same_objects(old: str) -> None:
 
 
 def test_dispatch_tables_are_keyed_on_ir_nodes() -> None:
-    assert set(milp.ENCODERS) == set(smt.ENCODERS) == {Linear, MLP, TreeEnsemble}
+    assert set(milp.ENCODERS) == {Linear, MLP, TreeEnsemble, StepMLP}
+    assert set(smt.ENCODERS) == {Linear, MLP, TreeEnsemble}  # StepMLP: MACE's MIP oracle
     assert set(smt.OUTPUT_ENCODERS) == {Linear, MLP}
     unknown = SimpleNamespace(estimator=SimpleNamespace())
     with pytest.raises(UnsupportedModelError, match=r"MILP encoder.*SimpleNamespace.*model kind"):

@@ -10,7 +10,7 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deps import import_optional
-from . import _plots
+from . import _global_report, _plots
 from ._text import GLOSSARY
 
 __all__ = ["render"]
@@ -149,9 +149,10 @@ def _context(result: Any) -> dict[str, Any]:
     }
 
 
-def render(result: Any) -> str:
-    """The report as one HTML string."""
+def render(result: Any, global_recourse: Any = None) -> str:
+    """The report as one HTML string (with a :class:`GlobalRecourse` section when given)."""
     jinja2 = import_optional("jinja2", purpose="the audit's HTML report")
     text = resources.files("counterfact._audit").joinpath("templates/audit.html.j2").read_text(encoding="utf-8")
     env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
-    return str(env.from_string(text).render(**_context(result)))
+    extra = _global_report.section(global_recourse) if global_recourse is not None else ""
+    return str(env.from_string(text).render(**_context(result), global_section=extra))

@@ -207,18 +207,22 @@ class AuditResult:
             raise ValidationError("Audit document has no per-row table.")
         return cls(per_row, d["meta"], sensitivity_rows=table(d.get("sensitivity_rows")))
 
-    def to_html(self, path: str | Path | None = None) -> str:
+    def to_html(self, path: str | Path | None = None, *, global_recourse: Any = None) -> str:
         """A self-contained HTML report (plots embedded); written to ``path`` when given.
+        With ``global_recourse`` (a :class:`GlobalRecourse` of the same rows), the report
+        has its section too.
 
         Needs the ``report`` extra (jinja2, matplotlib).
         """
-        text = render(self)
+        text = render(self, global_recourse)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text
 
-    def save(self, out_dir: str | Path, *, html: bool = True) -> dict[str, Path]:
-        """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``)."""
+    def save(self, out_dir: str | Path, *, html: bool = True, global_recourse: Any = None) -> dict[str, Path]:
+        """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``);
+        with ``global_recourse``, also its ``global_*.csv`` and ``global.json`` (see
+        :meth:`GlobalRecourse.save`) and its section in ``audit.html``."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
         paths = {
@@ -236,9 +240,12 @@ class AuditResult:
         if self.sensitivity_rows is not None:
             paths["sensitivity"] = out / "sensitivity_rows.csv"
             self.sensitivity_rows.to_csv(paths["sensitivity"], index_label="row")
+        if global_recourse is not None:
+            written = global_recourse.save(out, html=False)
+            paths.update({f"global_{k}": v for k, v in written.items()})
         if html:
             paths["html"] = out / "audit.html"
-            self.to_html(paths["html"])
+            self.to_html(paths["html"], global_recourse=global_recourse)
         return paths
 
 

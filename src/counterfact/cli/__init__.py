@@ -111,6 +111,12 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument("--time-limit", type=float, metavar="SECONDS", help="time limit per row, for methods that have one")
     e.add_argument("--test-size", type=float, default=0.2, help="share of a --dataset held out as test rows (default 0.2)")
     e.add_argument("--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)")
+    e.add_argument("--min-probability", type=float, metavar="P",
+                   help="each answer's probability of the desired class at least P (a margin; 0 < P < 1)")
+    e.add_argument("--robust-to", type=int, default=0, metavar="N",
+                   help="answers must also hold for N copies of the model retrained on resamples (default 0)")
+    e.add_argument("--regions", action="store_true",
+                   help="also show each answer's certified region: the box of values that all work")
     e.set_defaults(func=cmd_explain)
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -11,7 +12,7 @@ from ..constraints import Constraints
 from ..data import read_structured
 from ..exceptions import CounterfactError, ValidationError
 
-__all__ = ["constraints_from_args", "method_params", "parse_rows", "parse_value", "split_list"]
+__all__ = ["check_writable", "constraints_from_args", "method_params", "parse_rows", "parse_value", "split_list"]
 
 
 def parse_value(text: str) -> Any:
@@ -22,6 +23,20 @@ def parse_value(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
+
+
+def check_writable(path_text: str, option: str = "--out") -> None:
+    """Raise unless ``path_text`` names a file that can be written (checked before any work,
+    so that a typo in the path is not reported after the computation)."""
+    path = Path(path_text).expanduser()
+    if path.is_dir():
+        raise ValidationError(f"{option} {path_text!r} is a folder; name a file to write.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValidationError(f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist.")
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        where = "the file" if path.exists() else f"the folder {str(parent)!r}"
+        raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")
 
 
 def split_list(text: str | None) -> list[str]:
@@ -84,6 +99,11 @@ def _float(text: str, item: str) -> float | None:
         ) from None
     if math.isnan(value):
         raise ValidationError(f"--range {item!r}: NaN is not a bound; leave the side empty for no bound.")
+    if math.isinf(value):
+        raise ValidationError(
+            f"--range {item!r}: {text.strip()!r} is not a finite number (beyond float64's range, about 1.8e308); "
+            "leave the side empty for no bound."
+        )
     return value
 
 

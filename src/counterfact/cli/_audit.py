@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Any
 
 from .. import methods
-from .._audit import audit
+from .._audit import audit, global_recourse
+from .._utils._deps import import_optional
 from ..exceptions import ValidationError
 from ._args import constraints_from_args, method_params, parse_value, split_list
 from ._commands import _data_and_pool, _model
@@ -23,6 +24,12 @@ given): every row the model does not assign to the favourable class (--target-cl
 dataset's) is explained under the same constraints, then recourse rates, proofs of no recourse and
 costs are aggregated overall and per group. Writes summary.csv, per_row.csv, actions.csv,
 audit.json and audit.html into --out.
+
+With --global K, also finds at most K actions -- the same change rules for everyone, such as
+"reduce duration_months by 12" -- that get the most rejected people to the favourable class,
+each verified on every person's own row with the real model, and how well they serve each group:
+global_actions.csv, global_summary.csv, global_per_row.csv, global_counterfactuals.csv,
+global.json, and a section of audit.html.
 
 Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust.
 --model-file therefore requires --allow-unsafe-model-load."""
@@ -71,6 +78,14 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     a.add_argument("--min-group-size", type=int, default=30, help="flag groups with fewer rejected rows (default 30)")
     a.add_argument("--out", required=True, metavar="DIR", help="folder for the outputs (chunks are kept there, so a re-run resumes)")
     a.add_argument("--no-html", action="store_true", help="skip the HTML report (no jinja2/matplotlib needed)")
+    g = a.add_argument_group("global recourse")
+    g.add_argument("--global", dest="global_k", type=int, metavar="K",
+                   help="also find at most K actions, the same for everyone, that help the most rejected people")
+    g.add_argument("--global-features", type=int, default=2, metavar="N", help="features one action may change (default 2)")
+    g.add_argument("--global-solver", choices=["auto", "greedy", "milp"], default="auto",
+                   help="how the actions are chosen (default auto: the exact MILP when small, else greedy)")
+    g.add_argument("--global-max-cost-ratio", type=float, metavar="R",
+                   help="an action counts for a person only if it costs at most R times their own counterfactual")
     a.set_defaults(func=cmd_audit, queries=None)
     return a  # type: ignore[no-any-return]
 
@@ -82,6 +97,10 @@ def cmd_audit(args: argparse.Namespace) -> int:
     constraints = constraints_from_args(args)
     if args.max_rows is not None and args.max_rows < 1:
         raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
+    _check_global(args)
+    if not args.no_html:  # before any work: a missing extra fails now, not after the audit
+        import_optional("jinja2", purpose="the audit's HTML report (or pass --no-html)")
+        import_optional("matplotlib", purpose="the audit's HTML report (or pass --no-html)")
     out = _out_dir(args.out)
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
@@ -99,11 +118,47 @@ def cmd_audit(args: argparse.Namespace) -> int:
             backend=args.backend, chunk_size=args.chunk_size, out_dir=out / "chunks", random_state=args.seed,
             n_bootstrap=args.n_bootstrap, min_group_size=args.min_group_size,
         )
-        paths = result.save(out, html=not args.no_html)
+        found = None
+        if args.global_k is not None:
+            found = global_recourse(
+                method, pool, max_actions=args.global_k, groups=split_list(args.groups) or None, cost=args.cost,
+                constraints=constraints, target=target, max_features=args.global_features, individual=result,
+                max_cost_ratio=args.global_max_cost_ratio, solver=args.global_solver, data=data, bins=args.bins,
+                min_group_size=args.min_group_size, n_bootstrap=args.n_bootstrap, random_state=args.seed,
+            )
+            info(args, f"{found!r}")
+        paths = result.save(out, html=not args.no_html, global_recourse=found)
         info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
     s = result.summary()
     sys.stdout.write(s[_SUMMARY_COLUMNS].to_string(index=False) + "\n")
+    if found is not None:
+        _print_global(found)
     return 0
+
+
+def _check_global(args: argparse.Namespace) -> None:
+    """The --global options, checked before any work."""
+    if args.global_k is None:
+        return
+    if args.global_k < 1:
+        raise ValidationError(f"--global must be at least 1 (the number of actions). Got {args.global_k}.")
+    if not 1 <= args.global_features <= 5:
+        raise ValidationError(f"--global-features must be in [1, 5]. Got {args.global_features}.")
+    if args.global_max_cost_ratio is not None and not args.global_max_cost_ratio > 0:
+        raise ValidationError(f"--global-max-cost-ratio must be > 0. Got {args.global_max_cost_ratio}.")
+    if args.global_solver == "milp":
+        import_optional("highspy", purpose="--global-solver milp")
+
+
+def _print_global(found: Any) -> None:
+    """The global actions and the main findings on standard output."""
+    table = found.actions[["description", "n_works", "coverage", "n_new", "n_assigned", "cost_median"]]
+    sys.stdout.write(f"\nGlobal recourse: {found.n_covered} of {found.n_rejected} rejected rows covered "
+                     f"({100 * found.coverage:.1f}%)\n")
+    if len(table):
+        sys.stdout.write(table.to_string() + "\n")
+    for line in found.findings():
+        sys.stdout.write(f"- {line}\n")
 
 
 def _out_dir(arg: str) -> Path:

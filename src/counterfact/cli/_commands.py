@@ -17,11 +17,12 @@ import pandas as pd
 
 from .. import benchmark, datasets, methods, models, report
 from .._utils._deps import is_available
+from .._utils._values import _py
 from ..benchmark._runner import _cells
 from ..data import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
 from ..models import desired_class, load_model_file, rows_to_explain
-from ._args import constraints_from_args, method_params, parse_rows, parse_value
+from ._args import check_writable, constraints_from_args, method_params, parse_rows, parse_value
 from ._output import emit, info, stdout_to_stderr
 
 __all__ = ["cmd_benchmark", "cmd_datasets", "cmd_demo", "cmd_explain", "cmd_report"]
@@ -90,28 +91,52 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
         model = load_model_file(args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train)
         info(args, f"model: {type(model).__name__} from {args.model_file}")
         return model
+    values = pd.unique(train.y)
+    if len(values) < 2:
+        source = f"--data {args.data!r}" if getattr(args, "data", None) else "the training data"
+        raise ValidationError(
+            f"{source}: the target column {train.target!r} holds a single class ({_py(values[0])!r}), so no model can "
+            "learn a decision to flip. Use data with at least two classes."
+        )
     t0 = time.perf_counter()
     model = models.fit(train, args.model, random_state=args.seed)
     info(args, f"fitted a '{args.model}' model on {len(train)} rows in {time.perf_counter() - t0:.1f} s")
     return model
 
 
-def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
-    """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
-    target = parse_value(args.target_class) if args.target_class is not None else None
-    classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
-    if target is not None and target not in classes and args.target_class in classes:
-        target = args.target_class  # a label such as "1" in a model with string classes
-    if target is not None and classes and target not in classes:
+def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
+    """--target-class as one of ``classes`` (``true`` names a class only when the classes are booleans)."""
+    if args.target_class is None:
+        return None
+    target = parse_value(args.target_class)
+    is_bool = [isinstance(c, bool) for c in classes]
+    if (isinstance(target, bool) and not all(is_bool)) or target not in classes:
+        if args.target_class in classes:
+            return args.target_class  # a label such as "1" or "true" in a model with string classes
         raise ValidationError(
             f"--target-class {args.target_class!r} is not a class of the model; choose one of {classes}."
         )
-    if target is None and data.metadata.get("favourable") is None and len(classes) == 2:
+    return target
+
+
+def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
+    """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
+    classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
+    if len(classes) == 1:
+        raise ValidationError(
+            f"the model knows a single class {classes}: the training data's target column has one value, so every "
+            "row is predicted as it and no change can flip the decision. Train on data with at least two classes."
+        )
+    target = _target_class(args, classes)
+    favourable = data.metadata.get("favourable")
+    if target is None and favourable is None and len(classes) == 2:
         info(args, f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)")
-    if args.all_rows and target is None and len(getattr(model, "classes_", ())) != 2:
-        wanted = None  # explain() asks for a target on multi-class models
-    else:
-        wanted = desired_class(model, target=target, data=data)
+    if target is None and favourable is None and len(classes) > 2:
+        raise ValidationError(
+            f"the model has {len(classes)} classes {classes} and the data names no favourable one; choose the "
+            "desired class with --target-class."
+        )
+    wanted = desired_class(model, target=target, data=data)
     if not args.all_rows:
         keep = rows_to_explain(model, X, target=wanted, data=data)
         skipped = len(X) - len(keep)
@@ -141,8 +166,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
     if args.seed is not None and args.seed < 0:
         raise ValidationError(f"--seed must be a non-negative integer. Got {args.seed}.")
+    _check_requirements(args)
     method = methods.get(args.method, **params)
     method._validate_params()  # a bad --param value fails now, before any loading or training
+    if args.out:
+        check_writable(args.out)  # a bad path fails now, not after the computation
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
         constraints.resolve(data.schema)  # unknown features and contradictions, before any training
@@ -154,12 +182,23 @@ def cmd_explain(args: argparse.Namespace) -> int:
         method.fit(model, train)
         info(args, f"{args.method}: fitted in {time.perf_counter() - t0:.1f} s; explaining {len(X)} rows")
         t0 = time.perf_counter()
+        robust = models.retrained(model, train, n=args.robust_to, random_state=args.seed) if args.robust_to else None
         result = method.explain(X, n_counterfactuals=args.n_counterfactuals, constraints=constraints,
-                                target=wanted, n_jobs=args.n_jobs)
+                                target=wanted, n_jobs=args.n_jobs, min_probability=args.min_probability,
+                                robust_to=robust, regions=args.regions)
         found = int((result.found > 0).sum())
         info(args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s")
     emit(result, args.format, args.out)
     return 0
+
+
+def _check_requirements(args: argparse.Namespace) -> None:
+    """--min-probability and --robust-to, checked before any loading or training."""
+    p = args.min_probability
+    if p is not None and not 0.0 < p < 1.0:
+        raise ValidationError(f"--min-probability must be between 0 and 1 (exclusive). Got {p}.")
+    if args.robust_to < 0:
+        raise ValidationError(f"--robust-to must be a number of retrained models (0 or more). Got {args.robust_to}.")
 
 
 # ---------------------------------------------------------------------- demo

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -10,8 +10,14 @@ import numpy as np
 import pandas as pd
 
 from ..exceptions import ConstraintError
+from ..schema._numbers import finite_number, show_number
 
-__all__ = ["Causal"]
+__all__ = ["MAX_COEFFICIENT", "Causal"]
+
+#: The largest magnitude of a linear causal coefficient: the exact methods'
+#: solvers treat matrix entries beyond 1e15 as infinite (HiGHS) and lose
+#: precision long before, once a coefficient is multiplied by a feature's range.
+MAX_COEFFICIENT = 1e9
 
 
 @dataclass(frozen=True)
@@ -40,7 +46,14 @@ class Causal:
     tol: float = 1e-3
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "parents", tuple(self.parents))
+        if not isinstance(self.child, str):
+            raise ConstraintError(f"Causal relation: child must be a feature name (str). Got {self.child!r}.")
+        parents = (self.parents,) if isinstance(self.parents, str) else self.parents
+        if isinstance(parents, Mapping) or not isinstance(parents, Iterable):
+            raise ConstraintError(f"Causal relation for '{self.child}': parents must list feature names. Got {parents!r}.")
+        object.__setattr__(self, "parents", tuple(parents))
+        if not all(isinstance(p, str) for p in self.parents):
+            raise ConstraintError(f"Causal relation for '{self.child}': parents must be feature names (str). Got {list(self.parents)!r}.")
         given = sum(x is not None for x in (self.coef, self.model, self.fn))
         if given != 1:
             raise ConstraintError(
@@ -52,16 +65,43 @@ class Causal:
         if self.child in self.parents:
             raise ConstraintError(f"Causal relation: '{self.child}' cannot be its own parent.")
         if self.coef is not None:
-            unknown = set(self.coef) - set(self.parents)
-            if unknown:
-                raise ConstraintError(
-                    f"Causal relation for '{self.child}': coef names {sorted(unknown)} "
-                    f"which are not parents {list(self.parents)}."
-                )
+            self._check_linear()
+        tol = finite_number(self.tol, f"Causal relation for '{self.child}': tol", error=ConstraintError)
+        if tol <= 0:
+            raise ConstraintError(f"Causal relation for '{self.child}': tol must be > 0. Got {self.tol!r}.")
         if self.model is not None and not hasattr(self.model, "predict"):
             raise ConstraintError(
                 f"Causal relation for '{self.child}': model must be a fitted regressor with predict()."
             )
+
+    def _check_linear(self) -> None:
+        """``coef`` names parents with finite coefficients of a size solvers handle; ``intercept`` too."""
+        who = f"Causal relation for '{self.child}'"
+        if not isinstance(self.coef, Mapping):
+            raise ConstraintError(f"{who}: coef must map parent names to numbers. Got {self.coef!r}.")
+        if not self.coef:
+            raise ConstraintError(
+                f"{who}: coef is empty, so the child would not depend on its parents {list(self.parents)}. "
+                f"Give each parent its coefficient, e.g. coef={{'{self.parents[0]}': 0.5}}."
+            )
+        unknown = set(self.coef) - set(self.parents)
+        if unknown:
+            raise ConstraintError(
+                f"{who}: coef names {sorted(map(str, unknown))} which are not parents {list(self.parents)}."
+            )
+        hint = f"Coefficients are at most {MAX_COEFFICIENT:g} in magnitude; rescale the features' units."
+        coef = {}
+        for name, w in self.coef.items():
+            coef[name] = finite_number(w, f"{who}: coef['{name}']", error=ConstraintError, hint=hint)
+            if abs(coef[name]) > MAX_COEFFICIENT:
+                raise ConstraintError(f"{who}: coef['{name}'] = {show_number(w)} is too large. {hint}")
+        intercept = finite_number(self.intercept, f"{who}: intercept", error=ConstraintError)
+        if abs(intercept) > MAX_COEFFICIENT * 1e3:
+            raise ConstraintError(
+                f"{who}: intercept = {show_number(self.intercept)} is too large (at most {MAX_COEFFICIENT * 1e3:g})."
+            )
+        object.__setattr__(self, "coef", coef)
+        object.__setattr__(self, "intercept", intercept)
 
     @property
     def kind(self) -> str:

@@ -28,7 +28,6 @@ Semantics (documented decisions)
 
 from __future__ import annotations
 
-import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,6 +38,7 @@ import pandas as pd
 from .._utils._values import _py
 from ..exceptions import ConstraintError
 from ..schema import Schema
+from ..schema._numbers import finite_number, show_number
 from ._bounds import ResolvedConstraints
 from ._causal import Causal
 from ._resolve import resolve
@@ -98,36 +98,24 @@ class Constraints:
 
     def __post_init__(self) -> None:
         for attr in ("immutable", "increasing", "decreasing"):
-            val = getattr(self, attr)
-            if isinstance(val, str):
-                val = [val]
-            object.__setattr__(self, attr, tuple(val))
-            for n in getattr(self, attr):
-                if not isinstance(n, str):
-                    raise ConstraintError(f"Constraints.{attr} must list feature names (str). Got {n!r}.")
+            object.__setattr__(self, attr, _names(getattr(self, attr), f"Constraints.{attr}"))
         if self.features_to_vary is not None:
-            ftv = [self.features_to_vary] if isinstance(self.features_to_vary, str) else self.features_to_vary
-            ftv = tuple(ftv)
+            ftv = _names(self.features_to_vary, "Constraints.features_to_vary")
             if len(ftv) == 0:
                 raise ConstraintError(
                     "Constraints.features_to_vary is empty: no feature may change, so no "
                     "counterfactual can exist. Name at least one feature, or pass None for all."
                 )
             object.__setattr__(self, "features_to_vary", ftv)
-        object.__setattr__(self, "ranges", dict(self.ranges))
-        object.__setattr__(
-            self, "allowed_values", {k: tuple(_py(v) for v in vs) for k, vs in dict(self.allowed_values).items()}
-        )
-        object.__setattr__(self, "causal", tuple(self.causal))
+        object.__setattr__(self, "ranges", _ranges(self.ranges))
+        object.__setattr__(self, "allowed_values", _allowed_values(self.allowed_values))
+        object.__setattr__(self, "causal", _relations(self.causal))
         if self.max_changes is not None:
             if isinstance(self.max_changes, bool) or not isinstance(self.max_changes, (int, np.integer)) or self.max_changes < 1:
                 raise ConstraintError(
-                    f"Constraints.max_changes must be an int >= 1 (or None). Got {self.max_changes!r}."
+                    f"Constraints.max_changes must be an int >= 1 (or None). Got {show_number(self.max_changes)}."
                 )
             object.__setattr__(self, "max_changes", int(self.max_changes))
-        for c in self.causal:
-            if not isinstance(c, Causal):
-                raise ConstraintError(f"Constraints.causal takes Causal objects. Got {type(c).__name__}.")
         # contradictions that need no schema
         for a, b in (("immutable", "increasing"), ("immutable", "decreasing"), ("increasing", "decreasing")):
             both = sorted(set(getattr(self, a)) & set(getattr(self, b)))
@@ -142,27 +130,6 @@ class Constraints:
                     f"Features {both} are listed in features_to_vary but also immutable. Remove them "
                     "from one of the two lists."
                 )
-        for name, rng in self.ranges.items():
-            if not (isinstance(rng, (tuple, list)) and len(rng) == 2):
-                raise ConstraintError(f"ranges['{name}'] must be a (low, high) pair. Got {rng!r}.")
-            lo, hi = rng
-            for side, v in (("low", lo), ("high", hi)):
-                if v is None:
-                    continue
-                try:
-                    num = float(v)
-                except (TypeError, ValueError):
-                    raise ConstraintError(
-                        f"ranges['{name}'] = {rng!r}: the {side} bound must be a number, or None for an "
-                        f"open side. Got {v!r}."
-                    ) from None
-                if not math.isfinite(num):
-                    raise ConstraintError(
-                        f"ranges['{name}'] = {rng!r}: the {side} bound is {num}, which bounds nothing. "
-                        "Use None for an open side, e.g. (None, 50) for 'at most 50'."
-                    )
-            if lo is not None and hi is not None and float(lo) > float(hi):
-                raise ConstraintError(f"ranges['{name}'] = {rng!r} is empty (low > high).")
 
     # ----------------------------------------------------------------- kinds
     def kinds(self) -> set[str]:
@@ -246,19 +213,28 @@ class Constraints:
 
     @classmethod
     def from_dict(cls, d: Mapping[str, Any] | None) -> Constraints:
-        """Build from a mapping as read from YAML/JSON; unknown keys raise."""
-        if not d:
+        """Build from a mapping as read from YAML/JSON; unknown keys raise.
+
+        A key whose value is empty (``immutable:`` in YAML, ``null`` in JSON)
+        means "no such constraint", except ``features_to_vary: null``, which
+        keeps its meaning "every actionable feature".
+        """
+        if d is None:
             return cls()
-        d = dict(d)
-        known = {"immutable", "increasing", "decreasing", "ranges", "allowed_values", "features_to_vary", "max_changes", "causal"}
-        unknown = sorted(set(d) - known)
+        if not isinstance(d, Mapping):
+            raise ConstraintError(
+                f"Constraints must be a mapping of constraint kind -> value (keys {sorted(CONSTRAINT_KINDS)}). "
+                f"Got {_kind(d)}."
+            )
+        unknown = sorted(str(k) for k in set(d) - set(CONSTRAINT_KINDS))
         if unknown:
-            raise ConstraintError(f"Unknown constraint keys {unknown}. Known keys: {sorted(known)}.")
-        if "ranges" in d:
-            d["ranges"] = {k: tuple(v) for k, v in d["ranges"].items()}
-        if "causal" in d:
-            d["causal"] = [Causal(child=c["child"], parents=tuple(c["parents"]), coef=c["coef"], intercept=c.get("intercept", 0.0)) for c in d["causal"]]
-        return cls(**d)
+            raise ConstraintError(f"Unknown constraint keys {unknown}. Known keys: {sorted(CONSTRAINT_KINDS)}.")
+        kw = {str(k): v for k, v in d.items() if v is not None or k == "features_to_vary"}
+        if "ranges" in kw:
+            kw["ranges"] = _mapping(kw["ranges"], "ranges")
+        if "causal" in kw:
+            kw["causal"] = [_causal_from_dict(c, k) for k, c in enumerate(_sequence(kw["causal"], "causal"))]
+        return cls(**kw)
 
 
 def violations(
@@ -278,3 +254,126 @@ def violations(
     """
     constraints = constraints or Constraints()
     return check_violations(query, counterfactuals, schema, constraints, constraints.resolve(schema))
+
+
+# ------------------------------------------------------------ input checks
+def _kind(value: Any) -> str:
+    """``None``, or ``a list: [1, 2]``, for error messages."""
+    if value is None:
+        return "None"
+    name = type(value).__name__
+    return f"{'an' if name[0] in 'aeiou' else 'a'} {name}: {_short(value)}"
+
+
+def _short(value: Any, width: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def _sequence(value: Any, what: str) -> list[Any]:
+    """A list from a list-like ``value`` (not a string, not a mapping); ConstraintError otherwise."""
+    if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+        raise ConstraintError(f"{what} must be a list. Got {_kind(value)}.")
+    return list(value)
+
+
+def _mapping(value: Any, what: str) -> dict[Any, Any]:
+    if not isinstance(value, Mapping):
+        raise ConstraintError(
+            f"{what} must be a mapping of feature name -> value. Got {_kind(value)}."
+        )
+    for k in value:
+        if not isinstance(k, str):
+            raise ConstraintError(f"{what} must be keyed by feature names (str). Got the key {_short(k)}.")
+    return dict(value)
+
+
+def _names(value: Any, what: str) -> tuple[str, ...]:
+    """Feature names from a name, a list of names, or None (no names)."""
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, Mapping) or not isinstance(value, Iterable):
+        raise ConstraintError(f"{what} must list feature names (str). Got {_kind(value)}.")
+    out = tuple(value)
+    for n in out:
+        if not isinstance(n, str):
+            raise ConstraintError(f"{what} must list feature names (str). Got {_short(n)}.")
+    return out
+
+
+def _ranges(value: Any) -> dict[str, tuple[float | None, float | None]]:
+    """``ranges`` checked: (low, high) pairs of finite numbers or None, low <= high."""
+    if value is None:
+        return {}
+    out: dict[str, tuple[float | None, float | None]] = {}
+    for name, rng in _mapping(value, "Constraints.ranges").items():
+        if isinstance(rng, (str, bytes, Mapping)) or not isinstance(rng, Iterable) or len(rng := tuple(rng)) != 2:
+            raise ConstraintError(f"ranges['{name}'] must be a (low, high) pair. Got {_short(rng)}.")
+        pair: list[float | None] = []
+        for side, v in zip(("low", "high"), rng, strict=True):
+            if v is None:
+                pair.append(None)
+                continue
+            hint = "Use None for an open side, e.g. (None, 50) for 'at most 50'."
+            num = finite_number(v, f"ranges['{name}'] {side} bound", error=ConstraintError, hint=hint)
+            pair.append(_py(v) if isinstance(v, (int, np.integer)) and abs(num) <= 2**53 else num)
+        lo, hi = pair
+        if lo is not None and hi is not None and float(lo) > float(hi):
+            raise ConstraintError(f"ranges['{name}'] = {_short(rng)} is empty (low > high).")
+        out[name] = (lo, hi)
+    return out
+
+
+def _allowed_values(value: Any) -> dict[str, tuple[Any, ...]]:
+    """``allowed_values`` checked: a list of values per feature; numbers finite."""
+    if value is None:
+        return {}
+    out: dict[str, tuple[Any, ...]] = {}
+    for name, vs in _mapping(value, "Constraints.allowed_values").items():
+        if vs is None or isinstance(vs, (str, bytes, Mapping)) or not isinstance(vs, Iterable):
+            example = "" if vs is None else f", e.g. {{'{name}': [{_short(vs)}]}}"
+            raise ConstraintError(
+                f"allowed_values['{name}'] must be a list of the values the feature may take{example}. "
+                f"Got {_kind(vs)}."
+            )
+        vals = tuple(_py(v) for v in vs)
+        for v in vals:
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                finite_number(v, f"allowed_values['{name}'] value", error=ConstraintError)
+        out[name] = vals
+    return out
+
+
+def _relations(value: Any) -> tuple[Causal, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, Causal):
+        return (value,)
+    out = tuple(_sequence(value, "Constraints.causal"))
+    for c in out:
+        if not isinstance(c, Causal):
+            raise ConstraintError(f"Constraints.causal takes Causal objects. Got {type(c).__name__}.")
+    return out
+
+
+def _causal_from_dict(c: Any, k: int) -> Causal:
+    """One linear causal relation from ``{"child", "parents", "coef", "intercept"}``."""
+    where = f"causal[{k}]"
+    if not isinstance(c, Mapping):
+        raise ConstraintError(
+            f"{where} must be a mapping with keys child, parents, coef (and optionally intercept). Got {_short(c)}."
+        )
+    known = {"child", "parents", "coef", "intercept", "tol"}
+    unknown = sorted(str(x) for x in set(c) - known)
+    if unknown:
+        raise ConstraintError(f"{where} has unknown keys {unknown}. Known keys: {sorted(known)}.")
+    missing = [x for x in ("child", "parents", "coef") if x not in c]
+    if missing:
+        raise ConstraintError(f"{where} lacks the keys {missing}; a linear relation needs child, parents and coef.")
+    extra = {"tol": c["tol"]} if "tol" in c else {}
+    return Causal(
+        child=c["child"], parents=_names(c["parents"], f"{where}.parents"), coef=_mapping(c["coef"], f"{where}.coef"),
+        intercept=c.get("intercept", 0.0), **extra,
+    )

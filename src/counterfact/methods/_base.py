@@ -58,7 +58,7 @@ from ..models._adapter import check_model
 from ..result import CounterfactualResult, certificate_text
 from ..result._text import diagnostic_number
 from ..schema import Schema
-from ._pipeline import Candidates, Query, TimeBudget, check_rows, diversity_steps, explain
+from ._pipeline import Candidates, Judge, Query, TimeBudget, check_rows, diversity_steps, explain
 from ._tags import MethodTags
 
 __all__ = ["COMMON_PARAMS", "HOOKS", "CounterfactualMethod", "plain_guarantee"]
@@ -209,6 +209,9 @@ class CounterfactualMethod:
         chunk_size: int | None = None,
         errors: str | None = None,
         cancel: CancelToken | None = None,
+        min_probability: float | None = None,
+        robust_to: Sequence[Any] | None = None,
+        regions: bool = False,
     ) -> CounterfactualResult:
         """Counterfactuals for each row of ``X``.
 
@@ -245,6 +248,32 @@ class CounterfactualMethod:
             Constraints a row that cannot reach the allowed box is
             ``infeasible``.  Every row's constraints are checked before any
             search starts.
+        min_probability : float, optional
+            A margin: every counterfactual reported has the model's probability
+            of the target at least this (in ``(0, 1)``), checked with the real
+            model; with ``robust_to``, in every model.  Exact methods encode it
+            in their solver, so "optimal" and "infeasible" stay proofs under the
+            margin (they raise :class:`UnsupportedConstraintError` for a model
+            whose probability they cannot encode exactly); the others search for
+            it and are verified.  The result shows each answer's probability.
+        robust_to : sequence of fitted models, optional
+            Other models the answer must hold for (model multiplicity): each
+            counterfactual reported reaches the target in the explained model
+            *and* in every model listed (e.g. the same model retrained,
+            :func:`counterfact.models.retrained`), checked with each.  Exact
+            methods encode every model in one problem (the nearest point valid
+            for all, with the same proof); the others search under all of them
+            and are verified with all.
+        regions : bool
+            Also compute each counterfactual's certified region
+            (:meth:`CounterfactualResult.region`): the widest box around it in
+            which every point reaches the target (with the margin and every
+            ``robust_to`` model), proven by interval bounds and a MILP for the
+            compiled model, else checked on samples and marked not certified.
+            Each region is grown for up to ``time_limit`` seconds (10 without
+            one), after the search: this work is outside the search's time
+            limit.  Without ``regions``, ``result.region(q)`` computes one on
+            demand.
         cancel : CancelToken, optional
             Set it (``cancel.cancel()``, from another thread) to stop the call
             early: every query's deadline then counts as passed, searches and
@@ -289,6 +318,7 @@ class CounterfactualMethod:
         return explain(
             self, X, n_counterfactuals=n_counterfactuals, constraints=constraints, target=target,
             n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, errors=errors, cancel=cancel,
+            min_probability=min_probability, robust_to=robust_to, regions=regions,
         )
 
     # ---------------------------------------------------------------- hooks
@@ -314,7 +344,8 @@ class CounterfactualMethod:
         Rows that cannot be coerced to the schema's types count as invalid.
         Methods may call this inside their search (e.g. to retry with a larger margin).
         """
-        return check_rows(self.schema_, self.model_, query, frame)
+        judge = query.judge if query.judge is not None else Judge(self.model_)
+        return check_rows(self.schema_, judge, query, frame)
 
     # ............................................................ guarantees
     @classmethod

@@ -1,9 +1,10 @@
 """Model adapters, standard model kinds, loading a model file, choosing the rows to
-explain and (in :mod:`counterfact.models.compile`) the model compiler."""
+explain, retrained copies and (in :mod:`counterfact.models.compile`) the model compiler."""
 
 from ._adapter import ModelAdapter, TorchModel, as_adapter
 from ._fit import KINDS, fit, make_pipeline, preprocessor
 from ._loading import UNSAFE_MODEL_HELP, load_model_file
+from ._retrain import retrained
 from ._select import desired_class, rows_to_explain
 
 __all__ = [
@@ -17,5 +18,6 @@ __all__ = [
     "load_model_file",
     "make_pipeline",
     "preprocessor",
+    "retrained",
     "rows_to_explain",
 ]

@@ -68,7 +68,10 @@ class ModelAdapter:
     def __init__(self, model: Any, schema: Schema | None = None) -> None:
         if isinstance(model, ModelAdapter):
             model = model.model
-        if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
+        classes = getattr(model, "classes_", None)
+        if classes is None:  # a wrapper that keeps its fitted classifier (optbinning's Scorecard)
+            classes = getattr(getattr(model, "estimator_", None), "classes_", None)
+        if not hasattr(model, "predict_proba") or classes is None:
             raise UnsupportedModelError(
                 f"Unsupported model {type(model).__name__}: it needs predict_proba(DataFrame) and "
                 "classes_ (a fitted scikit-learn classifier or pipeline, an XGBoost/LightGBM sklearn "
@@ -77,7 +80,7 @@ class ModelAdapter:
             )
         self.model: Any = model
         self.schema = schema
-        self.classes_ = np.asarray(model.classes_)
+        self.classes_ = np.asarray(classes)
         self._columns: list[str] | None = None if schema is None else list(schema.names)
         seen = _fitted_columns(model)
         if schema is not None and seen is not None and sorted(seen) == sorted(schema.names):
@@ -125,7 +128,12 @@ class ModelAdapter:
         steps = self.model.steps if isinstance(self.model, Pipeline) else None
         final: Any = steps[-1][1] if steps else None
         if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
-            Xt = self.model[:-1].transform(self._frame(X))
+            from sklearn.exceptions import NotFittedError
+
+            try:
+                Xt = self.model[:-1].transform(self._frame(X))
+            except NotFittedError:  # a step scikit-learn cannot tell is fitted (optbinning's BinningProcess)
+                return self.predict(X), self.predict_proba(X)
             proba = np.asarray(final.predict_proba(Xt), dtype=float)
             if _predict_is_argmax(final):
                 return np.asarray(final.classes_).take(np.argmax(proba, axis=1), axis=0), proba

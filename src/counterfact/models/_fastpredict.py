@@ -26,6 +26,7 @@ base class; these are for the search only.
 from __future__ import annotations
 
 import warnings
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -49,6 +50,16 @@ def columns_by_feature(affine: Any) -> dict[str, list[int]]:
     for j, c in enumerate(affine.columns):
         cols.setdefault(c.feature, []).append(j)
     return cols
+
+
+def estimator_columns(affine: Any, est: Any) -> Any:
+    """The folded map restricted to the estimator's own input columns: a compiled tree
+    model or scorecard appends columns its splits read (bin codes, raw values) after them."""
+    n = getattr(est, "n_features_in_", None)
+    if n is None or int(n) >= affine.n_x:
+        return affine
+    n = int(n)
+    return replace(affine, A=affine.A[:n], c=affine.c[:n], columns=affine.columns[:n], code_columns={})
 
 
 class ForestEvaluator:
@@ -183,7 +194,7 @@ class FastPredictor:
             return None
         try:
             compiled = compile_model(model, schema)
-            fast = cls(compiled.inputs, compiled.affine, est, None)
+            fast = cls(compiled.inputs, estimator_columns(compiled.affine, est), est, None)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 X = fast.affine.apply(fast.space.encode(sample))

@@ -26,7 +26,7 @@ from ..data import Dataset
 from ..exceptions import ValidationError
 from ._adapter import as_adapter
 
-__all__ = ["desired_class", "rows_to_explain"]
+__all__ = ["check_label", "desired_class", "rows_to_explain"]
 
 
 def _favourable(data: Dataset | None) -> Any:
@@ -71,6 +71,11 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
             f"rows_to_explain needs a fitted classifier with classes_; got {type(model).__name__}. Fit it first."
         )
     classes = np.asarray(classes)
+    if len(classes) < 2:
+        raise ValidationError(
+            f"The model knows a single class {classes.tolist()}: it predicts it for every row, so no change "
+            "can flip its decision. Fit it on data with at least two classes."
+        )
     chosen = target if target is not None else _favourable(data)
     if chosen is None:
         if len(classes) != 2:
@@ -79,6 +84,7 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
                 "class; pass target= the desired class."
             )
         chosen = classes[-1]
+    check_label(classes, chosen, what="target" if target is not None else "the dataset's favourable class")
     hits = np.flatnonzero(classes == chosen)
     if hits.size == 0:
         where = "target" if target is not None else "the dataset's favourable class"
@@ -87,6 +93,23 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
             "Pass target= one of them."
         )
     return classes[hits[0]].item() if hasattr(classes[hits[0]], "item") else classes[hits[0]]
+
+
+def check_label(classes: Any, label: Any, *, what: str = "target") -> None:
+    """Raise :class:`ValidationError` when ``label`` is a boolean and ``classes`` are not.
+
+    ``True == 1`` in Python and NumPy, so ``target=True`` would silently pick
+    the class ``1``: a boolean names a class only when the classes are booleans.
+    """
+    if not isinstance(label, (bool, np.bool_)):
+        return
+    arr = np.asarray(classes)
+    if arr.dtype == bool or (arr.dtype == object and all(isinstance(c, (bool, np.bool_)) for c in arr.tolist())):
+        return
+    raise ValidationError(
+        f"{what} {bool(label)!r} is a boolean, but the model's classes are {arr.tolist()}; a boolean is not a class "
+        "label here. Pass one of the classes."
+    )
 
 
 def rows_to_explain(

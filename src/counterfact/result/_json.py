@@ -1,9 +1,23 @@
 """The JSON format of :class:`~counterfact.result.CounterfactualResult`: writing it
 (``to_json``) and reading it back (``from_json``), where every damaged document
-raises a :class:`~counterfact.exceptions.ValidationError` naming what is wrong."""
+raises a :class:`~counterfact.exceptions.ValidationError` naming what is wrong.
+
+A document (format version 3) carries the schema of its rows and a SHA-256
+of its content (``"sha256"``: of the document without that key, serialised
+with sorted keys and no spaces).  Reading it checks the structure, every row
+against the schema (features present, dtypes, categories, the domain of
+changed values), the counterfactuals' index against the queries and their
+statuses, the constraints against the schema, and then the hash: a bit
+flipped anywhere, or an edit, is reported instead of loaded.  An edited
+document loads with ``verify=False`` and a model, which re-checks every
+counterfactual instead (it must still flip the model and satisfy its
+constraints).  Versions 1 and 2 (no hash) still load, with every check but
+the hash.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Mapping
 from pathlib import Path
@@ -15,12 +29,17 @@ import pandas as pd
 from .._utils._values import _py
 from ..constraints import Constraints
 from ..exceptions import ValidationError
+from ..models import as_adapter
+from ..models._select import check_label
 from ..schema import Schema
-from ._status import STATUSES
+from ._region import Region
+from ._status import STATUSES, SUCCESS
 
-__all__ = ["FORMAT_VERSION", "constraints_json", "dump", "index_key", "jsonable", "load"]
+__all__ = ["FORMAT_VERSION", "HASH_KEY", "constraints_json", "content_hash", "dump", "index_key", "jsonable", "load"]
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
+#: the key of the content hash
+HASH_KEY = "sha256"
 
 
 def jsonable(v: Any) -> Any:
@@ -83,12 +102,22 @@ def dump(result: Any) -> str:
         "confidence": jsonable(list(result.confidence.reindex(cf.index))) if len(cf) else [],
         "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
         "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
+        "requirements": jsonable(result.requirements),
+        "regions": [[jsonable(q), int(r), region.to_dict()] for (q, r), region in result.regions.items()],
         "diagnostics": {
             "columns": list(map(str, result.diagnostics.columns)),
             "rows": rows(result.diagnostics.reindex(result.queries.index)),
         },
     }
+    payload[HASH_KEY] = content_hash(payload)
     return json.dumps(payload)
+
+
+def content_hash(payload: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a document without its hash: sorted keys, no spaces, ASCII."""
+    body = {k: v for k, v in payload.items() if k != HASH_KEY}
+    text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
 def _looks_like_path(text: str) -> bool:
@@ -104,8 +133,34 @@ def _looks_like_path(text: str) -> bool:
         return False
 
 
-def load(cls: Any, text: str | bytes) -> Any:
+def load(cls: Any, text: str | bytes, *, verify: bool = True, model: Any = None) -> Any:
     """Parse and check a result document (see ``CounterfactualResult.from_json``)."""
+    if not isinstance(verify, bool):
+        raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
+    if not verify and model is None:
+        raise ValidationError(
+            "from_json(verify=False) loads a document whose content hash does not match (an edited file) only "
+            "with the model to re-check it: pass model=<the fitted model>, and every counterfactual is re-verified."
+        )
+    d = _parse(text)
+    version = _check_header(d)
+    try:
+        result = _from_payload(cls, d)
+    except ValidationError as exc:
+        raise ValidationError(f"Result document: {exc}") from None
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+        raise ValidationError(
+            f"Result document is damaged: {type(exc).__name__}: {exc}. Write it again with to_json."
+        ) from None
+    if verify and version >= 3:
+        _check_hash(d)
+    if model is not None:
+        _reverify(result, model)
+    return result
+
+
+def _parse(text: Any) -> dict[str, Any]:
+    """The document's JSON object."""
     if isinstance(text, (bytes, bytearray)):
         try:
             text = bytes(text).decode("utf-8")
@@ -132,6 +187,11 @@ def load(cls: Any, text: str | bytes) -> Any:
         raise ValidationError(
             f"Not a counterfact result document: expected a JSON object, got a JSON {_json_type(d)}."
         )
+    return d
+
+
+def _check_header(d: dict[str, Any]) -> int:
+    """The format tag, the version and the type of every top-level part; returns the version."""
     if d.get("format") != "counterfact.result":
         raise ValidationError(
             "Not a counterfact result document: the 'format' tag is "
@@ -153,18 +213,23 @@ def load(cls: Any, text: str | bytes) -> Any:
     _need(d, "method", str)
     _need(d, "params", dict)
     _need(d, "n_counterfactuals", int)
+    if version >= 3:
+        _need(d, HASH_KEY, str)
     for part, keys in (("queries", ("index", "rows")), ("counterfactuals", ("index", "rows")),
                        ("diagnostics", ("columns", "rows"))):
         for k in keys:
             _need(d[part], k, list, where=f"'{part}'")
-    try:
-        return _from_payload(cls, d)
-    except ValidationError as exc:
-        raise ValidationError(f"Result document: {exc}") from None
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError, OverflowError) as exc:
+    return version
+
+
+def _check_hash(d: Mapping[str, Any]) -> None:
+    if content_hash(d) != d[HASH_KEY]:
         raise ValidationError(
-            f"Result document is damaged: {type(exc).__name__}: {exc}. Write it again with to_json."
-        ) from None
+            "Result document: its content does not match its sha256, so it was damaged or edited after to_json "
+            "wrote it. Write it again with to_json; to load an edited file on purpose, use "
+            "CounterfactualResult.from_json(text, verify=False, model=<the fitted model>), which re-checks every "
+            "counterfactual with the model."
+        )
 
 
 def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
@@ -181,42 +246,222 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
     bad = sorted({repr(s) for s in d["status"] if s not in STATUSES})
     if bad:
         raise ValidationError(f"unknown statuses {bad}; expected {list(STATUSES)}.")
-    qidx = pd.Index(d["queries"]["index"])
-    queries = schema.coerce(pd.DataFrame(d["queries"]["rows"], columns=schema.names).set_axis(qidx))
-    tuples = []
-    for t in d["counterfactuals"]["index"]:
-        if not isinstance(t, list) or len(t) != 2:
-            raise ValidationError(f"a counterfactual index entry must be [query, rank]. Got {t!r}.")
-        tuples.append((index_key(t[0]), t[1]))
-    cidx = pd.MultiIndex.from_tuples(tuples, names=["query", "rank"]) if tuples else pd.MultiIndex.from_tuples([], names=["query", "rank"])
-    cfs = pd.DataFrame(d["counterfactuals"]["rows"], columns=schema.names)
-    cfs = schema.coerce(cfs) if len(cfs) else cfs
+    if not d["method"].strip():
+        raise ValidationError("'method' is empty; it names the method that wrote the result.")
+    if d["n_counterfactuals"] < 1:
+        raise ValidationError(f"'n_counterfactuals' must be >= 1. Got {d['n_counterfactuals']}.")
+    qidx = _query_index(d["queries"]["index"])
+    queries = _rows(schema, d["queries"]["rows"], "queries", [f"query {q!r}" for q in qidx]).set_axis(qidx)
+    cidx = _cf_index(d, qidx)
+    labels = [f"counterfactual (query {q!r}, rank {r})" for q, r in cidx]
+    cfs = _rows(schema, d["counterfactuals"]["rows"], "counterfactuals", labels)
     cfs.index = cidx
+    _check_domain(schema, queries, cfs, labels)
     diag = pd.DataFrame(d["diagnostics"]["rows"], columns=d["diagnostics"]["columns"])
     diag.index = qidx
-    constraints = d.get("constraints")
-    qc = d.get("query_constraints")
     return cls(
         queries=queries,
         counterfactuals=cfs,
         status=pd.Series(d["status"], index=qidx, dtype=object),
-        runtime=pd.Series(d["runtime"], index=qidx, dtype=float),
+        runtime=_numbers(d["runtime"], qidx, "runtime", low=0.0),
         diagnostics=diag,
         schema=schema,
-        target=pd.Series(d["target"], index=qidx),
+        target=_targets(schema, d["target"], qidx),
         method=d["method"],
         params=d["params"],
-        constraints=Constraints.from_dict(constraints) if constraints else None,
-        query_constraints=(
-            {index_key(q): Constraints.from_dict(c) if c else Constraints() for q, c in qc}
-            if qc is not None
-            else None
-        ),
+        constraints=_constraints(d.get("constraints"), schema, "'constraints'"),
+        query_constraints=_query_constraints(d.get("query_constraints"), schema, qidx),
         n_counterfactuals=d["n_counterfactuals"],
-        confidence=pd.Series(d["confidence"], index=cidx, dtype=float),
-        query_confidence=pd.Series(d["query_confidence"], index=qidx, dtype=float),
+        confidence=_numbers(d["confidence"], cidx, "confidence", low=0.0, high=1.0),
+        query_confidence=_numbers(d["query_confidence"], qidx, "query_confidence", low=0.0, high=1.0),
         certificates=_certificates(d, qidx),
+        requirements=_requirements(d),
+        regions=_regions(d),
     )
+
+
+def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
+    req = d.get("requirements") or {}
+    if not isinstance(req, Mapping):
+        raise ValidationError("'requirements' must be an object.")
+    p = req.get("min_probability")
+    if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
+        raise ValidationError(f"'requirements.min_probability' must be a number in (0, 1) or null. Got {p!r}.")
+    n = req.get("robust_to", 0)
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValidationError(f"'requirements.robust_to' must be a count of models. Got {n!r}.")
+    return {"min_probability": p, "robust_to": n}
+
+
+def _regions(d: Mapping[str, Any]) -> dict[tuple[Any, int], Region]:
+    out = {}
+    for item in d.get("regions") or []:
+        if not isinstance(item, list) or len(item) != 3 or not isinstance(item[2], Mapping):
+            raise ValidationError("a 'regions' entry must be [query, rank, region].")
+        out[(index_key(item[0]), int(item[1]))] = Region.from_dict(item[2])
+    return out
+
+
+def _query_index(ids: list[Any]) -> pd.Index:
+    qidx = pd.Index([index_key(q) for q in ids])
+    if qidx.has_duplicates:
+        raise ValidationError(f"the query ids repeat: {sorted(map(repr, set(qidx[qidx.duplicated()])))[:5]}.")
+    return qidx
+
+
+def _cf_index(d: Mapping[str, Any], qidx: pd.Index) -> pd.MultiIndex:
+    """The (query, rank) index of the counterfactuals: known queries with a success
+    status, integer ranks, no (query, rank) pair twice."""
+    status = dict(zip(qidx, d["status"], strict=True))
+    tuples = []
+    for t in d["counterfactuals"]["index"]:
+        if not isinstance(t, list) or len(t) != 2:
+            raise ValidationError(f"a counterfactual index entry must be [query, rank]. Got {t!r}.")
+        q, rank = index_key(t[0]), t[1]
+        if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
+            raise ValidationError(f"counterfactual (query {q!r}, rank {rank!r}): the rank must be an integer >= 0.")
+        if q not in status:
+            raise ValidationError(f"counterfactual (query {q!r}, rank {rank}) belongs to no query of the document.")
+        if status[q] not in SUCCESS:
+            raise ValidationError(
+                f"counterfactual (query {q!r}, rank {rank}): the query's status is {status[q]!r}, which has no "
+                "counterfactuals."
+            )
+        tuples.append((q, rank))
+    if len(set(tuples)) != len(tuples):
+        raise ValidationError("the counterfactuals' (query, rank) pairs repeat.")
+    return pd.MultiIndex.from_tuples(tuples, names=["query", "rank"]) if tuples else pd.MultiIndex.from_tuples(
+        [], names=["query", "rank"]
+    )
+
+
+def _rows(schema: Schema, rows: list[Any], part: str, labels: list[str]) -> pd.DataFrame:
+    """JSON rows checked against the schema: objects with exactly its features, values of their
+    feature's kind (integral integers, known categories, finite numbers); the schema's dtypes."""
+    names = schema.names
+    for row, label in zip(rows, labels, strict=True):
+        if not isinstance(row, dict):
+            raise ValidationError(f"{label} must be an object of feature: value. Got a JSON {_json_type(row)}.")
+        missing = [n for n in names if n not in row]
+        if missing:
+            raise ValidationError(f"{label} lacks the features {missing}.")
+        extra = [k for k in row if k not in schema]
+        if extra:
+            raise ValidationError(f"{label} has features {extra} that are not in the schema {names}.")
+        for f in schema:
+            v = row[f.name]
+            if f.is_numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
+                raise ValidationError(f"{label}: '{f.name}' is {f.kind}, so its value must be a number. Got {v!r}.")
+            if f.kind == "integer" and isinstance(v, float) and not v.is_integer():
+                raise ValidationError(f"{label}: '{f.name}' is integer but holds {v!r}.")
+    frame = pd.DataFrame(rows, columns=names)
+    if not len(frame):
+        return schema.coerce(frame)
+    try:
+        return schema.validate_frame(frame, what=f"'{part}'").set_axis(pd.RangeIndex(len(frame)))
+    except ValidationError as exc:
+        raise ValidationError(str(exc).replace("at row ", "at position ")) from None
+
+
+def _check_domain(schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labels: list[str]) -> None:
+    """A counterfactual's changed numeric values lie in their feature's domain (its query may lie outside)."""
+    if not len(cfs):
+        return
+    own = queries.reindex(cfs.index.get_level_values(0))
+    for f in schema:
+        if not f.is_numeric:
+            continue
+        v = cfs[f.name].to_numpy(dtype=float)
+        q = own[f.name].to_numpy(dtype=float)
+        same = np.abs(v - q) <= 1e-9 * np.maximum(1.0, np.abs(q))
+        inside = (v >= float(f.lower) - 1e-9) & (v <= float(f.upper) + 1e-9)  # type: ignore[arg-type]
+        bad = np.flatnonzero(~(same | inside))
+        if bad.size:
+            k = int(bad[0])
+            raise ValidationError(
+                f"{labels[k]}: '{f.name}' = {_py(cfs[f.name].iloc[k])!r} lies outside the feature's domain "
+                f"[{f.lower}, {f.upper}], so it is not a counterfactual the library could have written."
+            )
+
+
+def _numbers(values: list[Any], index: pd.Index, key: str, *, low: float, high: float = np.inf) -> pd.Series:
+    """Per-entry numbers in [low, high], or null (NaN)."""
+    for k, v in enumerate(values):
+        if v is None:
+            continue
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or not low <= v <= high:
+            want = f"in [{low:g}, {high:g}]" if np.isfinite(high) else f">= {low:g}"
+            raise ValidationError(f"'{key}'[{k}] must be a number {want} or null. Got {v!r}.")
+    return pd.Series([np.nan if v is None else float(v) for v in values], index=index, dtype=float)
+
+
+def _targets(schema: Schema, values: list[Any], qidx: pd.Index) -> pd.Series:
+    """The desired class per query: one of the schema's classes (when it lists them)."""
+    if schema.classes is not None:
+        classes = list(schema.classes)
+        for k, t in enumerate(values):
+            if not any(type(t) is type(c) and t == c for c in classes) and t not in classes:
+                raise ValidationError(f"'target'[{k}] = {t!r} is not one of the classes {classes}.")
+            check_label(np.asarray(classes, dtype=object), t, what=f"'target'[{k}]")
+    return pd.Series(values, index=qidx)
+
+
+def _constraints(spec: Any, schema: Schema, where: str) -> Constraints | None:
+    """Constraints from the document, checked against the schema (unknown features, contradictions)."""
+    if not spec:
+        return None
+    try:
+        c = Constraints.from_dict(spec)
+        c.resolve(schema)
+    except ValidationError as exc:
+        raise ValidationError(f"{where}: {exc}") from None
+    return c
+
+
+def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Constraints] | None:
+    if qc is None:
+        return None
+    if not isinstance(qc, list):
+        raise ValidationError(f"'query_constraints' must be an array of [query, constraints]. Got a JSON {_json_type(qc)}.")
+    out: dict[Any, Constraints] = {}
+    for item in qc:
+        if not isinstance(item, list) or len(item) != 2:
+            raise ValidationError(f"a 'query_constraints' entry must be [query, constraints]. Got {item!r}.")
+        q = index_key(item[0])
+        if q not in qidx:
+            raise ValidationError(f"'query_constraints' names the query {q!r}, which is not in the document.")
+        out[q] = _constraints(item[1], schema, f"'query_constraints' of query {q!r}") or Constraints()
+    return out
+
+
+def _reverify(result: Any, model: Any) -> None:
+    """Every counterfactual flips ``model`` to its query's target and satisfies its constraints;
+    the confidences are recomputed with the model.  ValidationError naming the rows that fail."""
+    cfs = result.counterfactuals
+    adapter = as_adapter(model, result.schema)
+    _, qproba = adapter.predict_with_proba(result.queries)
+    tcol = [adapter.class_index(t) for t in result.target.reindex(result.queries.index)]
+    result.query_confidence = pd.Series(qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float)
+    result.model = model
+    if not len(cfs):
+        return
+    preds, proba = adapter.predict_with_proba(cfs)
+    want = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
+    cols = [adapter.class_index(t) for t in want]
+    result.confidence = pd.Series(proba[np.arange(len(cols)), cols], index=cfs.index, dtype=float)
+    problems = [f"(query {q!r}, rank {r}): the model predicts {_py(p)!r}, not the target {_py(t)!r}"
+                for (q, r), p, t in zip(cfs.index, preds, want, strict=True) if p != t]
+    for q in dict.fromkeys(cfs.index.get_level_values(0)):
+        rows = cfs.xs(q, level=0, drop_level=False)
+        c = result.constraints_for(q) or Constraints()
+        for _, v in c.violations(result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema).iterrows():
+            problems.append(f"(query {q!r}, rank {rows.index[int(v['row'])][1]}): {v['kind']} {v['feature']}: {v['detail']}")
+    if problems:
+        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+        raise ValidationError(
+            f"Result document: {len(problems)} counterfactuals fail the re-check with the given model: "
+            + "; ".join(problems[:5]) + more + "."
+        )
 
 
 def _certificates(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +16,7 @@ from ..constraints import Constraints
 from ..exceptions import ValidationError
 from ..schema import Schema
 from ._json import constraints_json, dump, load
+from ._region import Region
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import Change, certificate_text, describe_changes
 from ._text import changes as _changes
@@ -79,6 +80,13 @@ class CounterfactualResult:
     certificates : Series
         Per query, the guarantee behind its answer in plain words, worded by
         the method's class when it explained the query (:meth:`certificate`).
+    requirements : dict
+        What every counterfactual was asked to satisfy beyond the model's
+        decision: ``min_probability`` (the least probability of the target) and
+        ``robust_to`` (how many other models it also holds for).
+    regions : dict
+        ``(query, rank) -> Region`` for the counterfactuals whose certified region
+        was computed (``explain(..., regions=True)`` or :meth:`region`).
     """
 
     def __init__(
@@ -100,6 +108,8 @@ class CounterfactualResult:
         confidence: pd.Series | None = None,
         query_confidence: pd.Series | None = None,
         certificates: pd.Series | None = None,
+        requirements: Mapping[str, Any] | None = None,
+        regions: Mapping[tuple[Any, int], Region] | None = None,
     ) -> None:
         bad = sorted(set(status) - set(STATUSES))
         if bad:
@@ -125,6 +135,10 @@ class CounterfactualResult:
         self.certificates = (
             certificates if certificates is not None else pd.Series(None, index=queries.index, dtype=object)
         )
+        self.requirements: dict[str, Any] = {"min_probability": None, "robust_to": 0, **dict(requirements or {})}
+        self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
+        #: computes a region on demand (set by the pipeline; not saved with the result)
+        self.region_source: Callable[[Any, int, pd.Series], Region] | None = None
 
     # --------------------------------------------------------------- basics
     def constraints_for(self, query: Any) -> Constraints | None:
@@ -186,6 +200,25 @@ class CounterfactualResult:
         d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
         return certificate_text(self.method, str(self.status.get(query, "")), d)
 
+    def region(self, query: Any, rank: int = 0) -> Region:
+        """The certified region around counterfactual ``rank`` of ``query``: a box of
+        counterfactuals (see :class:`~counterfact.result.Region`), computed at
+        ``explain(..., regions=True)`` or now, while the result still holds the
+        models it came from."""
+        key = (query, int(rank))
+        if key in self.regions:
+            return self.regions[key]
+        cfs = self.for_query(query) if query in self.queries.index else None
+        if cfs is None or rank not in cfs.index:
+            raise ValidationError(f"Query {query!r} has no counterfactual of rank {rank!r}.")
+        if self.region_source is None:
+            raise ValidationError(
+                "This result has no region for that counterfactual and no longer holds the models to compute "
+                "one (it was loaded from JSON or joined from chunks): explain with regions=True."
+            )
+        self.regions[key] = self.region_source(query, int(rank), cfs.loc[rank])
+        return self.regions[key]
+
     # -------------------------------------------------------------- metrics
     def evaluate(self, train: Any = None, **kwargs: Any) -> pd.DataFrame:
         """Every applicable metric, one row per query (see :mod:`counterfact.metrics`)."""
@@ -219,9 +252,11 @@ class CounterfactualResult:
         return pd.DataFrame(rows, columns=cols)
 
     def describe(self, query: Any = None) -> str:
-        """Readable changes, one line per counterfactual:
-        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio``; a
-        query without one gets its status and reason
+        """Readable changes, one line per counterfactual, with the model's probability
+        of the target before and after:
+        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio (P(good) 0.31 -> 0.66)``,
+        and the certified region under it when one was computed; a query
+        without one gets its status and reason
         (``query 5: no counterfactual (failed: query already predicted as target)``)."""
         lines = []
         queries = [query] if query is not None else list(self.queries.index)
@@ -236,8 +271,18 @@ class CounterfactualResult:
                 continue
             x = self.queries.loc[q]
             for r, cf in cfs.sort_index().iterrows():
-                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}")
+                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}")
+                region = self.regions.get((q, int(r)))
+                if region is not None:
+                    lines.append(f"  any of: {region.describe(self.schema)}")
         return "\n".join(lines)
+
+    def _probability_text(self, query: Any, rank: Any) -> str:
+        """`` (P(target) 0.31 -> 0.66)``: the model's probability of the target before and after."""
+        before, after = self.query_confidence.get(query), self.confidence.get((query, rank))
+        if before is None or after is None or pd.isna(before) or pd.isna(after):
+            return ""
+        return f" (P({self.target.get(query)}) {float(before):.2f} -> {float(after):.2f})"
 
     # -------------------------------------------------------------- display
     def _repr_html_(self) -> str:
@@ -300,15 +345,44 @@ class CounterfactualResult:
         return dump(self)
 
     @classmethod
-    def from_json(cls, text: str | bytes) -> CounterfactualResult:
+    def from_json(cls, text: str | bytes, *, verify: bool = True, model: Any = None) -> CounterfactualResult:
         """Inverse of :meth:`to_json`.
 
-        Raises :class:`~counterfact.exceptions.ValidationError` naming what is
-        wrong for any damaged document: not JSON (e.g. a truncated file), not
-        a result document, a newer format version, a missing key or a value of
-        the wrong type.
+        Every row is checked against the document's schema (all features
+        present, numbers where the feature is numeric, whole numbers for
+        integer features, known categories, changed values inside the
+        domain), the counterfactuals against their queries and statuses, the
+        constraints against the schema, and the content against the SHA-256
+        that :meth:`to_json` wrote.
+
+        Parameters
+        ----------
+        text : str or bytes
+            The JSON document written by :meth:`to_json`.
+        verify : bool, default True
+            Check the content hash.  ``False`` loads a document edited on
+            purpose (its hash no longer matches); it then needs ``model``.
+        model : classifier, optional
+            Re-check every counterfactual with this fitted model: it must be
+            predicted as its query's target and satisfy the query's
+            constraints; the confidences are recomputed with it and it becomes
+            the result's ``model``.  Required with ``verify=False``.
+
+        Raises
+        ------
+        ValidationError
+            Naming what is wrong: not JSON (e.g. a truncated file), not a
+            result document, a newer format version, a missing key or a value
+            of the wrong type, a row that does not fit the schema, a content
+            hash that does not match (a damaged or edited file), or a
+            counterfactual that fails the re-check with ``model``.
+
+        Examples
+        --------
+        >>> back = CounterfactualResult.from_json(text)                                   # doctest: +SKIP
+        >>> edited = CounterfactualResult.from_json(text, verify=False, model=model)      # doctest: +SKIP
         """
-        return load(cls, text)
+        return load(cls, text, verify=verify, model=model)
 
     # ----------------------------------------------------------------- join
     @classmethod
@@ -346,6 +420,8 @@ class CounterfactualResult:
             confidence=pd.concat([r.confidence for r in results]),
             query_confidence=pd.concat([r.query_confidence for r in results]),
             certificates=pd.concat([r.certificates.reindex(r.queries.index) for r in results]),
+            requirements=first.requirements,
+            regions={k: v for r in results for k, v in r.regions.items()},
         )
 
 

@@ -13,6 +13,7 @@ Every method reads the schema instead of guessing feature types.  A feature has
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -31,6 +32,7 @@ from ._feature import Feature
 from ._feature import Kind as Kind
 from ._format import format_value
 from ._infer import infer_features
+from ._numbers import MAX_INTEGER, integer_out_of_range, show_number
 from ._resolution import infer_resolution, snap_array
 
 
@@ -213,19 +215,14 @@ class Schema:
                             f"{texts[0]!r}. Convert the column to numbers first, e.g. "
                             f"X['{f.name}'] = pd.to_numeric(X['{f.name}'])."
                         )
-                try:
-                    vals = pd.to_numeric(col).astype(float)
-                except (TypeError, ValueError):
-                    raise ValidationError(
-                        f"{what}: column '{f.name}' is {f.kind} but has non-numeric values "
-                        f"such as {col.iloc[0]!r}."
-                    ) from None
-                if not np.isfinite(vals.to_numpy()).all():
-                    raise ValidationError(f"{what}: column '{f.name}' has infinite values.")
+                vals = _numeric_values(col, f, what)
                 if f.kind == "integer":
-                    if (np.abs(vals - np.round(vals)) > 1e-9).any():
+                    frac = np.flatnonzero(np.abs(vals - np.round(vals)) > 1e-9)
+                    if frac.size:
+                        k = int(frac[0])
                         raise ValidationError(
-                            f"{what}: column '{f.name}' is integer but has fractional values."
+                            f"{what}: column '{f.name}' is integer but has fractional values, such as "
+                            f"{show_number(col.iloc[k])} at row {_py(col.index[k])!r}."
                         )
                     out[f.name] = np.round(vals).astype(np.int64)
                 else:
@@ -265,7 +262,7 @@ class Schema:
                 v = V[:, k]
                 if f.kind == "integer":
                     r = np.round(v)
-                    if (np.abs(v - r) > 1e-9).any():
+                    if (np.abs(v - r) > 1e-9).any() or integer_out_of_range(v).size:
                         return None
                     arrays[f.name] = r.astype(np.int64)
                 else:
@@ -287,16 +284,24 @@ class Schema:
 
     def coerce(self, X: pd.DataFrame) -> pd.DataFrame:
         """Cast columns to their canonical dtypes (int64 for integer, float for
-        real, object for discrete) without validating domains."""
+        real, object for discrete) without validating domains.
+
+        A value an integer column cannot hold (missing, infinite, beyond
+        ``2**53`` in magnitude) raises :class:`ValidationError` naming it, never
+        a cast to ``-9223372036854775808``.
+        """
         num_names = [f.name for f in self.features if f.kind in ("integer", "real")]
         num_block = _numeric_block(X, num_names)
         arrays: dict[str, Any] = {}
         k = 0
         for f in self.features:
             if f.kind in ("integer", "real"):
-                num = num_block[:, k] if num_block is not None else _numeric_column(X[f.name])
+                num = num_block[:, k] if num_block is not None else _coerce_column(X[f.name])
                 k += 1
-                arrays[f.name] = np.round(num).astype(np.int64) if f.kind == "integer" else num
+                if f.kind == "integer":
+                    _check_castable(X, f.name, num)
+                    num = np.round(num).astype(np.int64)
+                arrays[f.name] = num
             else:
                 arr = X[f.name].to_numpy()
                 # numpy casts its own scalars to Python ones; object arrays need a pass
@@ -388,6 +393,66 @@ class Schema:
             res = "" if f.resolution is None else f"{f.resolution:g}"
             rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res, "actionability": f.actionability})
         return pd.DataFrame(rows).set_index("feature")
+
+
+def _numeric_values(col: pd.Series, f: Feature, what: str) -> pd.Series:
+    """A numeric feature's column as floats: finite, and for an integer feature
+    within ``MAX_INTEGER``; else a ValidationError quoting the value as written."""
+    try:
+        vals = pd.to_numeric(col).astype(float)
+    except OverflowError:  # a Python int beyond float64 (10**400)
+        vals = pd.Series([_as_float(v) for v in col.tolist()], index=col.index, dtype=float)
+    except (TypeError, ValueError):
+        raise ValidationError(
+            f"{what}: column '{f.name}' is {f.kind} but has non-numeric values such as {col.iloc[0]!r}."
+        ) from None
+    arr = vals.to_numpy()
+    bad = np.flatnonzero(~np.isfinite(arr))
+    if bad.size:
+        k = int(bad[0])
+        raise ValidationError(
+            f"{what}: column '{f.name}' holds {show_number(col.iloc[k])} at row {_py(col.index[k])!r}, which is not a "
+            "finite float64 number (about +-1.8e308 at most). Send a finite value."
+        )
+    if f.kind == "integer":
+        big = integer_out_of_range(arr)
+        if big.size:
+            k = int(big[0])
+            raise ValidationError(
+                f"{what}: column '{f.name}' is integer but holds {show_number(col.iloc[k])} at row {_py(col.index[k])!r}; "
+                f"an integer feature holds whole numbers of magnitude at most 2**53 = {MAX_INTEGER} (the largest "
+                "every model and solver computes exactly). Check the value."
+            )
+    return vals
+
+
+def _as_float(v: Any) -> float:
+    try:
+        return float(v)
+    except OverflowError:
+        return math.inf if v > 0 else -math.inf
+    except (TypeError, ValueError):
+        return math.nan
+
+
+def _coerce_column(col: pd.Series) -> np.ndarray:
+    """:func:`_numeric_column`, with Python ints beyond float64 as infinities (refused by the caller)."""
+    try:
+        return _numeric_column(col)
+    except OverflowError:
+        return np.array([_as_float(v) for v in col.tolist()], dtype=float)
+
+
+def _check_castable(X: pd.DataFrame, name: str, values: np.ndarray) -> None:
+    """Raise unless every value of integer column ``name`` can be cast to int64 exactly."""
+    bad = integer_out_of_range(values)
+    if bad.size:
+        k = int(bad[0])
+        raise ValidationError(
+            f"column '{name}' is integer but holds {show_number(X[name].iloc[k])} at row {_py(X.index[k])!r}: a missing, "
+            f"infinite or too large value (an integer feature holds at most 2**53 = {MAX_INTEGER} in magnitude), "
+            "which no integer column can hold."
+        )
 
 
 def _short_levels(levels: list[str], sep: str, width: int = 48) -> str:

@@ -20,15 +20,21 @@ Endpoints: ``GET /`` (the page), ``GET /health``, ``GET /api/schema``,
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
+from ._auditlog import AuditLog
 from ._build import build_service, fit_methods
-from ._request import Limits, ServerBusy
+from ._quota import Quotas
+from ._request import Limits, QuotaExceeded, ServerBusy
 from ._service import Service
 
-__all__ = ["Limits", "ServerBusy", "Service", "build_service", "create_app", "fit_methods", "require_server_deps"]
+__all__ = [
+    "AuditLog", "Limits", "QuotaExceeded", "Quotas", "ServerBusy", "Service", "build_service", "create_app",
+    "fit_methods", "require_server_deps",
+]
 
 
 def require_server_deps() -> None:
@@ -37,21 +43,31 @@ def require_server_deps() -> None:
         import_optional(name, purpose="counterfact serve")
 
 
-def create_app(service: Service, *, token: str | None = None, title: str = "counterfact") -> Any:
+def create_app(
+    service: Service,
+    *,
+    token: str | None = None,
+    title: str = "counterfact",
+    audit_log: AuditLog | str | os.PathLike[str] | None = None,
+) -> Any:
     """The FastAPI application serving ``service`` (see :func:`counterfact.serve._app.create_app`).
 
     Parameters
     ----------
     service : Service
-        Fitted model and methods.
+        Fitted model and methods (and, in ``service.limits``, the per-client quotas).
     token : str, optional
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
+    audit_log : AuditLog or path, optional
+        Append one JSON line per ``/api/*`` request there: who asked what and
+        what the answer revealed (see :mod:`counterfact.serve._auditlog`).
     """
     if token is not None and (not isinstance(token, str) or not token.strip()):
         raise ValidationError(f"token must be a non-empty string, or None to serve without one. Got {token!r}.")
     require_server_deps()
     from ._app import create_app as _create  # lazy: _app imports FastAPI, an optional extra
 
-    return _create(service, token=token, title=title)
+    log = audit_log if audit_log is None or isinstance(audit_log, AuditLog) else AuditLog(audit_log)
+    return _create(service, token=token, title=title, audit_log=log)

@@ -6,7 +6,10 @@ Imported only when a server is built (FastAPI is an optional extra).
 import asyncio
 import hmac
 import logging
-from collections.abc import Awaitable, Callable
+import math
+import threading
+import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
@@ -23,6 +26,7 @@ from starlette.exceptions import HTTPException
 
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
+from ._auditlog import AuditLog, token_fingerprint
 from ._models import (
     ErrorOut,
     ExampleOut,
@@ -34,6 +38,8 @@ from ._models import (
     RowsRequest,
     SchemaOut,
 )
+from ._pool import Cancelled
+from ._quota import Quotas
 from ._request import ExplainJob, ServerBusy
 from ._service import Service
 
@@ -53,8 +59,12 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "Missing or wrong bearer token."},
     413: {"model": ErrorOut, "description": "Request body too large."},
     422: {"model": ErrorOut, "description": "Invalid request (the library's message says what and how to fix it)."},
-    429: {"model": ErrorOut, "description": "Too many explanations in flight; retry later."},
+    429: {"model": ErrorOut, "description": "Too many explanations in flight, or a per-client quota used up; "
+                                           "retry after the Retry-After seconds."},
 }
+
+#: the status logged for a request whose client went away before its answer (nginx's convention)
+CLIENT_GONE = 499
 
 
 def _error(status: int, kind: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
@@ -113,6 +123,97 @@ class _BodyLimit:
         await self.app(scope, replay, send)
 
 
+def _retry_after(seconds: float) -> dict[str, str]:
+    return {"Retry-After": str(max(1, math.ceil(seconds)))}
+
+
+def _client(scope: Any) -> str:
+    """The client's address as the server sees it (behind a trusted proxy: the forwarded one)."""
+    client = scope.get("client")
+    return str(client[0]) if client else "unknown"
+
+
+class _Guard:
+    """Per-client request quota and the audit log, for every ``/api/*`` request.
+
+    Counts the request against the client's per-minute quota (``429`` with
+    ``Retry-After`` when over, before the body is read), gives the handlers a
+    record to fill (``scope["counterfact.audit"]``: the validated request and
+    what the answer revealed) and appends it to the audit log with the status
+    once the answer has been sent.
+    """
+
+    def __init__(self, app: Any, quotas: Quotas, audit: AuditLog | None) -> None:
+        self.app = app
+        self.quotas = quotas
+        self.audit = audit
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/api/"):
+            await self.app(scope, receive, send)
+            return
+        record: dict[str, Any] = {}
+        scope["counterfact.audit"] = record
+        status: list[int | None] = [None]
+        t0 = time.perf_counter()
+
+        async def watched_send(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                status[0] = int(message["status"])
+            await send(message)
+
+        try:
+            self.quotas.admit_request(_client(scope))
+        except ServerBusy as exc:
+            record["error"] = type(exc).__name__
+            await _error(429, type(exc).__name__, str(exc), headers=_retry_after(exc.retry_after))(
+                scope, receive, watched_send
+            )
+        else:
+            try:
+                await self.app(scope, receive, watched_send)
+            finally:
+                if status[0] is None:
+                    status[0] = CLIENT_GONE
+        if self.audit is not None:
+            self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
+
+    @staticmethod
+    def _line(scope: Any, record: dict[str, Any], status: int | None, seconds: float) -> dict[str, Any]:
+        auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
+        token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
+        return {
+            "client": _client(scope), "token": token_fingerprint(token), "method": scope.get("method"),
+            "path": scope.get("path"), "query": scope.get("query_string", b"").decode("latin-1") or None,
+            "status": status, "seconds": round(seconds, 4), **record,
+        }
+
+
+class _SecurityHeaders:
+    """``nosniff`` on every answer; the page and its files also get the content security policy."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        path = str(scope.get("path", ""))
+        page = path == "/" or path.startswith("/static/")
+
+        async def with_headers(message: Any) -> None:
+            if message["type"] == "http.response.start":
+                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-content-type-options"]
+                headers.append((b"x-content-type-options", b"nosniff"))
+                if page:
+                    headers += [(b"content-security-policy", _PAGE_CSP.encode()), (b"referrer-policy", b"no-referrer")]
+                message = {**message, "headers": headers}
+            await send(message)
+
+        await self.app(scope, receive, with_headers)
+
+
 _UNION_TAGS = {"bool", "int", "float", "str", "none", "function-after"}
 
 
@@ -166,7 +267,9 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     return "Invalid request: " + "; ".join(parts) + more + "."
 
 
-def create_app(service: Service, *, token: str | None = None, title: str = "counterfact") -> FastAPI:
+def create_app(
+    service: Service, *, token: str | None = None, title: str = "counterfact", audit_log: AuditLog | None = None
+) -> FastAPI:
     """The HTTP application around a :class:`~counterfact.serve.Service`.
 
     Parameters
@@ -177,6 +280,8 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
+    audit_log : AuditLog, optional
+        Where one JSON line per ``/api/*`` request goes (closed when the app stops).
     """
     if not (STATIC / "index.html").is_file():
         raise CounterfactError(
@@ -184,23 +289,28 @@ def create_app(service: Service, *, token: str | None = None, title: str = "coun
             "reinstall it (pip install --force-reinstall 'counterfact[serve]')."
         )
     limits = service.limits
-    executor = ThreadPoolExecutor(max_workers=limits.max_pending + 4, thread_name_prefix="counterfact-explain")
-    app = _new_app(service, executor, title)
+    # cancelled explanations give their place among max_pending back at once, but their
+    # threads end at the solvers' next check: room for both
+    executor = ThreadPoolExecutor(max_workers=2 * limits.max_pending + 4, thread_name_prefix="counterfact-explain")
+    app = _new_app(service, executor, title, audit_log)
     _add_error_handlers(app)
-    _add_security_headers(app)
     _add_page(app, service)
     app.include_router(_api(service, executor, token))
     app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
+    app.add_middleware(_Guard, quotas=service.quotas, audit=audit_log)
+    app.add_middleware(_SecurityHeaders)
     return app
 
 
-def _new_app(service: Service, executor: ThreadPoolExecutor, title: str) -> FastAPI:
-    """The bare application; stopping it shuts the worker threads down."""
+def _new_app(service: Service, executor: ThreadPoolExecutor, title: str, audit_log: AuditLog | None) -> FastAPI:
+    """The bare application; stopping it shuts the worker threads down and closes the audit log."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
+        if audit_log is not None:
+            audit_log.close()
 
     app = FastAPI(
         title=title,
@@ -218,20 +328,25 @@ def _add_error_handlers(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        _note(request, error="RequestValidationError")
         return _error(422, "RequestValidationError", _validation_message(list(exc.errors())))
 
     @app.exception_handler(CounterfactError)
     async def _library(request: Request, exc: CounterfactError) -> JSONResponse:
+        _note(request, error=type(exc).__name__)
         if isinstance(exc, ServerBusy):
-            return _error(429, "ServerBusy", str(exc), headers={"Retry-After": "2"})
+            return _error(429, type(exc).__name__, str(exc), headers=_retry_after(exc.retry_after))
+        if isinstance(exc, Cancelled):
+            return _error(CLIENT_GONE, "Cancelled", str(exc))
         return _error(422, type(exc).__name__, str(exc))
 
     @app.exception_handler(HTTPException)
     async def _http(request: Request, exc: HTTPException) -> JSONResponse:
+        _note(request, error=str(exc.status_code))
         try:
             phrase = HTTPStatus(exc.status_code).phrase
         except ValueError:
-            phrase = "HTTP error"
+            phrase = "Client Closed Request" if exc.status_code == CLIENT_GONE else "HTTP error"
         return _error(exc.status_code, phrase, str(exc.detail), headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
@@ -240,18 +355,11 @@ def _add_error_handlers(app: FastAPI) -> None:
         return _error(500, "InternalError", "The server failed to answer this request; the cause is in the server's log.")
 
 
-def _add_security_headers(app: FastAPI) -> None:
-    """``nosniff`` on every answer; the page and its files also get the content security policy."""
-
-    @app.middleware("http")
-    async def _headers(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
-        response = await call_next(request)
-        response.headers["X-Content-Type-Options"] = "nosniff"
-        path = request.url.path
-        if path == "/" or path.startswith("/static/"):
-            response.headers["Content-Security-Policy"] = _PAGE_CSP
-            response.headers["Referrer-Policy"] = "no-referrer"
-        return response
+def _note(req: Request, /, **fields: Any) -> None:
+    """Add ``fields`` to the request's audit record (see :class:`_Guard`)."""
+    record = req.scope.get("counterfact.audit")
+    if record is not None:
+        record.update(fields)
 
 
 def _add_page(app: FastAPI, service: Service) -> None:
@@ -321,18 +429,25 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
 
     @api.post("/predict", response_model=PredictOut, tags=["model"])
-    async def predict(body: RowsRequest) -> dict[str, Any]:
+    async def predict(body: RowsRequest, request: Request) -> dict[str, Any]:
         """Decision and class probabilities for raw rows."""
-        return await in_worker(service.predict, body.rows)  # type: ignore[no-any-return]
+        _note(request, request={"rows": body.rows})
+        out: dict[str, Any] = await in_worker(service.predict, body.rows)
+        _note(request, revealed={"predictions": [
+            {"row": p["row"], "prediction": p["prediction"], "probabilities": p["probabilities"]}
+            for p in out["predictions"]]})
+        return out
 
     @api.post("/explain", response_model=ExplainOut, tags=["methods"])
-    async def explain(body: ExplainRequest) -> dict[str, Any]:
+    async def explain(body: ExplainRequest, request: Request) -> dict[str, Any]:
         """Counterfactuals for raw rows under the user's constraints.
 
         Per row: status and its reason, counterfactuals as raw rows and as
         change lists, the probability of the target before and after, and the
-        method's certificate.
+        method's certificate.  The work stops when the client disconnects or
+        the request's deadline passes.
         """
+        _note(request, request=body.model_dump(exclude_none=True))
         # validation is cheap but runs pandas: keep it off the event loop too
         job = await in_worker(
             partial(
@@ -345,22 +460,80 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
                 time_limit=body.time_limit,
             )
         )
-        return await _run_admitted(service, executor, job)
+        reservation = service.quotas.reserve(_client(request.scope), len(job.frame) * job.n_counterfactuals)
+        answered = 0
+        try:
+            out = await _run_admitted(service, executor, job, request.receive)
+            answered = sum(len(r["counterfactuals"]) for r in out["results"])
+        finally:
+            service.quotas.settle(reservation, answered)
+        _note(request, revealed=_revealed(out))
+        return out
 
 
-async def _run_admitted(service: Service, executor: ThreadPoolExecutor, job: ExplainJob) -> dict[str, Any]:
-    """Run a validated explanation in ``executor`` once the service admits it (429 when it is full)."""
+def _revealed(out: dict[str, Any]) -> dict[str, Any]:
+    """What an explanation's answer disclosed about the model (for the audit log)."""
+    rows = [
+        {"row": r["row"], "status": r["status"], "probability_before": r["probability_before"],
+         "counterfactuals": [c["row"] for c in r["counterfactuals"]],
+         "probabilities": [c["probability_after"] for c in r["counterfactuals"]]}
+        for r in out["results"]
+    ]
+    return {"counterfactuals": sum(len(r["counterfactuals"]) for r in rows), "rows": rows}
+
+
+async def _until_disconnect(receive: Callable[[], Any]) -> None:
+    """Return when the client closes the connection (the request body has been read already)."""
+    while True:
+        message = await receive()
+        if message.get("type") == "http.disconnect":
+            return
+
+
+async def _run_admitted(
+    service: Service, executor: ThreadPoolExecutor, job: ExplainJob, receive: Callable[[], Any]
+) -> dict[str, Any]:
+    """Run a validated explanation in ``executor`` once the service admits it (429 when it is full).
+
+    The job's token is cancelled when the client disconnects; a cancelled job
+    gives its place among ``max_pending`` back at once (its method's slot too,
+    in :meth:`Service.run_explain`).
+    """
     service.acquire()
+    lock = threading.Lock()
+    admitted = [True]
+
+    def release() -> None:
+        with lock:
+            if admitted[0]:
+                admitted[0] = False
+                service.release()
+
+    forget = job.cancel.on_cancel(release)
 
     def work() -> dict[str, Any]:
         try:
             return service.run_explain(job)
         finally:
-            service.release()
+            release()
 
     try:
         future = asyncio.get_running_loop().run_in_executor(executor, work)
     except RuntimeError as exc:  # the executor is shut down: the server is stopping
-        service.release()
+        forget()
+        release()
         raise HTTPException(503, "The server is shutting down.") from exc
-    return await future
+    gone: asyncio.Future[Any] = asyncio.ensure_future(_until_disconnect(receive))
+    try:
+        await asyncio.wait({future, gone}, return_when=asyncio.FIRST_COMPLETED)
+        if not future.done():
+            job.cancel.cancel()  # nobody is waiting for the answer any more
+            future.add_done_callback(lambda f: f.exception())  # its outcome is not wanted (nor logged)
+            raise HTTPException(CLIENT_GONE, "The client closed the connection; its explanation was stopped.")
+        return future.result()  # type: ignore[no-any-return]
+    except asyncio.CancelledError:
+        job.cancel.cancel()
+        raise
+    finally:
+        gone.cancel()
+        forget()

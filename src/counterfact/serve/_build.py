@@ -146,7 +146,7 @@ def build_service(
         for name in service.method_names:
             start = time.perf_counter()
             try:
-                service.explain(rows=[row], method=name)
+                service.warm_up(name, row)
             except CounterfactError as exc:
                 say(f"warm-up of {name} failed: {exc}")
                 continue

@@ -19,6 +19,7 @@ from ..data import load_csv
 from ..exceptions import ValidationError
 from ..models import KINDS, load_model_file
 from . import create_app, require_server_deps
+from ._auditlog import AuditLog
 from ._build import build_service
 from ._request import Limits
 
@@ -34,11 +35,14 @@ With no arguments: German Credit, a logistic regression fitted on 80% of it, eve
 method fitted once at start-up, served on http://127.0.0.1:8000 (the page at /, the API at
 /api/*, its documentation at /docs).
 
-Safety: the server binds to 127.0.0.1 unless --host says otherwise. Give --token (or set
-{TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /api/*; open the page as
-http://HOST:PORT/#token=<token>. No model or pickle is ever accepted over HTTP: the model is
-the one given here. Loading --model-file runs code from the file, so it requires
---allow-unsafe-model-load.
+Safety: the server binds to 127.0.0.1 unless --host says otherwise; on any other address it
+needs --token (or {TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /api/*, or
+--allow-public to serve openly on purpose. Open the page as http://HOST:PORT/#token=<token>.
+Each client (address) may send --requests-per-minute requests and be answered
+--counterfactuals-per-hour counterfactuals (0: no quota); --audit-log FILE appends one JSON
+line per request: who asked what, and what was revealed. No model or pickle is ever accepted
+over HTTP: the model is the one given here. Loading --model-file runs code from the file, so it
+requires --allow-unsafe-model-load.
 """
 
 
@@ -76,6 +80,16 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument("--workers", type=int, default=1,
                    help="server processes (default 1); each fits its own copy of the methods")
     p.add_argument("--token", help=f"require this bearer token on /api/* (default: ${TOKEN_ENV}, else none)")
+    p.add_argument("--allow-public", action="store_true",
+                   help="serve on a non-loopback --host without a token (anyone who can reach it may use the API)")
+    p.add_argument("--audit-log", metavar="FILE",
+                   help="append one JSON line per API request to FILE: client, request, status, what was revealed")
+    p.add_argument("--requests-per-minute", type=int, default=120, metavar="N",
+                   help="API requests per client in any minute; more get 429 (default 120; 0: no quota)")
+    p.add_argument("--counterfactuals-per-hour", type=int, default=1000, metavar="N",
+                   help="counterfactuals answered per client in any hour; more get 429 (default 1000; 0: no quota)")
+    p.add_argument("--method-concurrency", type=int, default=2, metavar="N",
+                   help="explanations of one method running at once, each on its own copy (default 2)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split, the model and the methods (default 0)")
     p.add_argument("--max-rows", type=int, default=20, help="rows per request (default 20)")
     p.add_argument("--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)")
@@ -102,6 +116,9 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         if not methods:
             raise ValidationError("--methods is empty: name at least one method, e.g. --methods mace,nearest.")
+    for flag in ("requests_per_minute", "counterfactuals_per_hour"):
+        if getattr(args, flag) < 0:
+            raise ValidationError(f"--{flag.replace('_', '-')} must be >= 0 (0: no quota). Got {getattr(args, flag)}.")
     limits = {
         "max_rows": args.max_rows,
         "max_counterfactuals": args.max_counterfactuals,
@@ -109,8 +126,15 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "default_time_limit": args.time_limit,
         "max_pending": args.max_pending,
         "max_body_bytes": args.max_body_bytes,
+        "method_concurrency": args.method_concurrency,
+        "requests_per_minute": args.requests_per_minute or None,
+        "counterfactuals_per_hour": args.counterfactuals_per_hour or None,
     }
-    Limits(**limits)  # invalid limits fail before anything is loaded
+    try:
+        Limits(**limits)  # invalid limits fail before anything is loaded
+    except ValidationError as exc:  # "Limits.max_rows must ..." -> "--max-rows must ..."
+        text = str(exc)
+        raise ValidationError(f"--{_flag(text)} {text.split(' ', 1)[1]}") from None
     return {
         "dataset": args.dataset,
         "data": args.data,
@@ -121,7 +145,14 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "methods": methods,
         "seed": args.seed,
         "limits": limits,
+        "audit_log": args.audit_log,
     }
+
+
+def _flag(message: str) -> str:
+    """``Limits.max_rows must ...`` -> ``max-rows`` (the option behind a Limits field)."""
+    name = message.split(" ", 1)[0].removeprefix("Limits.")
+    return {"default_time_limit": "time-limit"}.get(name, name.replace("_", "-"))
 
 
 def _say(message: str) -> None:
@@ -150,7 +181,8 @@ def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any
 def app_from_env() -> Any:
     """Application factory for worker processes (``--workers`` > 1)."""
     config = json.loads(os.environ[_CONFIG_ENV])
-    return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None)
+    audit = AuditLog(config["audit_log"]) if config.get("audit_log") else None
+    return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None, audit_log=audit)
 
 
 def _check_port(host: str, port: int) -> None:
@@ -174,20 +206,44 @@ def _is_loopback(host: str) -> bool:
         return False
 
 
+def _token(args: argparse.Namespace) -> str | None:
+    """The bearer token from --token, else the environment; a blank one is an error, never "no token"."""
+    if args.token is not None:
+        if not args.token.strip():
+            raise ValidationError(
+                f"--token is empty (an unset shell variable?); pass a non-empty token, or leave --token out "
+                f"(and {TOKEN_ENV} unset) to serve without one."
+            )
+        return str(args.token)
+    env = os.environ.get(TOKEN_ENV)
+    if env is not None and not env.strip():
+        raise ValidationError(
+            f"{TOKEN_ENV} is set but blank; set it to a non-empty token, or unset it to serve without one."
+        )
+    return env or None
+
+
+def _check_public(host: str, token: str | None, allow_public: bool) -> None:
+    """Refuse a non-loopback address without a token unless --allow-public says it is meant."""
+    if token is None and not allow_public and not _is_loopback(host):
+        raise ValidationError(
+            f"refusing to serve on {host} without a token: anyone who can reach it could use the API. Pass "
+            f"--token T (or set {TOKEN_ENV}) to require 'Authorization: Bearer T', or --allow-public to serve it "
+            "openly on purpose."
+        )
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Run the server until interrupted."""
     require_server_deps()
     config = _config(args)
-    if args.token is not None and not args.token.strip():
-        raise ValidationError(
-            f"--token is empty (an unset shell variable?); pass a non-empty token, or leave --token out "
-            f"(and {TOKEN_ENV} unset) to serve without one."
-        )
-    token = args.token or os.environ.get(TOKEN_ENV) or None
+    token = _token(args)
+    _check_public(args.host, token, bool(args.allow_public))  # before anything is loaded or fitted
     _check_port(args.host, args.port)
-    if not _is_loopback(args.host) and token is None:
-        _say(f"warning: serving on {args.host} without a token; anyone who can reach it can use the API. "
-             f"Pass --token or set {TOKEN_ENV}.")
+    audit = AuditLog(args.audit_log) if args.audit_log else None  # an unwritable file fails now, too
+    if not _is_loopback(args.host):
+        _say(f"serving on {args.host}" + (" with a bearer token" if token else " WITHOUT a token (--allow-public)")
+             + ("" if audit else "; no --audit-log: requests are not recorded"))
     import uvicorn
 
     data, model = _load(config)  # file errors surface before anything is fitted
@@ -195,10 +251,12 @@ def cmd_serve(args: argparse.Namespace) -> int:
     url = f"http://{shown_host}:{args.port}/" + ("#token=<your token>" if token else "")
     log_level = "warning" if getattr(args, "quiet", False) else "info"
     if args.workers == 1:
-        app = create_app(_service(config, data, model), token=token)
+        app = create_app(_service(config, data, model), token=token, audit_log=audit)
         _say(f"serving on {url} (API documentation at /docs); press Ctrl+C to stop")
         uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
         return 0
+    if audit is not None:
+        audit.close()  # each worker process opens it for appending
     os.environ[_CONFIG_ENV] = json.dumps(config)
     if token:
         os.environ[TOKEN_ENV] = token

@@ -1,21 +1,33 @@
-"""What a request may ask for, what a validated one is, and the refusal of a busy server."""
+"""What a request may ask for, what a validated one is, and the refusals of a busy server."""
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
+from .._utils._deadline import CancelToken
 from ..constraints import Constraints
 from ..exceptions import CounterfactError, ValidationError
+from ..schema._numbers import finite_number
 
-__all__ = ["ExplainJob", "Limits", "ServerBusy"]
+__all__ = ["ExplainJob", "Limits", "QuotaExceeded", "ServerBusy"]
 
 
 class ServerBusy(CounterfactError):
-    """Too many explanations are already waiting; the client should retry later."""
+    """Too many explanations are already waiting; the client should retry later.
+
+    ``retry_after``: seconds after which a retry may succeed (the ``Retry-After`` header).
+    """
+
+    def __init__(self, message: str, retry_after: float = 2.0) -> None:
+        super().__init__(message)
+        self.retry_after = float(retry_after)
+
+
+class QuotaExceeded(ServerBusy):
+    """This client used up a quota (requests per minute, counterfactuals per hour)."""
 
 
 @dataclass(frozen=True)
@@ -37,6 +49,15 @@ class Limits:
     max_pending : int
         Explanations admitted at once (running or waiting for their method);
         more get ``429 Too Many Requests``.
+    method_concurrency : int
+        Explanations of one method that run at the same time, each on its own
+        copy of the fitted method; more wait for a free one.
+    requests_per_minute : int or None
+        Per client (its address): ``/api/*`` requests in any 60 seconds; more
+        get ``429`` with ``Retry-After``.  None: no quota.
+    counterfactuals_per_hour : int or None
+        Per client: counterfactuals answered in any hour (a request reserves
+        rows x ``n_counterfactuals`` up front); more get ``429``.  None: no quota.
     """
 
     max_rows: int = 20
@@ -45,15 +66,21 @@ class Limits:
     max_time_limit: float = 30.0
     default_time_limit: float = 5.0
     max_pending: int = 32
+    method_concurrency: int = 2
+    requests_per_minute: int | None = None
+    counterfactuals_per_hour: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_rows", "max_body_bytes", "max_counterfactuals", "max_pending"):
+        for name in ("max_rows", "max_body_bytes", "max_counterfactuals", "max_pending", "method_concurrency",
+                     "requests_per_minute", "counterfactuals_per_hour"):
             v = getattr(self, name)
+            if v is None and name in ("requests_per_minute", "counterfactuals_per_hour"):
+                continue
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
                 raise ValidationError(f"Limits.{name} must be an int >= 1. Got {v!r}.")
         for name in ("max_time_limit", "default_time_limit"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not (math.isfinite(v) and v > 0):
+            if finite_number(v, f"Limits.{name}") <= 0:
                 raise ValidationError(f"Limits.{name} must be a finite number of seconds > 0. Got {v!r}.")
         if self.default_time_limit > self.max_time_limit:
             raise ValidationError(
@@ -64,7 +91,12 @@ class Limits:
 
 @dataclass
 class ExplainJob:
-    """A validated explain request, ready to run."""
+    """A validated explain request, ready to run.
+
+    ``cancel`` stops its work (the client went away, its deadline passed);
+    ``deadline`` is the most seconds its explanation may take once its method
+    starts on it (the time limit of every row, and time to verify).
+    """
 
     frame: pd.DataFrame
     method: str
@@ -72,3 +104,9 @@ class ExplainJob:
     target: Any
     n_counterfactuals: int
     time_limit: float
+    cancel: CancelToken = field(default_factory=CancelToken)
+
+    @property
+    def deadline(self) -> float:
+        """Seconds the explanation may run before the server cancels it."""
+        return 1.25 * len(self.frame) * self.time_limit + 2.0

@@ -7,23 +7,30 @@ invalid input raises a :class:`~counterfact.exceptions.CounterfactError`
 subclass whose message says what was wrong and how to fix it; the HTTP layer
 turns those into 4xx answers.
 
-Concurrency (documented decision)
----------------------------------
-Methods are fitted once, before the server accepts requests, and then only
-read.  The explanation itself runs in a worker thread so that the event loop
-keeps answering (``/health`` included).  Whether a method's search is safe to
-run twice at the same time on one instance is not part of the method
-contract (a solver encoding built at ``fit`` may be re-used per query), so
-each method answers one request at a time (a lock per method); different
-methods run in parallel.  For more throughput, run several server processes
-(``--workers``): each fits its own copy.  The per-request time limit is set on
-a shallow copy of the method, so the shared instance is never modified.
+Concurrency and cancellation (documented decisions)
+---------------------------------------------------
+Methods are fitted once, before the server accepts requests.  The
+explanation itself runs in a worker thread so that the event loop keeps
+answering (``/health`` included).  Whether a method's search is safe to run
+twice at the same time on one instance is not part of the method contract (a
+search may fill per-model caches on the instance), so no two requests share
+an instance: each running explanation holds a deep copy of the fitted method
+of its own (:mod:`._pool`), and ``Limits.method_concurrency`` of them run at
+once per method.  The per-request time limit is set on a shallow copy of that
+instance.
+
+Every explanation runs with a :class:`~counterfact._utils._deadline.CancelToken`
+(``ExplainJob.cancel``), checked by every method's search loop and by the
+solvers' interrupt hooks.  The HTTP layer cancels it when the client
+disconnects; :meth:`Service.run_explain` cancels it when the request's
+deadline (:attr:`ExplainJob.deadline`) passes.  A cancelled request gives its
+method's slot and its place among ``max_pending`` back at once.
 """
 
 from __future__ import annotations
 
 import copy
-import math
+import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
@@ -44,12 +51,17 @@ from ..exceptions import (
 from ..methods import CounterfactualMethod
 from ..methods import names as registered_methods
 from ..models import as_adapter, desired_class, rows_to_explain
+from ..models._select import check_label
 from ..schema import format_value
+from ..schema._numbers import MAX_INTEGER, finite_number, show_number
+from ._pool import MethodPool
+from ._quota import Quotas
 from ._render import jsonable, render
 from ._request import ExplainJob, Limits, ServerBusy
 
 __all__ = ["Service"]
 
+logger = logging.getLogger("counterfact.serve")
 
 
 class Service:
@@ -108,7 +120,9 @@ class Service:
                     f"server's data {self.schema.names}."
                 )
             self._methods[name] = m
-        self._locks = {name: threading.Lock() for name in self._methods}
+        self._pools = {name: MethodPool(m, self.limits.method_concurrency, log=logger.warning)
+                       for name, m in self._methods.items()}
+        self.quotas = Quotas(self.limits.requests_per_minute, self.limits.counterfactuals_per_hour)
         classes = [_py(c) for c in self.model.classes_]
         try:
             fav = desired_class(self.model.model, target=favourable, data=data)
@@ -229,14 +243,8 @@ class Service:
             if missing:
                 raise ValidationError(f"rows[{i}] lacks the features {missing}; every row needs all of {names}.")
             for f in self.schema:
-                v = r[f.name]
-                if f.is_numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                    raise ValidationError(f"rows[{i}]['{f.name}'] is {f.kind}: send a JSON number. Got {v!r}.")
                 if f.is_numeric:
-                    try:
-                        float(v)
-                    except OverflowError:
-                        raise ValidationError(f"rows[{i}]['{f.name}'] is too large a number.") from None
+                    _check_number(r[f.name], f, f"rows[{i}]['{f.name}']")
         frame = pd.DataFrame([dict(r) for r in rows], columns=names)
         frame = self.schema.validate_frame(frame, what="rows")
         for f in self.schema:
@@ -303,12 +311,14 @@ class Service:
             )
         if time_limit is None:
             time_limit = self.limits.default_time_limit
-        if isinstance(time_limit, bool) or not isinstance(time_limit, (int, float)) or not (math.isfinite(time_limit) and time_limit > 0):
-            raise ValidationError(f"time_limit must be a number of seconds > 0 (or null for the default). Got {time_limit!r}.")
-        if time_limit > self.limits.max_time_limit:
+        hint = "Send a number of seconds > 0, or null for the default."
+        seconds = finite_number(time_limit, "time_limit", hint=hint)
+        if seconds <= 0:
+            raise ValidationError(f"time_limit must be a number of seconds > 0. Got {show_number(time_limit)}. {hint}")
+        if seconds > self.limits.max_time_limit:
             raise ValidationError(
-                f"time_limit={time_limit:g} s exceeds this server's cap of {self.limits.max_time_limit:g} s per row. "
-                "Ask for less."
+                f"time_limit={show_number(time_limit)} s exceeds this server's cap of {self.limits.max_time_limit:g} s "
+                "per row. Ask for less."
             )
         frame = self.rows_frame(rows)
         c = self.constraints_from(constraints)
@@ -328,8 +338,22 @@ class Service:
         if target is None:
             target = self.favourable
         if target is not None:
-            self.model.class_index(target)
-        return ExplainJob(frame, name, c, target, int(n_counterfactuals), float(time_limit))
+            self._check_target(target)
+        return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds)
+
+    def _check_target(self, target: Any) -> None:
+        """``target`` is one of the model's classes (a boolean only when the classes are booleans)."""
+        classes = [_py(c) for c in self.model.classes_]
+        check_label(self.model.classes_, target)
+        try:
+            known = any(type(target) is type(c) and target == c for c in classes) or target in classes
+        except (TypeError, OverflowError):
+            known = False
+        if not known:
+            raise ValidationError(
+                f"target {show_number(target)} is not a class of the model; its classes are {classes}. "
+                "Send one of them (or null for the favourable class)."
+            )
 
     # ------------------------------------------------------------- running
     def acquire(self) -> None:
@@ -356,21 +380,46 @@ class Service:
         return self._pending
 
     def run_explain(self, job: ExplainJob) -> dict[str, Any]:
-        """Explain (CPU-bound: call from a worker thread) and render the answer."""
-        shared = self._methods[job.method]
-        with self._locks[job.method]:
-            m = copy.copy(shared)
-            if "time_limit" in m._param_names():
-                m.time_limit = job.time_limit  # type: ignore[attr-defined]
-            start = time.perf_counter()
-            result = m.explain(
-                job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target
-            )
-            elapsed = time.perf_counter() - start
+        """Explain (CPU-bound: call from a worker thread) and render the answer.
+
+        Waits for a free instance of the method (:class:`~._pool.Cancelled` if
+        ``job.cancel`` is set meanwhile), then explains with ``job.cancel``; once
+        started, the job is cancelled when :attr:`ExplainJob.deadline` passes,
+        and a cancellation gives the method's slot back at once.
+        """
+        lease = self._pools[job.method].checkout(job.cancel)
+        forget = job.cancel.on_cancel(lease.release_slot)
+        timer = threading.Timer(job.deadline, job.cancel.cancel)
+        timer.daemon = True
+        timer.start()
+        try:
+            result, elapsed = self._explain_on(lease.instance, job)
+        finally:
+            timer.cancel()
+            forget()
+            lease.finish()
         return render(
             result, job, elapsed, schema=self.schema, model=self.model, class_labels=self.class_labels(),
             decision=self.decision,
         )
+
+    @staticmethod
+    def _explain_on(instance: CounterfactualMethod, job: ExplainJob) -> tuple[Any, float]:
+        m = copy.copy(instance)
+        if "time_limit" in m._param_names():
+            m.time_limit = job.time_limit  # type: ignore[attr-defined]
+        start = time.perf_counter()
+        result = m.explain(
+            job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target,
+            cancel=job.cancel,
+        )
+        return result, time.perf_counter() - start
+
+    def warm_up(self, method: str, row: Mapping[str, Any]) -> None:
+        """Explain ``row`` once on the fitted method itself, before serving, so that work it
+        defers to its first explanation is done (and copied into every instance)."""
+        job = self.prepare_explain(rows=[row], method=method)
+        self._explain_on(self._methods[method], job)
 
     def explain(self, **request: Any) -> dict[str, Any]:
         """Validate and run in the calling thread (for scripts and tests)."""
@@ -394,3 +443,20 @@ class Service:
             "probabilities": {str(c): float(p) for c, p in zip(classes, proba, strict=True)},
             "probability_favourable": fav,
         }
+
+
+def _check_number(v: Any, f: Any, where: str) -> None:
+    """A JSON value of a numeric feature: a finite number (not a boolean); for an
+    integer feature a whole number of magnitude at most 2**53."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        raise ValidationError(f"{where} is {f.kind}: send a JSON number. Got {v!r}.")
+    num = finite_number(v, where)
+    if f.kind == "integer":
+        if not float(num).is_integer():
+            raise ValidationError(f"{where} is integer, but {show_number(v)} is fractional: send a whole number.")
+        if abs(num) > MAX_INTEGER:
+            raise ValidationError(
+                f"{where} = {show_number(v)} is beyond what an integer feature holds (at most 2**53 = "
+                f"{MAX_INTEGER} in magnitude); the feature's domain is [{format_value(f, f.lower)}, "
+                f"{format_value(f, f.upper)}]."
+            )

@@ -35,6 +35,7 @@ from ._diversity import (
     solver_steps,
 )
 from ._explain import explain
+from ._judge import Judge, make_judge
 from ._query import Candidates, Query, pooled_deadline
 from ._snap import resolution, snap_frame, snap_matrix
 from ._sparsify import sparsify
@@ -44,6 +45,7 @@ __all__ = [
     "DEFAULT_DIVERSITY_FRACTION",
     "BatchReport",
     "Candidates",
+    "Judge",
     "Query",
     "TimeBudget",
     "changed_mask",
@@ -53,6 +55,7 @@ __all__ = [
     "explain",
     "explain_in_chunks",
     "keep_different",
+    "make_judge",
     "parallel_backend",
     "pooled_deadline",
     "resolution",

@@ -53,12 +53,19 @@ import pandas as pd
 from ..._utils._deadline import Deadline
 from ...exceptions import ValidationError
 from ...result import STATUSES, CounterfactualResult
+from ._judge import Judge
 from ._query import Candidates, Query
 from ._select import Selection, keys, select_query
 from ._sparsify import sparsify
 from ._verify import coerce_rows, snap_and_verify
 
 __all__ = ["Pool", "assemble"]
+
+
+def judge_of(method: Any, tasks: list[Query]) -> Judge:
+    """The call's judge (one for all its queries; the model's decision alone by default)."""
+    judge = tasks[0].judge if tasks else None
+    return judge if judge is not None else Judge(method.model_)
 
 
 def sparsify_cap(n_cf: int) -> int:
@@ -154,7 +161,7 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
         raw = raw_all[ok].reset_index(drop=True)
         qrows = queries.iloc[own].reset_index(drop=True)
         claims = [c.status for c in outcomes]
-        rows, moved, failed, sat, flips, conf = snap_and_verify(schema, method.model_, tasks, claims, rows, own, qrows)
+        rows, moved, failed, sat, flips, conf = snap_and_verify(schema, judge_of(method, tasks), tasks, claims, rows, own, qrows)
     else:
         rows = raw = pd.DataFrame(columns=names)
         own = np.zeros(0, dtype=int)
@@ -188,7 +195,7 @@ def sparsify_pool(method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadli
         [t.bounds for t in tasks],
         [t.x for t in tasks],
         [t.target for t in tasks],
-        method.model_.predict_with_proba,
+        judge_of(method, tasks),
         [t.target_index for t in tasks],
         deadline=deadline,
     )

@@ -11,6 +11,7 @@ from ..._utils._progress import should_show, summary_line
 from ...result import CounterfactualResult
 from ._assemble import assemble
 from ._prepare import prepare
+from ._regions import attach_regions
 from ._search import search
 
 __all__ = ["explain"]
@@ -30,6 +31,9 @@ def explain(
     offset: int = 0,
     feedback: bool = True,
     cancel: CancelToken | None = None,
+    min_probability: float | None = None,
+    robust_to: Any = None,
+    regions: bool = False,
 ) -> CounterfactualResult:
     """Explain every row of ``X`` with the fitted ``method`` (the body of
     ``CounterfactualMethod.explain``; the parameters are documented there).
@@ -40,7 +44,10 @@ def explain(
     (a chunk of a chunked run, which shows its own).
     """
     begin = time.perf_counter()
-    tasks, given = prepare(method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset, cancel=cancel)
+    tasks, given = prepare(
+        method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset, cancel=cancel,
+        min_probability=min_probability, robust_to=robust_to,
+    )
     limit = getattr(method, "time_limit", None)
     deadline = method.time_budget_.plan(limit, tasks, time.perf_counter() - begin, begin)
     if cancel is not None:
@@ -49,6 +56,7 @@ def explain(
     after = time.perf_counter()
     result = assemble(method, tasks, outcomes, given, int(n_counterfactuals), deadline=deadline)
     method.time_budget_.learn(limit, time.perf_counter() - after, tasks, outcomes)
+    attach_regions(method, result, tasks, compute=regions)
     if feedback and should_show(getattr(method, "verbose", 0), len(tasks)):
         print(summary_line(result.status, result.diagnostics), file=sys.stderr, flush=True)
     return result

@@ -15,6 +15,7 @@ import pandas as pd
 from ..._utils._deadline import CancelToken
 from ...constraints import Constraints, QueryBounds, ResolvedConstraints
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
+from ._judge import make_judge
 from ._query import Query
 
 __all__ = ["prepare"]
@@ -87,6 +88,8 @@ def prepare(
     errors: str | None = None,
     offset: int = 0,
     cancel: CancelToken | None = None,
+    min_probability: Any = None,
+    robust_to: Any = None,
 ) -> tuple[list[Query], Any]:
     """The queries of ``X`` for ``method`` and what the user passed as constraints.
 
@@ -99,6 +102,7 @@ def prepare(
     if frame.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
     per_row, errors, row_resolved, _resolved, given = resolve_rows(method, frame, constraints, errors)
+    judge = make_judge(method, min_probability, robust_to)
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))
     seeds = position_seeds(getattr(method, "random_state", None), int(offset), len(frame))
@@ -112,7 +116,7 @@ def prepare(
                 id=qid, x=x, target=targets[i], target_index=index, bounds=bounds, constraints=rc,
                 n_counterfactuals=int(n_counterfactuals), rng=np.random.default_rng(seeds[i]),
                 time_limit=getattr(method, "time_limit", None), predicted=preds[i],
-                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why, cancel=cancel,
+                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why, cancel=cancel, judge=judge,
             )
         )
     return tasks, given

@@ -12,6 +12,7 @@ import pandas as pd
 
 from ..._utils._deadline import CancelToken, Deadline
 from ...constraints import QueryBounds, ResolvedConstraints
+from ._judge import Judge
 
 __all__ = ["Candidates", "Query", "pooled_deadline"]
 
@@ -48,6 +49,19 @@ class Query:
     reserve: float = 0.0
     #: set when the caller no longer wants the answer (the deadline then counts as passed)
     cancel: CancelToken | None = None
+    #: whether a row reaches the target: the model's decision, and any margin
+    #: (``min_probability``) or other models (``robust_to``) the call asked for
+    judge: Judge | None = None
+
+    @property
+    def min_probability(self) -> float | None:
+        """The least probability of the target the call asked for (None: the decision only)."""
+        return None if self.judge is None else self.judge.min_probability
+
+    @property
+    def robust_to(self) -> tuple[Any, ...]:
+        """The other models (adapters) the answer must reach the target in."""
+        return () if self.judge is None else self.judge.others
 
     @property
     def deadline(self) -> Deadline:

@@ -25,27 +25,28 @@ def sparsify(
     bounds: Sequence[QueryBounds],
     queries: Sequence[pd.Series],
     targets: Sequence[Any],
-    predict: Callable[[pd.DataFrame], tuple[np.ndarray, np.ndarray]],
-    target_index: Sequence[int] | None = None,
+    judge: Callable[[pd.DataFrame, Sequence[Any], Sequence[int]], tuple[np.ndarray, np.ndarray]],
+    target_index: Sequence[int],
     *,
     deadline: Deadline | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Revert every change that the model does not need, greedily, with batched model calls.
 
     ``rows`` are verified counterfactuals (schema types); ``owners[k]`` the
-    index (into ``bounds``, ``queries``, ``targets``) of row ``k``'s query.
-    Each round builds, for every row still being sparsified, one variant per
-    changed feature with that feature set back to the query's value, checks
-    them all (the query's constraints, then one call to ``predict``, the real
-    model's ``(decisions, probabilities)``), and for each row takes the valid
-    variant that reverts its largest change (in units of the feature's range).
-    A row stops when no single revert keeps it valid, so in the returned rows
-    no single change can be undone.  ``deadline``: no round starts after it; the rows keep the reverts made so far
-    (every one verified), and the last array returned marks the rows still
-    being sparsified when it stopped.  Returns the rows, the number of
-    reverted features per row, for rows that changed the model's probability
-    of the target (column ``target_index[owner]``; NaN elsewhere), and that
-    mask.
+    index (into ``bounds``, ``queries``, ``targets``, ``target_index``) of row
+    ``k``'s query.  Each round builds, for every row still being sparsified, one
+    variant per changed feature with that feature set back to the query's value,
+    checks them all (the query's constraints, then one call to ``judge``, which
+    returns whether each row reaches its target -- the model's decision and any
+    margin or other model asked for -- and the model's probability of it), and
+    for each row takes the valid variant that reverts its largest change (in
+    units of the feature's range).  A row stops when no single revert keeps it
+    valid, so in the returned rows no single change can be undone.
+    ``deadline``: no round starts after it; the rows keep the reverts made so
+    far (every one verified), and the last array returned marks the rows still
+    being sparsified when it stopped.  Returns the rows, the number of reverted
+    features per row, for rows that changed the model's probability of the
+    target (NaN elsewhere), and that mask.
     """
     n = len(rows)
     n_rev = np.zeros(n, dtype=int)
@@ -81,13 +82,11 @@ def sparsify(
         good = np.zeros(0, dtype=int)
         p_target = np.full(rr.size, np.nan)
         if ok.any():
-            pred, proba = predict(frame[ok])
-            tgt = np.array([targets[int(o)] for o in own[ok]], dtype=object)
-            flips = np.array([p == t for p, t in zip(pred, tgt, strict=True)], dtype=bool)
-            good = np.flatnonzero(ok)[flips]
-            if target_index is not None:
-                cols = np.array([target_index[int(o)] for o in own[ok]], dtype=int)
-                p_target[np.flatnonzero(ok)] = np.asarray(proba)[np.arange(int(ok.sum())), cols]
+            tgt = [targets[int(o)] for o in own[ok]]
+            cols = [target_index[int(o)] for o in own[ok]]
+            reaches, proba = judge(frame[ok], tgt, cols)
+            good = np.flatnonzero(ok)[reaches]
+            p_target[np.flatnonzero(ok)] = proba
         if good.size == 0:
             break
         # per row, the valid revert of its largest normalised change (discrete: 1)

@@ -14,14 +14,15 @@ import numpy as np
 import pandas as pd
 
 from ...constraints import satisfied_many
+from ._judge import Judge
 from ._query import Query
 from ._snap import snap_columns, snap_matrix
 
 __all__ = ["allowed_cells", "check_rows", "coerce_rows", "snap_and_verify", "verify"]
 
 
-def check_rows(schema: Any, model: Any, query: Query, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Check raw candidate rows of one query with the real model and the constraints.
+def check_rows(schema: Any, judge: Judge, query: Query, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Check raw candidate rows of one query with the real model(s) and the constraints.
 
     Returns ``(valid, flips, satisfies)`` boolean arrays; ``valid`` is both.
     Rows that cannot be coerced to the schema's types count as invalid.
@@ -38,7 +39,8 @@ def check_rows(schema: Any, model: Any, query: Query, frame: pd.DataFrame) -> tu
     sat = query.bounds.satisfied(rows)
     flips = np.zeros(n, dtype=bool)
     if sat.any():
-        flips[sat] = model.predict(rows[sat]) == query.target
+        n_sat = int(sat.sum())
+        flips[sat] = judge(rows[sat], [query.target] * n_sat, [query.target_index] * n_sat)[0]
     return flips & sat, flips, sat
 
 
@@ -60,24 +62,25 @@ def coerce_rows(schema: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
         return schema.coerce(frame[ok].reset_index(drop=True)), ok
 
 
-def verify(model: Any, tasks: Sequence[Query], rows: pd.DataFrame, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(satisfied, flips, confidence)`` for each row of ``rows`` (row ``k`` belongs to ``tasks[own[k]]``)."""
+def verify(judge: Judge, tasks: Sequence[Query], rows: pd.DataFrame, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(satisfied, reaches, confidence)`` for each row of ``rows`` (row ``k`` belongs
+    to ``tasks[own[k]]``): its query's constraints hold; it reaches the target in
+    the judge's eyes (the model's decision, and any margin or other model asked
+    for); the explained model's probability of the target."""
     n = len(rows)
     sat = satisfied_many([t.bounds for t in tasks], rows, own) if n else np.zeros(0, dtype=bool)
     flips = np.zeros(n, dtype=bool)
     conf = np.full(n, np.nan)
     if sat.any():
         sub = rows[sat]
-        pred, proba = model.predict_with_proba(sub)
-        tgt_idx = np.array([tasks[i].target_index for i in own[sat]])
-        tgt = np.array([tasks[i].target for i in own[sat]], dtype=object)
-        flips[sat] = np.array([p == t for p, t in zip(pred, tgt, strict=True)], dtype=bool)
-        conf[sat] = proba[np.arange(len(sub)), tgt_idx]
+        tgt_idx = [tasks[i].target_index for i in own[sat]]
+        tgt = [tasks[i].target for i in own[sat]]
+        flips[sat], conf[sat] = judge(sub, tgt, tgt_idx)
     return sat, flips, conf
 
 
 def snap_and_verify(
-    schema: Any, model: Any, tasks: Sequence[Query], claims: Sequence[str | None], rows: pd.DataFrame, own: np.ndarray, qrows: pd.DataFrame
+    schema: Any, judge: Judge, tasks: Sequence[Query], claims: Sequence[str | None], rows: pd.DataFrame, own: np.ndarray, qrows: pd.DataFrame
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows on the grid; returns ``(rows, moved, failed, sat, flips, conf)``.
 
@@ -87,7 +90,7 @@ def snap_and_verify(
     n = len(rows)
     cols, res, lower, upper = snap_columns(schema)
     if not cols or n == 0:
-        sat, flips, conf = verify(model, tasks, rows, own)
+        sat, flips, conf = verify(judge, tasks, rows, own)
         return rows, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), sat, flips, conf
     exact = np.array([claims[i] == "optimal" for i in own], dtype=bool)[:, None]
     V = rows[cols].to_numpy(dtype=float)
@@ -108,7 +111,7 @@ def snap_and_verify(
         both = schema.coerce(pd.concat([first, second], ignore_index=True))
     else:
         both = schema.coerce(first.reset_index(drop=True))
-    s_all, f_all, c_all = verify(model, tasks, both, np.concatenate([own, own[alt]]))
+    s_all, f_all, c_all = verify(judge, tasks, both, np.concatenate([own, own[alt]]))
     sat, flips, conf = s_all[:n].copy(), f_all[:n].copy(), c_all[:n].copy()
     out = both.iloc[:n].reset_index(drop=True)
     ok1 = sat & flips

@@ -44,12 +44,13 @@ Distances (per feature ``j``, ``q`` the query):
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..._utils._deadline import Deadline
+from ..._utils._deadline import CancelToken, Deadline
 from ...solvers.milp import (
     Model,
     RawInputs,
@@ -113,6 +114,8 @@ class Formulation:
     inputs: RawInputs
     squares: list[_Square] = field(default_factory=list)
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: the query's cancel token: every solve of this model stops when it is cancelled
+    cancel: CancelToken | None = None
 
 
 def build(
@@ -133,6 +136,7 @@ def build(
     trust_scope: str = "mutable",
     template: Template | None = None,
     radius: float | None = None,
+    others: Sequence[tuple[Any, int]] = (),
 ) -> Formulation:
     """The MIP of one query (module docstring).  With a ``template`` (the model
     embedded once per fitted method) only the query-dependent parts are built.
@@ -143,7 +147,7 @@ def build(
     need_changes = changes or norm == "l0" or alpha > 0 or query.bounds.max_changes is not None
     inst = None
     if template is not None:
-        inst = template.instance(query.bounds, query.target_index, margin, changes=need_changes)
+        inst = template.instance(query.bounds, query.target_index, margin, changes=need_changes, decision=compiled)
     diag: dict[str, Any] = {"template": inst is not None}
     if inst is not None:
         m, inputs = inst
@@ -155,6 +159,8 @@ def build(
         diag["narrowed_features"] = narrow_box(m, inputs, float(radius), norm=norm, scales=scales, alpha=alpha)
     if inst is None:
         encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
+    for other, target in others:  # robust_to: every model's decision over the same inputs
+        encode_model(m, other, inputs.z, target, margin=margin)
     if query.bounds.max_changes is not None:
         add_change_limit(m, inputs, int(query.bounds.max_changes))
     if hull is not None:
@@ -166,7 +172,7 @@ def build(
         diag.update(encode_hull(m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm, skip=skip))  # type: ignore[arg-type]
     if query.bounds.causal:
         diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
-    form = Formulation(m, inputs, diagnostics=diag)
+    form = Formulation(m, inputs, diagnostics=diag, cancel=getattr(query, "cancel", None))
     _objective(form, norm, scales, alpha, backend)
     diag.update(n_vars=m.n_vars, n_rows=m.n_rows, n_integer=m.n_integer)
     return form
@@ -239,7 +245,7 @@ def fixed_point(form: Formulation, z: np.ndarray, *, time_limit: float | None = 
         val = min(max(val, lo), hi)
         m.set_bounds(v, val, val)
     # exact squares (the SCIP backend's l2) need SCIP; the rest solves with HiGHS
-    sol = m.solve("scip" if m.has_quadratic else "highs", time_limit=time_limit)
+    sol = m.solve("scip" if m.has_quadratic else "highs", time_limit=time_limit, cancel=form.cancel)
     if not sol.has_solution or sol.status not in ("optimal", "feasible"):
         return None
     return sol.x
@@ -301,11 +307,12 @@ def solve(
 ) -> tuple[Solution, float]:
     """Solve; polish a piecewise-linear l2 solution into the exact QP optimum for its
     integer assignment.  Returns the solution and the exact objective of its point."""
-    deadline = Deadline.after(time_limit)  # the polish and the certificate share the solve's time
+    # the polish and the certificate share the solve's time (and its cancel token)
+    deadline = Deadline.after(time_limit, token=form.cancel)
     opts = _options(form, backend)
     sol = form.m.solve(
         backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts,
-        start=start,
+        start=start, cancel=form.cancel,
     )
     if not sol.has_solution:
         return sol, math.nan
@@ -347,7 +354,7 @@ def _certify(form: Formulation, sol: Solution, *, deadline: Deadline, seed: int)
             break
         # the true optimum is <= upper, so nothing above it needs exploring
         opts = {**(_options(form, "highs") or {}), "objective_bound": upper + OA_GAP[0] + OA_GAP[1] * abs(upper)}
-        res = lb.solve("highs", time_limit=deadline.seconds(), seed=seed, options=opts)
+        res = lb.solve("highs", time_limit=deadline.seconds(), seed=seed, options=opts, cancel=deadline.token)
         sol.nodes += int(res.nodes)
         if not res.has_solution:
             break
@@ -402,7 +409,7 @@ def _polish(form: Formulation, x: np.ndarray, deadline: Deadline) -> np.ndarray:
             m3.add_pwl_square(sq.dev, sq.lo, sq.hi, points=pts, t=sq.t)
         if deadline.reserve(MIN_SOLVE).expired():
             break
-        res = m3.solve("highs", time_limit=deadline.seconds())
+        res = m3.solve("highs", time_limit=deadline.seconds(), cancel=deadline.token)
         if not (res.has_solution and res.status == "optimal"):
             break
         cur = res.x  # type: ignore[assignment]

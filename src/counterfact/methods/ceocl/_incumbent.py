@@ -32,6 +32,7 @@ used, and builds the model without the radius when that check fails.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,12 +97,15 @@ class IncumbentSearch:
         scales: np.ndarray,
         alpha: float,
         max_changes: int | None = None,
+        others: Sequence[tuple[Any, int]] = (),
     ) -> None:
         self.compiled = compiled
+        #: every model a point must reach its target in (robust_to), with its region
+        self.models = [(compiled, compiled.rule.region(int(target_index)))]
+        self.models += [(c, c.rule.region(int(t))) for c, t in others]
         self.norm = norm
         self.alpha = float(alpha)
         self.max_changes = max_changes
-        self.region = compiled.rule.region(int(target_index))
         self.margin = float(margin)
         feats = inputs.features
         self.names = [f.name for f in feats]
@@ -112,6 +116,9 @@ class IncumbentSearch:
         self.integral = np.array([model.is_integer(v) for v in inputs.z], dtype=bool)
         self.q = np.zeros(n)
         self.cuts = _cut_values(compiled)
+        for other, _ in others:
+            for name, values in _cut_values(other).items():
+                self.cuts[name] = np.union1d(self.cuts.get(name, np.zeros(0)), values)
         #: per feature: (start, size, is_categorical, scale, fixed, finite values or None)
         self.feats: list[tuple[int, int, bool, float, bool, np.ndarray | None]] = []
         for j, (blk, f) in enumerate(zip(blocks, feats, strict=True)):
@@ -261,15 +268,20 @@ class IncumbentSearch:
         return self._round(np.array(rows))
 
     def score(self, Z: np.ndarray) -> np.ndarray:
-        """How far each row is inside the target region (>= 0: reached with the margin)."""
-        Y = np.atleast_2d(self.compiled.outputs_raw(np.atleast_2d(Z)))
-        best = np.full(Y.shape[0], -np.inf)
-        for conj in self.region:
-            worst = np.full(Y.shape[0], np.inf)
-            for cnd in conj:
-                worst = np.minimum(worst, Y @ cnd.coef - float(cnd.rhs) - self.margin)
-            best = np.maximum(best, worst)
-        return best
+        """How far each row is inside the target region (>= 0: reached with the margin),
+        in the model that is least inside it."""
+        Z = np.atleast_2d(Z)
+        least = np.full(Z.shape[0], np.inf)
+        for compiled, region in self.models:
+            Y = np.atleast_2d(compiled.outputs_raw(Z))
+            best = np.full(Y.shape[0], -np.inf)
+            for conj in region:
+                worst = np.full(Y.shape[0], np.inf)
+                for cnd in conj:
+                    worst = np.minimum(worst, Y @ cnd.coef - float(cnd.rhs) - self.margin)
+                best = np.maximum(best, worst)
+            least = np.minimum(least, best)
+        return least
 
     def greedy(self, excluded: list[set[int]] | None = None, steps: int = 8) -> np.ndarray | None:
         """From the query, single-feature moves, each the best gain towards the

@@ -19,6 +19,7 @@ from ...models.compile import TreeEnsemble, compile_model
 from ...solvers.milp import changed_set, decode, encode_template, exclude_point
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
+from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
 from ._formulation import build, solve
 from ._starts import MAX_CANDIDATES, StartPool, Starts
@@ -223,6 +224,11 @@ class CEOCL(CounterfactualMethod):
             return f"{cls.tags.display_name}: {text}"
         return super().certificate(status, diagnostics)
 
+    def _before_search(self, queries: list[Query], parallel: bool) -> None:
+        """A margin or other models the MIP cannot encode exactly raise here, before any search."""
+        if queries:
+            self.exact_.views(queries[0])
+
     def cost_name(self) -> str | None:
         return f"CE-OCL objective (norm {self.norm}, alpha {self.alpha})"
 
@@ -281,6 +287,8 @@ class CEOCL(CounterfactualMethod):
     def _fit(self) -> None:
         import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")
         self.compiled_ = compile_model(self.model_.model, self.schema_)
+        #: what the MIP embeds per query: the model (with a margin) and any robust_to models
+        self.exact_ = ExactModels.of(self.compiled_, self.model_, self.schema_, self.data_.X, "CE-OCL")
         self.template_ = self._template()
         X = self.data_.X
         self.starts_ = StartPool(
@@ -351,7 +359,7 @@ class CEOCL(CounterfactualMethod):
         hull = self.hulls_.get(query.target_index) if self.trust_region is not None else None
         t0 = time.perf_counter()
         starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha))
-        solves = _Solves(self, query, seed, hull, self._observed_z(starts), float(self.margin))
+        solves = _Solves(self, query, seed, hull, self._observed_z(starts), float(self.margin), self.exact_.views(query))
         diag: dict[str, Any] = {"backend": self.backend}
         first, obj, form, row, searched = self._first_answer(solves, diag, t0)
         diag.update(form.diagnostics)
@@ -471,8 +479,10 @@ class CEOCL(CounterfactualMethod):
         return Candidates(rows.reset_index(drop=True), "feasible", diag)
 
     def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool, radius: float | None = None) -> Any:
+        views = self.exact_.views(query)
         return build(
-            compiled=self.compiled_,
+            compiled=views.main,
+            others=views.others,
             schema=self.schema_,
             query=query,
             norm=self.norm,
@@ -520,6 +530,8 @@ class _Solves:
     observed: np.ndarray
     #: the decision margin (ten times larger after a rejected first answer)
     margin: float
+    #: the compiled models the answers must reach the target in (with the call's margin)
+    views: CompiledViews
     #: raw vectors of solver incumbents (later local-search starts)
     seen: list[np.ndarray] = field(default_factory=list)
     n_solves: int = 0
@@ -531,7 +543,7 @@ class _Solves:
         extra = np.array(self.seen) if self.seen else np.zeros((0, self.observed.shape[1]))
         return prepare(
             lambda mg, ch, radius: m._build(self.query, mg, self.hull, changes=ch, radius=radius),
-            compiled=m.compiled_, query=self.query, margin=self.margin, changes=changes, norm=m.norm,
+            compiled=self.views.main, others=self.views.others, query=self.query, margin=self.margin, changes=changes, norm=m.norm,
             scales=m.scales_, alpha=float(m.alpha), excluded=excluded,
             starts=np.vstack([self.observed, extra]), narrow=m._narrow,
         )

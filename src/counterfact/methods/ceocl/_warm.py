@@ -66,6 +66,7 @@ def prepare(
     excluded: list[list[str]],
     starts: np.ndarray,
     narrow: bool = True,
+    others: Any = (),
 ) -> Prepared:
     """Build one solve's model (module docstring).
 
@@ -89,9 +90,9 @@ def prepare(
     ex_idx = [{names.index(n) for n in s} for s in excluded]
     search = IncumbentSearch(
         compiled, form.inputs, form.m, query.target_index, margin, norm, scales, alpha,
-        query.bounds.max_changes,
+        query.bounds.max_changes, others=others,
     )
-    found = search.best(starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf)))
+    found = search.best(starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf), token=query.cancel))
     diag["search_seconds"] = time.perf_counter() - t0
     if found is None:
         return Prepared(form, None, diag)

@@ -140,6 +140,8 @@ class DiCE(CounterfactualMethod):
                 kwargs: dict[str, Any] = {"total_CFs": max(self.n_candidates, query.n_counterfactuals), "desired_class": int(query.target_index), "features_to_vary": vary, "permitted_range": permitted, "verbose": False}
                 if self.dice_method == "random":
                     kwargs["random_seed"] = seed
+                if query.min_probability is not None:  # DiCE's own margin: the target's probability
+                    kwargs["stopping_threshold"] = float(query.min_probability)
                 out = exp.generate_counterfactuals(x, **kwargs)
         except _DeadlineReached:
             return Candidates(x.iloc[0:0], "timeout", {"reason": f"DiCE did not finish within time_limit={self.time_limit} s"})

@@ -97,7 +97,7 @@ def _draw(method: Any, torch: Any, queries: list[Query], S: int, limit: int | No
     draws = sample_levels(logits, pi, rows, rep, (noise[0], noise[1], noise[2]), limit, caps)
     # distinct draws per query (sorted by query), with their multiplicity
     owner, levels, counts = _distinct(draws, rep.sizes)
-    screened = _screen(method, rows, targets, caps, owner, levels, limit)
+    screened = _screen(method, rows, targets, caps, owner, levels, limit, queries[0].judge if queries else None)
     return _pick(method, queries, rows, owner, levels, counts, screened, S, limit)
 
 
@@ -109,6 +109,7 @@ def _screen(
     owner: np.ndarray,
     levels: np.ndarray,
     limit: int | None,
+    judge: Any = None,
 ) -> _Screened:
     """Decode the distinct draws; count their changes, check the caps and the model, measure the distance."""
     rep = method.representation_
@@ -122,6 +123,12 @@ def _screen(
     if limit is not None:
         keep &= changed[:, rep.is_numeric].sum(axis=1) <= limit
     valid = (method._decide(levels, owner, rows) == targets[owner]) & (n_changed > 0)
+    if judge is not None and judge.demanding and valid.any():
+        # a margin or other models asked for: the valid draws judged by all of them
+        at = np.flatnonzero(valid)
+        frame = rep.decode(levels[at], owner[at], rows.table)
+        labels = method.model_.classes_[targets[owner[at]]].tolist()
+        valid[at] = judge(frame, labels, targets[owner[at]].tolist())[0]
     dist = rep.distances(vals, levels, qv, rows.levels[owner], method.norm)
     return _Screened(n_changed, keep, valid, dist)
 

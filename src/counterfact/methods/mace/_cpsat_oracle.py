@@ -291,7 +291,16 @@ class CpsatOracle:
             on = self.m.NewBoolVar(f"bound{self.n_calls}")
             self.m.Add(self.dist <= max(0, math.floor(float(bound) * COST_SCALE))).OnlyEnforceIf(on)
             self.m.AddAssumption(on)
-        st = solver.Solve(self.m)
+        # a cancellation stops the search at once (StopSearch, from the cancelling thread)
+        token = deadline.token
+        forget = token.on_cancel(solver.StopSearch) if token is not None else None
+        try:
+            if token is not None and token.cancelled:
+                return Answer("unknown")
+            st = solver.Solve(self.m)
+        finally:
+            if forget is not None:
+                forget()
         if st == cp.INFEASIBLE:
             return Answer("unsat")
         lb = max(0.0, float(solver.BestObjectiveBound()) / COST_SCALE) if st in (cp.OPTIMAL, cp.FEASIBLE) else None

@@ -18,6 +18,7 @@ from ...models.compile import compile_model
 from ...solvers import has_relu
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
+from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
 from ._cpsat_oracle import CpsatOracle
 from ._mip_oracle import MipOracle, check_available
@@ -240,6 +241,8 @@ class MACE(CounterfactualMethod):
         self.weights_ = norm_weights(tuple(self.norm) if isinstance(self.norm, list) else self.norm)
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
+        #: what the solver embeds per query: the model (with a margin) and any robust_to models
+        self.exact_ = ExactModels.of(self.compiled_, self.model_, self.schema_, self.data_.X, "MACE")
         self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = None  # observed rows per predicted class
         #: the shared diversity rule's steps plus one grid unit, in solver units
         self._steps = solver_steps(self.schema_, self.diversity_steps_)
@@ -303,15 +306,20 @@ class MACE(CounterfactualMethod):
         return "z3"
 
     # -------------------------------------------------------------- explain
-    def _make_oracle(self, problem: Problem, seed: int) -> Any:
-        if self.oracle_ == "cpsat":
+    def _make_oracle(self, problem: Problem, seed: int, views: CompiledViews) -> Any:
+        if self.oracle_ == "cpsat" and not views.others:
             try:
-                return CpsatOracle(problem, self.compiled_, random_seed=seed)
+                return CpsatOracle(problem, views.main, random_seed=seed)
             except UnsupportedModelError:
                 pass  # diversity clauses, value sets, ...: Z3 answers this search
-        if self.oracle_ in ("z3", "cpsat"):
-            return Z3Oracle(problem, self.compiled_, random_seed=seed, cache=self._cache)
-        return MipOracle(problem, self.compiled_, self.schema_, epsilon=float(self.epsilon), random_seed=seed)
+        if self.oracle_ in ("z3", "cpsat"):  # several models (robust_to): Z3 encodes them all
+            return Z3Oracle(problem, views.main, random_seed=seed, cache=self._cache, others=views.others)
+        return MipOracle(problem, views.main, self.schema_, epsilon=float(self.epsilon), random_seed=seed, others=views.others)
+
+    def _before_search(self, queries: list[Query], parallel: bool) -> None:
+        """A margin or other models the solver cannot encode exactly raise here, before any search."""
+        if queries:
+            self.exact_.views(queries[0])
 
     def _observed(self, target_index: int) -> tuple[pd.DataFrame, np.ndarray]:
         """Training rows the model assigns to class ``target_index`` (raw, and in distance units)."""
@@ -358,7 +366,8 @@ class MACE(CounterfactualMethod):
 
     def _nearest_rows(self, query: Query, k: int) -> np.ndarray:
         """Positions (in the observed pool of the query's target) of the ``k`` nearest
-        rows that satisfy the query's bounds, nearest first (ties: pool order).
+        rows that satisfy the query's bounds (and reach the target with the call's
+        margin in every model it asked for), nearest first (ties: pool order).
 
         Every row's distance is computed (numpy), but the bounds are checked
         only on the nearest rows, a growing block at a time, until ``k`` pass:
@@ -376,6 +385,10 @@ class MACE(CounterfactualMethod):
         while lo < len(order) and len(found) < k:
             block = order[lo : lo + size]
             ok = np.asarray(query.bounds.satisfied(frame.iloc[block]), dtype=bool)
+            if query.judge is not None and query.judge.demanding and ok.any():
+                # a margin or other models: only rows that reach the target in all of them
+                n = int(ok.sum())
+                ok[ok] = query.judge(frame.iloc[block[ok]], [query.target] * n, [query.target_index] * n)[0]
             found.extend(block[ok][: k - len(found)].tolist())
             lo += size
             size *= 4
@@ -394,6 +407,7 @@ class MACE(CounterfactualMethod):
             diversity=str(self.diversity),
         )
         seed = int(query.rng.integers(0, 2**31 - 1))
+        views = self.exact_.views(query)
         names = self.schema_.names
         rows: list[dict[str, Any]] = []
         distances: list[float] = []
@@ -409,9 +423,9 @@ class MACE(CounterfactualMethod):
             for _attempt in range(int(self.max_retries) + 1):
                 problem.margin = margin
                 t0 = time.perf_counter()
-                oracle = self._make_oracle(problem, seed)
+                oracle = self._make_oracle(problem, seed, views)
                 if self.polish and hasattr(oracle, "check_point"):
-                    oracle = _Polished(oracle, Polisher(problem, self.compiled_), deadline)
+                    oracle = _Polished(oracle, Polisher(problem, views.main, others=views.others), deadline)
                 start, n_warm = self._warm_start(query, oracle, deadline)
                 if start is not None and isinstance(oracle, _Polished):
                     start = oracle.improve(start)

@@ -15,6 +15,7 @@ exactly in about 0.1 s (``reference/solvers.md`` §3.5).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -68,6 +69,7 @@ class MipOracle:
         epsilon: float,
         random_seed: int = 0,
         backend: str = "highs",
+        others: Sequence[tuple[Any, int]] = (),
     ) -> None:
         self.problem = problem
         self.schema = schema
@@ -86,6 +88,8 @@ class MipOracle:
             add_change_limit(m, inp, int(problem.max_changes))
         self._grid(inp)
         encode_model(m, compiled, inp.z, problem.target_index, problem.margin)
+        for other, target in others:  # robust_to: the same inputs, every model's decision
+            encode_model(m, other, inp.z, target, problem.margin)
         terms = Expr()
         if b > 0 or g > 0:
             deltas = feature_deltas(m, inp, [v.scale for v in problem.vars])
@@ -178,7 +182,9 @@ class MipOracle:
     def check(self, bound: float | None, deadline: Deadline) -> Answer:
         """Nearest counterfactual at distance <= ``bound`` (or a proof that there is none)."""
         self.m.set_bounds(self.D, 0.0, math.inf if bound is None else float(bound))
-        sol = self.m.solve(self.backend, time_limit=deadline.seconds(), gap=self.gap, seed=self.seed)
+        sol = self.m.solve(
+            self.backend, time_limit=deadline.seconds(), gap=self.gap, seed=self.seed, cancel=deadline.token
+        )
         if sol.status == "infeasible":
             return Answer("unsat")
         if not sol.has_solution:

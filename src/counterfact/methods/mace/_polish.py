@@ -23,6 +23,7 @@ lower bounds only from UNSAT answers, so Algorithm 1's guarantee is unchanged.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -50,11 +51,16 @@ class Polisher:
         The model IR (its numpy forward pass).
     max_rounds : int
         Greedy rounds at most.
+    others : sequence of (CompiledModel, int)
+        Other models and their target indices a proposal must also reach (``robust_to``).
     """
 
-    def __init__(self, problem: Problem, compiled: Any, *, max_rounds: int = 12) -> None:
+    def __init__(self, problem: Problem, compiled: Any, *, max_rounds: int = 12, others: Sequence[tuple[Any, int]] = ()) -> None:
         self.problem = problem
         self.compiled = compiled
+        #: every model an answer must reach its target in, with that target's region
+        self.models = [(compiled, compiled.rule.region(int(problem.target_index)))]
+        self.models += [(c, c.rule.region(int(t))) for c, t in others]
         self.max_rounds = int(max_rounds)
         vs = problem.vars
         self.J = len(vs)
@@ -69,7 +75,6 @@ class Polisher:
         for j, blk in enumerate(compiled.inputs.blocks):
             self.start[j] = blk.start
         self.nz = compiled.inputs.n
-        self.region = compiled.rule.region(int(problem.target_index))
 
     # ------------------------------------------------------------ helpers
     def distances(self, P: np.ndarray) -> np.ndarray:
@@ -114,15 +119,19 @@ class Polisher:
         ok = self._in_domain(P)
         if not ok.any():
             return ok
-        Y = self.compiled.outputs_raw(self._to_z(P[ok]))
+        Z = self._to_z(P[ok])
         mg = float(self.problem.margin) * (1 + 1e-6) + 1e-12
-        hit = np.zeros(int(ok.sum()), dtype=bool)
-        for conj in self.region:
-            h = np.ones_like(hit)
-            for c in conj:
-                h &= Y @ np.asarray(c.coef, dtype=float) >= float(c.rhs) + mg
-            hit |= h
-        ok[ok] = hit
+        every = np.ones(int(ok.sum()), dtype=bool)
+        for compiled, region in self.models:
+            Y = compiled.outputs_raw(Z)
+            hit = np.zeros_like(every)
+            for conj in region:
+                h = np.ones_like(hit)
+                for c in conj:
+                    h &= Y @ np.asarray(c.coef, dtype=float) >= float(c.rhs) + mg
+                hit |= h
+            every &= hit
+        ok[ok] = every
         return ok
 
     def _toward(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 import threading
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any
@@ -80,10 +81,19 @@ class Z3Oracle:
         Z3's seed (the search is deterministic for a given seed).
     cache : dict, optional
         Per-model cache shared by the queries (the ensemble's SMT-LIB text).
+    others : sequence of (CompiledModel, int)
+        Other models and their target indices that every answer must also reach
+        (``robust_to``), asserted once over the same variables.
     """
 
     def __init__(
-        self, problem: Problem, compiled: Any, *, random_seed: int = 0, cache: dict[str, Any] | None = None
+        self,
+        problem: Problem,
+        compiled: Any,
+        *,
+        random_seed: int = 0,
+        cache: dict[str, Any] | None = None,
+        others: Sequence[tuple[Any, int]] = (),
     ) -> None:
         z3 = import_optional("z3", purpose="MACE's Z3 oracle")
         self.z3 = z3
@@ -116,6 +126,8 @@ class Z3Oracle:
         self._change_cap()
         self._diversity()
         self._model_formula(compiled, terms, cache)
+        for k, (other, target) in enumerate(others):  # robust_to: every other model reaches its target too
+            self._add_other(other, target, terms, prefix=f"r{k}_")
         self.distance_expr = self._distance(terms)
         self.build_seconds = time.perf_counter() - t0
 
@@ -217,6 +229,18 @@ class Z3Oracle:
         if not self._forest:
             for f in encode_model(compiled, terms.z, problem.target_index, problem.margin, box=box, cache=cache):
                 self.solver.add(f)
+
+    def _add_other(self, compiled: Any, target: int, terms: _Terms, prefix: str) -> None:
+        """Assert that another model reaches ``target`` (once, over the query's whole box);
+        an ensemble's auxiliary symbols get their own ``prefix``, so that several
+        ensembles in one solver never share a name."""
+        lo, hi = self._zbox
+        if is_forest(compiled):
+            formulas = forest_in_box(compiled, terms.z, target, self.problem.margin, lo, hi, prefix=prefix)
+        else:
+            formulas = encode_model(compiled, terms.z, target, self.problem.margin, box=self._zbox)
+        for f in formulas:
+            self.solver.add(f)
 
     def _distance(self, terms: _Terms) -> Any:
         """The distance expression (eq. 3)."""
@@ -424,22 +448,30 @@ class Z3Oracle:
     def _run(self, deadline: Deadline) -> Any:
         """``check()`` with what is left of the call's time (the formula was built
         on the same clock): Z3's own timeout, backed by an interrupt of the
-        context at the deadline (Z3 polls its timeout only now and then)."""
+        context at the deadline (Z3 polls its timeout only now and then), and
+        by the same interrupt as soon as the deadline's token is cancelled."""
         s = self.solver
-        if not deadline.limited:
-            s.set("timeout", 4294967295)
-            return s.check()
-        left = deadline.left()
-        if left <= 0.005:
+        if deadline.cancelled:
             return self.z3.unknown
-        s.set("timeout", max(1, int(left * 1000)))
-        timer = threading.Timer(left + 0.05, self.ctx.interrupt)
-        timer.daemon = True
-        timer.start()
+        forget = deadline.token.on_cancel(self.ctx.interrupt) if deadline.token is not None else None
         try:
-            return s.check()
+            if not deadline.limited:
+                s.set("timeout", 4294967295)
+                return s.check()
+            left = deadline.left()
+            if left <= 0.005:
+                return self.z3.unknown
+            s.set("timeout", max(1, int(left * 1000)))
+            timer = threading.Timer(left + 0.05, self.ctx.interrupt)
+            timer.daemon = True
+            timer.start()
+            try:
+                return s.check()
+            finally:
+                timer.cancel()
         finally:
-            timer.cancel()
+            if forget is not None:
+                forget()
 
     def _add_forest(self, lo: np.ndarray, hi: np.ndarray) -> None:
         """Assert the ensemble pruned to the box ``[lo, hi]`` (inside the caller's push)."""

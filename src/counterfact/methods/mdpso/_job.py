@@ -35,11 +35,16 @@ class Job:
     reason: str = ""
 
 
-def verdict(P: np.ndarray, t: int) -> tuple[np.ndarray, np.ndarray]:
-    """Valid (the target is the arg-max) and the hinge distance to the target region."""
+def verdict(P: np.ndarray, t: int, min_probability: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Valid (the target is the arg-max, with at least ``min_probability`` when
+    given) and the hinge distance to that target region."""
     pt = P[:, t]
     others = P.copy()
     others[:, t] = -np.inf
     top_other = others.max(axis=1)
     valid = np.argmax(P, axis=1) == t
-    return valid, np.maximum(top_other - pt, 0.0) / 2.0
+    gap = np.maximum(top_other - pt, 0.0) / 2.0
+    if min_probability is not None:
+        valid &= pt >= min_probability
+        gap = np.maximum(gap, min_probability - pt)
+    return valid, gap

@@ -408,12 +408,7 @@ class MDPSO(CounterfactualMethod):
             if not live:
                 break
             asks = [j.swarm.ask() for j in live]  # type: ignore[union-attr]
-            proba = self._predict(live, asks, names)
-            pos = 0
-            for j, X in zip(live, asks, strict=True):
-                P = proba[pos : pos + len(X)]
-                pos += len(X)
-                valid, hinge = verdict(P, j.query.target_index)
+            for j, (valid, hinge) in zip(live, self._verdicts(live, asks, names), strict=True):
                 sw = j.swarm
                 sw.tell(valid, hinge)  # type: ignore[union-attr]
                 expired = j.query.expired()
@@ -426,6 +421,33 @@ class MDPSO(CounterfactualMethod):
                 j.final_X, j.final_cost = j.pool_X[order], j.pool_cost[order]
         return [self._candidates(j) for j in jobs]
 
+    def _verdicts(self, live: list[Job], asks: list[np.ndarray], names: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+        """Per live swarm, its particles' validity and hinge: the model's decision
+        with the call's margin, and (``robust_to``) every other model's too: a
+        particle is valid when it reaches the target in all of them, and its hinge
+        is the largest of their gaps."""
+        proba = self._predict(live, asks, names)
+        out = []
+        pos = 0
+        for j, X in zip(live, asks, strict=True):
+            q = j.query
+            valid, hinge = verdict(proba[pos : pos + len(X)], q.target_index, q.min_probability)
+            pos += len(X)
+            if q.robust_to:
+                frame = self._frame(j, j.problem.decode(X), names)  # type: ignore[union-attr]
+                for other in q.robust_to:
+                    v, h = verdict(np.asarray(other.predict_proba(frame)), other.class_index(q.target), q.min_probability)
+                    valid, hinge = valid & v, np.maximum(hinge, h)
+            out.append((valid, hinge))
+        return out
+
+    @staticmethod
+    def _frame(job: Job, decoded: dict[str, Any], names: list[str]) -> pd.DataFrame:
+        """A swarm's particles as raw rows (the query's values where they do not move)."""
+        c = dict(job.template)
+        c.update(decoded)
+        return pd.DataFrame({n: np.asarray(c[n]) for n in names})
+
     def _predict(self, live: list[Job], asks: list[np.ndarray], names: list[str]) -> np.ndarray:
         """The model's probabilities for every live swarm's particles: one call for
         all swarms when a row's answer cannot depend on the other rows of the call
@@ -437,12 +459,7 @@ class MDPSO(CounterfactualMethod):
             if self._fast.row_independent:
                 return self._fast.proba_x(np.vstack(mats))
             return np.vstack([self._fast.proba_x(M) for M in mats])
-        parts = []
-        for j, d in zip(live, decoded, strict=True):
-            c = dict(j.template)
-            c.update(d)
-            parts.append(self.model_.predict_proba(pd.DataFrame({n: np.asarray(c[n]) for n in names})))
-        return np.vstack(parts)
+        return np.vstack([self.model_.predict_proba(self._frame(j, d, names)) for j, d in zip(live, decoded, strict=True)])
 
     def _finish_attempt(self, job: Job, expired: bool) -> None:
         res = job.swarm.result()  # type: ignore[union-attr]

@@ -116,13 +116,34 @@ class NearestObservable(CounterfactualMethod):
         d = self._encoder.distances(self._matrix[cand], qv, norm)
         order = np.argsort(d, kind="stable")
         # enough rows to survive de-duplication
-        take = cand[order[: max(4 * query.n_counterfactuals, query.n_counterfactuals + 10)]]
+        want = max(4 * query.n_counterfactuals, query.n_counterfactuals + 10)
+        pos = self._reaching(query, cand, order, want)
+        if pos.size == 0:
+            return Candidates(self._pool.iloc[0:0], "failed", {"reason": "no observed row reaches the target with the margin in every model asked"})
+        take = cand[pos]
         frame = self._pool.iloc[take]
         uniq = ~frame.duplicated().to_numpy()
         frame = frame[uniq]
-        dist = d[order[: len(take)]][uniq]
+        dist = d[pos][uniq]
         return Candidates(
             pd.DataFrame(frame).reset_index(drop=True),
             "optimal",
             {"distance": float(dist[0]), "n_admissible": int(cand.size)},
         )
+
+    def _reaching(self, query: Query, cand: np.ndarray, order: np.ndarray, want: int) -> np.ndarray:
+        """Positions (into ``cand``, nearest first) of the first ``want`` rows that reach
+        the target in the call's judge: with a margin or other models asked for, rows
+        are judged a growing block at a time (the same rows as judging them all)."""
+        if query.judge is None or not query.judge.demanding:
+            return order[:want]
+        found: list[int] = []
+        lo, size = 0, max(64, 4 * want)
+        while lo < len(order) and len(found) < want:
+            block = order[lo : lo + size]
+            rows = self._pool.iloc[cand[block]]
+            ok, _ = query.judge(rows, [query.target] * len(block), [query.target_index] * len(block))
+            found.extend(block[ok][: want - len(found)].tolist())
+            lo += size
+            size *= 4
+        return np.asarray(found, dtype=int)

@@ -301,6 +301,23 @@ class UFCE(CounterfactualMethod):
         labels = self.model_.predict(self._space.to_frame(Z))
         return np.array([self._class_pos.get(v, -1) for v in labels.tolist()], dtype=int)
 
+    def _decider(self, queries: list[Query]) -> Any:
+        """The decision the search screens with: the model's own, or, when the call asks
+        for a margin or other models (``min_probability``, ``robust_to``), the class a
+        row reaches in all of them with the margin (-1 when it reaches none)."""
+        judge = queries[0].judge if queries else None
+        if judge is None or not judge.demanding:
+            return self._decide
+
+        def decide(Z: np.ndarray) -> np.ndarray:
+            idx = self._decide(Z)
+            frame = self._space.to_frame(Z)
+            labels = self.model_.classes_[np.maximum(idx, 0)]
+            ok, _ = judge(frame, labels.tolist(), np.maximum(idx, 0).tolist())
+            return np.where(ok & (idx >= 0), idx, -1)
+
+        return decide
+
     def _plausible(self, Z: np.ndarray, target_index: np.ndarray) -> np.ndarray:
         """LOF inliers among code rows (one LOF call per reference set)."""
         if self.plausibility is None:
@@ -410,7 +427,7 @@ class UFCE(CounterfactualMethod):
             found = _search.run(
                 problems,
                 specs,
-                decide=self._decide,
+                decide=self._decider(queries),
                 plausible=self._plausible,
                 dep=self._deps.predict,
                 discrete=~sp.numeric,

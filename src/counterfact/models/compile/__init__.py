@@ -64,10 +64,12 @@ from ._ir import (
     OutputCondition,
     RawBlock,
     Split,
+    StepMLP,
     Tree,
     TreeEnsemble,
     XColumn,
 )
+from ._probability import probability_link, with_min_probability
 from ._support import SUPPORTED_TRANSFORMERS
 
 __all__ = [
@@ -86,11 +88,14 @@ __all__ = [
     "OutputCondition",
     "RawBlock",
     "Split",
+    "StepMLP",
     "Tree",
     "TreeEnsemble",
     "XColumn",
     "compile_model",
     "interval_bounds",
     "native_category_frame",
+    "probability_link",
     "raw_thresholds",
+    "with_min_probability",
 ]

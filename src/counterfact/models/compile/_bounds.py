@@ -14,7 +14,7 @@ import numpy as np
 
 from ...exceptions import ValidationError
 from ._columns import split_at_table
-from ._ir import MLP, CompiledModel, Linear, TreeEnsemble
+from ._ir import MLP, CompiledModel, Linear, StepMLP, TreeEnsemble
 
 __all__ = ["IntervalBounds", "interval_bounds"]
 
@@ -35,10 +35,10 @@ class IntervalBounds:
     x_lo, x_hi : ndarray
         Bounds of the estimator input ``x``.
     pre : tuple of (ndarray, ndarray)
-        MLP only: bounds of each layer's pre-activation ``W h + b`` (the last
+        MLP and StepMLP only: bounds of each layer's pre-activation ``W h + b`` (the last
         entry is the outputs).
     post : tuple of (ndarray, ndarray)
-        MLP only: bounds of each layer's activation (``relu(pre)`` for ReLU layers).
+        MLP and StepMLP only: bounds of each layer's activation (``relu(pre)`` for ReLU layers).
     y_lo, y_hi : ndarray
         Bounds of the outputs ``y``.
     """
@@ -156,20 +156,33 @@ def interval_bounds(compiled: CompiledModel, lo: Any = None, hi: Any = None) -> 
     post: list[tuple[np.ndarray, np.ndarray]] = []
     if isinstance(est, Linear):
         yl, yh = _affine_bounds(est.W, est.b, xl, xh)
-    elif isinstance(est, MLP):
-        hl, hh = xl, xh
-        for layer in est.layers:
-            pl, ph = _affine_bounds(layer.W, layer.b, hl, hh)
-            pre.append((pl, ph))
-            if layer.activation == "relu":
-                hl, hh = np.maximum(pl, 0), np.maximum(ph, 0)
-            else:
-                hl, hh = pl, ph
-            post.append((hl, hh))
-        yl, yh = hl, hh
+    elif isinstance(est, MLP | StepMLP):
+        yl, yh = _network_bounds(est, xl, xh, pre, post)
     else:
         yl, yh = _tree_bounds(est)
     return IntervalBounds(xl, xh, tuple(pre), tuple(post), yl, yh)
+
+
+def _network_bounds(
+    est: MLP | StepMLP, xl: np.ndarray, xh: np.ndarray,
+    pre: list[tuple[np.ndarray, np.ndarray]], post: list[tuple[np.ndarray, np.ndarray]],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Bounds of every layer of a network (appended to ``pre`` / ``post``); a
+    :class:`StepMLP` adds its steps' bounds to the first layer's pre-activation."""
+    layers = est.net.layers if isinstance(est, StepMLP) else est.layers
+    hl, hh = xl, xh
+    for k, layer in enumerate(layers):
+        pl, ph = _affine_bounds(layer.W, layer.b, hl, hh)
+        if k == 0 and isinstance(est, StepMLP):
+            sl, sh = _tree_bounds(est.steps)
+            pl, ph = pl + sl, ph + sh
+        pre.append((pl, ph))
+        if layer.activation == "relu":
+            hl, hh = np.maximum(pl, 0), np.maximum(ph, 0)
+        else:
+            hl, hh = pl, ph
+        post.append((hl, hh))
+    return hl, hh
 
 
 def _tree_bounds(est: TreeEnsemble) -> tuple[np.ndarray, np.ndarray]:

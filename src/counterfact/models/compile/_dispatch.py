@@ -29,12 +29,14 @@ from .._adapter import ModelAdapter, booster_category_frame
 from .._fit import _Relabelled
 from ._boosters import compile_lgbm, compile_xgb, native_category_codes
 from ._calibrated import compile_calibrated, unfreeze
+from ._ebm import compile_ebm, ebm_inputs
 from ._ir import MLP, AffineMap, CompiledModel, DecisionRule, Estimator, InputSpace, Linear, XColumn
-from ._lift import lift
+from ._optbinning import compile_scorecard
 from ._pre import apply_transformer, build_affine, input_columns, sparse_output, split_pipeline
 from ._sk_linear import compile_linear_mixin, compile_mlp, compile_svc
 from ._sk_trees import compile_forest, compile_gb, compile_hgb
 from ._splits import with_code_columns
+from ._steps import compile_nonaffine
 from ._support import SUPPORTED_TRANSFORMERS
 
 __all__ = [
@@ -60,7 +62,9 @@ SUPPORTED_ESTIMATORS = (
     "HistGradientBoostingClassifier",
     "XGBClassifier",
     "LGBMClassifier",
+    "ExplainableBoostingClassifier (interpret), binary",
     "CalibratedClassifierCV(method='sigmoid'|'isotonic', ensemble=False), binary",
+    "Scorecard (optbinning) around any of these",
 )
 
 
@@ -106,6 +110,7 @@ FRONT_ENDS: dict[str, FrontEnd] = {
     "SVC": FrontEnd(compile_svc),
     "NuSVC": FrontEnd(compile_svc),
     "MLPClassifier": FrontEnd(compile_mlp),
+    "ExplainableBoostingClassifier": FrontEnd(compile_ebm, trees=True, inputs=ebm_inputs),
 }
 
 #: base class name -> the front end of its fitted subclasses not in FRONT_ENDS
@@ -118,6 +123,7 @@ FAMILY_FRONT_ENDS: dict[str, FrontEnd] = {
 #: given the dispatcher as ``compile_inner(model, where)`` for the model it wraps
 WRAPPERS: dict[str, Callable[[Any, float, str, Callable[[Any, str], CompiledModel]], CompiledModel]] = {
     "CalibratedClassifierCV": compile_calibrated,
+    "Scorecard": compile_scorecard,
 }
 
 
@@ -183,6 +189,8 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
     est, pre = split_pipeline(_unwrap(model))
     if classes is None:
         classes = getattr(est, "classes_", None)
+    if classes is None:  # a wrapper that keeps its fitted classifier (optbinning's Scorecard)
+        classes = getattr(getattr(est, "estimator_", None), "classes_", None)
     if classes is None:
         raise UnsupportedModelError(
             f"{type(model).__name__} has no classes_: the model compiler needs a fitted classifier."
@@ -196,7 +204,8 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         compiled = _compile_estimator(est, pre, schema, float(margin), classes)
     else:
         where = "the final step" if pre else "the top level"
-        inner = partial(_compile_inner, pre=pre, schema=schema, margin=float(margin), classes=np.asarray(est.classes_))
+        inner = partial(_compile_inner, pre=pre, schema=schema, margin=float(margin),
+                        classes=np.asarray(getattr(est, "classes_", classes)))
         compiled = wrapper(est, float(margin), where, inner)
     return _checked_classes(compiled, classes)
 
@@ -251,7 +260,7 @@ def _compile_estimator(
         affine = with_code_columns(affine)
     estimator, rule = entry.build(est, affine, margin)
     if isinstance(estimator, Linear | MLP) and not all(c.is_affine for c in affine.columns):
-        affine, estimator = lift(affine, estimator, name)
+        affine, estimator = compile_nonaffine(affine, estimator, name)
     source = " -> ".join([type(s).__name__ for _, s in pre] + [name])
     return CompiledModel(
         inputs=space,

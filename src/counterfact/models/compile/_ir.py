@@ -44,9 +44,11 @@ carries an exact raw form: ``raw_le``/``raw_ge`` or ``left_categories``) and,
 for tables over an integral variable, in linear models and MLPs *lifted* to an
 :class:`MLP` whose first ReLU layer computes exact step units
 (``relu(z - t + 1) - relu(z - t) = [z >= t]`` for integral ``z``;
-:mod:`._lift`), so back ends only ever read the affine rows.  Extra
+:mod:`._lift`); step functions of a real variable in front of linear models and
+MLPs become trees (:mod:`._steps`: a :class:`TreeEnsemble`, or the ``steps`` of
+a :class:`StepMLP`), so back ends only ever read the affine rows.  Extra
 estimator-unused x-columns may be appended for trees (bin codes of rewritten
-splits).
+splits, the raw value, category index or rank that step trees split on).
 
 3. Estimator nodes (outputs ``y``, length ``n_outputs``)
 --------------------------------------------------------
@@ -78,6 +80,12 @@ splits).
   is the set of category indices (ranks for ordinals) that go left (ordinal
   splits whose left set is a prefix ``0..K*`` also carry ``raw_le=K*``,
   ``raw_ge=K*+1``).  Prefer the raw form: it is exact.
+* :class:`StepMLP`: an :class:`MLP` whose first layer's pre-activation also
+  adds a ``"sum_margin"`` :class:`TreeEnsemble` (``steps``, float64 splits,
+  one output per unit of that layer): the exact form of linear models and MLPs
+  over step functions of a real raw value (``KBinsDiscretizer`` bins, weights
+  of evidence), which ReLU networks cannot compute.  The x-columns those step
+  functions come from have zero weight in the network (:mod:`._steps`).
 
 4. Decision rule (:class:`DecisionRule`)
 ----------------------------------------
@@ -140,6 +148,7 @@ __all__ = [
     "OutputCondition",
     "RawBlock",
     "Split",
+    "StepMLP",
     "Tree",
     "TreeEnsemble",
     "XColumn",
@@ -326,7 +335,43 @@ class TreeEnsemble:
         return acc + self.base if np.any(self.base) else acc
 
 
-Estimator = Linear | MLP | TreeEnsemble
+@dataclass(frozen=True, eq=False)
+class StepMLP:
+    """A ReLU network whose first layer also reads step functions of raw features.
+
+    ``y = net(x)`` except that the first layer's pre-activation is
+    ``W_1 @ x + b_1 + steps(x)``: ``steps`` is a :class:`TreeEnsemble`
+    (``"sum_margin"``, one output per unit of the first layer) of one- or
+    two-feature trees, the exact form of inputs that are step functions of a
+    raw value at real cut points (bins of a real feature, weights of evidence),
+    which no ReLU network computes.  ``net``'s first layer has zero weights on
+    those x-columns.  A linear model over such inputs is a one-layer
+    (identity) ``net``.
+    """
+
+    steps: TreeEnsemble
+    net: MLP
+
+    @property
+    def n_outputs(self) -> int:
+        return self.net.n_outputs
+
+    def forward(self, X: np.ndarray) -> np.ndarray:
+        first, *rest = self.net.layers
+        h = X @ first.W.T
+        h += first.b
+        h += self.steps.forward(X)
+        if first.activation == "relu":
+            np.maximum(h, 0, out=h)
+        for layer in rest:
+            h = h @ layer.W.T
+            h += layer.b
+            if layer.activation == "relu":
+                np.maximum(h, 0, out=h)
+        return h
+
+
+Estimator = Linear | MLP | TreeEnsemble | StepMLP
 
 # --------------------------------------------------------------------------- compiled model
 
@@ -341,7 +386,7 @@ class CompiledModel:
         Raw-variable layout.
     affine : AffineMap
         Preprocessing ``x = A z + c``.
-    estimator : Linear | MLP | TreeEnsemble
+    estimator : Linear | MLP | TreeEnsemble | StepMLP
         The estimator node producing the outputs ``y``.
     rule : DecisionRule
         Outputs -> class index.
@@ -360,7 +405,7 @@ class CompiledModel:
 
     inputs: InputSpace
     affine: AffineMap
-    estimator: Linear | MLP | TreeEnsemble
+    estimator: Linear | MLP | TreeEnsemble | StepMLP
     rule: DecisionRule
     classes: np.ndarray
     schema: Schema
@@ -378,7 +423,10 @@ class CompiledModel:
 
     @property
     def has_relu(self) -> bool:
-        """Whether the estimator is an MLP with at least one ReLU layer."""
+        """Whether the estimator is an MLP with at least one ReLU layer, or a
+        :class:`StepMLP` (both are encoded by the MILP: MACE's MIP oracle)."""
+        if isinstance(self.estimator, StepMLP):
+            return True
         return isinstance(self.estimator, MLP) and any(
             layer.activation == "relu" for layer in self.estimator.layers
         )
@@ -422,9 +470,9 @@ class CompiledModel:
         A sample goes left at a cut ``t`` iff its raw value is ``<= t``.  Empty
         for non-tree models; categorical features are not listed.  Only cuts
         inside the domain (``lower <= t < upper``) are listed; integer and
-        ordinal cuts are integers.
+        ordinal cuts are integers.  A :class:`StepMLP` lists the cuts of its steps.
         """
-        est = self.estimator
+        est = self.estimator.steps if isinstance(self.estimator, StepMLP) else self.estimator
         if not isinstance(est, TreeEnsemble):
             return {}
         cuts: dict[str, set[float]] = {}

@@ -44,6 +44,12 @@ class DecisionRule:
     margin: float = 1e-4
     positive_on_tie: bool = False
     pairs: tuple[tuple[int, int], ...] = ()
+    #: how the model's probability of a class follows from the outputs, where that is
+    #: linear in them: ``"sigmoid"`` (binary, ``P(class 1) = expit(y0)``) or
+    #: ``"identity"`` (``P = y``: a forest's mean leaf probabilities); ``""`` unknown
+    link: str = ""
+    #: the least probability of the target class the region asks for (None: the decision alone)
+    min_probability: float | None = None
 
     def predict(self, Y: np.ndarray) -> np.ndarray:
         """Class indices for outputs ``Y`` (shape ``(n_rows, n_outputs)``)."""
@@ -70,12 +76,37 @@ class DecisionRule:
         * ovo: one conjunction per pattern of pairwise outcomes under which the
           target gets the most votes (lowest index on ties); patterns in which the
           target wins all its own pairs are merged into one conjunction.
+
+        With ``min_probability`` each conjunction also asks ``P(target) >= p``
+        through the link (a linear condition on the outputs).
         """
         target = int(target)
         if not 0 <= target < self.n_classes:
             raise ValidationError(
                 f"Target class index must be in [0, {self.n_classes - 1}]. Got {target}."
             )
+        decision = self._decision_region(target)
+        if self.min_probability is None:
+            return decision
+        floor = self._floor(target, float(self.min_probability))
+        return tuple((*conj, floor) for conj in decision)
+
+    def _floor(self, target: int, p: float) -> OutputCondition:
+        """``P(target) >= p`` as a condition on the outputs (exact for the two links)."""
+        n = self.n_outputs
+        coef = np.zeros(n)
+        if self.link == "sigmoid" and self.kind == "threshold" and n == 1:
+            coef[0] = 1.0 if target == 1 else -1.0
+            return OutputCondition(coef=coef, rhs=float(np.log(p) - np.log1p(-p)), strict=False)
+        if self.link == "identity" and n == self.n_classes:
+            coef[target] = 1.0
+            return OutputCondition(coef=coef, rhs=p, strict=False)
+        raise UnsupportedModelError(
+            f"The model's probability is not a linear threshold on its outputs (decision {self.kind!r}, "
+            f"link {self.link or 'unknown'!r}): a probability margin cannot be encoded exactly."
+        )
+
+    def _decision_region(self, target: int) -> tuple[tuple[OutputCondition, ...], ...]:
         n = self.n_outputs
         if self.kind == "threshold":
             if target == 1:

@@ -23,7 +23,9 @@ real model anyway.
 Columns that are not step functions of an integral variable (monotone maps
 such as ``np.log1p``, bins of a real feature) cannot be lifted exactly:
 :func:`lift` raises :class:`UnsupportedModelError` naming the transform and the
-model kinds that support it (the tree models).
+model kinds that support it.  Bins of a real feature are step functions all the
+same, compiled as trees by :mod:`._steps` (which calls :func:`lift` only when
+every non-affine column can be lifted).
 
 A pass of the dispatcher over the IR, after the linear / MLP front ends: it
 imports the IR only.
@@ -64,12 +66,18 @@ def _steps(col: XColumn, space: Any, estimator: str) -> tuple[float, list[tuple[
         vals = col.evaluate(zs[:, None])
         change = np.flatnonzero(vals[1:] != vals[:-1]) + 1
         return float(vals[0]), [(int(zs[i]), float(vals[i] - vals[i - 1])) for i in change]
-    where = "real" if blk.kind == "real" else blk.kind
-    raise UnsupportedModelError(
-        f"The model compiler supports {_transform_name(col)} on the {where} feature '{col.feature}' "
+    raise not_step_function(col, blk.kind, estimator)
+
+
+def not_step_function(col: XColumn, kind: str, estimator: str) -> UnsupportedModelError:
+    """The error for a non-affine column that is not a step function (a monotone map of
+    a real value) in front of a linear model or an MLP."""
+    return UnsupportedModelError(
+        f"The model compiler supports {_transform_name(col)} on the {kind} feature '{col.feature}' "
         f"(column '{col.name}') only for tree models ({TREE_MODELS}): in front of {estimator} it is a "
-        "non-linear input the solvers cannot encode exactly. Drop the transform for this model (scale the "
-        "feature instead), or use a tree model, or a model-agnostic method (cf.UFCE, cf.MDPSO)."
+        "non-linear input the solvers cannot encode exactly (bins are: KBinsDiscretizer, optbinning). "
+        "Drop the transform for this model (scale the feature instead), or use a tree model, or a "
+        "model-agnostic method (cf.UFCE, cf.MDPSO)."
     )
 
 

@@ -6,7 +6,8 @@ a function of exactly one raw feature; we track that function as an
 :mod:`._columns` for the non-affine ones).  :func:`apply_transformer` looks a
 transformer up in a table by class name: ``ColumnTransformer`` and nested
 ``Pipeline`` are handled here, encoders in :mod:`._encoders`, numeric
-transforms in :mod:`._numeric`.  :func:`split_pipeline` takes a model pipeline
+transforms in :mod:`._numeric`, optbinning's ``BinningProcess`` in
+:mod:`._optbinning`.  :func:`split_pipeline` takes a model pipeline
 apart into its preprocessing steps and its final estimator, which the
 dispatcher compiles.
 """
@@ -23,6 +24,7 @@ from ...schema import Schema
 from ._encoders import ENCODERS, encode_columns
 from ._ir import AffineMap, InputSpace, XColumn
 from ._numeric import NUMERIC_TRANSFORMS
+from ._optbinning import BINNING_TRANSFORMS
 from ._support import unsupported
 from ._xcolumns import RAW, as_number
 
@@ -140,6 +142,7 @@ _TRANSFORMERS: dict[str, Transform] = {
     "Pipeline": _pipeline,
     **dict.fromkeys(ENCODERS, encode_columns),
     **NUMERIC_TRANSFORMS,
+    **BINNING_TRANSFORMS,
 }
 
 

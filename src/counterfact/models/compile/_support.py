@@ -22,6 +22,7 @@ SUPPORTED_TRANSFORMERS = (
     "MaxAbsScaler",
     "RobustScaler",
     "KBinsDiscretizer",
+    "BinningProcess (optbinning)",
     "SimpleImputer",
     "MissingIndicator",
     "FunctionTransformer(func=None|np.log1p|np.log|np.sqrt|...)",

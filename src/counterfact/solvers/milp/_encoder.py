@@ -7,7 +7,9 @@ that encodes its outputs ``y`` over the raw input variables ``z``:
 * :class:`~counterfact.models.compile.MLP` -- big-M ReLUs whose bounds come
   from interval arithmetic over the variables' box (stable units need no binary);
 * :class:`~counterfact.models.compile.TreeEnsemble` -- Mišić's split-variable
-  formulation (:mod:`._trees`).
+  formulation (:mod:`._trees`);
+* :class:`~counterfact.models.compile.StepMLP` -- its step trees as above, added
+  to the first layer's pre-activations of the big-M network.
 
 A node without an entry raises :class:`~counterfact.exceptions.UnsupportedModelError`
 naming the node, this encoder and the alternative.  :func:`encode_decision`
@@ -19,14 +21,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
 
 from ...constraints import QueryBounds
 from ...exceptions import UnsupportedModelError
-from ...models.compile import MLP, Linear, TreeEnsemble
+from ...models.compile import MLP, Linear, StepMLP, TreeEnsemble
 from .._dispatch import encoder_for
 from ._expr import Expr, Var, lin, quicksum
 from ._inputs import RawInputs, declare_inputs, restrict_inputs
@@ -60,12 +62,25 @@ def _encode_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
     """Big-M ReLU network; pre-activation bounds by interval arithmetic over the
     variables' (query box) bounds -- at layer 1 over ``z`` directly, which is
     tighter than a box on ``x``."""
+    return _network(m, compiled, compiled.estimator.layers, z)
+
+
+def _encode_step_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
+    """:class:`~counterfact.models.compile.StepMLP`: its step trees in Mišić's
+    formulation (:mod:`._trees`), added to the first layer of the big-M network."""
+    est = compiled.estimator
+    steps = encode_trees(m, replace(compiled, estimator=est.steps), z)
+    return _network(m, compiled, est.net.layers, z, steps)
+
+
+def _network(m: Model, compiled: Any, layers: Any, z: list[Var], steps: list[Expr] | None = None) -> list[Expr]:
     A = np.asarray(compiled.affine.A, dtype=float)
     c = np.asarray(compiled.affine.c, dtype=float)
-    layers = compiled.estimator.layers
     first = layers[0]
     W = np.asarray(first.W, dtype=float)
     pre = _affine(z, W @ A, W @ c + np.asarray(first.b, dtype=float))
+    if steps is not None:
+        pre = [p + s for p, s in zip(pre, steps, strict=True)]
     h: list[Expr] = pre
     for li, layer in enumerate(layers):
         if li > 0:
@@ -86,6 +101,7 @@ ENCODERS: dict[type, OutputEncoder] = {
     Linear: _encode_linear,
     MLP: _encode_mlp,
     TreeEnsemble: encode_trees,
+    StepMLP: _encode_step_mlp,
 }
 
 
@@ -144,15 +160,16 @@ class Template:
     seconds: float = 0.0
 
     def instance(
-        self, bounds: QueryBounds, target_index: int, margin: float | None = None, *, changes: bool
+        self, bounds: QueryBounds, target_index: int, margin: float | None = None, *, changes: bool, decision: Any = None
     ) -> tuple[Model, RawInputs] | None:
         """A copy narrowed to one query with its decision region (target, margin),
-        or None when the query's box leaves the template's domain."""
+        or None when the query's box leaves the template's domain.  ``decision``: the
+        same compiled model under another decision rule (a probability margin)."""
         m = self.model.copy()
         inp = restrict_inputs(m, self.compiled.inputs, self.z, bounds, changes=changes)
         if inp is None:
             return None
-        encode_decision(m, self.compiled, self.outputs, target_index, margin)
+        encode_decision(m, self.compiled if decision is None else decision, self.outputs, target_index, margin)
         return m, inp
 
 

@@ -2,8 +2,9 @@
 
 :func:`solve_highs` runs named steps: :func:`_set_options`, the model as HiGHS
 arrays (:func:`_highs_model`), an optional start (:func:`_set_start`), the run
-(in a watched worker thread under a time limit: :func:`_run_watched`, else
-:func:`_abandoned` at the deadline), and :func:`_read_answer`.
+(in a watched worker thread under a time limit or a cancel token:
+:func:`_run_watched`, else :func:`_abandoned` at the deadline or on
+cancellation), and :func:`_read_answer`.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import CancelToken
 from ..._utils._deps import import_optional
 from ._solution import Solution, SolverError
 from ._sparse import SparseModel
@@ -107,11 +109,12 @@ GRACE = 0.05
 
 
 class _Watch:
-    """Deadline interrupt plus a record of the improving incumbents of one run."""
+    """Deadline (and cancellation) interrupt plus a record of the improving incumbents of one run."""
 
-    def __init__(self, h: Any, deadline: float, n: int) -> None:
+    def __init__(self, h: Any, deadline: float, n: int, cancel: CancelToken | None = None) -> None:
         self.deadline = deadline
         self.n = n
+        self.cancel = cancel
         self.stop = False
         self.best: tuple[float, np.ndarray] | None = None
         self.found: list[np.ndarray] = []
@@ -126,7 +129,7 @@ class _Watch:
             pass
 
     def _interrupt(self, event: Any) -> None:
-        if self.stop or time.perf_counter() > self.deadline:
+        if self.stop or time.perf_counter() > self.deadline or (self.cancel is not None and self.cancel.cancelled):
             event.interrupt()
 
     def _improving(self, event: Any) -> None:
@@ -152,20 +155,32 @@ def _join_abandoned() -> None:  # pragma: no cover - runs at interpreter exit
 
 
 def _run_watched(h: Any, watch: _Watch) -> bool:
-    """Run ``h`` in a worker thread until it ends or the deadline (plus
-    :data:`GRACE`) passes; True when it ended (its answer can be read)."""
+    """Run ``h`` in a worker thread until it ends, the deadline (plus
+    :data:`GRACE`) passes or the watch's token is cancelled; True when it
+    ended (its answer can be read)."""
     box: dict[str, BaseException] = {}
+    done = threading.Event()
 
     def work() -> None:
         try:
             h.run()
         except BaseException as exc:  # pragma: no cover - surfaced below
             box["error"] = exc
+        finally:
+            done.set()
 
     th = threading.Thread(target=work, name="counterfact-highs", daemon=True)
     _ABANDONED[:] = [t for t in _ABANDONED if t.is_alive()]
+    forget = watch.cancel.on_cancel(done.set) if watch.cancel is not None else None
     th.start()
-    th.join(max(watch.deadline - time.perf_counter(), 0.0) + GRACE)
+    try:
+        wait = None if math.isinf(watch.deadline) else max(watch.deadline - time.perf_counter(), 0.0) + GRACE
+        done.wait(wait)
+        if th.is_alive() and watch.cancel is not None and watch.cancel.cancelled:
+            th.join(GRACE)  # interrupted at HiGHS's next check: usually within milliseconds
+    finally:
+        if forget is not None:
+            forget()
     if th.is_alive():
         watch.stop = True  # the worker stops at HiGHS's next check; nobody reads it
         _ABANDONED.append(th)
@@ -187,6 +202,8 @@ def solve_highs(
     verbose: bool,
     options: dict[str, Any] | None = None,
     mip_start: dict[int, float] | np.ndarray | None = None,
+    *,
+    cancel: CancelToken | None = None,
 ) -> Solution:
     """Solve ``m`` with HiGHS (:meth:`counterfact.solvers.milp.Model.solve` explains the arguments)."""
     highspy = _highspy()
@@ -196,22 +213,50 @@ def solve_highs(
             "(MIQP). Use backend='scip', or a piecewise-linear square (Model.add_pwl_square)."
         )
     t0 = time.perf_counter()
+    if cancel is not None and cancel.cancelled:
+        return _cancelled("highs")
     h = new_highs(verbose)
     _set_options(h, highspy, threads=threads, gap=gap, seed=seed, feastol=feastol, keep=keep, options=options)
     if h.passModel(_highs_model(highspy, m)) == highspy.HighsStatus.kError:
-        raise SolverError("HiGHS rejected the model (passModel returned an error).")
+        raise SolverError(_rejected(m))
     if time_limit is not None:
         # the limit covers emitting the model as well as HiGHS's own run
         h.setOptionValue("time_limit", max(float(time_limit) - (time.perf_counter() - t0), 1e-3))
     if mip_start is not None and m.n_integer:
         _set_start(h, highspy, mip_start)
-    if time_limit is not None and m.n_integer:
-        watch = _Watch(h, t0 + float(time_limit), m.n_vars)
+    if (time_limit is not None and m.n_integer) or cancel is not None:
+        # an LP keeps HiGHS's own time limit: only a cancellation gives it up
+        at = t0 + float(time_limit) if time_limit is not None and m.n_integer else math.inf
+        watch = _Watch(h, at, m.n_vars, cancel)
         if not _run_watched(h, watch):
             return _abandoned(m, watch, mip_start, keep, time.perf_counter() - t0)
     else:
         h.run()
     return _read_answer(h, highspy, m, gap=gap, keep=keep, seconds=time.perf_counter() - t0)
+
+
+def _cancelled(backend: str) -> Solution:
+    """The answer of a solve whose token was cancelled before it started."""
+    return Solution(status="timeout", backend=backend, message="cancelled before the solve started")
+
+
+#: HiGHS's default ``large_matrix_value``: larger coefficients make passModel fail
+LARGE_VALUE = 1e15
+
+
+def _rejected(m: SparseModel) -> str:
+    """Why HiGHS refused ``m``, when a coefficient or bound is too large for it."""
+    _, _, value = m._csr()
+    cost = np.fromiter((abs(c) for c in m._obj.terms.values()), dtype=float, count=len(m._obj.terms))
+    big = [(float(np.max(np.abs(a))), what) for a, what in ((np.asarray(value, dtype=float), "constraint coefficient"),
+                                                            (cost, "objective coefficient")) if a.size]
+    worst = max(big, default=(0.0, ""))
+    if worst[0] >= LARGE_VALUE or not math.isfinite(worst[0]):
+        return (
+            f"HiGHS rejected the model: a {worst[1]} of magnitude {worst[0]:g} exceeds its limit of {LARGE_VALUE:g}. "
+            "Rescale the inputs that produce it (a causal coefficient, a feature's unit, a model weight)."
+        )
+    return "HiGHS rejected the model (passModel returned an error)."
 
 
 def _set_options(
@@ -402,6 +447,8 @@ def _abandoned(m: SparseModel, watch: _Watch, start: Any, keep: bool, seconds: f
     elif isinstance(start, np.ndarray) and start.size == m.n_vars and _satisfies(m, start):
         x = np.asarray(start, dtype=float)
     pool = [v for v in reversed(watch.found[:-1])] if keep and x is not None else []
+    token = getattr(watch, "cancel", None)
+    cancelled = token is not None and token.cancelled
     return Solution(
         status="feasible" if x is not None else "timeout",
         backend="highs",
@@ -411,5 +458,5 @@ def _abandoned(m: SparseModel, watch: _Watch, start: Any, keep: bool, seconds: f
         seconds=seconds,
         x=x,
         pool=pool,
-        message="time limit reached (solver stopped at its next check)",
+        message=("cancelled" if cancelled else "time limit reached") + " (solver stopped at its next check)",
     )

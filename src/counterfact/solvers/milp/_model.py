@@ -57,6 +57,7 @@ from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import CancelToken
 from ._expr import Expr, Term, Var, as_expr
 from ._highs import solve_highs
 from ._scip import solve_scip
@@ -236,6 +237,7 @@ class Model(SparseModel):
         verbose: bool = False,
         options: dict[str, Any] | None = None,
         start: dict[int, float] | np.ndarray | None = None,
+        cancel: CancelToken | None = None,
     ) -> Solution:
         """Emit to a fresh solver, solve, and read the answer back.
 
@@ -262,9 +264,17 @@ class Model(SparseModel):
             checked as is), or a partial one, variable index -> value (HiGHS
             completes it with a sub-MIP, which can overrun the time limit on
             large models).  An infeasible start is ignored.  SCIP: ignored.
+        cancel : CancelToken, optional
+            Stops the solve once cancelled (from another thread): HiGHS at its
+            next interrupt check, SCIP through its interrupt; the answer is then
+            the best incumbent so far (``feasible``) or none (``timeout``).
         """
         if backend == "highs":
-            return solve_highs(self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options, start)
+            return solve_highs(
+                self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options, start, cancel=cancel
+            )
         if backend == "scip":
-            return solve_scip(self, time_limit, gap, seed, feastol, keep_solutions, max_solutions, verbose, options)
+            return solve_scip(
+                self, time_limit, gap, seed, feastol, keep_solutions, max_solutions, verbose, options, cancel=cancel
+            )
         raise SolverError(f"Unknown MIP backend {backend!r}. Use one of {list(BACKENDS)}.")

@@ -9,11 +9,13 @@ quadratic terms in one convex row over an epigraph variable
 from __future__ import annotations
 
 import math
+import threading
 import time
 from typing import Any
 
 import numpy as np
 
+from ..._utils._deadline import CancelToken
 from ..._utils._deps import import_optional
 from ._solution import Solution, SolverError
 from ._sparse import SparseModel
@@ -38,10 +40,14 @@ def solve_scip(
     max_solutions: int,
     verbose: bool,
     options: dict[str, Any] | None = None,
+    *,
+    cancel: CancelToken | None = None,
 ) -> Solution:
     """Solve ``m`` with SCIP (:meth:`counterfact.solvers.milp.Model.solve` explains the arguments)."""
     scip = import_optional("pyscipopt", purpose="Solving a MILP with SCIP")
     t0 = time.perf_counter()
+    if cancel is not None and cancel.cancelled:
+        return Solution(status="timeout", backend="scip", message="cancelled before the solve started")
     s = scip.Model()
     _set_params(
         s,
@@ -56,10 +62,42 @@ def solve_scip(
     X = _add_columns(s, m)
     _add_rows(scip, s, m, X)
     _set_objective(scip, s, m, X)
-    s.optimize()
+    if cancel is None:
+        s.optimize()
+    elif not _optimize_cancellable(s, cancel):
+        s.freeProb()
+        return Solution(status="timeout", backend="scip", message="cancelled before the solve started")
     sol = _read_answer(s, X, gap=gap, keep=keep, seconds=time.perf_counter() - t0)
     s.freeProb()
     return sol
+
+
+def _optimize_cancellable(s: Any, cancel: CancelToken) -> bool:
+    """``optimize`` without the GIL, interrupted (``interruptSolve``) when ``cancel`` is
+    cancelled from another thread; the interrupt is never sent once the run is over.
+    False when the token was cancelled before the run started (nothing ran)."""
+    lock = threading.Lock()
+    running = [True]
+
+    def interrupt() -> None:
+        with lock:
+            if running[0]:
+                try:
+                    s.interruptSolve()
+                except Exception:  # pragma: no cover - a stage that cannot be interrupted: it ends soon
+                    pass
+
+    forget = cancel.on_cancel(interrupt)
+    try:
+        if cancel.cancelled:
+            return False
+        run = getattr(s, "optimizeNogil", None) or s.optimize
+        run()
+    finally:
+        forget()
+        with lock:
+            running[0] = False
+    return True
 
 
 def _set_params(

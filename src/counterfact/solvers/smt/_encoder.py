@@ -49,6 +49,7 @@ and the alternative (MACE's MILP oracle, :mod:`counterfact.solvers.milp`).
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
@@ -318,6 +319,12 @@ def _single_tree(compiled: Any, cuts: _Cuts, target_index: int) -> Any:
 def _forest_text(compiled: Any, cache: dict[str, Any] | None) -> ForestText:
     """The ensemble's :class:`ForestText`, kept in ``cache`` across queries of one model."""
     ft = cache.get("forest_text") if cache is not None else None
+    if ft is not None and ft.compiled is not compiled and ft.compiled.estimator is compiled.estimator:
+        # the same trees under another decision rule (a probability margin): share the
+        # trees' text, read the rule from this model
+        view = copy.copy(ft)
+        view.compiled = compiled
+        return view
     if ft is None or ft.compiled is not compiled:
         ft = ForestText(compiled)
         if cache is not None:

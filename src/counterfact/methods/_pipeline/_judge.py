@@ -1,0 +1,110 @@
+"""The one test of "this row reaches the target": :class:`Judge`.
+
+By default a row reaches the target when the explained model predicts the
+target class for it.  An ``explain`` call may ask for more, and every check of
+the pipeline (snapping, verification, sparsification, a method's own checks
+through ``CounterfactualMethod.verify``) then asks the same judge:
+
+* ``min_probability=p``: the explained model's probability of the target is at
+  least ``p`` (a margin against recalibration and noise);
+* ``robust_to=[model, ...]``: every listed model predicts the target too (and
+  with the margin, when one was asked): advice that survives a retrained model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...exceptions import ValidationError
+from ...models import ModelAdapter, as_adapter
+from ...models._adapter import check_model
+
+__all__ = ["Judge", "make_judge"]
+
+
+@dataclass
+class Judge:
+    """Whether rows reach their target (see the module docstring).
+
+    Attributes
+    ----------
+    model : ModelAdapter
+        The explained model.
+    others : tuple of ModelAdapter
+        The models the answer must also hold for (``robust_to``).
+    min_probability : float or None
+        The least probability of the target, in every model.
+    """
+
+    model: ModelAdapter
+    others: tuple[ModelAdapter, ...] = ()
+    min_probability: float | None = None
+
+    @property
+    def demanding(self) -> bool:
+        """Whether more than the explained model's decision is asked."""
+        return bool(self.others) or self.min_probability is not None
+
+    def __call__(self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+        """``(reaches, probability)`` per row: whether row ``k`` reaches ``targets[k]``
+        (the decision, the margin and every other model), and the explained
+        model's probability of ``targets[k]`` (column ``target_index[k]``)."""
+        n = len(rows)
+        if n == 0:
+            return np.zeros(0, dtype=bool), np.zeros(0)
+        tgt = np.asarray(list(targets), dtype=object)
+        pred, proba = self.model.predict_with_proba(rows)
+        conf = np.asarray(proba)[np.arange(n), np.asarray(target_index, dtype=int)]
+        ok = np.array([p == t for p, t in zip(pred, tgt, strict=True)], dtype=bool)
+        if self.min_probability is not None:
+            ok &= conf >= self.min_probability
+        for other in self.others:
+            if not ok.any():
+                break
+            keep = np.flatnonzero(ok)
+            ok[keep] = _reaches(other, rows.iloc[keep], tgt[keep], self.min_probability)
+        return ok, conf
+
+
+def _reaches(model: ModelAdapter, rows: pd.DataFrame, targets: np.ndarray, p: float | None) -> np.ndarray:
+    pred, proba = model.predict_with_proba(rows)
+    ok = np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=bool)
+    if p is not None:
+        cols = np.array([model.class_index(t) for t in targets], dtype=int)
+        ok &= np.asarray(proba)[np.arange(len(rows)), cols] >= p
+    return ok
+
+
+def make_judge(method: Any, min_probability: Any = None, robust_to: Any = None) -> Judge:
+    """The judge of an ``explain`` call: the arguments checked against the fitted method."""
+    p = None
+    if min_probability is not None:
+        if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float, np.integer, np.floating)):
+            raise ValidationError(f"min_probability must be a number in (0, 1). Got {min_probability!r}.")
+        p = float(min_probability)
+        if not 0.0 < p < 1.0:
+            raise ValidationError(
+                f"min_probability must be in (0, 1): the least probability of the target class. Got {min_probability!r}."
+            )
+    others: list[ModelAdapter] = []
+    if robust_to is not None:
+        if isinstance(robust_to, (str, bytes)) or not isinstance(robust_to, Sequence):
+            raise ValidationError(
+                "robust_to must be a list of fitted models (e.g. cf.models.retrained(model, train, n=5)). "
+                f"Got {type(robust_to).__name__}."
+            )
+        for k, model in enumerate(robust_to):
+            adapter = as_adapter(model, method.schema_)
+            check_model(adapter, method.data_, owner=f"robust_to[{k}]")
+            if set(adapter.classes_.tolist()) != set(method.model_.classes_.tolist()):
+                raise ValidationError(
+                    f"robust_to[{k}] has classes {adapter.classes_.tolist()}; the explained model has "
+                    f"{method.model_.classes_.tolist()}. Every model must decide between the same classes."
+                )
+            others.append(adapter)
+    return Judge(method.model_, tuple(others), p)

@@ -1,0 +1,131 @@
+"""A certified recourse region: :class:`Region`, a box of counterfactuals instead of a point.
+
+"Raise income to 41,213" is brittle advice; "income at least 41,200 and duration
+at most 24 months -- any such combination works" is what a person can plan
+with.  A region keeps the features a counterfactual leaves unchanged at the
+query's values and gives each changed feature a range (numeric) or a set of
+values (categorical, ordinal); every point of the box reaches the target, with
+the margin and in every model the explanation was asked to hold for.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._utils._values import _py
+from ..schema import Schema, format_value
+
+__all__ = ["Region"]
+
+
+@dataclass(frozen=True)
+class Region:
+    """A box around a counterfactual in which every point reaches the target.
+
+    Attributes
+    ----------
+    bounds : dict
+        Per changed feature: ``(low, high)`` for a numeric one (on its grid), or the
+        frozenset of allowed values for a categorical or ordinal one.
+    fixed : dict
+        The query's values of the other features (they stay as they are).
+    certified : bool
+        True only when a solver proved, for the compiled models, that no point of
+        the box fails (with the margin and every ``robust_to`` model); False when
+        the box was only checked on samples (a model the compiler does not support).
+    how : str
+        How it was established ("proven by interval bounds and a MILP over the box", ...).
+    n_checked : int
+        Sampled points checked with the real models (0 for a certified region).
+    """
+
+    bounds: Mapping[str, Any]
+    fixed: Mapping[str, Any]
+    certified: bool
+    how: str
+    n_checked: int = 0
+    domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+
+    def contains(self, X: pd.DataFrame | pd.Series) -> np.ndarray:
+        """Whether each row of ``X`` lies in the region (changed features in their
+        range or set, the others at the query's values)."""
+        frame = X.to_frame().T if isinstance(X, pd.Series) else X
+        ok = np.ones(len(frame), dtype=bool)
+        for name, b in self.bounds.items():
+            col = frame[name]
+            if isinstance(b, frozenset):
+                ok &= np.array([_py(v) in b for v in col.tolist()], dtype=bool)
+            else:
+                v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+                ok &= (v >= float(b[0]) - 1e-9 * max(1.0, abs(float(b[0])))) & (v <= float(b[1]) + 1e-9 * max(1.0, abs(float(b[1]))))
+        for name, value in self.fixed.items():
+            col = frame[name].tolist()
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                ok &= np.array([_close(c, value) for c in col], dtype=bool)
+            else:
+                ok &= np.array([_py(c) == value for c in col], dtype=bool)
+        return ok
+
+    def describe(self, schema: Schema) -> str:
+        """The region in words: ``credit_amount at most 2400 and duration_months at most 24``."""
+        parts = []
+        for name, b in self.bounds.items():
+            f = schema[name]
+            if isinstance(b, frozenset):
+                vals = [v for v in (f.categories or sorted(b)) if v in b]
+                parts.append(f"{name} {vals[0]}" if len(vals) == 1 else f"{name} one of {', '.join(map(str, vals))}")
+                continue
+            lo, hi = float(b[0]), float(b[1])
+            dlo, dhi = self.domain.get(name, (-math.inf, math.inf))
+            if lo <= dlo and hi < dhi:
+                parts.append(f"{name} at most {format_value(f, hi)}")
+            elif hi >= dhi and lo > dlo:
+                parts.append(f"{name} at least {format_value(f, lo)}")
+            elif lo == hi:
+                parts.append(f"{name} {format_value(f, lo)}")
+            else:
+                parts.append(f"{name} between {format_value(f, lo)} and {format_value(f, hi)}")
+        text = " and ".join(parts) if parts else "no change"
+        return text + ("" if self.certified else f" (checked on {self.n_checked} samples, not proven)")
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready form (sets as sorted lists)."""
+        def out(b: Any) -> Any:
+            return {"values": sorted(b, key=str)} if isinstance(b, frozenset) else [float(b[0]), float(b[1])]
+
+        return {
+            "bounds": {k: out(b) for k, b in self.bounds.items()},
+            "fixed": {k: _py(v) for k, v in self.fixed.items()},
+            "certified": bool(self.certified),
+            "how": self.how,
+            "n_checked": int(self.n_checked),
+            "domain": {k: [float(a), float(b)] for k, (a, b) in self.domain.items()},
+        }
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> Region:
+        def back(b: Any) -> Any:
+            return frozenset(b["values"]) if isinstance(b, Mapping) else (float(b[0]), float(b[1]))
+
+        return cls(
+            bounds={k: back(b) for k, b in dict(d["bounds"]).items()},
+            fixed=dict(d["fixed"]),
+            certified=bool(d["certified"]),
+            how=str(d["how"]),
+            n_checked=int(d.get("n_checked", 0)),
+            domain={k: (float(a), float(b)) for k, (a, b) in dict(d.get("domain", {})).items()},
+        )
+
+
+def _close(a: Any, b: float) -> bool:
+    try:
+        fa = float(a)
+    except (TypeError, ValueError):
+        return False
+    return abs(fa - b) <= 1e-9 * max(1.0, abs(fa), abs(b))
