@@ -6,7 +6,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import textwrap
-import time
 
 import numpy as np
 import pandas as pd
@@ -79,16 +78,15 @@ def test_observed_rows_are_feasible_in_the_tree_encoding(forest_setting):
 
 
 def test_time_limit_holds(forest_setting):
-    """Gross overruns only (not a timing test): wall time per query under limit + 3 s,
-    with the model set-up included; an expired query returns a verified answer
-    (``feasible``) or ``timeout``."""
+    """An expired query returns a verified answer (``feasible``) or ``timeout`` (the
+    wall time against the limit is measured by ``benchmarks/time_limits.py``)."""
     train, test, model = forest_setting
     method = cf.CEOCL(time_limit=0.5, random_state=0).fit(model, train)
     for i in range(3):
-        t0 = time.perf_counter()
         res = method.explain(test.X.iloc[[i]], n_counterfactuals=3)
-        assert time.perf_counter() - t0 <= 0.5 + 3.0
         assert res.status.iloc[0] in {"optimal", "feasible", "timeout", "failed"}
+        cfs = res.for_query(test.X.index[i])
+        assert (model.predict(cfs) == res.target.iloc[0]).all()
 
 
 def test_fallback_without_a_solver_incumbent(forest_setting):
@@ -126,6 +124,7 @@ def test_solver_banners_stay_off_stdout():
     """In a fresh process (HiGHS prints its banner once per process, at the first
     ``Highs()``), CE-OCL and MACE's MIP oracle write nothing to stdout, and no
     solver banner to stderr either (a quiet run is quiet)."""
+    pytest.importorskip("pyscipopt", reason="the subprocess runs CE-OCL on SCIP too")
     code = textwrap.dedent(
         """
         import warnings; warnings.filterwarnings("ignore")

@@ -502,17 +502,15 @@ def test_diversity_features_mode(forest_setting):
 
 
 def test_time_limit_holds_on_a_forest(forest_setting):
-    """Gross overruns only (not a timing test): wall time per query stays under
-    limit + 3 s, and an expired search still returns a verified answer or times out."""
-    import time
-
+    """An expired search still returns a verified answer or times out (the wall time
+    against the limit is measured by ``benchmarks/time_limits.py``)."""
     train, test, model = forest_setting
     mace = cf.MACE(norm="linf", epsilon=1e-9, time_limit=0.5, random_state=0).fit(model, train)
     for i in range(3):
-        t0 = time.perf_counter()
         res = mace.explain(test.X.iloc[[i]], n_counterfactuals=2)
-        assert time.perf_counter() - t0 <= 0.5 + 3.0
         assert res.status.iloc[0] in {"optimal", "feasible", "timeout", "failed"}
+        cfs = res.for_query(test.X.index[i])
+        assert (model.predict(cfs) == res.target.iloc[0]).all()
 
 
 @pytest.mark.filterwarnings("ignore::sklearn.exceptions.ConvergenceWarning")

@@ -1,6 +1,6 @@
-"""Reproducible batches: every query is seeded from (random_state, its position in the
-whole input), so serial, ``n_jobs=2`` and ``explain_in_chunks`` with any chunk size
-give identical counterfactuals."""
+"""Reproducible answers: every query is seeded from (random_state, the row's values), so
+a row gets the same answer alone, at any position of any batch, serially, with
+``n_jobs=2`` and with ``explain_in_chunks`` of any chunk size."""
 
 from __future__ import annotations
 
@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.methods._pipeline import explain as explain_at
 from counterfact.methods._pipeline._batch import explain_in_chunks
-from counterfact.methods._pipeline._prepare import position_seeds as _position_seeds
+from counterfact.methods._pipeline._prepare import row_seeds
+from counterfact.testing import fast_method
 
 
 @pytest.fixture(scope="module")
@@ -58,22 +58,26 @@ def test_serial_parallel_and_chunks_agree(factory, german):
         _same(serial, rep.result, f"chunks of {size}")
 
 
-def test_seeds_depend_on_position_only():
-    a = _position_seeds(5, 0, 10)
-    b = _position_seeds(5, 7, 3)
-    for k in range(3):
-        assert np.random.default_rng(a[7 + k]).random() == np.random.default_rng(b[k]).random()
+def test_seeds_depend_on_the_row_only():
+    frame = pd.DataFrame({"a": [1, 2, 1], "b": ["x", "y", "x"]})
+    seeds = row_seeds(5, frame)
+    draw = [np.random.default_rng(s).random() for s in seeds]
+    assert draw[0] == draw[2] != draw[1]  # the same values, the same stream, wherever they stand
+    assert np.random.default_rng(row_seeds(5, frame.iloc[[2]])[0]).random() == draw[0]
     # another random_state gives other streams; None draws fresh entropy per call
-    c = _position_seeds(6, 0, 1)
-    assert np.random.default_rng(a[0]).random() != np.random.default_rng(c[0]).random()
-    n1, n2 = _position_seeds(None, 0, 1), _position_seeds(None, 0, 1)
+    assert np.random.default_rng(row_seeds(6, frame)[0]).random() != draw[0]
+    n1, n2 = row_seeds(None, frame.iloc[:1]), row_seeds(None, frame.iloc[:1])
     assert np.random.default_rng(n1[0]).random() != np.random.default_rng(n2[0]).random()
 
 
-def test_query_alone_equals_query_in_batch(german):
-    """A query explained on its own (at its position) gets the batch's answer."""
+@pytest.mark.parametrize("name", ["nearest", "mace", "ceocl", "ufce", "mdpso", "l2c"])
+def test_one_row_alone_equals_the_same_row_inside_a_batch(name, german):
+    """The page, the command line and a notebook agree on one person: explained alone
+    (position 0) or as row 5 of a batch, the answer is the same."""
     train, model, X = german
-    method = cf.MDPSO(n_particles=16, max_iter=30, patience=8, random_state=3).fit(model, train)
-    full = method.explain(X.iloc[:6])
-    alone = explain_at(method, X.iloc[[4]], offset=4)
-    pd.testing.assert_frame_equal(full.for_query(X.index[4]), alone.for_query(X.index[4]), check_dtype=False)
+    method = fast_method(name, random_state=3).fit(model, train)
+    batch = method.explain(X.iloc[:6], n_counterfactuals=2)
+    alone = method.explain(X.iloc[[4]], n_counterfactuals=2)
+    q = X.index[4]
+    assert batch.status[q] == alone.status[q]
+    pd.testing.assert_frame_equal(batch.for_query(q), alone.for_query(q), check_dtype=False)

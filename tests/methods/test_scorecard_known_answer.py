@@ -11,9 +11,10 @@ under MACE's normalised l1 distance is the known answer.  MACE must prove it
 within its epsilon and CE-OCL (``distance_scale="range"``: J times the same
 distance) must reach it, for
 
-* a KBins + one-hot + logistic-regression scorecard (a tree ensemble),
-* the same with two features scaled instead of binned, and an MLP over bins
-  (``StepMLP``: MACE's MIP oracle),
+* a KBins + one-hot + logistic-regression scorecard (a tree ensemble), and the
+  same with the two integer features scaled instead of binned (one cell per
+  value: still a tree ensemble),
+* an MLP over the bins (a ``StepMLP``: MACE's MIP oracle),
 * an EBM with pairwise interactions (interpret), and an optbinning ``Scorecard``.
 """
 
@@ -125,7 +126,8 @@ def test_mace_and_ceocl_find_the_brute_force_optimum(kind: str, data: tuple[cf.D
     J = len(schema)
     model, edges = _fit(kind, train)
     compiled = compile_model(model, schema)
-    assert isinstance(compiled.estimator, StepMLP if kind in ("scaled", "mlp") else TreeEnsemble)
+    # scaled small integers are step functions too (one cell per value): still a tree ensemble
+    assert isinstance(compiled.estimator, StepMLP if kind == "mlp" else TreeEnsemble)
     queries = test.X.iloc[:N_QUERIES]
     ceocl = cf.CEOCL(norm="l1", distance_scale="range", solution_pool=False, time_limit=60, random_state=0).fit(model, train)
     res = ceocl.explain(queries)

@@ -348,15 +348,12 @@ def test_time_limit_gives_timeout_status(mixed):
 
 def test_first_query_after_fit_stays_within_the_time_limit(mixed):
     """No per-model work is left for the first query: a fresh fit, one query at a
-    1 s limit, a generous bound on the wall time."""
-    import time
-
+    1 s limit, and no dependency model trained during it (the wall time is
+    measured by ``benchmarks/time_limits.py``)."""
     train, model, queries, _ = mixed
     m = cf.UFCE(time_limit=1.0, random_state=0).fit(model, train)
     fits = m.n_dependency_fits_
-    t0 = time.perf_counter()
     r = m.explain(queries.iloc[[0]])
-    assert time.perf_counter() - t0 < 1.0 + 3.0
     assert m.n_dependency_fits_ == fits
     assert r.status.iloc[0] in ("feasible", "timeout", "failed")
 

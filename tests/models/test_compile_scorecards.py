@@ -312,6 +312,7 @@ def test_scorecard(german: cf.Dataset) -> None:
     assert adapter.classes_.tolist() == sc.estimator_.classes_.tolist()
     pred, proba = adapter.predict_with_proba(german.X.iloc[:20])
     np.testing.assert_array_equal(pred, sc.predict(german.X.iloc[:20]))
+    np.testing.assert_array_equal(proba, sc.predict_proba(german.X.iloc[:20]))
 
 
 def test_binning_refusals(german: cf.Dataset) -> None:
@@ -320,6 +321,19 @@ def test_binning_refusals(german: cf.Dataset) -> None:
     model.named_steps["bp"].binning_transform_params = {"age": {"metric": "bins"}}  # labels, not numbers
     with pytest.raises(UnsupportedModelError, match=r"(?s)BinningProcess.*metric='bins'"):
         compile_model(model, s)
+
+
+# --------------------------------------------------------------------------- model kinds
+@pytest.mark.parametrize("kind", ["scorecard", "ebm"])
+def test_model_kinds(kind: str, german: cf.Dataset) -> None:
+    """cf.models.fit's scorecard (quantile bins + one-hot + logistic regression) and EBM."""
+    if kind == "ebm":
+        pytest.importorskip("interpret")
+    params = {"interactions": 3, "outer_bags": 2, "max_rounds": 200} if kind == "ebm" else {}
+    model = cf.models.fit(german, kind, **params)
+    compiled = compile_model(model, german.schema)
+    assert isinstance(compiled.estimator, TreeEnsemble)
+    assert_faithful(model, compiled, german)
 
 
 # --------------------------------------------------------------------------- plumbing

@@ -85,3 +85,18 @@ def test_finite_number_helper():
             finite_number(bad, "x")
     assert show_number(10**400).endswith("(401 digits)")
     assert show_number(1e19) == "1e+19"
+
+
+def test_a_boolean_names_a_class_only_when_the_classes_are_booleans(setting):
+    """`"target": true` was accepted as class 1 (True == 1)."""
+    from counterfact.models import desired_class
+
+    _, model, _ = setting
+    with pytest.raises(ValidationError, match="boolean"):
+        desired_class(model, target=True)
+    assert desired_class(model, target=1) == 1
+
+    class BoolModel:
+        classes_ = np.array([False, True])
+
+    assert desired_class(BoolModel(), target=True) is True or desired_class(BoolModel(), target=True) == np.True_

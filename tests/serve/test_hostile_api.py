@@ -71,16 +71,15 @@ def _post(client, body, path="/api/explain"):  # type: ignore[no-untyped-def]
 # ------------------------------------------------------------- reproductions
 def test_a_time_limit_of_400_digits_is_a_422(client, row):
     """'time_limit': 1 followed by 400 zeros was a 500 (OverflowError in prepare_explain)."""
-    r = _post(client, '{"rows": [%s], "method": "nearest", "time_limit": 1%s}' % (json.dumps(row), "0" * 400))
+    body = json.dumps({"rows": [row], "method": "nearest", "time_limit": 0}).replace('"time_limit": 0', '"time_limit": 1' + "0" * 400)
+    r = _post(client, body)
     assert r.status_code == 422, r.text
     assert "time_limit" in r.json()["detail"] and "401 digits" in r.json()["detail"]
 
 
 def test_ranges_of_400_digits_are_a_422(client, row):
     """'ranges': {'duration_months': [-10**400, 10**400]} was a 500 (in constraints)."""
-    big = "1" + "0" * 400
-    r = _post(client, '{"rows": [%s], "method": "nearest", "constraints": {"ranges": {"duration_months": [-%s, %s]}}}'
-              % (json.dumps(row), big, big))
+    r = _post(client, {"rows": [row], "method": "nearest", "constraints": {"ranges": {"duration_months": [-(10**400), 10**400]}}})
     assert r.status_code == 422, r.text
     assert r.json()["error"] == "ConstraintError" and "ranges['duration_months']" in r.json()["detail"]
 
@@ -131,55 +130,89 @@ def test_more_huge_numbers_are_422(client, row, body):
 
 
 # ----------------------------------------------------------------- fuzzing
-_scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-(10**6), 10**6), st.sampled_from([10**400, -(10**400), 2**63, 2**53 + 1, -1]),
-    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=6),
+_numbers = st.one_of(
+    st.integers(-100, 100), st.integers(-(10**20), 10**20), st.floats(allow_nan=False, allow_infinity=False),
+    st.sampled_from([10**400, -(10**400), 2**63, 2**53 + 1, 1e308, -1e308, 5e-324, 0, 0.5, -0.0]),
 )
+_non_finite = st.sampled_from([float("nan"), float("inf"), float("-inf")])
+_scalars = st.one_of(st.none(), st.booleans(), _numbers, _non_finite, st.text(max_size=6))
 _values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
                        max_leaves=6)
 
 
+def _sometimes_junk(strategy):  # type: ignore[no-untyped-def]
+    """Mostly values of the right JSON type (so that the request reaches the library), now and then anything."""
+    return st.integers(0, 15).flatmap(lambda k: _values if k == 0 else strategy)
+
+
 @st.composite
-def _bodies(draw, row):  # type: ignore[no-untyped-def]
-    """An /api/explain body: mostly well-formed, with hostile values where they hurt."""
-    if draw(st.integers(0, 9)) == 0:
-        return draw(_values)
+def _rows(draw, row, categories):  # type: ignore[no-untyped-def]
     names = list(row)
     rows = []
-    for _ in range(draw(st.integers(0, 3))):
+    for _ in range(draw(st.integers(0, 3) | st.just(1))):
         r = dict(row)
-        for name in draw(st.lists(st.sampled_from(names), max_size=3)):
-            r[name] = draw(_scalars)
+        for name in draw(st.lists(st.sampled_from(names), max_size=3)) if draw(st.booleans()) else []:
+            if name in categories:
+                r[name] = draw(_sometimes_junk(st.sampled_from(categories[name]) | st.text(max_size=6)))
+            else:
+                r[name] = draw(_sometimes_junk(_numbers))
         if draw(st.integers(0, 9)) == 0:
             r.pop(draw(st.sampled_from(names)))
+        if draw(st.integers(0, 19)) == 0:
+            r["salary"] = 1
         rows.append(r)
-    features = st.sampled_from([*names, "salary"])
+    return rows
+
+
+@st.composite
+def _constraints(draw, row, categories):  # type: ignore[no-untyped-def]
+    features = st.sampled_from([*row, "salary"])
+    bound = st.none() | _numbers
+    value = st.one_of(_numbers, st.sampled_from([v for vs in categories.values() for v in vs]), st.booleans())
     kinds = {
         "immutable": st.lists(features, max_size=2), "increasing": st.lists(features, max_size=2),
-        "ranges": st.dictionaries(features, st.lists(_scalars, min_size=1, max_size=3), max_size=2),
-        "allowed_values": st.dictionaries(features, st.lists(_scalars, max_size=3), max_size=2),
-        "features_to_vary": st.lists(features, max_size=3) | st.none(), "max_changes": _scalars,
-        "causal": st.lists(st.fixed_dictionaries({"child": features, "parents": st.lists(features, max_size=2),
-                                                  "coef": st.dictionaries(features, _scalars, max_size=2)}), max_size=1),
-        "bogus": _values,
+        "decreasing": st.lists(features, max_size=2),
+        "ranges": st.dictionaries(features, st.tuples(bound, bound) | st.lists(bound, max_size=3), max_size=2),
+        "allowed_values": st.dictionaries(features, st.lists(value, max_size=3), max_size=2),
+        "features_to_vary": st.lists(features, max_size=3) | st.none(), "max_changes": st.integers(-2, 25) | _numbers,
+        "causal": st.lists(st.fixed_dictionaries(
+            {"child": features, "parents": st.lists(features, max_size=2),
+             "coef": st.dictionaries(features, _numbers, max_size=2)},
+            optional={"intercept": _numbers}), max_size=2),
     }
-    constraints = {k: draw(v) for k, v in kinds.items() if draw(st.integers(0, 4)) == 0}
-    body = {"rows": rows, "method": draw(st.sampled_from(["nearest", "mace", None, "magic", 5]))}
-    optional = {"constraints": st.just(constraints) | _values, "n_counterfactuals": _scalars | st.integers(1, 3),
-                "target": _scalars | st.sampled_from([0, 1]), "time_limit": _scalars | st.sampled_from([0.2, 0.5]),
-                "extra": _values}
+    out = {k: draw(_sometimes_junk(v)) for k, v in kinds.items() if draw(st.integers(0, 3)) == 0}
+    if draw(st.integers(0, 19)) == 0:
+        out["bogus"] = draw(_values)
+    return out
+
+
+@st.composite
+def _bodies(draw, row, categories):  # type: ignore[no-untyped-def]
+    """An /api/explain body: mostly well-formed, with hostile values where they hurt."""
+    if draw(st.integers(0, 19)) == 0:
+        return draw(_values)
+    body = {"rows": draw(_rows(row, categories)),
+            "method": draw(st.sampled_from(["nearest"] * 4 + ["mace"] * 4 + [None, "magic", 5]))}
+    optional = {
+        "constraints": _sometimes_junk(_constraints(row, categories)),
+        "n_counterfactuals": st.integers(0, 7).flatmap(lambda k: _numbers if k == 0 else st.integers(0, 3)),
+        "target": st.sampled_from([0, 1, True, False, 1.0, "good", 10**400, None]) | _scalars,
+        "time_limit": _sometimes_junk(st.sampled_from([0.2, 0.5, 0, -1, 1e-300, 10**400, 3]) | _numbers),
+        "extra": _values,
+    }
     for k, strategy in optional.items():
-        if draw(st.integers(0, 2)) == 0:
+        if draw(st.integers(0, 1 if k != "extra" else 19)) == 0:
             body[k] = draw(strategy)
     return body
 
 
-def test_fuzzed_bodies_never_get_a_5xx(client, row):
+def test_fuzzed_bodies_never_get_a_5xx(client, row, service):
     """Hypothesis over JSON bodies of /api/explain: never a 5xx, always JSON, /health healthy after each."""
     statuses: list[int] = []
+    categories = {f.name: list(f.categories) for f in service.schema if not f.is_numeric}
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck), database=None)
-    @given(_bodies(row))
+    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @given(_bodies(row, categories))
     def check(body):  # type: ignore[no-untyped-def]
         r = _post(client, body)
         assert r.status_code < 500, (body, r.text)
@@ -384,7 +417,7 @@ def nothing_loaded(monkeypatch):
     (["serve", "--token", " "], None, "--token is empty"),
     (["serve", "--audit-log", "/nonexistent/dir/audit.jsonl"], None, "cannot be opened for appending"),
     (["serve", "--requests-per-minute", "-1"], None, "--requests-per-minute must be >= 0"),
-    (["serve", "--max-time-limit", "1e400"], None, "--max-time-limit must be a finite number"),
+    (["serve", "--max-time-limit", "1e400"], None, "--max-time-limit: max_time_limit must be a finite number"),
 ])
 def test_unsafe_serving_is_refused_before_anything_is_fitted(capsys, monkeypatch, nothing_loaded, argv, env, message):
     if env is None:

@@ -237,8 +237,8 @@ def _search(space: ActionSpace, method: Any, Xr: pd.DataFrame, ind: _Individual,
     final = choices[-1]
     P = max(len(M), 1)
     curve = pd.DataFrame([{"k": k + 1, "n_covered": c.n_covered, "coverage": c.n_covered / P if len(M) else np.nan,
-                           "bound": c.bound, "optimal": c.optimal, "cost_optimal": c.cost_optimal, "solver": c.solver,
-                           "status": c.status, "seconds": c.seconds} for k, c in enumerate(choices)])
+                           "bound": c.bound, "optimal": c.optimal, "solver": c.solver, "status": c.status,
+                           "seconds": c.seconds} for k, c in enumerate(choices)])
     idx = list(final.chosen)
     return _Picked([kept[a] for a in idx], cov.works[idx], cov.cost[idx], curve, final), found
 

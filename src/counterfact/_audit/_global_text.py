@@ -64,7 +64,8 @@ GLOBAL_GLOSSARY: dict[str, tuple[str, str]] = {
         "No set of that many of the verified candidate actions covers more people than this: the MILP's "
         "proof when solved to optimality (HiGHS), else the least of everyone coverable, the largest single "
         "coverages summed and greedy's 1 - (1 - 1/k)^k guarantee. Actions outside the candidates are not "
-        "covered by the bound.",
+        "covered by the bound. Among the sets that cover the most, the cheapest is sought by local search "
+        "(single swaps), without a proof.",
     ),
 }
 
@@ -116,17 +117,24 @@ def _choice_sentence(g: Any) -> str:
     n = g.meta.get("candidates", {}).get("verified", 0)
     if last is None:
         return "No candidate action was found."
+    cheaper = " Among the sets that cover as many, a local search made it cheaper (no single swap of one action lowers the total cost)."
     if bool(last["optimal"]):
-        how = "proven by the MILP on HiGHS" if last["solver"] == "milp" else "greedy covers everyone any candidate can"
-        return f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people ({how})."
+        how = "proven by the MILP on HiGHS" if last["solver"] == "milp" else "it reaches an upper bound on what any such set covers"
+        return f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people ({how})." + cheaper
     return (f"Chosen by {'a time-limited MILP' if last['solver'] == 'milp' else 'greedy max-coverage'} among the "
-            f"{n} verified candidates; no set of {int(last['k'])} of them covers more than {int(last['bound'])} people.")
+            f"{n} verified candidates; no set of {int(last['k'])} of them covers more than {int(last['bound'])} people."
+            + cheaper)
 
 
 def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> list[str]:
+    """The widest coverage gap and cost ratios of a grouping, over its groups not flagged small
+    (all of them, said so, when every group is small)."""
     rows = rows[rows["n_rejected"] > 0]
+    small = bool(len(rows)) and bool(rows["small"].all())
+    rows = rows if small else rows[~rows["small"]]
     if len(rows) < 2:
         return []
+    grouping = f"{grouping} (every group small: indicative only)" if small else grouping
     best = rows[rows["best_off"]].iloc[0] if rows["best_off"].any() else rows.iloc[0]
     worst = rows.loc[rows["coverage_gap"].idxmax()] if rows["coverage_gap"].notna().any() else best
     if not worst["coverage_gap"] > 0:

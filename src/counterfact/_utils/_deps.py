@@ -24,6 +24,7 @@ _DISTRIBUTIONS: dict[str, str] = {
     "dask": "dask[distributed]",
     "distributed": "dask[distributed]",
     "sklearn": "scikit-learn",
+    "interpret": "interpret-core",
 }
 #: extras that bundle the others (never the hint when a narrower one has the package)
 _BUNDLES = frozenset({"all", "test", "dev"})

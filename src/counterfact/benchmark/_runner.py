@@ -123,8 +123,8 @@ def _explain(
     call) and is evaluated against them.  ``lof``: the split's shared plausibility
     detector (fitted once per split, not per cell).  With ``spec.chunk_size`` and
     a ``chunks`` folder, the queries are explained chunk by chunk, each chunk's
-    result saved there and reused when the cell is resumed (each query keeps
-    its position in ``X``, so chunked and whole runs give the same result)."""
+    result saved there and reused when the cell is resumed (each query is seeded
+    from its own values, so chunked and whole runs give the same result)."""
     if spec.feedback:
         # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
         # specs with UFCE-style feedback need this one
@@ -146,7 +146,7 @@ def _explain(
                 if list(saved.queries.index) == list(X.index[k : k + size]):
                     parts.append(saved)
                     continue
-            part = explain_at(  # each chunk seeded from its position in X (the result equals one explain call)
+            part = explain_at(  # the result equals one explain call (each query seeded from its values)
                 method, X.iloc[k : k + size], n_counterfactuals=spec.n_counterfactuals, n_jobs=n_jobs, offset=k,
                 constraints=constraints[k : k + size] if isinstance(constraints, list) else constraints, **extra,
             )

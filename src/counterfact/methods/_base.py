@@ -26,15 +26,15 @@ Candidates are raw rows; the pipeline decides which are reported.  Inside its
 search a method may check rows with :meth:`~CounterfactualMethod.verify` (the
 real model and the query's constraints, as the pipeline does afterwards).
 
-Seeding by position
--------------------
-Every query's generator is seeded from ``(random_state, position)``, its
-position in the whole input (``explain_in_chunks`` passes each chunk's
-offset), so one query gets the same random stream whether it is explained
-alone, in a batch, with ``n_jobs=k`` or in chunks of any size.  Methods draw
-only from ``query.rng`` and never depend on which other queries share their
-batch.  With ``random_state=None`` each ``explain`` call draws fresh entropy
-(still one stream per position).
+Seeding by the row
+------------------
+Every query's generator is seeded from ``(random_state, the row's values)``, so
+one person gets the same random stream -- and the same answer -- explained
+alone, at any position of a batch, with ``n_jobs=k`` or in chunks of any size
+(the page, the command line and a notebook agree).  Methods draw only from
+``query.rng`` and never depend on which other queries share their batch.  With
+``random_state=None`` each ``explain`` call draws fresh entropy (still one
+stream per row).
 """
 
 from __future__ import annotations
@@ -305,9 +305,9 @@ class CounterfactualMethod:
         the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
 
         Reproducibility: each query's random stream depends only on
-        ``random_state`` and its position in ``X``, so ``n_jobs``, ``backend``
-        and chunking (:func:`~counterfact.methods.explain_in_chunks`) do not
-        change the result.
+        ``random_state`` and the row's values, so a row's answer is the same
+        alone or in any batch, and ``n_jobs``, ``backend`` and chunking
+        (:func:`~counterfact.methods.explain_in_chunks`) do not change the result.
 
         Progress: a bar over the queries on standard error when ``verbose`` is
         set or standard error is a terminal, and a closing line counting the

@@ -16,6 +16,7 @@ from ..constraints import Constraints
 from ..exceptions import ValidationError
 from ..schema import Schema
 from ._json import constraints_json, dump, load
+from ._notice import notice, reasons
 from ._region import Region
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import Change, certificate_text, describe_changes
@@ -218,6 +219,18 @@ class CounterfactualResult:
             )
         self.regions[key] = self.region_source(query, int(rank), cfs.loc[rank])
         return self.regions[key]
+
+    def reasons(self, query: Any, rank: int = 0, max_reasons: int = 4) -> pd.DataFrame:
+        """The principal reasons behind ``query``'s decision, from counterfactual ``rank``:
+        each changed feature, its current value, what would have been needed, how much
+        of the gap it closes alone, and a sentence; at most four, the largest first
+        (see :mod:`counterfact.result._notice`)."""
+        return reasons(self, query, rank, max_reasons)
+
+    def notice(self, query: Any, rank: int = 0, *, max_reasons: int = 4, as_html: bool = False) -> str:
+        """The reasons as a plain-language text (or HTML) to adapt into an adverse-action
+        notice, stating how the answer was established and any margin asked for."""
+        return notice(self, query, rank, max_reasons=max_reasons, as_html=as_html)
 
     # -------------------------------------------------------------- metrics
     def evaluate(self, train: Any = None, **kwargs: Any) -> pd.DataFrame:

@@ -78,8 +78,8 @@ def infer_features(
         if kind in NUMERIC_KINDS:
             lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
             res = resolution.get(c)
-            if res is None and kind == "real":
-                res = infer_resolution(pd.to_numeric(s).to_numpy(dtype=float))
+            if res is None:  # the step the column is recorded in (integers: 1 unless plainly coarser)
+                res = infer_resolution(pd.to_numeric(s).to_numpy(dtype=float), integer=kind == "integer")
             feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a, resolution=res))  # type: ignore[arg-type]
         else:
             if cats is None:

@@ -34,7 +34,7 @@ def show_number(value: Any) -> str:
         return repr(value)
     text = str(value)
     digits = len(text.lstrip("-"))
-    if digits <= 24:
+    if digits <= 40:
         return text
     return f"{text[:9]}...{text[-4:]} ({digits} digits)"
 

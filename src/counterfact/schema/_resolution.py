@@ -1,12 +1,17 @@
 """Feature resolution: the step of a numeric feature's grid, inferred and applied.
 
-A real feature's *resolution* is the coarsest power-of-ten step on whose grid
-every observed value lies (``1330, 2.5, 0.25`` -> ``0.01``), never finer than
-:data:`FINEST` (values with more decimals are treated as continuous at that step)
-and never coarser than :data:`COARSEST` for a real feature (a real column that
-happens to hold only multiples of 100 in a sample still accepts 1).  Integer
-features have resolution 1 unless told otherwise.  Grids are anchored at 0:
-the values ``k * resolution`` for integer ``k``.
+A numeric feature's *resolution* is the step the data is recorded in: the
+coarsest step of the form ``10^d`` or ``5 x 10^d`` on whose grid every observed
+value lies (``1330, 2.5, 0.25`` -> ``0.01``; halves ``0.5, 2.0, 3.5, ...`` -> ``0.5``), never
+finer than :data:`FINEST` (values with more decimals are treated as continuous
+at that step).  A step coarser than :data:`COARSEST` (incomes recorded in whole
+hundreds: 100) is inferred only from evidence: at least
+:data:`MIN_DISTINCT` distinct values, all on that grid, spanning at least
+:data:`MIN_DISTINCT` steps; otherwise a real feature gets at most 1 and an
+integer feature 1.  A ``5 x 10^d`` step below 1 (halves) also needs
+:data:`MIN_DISTINCT` distinct values.  Grids are anchored at 0: the values ``k * resolution`` for
+integer ``k``.  An explicit resolution always wins (``Schema.infer(resolution=...)``,
+``Schema.with_resolution``).
 """
 
 from __future__ import annotations
@@ -16,12 +21,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["COARSEST", "FINEST", "decimals", "infer_resolution", "snap_array"]
+__all__ = ["COARSEST", "FINEST", "MIN_DISTINCT", "decimals", "infer_resolution", "snap_array"]
 
 #: The finest inferred step: values with more decimals are snapped to 1e-6.
 FINEST = 1e-6
-#: The coarsest inferred step for a real feature.
+#: The coarsest step inferred without evidence of a coarser recording.
 COARSEST = 1.0
+#: Distinct values (and grid steps spanned) needed before a step above 1 is inferred.
+MIN_DISTINCT = 20
 
 
 def decimals(step: float) -> int:
@@ -34,27 +41,52 @@ def decimals(step: float) -> int:
     return 12
 
 
-def infer_resolution(values: Any) -> float:
-    """The coarsest power-of-ten step (between :data:`FINEST` and :data:`COARSEST`)
-    on whose grid every finite value of ``values`` lies.
+def infer_resolution(values: Any, *, integer: bool = False) -> float:
+    """The step the values are recorded in (module docstring): the coarsest ``10^d``
+    or ``5 x 10^d`` on whose grid every finite value lies.
 
     >>> infer_resolution([1330, 2.5, 0.25])
     0.01
     >>> infer_resolution([1, 2, 3])
     1.0
+    >>> infer_resolution(range(0, 5000, 100))  # whole hundreds, plenty of them
+    100.0
     """
     v = np.asarray(values, dtype=float).ravel()
-    v = v[np.isfinite(v)]
-    top = round(-math.log10(COARSEST))
-    bottom = round(-math.log10(FINEST))
+    v = np.unique(v[np.isfinite(v)])
     if v.size == 0:
         return COARSEST
-    v = np.unique(v)
+    coarse = _coarse_step(v)
+    if coarse is not None:
+        return coarse
+    if integer:
+        return 1.0
+    top = round(-math.log10(COARSEST))
+    bottom = round(-math.log10(FINEST))
+    halves = v.size >= MIN_DISTINCT  # 0.5, 0.05, ... only with evidence
     for d in range(top, bottom + 1):
-        scaled = v * 10.0**d
-        if np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 + 1e-9 * np.abs(scaled)):
-            return _pow10(d)
+        for step in (_pow10(d), 5 * _pow10(d + 1) if halves else None):  # 1, 0.5, 0.1, 0.05, ...
+            if step is not None and step <= COARSEST and _on_grid(v, step):
+                return step
     return FINEST
+
+
+def _coarse_step(v: np.ndarray) -> float | None:
+    """A step above 1 that the data is plainly recorded in, or None."""
+    if v.size < MIN_DISTINCT:
+        return None
+    span = float(v.max() - v.min())
+    d = int(math.floor(math.log10(max(span / MIN_DISTINCT, 1.0))))
+    for e in range(d, -1, -1):
+        for step in (5.0 * 10.0**e, 10.0**e):
+            if step > 1.0 and span / step >= MIN_DISTINCT and _on_grid(v, step):
+                return step
+    return None
+
+
+def _on_grid(v: np.ndarray, step: float) -> bool:
+    scaled = v / step
+    return bool(np.all(np.abs(scaled - np.round(scaled)) <= 1e-6 + 1e-9 * np.abs(scaled)))
 
 
 def _pow10(d: int) -> float:

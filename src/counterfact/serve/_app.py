@@ -172,9 +172,15 @@ class _Guard:
         else:
             try:
                 await self.app(scope, receive, watched_send)
+            except Exception:  # answered 500 by the server's outermost handler
+                status[0] = status[0] or 500
+                raise
             finally:
                 if status[0] is None:
                     status[0] = CLIENT_GONE
+                if self.audit is not None:
+                    self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
+            return
         if self.audit is not None:
             self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
 

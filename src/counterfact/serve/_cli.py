@@ -132,9 +132,9 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     }
     try:
         Limits(**limits)  # invalid limits fail before anything is loaded
-    except ValidationError as exc:  # "Limits.max_rows must ..." -> "--max-rows must ..."
+    except ValidationError as exc:  # "Limits.max_rows must ..." -> "--max-rows: max_rows must ..."
         text = str(exc)
-        raise ValidationError(f"--{_flag(text)} {text.split(' ', 1)[1]}") from None
+        raise ValidationError(f"--{_flag(text)}: {text.removeprefix('Limits.')}") from None
     return {
         "dataset": args.dataset,
         "data": args.data,

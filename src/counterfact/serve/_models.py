@@ -80,6 +80,8 @@ class LimitsOut(BaseModel):
     max_counterfactuals: int
     max_time_limit: float
     default_time_limit: float
+    requests_per_minute: int | None = Field(default=None, description="Per-client quota (null: none).")
+    counterfactuals_per_hour: int | None = Field(default=None, description="Per-client quota (null: none).")
 
 
 class SchemaOut(BaseModel):

@@ -39,11 +39,13 @@ class Cancelled(CounterfactError):
 class Lease:
     """One running explanation's hold on an instance and a slot of a :class:`MethodPool`."""
 
-    def __init__(self, pool: MethodPool, instance: Any) -> None:
+    def __init__(self, pool: MethodPool, cancel: CancelToken | None) -> None:
         self.pool = pool
-        self.instance = instance
+        self.instance: Any = None
         self._slot = True
         self._done = False
+        # registered with the slot taken: a cancellation frees it from that moment on
+        self._forget = cancel.on_cancel(self.release_slot) if cancel is not None else None
 
     def release_slot(self) -> None:
         """Give the slot back (at once, on cancellation; idempotent)."""
@@ -55,11 +57,14 @@ class Lease:
 
     def finish(self) -> None:
         """The explanation ended: the slot (if still held) and the instance go back."""
+        if self._forget is not None:
+            self._forget()
         with self.pool._cond:
             self.release_slot()
             if not self._done:
                 self._done = True
-                self.pool._idle.append(self.instance)
+                if self.instance is not None:
+                    self.pool._idle.append(self.instance)
                 self.pool._cond.notify_all()
 
 
@@ -104,12 +109,15 @@ class MethodPool:
                             break
                         self._cond.wait()
                     self._busy += 1
+                    lease = Lease(self, cancel)
                     if self._idle:
-                        return Lease(self, self._idle.pop())
+                        lease.instance = self._idle.pop()
+                        return lease
                     self._instances += 1
-                instance = self._copy()
-                if instance is not None:
-                    return Lease(self, instance)
+                lease.instance = self._copy()
+                if lease.instance is not None:
+                    return lease
+                lease.finish()  # the slot was given back by _copy: only forget the token
         finally:
             if forget is not None:
                 forget()
@@ -117,12 +125,12 @@ class MethodPool:
     def _copy(self) -> Any:
         """A new instance: a deep copy of the template, made outside the lock (it takes
         milliseconds).  When the method cannot be copied, the template becomes the
-        pool's only instance (one request at a time) and None is returned: the caller waits."""
+        pool's only instance (one request at a time) and None is returned: the caller
+        gives its slot back and waits again."""
         try:
             return copy.deepcopy(self.template)
         except Exception as exc:  # a method holding something that cannot be copied
             with self._cond:
-                self._busy -= 1
                 self._instances -= 1
                 if self.max_instances > 1:
                     if self.log is not None:

@@ -191,6 +191,8 @@ class Service:
                 "max_counterfactuals": self.limits.max_counterfactuals,
                 "max_time_limit": self.limits.max_time_limit,
                 "default_time_limit": self.limits.default_time_limit,
+                "requests_per_minute": self.limits.requests_per_minute,
+                "counterfactuals_per_hour": self.limits.counterfactuals_per_hour,
             },
         }
 
@@ -387,8 +389,7 @@ class Service:
         started, the job is cancelled when :attr:`ExplainJob.deadline` passes,
         and a cancellation gives the method's slot back at once.
         """
-        lease = self._pools[job.method].checkout(job.cancel)
-        forget = job.cancel.on_cancel(lease.release_slot)
+        lease = self._pools[job.method].checkout(job.cancel)  # a cancellation gives its slot back
         timer = threading.Timer(job.deadline, job.cancel.cancel)
         timer.daemon = True
         timer.start()
@@ -396,7 +397,6 @@ class Service:
             result, elapsed = self._explain_on(lease.instance, job)
         finally:
             timer.cancel()
-            forget()
             lease.finish()
         return render(
             result, job, elapsed, schema=self.schema, model=self.model, class_labels=self.class_labels(),

@@ -10,7 +10,7 @@
 Each encoder is a lookup table from IR node class (imported from
 :mod:`counterfact.models.compile`) to the function that encodes it:
 
-* ``milp.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble`` -> the estimator's
+* ``milp.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble``, ``StepMLP`` -> the estimator's
   outputs as MILP rows (:func:`~counterfact.solvers.milp.encode_decision` then
   adds the target region);
 * ``smt.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble`` -> the target region

@@ -52,6 +52,7 @@ import pandas as pd
 
 from ..._utils._deadline import Deadline
 from ...exceptions import ValidationError
+from ...metrics import DistanceEncoder
 from ...result import STATUSES, CounterfactualResult
 from ._judge import Judge
 from ._query import Candidates, Query
@@ -105,6 +106,9 @@ class Pool:
     keys: list[tuple[Any, ...]]
     #: rows that may be reported (with sparsification, only the sparsified ones)
     reportable: np.ndarray
+    #: the distance answers are listed by (MACE's eq. 3) and its norm
+    encoder: Any = None
+    norm: Any = "l1"
 
     @property
     def valid(self) -> np.ndarray:
@@ -173,7 +177,16 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
         schema=schema, queries=queries, raw=raw, rows=rows, own=own, rows_of=rows_of, sat=sat, flips=flips,
         conf=conf, moved=moved, snap_failed=failed, reverted=np.zeros(len(rows), dtype=int),
         stopped=np.zeros(len(tasks), dtype=bool), keys=[], reportable=np.ones(len(rows), dtype=bool),
+        encoder=DistanceEncoder(schema), norm=_norm_of(method),
     )
+
+
+def _norm_of(method: Any) -> Any:
+    """The method's own norm when it is one of eq. 3's (l0, l1, linf or weights), else l1."""
+    norm = getattr(method, "norm", "l1")
+    if isinstance(norm, list):
+        norm = tuple(norm)
+    return norm if norm in ("l0", "l1", "linf") or isinstance(norm, tuple) else "l1"
 
 
 def sparsify_pool(method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadline: Deadline | None) -> None:

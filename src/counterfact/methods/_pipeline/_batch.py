@@ -6,10 +6,9 @@ for a ``dask.distributed`` cluster, local or at an address; ``"ray"``), writes
 each finished chunk's result to ``out_dir`` as soon as it arrives, and returns
 the joined result.  A chunk that raises is recorded (with its error) and the
 others still finish; re-running with the same ``out_dir`` skips the chunks
-already written.  Every query is seeded from its position in the whole of
-``X`` (each chunk passes its offset to ``explain``), so the result does not
-depend on the chunk size, the backend or the number of workers: it equals
-``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends, or the
+already written.  Every query is seeded from its own values (see
+``CounterfactualMethod``), so the result does not depend on the chunk size,
+the backend or the number of workers: it equals ``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends, or the
 Dask scheduler itself (one task per chunk, submitted directly), do the work,
 and Dask reschedules the tasks of a worker that dies.
 """

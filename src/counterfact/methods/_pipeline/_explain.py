@@ -38,9 +38,8 @@ def explain(
     """Explain every row of ``X`` with the fitted ``method`` (the body of
     ``CounterfactualMethod.explain``; the parameters are documented there).
 
-    ``offset``: the position of ``X``'s first row in the whole input, from
-    which each query's random stream is seeded (chunked runs pass each chunk's
-    offset).  ``feedback=False`` hides the progress bar and the summary line
+    ``offset``: the position of ``X``'s first row in the whole input
+    (``Query.position``; chunked runs pass each chunk's offset).  ``feedback=False`` hides the progress bar and the summary line
     (a chunk of a chunked run, which shows its own).
     """
     begin = time.perf_counter()

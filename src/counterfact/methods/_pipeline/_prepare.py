@@ -7,12 +7,14 @@ and each query gets its own random stream seeded from its position.
 
 from __future__ import annotations
 
+import hashlib
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from ..._utils._deadline import CancelToken
+from ..._utils._values import _py
 from ...constraints import Constraints, QueryBounds, ResolvedConstraints
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
 from ._judge import make_judge
@@ -71,11 +73,25 @@ def resolve_rows(
     return per_row, errors, row_resolved, resolved, items if per_row else items[0]
 
 
-def position_seeds(random_state: int | None, offset: int, n: int) -> list[np.random.SeedSequence]:
-    """One seed per query from ``(random_state, position)``; fresh entropy when
-    ``random_state`` is None (one draw per call, shared by its positions)."""
+def row_seeds(random_state: int | None, frame: pd.DataFrame) -> list[np.random.SeedSequence]:
+    """One seed per row from ``(random_state, the row's values)``: a query gets the same
+    random stream alone, in any batch, chunk or worker, at any position.  With
+    ``random_state=None`` one draw of fresh entropy per call, shared by the rows."""
     base = int(np.random.SeedSequence().entropy) if random_state is None else int(random_state)  # type: ignore[arg-type]
-    return [np.random.SeedSequence([base, offset + i]) for i in range(n)]
+    return [np.random.SeedSequence([base, *_content_words(row)]) for row in frame.itertuples(index=False, name=None)]
+
+
+def _content_words(values: tuple[Any, ...]) -> list[int]:
+    """Four 32-bit words of a hash of a row's values (numbers by their exact float, others by text)."""
+    parts = []
+    for v in values:
+        v = _py(v)
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            parts.append(float(v).hex())
+        else:
+            parts.append(f"{type(v).__name__}:{v}")
+    digest = hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+    return [int.from_bytes(digest[k : k + 4], "little") for k in range(0, 16, 4)]
 
 
 def prepare(
@@ -94,7 +110,8 @@ def prepare(
     """The queries of ``X`` for ``method`` and what the user passed as constraints.
 
     ``offset``: the position of ``X``'s first row in the whole input (chunked
-    runs), from which each query's random stream is seeded.
+    runs; ``Query.position``).  Each query's random stream is seeded from
+    ``random_state`` and the row's own values (:func:`row_seeds`).
     """
     if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
         raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
@@ -105,7 +122,7 @@ def prepare(
     judge = make_judge(method, min_probability, robust_to)
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))
-    seeds = position_seeds(getattr(method, "random_state", None), int(offset), len(frame))
+    seeds = row_seeds(getattr(method, "random_state", None), frame)
     free = _Free(method.schema_)
     tasks = []
     for i, (qid, x) in enumerate(frame.iterrows()):

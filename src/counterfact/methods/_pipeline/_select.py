@@ -2,7 +2,8 @@
 
 Valid rows are kept in the method's order, without duplicates or the query
 itself, each *different* from every earlier kept one under the diversity rule
-(:func:`._diversity.keep_different`), up to ``n_counterfactuals``.  The
+(:func:`._diversity.keep_different`), up to ``n_counterfactuals``, then listed
+nearest first (:func:`nearest_first`).  The
 method's status claim is checked against what survived: an ``optimal`` claim
 stays only when its first row was reported unchanged.
 """
@@ -49,7 +50,7 @@ def select_query(
     pos, similar = (
         keep_different(pool.schema, pool.rows.iloc[distinct], pool.queries.iloc[i], steps, n_cf) if distinct else ([], 0)
     )
-    chosen = [distinct[p] for p in pos]
+    chosen = nearest_first(pool, i, [distinct[p] for p in pos], keep_first=outcome.status == "optimal")
     d["n_duplicates"] = dup
     d["n_too_similar"] = similar
     if chosen and sparse:
@@ -58,6 +59,18 @@ def select_query(
             d["sparsify_stopped"] = True
     status = _status(pool, idx, chosen, outcome, d)
     return Selection(chosen, status, d)
+
+
+def nearest_first(pool: Any, i: int, chosen: list[int], *, keep_first: bool) -> list[int]:
+    """The chosen rows of query ``i`` ordered by their distance to the query (MACE's
+    eq. 3 under ``pool.norm``; ties keep the method's order).  A proven-optimal
+    first answer keeps its rank (its certificate is about rank 0)."""
+    if len(chosen) < 2 or pool.encoder is None:
+        return chosen
+    head, rest = (chosen[:1], chosen[1:]) if keep_first else ([], chosen)
+    q = pool.encoder.transform(pool.queries.iloc[[i]])[0]
+    d = pool.encoder.distances(pool.encoder.transform(pool.rows.iloc[rest]), q, pool.norm)
+    return head + [rest[k] for k in np.argsort(d, kind="stable")]
 
 
 def _counts(pool: Any, idx: np.ndarray, outcome: Candidates) -> dict[str, Any]:

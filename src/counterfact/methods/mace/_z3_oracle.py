@@ -371,7 +371,7 @@ class Z3Oracle:
             if self._forest:
                 self._add_forest(*self._zbox)
             res = self._run(deadline)
-            model = s.model() if res == z3.sat else None
+            res, model = self._model(res)
             s.pop()
             return self._answer(res, model, None)
         s.push()
@@ -391,7 +391,7 @@ class Z3Oracle:
         if self._forest:
             self._add_forest(*self._cap_box(qb))
         res = self._run(deadline)
-        model = s.model() if res == z3.sat else None
+        res, model = self._model(res)
         s.pop()
         return self._answer(res, model, next_value)
 
@@ -441,7 +441,7 @@ class Z3Oracle:
                     lo[k] = hi[k] = float(p)
             self._add_forest(lo, hi)
         res = self._run(deadline)
-        model = s.model() if res == z3.sat else None
+        res, model = self._model(res)
         s.pop()
         return self._answer(res, model, None)
 
@@ -531,6 +531,16 @@ class Z3Oracle:
                 s.add(x >= math.ceil(lo), x <= math.floor(hi))
             else:
                 s.add(x >= z3.RealVal(lo, ctx), x <= z3.RealVal(hi, ctx))
+
+    def _model(self, res: Any) -> tuple[Any, Any]:
+        """``(res, model)`` after a check: the model of a SAT answer, or ``unknown`` when
+        Z3 cannot give it (the context was interrupted, by a cancellation, as the check ended)."""
+        if res != self.z3.sat:
+            return res, None
+        try:
+            return res, self.solver.model()
+        except self.z3.Z3Exception:
+            return self.z3.unknown, None
 
     def _answer(self, res: Any, model: Any, next_value: float | None) -> Answer:
         z3 = self.z3

@@ -16,16 +16,19 @@ Supported (``docs/models.md`` has the tested matrix)
   ``categories``, sparse output), ``OrdinalEncoder`` (any order,
   ``unknown_value``), ``TargetEncoder``, the scalers, ``KBinsDiscretizer``,
   ``SimpleImputer`` / ``MissingIndicator`` (rows without missing values),
-  and -- for tree models only -- monotone maps (``FunctionTransformer`` with
-  ``np.log1p`` etc., ``QuantileTransformer``, ``PowerTransformer``) and bins
-  of real features;
+  optbinning's ``BinningProcess``, and -- for tree models only -- monotone
+  maps (``FunctionTransformer`` with ``np.log1p`` etc., ``QuantileTransformer``,
+  ``PowerTransformer``); bins of real features (``KBinsDiscretizer``,
+  ``BinningProcess``) in front of linear models and MLPs become trees
+  (:mod:`._steps`);
 * estimators: LogisticRegression, LinearSVC, SVC(kernel="linear"),
   MLPClassifier (activation relu / identity), DecisionTreeClassifier,
   RandomForestClassifier, ExtraTreesClassifier, GradientBoostingClassifier,
   HistGradientBoostingClassifier (numerical splits), XGBClassifier and
   LGBMClassifier (also native categorical splits); binary and multi-class;
   binary ``CalibratedClassifierCV`` (sigmoid / isotonic) with one calibrated
-  model.
+  model; interpret's ``ExplainableBoostingClassifier`` (binary, pairs);
+  optbinning's ``Scorecard``.
 
 Layout (a module imports only modules listed before it)
 -------------------------------------------------------
@@ -35,12 +38,14 @@ Layout (a module imports only modules listed before it)
   :mod:`._bounds` (interval bounds over it);
 * helpers shared by the front ends: :mod:`._support` (what is supported, the
   error for the rest), :mod:`._xcolumns` (building input columns),
-  :mod:`._splits` (building trees), :mod:`._lift` (linear models over
-  piecewise-constant columns as ReLU networks);
-* front ends, one per family: :mod:`._encoders`, :mod:`._numeric` and
-  :mod:`._pre` (pipelines and preprocessing), :mod:`._sk_linear`,
-  :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._calibrated` (given the
-  dispatcher as a callable);
+  :mod:`._splits` (building trees), :mod:`._cells` (step functions of raw
+  features as trees), :mod:`._lift` (linear models over piecewise-constant
+  columns of integral variables as ReLU networks), :mod:`._steps` (linear
+  models and MLPs over bins of real values as trees: scorecards);
+* front ends, one per family: :mod:`._encoders`, :mod:`._numeric`,
+  :mod:`._optbinning` and :mod:`._pre` (pipelines and preprocessing),
+  :mod:`._sk_linear`, :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._ebm`,
+  :mod:`._calibrated` (given the dispatcher as a callable);
 * the dispatcher, :mod:`._dispatch`: ``compile_model`` and its lookup tables.
 """
 

@@ -76,48 +76,49 @@ def _cells(est: Any, blk: RawBlock, i: int, column: int, order: int) -> Cells:
     return feature_cells(blk, column, np.nextafter(np.asarray(bins, dtype=float), -np.inf))
 
 
-def _anchor(space: InputSpace) -> dict[str, Any]:
-    """One value of every feature (the rows evaluated vary only a term's features)."""
-    return {b.name: (b.categories[0] if b.categories else b.lower) for b in space.blocks}  # type: ignore[index]
+class _Probe:
+    """Rows the EBM evaluates: its own input columns (names, order), each holding one raw
+    feature; only the features of the term evaluated vary, the others hold one value."""
+
+    def __init__(self, est: Any, affine: AffineMap) -> None:
+        self.est = est
+        self.space = affine.space
+        self.names = [str(n) for n in est.feature_names_in_]
+        self.features = [affine.columns[j].feature for j in range(len(self.names))]
+
+    def frame(self, rows: dict[str, list[Any]], n: int) -> pd.DataFrame:
+        cols: dict[str, Any] = {}
+        for name, f in zip(self.names, self.features, strict=True):
+            blk = self.space.block(f)
+            vals = rows.get(f, [blk.categories[0] if blk.categories else blk.lower] * n)
+            if blk.kind == "integer":
+                cols[name] = np.asarray(vals, dtype=float).astype(np.int64)
+            elif blk.kind == "real":
+                cols[name] = np.asarray(vals, dtype=float)
+            else:
+                arr = np.empty(n, dtype=object)
+                arr[:] = vals
+                cols[name] = arr
+        return pd.DataFrame(cols)
+
+    def term(self, t: int, cells: list[Cells], points: list[list[Any]]) -> np.ndarray:
+        """Term ``t`` on every combination of ``points`` (one list per feature of the term)."""
+        sizes = [len(p) for p in points]
+        grid = np.indices(sizes).reshape(len(sizes), -1)
+        rows = {c.feature: [p[int(k)] for k in g] for c, p, g in zip(cells, points, grid, strict=True)}
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = np.asarray(self.est.eval_terms(self.frame(rows, grid.shape[1])), dtype=float)
+        return scores[:, t].reshape(*sizes, 1)
 
 
-def _frame(space: InputSpace, rows: dict[str, list[Any]], n: int) -> pd.DataFrame:
-    cols: dict[str, Any] = {}
-    for blk in space.blocks:
-        v = rows[blk.name]
-        vals = v if isinstance(v, list) else [v] * n
-        if blk.kind == "integer":
-            cols[blk.name] = np.asarray(vals, dtype=float).astype(np.int64)
-        elif blk.kind == "real":
-            cols[blk.name] = np.asarray(vals, dtype=float)
-        else:
-            arr = np.empty(n, dtype=object)
-            arr[:] = vals
-            cols[blk.name] = arr
-    return pd.DataFrame(cols)
-
-
-def _evaluate(est: Any, t: int, space: InputSpace, cells: list[Cells], points: list[list[Any]]) -> np.ndarray:
-    """Term ``t`` on every combination of ``points`` (one list per feature of the term)."""
-    sizes = [len(p) for p in points]
-    grid = np.indices(sizes).reshape(len(sizes), -1)
-    rows: dict[str, Any] = _anchor(space)
-    for c, p, g in zip(cells, points, grid, strict=True):
-        rows[c.feature] = [p[int(k)] for k in g]
-    frame = _frame(space, rows, grid.shape[1])
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        scores = np.asarray(est.eval_terms(frame), dtype=float)
-    return scores[:, t].reshape(*sizes, 1)
-
-
-def _check_cuts(est: Any, t: int, space: InputSpace, cells: Cells, table: np.ndarray) -> None:
+def _check_cuts(probe: _Probe, t: int, cells: Cells, table: np.ndarray) -> None:
     """The first value right of every cut of a continuous main effect falls in the next cell."""
-    blk = space.block(cells.feature)
+    blk = probe.space.block(cells.feature)
     if cells.kind != "numeric" or not cells.cuts.size:
         return
     above = cells.cuts + 1 if blk.kind == "integer" else np.nextafter(cells.cuts, np.inf)
-    got = _evaluate(est, t, space, [cells], [[float(v) for v in above]])
+    got = probe.term(t, [cells], [[float(v) for v in above]])
     if not np.array_equal(got, table[1:]):
         raise _refuse(
             f"whose binning puts a value equal to a cut point in the upper bin; feature '{cells.feature}' does "
@@ -131,19 +132,19 @@ def compile_ebm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
         raise _refuse(f"for binary classification with the logit link only; this one has {len(est.classes_)} "
                       f"classes and link {getattr(est, 'link_', '?')!r}")
     space = affine.space
-    names = [str(n) for n in est.feature_names_in_]
+    probe = _Probe(est, affine)
     builder = TreeBuilder(affine, "float64", 1)
     base = np.asarray(est.intercept_, dtype=float).reshape(1).copy()
     for t, feats in enumerate(est.term_features_):
         if len(feats) > 2:
             raise _refuse(f"with terms of one or two features; term {t} has {len(feats)}")
-        cells = [_cells(est, space.block(names[i]), i, int(i), len(feats)) for i in feats]
+        cells = [_cells(est, space.block(probe.features[i]), int(i), int(i), len(feats)) for i in feats]
         if int(np.prod([c.n for c in cells])) > MAX_TERM_CELLS:
             raise _refuse(f"with at most {MAX_TERM_CELLS} cells per term; term {t} has more")
         points = [c.raw_values(space.block(c.feature).categories) for c in cells]
-        table = _evaluate(est, t, space, cells, points)
+        table = probe.term(t, cells, points)
         if len(cells) == 1:
-            _check_cuts(est, t, space, cells[0], table)
+            _check_cuts(probe, t, cells[0], table)
         const = constant_value(table)
         if const is not None:
             base += const

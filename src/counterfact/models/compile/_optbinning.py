@@ -136,7 +136,8 @@ def binning_columns(trans: Any, cols: list[XColumn], schema: Schema, space: Inpu
     args = dict(trans.transform_args) if isinstance(trans, ScorecardBinning) else {}
     bp = trans.binning if isinstance(trans, ScorecardBinning) else trans
     element = "BinningProcess"
-    if args.get("metric") == "bins" or any(p.get("metric") == "bins" for p in (bp.binning_transform_params or {}).values()):
+    per_variable = getattr(bp, "binning_transform_params", None) or {}
+    if args.get("metric") == "bins" or any(p.get("metric") == "bins" for p in per_variable.values()):
         raise unsupported(element, where, "metric='bins' gives labels, not numbers; use 'woe' or 'indices'")
     names = list(bp.variable_names)
     by_name = {c.name: c for c in cols}
@@ -173,6 +174,6 @@ def compile_scorecard(
     ``Scorecard.predict_proba`` transforms (the points scaling does not enter the decision)."""
     from sklearn.pipeline import Pipeline
 
-    binning = ScorecardBinning(sc.binning_process_, metric=None, metric_special=sc._metric_special,
-                               metric_missing=sc._metric_missing)
+    binning = ScorecardBinning(sc.binning_process_, metric=None, metric_special=getattr(sc, "_metric_special", 0),
+                               metric_missing=getattr(sc, "_metric_missing", 0))
     return compile_inner(Pipeline([("binning", binning), ("estimator", sc.estimator_)]), "the Scorecard's ")

@@ -232,7 +232,22 @@ def solve_highs(
             return _abandoned(m, watch, mip_start, keep, time.perf_counter() - t0)
     else:
         h.run()
-    return _read_answer(h, highspy, m, gap=gap, keep=keep, seconds=time.perf_counter() - t0)
+    sol = _read_answer(h, highspy, m, gap=gap, keep=keep, seconds=time.perf_counter() - t0)
+    if mip_start is not None and m.n_integer and _stale(m, sol):
+        # HiGHS (1.16) can carry a start wrongly into the presolved model: it then reports the
+        # reduced model's optimum with the start's own vector (seen on a scorecard's MIP, where
+        # that vector is 2x worse than the objective claimed).  Solved again without the start.
+        left = None if time_limit is None else max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
+        return solve_highs(m, time_limit=left, gap=gap, threads=threads, seed=seed, feastol=feastol, keep=keep,
+                           verbose=verbose, options=options, mip_start=None, cancel=cancel)
+    return sol
+
+
+def _stale(m: SparseModel, sol: Solution) -> bool:
+    """Whether the returned vector's objective is not the objective HiGHS reports."""
+    if sol.x is None or not math.isfinite(sol.objective):
+        return False
+    return not math.isclose(m.objective_value(sol.x), sol.objective, rel_tol=1e-5, abs_tol=1e-6)
 
 
 def _cancelled(backend: str) -> Solution:
