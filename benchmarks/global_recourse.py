@@ -148,7 +148,8 @@ def main() -> None:
         f"population: {'every test row' if args.full else f'German Credit every test row, seeded samples of {args.rows_adult} Adult and {args.rows_credit} Default-of-credit test rows'} "
         f"(80/20 split, seed 0); training rows: {'all' if args.full else f'a seeded sample of at most {args.max_train}'}; forest: {FOREST}",
         "per-person recourse: MACE (time_limit=20 s, proven nearest) in cf.audit; global_recourse reuses its answers "
-        "(individual=), max_features=2, solver='auto' (exact MILP when at most 100,000 pairs work, else greedy)",
+        "(individual=), max_features=2, solver='auto' (the exact max-coverage MILP on HiGHS when small, else greedy; "
+        "then a local search on cost); exact@3: the coverage of the 3 actions is proven the best among the candidates",
         "cov@k / per-person: people covered by k common actions over people with a per-person counterfactual; "
         "cost@k / min: median over covered people of (their action's cost / their proven minimal cost), normalised l1",
         "gap@3: largest coverage gap of the 3 actions between groups with >= 30 rejected rows (best-covered minus group, "

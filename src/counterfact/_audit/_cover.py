@@ -201,7 +201,7 @@ def exact(works: np.ndarray, k: int, start: list[int], time_limit: float) -> tup
     return chosen, optimal, max(bound, float(covered)), sol.status
 
 
-def choose(works: np.ndarray, cost: np.ndarray | None, k: int, solver: str = "auto", time_limit: float = 30.0) -> Choice:
+def choose(works: np.ndarray, cost: np.ndarray | None, k: int, solver: str = "auto", time_limit: float = 10.0) -> Choice:
     """At most ``k`` actions: the most people covered, then the least cost (see the module docstring)."""
     if solver not in SOLVERS:
         raise ValidationError(f"solver must be one of {list(SOLVERS)}. Got {solver!r}.")

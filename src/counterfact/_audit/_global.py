@@ -60,7 +60,7 @@ class GlobalSettings:
     max_actions: int = 3
     max_features: int = 2
     solver: str = "auto"
-    time_limit: float = 30.0
+    time_limit: float = 10.0
     max_candidates: int = 200
     max_cost: float | None = None
     max_cost_ratio: float | None = None
@@ -95,7 +95,7 @@ def global_recourse(
     individual: AuditResult | CounterfactualResult | None = None,
     n_counterfactuals: int = 1,
     solver: str = "auto",
-    time_limit: float = 30.0,
+    time_limit: float = 10.0,
     max_candidates: int = 200,
     data: Any = None,
     bins: int | Mapping[str, Any] = 4,
@@ -160,7 +160,8 @@ def global_recourse(
     solver : {"auto", "greedy", "milp"}
         How the actions are chosen; ``"auto"`` solves the MILP when it is small.
     time_limit : float
-        Seconds per MILP solve (one per number of actions from 1 to ``max_actions``).
+        Seconds per MILP solve (one per number of actions from 1 to ``max_actions``); on
+        expiry the best set found is kept and its coverage bound reported.
     max_candidates : int
         Candidates verified on everyone (more are screened on a seeded sample first).
     data, bins, min_group_size, confidence, n_bootstrap, random_state

@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import methods
+from .. import methods, models
 from .._audit import audit, global_recourse
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
@@ -50,7 +50,7 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     src.add_argument("--dataset", default="german_credit", metavar="NAME", help="a dataset of the package (default german_credit)")
     src.add_argument("--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)")
     a.add_argument("--target", metavar="COLUMN", help="the target column of --data")
-    a.add_argument("--model", default="rf", metavar="KIND", help="model kind to fit (default rf): lr, svm, tree, rf, gbm, mlp, xgb, lgbm")
+    a.add_argument("--model", default="rf", metavar="KIND", help=f"model kind to fit (default rf): {', '.join(models.KINDS)}")
     a.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)")
     a.add_argument("--allow-unsafe-model-load", action="store_true", help="acknowledge that loading --model-file runs code from it")
     a.add_argument("--method", default="nearest", metavar="METHOD", help="counterfactual method (default nearest; mace and ceocl can prove that no recourse exists)")

@@ -83,6 +83,36 @@ class CounterfactualMethod:
     Subclasses define a keyword-only ``__init__`` that stores its parameters
     unchanged, a registry ``name``, their ``tags`` (:class:`MethodTags`),
     ``_parameter_constraints`` and the hooks (see the module docstring).
+
+    What :meth:`explain` guarantees
+    -------------------------------
+    Every reported counterfactual has its numeric values on the feature's
+    resolution and was verified *after* that rounding with the real model
+    and the constraints.  Methods that sparsify (UFCE, MD-PSO, L2C by
+    default; ``nearest`` with ``sparsify=True``) have every change the
+    model does not need reverted.  The counterfactuals of one query are
+    pairwise *different*: another set of changed features, or some feature
+    differing by more than max(resolution, 0.1 x MAD); discrete features
+    by value.  Diagnostics count each step (``n_snapped``,
+    ``n_snap_failed``, ``n_reverted``, ``n_duplicates``, ``n_too_similar``).
+
+    Time limit (``time_limit``, seconds per query): it covers the whole
+    call, not only the search.  Each query's search gets the limit less
+    what the pipeline keeps back for the input checks and for the
+    verification and sparsification after it (learnt from this instance's
+    earlier calls; at most 40 % of the limit), and sparsification stops at
+    the call's deadline (``n x time_limit`` for ``n`` queries), keeping
+    the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
+
+    Reproducibility: each query's random stream depends only on
+    ``random_state`` and the row's values, so a row's answer is the same
+    alone or in any batch, and ``n_jobs``, ``backend`` and chunking
+    (:func:`~counterfact.methods.explain_in_chunks`) do not change the result.
+
+    Progress: a bar over the queries on standard error when ``verbose`` is
+    set or standard error is a terminal, and a closing line counting the
+    queries without a counterfactual by reason.  Nothing is written to
+    standard output.
     """
 
     name: ClassVar[str] = ""
@@ -286,33 +316,9 @@ class CounterfactualMethod:
 
         Notes
         -----
-        Every reported counterfactual has its numeric values on the feature's
-        resolution and was verified *after* that rounding with the real model
-        and the constraints.  Methods that sparsify (UFCE, MD-PSO, L2C by
-        default; ``nearest`` with ``sparsify=True``) have every change the
-        model does not need reverted.  The counterfactuals of one query are
-        pairwise *different*: another set of changed features, or some feature
-        differing by more than max(resolution, 0.1 x MAD); discrete features
-        by value.  Diagnostics count each step (``n_snapped``,
-        ``n_snap_failed``, ``n_reverted``, ``n_duplicates``, ``n_too_similar``).
-
-        Time limit (``time_limit``, seconds per query): it covers the whole
-        call, not only the search.  Each query's search gets the limit less
-        what the pipeline keeps back for the input checks and for the
-        verification and sparsification after it (learnt from this instance's
-        earlier calls; at most 40 % of the limit), and sparsification stops at
-        the call's deadline (``n x time_limit`` for ``n`` queries), keeping
-        the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
-
-        Reproducibility: each query's random stream depends only on
-        ``random_state`` and the row's values, so a row's answer is the same
-        alone or in any batch, and ``n_jobs``, ``backend`` and chunking
-        (:func:`~counterfact.methods.explain_in_chunks`) do not change the result.
-
-        Progress: a bar over the queries on standard error when ``verbose`` is
-        set or standard error is a terminal, and a closing line counting the
-        queries without a counterfactual by reason.  Nothing is written to
-        standard output.
+        What every answer guarantees (resolution, verification, diversity), how
+        the time limit is shared, reproducibility and progress output: see the
+        class docstring.
         """
         self._check_fitted()
         return explain(

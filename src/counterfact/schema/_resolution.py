@@ -76,7 +76,7 @@ def _coarse_step(v: np.ndarray) -> float | None:
     if v.size < MIN_DISTINCT:
         return None
     span = float(v.max() - v.min())
-    d = int(math.floor(math.log10(max(span / MIN_DISTINCT, 1.0))))
+    d = math.floor(math.log10(max(span / MIN_DISTINCT, 1.0)))
     for e in range(d, -1, -1):
         for step in (5.0 * 10.0**e, 10.0**e):
             if step > 1.0 and span / step >= MIN_DISTINCT and _on_grid(v, step):

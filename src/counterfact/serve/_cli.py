@@ -69,7 +69,7 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     src.add_argument("--data", metavar="CSV", help="a CSV file of your own (needs --target)")
     p.add_argument("--target", help="target column of --data")
     p.add_argument("--model", default="lr", help="model kind fitted when no --model-file is given (default lr): "
-                   "lr, svm, tree, rf, gbm, mlp, xgb, lgbm")
+                   + ", ".join(KINDS))
     p.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (see --allow-unsafe-model-load)")
     p.add_argument("--allow-unsafe-model-load", action="store_true",
                    help="acknowledge that loading --model-file runs code from the file")
