@@ -1,12 +1,15 @@
 """A new user's first hour, measured in one run: the README's first example against the
-example it replaced, and L2C's time to the first output through the command line.
+example it replaced, L2C's time to the first output through the command line, and what
+the answers themselves look like before and after the alternatives rule and the realistic
+bundled defaults (``_first_answers.py``).
 
-    python benchmarks/first_hour.py            # about 10 minutes on 2 cores (the old example is slow)
+    python benchmarks/first_hour.py            # about 20 minutes on 2 cores (the old example is slow)
     python benchmarks/first_hour.py --quick    # leaves the old README example out
+    python benchmarks/first_hour.py --answers-only   # only the answers' before/after table
 
-Writes ``benchmarks/out/first_hour.md``.  Each case runs in a fresh interpreter
-(imports included, as a user would run it).  Ratios compare cases of the same
-run; absolute seconds are context only.
+Writes ``benchmarks/out/first_hour.md`` and ``benchmarks/out/first_hour_answers.md``.
+Each timing case runs in a fresh interpreter (imports included, as a user would run it).
+Ratios compare cases of the same run; absolute seconds are context only.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import write_table
+from _first_answers import run as run_answers
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -90,7 +94,12 @@ def run_timed(argv: list[str], timeout: float) -> dict[str, float | int | str]:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--quick", action="store_true", help="leave out the old README example (about 5 minutes)")
+    ap.add_argument("--answers-only", action="store_true", help="only the answers' before/after table")
+    ap.add_argument("--queries", type=int, default=8, help="rejected rows per case in the answers' table (default 8)")
     args = ap.parse_args()
+    answers(args.queries)
+    if args.answers_only:
+        return
     py = sys.executable
     rows = []
     new = run_timed([py, "-c", readme_first_block()], timeout=600)
@@ -113,6 +122,19 @@ def main() -> None:
         f"first progress line at {verbose['first_progress_s'] / verbose['total_s']:.3f} of the run"
     )
     write_table("first_hour", table, notes)
+
+
+def answers(n_queries: int) -> None:
+    """The answers before (old behaviour asked for explicitly) and after, in one run."""
+    table = run_answers(n_queries)
+    cols = ["answers", "near-duplicate pairs", "unsorted queries", "record / worse advice", "do-nothing moves"]
+    totals = table.groupby("run")[cols].sum()
+    notes = [
+        f"{n_queries} rejected rows per case, 3 answers asked, logistic regression, each method's fast parameters; "
+        "'before': alternatives='method' and the previous actionability passed explicitly, same model and seeds",
+        "totals before -> after: " + "; ".join(f"{c} {int(totals.loc['before', c])} -> {int(totals.loc['after', c])}" for c in cols),
+    ]
+    write_table("first_hour_answers", table, notes)
 
 
 if __name__ == "__main__":

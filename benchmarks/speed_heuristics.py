@@ -2,6 +2,9 @@
 
     python benchmarks/speed_heuristics.py [--part mdpso|l2c|all] [--queries 5] [--rows 5]
                                           [--datasets ...] [--models lr rf mlp] [--tag NAME]
+                                          [--max-epochs 200] [--no-dice]
+                                          [--large-datasets adult default_credit heloc]
+                                          [--large-models rf mlp] [--large-rows 200]
 
 Every figure is a ratio against a baseline measured in the same run; absolute
 seconds are context only.
@@ -29,7 +32,21 @@ same rows one per call with 100 counterfactuals (``dice_s_per_row``,
 L2C's training plus inference is cheaper than the other method:
 ``train_s / (other_s_per_row - l2c_s_per_row)`` (target <= 20);
 ``inference_speedup_vs_dice`` = ``dice_s_per_row / l2c_s_per_row`` (target
->= 50).  Validity and coverage come from the verified results.
+>= 50); ``inference_ratio_vs_mdpso`` = ``l2c_s_per_row / mdpso_s_per_row``
+(target <= 0.1).  Validity and coverage come from the verified results.
+``--no-dice`` leaves DiCE-random out (its 100 answers per row take seconds).
+
+**L2C at scale** (part of ``--part l2c``, table ``speed_heuristics_l2c_large``):
+Adult, Default of credit and HELOC (HELOC is read from the user's copy: set
+``COUNTERFACT_DATA_DIR`` or ``COUNTERFACT_HELOC``; a dataset that cannot be
+loaded is reported as skipped) with a random forest and an MLP; L2C with its
+defaults (no fallback), trained once with at most ``--max-epochs`` epochs,
+explains ``--large-rows`` random test rows the model rejects, 100
+counterfactuals asked.  Columns: coverage (rows with at least one verified
+answer; target >= 0.95), distinct answers per row (the reported ones, after
+verification, the diversity rule and sparsification; target >= 10), the
+distinct valid samples per row before selection, the batch size and device
+chosen, epochs, training and inference seconds.
 
 Writes ``benchmarks/out/speed_heuristics_<part>[_<tag>].md`` and ``.csv``.
 Runs are bounded by default (a few minutes per part on a 2-core machine);
@@ -54,6 +71,7 @@ from counterfact._utils._deps import is_available
 
 MDPSO_SETS = ["compas", "german_credit", "hill_valley", "arrhythmia", "lsvt"]
 L2C_SETS = ["german_credit", "graduate_admission"]
+LARGE_SETS = ["adult", "default_credit", "heloc"]
 LOAD_ARGS: dict[str, dict[str, Any]] = {"graduate_admission": {"threshold": 0.7}}
 
 
@@ -149,7 +167,9 @@ def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, d
 
 
 # -------------------------------------------------------------------- L2C
-def l2c_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_limit: float, max_epochs: int) -> pd.DataFrame:
+def l2c_part(
+    datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_limit: float, max_epochs: int, dice: bool = True
+) -> pd.DataFrame:
     rows = []
     for ds in datasets:
         train, test = _split(ds)
@@ -177,7 +197,7 @@ def l2c_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_li
             row["l2c_nosparsify_cfs_per_row"] = float(raw.found.mean())
             Q = _pick(test, n_rows, seed=1)
             others: dict[str, Any] = {"mdpso": lambda: cf.MDPSO(random_state=0)}
-            if is_available("dice_ml"):
+            if dice and is_available("dice_ml"):
                 others["dice"] = lambda: cf.methods.get("dice", dice_method="random", n_candidates=k, random_state=0, time_limit=dice_limit)
             for label, make in others.items():
                 m = make().fit(model, train)
@@ -189,12 +209,104 @@ def l2c_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_li
                 row[f"{label}_cfs_per_row"] = q["cfs_per_row"]
                 gain = per_row - row["l2c_s_per_row"]
                 row[f"break_even_rows_vs_{label}"] = float(np.ceil(row["train_s"] / gain)) if gain > 0 else float("inf")
+            row["inference_ratio_vs_mdpso"] = row["l2c_s_per_row"] / row["mdpso_s_per_row"]
+            row["batch_size"] = l2c.batch_size_
+            row["device"] = l2c.device_
             if "dice_s_per_row" in row:
                 row["inference_speedup_vs_dice"] = row["dice_s_per_row"] / row["l2c_s_per_row"]
                 row["inference_speedup_vs_dice_nosparsify"] = row["dice_s_per_row"] / row["l2c_nosparsify_s_per_row"]
             rows.append(row)
             print(row, flush=True)
     return pd.DataFrame(rows)
+
+
+def _rejected(test: cf.Dataset, model: Any, ds: str, n: int) -> pd.DataFrame:
+    """``n`` random test rows the model does not assign the favourable class."""
+    X = test.X[np.asarray(model.predict(test.X)) != cf.datasets.favourable(ds)]
+    idx = np.random.default_rng(2).choice(len(X), size=min(n, len(X)), replace=False)
+    return X.iloc[np.sort(idx)]
+
+
+def l2c_large_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, max_epochs: int) -> pd.DataFrame:
+    """Coverage and distinct answers of L2C (defaults, no fallback) on large datasets."""
+    rows = []
+    for ds in datasets:
+        try:
+            train, test = _split(ds)
+        except cf.exceptions.ValidationError as err:  # not bundled and no copy given (HELOC)
+            rows.append({"dataset": ds, "note": f"skipped: {str(err).splitlines()[0][:120]}"})
+            print(rows[-1], flush=True)
+            continue
+        for kind in kinds:
+            model = cf.models.fit(train, kind, random_state=0)
+            Q = _rejected(test, model, ds, n_rows)
+            row: dict[str, Any] = {"dataset": ds, "model": kind, "train_rows": len(train.X), "rows": len(Q), "k": k}
+            l2c = cf.L2C(random_state=0, max_epochs=max_epochs)
+            t0 = time.perf_counter()
+            l2c.fit(model, train)
+            row.update({"train_s": time.perf_counter() - t0, "epochs": l2c.n_epochs_, "batch_size": l2c.batch_size_,
+                        "device": l2c.device_, "gradient": l2c.gradient_})
+            t0 = time.perf_counter()
+            res = l2c.explain(Q, n_counterfactuals=k)
+            row["l2c_s_per_row"] = (time.perf_counter() - t0) / max(len(Q), 1)
+            row["coverage"] = float(cf.metrics.coverage(res))
+            row["answers_per_row"] = float(res.found.mean())
+            row["answers_per_row_median"] = float(res.found.median())
+            row["valid_samples_per_row"] = float(pd.to_numeric(res.diagnostics["n_valid"], errors="coerce").mean())
+            row["validity"] = float(cf.metrics.validity(res).mean())
+            row["best_epoch"] = int(np.argmax([h["validation_validity"] for h in l2c.history_])) + 1
+            raw = l2c.set_params(sparsify=False).explain(Q, n_counterfactuals=k)
+            row["coverage_nosparsify"] = float(cf.metrics.coverage(raw))
+            row["answers_per_row_nosparsify"] = float(raw.found.mean())
+            rows.append(row)
+            print(row, flush=True)
+    return pd.DataFrame(rows)
+
+
+def _write(stem: str, table: pd.DataFrame, notes: list[str], started: float) -> None:
+    """The table as ``benchmarks/out/<stem>.md`` (with the run's machine, load and command) and ``.csv``."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    table.to_csv(OUT / f"{stem}.csv", index=False)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    lines = [
+        f"# {stem}",
+        "",
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end, python "
+        f"{platform.python_version()}; {time.perf_counter() - started:.0f} s. Command: "
+        f"`python benchmarks/speed_heuristics.py {' '.join(os.sys.argv[1:])}`",
+        "",
+        *[f"- {n}" for n in notes],
+        "",
+        _markdown(table),
+        "",
+    ]
+    (OUT / f"{stem}.md").write_text("\n".join(lines))
+    print("\n".join(lines))
+
+
+MDPSO_NOTES = [
+    "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1); empty when DiCE-random "
+    "answered no query before its cap; ratio_is_bound: the median DiCE-random query reached the cap, so its "
+    "true time is longer and the ratio an upper bound.",
+    "proximity: eq. (8) + eq. (10) of the MD-PSO paper (MAD-weighted; lower is nearer), averaged over each query's "
+    "counterfactuals, then over queries with a counterfactual; proximity_first: the same for each query's first "
+    "(best) counterfactual only, which does not depend on how many were found.",
+]
+L2C_NOTES = [
+    "break_even_rows_vs_X = ceil(train_s / (X_s_per_row - l2c_s_per_row)): from this many rows on, L2C's "
+    "training plus inference costs less than X (target <= 20).",
+    "inference_ratio_vs_mdpso = l2c_s_per_row / mdpso_s_per_row (target <= 0.1); inference_speedup_vs_dice = "
+    "dice_s_per_row / l2c_s_per_row (target >= 50); l2c_s_per_row is the whole explain() call (verification and "
+    "the sparsification pass included); l2c_generate_s_per_row is L2C's own sampling; *_nosparsify: the same "
+    "trained L2C with sparsify=False.",
+]
+LARGE_NOTES = [
+    "coverage: rows with at least one verified answer (no fallback; target >= 0.95); answers_per_row: the reported "
+    "counterfactuals per row (verified, distinct under the diversity rule, sparsified; target >= 10); "
+    "valid_samples_per_row: L2C's distinct valid samples per row before the pipeline's selection; best_epoch: the "
+    "epoch of the highest validation validity; answers_per_row_nosparsify: the same trained L2C with "
+    "sparsify=False (every verified, distinct sample).",
+]
 
 
 def main() -> None:
@@ -207,57 +319,46 @@ def main() -> None:
     ap.add_argument("--k", type=int, default=3, help="MD-PSO part: counterfactuals per query")
     ap.add_argument("--dice-limit", type=float, default=60.0, help="seconds per DiCE query (a capped query counts at the cap)")
     ap.add_argument("--dice-max-features", type=int, default=400)
+    ap.add_argument("--no-dice", action="store_true", help="L2C part: leave DiCE-random out")
     ap.add_argument("--max-epochs", type=int, default=200, help="L2C part: epoch cap")
+    ap.add_argument("--large-datasets", nargs="*", default=LARGE_SETS, help="L2C part: large datasets (none: skip)")
+    ap.add_argument("--large-models", nargs="+", default=["rf", "mlp"], help="L2C part: model kinds on the large datasets")
+    ap.add_argument("--large-rows", type=int, default=200, help="L2C part: rejected test rows explained per large cell")
+    ap.add_argument("--large-max-epochs", type=int, default=None, help="L2C part: epoch cap on the large datasets (default --max-epochs)")
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     np.seterr(all="ignore")
     parts = ["mdpso", "l2c"] if args.part == "all" else [args.part]
+    suffix = f"_{args.tag}" if args.tag else ""
     for part in parts:
         started = time.perf_counter()
         if part == "mdpso":
             table = mdpso_part(args.datasets or MDPSO_SETS, args.queries, args.k, args.dice_limit, args.dice_max_features)
-            notes = [
+            head = (
                 f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random test rows per dataset, "
                 f"{args.k} counterfactuals, one query per explain() call (MD-PSO and DiCE-random alternate query by query, so that "
                 f"both see the same load); DiCE-random capped at {args.dice_limit:g} s per query "
-                "(dice_capped: queries that reached the cap, counted at the cap).",
-                "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1); empty when DiCE-random "
-                "answered no query before its cap; ratio_is_bound: the median DiCE-random query reached the cap, so its "
-                "true time is longer and the ratio an upper bound.",
-                "proximity: eq. (8) + eq. (10) of the MD-PSO paper (MAD-weighted; lower is nearer), averaged over each query's "
-                "counterfactuals, then over queries with a counterfactual; proximity_first: the same for each query's first "
-                "(best) counterfactual only, which does not depend on how many were found.",
-            ]
-        else:
-            table = l2c_part(args.datasets or L2C_SETS, args.models, args.rows, 100, args.dice_limit, args.max_epochs)
-            notes = [
-                "100 counterfactuals per row (the paper's setting); L2C with its defaults, trained once, explains the whole "
-                f"test split in one call; DiCE-random and MD-PSO explain {args.rows} of the same rows, one per call.",
-                "break_even_rows_vs_X = ceil(train_s / (X_s_per_row - l2c_s_per_row)): from this many rows on, L2C's "
-                "training plus inference costs less than X (target <= 20).",
-                "inference_speedup_vs_dice = dice_s_per_row / l2c_s_per_row (target >= 50); l2c_s_per_row is the whole "
-                "explain() call (verification and the base class's sparsification pass included); l2c_generate_s_per_row "
-                "is L2C's own sampling; *_nosparsify: the same trained L2C with sparsify=False.",
-            ]
-        stem = f"speed_heuristics_{part}" + (f"_{args.tag}" if args.tag else "")
-        OUT.mkdir(parents=True, exist_ok=True)
-        table.to_csv(OUT / f"{stem}.csv", index=False)
-        load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-        lines = [
-            f"# {stem}",
-            "",
-            f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end, python "
-            f"{platform.python_version()}; {time.perf_counter() - started:.0f} s. Command: "
-            f"`python benchmarks/speed_heuristics.py {' '.join(os.sys.argv[1:])}`",
-            "",
-            *[f"- {n}" for n in notes],
-            "",
-            _markdown(table),
-            "",
-        ]
-        (OUT / f"{stem}.md").write_text("\n".join(lines))
-        print("\n".join(lines))
+                "(dice_capped: queries that reached the cap, counted at the cap)."
+            )
+            _write(f"speed_heuristics_mdpso{suffix}", table, [head, *MDPSO_NOTES], started)
+            continue
+        table = l2c_part(args.datasets or L2C_SETS, args.models, args.rows, 100, args.dice_limit, args.max_epochs, not args.no_dice)
+        head = (
+            "100 counterfactuals per row (the paper's setting); L2C with its defaults (at most "
+            f"{args.max_epochs} epochs), trained once, explains the whole test split in one call; MD-PSO"
+            f"{'' if args.no_dice else ' and DiCE-random'} explain {args.rows} of the same rows, one per call."
+        )
+        _write(f"speed_heuristics_l2c{suffix}", table, [head, *L2C_NOTES], started)
+        if args.large_datasets:
+            started = time.perf_counter()
+            epochs = args.large_max_epochs or args.max_epochs
+            table = l2c_large_part(args.large_datasets, args.large_models, args.large_rows, 100, epochs)
+            head = (
+                f"L2C with its defaults (at most {epochs} epochs, no fallback), 80/20 split seed 0, "
+                f"{args.large_rows} random rejected test rows per cell, 100 counterfactuals asked."
+            )
+            _write(f"speed_heuristics_l2c_large{suffix}", table, [head, *LARGE_NOTES], started)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ from __future__ import annotations
 from . import constraints, data, exceptions, methods, models, result, schema
 from ._utils._moved import install as _install_moved
 from ._utils._version import __version__
-from .constraints import Causal, Constraints, violations
+from .constraints import Causal, Constraints, Costs, violations
 from .data import Dataset, Encoder, encoding
 from .exceptions import (
     ConstraintError,
@@ -89,6 +89,7 @@ __all__ = [
     "Causal",
     "ConstraintError",
     "Constraints",
+    "Costs",
     "CounterfactError",
     "CounterfactualMethod",
     "CounterfactualResult",

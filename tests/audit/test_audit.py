@@ -359,3 +359,31 @@ def test_population_may_be_a_dataset(linear, population):
     a = cf.audit(near, ds, groups="x1", n_bootstrap=10)
     b = cf.audit(near, population[["x1", "x2"]], groups="x1", n_bootstrap=10)
     pd.testing.assert_frame_equal(a.summary(), b.summary())
+
+
+def test_audit_under_a_margin_and_retrained_models(linear, population):
+    """audit(min_probability=, robust_to=): every row counted as recourse reaches the margin in the
+    model and is accepted by every retrained copy, checked here with the real models; the guarantee
+    says so; a run resumed under another margin is refused."""
+    data, model = linear
+    copies = cf.models.retrained(model, data, n=2, random_state=3)
+    method = cf.MACE(time_limit=10).fit(model, data)
+    res = cf.audit(method, population, groups="region", min_probability=0.7, robust_to=copies, n_bootstrap=50)
+    rec = res.per_row.index[res.per_row["outcome"] == "recourse"]
+    assert len(rec) > 0
+    cfs = res.result.counterfactuals.xs(0, level="rank").loc[rec, ["x1", "x2"]]
+    assert (model.predict_proba(cfs)[:, 1] >= 0.7).all()
+    for m in copies:
+        assert (m.predict(cfs) == 1).all()
+    assert "at least 70%" in res.guarantee["recourse"] and "2 retrained copies" in res.guarantee["recourse"]
+    plain = cf.audit(method, population, groups="region", n_bootstrap=50)
+    assert plain.summary()["cost_median"].iloc[0] < res.summary()["cost_median"].iloc[0]
+
+
+def test_audit_refuses_to_resume_under_another_margin(linear, population, tmp_path):
+    data, model = linear
+    method = cf.MACE(time_limit=10).fit(model, data)
+    X = population.head(10)
+    cf.audit(method, X, out_dir=tmp_path, n_bootstrap=20)
+    with pytest.raises(ValidationError, match="different run"):
+        cf.audit(method, X, out_dir=tmp_path, n_bootstrap=20, min_probability=0.8)

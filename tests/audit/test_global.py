@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from html import escape
 
 import numpy as np
 import pandas as pd
@@ -287,6 +288,21 @@ def test_bad_input_names_the_parameter(german, kwargs, name):
         cf.global_recourse(method, X.iloc[:30], **kwargs)
 
 
+def test_nobody_rejected_or_nobody_helped(german):
+    _, model, method, X, *_ = german
+    accepted = X[model.predict(X) == 1].iloc[:10]
+    g = cf.global_recourse(method, accepted, n_bootstrap=0)
+    assert g.n_rejected == 0 and math.isnan(g.coverage) and g.rules == [] and len(g.actions) == 0
+    assert g.findings() == ["No row is rejected by the model, so there is nothing to recourse."]
+    assert g.action_of.isna().all() and g.counterfactuals.isna().all().all()
+    back = cf.GlobalRecourse.from_json(g.to_json())
+    assert back.n_rejected == 0 and list(back.actions.columns) == list(g.actions.columns)
+    rejected = X[model.predict(X) == 0].iloc[:5]
+    none = cf.global_recourse(method, rejected, n_bootstrap=0, max_cost=1e-9)  # nothing is that cheap
+    assert none.n_rejected == 5 and none.n_covered == 0 and none.coverage == 0.0
+    assert (none.per_row["reason"] != "").all()
+
+
 def test_unfitted_method_and_method_cost(german):
     data, model, method, X, *_ = german
     with pytest.raises(cf.NotFittedError):
@@ -294,9 +310,10 @@ def test_unfitted_method_and_method_cost(german):
     own = cf.global_recourse(method, X.iloc[:40], cost="method", n_bootstrap=0)  # nearest's own l1 distance
     plain = cf.global_recourse(method, X.iloc[:40], n_bootstrap=0)
     np.testing.assert_allclose(own.per_row["cost"], plain.per_row["cost"])
-    ufce = cf.UFCE(**cf.UFCE.tags.fast_params).fit(model, data.split(test_size=0.2, random_state=0)[0])
+    assert cf.MDPSO.tags.cost is None
+    mdpso = cf.MDPSO(**cf.MDPSO.tags.fast_params).fit(model, data.split(test_size=0.2, random_state=0)[0])
     with pytest.raises(ValidationError, match="no distance of its own"):
-        cf.global_recourse(ufce, X.iloc[:30], cost="method")
+        cf.global_recourse(mdpso, X.iloc[:30], cost="method")
 
 
 def test_cost_caps_keep_actions_within_reach(german):
@@ -329,7 +346,7 @@ def test_report_section_and_page(german, tmp_path):
                            n_bootstrap=50)
     html = audit.to_html(tmp_path / "audit.html", global_recourse=g)
     assert 'id="global-recourse"' in html and "Global recourse by personal_status_sex" in html
-    assert g.actions.loc["A1", "description"] in html and html.count("data:image/png;base64,") >= 4
+    assert escape(g.actions.loc["A1", "description"]) in html and html.count("data:image/png;base64,") >= 4
     page = g.to_html(tmp_path / "global.html")
     assert page.startswith("<!DOCTYPE html>") and 'id="global-recourse"' in page
     assert "global_actions" in audit.save(tmp_path / "out", global_recourse=g)
@@ -372,7 +389,7 @@ def test_cli_global(tmp_path, capsys):
     from counterfact.cli import main
 
     out = tmp_path / "audit"
-    code = main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
+    code = main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "mace", "--param", "time_limit=10",
                  "--groups", "personal_status_sex", "--max-rows", "80", "--n-bootstrap", "50",
                  "--global", "2", "--out", str(out), "--no-html", "-q"])
     assert code == 0

@@ -137,9 +137,36 @@ def test_bundled_counts_and_schema(name):
     assert data.schema.validate_frame(data.X).shape == data.X.shape
 
 
+#: immutable beyond the papers' choices, as a lender or a school would advise (records, family facts)
+RECORDS = {
+    "german_credit": {"credit_history"},
+    "default_credit_taiwan": {f"PAY_{i}" for i in (0, 2, 3, 4, 5, 6)}
+    | {f"BILL_AMT{i}" for i in range(1, 7)} | {f"PAY_AMT{i}" for i in range(1, 7)},
+    "student_performance": {"famsize", "Pstatus", "Mjob", "Fjob", "reason", "guardian"},
+}
+
+
 @pytest.mark.parametrize("name", list(IMMUTABLE))
 def test_papers_immutables(name):
-    assert set(load(name).schema.immutable) == IMMUTABLE[name]
+    assert set(load(name).schema.immutable) == IMMUTABLE[name] | RECORDS.get(name, set())
+
+
+def test_realistic_defaults():
+    """No bundled default lets an answer rewrite a record or advise getting worse."""
+    s = load("german_credit").schema
+    assert s["credit_history"].actionability == "immutable"
+    for name in ("checking_status", "savings", "job", "employment_since"):
+        assert (s[name].kind, s[name].actionability) == ("ordinal", "increasing"), name
+    # "no account" / "unknown" is the lowest level: nobody is advised to close an account
+    assert s["checking_status"].categories[0] == "no checking account"
+    assert s["checking_status"].categories[-1] == ">= 200 DM / salary assigned"
+    assert s["savings"].categories[0] == "unknown / no savings account" and s["savings"].categories[-1] == ">= 1000 DM"
+    assert s["job"].categories[0].startswith("unemployed") and s["job"].categories[-1].startswith("management")
+    assert s["credit_amount"].actionability == "decreasing" and s["existing_credits"].actionability == "decreasing"
+    compas = load("compas").schema
+    assert all(compas[n].actionability == "increasing" for n in ("priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"))
+    assert load("compas", variant="mace").schema["priors_count"].actionability == "free"  # MACE's own table
+    assert "lender" in cf.datasets.info("german_credit")["description"]
 
 
 def test_german_credit_decoded():

@@ -65,24 +65,28 @@ def test_cpsat_falls_back_to_z3_for_diversity(setting):
 
 
 def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
-    """``oracle="auto"``: CP-SAT for scikit-learn's boosted ensembles (as measured), Z3 for forests,
-    MIP for ReLU networks; without OR-Tools a boosted model falls back to Z3."""
+    """``oracle="auto"``: the branch-and-bound for tree ensembles, MIP for ReLU networks; for the
+    searches the branch-and-bound does not run, CP-SAT for scikit-learn's boosted ensembles (as
+    measured) and Z3 for forests; without OR-Tools a boosted model falls back to Z3."""
     import importlib.util
 
     train, test, rf = setting
     gbm = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
     mlp = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(4,), max_iter=300)
-    assert cf.MACE().fit(rf, train).oracle_ == "z3"
+    forest = cf.MACE().fit(rf, train)
+    assert (forest.oracle_, forest._fallback) == ("bnb", "z3")
     assert cf.MACE().fit(mlp, train).oracle_ == "mip"
     boosted = cf.MACE(random_state=0).fit(gbm, train)
-    assert boosted.oracle_ == "cpsat"
+    assert (boosted.oracle_, boosted._fallback) == ("bnb", "cpsat")
     X = test.X.iloc[:3]
     r = boosted.explain(X)
+    assert (r.diagnostics["oracle"] == "bnb").all() and (r.status == "optimal").all()
+    r = cf.MACE(random_state=0, oracle="cpsat").fit(gbm, train).explain(X)
     assert (r.diagnostics["oracle"] == "cpsat").all() and (r.status == "optimal").all()
     assert (gbm.predict(r.counterfactuals[X.columns]) == r.target.loc[r.counterfactuals.index.get_level_values(0)].to_numpy()).all()
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ortools" else real(name, *a))
-    assert cf.MACE().fit(gbm, train).oracle_ == "z3"
+    assert cf.MACE().fit(gbm, train)._fallback == "z3"
 
 
 @pytest.mark.parametrize("kind", ["xgb", "lgbm", "gbm-3class"])
@@ -102,7 +106,8 @@ def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
         train, test = data.split(test_size=0.2, random_state=0)
         model = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
     mace = cf.MACE(norm="l1", epsilon=EPS, random_state=0).fit(model, train)
-    assert mace.oracle_ == ("z3" if kind == "xgb" else "cpsat")  # as measured (see MACE._choose_oracle)
+    assert mace.oracle_ == "bnb"  # as measured (see MACE._choose_oracle)
+    assert mace._fallback == ("z3" if kind == "xgb" else "cpsat")
     X = test.X.iloc[:3]
     r = mace.explain(X, target=0) if kind == "gbm-3class" else mace.explain(X)
     assert (r.status == "optimal").all(), r.reason

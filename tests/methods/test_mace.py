@@ -393,8 +393,8 @@ def test_multiclass_forest_target_and_warm_start():
     model = cf.models.fit(train, "rf", random_state=0, n_estimators=8, max_depth=4)
     X = test.X.iloc[:6]
     target = 1
-    warm = cf.MACE(norm="l1", epsilon=EPS).fit(model, train).explain(X, target=target)
-    cold = cf.MACE(norm="l1", epsilon=EPS, warm_start=0).fit(model, train).explain(X, target=target)
+    warm = cf.MACE(norm="l1", epsilon=EPS, oracle="z3").fit(model, train).explain(X, target=target)
+    cold = cf.MACE(norm="l1", epsilon=EPS, oracle="z3", warm_start=0).fit(model, train).explain(X, target=target)
     mo = cf.NearestObservable(norm="l1").fit(model, train).explain(X, target=target)
     preds = model.predict(X)
     checked = 0

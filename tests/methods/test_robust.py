@@ -188,5 +188,5 @@ def test_the_command_line_asks_for_all_three(capsys):
                  "--min-probability", "0.6", "--robust-to", "1", "--regions", "--time-limit", "20", "-q"])
     out = capsys.readouterr().out
     assert code == 0
-    assert "P(1)" in out and "any of:" in out
+    assert "P(good)" in out and "any of:" in out
     assert main(["explain", "--min-probability", "2", "-q"]) == 2

@@ -391,7 +391,7 @@ def test_evaluate_without_model_or_train():
 
 def test_evaluate_real_result_matches_functions():
     data = cf.datasets.load("german_credit")
-    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.immutable, "free")))
+    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free")))
     train, test = data.subset(data.frame.index[:400]).split(test_size=0.25, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     r = cf.NearestObservable().fit(model, train).explain(test.X.iloc[:3], n_counterfactuals=3)

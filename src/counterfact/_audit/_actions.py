@@ -54,13 +54,13 @@ class Atom:
         """The change in words: ``"reduce duration_months by 12"``."""
         f = schema[self.feature]
         if self.op == "set":
-            return f"set {f.name} to {format_value(f, self.value)}"
+            return f"set {f.name} to {format_value(f, self.value, unit=True)}"
         if self.op == "shift":
             verb = "increase" if float(self.value) > 0 else "reduce"
-            return f"{verb} {f.name} by {format_value(f, abs(float(self.value)))}"
+            return f"{verb} {f.name} by {format_value(f, abs(float(self.value)), unit=True)}"
         if self.op == "at_least":
-            return f"raise {f.name} to at least {format_value(f, self.value)}"
-        return f"lower {f.name} to at most {format_value(f, self.value)}"
+            return f"raise {f.name} to at least {format_value(f, self.value, unit=True)}"
+        return f"lower {f.name} to at most {format_value(f, self.value, unit=True)}"
 
 
 @dataclass(frozen=True)

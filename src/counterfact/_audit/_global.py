@@ -4,7 +4,8 @@ The pipeline, each step a function below:
 
 1. **per-person recourse** -- every rejected row explained by the method through
    :func:`counterfact.methods.explain_in_chunks` (the audit's batch layer: loky, Dask,
-   Ray; resumable), or taken from an audit already run (``individual=``);
+   Ray; resumable), or taken from an audit already run (``individual=``), with each
+   person's bounds (:mod:`._individual`);
 2. **candidates** -- each person's own action and its generalisations
    (:mod:`._candidates`);
 3. **screening** -- when there are more than ``max_candidates``, all are verified on a
@@ -21,7 +22,6 @@ The pipeline, each step a function below:
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, replace
@@ -34,7 +34,7 @@ import pandas as pd
 from .._utils._deps import import_optional
 from ..constraints import Constraints, QueryBounds, satisfied_many
 from ..data import Dataset
-from ..exceptions import ConstraintError, NotFittedError, ValidationError
+from ..exceptions import NotFittedError, ValidationError
 from ..models import desired_class
 from ..result import CounterfactualResult, changes, describe_changes
 from ..result._json import constraints_json, jsonable
@@ -43,9 +43,11 @@ from ._candidates import candidates
 from ._cover import SOLVERS, Choice, choose, greedy
 from ._global_result import GlobalRecourse
 from ._groups import resolve_groups
+from ._individual import Individual, individual_costs
+from ._individual import bounds as person_bounds
+from ._individual import individual as per_person
 from ._result import AuditResult
-from ._rows import outcome
-from ._run import _explain, _population, _rejected, _Run
+from ._run import _population, _rejected, _Run
 
 __all__ = ["global_recourse"]
 
@@ -68,16 +70,6 @@ class GlobalSettings:
     n_bootstrap: int = 1000
     random_state: int = 0
     min_group_size: int = 30
-
-
-@dataclass
-class _Individual:
-    """Per-person answers of the rejected rows: status, outcome, counterfactual rows."""
-
-    status: pd.Series
-    outcome: pd.Series
-    cfs: dict[Any, pd.DataFrame]
-    source: str
 
 
 def global_recourse(
@@ -195,11 +187,11 @@ def _global(run: _Run, X: Any, frame: pd.DataFrame, s: GlobalSettings, groups: A
     ids = frame.index[rejected]
     mine = [per_row_c[i] for i in np.flatnonzero(rejected)]
     t0 = time.perf_counter()
-    ind = _individual(run, frame.loc[ids], mine, individual, constraints)
+    ind = per_person(run, frame.loc[ids], mine, individual, constraints)
     seconds = {"individual": time.perf_counter() - t0}
     space = ActionSpace(method.schema_)
-    bounds, reasons = _bounds(method.schema_, frame.loc[ids], mine)
-    own = _individual_costs(space, frame.loc[ids], ind, spec)
+    bounds, reasons = person_bounds(method.schema_, frame.loc[ids], mine)
+    own = individual_costs(space, frame.loc[ids], ind, spec)
     picked, found = _search(space, method, frame.loc[ids], ind, bounds, target, spec, s, _caps(s, own), seconds)
     per_row, reached = _assemble(space, method, frame, labels, rejected, ind, own, bounds, reasons, picked, target, s)
     meta = _meta(method, s, spec, cost, constraints, target, info, data, found, seconds)
@@ -217,7 +209,7 @@ class _Picked:
     choice: Choice
 
 
-def _search(space: ActionSpace, method: Any, Xr: pd.DataFrame, ind: _Individual, bounds: list[QueryBounds | None],
+def _search(space: ActionSpace, method: Any, Xr: pd.DataFrame, ind: Individual, bounds: list[QueryBounds | None],
             target: Any, spec: Cost, s: GlobalSettings, cap: np.ndarray, seconds: dict[str, float]) -> tuple[_Picked, dict[str, Any]]:
     """Candidates, screening, verification on everyone and the choice (steps 2-5)."""
     t = time.perf_counter()
@@ -365,107 +357,8 @@ def _row_constraints(constraints: Any, frame: pd.DataFrame) -> list[Constraints 
     return list(constraints)
 
 
-def _key(c: Constraints | None) -> str:
-    """Constraints as text (None and no constraints read the same)."""
-    return json.dumps(constraints_json(c or Constraints()), sort_keys=True, default=str)
-
-
-def _bounds(schema: Any, Xr: pd.DataFrame, per_row: list[Constraints | None]) -> tuple[list[QueryBounds | None], dict[Any, str]]:
-    """Each rejected person's own bounds (None, with the reason, when their constraints
-    contradict themselves at their row); a shared Constraints that contradicts itself raises."""
-    resolved: dict[str, Any] = {}
-    out: list[QueryBounds | None] = []
-    reasons: dict[Any, str] = {}
-    shared = len({_key(c) for c in per_row}) <= 1
-    for (qid, x), c in zip(Xr.iterrows(), per_row, strict=True):
-        k = _key(c)
-        try:
-            if k not in resolved:
-                resolved[k] = (c or Constraints()).resolve(schema)
-            b = resolved[k].for_query(x)
-            if b.infeasible:
-                raise ConstraintError("some feature has no allowed value at this row")
-            out.append(b)
-        except ConstraintError as exc:
-            if shared and k not in resolved:
-                raise
-            out.append(None)
-            reasons[qid] = f"their constraints contradict themselves: {exc}"
-    return out, reasons
-
-
-def _individual(run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], given: Any, constraints: Any) -> _Individual:
-    """The per-person answers: from ``given`` (an audit or a result), else explained
-    (grouped by identical constraints, each group through explain_in_chunks)."""
-    if given is not None:
-        return _given(run, Xr, given, constraints)
-    status: dict[Any, str] = {}
-    cfs: dict[Any, pd.DataFrame] = {}
-    groups: dict[str, list[int]] = {}
-    for i, c in enumerate(per_row):
-        groups.setdefault(_key(c), []).append(i)
-    for n, rows in enumerate(groups.values()):
-        c = per_row[rows[0]]
-        out = None if run.out is None else run.out / ("explained" if len(groups) == 1 else f"explained-{n}")
-        res, failed = _explain(run, Xr.iloc[rows], c, out)
-        if res is not None:
-            _collect(res, status, cfs)
-        status.update({q: "failed" for q in failed})
-    ids = Xr.index
-    st = pd.Series([status.get(q, "failed") for q in ids], index=ids, dtype=object)
-    proves = type(run.method).tags.proves_infeasibility
-    return _Individual(st, st.map(lambda v: outcome(v, proves)), cfs, "explained")
-
-
-def _collect(res: CounterfactualResult, status: dict[Any, str], cfs: dict[Any, pd.DataFrame]) -> None:
-    status.update(res.status.to_dict())
-    cf = res.counterfactuals
-    if len(cf):
-        for q, rows in cf.groupby(level=0, sort=False):
-            cfs[q] = rows.droplevel(0)
-
-
-def _given(run: _Run, Xr: pd.DataFrame, given: Any, constraints: Any) -> _Individual:
-    """Per-person answers from an audit or a result, checked against these rows and rules."""
-    audit = given if isinstance(given, AuditResult) else None
-    res = given.result if audit is not None else given
-    if audit is not None and res is None:
-        raise ValidationError("The 'individual' audit has no counterfactuals (an audit read back from JSON keeps "
-                              "only its per-row table); pass the AuditResult that cf.audit returned.")
-    if not isinstance(res, CounterfactualResult):
-        raise ValidationError(f"The 'individual' parameter must be an AuditResult or a CounterfactualResult. "
-                              f"Got {type(given).__name__}.")
-    theirs = audit.meta.get("constraints") if audit is not None else res.constraints
-    if isinstance(theirs, dict):
-        theirs = Constraints.from_dict(theirs)
-    shared = constraints is None or isinstance(constraints, Constraints)
-    if res.query_constraints is not None or not shared or _key(theirs) != _key(constraints):
-        raise ValidationError("The 'individual' answers were computed under other constraints than these; pass "
-                              "the same constraints (one Constraints for everyone), or leave individual unset.")
-    known = set(audit.per_row.index) if audit is not None else set(res.queries.index)
-    missing = [q for q in Xr.index if q not in known]
-    if missing:
-        raise ValidationError(f"The 'individual' answers do not cover {len(missing)} rejected rows of X "
-                              f"(e.g. {missing[:5]}); pass the audit of the same rows.")
-    common = [q for q in Xr.index if q in res.queries.index]
-    schema = run.method.schema_
-    mine, theirs_rows = schema.coerce(Xr.loc[common]), schema.coerce(res.queries.loc[common, schema.names])
-    if not mine.astype(object).equals(theirs_rows.astype(object)):
-        raise ValidationError("The 'individual' answers were computed for other values of these rows; pass the "
-                              "audit of the same rows.")
-    targets = set(map(str, res.target.reindex(common).dropna().unique())) if len(common) else set()
-    if targets - {str(run.target)}:
-        raise ValidationError(f"The 'individual' answers target {sorted(targets)}, not {run.target!r}.")
-    status: dict[Any, str] = {}
-    cfs: dict[Any, pd.DataFrame] = {}
-    _collect(res, status, cfs)
-    st = pd.Series([status.get(q, "failed") for q in Xr.index], index=Xr.index, dtype=object)
-    proves = type(run.method).tags.proves_infeasibility
-    return _Individual(st, st.map(lambda v: outcome(v, proves)), {q: cfs[q] for q in Xr.index if q in cfs}, "given")
-
-
 def _assemble(space: ActionSpace, method: Any, frame: pd.DataFrame, labels: pd.DataFrame, rejected: np.ndarray,
-              ind: _Individual, own: np.ndarray, bounds: list[QueryBounds | None], reasons: dict[Any, str],
+              ind: Individual, own: np.ndarray, bounds: list[QueryBounds | None], reasons: dict[Any, str],
               picked: _Picked, target: Any, s: GlobalSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-person table and the rows reached (step 6)."""
     ids = frame.index[rejected]
@@ -544,17 +437,6 @@ def _reach(space: ActionSpace, method: Any, Xr: pd.DataFrame, bounds: list[Query
     out = covered.copy()
     out[take[~ok]] = False
     return rows[ok], out
-
-
-def _individual_costs(space: ActionSpace, Xr: pd.DataFrame, ind: _Individual, spec: Cost) -> np.ndarray:
-    """Each rejected person's cost to their own (first) counterfactual (NaN without one)."""
-    out = np.full(len(Xr), np.nan)
-    have = [i for i, q in enumerate(Xr.index) if q in ind.cfs and len(ind.cfs[q])]
-    if have:
-        M = space.encode(Xr.iloc[have])
-        C = space.encode(pd.concat([ind.cfs[Xr.index[i]].iloc[[0]] for i in have]))
-        out[have] = spec(space, C, M)
-    return out
 
 
 def _meta(method: Any, s: GlobalSettings, spec: Cost, cost: Any, constraints: Any, target: Any, info: dict[str, Any],

@@ -25,7 +25,11 @@ import pandas as pd
 
 from ._stats import _rng, bootstrap_ci, wilson
 
-__all__ = ["action_table", "newcombe", "summarize"]
+__all__ = ["ACTION_COLUMNS", "action_table", "newcombe", "summarize"]
+
+#: the columns of the action table before the per-group coverages
+ACTION_COLUMNS = ("description", "n_works", "coverage", "coverage_ci_low", "coverage_ci_high", "n_new",
+                  "cumulative_coverage", "n_assigned", "cost_median")
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int, confidence: float) -> tuple[float, float]:
@@ -143,4 +147,6 @@ def action_table(per_row: pd.DataFrame, names: Sequence[str], descriptions: Sequ
                 m = col == level
                 row[f"coverage:{g}={level}"] = works[m].mean() if m.any() else np.nan
         rows.append(row)
-    return pd.DataFrame(rows).set_index("action") if rows else pd.DataFrame(columns=["description"]).rename_axis("action")
+    if not rows:
+        return pd.DataFrame(columns=list(ACTION_COLUMNS)).rename_axis("action")
+    return pd.DataFrame(rows).set_index("action")

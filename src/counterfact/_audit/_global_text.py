@@ -115,8 +115,9 @@ def findings(g: Any) -> list[str]:
 def _choice_sentence(g: Any) -> str:
     last = g.curve.iloc[-1] if len(g.curve) else None
     n = g.meta.get("candidates", {}).get("verified", 0)
-    if last is None:
-        return "No candidate action was found."
+    if last is None or not n:
+        return ("No candidate action was found: the per-person method gave no counterfactual to build one from "
+                "(see the audit's reasons).")
     cheaper = " Among the sets that cover as many, a local search made it cheaper (no single swap of one action lowers the total cost)."
     if bool(last["optimal"]):
         how = "proven by the MILP on HiGHS" if last["solver"] == "milp" else "it reaches an upper bound on what any such set covers"

@@ -70,6 +70,8 @@ def _cost_label(result: Any) -> str:
     cost = result.meta.get("cost", "l1")
     if cost == "method":
         return str(result.meta.get("cost_method_name") or "method's distance")
+    if cost == "costs":  # audit(costs=...): in the costs' unit
+        return f"cost in {result.meta.get('cost_unit') or 'cost units'}"
     return {"l1": "normalised l1 distance", "n_changed": "number of changed features"}.get(cost, str(cost))
 
 

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import tempfile
 from dataclasses import asdict, is_dataclass
 from pathlib import Path
 from typing import Any
@@ -10,6 +12,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._deps import import_optional
 from ..exceptions import ValidationError
 from ..methods import CounterfactualMethod, get_class
 from ..methods._base import plain_guarantee
@@ -54,6 +57,7 @@ class AuditResult:
         ``proven_none`` / ``unknown``; ``accepted`` for the others),
         ``reason``, ``certificate`` (the answer's guarantee), ``cost_l1``
         (normalised l1), ``cost_method`` (the method's own distance),
+        ``cost_user`` (with ``audit(costs=...)``: the cost in the costs' unit),
         ``n_changed``, ``changed`` (tuple of features), ``changes`` (text),
         ``cost`` (the one aggregated) and ``protected_changed``.  Every
         aggregate below is a function of this table and :attr:`meta`.
@@ -102,11 +106,19 @@ class AuditResult:
         class words it (``CounterfactualMethod.guarantee``)."""
         said = self.meta.get("guarantee")
         if isinstance(said, dict) and said:
-            return {str(k): str(v) for k, v in said.items()}
-        cls = _method_class(self.method)
-        if cls is None:
-            return plain_guarantee(self.method or "method")
-        return cls.guarantee(self.meta.get("params") or {})
+            words = {str(k): str(v) for k, v in said.items()}
+        else:
+            cls = _method_class(self.method)
+            words = plain_guarantee(self.method or "method") if cls is None else cls.guarantee(self.meta.get("params") or {})
+        return {**words, "recourse": (words.get("recourse", "") + self._holds_words()).strip()}
+
+    def _holds_words(self) -> str:
+        """The margin and the further models every answer was asked to hold for, in words ("" if none)."""
+        p, n = self.meta.get("min_probability"), int(self.meta.get("robust_to") or 0)
+        parts = ([f"reaches a probability of at least {float(p):.0%} for the favourable class"] if p is not None else []) + (
+            [f"is valid for {n} retrained cop{'y' if n == 1 else 'ies'} of the model as well"] if n else []
+        )
+        return (" Every answer " + " and ".join(parts) + ", checked with the real models.") if parts else ""
 
     @property
     def proves_infeasibility(self) -> bool:
@@ -222,9 +234,25 @@ class AuditResult:
     def save(self, out_dir: str | Path, *, html: bool = True, global_recourse: Any = None) -> dict[str, Path]:
         """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``);
         with ``global_recourse``, also its ``global_*.csv`` and ``global.json`` (see
-        :meth:`GlobalRecourse.save`) and its section in ``audit.html``."""
+        :meth:`GlobalRecourse.save`) and its section in ``audit.html``.
+
+        All files or none: they are written to a temporary folder inside
+        ``out_dir`` and moved into place only when every one was written (a
+        missing optional package for the HTML report, ``counterfact[report]``,
+        leaves ``out_dir`` as it was)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(dir=out, prefix=".saving-") as tmp:
+            staged = self._write(Path(tmp), html=html, global_recourse=global_recourse)
+            for p in staged.values():
+                os.replace(p, out / p.name)
+        return {k: out / p.name for k, p in staged.items()}
+
+    def _write(self, out: Path, *, html: bool, global_recourse: Any) -> dict[str, Path]:
+        """Every file of :meth:`save`, written into ``out``."""
+        if html:  # before any file: a missing extra fails first
+            import_optional("jinja2", purpose="the audit's HTML report (or save(..., html=False))")
+            import_optional("matplotlib", purpose="the audit's HTML report (or save(..., html=False))")
         paths = {
             "summary": out / "summary.csv",
             "per_row": out / "per_row.csv",

@@ -13,7 +13,7 @@ from ..result import SUCCESS, changes, describe_changes
 __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
 
 #: cost= choices -> per-row column
-COST_COLUMNS = {"l1": "cost_l1", "method": "cost_method", "n_changed": "n_changed"}
+COST_COLUMNS = {"l1": "cost_l1", "method": "cost_method", "n_changed": "n_changed", "costs": "cost_user"}
 
 
 def outcome(status: str, proves_infeasibility: bool) -> str:
@@ -57,7 +57,7 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     out["certificate"] = [res.certificate(qid) for qid in q.index]
     out["n_found"] = res.found.reindex(q.index).astype(int)
     out["runtime"] = res.runtime.reindex(q.index).astype(float)
-    for col in ("cost_l1", "cost_method", "n_changed"):
+    for col in ("cost_l1", "cost_method", "n_changed", "cost_user"):
         out[col] = np.nan
     out["changed"] = [() for _ in range(len(q))]
     out["changes"] = ""
@@ -90,6 +90,9 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
         put("protected_changed", [float(protected in c) for c in changed])
     cf0 = cfs[first]
     put("changes", [describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)])
+    if getattr(res, "costs", None) is not None:  # explain(costs=...): each answer's cost in the costs' unit
+        user = res.cost()[first].to_numpy(dtype=float)
+        put("cost_user", [res.costs.amount(v) for v in user])
     costs = method.costs(res)
     if costs is not None:
         put("cost_method", costs.reindex(q.index).to_numpy(dtype=float)[pos])

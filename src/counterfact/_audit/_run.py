@@ -6,14 +6,15 @@ import hashlib
 import json
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 import pandas as pd
 
-from ..constraints import Constraints
+from ..constraints import Constraints, Costs
 from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
 from ..methods._pipeline._batch import explain_in_chunks
@@ -52,6 +53,33 @@ class _Run:
     out: Path | None
     protected: str | None
     cost: str
+    #: seconds spent earlier on the chunks this run resumed (read from the chunks' folder)
+    clock: dict[str, float] = field(default_factory=dict)
+    #: the costs every row is explained under (``audit(costs=...)``), or None
+    costs: Costs | None = None
+    #: the margin every answer must reach (``audit(min_probability=...)``), or None
+    min_probability: float | None = None
+    #: further models every answer must be valid for (``audit(robust_to=...)``)
+    robust_to: tuple[Any, ...] = ()
+
+    def options(self) -> dict[str, Any]:
+        """The explain options beyond the constraints that every row of this audit is explained under."""
+        out: dict[str, Any] = {}
+        if self.costs is not None:
+            out["costs"] = self.costs
+        if self.min_probability is not None:
+            out["min_probability"] = self.min_probability
+        if self.robust_to:
+            out["robust_to"] = list(self.robust_to)
+        return out
+
+    def options_fingerprint(self) -> str:
+        """What of :meth:`options` decides the answers, for refusing to resume a run made under other options."""
+        return json.dumps({
+            "costs": None if self.costs is None else self.costs.to_dict(),
+            "min_probability": self.min_probability,
+            "robust_to": [joblib.hash(m) for m in self.robust_to],
+        }, sort_keys=True, default=str)
 
 
 def _rejected(method: Any, X: pd.DataFrame, target: Any) -> np.ndarray:
@@ -82,6 +110,8 @@ def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_di
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         fp = _fingerprint(method, X, constraints, run.target, n_cf, size)
+        if run.options():  # rows explained under other costs, margin or models are not resumed either
+            fp = hashlib.sha256((fp + run.options_fingerprint()).encode()).hexdigest()
         stamp = out_dir / "audit-run.json"
         if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") != fp:
             raise ValidationError(
@@ -89,11 +119,17 @@ def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_di
                 "constraints, target or rows); resuming would mix rows explained under different settings. "
                 "Use a fresh out_dir, or delete that one."
             )
-        stamp.write_text(json.dumps({"fingerprint": fp}))
+        earlier = _chunk_seconds(stamp)
+        stamp.write_text(json.dumps({"fingerprint": fp, "chunk_seconds": earlier}))
     report = explain_in_chunks(
         method, X, chunk_size=size, out_dir=out_dir, n_jobs=run.n_jobs, backend=run.backend,
         address=run.address, n_counterfactuals=n_cf, constraints=constraints, target=run.target,
+        **run.options(),
     )
+    if out_dir is not None:  # a resumed run reports the seconds of the chunks it did not redo too
+        done = {**earlier, **{str(i): float(t) for i, t in report.chunk_seconds.items()}}
+        stamp.write_text(json.dumps({"fingerprint": fp, "chunk_seconds": done}))
+        run.clock["resumed"] = run.clock.get("resumed", 0.0) + sum(earlier.get(str(i), 0.0) for i in report.skipped)
     failed: dict[Any, str] = {}
     for i, err in report.failed.items():
         last = [ln for ln in str(err).strip().splitlines() if ln.strip()][-1:] or ["error"]
@@ -106,6 +142,17 @@ def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_di
             "An audit never mixes them: re-run with a fresh out_dir."
         )
     return res, failed
+
+
+def _chunk_seconds(stamp: Path) -> dict[str, float]:
+    """The wall seconds of each chunk written by earlier runs into the same folder."""
+    if not stamp.exists():
+        return {}
+    try:
+        got = json.loads(stamp.read_text()).get("chunk_seconds") or {}
+        return {str(k): float(v) for k, v in got.items()}
+    except (ValueError, TypeError, AttributeError):
+        return {}
 
 
 def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | None) -> pd.DataFrame:
@@ -144,7 +191,17 @@ def _frozen(constraints: Constraints | None, protected: str) -> Constraints:
         features_to_vary=ftv,
         max_changes=c.max_changes,
         causal=c.causal,
+        relations=c.relations,
     )
+
+
+def _cost_choice(cost: str, costs: Any) -> str:
+    """The cost the audit aggregates: ``"costs"`` by default when the call has costs."""
+    if costs is not None and not isinstance(costs, Costs):
+        raise ValidationError(f"costs must be a cf.Costs or None. Got {type(costs).__name__}.")
+    if cost == "costs" and costs is None:
+        raise ValidationError("cost='costs' needs the costs themselves: pass costs=cf.Costs(...).")
+    return "costs" if costs is not None and cost == "l1" else cost
 
 
 def _check(method: Any, X: Any, constraints: Any, cost: str, protected: str | None, n_jobs: int, chunk_size: int, settings: Settings) -> pd.DataFrame:
@@ -203,6 +260,9 @@ def audit(
     protected: str | None = None,
     data: Any = None,
     cost: str = "l1",
+    costs: Costs | None = None,
+    min_probability: float | None = None,
+    robust_to: Sequence[Any] | None = None,
     bins: int | Mapping[str, Any] = 4,
     min_group_size: int = 30,
     random_state: int = 0,
@@ -237,32 +297,32 @@ def audit(
         One set of constraints for every row (a list is refused: rows
         explained under different rules are never mixed).
     target : label, optional
-        The favourable class; default as :func:`counterfact.models.desired_class`
-        decides it: ``data``'s (or the training data's) favourable class, else
-        a binary model's last class.
+        The favourable class; default (:func:`counterfact.models.desired_class`): ``data``'s
+        (or the training data's) favourable class, else a binary model's last class.
     n_counterfactuals : int
         Counterfactuals per row; costs use the first (the nearest for exact methods).
     backend, n_jobs, chunk_size, out_dir, address
         Passed to :func:`counterfact.methods.explain_in_chunks`.  With
         ``out_dir`` a re-run resumes; a run with other settings is refused.
     protected : str, optional
-        A model feature (e.g. ``"age"``) for the sensitivity analysis (MACE
-        Table 4 generalised; see :func:`counterfact._audit._stats.sensitivity_summary`).
+        A model feature (e.g. ``"age"``) for the sensitivity analysis (MACE Table 4
+        generalised; see :func:`counterfact._audit._stats.sensitivity_summary`).
     data : Dataset or DataFrame, optional
         Where named group columns and the favourable class are looked up.
-    cost : {"l1", "method", "n_changed"}
+    cost : {"l1", "method", "n_changed", "costs"}
         The per-row cost aggregated: normalised l1 (MACE eq. 3, comparable
-        across methods), the method's own distance, or the number of changes.
-    bins : int or mapping
-        Quantile bins for numeric groups, or ``{name: edges or n}``.
-    min_group_size : int
-        Groups with fewer rejected rows are flagged ``small``.
-    random_state : int
-        Seeds the bootstrap.
-    n_bootstrap : int
-        Bootstrap resamples of each interval.
-    confidence : float
-        Level of every interval.
+        across methods), the method's own distance, the number of changes, or
+        (the default with ``costs``, rows explained under them) in their unit.
+    min_probability, robust_to
+        As in ``explain``: every answer must reach this probability of the
+        target, and be valid for every listed model too (e.g.
+        :func:`counterfact.models.retrained`): recourse that survives a
+        recalibration or a retrain, per group.
+    bins, min_group_size : int or mapping, int
+        Quantile bins for numeric groups (or ``{name: edges or n}``); groups
+        with fewer rejected rows than ``min_group_size`` are flagged ``small``.
+    random_state, n_bootstrap, confidence : int, int, float
+        The bootstrap's seed and resamples, and the level of every interval.
     top_change_sets : int
         How many of the most common change sets to keep.
 
@@ -272,14 +332,14 @@ def audit(
     """
     settings = Settings(float(confidence), int(n_bootstrap), int(random_state), int(min_group_size), int(top_change_sets))
     X, data = _population(X, data, method)
+    cost = _cost_choice(cost, costs)
     frame = _check(method, X, constraints, cost, protected, n_jobs, chunk_size, settings)
     target = desired_class(method.model_.model, target=target, data=data if isinstance(data, Dataset) else method.data_)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
     run = _Run(method, constraints, target, int(n_counterfactuals), int(chunk_size), int(n_jobs), backend, address,
-               Path(out_dir) if out_dir is not None else None, protected, cost)
-    t0 = time.perf_counter()
-    per_row, res = _per_row(run, frame, labels)
-    seconds = time.perf_counter() - t0
+               Path(out_dir) if out_dir is not None else None, protected, cost, costs=costs, robust_to=tuple(robust_to or ()),
+               min_probability=None if min_probability is None else float(min_probability))
+    per_row, res, seconds = _per_row(run, frame, labels)
     t1 = time.perf_counter()
     paired = _sensitivity(run, frame, per_row, labels, protected) if protected is not None else None
     meta = _meta(run, info, settings, data, seconds, time.perf_counter() - t1 if protected is not None else 0.0)
@@ -303,8 +363,10 @@ def _answers(run: _Run, res: Any, ids: pd.Index, failed: Mapping[Any, str], prot
     return pd.concat(parts) if parts else _unexplained(ids, {}, protected)
 
 
-def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.DataFrame, Any]:
-    """Explain the rejected rows of ``frame``: the per-row table (groups, prediction, answer, cost) and the result."""
+def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.DataFrame, Any, float]:
+    """Explain the rejected rows of ``frame``: the per-row table (groups, prediction, answer, cost), the
+    result, and the seconds it took (the total: the seconds of resumed chunks included)."""
+    t0 = time.perf_counter()
     pred = run.method.model_.predict(frame)
     rejected = _rejected(run.method, frame, run.target)
     Xr = frame[rejected]
@@ -320,7 +382,7 @@ def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.D
     body["changed"] = body["changed"].map(lambda t: tuple(t) if isinstance(t, tuple) else ())
     per_row = pd.concat([per_row, body], axis=1)
     per_row["cost"] = per_row[COST_COLUMNS[run.cost]].astype(float)
-    return per_row, res
+    return per_row, res, time.perf_counter() - t0 + run.clock.get("resumed", 0.0)
 
 
 def _meta(run: _Run, groups: dict[str, Any], settings: Settings, data: Any, seconds: float, seconds_sensitivity: float) -> dict[str, Any]:
@@ -337,6 +399,9 @@ def _meta(run: _Run, groups: dict[str, Any], settings: Settings, data: Any, seco
         "n_counterfactuals": run.n_counterfactuals,
         "cost": run.cost,
         "cost_method_name": method_distance_name(method),
+        "cost_unit": None if run.costs is None else (run.costs.unit or "cost"),
+        "min_probability": run.min_probability,
+        "robust_to": len(run.robust_to),
         "protected": run.protected,
         "groups": groups,
         "features": list(method.schema_.names),

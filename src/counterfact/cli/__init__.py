@@ -90,8 +90,8 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
                    help=f"model kind to fit (default rf): {', '.join(models.KINDS)}")
     e.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)")
     e.add_argument("--allow-unsafe-model-load", action="store_true", help="acknowledge that loading --model-file runs code from it")
-    e.add_argument("--method", default="nearest", choices=method_names, metavar="METHOD",
-                   help=f"counterfactual method (default nearest): {', '.join(method_names)}")
+    e.add_argument("--method", choices=method_names, metavar="METHOD",
+                   help=f"counterfactual method (default: mace when z3 is installed, else ufce): {', '.join(method_names)}")
     e.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method parameter, e.g. time_limit=10 (repeatable)")
     e.add_argument("--rows", metavar="ROWS", help="row positions: '0:5', '3,7,9', '10:' or ':' for all (default: the first 5 to explain)")
     e.add_argument("--all-rows", action="store_true", help="also explain rows already predicted as the desired class")
@@ -117,6 +117,8 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
                    help="answers must also hold for N copies of the model retrained on resamples (default 0)")
     e.add_argument("--regions", action="store_true",
                    help="also show each answer's certified region: the box of values that all work")
+    e.add_argument("--class-names", metavar="C=NAME,...",
+                   help="names of the classes in the table, e.g. 0=rejected,1=approved (default: the dataset's)")
     e.set_defaults(func=cmd_explain)
 
 

@@ -44,6 +44,19 @@ def split_list(text: str | None) -> list[str]:
     return [t.strip() for t in text.split(",") if t.strip()] if text else []
 
 
+def class_names(text: str | None) -> dict[Any, str]:
+    """``--class-names 0=rejected,1=approved`` -> ``{0: "rejected", 1: "approved"}``."""
+    out: dict[Any, str] = {}
+    for item in split_list(text):
+        key, sep, name = item.partition("=")
+        if not sep or not key.strip() or not name.strip():
+            raise ValidationError(
+                f"--class-names {text!r}: {item!r} is not CLASS=NAME; write e.g. --class-names 0=rejected,1=approved."
+            )
+        out[parse_value(key.strip())] = name.strip()
+    return out
+
+
 def _int(text: str, option: str, whole: str) -> int:
     try:
         return int(text.strip())
@@ -118,7 +131,7 @@ def _read_constraints_file(path_text: str) -> Any:
     if not isinstance(d, dict):
         raise ValidationError(
             f"--constraints {str(path)!r} must hold a mapping (keys: immutable, increasing, decreasing, ranges, "
-            f"allowed_values, features_to_vary, max_changes, causal). Got a {type(d).__name__}."
+            f"allowed_values, features_to_vary, max_changes, causal, relations). Got a {type(d).__name__}."
         )
     try:
         return Constraints.from_dict(d)

@@ -9,10 +9,10 @@ from typing import Any
 
 from .. import methods, models
 from .._audit import audit, global_recourse
-from .._utils._deps import import_optional
-from ..exceptions import ValidationError
+from .._utils._deps import import_optional, install_hint, is_available
+from ..exceptions import MissingDependencyError, ValidationError
 from ._args import constraints_from_args, method_params, parse_value, split_list
-from ._commands import _data_and_pool, _model
+from ._commands import _check_requirements, _data_and_pool, _model, demo_method
 from ._output import info, stdout_to_stderr
 
 __all__ = ["add_audit", "cmd_audit"]
@@ -53,7 +53,8 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     a.add_argument("--model", default="rf", metavar="KIND", help=f"model kind to fit (default rf): {', '.join(models.KINDS)}")
     a.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)")
     a.add_argument("--allow-unsafe-model-load", action="store_true", help="acknowledge that loading --model-file runs code from it")
-    a.add_argument("--method", default="nearest", metavar="METHOD", help="counterfactual method (default nearest; mace and ceocl can prove that no recourse exists)")
+    a.add_argument("--method", metavar="METHOD",
+                   help="counterfactual method (default: mace when z3 is installed, else ufce; mace and ceocl can prove that no recourse exists)")
     a.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method parameter (repeatable)")
     a.add_argument("--groups", metavar="C1,C2", help="grouping columns, e.g. sex,race,age (numeric ones are binned)")
     a.add_argument("--bins", type=int, default=4, metavar="N", help="quantile bins of a numeric grouping column (default 4)")
@@ -61,6 +62,10 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     a.add_argument("--target-class", metavar="CLASS", help="the favourable class (default: the dataset's)")
     a.add_argument("--cost", choices=["l1", "method", "n_changed"], default="l1", help="the cost aggregated (default l1: normalised l1)")
     a.add_argument("--max-rows", type=int, metavar="N", help="audit a seeded sample of N rows of the population (default: all)")
+    a.add_argument("--min-probability", type=float, metavar="P",
+                   help="count as recourse only answers whose probability of the favourable class is at least P (0 < P < 1)")
+    a.add_argument("--robust-to", type=int, default=0, metavar="N",
+                   help="count as recourse only answers that also hold for N copies of the model retrained on resamples")
     for flag, what in (("--immutable", "features that must not change"), ("--increasing", "features that may only increase"),
                        ("--decreasing", "features that may only decrease"), ("--vary", "the only features that may change")):
         a.add_argument(flag, metavar="F1,F2", help=what)
@@ -92,15 +97,16 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Run the audit described by ``args``, write its files and print the summary."""
+    args.method = args.method or demo_method()
     cls = methods.get_class(args.method)
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
     if args.max_rows is not None and args.max_rows < 1:
         raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
     _check_global(args)
+    _check_requirements(args)
     if not args.no_html:  # before any work: a missing extra fails now, not after the audit
-        import_optional("jinja2", purpose="the audit's HTML report (or pass --no-html)")
-        import_optional("matplotlib", purpose="the audit's HTML report (or pass --no-html)")
+        _check_report_deps()
     out = _out_dir(args.out)
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
@@ -112,11 +118,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
         model = _model(args, train)
         method = methods.get(args.method, **params).fit(model, train)
         target = parse_value(args.target_class) if args.target_class is not None else None
+        robust = models.retrained(model, train, n=args.robust_to, random_state=args.seed) if args.robust_to else None
         result = audit(
             method, pool, groups=split_list(args.groups) or None, constraints=constraints, target=target,
             data=data, protected=args.protected, cost=args.cost, bins=args.bins, n_jobs=args.n_jobs,
             backend=args.backend, chunk_size=args.chunk_size, out_dir=out / "chunks", random_state=args.seed,
             n_bootstrap=args.n_bootstrap, min_group_size=args.min_group_size,
+            min_probability=args.min_probability, robust_to=robust,
         )
         found = None
         if args.global_k is not None:
@@ -134,6 +142,17 @@ def cmd_audit(args: argparse.Namespace) -> int:
     if found is not None:
         _print_global(found)
     return 0
+
+
+def _check_report_deps() -> None:
+    """Every package the HTML report needs, named in one error with the extra that brings them."""
+    missing = [name for name in ("jinja2", "matplotlib") if not is_available(name)]
+    if missing:
+        raise MissingDependencyError(
+            f"the audit's HTML report needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
+            f"installed. Install them with: {install_hint(missing[0])}; or pass --no-html to write the CSV and JSON "
+            "files only."
+        )
 
 
 def _check_global(args: argparse.Namespace) -> None:

@@ -22,7 +22,14 @@ from ..benchmark._runner import _cells
 from ..data import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
 from ..models import desired_class, load_model_file, rows_to_explain
-from ._args import check_writable, constraints_from_args, method_params, parse_rows, parse_value
+from ._args import (
+    check_writable,
+    class_names,
+    constraints_from_args,
+    method_params,
+    parse_rows,
+    parse_value,
+)
 from ._output import emit, info, stdout_to_stderr
 
 __all__ = ["cmd_benchmark", "cmd_datasets", "cmd_demo", "cmd_explain", "cmd_report"]
@@ -157,11 +164,13 @@ def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, wh
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
+    args.method = args.method or demo_method()
     cls = methods.get_class(args.method)
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
     if args.n_counterfactuals < 1:
         raise ValidationError(f"-n/--n-counterfactuals must be at least 1. Got {args.n_counterfactuals}.")
+    class_names(getattr(args, "class_names", None))  # a malformed --class-names fails before any work
     if args.n_jobs == 0:
         raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
     if args.seed is not None and args.seed < 0:
@@ -188,7 +197,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                 robust_to=robust, regions=args.regions)
         found = int((result.found > 0).sum())
         info(args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s")
-    emit(result, args.format, args.out)
+    labels = class_names(args.class_names) or dict(data.metadata.get("target_labels") or {})
+    emit(result, args.format, args.out, labels=labels)
     return 0
 
 

@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
+from ..result import describe_changes
 
-__all__ = ["emit", "info", "stdout_to_stderr"]
+__all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
 
 def _flush_c_stdio() -> None:
@@ -65,13 +66,45 @@ def info(args: Any, message: str) -> None:
 _SAID = ("no counterfactual exists", "query already predicted as", "time limit reached", "no counterfactual found")
 
 
-def _table(result: Any) -> str:
+def class_label(value: Any, labels: Mapping[Any, str] | None) -> str:
+    """``good (1)`` when the class has a name, else the class itself."""
+    name = None if not labels else labels.get(value, labels.get(str(value)))
+    return f"{name} ({value})" if name is not None and str(name) != str(value) else str(value)
+
+
+def _probability(value: Any) -> str:
+    return "n/a" if value is None or value != value else f"{100 * float(value):.1f} %"
+
+
+def _answers(result: Any, q: Any, label: str) -> list[str]:
+    """One line per answer of query ``q``: the changes, the probability after and, where
+    the call named costs, the cost in the user's units; the answer's region when one
+    was asked for; then what each changed feature is (the schema's descriptions)."""
+    lines, seen = [], []
+    costs = result.cost() if getattr(result, "costs", None) is not None else None
+    for r in result.for_query(q).index:
+        changes = result.changes(q, r)
+        seen += [c.feature for c in changes if c.feature not in seen]
+        after = result.confidence.get((q, r))
+        cost = f"; cost {result.costs.describe(float(costs.loc[(q, r)]))}" if costs is not None else ""
+        lines.append(f"  #{r}: {describe_changes(changes)} -> P({label}) {_probability(after)}{cost}")
+        region = result.regions.get((q, int(r)))
+        if region is not None:  # the certified box around the answer (explain --regions)
+            lines.append(f"     any of: {region.describe(result.schema)}")
+    notes = [f"{n}: {result.schema[n].description}" for n in seen if result.schema[n].description]
+    if notes:
+        lines.append(f"  ({'; '.join(notes)})")
+    return lines
+
+
+def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
     lines = [repr(result), ""]
     reasons = getattr(result, "reason", None)
     for q in result.queries.index:
-        conf = result.query_confidence.get(q)
-        conf_text = "n/a" if conf is None or conf != conf else f"{conf:.3f}"
-        lines.append(f"query {q} (status {result.status[q]}, P(target={result.target[q]}) now {conf_text}):")
+        target = result.target[q]
+        name = labels.get(target, labels.get(str(target), target)) if labels else target
+        now = _probability(result.query_confidence.get(q))
+        lines.append(f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; P({name}) now {now}):")
         if int(result.found.get(q, 0)) == 0:
             why = str(reasons.get(q, "")) if reasons is not None else ""
             try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
@@ -84,19 +117,19 @@ def _table(result: Any) -> str:
                 text += f" ({why})"
             lines.append(f"  {text}")
             continue
-        desc = result.describe(q)
-        lines += ["  " + ln.split(":", 1)[-1].strip() if ", #" in ln else "  " + ln for ln in desc.splitlines()]
+        lines += _answers(result, q, str(name))
     return "\n".join(lines)
 
 
-def emit(result: Any, fmt: str, out: str | None) -> None:
-    """Print ``result`` (or write it to ``out``) as a table, CSV or JSON."""
+def emit(result: Any, fmt: str, out: str | None, labels: Mapping[Any, str] | None = None) -> None:
+    """Print ``result`` (or write it to ``out``) as a table, CSV or JSON (``labels``: class
+    names shown in the table)."""
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
         text = result.to_frame().to_csv()
     else:
-        text = _table(result)
+        text = _table(result, labels)
     if out:
         try:
             Path(out).write_text(text)

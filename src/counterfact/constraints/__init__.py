@@ -3,25 +3,50 @@ bounds, and the one checker.
 
 * :class:`Constraints` and :class:`Causal` (:mod:`._language`): what a user may
   state about a query: immutable features, monotone directions, ranges, allowed
-  values, features to vary, a cap on changes, causal relations.
+  values, features to vary, a cap on changes, causal relations, relations
+  between features (:class:`Relation`, parsed by :mod:`._relations`, checked
+  and bound to a query by :mod:`._relations_bound`).
 * :class:`ResolvedConstraints`, :class:`QueryBounds`, :class:`FeatureBounds`
   (:mod:`._bounds`): the constraints merged with a schema's actionability and
   narrowed to one query's box; :func:`satisfied_many` checks many rows at once.
+* :class:`Costs`, :class:`BoundCosts`, :class:`FeatureCost` (:mod:`._costs`):
+  per-feature costs of a change in the user's units (weights, transitions,
+  percentile shift); infinite costs forbid moves, as constraints.
 * :func:`violations` (:mod:`._violations`): every violated constraint of one
   query's counterfactuals, one row each.
 """
 
 from ._bounds import FeatureBounds, QueryBounds, ResolvedConstraints, changed, satisfied_many
+from ._costs import BoundCosts, Costs, FeatureCost
 from ._language import CONSTRAINT_KINDS, Causal, Constraints, violations
+from ._relations import Relation
+from ._relations_bound import (
+    BoundCategory,
+    BoundConst,
+    BoundLinear,
+    BoundRelation,
+    ResolvedRelation,
+    negate,
+)
 
 __all__ = [
     "CONSTRAINT_KINDS",
+    "BoundCategory",
+    "BoundConst",
+    "BoundCosts",
+    "BoundLinear",
+    "BoundRelation",
     "Causal",
     "Constraints",
+    "Costs",
     "FeatureBounds",
+    "FeatureCost",
     "QueryBounds",
+    "Relation",
     "ResolvedConstraints",
+    "ResolvedRelation",
     "changed",
+    "negate",
     "satisfied_many",
     "violations",
 ]

@@ -15,6 +15,7 @@ from .._utils._values import _numeric_block, _py
 from ..exceptions import ConstraintError
 from ..schema import Feature, Schema
 from ._causal import Causal
+from ._relations_bound import BoundRelation, ResolvedRelation
 
 _NUM_TOL = 1e-7
 
@@ -66,6 +67,8 @@ class QueryBounds:
     features: tuple[FeatureBounds, ...]
     max_changes: int | None
     causal: tuple[Causal, ...]
+    #: relations between features (:mod:`._relations_bound`)
+    relations: tuple[ResolvedRelation, ...] = ()
 
     def __getitem__(self, name: str) -> FeatureBounds:
         return self.features[self.schema.index(name)]
@@ -75,6 +78,10 @@ class QueryBounds:
         """Features that may change."""
         return [b.feature.name for b in self.features if not b.fixed]
 
+    def bound_relations(self) -> tuple[BoundRelation, ...]:
+        """The relations of this query in solver units (values, ranks, category indices)."""
+        return tuple(r.bind(self.query, self.schema) for r in self.relations)
+
     @property
     def infeasible(self) -> bool:
         """Some feature has no allowed value."""
@@ -82,7 +89,7 @@ class QueryBounds:
 
     def satisfied(self, frame: pd.DataFrame) -> np.ndarray:
         """Vectorised check: which rows of ``frame`` (raw, schema columns) satisfy
-        every bound, the change cap and the causal relations.
+        every bound, the change cap, the causal relations and the relations.
 
         Equivalent to "no row in :func:`violations`" for the same query and
         constraints, but fast enough for thousands of candidates
@@ -97,8 +104,8 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
     ``owner[k]`` is the index into ``bounds`` of the query that row ``k`` of
     ``frame`` (raw, schema columns) belongs to.  Every bound is checked for all
     rows together, per-query values gathered by ``owner``: ranges, integrality,
-    allowed values, the change cap, then the causal relations of the queries
-    that have them.  :meth:`QueryBounds.satisfied` is this with one query; it
+    allowed values, the change cap, then the causal relations and the relations
+    between features of the queries that have them.  :meth:`QueryBounds.satisfied` is this with one query; it
     is the vectorised twin of "no row in :func:`violations`".
     """
     owner = np.asarray(owner, dtype=int)
@@ -172,6 +179,10 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
                 ok[r] = False
                 continue
             ok[r] &= np.abs(res) <= c.tol * schema[c.child].range
+        if b.relations and len(r):
+            sub = frame.iloc[r]
+            for rel in b.relations:
+                ok[r] &= rel.holds(b.query, sub, schema)
     return ok
 
 
@@ -229,6 +240,8 @@ class ResolvedConstraints:
     causal: tuple[Causal, ...]
     #: the :class:`~counterfact.constraints.Constraints` these were resolved from
     source: Any
+    #: relations between features, checked against the schema
+    relations: tuple[ResolvedRelation, ...] = ()
 
     def for_query(self, x: pd.Series) -> QueryBounds:
         """Per-feature bounds around one (validated) query row."""
@@ -280,4 +293,4 @@ class ResolvedConstraints:
                     allowed = set(self.allowed_values[name])
                     cats = [c for c in cats if c in allowed]
                 out.append(FeatureBounds(f, v, values=tuple(cats)))
-        return QueryBounds(self.schema, x, tuple(out), self.max_changes, self.causal)
+        return QueryBounds(self.schema, x, tuple(out), self.max_changes, self.causal, self.relations)

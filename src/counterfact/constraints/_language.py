@@ -2,8 +2,9 @@
 
 :class:`Constraints` holds what a user asks of a counterfactual: immutable
 features, monotone directions, value ranges, allowed values, the features the
-user is willing to change, a cap on the number of changes, and causal
-relations.  :meth:`Constraints.resolve` merges it with the schema's
+user is willing to change, a cap on the number of changes, causal
+relations and relations between features (linear inequalities and
+implications, :mod:`._relations`).  :meth:`Constraints.resolve` merges it with the schema's
 actionability and validates it; :meth:`ResolvedConstraints.for_query` turns it
 into per-feature bounds around one query, which methods translate into their
 own mechanism; :meth:`Constraints.violations` (and :func:`violations`) is the
@@ -24,6 +25,11 @@ Semantics (documented decisions)
 * Features not in ``features_to_vary`` (when given) are immutable.
 * Causal relations follow CE-OCL's eq. (7):
   ``x_child' = x_child + c(parents') - c(parents)``.
+* Relations (``"credit_amount <= 10 * income"``,
+  ``"if employment != employment@ then years_employed == 0"``) hold for the
+  counterfactual's values (``name``) and the query's (``name@``); ordinal
+  features take part by rank.  They are checked with a relative tolerance of
+  1e-6 (:mod:`._relations_bound`).
 """
 
 from __future__ import annotations
@@ -41,6 +47,7 @@ from ..schema import Schema
 from ..schema._numbers import finite_number, show_number
 from ._bounds import ResolvedConstraints
 from ._causal import Causal
+from ._relations import Relation
 from ._resolve import resolve
 from ._violations import check_violations
 
@@ -56,6 +63,7 @@ CONSTRAINT_KINDS: tuple[str, ...] = (
     "features_to_vary",
     "max_changes",
     "causal",
+    "relations",
 )
 
 
@@ -81,6 +89,16 @@ class Constraints:
         At most this many features may change.
     causal : sequence of Causal
         Causal relations (CE-OCL eq. 7).  Only methods that support them accept them.
+    relations : sequence of str or Relation
+        Linear relations between features, over the counterfactual's values
+        (``name``) and the query's own values (``name@``), ordinal features by
+        rank: ``"credit_amount <= 10 * income"``,
+        ``"age - age@ >= 2 * (education - education@)"``; and implications
+        ``"if employment != employment@ then years_employed == 0"`` whose
+        condition and consequence are such comparisons or comparisons of a
+        category (``purpose == 'car'``, ``housing != housing@``).  A name that
+        is not an identifier goes in backticks (`` `capital-gain` <= 5000 ``).
+        See ``docs/constraints.md``.
 
     Examples
     --------
@@ -95,6 +113,7 @@ class Constraints:
     features_to_vary: Iterable[str] | None = None
     max_changes: int | None = None
     causal: Sequence[Causal] = ()
+    relations: Sequence[str | Relation] = ()
 
     def __post_init__(self) -> None:
         for attr in ("immutable", "increasing", "decreasing"):
@@ -110,6 +129,7 @@ class Constraints:
         object.__setattr__(self, "ranges", _ranges(self.ranges))
         object.__setattr__(self, "allowed_values", _allowed_values(self.allowed_values))
         object.__setattr__(self, "causal", _relations(self.causal))
+        object.__setattr__(self, "relations", _feature_relations(self.relations))
         if self.max_changes is not None:
             if isinstance(self.max_changes, bool) or not isinstance(self.max_changes, (int, np.integer)) or self.max_changes < 1:
                 raise ConstraintError(
@@ -135,7 +155,7 @@ class Constraints:
     def kinds(self) -> set[str]:
         """The kinds of constraint this object actually uses (see CONSTRAINT_KINDS)."""
         used = set()
-        for k in ("immutable", "increasing", "decreasing", "ranges", "allowed_values", "causal"):
+        for k in ("immutable", "increasing", "decreasing", "ranges", "allowed_values", "causal", "relations"):
             if getattr(self, k):
                 used.add(k)
         if self.features_to_vary is not None:
@@ -175,6 +195,7 @@ class Constraints:
             features_to_vary=ftv,
             max_changes=min(caps) if caps else None,
             causal=(*self.causal, *other.causal),
+            relations=tuple(dict.fromkeys((*self.relations, *other.relations))),
         )
 
     # -------------------------------------------------------------- resolving
@@ -209,6 +230,8 @@ class Constraints:
                     raise ConstraintError("Only linear causal relations can be serialised.")
                 rels.append({"child": c.child, "parents": list(c.parents), "coef": dict(c.coef or {}), "intercept": c.intercept})
             out["causal"] = rels
+        if self.relations:
+            out["relations"] = [str(r) for r in self.relations]
         return out
 
     @classmethod
@@ -234,6 +257,8 @@ class Constraints:
             kw["ranges"] = _mapping(kw["ranges"], "ranges")
         if "causal" in kw:
             kw["causal"] = [_causal_from_dict(c, k) for k, c in enumerate(_sequence(kw["causal"], "causal"))]
+        if "relations" in kw:
+            kw["relations"] = _sequence(kw["relations"], "relations")
         return cls(**kw)
 
 
@@ -249,7 +274,8 @@ def violations(
     counterfactual's index label), ``feature``, ``kind`` and ``detail``.  Kinds:
     ``domain`` (changed value outside the feature's domain, not integral, unknown
     category), ``immutable``, ``increasing``, ``decreasing``, ``ranges``,
-    ``allowed_values``, ``features_to_vary``, ``max_changes`` and ``causal``.  An
+    ``allowed_values``, ``features_to_vary``, ``max_changes``, ``causal`` and
+    ``relations`` (``feature``: the features the relation reads).  An
     empty frame means every counterfactual satisfies everything.
     """
     constraints = constraints or Constraints()
@@ -356,6 +382,27 @@ def _relations(value: Any) -> tuple[Causal, ...]:
         if not isinstance(c, Causal):
             raise ConstraintError(f"Constraints.causal takes Causal objects. Got {type(c).__name__}.")
     return out
+
+
+def _feature_relations(value: Any) -> tuple[Relation, ...]:
+    """Relations from their texts (or :class:`Relation` objects), each parsed once."""
+    if value is None:
+        return ()
+    items = [value] if isinstance(value, (str, Relation)) else _sequence(value, "Constraints.relations")
+    out = []
+    for k, r in enumerate(items):
+        if isinstance(r, Relation):
+            out.append(r)
+        elif isinstance(r, str):
+            try:
+                out.append(Relation(r))
+            except ConstraintError as exc:
+                raise ConstraintError(f"Constraints.relations[{k}]: {exc}") from None
+        else:
+            raise ConstraintError(
+                f"Constraints.relations[{k}] must be a string such as 'credit_amount <= 10 * income'. Got {_kind(r)}."
+            )
+    return tuple(dict.fromkeys(out))
 
 
 def _causal_from_dict(c: Any, k: int) -> Causal:

@@ -4,7 +4,7 @@ The user's constraints are checked against the schema (every feature named
 exists, every kind applies to the feature's kind) and merged with the schema's
 own actionability into one :class:`ResolvedConstraints`: the immutable set, the
 monotone direction of each feature, the numeric ranges, the allowed values, the
-cap on changes and the causal relations.  Every contradiction raises a
+cap on changes, the causal relations and the relations between features.  Every contradiction raises a
 :class:`~counterfact.exceptions.ConstraintError` that names it.
 """
 
@@ -17,6 +17,7 @@ from typing import Any
 from ..exceptions import ConstraintError
 from ..schema import Schema
 from ._bounds import ResolvedConstraints
+from ._relations_bound import resolve_relations
 
 __all__ = ["resolve"]
 
@@ -38,6 +39,7 @@ def resolve(constraints: Any, schema: Schema) -> ResolvedConstraints:
         max_changes=constraints.max_changes,
         causal=tuple(constraints.causal),
         source=constraints,
+        relations=resolve_relations(constraints.relations, schema),
     )
 
 

@@ -94,6 +94,11 @@ def check_violations(
         for i, r in enumerate(res):
             if not (abs(r) <= c.tol * scale):
                 rows.append((labels[i], c.child, "causal", detail or f"residual {r:.4g}"))
+    for rel in resolved.relations:
+        held = rel.holds(query, counterfactuals, schema)
+        names = ",".join(rel.changed_names() or rel.names)
+        for k in np.flatnonzero(~held).tolist():
+            rows.append((labels[k], names, "relations", f"'{rel.text}' does not hold"))
     return pd.DataFrame(rows, columns=_VIOLATION_COLUMNS)
 
 

@@ -179,6 +179,8 @@ class Col:
     description: str = ""
     actionability: str = "free"
     categories: tuple[Any, ...] | None = None
+    #: the unit a person reads a numeric value in ("months", "DM")
+    unit: str = ""
 
 
 def make_dataset(
@@ -211,7 +213,7 @@ def make_dataset(
                 data[name] = v
             feats.append(
                 Feature(name, c.kind, lower=float(v.min()), upper=float(v.max()),  # type: ignore[arg-type]
-                        actionability=c.actionability, description=c.description)  # type: ignore[arg-type]
+                        actionability=c.actionability, description=c.description, unit=c.unit)  # type: ignore[arg-type]
             )
         else:
             vals = s.tolist()  # plain Python scalars

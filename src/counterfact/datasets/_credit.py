@@ -58,6 +58,11 @@ _GERMAN_CODES: dict[str, dict[str, str]] = {
     "telephone": {"A191": "none", "A192": "yes"},
     "foreign_worker": {"A201": "yes", "A202": "no"},
 }  # fmt: skip
+#: checking and savings status by balance, the level that says nothing about it lowest
+_CHECKING_ORDER = ("no checking account", "< 0 DM", "0 <= ... < 200 DM", ">= 200 DM / salary assigned")
+_SAVINGS_ORDER = (
+    "unknown / no savings account", "< 100 DM", "100 <= ... < 500 DM", "500 <= ... < 1000 DM", ">= 1000 DM",
+)
 _GERMAN_COLUMNS = [
     "checking_status", "duration_months", "credit_history", "purpose", "credit_amount", "savings",
     "employment_since", "installment_rate", "personal_status_sex", "other_debtors", "residence_since",
@@ -71,15 +76,36 @@ def load_german_credit() -> Dataset:
 
     The raw ``german.data`` (1,000 rows, 20 attributes) with its A-codes decoded
     to the labels of ``german.doc``.  Target ``credit_risk``: 1 = good (700),
-    0 = bad (300), as in L2C.  ``employment_since`` and ``job`` are ordinal;
-    checking and savings status are categorical because of their "no account"
-    / "unknown" levels; ``installment_rate`` and ``residence_since`` (coded 1-4)
-    stay integers.
+    0 = bad (300), as in L2C.  ``employment_since``, ``job``, ``checking_status``
+    and ``savings`` are ordinal; ``installment_rate`` and ``residence_since``
+    (coded 1-4) stay integers.  Checking and savings status are ordered by the
+    balance, with the level that says nothing about it lowest:
+    "no checking account" < "< 0 DM" < "0 <= ... < 200 DM" < ">= 200 DM /
+    salary assigned", and "unknown / no savings account" < "< 100 DM" < ... <
+    ">= 1000 DM".
 
-    Actionability, from the papers that use it: ``personal_status_sex``,
-    ``foreign_worker`` and ``purpose`` immutable (CE-OCL Table 4 and L2C),
-    ``people_liable`` immutable (L2C), ``age`` increasing (CE-OCL:
-    ``x_age >= x̂_age``).
+    Actionability, as a lender would advise an applicant (the papers' choices
+    first): ``personal_status_sex``, ``foreign_worker`` and ``purpose``
+    immutable (CE-OCL Table 4 and L2C), ``people_liable`` immutable (L2C),
+    ``age`` increasing (CE-OCL: ``x_age >= x̂_age``).  And, so that no answer
+    is advice a lender cannot give:
+
+    * ``credit_history`` immutable: a credit record, not an action (no one can
+      be advised to have had "critical account / other credits existing");
+    * ``checking_status``, ``savings``, ``job`` and ``employment_since``
+      increasing: a balance, a job or a tenure can be advised to improve,
+      never to get worse (and no one is advised to close an account: "no
+      account" / "unknown" is the lowest level);
+    * ``residence_since`` increasing (only time moves it);
+    * ``existing_credits`` decreasing (a credit can be paid off; taking more
+      is no advice) and ``credit_amount`` decreasing (a smaller loan is a
+      counter-offer; a larger one is not advice).  How far a loan may shrink
+      is the applicant's need, not the data's: it is left unbounded here --
+      pass ``cf.Constraints(ranges={"credit_amount": (0.5 * x["credit_amount"],
+      None)})`` per applicant to keep an answer to, say, half the amount asked.
+
+    The papers' actionability: ``data.with_schema(data.schema.with_actionability(
+    credit_history="free", checking_status="free", ...))``.
     """
     info = INFO["german_credit"]
     df = read_bundled("german.data.gz", sep=" ", header=None, names=_GERMAN_COLUMNS)
@@ -90,25 +116,25 @@ def load_german_credit() -> Dataset:
     def cats(col: str) -> tuple[str, ...]:
         return tuple(_GERMAN_CODES[col].values())
 
-    imm = "immutable"
+    imm, inc = "immutable", "increasing"
     cols = {
-        "checking_status": Col("categorical", "Status of the existing checking account", categories=cats("checking_status")),
-        "duration_months": Col("integer", "Duration of the credit in months"),
-        "credit_history": Col("categorical", "Credit history", categories=cats("credit_history")),
+        "checking_status": Col("ordinal", "Status of the existing checking account", inc, _CHECKING_ORDER),
+        "duration_months": Col("integer", "Duration of the credit in months", unit="months"),
+        "credit_history": Col("categorical", "Credit history", imm, cats("credit_history")),
         "purpose": Col("categorical", "Purpose of the credit", imm, cats("purpose")),
-        "credit_amount": Col("real", "Credit amount (DM)"),
-        "savings": Col("categorical", "Savings account / bonds", categories=cats("savings")),
-        "employment_since": Col("ordinal", "Present employment since", categories=cats("employment_since")),
+        "credit_amount": Col("real", "Credit amount (DM)", "decreasing", unit="DM"),
+        "savings": Col("ordinal", "Savings account / bonds", inc, _SAVINGS_ORDER),
+        "employment_since": Col("ordinal", "Present employment since", inc, cats("employment_since")),
         "installment_rate": Col("integer", "Installment rate in % of disposable income (coded 1-4)"),
         "personal_status_sex": Col("categorical", "Personal status and sex", imm, cats("personal_status_sex")),
         "other_debtors": Col("categorical", "Other debtors / guarantors", categories=cats("other_debtors")),
-        "residence_since": Col("integer", "Present residence since (coded 1-4)"),
+        "residence_since": Col("integer", "Present residence since (coded 1-4)", inc),
         "property": Col("categorical", "Most valuable property", categories=cats("property")),
-        "age": Col("integer", "Age in years", "increasing"),
+        "age": Col("integer", "Age in years", "increasing", unit="years"),
         "other_installment_plans": Col("categorical", "Other installment plans", categories=cats("other_installment_plans")),
         "housing": Col("categorical", "Housing", categories=cats("housing")),
-        "existing_credits": Col("integer", "Number of existing credits at this bank"),
-        "job": Col("ordinal", "Job (skill level)", categories=cats("job")),
+        "existing_credits": Col("integer", "Number of existing credits at this bank", "decreasing"),
+        "job": Col("ordinal", "Job (skill level)", inc, cats("job")),
         "people_liable": Col("integer", "Number of people liable to provide maintenance for", imm),
         "telephone": Col("binary", "Telephone registered under the customer's name", categories=cats("telephone")),
         "foreign_worker": Col("binary", "Foreign worker", imm, cats("foreign_worker")),
@@ -138,6 +164,15 @@ def load_default_credit_taiwan() -> Dataset:
     on "age, sex, and marital status", Table 5).  MACE's own version is a
     14-feature aggregation by Ustun et al. (29,623 rows); this loader keeps
     the raw attributes.
+
+    As a lender would advise a card holder: the six months of repayment
+    status, bills and payments (``PAY_*``, ``BILL_AMT*``, ``PAY_AMT*``) are a
+    record of the past, not actions -- immutable (no one can be advised to
+    have paid on time last September).  What remains is ``LIMIT_BAL`` (a
+    lower limit is a counter-offer: decreasing) and ``EDUCATION``.  MACE's
+    setting (every attribute but age, sex and marital status free):
+    ``data.with_schema(data.schema.with_actionability(PAY_0="free", ...))``,
+    as ``benchmarks/papers/mace.yaml`` does.
     """
     info = INFO["default_credit_taiwan"]
     df = read_bundled("default_of_credit_card_clients.csv.gz")
@@ -147,18 +182,18 @@ def load_default_credit_taiwan() -> Dataset:
     df["MARRIAGE"] = df["MARRIAGE"].map(_TW_MARRIAGE)
     imm = "immutable"
     cols: dict[str, Col] = {
-        "LIMIT_BAL": Col("real", "Amount of given credit (NT dollars)"),
+        "LIMIT_BAL": Col("real", "Amount of given credit (NT dollars)", "decreasing", unit="NT dollars"),
         "SEX": Col("binary", "Sex", imm, ("female", "male")),
         "EDUCATION": Col("categorical", "Education", categories=("graduate school", "university", "high school", "others", "unknown")),
         "MARRIAGE": Col("categorical", "Marital status", imm, ("married", "single", "others", "unknown")),
-        "AGE": Col("integer", "Age in years", imm),
+        "AGE": Col("integer", "Age in years", imm, unit="years"),
     }
     for i, m in zip((0, 2, 3, 4, 5, 6), _MONTHS, strict=True):
-        cols[f"PAY_{i}"] = Col("integer", _PAY_DOC.format(m))
+        cols[f"PAY_{i}"] = Col("integer", _PAY_DOC.format(m), imm)
     for i, m in enumerate(_MONTHS, start=1):
-        cols[f"BILL_AMT{i}"] = Col("real", f"Bill statement {m} (NT dollars)")
+        cols[f"BILL_AMT{i}"] = Col("real", f"Bill statement {m} (NT dollars)", imm)
     for i, m in enumerate(_MONTHS, start=1):
-        cols[f"PAY_AMT{i}"] = Col("real", f"Amount paid {m} (NT dollars)")
+        cols[f"PAY_AMT{i}"] = Col("real", f"Amount paid {m} (NT dollars)", imm)
     return make_dataset(df, cols, "default", y, info, {}, target_labels={0: "no default", 1: "default next month"})
 
 
@@ -194,7 +229,7 @@ def load_sba(*, features: str) -> Dataset:
     imm = "immutable"
     spec = {
         "Selected": Col("binary", "Li et al.'s training-sample flag", categories=(0, 1)),
-        "Term": Col("integer", "Loan term in months"),
+        "Term": Col("integer", "Loan term in months", unit="months"),
         "NoEmp": Col("integer", "Number of business employees"),
         "CreateJob": Col("integer", "Number of jobs created"),
         "RetainedJob": Col("integer", "Number of jobs retained"),
@@ -309,13 +344,13 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
     imm = "immutable"
     yn = (0, 1)
     cols = {
-        "Age": Col("integer", "Age in years", imm),
-        "Experience": Col("integer", "Years of professional experience", imm),
-        "Income": Col("real", "Annual income (thousand USD)"),
+        "Age": Col("integer", "Age in years", imm, unit="years"),
+        "Experience": Col("integer", "Years of professional experience", imm, unit="years"),
+        "Income": Col("real", "Annual income (thousand USD)", unit="thousand USD"),
         "Family": Col("integer", "Family size"),
-        "CCAvg": Col("real", "Average monthly credit card spending (thousand USD)"),
+        "CCAvg": Col("real", "Average monthly credit card spending (thousand USD)", unit="thousand USD"),
         "Education": Col("ordinal", "Education level", categories=edu),
-        "Mortgage": Col("real", "Value of house mortgage (thousand USD)"),
+        "Mortgage": Col("real", "Value of house mortgage (thousand USD)", unit="thousand USD"),
         "Securities Account": Col("binary", "Has a securities account", categories=yn),
         "CD Account": Col("binary", "Has a certificate of deposit account", categories=yn),
         "Online": Col("binary", "Uses internet banking", categories=yn),

@@ -14,7 +14,12 @@ _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
         name="german_credit",
         title="Statlog (German Credit Data)",
-        description="1,000 credit applicants, 20 attributes (A-codes decoded to german.doc's labels); good vs bad credit risk.",
+        description=(
+            "1,000 credit applicants, 20 attributes (A-codes decoded to german.doc's labels); good vs bad credit risk. "
+            "Actionability as a lender advises: credit history immutable (a record); checking and savings balance, job "
+            "and employment only improve; loan amount and existing credits only go down; sex, status, purpose, "
+            "foreign worker, dependants immutable; age and residence only grow."
+        ),
         citation="Hofmann, H. (1994). Statlog (German Credit Data) [Dataset]. UCI Machine Learning Repository. https://doi.org/10.24432/C5NC77",
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/144",
@@ -41,7 +46,10 @@ _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
         name="compas",
         title="COMPAS two-year recidivism (ProPublica)",
-        description="Broward County defendants screened by COMPAS in 2013-2014, ProPublica's filters; recidivism within two years.",
+        description=(
+            "Broward County defendants screened by COMPAS in 2013-2014, ProPublica's filters; recidivism within two years. "
+            "Age, sex and race immutable; prior and juvenile counts only grow (a record); charge degree and days held free."
+        ),
         citation="Larson, J., Mattu, S., Kirchner, L. & Angwin, J. (2016). How we analyzed the COMPAS recidivism algorithm. ProPublica. https://github.com/propublica/compas-analysis",
         licence="Published by ProPublica for reuse with attribution (the repository has no LICENSE file; see ProPublica's data-store terms)",
         source="https://github.com/propublica/compas-analysis (compas-scores-two-years.csv)",
@@ -55,7 +63,11 @@ _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
         name="default_credit_taiwan",
         title="Default of credit card clients (Taiwan)",
-        description="30,000 Taiwanese credit card holders (2005); default payment next month. MACE's 'Credit' dataset.",
+        description=(
+            "30,000 Taiwanese credit card holders (2005); default payment next month. MACE's 'Credit' dataset. "
+            "Age, sex, marital status and the six months of repayments, bills and payments (a record) immutable; "
+            "the credit limit only goes down."
+        ),
         citation="Yeh, I.-C. & Lien, C.-h. (2009). The comparisons of data mining techniques for the predictive accuracy of probability of default of credit card clients. Expert Systems with Applications 36(2), 2473-2480. Dataset: https://doi.org/10.24432/C55S3H",
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/350",
@@ -67,7 +79,10 @@ _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
         name="student_performance",
         title="Student Performance (Portuguese / Mathematics)",
-        description="Secondary-school students of two Portuguese schools; final grade G3 at or above a threshold.",
+        description=(
+            "Secondary-school students of two Portuguese schools; final grade G3 at or above a threshold. "
+            "Family circumstances and past facts immutable; failures only grow; alcohol use only goes down."
+        ),
         citation="Cortez, P. & Silva, A. (2008). Using data mining to predict secondary school student performance. FUBUTEC 2008, 5-12. Dataset: https://doi.org/10.24432/C5TG7T",
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/320",
@@ -85,7 +100,10 @@ _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
         name="graduate_admission",
         title="Graduate Admission 2",
-        description="500 Indian applicants to Master's programmes; chance of admit at or above a threshold.",
+        description=(
+            "500 Indian applicants to Master's programmes; chance of admit at or above a threshold. "
+            "University rating immutable; scores, statement, letters and GPA only improve."
+        ),
         citation="Acharya, M. S., Armaan, A. & Antony, A. S. (2019). A comparison of regression models for prediction of graduate admissions. ICCIDS 2019. Kaggle 'Graduate Admission 2' v1.1",
         licence="CC0 1.0 as listed on the Kaggle page (not verified); cite Acharya et al. 2019",
         source="https://www.kaggle.com/datasets/mohansacharya/graduate-admissions (Admission_Predict_Ver1.1.csv)",

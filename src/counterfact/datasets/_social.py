@@ -66,7 +66,7 @@ def load_adult(*, part: str, missing: str) -> Dataset:
             df[c] = df[c].astype(object).where(df[c] != "?", "Unknown")
     imm = "immutable"
     cols = {
-        "age": Col("integer", "Age in years", "increasing"),
+        "age": Col("integer", "Age in years", "increasing", unit="years"),
         "workclass": Col("categorical", "Employer type"),
         "education": Col("ordinal", "Highest education level", "increasing", _ADULT_EDUCATION),
         "marital_status": Col("categorical", "Marital status", imm),
@@ -74,9 +74,9 @@ def load_adult(*, part: str, missing: str) -> Dataset:
         "relationship": Col("categorical", "Relationship within the household", imm),
         "race": Col("categorical", "Race", imm),
         "sex": Col("binary", "Sex", imm, ("Female", "Male")),
-        "capital_gain": Col("real", "Capital gains (USD)"),
-        "capital_loss": Col("real", "Capital losses (USD)"),
-        "hours_per_week": Col("integer", "Working hours per week"),
+        "capital_gain": Col("real", "Capital gains (USD)", unit="USD"),
+        "capital_loss": Col("real", "Capital losses (USD)", unit="USD"),
+        "hours_per_week": Col("integer", "Working hours per week", unit="hours per week"),
         "native_country": Col("categorical", "Country of origin", imm),
     }
     return make_dataset(
@@ -111,8 +111,16 @@ def load_compas(*, variant: str) -> Dataset:
 
     Target ``two_year_recid``: 1 = reoffended within two years (the
     unfavourable outcome; ``metadata["favorable_class"] == 0``).  Immutable:
-    ``age`` / ``age_cat``, ``sex``, ``race`` (MACE, CARLA).  Prior and juvenile
-    counts are mutable, as in MACE.
+    ``age`` / ``age_cat``, ``sex``, ``race`` (MACE, CARLA).
+
+    Prior and juvenile counts are a record: they can only grow, so they are
+    ``increasing`` (MACE made them mutable, which lets an answer erase a
+    conviction: ``priors_count 4 -> 0``); ``variant="mace"`` keeps MACE's
+    setting, to reproduce its table.  The current charge's degree and the
+    days held stay free: they are the facts of the case a review or an appeal
+    examines, which is what a counterfactual here can inform (a defendant has
+    no recourse to advise).  MACE's setting:
+    ``data.with_schema(data.schema.with_actionability(priors_count="free", ...))``.
     """
     info = INFO["compas"]
     df = read_bundled("compas-scores-two-years.csv.gz")
@@ -130,7 +138,8 @@ def load_compas(*, variant: str) -> Dataset:
     common = {
         "race": Col("categorical", "Race", imm),
         "sex": Col("binary", "Sex", imm, ("Female", "Male")),
-        "priors_count": Col("integer", "Number of prior offences"),
+        # a record only grows; MACE's own table keeps its setting (mutable)
+        "priors_count": Col("integer", "Number of prior offences", "free" if variant == "mace" else "increasing"),
         "c_charge_degree": Col("binary", "Degree of the current charge", categories=("Felony", "Misdemeanor")),
     }
     if variant == "mace":
@@ -139,12 +148,12 @@ def load_compas(*, variant: str) -> Dataset:
         stay = (pd.to_datetime(df["c_jail_out"]) - pd.to_datetime(df["c_jail_in"])).dt.days.clip(lower=0)
         df = df.assign(length_of_stay=stay)
         cols = {
-            "age": Col("integer", "Age in years", imm),
+            "age": Col("integer", "Age in years", imm, unit="years"),
             **common,
-            "juv_fel_count": Col("integer", "Juvenile felonies"),
-            "juv_misd_count": Col("integer", "Juvenile misdemeanours"),
-            "juv_other_count": Col("integer", "Other juvenile offences"),
-            "length_of_stay": Col("integer", "Days in jail for the current charge"),
+            "juv_fel_count": Col("integer", "Juvenile felonies", "increasing"),
+            "juv_misd_count": Col("integer", "Juvenile misdemeanours", "increasing"),
+            "juv_other_count": Col("integer", "Other juvenile offences", "increasing"),
+            "length_of_stay": Col("integer", "Days in jail for the current charge", unit="days"),
         }
     return make_dataset(
         df, cols, "two_year_recid", df["two_year_recid"], info, {"variant": variant},
@@ -169,19 +178,19 @@ def _student_cols() -> dict[str, Col]:
     return {
         "school": Col("binary", "School: GP = Gabriel Pereira, MS = Mousinho da Silveira", imm, ("GP", "MS")),
         "sex": Col("binary", "Sex", imm, ("F", "M")),
-        "age": Col("integer", "Age in years", imm),
+        "age": Col("integer", "Age in years", imm, unit="years"),
         "address": Col("binary", "Home address: U = urban, R = rural", categories=("U", "R")),
-        "famsize": Col("binary", "Family size: LE3 = at most 3, GT3 = more than 3", categories=("LE3", "GT3")),
-        "Pstatus": Col("binary", "Parents' cohabitation: T = together, A = apart", categories=("T", "A")),
+        "famsize": Col("binary", "Family size: LE3 = at most 3, GT3 = more than 3", imm, ("LE3", "GT3")),
+        "Pstatus": Col("binary", "Parents' cohabitation: T = together, A = apart", imm, ("T", "A")),
         "Medu": Col("ordinal", "Mother's education", imm, _EDU),
         "Fedu": Col("ordinal", "Father's education", imm, _EDU),
-        "Mjob": Col("categorical", "Mother's job"),
-        "Fjob": Col("categorical", "Father's job"),
-        "reason": Col("categorical", "Reason to choose this school"),
-        "guardian": Col("categorical", "Guardian"),
+        "Mjob": Col("categorical", "Mother's job", imm),
+        "Fjob": Col("categorical", "Father's job", imm),
+        "reason": Col("categorical", "Reason to choose this school", imm),
+        "guardian": Col("categorical", "Guardian", imm),
         "traveltime": Col("ordinal", "Home to school travel time", categories=_TRAVEL),
         "studytime": Col("ordinal", "Weekly study time", categories=_STUDY),
-        "failures": Col("integer", "Past class failures (3 = three or more)"),
+        "failures": Col("integer", "Past class failures (3 = three or more)", "increasing"),
         "schoolsup": Col("binary", "Extra educational support", categories=yn),
         "famsup": Col("binary", "Family educational support", imm, yn),
         "paid": Col("binary", "Extra paid classes in the subject", categories=yn),
@@ -193,10 +202,10 @@ def _student_cols() -> dict[str, Col]:
         "famrel": Col("integer", f"Quality of family relationships ({likert})"),
         "freetime": Col("integer", f"Free time after school ({likert})"),
         "goout": Col("integer", f"Going out with friends ({likert})"),
-        "Dalc": Col("integer", f"Workday alcohol consumption ({likert})"),
-        "Walc": Col("integer", f"Weekend alcohol consumption ({likert})"),
+        "Dalc": Col("integer", f"Workday alcohol consumption ({likert})", "decreasing"),
+        "Walc": Col("integer", f"Weekend alcohol consumption ({likert})", "decreasing"),
         "health": Col("integer", f"Current health status ({likert})"),
-        "absences": Col("integer", "Number of school absences"),
+        "absences": Col("integer", "Number of school absences", unit="absences"),
         "G1": Col("integer", "First period grade (0-20)", imm),
         "G2": Col("integer", "Second period grade (0-20)", imm),
     }
@@ -220,6 +229,11 @@ def load_student_performance(*, subject: str, threshold: int, features: str, gra
     Coded levels are decoded (Medu/Fedu "none" ... "higher", travel and
     study time ranges); 1-5 scales stay integers.  Immutable: L2C's Medu, Fedu,
     famsup and G1, plus school, sex, age, nursery (past or fixed facts) and G2.
+    As a school would advise a student, also immutable: the family's
+    circumstances (``famsize``, ``Pstatus``, ``Mjob``, ``Fjob``, ``guardian``)
+    and the past choice of school (``reason``); ``failures`` increasing (a
+    record only grows); ``Dalc`` and ``Walc`` decreasing (no one is advised
+    to drink more).
     ``metadata["splits"]["school"]`` is "train" for Gabriel Pereira and "test"
     for Mousinho da Silveira, L2C's (Bui et al.'s) split: 423 / 226 rows for
     Portuguese.
@@ -255,6 +269,9 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
     (L2C: 300 of 500), 0.6 in UFCE (405 of 500).  ``Serial No.`` dropped.
     ``university_rating`` (1-5) is ordinal and immutable (L2C); SOP and LOR
     strengths (1-5 in steps of 0.5) and CGPA are real; ``research`` is 0/1.
+    As an admissions office would advise an applicant: test scores, the
+    statement, the letters and the GPA are increasing (a test can be retaken
+    and a statement rewritten; no one is advised to do worse).
     """
     if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool) or not 0 < threshold < 1:
         raise ValidationError(
@@ -271,12 +288,12 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
         }
     )  # fmt: skip
     cols = {
-        "gre_score": Col("integer", "GRE score (out of 340)"),
-        "toefl_score": Col("integer", "TOEFL score (out of 120)"),
+        "gre_score": Col("integer", "GRE score (out of 340)", "increasing"),
+        "toefl_score": Col("integer", "TOEFL score (out of 120)", "increasing"),
         "university_rating": Col("ordinal", "Rating of the undergraduate university (1-5)", "immutable", (1, 2, 3, 4, 5)),
-        "sop": Col("real", "Statement of purpose strength (1-5)"),
-        "lor": Col("real", "Letter of recommendation strength (1-5)"),
-        "cgpa": Col("real", "Undergraduate GPA (out of 10)"),
+        "sop": Col("real", "Statement of purpose strength (1-5)", "increasing"),
+        "lor": Col("real", "Letter of recommendation strength (1-5)", "increasing"),
+        "cgpa": Col("real", "Undergraduate GPA (out of 10)", "increasing"),
         "research": Col("binary", "Research experience (0/1)", categories=(0, 1)),
     }
     return make_dataset(

@@ -49,7 +49,7 @@ import pandas as pd
 
 from .._utils._deadline import CancelToken
 from .._utils._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import Constraints
+from ..constraints import Constraints, Costs
 from ..data import Dataset, mad
 from ..exceptions import NotFittedError, ValidationError
 from ..metrics import distance
@@ -90,11 +90,16 @@ class CounterfactualMethod:
     resolution and was verified *after* that rounding with the real model
     and the constraints.  Methods that sparsify (UFCE, MD-PSO, L2C by
     default; ``nearest`` with ``sparsify=True``) have every change the
-    model does not need reverted.  The counterfactuals of one query are
-    pairwise *different*: another set of changed features, or some feature
-    differing by more than max(resolution, 0.1 x MAD); discrete features
-    by value.  Diagnostics count each step (``n_snapped``,
-    ``n_snap_failed``, ``n_reverted``, ``n_duplicates``, ``n_too_similar``).
+    model does not need reverted.  By default (``alternatives="distinct"``)
+    no answer shows a move smaller than its feature's meaningful step,
+    max(resolution, 0.1 x MAD), as a change (such moves are reverted when
+    the model allows, else the answer is kept only as the query's first),
+    the counterfactuals of one query are pairwise *different* -- another
+    set of meaningfully changed features, or some feature differing by
+    more than its step; discrete features by value -- and they are listed
+    nearest first.  Diagnostics count each step (``n_snapped``,
+    ``n_snap_failed``, ``n_reverted``, ``n_substep_reverted``,
+    ``n_substep_dropped``, ``n_duplicates``, ``n_too_similar``).
 
     Time limit (``time_limit``, seconds per query): it covers the whole
     call, not only the search.  Each query's search gets the limit less
@@ -242,6 +247,8 @@ class CounterfactualMethod:
         min_probability: float | None = None,
         robust_to: Sequence[Any] | None = None,
         regions: bool = False,
+        alternatives: str = "distinct",
+        costs: Costs | None = None,
     ) -> CounterfactualResult:
         """Counterfactuals for each row of ``X``.
 
@@ -304,6 +311,10 @@ class CounterfactualMethod:
             one), after the search: this work is outside the search's time
             limit.  Without ``regions``, ``result.region(q)`` computes one on
             demand.
+        alternatives : {"distinct", "method"}
+            ``"distinct"``: the rule of the class docstring; ``"method"``: the method's own answers and order.
+        costs : Costs, optional
+            Costs in the user's units, replacing ``norm`` (:class:`~counterfact.Costs`).
         cancel : CancelToken, optional
             Set it (``cancel.cancel()``, from another thread) to stop the call
             early: every query's deadline then counts as passed, searches and
@@ -313,18 +324,13 @@ class CounterfactualMethod:
         Returns
         -------
         CounterfactualResult
-
-        Notes
-        -----
-        What every answer guarantees (resolution, verification, diversity), how
-        the time limit is shared, reproducibility and progress output: see the
-        class docstring.
+            Its guarantees, the time limit's sharing, reproducibility, progress: the class docstring.
         """
         self._check_fitted()
         return explain(
             self, X, n_counterfactuals=n_counterfactuals, constraints=constraints, target=target,
             n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, errors=errors, cancel=cancel,
-            min_probability=min_probability, robust_to=robust_to, regions=regions,
+            min_probability=min_probability, robust_to=robust_to, regions=regions, alternatives=alternatives, costs=costs,
         )
 
     # ---------------------------------------------------------------- hooks

@@ -70,6 +70,12 @@ class MethodTags:
         The method's own cost of an answer, if it has one: ``"distance"`` (MACE's
         eq. 3 distance under the method's ``norm``) or ``"objective"`` (the
         ``objective`` diagnostic of each query).
+    costs : {"exact", "search"} or None
+        How the method honours ``explain(costs=cf.Costs(...))``: ``"exact"``
+        (its solver minimises the cost, so ``optimal`` and its lower bound are
+        proofs under it), ``"search"`` (its ranking or fitness uses the cost),
+        or None (it cannot: such a call raises
+        :class:`~counterfact.exceptions.UnsupportedConstraintError`).
     """
 
     display_name: str
@@ -86,6 +92,7 @@ class MethodTags:
     fast_params: Mapping[str, Any] = field(default_factory=dict)
     order: int = 100
     cost: str | None = None
+    costs: str | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.constraints) - set(CONSTRAINT_KINDS)
@@ -93,6 +100,8 @@ class MethodTags:
             raise ValueError(f"MethodTags.constraints names unknown kinds {sorted(unknown)}; known: {list(CONSTRAINT_KINDS)}.")
         if self.cost not in (None, "distance", "objective"):
             raise ValueError(f"MethodTags.cost must be None, 'distance' or 'objective'. Got {self.cost!r}.")
+        if self.costs not in (None, "exact", "search"):
+            raise ValueError(f"MethodTags.costs must be None, 'exact' or 'search'. Got {self.costs!r}.")
         object.__setattr__(self, "constraints", frozenset(self.constraints))
         object.__setattr__(self, "fast_params", _frozen(self.fast_params))
 

@@ -29,7 +29,8 @@ def violation_counts(
     One count per row of :func:`counterfact.constraints.violations` (the single
     checker every method's verification uses): the schema's domain and
     actionability, then the constraints' immutable, increasing, decreasing,
-    ranges, allowed_values, features_to_vary, max_changes and causal kinds.
+    ranges, allowed_values, features_to_vary, max_changes, causal and relations
+    kinds.
     Returns ``{kind: count, ..., "total": count}`` with every kind present
     (0 when none); for a result, a DataFrame with one row per query and one
     column per kind plus ``total`` (each query's own constraints are used).  Lower is

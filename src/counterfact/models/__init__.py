@@ -5,7 +5,7 @@ from ._adapter import ModelAdapter, TorchModel, as_adapter
 from ._fit import KINDS, fit, make_pipeline, preprocessor
 from ._loading import UNSAFE_MODEL_HELP, load_model_file
 from ._retrain import retrained
-from ._select import desired_class, rows_to_explain
+from ._select import check_label, desired_class, rows_to_explain
 
 __all__ = [
     "KINDS",
@@ -13,6 +13,7 @@ __all__ = [
     "ModelAdapter",
     "TorchModel",
     "as_adapter",
+    "check_label",
     "desired_class",
     "fit",
     "load_model_file",

@@ -15,6 +15,7 @@ facts; this module imports nothing of it.
 
 from __future__ import annotations
 
+import weakref
 from typing import Any
 
 import numpy as np
@@ -138,6 +139,9 @@ class ModelAdapter:
             if _predict_is_argmax(final):
                 return np.asarray(final.classes_).take(np.argmax(proba, axis=1), axis=0), proba
             return np.asarray(final.predict(Xt)), proba
+        if _predict_is_argmax(self.model):  # a bare forest or tree: one pass gives both
+            proba = self.predict_proba(X)
+            return np.asarray(self.model.classes_).take(np.argmax(proba, axis=1), axis=0), proba
         return self.predict(X), self.predict_proba(X)
 
     def class_index(self, label: Any) -> int:
@@ -186,20 +190,41 @@ def native_categories(est: Any) -> dict[int, list[Any]] | None:
                 out[j] = [] if arr is None else list(arr.to_pylist())
         return out
     if name == "LGBMClassifier":
-        booster = est.booster_
-        pandas_cats = getattr(booster, "pandas_categorical", None) or []
-        infos = booster.dump_model().get("feature_infos", {})
-        names = booster.feature_name()
-        cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
-        if not cat_pos:
-            return None
-        if len(cat_pos) != len(pandas_cats):
-            raise UnsupportedModelError(
-                "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
-                "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
-            )
-        return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
+        return _lightgbm_categories(est.booster_)
     return None
+
+
+#: a LightGBM booster -> its native categories: reading them dumps the whole model
+#: (0.3 s for 300 trees), and the adapter asks on every prediction
+_LGBM_CATEGORIES: weakref.WeakKeyDictionary[Any, dict[int, list[Any]] | None] = weakref.WeakKeyDictionary()
+
+
+def _lightgbm_categories(booster: Any) -> dict[int, list[Any]] | None:
+    """:func:`native_categories` of a fitted LightGBM booster, read once per booster."""
+    try:
+        if booster in _LGBM_CATEGORIES:
+            return _LGBM_CATEGORIES[booster]
+    except TypeError:  # not weakly referenceable: read it each time
+        return _read_lightgbm_categories(booster)
+    found = _read_lightgbm_categories(booster)
+    _LGBM_CATEGORIES[booster] = found
+    return found
+
+
+def _read_lightgbm_categories(booster: Any) -> dict[int, list[Any]] | None:
+    """The booster's native categories, read from its dump (see :func:`native_categories`)."""
+    pandas_cats = getattr(booster, "pandas_categorical", None) or []
+    infos = booster.dump_model().get("feature_infos", {})
+    names = booster.feature_name()
+    cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
+    if not cat_pos:
+        return None
+    if len(cat_pos) != len(pandas_cats):
+        raise UnsupportedModelError(
+            "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
+            "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
+        )
+    return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
 
 
 def booster_category_frame(est: Any, X: Any) -> Any:

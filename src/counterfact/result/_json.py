@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import Constraints
+from ..constraints import BoundCosts, Constraints
 from ..exceptions import ValidationError
 from ..models import as_adapter
 from ..models._select import check_label
@@ -104,6 +104,7 @@ def dump(result: Any) -> str:
         "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
         "requirements": jsonable(result.requirements),
         "regions": [[jsonable(q), int(r), region.to_dict()] for (q, r), region in result.regions.items()],
+        "costs": _costs_json(result),
         "diagnostics": {
             "columns": list(map(str, result.diagnostics.columns)),
             "rows": rows(result.diagnostics.reindex(result.queries.index)),
@@ -277,7 +278,30 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         certificates=_certificates(d, qidx),
         requirements=_requirements(d),
         regions=_regions(d),
+        costs=_costs(d, schema),
     )
+
+
+def _costs_json(result: Any) -> dict[str, Any] | None:
+    """The call's costs, their unit and each counterfactual's cost (None without costs)."""
+    if result.costs is None:
+        return None
+    c = result.cost()
+    return {
+        "model": result.costs.to_dict(),
+        "unit": result.costs.unit,
+        "unit_scale": result.costs.costs.unit_scale,
+        "values": jsonable(list(c.reindex(result.counterfactuals.index))) if len(c) else [],
+    }
+
+
+def _costs(d: Mapping[str, Any], schema: Schema) -> BoundCosts | None:
+    c = d.get("costs")
+    if c is None:
+        return None
+    if not isinstance(c, Mapping) or not isinstance(c.get("model"), Mapping):
+        raise ValidationError("'costs' must be an object with the costs' 'model'.")
+    return BoundCosts.from_dict(c["model"], schema)
 
 
 def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:

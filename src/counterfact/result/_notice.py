@@ -88,24 +88,28 @@ def _closing(result: Any, query: Any, x: pd.Series, cf: pd.Series, features: lis
 
 def _sentence(feature: Any, before: Any, after: Any, bound: Any) -> str:
     name = feature.name
-    now = format_value(feature, before)
+    now = format_value(feature, before, unit=True)
     if not feature.is_numeric:
         if isinstance(bound, frozenset) and len(bound) > 1:
             options = ", ".join(str(v) for v in (feature.categories or sorted(bound)) if v in bound and v != _py(before))
             return f"{name} is {now}; {options} would have been needed"
-        return f"{name} is {now}; {format_value(feature, after)} would have been needed"
+        return f"{name} is {now}; {format_value(feature, after, unit=True)} would have been needed"
     up = float(after) > float(before)
     if bound is not None and not isinstance(bound, frozenset):
         limit = bound[0] if up else bound[1]
-        return f"{name} is {now}; {'at least' if up else 'at most'} {format_value(feature, limit)} would have been needed"
-    return f"{name} is {now}; {format_value(feature, after)} ({'higher' if up else 'lower'}) would have been needed"
+        return f"{name} is {now}; {'at least' if up else 'at most'} {format_value(feature, limit, unit=True)} would have been needed"
+    return f"{name} is {now}; {format_value(feature, after, unit=True)} ({'higher' if up else 'lower'}) would have been needed"
 
 
-def notice(result: Any, query: Any, rank: int = 0, *, max_reasons: int = MAX_REASONS, as_html: bool = False) -> str:
+def notice(
+    result: Any, query: Any, rank: int = 0, *, max_reasons: int = MAX_REASONS, as_html: bool = False,
+    target_label: str | None = None,
+) -> str:
     """A plain-language statement of the principal reasons for ``query``'s decision,
-    to adapt into an adverse-action notice; it says how the answer was established."""
+    to adapt into an adverse-action notice; it says how the answer was established.
+    ``target_label`` names the target class in the text (default: its raw label)."""
     table = reasons(result, query, rank, max_reasons)
-    target = result.target.get(query)
+    target = result.target.get(query) if target_label is None else target_label
     lines = [f"Principal reasons the application was not assigned to '{target}':"]
     lines += [f"{k + 1}. {s}." for k, s in enumerate(table["sentence"])]
     together = "these changes together" if len(table) > 1 else "this change"

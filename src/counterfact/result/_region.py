@@ -84,13 +84,13 @@ class Region:
             lo, hi = float(b[0]), float(b[1])
             dlo, dhi = self.domain.get(name, (-math.inf, math.inf))
             if lo <= dlo and hi < dhi:
-                parts.append(f"{name} at most {format_value(f, hi)}")
+                parts.append(f"{name} at most {format_value(f, hi, unit=True)}")
             elif hi >= dhi and lo > dlo:
-                parts.append(f"{name} at least {format_value(f, lo)}")
+                parts.append(f"{name} at least {format_value(f, lo, unit=True)}")
             elif lo == hi:
-                parts.append(f"{name} {format_value(f, lo)}")
+                parts.append(f"{name} {format_value(f, lo, unit=True)}")
             else:
-                parts.append(f"{name} between {format_value(f, lo)} and {format_value(f, hi)}")
+                parts.append(f"{name} between {format_value(f, lo, unit=True)} and {format_value(f, hi, unit=True)}")
         text = " and ".join(parts) if parts else "no change"
         return text + ("" if self.certified else f" (checked on {self.n_checked} samples, not proven)")
 

@@ -12,7 +12,7 @@ import pandas as pd
 
 from .. import metrics
 from .._utils._deps import import_optional
-from ..constraints import Constraints
+from ..constraints import BoundCosts, Constraints
 from ..exceptions import ValidationError
 from ..schema import Schema
 from ._json import constraints_json, dump, load
@@ -85,6 +85,9 @@ class CounterfactualResult:
         What every counterfactual was asked to satisfy beyond the model's
         decision: ``min_probability`` (the least probability of the target) and
         ``robust_to`` (how many other models it also holds for).
+    costs : BoundCosts or None
+        The costs the call was explained under (``explain(costs=...)``), with
+        their unit; :meth:`cost` gives each answer's cost.
     regions : dict
         ``(query, rank) -> Region`` for the counterfactuals whose certified region
         was computed (``explain(..., regions=True)`` or :meth:`region`).
@@ -111,6 +114,7 @@ class CounterfactualResult:
         certificates: pd.Series | None = None,
         requirements: Mapping[str, Any] | None = None,
         regions: Mapping[tuple[Any, int], Region] | None = None,
+        costs: BoundCosts | None = None,
     ) -> None:
         bad = sorted(set(status) - set(STATUSES))
         if bad:
@@ -138,6 +142,7 @@ class CounterfactualResult:
         )
         self.requirements: dict[str, Any] = {"min_probability": None, "robust_to": 0, **dict(requirements or {})}
         self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
+        self.costs = costs
         #: computes a region on demand (set by the pipeline; not saved with the result)
         self.region_source: Callable[[Any, int, pd.Series], Region] | None = None
 
@@ -164,7 +169,10 @@ class CounterfactualResult:
     def for_query(self, query: Any) -> pd.DataFrame:
         """Counterfactuals of one query (index: rank)."""
         if len(self.counterfactuals) == 0 or query not in self.counterfactuals.index.get_level_values(0):
-            return self.counterfactuals.iloc[0:0].droplevel(0) if len(self.counterfactuals.index.names) == 2 else self.counterfactuals.iloc[0:0]
+            # the same empty frame whichever way the result was built: an integer rank index
+            empty = self.counterfactuals.iloc[0:0].reset_index(drop=True)
+            empty.index = pd.Index([], dtype="int64", name="rank")
+            return empty
         return self.counterfactuals.xs(query, level=0)
 
     def __repr__(self) -> str:
@@ -237,6 +245,31 @@ class CounterfactualResult:
         """Every applicable metric, one row per query (see :mod:`counterfact.metrics`)."""
         return metrics.evaluate(self, train, **kwargs)
 
+    def cost(self, per_feature: bool = False) -> pd.Series | pd.DataFrame:
+        """Each counterfactual's cost under the call's costs (``explain(costs=...)``),
+        in cost units (:meth:`cost_text` words it in the user's unit); with
+        ``per_feature``, one column per feature.  Index: ``(query, rank)``."""
+        if self.costs is None:
+            raise ValidationError(
+                "This result was explained without costs; pass costs=cf.Costs(...) to explain, or use "
+                "cf.metrics.distance(result) for the normalised distance."
+            )
+        cfs = self.counterfactuals
+        cols = self.schema.names
+        out = np.full((len(cfs), len(cols)), np.nan)
+        for q, rows in (cfs.groupby(level=0, sort=False) if len(cfs) else []):
+            pos = cfs.index.get_indexer(rows.index)
+            out[pos] = self.costs.evaluate(self.queries.loc[q], rows, per_feature=True)
+        if per_feature:
+            return pd.DataFrame(out, index=cfs.index, columns=cols)
+        return pd.Series(out.sum(axis=1), index=cfs.index, name="cost", dtype=float)
+
+    def cost_text(self, query: Any, rank: int = 0) -> str:
+        """Counterfactual ``rank`` of ``query``'s cost in plain words
+        (``"cost about 3 months of saving"``; without a unit ``"cost 0.412"``)."""
+        value = float(self.cost().loc[(query, rank)])
+        return f"cost {self.costs.describe(value)}"  # type: ignore[union-attr]
+
     # ---------------------------------------------------------------- diffs
     def changes(self, query: Any, rank: int = 0) -> list[Change]:
         """The features counterfactual ``rank`` of ``query`` changes, with both
@@ -268,13 +301,16 @@ class CounterfactualResult:
         """Readable changes, one line per counterfactual, with the model's probability
         of the target before and after:
         ``query 3, #0: duration_months 24 -> 12; purpose car -> radio (P(good) 0.31 -> 0.66)``,
-        and the certified region under it when one was computed; a query
+        the answer's cost in the user's unit when the call had costs
+        (``...; cost about 3 months of saving``), and the certified region
+        under it when one was computed; a query
         without one gets its status and reason
         (``query 5: no counterfactual (failed: query already predicted as target)``)."""
         lines = []
         queries = [query] if query is not None else list(self.queries.index)
         reasons = self.reason
         groups = {k: g.droplevel(0) for k, g in self.counterfactuals.groupby(level=0, sort=False)} if len(self.counterfactuals) else {}
+        costs = self.cost() if self.costs is not None and len(self.counterfactuals) else None
         for q in queries:
             cfs = groups.get(q, self.counterfactuals.iloc[0:0])
             if len(cfs) == 0:
@@ -284,7 +320,8 @@ class CounterfactualResult:
                 continue
             x = self.queries.loc[q]
             for r, cf in cfs.sort_index().iterrows():
-                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}")
+                cost = f"; cost {self.costs.describe(float(costs.loc[(q, r)]))}" if self.costs is not None and costs is not None else ""
+                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}{cost}")
                 region = self.regions.get((q, int(r)))
                 if region is not None:
                     lines.append(f"  any of: {region.describe(self.schema)}")
@@ -435,6 +472,7 @@ class CounterfactualResult:
             certificates=pd.concat([r.certificates.reindex(r.queries.index) for r in results]),
             requirements=first.requirements,
             regions={k: v for r in results for k, v in r.regions.items()},
+            costs=first.costs,
         )
 
 

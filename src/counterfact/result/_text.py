@@ -53,9 +53,12 @@ class Change:
     after: Any
     before_text: str
     after_text: str
+    #: the feature's unit ("" when it has none), written once after the new value
+    unit: str = ""
 
     def __str__(self) -> str:
-        return f"{self.feature} {self.before_text} -> {self.after_text}"
+        unit = f" {self.unit}" if self.unit else ""
+        return f"{self.feature} {self.before_text} -> {self.after_text}{unit}"
 
 
 def _differs(feature: Feature, a: Any, b: Any) -> bool:
@@ -87,7 +90,7 @@ def changes(schema: Schema, x: pd.Series | Mapping[str, Any], cf: pd.Series | Ma
         ta, tb = format_value(f, a), format_value(f, b)
         if ta == tb and f.is_numeric:
             ta, tb = _precise(a), _precise(b)
-        out.append(Change(f.name, a, b, ta, tb))
+        out.append(Change(f.name, a, b, ta, tb, f.unit))
     return out
 
 

@@ -51,6 +51,10 @@ class Feature:
         power-of-ten step, between 1e-6 and 1, on whose grid every observed
         value lies (values 1330, 2.5, 0.25 give 0.01).  Discrete features have
         none.
+    unit : str, optional
+        The unit a person reads the value in (``"months"``, ``"DM"``,
+        ``"hours per week"``): shown after the value in notices, reasons,
+        regions, the command line and the page.  Numeric features only.
     """
 
     name: str
@@ -61,6 +65,7 @@ class Feature:
     actionability: Actionability = "free"
     description: str = ""
     resolution: float | None = None
+    unit: str = ""
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -68,6 +73,13 @@ class Feature:
         if self.kind not in KINDS:
             raise SchemaError(
                 f"Feature '{self.name}': kind must be one of {list(KINDS)}. Got {self.kind!r}."
+            )
+        if not isinstance(self.unit, str):
+            raise SchemaError(f"Feature '{self.name}': unit must be a string such as 'months'. Got {self.unit!r}.")
+        if self.unit and self.kind not in NUMERIC_KINDS:
+            raise SchemaError(
+                f"Feature '{self.name}' is {self.kind}; only real and integer features take a unit "
+                f"(its categories name themselves). Got unit={self.unit!r}."
             )
         if self.actionability not in ACTIONABILITY:
             raise SchemaError(
@@ -243,6 +255,8 @@ class Feature:
             out["resolution"] = self.resolution
         if self.description:
             out["description"] = self.description
+        if self.unit:
+            out["unit"] = self.unit
         return out
 
     @classmethod

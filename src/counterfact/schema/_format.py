@@ -12,15 +12,21 @@ from ._resolution import decimals
 __all__ = ["format_value"]
 
 
-def format_value(feature: Feature, value: Any) -> str:
+def format_value(feature: Feature, value: Any, *, unit: bool = False) -> str:
     """``value`` as a person reads it: a number at the feature's resolution
     (``1031``, ``0.57``), a category as its text.
 
     Integer features print whole numbers; real features with a resolution print
     as many decimals as the resolution has (``0.01`` -> two; ``1`` -> none);
     real features without one use six significant digits.  Missing values print
-    as ``"?"``.
+    as ``"?"``.  ``unit=True`` appends the feature's unit, where it has one
+    (``24 months``).
     """
+    text = _format(feature, value)
+    return f"{text} {feature.unit}" if unit and feature.unit and text != "?" else text
+
+
+def _format(feature: Feature, value: Any) -> str:
     value = _py(value)
     if _is_missing(value):
         return "?"

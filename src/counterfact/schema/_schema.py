@@ -134,6 +134,13 @@ class Schema:
             out = out.with_feature(name, actionability=act)
         return out
 
+    def with_units(self, **units: str) -> Schema:
+        """A copy with units for some numeric features (``schema.with_units(duration="months")``)."""
+        out = self
+        for name, unit in units.items():
+            out = out.with_feature(name, unit=unit)
+        return out
+
     def with_immutable(self, names: Iterable[str]) -> Schema:
         """A copy with the named features immutable."""
         return self.with_actionability(**{n: "immutable" for n in names})
@@ -377,7 +384,7 @@ class Schema:
         return cls(features=tuple(feats), target=target, classes=classes)
 
     def describe(self) -> pd.DataFrame:
-        """One row per feature: kind, domain, resolution, actionability.
+        """One row per feature: kind, domain, resolution, actionability, unit.
 
         Numeric domains print at the feature's resolution; categories are listed
         in order (the order of an ordinal's levels), long lists cut to their first
@@ -391,7 +398,8 @@ class Schema:
             else:
                 dom = _short_levels([str(c) for c in f.categories or ()], ", ")
             res = "" if f.resolution is None else f"{f.resolution:g}"
-            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res, "actionability": f.actionability})
+            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res,
+                         "actionability": f.actionability, "unit": f.unit})
         return pd.DataFrame(rows).set_index("feature")
 
 

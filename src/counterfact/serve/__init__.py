@@ -15,7 +15,8 @@ The command ``counterfact serve`` does the same and serves the page on
 
 Endpoints: ``GET /`` (the page), ``GET /health``, ``GET /api/schema``,
 ``GET /api/methods``, ``GET /api/example``, ``POST /api/predict``,
-``POST /api/explain``; the OpenAPI document at ``/openapi.json`` and ``/docs``.
+``POST /api/explain``; the OpenAPI document at ``/openapi.json``, and ``/docs`` when a
+local Swagger UI is installed (never one from a CDN).
 """
 
 from __future__ import annotations

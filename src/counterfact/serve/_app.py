@@ -19,6 +19,7 @@ from typing import Any
 
 from fastapi import APIRouter, Depends, FastAPI, Request
 from fastapi.exceptions import RequestValidationError
+from fastapi.openapi.docs import get_swagger_ui_html
 from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from fastapi.staticfiles import StaticFiles
@@ -27,6 +28,7 @@ from starlette.exceptions import HTTPException
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
 from ._auditlog import AuditLog, token_fingerprint
+from ._docs import swagger_ui_assets
 from ._models import (
     ErrorOut,
     ExampleOut,
@@ -254,7 +256,7 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
         if e.get("type") == "missing" and loc == "body":
             msg = "a JSON body is required"
         elif e.get("type") == "extra_forbidden":
-            msg = "unknown field; see the request schema at /docs"
+            msg = "unknown field; see the request schema at /openapi.json"
         by_loc.setdefault(loc, [])
         tags.setdefault(loc, set()).update(p for p in raw if isinstance(p, str) and p in _UNION_TAGS)
         if msg not in by_loc[loc]:
@@ -301,7 +303,9 @@ def create_app(
     app = _new_app(service, executor, title, audit_log)
     _add_error_handlers(app)
     _add_page(app, service)
-    app.include_router(_api(service, executor, token))
+    docs = swagger_ui_assets()
+    _add_docs(app, title, docs)
+    app.include_router(_api(service, executor, token, docs=docs is not None))
     app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
     app.add_middleware(_Guard, quotas=service.quotas, audit=audit_log)
     app.add_middleware(_SecurityHeaders)
@@ -323,6 +327,8 @@ def _new_app(service: Service, executor: ThreadPoolExecutor, title: str, audit_l
         summary="Counterfactual explanations: what could change the model's decision, under the user's own constraints.",
         version=__version__,
         lifespan=lifespan,
+        docs_url=None,  # FastAPI's own pages load Swagger UI and ReDoc from a CDN: see _add_docs
+        redoc_url=None,
     )
     app.state.service = service
     app.state.executor = executor
@@ -383,6 +389,22 @@ def _add_page(app: FastAPI, service: Service) -> None:
         return {"status": "ok", "methods": service.method_names, "pending": service.pending}
 
 
+def _add_docs(app: FastAPI, title: str, assets: Path | None) -> None:
+    """``/docs``: Swagger UI from the local files ``assets`` (nothing from a CDN); with
+    none, no ``/docs`` at all, and ``/openapi.json`` is the documentation."""
+    if assets is None:
+        return
+    app.mount("/docs-assets", StaticFiles(directory=assets), name="docs-assets")
+
+    @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
+    async def docs() -> HTMLResponse:
+        return get_swagger_ui_html(
+            openapi_url="/openapi.json", title=f"{title}: API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js", swagger_css_url="/docs-assets/swagger-ui.css",
+            swagger_favicon_url="/docs-assets/favicon-32x32.png",
+        )
+
+
 def _token_check(token: str | None) -> Callable[..., None]:
     """The dependency that checks the bearer token of an ``/api/*`` request (none needed when ``token`` is None)."""
     bearer = HTTPBearer(auto_error=False, description="Required on /api/* when the server was started with a token.")
@@ -401,21 +423,22 @@ def _token_check(token: str | None) -> Callable[..., None]:
     return check_token
 
 
-def _api(service: Service, executor: ThreadPoolExecutor, token: str | None) -> APIRouter:
-    """The ``/api/*`` routes, behind the bearer token."""
+def _api(service: Service, executor: ThreadPoolExecutor, token: str | None, *, docs: bool) -> APIRouter:
+    """The ``/api/*`` routes, behind the bearer token (``docs``: whether ``/docs`` is served)."""
     api = APIRouter(prefix="/api", dependencies=[Depends(_token_check(token))], responses=_ERRORS)
-    _add_describe_routes(api, service)
+    _add_describe_routes(api, service, docs)
     _add_model_routes(api, service, executor)
     return api
 
 
-def _add_describe_routes(api: APIRouter, service: Service) -> None:
+def _add_describe_routes(api: APIRouter, service: Service, docs: bool) -> None:
     """What the server offers: the schema, the methods, example rows."""
 
     @api.get("/schema", response_model=SchemaOut, tags=["data"])
     async def schema() -> dict[str, Any]:
-        """Features (kind, domain, default actionability, resolution), classes, limits."""
-        return service.schema_info()
+        """Features (kind, domain, default actionability, resolution, description), classes and their
+        names, limits, the retrained models available, where the API's documentation is."""
+        return {**service.schema_info(), "api_docs": "/docs" if docs else "/openapi.json"}
 
     @api.get("/methods", response_model=MethodsOut, tags=["methods"])
     async def methods() -> dict[str, Any]:
@@ -464,6 +487,10 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
                 target=body.target,
                 constraints=None if body.constraints is None else body.constraints.model_dump(),
                 time_limit=body.time_limit,
+                min_probability=body.min_probability,
+                regions=body.regions,
+                robust=body.robust,
+                reasons=body.reasons,
             )
         )
         reservation = service.quotas.reserve(_client(request.scope), len(job.frame) * job.n_counterfactuals)
@@ -482,7 +509,9 @@ def _revealed(out: dict[str, Any]) -> dict[str, Any]:
     rows = [
         {"row": r["row"], "status": r["status"], "probability_before": r["probability_before"],
          "counterfactuals": [c["row"] for c in r["counterfactuals"]],
-         "probabilities": [c["probability_after"] for c in r["counterfactuals"]]}
+         "probabilities": [c["probability_after"] for c in r["counterfactuals"]],
+         **({"regions": [c["region"]["bounds"] if c.get("region") else None for c in r["counterfactuals"]]}
+            if any(c.get("region") for c in r["counterfactuals"]) else {})}
         for r in out["results"]
     ]
     return {"counterfactuals": sum(len(r["counterfactuals"]) for r in rows), "rows": rows}

@@ -15,7 +15,8 @@ from ..exceptions import (
     UnsupportedModelError,
     ValidationError,
 )
-from ..models import rows_to_explain
+from ..models import as_adapter, rows_to_explain
+from ._meaning import resolve_class_names
 from ._request import Limits
 from ._service import Service
 
@@ -69,7 +70,9 @@ def fit_methods(
         try:
             cls: Any = methods.get_class(name)
             accepted = cls._param_names()
-            kw = {k: v for k, v in (("random_state", random_state), ("verbose", 1)) if k in accepted}
+            # a method's own progress (L2C's training bar) only with `serve -v` (the logger at DEBUG)
+            shown = 1 if logger.isEnabledFor(logging.DEBUG) else 0
+            kw = {k: v for k, v in (("random_state", random_state), ("verbose", shown)) if k in accepted}
             m = cls(**{**kw, **extra})
             say(f"fitting {name} ...")
             m.fit(model, train)
@@ -98,6 +101,8 @@ def build_service(
     method_params: Mapping[str, Mapping[str, Any]] | None = None,
     log: Callable[[str], None] | None = None,
     warm_up: bool = True,
+    class_names: Mapping[Any, Any] | Sequence[Any] | str | None = None,
+    robust_to: int = 0,
 ) -> Service:
     """Load data, fit the model (when given a kind) and the methods, and wrap them.
 
@@ -124,6 +129,13 @@ def build_service(
     warm_up : bool
         Explain one example row with each method before serving, so that work
         a method defers to its first explanation is not paid by the first user.
+    class_names : mapping, sequence or str, optional
+        Readable names of the classes (see :class:`Service`), checked before
+        anything is fitted.
+    robust_to : int
+        Refit this many copies of the model on bootstrap resamples of the
+        training data (:func:`counterfact.models.retrained`), so that a request
+        may ask for answers that hold for all of them (``robust``).
     """
     say = log or logger.info
     if isinstance(data, str):
@@ -135,12 +147,23 @@ def build_service(
         pool = test
     else:
         fitted_model, train, pool = model, data, data
+    if isinstance(robust_to, bool) or not isinstance(robust_to, int) or robust_to < 0:
+        raise ValidationError(f"robust_to must be an int >= 0 (retrained copies of the model). Got {robust_to!r}.")
+    labels = resolve_class_names(
+        list(as_adapter(fitted_model, data.schema).classes_), class_names, data.metadata.get("target_labels") or {}
+    )
     fitted = fit_methods(fitted_model, train, methods, random_state=random_state, params=method_params, log=say)
+    others: list[Any] = []
+    if robust_to:
+        start = time.perf_counter()
+        others = models.retrained(fitted_model, train, n=robust_to, random_state=random_state)
+        say(f"retrained {robust_to} copies of the model in {time.perf_counter() - start:.1f} s")
     try:
         examples = rows_to_explain(fitted_model, pool.X, data=data)
     except ValidationError:  # several classes, none favourable: every row is an example
         examples = pool.X
-    service = Service(data=data, model=fitted_model, methods=fitted, examples=examples, limits=limits)
+    service = Service(data=data, model=fitted_model, methods=fitted, examples=examples, limits=limits,
+                      class_names=labels, robust_to=others)
     if warm_up and len(service.examples):
         row = service.example(0)["row"]
         for name in service.method_names:

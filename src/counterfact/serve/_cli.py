@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
+import logging
 import os
 import socket
 import sys
@@ -21,6 +22,7 @@ from ..models import KINDS, load_model_file
 from . import create_app, require_server_deps
 from ._auditlog import AuditLog
 from ._build import build_service
+from ._docs import swagger_ui_assets
 from ._request import Limits
 
 __all__ = ["add_parser", "app_from_env", "cmd_serve"]
@@ -33,7 +35,7 @@ _CONFIG_ENV = "COUNTERFACT_SERVE_CONFIG"
 _EPILOG = f"""\
 With no arguments: German Credit, a logistic regression fitted on 80% of it, every installed
 method fitted once at start-up, served on http://127.0.0.1:8000 (the page at /, the API at
-/api/*, its documentation at /docs).
+/api/*, its OpenAPI document at /openapi.json, and /docs when Swagger UI is installed locally).
 
 Safety: the server binds to 127.0.0.1 unless --host says otherwise; on any other address it
 needs --token (or {TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /api/*, or
@@ -90,6 +92,12 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
                    help="counterfactuals answered per client in any hour; more get 429 (default 1000; 0: no quota)")
     p.add_argument("--method-concurrency", type=int, default=2, metavar="N",
                    help="explanations of one method running at once, each on its own copy (default 2)")
+    p.add_argument("--class-names", metavar="NAMES",
+                   help="readable class names, one per class in the model's order (bad,good) or class=name pairs "
+                   "(0=bad,1=good); default: the dataset's names, else the classes as written")
+    p.add_argument("--robust-to", type=int, default=0, metavar="N",
+                   help="retrain N copies of the model on bootstrap resamples at start-up, so that requests may ask "
+                   "for answers that hold for all of them (default 0: none)")
     p.add_argument("--seed", type=int, default=0, help="seed of the split, the model and the methods (default 0)")
     p.add_argument("--max-rows", type=int, default=20, help="rows per request (default 20)")
     p.add_argument("--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)")
@@ -116,6 +124,10 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         if not methods:
             raise ValidationError("--methods is empty: name at least one method, e.g. --methods mace,nearest.")
+    if args.robust_to < 0:
+        raise ValidationError(f"--robust-to must be >= 0 (retrained copies of the model; 0: none). Got {args.robust_to}.")
+    if args.class_names is not None and not args.class_names.strip():
+        raise ValidationError("--class-names is empty: name every class, e.g. --class-names bad,good.")
     for flag in ("requests_per_minute", "counterfactuals_per_hour"):
         if getattr(args, flag) < 0:
             raise ValidationError(f"--{flag.replace('_', '-')} must be >= 0 (0: no quota). Got {getattr(args, flag)}.")
@@ -136,6 +148,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         text = str(exc)
         raise ValidationError(f"--{_flag(text)}: {text.removeprefix('Limits.')}") from None
     return {
+        "verbose": bool(getattr(args, "verbose", False)),
         "dataset": args.dataset,
         "data": args.data,
         "target": args.target,
@@ -146,6 +159,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "seed": args.seed,
         "limits": limits,
         "audit_log": args.audit_log,
+        "class_names": args.class_names,
+        "robust_to": args.robust_to,
     }
 
 
@@ -172,10 +187,15 @@ def _load(config: dict[str, Any]) -> tuple[Any, Any]:
 
 
 def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any:
+    # the methods' own progress bars while fitting only with -v
+    logging.getLogger("counterfact.serve").setLevel(logging.DEBUG if config.get("verbose") else logging.INFO)
     limits = Limits(**config["limits"])
     if data is None:
         data, model = _load(config)
-    return build_service(data, model=model, methods=config["methods"], random_state=config["seed"], limits=limits, log=_say)
+    return build_service(
+        data, model=model, methods=config["methods"], random_state=config["seed"], limits=limits, log=_say,
+        class_names=config.get("class_names"), robust_to=config.get("robust_to", 0),
+    )
 
 
 def app_from_env() -> Any:
@@ -252,7 +272,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_level = "warning" if getattr(args, "quiet", False) else "info"
     if args.workers == 1:
         app = create_app(_service(config, data, model), token=token, audit_log=audit)
-        _say(f"serving on {url} (API documentation at /docs); press Ctrl+C to stop")
+        _say(f"serving on {url} (API documentation at {'/docs' if swagger_ui_assets() else '/openapi.json'}); "
+             "press Ctrl+C to stop")
         uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
         return 0
     if audit is not None:

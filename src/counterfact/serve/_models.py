@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
 
@@ -44,6 +44,12 @@ class ConstraintsIn(_Strict):
     )
     max_changes: StrictInt | None = Field(default=None, description="At most this many features may change.")
     causal: list[CausalIn] = Field(default_factory=list, description="Linear causal relations.")
+    relations: list[Annotated[StrictStr, Field(max_length=1000)]] = Field(
+        default_factory=list,
+        max_length=50,
+        description="Relations between features, e.g. 'credit_amount <= 600 * duration_months' or "
+        "'if housing != housing@ then residence_since == 1' (name@: the row's own value).",
+    )
 
 
 class RowsRequest(_Strict):
@@ -61,6 +67,22 @@ class ExplainRequest(_Strict):
     target: Value | None = Field(default=None, description="Desired class (default: the favourable class).")
     constraints: ConstraintsIn | None = None
     time_limit: Number | None = Field(default=None, description="Seconds per row (capped by the server).")
+    min_probability: Number | None = Field(
+        default=None,
+        description="A margin: every answer must give the target at least this probability (strictly between 0 "
+        "and 1), checked with the real model; null: crossing the decision boundary is enough.",
+    )
+    regions: StrictBool = Field(
+        default=False,
+        description="Add each answer's certified region: the ranges within which every change keeps the outcome.",
+    )
+    robust: StrictBool = Field(
+        default=False,
+        description="Answers must also hold for the server's retrained models (started with --robust-to N).",
+    )
+    reasons: StrictBool = Field(
+        default=False, description="Add each answer's principal reasons for a notice, and the notice's text."
+    )
 
 
 class FeatureOut(BaseModel):
@@ -71,7 +93,8 @@ class FeatureOut(BaseModel):
     categories: list[Any] | None
     actionability: str
     resolution: float | None = Field(description="Step of a numeric feature's values (null: discrete).")
-    description: str = ""
+    description: str = Field(default="", description="What the feature is, from the data's schema.")
+    unit: str = Field(default="", description="The unit a numeric value is read in (\"months\"), from the schema.")
 
 
 class LimitsOut(BaseModel):
@@ -93,7 +116,9 @@ class SchemaOut(BaseModel):
     favourable: Any = None
     features: list[FeatureOut]
     n_examples: int
+    robust_to: int = Field(default=0, description="Retrained models a request may ask answers to hold for.")
     limits: LimitsOut
+    api_docs: str = Field(default="/openapi.json", description="Where the API is documented (/docs when served).")
 
 
 class MethodOut(BaseModel):
@@ -105,6 +130,10 @@ class MethodOut(BaseModel):
     unsupported_constraints: list[str]
     certified: bool = Field(description="Answers carry a proof (optimal / none exists).")
     default: bool
+    display_name: str = ""
+    proves_optimality: bool = Field(default=False, description="Status 'optimal' is a proof: no nearer answer.")
+    proves_infeasibility: bool = Field(default=False, description="Status 'infeasible' is a proof: none exists.")
+    meaning: dict[str, str] = Field(default_factory=dict, description="Per status, what an answer means in plain words.")
 
 
 class MethodsOut(BaseModel):
@@ -141,6 +170,26 @@ class ChangeOut(BaseModel):
     after: Any
     before_text: str
     after_text: str
+    unit: str = Field(default="", description="The feature's unit (\"months\"; empty when it has none).")
+
+
+class RegionOut(BaseModel):
+    bounds: dict[str, Any] = Field(
+        description="Per changed feature: [low, high] (numeric) or {\"values\": [...]} (categories)."
+    )
+    domain: dict[str, list[float]] = Field(description="The numeric features' domains, to read open-ended bounds.")
+    certified: bool = Field(description="Proven for the model by a solver (false: checked on samples only).")
+    how: str
+    n_checked: int
+    text: str = Field(description="The region in words.")
+
+
+class ReasonOut(BaseModel):
+    feature: str
+    current: Any
+    needed: Any
+    closes: float | None = Field(description="P(target) with only this feature changed, minus the case's own.")
+    sentence: str
 
 
 class CounterfactualOut(BaseModel):
@@ -149,6 +198,9 @@ class CounterfactualOut(BaseModel):
     changes: list[ChangeOut] = Field(description="Only the features that changed, formatted at their resolution.")
     description: str
     probability_after: float | None = Field(description="Model probability of the target for this counterfactual.")
+    region: RegionOut | None = Field(default=None, description="Its certified region (when regions were asked for).")
+    reasons: list[ReasonOut] | None = Field(default=None, description="At most four principal reasons (when asked).")
+    notice: str | None = Field(default=None, description="The reasons as a text to adapt into a notice (when asked).")
 
 
 class RowResultOut(BaseModel):
@@ -161,6 +213,7 @@ class RowResultOut(BaseModel):
     probability_before: float
     counterfactuals: list[CounterfactualOut]
     certificate: str = Field(description="The method's guarantee for this answer, in plain words.")
+    meaning: str | None = Field(default=None, description="What the status means for this method, in plain words.")
     runtime_s: float | None
     diagnostics: dict[str, Any]
 
@@ -170,6 +223,9 @@ class ExplainOut(BaseModel):
     n_counterfactuals: int
     time_limit: float
     constraints: dict[str, Any] | None
+    min_probability: float | None = None
+    robust_to: int = Field(default=0, description="Retrained models every answer also holds for.")
+    regions: bool = False
     elapsed_s: float
     results: list[RowResultOut]
 

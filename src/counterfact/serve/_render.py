@@ -11,6 +11,7 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..result import changes, describe_changes
+from ..result._notice import notice
 from ..schema import Schema
 from ._request import ExplainJob
 
@@ -40,6 +41,7 @@ def render(
     model: Any,
     class_labels: Mapping[str, str],
     decision: Callable[[Any, np.ndarray], dict[str, Any]],
+    meanings: Mapping[str, str] | None = None,
 ) -> dict[str, Any]:
     """The JSON answer for a :class:`~counterfact.CounterfactualResult`.
 
@@ -59,6 +61,8 @@ def render(
         Readable names of the classes.
     decision : callable
         ``decision(prediction, probabilities)``: the model's decision for one row, as JSON data.
+    meanings : mapping, optional
+        Per status, what an answer of the method means in plain words.
     """
     frame = job.frame
     preds, proba = model.predict_with_proba(frame)
@@ -67,17 +71,19 @@ def render(
         status = str(result.status[q])
         diag = _diagnostics(result, q)
         target = _py(result.target[q])
+        label = class_labels.get(str(target), str(target))
         rows_out.append(
             {
                 "row": i,
                 "status": status,
                 "reason": _reason(result, q, diag),
                 "target": jsonable(target),
-                "target_label": class_labels.get(str(target), str(target)),
+                "target_label": label,
                 "decision": decision(preds[i], proba[i]),
                 "probability_before": float(proba[i, model.class_index(target)]),
-                "counterfactuals": _counterfactuals(result, q, frame.iloc[i], schema),
+                "counterfactuals": _counterfactuals(result, q, frame.iloc[i], schema, job, label),
                 "certificate": result.certificate(q),
+                "meaning": (meanings or {}).get(status),
                 "runtime_s": jsonable(float(result.runtime[q])),
                 "diagnostics": diag,
             }
@@ -87,6 +93,9 @@ def render(
         "n_counterfactuals": job.n_counterfactuals,
         "time_limit": job.time_limit,
         "constraints": None if job.constraints is None else jsonable(job.constraints.to_dict()),
+        "min_probability": job.min_probability,
+        "robust_to": len(job.robust_to),
+        "regions": job.regions,
         "elapsed_s": elapsed,
         "results": rows_out,
     }
@@ -108,8 +117,11 @@ def _reason(result: Any, q: Any, diag: Mapping[str, Any]) -> str | None:
     return None if reason is None else str(reason)
 
 
-def _counterfactuals(result: Any, q: Any, x: pd.Series, schema: Schema) -> list[dict[str, Any]]:
-    """The counterfactuals of query ``q`` (row ``x``): raw row, changes, their description, P(target) after."""
+def _counterfactuals(
+    result: Any, q: Any, x: pd.Series, schema: Schema, job: ExplainJob, label: str
+) -> list[dict[str, Any]]:
+    """The counterfactuals of query ``q`` (row ``x``): raw row, changes, their description, P(target) after;
+    with the job's ``regions`` its certified region, with its ``reasons`` the reasons for a notice."""
     cfs = []
     for rank, cfrow in result.for_query(q).iterrows():
         ch = changes(schema, x, cfrow)
@@ -120,11 +132,46 @@ def _counterfactuals(result: Any, q: Any, x: pd.Series, schema: Schema) -> list[
                 "row": {n: jsonable(cfrow[n]) for n in schema.names},
                 "changes": [
                     {"feature": c.feature, "before": jsonable(c.before), "after": jsonable(c.after),
-                     "before_text": c.before_text, "after_text": c.after_text}
+                     "before_text": c.before_text, "after_text": c.after_text, "unit": c.unit}
                     for c in ch
                 ],
                 "description": describe_changes(ch),
                 "probability_after": jsonable(float(conf)),
+                "region": _region(result.regions.get((q, int(rank))), schema),
+                **(_reasons(result, q, int(rank), label) if job.reasons else {}),
             }
         )
     return cfs
+
+
+def _region(region: Any, schema: Schema) -> dict[str, Any] | None:
+    """A certified region as JSON: per changed feature ``[low, high]`` or ``{"values": [...]}``,
+    whether it is proven, how, and in words (the unchanged features stay as they are)."""
+    if region is None:
+        return None
+    d = region.to_dict()
+    return jsonable({
+        "bounds": d["bounds"], "domain": d["domain"], "certified": d["certified"], "how": d["how"],
+        "n_checked": d["n_checked"], "text": region.describe(schema),
+    })
+
+
+def _reasons(result: Any, q: Any, rank: int, label: str) -> dict[str, Any]:
+    """The reasons for a notice from counterfactual ``rank`` of ``q``, and the notice's text."""
+    table = result.reasons(q, rank)
+    schema = result.schema
+    return {
+        "reasons": [
+            {"feature": str(r["feature"]), "current": _value(schema[r["feature"]], r["current"]),
+             "needed": _value(schema[r["feature"]], r["needed"]), "closes": jsonable(float(r["closes"])),
+             "sentence": str(r["sentence"])}
+            for r in table.to_dict("records")
+        ],
+        "notice": notice(result, q, rank, target_label=label),
+    }
+
+
+def _value(feature: Any, v: Any) -> Any:
+    """A raw value as JSON, an integer feature's as a whole number."""
+    v = jsonable(v)
+    return int(v) if feature.kind == "integer" and isinstance(v, float) and v.is_integer() else v

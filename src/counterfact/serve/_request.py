@@ -105,8 +105,18 @@ class ExplainJob:
     n_counterfactuals: int
     time_limit: float
     cancel: CancelToken = field(default_factory=CancelToken)
+    #: the least probability of the target every answer must reach (None: cross the boundary)
+    min_probability: float | None = None
+    #: compute each answer's certified region (grown for up to ``time_limit`` seconds each)
+    regions: bool = False
+    #: the retrained models every answer must also hold for (empty: only the served model)
+    robust_to: tuple[Any, ...] = ()
+    #: add each answer's reasons for a notice and the notice's text
+    reasons: bool = False
 
     @property
     def deadline(self) -> float:
-        """Seconds the explanation may run before the server cancels it."""
-        return 1.25 * len(self.frame) * self.time_limit + 2.0
+        """Seconds the explanation may run before the server cancels it: the search's
+        time limit per row, and with regions the time limit of each answer's region."""
+        per_row = 1.25 + (self.n_counterfactuals if self.regions else 0)
+        return per_row * len(self.frame) * self.time_limit + 2.0

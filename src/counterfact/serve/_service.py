@@ -54,6 +54,7 @@ from ..models import as_adapter, desired_class, rows_to_explain
 from ..models._select import check_label
 from ..schema import format_value
 from ..schema._numbers import MAX_INTEGER, finite_number, show_number
+from ._meaning import resolve_class_names, status_meanings
 from ._pool import MethodPool
 from ._quota import Quotas
 from ._render import jsonable, render
@@ -87,6 +88,13 @@ class Service:
     default_method : str, optional
         Used when a request names none (default: the first of mace, ceocl,
         ufce, nearest, mdpso, l2c that is loaded).
+    class_names : mapping, sequence or str, optional
+        Readable names of the classes: one per class in the model's order
+        (``["bad", "good"]``, ``"bad,good"``) or ``{class: name}``.  Default:
+        the dataset's ``target_labels``, else the classes as written.
+    robust_to : sequence of fitted models, optional
+        Other fitted models (e.g. :func:`counterfact.models.retrained` copies)
+        that a request asking for ``robust`` answers must also hold for.
     """
 
     def __init__(
@@ -99,6 +107,8 @@ class Service:
         favourable: Any = None,
         limits: Limits | None = None,
         default_method: str | None = None,
+        class_names: Mapping[Any, Any] | Sequence[Any] | str | None = None,
+        robust_to: Sequence[Any] | None = None,
     ) -> None:
         if not isinstance(data, Dataset):
             raise ValidationError(f"data must be a counterfact Dataset. Got {type(data).__name__}.")
@@ -131,6 +141,9 @@ class Service:
                 raise
             fav = None
         self.favourable = _py(fav) if _py(fav) in classes else None
+        labels = (getattr(data, "metadata", None) or {}).get("target_labels") or {}
+        self._class_labels = resolve_class_names(list(self.model.classes_), class_names, labels)
+        self.robust_to = _robust_models(robust_to, self.model, data)
         if examples is None:
             examples = (
                 rows_to_explain(self.model.model, data.X, target=self.favourable, data=data)
@@ -155,11 +168,10 @@ class Service:
 
     def class_labels(self) -> dict[str, str]:
         """Readable names of the classes (``{"0": "bad", "1": "good"}``)."""
-        labels = (getattr(self.data, "metadata", None) or {}).get("target_labels") or {}
-        return {str(_py(c)): str(labels.get(_py(c), _py(c))) for c in self.model.classes_}
+        return dict(self._class_labels)
 
     def schema_info(self) -> dict[str, Any]:
-        """Features (kind, domain, actionability, resolution), classes and the favourable one."""
+        """Features (kind, domain, actionability, resolution, description, unit), classes and the favourable one."""
         feats = []
         for f in self.schema:
             feats.append(
@@ -172,6 +184,7 @@ class Service:
                     "actionability": f.actionability,
                     "resolution": f.resolution,
                     "description": f.description,
+                    "unit": f.unit,
                 }
             )
         model = self.model.model
@@ -185,6 +198,7 @@ class Service:
             "favourable": jsonable(self.favourable),
             "features": feats,
             "n_examples": len(self.examples),
+            "robust_to": len(self.robust_to),
             "limits": {
                 "max_rows": self.limits.max_rows,
                 "max_body_bytes": self.limits.max_body_bytes,
@@ -211,6 +225,10 @@ class Service:
                     "unsupported_constraints": sorted(set(CONSTRAINT_KINDS) - set(m.supported_constraints)),
                     "certified": type(m).tags.proves_optimality,
                     "default": name == self.default_method,
+                    "display_name": type(m).tags.display_name,
+                    "proves_optimality": type(m).tags.proves_optimality,
+                    "proves_infeasibility": type(m).tags.proves_infeasibility,
+                    "meaning": status_meanings(type(m).tags),
                 }
             )
         return out
@@ -300,8 +318,19 @@ class Service:
         target: Any = None,
         constraints: Mapping[str, Any] | None = None,
         time_limit: float | None = None,
+        min_probability: float | None = None,
+        regions: bool = False,
+        robust: bool = False,
+        reasons: bool = False,
     ) -> ExplainJob:
-        """Validate an explain request (fast; raises on anything invalid)."""
+        """Validate an explain request (fast; raises on anything invalid).
+
+        ``min_probability``: the least probability of the target every answer must
+        reach; ``regions``: add each answer's certified region; ``robust``: answers
+        must also hold for the server's retrained models (``robust_to``);
+        ``reasons``: add each answer's reasons for a notice.
+        """
+        extra = self._requirements(min_probability, regions, robust, reasons)
         name = method or self.default_method
         m = self._method(name)
         if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, int) or n_counterfactuals < 1:
@@ -341,7 +370,31 @@ class Service:
             target = self.favourable
         if target is not None:
             self._check_target(target)
-        return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds)
+        return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds, **extra)
+
+    def _requirements(self, min_probability: Any, regions: Any, robust: Any, reasons: Any) -> dict[str, Any]:
+        """The checked ``min_probability``, ``regions``, ``robust_to`` and ``reasons`` of a request."""
+        for name, flag in (("regions", regions), ("robust", robust), ("reasons", reasons)):
+            if not isinstance(flag, bool):
+                raise ValidationError(f"{name} must be true or false. Got {flag!r}.")
+        p = None
+        if min_probability is not None:
+            hint = "Send a probability strictly between 0 and 1 (0.6 for 60 %), or null for none."
+            if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
+                raise ValidationError(f"min_probability must be a JSON number. Got {min_probability!r}. {hint}")
+            p = finite_number(min_probability, "min_probability", hint=hint)
+            if not 0.0 < p < 1.0:
+                raise ValidationError(
+                    f"min_probability must be strictly between 0 and 1 (the least probability of the target "
+                    f"an answer must reach). Got {show_number(min_probability)}. {hint}"
+                )
+        if robust and not self.robust_to:
+            raise ValidationError(
+                "robust: this server has no retrained models to check answers against; start it with "
+                "--robust-to N (N retrained copies of the model), or send robust=false."
+            )
+        return {"min_probability": p, "regions": regions, "robust_to": self.robust_to if robust else (),
+                "reasons": reasons}
 
     def _check_target(self, target: Any) -> None:
         """``target`` is one of the model's classes (a boolean only when the classes are booleans)."""
@@ -400,7 +453,7 @@ class Service:
             lease.finish()
         return render(
             result, job, elapsed, schema=self.schema, model=self.model, class_labels=self.class_labels(),
-            decision=self.decision,
+            decision=self.decision, meanings=status_meanings(type(self._methods[job.method]).tags),
         )
 
     @staticmethod
@@ -411,7 +464,8 @@ class Service:
         start = time.perf_counter()
         result = m.explain(
             job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target,
-            cancel=job.cancel,
+            cancel=job.cancel, min_probability=job.min_probability, robust_to=list(job.robust_to) or None,
+            regions=job.regions,
         )
         return result, time.perf_counter() - start
 
@@ -443,6 +497,23 @@ class Service:
             "probabilities": {str(c): float(p) for c, p in zip(classes, proba, strict=True)},
             "probability_favourable": fav,
         }
+
+
+def _robust_models(models: Sequence[Any] | None, model: Any, data: Dataset) -> tuple[Any, ...]:
+    """The retrained models answers may be asked to hold for, checked against the served model."""
+    if models is None:
+        return ()
+    if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
+        raise ValidationError(f"robust_to must be a list of fitted models. Got {type(models).__name__}.")
+    out = []
+    for k, other in enumerate(models):
+        adapter = as_adapter(other, data.schema)
+        if [_py(c) for c in adapter.classes_] != [_py(c) for c in model.classes_]:
+            raise ValidationError(
+                f"robust_to[{k}] has classes {list(adapter.classes_)}; the served model has {list(model.classes_)}."
+            )
+        out.append(other)
+    return tuple(out)
 
 
 def _check_number(v: Any, f: Any, where: str) -> None:

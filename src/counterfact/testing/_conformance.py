@@ -61,6 +61,10 @@ def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows:
     every kind a method is expected to honour (immutable, increasing, range,
     allowed values, max changes)."""
     data = datasets.load(dataset)
+    # the dataset's monotone directions are left to the setting's own constraints below, so
+    # that a method returning observed rows (nearest) still finds some to check
+    directed = {f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")}
+    data = data.with_schema(data.schema.with_actionability(**directed))
     rng = np.random.default_rng(random_state)
     idx = rng.choice(len(data), size=min(n_rows, len(data)), replace=False)
     sub = data.subset(data.frame.index[np.sort(idx)])
@@ -235,6 +239,14 @@ def check_unsupported_constraints_raise(factory: Factory, s: Setting) -> None:
     """A constraint kind the method does not declare raises UnsupportedConstraintError."""
     m = _fitted(factory, s)
     missing = set(CONSTRAINT_KINDS) - set(m.supported_constraints)
+    rels = relations_for(s)
+    if "relations" in missing and rels:
+        try:
+            m.explain(s.queries.iloc[:1], constraints=Constraints(relations=rels))
+        except UnsupportedConstraintError:
+            pass
+        else:
+            raise AssertionError("a relation was silently accepted by a method that does not support relations")
     if "causal" not in missing:
         return
     nums = [f.name for f in s.train.schema if f.is_numeric and f.actionability == "free"]
@@ -246,6 +258,47 @@ def check_unsupported_constraints_raise(factory: Factory, s: Setting) -> None:
     except UnsupportedConstraintError:
         return
     raise AssertionError("a causal constraint was silently accepted by a method that does not support it")
+
+
+def relations_for(s: Setting) -> list[str]:
+    """Two relations that bind on a setting's schema and that its queries satisfy: a
+    numeric feature may not drop by more than a quarter of its range, and changing
+    a (free) categorical feature keeps another numeric feature from growing."""
+    schema = s.train.schema
+    fixed = set(s.constraints.immutable)
+    nums = [f for f in schema if f.is_numeric and f.actionability == "free" and f.name not in fixed]
+    cats = [f for f in schema if f.is_categorical and f.actionability == "free" and f.name not in fixed]
+    out = []
+    if nums:
+        f = nums[-1]
+        out.append(f"{f.name} - {f.name}@ >= -{round(0.25 * f.range, 6)}")
+    if cats and nums:
+        out.append(f"if {cats[0].name} != {cats[0].name}@ then {nums[0].name} <= {nums[0].name}@")
+    return out
+
+
+def check_relations_honoured(factory: Factory, s: Setting) -> None:
+    """Under relations between features, every answer satisfies them (the one
+    checker says so); a method that cannot honour them raises
+    UnsupportedConstraintError naming one."""
+    m = _fitted(factory, s)
+    rels = relations_for(s)
+    if not rels:
+        return
+    c = s.constraints.merge(Constraints(relations=rels))
+    try:
+        r = m.explain(s.queries, n_counterfactuals=s.n_counterfactuals, constraints=c)
+    except UnsupportedConstraintError as exc:
+        assert "relations" not in m.supported_constraints or any(t in str(exc) for t in rels), (
+            f"{type(m).__name__} refused relations without naming one: {exc}"
+        )
+        return
+    assert "relations" in m.supported_constraints, f"{type(m).__name__} accepted relations it does not declare"
+    for q in s.queries.index:
+        cfs = r.for_query(q)
+        if len(cfs):
+            v = violations(s.queries.loc[q], cfs, s.train.schema, c)
+            assert v.empty, f"query {q}: constraint violations under relations\n{v}"
 
 
 def check_serialisation(factory: Factory, s: Setting) -> None:
@@ -300,6 +353,7 @@ def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
         check_inputs_not_mutated,
         check_bad_input,
         check_unsupported_constraints_raise,
+        check_relations_honoured,
         check_serialisation,
     ]
 

@@ -15,7 +15,8 @@ Phases, in order, each a function a reader can follow top to bottom
 4. **snap and verify** (:mod:`._snap`, :mod:`._verify`): every candidate on its
    features' grids, checked with the real model and the query's constraints.
 5. **sparsify** (:mod:`._sparsify`, methods that opt in): revert every change
-   the model does not need.
+   the model does not need; then (every method, ``alternatives="distinct"``)
+   revert the moves smaller than their feature's meaningful step.
 6. **select diverse** (:mod:`._select`, :mod:`._diversity`): valid, distinct,
    pairwise different answers up to ``n_counterfactuals``; the status.
 7. **assemble** (:mod:`._assemble`): one :class:`~counterfact.result.CounterfactualResult`.
@@ -27,12 +28,15 @@ chunk, resumably, on joblib's, Dask's or Ray's workers.
 from ._batch import BatchReport, explain_in_chunks, parallel_backend
 from ._budget import TimeBudget
 from ._diversity import (
+    ALTERNATIVES,
     DEFAULT_DIVERSITY_FRACTION,
     changed_mask,
     different,
     diversity_steps,
     keep_different,
+    meaningful_mask,
     solver_steps,
+    substep_mask,
 )
 from ._explain import explain
 from ._judge import Judge, make_judge
@@ -42,6 +46,7 @@ from ._sparsify import sparsify
 from ._verify import check_rows
 
 __all__ = [
+    "ALTERNATIVES",
     "DEFAULT_DIVERSITY_FRACTION",
     "BatchReport",
     "Candidates",
@@ -56,6 +61,7 @@ __all__ = [
     "explain_in_chunks",
     "keep_different",
     "make_judge",
+    "meaningful_mask",
     "parallel_backend",
     "pooled_deadline",
     "resolution",
@@ -63,4 +69,5 @@ __all__ = [
     "snap_matrix",
     "solver_steps",
     "sparsify",
+    "substep_mask",
 ]

@@ -36,11 +36,20 @@ For every query, in this order:
    ``max(4 n + 10, 32)`` valid candidates of a query are sparsified, and only
    they can be reported.  An ``optimal`` claim becomes ``feasible`` when its
    first row was modified.
-4. **Selection**: valid rows in the method's order, without duplicates or the
+4. **Sub-step moves** (``alternatives="distinct"``, the default): a numeric
+   move smaller than its feature's meaningful step
+   (:func:`._diversity.substep_mask`) is reverted when the row stays valid
+   (the query's constraints and the call's judge, greedily, as sparsification
+   does; not for a method with a region of its own, CE-OCL's ``trust_region``);
+   ``diagnostics["n_substep_reverted"]`` counts them in the reported answers.  Reverting only brings a row closer to the query, so an
+   ``optimal`` claim stands.  A row that still needs such a move may only be
+   the query's first answer (``["n_substep_dropped"]`` counts the others).
+5. **Selection**: valid rows in the method's order, without duplicates or the
    query itself, each *different* from every earlier kept one under the
    diversity rule (:func:`._diversity.different`), up to
-   ``n_counterfactuals``; ``diagnostics["n_duplicates"]`` and
-   ``["n_too_similar"]`` count what was skipped.
+   ``n_counterfactuals``, listed nearest first; ``diagnostics["n_duplicates"]``
+   and ``["n_too_similar"]`` count what was skipped.  With
+   ``alternatives="method"`` the method's first distinct rows, in its order.
 """
 from __future__ import annotations
 
@@ -54,6 +63,7 @@ from ..._utils._deadline import Deadline
 from ...exceptions import ValidationError
 from ...metrics import DistanceEncoder
 from ...result import STATUSES, CounterfactualResult
+from ._diversity import substep_mask
 from ._judge import Judge
 from ._query import Candidates, Query
 from ._select import Selection, keys, select_query
@@ -109,6 +119,14 @@ class Pool:
     #: the distance answers are listed by (MACE's eq. 3) and its norm
     encoder: Any = None
     norm: Any = "l1"
+    #: the call's costs (:class:`~counterfact.constraints.BoundCosts`): answers are then listed by cost
+    costs: Any = None
+    #: per row, the sub-step moves reverted (:func:`trim_substeps`)
+    trimmed: np.ndarray | None = None
+    #: per row, whether it still has a move smaller than its feature's step
+    substep: np.ndarray | None = None
+    #: what selection compares, computed once for the whole pool (:func:`._select.row_arrays`)
+    arrays: Any = None
 
     @property
     def valid(self) -> np.ndarray:
@@ -134,9 +152,15 @@ def assemble(
     sparse = bool(len(pool.rows)) and sparsify_enabled(method)
     if sparse:
         sparsify_pool(method, pool, tasks, n_cf, deadline)
-    pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
     steps = method.diversity_steps_
-    chosen = [select_query(pool, i, t, c, steps, n_cf, sparse) for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True))]
+    distinct = not tasks or tasks[0].alternatives == "distinct"
+    if distinct:
+        trim_substeps(method, pool, tasks, n_cf, steps, deadline)
+    pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
+    chosen = [
+        select_query(pool, i, t, c, steps, n_cf, sparse, distinct=distinct)
+        for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True))
+    ]
     return build_result(method, pool, tasks, outcomes, chosen, constraints, n_cf)
 
 
@@ -177,7 +201,7 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
         schema=schema, queries=queries, raw=raw, rows=rows, own=own, rows_of=rows_of, sat=sat, flips=flips,
         conf=conf, moved=moved, snap_failed=failed, reverted=np.zeros(len(rows), dtype=int),
         stopped=np.zeros(len(tasks), dtype=bool), keys=[], reportable=np.ones(len(rows), dtype=bool),
-        encoder=DistanceEncoder(schema), norm=_norm_of(method),
+        encoder=DistanceEncoder(schema), norm=_norm_of(method), costs=tasks[0].costs if tasks else None,
     )
 
 
@@ -192,15 +216,11 @@ def _norm_of(method: Any) -> Any:
 def sparsify_pool(method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadline: Deadline | None) -> None:
     """Sparsify the leading valid rows of each query in place; only they may be
     reported (a later, untouched row could keep changes the model does not need)."""
-    lead: list[int] = []
-    valid = pool.valid
-    for idx in pool.rows_of:
-        lead.extend(idx[valid[idx]][: sparsify_cap(n_cf)].tolist())
+    lead_a = _leading_valid(pool, n_cf)
     pool.reportable = np.zeros(len(pool.rows), dtype=bool)
-    pool.reportable[lead] = True
-    if not lead:
+    pool.reportable[lead_a] = True
+    if not lead_a.size:
         return
-    lead_a = np.array(lead, dtype=int)
     new, n_rev, p_new, cut = sparsify(
         pool.schema,
         pool.rows.iloc[lead_a],
@@ -215,12 +235,59 @@ def sparsify_pool(method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadli
     pool.stopped[np.unique(pool.own[lead_a[cut]])] = True
     hit = n_rev > 0
     if hit.any():  # the reverted rows were checked by the pass (constraints, real model)
-        rows_hit = lead_a[hit]
-        rows = pool.rows.astype(object)
-        rows.iloc[rows_hit] = new[hit].astype(object).to_numpy()
-        pool.rows = pool.schema.coerce(rows)
-        pool.reverted[rows_hit] = n_rev[hit]
-        pool.conf[rows_hit] = p_new[hit]
+        _write_rows(pool, lead_a[hit], new[hit], p_new[hit])
+        pool.reverted[lead_a[hit]] = n_rev[hit]
+
+
+def _write_rows(pool: Pool, at: np.ndarray, new: pd.DataFrame, conf: np.ndarray) -> None:
+    """Replace rows ``at`` of the pool by ``new`` (already verified) and their probabilities."""
+    rows = pool.rows.astype(object)
+    rows.iloc[at] = new.astype(object).to_numpy()
+    pool.rows = pool.schema.coerce(rows)
+    pool.conf[at] = conf
+
+
+def _leading_valid(pool: Pool, n_cf: int) -> np.ndarray:
+    """The first ``sparsify_cap(n_cf)`` valid rows of each query."""
+    lead: list[int] = []
+    valid = pool.valid
+    for idx in pool.rows_of:
+        lead.extend(idx[valid[idx]][: sparsify_cap(n_cf)].tolist())
+    return np.array(lead, dtype=int)
+
+
+def trim_substeps(
+    method: Any, pool: Pool, tasks: list[Query], n_cf: int, steps: np.ndarray, deadline: Deadline | None
+) -> None:
+    """Revert the moves smaller than their feature's step in the leading valid rows
+    of each query while the row stays valid (:func:`._sparsify.sparsify` restricted
+    to those moves: the query's constraints and the call's judge check every
+    revert); then mark every valid row that still has such a move."""
+    pool.trimmed = np.zeros(len(pool.rows), dtype=int)
+    pool.substep = np.zeros(len(pool.rows), dtype=bool)
+    if not len(pool.rows):
+        return
+    # a method's own region (CE-OCL's trust region) is not the pipeline's to check: its
+    # answers keep their moves, and those with a sub-step one may only come first
+    lead = _leading_valid(pool, n_cf) if getattr(method, "trust_region", None) is None else np.zeros(0, dtype=int)
+    if lead.size:
+        mask = substep_mask(pool.schema, pool.rows.iloc[lead], pool.queries.iloc[pool.own[lead]], steps)
+        hit = mask.any(axis=1)
+        if hit.any():
+            at = lead[hit]
+            new, n_rev, p_new, _cut = sparsify(
+                pool.schema, pool.rows.iloc[at], pool.own[at], [t.bounds for t in tasks], [t.x for t in tasks],
+                [t.target for t in tasks], judge_of(method, tasks), [t.target_index for t in tasks],
+                deadline=deadline, revertible=mask[hit],
+            )
+            done = n_rev > 0
+            if done.any():
+                _write_rows(pool, at[done], new[done], p_new[done])
+                pool.trimmed[at[done]] = n_rev[done]
+    valid = np.flatnonzero(pool.valid)
+    if valid.size:
+        left = substep_mask(pool.schema, pool.rows.iloc[valid], pool.queries.iloc[pool.own[valid]], steps)
+        pool.substep[valid] = left.any(axis=1)
 
 
 def build_result(
@@ -269,4 +336,5 @@ def build_result(
         certificates=pd.Series(
             [type(method).certificate(s.status, s.diagnostics) for s in chosen], index=index, dtype=object
         ),
+        costs=pool.costs,
     )

@@ -34,6 +34,8 @@ def explain(
     min_probability: float | None = None,
     robust_to: Any = None,
     regions: bool = False,
+    alternatives: str = "distinct",
+    costs: Any = None,
 ) -> CounterfactualResult:
     """Explain every row of ``X`` with the fitted ``method`` (the body of
     ``CounterfactualMethod.explain``; the parameters are documented there).
@@ -45,7 +47,8 @@ def explain(
     begin = time.perf_counter()
     tasks, given = prepare(
         method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset, cancel=cancel,
-        min_probability=min_probability, robust_to=robust_to,
+        min_probability=min_probability, robust_to=robust_to, alternatives=alternatives,
+        costs=costs,
     )
     limit = getattr(method, "time_limit", None)
     deadline = method.time_budget_.plan(limit, tasks, time.perf_counter() - begin, begin)

@@ -15,8 +15,10 @@ import pandas as pd
 
 from ..._utils._deadline import CancelToken
 from ..._utils._values import _py
-from ...constraints import Constraints, QueryBounds, ResolvedConstraints
+from ...constraints import BoundCosts, Constraints, Costs, QueryBounds, ResolvedConstraints
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
+from ...models import check_label
+from ._diversity import ALTERNATIVES
 from ._judge import make_judge
 from ._query import Query
 
@@ -106,6 +108,8 @@ def prepare(
     cancel: CancelToken | None = None,
     min_probability: Any = None,
     robust_to: Any = None,
+    alternatives: Any = "distinct",
+    costs: Any = None,
 ) -> tuple[list[Query], Any]:
     """The queries of ``X`` for ``method`` and what the user passed as constraints.
 
@@ -115,11 +119,17 @@ def prepare(
     """
     if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
         raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+    if not isinstance(alternatives, str) or alternatives not in ALTERNATIVES:
+        raise ValidationError(
+            f"alternatives must be one of {list(ALTERNATIVES)}: 'distinct' (answers that differ by a meaningful "
+            f"step, nearest first) or 'method' (the method's own answers and order). Got {alternatives!r}."
+        )
     frame = method.schema_.validate_frame(X, what="X")
     if frame.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
     per_row, errors, row_resolved, _resolved, given = resolve_rows(method, frame, constraints, errors)
     judge = make_judge(method, min_probability, robust_to)
+    bound = bind_costs(method, costs)
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))
     seeds = row_seeds(getattr(method, "random_state", None), frame)
@@ -127,6 +137,8 @@ def prepare(
     tasks = []
     for i, (qid, x) in enumerate(frame.iterrows()):
         rc, bounds, why = _row_bounds(row_resolved[i], x, per_row, errors, free)
+        if bound is not None and why is None:
+            bounds = bound.restrict(bounds)
         index = method.model_.class_index(targets[i])
         tasks.append(
             Query(
@@ -134,9 +146,33 @@ def prepare(
                 n_counterfactuals=int(n_counterfactuals), rng=np.random.default_rng(seeds[i]),
                 time_limit=getattr(method, "time_limit", None), predicted=preds[i],
                 query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why, cancel=cancel, judge=judge,
+                alternatives=alternatives, costs=bound,
             )
         )
     return tasks, given
+
+
+def bind_costs(method: Any, costs: Any) -> BoundCosts | None:
+    """The call's :class:`~counterfact.constraints.Costs` bound to the method's schema
+    and training rows (a copy: the user's object is not changed), after checking that
+    the method can honour costs (``tags.costs``)."""
+    if costs is None:
+        return None
+    if not isinstance(costs, (Costs, BoundCosts)):
+        raise ValidationError(
+            f"costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got {type(costs).__name__}."
+        )
+    how = type(method).tags.costs
+    if how is None:
+        raise UnsupportedConstraintError(
+            f"{type(method).__name__} cannot take costs into its search. Methods that can: MACE and CE-OCL "
+            "(exactly), nearest, UFCE, MD-PSO and L2C (in their ranking); or drop costs=."
+        )
+    if isinstance(costs, BoundCosts):
+        if costs.schema.names != method.schema_.names:
+            raise ValidationError("costs were bound to another schema; pass the cf.Costs itself.")
+        return costs
+    return costs.bind(method.schema_, method.data_.X)
 
 
 class _Free:
@@ -187,5 +223,6 @@ def targets_of(model: Any, preds: np.ndarray, target: Any, n: int) -> list[Any]:
     else:
         targets = [target] * n
     for t in targets:
+        check_label(classes, t)
         model.class_index(t)
     return targets

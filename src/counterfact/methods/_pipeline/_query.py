@@ -52,6 +52,17 @@ class Query:
     #: whether a row reaches the target: the model's decision, and any margin
     #: (``min_probability``) or other models (``robust_to``) the call asked for
     judge: Judge | None = None
+    #: how the answers of this call differ (``explain(alternatives=...)``):
+    #: "distinct" (meaningful steps, see :mod:`._diversity`) or "method"
+    alternatives: str = "distinct"
+    #: the call's costs (``explain(costs=...)``) bound to the method's training data
+    #: (:class:`~counterfact.constraints.BoundCosts`), or None: the method's own norm
+    costs: Any = None
+
+    def feature_costs(self) -> tuple[Any, ...] | None:
+        """Per feature, the cost of a new value for this row
+        (:class:`~counterfact.constraints.FeatureCost`, solver units), or None without costs."""
+        return None if self.costs is None else self.costs.for_query(self.x)
 
     @property
     def min_probability(self) -> float | None:

@@ -20,8 +20,9 @@ the box:
 A model the compiler does not support (or a decision that is not one
 conjunction, as a multi-class one-vs-one SVM) cannot be certified: its box is
 checked on sampled points with the real models and reported with
-``certified=False``.  Under causal constraints no box is grown (the features
-are tied together): the region is the counterfactual itself.
+``certified=False``.  Under causal constraints or relations between features
+no box is grown (the features are tied together): the region is the
+counterfactual itself.
 """
 
 from __future__ import annotations
@@ -103,7 +104,7 @@ class RegionFinder:
         deadline = deadline or Deadline.after(self.seconds)
         box = _Box.start(self.schema, x, bounds, row)
         check = _Checker(self, box, target)
-        if check(box.bounds) and not bounds.causal:
+        if check(box.bounds) and not bounds.causal and not bounds.relations:
             for name in box.order():
                 if deadline.expired():
                     break

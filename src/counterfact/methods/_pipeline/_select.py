@@ -1,11 +1,18 @@
 """Selection: each query's reported counterfactuals, its status and its diagnostics.
 
 Valid rows are kept in the method's order, without duplicates or the query
-itself, each *different* from every earlier kept one under the diversity rule
-(:func:`._diversity.keep_different`), up to ``n_counterfactuals``, then listed
-nearest first (:func:`nearest_first`).  The
+itself; a row that still needs a move smaller than its feature's step only as
+the query's first row; each *different* from every earlier kept one under the
+diversity rule (:func:`._diversity.keep_different`), up to ``n_counterfactuals``,
+then listed nearest first (:func:`nearest_first`).  With
+``alternatives="method"``: the first distinct rows, in the method's order.  The
 method's status claim is checked against what survived: an ``optimal`` claim
 stays only when its first row was reported unchanged.
+
+What the rule and the ordering compare (each valid row's meaningful changes,
+values and distance codes) is computed once for the whole pool
+(:func:`row_arrays`), not query by query: a batch of many queries with many
+candidates each (L2C's 100 answers per row) costs a few array operations.
 """
 
 from __future__ import annotations
@@ -17,11 +24,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...exceptions import ValidationError
 from ...result import SUCCESS
-from ._diversity import keep_different
+from ._diversity import keep_different_arrays, meaningful_mask
 from ._query import Candidates, Query
+from ._values import floats
 
-__all__ = ["Selection", "select_query"]
+__all__ = ["RowArrays", "Selection", "row_arrays", "select_query"]
 
 #: the reason of a non-success when the method gave none
 _REASONS = {
@@ -39,20 +48,72 @@ class Selection:
     diagnostics: dict[str, Any] = field(default_factory=dict)
 
 
+@dataclass
+class RowArrays:
+    """What selection compares, for every row of the pool (computed for the valid
+    rows; the others hold zeros): the meaningful changes (rows x features), the
+    numeric and the discrete values, and the distance codes of the rows and of
+    the queries (``None`` when the encoder is missing or refused a value)."""
+
+    changed: np.ndarray
+    numeric: np.ndarray
+    discrete: np.ndarray
+    num_steps: np.ndarray
+    codes: np.ndarray | None
+    query_codes: np.ndarray | None
+
+
+def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
+    """:class:`RowArrays` of ``pool`` (after sparsification and sub-step trims), in one pass."""
+    schema = pool.schema
+    n, width = len(pool.rows), len(schema)
+    num = [j for j, f in enumerate(schema) if f.is_numeric]
+    cat = [j for j, f in enumerate(schema) if not f.is_numeric]
+    changed = np.zeros((n, width), dtype=bool)
+    V = np.zeros((n, len(num)))
+    C = np.zeros((n, len(cat)), dtype=object)
+    codes = query_codes = None
+    valid = np.flatnonzero(pool.valid) if n else np.zeros(0, dtype=int)
+    if valid.size:
+        sub = pool.rows.iloc[valid]
+        changed[valid] = meaningful_mask(schema, sub, pool.queries.iloc[pool.own[valid]], steps)
+        if num:
+            V[valid] = floats(sub.iloc[:, num])
+        if cat:
+            C[valid] = sub.iloc[:, cat].astype(object).to_numpy()
+    if pool.encoder is not None and valid.size:
+        try:
+            codes = np.zeros((n, width))
+            codes[valid] = pool.encoder.transform(sub)
+            query_codes = pool.encoder.transform(pool.queries)
+        except ValidationError:  # a value the encoder does not know: ordered query by query
+            codes = query_codes = None
+    return RowArrays(changed, V, C, np.asarray(steps, dtype=float)[num], codes, query_codes)
+
+
 def select_query(
-    pool: Any, i: int, task: Query, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool
+    pool: Any, i: int, task: Query, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool,
+    *, distinct: bool = True,
 ) -> Selection:
     """The selection of query ``i`` (``pool``: the verified rows of every query, see
-    :class:`._assemble.Pool`)."""
+    :class:`._assemble.Pool`); ``distinct``: the rule of ``alternatives="distinct"``."""
     idx = pool.rows_of[i]
     d = _counts(pool, idx, outcome)
-    distinct, dup = _distinct(pool, idx, i)
-    pos, similar = (
-        keep_different(pool.schema, pool.rows.iloc[distinct], pool.queries.iloc[i], steps, n_cf) if distinct else ([], 0)
-    )
-    chosen = nearest_first(pool, i, [distinct[p] for p in pos], keep_first=outcome.status == "optimal")
+    rows, dup = _distinct(pool, idx, i)
     d["n_duplicates"] = dup
-    d["n_too_similar"] = similar
+    if distinct:
+        rows, d["n_substep_dropped"] = _first_may_need_substeps(pool, rows)
+        if pool.arrays is None:
+            pool.arrays = row_arrays(pool, steps)
+        a = pool.arrays
+        pos, d["n_too_similar"] = (
+            keep_different_arrays(a.changed[rows], a.numeric[rows], a.discrete[rows], a.num_steps, n_cf) if rows else ([], 0)
+        )
+        chosen = nearest_first(pool, i, [rows[p] for p in pos], keep_first=outcome.status == "optimal")
+        if chosen and pool.trimmed is not None:
+            d["n_substep_reverted"] = int(pool.trimmed[chosen].sum())
+    else:
+        chosen = rows[:n_cf]
     if chosen and sparse:
         d["n_reverted"] = int(pool.reverted[chosen].sum())
         if pool.stopped[i]:
@@ -61,15 +122,32 @@ def select_query(
     return Selection(chosen, status, d)
 
 
+def _first_may_need_substeps(pool: Any, rows: list[int]) -> tuple[list[int], int]:
+    """``rows`` without those that still need a move smaller than its feature's step,
+    except the first (the method's best: the smallest change the model allows
+    may be such a move); and how many were dropped."""
+    if pool.substep is None or len(rows) < 2:
+        return rows, 0
+    kept = rows[:1] + [k for k in rows[1:] if not pool.substep[k]]
+    return kept, len(rows) - len(kept)
+
+
 def nearest_first(pool: Any, i: int, chosen: list[int], *, keep_first: bool) -> list[int]:
     """The chosen rows of query ``i`` ordered by their distance to the query (MACE's
     eq. 3 under ``pool.norm``; ties keep the method's order).  A proven-optimal
-    first answer keeps its rank (its certificate is about rank 0)."""
+    first answer keeps its rank (its certificate is about rank 0).  With the call's
+    costs (``pool.costs``) the order is by cost."""
     if len(chosen) < 2 or pool.encoder is None:
         return chosen
     head, rest = (chosen[:1], chosen[1:]) if keep_first else ([], chosen)
-    q = pool.encoder.transform(pool.queries.iloc[[i]])[0]
-    d = pool.encoder.distances(pool.encoder.transform(pool.rows.iloc[rest]), q, pool.norm)
+    a = getattr(pool, "arrays", None)
+    if getattr(pool, "costs", None) is not None:
+        d = pool.costs.evaluate(pool.queries.iloc[i], pool.rows.iloc[rest])
+    elif a is not None and a.codes is not None:
+        d = pool.encoder.distances(a.codes[rest], a.query_codes[i], pool.norm)
+    else:
+        q = pool.encoder.transform(pool.queries.iloc[[i]])[0]
+        d = pool.encoder.distances(pool.encoder.transform(pool.rows.iloc[rest]), q, pool.norm)
     return head + [rest[k] for k in np.argsort(d, kind="stable")]
 
 
@@ -93,8 +171,9 @@ def _distinct(pool: Any, idx: np.ndarray, i: int) -> tuple[list[int], int]:
     seen: set[tuple[Any, ...]] = set()
     distinct: list[int] = []
     dup = 0
+    valid = pool.valid  # a property: computed once, not per row
     for k in map(int, idx):
-        if not pool.valid[k]:
+        if not valid[k]:
             continue
         if pool.keys[k] in seen or pool.keys[k] == xkey:
             dup += 1

@@ -29,6 +29,7 @@ def sparsify(
     target_index: Sequence[int],
     *,
     deadline: Deadline | None = None,
+    revertible: np.ndarray | None = None,
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray]:
     """Revert every change that the model does not need, greedily, with batched model calls.
 
@@ -44,7 +45,9 @@ def sparsify(
     valid, so in the returned rows no single change can be undone.
     ``deadline``: no round starts after it; the rows keep the reverts made so
     far (every one verified), and the last array returned marks the rows still
-    being sparsified when it stopped.  Returns the rows, the number of reverted
+    being sparsified when it stopped.  ``revertible`` (rows x features, optional):
+    the only changes that may be reverted (the pipeline's sub-step moves,
+    :func:`._diversity.substep_mask`).  Returns the rows, the number of reverted
     features per row, for rows that changed the model's probability of the
     target (NaN elsewhere), and that mask.
     """
@@ -71,6 +74,8 @@ def sparsify(
             break
         cur, qcur = out[active], qv[active]
         ch = _changed_values(cur, qcur, numeric)
+        if revertible is not None:
+            ch &= revertible[active]
         rr, jj = np.nonzero(ch)  # one variant per changed feature of each active row
         if rr.size == 0:
             break

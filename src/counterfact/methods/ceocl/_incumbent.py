@@ -82,6 +82,8 @@ class IncumbentSearch:
         The decision margin of the MIP.
     norm, scales, alpha
         CE-OCL's distance (as in :mod:`._formulation`).
+    costs : sequence of FeatureCost, optional
+        The call's costs, which replace the norm (``explain(costs=...)``).
     max_changes : int or None
         The change cap, when the query has one.
     """
@@ -98,8 +100,11 @@ class IncumbentSearch:
         alpha: float,
         max_changes: int | None = None,
         others: Sequence[tuple[Any, int]] = (),
+        costs: Sequence[Any] | None = None,
     ) -> None:
         self.compiled = compiled
+        #: the call's per-feature costs (they replace the norm), or None
+        self.costs = costs
         #: every model a point must reach its target in (robust_to), with its region
         self.models = [(compiled, compiled.rule.region(int(target_index)))]
         self.models += [(c, c.rule.region(int(t))) for c, t in others]
@@ -143,10 +148,12 @@ class IncumbentSearch:
         Z = np.atleast_2d(Z)
         ch = self._changed(Z)
         total = np.zeros(Z.shape[0])
-        for j, (s, _size, cat, sc, fixed, _v) in enumerate(self.feats):
+        for j, (s, size, cat, sc, fixed, _v) in enumerate(self.feats):
             if fixed:
                 continue
-            if self.norm == "l0" or cat:
+            if self.costs is not None:  # the call's costs: a category by its one-hot block
+                total += self.costs[j](np.argmax(Z[:, s : s + size], axis=1) if cat else Z[:, s])
+            elif self.norm == "l0" or cat:
                 total += ch[:, j]
             else:
                 d = (Z[:, s] - self.q[s]) / sc

@@ -82,7 +82,9 @@ class CEOCL(CounterfactualMethod):
       that differ from every earlier one in at least one feature (the paper's
       own diversity criterion, Sec. 1; a numeric feature must move by more
       than the shared diversity step, the larger of its resolution and a
-      fraction of its MAD, and a real one by at least 1% of its range);
+      fraction of its MAD, and a real one by at least 1% of its range;
+      an earlier change set counts only its moves of at least that step, so
+      a one-unit move is never what makes an answer new);
       ``n_point_diverse`` in the
       diagnostics counts them.  With ``solution_pool=True`` the
       solver's stored incumbents (SCIP's solution store, HiGHS's improving
@@ -181,6 +183,12 @@ class CEOCL(CounterfactualMethod):
     #: search for an incumbent first and narrow the box to its cost (:mod:`._incumbent`);
     #: off only to compare with the plain model
     _narrow: ClassVar[bool] = True
+    #: bound each distance term by the tree cuts its feature crosses (:mod:`._formulation`);
+    #: off only to compare with the plain model
+    _cut_bounds: ClassVar[bool] = True
+    #: HiGHS settings for a tree ensemble's model (:data:`._formulation.TREE_OPTIONS`);
+    #: off only to compare with HiGHS's defaults
+    _tree_options: ClassVar[bool] = True
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="CE-OCL",
         summary="mixed-integer optimisation embedding the model: sparse, actionable, causal, trust region, diverse",
@@ -191,6 +199,7 @@ class CEOCL(CounterfactualMethod):
         fast_params={"norm": "l1", "time_limit": 20.0, "random_state": 0},
         order=1,
         cost="objective",
+        costs="exact",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [Options(("l2", "l1", "l0"))],
@@ -417,6 +426,8 @@ class CEOCL(CounterfactualMethod):
         excluded: list[list[str]] = []
         while len(found.rows) < query.n_counterfactuals and room(query):
             changed = changed_set(form.inputs, found.xs[-1]) or _changed(self.schema_, query.x, found.rows[-1])
+            if query.alternatives == "distinct":  # only the meaningful changes must be dropped
+                changed = _meaningful(self.schema_, self.diversity_steps_, query.x, found.rows[-1], changed)
             if not changed:
                 break
             excluded.append(list(changed))
@@ -436,7 +447,8 @@ class CEOCL(CounterfactualMethod):
         if len(found.rows) >= query.n_counterfactuals or not room(query):
             return n_point
         form = self._build(query, solves.margin, solves.hull, changes=True)
-        steps = solver_steps(self.schema_, self.diversity_steps_)
+        # alternatives="method": the paper's criterion (any other value differs)
+        steps = solver_steps(self.schema_, self.diversity_steps_) if query.alternatives == "distinct" else None
         for x_prev in found.xs:
             exclude_point(form.m, form.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
         while len(found.rows) < query.n_counterfactuals and room(query):
@@ -498,6 +510,8 @@ class CEOCL(CounterfactualMethod):
             trust_scope=self.trust_scope,
             template=getattr(self, "template_", None),
             radius=radius,
+            cut_bounds=self._cut_bounds,
+            tree_options=self._tree_options,
         )
 
     def _collect_pool(self, form: Any, sol: Any, out: list[tuple[float, dict[str, Any]]]) -> None:
@@ -569,6 +583,18 @@ class _Solves:
         for x in ([sol.x] if sol.x is not None else []) + list(sol.pool):
             self.seen.append(z_of(prep.form, x))
         return out
+
+
+def _meaningful(schema: Any, steps: np.ndarray, x: pd.Series, row: dict[str, Any], names: list[str]) -> list[str]:
+    """The features of ``names`` that ``row`` moves by at least their meaningful step
+    (any change of a discrete feature); all of ``names`` when none does."""
+    keep = []
+    for n in names:
+        j = schema.index(n)
+        f = schema[n]
+        if not f.is_numeric or abs(float(row[n]) - float(_py(x[n]))) >= float(steps[j]) * (1 - 1e-9):
+            keep.append(n)
+    return keep or names
 
 
 def _changed(schema: Any, x: pd.Series, row: dict[str, Any]) -> list[str]:

@@ -83,6 +83,8 @@ class Starts:
             cost = np.abs(dev).sum(axis=1)
         else:
             cost = (dev[:, num] ** 2).sum(axis=1) + changed[:, ~num].sum(axis=1)
+        if getattr(self.query, "costs", None) is not None:  # the call's costs replace the norm
+            cost = self.query.costs.evaluate(x, frame) if n else np.zeros(0)
         cost = cost + self.alpha * changed.sum(axis=1)
         order = np.argsort(cost, kind="stable")[:MAX_CANDIDATES]
         self._frame = frame.iloc[order]

@@ -98,7 +98,24 @@ def _draw(method: Any, torch: Any, queries: list[Query], S: int, limit: int | No
     # distinct draws per query (sorted by query), with their multiplicity
     owner, levels, counts = _distinct(draws, rep.sizes)
     screened = _screen(method, rows, targets, caps, owner, levels, limit, queries[0].judge if queries else None)
+    if queries and queries[0].costs is not None:  # the call's costs replace the norm
+        screened = _cost_screened(method, queries, rows, owner, levels, screened)
     return _pick(method, queries, rows, owner, levels, counts, screened, S, limit)
+
+
+def _cost_screened(
+    method: Any, queries: list[Query], rows: RowSet, owner: np.ndarray, levels: np.ndarray, s: _Screened
+) -> _Screened:
+    """``s`` with each candidate draw's distance replaced by its cost under the call's
+    costs (the draws that can be answers: valid and within the caps)."""
+    at = np.flatnonzero(s.valid & s.keep)
+    dist = np.full(len(owner), np.inf)
+    if at.size:
+        frame = method.representation_.decode(levels[at], owner[at], rows.table).reset_index(drop=True)
+        for i in np.unique(owner[at]):
+            sel = np.flatnonzero(owner[at] == i)
+            dist[at[sel]] = queries[int(i)].costs.evaluate(queries[int(i)].x, frame.iloc[sel])
+    return _Screened(s.n_changed, s.keep, s.valid, dist)
 
 
 def _screen(

@@ -18,10 +18,11 @@ from .._tags import MethodTags
 from ..nearest import NearestObservable
 from . import _persist
 from ._blackbox import mirror_of
+from ._device import pick_device
 from ._inference import explain_queries
 from ._representation import Representation
 from ._scoring import LevelScorer
-from ._training import RowSet, TrainConfig, train
+from ._training import RowSet, TrainConfig, auto_batch_size, train
 from ._util import _take, _threads
 
 __all__ = ["L2C"]
@@ -116,6 +117,40 @@ class L2C(CounterfactualMethod):
       found them (-1: none), so the paper's metrics can be reported without
       them.  ``relax_threshold=False`` keeps the paper's threshold strictly.
 
+    * **Training that learns on large data** (measured on Adult, 29,000
+      training rows: with the paper's objective a forest reached a validation
+      validity of 0.41 in the first epoch and stayed there, with about one
+      distinct sample per row; an MLP collapsed onto 1-2 samples per row).
+      Three causes, three changes: (i) *a feature the model relies on could
+      not change*: quantile bins of capital gain (0 in 92 % of the rows) all
+      collapse onto 0, so it had a single level; a smallest value that holds so
+      many rows now gets a bin of its own and the other values their quantile
+      bins (each still holding ``min_bin_count`` rows; the bin decodes to that
+      value); (ii) *eq. 3's cross-entropy is minimised by one deterministic
+      counterfactual per row*, which a score-function estimator (the forest)
+      reaches within an epoch, after which every sample is the same and no
+      gradient is left: the validity term is a hinge, ``max(0, CE + log p)``
+      with ``p = validity_hinge`` (0.6), zero once the model gives the desired
+      class that probability, so valid samples are no longer pulled together;
+      (iii) *a diversity term*: ``entropy`` (0.1) times G's mean per-feature
+      entropy is subtracted from the loss, so G keeps spreading its mass over
+      the levels that stay valid (on Adult's forest, 10 epochs: 74 distinct
+      valid samples per row of 100, validity 1.0).  ``validity_hinge=None,
+      entropy=0`` is the paper's objective.
+    * **Batch size from the data** (``batch_size="auto"``): about 32 steps per
+      epoch, a power of two between 64 and 1024 (German Credit: 64; Adult:
+      1024); measured on Adult (MLP, 5 epochs), 1024 instead of 64 cut the
+      seconds per epoch 2.4x and raised coverage from 0.95 to 0.99.  Early
+      stopping scores at most 2,000 validation rows (a fixed random subset),
+      so that its cost stops growing with the data.
+    * **Device by measurement** (``device="auto"``): G and S are tiny, and a
+      GPU step at batch 64 is bound by kernel launches (measured: fits 1.3-2x
+      slower on CUDA than on the CPU of the same machine).  ``"auto"`` uses
+      CUDA only for pathwise training with batches of at least 1024 rows
+      (where CUDA first edged out the CPU); see :mod:`._device`.  On CUDA the
+      rows, the networks and the noise stay on the device (no host round trip
+      per step).
+
     Constraints.  Training uses the schema's actionability (immutable
     features never selected; monotone features masked to levels in their
     direction).  Per-query constraints apply at inference, with no re-training,
@@ -159,8 +194,16 @@ class L2C(CounterfactualMethod):
         Adam's learning rate (the paper: 1e-4; 1e-3 here, see above).
     max_epochs : int
         Epoch cap (the paper trains 200 epochs).
-    batch_size : int
-        Training rows per step.
+    batch_size : int or "auto"
+        Training rows per step; ``"auto"``: grows with the training set (see
+        above; ``batch_size_`` holds the value used).
+    validity_hinge : float or None
+        Probability of the desired class from which a sample's validity loss is
+        zero (a hinge on eq. 3's cross-entropy, see above); ``None``: the
+        paper's plain cross-entropy.
+    entropy : float
+        Weight of the diversity term (G's mean per-feature entropy, subtracted
+        from the loss); 0: the paper's objective.
     patience : int
         Training stops after this many epochs in which neither the validation
         validity nor the validation yield rose by more than 0.005.
@@ -188,7 +231,9 @@ class L2C(CounterfactualMethod):
         ``diagnostics["n_reverted"]``).  ``False`` reports the method's own
         candidates as found (faster when many counterfactuals are asked for).
     device : str
-        ``"auto"`` (CUDA when available), ``"cpu"``, ``"cuda"``...
+        ``"auto"`` (CUDA only where it is faster: pathwise training with
+        batches of at least 1024 rows; otherwise the CPU), ``"cpu"``,
+        ``"cuda"``...
     torch_threads : int, optional
         CPU threads torch may use inside :meth:`fit` and :meth:`explain`
         (torch's setting is restored afterwards); ``None`` leaves it alone.
@@ -237,6 +282,7 @@ class L2C(CounterfactualMethod):
             "max_epochs": 8, "learning_rate": 3e-3, "n_samples": 40, "patience": 4, "device": "cpu", "random_state": 0,
         },
         order=5,
+        costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
@@ -251,7 +297,9 @@ class L2C(CounterfactualMethod):
         "tau": [Interval(float, 0, None, closed="neither")],
         "learning_rate": [Interval(float, 0, None, closed="neither")],
         "max_epochs": [Interval(int, 1, None)],
-        "batch_size": [Interval(int, 1, None)],
+        "batch_size": [Interval(int, 1, None), Options(("auto",))],
+        "validity_hinge": [None, Interval(float, 0, 1, closed="neither")],
+        "entropy": [Interval(float, 0, None)],
         "patience": [Interval(int, 1, None)],
         "validation_fraction": [Interval(float, 0, 1, closed="left")],
         "gradient": [Options(("auto", "pathwise", "score_function"))],
@@ -277,7 +325,9 @@ class L2C(CounterfactualMethod):
         tau: float = 0.2,
         learning_rate: float = 1e-3,
         max_epochs: int = 200,
-        batch_size: int = 64,
+        batch_size: int | str = "auto",
+        validity_hinge: float | None = 0.6,
+        entropy: float = 0.1,
         patience: int = 10,
         validation_fraction: float = 0.2,
         gradient: str = "auto",
@@ -305,6 +355,8 @@ class L2C(CounterfactualMethod):
         self.learning_rate = learning_rate
         self.max_epochs = max_epochs
         self.batch_size = batch_size
+        self.validity_hinge = validity_hinge
+        self.entropy = entropy
         self.patience = patience
         self.validation_fraction = validation_fraction
         self.gradient = gradient
@@ -325,9 +377,9 @@ class L2C(CounterfactualMethod):
         return import_optional("torch", purpose="L2C")
 
     def _device(self, torch: Any) -> Any:
-        if self.device == "auto":
-            return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-        return torch.device(self.device)
+        """The device of a generator used without training (:meth:`load`): under
+        ``"auto"`` the CPU (see :mod:`._device`)."""
+        return pick_device(torch, self.device)
 
     def _class_indices(self, labels: np.ndarray) -> np.ndarray:
         idx = pd.Index(np.asarray(self.classes_)).get_indexer(np.asarray(labels))
@@ -385,18 +437,14 @@ class L2C(CounterfactualMethod):
         n = len(X)
         min_count = self.min_bin_count if self.min_bin_count is not None else max(1, min(100, n // (2 * self.n_bins)))
         self.representation_ = Representation.from_data(self.schema_, X, n_bins=self.n_bins, min_count=min_count, representative=self.representative)
-        device = self._device(torch)
+        n_val = round(self.validation_fraction * n)
+        n_train = n - n_val if 0 < n_val < n else n
+        self.batch_size_ = auto_batch_size(n_train) if self.batch_size == "auto" else int(self.batch_size)
+        mirror = self._mirror(torch, torch.device("cpu"))
+        device = pick_device(torch, self.device, pathwise=mirror is not None, batch_size=self.batch_size_)
+        if mirror is not None and device.type != "cpu":
+            mirror = self._mirror(torch, device)
         self.device_ = str(device)
-        mirror = None
-        if self.gradient in ("auto", "pathwise"):
-            mirror = mirror_of(torch, self.model_.model, self.representation_, device=device)
-            if mirror is None and self.gradient == "pathwise":
-                raise UnsupportedModelError(
-                    f"L2C(gradient='pathwise') needs a differentiable model: a counterfact TorchModel, or a "
-                    f"scikit-learn LogisticRegression / MLPClassifier (bare, or in counterfact's standard "
-                    f"pipeline). Got {type(self.model_.model).__name__}. Use gradient='score_function' "
-                    "(or 'auto') for any other model."
-                )
         self._build_fast()
         self.gradient_ = "pathwise" if mirror is not None else "score_function"
         self.mirror_kind_ = None if mirror is None else mirror.kind
@@ -407,14 +455,14 @@ class L2C(CounterfactualMethod):
         rng = np.random.default_rng(seed_np)
         rows = self._rows(X)
         rows.predicted = self._class_indices(np.asarray(self.model_.predict(X)))
-        n_val = round(self.validation_fraction * n)
         order = rng.permutation(n)
         val_idx, tr_idx = (order[:n_val], order[n_val:]) if 0 < n_val < n else (order, order)
         config = TrainConfig(
             hidden=self.hidden_size, alpha=float(self.alpha), tau=float(self.tau), learning_rate=float(self.learning_rate),
-            max_epochs=self.max_epochs, batch_size=self.batch_size, patience=self.patience,
+            max_epochs=self.max_epochs, batch_size=self.batch_size_, patience=self.patience,
             straight_through=bool(self.straight_through), n_score_samples=self.n_score_samples,
             n_validation_samples=20, max_numeric=self.max_numeric_changes, verbose=int(self.verbose),
+            hinge=None if self.validity_hinge is None else float(self.validity_hinge), entropy=float(self.entropy),
         )
         self.generator_, self.selector_, self.history_ = train(
             torch, self.representation_, _take(rows, tr_idx), _take(rows, val_idx), len(self.classes_), config,
@@ -423,6 +471,20 @@ class L2C(CounterfactualMethod):
         self.n_epochs_ = len(self.history_)
         self.fallback_ = self._make_fallback()
         self.training_time_ = time.perf_counter() - started
+
+    def _mirror(self, torch: Any, device: Any) -> Any:
+        """The differentiable mirror of the model on ``device`` (None: score-function training)."""
+        if self.gradient not in ("auto", "pathwise"):
+            return None
+        mirror = mirror_of(torch, self.model_.model, self.representation_, device=device)
+        if mirror is None and self.gradient == "pathwise":
+            raise UnsupportedModelError(
+                f"L2C(gradient='pathwise') needs a differentiable model: a counterfact TorchModel, or a "
+                f"scikit-learn LogisticRegression / MLPClassifier (bare, or in counterfact's standard "
+                f"pipeline). Got {type(self.model_.model).__name__}. Use gradient='score_function' "
+                "(or 'auto') for any other model."
+            )
+        return mirror
 
     def _current_fallback(self) -> Any:
         """The fallback method; built on first use when ``fallback`` was set after fitting

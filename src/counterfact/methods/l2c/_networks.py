@@ -18,7 +18,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["BlockLayout", "build_mlp"]
+__all__ = ["BlockLayout", "build_mlp", "uniform"]
+
+
+def uniform(torch: Any, shape: Any, generator: Any, device: Any) -> Any:
+    """Uniform noise of ``shape`` on ``device``, drawn from ``generator``: on the
+    device itself when the generator lives there (no host-to-device copy per
+    training step on CUDA), else drawn on the host and moved."""
+    return torch.rand(shape, generator=generator, device=generator.device).to(device)  # .to: a no-op on its own device
 
 
 def build_mlp(torch: Any, n_in: int, n_out: int, hidden: int, generator: Any, device: Any) -> Any:
@@ -80,7 +87,7 @@ def masked_logits(torch: Any, logits: Any, mask: Any) -> Any:
 def gumbel_softmax(torch: Any, layout: BlockLayout, logits: Any, tau: float, hard: bool, generator: Any) -> Any:
     """Categorical-concrete sample per feature block (Jang et al. 2016; L2C eq. 4),
     straight-through one-hot when ``hard``."""
-    u = torch.rand(logits.shape, generator=generator).to(logits.device).clamp(1e-10, 1 - 1e-7)
+    u = uniform(torch, logits.shape, generator, logits.device).clamp(1e-10, 1 - 1e-7)
     g = -torch.log(-torch.log(u))
     y = layout.padded((logits + g) / tau, -1e9)
     soft = torch.softmax(y, dim=-1)
@@ -94,7 +101,7 @@ def gumbel_softmax(torch: Any, layout: BlockLayout, logits: Any, tau: float, har
 def binary_concrete(torch: Any, logit: Any, tau: float, hard: bool, generator: Any) -> Any:
     """Binary-concrete (relaxed Bernoulli) sample of ``sigmoid(logit)`` (L2C eq. 5),
     straight-through 0/1 when ``hard``."""
-    u = torch.rand(logit.shape, generator=generator).to(logit.device).clamp(1e-10, 1 - 1e-10)
+    u = uniform(torch, logit.shape, generator, logit.device).clamp(1e-10, 1 - 1e-10)
     soft = torch.sigmoid((logit + torch.log(u) - torch.log1p(-u)) / tau)
     if hard:
         one = (soft > 0.5).to(soft.dtype)

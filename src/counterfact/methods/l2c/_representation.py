@@ -34,7 +34,30 @@ import pandas as pd
 from ...data import quantile_bins
 from ...schema import Schema
 
-__all__ = ["Representation"]
+__all__ = ["Representation", "bin_edges"]
+
+
+def bin_edges(v: np.ndarray, n_bins: int, min_count: int) -> np.ndarray:
+    """Edges of a numeric feature's bins: quantile bins (:func:`~counterfact.data.quantile_bins`),
+    except that a smallest value holding so many rows that the quantiles collapse
+    gets a bin of its own, the other values their quantile bins.
+
+    Adult's capital gain is 0 in 92 % of the rows: its quantiles are all 0, and
+    quantile bins alone give it a single bin, so that it could never change.
+    Here it gets ``{0}`` and up to ``n_bins - 1`` quantile bins of the positive
+    values, each still holding at least ``min_count`` rows.
+    """
+    edges = quantile_bins(v, n_bins, min_count=min_count)
+    if n_bins < 2 or edges.size - 1 >= n_bins or v.size == 0:
+        return edges
+    low = float(v.min())
+    rest = v[v != low]
+    if (v.size - rest.size) < min_count or rest.size < min_count:
+        return edges
+    inner = quantile_bins(rest, n_bins - 1, min_count=min_count)
+    if inner.size - 1 + 1 <= edges.size - 1:
+        return edges
+    return np.concatenate([[low], inner])
 
 
 @dataclass(frozen=True)
@@ -113,7 +136,7 @@ class Representation:
                 start += len(cats)
                 continue
             v = pd.to_numeric(X[f.name]).to_numpy(dtype=float)
-            edges = quantile_bins(v, n_bins, min_count=min_count)
+            edges = bin_edges(v, n_bins, min_count)
             if edges[0] == edges[-1]:  # a constant feature: one level
                 edges = np.array([edges[0], edges[0]])
             k = edges.size - 1
@@ -133,6 +156,8 @@ class Representation:
                 rep = np.array([np.median(v[own == j]) if (own == j).any() else 0.5 * (edges[j] + edges[j + 1]) for j in range(k)])
             else:
                 rep = 0.5 * (edges[:-1] + edges[1:])
+            if k > 1 and not ((v > edges[0]) & (v < edges[1])).any():
+                rep[0] = edges[0]  # a bin of one value (see bin_edges) decodes to it
             if f.kind == "integer":
                 rep = np.rint(rep)
             rep = np.clip(rep, lo, np.maximum(lo, hi))

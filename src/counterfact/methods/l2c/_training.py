@@ -57,10 +57,11 @@ from ._networks import (
     build_mlp,
     gumbel_softmax,
     masked_logits,
+    uniform,
 )
 from ._representation import Representation
 
-__all__ = ["RowSet", "TrainConfig", "cap_changes", "sample_levels", "train"]
+__all__ = ["RowSet", "TrainConfig", "auto_batch_size", "cap_changes", "sample_levels", "train", "validity_loss"]
 
 
 @dataclass
@@ -91,6 +92,13 @@ class TrainConfig:
     max_numeric: int | None
     verbose: int
     min_delta: float = 0.005
+    #: probability of the desired class from which a sample's validity loss is 0
+    #: (a hinge on the cross-entropy); None: the paper's plain cross-entropy
+    hinge: float | None = None
+    #: weight of the mean per-feature entropy of G's distributions (a bonus)
+    entropy: float = 0.0
+    #: validation rows scored per epoch (a fixed random subset of the split)
+    max_validation_rows: int = 2000
 
 
 def _inputs(torch: Any, z: Any, target: Any, n_classes: int) -> Any:
@@ -169,6 +177,56 @@ def sample_levels(
     return np.where(changed, tilde, own)
 
 
+def auto_batch_size(n_rows: int) -> int:
+    """Training rows per step for ``batch_size="auto"``: about 32 steps per epoch,
+    as a power of two between 64 and 1024 (German Credit's 640 training rows: 64;
+    Adult's 29,000: 1024).  Measured: on Adult (MLP, 5 epochs) batch 1024 instead
+    of 64 cut the seconds per epoch 2.4x on a CPU and raised coverage from 0.95 to
+    0.99; below about 2,000 rows the batch stays at 64, where more steps per
+    epoch train faster."""
+    if n_rows <= 0:
+        return 64
+    return int(min(1024, max(64, 2 ** round(np.log2(max(n_rows, 1) / 32)))))
+
+
+def validity_loss(torch: Any, ce: Any, hinge: float | None) -> Any:
+    """The per-sample validity loss from the cross-entropy ``ce`` (torch or numpy):
+    the paper's ``CE`` itself, or with ``hinge=p`` the hinge ``max(0, CE + log p)``,
+    zero once the model gives the desired class at least probability ``p``."""
+    if hinge is None:
+        return ce
+    floor = -float(np.log(hinge))
+    if isinstance(ce, np.ndarray):
+        return np.maximum(ce - floor, 0.0)
+    return torch.clamp(ce - floor, min=0.0)
+
+
+@dataclass
+class _Trainer:
+    """What one training run holds: the networks, the optimiser, the data as tensors
+    on the device, the configuration and the random sources."""
+
+    torch: Any
+    G: Any
+    S: Any
+    params: list[Any]
+    opt: Any
+    layout: BlockLayout
+    is_num: Any
+    rep: Representation
+    rows: RowSet
+    n_classes: int
+    config: TrainConfig
+    mirror: Any
+    score: Callable[[np.ndarray, np.ndarray, RowSet], np.ndarray]
+    #: host generator (permutations) and the generator of the noise (on the device)
+    generator: Any
+    noise: Any
+    rng: np.random.Generator
+    device: Any
+    tensors: dict[str, Any]
+
+
 def train(
     torch: Any,
     rep: Representation,
@@ -187,82 +245,80 @@ def train(
 
     ``mirror`` is a :class:`~._blackbox.Mirror` (pathwise) or ``None``
     (score-function).  ``score(levels, owner, rows)`` returns the real model's
-    probabilities ``(m, n_classes)`` of decoded candidate levels.
+    probabilities ``(m, n_classes)`` of decoded candidate levels.  On a CUDA
+    device the networks, the rows and the noise live on the device, and the
+    host is asked nothing per step (the score-function estimator excepted: the
+    model scores its samples on the host).
     """
     D, N = rep.n_columns, rep.n_features
     d_in = D + n_classes
     G = build_mlp(torch, d_in, D, config.hidden, generator, device)
     S = build_mlp(torch, d_in, N, config.hidden, generator, device)
     params = [*G.parameters(), *S.parameters()]
-    opt = _Adam(torch, params, config.learning_rate)
-    layout = BlockLayout(torch, rep.starts, rep.sizes, device)
-    is_num = torch.as_tensor(rep.is_numeric, device=device)
+    noise = generator
+    if torch.device(device).type != "cpu":
+        noise = torch.Generator(device=device)
+        noise.manual_seed(int(torch.randint(0, 2**62, (1,), generator=generator)))
 
-    history: list[dict[str, float]] = []
-    best: tuple[float, Any] = (-1.0, None)
-    ref = [-1.0, -1.0]  # validity and yield that last reset their patience counters
-    stale = [0, 0]
+    def t(a: np.ndarray, dtype: Any = torch.float32) -> Any:
+        return torch.as_tensor(a, dtype=dtype, device=device)
+
+    tensors = {
+        "z": t(train_rows.z), "table": t(train_rows.table), "mask": t(train_rows.mask, torch.bool),
+        "mutable": t(train_rows.mutable, torch.float32), "own": t(train_rows.levels, torch.long),
+    }
+    run = _Trainer(
+        torch, G, S, params, _Adam(torch, params, config.learning_rate), BlockLayout(torch, rep.starts, rep.sizes, device),
+        torch.as_tensor(rep.is_numeric, device=device), rep, train_rows, n_classes, config, mirror, score,
+        generator, noise, rng, device, tensors,
+    )
+    val_rows = _validation_subset(val_rows, config.max_validation_rows, rng)
     val_targets = _targets(val_rows.predicted, n_classes, rng)
+    history: list[dict[str, float]] = []
     bar = progress(total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose)
     try:
-        _epochs(torch, G, S, params, opt, layout, is_num, rep, train_rows, val_rows, val_targets, n_classes, config, mirror, score, generator, rng, device, history, best, ref, stale, bar)
+        _epochs(run, val_rows, val_targets, history, bar)
     finally:
         bar.close()
     return _finish(G, S, history)
 
 
-def _epochs(torch: Any, G: Any, S: Any, params: list[Any], opt: Any, layout: BlockLayout, is_num: Any, rep: Representation,
-            train_rows: RowSet, val_rows: RowSet, val_targets: np.ndarray, n_classes: int, config: TrainConfig, mirror: Any,
-            score: Callable[[np.ndarray, np.ndarray, RowSet], np.ndarray], generator: Any, rng: np.random.Generator, device: Any,
-            history: list[dict[str, float]], best: tuple[float, Any], ref: list[float], stale: list[int], bar: Any) -> None:
+def _validation_subset(rows: RowSet, k: int, rng: np.random.Generator) -> RowSet:
+    """At most ``k`` rows of the validation split (a fixed random subset): the
+    validation's cost stops growing with the data."""
+    n = rows.z.shape[0]
+    if n <= k:
+        return rows
+    idx = np.sort(rng.choice(n, size=k, replace=False))
+    return RowSet(rows.levels[idx], rows.z[idx], rows.table[idx], rows.mask[idx], rows.mutable[idx], rows.predicted[idx], rows.values[idx])
+
+
+def _epochs(run: _Trainer, val_rows: RowSet, val_targets: np.ndarray, history: list[dict[str, float]], bar: Any) -> None:
     """The epoch loop (see :func:`train`); leaves the best weights in ``G`` and ``S``."""
-
-    def t(a: np.ndarray, dtype: Any = torch.float32) -> Any:
-        return torch.as_tensor(a, dtype=dtype, device=device)
-
+    torch, config = run.torch, run.config
+    best: tuple[float, Any] = (-1.0, None)
+    ref = [-1.0, -1.0]  # validity and yield that last reset their patience counters
+    stale = [0, 0]
     top, best_yield = -1.0, -1.0
-    z_all = t(train_rows.z)
-    table_all = t(train_rows.table)
-    mask_all = t(train_rows.mask, torch.bool)
-    mut_all = t(train_rows.mutable, torch.float32)
-    own_all = t(train_rows.levels, torch.long)
-    n = z_all.shape[0]
+    n = run.tensors["z"].shape[0]
     for epoch in range(config.max_epochs):
         started = time.perf_counter()
-        G.train()
-        S.train()
-        targets = t(_targets(train_rows.predicted, n_classes, rng), torch.long)
-        perm = torch.randperm(n, generator=generator)
-        total, steps = 0.0, 0
+        run.G.train()
+        run.S.train()
+        targets = torch.as_tensor(_targets(run.rows.predicted, run.n_classes, run.rng), dtype=torch.long, device=run.device)
+        perm = torch.randperm(n, generator=run.generator).to(run.device)  # one copy per epoch
+        total = torch.zeros((), device=run.device)
+        steps = 0
         for k in range(0, n, config.batch_size):
-            b = perm[k : k + config.batch_size].to(device)
-            zin = _inputs(torch, z_all[b], targets[b], n_classes)
-            logits = masked_logits(torch, G(zin), mask_all[b])
-            pi_logit = S(zin)
-            pi = torch.sigmoid(pi_logit)
-            sparsity = (pi * mut_all[b]).sum(dim=1).mean()
-            if mirror is not None:
-                z_tilde = gumbel_softmax(torch, layout, logits, config.tau, config.straight_through, generator)
-                s = binary_concrete(torch, pi_logit, config.tau, config.straight_through, generator) * mut_all[b]
-                if config.max_numeric is not None:
-                    with torch.no_grad():
-                        same = layout.padded(z_tilde.detach() * z_all[b], 0.0).sum(-1) > 0.5
-                        changed = (s.detach() > 0.5) & ~same
-                        keep = ~changed | _cap(torch, changed, pi.detach(), is_num, config.max_numeric, generator)
-                    s = s * keep.to(s.dtype)
-                se = layout.expand(s)
-                z_bar = (1 - se) * z_all[b] + se * z_tilde
-                logp = mirror(z_bar, table_all[b])
-                ce = -logp.gather(1, targets[b][:, None]).squeeze(1).to(sparsity.dtype).mean()
-            else:
-                ce = _score_function_loss(torch, layout, logits, pi, mut_all[b], own_all[b], targets[b], b, train_rows, score, config, is_num, generator)
-            loss = ce + config.alpha * sparsity
-            opt.step(torch.autograd.grad(loss, params))
-            total += float(loss.detach())
+            loss = _step_loss(run, perm[k : k + config.batch_size], targets)
+            run.opt.step(torch.autograd.grad(loss, run.params))
+            total = total + loss.detach()  # summed on the device: no host round trip per step
             steps += 1
-        validity, changes, yield_ = _validate(torch, G, S, rep, val_rows, val_targets, n_classes, config, score, rng, device)
+        validity, changes, yield_ = _validate(
+            torch, run.G, run.S, run.rep, val_rows, val_targets, run.n_classes, config, run.score, run.rng, run.device
+        )
         history.append({
-            "epoch": epoch + 1, "loss": total / max(steps, 1), "validation_validity": validity,
+            "epoch": epoch + 1, "loss": float(total) / max(steps, 1), "validation_validity": validity,
             "validation_yield": yield_, "mean_changes": changes, "seconds": time.perf_counter() - started,
         })
         bar.update(1)
@@ -271,20 +327,60 @@ def _epochs(torch: Any, G: Any, S: Any, params: list[Any], opt: Any, layout: Blo
         # best validity seen) and more diverse ones (a higher yield)
         top = max(top, validity)
         if best[1] is None or validity > best[0] + config.min_delta or (validity >= top - config.min_delta and yield_ > best_yield):
-            best, best_yield = (validity, _snapshot(G, S)), yield_
-        if validity > ref[0] + config.min_delta:
-            ref[0], stale[0] = validity, 0
-        else:
-            stale[0] += 1
-        if yield_ > ref[1] + config.min_delta:
-            ref[1], stale[1] = yield_, 0
-        else:
-            stale[1] += 1
+            best, best_yield = (validity, _snapshot(run.G, run.S)), yield_
+        for j, value in enumerate((validity, yield_)):
+            if value > ref[j] + config.min_delta:
+                ref[j], stale[j] = value, 0
+            else:
+                stale[j] += 1
         if min(stale) >= config.patience:
             break
     if best[1] is not None:
-        G.load_state_dict(best[1][0])
-        S.load_state_dict(best[1][1])
+        run.G.load_state_dict(best[1][0])
+        run.S.load_state_dict(best[1][1])
+
+
+def _step_loss(run: _Trainer, b: Any, targets: Any) -> Any:
+    """The loss of one batch ``b`` (row indices on the device): validity (eq. 3's
+    cross-entropy, or its hinge), ``alpha`` times the selection's L1 norm, less
+    ``entropy`` times G's mean per-feature entropy."""
+    torch, config, T = run.torch, run.config, run.tensors
+    zin = _inputs(torch, T["z"][b], targets[b], run.n_classes)
+    logits = masked_logits(torch, run.G(zin), T["mask"][b])
+    pi_logit = run.S(zin)
+    pi = torch.sigmoid(pi_logit)
+    mut = T["mutable"][b]
+    sparsity = (pi * mut).sum(dim=1).mean()
+    if run.mirror is not None:
+        z_tilde = gumbel_softmax(torch, run.layout, logits, config.tau, config.straight_through, run.noise)
+        s = binary_concrete(torch, pi_logit, config.tau, config.straight_through, run.noise) * mut
+        if config.max_numeric is not None:
+            with torch.no_grad():
+                same = run.layout.padded(z_tilde.detach() * T["z"][b], 0.0).sum(-1) > 0.5
+                changed = (s.detach() > 0.5) & ~same
+                keep = ~changed | _cap(torch, changed, pi.detach(), run.is_num, config.max_numeric, run.noise)
+            s = s * keep.to(s.dtype)
+        se = run.layout.expand(s)
+        z_bar = (1 - se) * T["z"][b] + se * z_tilde
+        logp = run.mirror(z_bar, T["table"][b])
+        ce = -logp.gather(1, targets[b][:, None]).squeeze(1).to(sparsity.dtype)
+        valid_loss = validity_loss(torch, ce, config.hinge).mean()
+    else:
+        valid_loss = _score_function_loss(
+            torch, run.layout, logits, pi, mut, T["own"][b], targets[b], b, run.rows, run.score, config, run.is_num, run.noise
+        )
+    loss = valid_loss + config.alpha * sparsity
+    if config.entropy:
+        loss = loss - config.entropy * _mean_entropy(torch, run.layout, logits, mut)
+    return loss
+
+
+def _mean_entropy(torch: Any, layout: BlockLayout, logits: Any, mutable: Any) -> Any:
+    """Mean over rows and mutable features of the entropy of G's distribution over
+    the feature's admissible levels (inadmissible levels have probability 0)."""
+    logp = block_log_softmax(torch, layout, logits)
+    h = -(logp.exp() * logp).sum(-1)  # (B, N)
+    return (h * mutable).sum() / mutable.sum().clamp_min(1.0)
 
 
 def _finish(G: Any, S: Any, history: list[dict[str, float]]) -> tuple[Any, Any, list[dict[str, float]]]:
@@ -339,13 +435,14 @@ def _score_function_loss(
     generator: Any,
 ) -> Any:
     """REINFORCE surrogate whose gradient is the score-function estimate of
-    ``grad E[CE]``, with a leave-one-out baseline over ``K`` samples per row."""
+    ``grad E[loss]`` (``loss``: :func:`validity_loss` of the cross-entropy), with
+    a leave-one-out baseline over ``K`` samples per row."""
     B, K = logits.shape[0], config.n_score_samples
     logp = block_log_softmax(torch, layout, logits)  # (B, N, c)
-    u = torch.rand((B, K, *logp.shape[1:]), generator=generator).to(logits.device).clamp(1e-10, 1 - 1e-10)
+    u = uniform(torch, (B, K, *logp.shape[1:]), generator, logits.device).clamp(1e-10, 1 - 1e-10)
     g = -torch.log(-torch.log(u))
     tilde = (logp[:, None] + g).argmax(dim=-1)  # (B, K, N)
-    sel = (torch.rand((B, K, pi.shape[1]), generator=generator).to(logits.device) < pi.detach()[:, None]) & (mutable[:, None] > 0)
+    sel = (uniform(torch, (B, K, pi.shape[1]), generator, logits.device) < pi.detach()[:, None]) & (mutable[:, None] > 0)
     changed = sel & (tilde != own[:, None, :])
     if config.max_numeric is not None:
         changed = _cap(torch, changed, pi.detach()[:, None, :], is_num, config.max_numeric, generator)
@@ -358,14 +455,14 @@ def _score_function_loss(
     owner = np.repeat(batch.cpu().numpy(), K)
     proba = score(lv, owner, rows)
     tgt = np.repeat(targets.cpu().numpy(), K)
-    ce = -np.log(np.clip(proba[np.arange(B * K), tgt], 1e-6, 1.0)).reshape(B, K)
+    ce = validity_loss(torch, -np.log(np.clip(proba[np.arange(B * K), tgt], 1e-6, 1.0)).reshape(B, K), config.hinge)
     baseline = (ce.sum(axis=1, keepdims=True) - ce) / max(K - 1, 1)
     adv_np = ce - baseline
     # one positive scale for the whole batch: the direction stays unbiased, the
     # step no longer depends on how coarse the model's probabilities are
     adv_np = adv_np / (adv_np.std() + 1e-8)
     adv = torch.as_tensor(adv_np, dtype=pi.dtype, device=pi.device)
-    # the surrogate's value is the mean CE (for the history); its gradient is the estimator
+    # the surrogate's value is the mean loss (for the history); its gradient is the estimator
     return (adv * logq).mean() - (adv * logq).mean().detach() + float(ce.mean())
 
 
@@ -408,7 +505,7 @@ def _cap(torch: Any, changed: Any, pi: Any, is_num: Any, k: int, generator: Any)
     """Torch version of :func:`cap_changes` for the numeric cap: at most ``k``
     changed numeric features survive, drawn without replacement with weights
     ``pi`` (Gumbel-top-k), as at inference."""
-    u = torch.rand(changed.shape, generator=generator).to(changed.device).clamp(1e-12, 1 - 1e-12)
+    u = uniform(torch, changed.shape, generator, changed.device).clamp(1e-12, 1 - 1e-12)
     key = -(torch.log(pi.clamp_min(1e-12)) - torch.log(-torch.log(u)))
     key = torch.where(changed & is_num, key, torch.full_like(key, float("inf")))
     rank = key.argsort(dim=-1).argsort(dim=-1)

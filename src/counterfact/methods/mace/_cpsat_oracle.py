@@ -41,7 +41,10 @@ split) and the lower bound is proven for the grid.
 
 Not covered (the method uses Z3 instead): finite allowed-value sets on numeric
 features, diversity clauses, non-prefix ordinal splits, multi-conjunction
-decision regions (one-vs-one SVMs are not tree ensembles anyway).
+decision regions (one-vs-one SVMs are not tree ensembles anyway).  Relations
+between features are not encoded either (the model has no value variables,
+only split intervals): it raises :class:`UnsupportedConstraintError`, and
+``oracle="auto"`` answers such queries with Z3.
 """
 
 from __future__ import annotations
@@ -54,7 +57,7 @@ import numpy as np
 
 from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
-from ...exceptions import UnsupportedModelError
+from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
 from ...solvers.smt import ForestText, is_forest
 from ._problem import Problem, VarSpec, exact_distance
 from ._search import Answer
@@ -72,6 +75,8 @@ class CpsatOracle:
     :class:`UnsupportedModelError` for what it does not cover."""
 
     def __init__(self, problem: Problem, compiled: Any, *, random_seed: int = 0) -> None:
+        if problem.costs is not None:  # MACE then answers the search with Z3, exactly
+            raise UnsupportedModelError("The CP-SAT oracle does not encode explain(costs=...).")
         cp = import_optional("ortools.sat.python.cp_model", purpose="MACE's CP-SAT oracle (oracle='cpsat')")
         conjunction = _target_conjunction(problem, compiled)
         self.cp, self.problem, self.compiled, self.seed = cp, problem, compiled, int(random_seed)
@@ -376,6 +381,11 @@ def _target_conjunction(problem: Problem, compiled: Any) -> Any:
         raise UnsupportedModelError("The CP-SAT oracle encodes tree ensembles only.")
     if problem.blocked:
         raise UnsupportedModelError("The CP-SAT oracle does not encode diversity clauses.")
+    if problem.relations:
+        raise UnsupportedConstraintError(
+            f"The CP-SAT oracle does not encode relations between features (here '{problem.relations[0].text}'); "
+            "use oracle='z3'."
+        )
     region = compiled.rule.region(int(problem.target_index))
     if len(region) != 1:
         raise UnsupportedModelError("The CP-SAT oracle needs a single-conjunction decision region.")

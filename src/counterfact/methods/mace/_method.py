@@ -12,14 +12,16 @@ import pandas as pd
 from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
-from ...exceptions import UnsupportedModelError
+from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
 from ...metrics import DistanceEncoder
-from ...models.compile import compile_model
+from ...models.compile import TreeEnsemble, compile_model
 from ...solvers import has_relu
+from ...solvers.smt import is_forest
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
+from ._bnb_oracle import BnbOracle, bnb_unsupported
 from ._cpsat_oracle import CpsatOracle
 from ._mip_oracle import MipOracle, check_available
 from ._polish import Polisher
@@ -29,7 +31,7 @@ from ._z3_oracle import Z3Oracle
 
 __all__ = ["MACE"]
 
-_ORACLES = ("auto", "z3", "mip", "cpsat")
+_ORACLES = ("auto", "bnb", "z3", "mip", "cpsat")
 
 
 def _valid_norm(v: Any) -> bool:
@@ -59,7 +61,14 @@ class MACE(CounterfactualMethod):
     ``||.||_1 / J`` and ``||.||_inf``.  Plausibility: integers stay integral,
     exactly one category, ordinals as levels, observed ranges, and every
     constraint kind except causal relations (immutable, increasing, decreasing,
-    ranges, allowed values, features to vary, max changes).
+    ranges, allowed values, features to vary, max changes, relations between
+    features).  Relations are encoded exactly by the Z3 oracle (exact
+    rationals, strict inequalities included) and the MILP oracle (implications
+    with a binary and big-M rows from the variables' bounds; a strict
+    inequality only over integral or gridded features, else ``oracle="auto"``
+    uses Z3 and ``oracle="mip"`` raises); the CP-SAT oracle does not encode
+    them (``"auto"`` uses Z3, ``"cpsat"`` raises
+    :class:`~counterfact.exceptions.UnsupportedConstraintError`).
 
     Departures from the paper, and why:
 
@@ -82,6 +91,25 @@ class MACE(CounterfactualMethod):
       when OR-Tools is installed, Z3 otherwise: random forests, XGBoost,
       single trees, linear models);
       ``"z3"``/``"mip"``/``"cpsat"`` force one.
+    * **Branch and bound for tree ensembles** (``oracle="bnb"``, what
+      ``"auto"`` uses for every forest and boosted ensemble): instead of a
+      satisfiability call per step of Algorithm 1, a best-first search over
+      the boxes the ensemble's splits cut finds the nearest counterfactual
+      outright, with per-tree bounds on the reachable leaves (as Veritas and
+      treecf) and the exact least distance of each box (the distance is
+      separable); its answer comes with ``delta_min == delta_max``, the
+      optimum itself rather than one within ``epsilon``
+      (:mod:`counterfact.solvers.bnb`).  It encodes the same problem as the
+      Z3 and CP-SAT oracles (margin, probability floor, grids, integers,
+      categories, bounds, change cap, ``robust_to`` forests); a second and
+      further counterfactual (diversity clauses), relations between features
+      and other ``robust_to`` models run on the oracle ``"auto"`` chose before
+      (CP-SAT for scikit-learn's and LightGBM's boosted ensembles, Z3
+      otherwise), and ``oracle="bnb"`` raises
+      :class:`~counterfact.exceptions.UnsupportedConstraintError` for them.
+      Measured against treecf's exact search on the same forests
+      (``benchmarks/trees_vs_peers.py``, docs/performance.md).  On a time-out
+      it returns the nearest counterfactual it has found (``feasible``).
     * **Search.**  An unbounded first check (so that "no counterfactual
       exists" is answered in one call, status ``infeasible``), and
       ``delta_max := d(x)`` for the point found rather than the midpoint, and
@@ -123,12 +151,15 @@ class MACE(CounterfactualMethod):
       least ``min_diff`` features" (``diversity="points"``, the default).  A
       numeric feature differs only when it moves by *more than its diversity
       step* -- the larger of its resolution and a fraction of its MAD, the
-      rule every method's set of counterfactuals follows -- or when it changes
-      in one answer and keeps the query's value in the other (a different set
-      of changed features); a discrete feature differs with any other value.
-      Why: with the paper's literal clause (any different value) the second
-      answer is the first moved by one unit (``income -> 34412``, then
-      ``income -> 34413``), which is no alternative at all.
+      rule every method's set of counterfactuals follows (moving a feature the
+      earlier answer kept counts only by as much); a discrete feature differs
+      with any other value.  Further answers also move each numeric feature
+      by at least that step or not at all.  Why: with the paper's literal
+      clause (any different value) the second answer is the first moved by
+      one unit (``income -> 34412``, then ``income -> 34413``), or the first
+      plus a one-unit move elsewhere (``loan_amount 3600 -> 3599``), which is
+      no alternative at all.  ``explain(alternatives="method")`` restores the
+      literal clauses.
       ``diversity="features"`` asks more: each further counterfactual changes
       a set of features that contains no earlier one's (CE-OCL's no-good
       cuts), so every answer drops at least one earlier change.  The search
@@ -144,9 +175,19 @@ class MACE(CounterfactualMethod):
     norm : {"l0", "l1", "linf"} or tuple (alpha, beta, gamma)
         Distance (eq. 3).
     epsilon : float
-        Accuracy of the binary search, in (0, 1].
-    oracle : {"auto", "z3", "mip", "cpsat"}
-        Satisfiability oracle (``"cpsat"``: tree ensembles only).
+        Accuracy of the binary search, in (0, 1]: an ``optimal`` answer of the
+        Z3, MIP or CP-SAT oracle lies at most ``epsilon`` (on the normalised
+        distance) above the true optimum -- with the default 1e-3 that is
+        often 1-5 % of the optimum's distance -- and its certificate then says
+        "within epsilon" and gives the gap (``delta_max - delta_min``).  The
+        branch-and-bound oracle (``"bnb"``, what ``"auto"`` uses for tree
+        ensembles) finds the optimum itself whatever ``epsilon``
+        (``delta_min == delta_max``, on the features' grids), and its
+        certificate says "proven nearest".  The default stays 1e-3 because
+        for the other oracles a smaller one costs more calls (Z3 on a forest:
+        about 2x the time at 1e-6), and the gap is always reported.
+    oracle : {"auto", "bnb", "z3", "mip", "cpsat"}
+        Oracle (``"bnb"``, ``"cpsat"``: tree ensembles only).
     min_diff : int
         Diversity: each further counterfactual differs from every earlier one
         in at least this many features (``diversity="points"``).
@@ -189,6 +230,7 @@ class MACE(CounterfactualMethod):
         fast_params={"norm": "l1", "epsilon": 1e-2, "time_limit": 20.0},
         order=0,
         cost="distance",
+        costs="exact",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
@@ -238,6 +280,8 @@ class MACE(CounterfactualMethod):
     def _fit(self) -> None:
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         self.oracle_ = self._choose_oracle()
+        #: what answers the searches the B&B oracle does not (diversity clauses, other models)
+        self._fallback = self._choose_oracle(tree_bnb=False) if self.oracle_ == "bnb" else self.oracle_
         self.weights_ = norm_weights(tuple(self.norm) if isinstance(self.norm, list) else self.norm)
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
@@ -246,7 +290,9 @@ class MACE(CounterfactualMethod):
         self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = None  # observed rows per predicted class
         #: the shared diversity rule's steps plus one grid unit, in solver units
         self._steps = solver_steps(self.schema_, self.diversity_steps_)
-        if self.oracle_ == "cpsat":
+        if self.oracle_ == "bnb":
+            import_optional("z3", purpose="MACE (searches the branch-and-bound oracle does not run on Z3)")
+        elif self.oracle_ == "cpsat":
             import_optional("ortools", purpose="MACE (oracle='cpsat')")
             import_optional("z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)")
         elif self.oracle_ == "z3":
@@ -260,9 +306,12 @@ class MACE(CounterfactualMethod):
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
         if status == "optimal":
             lo, hi = diagnostic(diagnostics, "delta_min"), diagnostic(diagnostics, "delta_max")
-            text = "proven nearest within epsilon"
-            if lo is not None and hi is not None:
-                text += f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+            if lo is not None and hi is not None and hi - lo <= _EXACT * max(1.0, abs(hi)):
+                text = "proven nearest" + bound_words(lo, hi, diagnostics)  # the optimum itself
+            else:
+                text = "proven nearest within epsilon"
+                if lo is not None and hi is not None:
+                    text += f" (at most {hi - lo:.2g} above the optimum)" + bound_words(lo, hi, diagnostics)
             return f"{cls.tags.display_name}: {text}"
         if status == "feasible":
             return f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before closing the bound)"
@@ -275,12 +324,13 @@ class MACE(CounterfactualMethod):
             "recourse": (
                 f"MACE: every counterfactual was re-checked with the real model; with status 'optimal' no "
                 f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
-                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model)."
+                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model; for tree "
+                "ensembles the branch-and-bound oracle proves that none lies closer than its distance)."
             ),
             "none": "MACE 'infeasible': proven that no counterfactual exists under the audit's constraints.",
         }
 
-    def _choose_oracle(self) -> str:
+    def _choose_oracle(self, tree_bnb: bool = True) -> str:
         """The oracle ``"auto"`` stands for, chosen per model class by measurement
         (``benchmarks/mace.py --oracles z3 cpsat``, 50 queries per cell on Adult,
         COMPAS and Credit under l0, l1 and linf; the table is in
@@ -293,12 +343,14 @@ class MACE(CounterfactualMethod):
         Z3 up to 1.7x faster on Credit l1 / linf), random forests (Z3 faster
         in median in 6 of 9 cells and proving more queries on the largest
         forest) and everything else."""
-        if self.oracle != "auto":
+        if self.oracle != "auto" and tree_bnb:
             return str(self.oracle)
         import importlib.util
 
         if has_relu(self.compiled_):
             return "mip"
+        if tree_bnb and isinstance(self.compiled_.estimator, TreeEnsemble):
+            return "bnb"
         boosted = getattr(self.compiled_.estimator, "aggregation", None) == "sum_margin"
         xgboost = self.compiled_.estimator_class == "XGBClassifier"
         if boosted and not xgboost and importlib.util.find_spec("ortools") is not None:
@@ -307,19 +359,48 @@ class MACE(CounterfactualMethod):
 
     # -------------------------------------------------------------- explain
     def _make_oracle(self, problem: Problem, seed: int, views: CompiledViews) -> Any:
-        if self.oracle_ == "cpsat" and not views.others:
+        if self.oracle_ == "bnb":
+            try:
+                return BnbOracle(problem, views.main, others=views.others, cache=self._cache)
+            except UnsupportedModelError as exc:
+                if self.oracle == "bnb":
+                    raise UnsupportedConstraintError(f"MACE(oracle='bnb'): {exc} Use oracle='auto'.") from None
+        kind = self._fallback  # the oracle "auto" chose before the branch-and-bound
+        if problem.costs is not None and self.oracle == "auto" and not is_forest(views.main):
+            kind = "mip"  # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
+        if kind == "cpsat" and not views.others and not problem.relations:
             try:
                 return CpsatOracle(problem, views.main, random_seed=seed)
             except UnsupportedModelError:
                 pass  # diversity clauses, value sets, ...: Z3 answers this search
-        if self.oracle_ in ("z3", "cpsat"):  # several models (robust_to): Z3 encodes them all
+        if kind in ("z3", "cpsat"):  # several models (robust_to), relations: Z3 encodes them all
             return Z3Oracle(problem, views.main, random_seed=seed, cache=self._cache, others=views.others)
-        return MipOracle(problem, views.main, self.schema_, epsilon=float(self.epsilon), random_seed=seed, others=views.others)
+        try:
+            return MipOracle(problem, views.main, self.schema_, epsilon=float(self.epsilon), random_seed=seed, others=views.others)
+        except UnsupportedConstraintError:
+            if self.oracle != "auto":
+                raise
+            # a relation the MILP cannot state exactly (a strict inequality over a
+            # continuous feature): Z3 decides it exactly
+            return Z3Oracle(problem, views.main, random_seed=seed, cache=self._cache, others=views.others)
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """A margin or other models the solver cannot encode exactly raise here, before any search."""
         if queries:
-            self.exact_.views(queries[0])
+            views = self.exact_.views(queries[0])
+            if self.oracle == "bnb":  # what it cannot search raises before any search
+                many = max(q.n_counterfactuals for q in queries) > 1
+                related = any(q.bounds.relations for q in queries)
+                why = bnb_unsupported(many, views.main, views.others, relations=related)
+                if why is not None:
+                    raise UnsupportedConstraintError(f"MACE(oracle='bnb') does not search {why}. Use oracle='auto'.")
+        relation = next((q.bounds.relations[0] for q in queries if q.bounds.relations), None)
+        if self.oracle == "cpsat" and relation is not None:
+            raise UnsupportedConstraintError(
+                f"MACE's CP-SAT oracle does not encode relations between features (here '{relation.text}'): it "
+                "searches the ensemble's split intervals, not the features' values. Use oracle='z3' or "
+                "oracle='auto' (which answers such queries with Z3, exactly)."
+            )
 
     def _observed(self, target_index: int) -> tuple[pd.DataFrame, np.ndarray]:
         """Training rows the model assigns to class ``target_index`` (raw, and in distance units)."""
@@ -379,7 +460,8 @@ class MACE(CounterfactualMethod):
         if not len(frame) or k == 0:
             return np.zeros(0, dtype=int)
         q = self._dist.encoder.transform(query.x.to_frame().T)[0]
-        order = np.argsort(self._dist.encoder.distances(enc, q, self._dist.norm), kind="stable")
+        d = query.costs.matrix(enc, q) if query.costs is not None else self._dist.encoder.distances(enc, q, self._dist.norm)
+        order = np.argsort(d, kind="stable")
         found: list[int] = []
         lo, size = 0, max(64, 8 * k)
         while lo < len(order) and len(found) < k:
@@ -403,9 +485,13 @@ class MACE(CounterfactualMethod):
             target_index=query.target_index,
             margin=float(self.margin),
             min_diff=int(self.min_diff),
-            steps=self._steps,
+            # alternatives="method": the paper's clauses (any other value differs)
+            steps=self._steps if query.alternatives == "distinct" else None,
             diversity=str(self.diversity),
+            min_moves=self.diversity_steps_ if query.alternatives == "distinct" else None,
         )
+        if query.costs is not None:  # the call's costs replace eq. (3)
+            problem.costs, problem.weights = query.feature_costs(), (0.0, 0.0, 0.0)
         seed = int(query.rng.integers(0, 2**31 - 1))
         views = self.exact_.views(query)
         names = self.schema_.names
@@ -449,7 +535,7 @@ class MACE(CounterfactualMethod):
             if row is None or outcome is None:
                 break
             rows.append(row)
-            distances.append(self._dist(query.x, row))
+            distances.append(self._dist(query.x, row, query.costs))
             if not ok:
                 break
             problem.blocked.append(outcome.point)
@@ -465,10 +551,11 @@ class MACE(CounterfactualMethod):
             if rows:
                 status = "feasible"
                 fallback = "nearest observed counterfactual (no oracle answer within the time limit)"
-                distances = [self._dist(query.x, r) for r in rows]
+                distances = [self._dist(query.x, r, query.costs) for r in rows]
         frame = pd.DataFrame(rows, columns=names)
         diag: dict[str, Any] = {
             "oracle": self.oracle_,
+            **(cost_words(query.costs) if query.costs is not None else {}),
             "delta_min": float(first.delta_min),
             "delta_max": float(distances[0]) if distances else (np.inf if first.delta_max == np.inf else float(first.delta_max)),
             "n_oracle_calls": int(calls),
@@ -483,6 +570,26 @@ class MACE(CounterfactualMethod):
         if fallback is not None:
             diag["fallback"] = fallback
         return Candidates(frame, status, diag)
+
+
+def cost_words(costs: Any) -> dict[str, Any]:
+    """Diagnostics that say ``delta_min``/``delta_max`` are costs, and in which unit."""
+    return {"cost_unit": costs.unit or "", "cost_unit_scale": float(costs.costs.unit_scale or 1.0)}
+
+
+#: relative gap below which delta_min == delta_max up to float rounding: the optimum itself
+_EXACT = 1e-9
+
+
+def bound_words(lo: float, hi: float, diagnostics: Mapping[str, Any] | None) -> str:
+    """The proven bounds in words: normalised distances, or costs in the user's unit."""
+    d = dict(diagnostics or {})
+    unit = d.get("cost_unit")
+    if not isinstance(unit, str):
+        return f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+    scale = diagnostic(d, "cost_unit_scale") or 1.0
+    u = f" {unit}" if unit else " (cost)"
+    return f": no counterfactual costs less than {lo * scale:.4g}{u}, this one {hi * scale:.4g}{u}"
 
 
 def _reserve(limit: float | None) -> float:
@@ -534,7 +641,9 @@ class _Distance:
         self.encoder = DistanceEncoder(schema)
         self.norm = tuple(norm) if isinstance(norm, list) else norm
 
-    def __call__(self, x: pd.Series, row: dict[str, Any]) -> float:
+    def __call__(self, x: pd.Series, row: dict[str, Any], costs: Any = None) -> float:
+        if costs is not None:  # the call's costs replace eq. (3)
+            return float(costs.evaluate(x, pd.DataFrame([row]))[0])
         q = self.encoder.transform(x.to_frame().T)
         r = self.encoder.transform(pd.DataFrame([row]))
         return float(self.encoder.distances(r, q[0], self.norm)[0])

@@ -27,10 +27,13 @@ from ...solvers.milp import (
     Expr,
     Model,
     add_change_limit,
+    cost_terms,
     decode,
     encode_inputs,
     encode_model,
+    encode_relations,
     feature_deltas,
+    lattice_steps,
     no_good_superset,
     quicksum,
 )
@@ -87,6 +90,8 @@ class MipOracle:
         if problem.max_changes is not None:
             add_change_limit(m, inp, int(problem.max_changes))
         self._grid(inp)
+        if problem.relations:
+            encode_relations(m, inp, problem.relations, lattice_steps(inp, self._gridded(inp)))
         encode_model(m, compiled, inp.z, problem.target_index, problem.margin)
         for other, target in others:  # robust_to: the same inputs, every model's decision
             encode_model(m, other, inp.z, target, problem.margin)
@@ -103,8 +108,11 @@ class MipOracle:
                 terms = terms + t * g
         if a > 0:
             terms = terms + quicksum(inp.changed()) * (a / J)
+        if problem.costs is not None:  # the call's costs (eq. 3's weights are then 0)
+            terms = terms + quicksum(cost_terms(m, inp, problem.costs))
         for p in problem.blocked:
             self._block(p)
+        self._meaningful_moves()
         D = self.D = m.add_var(0.0, math.inf, name="distance")
         m.add_ge(D - terms, 0.0)
         m.add_objective(D)
@@ -136,6 +144,43 @@ class MipOracle:
             k = m.add_var(k_lo, k_hi, integer=True, name=f"k_{v.name}")
             m.add_eq(f.value - k * g, 0.0)
 
+    def _meaningful_moves(self) -> None:
+        """Further answers: each numeric feature keeps the query's value or moves by at
+        least its meaningful step (:meth:`Problem.needs_meaningful`); one binary per
+        direction, as the change indicators of the inputs."""
+        m = self.m
+        for j, f in enumerate(self.inputs.features):
+            step = self.problem.needs_meaningful(j)
+            if step <= 0 or f.value is None or f.values is not None:
+                continue
+            x, q = f.value, float(f.query)
+            lo, hi = m.var_bounds(x)
+            up = m.add_binary(name=f"{f.name}_up_meaningful") if hi >= q + step else None
+            down = m.add_binary(name=f"{f.name}_down_meaningful") if lo <= q - step else None
+            if up is not None:
+                m.add_le(x - q - (hi - q) * up, 0.0)  # x <= q unless up
+                m.add_indicator(up, x.expr(), ">=", q + step)
+            else:
+                m.set_bounds(x, lo, min(hi, q))
+            if down is not None:
+                m.add_le(q - x - (q - lo) * down, 0.0)  # x >= q unless down
+                m.add_indicator(down, x.expr(), "<=", q - step)
+            else:
+                m.set_bounds(x, max(lo, q), m.var_bounds(x)[1])
+            if up is not None and down is not None:
+                m.add_le(up + down, 1.0)
+
+    def _gridded(self, inp: Any) -> dict[str, float]:
+        """The real features that :meth:`_grid` put on their grid, and their steps
+        (relations state strict inequalities exactly over them)."""
+        out = {}
+        for v, f in zip(self.problem.vars, inp.features, strict=True):
+            if v.grid is None or v.values is not None or v.integral or f.fixed or f.value is None:
+                continue
+            if grid_value(v, v.query) is not None:
+                out[v.name] = float(v.grid)
+        return out
+
     def _block(self, p: tuple[Any, ...]) -> None:
         """At least ``min_diff`` features differ from the earlier counterfactual ``p`` (a
         numeric one by more than its diversity step); with ``diversity="features"``
@@ -143,9 +188,10 @@ class MipOracle:
         m = self.m
         diffs: list[Expr] = []
         if self.problem.diversity == "features":
-            moved = [f.name for j, f in enumerate(self.inputs.features) if not f.fixed and self.problem.moved(j, p[j])]
+            moved = [j for j, f in enumerate(self.inputs.features) if not f.fixed and self.problem.moved(j, p[j])]
+            moved = [j for j in moved if self.problem.meaningful(j, p[j])] or moved
             if moved:
-                no_good_superset(m, self.inputs, moved)
+                no_good_superset(m, self.inputs, [self.inputs.features[j].name for j in moved])
             return
         for j, (v, f, pj) in enumerate(zip(self.problem.vars, self.inputs.features, p, strict=True)):
             if f.fixed:

@@ -78,7 +78,9 @@ class Polisher:
 
     # ------------------------------------------------------------ helpers
     def distances(self, P: np.ndarray) -> np.ndarray:
-        """Eq. (3) for each row of ``P`` (solver units)."""
+        """Eq. (3) for each row of ``P`` (solver units); the call's costs when it has them."""
+        if self.problem.costs is not None:
+            return np.sum([c(P[:, j]) for j, c in enumerate(self.problem.costs)], axis=0)  # type: ignore[no-any-return]
         a, b, g = self.problem.weights
         D = np.where(self.cat, (P != self.q).astype(float), np.abs(P - self.q) / self.scale)
         out = np.zeros(len(P))

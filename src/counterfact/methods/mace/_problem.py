@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._values import _py
-from ...constraints import QueryBounds
+from ...constraints import BoundRelation, QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Schema
 from .._pipeline import resolution
@@ -119,6 +119,36 @@ class Problem:
     steps: tuple[float, ...] | None = None
     #: "points" (blocking clauses) or "features" (a different set of changed features)
     diversity: str = "points"
+    #: relations between features, in solver units (``QueryBounds.bound_relations()``)
+    relations: tuple[BoundRelation, ...] = ()
+    #: per feature, the smallest move (raw units) that counts as a change for the
+    #: further answers (the pipeline's meaningful steps; None: any move counts)
+    min_moves: tuple[float, ...] | None = None
+    #: the call's costs (``explain(costs=...)``): one FeatureCost per feature in solver
+    #: units; they replace eq. (3), the distance is then their sum
+    costs: tuple[Any, ...] | None = None
+
+    def meaningful(self, j: int, value: Any) -> bool:
+        """Whether ``value`` (solver units) moves feature ``j`` by at least its
+        meaningful step (any other category or rank; :meth:`moved` without steps)."""
+        v = self.vars[j]
+        if not self.moved(j, value):
+            return False
+        if self.min_moves is None or v.kind not in ("integer", "real"):
+            return True
+        return abs(float(value) - float(v.query)) >= float(self.min_moves[j]) * (1 - 1e-9)
+
+    def needs_meaningful(self, j: int) -> float:
+        """The smallest move of numeric feature ``j`` allowed in a further answer when a
+        one-grid-unit move would be smaller than its meaningful step (0: no rule)."""
+        v = self.vars[j]
+        if not self.blocked or self.min_moves is None or v.fixed or v.kind not in ("integer", "real"):
+            return 0.0
+        m = float(self.min_moves[j])
+        unit = 1.0 if v.integral else float(v.grid or 0.0)
+        if m <= unit * (1 + 1e-9):
+            return 0.0
+        return float(math.ceil(m - 1e-9)) if v.integral else m
 
     def moved(self, j: int, value: Any) -> bool:
         """Whether ``value`` (solver units) differs from the query's value of feature ``j``."""
@@ -133,7 +163,9 @@ class Problem:
         return len(self.vars)
 
     def distance(self, point: tuple[Any, ...]) -> float:
-        """Eq. (3) for a point in solver units."""
+        """Eq. (3) for a point in solver units (the sum of the call's costs when it has them)."""
+        if self.costs is not None:
+            return float(sum(float(c(x)[()]) for c, x in zip(self.costs, point, strict=True)))
         a, b, g = self.weights
         J = self.n_features
         d = np.array([_delta(v, x) for v, x in zip(self.vars, point, strict=True)], dtype=float)
@@ -156,6 +188,7 @@ def build_problem(
     min_diff: int = 1,
     steps: Any = None,
     diversity: str = "points",
+    min_moves: Any = None,
 ) -> Problem:
     """The :class:`Problem` of one query (every constraint kind through ``bounds``)."""
     specs = []
@@ -195,6 +228,8 @@ def build_problem(
         bounds=bounds,
         steps=None if steps is None else tuple(float(x) for x in steps),
         diversity=diversity,
+        relations=bounds.bound_relations(),
+        min_moves=None if min_moves is None else tuple(float(x) for x in min_moves),
     )
 
 
@@ -241,7 +276,10 @@ def decode(schema: Schema, point: tuple[Any, ...]) -> dict[str, Any]:
 
 
 def exact_distance(problem: Problem, point: tuple[Any, ...]) -> float:
-    """Eq. (3) for a point in solver units, computed in exact rationals (then rounded once)."""
+    """Eq. (3) for a point in solver units, computed in exact rationals (then rounded once);
+    the sum of the call's costs when it has them."""
+    if problem.costs is not None:
+        return float(sum((c.exact(x) for c, x in zip(problem.costs, point, strict=True)), Fraction(0)))
     a, b, g = problem.weights
     J = problem.n_features
     deltas = []

@@ -17,6 +17,9 @@ Encoding (see ``reference/solvers.md``):
 * the per-feature distances are slacks ``s_j >= |x_j - q_j| / R_j`` (exact
   where a direction constraint fixes the sign); the distance of the returned
   point is recomputed exactly from the point itself, never read from the slacks;
+* relations between features (:func:`~counterfact.solvers.smt.encode_relations`)
+  are asserted once over the same variables: linear atoms with exact rational
+  coefficients, category atoms as indicators, implications as ``Implies``;
 * ``z3.Optimize`` is never used (it returned wrong optima on this encoding);
 * tree ensembles are asserted inside each check's push/pop, pruned to the box
   of the query's domain and the per-feature caps of that check's bound
@@ -42,9 +45,10 @@ import numpy as np
 
 from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
-from ...solvers.smt import encode_model, forest_in_box, is_forest
+from ...solvers.smt import encode_model, encode_relations, forest_in_box, is_forest
 from ._problem import Problem, VarSpec, exact_distance, grid_value
 from ._search import Answer
+from ._z3_costs import cost_caps, cost_sum
 
 __all__ = ["Z3Oracle"]
 
@@ -124,6 +128,7 @@ class Z3Oracle:
         terms = self._variables()
         self.changed = terms.changed
         self._change_cap()
+        self._relations()
         self._diversity()
         self._model_formula(compiled, terms, cache)
         for k, (other, target) in enumerate(others):  # robust_to: every other model reaches its target too
@@ -197,6 +202,23 @@ class Z3Oracle:
         self.solver.add(d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx), d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx))
         return d
 
+    def _relations(self) -> None:
+        """The relations between features (:func:`~counterfact.solvers.smt.encode_relations`),
+        over the features' variables: values and ranks, category indicators."""
+        if not self.problem.relations:
+            return
+        index = {v.name: j for j, v in enumerate(self.problem.vars)}
+
+        def value(name: str) -> Any:
+            return self._vars[index[name]][1]
+
+        def indicator(name: str, k: int) -> Any:
+            inds = self._vars[index[name]][1]
+            return inds[k] if 0 <= k < len(inds) else self.z3.BoolVal(False, self.ctx)
+
+        for f in encode_relations(self.z3, self.ctx, self.problem.relations, value, indicator):
+            self.solver.add(f)
+
     def _change_cap(self) -> None:
         """At most ``max_changes`` features change."""
         if self.problem.max_changes is not None and self.changed:
@@ -207,9 +229,12 @@ class Z3Oracle:
         features ("points"), or change a set of features that is no superset of any
         earlier one's ("features")."""
         z3, ctx, s, problem = self.z3, self.ctx, self.solver, self.problem
+        self._meaningful_moves()
         for p in problem.blocked:
             if problem.diversity == "features":
-                keep = [self._unchanged(j, v) for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])]
+                moved = [j for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])]
+                keep = [self._unchanged(j, problem.vars[j]) for j in moved if problem.meaningful(j, p[j])]
+                keep = keep or [self._unchanged(j, problem.vars[j]) for j in moved]
                 s.add(z3.Or(keep) if keep else z3.BoolVal(False, ctx))
                 continue
             diffs = [dj for dj in (self._differs(j, v, p[j]) for j, v in enumerate(problem.vars)) if dj is not None]
@@ -217,6 +242,23 @@ class Z3Oracle:
                 s.add(z3.BoolVal(False, ctx))
             else:
                 s.add(z3.PbGe([(dj, 1) for dj in diffs], int(problem.min_diff)))
+
+    def _meaningful_moves(self) -> None:
+        """Further answers: each numeric feature keeps the query's value or moves by
+        at least its meaningful step (:meth:`Problem.needs_meaningful`), so that
+        no answer carries a one-unit move ("loan_amount 3600 -> 3599")."""
+        z3, ctx = self.z3, self.ctx
+        for j, v in enumerate(self.problem.vars):
+            m = self.problem.needs_meaningful(j)
+            if m <= 0:
+                continue
+            h = self._vars[j][1]
+            if v.integral:
+                far = z3.Or(h >= int(v.query) + int(m), h <= int(v.query) - int(m))
+            else:
+                q, mm = _q(v.query), _q(m)
+                far = z3.Or(h >= z3.RealVal(q + mm, ctx), h <= z3.RealVal(q - mm, ctx))
+            self.solver.add(z3.Or(self._unchanged(j, v), far))
 
     def _model_formula(self, compiled: Any, terms: _Terms, cache: dict[str, Any] | None) -> None:
         """The counterfactual formula: tree ensembles are asserted per check, pruned to
@@ -243,8 +285,12 @@ class Z3Oracle:
             self.solver.add(f)
 
     def _distance(self, terms: _Terms) -> Any:
-        """The distance expression (eq. 3)."""
+        """The distance expression (eq. 3), or the sum of the call's costs (:mod:`._z3_costs`)."""
         z3, ctx, s = self.z3, self.ctx, self.solver
+        if self.problem.costs is not None:
+            self._cost_boxes = [(terms.zlo[k], terms.zhi[k]) for k in self._zstart]
+            fixed = [v.fixed for v in self.problem.vars]
+            return cost_sum(z3, ctx, self.problem.costs, self._vars, self._cost_boxes, fixed)
         a, b, g = self.problem.weights
         J = self.problem.n_features
         one, zero = self._one, self._zero
@@ -335,8 +381,9 @@ class Z3Oracle:
     def _differs(self, j: int, v: VarSpec, p: Any) -> Any:
         """Feature ``j`` differs from the earlier counterfactual's value ``p``: another
         category; or a numeric move of more than the feature's diversity step
-        (``Problem.steps``), or into / out of the query's value (the set of changed
-        features differs); without steps, any move beyond 1e-6 relative."""
+        (``Problem.steps``; a move into or out of the query's value counts only
+        when it is that large: a one-unit move of an unchanged feature is no
+        difference); without steps, any move beyond 1e-6 relative."""
         z3, ctx = self.z3, self.ctx
         if v.fixed:
             return None
@@ -347,12 +394,9 @@ class Z3Oracle:
         pq = _q(p)
         if step > 0:
             st = _q(step)
-            far = z3.Or(h < z3.RealVal(pq - st, ctx), h > z3.RealVal(pq + st, ctx)) if not v.integral else z3.Or(
+            return z3.Or(h < z3.RealVal(pq - st, ctx), h > z3.RealVal(pq + st, ctx)) if not v.integral else z3.Or(
                 h < math.ceil(pq - st), h > math.floor(pq + st)
             )
-            moved = self.problem.moved(j, p)
-            flip = self._unchanged(j, v) if moved else z3.Not(self._unchanged(j, v))
-            return z3.Or(far, flip)
         if v.integral:
             return h != int(p)
         tol = Fraction(1, 10**6) * max(Fraction(1), abs(pq))
@@ -490,6 +534,8 @@ class Z3Oracle:
     def _cap_box(self, bound: Fraction) -> tuple[np.ndarray, np.ndarray]:
         """The box over ``z`` of the query's domain and the caps of ``distance <= bound``."""
         lo, hi = self._zbox[0].copy(), self._zbox[1].copy()
+        if self.problem.costs is not None:
+            return self._cost_cap_box(bound, lo, hi)
         if self._cap_weight <= 0:
             return lo, hi
         cap = bound / _q(self._cap_weight)
@@ -515,6 +561,9 @@ class Z3Oracle:
 
     def _add_caps(self, bound: Fraction) -> None:
         """Per-feature consequences of ``distance <= bound`` (exact for pure linf)."""
+        if self.problem.costs is not None:
+            self._add_cost_caps(bound)
+            return
         if self._cap_weight <= 0:
             return
         z3, ctx, s = self.z3, self.ctx, self.solver
@@ -531,6 +580,40 @@ class Z3Oracle:
                 s.add(x >= math.ceil(lo), x <= math.floor(hi))
             else:
                 s.add(x >= z3.RealVal(lo, ctx), x <= z3.RealVal(hi, ctx))
+
+    def _caps_of(self, bound: Fraction) -> list[Any]:
+        kinds = [kind for kind, _ in self._vars]
+        return cost_caps(self.problem.costs, float(bound), self._cost_boxes, kinds)
+
+    def _cost_cap_box(self, bound: Fraction, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`_cap_box` under the call's costs (each feature's cost is at most the bound)."""
+        for j, (v, cap) in enumerate(zip(self.problem.vars, self._caps_of(bound), strict=True)):
+            if v.fixed:
+                continue
+            k = self._zstart[j]
+            if v.kind == "categorical":
+                for c in range(v.n_categories):
+                    if c not in cap:
+                        hi[k + c] = 0.0
+                continue
+            lo[k] = max(lo[k], np.nextafter(float(cap[0]), -np.inf))
+            hi[k] = min(hi[k], np.nextafter(float(cap[1]), np.inf))
+        return lo, hi
+
+    def _add_cost_caps(self, bound: Fraction) -> None:
+        """:meth:`_add_caps` under the call's costs."""
+        z3, ctx, s = self.z3, self.ctx, self.solver
+        for v, (kind, h), cap in zip(self.problem.vars, self._vars, self._caps_of(bound), strict=True):
+            if v.fixed:
+                continue
+            if kind == "cat":
+                for c, b in enumerate(h):
+                    if c not in cap and not z3.is_false(b):
+                        s.add(z3.Not(b))
+            elif v.integral:
+                s.add(h >= math.ceil(cap[0] - 1e-9), h <= math.floor(cap[1] + 1e-9))
+            else:
+                s.add(h >= z3.RealVal(Fraction(cap[0]), ctx), h <= z3.RealVal(Fraction(cap[1]), ctx))
 
     def _model(self, res: Any) -> tuple[Any, Any]:
         """``(res, model)`` after a check: the model of a SAT answer, or ``unknown`` when

@@ -15,6 +15,7 @@ from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
 from .._tags import MethodTags
 from ._arrays import NumpyArrays, array_library
+from ._costs import CostProximity
 from ._fast import QueryInputs
 from ._iv import information_value
 from ._job import Job, verdict
@@ -239,6 +240,7 @@ class MDPSO(CounterfactualMethod):
         sparsify=True,
         fast_params={"n_particles": 16, "max_iter": 30, "patience": 8, "random_state": 0},
         order=4,
+        costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
@@ -390,6 +392,8 @@ class MDPSO(CounterfactualMethod):
             if pr.n_active and not (pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes):
                 params = replace(self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles)))
                 job.swarm = Swarm(pr, params, q.rng, arrays)
+                if q.costs is not None:  # the call's costs replace Gower's proximity
+                    job.swarm.proximity = CostProximity(q.costs, q.x, pr, self.schema_)
                 if self._fast is not None:
                     job.inputs = QueryInputs(self._fast, q.x, pr.names)
                 return
@@ -425,7 +429,8 @@ class MDPSO(CounterfactualMethod):
         """Per live swarm, its particles' validity and hinge: the model's decision
         with the call's margin, and (``robust_to``) every other model's too: a
         particle is valid when it reaches the target in all of them, and its hinge
-        is the largest of their gaps."""
+        is the largest of their gaps.  A particle that breaks a relation between
+        features is invalid, and its shortfall is added to its hinge."""
         proba = self._predict(live, asks, names)
         out = []
         pos = 0
@@ -433,11 +438,16 @@ class MDPSO(CounterfactualMethod):
             q = j.query
             valid, hinge = verdict(proba[pos : pos + len(X)], q.target_index, q.min_probability)
             pos += len(X)
-            if q.robust_to:
+            if q.robust_to or q.bounds.relations:
                 frame = self._frame(j, j.problem.decode(X), names)  # type: ignore[union-attr]
                 for other in q.robust_to:
                     v, h = verdict(np.asarray(other.predict_proba(frame)), other.class_index(q.target), q.min_probability)
                     valid, hinge = valid & v, np.maximum(hinge, h)
+                for rel in q.bounds.relations:
+                    # a particle that breaks a relation is invalid; its shortfall joins the
+                    # hinge, so the swarm is drawn towards points that satisfy it
+                    miss = rel.shortfall(q.x, frame, self.schema_)
+                    valid, hinge = valid & (miss == 0), hinge + miss
             out.append((valid, hinge))
         return out
 

@@ -100,6 +100,8 @@ class Swarm:
             ihi = problem.int_off + problem.int_scale * problem.hi[problem.int_cols]
             self._ilo, self._ihi = be.asarray(np.rint(ilo)), be.asarray(np.rint(ihi))
         self.n_iter = 0
+        #: per-particle proximity in [0, 1] replacing Gower's (the call's costs), or None
+        self.proximity: Any = None
         self.history: list[float] = []
         self._archive: list[tuple[np.ndarray, np.ndarray]] = []
         self._stall = 0
@@ -215,7 +217,10 @@ class Swarm:
         w1, w2, w3 = self.params.weights
         mag = self.magnitudes(X)
         p = float(self.p.n_features)
-        l2 = mag.sum(1) / p
+        if self.proximity is not None:  # the call's costs, scaled to [0, 1] (._costs)
+            l2 = self.be.asarray(self.proximity(self.be.to_numpy(X)))
+        else:
+            l2 = mag.sum(1) / p
         l3 = (mag > 0).sum(1) / p
         if self.params.objective == "sum":
             return w1 * hinge + w2 * l2 + w3 * l3

@@ -62,6 +62,7 @@ class NearestObservable(CounterfactualMethod):
         paper="Karimi et al., AISTATS 2020 (Sec. 5, MO)",
         order=3,
         cost="distance",
+        costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
@@ -113,7 +114,10 @@ class NearestObservable(CounterfactualMethod):
             return Candidates(self._pool.iloc[0:0], "failed", {"reason": "no admissible observed row of the target class"})
         qv = self._encoder.transform(query.x.to_frame().T)[0]
         norm: Any = tuple(self.norm) if isinstance(self.norm, list) else self.norm
-        d = self._encoder.distances(self._matrix[cand], qv, norm)
+        if query.costs is not None:  # the call's costs replace the norm
+            d = query.costs.matrix(self._matrix[cand], qv)
+        else:
+            d = self._encoder.distances(self._matrix[cand], qv, norm)
         order = np.argsort(d, kind="stable")
         # enough rows to survive de-duplication
         want = max(4 * query.n_counterfactuals, query.n_counterfactuals + 10)
@@ -128,7 +132,7 @@ class NearestObservable(CounterfactualMethod):
         return Candidates(
             pd.DataFrame(frame).reset_index(drop=True),
             "optimal",
-            {"distance": float(dist[0]), "n_admissible": int(cand.size)},
+            {"cost" if query.costs is not None else "distance": float(dist[0]), "n_admissible": int(cand.size)},
         )
 
     def _reaching(self, query: Query, cand: np.ndarray, order: np.ndarray, want: int) -> np.ndarray:

@@ -183,6 +183,7 @@ class UFCE(CounterfactualMethod):
         sparsify=True,
         fast_params={"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},
         order=2,
+        costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
@@ -438,7 +439,7 @@ class UFCE(CounterfactualMethod):
                 expired=self._expired(queries),
                 time_left=self._time_left(queries),
             )
-            shortlists = self._rank(problems, found, [queries[k].n_counterfactuals for k in owners])
+            shortlists = self._rank(problems, found, [queries[k] for k in owners])
             verified = self._admissible([queries[k] for k in owners], shortlists)
             for p, k in enumerate(owners):
                 rows, deltas, variants = verified[p]
@@ -477,8 +478,12 @@ class UFCE(CounterfactualMethod):
             return None
         return pooled_deadline(queries).left
 
-    def _rank(self, problems: list[_search.Problem], found: _search.Found, n_cfs: list[int]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _rank(self, problems: list[_search.Problem], found: _search.Found, queries: list[Query]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """Per problem, the best candidates by UFCE's score (a shortlist for verification);
+        candidates that break a relation between features are dropped first, so that
+        the shortlist holds the best of those that can be answers."""
         sp = self._space
+        n_cfs = [q.n_counterfactuals for q in queries]
         out = []
         for p, prob in enumerate(problems):
             if not found.rows[p]:
@@ -486,11 +491,21 @@ class UFCE(CounterfactualMethod):
                 continue
             Z = np.vstack(found.rows[p])
             var = np.asarray(found.variants[p], dtype=int)
+            q = queries[p]
+            if q.bounds.relations:
+                frame = sp.to_frame(Z)
+                keep = np.ones(len(Z), dtype=bool)
+                for rel in q.bounds.relations:
+                    keep &= rel.holds(q.x, frame, self.schema_)
+                Z, var = Z[keep], var[keep]
             if prob.max_changes is not None:
                 tol = 1e-7 * np.maximum(1.0, np.maximum(np.abs(Z), np.abs(prob.x)))
                 keep = (np.abs(Z - prob.x) > tol).sum(axis=1) <= prob.max_changes
                 Z, var = Z[keep], var[keep]
-            delta = _search.score(Z, prob.x, ~sp.onehot, self._mad, float(self.lam))
+            if q.costs is not None:  # the call's costs replace UFCE's score
+                delta = q.costs.evaluate(q.x, sp.to_frame(Z))
+            else:
+                delta = _search.score(Z, prob.x, ~sp.onehot, self._mad, float(self.lam))
             order = np.lexsort((var, delta))
             Z, delta, var = Z[order], delta[order], var[order]
             _, first = np.unique(np.round(Z, 9), axis=0, return_index=True)

@@ -1,14 +1,25 @@
 // The recourse page: a form generated from /api/schema, the user's feedback, and answers as cards.
 // Plain browser JavaScript, no build step, nothing loaded from elsewhere.
+//
+// Answers belong to one case and one set of feedback. Every change of either (another
+// example, an edited value, a feedback field) starts a new "generation": the answers on
+// screen are removed, "Download the answer (JSON)" is disabled, the requests in flight are
+// aborted, and any response that still arrives for an older generation is discarded.
 "use strict";
 
 (() => {
+  const DEFAULT_MARGIN = 60; // percent: the page's default least probability of the outcome
   const state = {
     schema: null,
     methods: [],
     exampleIndex: 0,
     token: sessionStorage.getItem("counterfact-token"),
     lastAnswer: null,
+    generation: 0, // bumped whenever the case or the feedback changes
+    inflight: null, // AbortController of the explanation running, if any
+    notice: null, // why the answers were removed, until the next explanation
+    predictSeq: 0, // only the latest /api/predict answer is shown
+    exampleSeq: 0, // only the latest /api/example answer is shown
   };
   const $ = (id) => document.getElementById(id);
 
@@ -19,7 +30,7 @@
       if (v === null || v === undefined || v === false) continue;
       if (k === "class") node.className = v;
       else if (k === "text") node.textContent = v;
-      else if (k.startsWith("data-") || k.startsWith("aria-") || ["role", "for", "inputmode"].includes(k)) node.setAttribute(k, v);
+      else if (k.startsWith("data-") || k.startsWith("aria-") || ["role", "for", "inputmode", "title"].includes(k)) node.setAttribute(k, v);
       else if (v === true) node.setAttribute(k, "");
       else node[k] = v;
     }
@@ -56,13 +67,15 @@
     return String(v);
   }
 
+  const copies = (n) => `${n} retrained ${n === 1 ? "copy" : "copies"} of the model`;
   const pct = (p) => (p === null || p === undefined ? "n/a" : (100 * p).toFixed(1) + "%");
-  const favLabel = () => {
-    const s = state.schema;
-    return s.favourable === null ? null : s.class_labels[String(s.favourable)] || String(s.favourable);
-  };
+  const featureOf = (name) => state.schema.features.find((f) => f.name === name);
+  const classLabel = (c) => state.schema.class_labels[String(c)] || String(c);
+  const favLabel = () => (state.schema.favourable === null ? null : classLabel(state.schema.favourable));
+  // the outcome asked for: the favourable class, else the one picked in "Desired outcome"
+  const wantedLabel = () => favLabel() || ($("target").value ? classLabel($("target").value) : "the desired outcome");
 
-  async function api(path, body) {
+  async function api(path, body, signal) {
     const headers = { Accept: "application/json" };
     if (body !== undefined) headers["Content-Type"] = "application/json";
     if (state.token) headers.Authorization = "Bearer " + state.token;
@@ -70,6 +83,7 @@
       method: body === undefined ? "GET" : "POST",
       headers,
       body: body === undefined ? undefined : JSON.stringify(body),
+      signal,
     });
     let data = null;
     try {
@@ -93,6 +107,29 @@
     box.hidden = !message;
   }
 
+  // ------------------------------------------------------- generations
+  // The case or the feedback changed: what is on screen no longer answers it.
+  function invalidate(why) {
+    state.generation += 1;
+    if (state.inflight) {
+      state.inflight.abort(); // the server stops the work when the request goes away
+      state.inflight = null;
+    }
+    const had = state.lastAnswer !== null || $("cards").childElementCount > 0;
+    state.lastAnswer = null;
+    $("cards").textContent = "";
+    $("cards").removeAttribute("aria-busy");
+    $("download").disabled = true;
+    $("explain").disabled = false;
+    if (had) {
+      state.notice = `${why} The answers for the previous case were removed; press Explain for this one.`;
+      $("busy").textContent = "";
+    }
+    const empty = $("answers-empty");
+    empty.hidden = false;
+    empty.textContent = state.notice || "Press Explain to see what could change the decision.";
+  }
+
   // --------------------------------------------------------------- form
   function hintFor(f) {
     if (f.actionability === "immutable") return "fixed";
@@ -113,54 +150,84 @@
     });
   }
 
+  // A closed drop-down shows only as much of its value as fits; when the value is cut
+  // off, the whole value is written under it.
+  function fitSelect(select) {
+    const caption = $("full-" + select.dataset.feature);
+    if (!caption) return;
+    const text = select.selectedIndex >= 0 ? select.options[select.selectedIndex].text : "";
+    select.title = text;
+    if (!select.clientWidth) return;
+    const ctx = (fitSelect.canvas ||= document.createElement("canvas")).getContext("2d");
+    const style = getComputedStyle(select);
+    ctx.font = style.font || `${style.fontSize} ${style.fontFamily}`;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight) - 22; // the arrow
+    caption.textContent = text;
+    caption.hidden = ctx.measureText(text).width <= room;
+  }
+
+  const fitSelects = () => document.querySelectorAll("#features select").forEach(fitSelect);
+
+  function valueCell(f, vid) {
+    if (f.categories) {
+      const select = el("select", { id: vid, "data-feature": f.name });
+      for (const c of f.categories) select.append(el("option", { value: String(c), text: String(c) }));
+      select.addEventListener("change", () => fitSelect(select));
+      return [select, el("span", { class: "full-value", id: "full-" + f.name, hidden: true })];
+    }
+    return [
+      numberInput(f, vid, { "data-feature": f.name }),
+      el("span", { class: "domain", text: `${fmtValue(f, f.lower)} to ${fmtValue(f, f.upper)}` }),
+    ];
+  }
+
+  function toggleCell(f, fixed) {
+    if (fixed) return el("span", { text: "no (fixed)" });
+    const box = el("input", { type: "checkbox", id: "c-" + f.name, checked: true, "aria-label": `I can change ${f.name}` });
+    box.addEventListener("change", () => {
+      box.closest("tr").classList.toggle("off", !box.checked);
+      for (const id of ["lo-", "hi-"]) {
+        const input = $(id + f.name);
+        if (input) input.disabled = !box.checked;
+      }
+    });
+    return el("label", { class: "toggle-label" }, box, el("span", { class: "narrow-only", text: " I can change this" }));
+  }
+
+  function rangeCell(f, fixed) {
+    if (f.categories || fixed) return el("span", { class: "muted" });
+    return el(
+      "span",
+      { class: "range-inputs" },
+      el("span", { class: "narrow-only muted", text: "Range I could reach: " }),
+      numberInput(f, "lo-" + f.name, { placeholder: fmtValue(f, f.lower), "aria-label": `lowest ${f.name} I could reach` }),
+      el("span", { class: "sep", text: "to" }),
+      numberInput(f, "hi-" + f.name, { placeholder: fmtValue(f, f.upper), "aria-label": `highest ${f.name} I could reach` }),
+    );
+  }
+
   function buildForm() {
     const tbody = document.querySelector("#features tbody");
     tbody.textContent = "";
     for (const f of state.schema.features) {
       const fixed = f.actionability === "immutable";
       const vid = "v-" + f.name;
-      let input;
-      let domain;
-      if (f.categories) {
-        input = el("select", { id: vid, "data-feature": f.name });
-        for (const c of f.categories) input.append(el("option", { value: String(c), text: String(c) }));
-        domain = null;
-      } else {
-        input = numberInput(f, vid, { "data-feature": f.name });
-        domain = el("span", { class: "domain", text: `${fmtValue(f, f.lower)} to ${fmtValue(f, f.upper)}` });
-      }
-      input.addEventListener("change", refreshDecision);
       const hint = hintFor(f);
-      const toggle = fixed
-        ? el("span", { text: "no (fixed)" })
-        : el("input", { type: "checkbox", id: "c-" + f.name, checked: true, "aria-label": `I can change ${f.name}` });
-      let range = el("span", { class: "muted" });
-      if (!f.categories && !fixed) {
-        range = el(
-          "span",
-          {},
-          numberInput(f, "lo-" + f.name, { placeholder: fmtValue(f, f.lower), "aria-label": `lowest ${f.name} I could reach` }),
-          el("span", { class: "sep", text: "to" }),
-          numberInput(f, "hi-" + f.name, { placeholder: fmtValue(f, f.upper), "aria-label": `highest ${f.name} I could reach` }),
-        );
-      }
-      if (!fixed) {
-        toggle.addEventListener("change", () => {
-          toggle.closest("tr").classList.toggle("off", !toggle.checked);
-          for (const id of ["lo-", "hi-"]) {
-            const box = $(id + f.name);
-            if (box) box.disabled = !toggle.checked;
-          }
-        });
-      }
       tbody.append(
         el(
           "tr",
           { class: fixed ? "fixed locked" : "", "data-feature": f.name },
-          el("td", { class: "name" }, el("label", { for: vid }, ...breakable(f.name)), hint ? el("span", { class: "hint", text: hint }) : null),
-          el("td", { class: "value" }, input, domain),
-          el("td", { class: "toggle" }, toggle),
-          el("td", { class: "range" }, range),
+          el(
+            "td",
+            { class: "name" },
+            el("label", { for: vid }, ...breakable(f.name)),
+            f.description ? el("span", { class: "desc", text: f.description }) : null,
+            f.unit ? el("span", { class: "unit", text: `in ${f.unit}` }) : null,
+            hint ? el("span", { class: "hint", text: hint }) : null,
+          ),
+          el("td", { class: "value" }, ...valueCell(f, vid)),
+          el("td", { class: "toggle" }, toggleCell(f, fixed)),
+          el("td", { class: "range" }, rangeCell(f, fixed)),
         ),
       );
     }
@@ -176,6 +243,7 @@
         if (box) box.value = "";
       }
     }
+    fitSelects();
   }
 
   function readRow() {
@@ -221,12 +289,15 @@
     if (Object.keys(ranges).length) c.ranges = ranges;
     const maxChanges = readNumber("max-changes");
     if (maxChanges !== null) c.max_changes = maxChanges;
+    const relations = $("relations"); // "Relations between features (expert)": one per line
+    if (relations && relations.value.trim()) c.relations = relations.value.split("\n").map((t) => t.trim()).filter(Boolean);
     return c;
   }
 
   // ----------------------------------------------------------- decision
   async function refreshDecision() {
     const box = $("decision");
+    const seq = ++state.predictSeq;
     const { row, problems } = readRow();
     box.className = "decision";
     if (problems.length) {
@@ -235,6 +306,7 @@
     }
     try {
       const out = await api("/api/predict", { rows: [row] });
+      if (seq !== state.predictSeq) return; // the case changed meanwhile
       const p = out.predictions[0];
       const fav = favLabel();
       box.textContent = `Decision: ${p.label}.` + (fav ? ` Probability of ${fav}: ${pct(p.probability_favourable)}.` : "");
@@ -243,15 +315,20 @@
       }
       box.dataset.prediction = String(p.prediction);
     } catch (err) {
-      box.textContent = "Cannot decide: " + err.message;
+      if (seq === state.predictSeq) box.textContent = "Cannot decide: " + err.message;
     }
   }
 
   async function loadExample(index) {
+    const seq = ++state.exampleSeq;
+    if (state.schema) invalidate("Another example was picked.");
+    $("decision").className = "decision stale";
     try {
       const ex = await api("/api/example?index=" + encodeURIComponent(index));
+      if (seq !== state.exampleSeq) return; // a later click won
       state.exampleIndex = ex.index;
       setRow(ex.row);
+      invalidate("Another example was picked.");
       const which = favLabel() ? `cases for which the model does not predict "${favLabel()}"` : "rows";
       $("context").textContent = `${state.schema.dataset}, model ${state.schema.model}. Example ${ex.index + 1} of ${ex.total} ${which}.`;
       await refreshDecision();
@@ -266,9 +343,8 @@
     list.textContent = "";
     for (const m of state.methods) {
       const box = el("input", { type: "checkbox", id: "m-" + m.name, value: m.name, checked: m.default });
-      list.append(
-        el("label", { for: "m-" + m.name }, box, " ", m.name, el("span", { class: "summary", text: m.certified ? " (answers come with a proof)" : "" })),
-      );
+      const how = m.proves_optimality ? " (proves its answers are the nearest)" : " (finds answers by search; not proven nearest)";
+      list.append(el("label", { for: "m-" + m.name }, box, " ", m.name, el("span", { class: "summary", text: how })));
     }
   }
 
@@ -277,58 +353,140 @@
   }
 
   // ------------------------------------------------------------ answers
+  function regionSentence(region, label, robustTo) {
+    const parts = [];
+    for (const [name, b] of Object.entries(region.bounds)) {
+      const f = featureOf(name);
+      if (!Array.isArray(b)) {
+        const vals = b.values.map(String);
+        parts.push(vals.length === 1 ? `${name} ${vals[0]}` : `${name} one of ${vals.join(", ")}`);
+        continue;
+      }
+      const [lo, hi] = b;
+      const [dlo, dhi] = region.domain[name] || [-Infinity, Infinity];
+      if (lo === hi) parts.push(`${name} ${fmtValue(f, lo)}`);
+      else if (lo <= dlo && hi < dhi) parts.push(`${name} at most ${fmtValue(f, hi)}`);
+      else if (hi >= dhi && lo > dlo) parts.push(`${name} at least ${fmtValue(f, lo)}`);
+      else parts.push(`${name} from ${fmtValue(f, lo)} to ${fmtValue(f, hi)}`);
+    }
+    if (!parts.length) return null;
+    const models = robustTo ? `the model and its ${copies(robustTo).replace(" of the model", "")}` : "this model";
+    const how = region.certified ? `proven for ${models}` : `checked on ${region.n_checked} samples, not proven`;
+    return `Holds for any values with ${parts.join(" and ")}, everything else as it is: the decision stays "${label}" (${how}).`;
+  }
+
+  function changeList(cf) {
+    const changes = el("ul", { class: "changes" });
+    for (const ch of cf.changes) {
+      const f = featureOf(ch.feature);
+      changes.append(
+        el(
+          "li",
+          { "data-feature": ch.feature },
+          el("span", { class: "feat", text: ch.feature, title: f && f.description ? f.description : null }),
+          ": ",
+          el("span", { class: "before", text: ch.before_text }),
+          " \u2192 ",
+          el("span", { class: "after", text: ch.after_text }),
+          ch.unit ? el("span", { class: "unit", text: ` ${ch.unit}` }) : null,
+        ),
+      );
+    }
+    return changes;
+  }
+
+  function answerItem(cf, r, robustTo) {
+    const sentence = cf.region ? regionSentence(cf.region, r.target_label, robustTo) : null;
+    return el(
+      "li",
+      { class: "cf", "data-rank": String(cf.rank) },
+      changeList(cf),
+      el("p", { class: "prob", text: `Probability of ${r.target_label} after: ${pct(cf.probability_after)} (now ${pct(r.probability_before)}).` }),
+      sentence ? el("p", { class: "region", text: sentence }) : null,
+    );
+  }
+
+  function noticeBlock(method, cf) {
+    if (!cf || !cf.notice) return null;
+    const area = el("textarea", { class: "notice-text", readOnly: true, rows: 8, "aria-label": `reasons for a notice from ${method}` });
+    area.value = cf.notice;
+    const copy = el("button", { type: "button", class: "copy", text: "Copy the text" });
+    copy.addEventListener("click", async () => {
+      area.select();
+      try {
+        await navigator.clipboard.writeText(area.value);
+        copy.textContent = "Copied";
+      } catch (e) {
+        copy.textContent = "Selected: press Ctrl+C";
+      }
+    });
+    return el(
+      "details",
+      { class: "reasons" },
+      el("summary", { text: "Reasons for a notice" }),
+      el("p", { class: "muted help", text: "The principal reasons for the decision, from the first answer, in words a person or a lender can copy and adapt." }),
+      area,
+      copy,
+    );
+  }
+
+  function requirementsLine(answer, r) {
+    const parts = [];
+    if (answer.min_probability !== null && answer.min_probability !== undefined) {
+      parts.push(`gives "${r.target_label}" a probability of at least ${pct(answer.min_probability)}`);
+    }
+    if (answer.robust_to) parts.push(`also holds for ${copies(answer.robust_to)}`);
+    return parts.length ? el("p", { class: "requirements", text: `Every answer ${parts.join(" and ")}.` }) : null;
+  }
+
+  function errorCard(card, head, method, error) {
+    head.append(el("span", { class: "badge error", text: "not answered" }));
+    card.dataset.status = "error";
+    card.dataset.error = error.kind;
+    const what = error.kind === "UnsupportedConstraintError" ? `${method} cannot honour your constraints: ` : `${method} could not answer: `;
+    card.append(el("p", { class: "notice error", role: "note", text: what + error.message }));
+    return card;
+  }
+
   function renderAnswer(method, answer, error) {
     const card = el("article", { class: "card", "data-method": method, "aria-label": `answer of ${method}` });
     const head = el("header", {}, el("h3", { text: method }));
     card.append(head);
-    if (error) {
-      head.append(el("span", { class: "badge error", text: "not answered" }));
-      card.dataset.status = "error";
-      card.dataset.error = error.kind;
-      const what =
-        error.kind === "UnsupportedConstraintError"
-          ? `${method} cannot honour your constraints: `
-          : `${method} could not answer: `;
-      card.append(el("p", { class: "notice error", role: "note", text: what + error.message }));
-      return card;
-    }
+    if (error) return errorCard(card, head, method, error);
     const r = answer.results[0];
     card.dataset.status = r.status;
     head.append(el("span", { class: "badge " + r.status, text: r.status }));
+    // what the status means for this method ("failed" says it with its reason below)
+    if (r.meaning && r.status !== "failed") card.append(el("p", { class: "meaning", text: r.meaning }));
     card.append(el("p", { class: "certificate", text: r.certificate }));
-    const fav = r.target_label;
     if (!r.counterfactuals.length) {
       const why = r.reason ? r.reason : "no reason given";
       card.append(el("p", { class: "notice", role: "note", text: `No counterfactual found: ${why}.` }));
       return card;
     }
+    card.append(requirementsLine(answer, r) || "");
     const list = el("ol", { class: "cfs" });
-    for (const cf of r.counterfactuals) {
-      const changes = el("ul", { class: "changes" });
-      for (const ch of cf.changes) {
-        changes.append(
-          el(
-            "li",
-            { "data-feature": ch.feature },
-            el("span", { class: "feat", text: ch.feature }),
-            ": ",
-            el("span", { class: "before", text: ch.before_text }),
-            " \u2192 ",
-            el("span", { class: "after", text: ch.after_text }),
-          ),
-        );
-      }
-      list.append(
-        el(
-          "li",
-          { class: "cf", "data-rank": String(cf.rank) },
-          changes,
-          el("p", { class: "prob", text: `Probability of ${fav} after: ${pct(cf.probability_after)} (now ${pct(r.probability_before)}).` }),
-        ),
-      );
-    }
+    for (const cf of r.counterfactuals) list.append(answerItem(cf, r, answer.robust_to));
     card.append(list);
+    card.append(noticeBlock(method, r.counterfactuals[0]) || "");
     return card;
+  }
+
+  function buildRequest(row) {
+    const request = {
+      rows: [row],
+      n_counterfactuals: readNumber("n-cf") || 1,
+      time_limit: readNumber("time-limit"),
+      constraints: readConstraints(),
+      regions: $("regions").checked,
+      reasons: true,
+    };
+    const margin = readNumber("margin");
+    if (margin !== null) request.min_probability = margin / 100;
+    if (state.schema.robust_to && $("robust").checked) request.robust = true;
+    if (state.schema.favourable !== null) request.target = state.schema.favourable;
+    else request.target = state.schema.classes.find((c) => String(c) === $("target").value);
+    return request;
   }
 
   async function explain() {
@@ -344,14 +502,13 @@
       busy.textContent = problems.join(" ");
       return;
     }
-    const request = {
-      rows: [row],
-      n_counterfactuals: readNumber("n-cf") || 1,
-      time_limit: readNumber("time-limit"),
-      constraints: readConstraints(),
-    };
-    if (state.schema.favourable !== null) request.target = state.schema.favourable;
-    else request.target = state.schema.classes.find((c) => String(c) === $("target").value);
+    const request = buildRequest(row);
+    if (state.inflight) state.inflight.abort(); // a second press: only the latest request counts
+    const generation = ++state.generation;
+    const controller = new AbortController();
+    state.inflight = controller;
+    state.notice = null;
+    state.lastAnswer = null;
     $("explain").disabled = true;
     $("download").disabled = true;
     $("answers-empty").hidden = true;
@@ -368,18 +525,22 @@
       methods.map(async (m) => {
         let card;
         try {
-          const answer = await api("/api/explain", { ...request, method: m });
+          const answer = await api("/api/explain", { ...request, method: m }, controller.signal);
+          if (generation !== state.generation) return; // an answer for a case that has changed since
           record.answers.push({ method: m, answer });
           card = renderAnswer(m, answer, null);
         } catch (err) {
+          if (generation !== state.generation) return;
           record.answers.push({ method: m, error: { kind: err.kind, status: err.status, detail: err.message } });
           card = renderAnswer(m, null, err);
         }
         slots[m].replaceWith(card);
       }),
     );
+    if (generation !== state.generation) return;
     record.answers.sort((a, b) => methods.indexOf(a.method) - methods.indexOf(b.method));
     state.lastAnswer = record;
+    state.inflight = null;
     cards.removeAttribute("aria-busy");
     busy.textContent = `Done: ${methods.length} method${methods.length > 1 ? "s" : ""} answered.`;
     $("explain").disabled = false;
@@ -398,6 +559,31 @@
   }
 
   // --------------------------------------------------------------- init
+  function setUpAsk() {
+    const lim = state.schema.limits;
+    $("n-cf").max = lim.max_counterfactuals;
+    $("n-cf").value = Math.min(2, lim.max_counterfactuals);
+    $("time-limit").max = lim.max_time_limit;
+    $("time-limit").value = lim.default_time_limit;
+    $("margin").value = DEFAULT_MARGIN;
+    const fav = favLabel();
+    $("margin-label").textContent = `Margin: least probability of ${fav ? `"${fav}"` : "the outcome"} (%)`;
+    if (state.schema.robust_to) {
+      $("robust-label").textContent = `Must also hold for ${copies(state.schema.robust_to)}`;
+      $("robust-field").hidden = false;
+    }
+    if (state.schema.api_docs === "/docs") {
+      $("api-links").append(" \u00b7 ", el("a", { href: "/docs", text: "/docs" }));
+    }
+    if (state.schema.favourable === null) {
+      // no outcome is known to be the wanted one: the person picks it
+      const select = $("target");
+      select.textContent = "";
+      for (const c of state.schema.classes) select.append(el("option", { value: String(c), text: classLabel(c) }));
+      $("target-field").hidden = false;
+    }
+  }
+
   async function init() {
     const m = location.hash.match(/token=([^&]+)/);
     if (m) {
@@ -414,24 +600,37 @@
     }
     showLoadError("");
     $("token-box").hidden = true;
-    const lim = state.schema.limits;
-    $("n-cf").max = lim.max_counterfactuals;
-    $("n-cf").value = Math.min(2, lim.max_counterfactuals);
-    $("time-limit").max = lim.max_time_limit;
-    $("time-limit").value = lim.default_time_limit;
+    setUpAsk();
     buildForm();
     renderMethods();
-    if (state.schema.favourable === null) {
-      // no outcome is known to be the wanted one: the person picks it
-      const select = $("target");
-      select.textContent = "";
-      for (const c of state.schema.classes) {
-        select.append(el("option", { value: String(c), text: state.schema.class_labels[String(c)] || String(c) }));
-      }
-      $("target-field").hidden = false;
-    }
     await loadExample(0);
     document.body.dataset.ready = "true";
+  }
+
+  // Any edit of the case or of the feedback makes the answers on screen stale at once.
+  function watchChanges() {
+    const caseChanged = (event) => {
+      if (!state.schema || !event.target.matches("input, select, textarea")) return;
+      const what = event.target.id.startsWith("v-") ? "The case was edited." : "Your feedback changed.";
+      if (event.target.id.startsWith("v-")) $("decision").classList.add("stale");
+      invalidate(what);
+    };
+    for (const id of ["form", "ask"]) {
+      for (const type of ["input", "change"]) {
+        $(id).addEventListener(type, (event) => {
+          if (event.target.closest("#method-list")) return; // picking methods does not change the case
+          caseChanged(event);
+        });
+      }
+    }
+    $("form").addEventListener("change", (event) => {
+      if (event.target.id.startsWith("v-")) refreshDecision();
+    });
+    let resizing = null;
+    window.addEventListener("resize", () => {
+      clearTimeout(resizing);
+      resizing = setTimeout(fitSelects, 100);
+    });
   }
 
   document.addEventListener("DOMContentLoaded", () => {
@@ -448,6 +647,7 @@
       if (state.token) sessionStorage.setItem("counterfact-token", state.token);
       init();
     });
+    watchChanges();
     init();
   });
 })();

@@ -13,7 +13,8 @@ ReLU networks.  Private modules, everything re-exported here:
 * :mod:`._highs`, :mod:`._scip` -- the emitters ``Model.solve`` calls;
 * :mod:`._inputs`, :mod:`._encoder`, :mod:`._trees` -- the encoder of the
   compiled model's IR (:data:`ENCODERS`: IR estimator node -> encoder);
-* :mod:`._regressor` -- fitted regressors for learned causal constraints.
+* :mod:`._regressor` -- fitted regressors for learned causal constraints;
+* :mod:`._relations` -- relations between features (:func:`encode_relations`).
 
 The encoder runs in three steps, each a plain function:
 
@@ -44,6 +45,16 @@ The encoder runs in three steps, each a plain function:
    ``|x_j - q_j| / scale_j`` (categorical: the change indicator), from which
    callers build their distance (MACE's normalised l0/l1/linf, CE-OCL's l1/l2).
 
+:func:`cost_terms` (:mod:`._costs`) gives each feature's cost under
+:class:`~counterfact.constraints.Costs` as exact terms (epigraphs, one-hot
+sums, a segment formulation for a percentile curve).
+
+:func:`cut_cost_bounds` and :func:`link_changes` (:mod:`._intervals`) tie a
+feature's cost and change indicators to the tree cuts it crosses (valid rows
+that tighten the relaxation of a tree ensemble's template,
+:attr:`Template.cuts`); :func:`snap_to_cuts` moves an answer's real values
+onto the sides of the cuts its binaries chose.
+
 :func:`decode` turns a solution back into a raw row, :func:`no_good_superset`
 adds the cut that excludes every superset of an earlier change set, and
 :func:`encode_regressor` embeds a fitted regressor (linear models, ReLU
@@ -60,6 +71,7 @@ Example (MACE-style feasibility of "a counterfactual within distance ``d``")::
     row = decode(inp, sol.x) if sol.has_solution else None
 """
 
+from ._costs import cost_terms
 from ._encoder import (
     ENCODERS,
     Template,
@@ -83,11 +95,13 @@ from ._inputs import (
     no_good_superset,
     restrict_inputs,
 )
+from ._intervals import cut_cost_bounds, link_changes, snap_to_cuts
 from ._model import BACKENDS, Model
 from ._regressor import SCALERS, encode_regressor
+from ._relations import encode_relations, lattice_steps
 from ._solution import Solution, SolverError
 from ._sparse import INF, SparseModel
-from ._trees import SPLIT_ABS, SPLIT_TOL, encode_trees
+from ._trees import SPLIT_ABS, SPLIT_TOL, FeatureCuts, encode_trees
 
 __all__ = [
     "BACKENDS",
@@ -98,6 +112,7 @@ __all__ = [
     "SPLIT_ABS",
     "SPLIT_TOL",
     "Expr",
+    "FeatureCuts",
     "FeatureVars",
     "Model",
     "RawInputs",
@@ -110,6 +125,8 @@ __all__ = [
     "add_change_limit",
     "as_expr",
     "changed_set",
+    "cost_terms",
+    "cut_cost_bounds",
     "declare_inputs",
     "decode",
     "encode_decision",
@@ -117,12 +134,16 @@ __all__ = [
     "encode_model",
     "encode_outputs",
     "encode_regressor",
+    "encode_relations",
     "encode_template",
     "encode_trees",
     "exclude_point",
     "feature_deltas",
+    "lattice_steps",
     "lin",
+    "link_changes",
     "no_good_superset",
     "quicksum",
     "restrict_inputs",
+    "snap_to_cuts",
 ]

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -33,7 +33,7 @@ from .._dispatch import encoder_for
 from ._expr import Expr, Var, lin, quicksum
 from ._inputs import RawInputs, declare_inputs, restrict_inputs
 from ._model import Model
-from ._trees import encode_trees
+from ._trees import FeatureCuts, encode_trees
 
 __all__ = ["ENCODERS", "Template", "encode_decision", "encode_model", "encode_outputs", "encode_template"]
 
@@ -158,6 +158,8 @@ class Template:
     outputs: list[Expr]
     compiled: Any
     seconds: float = 0.0
+    #: a tree ensemble's split binaries and rank indicators per feature (:class:`~._trees.FeatureCuts`)
+    cuts: dict[str, FeatureCuts] = field(default_factory=dict)
 
     def instance(
         self, bounds: QueryBounds, target_index: int, margin: float | None = None, *, changes: bool, decision: Any = None
@@ -180,6 +182,10 @@ def encode_template(compiled: Any) -> Template:
     t0 = time.perf_counter()
     m = Model("template")
     z = declare_inputs(m, compiled.inputs)
-    out = encode_outputs(m, compiled, z)
+    cuts: dict[str, FeatureCuts] = {}
+    if isinstance(compiled.estimator, TreeEnsemble):
+        out = encode_trees(m, compiled, z, cuts=cuts)
+    else:
+        out = encode_outputs(m, compiled, z)
     m.freeze()
-    return Template(m, z, out, compiled, time.perf_counter() - t0)
+    return Template(m, z, out, compiled, time.perf_counter() - t0, cuts)

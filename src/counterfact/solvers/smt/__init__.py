@@ -7,6 +7,8 @@ Private modules, everything re-exported here:
   :func:`encode_model`) and :data:`OUTPUT_ENCODERS` (the outputs as terms,
   :func:`encode_outputs`); :func:`forest_in_box`, :func:`is_forest`,
   :func:`rational`, :func:`z_box`;
+* :mod:`._relations` -- relations between features as formulas
+  (:func:`encode_relations`);
 * :mod:`._text` -- tree ensembles and linear regions as SMT-LIB text built once
   per model (:class:`ForestText`) and parsed per query.
 
@@ -23,6 +25,7 @@ from ._encoder import (
     rational,
     z_box,
 )
+from ._relations import encode_relations
 from ._text import ForestText
 
 __all__ = [
@@ -31,6 +34,7 @@ __all__ = [
     "ForestText",
     "encode_model",
     "encode_outputs",
+    "encode_relations",
     "forest_in_box",
     "is_forest",
     "rational",

@@ -1,0 +1,104 @@
+"""What the command line shows of a decision and its answers: the class names, the
+probability after each answer, the features' descriptions; and the audit's files, all
+or none."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.cli import main
+from counterfact.cli._output import class_label
+
+
+def test_table_shows_class_names_probability_after_and_descriptions(capsys):
+    assert (
+        main(["explain", "--model", "lr", "--method", "mace", "--rows", "0:6", "-n", "2", "-q"])
+        == 0
+    )
+    out = capsys.readouterr().out
+    assert "wanted: good (1)" in out and "P(good) now " in out  # German Credit's class names
+    answers = [ln for ln in out.splitlines() if re.match(r"\s+#\d+: ", ln)]
+    assert answers, out
+    assert all(re.search(r"-> P\(good\) \d+\.\d %$", ln) for ln in answers), (
+        answers
+    )  # the probability after
+    described = [
+        f.description for f in cf.datasets.load("german_credit").schema if f.description in out
+    ]
+    assert described, out  # the changed features' descriptions from the schema
+
+
+def test_own_class_names(tmp_path, capsys):
+    data = cf.datasets.load("graduate_admission")
+    path = tmp_path / "own.csv"
+    data.frame.to_csv(path, index=False)
+    args = [
+        "explain",
+        "--data",
+        str(path),
+        "--target",
+        "admit",
+        "--model",
+        "lr",
+        "--method",
+        "nearest",
+        "--rows",
+        "0:40",
+        "-q",
+        "--class-names",
+        "0=declined,1=admitted",
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "wanted: admitted (1)" in out and "P(admitted) now" in out
+    assert main([*args[:-1], "1admitted"]) == 2  # malformed: CLASS=NAME
+    assert "--class-names" in capsys.readouterr().err
+
+
+def test_class_label():
+    assert class_label(1, {1: "good"}) == "good (1)"
+    assert class_label(1, None) == "1" and class_label("yes", {"yes": "yes"}) == "yes"
+
+
+@pytest.fixture(scope="module")
+def small_audit():
+    data = cf.datasets.load("graduate_admission")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    method = cf.NearestObservable().fit(model, train)
+    return cf.audit(method, test.X.iloc[:40], data=data, n_bootstrap=20)
+
+
+def test_audit_save_writes_all_files_or_none(small_audit, tmp_path, monkeypatch):
+    out = tmp_path / "audit"
+
+    def broken(self, path, **kwargs):
+        raise RuntimeError("the HTML report failed")
+
+    monkeypatch.setattr(type(small_audit), "to_html", broken)
+    with pytest.raises(RuntimeError):
+        small_audit.save(out, html=True)
+    assert list(out.iterdir()) == []  # nothing half-written
+    monkeypatch.undo()
+    paths = small_audit.save(out, html=False)
+    assert {p.name for p in out.iterdir()} == {p.name for p in paths.values()}
+    assert pd.read_csv(paths["summary"]).shape[0] == len(small_audit.summary())
+
+
+def test_resumed_audit_reports_the_total_time(tmp_path):
+    data = cf.datasets.load("graduate_admission")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    method = cf.NearestObservable().fit(model, train)
+    cf.audit(method, test.X, data=data, n_bootstrap=20, out_dir=tmp_path / "chunks", chunk_size=20)
+    again = cf.audit(
+        method, test.X, data=data, n_bootstrap=20, out_dir=tmp_path / "chunks", chunk_size=20
+    )
+    stamp = tmp_path / "chunks" / "explained" / "audit-run.json"
+    recorded = sum(pd.read_json(stamp, typ="series")["chunk_seconds"].values())
+    # the resumed run redid no chunk; it reports the seconds the chunks took when they ran
+    assert again.meta["seconds"] >= recorded > 0

@@ -1,0 +1,222 @@
+"""explain(costs=cf.Costs(...)): exact methods find the brute-force optimum under the costs,
+heuristics rank by them, and results speak in the user's unit.
+
+The data: four features on a small domain (two integers, a categorical and an
+ordinal feature; 11 x 9 x 3 x 4 = 1188 points), so that the cheapest
+counterfactual under the costs is found by enumerating every point with the
+real model.  The costs use each kind of term: up/down weights, a forbidden
+direction, per-category transitions with a forbidden one, and percentile
+shifts (non-convex, piecewise linear) on a numeric and an ordinal feature.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.methods._tags import MethodTags
+from counterfact.methods.nearest import NearestObservable
+
+pytest.importorskip("highspy")
+pytest.importorskip("z3")
+
+LEVELS = ["lo", "mid", "high", "top"]
+INF = float("inf")
+COSTS = cf.Costs(
+    weights={"a": (0.1, 0.5), "b": (INF, 0.3)},
+    transitions={"c": {("x", "z"): 2.5, ("y", "z"): 0.7, ("x", "y"): INF}},
+    percentile={"a": 1.5, "d": 2.0},
+    unit="months of saving",
+    unit_scale=1.0,
+)
+
+
+def _data(seed: int = 0, n: int = 400) -> cf.Dataset:
+    rng = np.random.default_rng(seed)
+    a = rng.integers(0, 11, n)
+    b = rng.integers(0, 9, n)
+    c = rng.choice(["x", "y", "z"], n, p=[0.5, 0.3, 0.2])
+    d = rng.integers(0, 4, n)
+    logit = 0.6 * a - 0.5 * b + 2.0 * (c == "z") + 0.9 * d - 3.0 + rng.normal(0, 0.7, n)
+    frame = pd.DataFrame(
+        {
+            "a": a,
+            "b": b,
+            "c": c,
+            "d": np.array(LEVELS, dtype=object)[d],
+            "y": (logit > 0).astype(int),
+        }
+    )
+    return cf.Dataset.from_frame(
+        frame, target="y", kinds={"d": "ordinal"}, categories={"d": LEVELS}
+    )
+
+
+@pytest.fixture(scope="module")
+def setting():
+    data = _data()
+    model = cf.models.fit(data, "lr", random_state=0)
+    grid = pd.DataFrame(
+        list(itertools.product(range(11), range(9), ["x", "y", "z"], LEVELS)),
+        columns=["a", "b", "c", "d"],
+    )
+    grid = data.schema.coerce(grid)
+    pred = np.asarray(model.predict(grid))
+    X = data.X
+    rejected = X[np.asarray(model.predict(X)) == 0].drop_duplicates()
+    queries = rejected.iloc[[0, 3, 7, 12, 20]]
+    return data, model, grid, pred, queries
+
+
+def _brute(data, grid, pred, query, target=1):
+    bound = COSTS.bind(data.schema, data.X)
+    cost = bound.evaluate(query, grid)
+    ok = (pred == target) & np.isfinite(cost)
+    return float(cost[ok].min())
+
+
+def _first_costs(result):
+    c = result.cost()
+    return c[c.index.get_level_values(1) == 0].droplevel(1)
+
+
+@pytest.mark.parametrize("oracle", ["z3", "mip"])
+def test_mace_finds_the_brute_force_optimum(setting, oracle):
+    data, model, grid, pred, queries = setting
+    mace = cf.MACE(oracle=oracle, epsilon=1e-3, time_limit=60, random_state=0).fit(model, data)
+    res = mace.explain(queries, costs=COSTS)
+    got = _first_costs(res)
+    for q in queries.index:
+        best = _brute(data, grid, pred, queries.loc[q])
+        assert res.status[q] == "optimal"
+        assert best - 1e-9 <= got[q] <= best + 1e-3 + 1e-9
+        assert res.diagnostics.loc[q, "delta_min"] <= best + 1e-9  # the lower bound is a proof
+        assert res.diagnostics.loc[q, "delta_max"] == pytest.approx(got[q], abs=1e-9)
+
+
+def test_ceocl_finds_the_brute_force_optimum(setting):
+    data, model, grid, pred, queries = setting
+    ceocl = cf.CEOCL(norm="l1", time_limit=60, random_state=0).fit(model, data)
+    res = ceocl.explain(queries, costs=COSTS)
+    got = _first_costs(res)
+    for q in queries.index:
+        best = _brute(data, grid, pred, queries.loc[q])
+        assert res.status[q] == "optimal"
+        assert got[q] == pytest.approx(best, rel=1e-6, abs=1e-7)
+        assert res.diagnostics.loc[q, "objective"] == pytest.approx(best, rel=1e-6, abs=1e-7)
+
+
+def test_forest_auto_oracle_is_exact_and_bnb_refuses(setting):
+    data, _model, grid, _pred, _queries = setting
+    forest = cf.models.fit(data, "rf", random_state=0, n_estimators=5, max_depth=3)
+    pred = np.asarray(forest.predict(grid))
+    X = data.X
+    rejected = X[np.asarray(forest.predict(X)) == 0].drop_duplicates().iloc[:3]
+    res = (
+        cf.MACE(oracle="auto", epsilon=1e-3, time_limit=60, random_state=0)
+        .fit(forest, data)
+        .explain(rejected, costs=COSTS)
+    )
+    got = _first_costs(res)
+    for q in rejected.index:
+        best = _brute(data, grid, pred, rejected.loc[q])
+        assert res.status[q] == "optimal"
+        assert best - 1e-9 <= got[q] <= best + 1e-3 + 1e-9
+    with pytest.raises(cf.UnsupportedConstraintError, match="costs"):
+        cf.MACE(oracle="bnb", time_limit=30).fit(forest, data).explain(
+            rejected.iloc[:1], costs=COSTS
+        )
+
+
+def _heuristics():
+    out = [("nearest", {})]
+    out += [("ufce", dict(cf.UFCE.tags.fast_params)), ("mdpso", dict(cf.MDPSO.tags.fast_params))]
+    return out
+
+
+@pytest.mark.parametrize("name,params", _heuristics())
+def test_heuristics_rank_by_the_costs_and_report_them(setting, name, params):
+    data, model, grid, pred, queries = setting
+    method = cf.methods.get(name, **params).fit(model, data)
+    res = method.explain(queries, n_counterfactuals=2, costs=COSTS)
+    assert method.tags.costs == "search"
+    bound = COSTS.bind(data.schema, data.X)
+    got = res.cost()
+    assert len(got) > 0
+    for (q, r), row in res.counterfactuals.iterrows():
+        x = queries.loc[q]
+        own = float(bound.evaluate(x, row.to_frame().T)[0])
+        assert got[(q, r)] == pytest.approx(own, rel=1e-12, abs=1e-12)
+        assert np.isfinite(own)  # forbidden moves never appear
+        assert row["b"] <= x["b"] and not (x["c"] == "x" and row["c"] == "y")
+        assert own >= _brute(data, grid, pred, x) - 1e-9  # never better than the optimum
+    for q in res.queries.index:
+        costs = got[got.index.get_level_values(0) == q].to_numpy()
+        assert np.all(np.diff(costs) >= -1e-12)  # listed cheapest first
+
+
+def test_l2c_ranks_by_the_costs(setting):
+    pytest.importorskip("torch")
+    data, model, _grid, _pred, queries = setting
+    params = {**dict(cf.L2C.tags.fast_params), "random_state": 0}
+    res = cf.L2C(**params).fit(model, data).explain(queries, n_counterfactuals=2, costs=COSTS)
+    bound = COSTS.bind(data.schema, data.X)
+    for (q, r), row in res.counterfactuals.iterrows():
+        assert res.cost()[(q, r)] == pytest.approx(
+            float(bound.evaluate(queries.loc[q], row.to_frame().T)[0])
+        )
+
+
+def test_result_speaks_in_the_unit_and_round_trips(setting):
+    data, model, _grid, _pred, queries = setting
+    res = (
+        cf.MACE(oracle="mip", time_limit=30, random_state=0)
+        .fit(model, data)
+        .explain(queries.iloc[:2], costs=COSTS)
+    )
+    text = res.describe()
+    assert "cost about" in text and "months of saving" in text
+    q = queries.index[0]
+    assert "months of saving" in res.certificate(q) and "normalised" not in res.certificate(q)
+    doc = json.loads(res.to_json())
+    assert doc["costs"]["unit"] == "months of saving"
+    assert doc["costs"]["values"][0] == pytest.approx(float(res.cost().iloc[0]))
+    back = cf.CounterfactualResult.from_json(res.to_json())
+    pd.testing.assert_series_equal(back.cost(), res.cost())
+    assert back.describe() == text
+
+
+def test_costs_are_not_mutated_and_bad_use_is_refused(setting):
+    data, model, _grid, _pred, queries = setting
+    before = repr(COSTS)
+
+    class NoCosts(NearestObservable):
+        tags = MethodTags(display_name="no costs", summary="a method that cannot take costs")
+
+    with pytest.raises(cf.UnsupportedConstraintError, match="cannot take costs"):
+        NoCosts().fit(model, data).explain(queries.iloc[:1], costs=COSTS)
+    with pytest.raises(cf.ValidationError, match=r"costs must be a cf\.Costs"):
+        NearestObservable().fit(model, data).explain(queries.iloc[:1], costs={"a": 1.0})
+    with pytest.raises(cf.ValidationError, match="unknown features"):
+        NearestObservable().fit(model, data).explain(
+            queries.iloc[:1], costs=cf.Costs(weights={"income": 1.0})
+        )
+    with pytest.raises(cf.ValidationError, match="explained without costs"):
+        NearestObservable().fit(model, data).explain(queries.iloc[:1]).cost()
+    assert repr(COSTS) == before
+
+
+def test_audit_costs_carry_the_unit(setting):
+    data, model, _grid, _pred, queries = setting
+    mace = cf.MACE(oracle="mip", time_limit=30, random_state=0).fit(model, data)
+    audit = cf.audit(mace, queries, costs=COSTS, n_bootstrap=20, min_group_size=1)
+    assert audit.meta["cost"] == "costs" and audit.meta["cost_unit"] == "months of saving"
+    rec = audit.per_row[audit.per_row["outcome"] == "recourse"]
+    assert len(rec) and np.allclose(rec["cost"], rec["cost_user"])
+    res = mace.explain(queries, costs=COSTS)
+    assert np.allclose(rec["cost_user"].to_numpy(), _first_costs(res).reindex(rec.index).to_numpy())
