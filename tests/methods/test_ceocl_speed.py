@@ -64,19 +64,26 @@ def _costs(method, schema, q: pd.Series, P: pd.DataFrame) -> np.ndarray:  # type
     return total
 
 
+def _plain(method: cf.CEOCL) -> cf.CEOCL:
+    """``method`` with every speed-up off: the plain model, HiGHS's defaults."""
+    method._narrow = False  # type: ignore[misc]
+    method._cut_bounds = False  # type: ignore[misc]
+    method._tree_options = False  # type: ignore[misc]
+    return method
+
+
 @pytest.mark.parametrize("norm", ["l2", "l1"])
 def test_optimum_equals_brute_force_and_plain_model(grid_setting, norm):
     """Every proven optimum equals the brute-force minimum over the whole domain
     (points the model assigns to the target with a clear margin), with and
-    without the incumbent search / narrowed box."""
+    without the speed-ups (incumbent search and narrowed box, cut bounds, tree options)."""
     train, test, model = grid_setting
     schema = train.schema
     P = _all_points(schema)
     proba = model.predict_proba(P)
     classes = list(model.classes_)
     fast = cf.CEOCL(norm=norm, solution_pool=False, random_state=0).fit(model, train)
-    plain = cf.CEOCL(norm=norm, solution_pool=False, random_state=0).fit(model, train)
-    plain._narrow = False  # type: ignore[misc]
+    plain = _plain(cf.CEOCL(norm=norm, solution_pool=False, random_state=0).fit(model, train))
     X = test.X.iloc[:8]
     a, b = fast.explain(X), plain.explain(X)
     checked = narrowed = 0
@@ -98,6 +105,34 @@ def test_optimum_equals_brute_force_and_plain_model(grid_setting, norm):
         checked += 1
     assert checked >= 4
     assert narrowed >= 1  # the search found an incumbent and the box was narrowed
+
+
+def test_one_hot_pipeline_same_optima_with_and_without_the_speed_ups(grid_setting):
+    """A forest behind a pipeline that one-hot encodes the discrete features (ordinal
+    included): the cut bounds, tree options and snapping give the plain model's optima,
+    three answers each, every one accepted by the real pipeline."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.ensemble import RandomForestClassifier
+    from sklearn.pipeline import Pipeline
+    from sklearn.preprocessing import OneHotEncoder
+
+    train, test, _ = grid_setting
+    pre = ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), ["c", "d"])], remainder="passthrough")
+    model = Pipeline([("pre", pre), ("rf", RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0))])
+    model.fit(train.X, train.y)
+    fast = cf.CEOCL(random_state=0).fit(model, train)
+    plain = _plain(cf.CEOCL(random_state=0).fit(model, train))
+    X = test.X.iloc[:6]
+    a, b = fast.explain(X, n_counterfactuals=3), plain.explain(X, n_counterfactuals=3)
+    both = (a.status == "optimal") & (b.status == "optimal")
+    assert both.sum() >= 4
+    np.testing.assert_allclose(
+        a.diagnostics.loc[both, "objective"].to_numpy(float), b.diagnostics.loc[both, "objective"].to_numpy(float), rtol=1e-6, atol=1e-9
+    )
+    for qid in X.index[both.to_numpy()]:
+        cfs = a.for_query(qid)
+        assert len(cfs) == len(b.for_query(qid)) >= 1
+        assert (model.predict(cfs[train.schema.names]) == a.target[qid]).all()
 
 
 def test_narrowing_keeps_diverse_answers_and_l0(grid_setting):

@@ -143,6 +143,7 @@ def test_cpsat_oracle_refuses_relations_and_auto_answers_with_z3():
             cf.MACE(oracle="bnb", time_limit=20).fit(model, train).explain(x, constraints=c)
     r = cf.MACE(time_limit=30).fit(model, train).explain(x, constraints=c)  # "auto": Z3 answers it
     assert r.status.iloc[0] in ("optimal", "infeasible")
+    assert r.diagnostics["oracle"].iloc[0] == "z3"  # the oracle that searched, not the default one
     if len(r.counterfactuals):
         assert cf.violations(x.iloc[0], r.for_query(x.index[0]), train.schema, c).empty
 

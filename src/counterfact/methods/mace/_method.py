@@ -499,6 +499,7 @@ class MACE(CounterfactualMethod):
         distances: list[float] = []
         first: SearchOutcome | None = None
         calls = retries = warm = polished = 0
+        used: list[str] = []  # the oracles that searched, in order (the first answer's first)
         lower = 0.0
         margin = float(self.margin)
         t_solve = 0.0
@@ -510,6 +511,8 @@ class MACE(CounterfactualMethod):
                 problem.margin = margin
                 t0 = time.perf_counter()
                 oracle = self._make_oracle(problem, seed, views)
+                name = _ORACLE_NAMES.get(type(oracle), self.oracle_)
+                used += [name] if name not in used else []
                 if self.polish and hasattr(oracle, "check_point"):
                     oracle = _Polished(oracle, Polisher(problem, views.main, others=views.others), deadline)
                 start, n_warm = self._warm_start(query, oracle, deadline)
@@ -554,7 +557,7 @@ class MACE(CounterfactualMethod):
                 distances = [self._dist(query.x, r, query.costs) for r in rows]
         frame = pd.DataFrame(rows, columns=names)
         diag: dict[str, Any] = {
-            "oracle": self.oracle_,
+            "oracle": ", then ".join(used) or self.oracle_,
             **(cost_words(query.costs) if query.costs is not None else {}),
             "delta_min": float(first.delta_min),
             "delta_max": float(distances[0]) if distances else (np.inf if first.delta_max == np.inf else float(first.delta_max)),
@@ -570,6 +573,11 @@ class MACE(CounterfactualMethod):
         if fallback is not None:
             diag["fallback"] = fallback
         return Candidates(frame, status, diag)
+
+
+#: the name each oracle class answers to in the diagnostics (the one that searched,
+#: which may differ from ``oracle_`` when a search falls back: relations, costs, robust_to)
+_ORACLE_NAMES: dict[type, str] = {BnbOracle: "bnb", Z3Oracle: "z3", CpsatOracle: "cpsat", MipOracle: "mip"}
 
 
 def cost_words(costs: Any) -> dict[str, Any]:
