@@ -127,21 +127,22 @@ def test_auto_batch_size_is_used_and_an_int_is_kept():
 # ---------------------------------------------------------------- device
 def test_auto_device_is_the_cpu_without_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert pick_device(torch, "auto", pathwise=True, batch_size=4096).type == "cpu"
+    assert pick_device(torch, "auto", batch_size=4096).type == "cpu"
     s = make_setting("lr")
     m = small(max_epochs=1, device="auto").fit(s.model, s.train)
     assert m.device_ == "cpu"
 
 
 def test_auto_device_rule_where_cuda_exists(monkeypatch):
-    """CUDA only for pathwise training with large batches (the rule; nothing is
-    allocated on the device here)."""
+    """CUDA only for training with large batches, whichever the gradient (the rule;
+    nothing is allocated on the device here)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
-    assert pick_device(torch, "auto", pathwise=True, batch_size=CUDA_MIN_BATCH).type == "cuda"
-    assert pick_device(torch, "auto", pathwise=True, batch_size=64).type == "cpu"
-    assert pick_device(torch, "auto", pathwise=False, batch_size=CUDA_MIN_BATCH).type == "cpu"
+    assert pick_device(torch, "auto", batch_size=CUDA_MIN_BATCH).type == "cuda"
+    assert pick_device(torch, "auto", batch_size=CUDA_MIN_BATCH - 1).type == "cpu"
+    assert pick_device(torch, "auto", batch_size=64).type == "cpu"
     assert pick_device(torch, "auto").type == "cpu"  # a loaded generator, no training
-    assert pick_device(torch, "cpu", pathwise=True, batch_size=4096).type == "cpu"
+    assert pick_device(torch, "cpu", batch_size=4096).type == "cpu"
+    assert pick_device(torch, "cuda:1").type == "cuda"  # an explicit device is honoured
 
 
 # ------------------------------------------------------------- training
