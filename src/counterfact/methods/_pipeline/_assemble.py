@@ -158,8 +158,8 @@ def assemble(
         trim_substeps(method, pool, tasks, n_cf, steps, deadline)
     pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
     chosen = [
-        select_query(pool, i, t, c, steps, n_cf, sparse, distinct=distinct)
-        for i, (t, c) in enumerate(zip(tasks, outcomes, strict=True))
+        select_query(pool, i, c, steps, n_cf, sparse, distinct=distinct)
+        for i, c in enumerate(outcomes)
     ]
     return build_result(method, pool, tasks, outcomes, chosen, constraints, n_cf)
 

@@ -27,7 +27,7 @@ import pandas as pd
 from ...exceptions import ValidationError
 from ...result import SUCCESS
 from ._diversity import keep_different_arrays, meaningful_mask
-from ._query import Candidates, Query
+from ._query import Candidates
 from ._values import floats
 
 __all__ = ["RowArrays", "Selection", "row_arrays", "select_query"]
@@ -92,7 +92,7 @@ def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
 
 
 def select_query(
-    pool: Any, i: int, task: Query, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool,
+    pool: Any, i: int, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool,
     *, distinct: bool = True,
 ) -> Selection:
     """The selection of query ``i`` (``pool``: the verified rows of every query, see
