@@ -300,7 +300,7 @@ class CounterfactualResult:
     def describe(self, query: Any = None) -> str:
         """Readable changes, one line per counterfactual, with the model's probability
         of the target before and after:
-        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio (P(good) 0.31 -> 0.66)``,
+        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio (P(1) 31.0 % -> 66.0 %)``,
         the answer's cost in the user's unit when the call had costs
         (``...; cost about 3 months of saving``), and the certified region
         under it when one was computed; a query
@@ -328,11 +328,12 @@ class CounterfactualResult:
         return "\n".join(lines)
 
     def _probability_text(self, query: Any, rank: Any) -> str:
-        """`` (P(target) 0.31 -> 0.66)``: the model's probability of the target before and after."""
+        """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before and after,
+        with one decimal so that a move across the boundary never reads ``0.50 -> 0.50``."""
         before, after = self.query_confidence.get(query), self.confidence.get((query, rank))
         if before is None or after is None or pd.isna(before) or pd.isna(after):
             return ""
-        return f" (P({self.target.get(query)}) {float(before):.2f} -> {float(after):.2f})"
+        return f" (P({self.target.get(query)}) {100 * float(before):.1f} % -> {100 * float(after):.1f} %)"
 
     # -------------------------------------------------------------- display
     def _repr_html_(self) -> str:
