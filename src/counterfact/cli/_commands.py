@@ -15,7 +15,7 @@ from typing import Any
 
 import pandas as pd
 
-from .. import benchmark, datasets, methods, models, report
+from .. import benchmark, constraints, datasets, methods, models, report
 from .._utils._deps import is_available
 from .._utils._values import _py
 from ..benchmark._runner import _cells
@@ -218,7 +218,8 @@ def demo_method() -> str:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    """``counterfact demo``: a few rejected German Credit applicants."""
+    """``counterfact demo``: a few rejected German Credit applicants, explained as a lender
+    would advise them: the dataset's actionability, and age frozen (waiting years is no advice)."""
     name = args.method or demo_method()
     cls = methods.get_class(name)
     names = cls._param_names()  # type: ignore[attr-defined]
@@ -237,11 +238,12 @@ def cmd_demo(args: argparse.Namespace) -> int:
         info(args, f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test applicants "
                    f"are rejected; explaining {min(args.rows, len(rejected))} with {name}")
         method = methods.get(name, **params).fit(model, train)
-        result = method.explain(rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals)
+        advice = constraints.Constraints(immutable=["age"])
+        result = method.explain(rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals, constraints=advice)
+    frozen = [*data.schema.immutable, "age"]
     print(f"German Credit, model '{args.model}' (test accuracy {acc:.3f}), method {name}; "
-          f"immutable features: {', '.join(data.schema.immutable)}")
-    print(repr(result))
-    print(result.describe())
+          f"not changed: {', '.join(frozen)}")
+    emit(result, "table", None, labels=dict(data.metadata.get("target_labels") or {}))
     if args.out:
         try:
             Path(args.out).write_text(result.to_json())
