@@ -10,27 +10,18 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..exceptions import ValidationError
-from ..result._json import index_key, jsonable
+from ..result._json import index_key, jsonable, read_document
 from ..schema import Schema
 from . import _global_report
 from ._actions import Action
 from ._global_stats import action_table, summarize
 from ._global_text import GLOBAL_GLOSSARY, findings
+from ._stats import Settings
 
 __all__ = ["GlobalRecourse"]
 
 FORMAT = "counterfact.global_recourse"
 VERSION = 1
-
-
-class _Settings:
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.confidence = float(d.get("confidence", 0.95))
-        self.n_bootstrap = int(d.get("n_bootstrap", 1000))
-        self.random_state = int(d.get("random_state", 0))
-        self.min_group_size = int(d.get("min_group_size", 30))
-        self.max_actions = int(d.get("max_actions", 3))
 
 
 class GlobalRecourse:
@@ -66,7 +57,7 @@ class GlobalRecourse:
         self.schema = Schema.from_dict(meta["schema"])
         self.rules = [Action.from_dict(a) for a in actions]
         self.names = [f"A{k + 1}" for k in range(len(self.rules))]
-        self._settings = _Settings(meta.get("settings") or {})
+        self._settings = Settings(meta.get("settings") or {})
         self._order = {g: [str(v) for v in info["order"]] for g, info in (meta.get("groups") or {}).items()}
         self._reached = counterfactuals
         self._summary = summarize(per_row, self._order, self._settings)
@@ -148,15 +139,7 @@ class GlobalRecourse:
     @classmethod
     def from_json(cls, text: str) -> GlobalRecourse:
         """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-person table)."""
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not a global-recourse document: invalid JSON ({exc}).") from None
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValidationError("Not a counterfact global-recourse document (missing format tag).")
-        if d.get("version", 0) > VERSION:
-            raise ValidationError(f"Global-recourse format version {d['version']} is newer than this counterfact "
-                                  f"understands ({VERSION}); upgrade counterfact.")
+        d = read_document(text, FORMAT, VERSION, "a global-recourse")
         meta = d["meta"]
         schema = Schema.from_dict(meta["schema"])
         reached = _table_from_json(d["counterfactuals"])

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._stats import _rng, bootstrap_ci, wilson
+from ._stats import _rng, bootstrap_ci, group_blocks, wilson
 
 __all__ = ["ACTION_COLUMNS", "action_table", "newcombe", "summarize"]
 
@@ -110,14 +110,7 @@ def _gaps(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
 
 def summarize(per_row: pd.DataFrame, order: dict[str, list[str]], settings: Any) -> pd.DataFrame:
     """One row for everyone (grouping ``""``, group ``"all"``) and one per group."""
-    blocks = [_block(per_row, ("", "all"), settings)]
-    for g, levels in order.items():
-        col = per_row[f"group:{g}"]
-        for level in levels:
-            sub = per_row[col == level]
-            if len(sub):
-                blocks.append(_block(sub, (g, str(level)), settings))
-    return _gaps(pd.DataFrame(blocks), settings.confidence)
+    return _gaps(group_blocks(per_row, order, _block, settings), settings.confidence)
 
 
 def action_table(per_row: pd.DataFrame, names: Sequence[str], descriptions: Sequence[str], order: dict[str, list[str]], settings: Any) -> pd.DataFrame:

@@ -16,7 +16,7 @@ from .._utils._deps import import_optional
 from ..exceptions import ValidationError
 from ..methods import CounterfactualMethod, get_class
 from ..methods._base import plain_guarantee
-from ..result._json import constraints_json, index_key, jsonable
+from ..result._json import constraints_json, index_key, jsonable, read_document
 from . import _stats
 from ._report import render
 from ._text import GLOSSARY
@@ -25,15 +25,6 @@ __all__ = ["AuditResult"]
 
 FORMAT = "counterfact.audit"
 VERSION = 1
-
-
-class _Settings:
-    def __init__(self, d: dict[str, Any]) -> None:
-        self.confidence = float(d.get("confidence", 0.95))
-        self.n_bootstrap = int(d.get("n_bootstrap", 1000))
-        self.random_state = int(d.get("random_state", 0))
-        self.min_group_size = int(d.get("min_group_size", 30))
-        self.top_change_sets = int(d.get("top_change_sets", 10))
 
 
 def _plain(meta: dict[str, Any]) -> dict[str, Any]:
@@ -78,7 +69,7 @@ class AuditResult:
         self.sensitivity_rows = sensitivity_rows
         self.result = result
         s = meta.get("settings")
-        self._settings = _Settings(asdict(s) if is_dataclass(s) and not isinstance(s, type) else dict(s or {}))  # type: ignore[arg-type]
+        self._settings = _stats.Settings(asdict(s) if is_dataclass(s) and not isinstance(s, type) else dict(s or {}))  # type: ignore[arg-type]
         order = {g: list(v["order"]) for g, v in (meta.get("groups") or {}).items()}
         self._summary = _stats.summarize(per_row, order, self._settings)
         self._actions = _stats.actions(per_row, meta.get("features", []))
@@ -188,14 +179,7 @@ class AuditResult:
     @classmethod
     def from_json(cls, text: str) -> AuditResult:
         """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table)."""
-        try:
-            d = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise ValidationError(f"Not an audit document: invalid JSON ({exc}).") from None
-        if not isinstance(d, dict) or d.get("format") != FORMAT:
-            raise ValidationError("Not a counterfact audit document (missing format tag).")
-        if d.get("version", 0) > VERSION:
-            raise ValidationError(f"Audit format version {d['version']} is newer than this counterfact understands ({VERSION}); upgrade counterfact.")
+        d = read_document(text, FORMAT, VERSION, "an audit")
 
         def table(t: Any) -> pd.DataFrame | None:
             if t is None:

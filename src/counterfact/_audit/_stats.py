@@ -141,16 +141,35 @@ def _gaps(table: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def summarize(per_row: pd.DataFrame, order: dict[str, list[str]], settings: Any) -> pd.DataFrame:
-    """One row for the whole population (grouping ``""``, group ``"all"``) and one per group."""
-    blocks = [_block(per_row, ("", "all"), settings)]
+class Settings:
+    """An audit's settings read back from its metadata (defaults for keys a document lacks);
+    ``top_change_sets`` is the per-person audit's, ``max_actions`` the global one's."""
+
+    def __init__(self, d: dict[str, Any]) -> None:
+        self.confidence = float(d.get("confidence", 0.95))
+        self.n_bootstrap = int(d.get("n_bootstrap", 1000))
+        self.random_state = int(d.get("random_state", 0))
+        self.min_group_size = int(d.get("min_group_size", 30))
+        self.top_change_sets = int(d.get("top_change_sets", 10))
+        self.max_actions = int(d.get("max_actions", 3))
+
+
+def group_blocks(per_row: pd.DataFrame, order: dict[str, list[str]], block: Any, settings: Any) -> pd.DataFrame:
+    """``block(rows, (grouping, group), settings)`` for everyone (grouping ``""``, group
+    ``"all"``) and for each non-empty group of each grouping, one row each."""
+    blocks = [block(per_row, ("", "all"), settings)]
     for g, levels in order.items():
         col = per_row[f"group:{g}"]
         for level in levels:
             sub = per_row[col == level]
             if len(sub):
-                blocks.append(_block(sub, (g, level), settings))
-    return _gaps(pd.DataFrame(blocks))
+                blocks.append(block(sub, (g, str(level)), settings))
+    return pd.DataFrame(blocks)
+
+
+def summarize(per_row: pd.DataFrame, order: dict[str, list[str]], settings: Any) -> pd.DataFrame:
+    """One row for the whole population (grouping ``""``, group ``"all"``) and one per group."""
+    return _gaps(group_blocks(per_row, order, _block, settings))
 
 
 def actions(per_row: pd.DataFrame, features: Sequence[str], by: str | None = None) -> pd.DataFrame:

@@ -35,7 +35,10 @@ from ..schema import Schema
 from ._region import Region
 from ._status import STATUSES, SUCCESS
 
-__all__ = ["FORMAT_VERSION", "HASH_KEY", "constraints_json", "content_hash", "dump", "index_key", "jsonable", "load"]
+__all__ = [
+    "FORMAT_VERSION", "HASH_KEY", "constraints_json", "content_hash", "dump", "index_key", "jsonable", "load",
+    "read_document",
+]
 
 FORMAT_VERSION = 3
 #: the key of the content hash
@@ -119,6 +122,22 @@ def content_hash(payload: Mapping[str, Any]) -> str:
     body = {k: v for k, v in payload.items() if k != HASH_KEY}
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
     return hashlib.sha256(text.encode("ascii")).hexdigest()
+
+
+def read_document(text: str, fmt: str, version: int, what: str) -> dict[str, Any]:
+    """The JSON object of a tagged document (an audit's, a global recourse's): ``text``
+    parsed, its ``format`` tag ``fmt`` and a ``version`` this code reads (at most
+    ``version``); ``what`` names the kind in the errors ("audit")."""
+    try:
+        d = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValidationError(f"Not {what} document: invalid JSON ({exc}).") from None
+    if not isinstance(d, dict) or d.get("format") != fmt:
+        raise ValidationError(f"Not a counterfact {what.split(' ', 1)[-1]} document (missing format tag).")
+    if d.get("version", 0) > version:
+        raise ValidationError(f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than this "
+                              f"counterfact understands ({version}); upgrade counterfact.")
+    return d
 
 
 def _looks_like_path(text: str) -> bool:
