@@ -20,11 +20,18 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     return value, time.perf_counter() - t0
 
 
-def write_table(name: str, table: pd.DataFrame, notes: list[str] | None = None, quiet: bool = False) -> Path:
+def write_table(
+    name: str, table: pd.DataFrame, notes: list[str] | None = None, quiet: bool = False
+) -> Path:
     """Write ``table`` as Markdown (with notes) and CSV under benchmarks/out/."""
     OUT.mkdir(parents=True, exist_ok=True)
     table.to_csv(OUT / f"{name}.csv", index=False)
-    lines = [f"# {name}", "", f"machine: {platform.machine()}, python {platform.python_version()}", ""]
+    lines = [
+        f"# {name}",
+        "",
+        f"machine: {platform.machine()}, python {platform.python_version()}",
+        "",
+    ]
     lines += [f"- {n}" for n in notes or []]
     lines += ["", _markdown(table), ""]
     path = OUT / f"{name}.md"
@@ -76,7 +83,9 @@ def _markdown(df: pd.DataFrame) -> str:
     return "\n".join([head, sep, *rows])
 
 
-def load_split(name: str, load: Callable[[str], Any], notes: list[str], max_train: int | None = None) -> tuple[Any, Any] | None:
+def load_split(
+    name: str, load: Callable[[str], Any], notes: list[str], max_train: int | None = None
+) -> tuple[Any, Any] | None:
     """``load(name)`` split 80/20 (seed 0), the training rows capped at ``max_train``
     (seeded subsample); ``None`` -- with a line in ``notes`` -- when the dataset is not
     available here (skipped, not fatal)."""

@@ -47,8 +47,18 @@ from counterfact.models import desired_class
 
 GROUPS = {"adult": ["sex", "race", "age"], "default_credit": ["SEX", "EDUCATION", "AGE"]}
 #: column-name role of each grouping in the table (Default of credit has no race column)
-ROLE = {"sex": "sex", "race": "race/edu", "age": "age", "SEX": "sex", "EDUCATION": "race/edu", "AGE": "age"}
-PROTECTED = {"adult": "age", "default_credit": None}  # AGE is immutable in the Default-of-credit schema
+ROLE = {
+    "sex": "sex",
+    "race": "race/edu",
+    "age": "age",
+    "SEX": "sex",
+    "EDUCATION": "race/edu",
+    "AGE": "age",
+}
+PROTECTED = {
+    "adult": "age",
+    "default_credit": None,
+}  # AGE is immutable in the Default-of-credit schema
 AGE_BANDS = {"adult": [17, 25, 35, 45, 55, 65, 91], "default_credit": [21, 25, 35, 45, 55, 80]}
 CONFIGS = {
     "mace-lr": ("mace", "lr", {"time_limit": 20.0}),
@@ -69,15 +79,30 @@ def _one_thread() -> Iterator[None]:
 def _audit(method, X, data, name, **kw):  # type: ignore[no-untyped-def]
     age = "age" if name == "adult" else "AGE"
     kw.setdefault("n_bootstrap", 1000)
-    return cf.audit(method, X, groups=GROUPS[name], bins={age: AGE_BANDS[name]}, data=data, random_state=0, **kw)
+    return cf.audit(
+        method, X, groups=GROUPS[name], bins={age: AGE_BANDS[name]}, data=data, random_state=0, **kw
+    )
 
 
 def _dask_seconds(method, X, data, name, workers: int, chunk: int) -> float:  # type: ignore[no-untyped-def]
     with parallel_backend("dask", n_workers=workers):
-        explain_in_chunks(method, X.iloc[:workers], chunk_size=1, n_jobs=workers, backend="dask")  # warm-up
+        explain_in_chunks(
+            method, X.iloc[:workers], chunk_size=1, n_jobs=workers, backend="dask"
+        )  # warm-up
         with tempfile.TemporaryDirectory() as tmp:
-            _, secs = timed(lambda: _audit(method, X, data, name, backend="dask", n_jobs=workers,
-                                           chunk_size=chunk, out_dir=tmp, n_bootstrap=0))
+            _, secs = timed(
+                lambda: _audit(
+                    method,
+                    X,
+                    data,
+                    name,
+                    backend="dask",
+                    n_jobs=workers,
+                    chunk_size=chunk,
+                    out_dir=tmp,
+                    n_bootstrap=0,
+                )
+            )
     return secs
 
 
@@ -97,9 +122,13 @@ def _docs_figures(res) -> None:  # type: ignore[no-untyped-def]
     s = res.summary()
     (img / "audit_adult_recourse_sex.png").write_bytes(_plots.recourse_rates(s, "sex"))
     sexes = res.meta["groups"]["sex"]["order"]
-    (img / "audit_adult_cost_sex.png").write_bytes(_plots.cost_ecdf(res.per_row, "sex", sexes, "normalised l1 distance"))
+    (img / "audit_adult_cost_sex.png").write_bytes(
+        _plots.cost_ecdf(res.per_row, "sex", sexes, "normalised l1 distance")
+    )
     order = res.meta["groups"]["age"]["order"]
-    (img / "audit_adult_cost_age.png").write_bytes(_plots.cost_ecdf(res.per_row, "age", order, "normalised l1 distance"))
+    (img / "audit_adult_cost_age.png").write_bytes(
+        _plots.cost_ecdf(res.per_row, "age", order, "normalised l1 distance")
+    )
     (img / "audit_adult_actions.png").write_bytes(_plots.actions_plot(res.actions()))
 
 
@@ -124,31 +153,60 @@ def _configurations(args: argparse.Namespace) -> Iterator[tuple]:  # type: ignor
         train, test = data.split(test_size=0.2, random_state=0)
         if not args.full and len(train) > args.max_train:
             train = train.subset(train.frame.sample(args.max_train, random_state=0).index)
-        n_pop = len(test) if args.full else (args.rows_adult if name == "adult" else args.rows_credit)
+        n_pop = (
+            len(test) if args.full else (args.rows_adult if name == "adult" else args.rows_credit)
+        )
         X = test.X.sample(min(n_pop, len(test)), random_state=0) if n_pop < len(test) else test.X
-        models = {"lr": cf.models.fit(train, "lr", random_state=0),
-                  "rf": cf.models.fit(train, "rf", random_state=0, **FOREST)}
+        models = {
+            "lr": cf.models.fit(train, "lr", random_state=0),
+            "rf": cf.models.fit(train, "rf", random_state=0, **FOREST),
+        }
         for key in [s.strip() for s in args.configs.split(",") if s.strip()]:
             mname, kind, params = CONFIGS[key]
             method = cf.methods.get(mname, random_state=0, **params).fit(models[kind], train)
             target = desired_class(models[kind], data=data)
-            yield name, key, test, X, method, target, cf.rows_to_explain(models[kind], X, target=target, data=data)
+            yield (
+                name,
+                key,
+                test,
+                X,
+                method,
+                target,
+                cf.rows_to_explain(models[kind], X, target=target, data=data),
+            )
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--full", action="store_true", help="every test row (long: hours for the forests)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--full", action="store_true", help="every test row (long: hours for the forests)"
+    )
     ap.add_argument("--rows-adult", type=int, default=120)
     ap.add_argument("--rows-credit", type=int, default=300)
-    ap.add_argument("--max-train", type=int, default=5000, help="training rows (seeded sample) unless --full")
+    ap.add_argument(
+        "--max-train", type=int, default=5000, help="training rows (seeded sample) unless --full"
+    )
     ap.add_argument("--configs", default=",".join(CONFIGS))
     ap.add_argument("--datasets", default="adult,default_credit")
     ap.add_argument("--no-dask", action="store_true")
-    ap.add_argument("--docs", action="store_true", help="also write the Adult figures of docs/audit.md (docs/img/)")
-    ap.add_argument("--timing-rows", type=int, default=300,
-                    help="with --full: rejected rows (seeded sample) for the timing ratios and the sensitivity")
-    ap.add_argument("--work-dir", default=None,
-                    help="with --full: folder for the resumable chunks (default: a temporary folder)")
+    ap.add_argument(
+        "--docs",
+        action="store_true",
+        help="also write the Adult figures of docs/audit.md (docs/img/)",
+    )
+    ap.add_argument(
+        "--timing-rows",
+        type=int,
+        default=300,
+        help="with --full: rejected rows (seeded sample) for the timing ratios and the sensitivity",
+    )
+    ap.add_argument(
+        "--work-dir",
+        default=None,
+        help="with --full: folder for the resumable chunks (default: a temporary folder)",
+    )
     args = ap.parse_args()
     if args.full:
         _main_full(args)
@@ -167,7 +225,9 @@ def main() -> None:
     for name, key, test, X, method, target, Xr in _configurations(args):
         mname, kind, _ = CONFIGS[key]
         with _one_thread():
-            method.explain(Xr.iloc[:1], target=target)  # warm-up (lazy imports, caches), off the clock
+            method.explain(
+                Xr.iloc[:1], target=target
+            )  # warm-up (lazy imports, caches), off the clock
             _, plain = timed(lambda: method.explain(Xr, target=target))  # noqa: B023
             res, secs = timed(lambda: _audit(method, X, test, name, protected=None))  # noqa: B023
         sens = None
@@ -177,18 +237,39 @@ def main() -> None:
         s = res.summary()
         o = s.iloc[0]
         row = {
-            "dataset": name, "model": kind, "method": mname, "rows": int(o["n"]), "rejected": int(o["n_rejected"]),
-            "recourse": o["recourse_rate"], "proven_none": int(o["n_proven_none"]), "unknown": int(o["n_unknown"]),
-            "cost_median": o["cost_median"], "burden": o["burden"],
-            "explain_s": plain, "audit_s": secs, "audit / explain": secs / plain,
+            "dataset": name,
+            "model": kind,
+            "method": mname,
+            "rows": int(o["n"]),
+            "rejected": int(o["n_rejected"]),
+            "recourse": o["recourse_rate"],
+            "proven_none": int(o["n_proven_none"]),
+            "unknown": int(o["n_unknown"]),
+            "cost_median": o["cost_median"],
+            "burden": o["burden"],
+            "explain_s": plain,
+            "audit_s": secs,
+            "audit / explain": secs / plain,
         }
         _group_figures(row, s, name, sens)
         if not args.no_dask and len(Xr) >= 4:
             row.update(_dask_ratio(method, X, Xr, test, name))
         rows.append(row)
         print(row, flush=True)
-        keep = ["grouping", "group", "n", "n_rejected", "small", "recourse_rate", "proven_none_rate",
-                "unknown_rate", "cost_median", "burden", "burden_ratio", "recourse_gap"]
+        keep = [
+            "grouping",
+            "group",
+            "n",
+            "n_rejected",
+            "small",
+            "recourse_rate",
+            "proven_none_rate",
+            "unknown_rate",
+            "cost_median",
+            "burden",
+            "burden_ratio",
+            "recourse_gap",
+        ]
         groups.append(s[keep].assign(dataset=name, model=kind, method=mname))
         if name == "adult" and key == "mace-rf":
             OUT.mkdir(parents=True, exist_ok=True)
@@ -198,7 +279,14 @@ def main() -> None:
                 _docs_figures(res)
     write_table("audit", pd.DataFrame(rows), notes)
     g = pd.concat(groups, ignore_index=True)
-    g = g[["dataset", "model", "method", *[c for c in g.columns if c not in ("dataset", "model", "method")]]]
+    g = g[
+        [
+            "dataset",
+            "model",
+            "method",
+            *[c for c in g.columns if c not in ("dataset", "model", "method")],
+        ]
+    ]
     write_table("audit_groups", g, notes[:2])
 
 
@@ -238,40 +326,77 @@ def _main_full(args: argparse.Namespace) -> None:
         fresh = not chunks.exists()
         t0 = time.perf_counter()
         with parallel_backend("dask", n_workers=2):
-            res = _audit(method, X, test, name, backend="dask", n_jobs=2, chunk_size=100, out_dir=str(chunks))
+            res = _audit(
+                method, X, test, name, backend="dask", n_jobs=2, chunk_size=100, out_dir=str(chunks)
+            )
         full_s = _full_seconds(chunks, time.perf_counter() - t0, fresh)
         s = res.summary()
         o = s.iloc[0]
         sample = Xr.sample(min(args.timing_rows, len(Xr)), random_state=0)
         with _one_thread():
-            method.explain(sample.iloc[:1], target=target, _feedback=False)  # warm-up, off the clock
+            method.explain(
+                sample.iloc[:1], target=target, _feedback=False
+            )  # warm-up, off the clock
             _, plain = timed(lambda: method.explain(sample, target=target, _feedback=False))  # noqa: B023
             _, secs = timed(lambda: _audit(method, sample, test, name, n_bootstrap=0))  # noqa: B023
         row = {
-            "dataset": name, "model": kind, "method": mname, "rows": int(o["n"]),
-            "rejected": int(o["n_rejected"]), "recourse": o["recourse_rate"],
-            "proven_none": int(o["n_proven_none"]), "unknown": int(o["n_unknown"]),
-            "cost_median": o["cost_median"], "burden": o["burden"],
-            "full_s": full_s, "s/row": full_s / max(int(o["n_rejected"]), 1),
-            "timing rows": len(sample), "audit / explain": secs / plain,
+            "dataset": name,
+            "model": kind,
+            "method": mname,
+            "rows": int(o["n"]),
+            "rejected": int(o["n_rejected"]),
+            "recourse": o["recourse_rate"],
+            "proven_none": int(o["n_proven_none"]),
+            "unknown": int(o["n_unknown"]),
+            "cost_median": o["cost_median"],
+            "burden": o["burden"],
+            "full_s": full_s,
+            "s/row": full_s / max(int(o["n_rejected"]), 1),
+            "timing rows": len(sample),
+            "audit / explain": secs / plain,
         }
         sens = None
         if PROTECTED[name] and mname == "mace":
             with _one_thread():
-                sens = _audit(method, sample, test, name, protected=PROTECTED[name], n_bootstrap=0).sensitivity()
+                sens = _audit(
+                    method, sample, test, name, protected=PROTECTED[name], n_bootstrap=0
+                ).sensitivity()
         _group_figures(row, s, name, sens)
         if not args.no_dask:
             row.update(_dask_ratio(method, sample, sample, test, name))
         rows.append(row)
         print(row, flush=True)
         write_table("audit_full", pd.DataFrame(rows), notes)  # after every configuration
-        keep = ["grouping", "group", "n", "n_rejected", "small", "recourse_rate", "proven_none_rate",
-                "unknown_rate", "recourse_ci_low", "recourse_ci_high", "cost_median", "cost_median_ci_low",
-                "cost_median_ci_high", "burden", "burden_ratio",
-                "recourse_gap"]
-        groups.append(s[[c for c in keep if c in s.columns]].assign(dataset=name, model=kind, method=mname))
+        keep = [
+            "grouping",
+            "group",
+            "n",
+            "n_rejected",
+            "small",
+            "recourse_rate",
+            "proven_none_rate",
+            "unknown_rate",
+            "recourse_ci_low",
+            "recourse_ci_high",
+            "cost_median",
+            "cost_median_ci_low",
+            "cost_median_ci_high",
+            "burden",
+            "burden_ratio",
+            "recourse_gap",
+        ]
+        groups.append(
+            s[[c for c in keep if c in s.columns]].assign(dataset=name, model=kind, method=mname)
+        )
         g = pd.concat(groups, ignore_index=True)
-        g = g[["dataset", "model", "method", *[c for c in g.columns if c not in ("dataset", "model", "method")]]]
+        g = g[
+            [
+                "dataset",
+                "model",
+                "method",
+                *[c for c in g.columns if c not in ("dataset", "model", "method")],
+            ]
+        ]
         write_table("audit_full_groups", g, notes[:2])
         res.save(OUT / f"audit_full_{name}_{key}", html=False)
         if name == "adult" and key == "mace-rf":

@@ -66,7 +66,7 @@ def load(name: str) -> cf.Dataset:
 
 
 def unfavourable_rows(model: Any, test: cf.Dataset, n: int) -> pd.DataFrame:
-    fav = test.metadata.get("favorable_class", model.classes_[-1])
+    fav = test.metadata.get("favourable_class", model.classes_[-1])
     X = test.X
     return X[model.predict(X) != fav].iloc[:n]
 
@@ -78,7 +78,9 @@ def _mean_se(s: pd.Series) -> tuple[float, float]:
     return float(s.mean()), float(s.std(ddof=1) / np.sqrt(len(s))) if len(s) > 1 else 0.0
 
 
-def scores(res: cf.CounterfactualResult, train: cf.Dataset, n_cf: int, model: Any) -> dict[str, float]:
+def scores(
+    res: cf.CounterfactualResult, train: cf.Dataset, n_cf: int, model: Any
+) -> dict[str, float]:
     """The paper's scores (means over queries, ``_se`` their standard errors)."""
     m = cf.metrics
     out: dict[str, float] = {}
@@ -107,7 +109,17 @@ def scores(res: cf.CounterfactualResult, train: cf.Dataset, n_cf: int, model: An
     return out
 
 
-def run_cell(model: Any, train: cf.Dataset, X: pd.DataFrame, *, backend: str, n_cf: int, trust: str | None, args: Any, **extra: Any) -> tuple[cf.CEOCL, cf.CounterfactualResult]:
+def run_cell(
+    model: Any,
+    train: cf.Dataset,
+    X: pd.DataFrame,
+    *,
+    backend: str,
+    n_cf: int,
+    trust: str | None,
+    args: Any,
+    **extra: Any,
+) -> tuple[cf.CEOCL, cf.CounterfactualResult]:
     extra.setdefault("trust_epsilon", args.trust_epsilon if trust else 0.0)
     method = cf.CEOCL(
         norm=args.norm,
@@ -122,19 +134,37 @@ def run_cell(model: Any, train: cf.Dataset, X: pd.DataFrame, *, backend: str, n_
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--queries", type=int, default=5)
-    ap.add_argument("--datasets", nargs="+", default=["adult", "compas", "heloc", "give_me_some_credit"])
+    ap.add_argument(
+        "--datasets", nargs="+", default=["adult", "compas", "heloc", "give_me_some_credit"]
+    )
     ap.add_argument("--models", nargs="+", default=list(KIND_PARAMS))
     ap.add_argument("--n-cfs", nargs="+", type=int, default=[1, 3])
-    ap.add_argument("--trust", nargs="+", default=["none", "hull"], choices=["none", "hull", "clusters"])
+    ap.add_argument(
+        "--trust", nargs="+", default=["none", "hull"], choices=["none", "hull", "clusters"]
+    )
     ap.add_argument("--backends", nargs="+", default=["highs", "scip"], choices=["highs", "scip"])
-    ap.add_argument("--trust-epsilon", type=float, default=0.0, help="enlargement of the hull in the main table")
+    ap.add_argument(
+        "--trust-epsilon", type=float, default=0.0, help="enlargement of the hull in the main table"
+    )
     ap.add_argument("--norm", default="l2", choices=["l2", "l1", "l0"])
     ap.add_argument("--alpha", type=float, default=0.1, help="sparsity penalty per changed feature")
     ap.add_argument("--time-limit", type=float, default=60.0)
-    ap.add_argument("--max-train", type=int, default=5000, help="subsample the training rows (model fits, hull size)")
-    ap.add_argument("--hull-queries", type=int, default=5, help="queries of the 4000-point trust-region timing; 0 to skip")
+    ap.add_argument(
+        "--max-train",
+        type=int,
+        default=5000,
+        help="subsample the training rows (model fits, hull size)",
+    )
+    ap.add_argument(
+        "--hull-queries",
+        type=int,
+        default=5,
+        help="queries of the 4000-point trust-region timing; 0 to skip",
+    )
     ap.add_argument("--hull-points", type=int, default=4000)
     ap.add_argument("--hull-epsilon", type=float, default=0.05)
     ap.add_argument("--skip-main", action="store_true", help="only the trust-region timing")
@@ -166,7 +196,15 @@ def main() -> None:
                     for trust in args.trust:
                         for backend in args.backends:
                             t0 = time.perf_counter()
-                            _method, res = run_cell(model, train, X, backend=backend, n_cf=n_cf, trust=None if trust == "none" else trust, args=args)
+                            _method, res = run_cell(
+                                model,
+                                train,
+                                X,
+                                backend=backend,
+                                n_cf=n_cf,
+                                trust=None if trust == "none" else trust,
+                                args=args,
+                            )
                             wall = time.perf_counter() - t0
                             rt = res.runtime
                             st = res.status.value_counts()
@@ -189,19 +227,37 @@ def main() -> None:
                                 "test_acc": acc,
                             }
                             rows.append(row)
-                            print({k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items() if not k.endswith("_se")}, flush=True)
+                            print(
+                                {
+                                    k: (round(v, 4) if isinstance(v, float) else v)
+                                    for k, v in row.items()
+                                    if not k.endswith("_se")
+                                },
+                                flush=True,
+                            )
         table = pd.DataFrame(rows)
         if len(table):
             show = [c for c in table.columns if not c.endswith("_se") and c not in ("wall_s",)]
             write_table(f"ceocl{args.tag}", table[show], notes)
-            table.to_csv(Path(__file__).resolve().parent / "out" / f"ceocl{args.tag}_full.csv", index=False)
+            table.to_csv(
+                Path(__file__).resolve().parent / "out" / f"ceocl{args.tag}_full.csv", index=False
+            )
             if len(args.backends) > 1:
-                side = table.pivot_table(index=["dataset", "model", "n_cf", "trust"], columns="backend", values=["median_s", "max_s", "valid_rows"], aggfunc="first")
+                side = table.pivot_table(
+                    index=["dataset", "model", "n_cf", "trust"],
+                    columns="backend",
+                    values=["median_s", "max_s", "valid_rows"],
+                    aggfunc="first",
+                )
                 side.columns = [f"{b}_{v}" for v, b in side.columns]
                 side = side.reset_index()
                 if {"highs_median_s", "scip_median_s"} <= set(side.columns):
                     side["scip/highs"] = side["scip_median_s"] / side["highs_median_s"]
-                write_table(f"ceocl{args.tag}_backends", side, ["HiGHS and SCIP seconds per query, same queries, same machine (shared)"])
+                write_table(
+                    f"ceocl{args.tag}_backends",
+                    side,
+                    ["HiGHS and SCIP seconds per query, same queries, same machine (shared)"],
+                )
     if args.hull_queries > 0:
         trust_timing(args)
 
@@ -218,21 +274,38 @@ def trust_timing(args: Any) -> None:
         for backend in args.backends:
             for label, extra in (
                 ("none", {}),
-                (f"eps-hull {args.hull_points}", {"trust_region": "hull", "trust_epsilon": args.hull_epsilon, "max_hull_points": args.hull_points}),
+                (
+                    f"eps-hull {args.hull_points}",
+                    {
+                        "trust_region": "hull",
+                        "trust_epsilon": args.hull_epsilon,
+                        "max_hull_points": args.hull_points,
+                    },
+                ),
             ):
                 trust = extra.pop("trust_region", None)
-                _method, res = run_cell(model, train, X, backend=backend, n_cf=1, trust=trust, args=args, **extra)
+                _method, res = run_cell(
+                    model, train, X, backend=backend, n_cf=1, trust=trust, args=args, **extra
+                )
                 rt = res.runtime
                 d = res.diagnostics
                 cfs = res.counterfactuals
                 pred = model.predict(cfs.reset_index(drop=True)) if len(cfs) else np.array([])
-                tgt = res.target.reindex(cfs.index.get_level_values(0)).to_numpy() if len(cfs) else np.array([])
+                tgt = (
+                    res.target.reindex(cfs.index.get_level_values(0)).to_numpy()
+                    if len(cfs)
+                    else np.array([])
+                )
                 out.append(
                     {
                         "model": kind,
                         "backend": backend,
                         "trust": label,
-                        "hull_points": int(pd.to_numeric(d.get("hull_points"), errors="coerce").median()) if "hull_points" in d else 0,
+                        "hull_points": int(
+                            pd.to_numeric(d.get("hull_points"), errors="coerce").median()
+                        )
+                        if "hull_points" in d
+                        else 0,
                         "n_vars": float(pd.to_numeric(d.get("n_vars"), errors="coerce").median()),
                         "queries": len(X),
                         "found": int((res.found > 0).sum()),
@@ -240,13 +313,17 @@ def trust_timing(args: Any) -> None:
                         "valid_rows": float(np.mean(pred == tgt)) if len(cfs) else np.nan,
                         "median_s": float(rt.median()),
                         "max_s": float(rt.max()),
-                        "mean_objective": float(pd.to_numeric(d["objective"], errors="coerce").mean()),
+                        "mean_objective": float(
+                            pd.to_numeric(d["objective"], errors="coerce").mean()
+                        ),
                     }
                 )
                 print(out[-1], flush=True)
     table = pd.DataFrame(out)
     base = table[table.trust == "none"].set_index(["model", "backend"])["median_s"]
-    table["x_vs_no_trust"] = [r.median_s / base.get((r.model, r.backend), np.nan) for r in table.itertuples()]
+    table["x_vs_no_trust"] = [
+        r.median_s / base.get((r.model, r.backend), np.nan) for r in table.itertuples()
+    ]
     write_table(
         f"ceocl{args.tag}_trust",
         table,

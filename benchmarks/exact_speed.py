@@ -56,18 +56,22 @@ def fit_model(kind: str, train: cf.Dataset) -> Any:
     from sklearn.preprocessing import OneHotEncoder
 
     discrete = [f.name for f in train.schema if not f.is_numeric]
-    pre = ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), discrete)], remainder="passthrough")
+    pre = ColumnTransformer(
+        [("oh", OneHotEncoder(handle_unknown="ignore"), discrete)], remainder="passthrough"
+    )
     pipe = Pipeline([("pre", pre), ("rf", RandomForestClassifier(random_state=0, **params))])
     return pipe.fit(train.X, train.y)
 
 
 def unfavourable_rows(model: Any, test: cf.Dataset, n: int) -> pd.DataFrame:
-    fav = test.metadata.get("favorable_class", model.classes_[-1])
+    fav = test.metadata.get("favourable_class", model.classes_[-1])
     X = test.X
     return X[model.predict(X) != fav].iloc[:n]
 
 
-def per_query(method: Any, X: pd.DataFrame, n_cf: int) -> tuple[list[float], list[int], pd.DataFrame]:
+def per_query(
+    method: Any, X: pd.DataFrame, n_cf: int
+) -> tuple[list[float], list[int], pd.DataFrame]:
     """Explain one query per call; wall seconds, counterfactuals returned, diagnostics
     (with the status as ``_status``)."""
     secs, counts, diags = [], [], []
@@ -82,15 +86,21 @@ def per_query(method: Any, X: pd.DataFrame, n_cf: int) -> tuple[list[float], lis
 
 
 def main() -> None:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--queries", type=int, default=5)
-    p.add_argument("--datasets", nargs="+", default=["german_credit", "compas", "graduate_admission"])
+    p.add_argument(
+        "--datasets", nargs="+", default=["german_credit", "compas", "graduate_admission"]
+    )
     p.add_argument("--models", nargs="+", default=["rf", "mlp"], choices=sorted(KIND_PARAMS))
     p.add_argument("--n-cfs", nargs="+", type=int, default=[1, 3])
     p.add_argument("--time-limit", type=float, default=30.0)
     p.add_argument("--max-train", type=int, default=3000)
     p.add_argument("--tag", default="")
-    p.add_argument("--baseline", default=None, help="an earlier run's CSV: its ratio is shown beside today's")
+    p.add_argument(
+        "--baseline", default=None, help="an earlier run's CSV: its ratio is shown beside today's"
+    )
     args = p.parse_args()
     notes = [
         f"{args.queries} queries per cell (the first test rows predicted unfavourable), one query per call, "
@@ -120,7 +130,11 @@ def main() -> None:
             for n_cf in args.n_cfs:
                 s_ce, c_ce, d_ce = per_query(ceocl, X, n_cf)
                 s_ma, c_ma, d_ma = per_query(mace, X, n_cf)
-                build = float(pd.to_numeric(d_ce.get("build_seconds", pd.Series(dtype=float)), errors="coerce").sum())
+                build = float(
+                    pd.to_numeric(
+                        d_ce.get("build_seconds", pd.Series(dtype=float)), errors="coerce"
+                    ).sum()
+                )
                 med_ce, med_ma = float(np.median(s_ce)), float(np.median(s_ma))
                 row = {
                     "dataset": ds,
@@ -132,7 +146,11 @@ def main() -> None:
                     "ratio": med_ce / med_ma if med_ma > 0 else np.nan,
                     "ceocl_build_s": build,
                     "ceocl_solve_s": float(np.sum(s_ce)) - build,
-                    "ceocl_solves": float(pd.to_numeric(d_ce.get("n_solves", pd.Series(dtype=float)), errors="coerce").mean()),
+                    "ceocl_solves": float(
+                        pd.to_numeric(
+                            d_ce.get("n_solves", pd.Series(dtype=float)), errors="coerce"
+                        ).mean()
+                    ),
                     "ceocl_cfs": float(np.mean(c_ce)),
                     "ceocl_optimal": int((d_ce["_status"] == "optimal").sum()),
                     "mace_optimal": int((d_ma["_status"] == "optimal").sum()),
@@ -149,7 +167,9 @@ def main() -> None:
             columns={"ratio": "ratio_before", "ceocl_median_s": "ceocl_median_s_before"}
         )
         table = table.merge(keep, on=["dataset", "model", "n_cf"], how="left")
-        notes.append(f"ratio_before / ceocl_median_s_before: from the earlier run {args.baseline.split('/')[-1]}")
+        notes.append(
+            f"ratio_before / ceocl_median_s_before: from the earlier run {args.baseline.split('/')[-1]}"
+        )
     write_table("exact_speed" + (f"_{args.tag}" if args.tag else ""), table, notes)
 
 

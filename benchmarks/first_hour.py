@@ -58,7 +58,9 @@ def run_timed(argv: list[str], timeout: float) -> dict[str, float | int | str]:
     """Wall seconds to the first output line (either stream), to the first line matching
     a progress pattern, and to the end."""
     t0 = time.perf_counter()
-    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT)
+    proc = subprocess.Popen(
+        argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1, cwd=ROOT
+    )
     first: list[float] = []
     progress: list[float] = []
 
@@ -76,7 +78,9 @@ def run_timed(argv: list[str], timeout: float) -> dict[str, float | int | str]:
                     progress.append(time.perf_counter() - t0)
                 buf = ""
 
-    threads = [threading.Thread(target=watch, args=(s,), daemon=True) for s in (proc.stdout, proc.stderr)]
+    threads = [
+        threading.Thread(target=watch, args=(s,), daemon=True) for s in (proc.stdout, proc.stderr)
+    ]
     for t in threads:
         t.start()
     try:
@@ -87,15 +91,28 @@ def run_timed(argv: list[str], timeout: float) -> dict[str, float | int | str]:
     for t in threads:
         t.join(timeout=5)
     total = time.perf_counter() - t0
-    return {"exit": code, "first_output_s": first[0] if first else float("nan"),
-            "first_progress_s": progress[0] if progress else float("nan"), "total_s": total}
+    return {
+        "exit": code,
+        "first_output_s": first[0] if first else float("nan"),
+        "first_progress_s": progress[0] if progress else float("nan"),
+        "total_s": total,
+    }
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("--quick", action="store_true", help="leave out the old README example (about 5 minutes)")
-    ap.add_argument("--answers-only", action="store_true", help="only the answers' before/after table")
-    ap.add_argument("--queries", type=int, default=8, help="rejected rows per case in the answers' table (default 8)")
+    ap.add_argument(
+        "--quick", action="store_true", help="leave out the old README example (about 5 minutes)"
+    )
+    ap.add_argument(
+        "--answers-only", action="store_true", help="only the answers' before/after table"
+    )
+    ap.add_argument(
+        "--queries",
+        type=int,
+        default=8,
+        help="rejected rows per case in the answers' table (default 8)",
+    )
     args = ap.parse_args()
     answers(args.queries)
     if args.answers_only:
@@ -106,15 +123,39 @@ def main() -> None:
     rows.append({"case": "README first example (MACE, LR, 5 rejected rows, verbose=1)", **new})
     if not args.quick:
         old = run_timed([py, "-c", OLD_EXAMPLE], timeout=1200)
-        rows.append({"case": "previous README example (MACE, RF, first 10 test rows, silent)", **old})
-    cli = [py, "-m", "counterfact.cli", "explain", "--method", "l2c", "--rows", "0:10", "--format", "json"]
-    rows.append({"case": "CLI: explain --method l2c --rows 0:10 (default rf), -q: no output until the result",
-                 **run_timed([*cli, "-q"], timeout=1200)})
-    rows.append({"case": "CLI: the same with -v (status lines, L2C's epoch bar)", **run_timed([*cli, "-v"], timeout=1200)})
+        rows.append(
+            {"case": "previous README example (MACE, RF, first 10 test rows, silent)", **old}
+        )
+    cli = [
+        py,
+        "-m",
+        "counterfact.cli",
+        "explain",
+        "--method",
+        "l2c",
+        "--rows",
+        "0:10",
+        "--format",
+        "json",
+    ]
+    rows.append(
+        {
+            "case": "CLI: explain --method l2c --rows 0:10 (default rf), -q: no output until the result",
+            **run_timed([*cli, "-q"], timeout=1200),
+        }
+    )
+    rows.append(
+        {
+            "case": "CLI: the same with -v (status lines, L2C's epoch bar)",
+            **run_timed([*cli, "-v"], timeout=1200),
+        }
+    )
     table = pd.DataFrame(rows)
     notes = ["fresh interpreter per case; seconds are wall time on this machine, context only"]
     if not args.quick:
-        notes.append(f"README example wall time, new / previous: {new['total_s'] / old['total_s']:.3f}")
+        notes.append(
+            f"README example wall time, new / previous: {new['total_s'] / old['total_s']:.3f}"
+        )
     quiet, verbose = rows[-2], rows[-1]
     notes.append(
         "L2C through the CLI, time to the first output / time to the result: "
@@ -127,12 +168,21 @@ def main() -> None:
 def answers(n_queries: int) -> None:
     """The answers before (old behaviour asked for explicitly) and after, in one run."""
     table = run_answers(n_queries)
-    cols = ["answers", "near-duplicate pairs", "unsorted queries", "record / worse advice", "do-nothing moves"]
+    cols = [
+        "answers",
+        "near-duplicate pairs",
+        "unsorted queries",
+        "record / worse advice",
+        "do-nothing moves",
+    ]
     totals = table.groupby("run")[cols].sum()
     notes = [
         f"{n_queries} rejected rows per case, 3 answers asked, logistic regression, each method's fast parameters; "
         "'before': alternatives='method' and the previous actionability passed explicitly, same model and seeds",
-        "totals before -> after: " + "; ".join(f"{c} {int(totals.loc['before', c])} -> {int(totals.loc['after', c])}" for c in cols),
+        "totals before -> after: "
+        + "; ".join(
+            f"{c} {int(totals.loc['before', c])} -> {int(totals.loc['after', c])}" for c in cols
+        ),
     ]
     write_table("first_hour_answers", table, notes)
 

@@ -47,10 +47,16 @@ from _common import OUT, load_split, markdown, timed, write_table
 
 import counterfact as cf
 
-GROUPS = {"german_credit": ["personal_status_sex", "age"], "adult": ["sex", "race", "age"],
-          "default_credit": ["SEX", "EDUCATION", "AGE"]}
-AGE = {"german_credit": ("age", [19, 25, 35, 45, 55, 76]), "adult": ("age", [17, 25, 35, 45, 55, 65, 91]),
-       "default_credit": ("AGE", [21, 25, 35, 45, 55, 80])}
+GROUPS = {
+    "german_credit": ["personal_status_sex", "age"],
+    "adult": ["sex", "race", "age"],
+    "default_credit": ["SEX", "EDUCATION", "AGE"],
+}
+AGE = {
+    "german_credit": ("age", [19, 25, 35, 45, 55, 76]),
+    "adult": ("age", [17, 25, 35, 45, 55, 65, 91]),
+    "default_credit": ("AGE", [21, 25, 35, 45, 55, 80]),
+}
 SEX = {"german_credit": "personal_status_sex", "adult": "sex", "default_credit": "SEX"}
 FOREST = {"n_estimators": 20, "max_depth": 5}
 KS = (1, 3, 5)
@@ -79,23 +85,41 @@ def _gap(s: pd.DataFrame, grouping: str) -> str:
     return f"{100 * r['coverage_gap']:.1f} [{lo:.1f}, {hi:.1f}] {r['group']}{star}"
 
 
-def _config(name: str, kind: str, train: Any, test: Any, X: pd.DataFrame, args: argparse.Namespace) -> tuple[dict, dict]:  # type: ignore[type-arg]
+def _config(
+    name: str, kind: str, train: Any, test: Any, X: pd.DataFrame, args: argparse.Namespace
+) -> tuple[dict, dict]:  # type: ignore[type-arg]
     model = cf.models.fit(train, kind, random_state=0, **(FOREST if kind == "rf" else {}))
     method = cf.MACE(time_limit=20.0, random_state=0).fit(model, train)
     age, edges = AGE[name]
-    kw: dict[str, Any] = {"groups": GROUPS[name], "bins": {age: edges}, "data": test, "random_state": 0}
+    kw: dict[str, Any] = {
+        "groups": GROUPS[name],
+        "bins": {age: edges},
+        "data": test,
+        "random_state": 0,
+    }
     run: dict[str, Any] = {"backend": "dask", "n_jobs": 2, "chunk_size": 100} if args.full else {}
     with tempfile.TemporaryDirectory() as tmp:
-        audit, audit_s = timed(lambda: cf.audit(method, X, out_dir=tmp if args.full else None, **kw, **run))
+        audit, audit_s = timed(
+            lambda: cf.audit(method, X, out_dir=tmp if args.full else None, **kw, **run)
+        )
     found: dict[str, Any] = {}
     for k in KS:
-        found[k], secs = timed(lambda k=k: cf.global_recourse(method, X, max_actions=k, individual=audit, **kw))  # type: ignore[misc]
+        found[k], secs = timed(
+            lambda k=k: cf.global_recourse(method, X, max_actions=k, individual=audit, **kw)
+        )  # type: ignore[misc]
         found[f"s{k}"] = secs
-    found["capped"] = cf.global_recourse(method, X, max_actions=3, individual=audit, max_cost_ratio=2.0, **kw)
+    found["capped"] = cf.global_recourse(
+        method, X, max_actions=3, individual=audit, max_cost_ratio=2.0, **kw
+    )
     o = found[3].summary().iloc[0]
     n_ind = int(o["n_individual"])
-    row: dict[str, Any] = {"dataset": name, "model": kind, "rows": len(X), "rejected": found[3].n_rejected,
-                           "per-person recourse": o["individual_rate"]}
+    row: dict[str, Any] = {
+        "dataset": name,
+        "model": kind,
+        "rows": len(X),
+        "rejected": found[3].n_rejected,
+        "per-person recourse": o["individual_rate"],
+    }
     for k in KS:
         row[f"cov@{k} / per-person"] = found[k].n_covered / n_ind if n_ind else math.nan
     row["cov@3 (<=2x min) / per-person"] = found["capped"].n_covered / n_ind if n_ind else math.nan
@@ -128,18 +152,32 @@ def _curve_png(curves: dict[str, list[float]], path: Path) -> None:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     size = ap.add_mutually_exclusive_group()
     size.add_argument("--quick", action="store_true", help="seeded samples (the default)")
-    size.add_argument("--full", action="store_true", help="every test row, per-person step on 2 Dask workers (hours)")
+    size.add_argument(
+        "--full",
+        action="store_true",
+        help="every test row, per-person step on 2 Dask workers (hours)",
+    )
     ap.add_argument("--datasets", default="german_credit,adult,default_credit")
     ap.add_argument("--models", default="lr,rf")
     ap.add_argument("--rows-adult", type=int, default=300)
     ap.add_argument("--rows-credit", type=int, default=1500)
-    ap.add_argument("--max-train", type=int, default=5000, help="training rows (seeded sample) unless --full")
-    ap.add_argument("--docs", action="store_true", help="also write the figures of docs/audit.md (docs/img/)")
-    ap.add_argument("--scale", action="store_true", help="every test row of Adult and Default of credit, nearest "
-                    "observed counterfactuals on 2 Dask workers: the global step's time against the audit's")
+    ap.add_argument(
+        "--max-train", type=int, default=5000, help="training rows (seeded sample) unless --full"
+    )
+    ap.add_argument(
+        "--docs", action="store_true", help="also write the figures of docs/audit.md (docs/img/)"
+    )
+    ap.add_argument(
+        "--scale",
+        action="store_true",
+        help="every test row of Adult and Default of credit, nearest "
+        "observed counterfactuals on 2 Dask workers: the global step's time against the audit's",
+    )
     args = ap.parse_args()
     if args.scale:
         _scale(args)
@@ -167,18 +205,37 @@ def main() -> None:
             row, found = _config(name, kind, train, test, X, args)
             rows.append(row)
             print(row, flush=True)
-            curves[f"{name} {kind}"] = [r / max(int(found[5].summary().iloc[0]["n_individual"]), 1)
-                                        for r in found[5].curve["n_covered"]]
-            keep = ["grouping", "group", "n_rejected", "small", "individual_rate", "coverage", "coverage_ci_low",
-                    "coverage_ci_high", "coverage_gap", "coverage_gap_ci_low", "coverage_gap_ci_high", "cost_ratio",
-                    "cost_ratio_ci_low", "cost_ratio_ci_high"]
+            curves[f"{name} {kind}"] = [
+                r / max(int(found[5].summary().iloc[0]["n_individual"]), 1)
+                for r in found[5].curve["n_covered"]
+            ]
+            keep = [
+                "grouping",
+                "group",
+                "n_rejected",
+                "small",
+                "individual_rate",
+                "coverage",
+                "coverage_ci_low",
+                "coverage_ci_high",
+                "coverage_gap",
+                "coverage_gap_ci_low",
+                "coverage_gap_ci_high",
+                "cost_ratio",
+                "cost_ratio_ci_low",
+                "cost_ratio_ci_high",
+            ]
             groups.append(found[3].summary()[keep].assign(dataset=name, model=kind))
             if args.docs and name == "adult" and kind == "rf":
                 _docs(found[3])
     write_table("global_recourse", pd.DataFrame(rows), notes)
     g = pd.concat(groups, ignore_index=True)
-    write_table("global_recourse_groups", g[["dataset", "model", *[c for c in g.columns if c not in ("dataset", "model")]]],
-                notes[:2], quiet=True)
+    write_table(
+        "global_recourse_groups",
+        g[["dataset", "model", *[c for c in g.columns if c not in ("dataset", "model")]]],
+        notes[:2],
+        quiet=True,
+    )
     if args.docs:
         _curve_png(curves, _img() / "global_recourse_curve.png")
 
@@ -187,13 +244,17 @@ def _scale(args: argparse.Namespace) -> None:
     """Every test row: the audit on 2 Dask workers, then global_recourse reusing it."""
     from counterfact.methods import parallel_backend
 
-    notes = ["population: every test row (80/20 split, seed 0); models trained on the whole training split; "
-             f"forest: {FOREST}",
-             "per-person: the nearest observed counterfactual (cf.NearestObservable) in cf.audit on a local Dask "
-             "cluster of 2 worker processes (chunks of 500 rows, started before the clock); global_recourse: 3 "
-             "actions, reusing the audit, in the calling process; 2-core machine shared with other jobs"]
+    notes = [
+        "population: every test row (80/20 split, seed 0); models trained on the whole training split; "
+        f"forest: {FOREST}",
+        "per-person: the nearest observed counterfactual (cf.NearestObservable) in cf.audit on a local Dask "
+        "cluster of 2 worker processes (chunks of 500 rows, started before the clock); global_recourse: 3 "
+        "actions, reusing the audit, in the calling process; 2-core machine shared with other jobs",
+    ]
     rows = []
-    names = [s.strip() for s in args.datasets.split(",") if s.strip() and s.strip() != "german_credit"]
+    names = [
+        s.strip() for s in args.datasets.split(",") if s.strip() and s.strip() != "german_credit"
+    ]
     for name in names:
         split = load_split(name, cf.datasets.load, notes)
         if split is None:
@@ -205,18 +266,49 @@ def _scale(args: argparse.Namespace) -> None:
             age, edges = AGE[name]
             kw: dict[str, Any] = {"groups": GROUPS[name], "bins": {age: edges}, "data": test}
             with parallel_backend("dask", n_workers=2):
-                audit, audit_s = timed(lambda: cf.audit(method, test.X, backend="dask", n_jobs=2, chunk_size=500,  # noqa: B023
-                                                        n_bootstrap=200, **kw))  # noqa: B023
-            g, secs = timed(lambda: cf.global_recourse(method, test.X, max_actions=3, individual=audit,  # noqa: B023
-                                                       n_bootstrap=200, **kw))  # noqa: B023
+                audit, audit_s = timed(
+                    lambda: cf.audit(
+                        method,
+                        test.X,
+                        backend="dask",
+                        n_jobs=2,
+                        chunk_size=500,
+                        n_bootstrap=200,
+                        **kw,
+                    )
+                )
+            g, secs = timed(
+                lambda: cf.global_recourse(
+                    method,
+                    test.X,
+                    max_actions=3,
+                    individual=audit,  # noqa: B023
+                    n_bootstrap=200,
+                    **kw,
+                )
+            )
             o = g.summary().iloc[0]
             c, t = g.meta["candidates"], g.meta["seconds"]
-            row = {"dataset": name, "model": kind, "rows": len(test.X), "rejected": g.n_rejected,
-                   "per-person recourse": o["individual_rate"], "cov@3": g.coverage,
-                   "cov@3 / per-person": o["relative_coverage"], "candidates": c["pool"], "verified": c["verified"],
-                   "pairs": c["pairs"], "predicted": c["predicted"], "solver": g.curve.iloc[-1]["solver"],
-                   "audit s": audit_s, "global s": secs, "global / audit": secs / audit_s,
-                   "verify s": t["verify"], "candidates s": t["candidates"], "select s": t["select"]}
+            row = {
+                "dataset": name,
+                "model": kind,
+                "rows": len(test.X),
+                "rejected": g.n_rejected,
+                "per-person recourse": o["individual_rate"],
+                "cov@3": g.coverage,
+                "cov@3 / per-person": o["relative_coverage"],
+                "candidates": c["pool"],
+                "verified": c["verified"],
+                "pairs": c["pairs"],
+                "predicted": c["predicted"],
+                "solver": g.curve.iloc[-1]["solver"],
+                "audit s": audit_s,
+                "global s": secs,
+                "global / audit": secs / audit_s,
+                "verify s": t["verify"],
+                "candidates s": t["candidates"],
+                "select s": t["select"],
+            }
             rows.append(row)
             print(row, flush=True)
     write_table("global_recourse_scale", pd.DataFrame(rows), notes)

@@ -30,7 +30,9 @@ CPU_TORCH = ["torch", "--index-url", "https://download.pytorch.org/whl/cpu"]
 
 def size_mb(path: Path) -> float:
     """Disk usage of ``path`` in MB, as ``du -sk`` counts it."""
-    out = subprocess.run(["du", "-sk", str(path)], capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        ["du", "-sk", str(path)], capture_output=True, text=True, check=True
+    ).stdout
     return int(out.split()[0]) / 1024
 
 
@@ -42,15 +44,20 @@ def measure(name: str, work: Path) -> dict[str, object]:
         subprocess.run([*pip, *CPU_TORCH], check=False)
     spec = str(ROOT) if name == "core" else f"{ROOT}[{name}]"
     proc = subprocess.run([*pip, spec], capture_output=True, text=True)
-    row = {"install": "pip install ." if name == "core" else f'".[{name}]"', "ok": proc.returncode == 0,
-           "size_mb": size_mb(env)}
+    row = {
+        "install": "pip install ." if name == "core" else f'".[{name}]"',
+        "ok": proc.returncode == 0,
+        "size_mb": size_mb(env),
+    }
     shutil.rmtree(env, ignore_errors=True)
     return row
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
-    ap.add_argument("installs", nargs="*", help=f"which installs (default all): {', '.join(INSTALLS)}")
+    ap.add_argument(
+        "installs", nargs="*", help=f"which installs (default all): {', '.join(INSTALLS)}"
+    )
     args = ap.parse_args()
     names = args.installs or list(INSTALLS)
     unknown = sorted(set(names) - set(INSTALLS))
@@ -67,7 +74,11 @@ def main() -> None:
     table = pd.DataFrame(rows)
     core = float(table.loc[table["install"] == "pip install .", "size_mb"].iloc[0])
     table["ratio_to_core"] = table["size_mb"] / core
-    write_table("install_size", table, ["disk usage (du) of the whole virtual environment, MB; a fresh environment per install"])
+    write_table(
+        "install_size",
+        table,
+        ["disk usage (du) of the whole virtual environment, MB; a fresh environment per install"],
+    )
 
 
 if __name__ == "__main__":

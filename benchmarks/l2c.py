@@ -75,12 +75,16 @@ def load(name: str) -> tuple[cf.Dataset, cf.Dataset]:
     spec = SPECS[name]
     data = cf.datasets.load(spec.get("dataset", name), **spec["load"])
     imm = set(spec["immutable"])
-    schema = data.schema.with_actionability(**{f.name: ("immutable" if f.name in imm else "free") for f in data.schema})
+    schema = data.schema.with_actionability(
+        **{f.name: ("immutable" if f.name in imm else "free") for f in data.schema}
+    )
     data = data.with_schema(schema)
     if spec["split"] == "random":
         return data.split(test_size=0.2, random_state=0)
     flag = pd.Series(data.metadata["splits"][spec["split"]]).reindex(data.frame.index)
-    return data.subset(data.frame.index[flag == "train"]), data.subset(data.frame.index[flag == "test"])
+    return data.subset(data.frame.index[flag == "train"]), data.subset(
+        data.frame.index[flag == "test"]
+    )
 
 
 def measure(result: cf.CounterfactualResult, train: cf.Dataset, bins: Any) -> dict[str, float]:
@@ -99,7 +103,13 @@ def measure(result: cf.CounterfactualResult, train: cf.Dataset, bins: Any) -> di
     }
 
 
-def run(name: str, seeds: list[int], dice: bool, variants: dict[str, dict[str, Any]], fallback: bool = False) -> list[dict[str, Any]]:
+def run(
+    name: str,
+    seeds: list[int],
+    dice: bool,
+    variants: dict[str, dict[str, Any]],
+    fallback: bool = False,
+) -> list[dict[str, Any]]:
     train, test = load(name)
     kind, params = SPECS[name]["model"]
     bins = cf.metrics.l2c_bins(train.schema, train)
@@ -109,7 +119,15 @@ def run(name: str, seeds: list[int], dice: bool, variants: dict[str, dict[str, A
     for seed in seeds:
         model = cf.models.fit(train, kind, random_state=seed, **params)
         acc = float((model.predict(test.X) == test.y.to_numpy()).mean())
-        base = {"dataset": name, "seed": seed, "model": kind, "accuracy": acc, "train_rows": len(train), "test_rows": len(test), "max_sparsity": max_sparsity}
+        base = {
+            "dataset": name,
+            "seed": seed,
+            "model": kind,
+            "accuracy": acc,
+            "train_rows": len(train),
+            "test_rows": len(test),
+            "max_sparsity": max_sparsity,
+        }
         # the floor for any sampling method: one predict_proba on 100 candidate rows per test row
         many = test.X.iloc[np.arange(100 * len(test)) % len(test)]
         _, base["model_call_s"] = timed(lambda many=many, model=model: model.predict_proba(many))
@@ -117,9 +135,17 @@ def run(name: str, seeds: list[int], dice: bool, variants: dict[str, dict[str, A
             l2c = cf.L2C(random_state=seed, **l2c_params)
             l2c.fit(model, train)
             result, wall = timed(lambda m=l2c: m.explain(test.X, n_counterfactuals=100))
-            row = {**base, "method": label, "gradient": l2c.gradient_, "epochs": l2c.n_epochs_, "train_s": l2c.training_time_,
-                   "generate_s": float(result.runtime.sum()), "explain_s": wall,
-                   "sample_validity": float(result.diagnostics["sample_validity"].mean()), **measure(result, train, bins)}
+            row = {
+                **base,
+                "method": label,
+                "gradient": l2c.gradient_,
+                "epochs": l2c.n_epochs_,
+                "train_s": l2c.training_time_,
+                "generate_s": float(result.runtime.sum()),
+                "explain_s": wall,
+                "sample_validity": float(result.diagnostics["sample_validity"].mean()),
+                **measure(result, train, bins),
+            }
             # the paper's threshold only: rows found by a relaxed last draw (relax_threshold) do not count
             src = result.diagnostics["source"]
             relaxed = (src == "l2c (relaxed)").to_numpy()
@@ -134,43 +160,104 @@ def run(name: str, seeds: list[int], dice: bool, variants: dict[str, dict[str, A
                 res_fb, wall_fb = timed(lambda m=l2c: m.explain(test.X, n_counterfactuals=100))
                 l2c.set_params(fallback=None)
                 src_fb = res_fb.diagnostics["source"]
-                rows.append({**row, "method": "l2c + nearest fallback", "generate_s": float(res_fb.runtime.sum()), "explain_s": wall_fb,
-                             "sample_validity": float(res_fb.diagnostics["sample_validity"].mean()), **measure(res_fb, train, bins),
-                             "fallback_rows": int((src_fb == "nearest").sum())})
-            print(f"{name} seed {seed} {label}: train {row['train_s']:.1f}s ({row['epochs']} epochs), generate {row['generate_s']:.2f}s, "
-                  f"explain {wall:.2f}s, sample validity {row['sample_validity']:.3f}, coverage {row['coverage']:.3f}", flush=True)
+                rows.append(
+                    {
+                        **row,
+                        "method": "l2c + nearest fallback",
+                        "generate_s": float(res_fb.runtime.sum()),
+                        "explain_s": wall_fb,
+                        "sample_validity": float(res_fb.diagnostics["sample_validity"].mean()),
+                        **measure(res_fb, train, bins),
+                        "fallback_rows": int((src_fb == "nearest").sum()),
+                    }
+                )
+            print(
+                f"{name} seed {seed} {label}: train {row['train_s']:.1f}s ({row['epochs']} epochs), generate {row['generate_s']:.2f}s, "
+                f"explain {wall:.2f}s, sample validity {row['sample_validity']:.3f}, coverage {row['coverage']:.3f}",
+                flush=True,
+            )
         near = cf.NearestObservable(norm="l1")
         _, fit_s = timed(lambda m=near, model=model: m.fit(model, train))
         result, wall = timed(lambda m=near: m.explain(test.X, n_counterfactuals=100))
-        rows.append({**base, "method": "nearest", "gradient": "-", "epochs": 0, "train_s": fit_s, "generate_s": float(result.runtime.sum()),
-                     "explain_s": wall, "sample_validity": float("nan"), **measure(result, train, bins)})
+        rows.append(
+            {
+                **base,
+                "method": "nearest",
+                "gradient": "-",
+                "epochs": 0,
+                "train_s": fit_s,
+                "generate_s": float(result.runtime.sum()),
+                "explain_s": wall,
+                "sample_validity": float("nan"),
+                **measure(result, train, bins),
+            }
+        )
         if dice and seed == seeds[0]:
             dm = cf.methods.get("dice", dice_method="random", n_candidates=100, random_state=seed)
             _, fit_s = timed(lambda m=dm, model=model: m.fit(model, train))
             X = test.X.iloc[:DICE_ROWS]
             result, wall = timed(lambda m=dm, X=X: m.explain(X, n_counterfactuals=100))
-            rows.append({**base, "test_rows": len(X), "method": f"dice-random ({DICE_ROWS} rows, seed {seed})", "gradient": "-", "epochs": 0, "train_s": fit_s,
-                         "generate_s": float(result.runtime.sum()), "explain_s": wall, "sample_validity": float("nan"),
-                         **measure(result, train, bins)})
+            rows.append(
+                {
+                    **base,
+                    "test_rows": len(X),
+                    "method": f"dice-random ({DICE_ROWS} rows, seed {seed})",
+                    "gradient": "-",
+                    "epochs": 0,
+                    "train_s": fit_s,
+                    "generate_s": float(result.runtime.sum()),
+                    "explain_s": wall,
+                    "sample_validity": float("nan"),
+                    **measure(result, train, bins),
+                }
+            )
     return rows
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--seeds", type=int, default=5, help="black-box / L2C seeds (the paper: 5)")
-    ap.add_argument("--datasets", default=",".join(PAPER_SETS), help=f"comma-separated, from {list(SPECS)}")
-    ap.add_argument("--rf", action="store_true", help="add German Credit with a random forest (score-function gradient)")
-    ap.add_argument("--dice", action="store_true", help=f"add DiCE-random (dice-ml) on {DICE_ROWS} test rows, first seed (about 30 s per row for 100 CFs)")
+    ap.add_argument(
+        "--datasets", default=",".join(PAPER_SETS), help=f"comma-separated, from {list(SPECS)}"
+    )
+    ap.add_argument(
+        "--rf",
+        action="store_true",
+        help="add German Credit with a random forest (score-function gradient)",
+    )
+    ap.add_argument(
+        "--dice",
+        action="store_true",
+        help=f"add DiCE-random (dice-ml) on {DICE_ROWS} test rows, first seed (about 30 s per row for 100 CFs)",
+    )
     ap.add_argument("--max-epochs", type=int, default=200)
-    ap.add_argument("--paper", action="store_true", help="also run L2C with the paper's Adam lr 1e-4 and 200 epochs (patience 200)")
-    ap.add_argument("--no-relax", action="store_true", help="also run L2C with relax_threshold=False (the paper's threshold only)")
-    ap.add_argument("--fallback", action="store_true", help="also explain with the trained L2C plus fallback='nearest' (rows L2C cannot cover)")
+    ap.add_argument(
+        "--paper",
+        action="store_true",
+        help="also run L2C with the paper's Adam lr 1e-4 and 200 epochs (patience 200)",
+    )
+    ap.add_argument(
+        "--no-relax",
+        action="store_true",
+        help="also run L2C with relax_threshold=False (the paper's threshold only)",
+    )
+    ap.add_argument(
+        "--fallback",
+        action="store_true",
+        help="also explain with the trained L2C plus fallback='nearest' (rows L2C cannot cover)",
+    )
     ap.add_argument("--tag", default="", help="write l2c_<tag>.md/.csv")
     args = ap.parse_args()
     started = time.perf_counter()
     variants = {"l2c": {"max_epochs": args.max_epochs}}
     if args.paper:
-        variants["l2c (paper: lr 1e-4, 200 epochs)"] = {"max_epochs": args.max_epochs, "learning_rate": 1e-4, "patience": args.max_epochs}
+        variants["l2c (paper: lr 1e-4, 200 epochs)"] = {
+            "max_epochs": args.max_epochs,
+            "learning_rate": 1e-4,
+            "patience": args.max_epochs,
+        }
     if args.no_relax:
         variants["l2c (no relax)"] = {"max_epochs": args.max_epochs, "relax_threshold": False}
     rows = []
@@ -179,12 +266,39 @@ def main() -> None:
         rows += run(name, list(range(args.seeds)), args.dice, variants, fallback=args.fallback)
     raw = pd.DataFrame(rows)
     raw["generate_vs_model_call"] = raw["generate_s"] / raw["model_call_s"]
-    cols = ["accuracy", "epochs", "train_s", "generate_s", "model_call_s", "generate_vs_model_call", "explain_s", "sample_validity", "validity", "coverage",
-            "coverage_threshold", "relaxed_rows", "fallback_rows", "sparsity", "sparsity_threshold", "max_sparsity", "prox_cat", "prox_num", "diversity", "score", "cfs_per_row"]
+    cols = [
+        "accuracy",
+        "epochs",
+        "train_s",
+        "generate_s",
+        "model_call_s",
+        "generate_vs_model_call",
+        "explain_s",
+        "sample_validity",
+        "validity",
+        "coverage",
+        "coverage_threshold",
+        "relaxed_rows",
+        "fallback_rows",
+        "sparsity",
+        "sparsity_threshold",
+        "max_sparsity",
+        "prox_cat",
+        "prox_num",
+        "diversity",
+        "score",
+        "cfs_per_row",
+    ]
     table = raw.groupby(["dataset", "method"], sort=False)[cols].mean().reset_index()
     table.insert(2, "seeds", raw.groupby(["dataset", "method"], sort=False).size().to_numpy())
-    table.insert(3, "test_rows", raw.groupby(["dataset", "method"], sort=False)["test_rows"].first().to_numpy())
-    table.insert(4, "gradient", raw.groupby(["dataset", "method"], sort=False)["gradient"].first().to_numpy())
+    table.insert(
+        3,
+        "test_rows",
+        raw.groupby(["dataset", "method"], sort=False)["test_rows"].first().to_numpy(),
+    )
+    table.insert(
+        4, "gradient", raw.groupby(["dataset", "method"], sort=False)["gradient"].first().to_numpy()
+    )
     OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "out")
     os.makedirs(OUT, exist_ok=True)
     stem = f"l2c_{args.tag}" if args.tag else "l2c"
@@ -206,7 +320,8 @@ def main() -> None:
         "sparsity_threshold leave them out (the paper's threshold of 2 numeric changes)",
         "diversity: L2C's discretised Hamming diversity / d (rows with < 2 counterfactuals count 0, the paper's convention); "
         "score = harmonic mean(diversity, 1 - sparsity); max_sparsity = 1 - immutables / features (App. A.1)",
-        "Paper numbers: " + "; ".join(f"{k}: {v}" for k, v in PAPER.items() if k in args.datasets.split(",")),
+        "Paper numbers: "
+        + "; ".join(f"{k}: {v}" for k, v in PAPER.items() if k in args.datasets.split(",")),
     ]
     if len(g):
         notes.append(

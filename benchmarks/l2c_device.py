@@ -45,13 +45,21 @@ def _cell(l2c_kw: dict, model, train, X) -> dict[str, float | str]:
     t0 = time.perf_counter()
     r = m.explain(X, n_counterfactuals=100)
     explain = time.perf_counter() - t0
-    return {"device": m.device_, "batch": m.batch_size_, "epochs": m.n_epochs_, "fit_s": fit,
-            "s_per_epoch": fit / max(m.n_epochs_, 1), "explain_s_per_row": explain / max(len(X), 1),
-            "coverage": float((r.found > 0).mean())}
+    return {
+        "device": m.device_,
+        "batch": m.batch_size_,
+        "epochs": m.n_epochs_,
+        "fit_s": fit,
+        "s_per_epoch": fit / max(m.n_epochs_, 1),
+        "explain_s_per_row": explain / max(len(X), 1),
+        "coverage": float((r.found > 0).mean()),
+    }
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--quick", action="store_true", help="German Credit only, 2 epochs")
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -70,19 +78,42 @@ def main(argv: list[str] | None = None) -> int:
             for device, threads in (("cpu", 1), ("cpu", 8), ("cuda", 1)):
                 if device == "cuda" and not cuda:
                     continue
-                out = _cell({"max_epochs": epochs, "batch_size": batch, "device": device, "torch_threads": threads},
-                            model, train, X)
-                rows.append({"dataset": ds, "model": kind, "threads": threads, "auto picks": auto.device_,
-                             "auto batch": auto.batch_size_, **out})
+                out = _cell(
+                    {
+                        "max_epochs": epochs,
+                        "batch_size": batch,
+                        "device": device,
+                        "torch_threads": threads,
+                    },
+                    model,
+                    train,
+                    X,
+                )
+                rows.append(
+                    {
+                        "dataset": ds,
+                        "model": kind,
+                        "threads": threads,
+                        "auto picks": auto.device_,
+                        "auto batch": auto.batch_size_,
+                        **out,
+                    }
+                )
                 print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     if len(table):
         key = ["dataset", "model", "batch"]
-        base = table[(table["device"] == "cpu") & (table["threads"] == 1)].set_index(key)["s_per_epoch"]
-        table["epoch / cpu 1 thread"] = [r["s_per_epoch"] / base.get(tuple(r[k] for k in key), float("nan"))
-                                         for _, r in table.iterrows()]
-    notes = [f"torch {torch.__version__}; CUDA: {torch.cuda.get_device_name(0) if cuda else 'not available'}",
-             "fit: fixed epochs (early stopping off); explain: 200 rejected test rows, 100 counterfactuals each"]
+        base = table[(table["device"] == "cpu") & (table["threads"] == 1)].set_index(key)[
+            "s_per_epoch"
+        ]
+        table["epoch / cpu 1 thread"] = [
+            r["s_per_epoch"] / base.get(tuple(r[k] for k in key), float("nan"))
+            for _, r in table.iterrows()
+        ]
+    notes = [
+        f"torch {torch.__version__}; CUDA: {torch.cuda.get_device_name(0) if cuda else 'not available'}",
+        "fit: fixed epochs (early stopping off); explain: 200 rejected test rows, 100 counterfactuals each",
+    ]
     write_table("l2c_device", table, notes)
     return 0
 

@@ -70,13 +70,15 @@ def model_size(model) -> str:  # type: ignore[no-untyped-def]
 def unfavourable_rows(model, test: cf.Dataset, n: int) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     """The first ``n`` test rows the model does not assign to the dataset's favourable class."""
     X = test.X
-    fav = test.metadata.get("favorable_class", model.classes_[-1])
+    fav = test.metadata.get("favourable_class", model.classes_[-1])
     pred = model.predict(X)
     return X[pred != fav].iloc[:n]
 
 
 def run_cell(model, train, X, norm, args, constraints=None, oracle="auto"):  # type: ignore[no-untyped-def]
-    mace = cf.MACE(norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, oracle=oracle, random_state=0).fit(model, train)
+    mace = cf.MACE(
+        norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, oracle=oracle, random_state=0
+    ).fit(model, train)
     t0 = time.perf_counter()
     r_mace = mace.explain(X, constraints=constraints)
     wall = time.perf_counter() - t0
@@ -95,30 +97,59 @@ def distances(result: cf.CounterfactualResult, key: str) -> pd.Series:
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--queries", type=int, default=10)
     ap.add_argument("--datasets", nargs="+", default=["adult", "compas", "default_credit_taiwan"])
     ap.add_argument("--models", nargs="+", default=["tree", "rf", "lr", "mlp"])
     ap.add_argument("--norms", nargs="+", default=["l0", "l1", "linf"])
     ap.add_argument("--epsilon", type=float, default=1e-3)
     ap.add_argument("--time-limit", type=float, default=60.0)
-    ap.add_argument("--unbounded-queries", type=int, default=3, help="queries for sklearn's default (unbounded) forest; 0 to skip")
-    ap.add_argument("--age-queries", type=int, default=None, help="queries for the Table-4 age experiment (default: --queries); 0 to skip")
-    ap.add_argument("--max-train", type=int, default=None, help="subsample the training rows (faster model fits)")
-    ap.add_argument("--tag", default="", help="suffix of the output files (mace_<tag>.md), for runs split by dataset")
     ap.add_argument(
-        "--oracles", nargs="+", default=["auto"], choices=["auto", "z3", "mip", "cpsat"],
+        "--unbounded-queries",
+        type=int,
+        default=3,
+        help="queries for sklearn's default (unbounded) forest; 0 to skip",
+    )
+    ap.add_argument(
+        "--age-queries",
+        type=int,
+        default=None,
+        help="queries for the Table-4 age experiment (default: --queries); 0 to skip",
+    )
+    ap.add_argument(
+        "--max-train",
+        type=int,
+        default=None,
+        help="subsample the training rows (faster model fits)",
+    )
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="suffix of the output files (mace_<tag>.md), for runs split by dataset",
+    )
+    ap.add_argument(
+        "--oracles",
+        nargs="+",
+        default=["auto"],
+        choices=["auto", "z3", "mip", "cpsat"],
         help="oracles to run side by side; non-auto oracles other than the default run on tree-ensemble cells only",
     )
     ap.add_argument(
-        "--combine", nargs="+", default=None, metavar="CSV",
+        "--combine",
+        nargs="+",
+        default=None,
+        metavar="CSV",
         help="only write the Z3 / CP-SAT side-by-side table (mace_<tag>_side_by_side.md) from per-query "
         "tables of earlier runs (mace_*_queries.csv; a later file's cells replace an earlier one's)",
     )
     args = ap.parse_args()
     if args.combine:
         parts = [pd.read_csv(f) for f in args.combine]
-        per = pd.concat(parts, ignore_index=True).drop_duplicates(["dataset", "model", "norm", "oracle", "query"], keep="last")
+        per = pd.concat(parts, ignore_index=True).drop_duplicates(
+            ["dataset", "model", "norm", "oracle", "query"], keep="last"
+        )
         name = f"mace_{args.tag}" if args.tag else "mace"
         write_table(f"{name}_side_by_side", side_by_side(per), [f"from {', '.join(args.combine)}"])
         return
@@ -150,7 +181,12 @@ def main() -> None:
             n_q = args.unbounded_queries if kind == "rf_unbounded" else args.queries
             X = unfavourable_rows(model, test, n_q)
             is_ensemble = kind.startswith("rf") or kind in ("gbm", "xgb", "lgbm")
-            cells = [(n, o) for n in args.norms for o in args.oracles if o == "auto" or is_ensemble or len(args.oracles) == 1]
+            cells = [
+                (n, o)
+                for n in args.norms
+                for o in args.oracles
+                if o == "auto" or is_ensemble or len(args.oracles) == 1
+            ]
             for norm, oracle in cells:
                 mace, r_mace, r_mo, _wall = run_cell(model, train, X, norm, args, oracle=oracle)
                 d_mace = distances(r_mace, "delta_max")
@@ -175,7 +211,9 @@ def main() -> None:
                         "median_s": float(rt.median()) if len(rt) else np.nan,
                         "p90_s": float(rt.quantile(0.9)) if len(rt) else np.nan,
                         "max_s": float(rt.max()) if len(rt) else np.nan,
-                        "oracle_calls_median": float(calls.median()) if calls is not None else np.nan,
+                        "oracle_calls_median": float(calls.median())
+                        if calls is not None
+                        else np.nan,
                         "mean_d_MACE": float(d_mace.mean()),
                         "mean_d_MO": float(d_mo.mean()),
                         "test_acc": acc,
@@ -201,7 +239,11 @@ def main() -> None:
                 # partial tables after every cell: a long run that stops keeps what it measured
                 write_table(name, pd.DataFrame(rows), notes, quiet=True)
                 write_table(f"{name}_queries", pd.DataFrame(per_query), quiet=True)
-            if ds == "adult" and kind == "rf" and (args.age_queries is None or args.age_queries > 0):
+            if (
+                ds == "adult"
+                and kind == "rf"
+                and (args.age_queries is None or args.age_queries > 0)
+            ):
                 age_rows += age_experiment(model, train, test, args)
     table = pd.DataFrame(rows)
     write_table(name, table, notes)
@@ -259,14 +301,23 @@ def age_experiment(model, train, test, args) -> list[dict]:  # type: ignore[no-u
     out = []
     for norm in args.norms:
         for name, factory in (
-            ("MACE", lambda nm=norm: cf.MACE(norm=nm, epsilon=args.epsilon, time_limit=args.time_limit, random_state=0)),
+            (
+                "MACE",
+                lambda nm=norm: cf.MACE(
+                    norm=nm, epsilon=args.epsilon, time_limit=args.time_limit, random_state=0
+                ),
+            ),
             ("MO", lambda nm=norm: cf.NearestObservable(norm=nm)),
         ):
             key = "delta_max" if name == "MACE" else "distance"
             m = factory().fit(model, free)
             r = m.explain(X)
             cfs = r.counterfactuals
-            changed_age = [q for q in X.index if len(r.for_query(q)) and r.for_query(q)["age"].iloc[0] != X.loc[q, "age"]]
+            changed_age = [
+                q
+                for q in X.index
+                if len(r.for_query(q)) and r.for_query(q)["age"].iloc[0] != X.loc[q, "age"]
+            ]
             inc = []
             if changed_age:
                 r2 = m.explain(X.loc[changed_age], constraints=cf.Constraints(immutable=["age"]))

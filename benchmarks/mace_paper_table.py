@@ -34,17 +34,33 @@ from _common import markdown, mean_ci, wilson
 import counterfact as cf
 
 NORMS = ("l0", "l1", "linf")
-ORDER = {"adult": 0, "credit": 1, "compas": 2, "tree": 0, "forest": 1, "lr": 2, "mlp": 3}  # the paper's order
+ORDER = {
+    "adult": 0,
+    "credit": 1,
+    "compas": 2,
+    "tree": 0,
+    "forest": 1,
+    "lr": 2,
+    "mlp": 3,
+}  # the paper's order
 
 
 def table(results: Path) -> pd.DataFrame:
     long = cf.benchmark.collect(results)
-    first = long.sort_values("rank", na_position="last").drop_duplicates(["dataset", "model", "method", "seed", "query"])
+    first = long.sort_values("rank", na_position="last").drop_duplicates(
+        ["dataset", "model", "method", "seed", "query"]
+    )
     rows = []
-    groups = sorted(first.groupby(["dataset", "model"]), key=lambda kv: (ORDER.get(kv[0][0], 9), kv[0][0], ORDER.get(kv[0][1], 9), kv[0][1]))
+    groups = sorted(
+        first.groupby(["dataset", "model"]),
+        key=lambda kv: (ORDER.get(kv[0][0], 9), kv[0][0], ORDER.get(kv[0][1], 9), kv[0][1]),
+    )
     for (ds, mo), g in groups:
         for norm in NORMS:
-            mace, mo_ = g[g["method"] == f"MACE-{norm}"].set_index("query"), g[g["method"] == f"MO-{norm}"].set_index("query")
+            mace, mo_ = (
+                g[g["method"] == f"MACE-{norm}"].set_index("query"),
+                g[g["method"] == f"MO-{norm}"].set_index("query"),
+            )
             if mace.empty:
                 continue
             col = f"metric_distance_{norm}"
@@ -56,23 +72,38 @@ def table(results: Path) -> pd.DataFrame:
             ok = do > 0
             imp, half = mean_ci(100 * (1 - dm[ok] / do[ok]))
             t = mace["time"].to_numpy(float)
-            rows.append({
-                "dataset": ds, "model": mo, "norm": norm, "queries": n,
-                "MACE coverage [95% CI]": f"{k / n:.2f} [{lo:.2f}, {hi:.2f}]" if n else "",
-                "MO coverage": f"{(mo_['metric_found'].fillna(0) > 0).mean():.2f}" if len(mo_) else "",
-                "optimal": int((mace["status"] == "optimal").sum()),
-                "at limit": int((mace["status"] == "feasible").sum()),
-                "improvement vs MO %": "" if not np.isfinite(imp) else f"{imp:.1f}" + (f" ± {half:.1f}" if np.isfinite(half) else ""),
-                "n both": int(ok.sum()),
-                "MACE <= MO": int((dm <= do + 1e-9).sum()),
-                "MACE s median (p90)": f"{np.nanmedian(t):.3g} ({np.nanpercentile(t, 90):.3g})" if t.size else "",
-                "MO s median": f"{np.nanmedian(mo_['time'].to_numpy(float)):.3g}" if len(mo_) else "",
-            })
+            rows.append(
+                {
+                    "dataset": ds,
+                    "model": mo,
+                    "norm": norm,
+                    "queries": n,
+                    "MACE coverage [95% CI]": f"{k / n:.2f} [{lo:.2f}, {hi:.2f}]" if n else "",
+                    "MO coverage": f"{(mo_['metric_found'].fillna(0) > 0).mean():.2f}"
+                    if len(mo_)
+                    else "",
+                    "optimal": int((mace["status"] == "optimal").sum()),
+                    "at limit": int((mace["status"] == "feasible").sum()),
+                    "improvement vs MO %": ""
+                    if not np.isfinite(imp)
+                    else f"{imp:.1f}" + (f" ± {half:.1f}" if np.isfinite(half) else ""),
+                    "n both": int(ok.sum()),
+                    "MACE <= MO": int((dm <= do + 1e-9).sum()),
+                    "MACE s median (p90)": f"{np.nanmedian(t):.3g} ({np.nanpercentile(t, 90):.3g})"
+                    if t.size
+                    else "",
+                    "MO s median": f"{np.nanmedian(mo_['time'].to_numpy(float)):.3g}"
+                    if len(mo_)
+                    else "",
+                }
+            )
     return pd.DataFrame(rows)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("results", type=Path)
     args = ap.parse_args()
     print(markdown(table(args.results)))

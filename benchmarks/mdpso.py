@@ -79,7 +79,9 @@ METRICS = ["proximity", "sparsity", "diversity", "norm_diversity", "coverage"]
 def setup(name: str, seed: int = 0, free: bool = False) -> tuple[cf.Dataset, cf.Dataset, Any]:
     data = cf.datasets.load(name)
     if free:  # the paper's experiments: no immutable feature
-        data = data.with_schema(data.schema.with_actionability(**{f.name: "free" for f in data.schema}))
+        data = data.with_schema(
+            data.schema.with_actionability(**{f.name: "free" for f in data.schema})
+        )
     train, test = data.split(test_size=0.2, random_state=seed)
     return train, test, cf.models.fit(train, "rf", random_state=seed)
 
@@ -110,10 +112,14 @@ def table2(res: cf.CounterfactualResult, train: cf.Dataset, k: int) -> dict[str,
     }
 
 
-def methods(n_features: int, dice_max_features: int, keep: list[str] | None = None) -> dict[str, Any]:
+def methods(
+    n_features: int, dice_max_features: int, keep: list[str] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {
         "MD-PSO": lambda: cf.MDPSO(random_state=0),
-        "MD-PSO (paper)": lambda: cf.MDPSO(random_state=0, objective="sum", patience=100, n_restarts=0),
+        "MD-PSO (paper)": lambda: cf.MDPSO(
+            random_state=0, objective="sum", patience=100, n_restarts=0
+        ),
         "nearest": lambda: cf.NearestObservable(),
     }
     if is_available("dice_ml") and n_features <= dice_max_features:
@@ -122,7 +128,12 @@ def methods(n_features: int, dice_max_features: int, keep: list[str] | None = No
 
 
 def quality(
-    datasets: list[str], n_queries: int, k: int, label: str, free: bool = False, dice_max_features: int = 100,
+    datasets: list[str],
+    n_queries: int,
+    k: int,
+    label: str,
+    free: bool = False,
+    dice_max_features: int = 100,
     keep: list[str] | None = None,
 ) -> pd.DataFrame:
     rows = []
@@ -134,7 +145,13 @@ def quality(
             t0 = time.perf_counter()
             res = method.explain(Q, n_counterfactuals=k)
             wall = time.perf_counter() - t0
-            row = {"section": label, "dataset": ds, "features": len(train.schema), "queries": len(Q), "method": name}
+            row = {
+                "section": label,
+                "dataset": ds,
+                "features": len(train.schema),
+                "queries": len(Q),
+                "method": name,
+            }
             row.update(table2(res, train, k))
             row["s_per_query"] = wall / len(Q)
             reasons = res.diagnostics.get("reason")
@@ -146,7 +163,15 @@ def quality(
             print(row, flush=True)
         for (pds, pname), vals in PAPER.items():
             if pds == ds:
-                rows.append({"section": label, "dataset": ds, "features": len(train.schema), "method": f"paper: {pname}", **dict(zip(METRICS, vals, strict=True))})
+                rows.append(
+                    {
+                        "section": label,
+                        "dataset": ds,
+                        "features": len(train.schema),
+                        "method": f"paper: {pname}",
+                        **dict(zip(METRICS, vals, strict=True)),
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -160,7 +185,9 @@ def model_call_seconds(model: Any, X: pd.DataFrame, n: int = 50, repeats: int = 
     return float(np.median(times))
 
 
-def speed(ds: str, n_queries: int, particles: list[int], label: str, k: int = 5, plain: bool = False) -> list[dict[str, Any]]:
+def speed(
+    ds: str, n_queries: int, particles: list[int], label: str, k: int = 5, plain: bool = False
+) -> list[dict[str, Any]]:
     """Latency (each query alone) and amortised time (all together) per swarm size;
     ``plain`` adds a 50-particle run that calls the whole pipeline (``fast_model=False``)."""
     train, test, model = setup(ds)
@@ -183,20 +210,31 @@ def speed(ds: str, n_queries: int, particles: list[int], label: str, k: int = 5,
         t0 = time.perf_counter()
         m.explain(Q, n_counterfactuals=k)
         amortised = (time.perf_counter() - t0) / len(Q)
-        rows.append({
-            "section": label, "dataset": ds, "features": len(train.schema), "n_particles": n,
-            "fast_model": fast and m._fast is not None, "queries": len(Q),
-            "median_s_alone": float(np.median(alone)), "s_per_query_batched": amortised,
-            "median_iterations": float(np.median(iters)), "model_call_s": call,
-            "s_per_iteration_alone": float(np.sum(alone) / max(1, np.sum(iters))),
-            "nearest_s_per_query": t_near, "ratio_batched_vs_nearest": amortised / t_near,
-        })
+        rows.append(
+            {
+                "section": label,
+                "dataset": ds,
+                "features": len(train.schema),
+                "n_particles": n,
+                "fast_model": fast and m._fast is not None,
+                "queries": len(Q),
+                "median_s_alone": float(np.median(alone)),
+                "s_per_query_batched": amortised,
+                "median_iterations": float(np.median(iters)),
+                "model_call_s": call,
+                "s_per_iteration_alone": float(np.sum(alone) / max(1, np.sum(iters))),
+                "nearest_s_per_query": t_near,
+                "ratio_batched_vs_nearest": amortised / t_near,
+            }
+        )
         print(rows[-1], flush=True)
     return rows
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--datasets", nargs="+", default=DATASETS)
     ap.add_argument("--queries", type=int, default=5)
     ap.add_argument("--cfs", type=int, default=5)
@@ -204,10 +242,21 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true", help="fewer timing queries and swarm sizes")
     ap.add_argument("--no-small", action="store_true", help="skip the --queries table")
     ap.add_argument("--no-timing", action="store_true", help="skip the timing sections")
-    ap.add_argument("--methods", nargs="+", default=None, help="only these methods (e.g. MD-PSO nearest)")
+    ap.add_argument(
+        "--methods", nargs="+", default=None, help="only these methods (e.g. MD-PSO nearest)"
+    )
     ap.add_argument("--tag", default="", help="write mdpso_<tag>.md/.csv")
-    ap.add_argument("--free", action="store_true", help="also run with every feature free (the paper's experiments name no immutable)")
-    ap.add_argument("--dice-max-features", type=int, default=100, help="run DiCE-random only up to this many features (it took > 10 min for 5 LSVT rows)")
+    ap.add_argument(
+        "--free",
+        action="store_true",
+        help="also run with every feature free (the paper's experiments name no immutable)",
+    )
+    ap.add_argument(
+        "--dice-max-features",
+        type=int,
+        default=100,
+        help="run DiCE-random only up to this many features (it took > 10 min for 5 LSVT rows)",
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     t_start = time.perf_counter()
@@ -215,15 +264,40 @@ def main() -> None:
     keep = args.methods
     parts = []
     if not args.no_small:
-        parts.append(quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q", dice_max_features=dmax, keep=keep))
+        parts.append(
+            quality(
+                args.datasets,
+                args.queries,
+                args.cfs,
+                f"table2_{args.queries}q",
+                dice_max_features=dmax,
+                keep=keep,
+            )
+        )
     if args.free:
-        parts.append(quality(args.datasets, args.queries, args.cfs, f"table2_{args.queries}q_no_immutables", free=True, dice_max_features=dmax, keep=keep))
+        parts.append(
+            quality(
+                args.datasets,
+                args.queries,
+                args.cfs,
+                f"table2_{args.queries}q_no_immutables",
+                free=True,
+                dice_max_features=dmax,
+                keep=keep,
+            )
+        )
     if args.large:
-        parts.append(quality(args.datasets, 50, args.cfs, "table2_50q", dice_max_features=dmax, keep=keep))
+        parts.append(
+            quality(args.datasets, 50, args.cfs, "table2_50q", dice_max_features=dmax, keep=keep)
+        )
     if not args.no_timing:
         n_time = 3 if args.quick else 5
         sizes = [10, 50] if args.quick else [10, 25, 50, 100]
-        feats = [r for ds in ("hill_valley", "arrhythmia", "lsvt") for r in speed(ds, n_time, [50], "time_vs_features", plain=True)]
+        feats = [
+            r
+            for ds in ("hill_valley", "arrhythmia", "lsvt")
+            for r in speed(ds, n_time, [50], "time_vs_features", plain=True)
+        ]
         swarm = speed("arrhythmia", n_time, sizes, "time_vs_swarm")
         parts.append(pd.DataFrame(feats + swarm))
     table = pd.concat(parts, ignore_index=True)
@@ -241,7 +315,12 @@ def main() -> None:
         "- Random forest (100 trees, depth 8), 80/20 split seed 0, random test rows, k counterfactuals per row.",
         "- proximity = eq. (8) + eq. (10); diversity = eq. (14) with the same distance; coverage = distinct valid CFs / k.",
         "- Rows `paper: ...` are Table II of the paper (their preprocessing and model; only the shape is comparable).",
-        "- DiCE-random: " + (f"dice-ml through cf.methods.get('dice'), on datasets with at most {dmax} features (--dice-max-features)." if is_available("dice_ml") else "dice-ml is not installed here, so it is not run; the paper's row is shown."),
+        "- DiCE-random: "
+        + (
+            f"dice-ml through cf.methods.get('dice'), on datasets with at most {dmax} features (--dice-max-features)."
+            if is_available("dice_ml")
+            else "dice-ml is not installed here, so it is not run; the paper's row is shown."
+        ),
         "- `fast_model=False` rows: the model's whole pipeline is called every iteration (the path before the shortcut of "
         "MDPSO(fast_model=True), which calls the model's own estimator on preprocessing folded by the model compiler; same swarm, same results).",
         "- Immutable features are the loaders' (COMPAS: age, race, sex; Arrhythmia: age, sex, height); `_no_immutables` sections free them, as in the paper's experiments.",

@@ -29,11 +29,25 @@ def main() -> None:
         r, secs = timed(lambda n=n_jobs: method.explain(X, n_counterfactuals=3, n_jobs=n))
         per_q = secs / len(X)
         base = base or per_q
-        rows.append({
-            "n_jobs": n_jobs, "queries": len(X), "reference_rows": len(train), "seconds_total": secs,
-            "ms_per_query": 1000 * per_q, "speed-up vs n_jobs=1": base / per_q, "coverage": float((r.found > 0).mean()),
-        })
-    write_table("nearest", pd.DataFrame(rows), [f"Adult, LR model, {len(train)} reference rows; fit {fit_s:.2f} s", "ratios are within this run"])
+        rows.append(
+            {
+                "n_jobs": n_jobs,
+                "queries": len(X),
+                "reference_rows": len(train),
+                "seconds_total": secs,
+                "ms_per_query": 1000 * per_q,
+                "speed-up vs n_jobs=1": base / per_q,
+                "coverage": float((r.found > 0).mean()),
+            }
+        )
+    write_table(
+        "nearest",
+        pd.DataFrame(rows),
+        [
+            f"Adult, LR model, {len(train)} reference rows; fit {fit_s:.2f} s",
+            "ratios are within this run",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -43,7 +43,12 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
     done = summary[summary.get("state", "done") == "done"]
     rows = []
     for _, r in done.sort_values(["dataset", "model", "method"]).iterrows():
-        row = {"dataset": r["dataset"], "model": r["model"], "method": r["method"], "queries": int(r["queries"])}
+        row = {
+            "dataset": r["dataset"],
+            "model": r["model"],
+            "method": r["method"],
+            "queries": int(r["queries"]),
+        }
         for m in metrics:
             if m == "coverage":
                 lo, hi = r.get("coverage_ci_low", np.nan), r.get("coverage_ci_high", np.nan)
@@ -54,27 +59,54 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
             else:
                 row[m] = _cell(float(r.get(m, np.nan)), r.get(f"ci95_{m}"), digits)
         rows.append(row)
-    bad = summary[summary.get("state", "done").isin(["skipped", "error"])] if "state" in summary else summary.iloc[:0]
+    bad = (
+        summary[summary.get("state", "done").isin(["skipped", "error"])]
+        if "state" in summary
+        else summary.iloc[:0]
+    )
     for _, r in bad.iterrows():
-        rows.append({"dataset": r["dataset"], "model": r["model"], "method": r["method"], "queries": r["state"]})
+        rows.append(
+            {
+                "dataset": r["dataset"],
+                "model": r["model"],
+                "method": r["method"],
+                "queries": r["state"],
+            }
+        )
     df = pd.DataFrame(rows).fillna("")
-    metas = [json.loads(p.read_text()) for p in (results / "cells").glob("*.json") if not p.name.endswith(".result.json")]
+    metas = [
+        json.loads(p.read_text())
+        for p in (results / "cells").glob("*.json")
+        if not p.name.endswith(".result.json")
+    ]
     finished = [m for m in metas if m.get("status") == "done"]
-    last = max(((results / "cells" / f"{m['cell']}.json").stat().st_mtime for m in finished), default=None)
+    last = max(
+        ((results / "cells" / f"{m['cell']}.json").stat().st_mtime for m in finished), default=None
+    )
     seeds = sorted({m["seed"] for m in finished})
     folds = sorted({m["fold"] for m in finished if "fold" in m})
     size = (
         f"{len(finished)} finished cells ({len(metas) - len(finished)} skipped or failed), seeds {seeds}"
         + (f", folds {folds}" if folds else "")
-        + (f"; last cell finished {dt.datetime.fromtimestamp(last, dt.UTC):%Y-%m-%d %H:%M} UTC" if last else "")
+        + (
+            f"; last cell finished {dt.datetime.fromtimestamp(last, dt.UTC):%Y-%m-%d %H:%M} UTC"
+            if last
+            else ""
+        )
     )
     return size, markdown(df)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("results", type=Path)
-    ap.add_argument("--metrics", nargs="+", default=["coverage", "validity", "distance_l1", "sparsity", "time_median"])
+    ap.add_argument(
+        "--metrics",
+        nargs="+",
+        default=["coverage", "validity", "distance_l1", "sparsity", "time_median"],
+    )
     ap.add_argument("--digits", type=int, default=3)
     args = ap.parse_args()
     size, text = table(args.results, args.metrics, args.digits)

@@ -76,18 +76,49 @@ def variants(s: cf.Schema, linear: bool) -> dict[str, Any]:
         "default": cf.models.preprocessor(s, scale=linear),
         "onehot_ignore (issue)": ct([("cat", oh, disc), ("num", StandardScaler(), num)]),
         "onehot_drop_first": ct([("cat", OneHotEncoder(drop="first"), disc), ("num", scale, num)]),
-        "onehot_infrequent": ct([("cat", OneHotEncoder(min_frequency=30, handle_unknown="infrequent_if_exist"), disc),
-                                 ("num", scale, num)]),
+        "onehot_infrequent": ct(
+            [
+                (
+                    "cat",
+                    OneHotEncoder(min_frequency=30, handle_unknown="infrequent_if_exist"),
+                    disc,
+                ),
+                ("num", scale, num),
+            ]
+        ),
         "ordinal_any_order": ct([("cat", OrdinalEncoder(), disc), ("num", scale, num)]),
         "target": ct([("cat", TargetEncoder(random_state=0), disc), ("num", scale, num)]),
-        "kbins_integer": ct([("cat", oh, disc), ("bins", KBinsDiscretizer(4, quantile_method="averaged_inverted_cdf"), ints),
-                             ("num", scale, real)]),
-        "impute": ct([("cat", Pipeline([("i", SimpleImputer(strategy="most_frequent")), ("o", oh)]), disc),
-                      ("num", Pipeline([("i", SimpleImputer()), ("s", scale)]), num)]),
-        "kbins_real_ordinal": ct([("cat", oh, disc), ("bins", KBinsDiscretizer(5, encode="ordinal",
-                                  quantile_method="averaged_inverted_cdf"), num)]),
+        "kbins_integer": ct(
+            [
+                ("cat", oh, disc),
+                ("bins", KBinsDiscretizer(4, quantile_method="averaged_inverted_cdf"), ints),
+                ("num", scale, real),
+            ]
+        ),
+        "impute": ct(
+            [
+                (
+                    "cat",
+                    Pipeline([("i", SimpleImputer(strategy="most_frequent")), ("o", oh)]),
+                    disc,
+                ),
+                ("num", Pipeline([("i", SimpleImputer()), ("s", scale)]), num),
+            ]
+        ),
+        "kbins_real_ordinal": ct(
+            [
+                ("cat", oh, disc),
+                (
+                    "bins",
+                    KBinsDiscretizer(5, encode="ordinal", quantile_method="averaged_inverted_cdf"),
+                    num,
+                ),
+            ]
+        ),
         "log1p (trees)": ct([("cat", oh, disc), ("num", FunctionTransformer(np.log1p), num)]),
-        "quantile (trees)": ct([("cat", oh, disc), ("num", QuantileTransformer(n_quantiles=50, random_state=0), num)]),
+        "quantile (trees)": ct(
+            [("cat", oh, disc), ("num", QuantileTransformer(n_quantiles=50, random_state=0), num)]
+        ),
     }
 
 
@@ -107,30 +138,55 @@ def scorecard_models(train: cf.Dataset, notes: list[str]) -> dict[str, Any]:
     """The plain logistic regression and the scorecards / EBM a credit team would fit."""
     s = train.schema
     disc = s.categorical + s.ordinal
-    kbins = Pipeline([
-        ("bins", ColumnTransformer([
-            ("numbers", KBinsDiscretizer(n_bins=5, encode="onehot", strategy="quantile",
-                                         quantile_method="averaged_inverted_cdf"), s.numeric),
-            ("categories", OneHotEncoder(handle_unknown="ignore"), disc),
-        ])),
-        ("score", LogisticRegression(max_iter=2000)),
-    ])
-    models: dict[str, Any] = {"lr (plain)": cf.models.fit(train, "lr"), "kbins + lr": kbins.fit(train.X, train.y)}
+    kbins = Pipeline(
+        [
+            (
+                "bins",
+                ColumnTransformer(
+                    [
+                        (
+                            "numbers",
+                            KBinsDiscretizer(
+                                n_bins=5,
+                                encode="onehot",
+                                strategy="quantile",
+                                quantile_method="averaged_inverted_cdf",
+                            ),
+                            s.numeric,
+                        ),
+                        ("categories", OneHotEncoder(handle_unknown="ignore"), disc),
+                    ]
+                ),
+            ),
+            ("score", LogisticRegression(max_iter=2000)),
+        ]
+    )
+    models: dict[str, Any] = {
+        "lr (plain)": cf.models.fit(train, "lr"),
+        "kbins + lr": kbins.fit(train.X, train.y),
+    }
     try:
         from optbinning import BinningProcess, Scorecard
 
-        sc = Scorecard(binning_process=BinningProcess(variable_names=list(s.names), categorical_variables=disc),
-                       estimator=LogisticRegression(max_iter=2000), scaling_method="min_max",
-                       scaling_method_params={"min": 300, "max": 850})
+        sc = Scorecard(
+            binning_process=BinningProcess(
+                variable_names=list(s.names), categorical_variables=disc
+            ),
+            estimator=LogisticRegression(max_iter=2000),
+            scaling_method="min_max",
+            scaling_method_params={"min": 300, "max": 850},
+        )
         models["optbinning scorecard"] = sc.fit(train.X, train.y)
     except ImportError as exc:
-        notes.append(f"optbinning scorecard: skipped ({exc}; pip install \"counterfact[scorecard]\")")
+        notes.append(f'optbinning scorecard: skipped ({exc}; pip install "counterfact[scorecard]")')
     try:
         from interpret.glassbox import ExplainableBoostingClassifier
 
-        models["ebm"] = ExplainableBoostingClassifier(random_state=0, n_jobs=1).fit(train.X, train.y)
+        models["ebm"] = ExplainableBoostingClassifier(random_state=0, n_jobs=1).fit(
+            train.X, train.y
+        )
     except ImportError as exc:
-        notes.append(f"ebm: skipped ({exc}; pip install \"counterfact[ebm]\")")
+        notes.append(f'ebm: skipped ({exc}; pip install "counterfact[ebm]")')
     return models
 
 
@@ -168,7 +224,9 @@ def scorecards(args: argparse.Namespace) -> None:
         base: dict[str, float] = {}
         for model_name, model in scorecard_models(train, notes).items():
             kind = type(compile_model(model, train.schema).estimator).__name__
-            adapter = cf.models.as_adapter(model, train.schema)  # a Scorecard has no classes_ of its own
+            adapter = cf.models.as_adapter(
+                model, train.schema
+            )  # a Scorecard has no classes_ of its own
             queries = cf.rows_to_explain(adapter, test.X, target=favourable).iloc[: args.queries]
             for method_name, make in _methods(args.time_limit).items():
                 method = make().fit(model, train)
@@ -177,13 +235,19 @@ def scorecards(args: argparse.Namespace) -> None:
                 if model_name == "lr (plain)":
                     base[method_name] = med
                 n = max(len(statuses), 1)
-                rows.append({
-                    "dataset": name, "model": model_name, "compiled as": kind, "method": method_name,
-                    "queries": len(statuses),
-                    "coverage": sum(st in ("optimal", "feasible") for st in statuses) / n,
-                    "proven optimal": statuses.count("optimal") / n,
-                    "median s/query": med, "ratio to plain lr": med / base.get(method_name, np.nan),
-                })
+                rows.append(
+                    {
+                        "dataset": name,
+                        "model": model_name,
+                        "compiled as": kind,
+                        "method": method_name,
+                        "queries": len(statuses),
+                        "coverage": sum(st in ("optimal", "feasible") for st in statuses) / n,
+                        "proven optimal": statuses.count("optimal") / n,
+                        "median s/query": med,
+                        "ratio to plain lr": med / base.get(method_name, np.nan),
+                    }
+                )
                 print(rows[-1], flush=True)
     notes = [
         f"{args.queries} queries per cell (test rows the model does not assign to the favourable class), one query "
@@ -205,8 +269,12 @@ def main() -> None:
     ap.add_argument("--queries", type=int, default=5)
     ap.add_argument("--models", nargs="+", default=["lr", "rf", "mlp"])
     ap.add_argument("--time-limit", type=float, default=30.0)
-    ap.add_argument("--scorecards", action="store_true", help="the scorecards and EBMs table (issue 28)")
-    ap.add_argument("--max-train", type=int, default=2000, help="--scorecards: training rows per dataset")
+    ap.add_argument(
+        "--scorecards", action="store_true", help="the scorecards and EBMs table (issue 28)"
+    )
+    ap.add_argument(
+        "--max-train", type=int, default=2000, help="--scorecards: training rows per dataset"
+    )
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     if args.scorecards:
@@ -221,13 +289,26 @@ def main() -> None:
         for name, pre in variants(train.schema, kind not in TREES).items():
             model = Pipeline([("pre", clone(pre)), ("clf", estimator(kind))]).fit(train.X, train.y)
             try:
-                compile_times = [timed(lambda m=model: compile_model(m, train.schema))[1] for _ in range(3)]
+                compile_times = [
+                    timed(lambda m=model: compile_model(m, train.schema))[1] for _ in range(3)
+                ]
             except UnsupportedModelError:
-                rows.append({"model": kind, "variant": name, "compile_s": np.nan, "compile_ratio": np.nan,
-                             "mace_median_s": np.nan, "mace_ratio": np.nan, "statuses": "unsupported (trees only)"})
+                rows.append(
+                    {
+                        "model": kind,
+                        "variant": name,
+                        "compile_s": np.nan,
+                        "compile_ratio": np.nan,
+                        "mace_median_s": np.nan,
+                        "mace_ratio": np.nan,
+                        "statuses": "unsupported (trees only)",
+                    }
+                )
                 continue
             queries = cf.rows_to_explain(model, test.X, target=1).iloc[: args.queries]
-            mace = cf.MACE(norm="l1", epsilon=1e-3, time_limit=args.time_limit, random_state=0).fit(model, train)
+            mace = cf.MACE(norm="l1", epsilon=1e-3, time_limit=args.time_limit, random_state=0).fit(
+                model, train
+            )
             per_query = []
             statuses = []
             for i in range(len(queries)):
@@ -239,12 +320,19 @@ def main() -> None:
             mace_s = statistics.median(per_query) if per_query else np.nan
             if name == "default":
                 base = {"compile": compile_s, "mace": mace_s}
-            rows.append({
-                "model": kind, "variant": name, "compile_s": compile_s,
-                "compile_ratio": compile_s / base["compile"], "mace_median_s": mace_s,
-                "mace_ratio": mace_s / base["mace"],
-                "statuses": ", ".join(f"{s} x{statuses.count(s)}" for s in sorted(set(statuses))),
-            })
+            rows.append(
+                {
+                    "model": kind,
+                    "variant": name,
+                    "compile_s": compile_s,
+                    "compile_ratio": compile_s / base["compile"],
+                    "mace_median_s": mace_s,
+                    "mace_ratio": mace_s / base["mace"],
+                    "statuses": ", ".join(
+                        f"{s} x{statuses.count(s)}" for s in sorted(set(statuses))
+                    ),
+                }
+            )
             print(rows[-1], flush=True)
     import pandas as pd
 
@@ -257,7 +345,13 @@ def main() -> None:
         "Linear models and MLPs over one-hot ordinals / target-encoded ordinals / integer bins are compiled as "
         "exact ReLU networks (MIP oracle); behind the default preprocessing a linear model uses the Z3 oracle.",
         f"variants above the 2x target for MACE: {len(slow)}"
-        + ("" if slow.empty else " (" + "; ".join(f"{r.model}/{r.variant} {r.mace_ratio:.2f}x" for r in slow.itertuples()) + ")"),
+        + (
+            ""
+            if slow.empty
+            else " ("
+            + "; ".join(f"{r.model}/{r.variant} {r.mace_ratio:.2f}x" for r in slow.itertuples())
+            + ")"
+        ),
     ]
     write_table("pipelines", table, notes)
 

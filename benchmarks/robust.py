@@ -74,8 +74,12 @@ def cell(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> di
     X = cf.rows_to_explain(model, test).head(rows)
     mace = cf.MACE(time_limit=time_limit, random_state=seed).fit(model, train)
     runs: dict[str, tuple[cf.CounterfactualResult, float]] = {}
-    for name, kw in (("plain", {}), ("robust", {"robust_to": robust_to}), ("margin", {"min_probability": 0.6}),
-                     ("both", {"robust_to": robust_to, "min_probability": 0.55})):
+    for name, kw in (
+        ("plain", {}),
+        ("robust", {"robust_to": robust_to}),
+        ("margin", {"min_probability": 0.6}),
+        ("both", {"robust_to": robust_to, "min_probability": 0.55}),
+    ):
         t0 = time.perf_counter()
         runs[name] = (mace.explain(X, **kw), time.perf_counter() - t0)
     plain, t_plain = runs["plain"]
@@ -87,8 +91,14 @@ def cell(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> di
     for q, rank in plain.counterfactuals.index:
         plain.region(q, int(rank))
     t_regions = time.perf_counter() - t0
-    (k_p, n_p), (k_r, n_r) = _survives(plain, held_out, train.schema), _survives(robust, held_out, train.schema)
-    (k_m, n_m), (k_b, n_b) = _survives(margin, held_out, train.schema), _survives(both_run, held_out, train.schema)
+    (k_p, n_p), (k_r, n_r) = (
+        _survives(plain, held_out, train.schema),
+        _survives(robust, held_out, train.schema),
+    )
+    (k_m, n_m), (k_b, n_b) = (
+        _survives(margin, held_out, train.schema),
+        _survives(both_run, held_out, train.schema),
+    )
     c_plain = _cost(plain)
     both_b = c_plain.notna() & _cost(both_run).notna() & (c_plain > 0)
     both = c_plain.notna() & _cost(robust).notna() & (c_plain > 0)
@@ -96,13 +106,18 @@ def cell(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> di
     widths = _widths(regions, train.schema)
     n_regions = len(regions.regions)
     return {
-        "dataset": dataset, "model": kind, "rows": len(X),
+        "dataset": dataset,
+        "model": kind,
+        "rows": len(X),
         "plain valid under retrain": _share(k_p, n_p),
         "robust valid under retrain": _share(k_r, n_r),
         "robust coverage": f"{(robust.found > 0).mean():.2f}",
         "cost robust / plain (median)": _ratio(_cost(robust)[both] / c_plain[both]),
         "time robust / plain": f"{t_robust / t_plain:.2f}",
-        "margin 0.6 reached": _share(int((margin.confidence.groupby(level=0).first() >= 0.6).sum()), int((plain.found > 0).sum())),
+        "margin 0.6 reached": _share(
+            int((margin.confidence.groupby(level=0).first() >= 0.6).sum()),
+            int((plain.found > 0).sum()),
+        ),
         "margin valid under retrain": _share(k_m, n_m),
         "cost margin / plain (median)": _ratio(_cost(margin)[both_m] / c_plain[both_m]),
         "robust + margin 0.55 valid under retrain": _share(k_b, n_b),
@@ -116,8 +131,14 @@ def cell(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> di
 
 
 #: the sweep's settings: (label, number of copies given to the method, min_probability)
-SWEEP = [("plain", 0, None), ("robust_to 4 copies", 4, None), ("robust_to 8 copies", 8, None),
-         ("4 copies + margin 0.55", 4, 0.55), ("8 copies + margin 0.55", 8, 0.55), ("8 copies + margin 0.6", 8, 0.6)]
+SWEEP = [
+    ("plain", 0, None),
+    ("robust_to 4 copies", 4, None),
+    ("robust_to 8 copies", 8, None),
+    ("4 copies + margin 0.55", 4, 0.55),
+    ("8 copies + margin 0.55", 8, 0.55),
+    ("8 copies + margin 0.6", 8, 0.6),
+]
 
 
 def sweep(rows: int, time_limit: float, seed: int) -> pd.DataFrame:
@@ -139,13 +160,25 @@ def sweep(rows: int, time_limit: float, seed: int) -> pd.DataFrame:
         cfs = r.counterfactuals
         first = cfs[cfs.index.get_level_values(1) == 0].loc[:, train.schema.names]
         targets = r.target.loc[first.index.get_level_values(0)].to_numpy()
-        valid = float(np.mean([(j.predict(first) == targets).mean() for j in judges])) if len(first) else float("nan")
+        valid = (
+            float(np.mean([(j.predict(first) == targets).mean() for j in judges]))
+            if len(first)
+            else float("nan")
+        )
         cost = _cost(r)
         base_cost = cost if base_cost is None else base_cost
         base_time = seconds if base_time is None else base_time
         both = cost.notna() & base_cost.notna() & (base_cost > 0)
-        out.append({"setting": label, "rows": len(X), "answers": len(first), "valid under retrain": f"{valid:.2f}",
-                    "median cost / plain": _ratio(cost[both] / base_cost[both]), "time / plain": f"{seconds / base_time:.1f}"})
+        out.append(
+            {
+                "setting": label,
+                "rows": len(X),
+                "answers": len(first),
+                "valid under retrain": f"{valid:.2f}",
+                "median cost / plain": _ratio(cost[both] / base_cost[both]),
+                "time / plain": f"{seconds / base_time:.1f}",
+            }
+        )
     return pd.DataFrame(out)
 
 
@@ -162,24 +195,38 @@ def _ratio(r: pd.Series) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--datasets", default="german_credit,compas,adult")
     p.add_argument("--models", default="lr,rf,mlp")
     p.add_argument("--rows", type=int, default=50)
     p.add_argument("--time-limit", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="10 rows of German Credit")
-    p.add_argument("--sweep", action="store_true", help="German Credit forest: more copies and margins (30 rows)")
+    p.add_argument(
+        "--sweep",
+        action="store_true",
+        help="German Credit forest: more copies and margins (30 rows)",
+    )
     args = p.parse_args(argv)
     warnings.filterwarnings("ignore")
     if args.sweep:
-        notes = [f"German Credit forest {MODELS['rf']}, MACE (l1, epsilon 1e-3, {args.time_limit:g} s per row), seed {args.seed}; "
-                 "validity: the first answer accepted by 5 retrained copies never given to the method (mean over them)."]
+        notes = [
+            f"German Credit forest {MODELS['rf']}, MACE (l1, epsilon 1e-3, {args.time_limit:g} s per row), seed {args.seed}; "
+            "validity: the first answer accepted by 5 retrained copies never given to the method (mean over them)."
+        ]
         write_table("robust_sweep", sweep(30, args.time_limit, args.seed), notes)
         return 0
     datasets = ["german_credit"] if args.quick else args.datasets.split(",")
     rows = 10 if args.quick else args.rows
-    table = pd.DataFrame([cell(d, k, rows, args.time_limit, args.seed) for d in datasets for k in args.models.split(",")])
+    table = pd.DataFrame(
+        [
+            cell(d, k, rows, args.time_limit, args.seed)
+            for d in datasets
+            for k in args.models.split(",")
+        ]
+    )
     notes = [
         f"MACE (l1, epsilon 1e-3, time limit {args.time_limit:g} s per row), {rows} rejected test rows per cell, seed {args.seed}.",
         "robust: robust_to = 4 retrained copies (bootstrap resamples, other seeds); 'valid under retrain': the first "

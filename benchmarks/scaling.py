@@ -63,14 +63,24 @@ def _one_thread() -> Iterator[None]:
 def _run(m, X: pd.DataFrame, chunk: int, backend: str, workers: int):  # type: ignore[no-untyped-def]
     """(report, seconds explaining, seconds of cluster start-up)."""
     t0 = time.perf_counter()
-    ctx = parallel_backend(backend, n_workers=workers) if backend == "dask" else _one_thread() if workers == 1 else _null()
+    ctx = (
+        parallel_backend(backend, n_workers=workers)
+        if backend == "dask"
+        else _one_thread()
+        if workers == 1
+        else _null()
+    )
     with ctx:
         # Warm-up, outside the clock: one single-row task per worker, so that worker
         # processes are started and have imported the libraries (torch, ...) once.
         explain_in_chunks(m, X.iloc[:workers], chunk_size=1, n_jobs=workers, backend=backend)
         setup = time.perf_counter() - t0
         with tempfile.TemporaryDirectory() as tmp:
-            rep, secs = timed(lambda: explain_in_chunks(m, X, chunk_size=chunk, out_dir=tmp, n_jobs=workers, backend=backend))
+            rep, secs = timed(
+                lambda: explain_in_chunks(
+                    m, X, chunk_size=chunk, out_dir=tmp, n_jobs=workers, backend=backend
+                )
+            )
     return rep, secs, setup
 
 
@@ -87,17 +97,25 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=10_000)
     ap.add_argument("--exact-rows", type=int, default=200)
     ap.add_argument("--chunk", type=int, default=500, help="largest chunk; small runs use rows/8")
-    ap.add_argument("--methods", default=None, help="comma-separated subset of " + ",".join([*FAST, *EXACT]))
-    ap.add_argument("--rows-for", action="append", default=[], metavar="NAME=N", help="rows for one method")
+    ap.add_argument(
+        "--methods", default=None, help="comma-separated subset of " + ",".join([*FAST, *EXACT])
+    )
+    ap.add_argument(
+        "--rows-for", action="append", default=[], metavar="NAME=N", help="rows for one method"
+    )
     args = ap.parse_args()
-    wanted = None if args.methods is None else [s.strip() for s in args.methods.split(",") if s.strip()]
+    wanted = (
+        None if args.methods is None else [s.strip() for s in args.methods.split(",") if s.strip()]
+    )
     rows_for = {k: int(v) for k, v in (s.split("=", 1) for s in args.rows_for)}
     data = cf.datasets.load("adult")
     train, test = data.split(test_size=0.3, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     rows = []
     available = set(cf.methods.names())
-    plan = [(n, p, args.rows) for n, p in FAST.items()] + [(n, p, args.exact_rows) for n, p in EXACT.items()]
+    plan = [(n, p, args.rows) for n, p in FAST.items()] + [
+        (n, p, args.exact_rows) for n, p in EXACT.items()
+    ]
     for name, params, n_rows in plan:
         if wanted is not None and name not in wanted:
             continue
@@ -119,26 +137,45 @@ def main() -> None:
                 thr = len(X) / secs
                 base = base or thr
                 same = same or thr
-                rows.append({
-                    "method": name, "rows": len(X), "chunk": chunk, "backend": backend, "workers": workers,
-                    "fit_s": fit_s, "setup_s": setup, "seconds": secs, "rows_per_s": thr,
-                    "ratio_vs_loky_1": thr / base, "ratio_vs_1_worker": thr / same, "failed_chunks": len(rep.failed),
-                    "coverage": float((rep.result.found > 0).mean()) if rep.result is not None else float("nan"),
-                })
+                rows.append(
+                    {
+                        "method": name,
+                        "rows": len(X),
+                        "chunk": chunk,
+                        "backend": backend,
+                        "workers": workers,
+                        "fit_s": fit_s,
+                        "setup_s": setup,
+                        "seconds": secs,
+                        "rows_per_s": thr,
+                        "ratio_vs_loky_1": thr / base,
+                        "ratio_vs_1_worker": thr / same,
+                        "failed_chunks": len(rep.failed),
+                        "coverage": float((rep.result.found > 0).mean())
+                        if rep.result is not None
+                        else float("nan"),
+                    }
+                )
                 print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     previous = OUT / "scaling.csv"
     if wanted is not None and previous.exists():
         old = pd.read_csv(previous)
-        table = pd.concat([old[~old["method"].isin(table["method"].unique())], table], ignore_index=True)
-    write_table("scaling", table, [
-        "Adult, logistic regression; ratio_vs_loky_1: throughput relative to loky (in-process) with 1 worker, "
-        "same method and run; ratio_vs_1_worker: 2 workers vs 1 on the same backend",
-        "the Dask cluster (1 or 2 worker processes, 1 thread each) is started and the workers warmed up "
-        "(one single-row task each) before timing (setup_s); "
-        "loky with 1 worker runs in-process, limited to one BLAS/OpenMP/torch thread like the workers",
-        "2-core machine, shared with other jobs: 2 workers can at best double throughput",
-    ])
+        table = pd.concat(
+            [old[~old["method"].isin(table["method"].unique())], table], ignore_index=True
+        )
+    write_table(
+        "scaling",
+        table,
+        [
+            "Adult, logistic regression; ratio_vs_loky_1: throughput relative to loky (in-process) with 1 worker, "
+            "same method and run; ratio_vs_1_worker: 2 workers vs 1 on the same backend",
+            "the Dask cluster (1 or 2 worker processes, 1 thread each) is started and the workers warmed up "
+            "(one single-row task each) before timing (setup_s); "
+            "loky with 1 worker runs in-process, limited to one BLAS/OpenMP/torch thread like the workers",
+            "2-core machine, shared with other jobs: 2 workers can at best double throughput",
+        ],
+    )
 
 
 if __name__ == "__main__":

@@ -65,9 +65,30 @@ def _free_port() -> int:
 def start_server(port: int, log: Path, extra: list[str] | None = None) -> subprocess.Popen[bytes]:
     """``counterfact serve`` on HOST:port; quotas off unless ``extra`` sets them (every client
     of this script comes from 127.0.0.1 unless it binds another loopback address)."""
-    cmd = [sys.executable, "-m", "counterfact.cli", "serve", "--host", HOST, "--port", str(port),
-           "--methods", "nearest,mace", "--max-pending", "512", "--time-limit", str(TIME_LIMIT), "--max-rows", "20",
-           "--requests-per-minute", "0", "--counterfactuals-per-hour", "0", *(extra or []), "-q"]
+    cmd = [
+        sys.executable,
+        "-m",
+        "counterfact.cli",
+        "serve",
+        "--host",
+        HOST,
+        "--port",
+        str(port),
+        "--methods",
+        "nearest,mace",
+        "--max-pending",
+        "512",
+        "--time-limit",
+        str(TIME_LIMIT),
+        "--max-rows",
+        "20",
+        "--requests-per-minute",
+        "0",
+        "--counterfactuals-per-hour",
+        "0",
+        *(extra or []),
+        "-q",
+    ]
     env = {**os.environ, "TQDM_DISABLE": "1"}
     return subprocess.Popen(cmd, stdout=log.open("wb"), stderr=subprocess.STDOUT, env=env)
 
@@ -102,29 +123,82 @@ def requests_for(rows: list[dict[str, Any]]) -> dict[str, list[tuple[str, str, b
         "bad json": b'{"rows": [',
         "unknown feature": {"rows": [{**r0, "income": 1}]},
         "outside domain": {"rows": [{**r0, "age": 150}]},
-        "contradiction": {"rows": [r0], "constraints": {"immutable": ["age"], "increasing": ["age"]}},
+        "contradiction": {
+            "rows": [r0],
+            "constraints": {"immutable": ["age"], "increasing": ["age"]},
+        },
         "unknown method": {"rows": [r0], "method": "magic"},
-        "cannot honour": {"rows": [r0], "method": "mace", "constraints": {"causal": [
-            {"child": "credit_amount", "parents": ["duration_months"], "coef": {"duration_months": 10.0}}]}},
+        "cannot honour": {
+            "rows": [r0],
+            "method": "mace",
+            "constraints": {
+                "causal": [
+                    {
+                        "child": "credit_amount",
+                        "parents": ["duration_months"],
+                        "coef": {"duration_months": 10.0},
+                    }
+                ]
+            },
+        },
         "too many rows": {"rows": [r0] * 25},
         "body too large": {"rows": [r0], "pad": "x" * 70_000},
     }
     enc = lambda d: d if isinstance(d, bytes) else json.dumps(d).encode()  # noqa: E731
     return {
-        "explain mace": [("POST", "/api/explain", enc({"rows": [r], "method": "mace", "time_limit": TIME_LIMIT}), "2xx") for r in rows],
-        "explain nearest": [("POST", "/api/explain", enc({"rows": [r], "method": "nearest", "time_limit": TIME_LIMIT}), "2xx") for r in rows],
-        "explain slow": [("POST", "/api/explain", enc({"rows": [rows[k], rows[(k + 1) % len(rows)]], "method": "mace",
-                                                       "n_counterfactuals": 3, "time_limit": TIME_LIMIT}), "2xx")
-                         for k in range(len(rows))],
+        "explain mace": [
+            (
+                "POST",
+                "/api/explain",
+                enc({"rows": [r], "method": "mace", "time_limit": TIME_LIMIT}),
+                "2xx",
+            )
+            for r in rows
+        ],
+        "explain nearest": [
+            (
+                "POST",
+                "/api/explain",
+                enc({"rows": [r], "method": "nearest", "time_limit": TIME_LIMIT}),
+                "2xx",
+            )
+            for r in rows
+        ],
+        "explain slow": [
+            (
+                "POST",
+                "/api/explain",
+                enc(
+                    {
+                        "rows": [rows[k], rows[(k + 1) % len(rows)]],
+                        "method": "mace",
+                        "n_counterfactuals": 3,
+                        "time_limit": TIME_LIMIT,
+                    }
+                ),
+                "2xx",
+            )
+            for k in range(len(rows))
+        ],
         "predict": [("POST", "/api/predict", enc({"rows": rows[:3]}), "2xx")],
         "invalid": [("POST", "/api/explain", enc(b), "4xx") for b in bad.values()],
     }
 
 
-MIX = ["explain mace", "invalid", "explain nearest", "explain slow", "invalid", "predict", "explain mace"]
+MIX = [
+    "explain mace",
+    "invalid",
+    "explain nearest",
+    "explain slow",
+    "invalid",
+    "predict",
+    "explain mace",
+]
 
 
-async def run_level(httpx: Any, base: str, n_clients: int, per_client: int, catalogue: dict[str, list[Any]]) -> dict[str, Any]:
+async def run_level(
+    httpx: Any, base: str, n_clients: int, per_client: int, catalogue: dict[str, list[Any]]
+) -> dict[str, Any]:
     records: list[dict[str, Any]] = []
     health: list[float] = []
     pending_seen: list[int] = []
@@ -151,7 +225,9 @@ async def run_level(httpx: Any, base: str, n_clients: int, per_client: int, cata
                 t0 = time.perf_counter()
                 rec: dict[str, Any] = {"kind": kind, "expect": expect}
                 try:
-                    r = await client.request(method, path, content=body, headers={"content-type": "application/json"})
+                    r = await client.request(
+                        method, path, content=body, headers={"content-type": "application/json"}
+                    )
                     rec["status"] = r.status_code
                     rec["json"] = r.headers.get("content-type", "").startswith("application/json")
                     if r.status_code == 200 and path == "/api/explain":
@@ -168,7 +244,12 @@ async def run_level(httpx: Any, base: str, n_clients: int, per_client: int, cata
         wall = time.perf_counter() - start
         done.set()
         await probe
-    return {"records": records, "health": health, "wall": wall, "max_pending": max(pending_seen or [0])}
+    return {
+        "records": records,
+        "health": health,
+        "wall": wall,
+        "max_pending": max(pending_seen or [0]),
+    }
 
 
 def _setting() -> tuple[Any, Any]:
@@ -182,7 +263,9 @@ def example_rows(n: int) -> list[dict[str, Any]]:
     train, test = _setting()
     model = cf.models.fit(train, "lr", random_state=0)
     X = cf.rows_to_explain(model, test.X, data=train).iloc[:n]
-    return [{k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for _, r in X.iterrows()]
+    return [
+        {k: (v.item() if hasattr(v, "item") else v) for k, v in r.items()} for _, r in X.iterrows()
+    ]
 
 
 async def idle_health(httpx: Any, base: str, n: int = 100) -> list[float]:
@@ -202,14 +285,20 @@ def direct_baseline(rows: list[dict[str, Any]], repeats: int) -> dict[str, np.nd
     train, _ = _setting()
     model = cf.models.fit(train, "lr", random_state=0)
     out: dict[str, list[float]] = {"explain mace": [], "explain nearest": [], "explain slow": []}
-    methods = {n: cf.methods.get(n, random_state=0, time_limit=TIME_LIMIT).fit(model, train) for n in ("mace", "nearest")}
+    methods = {
+        n: cf.methods.get(n, random_state=0, time_limit=TIME_LIMIT).fit(model, train)
+        for n in ("mace", "nearest")
+    }
     frame = train.schema.coerce(pd.DataFrame(rows, columns=train.schema.names))
     for m in methods.values():  # the server warms its methods up before serving: so does this
         m.explain(frame.iloc[[0]], target=1)
     for _ in range(repeats):
         for k in range(len(rows)):
-            for kind, name, X, n in (("explain mace", "mace", frame.iloc[[k]], 1), ("explain nearest", "nearest", frame.iloc[[k]], 1),
-                                     ("explain slow", "mace", frame.iloc[[k, (k + 1) % len(rows)]], 3)):
+            for kind, name, X, n in (
+                ("explain mace", "mace", frame.iloc[[k]], 1),
+                ("explain nearest", "nearest", frame.iloc[[k]], 1),
+                ("explain slow", "mace", frame.iloc[[k, (k + 1) % len(rows)]], 3),
+            ):
                 t0 = time.perf_counter()
                 methods[name].explain(X, n_counterfactuals=n, target=1)
                 out[kind].append(time.perf_counter() - t0)
@@ -234,13 +323,27 @@ def mixed_load(args: argparse.Namespace, httpx: Any) -> None:
     try:
         wait_ready(httpx, base, proc)
         startup = time.perf_counter() - t0
-        served = [httpx.get(f"{base}/api/example?index={k}").json()["row"] for k in range(args.rows)]
+        served = [
+            httpx.get(f"{base}/api/example?index={k}").json()["row"] for k in range(args.rows)
+        ]
         if served != rows:
-            raise SystemExit("the server's example rows differ from this script's; the comparison would be unfair")
+            raise SystemExit(
+                "the server's example rows differ from this script's; the comparison would be unfair"
+            )
         catalogue = requests_for(rows)
         idle = asyncio.run(idle_health(httpx, base))
-        results = {n: asyncio.run(run_level(httpx, base, n, args.requests_per_client if n > 1 else 3 * args.requests_per_client, catalogue))
-                   for n in levels}
+        results = {
+            n: asyncio.run(
+                run_level(
+                    httpx,
+                    base,
+                    n,
+                    args.requests_per_client if n > 1 else 3 * args.requests_per_client,
+                    catalogue,
+                )
+            )
+            for n in levels
+        }
     finally:
         stop_server(proc)
     direct_after = direct_baseline(rows, repeats=1)
@@ -251,21 +354,38 @@ def mixed_load(args: argparse.Namespace, httpx: Any) -> None:
         recs = pd.DataFrame(res["records"])
         answered = recs["status"].notna()
         status = recs["status"].fillna(0).astype(int)
-        wrong = ((recs["expect"] == "2xx") & ~status.between(200, 299)) | ((recs["expect"] == "4xx") & ~status.between(400, 499))
+        wrong = ((recs["expect"] == "2xx") & ~status.between(200, 299)) | (
+            (recs["expect"] == "4xx") & ~status.between(400, 499)
+        )
         for kind in ("explain mace", "explain nearest", "explain slow"):
             lat = recs.loc[(recs["kind"] == kind) & answered, "seconds"]
-            inside = recs.loc[(recs["kind"] == kind) & answered, "server_s"].dropna() if "server_s" in recs else []
+            inside = (
+                recs.loc[(recs["kind"] == kind) & answered, "server_s"].dropna()
+                if "server_s" in recs
+                else []
+            )
             d = direct[kind]
-            table.append({
-                "clients": n, "requests": len(recs), "wall_s": res["wall"], "lost": int((~answered).sum()),
-                "5xx": int(status.between(500, 599).sum()), "429": int((status == 429).sum()),
-                "wrong_status": int(wrong.sum()), "request": kind, "n": len(lat),
-                "p50_ratio": q(lat, 50) / q(d, 50), "p99_ratio": q(lat, 99) / q(d, 99),
-                "in_server_p50_ratio": q(inside, 50) / q(d, 50),
-                "p50_s": q(lat, 50), "direct_p50_s": q(d, 50),
-                "health_p99_ms": 1000 * q(res["health"], 99), "health_max_ms": 1000 * max(res["health"] or [float("nan")]),
-                "max_pending": res["max_pending"],
-            })
+            table.append(
+                {
+                    "clients": n,
+                    "requests": len(recs),
+                    "wall_s": res["wall"],
+                    "lost": int((~answered).sum()),
+                    "5xx": int(status.between(500, 599).sum()),
+                    "429": int((status == 429).sum()),
+                    "wrong_status": int(wrong.sum()),
+                    "request": kind,
+                    "n": len(lat),
+                    "p50_ratio": q(lat, 50) / q(d, 50),
+                    "p99_ratio": q(lat, 99) / q(d, 99),
+                    "in_server_p50_ratio": q(inside, 50) / q(d, 50),
+                    "p50_s": q(lat, 50),
+                    "direct_p50_s": q(d, 50),
+                    "health_p99_ms": 1000 * q(res["health"], 99),
+                    "health_max_ms": 1000 * max(res["health"] or [float("nan")]),
+                    "max_pending": res["max_pending"],
+                }
+            )
     notes = [
         f"German Credit, logistic regression, methods nearest and mace; server started by this script on {HOST} "
         f"(start-up {startup:.1f} s, one process); time_limit {TIME_LIMIT:g} s per row.",
@@ -287,13 +407,14 @@ def mixed_load(args: argparse.Namespace, httpx: Any) -> None:
     log.unlink(missing_ok=True)
 
 
-
 # ------------------------------------------------------------------ hostile clients
 def _raw_post(port: int, body: bytes) -> socket.socket:
     """Send a POST /api/explain on a raw socket and return it (the caller drops it)."""
     s = socket.create_connection((HOST, port))
-    s.sendall(b"POST /api/explain HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
-              b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+    s.sendall(
+        b"POST /api/explain HTTP/1.1\r\nHost: bench\r\nContent-Type: application/json\r\n"
+        b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+    )
     return s
 
 
@@ -302,24 +423,41 @@ def small_requests(rows: list[dict[str, Any]]) -> list[tuple[str, bytes]]:
     out = []
     for r in rows:
         for m in ("mace", "nearest"):
-            out.append((f"small {m}", json.dumps({"rows": [r], "method": m, "time_limit": TIME_LIMIT}).encode()))
+            out.append(
+                (
+                    f"small {m}",
+                    json.dumps({"rows": [r], "method": m, "time_limit": TIME_LIMIT}).encode(),
+                )
+            )
     return out
 
 
-async def unloaded(httpx: Any, base: str, smalls: list[tuple[str, bytes]], repeats: int) -> dict[str, list[float]]:
+async def unloaded(
+    httpx: Any, base: str, smalls: list[tuple[str, bytes]], repeats: int
+) -> dict[str, list[float]]:
     """Each small request sent alone, one after the other, to the idle server."""
     out: dict[str, list[float]] = {}
     async with httpx.AsyncClient(base_url=base, timeout=600) as client:
         for _ in range(repeats):
             for kind, body in smalls:
                 t0 = time.perf_counter()
-                await client.post("/api/explain", content=body, headers={"content-type": "application/json"})
+                await client.post(
+                    "/api/explain", content=body, headers={"content-type": "application/json"}
+                )
                 out.setdefault(kind, []).append(time.perf_counter() - t0)
     return out
 
 
-async def run_drops(httpx: Any, base: str, port: int, n_clients: int, per_client: int, big: bytes,
-                    smalls: list[tuple[str, bytes]], drop: bool = True) -> dict[str, Any]:
+async def run_drops(
+    httpx: Any,
+    base: str,
+    port: int,
+    n_clients: int,
+    per_client: int,
+    big: bytes,
+    smalls: list[tuple[str, bytes]],
+    drop: bool = True,
+) -> dict[str, Any]:
     """``n_clients`` clients; every tenth sends the large request and drops it after 0.5 s
     (``drop=False``: those clients send nothing, the control run of the same small load)."""
     records: list[dict[str, Any]] = []
@@ -349,27 +487,42 @@ async def run_drops(httpx: Any, base: str, port: int, n_clients: int, per_client
                 kind, body = smalls[(cid * 3 + i) % len(smalls)]
                 t0 = time.perf_counter()
                 try:
-                    r = await client.post("/api/explain", content=body, headers={"content-type": "application/json"})
+                    r = await client.post(
+                        "/api/explain", content=body, headers={"content-type": "application/json"}
+                    )
                     status: int | None = r.status_code
                 except httpx.HTTPError:
                     status = None
-                records.append({"kind": kind, "status": status, "seconds": time.perf_counter() - t0})
+                records.append(
+                    {"kind": kind, "status": status, "seconds": time.perf_counter() - t0}
+                )
 
         probe = asyncio.create_task(prober())
         n_drop = max(1, n_clients // 10)
         start = time.perf_counter()
-        await asyncio.gather(*(dropper() for _ in range(n_drop)), *(worker(c) for c in range(n_clients - n_drop)))
+        await asyncio.gather(
+            *(dropper() for _ in range(n_drop)), *(worker(c) for c in range(n_clients - n_drop))
+        )
         wall = time.perf_counter() - start
         settle = time.perf_counter()
         while (await client.get("/health")).json()["pending"] and time.perf_counter() - settle < 60:
             await asyncio.sleep(0.02)
         done.set()
         await probe
-    return {"records": records, "health": health, "wall": wall, "droppers": n_drop, "clients": n_clients,
-            "drops": len(drop_times), "idle_after_s": time.perf_counter() - max(drop_times or [settle])}
+    return {
+        "records": records,
+        "health": health,
+        "wall": wall,
+        "droppers": n_drop,
+        "clients": n_clients,
+        "drops": len(drop_times),
+        "idle_after_s": time.perf_counter() - max(drop_times or [settle]),
+    }
 
 
-def drop_recovery(httpx: Any, base: str, port: int, big: bytes, small: bytes, repeats: int = 3) -> dict[str, float]:
+def drop_recovery(
+    httpx: Any, base: str, port: int, big: bytes, small: bytes, repeats: int = 3
+) -> dict[str, float]:
     """On the otherwise idle server: drop the large request after 0.5 s, time until nothing is
     pending, then time one small request (as the cancellation test does)."""
     pending_s, after = [], []
@@ -386,10 +539,15 @@ def drop_recovery(httpx: Any, base: str, port: int, big: bytes, small: bytes, re
             t1 = time.perf_counter()
             client.post("/api/explain", content=small, headers={"content-type": "application/json"})
             after.append(time.perf_counter() - t1)
-    return {"pending_zero_s": float(np.median(pending_s)), "small_after_drop_s": float(np.median(after))}
+    return {
+        "pending_zero_s": float(np.median(pending_s)),
+        "small_after_drop_s": float(np.median(after)),
+    }
 
 
-async def run_quotas(httpx: Any, base: str, n_clients: int, per_client: int, row: dict[str, Any]) -> list[dict[str, Any]]:
+async def run_quotas(
+    httpx: Any, base: str, n_clients: int, per_client: int, row: dict[str, Any]
+) -> list[dict[str, Any]]:
     """Each client from its own loopback address, as fast as it can: predictions and explanations."""
     records: list[dict[str, Any]] = []
     predict = json.dumps({"rows": [row]}).encode()
@@ -400,12 +558,23 @@ async def run_quotas(httpx: Any, base: str, n_clients: int, per_client: int, row
         async with httpx.AsyncClient(base_url=base, timeout=600, transport=transport) as client:
             for i in range(per_client):
                 path, body = ("/api/explain", explain) if i % 2 else ("/api/predict", predict)
-                r = await client.post(path, content=body, headers={"content-type": "application/json"})
+                r = await client.post(
+                    path, content=body, headers={"content-type": "application/json"}
+                )
                 detail = r.json().get("detail", "") if r.status_code == 429 else ""
-                records.append({"client": cid, "path": path, "status": r.status_code,
-                                "quota": "counterfactuals/hour" if "counterfactuals" in detail else
-                                         "requests/minute" if detail else "",
-                                "retry_after": float(r.headers.get("Retry-After", "nan"))})
+                records.append(
+                    {
+                        "client": cid,
+                        "path": path,
+                        "status": r.status_code,
+                        "quota": "counterfactuals/hour"
+                        if "counterfactuals" in detail
+                        else "requests/minute"
+                        if detail
+                        else "",
+                        "retry_after": float(r.headers.get("Retry-After", "nan")),
+                    }
+                )
 
     await asyncio.gather(*(client_run(c) for c in range(n_clients)))
     return records
@@ -417,23 +586,36 @@ def _drop_row(name: str, res: dict[str, Any], solo: dict[str, list[float]]) -> l
     out = []
     for kind in sorted(recs["kind"].unique()):
         lat = recs.loc[(recs["kind"] == kind) & recs["status"].notna(), "seconds"]
-        out.append({
-            "server": name, "clients": res["clients"], "droppers": res["droppers"], "drops": res["drops"], "request": kind, "n": len(lat),
-            "5xx": int(status[recs["kind"] == kind].between(500, 599).sum()),
-            "lost": int(recs.loc[recs["kind"] == kind, "status"].isna().sum()),
-            "p50_ratio": q(lat, 50) / q(solo[kind], 50), "p99_ratio": q(lat, 99) / q(solo[kind], 99),
-            "p50_s": q(lat, 50), "p99_s": q(lat, 99), "unloaded_p50_s": q(solo[kind], 50),
-            "unloaded_p99_s": q(solo[kind], 99),
-            "health_p99_ms": 1000 * q(res["health"], 99), "health_max_ms": 1000 * max(res["health"] or [float("nan")]),
-            "idle_after_last_drop_s": res["idle_after_s"],
-        })
+        out.append(
+            {
+                "server": name,
+                "clients": res["clients"],
+                "droppers": res["droppers"],
+                "drops": res["drops"],
+                "request": kind,
+                "n": len(lat),
+                "5xx": int(status[recs["kind"] == kind].between(500, 599).sum()),
+                "lost": int(recs.loc[recs["kind"] == kind, "status"].isna().sum()),
+                "p50_ratio": q(lat, 50) / q(solo[kind], 50),
+                "p99_ratio": q(lat, 99) / q(solo[kind], 99),
+                "p50_s": q(lat, 50),
+                "p99_s": q(lat, 99),
+                "unloaded_p50_s": q(solo[kind], 50),
+                "unloaded_p99_s": q(solo[kind], 99),
+                "health_p99_ms": 1000 * q(res["health"], 99),
+                "health_max_ms": 1000 * max(res["health"] or [float("nan")]),
+                "idle_after_last_drop_s": res["idle_after_s"],
+            }
+        )
     return out
 
 
 def hostile(args: argparse.Namespace, httpx: Any) -> None:
     """The drop scenario (method concurrency 1 and 2) and the quota run (serve_hostile.md)."""
     rows = example_rows(20)
-    big = json.dumps({"rows": rows, "method": "mace", "n_counterfactuals": 5, "time_limit": 30}).encode()
+    big = json.dumps(
+        {"rows": rows, "method": "mace", "n_counterfactuals": 5, "time_limit": 30}
+    ).encode()
     smalls = small_requests(rows[:3])
     table: list[dict[str, Any]] = []
     for concurrency in (1, 2):
@@ -445,9 +627,23 @@ def hostile(args: argparse.Namespace, httpx: Any) -> None:
             wait_ready(httpx, base, proc)
             solo = asyncio.run(unloaded(httpx, base, smalls, repeats=3))
             recovery = drop_recovery(httpx, base, port, big, smalls[0][1])
-            control = asyncio.run(run_drops(httpx, base, port, args.drop_clients, args.requests_per_client, big, smalls,
-                                            drop=False))
-            res = asyncio.run(run_drops(httpx, base, port, args.drop_clients, args.requests_per_client, big, smalls))
+            control = asyncio.run(
+                run_drops(
+                    httpx,
+                    base,
+                    port,
+                    args.drop_clients,
+                    args.requests_per_client,
+                    big,
+                    smalls,
+                    drop=False,
+                )
+            )
+            res = asyncio.run(
+                run_drops(
+                    httpx, base, port, args.drop_clients, args.requests_per_client, big, smalls
+                )
+            )
         finally:
             stop_server(proc)
             log.unlink(missing_ok=True)
@@ -457,12 +653,16 @@ def hostile(args: argparse.Namespace, httpx: Any) -> None:
             r["health_p99_no_drops_ms"] = rows_c[r["request"]]["health_p99_ms"]
             if r["request"] == smalls[0][0]:
                 r["solo_drop_pending_0_s"] = recovery["pending_zero_s"]
-                r["solo_drop_small_ratio"] = recovery["small_after_drop_s"] / q(solo[smalls[0][0]], 50)
+                r["solo_drop_small_ratio"] = recovery["small_after_drop_s"] / q(
+                    solo[smalls[0][0]], 50
+                )
             table.append(r)
     port = _free_port()
     base = f"http://{HOST}:{port}"
     log = Path(tempfile.mkstemp(prefix="serve_quota_", suffix=".log")[1])
-    proc = start_server(port, log, ["--requests-per-minute", "30", "--counterfactuals-per-hour", "10"])
+    proc = start_server(
+        port, log, ["--requests-per-minute", "30", "--counterfactuals-per-hour", "10"]
+    )
     try:
         wait_ready(httpx, base, proc)
         quota = pd.DataFrame(asyncio.run(run_quotas(httpx, base, 10, 40, rows[0])))
@@ -476,15 +676,22 @@ def _write_hostile(drops: pd.DataFrame, quota: pd.DataFrame, args: argparse.Name
     counts = quota.groupby("status").size().to_dict()
     by_quota = quota[quota["status"] == 429].groupby("quota").size().to_dict()
     ra = quota.loc[quota["status"] == 429, "retry_after"]
-    quota_rows = pd.DataFrame([{
-        "clients": quota["client"].nunique(), "requests": len(quota), "200": counts.get(200, 0), "429": counts.get(429, 0),
-        "429 requests/minute": by_quota.get("requests/minute", 0),
-        "429 counterfactuals/hour": by_quota.get("counterfactuals/hour", 0),
-        "5xx": int(quota["status"].between(500, 599).sum()),
-        "other": int((~quota["status"].isin([200, 429])).sum()),
-        "retry_after_min_s": float(ra.min()) if len(ra) else float("nan"),
-        "retry_after_max_s": float(ra.max()) if len(ra) else float("nan"),
-    }])
+    quota_rows = pd.DataFrame(
+        [
+            {
+                "clients": quota["client"].nunique(),
+                "requests": len(quota),
+                "200": counts.get(200, 0),
+                "429": counts.get(429, 0),
+                "429 requests/minute": by_quota.get("requests/minute", 0),
+                "429 counterfactuals/hour": by_quota.get("counterfactuals/hour", 0),
+                "5xx": int(quota["status"].between(500, 599).sum()),
+                "other": int((~quota["status"].isin([200, 429])).sum()),
+                "retry_after_min_s": float(ra.min()) if len(ra) else float("nan"),
+                "retry_after_max_s": float(ra.max()) if len(ra) else float("nan"),
+            }
+        ]
+    )
     drops = drops.drop(columns=["droppers"]).rename(columns={"drops": "dropped requests"})
     notes = [
         f"drop scenario: {args.drop_clients} clients; {max(1, args.drop_clients // 10)} of them (10 %) each send "
@@ -516,11 +723,22 @@ def _write_hostile(drops: pd.DataFrame, quota: pd.DataFrame, args: argparse.Name
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--levels", default="1,10,50", help="numbers of concurrent clients (default 1,10,50)")
-    ap.add_argument("--requests-per-client", type=int, default=4, help="requests each client sends per level (default 4)")
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--levels", default="1,10,50", help="numbers of concurrent clients (default 1,10,50)"
+    )
+    ap.add_argument(
+        "--requests-per-client",
+        type=int,
+        default=4,
+        help="requests each client sends per level (default 4)",
+    )
     ap.add_argument("--rows", type=int, default=6, help="distinct example rows used (default 6)")
-    ap.add_argument("--drop-clients", type=int, default=50, help="clients of the drop scenario (default 50)")
+    ap.add_argument(
+        "--drop-clients", type=int, default=50, help="clients of the drop scenario (default 50)"
+    )
     ap.add_argument("--skip-mixed", action="store_true", help="run only the hostile scenarios")
     ap.add_argument("--skip-hostile", action="store_true", help="run only the mixed load")
     args = ap.parse_args()

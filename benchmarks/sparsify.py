@@ -59,7 +59,9 @@ def main() -> None:
         for method in METHODS:
             try:
                 on = fast_method(method, sparsify=True).fit(model, train)
-                off = fast_method(method, sparsify=False).fit(model, train)  # the same method, the pass off
+                off = fast_method(method, sparsify=False).fit(
+                    model, train
+                )  # the same method, the pass off
             except Exception as exc:  # an optional dependency missing: skip the row
                 print(f"skip {method}: {exc}")
                 continue
@@ -67,15 +69,25 @@ def main() -> None:
             r_on, s_on = timed(lambda m=on, X=X: m.explain(X, n_counterfactuals=args.answers))
             c_off, u_off = _counts(r_off, train.schema, model)
             c_on, u_on = _counts(r_on, train.schema, model)
-            before, after = float(np.mean(c_off)) if c_off else np.nan, float(np.mean(c_on)) if c_on else np.nan
-            rows.append({
-                "dataset": name, "method": method, "queries": len(X),
-                "answers before": len(c_off), "answers after": len(c_on),
-                "changed/cf before": before, "changed/cf after": after,
-                "ratio after/before": after / before if before else np.nan,
-                "undoable before": f"{u_off}/{len(c_off)}", "undoable after": f"{u_on}/{len(c_on)}",
-                "time ratio after/before": s_on / s_off if s_off else np.nan,
-            })
+            before, after = (
+                float(np.mean(c_off)) if c_off else np.nan,
+                float(np.mean(c_on)) if c_on else np.nan,
+            )
+            rows.append(
+                {
+                    "dataset": name,
+                    "method": method,
+                    "queries": len(X),
+                    "answers before": len(c_off),
+                    "answers after": len(c_on),
+                    "changed/cf before": before,
+                    "changed/cf after": after,
+                    "ratio after/before": after / before if before else np.nan,
+                    "undoable before": f"{u_off}/{len(c_off)}",
+                    "undoable after": f"{u_on}/{len(c_on)}",
+                    "time ratio after/before": s_on / s_off if s_off else np.nan,
+                }
+            )
     notes = [
         f"LR models, 70/30 split (seed 0), the first {args.queries} test rows the model rejects, "
         f"n_counterfactuals={args.answers}; fast parameters of counterfact.testing.FAST_PARAMS",

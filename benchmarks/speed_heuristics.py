@@ -86,7 +86,9 @@ def _pick(test: cf.Dataset, n: int, seed: int = 0) -> pd.DataFrame:
     return X.iloc[np.sort(idx)]
 
 
-def _one_per_call(method: Any, Q: pd.DataFrame, k: int) -> tuple[list[float], list[cf.CounterfactualResult]]:
+def _one_per_call(
+    method: Any, Q: pd.DataFrame, k: int
+) -> tuple[list[float], list[cf.CounterfactualResult]]:
     times, results = [], []
     for i in range(len(Q)):
         t0 = time.perf_counter()
@@ -106,7 +108,9 @@ def _quality(results: list[cf.CounterfactualResult], train: cf.Dataset, k: int) 
         n_found.append(float(res.found.iloc[0]))
         valid.append(float(m.validity(res, n_requested=k).iloc[0]))
         if hit:
-            p = (-m.continuous_proximity(res, mad=mad)).fillna(0) + (1.0 - m.categorical_proximity(res)).fillna(0)
+            p = (-m.continuous_proximity(res, mad=mad)).fillna(0) + (
+                1.0 - m.categorical_proximity(res)
+            ).fillna(0)
             prox.append(float(p.iloc[0]))
             x, c0 = res.queries.iloc[0], res.counterfactuals.iloc[[0]].reset_index(drop=True)
             a = -m.continuous_proximity(x, c0, train.schema, mad=mad)
@@ -122,17 +126,26 @@ def _quality(results: list[cf.CounterfactualResult], train: cf.Dataset, k: int) 
 
 
 # ----------------------------------------------------------------- MD-PSO
-def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, dice_max_features: int) -> pd.DataFrame:
+def mdpso_part(
+    datasets: list[str], n_queries: int, k: int, dice_limit: float, dice_max_features: int
+) -> pd.DataFrame:
     rows = []
     for ds in datasets:
         train, test = _split(ds)
         model = cf.models.fit(train, "rf", random_state=0)
         Q = _pick(test, n_queries)
-        row: dict[str, Any] = {"dataset": ds, "features": len(train.schema), "queries": len(Q), "k": k}
+        row: dict[str, Any] = {
+            "dataset": ds,
+            "features": len(train.schema),
+            "queries": len(Q),
+            "k": k,
+        }
         pso = cf.MDPSO(random_state=0).fit(model, train)
         dice = None
         if is_available("dice_ml") and len(train.schema) <= dice_max_features:
-            dice = cf.methods.get("dice", dice_method="random", random_state=0, time_limit=dice_limit).fit(model, train)
+            dice = cf.methods.get(
+                "dice", dice_method="random", random_state=0, time_limit=dice_limit
+            ).fit(model, train)
         # query by query, MD-PSO then DiCE-random, so that both see the same machine load
         t_pso, r_pso, t_dice, r_dice = [], [], [], []
         for i in range(len(Q)):
@@ -144,23 +157,39 @@ def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, d
                 t_dice += t
                 r_dice += r
         q = _quality(r_pso, train, k)
-        row.update({"mdpso_median_s": float(np.median(t_pso)), **{f"mdpso_{a}": b for a, b in q.items()}})
-        row["mdpso_iterations"] = float(np.median([r.diagnostics["n_iterations"].iloc[0] for r in r_pso]))
+        row.update(
+            {"mdpso_median_s": float(np.median(t_pso)), **{f"mdpso_{a}": b for a, b in q.items()}}
+        )
+        row["mdpso_iterations"] = float(
+            np.median([r.diagnostics["n_iterations"].iloc[0] for r in r_pso])
+        )
         if dice is not None:
             q = _quality(r_dice, train, k)
             capped = sum(1 for r in r_dice if (r.status == "timeout").any())
-            row.update({"dice_median_s": float(np.median(t_dice)), **{f"dice_{a}": b for a, b in q.items()}, "dice_capped": capped})
+            row.update(
+                {
+                    "dice_median_s": float(np.median(t_dice)),
+                    **{f"dice_{a}": b for a, b in q.items()},
+                    "dice_capped": capped,
+                }
+            )
             # a baseline that answered nothing is no baseline: leave the ratio empty, unless every
             # query ran into the cap (DiCE-random needs more than the cap: the ratio is an upper bound)
             answered = sum(int((r.found > 0).sum()) for r in r_dice)
             all_capped = capped == len(r_dice)
             row["ratio_mdpso_vs_dice"] = (
-                row["mdpso_median_s"] / row["dice_median_s"] if answered or all_capped else float("nan")
+                row["mdpso_median_s"] / row["dice_median_s"]
+                if answered or all_capped
+                else float("nan")
             )
-            row["ratio_is_bound"] = bool(capped > len(r_dice) // 2)  # the median DiCE query was capped
+            row["ratio_is_bound"] = bool(
+                capped > len(r_dice) // 2
+            )  # the median DiCE query was capped
             if not answered:
                 reasons = {str(v) for r in r_dice for v in r.reason if v}
-                row["dice_note"] = "DiCE-random answered no query: " + "; ".join(sorted(reasons))[:200]
+                row["dice_note"] = (
+                    "DiCE-random answered no query: " + "; ".join(sorted(reasons))[:200]
+                )
         rows.append(row)
         print(row, flush=True)
     return pd.DataFrame(rows)
@@ -168,7 +197,13 @@ def mdpso_part(datasets: list[str], n_queries: int, k: int, dice_limit: float, d
 
 # -------------------------------------------------------------------- L2C
 def l2c_part(
-    datasets: list[str], kinds: list[str], n_rows: int, k: int, dice_limit: float, max_epochs: int, dice: bool = True
+    datasets: list[str],
+    kinds: list[str],
+    n_rows: int,
+    k: int,
+    dice_limit: float,
+    max_epochs: int,
+    dice: bool = True,
 ) -> pd.DataFrame:
     rows = []
     # torch is imported before any clock starts: a process pays that once (1-2 s), not per training
@@ -201,7 +236,13 @@ def l2c_part(
             Q = _pick(test, n_rows, seed=1)
             others: dict[str, Any] = {"mdpso": lambda: cf.MDPSO(random_state=0)}
             if dice and is_available("dice_ml"):
-                others["dice"] = lambda: cf.methods.get("dice", dice_method="random", n_candidates=k, random_state=0, time_limit=dice_limit)
+                others["dice"] = lambda: cf.methods.get(
+                    "dice",
+                    dice_method="random",
+                    n_candidates=k,
+                    random_state=0,
+                    time_limit=dice_limit,
+                )
             for label, make in others.items():
                 m = make().fit(model, train)
                 times, results = _one_per_call(m, Q, k)
@@ -211,13 +252,17 @@ def l2c_part(
                 row[f"{label}_coverage"] = q["coverage"]
                 row[f"{label}_cfs_per_row"] = q["cfs_per_row"]
                 gain = per_row - row["l2c_s_per_row"]
-                row[f"break_even_rows_vs_{label}"] = float(np.ceil(row["train_s"] / gain)) if gain > 0 else float("inf")
+                row[f"break_even_rows_vs_{label}"] = (
+                    float(np.ceil(row["train_s"] / gain)) if gain > 0 else float("inf")
+                )
             row["inference_ratio_vs_mdpso"] = row["l2c_s_per_row"] / row["mdpso_s_per_row"]
             row["batch_size"] = l2c.batch_size_
             row["device"] = l2c.device_
             if "dice_s_per_row" in row:
                 row["inference_speedup_vs_dice"] = row["dice_s_per_row"] / row["l2c_s_per_row"]
-                row["inference_speedup_vs_dice_nosparsify"] = row["dice_s_per_row"] / row["l2c_nosparsify_s_per_row"]
+                row["inference_speedup_vs_dice_nosparsify"] = (
+                    row["dice_s_per_row"] / row["l2c_nosparsify_s_per_row"]
+                )
             rows.append(row)
             print(row, flush=True)
     return pd.DataFrame(rows)
@@ -230,7 +275,9 @@ def _rejected(test: cf.Dataset, model: Any, ds: str, n: int) -> pd.DataFrame:
     return X.iloc[np.sort(idx)]
 
 
-def l2c_large_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, max_epochs: int) -> pd.DataFrame:
+def l2c_large_part(
+    datasets: list[str], kinds: list[str], n_rows: int, k: int, max_epochs: int
+) -> pd.DataFrame:
     """Coverage and distinct answers of L2C (defaults, no fallback) on large datasets."""
     rows = []
     for ds in datasets:
@@ -243,19 +290,34 @@ def l2c_large_part(datasets: list[str], kinds: list[str], n_rows: int, k: int, m
         for kind in kinds:
             model = cf.models.fit(train, kind, random_state=0)
             Q = _rejected(test, model, ds, n_rows)
-            row: dict[str, Any] = {"dataset": ds, "model": kind, "train_rows": len(train.X), "rows": len(Q), "k": k}
+            row: dict[str, Any] = {
+                "dataset": ds,
+                "model": kind,
+                "train_rows": len(train.X),
+                "rows": len(Q),
+                "k": k,
+            }
             l2c = cf.L2C(random_state=0, max_epochs=max_epochs)
             t0 = time.perf_counter()
             l2c.fit(model, train)
-            row.update({"train_s": time.perf_counter() - t0, "epochs": l2c.n_epochs_, "batch_size": l2c.batch_size_,
-                        "device": l2c.device_, "gradient": l2c.gradient_})
+            row.update(
+                {
+                    "train_s": time.perf_counter() - t0,
+                    "epochs": l2c.n_epochs_,
+                    "batch_size": l2c.batch_size_,
+                    "device": l2c.device_,
+                    "gradient": l2c.gradient_,
+                }
+            )
             t0 = time.perf_counter()
             res = l2c.explain(Q, n_counterfactuals=k)
             row["l2c_s_per_row"] = (time.perf_counter() - t0) / max(len(Q), 1)
             row["coverage"] = float(cf.metrics.coverage(res))
             row["answers_per_row"] = float(res.found.mean())
             row["answers_per_row_median"] = float(res.found.median())
-            row["valid_samples_per_row"] = float(pd.to_numeric(res.diagnostics["n_valid"], errors="coerce").mean())
+            row["valid_samples_per_row"] = float(
+                pd.to_numeric(res.diagnostics["n_valid"], errors="coerce").mean()
+            )
             row["validity"] = float(cf.metrics.validity(res).mean())
             row["best_epoch"] = int(np.argmax([h["validation_validity"] for h in l2c.history_])) + 1
             raw = l2c.set_params(sparsify=False).explain(Q, n_counterfactuals=k)
@@ -314,21 +376,55 @@ LARGE_NOTES = [
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--part", choices=["mdpso", "l2c", "all"], default="all")
     ap.add_argument("--datasets", nargs="+", default=None, help="override the part's datasets")
-    ap.add_argument("--models", nargs="+", default=["lr", "rf", "mlp"], help="L2C part: model kinds")
+    ap.add_argument(
+        "--models", nargs="+", default=["lr", "rf", "mlp"], help="L2C part: model kinds"
+    )
     ap.add_argument("--queries", type=int, default=5, help="MD-PSO part: test rows per dataset")
-    ap.add_argument("--rows", type=int, default=3, help="L2C part: rows DiCE-random and MD-PSO explain (100 CFs each)")
+    ap.add_argument(
+        "--rows",
+        type=int,
+        default=3,
+        help="L2C part: rows DiCE-random and MD-PSO explain (100 CFs each)",
+    )
     ap.add_argument("--k", type=int, default=3, help="MD-PSO part: counterfactuals per query")
-    ap.add_argument("--dice-limit", type=float, default=60.0, help="seconds per DiCE query (a capped query counts at the cap)")
+    ap.add_argument(
+        "--dice-limit",
+        type=float,
+        default=60.0,
+        help="seconds per DiCE query (a capped query counts at the cap)",
+    )
     ap.add_argument("--dice-max-features", type=int, default=400)
     ap.add_argument("--no-dice", action="store_true", help="L2C part: leave DiCE-random out")
     ap.add_argument("--max-epochs", type=int, default=200, help="L2C part: epoch cap")
-    ap.add_argument("--large-datasets", nargs="*", default=LARGE_SETS, help="L2C part: large datasets (none: skip)")
-    ap.add_argument("--large-models", nargs="+", default=["rf", "mlp"], help="L2C part: model kinds on the large datasets")
-    ap.add_argument("--large-rows", type=int, default=200, help="L2C part: rejected test rows explained per large cell")
-    ap.add_argument("--large-max-epochs", type=int, default=None, help="L2C part: epoch cap on the large datasets (default --max-epochs)")
+    ap.add_argument(
+        "--large-datasets",
+        nargs="*",
+        default=LARGE_SETS,
+        help="L2C part: large datasets (none: skip)",
+    )
+    ap.add_argument(
+        "--large-models",
+        nargs="+",
+        default=["rf", "mlp"],
+        help="L2C part: model kinds on the large datasets",
+    )
+    ap.add_argument(
+        "--large-rows",
+        type=int,
+        default=200,
+        help="L2C part: rejected test rows explained per large cell",
+    )
+    ap.add_argument(
+        "--large-max-epochs",
+        type=int,
+        default=None,
+        help="L2C part: epoch cap on the large datasets (default --max-epochs)",
+    )
     ap.add_argument("--tag", default="")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
@@ -338,7 +434,13 @@ def main() -> None:
     for part in parts:
         started = time.perf_counter()
         if part == "mdpso":
-            table = mdpso_part(args.datasets or MDPSO_SETS, args.queries, args.k, args.dice_limit, args.dice_max_features)
+            table = mdpso_part(
+                args.datasets or MDPSO_SETS,
+                args.queries,
+                args.k,
+                args.dice_limit,
+                args.dice_max_features,
+            )
             head = (
                 f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random test rows per dataset, "
                 f"{args.k} counterfactuals, one query per explain() call (MD-PSO and DiCE-random alternate query by query, so that "
@@ -347,7 +449,15 @@ def main() -> None:
             )
             _write(f"speed_heuristics_mdpso{suffix}", table, [head, *MDPSO_NOTES], started)
             continue
-        table = l2c_part(args.datasets or L2C_SETS, args.models, args.rows, 100, args.dice_limit, args.max_epochs, not args.no_dice)
+        table = l2c_part(
+            args.datasets or L2C_SETS,
+            args.models,
+            args.rows,
+            100,
+            args.dice_limit,
+            args.max_epochs,
+            not args.no_dice,
+        )
         head = (
             "100 counterfactuals per row (the paper's setting); L2C with its defaults (at most "
             f"{args.max_epochs} epochs), trained once, explains the whole test split in one call; MD-PSO"
@@ -357,7 +467,9 @@ def main() -> None:
         if args.large_datasets:
             started = time.perf_counter()
             epochs = args.large_max_epochs or args.max_epochs
-            table = l2c_large_part(args.large_datasets, args.large_models, args.large_rows, 100, epochs)
+            table = l2c_large_part(
+                args.large_datasets, args.large_models, args.large_rows, 100, epochs
+            )
             head = (
                 f"L2C with its defaults (at most {epochs} epochs, no fallback), 80/20 split seed 0, "
                 f"{args.large_rows} random rejected test rows per cell, 100 counterfactuals asked."

@@ -51,7 +51,12 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
         X = test.X[model.predict(test.X) != fav].iloc[: args.queries]
         for method in args.methods:
             try:  # fitted once; only the time limit changes between cells
-                m = cf.methods.get(method, time_limit=float(args.limits[0]), random_state=0, **PARAMS.get(method, {}))
+                m = cf.methods.get(
+                    method,
+                    time_limit=float(args.limits[0]),
+                    random_state=0,
+                    **PARAMS.get(method, {}),
+                )
                 t0 = time.perf_counter()
                 m.fit(model, train)
                 fit_s = time.perf_counter() - t0
@@ -72,15 +77,25 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                     statuses.append(r.status.iloc[0])
                 w = np.array(walls)
                 over = w - np.nan_to_num(np.array(inside))
-                rows.append({
-                    "dataset": name, "model": f"{kind}{'' if not model_params else ' 100x8'}", "method": method,
-                    "limit s": limit, "queries": len(w), "fit s": fit_s,
-                    "wall/limit mean": float(w.mean() / limit), "wall/limit max": float(w.max() / limit),
-                    "within limit+max(0.5s,10%)": f"{int(sum(_within(x, limit) for x in w))}/{len(w)}",
-                    "outside method s max": float(over.max()),
-                    "cpu/wall min": float(min(shares)), "load avg": load,
-                    "statuses": ", ".join(f"{s} {n}" for s, n in pd.Series(statuses).value_counts().items()),
-                })
+                rows.append(
+                    {
+                        "dataset": name,
+                        "model": f"{kind}{'' if not model_params else ' 100x8'}",
+                        "method": method,
+                        "limit s": limit,
+                        "queries": len(w),
+                        "fit s": fit_s,
+                        "wall/limit mean": float(w.mean() / limit),
+                        "wall/limit max": float(w.max() / limit),
+                        "within limit+max(0.5s,10%)": f"{int(sum(_within(x, limit) for x in w))}/{len(w)}",
+                        "outside method s max": float(over.max()),
+                        "cpu/wall min": float(min(shares)),
+                        "load avg": load,
+                        "statuses": ", ".join(
+                            f"{s} {n}" for s, n in pd.Series(statuses).value_counts().items()
+                        ),
+                    }
+                )
                 print(rows[-1], flush=True)
     return rows
 
@@ -98,42 +113,82 @@ def _dask(args: argparse.Namespace, notes: list[str]) -> list[dict]:
     runs: list[dict] = []
     for rep in range(args.repeats):
         for workers in (1, 2):  # alternated, so that a change of the machine's load hits both
-            with LocalCluster(n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client:
-                client.run(lambda: __import__("counterfact.methods"))  # worker imports before the clock
+            with (
+                LocalCluster(
+                    n_workers=workers, threads_per_worker=1, processes=True, dashboard_address=None
+                ) as cluster,
+                Client(cluster) as client,
+            ):
+                client.run(
+                    lambda: __import__("counterfact.methods")
+                )  # worker imports before the clock
                 load = os.getloadavg()[0]
                 t0 = time.perf_counter()
-                rep_ = explain_in_chunks(method, X, chunk_size=args.chunk_size, n_jobs=workers, backend="dask")
+                rep_ = explain_in_chunks(
+                    method, X, chunk_size=args.chunk_size, n_jobs=workers, backend="dask"
+                )
                 wall = time.perf_counter() - t0
             res = rep_.result
-            same = res is not None and res.counterfactuals.equals(serial.counterfactuals) and res.status.equals(serial.status)
+            same = (
+                res is not None
+                and res.counterfactuals.equals(serial.counterfactuals)
+                and res.status.equals(serial.status)
+            )
             busy = float(np.nansum(list(rep_.chunk_seconds.values())))
             cpu = float(np.nansum(list(rep_.chunk_cpu_seconds.values())))
-            runs.append({"workers": workers, "repeat": rep, "wall": wall, "busy": busy, "cpu": cpu, "load": load,
-                         "failed": len(rep_.failed), "same": same})
+            runs.append(
+                {
+                    "workers": workers,
+                    "repeat": rep,
+                    "wall": wall,
+                    "busy": busy,
+                    "cpu": cpu,
+                    "load": load,
+                    "failed": len(rep_.failed),
+                    "same": same,
+                }
+            )
             print(runs[-1], flush=True)
     df = pd.DataFrame(runs)
     base = float(df[df.workers == 1].wall.min())
     rows = []
     for workers, g in df.groupby("workers"):
-        rows.append({
-            "workers": workers, "queries": len(X), "chunk size": args.chunk_size, "method": args.dask_method,
-            "runs": len(g), "wall s min": float(g.wall.min()), "wall s median": float(g.wall.median()),
-            "speed-up vs 1 worker (min walls)": base / float(g.wall.min()),
-            "speed-up vs 1 worker (median walls)": float(df[df.workers == 1].wall.median()) / float(g.wall.median()),
-            "chunk seconds / wall (parallelism)": float((g.busy / g.wall).median()),
-            "chunk CPU s / chunk wall s": float((g.cpu / g.busy).median()),
-            "load avg at start": float(g.load.median()), "failed chunks": int(g.failed.sum()),
-            "same result as serial explain": bool(g.same.all()),
-        })
-    notes.append(f"Dask: German Credit LR, {args.dask_method} (defaults, random_state=0), {len(X)} queries in chunks of "
-                 f"{args.chunk_size}; LocalCluster(threads_per_worker=1, processes) started and its workers' imports done "
-                 f"before the clock; 1 and 2 workers alternated, {args.repeats} runs each")
-    notes.append("parallelism: the chunks' wall seconds measured in the workers, summed, over the run's wall time "
-                 "(2 means both workers busy all the time); load avg: the machine's 1-minute load average at the start "
-                 f"of the run, on {os.cpu_count()} cores (other processes' load slows the 2-worker run most)")
-    notes.append("chunk CPU s / chunk wall s: the workers' CPU seconds over their wall seconds while running chunks "
-                 "(1: a core to itself; 0.5: it waited half the time for a core held by other processes)")
-    notes.append("same result: counterfactuals and statuses equal to one serial explain() of the whole batch")
+        rows.append(
+            {
+                "workers": workers,
+                "queries": len(X),
+                "chunk size": args.chunk_size,
+                "method": args.dask_method,
+                "runs": len(g),
+                "wall s min": float(g.wall.min()),
+                "wall s median": float(g.wall.median()),
+                "speed-up vs 1 worker (min walls)": base / float(g.wall.min()),
+                "speed-up vs 1 worker (median walls)": float(df[df.workers == 1].wall.median())
+                / float(g.wall.median()),
+                "chunk seconds / wall (parallelism)": float((g.busy / g.wall).median()),
+                "chunk CPU s / chunk wall s": float((g.cpu / g.busy).median()),
+                "load avg at start": float(g.load.median()),
+                "failed chunks": int(g.failed.sum()),
+                "same result as serial explain": bool(g.same.all()),
+            }
+        )
+    notes.append(
+        f"Dask: German Credit LR, {args.dask_method} (defaults, random_state=0), {len(X)} queries in chunks of "
+        f"{args.chunk_size}; LocalCluster(threads_per_worker=1, processes) started and its workers' imports done "
+        f"before the clock; 1 and 2 workers alternated, {args.repeats} runs each"
+    )
+    notes.append(
+        "parallelism: the chunks' wall seconds measured in the workers, summed, over the run's wall time "
+        "(2 means both workers busy all the time); load avg: the machine's 1-minute load average at the start "
+        f"of the run, on {os.cpu_count()} cores (other processes' load slows the 2-worker run most)"
+    )
+    notes.append(
+        "chunk CPU s / chunk wall s: the workers' CPU seconds over their wall seconds while running chunks "
+        "(1: a core to itself; 0.5: it waited half the time for a core held by other processes)"
+    )
+    notes.append(
+        "same result: counterfactuals and statuses equal to one serial explain() of the whole batch"
+    )
     return rows
 
 
@@ -141,7 +196,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--queries", type=int, default=5, help="queries per cell")
     ap.add_argument("--limits", type=float, nargs="+", default=[1.0, 2.0, 5.0])
-    ap.add_argument("--methods", nargs="+", default=["nearest", "mace", "ceocl", "ufce", "mdpso", "l2c"])
+    ap.add_argument(
+        "--methods", nargs="+", default=["nearest", "mace", "ceocl", "ufce", "mdpso", "l2c"]
+    )
     ap.add_argument("--batch", type=int, default=200, help="queries of the Dask batch")
     ap.add_argument("--chunk-size", type=int, default=25)
     ap.add_argument("--dask-method", default="mdpso")

@@ -48,18 +48,48 @@ from counterfact.methods.ufce._dependency import DependencyModels
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
-LEVEL_CODES = {"very_limited": "VL", "limited": "L", "medium": "M", "flexible": "F", "more_flexible": "MF"}
+LEVEL_CODES = {
+    "very_limited": "VL",
+    "limited": "L",
+    "medium": "M",
+    "flexible": "F",
+    "more_flexible": "MF",
+}
 THRESHOLD = 0.3  # actionable share (Sec. 5.2)
 
 # ------------------------------------------------------------------ the paper's numbers
 # Table 4: (Plaus, Act, Feas) out of 50 queries.
 PAPER_T4 = {
-    "UFCE1": {"VL": (8, 15, 8), "L": (9, 15, 9), "M": (12, 14, 12), "F": (17, 21, 17), "MF": (19, 23, 19)},
-    "UFCE2": {"VL": (18, 18, 18), "L": (21, 21, 21), "M": (29, 29, 29), "F": (37, 37, 37), "MF": (44, 44, 44)},
-    "UFCE3": {"VL": (30, 30, 30), "L": (37, 37, 37), "M": (44, 44, 44), "F": (47, 47, 47), "MF": (48, 48, 48)},
+    "UFCE1": {
+        "VL": (8, 15, 8),
+        "L": (9, 15, 9),
+        "M": (12, 14, 12),
+        "F": (17, 21, 17),
+        "MF": (19, 23, 19),
+    },
+    "UFCE2": {
+        "VL": (18, 18, 18),
+        "L": (21, 21, 21),
+        "M": (29, 29, 29),
+        "F": (37, 37, 37),
+        "MF": (44, 44, 44),
+    },
+    "UFCE3": {
+        "VL": (30, 30, 30),
+        "L": (37, 37, 37),
+        "M": (44, 44, 44),
+        "F": (47, 47, 47),
+        "MF": (48, 48, 48),
+    },
     "AR": {"VL": (49, 3, 3), "L": (49, 5, 5), "M": (49, 5, 5), "F": (49, 10, 10), "MF": (49, 8, 8)},
     "DiCE": {"VL": (40, 4, 4), "L": (41, 5, 5), "M": (43, 6, 6), "F": (46, 9, 9), "MF": (38, 8, 8)},
-    "DiCE-UF": {"VL": (15, 25, 15), "L": (19, 32, 19), "M": (20, 33, 20), "F": (26, 39, 26), "MF": (28, 42, 28)},
+    "DiCE-UF": {
+        "VL": (15, 25, 15),
+        "L": (19, 32, 19),
+        "M": (20, 33, 20),
+        "F": (26, 39, 26),
+        "MF": (28, 42, 28),
+    },
 }
 # Table 6: feasible counts out of 50, draws 1..10.
 PAPER_T6 = {
@@ -94,7 +124,14 @@ PAPER_T7 = {
         "UFCE1": (0.00, 20.00, 1.00, 20, 8, 8), "UFCE2": (0.00, 32.00, 2.00, 14, 14, 14), "UFCE3": (0.00, 43.00, 3.00, 18, 18, 18),
     },
 }  # fmt: skip
-PAPER_TIME = {"UFCE1": 0.28, "UFCE2": 0.47, "UFCE3": 1.10, "AR": 0.41, "DiCE": 0.51, "DiCE-UF": 0.61}
+PAPER_TIME = {
+    "UFCE1": 0.28,
+    "UFCE2": 0.47,
+    "UFCE3": 1.10,
+    "AR": 0.41,
+    "DiCE": 0.51,
+    "DiCE-UF": 0.61,
+}
 RQ3_DATASETS = ("graduate_admission", "bank_loan", "wine_quality_red", "bupa_liver", "movie_oscar")
 
 
@@ -103,7 +140,9 @@ class _PerPointDependencies(DependencyModels):
     """Dependency models asked one row at a time."""
 
     def predict(self, j: int, Z: np.ndarray) -> np.ndarray:
-        return np.concatenate([super(_PerPointDependencies, self).predict(j, Z[k : k + 1]) for k in range(len(Z))])
+        return np.concatenate(
+            [super(_PerPointDependencies, self).predict(j, Z[k : k + 1]) for k in range(len(Z))]
+        )
 
 
 class PerPointUFCE(UFCE):
@@ -115,23 +154,34 @@ class PerPointUFCE(UFCE):
         self._deps = _PerPointDependencies(self._space, self._R, self.regressor, self.classifier)
 
     def _decide(self, Z: np.ndarray) -> np.ndarray:
-        return np.concatenate([super(PerPointUFCE, self)._decide(Z[k : k + 1]) for k in range(len(Z))])
+        return np.concatenate(
+            [super(PerPointUFCE, self)._decide(Z[k : k + 1]) for k in range(len(Z))]
+        )
 
     def _plausible(self, Z: np.ndarray, target_index: np.ndarray) -> np.ndarray:
-        return np.concatenate([super(PerPointUFCE, self)._plausible(Z[k : k + 1], target_index[k : k + 1]) for k in range(len(Z))])
+        return np.concatenate(
+            [
+                super(PerPointUFCE, self)._plausible(Z[k : k + 1], target_index[k : k + 1])
+                for k in range(len(Z))
+            ]
+        )
 
 
 class Setting:
     """One dataset: split, LR model, queries (predicted unfavourable), UFCE fitted once, LOF for the metrics."""
 
-    def __init__(self, name: str, data: cf.Dataset, n_queries: int, seed: int = 0, label: str | None = None) -> None:
+    def __init__(
+        self, name: str, data: cf.Dataset, n_queries: int, seed: int = 0, label: str | None = None
+    ) -> None:
         self.name = name
         self.label = label or name
-        if name == "bank_loan":  # the paper's protected feature ("Family cannot be suggested to change")
+        if (
+            name == "bank_loan"
+        ):  # the paper's protected feature ("Family cannot be suggested to change")
             data = data.with_schema(data.schema.with_immutable(["Family"]))
         self.train, self.test = data.split(test_size=0.2, random_state=seed)
         self.model = cf.models.fit(self.train, "lr", random_state=seed)
-        fav = data.metadata.get("favorable_class", 1)
+        fav = data.metadata.get("favourable_class", 1)
         pred = self.model.predict(self.test.X)
         pool = self.test.X[pred != fav]
         self.pool = pool.iloc[np.random.default_rng(seed).permutation(len(pool))]
@@ -167,11 +217,15 @@ def load_bank_oversampled(data_dir: Path) -> cf.Dataset | None:
         print(f"[skip] oversampled Bank Loan: {path} not found")
         return None
     edu = ("undergraduate", "graduate", "advanced/professional")
-    df = pd.read_csv(path, index_col=0).rename(columns={"age": "Age", "SecuritiesAccount": "Securities Account", "CDAccount": "CD Account"})
-    df["Education"] = pd.Categorical(df["Education"].map(dict(enumerate(edu, start=1))), categories=edu, ordered=True)
+    df = pd.read_csv(path, index_col=0).rename(
+        columns={"age": "Age", "SecuritiesAccount": "Securities Account", "CDAccount": "CD Account"}
+    )
+    df["Education"] = pd.Categorical(
+        df["Education"].map(dict(enumerate(edu, start=1))), categories=edu, ordered=True
+    )
     data = cf.Dataset.from_frame(df, target="Personal Loan", name="bank_loan", kinds={"Income": "real", "CCAvg": "real", "Mortgage": "real"},
                                  immutable=["Age", "Experience"])  # fmt: skip
-    return cf.Dataset(data.frame, data.schema, "bank_loan", metadata={"favorable_class": 1})
+    return cf.Dataset(data.frame, data.schema, "bank_loan", metadata={"favourable_class": 1})
 
 
 def methods(s: Setting) -> dict[str, Any]:
@@ -180,7 +234,9 @@ def methods(s: Setting) -> dict[str, Any]:
     return out
 
 
-def explain(s: Setting, method: Any, x: pd.DataFrame, c: cf.Constraints, n: int) -> tuple[cf.CounterfactualResult, float]:
+def explain(
+    s: Setting, method: Any, x: pd.DataFrame, c: cf.Constraints, n: int
+) -> tuple[cf.CounterfactualResult, float]:
     if isinstance(method, tuple):
         s.ufce.set_params(variant=method[1])
         method = s.ufce
@@ -189,7 +245,9 @@ def explain(s: Setting, method: Any, x: pd.DataFrame, c: cf.Constraints, n: int)
     return r, time.perf_counter() - t0
 
 
-def explain_each(method: Any, X: pd.DataFrame, constraints: list[cf.Constraints], n: int) -> cf.CounterfactualResult:
+def explain_each(
+    method: Any, X: pd.DataFrame, constraints: list[cf.Constraints], n: int
+) -> cf.CounterfactualResult:
     """Explain every row of ``X`` under its own constraints in one call (one ``Constraints`` per row)."""
     return method.explain(X, n_counterfactuals=n, constraints=list(constraints))
 
@@ -221,7 +279,9 @@ def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str
     return row
 
 
-def run_cell(s: Setting, method: Any, feedback: Any, n: int = 5) -> tuple[pd.DataFrame, float, float]:
+def run_cell(
+    s: Setting, method: Any, feedback: Any, n: int = 5
+) -> tuple[pd.DataFrame, float, float]:
     """Every query with its own feedback; per-query judgements, total explain seconds, method seconds."""
     rows, wall, own = [], 0.0, 0.0
     for qid, x in s.queries.iterrows():
@@ -239,7 +299,9 @@ def rq1(s: Setting, csv: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFra
     table, times = [], []
     for level, code in LEVEL_CODES.items():
         for name, m in methods(s).items():
-            res, wall, own = run_cell(s, m, lambda _q, x, level=level: feedback_levels(s.train, x, level))
+            res, wall, own = run_cell(
+                s, m, lambda _q, x, level=level: feedback_levels(s.train, x, level)
+            )
             p, a, f = int(res.plausible.sum()), int(res.actionable.sum()), int(res.feasible.sum())
             paper = PAPER_T4.get(name, {}).get(code)
             table.append({
@@ -247,7 +309,9 @@ def rq1(s: Setting, csv: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFra
                 "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)) if paper else "-",
                 "paper Feas %": 100 * paper[2] / 50 if paper else np.nan,
             })  # fmt: skip
-            times.append({"method": name, "level": code, "s/query": wall / n, "method s/query": own / n})
+            times.append(
+                {"method": name, "level": code, "s/query": wall / n, "method s/query": own / n}
+            )
             for metric, v in (("plausible", p), ("actionable", a), ("feasible", f)):
                 csv.append({"section": "RQ1", "dataset": s.label, "setting": code, "method": name, "metric": metric,
                             "ours": v, "n_queries": n, "paper": None if paper is None else paper[("plausible", "actionable", "feasible").index(metric)], "paper_n": 50})  # fmt: skip
@@ -256,17 +320,28 @@ def rq1(s: Setting, csv: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFra
             paper = PAPER_T4[name][code]
             table.append({"level": code, "method": f"{name} (paper only)", "Plaus": "-", "Act": "-", "Feas": "-", "Feas %": np.nan,
                           "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)), "paper Feas %": 100 * paper[2] / 50})  # fmt: skip
-    t = pd.DataFrame(times).groupby("method", sort=False)[["s/query", "method s/query"]].mean().reset_index()
+    t = (
+        pd.DataFrame(times)
+        .groupby("method", sort=False)[["s/query", "method s/query"]]
+        .mean()
+        .reset_index()
+    )
     return pd.DataFrame(table), t
 
 
 def rq2(s: Setting, draws: int, csv: list[dict[str, Any]]) -> pd.DataFrame:
     n = len(s.queries)
     table = []
-    pos = {qid: k for k, qid in enumerate(s.queries.index)}  # the same draw for every method: seeded by (draw, query)
+    pos = {
+        qid: k for k, qid in enumerate(s.queries.index)
+    }  # the same draw for every method: seeded by (draw, query)
     for d in range(draws):
         for name, m in methods(s).items():
-            res, _, _ = run_cell(s, m, lambda q, x, d=d: random_feedback(s.train, x, np.random.default_rng([d, pos[q]])))
+            res, _, _ = run_cell(
+                s,
+                m,
+                lambda q, x, d=d: random_feedback(s.train, x, np.random.default_rng([d, pos[q]])),
+            )
             p, a, f = int(res.plausible.sum()), int(res.actionable.sum()), int(res.feasible.sum())
             paper = PAPER_T6.get(name)
             table.append({"draw": d + 1, "method": name, "Plaus": p, "Act": a, "Feas": f, "Feas %": 100 * f / n,
@@ -277,24 +352,49 @@ def rq2(s: Setting, draws: int, csv: list[dict[str, Any]]) -> pd.DataFrame:
     df = pd.DataFrame(table)
     avg = df.groupby("method", sort=False)[["Feas %", "paper Feas %"]].mean().reset_index()
     for name in ("AR", "DiCE", "DiCE-UF"):
-        avg = pd.concat([avg, pd.DataFrame([{"method": f"{name} (paper only)", "Feas %": np.nan, "paper Feas %": 2 * np.mean(PAPER_T6[name])}])])
+        avg = pd.concat(
+            [
+                avg,
+                pd.DataFrame(
+                    [
+                        {
+                            "method": f"{name} (paper only)",
+                            "Feas %": np.nan,
+                            "paper Feas %": 2 * np.mean(PAPER_T6[name]),
+                        }
+                    ]
+                ),
+            ]
+        )
     return avg.rename(columns={"Feas %": "mean Feas %", "paper Feas %": "paper mean Feas %"})
 
 
-def rq3(settings: dict[str, Setting], csv: list[dict[str, Any]], *, two_sided: bool = False) -> pd.DataFrame:
+def rq3(
+    settings: dict[str, Setting], csv: list[dict[str, Any]], *, two_sided: bool = False
+) -> pd.DataFrame:
     table = []
     cols = ("prox_jac", "prox_euc", "n_changes")
     for name, s in settings.items():
         n = len(s.queries)
         for mname, m in methods(s).items():
-            res, _, _ = run_cell(s, m, lambda _q, x, s=s: feedback_levels(s.train, x, 0.5, two_sided=two_sided))
+            res, _, _ = run_cell(
+                s, m, lambda _q, x, s=s: feedback_levels(s.train, x, 0.5, two_sided=two_sided)
+            )
             found = res[res.found]
-            ours = [found[c].mean() if len(found) else np.nan for c in cols] + [int(res.actionable.sum()), int(res.plausible.sum()), int(res.feasible.sum())]
+            ours = [found[c].mean() if len(found) else np.nan for c in cols] + [
+                int(res.actionable.sum()),
+                int(res.plausible.sum()),
+                int(res.feasible.sum()),
+            ]
             paper = None if two_sided else PAPER_T7.get(s.name, {}).get(mname)
             row = {"dataset": name, "method": mname, "queries": n}
-            for k, label in enumerate(("prox-Jac", "prox-Euc", "sparsity", "actionability", "plausibility", "feasibility")):
+            for k, label in enumerate(
+                ("prox-Jac", "prox-Euc", "sparsity", "actionability", "plausibility", "feasibility")
+            ):
                 row[label] = ours[k]
-                row[f"paper {label}"] = "-" if paper is None else ("na" if paper[k] is None else paper[k])
+                row[f"paper {label}"] = (
+                    "-" if paper is None else ("na" if paper[k] is None else paper[k])
+                )
                 csv.append({"section": "RQ3", "dataset": name, "setting": "x +/- 50% MAD" if two_sided else "50% MAD", "method": mname, "metric": label,
                             "ours": ours[k], "n_queries": n, "paper": None if paper is None else paper[k], "paper_n": None})  # fmt: skip
             table.append(row)
@@ -302,7 +402,16 @@ def rq3(settings: dict[str, Setting], csv: list[dict[str, Any]], *, two_sided: b
             for mname in ("DiCE", "DiCE-UF", "AR"):
                 paper = PAPER_T7[s.name][mname]
                 row = {"dataset": name, "method": f"{mname} (paper only)", "queries": "-"}
-                for k, label in enumerate(("prox-Jac", "prox-Euc", "sparsity", "actionability", "plausibility", "feasibility")):
+                for k, label in enumerate(
+                    (
+                        "prox-Jac",
+                        "prox-Euc",
+                        "sparsity",
+                        "actionability",
+                        "plausibility",
+                        "feasibility",
+                    )
+                ):
                     row[label] = "-"
                     row[f"paper {label}"] = "na" if paper[k] is None else paper[k]
                 table.append(row)
@@ -317,7 +426,9 @@ def _same(a: pd.DataFrame, b: pd.DataFrame) -> bool:
     for col in a.columns:
         x, y = a[col], b[col]
         if pd.api.types.is_numeric_dtype(x) and pd.api.types.is_numeric_dtype(y):
-            if not np.allclose(x.to_numpy(dtype=float), y.to_numpy(dtype=float), rtol=1e-9, atol=1e-9):
+            if not np.allclose(
+                x.to_numpy(dtype=float), y.to_numpy(dtype=float), rtol=1e-9, atol=1e-9
+            ):
                 return False
         elif not (x.astype(object) == y.astype(object)).all():
             return False
@@ -328,7 +439,9 @@ def _clock() -> tuple[float, float]:
     return time.perf_counter(), time.process_time()
 
 
-def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[dict[str, Any]]) -> pd.DataFrame:
+def timing(
+    s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[dict[str, Any]]
+) -> pd.DataFrame:
     """Seconds per counterfactual (one requested per query, medium feedback) against the paper
     and against the per-point loop on the same queries (whose answers must be identical)."""
     qs = s.pool.iloc[:n_queries]
@@ -338,8 +451,13 @@ def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[
         s.ufce.set_params(variant=v)
         base.set_params(variant=v)
         pair = []
-        for label, m, sub in (("batched (ours)", s.ufce, qs), ("per-point loop", base, qs.iloc[:n_baseline])):
-            m.explain(sub.iloc[:1], constraints=feedback_levels(s.train, sub.iloc[0], "medium"))  # warm-up: dependency models
+        for label, m, sub in (
+            ("batched (ours)", s.ufce, qs),
+            ("per-point loop", base, qs.iloc[:n_baseline]),
+        ):
+            m.explain(
+                sub.iloc[:1], constraints=feedback_levels(s.train, sub.iloc[0], "medium")
+            )  # warm-up: dependency models
             walls, cpus, owns, found, answers = [], [], [], [], []
             for qid, x in sub.iterrows():
                 c = feedback_levels(s.train, x, "medium")
@@ -360,10 +478,14 @@ def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[
             pair.append(row)
         fast, slow = pair
         k = min(len(slow["_own"]), len(fast["_own"]))  # the speed-up is taken on the same queries
-        same = all(_same(a, b) for a, b in zip(fast["_answers"][:k], slow["_answers"][:k], strict=True))
+        same = all(
+            _same(a, b) for a, b in zip(fast["_answers"][:k], slow["_answers"][:k], strict=True)
+        )
         fast["same answers"] = slow["same answers"] = same
         fast["search speed-up vs loop"] = sum(slow["_own"][:k]) / max(sum(fast["_own"][:k]), 1e-12)
-        fast["explain speed-up vs loop"] = sum(slow["_wall"][:k]) / max(sum(fast["_wall"][:k]), 1e-12)
+        fast["explain speed-up vs loop"] = sum(slow["_wall"][:k]) / max(
+            sum(fast["_wall"][:k]), 1e-12
+        )
         paper = PAPER_TIME[f"UFCE{v}"]
         for r_ in pair:
             r_["paper s/CF"] = paper
@@ -380,7 +502,9 @@ def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[
         single = [s.ufce.explain(qs.iloc[[k]], n_counterfactuals=1, constraints=feedback_levels(s.train, qs.iloc[k], "medium"))
                   for k in range(len(qs))]  # fmt: skip
         w0, c0 = _clock()
-        r = explain_each(s.ufce, qs, [feedback_levels(s.train, x, "medium") for _, x in qs.iterrows()], 1)
+        r = explain_each(
+            s.ufce, qs, [feedback_levels(s.train, x, "medium") for _, x in qs.iterrows()], 1
+        )
         w1, c1 = _clock()
         n_cf = int(r.found.sum())
         same = all(_same(a.counterfactuals, r.counterfactuals.loc[[q]]) if len(a.counterfactuals) else q not in r.counterfactuals.index
@@ -397,7 +521,9 @@ def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[
                     "ours": (w1 - w0) / max(n_cf, 1), "n_queries": len(qs), "paper": paper, "paper_n": None})  # fmt: skip
     # library use: many queries in one call (shared constraints: the user's features, no per-query ranges)
     batch = s.pool.iloc[:n_batch]
-    c = cf.Constraints(features_to_vary=[f.name for f in s.train.schema if f.actionability != "immutable"])
+    c = cf.Constraints(
+        features_to_vary=[f.name for f in s.train.schema if f.actionability != "immutable"]
+    )
     for v in (1, 2, 3):
         s.ufce.set_params(variant=v)
         w0, c0 = _clock()
@@ -419,18 +545,47 @@ def timing(s: Setting, n_queries: int, n_baseline: int, n_batch: int, csv: list[
 
 # ---------------------------------------------------------------------------- main
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--queries", type=int, default=10, help="queries for RQ1/RQ2 (paper: 50)")
-    ap.add_argument("--draws", type=int, default=10, help="random feedback draws for RQ2 (paper: 10)")
-    ap.add_argument("--rq3-queries", type=int, default=10, help="queries per dataset for RQ3 (paper: 50 per fold)")
+    ap.add_argument(
+        "--draws", type=int, default=10, help="random feedback draws for RQ2 (paper: 10)"
+    )
+    ap.add_argument(
+        "--rq3-queries",
+        type=int,
+        default=10,
+        help="queries per dataset for RQ3 (paper: 50 per fold)",
+    )
     ap.add_argument("--timing-queries", type=int, default=10)
-    ap.add_argument("--baseline-queries", type=int, default=2, help="queries for the per-point loop (slow)")
-    ap.add_argument("--batch-queries", type=int, default=50, help="queries explained in one call for the batch timing")
-    ap.add_argument("--data-dir", type=Path, default=DEFAULT_DATA, help="folder with bank_loan/ and movie_oscar/")
-    ap.add_argument("--oversampled", action="store_true", help="also run RQ1-RQ3 on the paper's oversampled Bank Loan copy (ufce_bank.csv)")
+    ap.add_argument(
+        "--baseline-queries", type=int, default=2, help="queries for the per-point loop (slow)"
+    )
+    ap.add_argument(
+        "--batch-queries",
+        type=int,
+        default=50,
+        help="queries explained in one call for the batch timing",
+    )
+    ap.add_argument(
+        "--data-dir",
+        type=Path,
+        default=DEFAULT_DATA,
+        help="folder with bank_loan/ and movie_oscar/",
+    )
+    ap.add_argument(
+        "--oversampled",
+        action="store_true",
+        help="also run RQ1-RQ3 on the paper's oversampled Bank Loan copy (ufce_bank.csv)",
+    )
     ap.add_argument("--bank", choices=("raw", "oversampled", "both"), default="raw",
                     help="Bank Loan copy for RQ1/RQ2: the raw Kaggle file, the paper's oversampled ufce_bank.csv, or both")  # fmt: skip
-    ap.add_argument("--tag", default="", help="output name suffix: benchmarks/out/ufce_<tag>.md/.csv (for runs split by --skip)")
+    ap.add_argument(
+        "--tag",
+        default="",
+        help="output name suffix: benchmarks/out/ufce_<tag>.md/.csv (for runs split by --skip)",
+    )
     ap.add_argument("--skip", default="", help="comma-separated sections to skip: rq1,rq2,rq3,time")
     args = ap.parse_args()
     skip = {x.strip() for x in args.skip.split(",") if x.strip()}
@@ -452,16 +607,25 @@ def main() -> None:
     for name in RQ3_DATASETS:
         data = load(name, args.data_dir)
         if data is not None:
-            settings[name] = Setting(name, data, n_bank if name == "bank_loan" else args.rq3_queries)
+            settings[name] = Setting(
+                name, data, n_bank if name == "bank_loan" else args.rq3_queries
+            )
     banks = {k: v for k, v in settings.items() if k == "bank_loan" and args.bank != "oversampled"}
     if args.oversampled or args.bank in ("oversampled", "both"):
         over = load_bank_oversampled(args.data_dir)
         if over is not None:
-            banks["bank_loan (oversampled)"] = settings["bank_loan (oversampled)"] = Setting("bank_loan", over, n_bank, label="bank_loan (oversampled)")
+            banks["bank_loan (oversampled)"] = settings["bank_loan (oversampled)"] = Setting(
+                "bank_loan", over, n_bank, label="bank_loan (oversampled)"
+            )
     for k, v in settings.items():
-        print(f"{k}: {len(v.train)} train rows, {len(v.queries)} queries, UFCE fit {v.fit_seconds:.2f} s")
+        print(
+            f"{k}: {len(v.train)} train rows, {len(v.queries)} queries, UFCE fit {v.fit_seconds:.2f} s"
+        )
     if not banks:
-        md += ["", "RQ1, RQ2 and the timing need Bank Loan, which was not found under --data-dir: skipped."]
+        md += [
+            "",
+            "RQ1, RQ2 and the timing need Bank Loan, which was not found under --data-dir: skipped.",
+        ]
     for label, bank in banks.items():
         b = bank.with_queries(args.queries)
         if "rq1" not in skip:

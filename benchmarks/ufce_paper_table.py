@@ -40,7 +40,9 @@ def _mean_ci(x: pd.Series) -> str:
 def table(results: Path) -> pd.DataFrame:
     long = cf.benchmark.collect(results)
     # the metrics are per query (repeated on each of its counterfactuals' rows)
-    first = long.sort_values("rank", na_position="last").drop_duplicates(["dataset", "model", "method", "seed", "fold", "query"])
+    first = long.sort_values("rank", na_position="last").drop_duplicates(
+        ["dataset", "model", "method", "seed", "fold", "query"]
+    )
     rows = []
     for (ds, method), g in first.groupby(["dataset", "method"], sort=True):
         found = g["metric_found"].fillna(0) > 0
@@ -48,19 +50,25 @@ def table(results: Path) -> pd.DataFrame:
         lo, hi = wilson(k, n)
         per_fold = found.groupby(g["fold"]).sum()
         amortized = (g.get("time_kind") == "amortized").all() if "time_kind" in g else False
-        rows.append({
-            "dataset": ds, "method": method, "queries": n,
-            "with a counterfactual, per 50 [95% CI]": f"{50 * k / n:.1f} [{50 * lo:.1f}, {50 * hi:.1f}]",
-            "per fold": "/".join(str(int(v)) for v in per_fold),
-            "prox_euc": _mean_ci(g.loc[found, "metric_prox_euc"]),
-            "changes": _mean_ci(g.loc[found, "metric_changes"]),
-            "time median s": f"{g['time'].median():.3g}" + ("ᵃ" if amortized else ""),
-        })
+        rows.append(
+            {
+                "dataset": ds,
+                "method": method,
+                "queries": n,
+                "with a counterfactual, per 50 [95% CI]": f"{50 * k / n:.1f} [{50 * lo:.1f}, {50 * hi:.1f}]",
+                "per fold": "/".join(str(int(v)) for v in per_fold),
+                "prox_euc": _mean_ci(g.loc[found, "metric_prox_euc"]),
+                "changes": _mean_ci(g.loc[found, "metric_changes"]),
+                "time median s": f"{g['time'].median():.3g}" + ("ᵃ" if amortized else ""),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("results", type=Path)
     args = ap.parse_args()
     print(markdown(table(args.results)))

@@ -65,12 +65,16 @@ def unbounded_schema(schema: cf.Schema, widen: float = 5.0) -> cf.Schema:
             w = widen * f.range
             changes.update(lower=float(f.lower) - w, upper=float(f.upper) + w)  # type: ignore[arg-type]
             if f.kind == "integer":
-                changes.update(lower=float(np.floor(changes["lower"])), upper=float(np.ceil(changes["upper"])))
+                changes.update(
+                    lower=float(np.floor(changes["lower"])), upper=float(np.ceil(changes["upper"]))
+                )
         feats.append(f.with_(**changes))
     return cf.Schema(tuple(feats), target=schema.target, classes=schema.classes)
 
 
-def setup(model_kind: str = "svm", n_queries: int = 1, random_state: int = 0, max_train: int | None = None) -> Setup:
+def setup(
+    model_kind: str = "svm", n_queries: int = 1, random_state: int = 0, max_train: int | None = None
+) -> Setup:
     """Load German Credit, fit the model (the paper uses a linear SVM) and the
     learned causal model, and pick ``n_queries`` bad-risk test applicants."""
     from sklearn.neural_network import MLPRegressor
@@ -78,7 +82,11 @@ def setup(model_kind: str = "svm", n_queries: int = 1, random_state: int = 0, ma
     data = cf.datasets.load("german_credit")
     # the paper's actionability (Table 4): the library's lender defaults (credit history a
     # record, balances and job only improving, ...) reset, the paper's own added in part D
-    paper = {f.name: "free" for f in data.schema if f.actionability != "immutable" or f.name == "credit_history"}
+    paper = {
+        f.name: "free"
+        for f in data.schema
+        if f.actionability != "immutable" or f.name == "credit_history"
+    }
     schema = data.schema.with_actionability(**paper)
     for name in ("checking_status", "savings"):  # categorical in the paper (one-hot in the model)
         schema = schema.with_feature(name, kind="categorical")
@@ -90,7 +98,9 @@ def setup(model_kind: str = "svm", n_queries: int = 1, random_state: int = 0, ma
     X = test.X
     queries = X[model.predict(X) == 0].iloc[:n_queries]
     # learned causality (Part F): credit amount from duration, a small ReLU MLP
-    reg = MLPRegressor(hidden_layer_sizes=(8,), activation="relu", max_iter=2000, random_state=random_state)
+    reg = MLPRegressor(
+        hidden_layer_sizes=(8,), activation="relu", max_iter=2000, random_state=random_state
+    )
     reg.fit(train.X[["duration_months"]].astype(float), train.X["credit_amount"].astype(float))
     unbounded = train.with_schema(unbounded_schema(train.schema))
     return Setup(train, test, model, queries, unbounded, reg)
@@ -100,11 +110,21 @@ def part_constraints(part: str, s: Setup) -> cf.Constraints | None:
     """The user constraints of ``part`` (actionability from D, causality in F)."""
     if part in ("A", "B", "C"):
         return None
-    causal = [cf.Causal("credit_amount", ("duration_months",), model=s.causal_model, tol=1e-2)] if part == "F" else []
+    causal = (
+        [cf.Causal("credit_amount", ("duration_months",), model=s.causal_model, tol=1e-2)]
+        if part == "F"
+        else []
+    )
     return cf.Constraints(increasing=["age", "residence_since", "employment_since"], causal=causal)
 
 
-def part_method(part: str, *, backend: str = "highs", time_limit: float = 60.0, max_hull_points: int | None = 4000) -> cf.CEOCL:
+def part_method(
+    part: str,
+    *,
+    backend: str = "highs",
+    time_limit: float = 60.0,
+    max_hull_points: int | None = 4000,
+) -> cf.CEOCL:
     """The CE-OCL configuration of ``part`` (``max_hull_points`` caps the trust region's points)."""
     alpha = 0.0 if part == "A" else ALPHA
     trust = "hull" if part in ("E", "F") else None
@@ -122,14 +142,23 @@ def part_method(part: str, *, backend: str = "highs", time_limit: float = 60.0, 
 
 
 def run_part(
-    part: str, s: Setup, *, backend: str = "highs", time_limit: float = 60.0, max_hull_points: int | None = 4000
+    part: str,
+    s: Setup,
+    *,
+    backend: str = "highs",
+    time_limit: float = 60.0,
+    max_hull_points: int | None = 4000,
 ) -> tuple[cf.CEOCL, cf.CounterfactualResult]:
     """Fit and run one part; returns the fitted method and its result."""
-    method = part_method(part, backend=backend, time_limit=time_limit, max_hull_points=max_hull_points)
+    method = part_method(
+        part, backend=backend, time_limit=time_limit, max_hull_points=max_hull_points
+    )
     train = s.unbounded if part in ("A", "B", "C") else s.train
     method.fit(s.model, train)
     n_cf = 1 if part in ("A", "B") else 3
-    return method, method.explain(s.queries, n_counterfactuals=n_cf, constraints=part_constraints(part, s))
+    return method, method.explain(
+        s.queries, n_counterfactuals=n_cf, constraints=part_constraints(part, s)
+    )
 
 
 def scores(result: cf.CounterfactualResult, train: cf.Dataset) -> dict[str, float]:
@@ -150,13 +179,19 @@ def changes(query: pd.Series, cfs: pd.DataFrame) -> list[str]:
     """One "a: old -> new, ..." line per counterfactual (Table 5 (a)'s dashes omitted)."""
     out = []
     for _, row in cfs.iterrows():
-        diff = [f"{c}: {query[c]} -> {round(row[c], 2) if isinstance(row[c], float) else row[c]}" for c in cfs.columns if row[c] != query[c]]
+        diff = [
+            f"{c}: {query[c]} -> {round(row[c], 2) if isinstance(row[c], float) else row[c]}"
+            for c in cfs.columns
+            if row[c] != query[c]
+        ]
         out.append(", ".join(diff) or "(no change)")
     return out
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("--model", default="svm", help="model kind (the paper: a linear SVM)")
     ap.add_argument("--row", type=int, default=0, help="which bad-risk test applicant to explain")
     ap.add_argument("--backend", default="highs", choices=["highs", "scip"])
@@ -164,7 +199,20 @@ def main() -> None:
     s = setup(args.model, n_queries=args.row + 1)
     s.queries = s.queries.iloc[[args.row]]
     x = s.queries.iloc[0]
-    print("factual:", ", ".join(f"{c}={x[c]}" for c in ("duration_months", "credit_amount", "installment_rate", "age", "existing_credits", "savings")))
+    print(
+        "factual:",
+        ", ".join(
+            f"{c}={x[c]}"
+            for c in (
+                "duration_months",
+                "credit_amount",
+                "installment_rate",
+                "age",
+                "existing_credits",
+                "savings",
+            )
+        ),
+    )
     table = []
     for part in PARTS:
         _method, res = run_part(part, s, backend=args.backend)

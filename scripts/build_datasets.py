@@ -78,14 +78,23 @@ FILES: dict[str, tuple[str, Callable[[Path], bytes]]] = {
         "compas/compas-scores-two-years.csv",
         lambda p: _columns(p, COMPAS_COLUMNS),
     ),
-    "default_of_credit_card_clients.csv.gz": ("default_credit_taiwan/default_of_credit_card_clients.csv", _raw),
+    "default_of_credit_card_clients.csv.gz": (
+        "default_credit_taiwan/default_of_credit_card_clients.csv",
+        _raw,
+    ),
     "student-por.csv.gz": ("student_performance/student-por.csv", _raw),
     "student-mat.csv.gz": ("student_performance/student-mat.csv", _raw),
     "winequality-red.csv.gz": ("wine_quality_red/winequality-red.csv", _raw),
     "bupa.data.gz": ("bupa_liver/bupa.data", _raw),
     "Admission_Predict_Ver1.1.csv.gz": ("graduate_admission/Admission_Predict_Ver1.1.csv", _raw),
-    "Hill_Valley_with_noise_Training.data.gz": ("hill_valley/Hill_Valley_with_noise_Training.data", _raw),
-    "Hill_Valley_with_noise_Testing.data.gz": ("hill_valley/Hill_Valley_with_noise_Testing.data", _raw),
+    "Hill_Valley_with_noise_Training.data.gz": (
+        "hill_valley/Hill_Valley_with_noise_Training.data",
+        _raw,
+    ),
+    "Hill_Valley_with_noise_Testing.data.gz": (
+        "hill_valley/Hill_Valley_with_noise_Testing.data",
+        _raw,
+    ),
     "arrhythmia.data.gz": ("arrhythmia/arrhythmia.data", _raw),
     "lsvt_voice_rehabilitation.csv.gz": ("lsvt/lsvt_voice_rehabilitation_flat.csv", _raw),
     "SBAcase.csv.gz": ("sba/SBAcase.11.13.17.csv", lambda p: _columns(p, SBA_COLUMNS)),
@@ -103,7 +112,9 @@ def gzip_bytes(payload: bytes) -> bytes:
 def build(source: Path) -> dict[str, bytes]:
     """Every bundle file's gzip bytes, built from the raw files under ``source``."""
     if not source.is_dir():
-        raise SystemExit(f"source folder {source} not found (expected ../shared/datasets beside the repo)")
+        raise SystemExit(
+            f"source folder {source} not found (expected ../shared/datasets beside the repo)"
+        )
     out = {}
     for name, (rel, derive) in FILES.items():
         path = source / rel
@@ -115,9 +126,16 @@ def build(source: Path) -> dict[str, bytes]:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--source", type=Path, default=DEFAULT_SOURCE, help="folder laid out like ../shared/datasets")
+    ap.add_argument(
+        "--source",
+        type=Path,
+        default=DEFAULT_SOURCE,
+        help="folder laid out like ../shared/datasets",
+    )
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where the .gz files go")
-    ap.add_argument("--check", action="store_true", help="compare with the files in --out instead of writing")
+    ap.add_argument(
+        "--check", action="store_true", help="compare with the files in --out instead of writing"
+    )
     args = ap.parse_args(argv)
     files = build(args.source)
     total = 0

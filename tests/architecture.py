@@ -136,7 +136,9 @@ def circles(graph: dict[str, set[str]]) -> list[list[str]]:
     return sorted(found)
 
 
-def long_functions(src: Path = SRC, package: str = PACKAGE, limit: int = MAX_FUNCTION_LINES) -> list[tuple[str, int]]:
+def long_functions(
+    src: Path = SRC, package: str = PACKAGE, limit: int = MAX_FUNCTION_LINES
+) -> list[tuple[str, int]]:
     """``(path:line name, length)`` of every function or method longer than ``limit`` lines."""
     out = []
     for mod in modules(src, package).values():
@@ -160,15 +162,23 @@ def function_imports(src: Path = SRC, package: str = PACKAGE) -> int:
             if not isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef):
                 continue
             for node in ast.walk(fn):
-                if isinstance(node, ast.ImportFrom) and (node.level > 0 or (node.module or "").startswith(package)):
+                if isinstance(node, ast.ImportFrom) and (
+                    node.level > 0 or (node.module or "").startswith(package)
+                ):
                     count += 1
-                elif isinstance(node, ast.Import) and any(a.name.startswith(package) for a in node.names):
+                elif isinstance(node, ast.Import) and any(
+                    a.name.startswith(package) for a in node.names
+                ):
                     count += 1
     return count
 
 
-def name_literals(names: list[str], src: Path = SRC, package: str = PACKAGE,
-                  allowed: tuple[str, ...] = ("methods", "cli")) -> list[str]:
+def name_literals(
+    names: list[str],
+    src: Path = SRC,
+    package: str = PACKAGE,
+    allowed: tuple[str, ...] = ("methods", "cli"),
+) -> list[str]:
     """``path:line 'name'`` for each string literal equal to a method name outside ``allowed``
     subpackages (docstrings excluded)."""
     wanted = set(names)
@@ -178,13 +188,21 @@ def name_literals(names: list[str], src: Path = SRC, package: str = PACKAGE,
         if len(parts) > 1 and parts[1] in allowed:
             continue
         tree = ast.parse(mod.path.read_text(encoding="utf-8"))
-        docstrings = {id(n.body[0].value) for n in ast.walk(tree)
-                      if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-                      and n.body and isinstance(n.body[0], ast.Expr)
-                      and isinstance(n.body[0].value, ast.Constant)}
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
         for node in ast.walk(tree):
-            if (isinstance(node, ast.Constant) and isinstance(node.value, str)
-                    and node.value in wanted and id(node) not in docstrings):
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and node.value in wanted
+                and id(node) not in docstrings
+            ):
                 out.append(f"{mod.path.relative_to(src)}:{node.lineno} {node.value!r}")
     return sorted(out)
 
@@ -195,7 +213,9 @@ def root_modules(src: Path = SRC, package: str = PACKAGE) -> list[str]:
 
 
 def lines_of_code(src: Path = SRC, package: str = PACKAGE) -> int:
-    return sum(len(p.read_text(encoding="utf-8").splitlines()) for p in (src / package).rglob("*.py"))
+    return sum(
+        len(p.read_text(encoding="utf-8").splitlines()) for p in (src / package).rglob("*.py")
+    )
 
 
 METHOD_NAMES = ["nearest", "mace", "ceocl", "ufce", "mdpso", "l2c", "dice"]

@@ -23,7 +23,9 @@ def toy_frame() -> pd.DataFrame:
             "age": [25, 40, 33, 58, 47, 30],
             "income": [1.5, 3.0, 2.2, 4.1, 2.9, 1.1],
             "job": ["a", "b", "c", "a", "b", "c"],
-            "edu": pd.Categorical(["lo", "mid", "hi", "mid", "lo", "hi"], categories=["lo", "mid", "hi"], ordered=True),
+            "edu": pd.Categorical(
+                ["lo", "mid", "hi", "mid", "lo", "hi"], categories=["lo", "mid", "hi"], ordered=True
+            ),
             "y": [0, 1, 0, 1, 1, 0],
         }
     )

@@ -4,14 +4,12 @@ These fail on a change that brings back what the layout removed: an import
 circle (imports inside functions and under ``TYPE_CHECKING`` included), an
 import that points up the layers, a function over 100 lines, a package module
 in the package root beside ``exceptions``, a table of method facts keyed by
-method names outside ``methods/`` and ``cli/``, and a moved module path
-without its deprecation alias.
+method names outside ``methods/`` and ``cli/``.
 """
 
 from __future__ import annotations
 
 import importlib
-import subprocess
 import sys
 import warnings
 from pathlib import Path
@@ -52,7 +50,9 @@ def _rank(part: str) -> int:
     for i, layer in enumerate(LAYERS):
         if part in layer:
             return i
-    raise AssertionError(f"subpackage {part!r} is in no layer of tests/test_architecture.py: place it")
+    raise AssertionError(
+        f"subpackage {part!r} is in no layer of tests/test_architecture.py: place it"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -62,7 +62,9 @@ def graph() -> dict[str, set[str]]:
 
 def test_no_import_circle(graph):
     found = arch.circles(graph)
-    assert not found, "import circles (imports inside functions count):\n" + "\n".join(", ".join(c) for c in found)
+    assert not found, "import circles (imports inside functions count):\n" + "\n".join(
+        ", ".join(c) for c in found
+    )
 
 
 def test_imports_point_down_the_layers(graph):
@@ -80,7 +82,9 @@ def test_imports_point_down_the_layers(graph):
 
 def test_no_function_over_100_lines():
     longs = arch.long_functions()
-    assert not longs, "functions over 100 lines:\n" + "\n".join(f"{n:4d} {where}" for where, n in longs)
+    assert not longs, "functions over 100 lines:\n" + "\n".join(
+        f"{n:4d} {where}" for where, n in longs
+    )
 
 
 def test_the_root_holds_only_the_facade_and_the_exceptions():
@@ -91,9 +95,14 @@ def test_no_method_facts_keyed_by_name_outside_methods():
     """Method names as string literals outside methods/ and cli/ are defaults or dataset
     variants named after a paper, never tables of method facts (those are tags)."""
     literals = arch.name_literals(arch.METHOD_NAMES)
-    assert len(literals) <= 10, "method-name literals outside methods/ and cli/:\n" + "\n".join(literals)
+    assert len(literals) <= 10, "method-name literals outside methods/ and cli/:\n" + "\n".join(
+        literals
+    )
     facts = [lit for lit in literals if not lit.startswith("counterfact/datasets/")]
-    assert not facts, "method names used as keys outside methods/ and cli/ (declare the fact in tags):\n" + "\n".join(facts)
+    assert not facts, (
+        "method names used as keys outside methods/ and cli/ (declare the fact in tags):\n"
+        + "\n".join(facts)
+    )
 
 
 def test_the_analysis_sees_a_circle_hidden_in_a_function(tmp_path):
@@ -102,34 +111,12 @@ def test_the_analysis_sees_a_circle_hidden_in_a_function(tmp_path):
     pkg.mkdir()
     (pkg / "__init__.py").write_text("")
     (pkg / "a.py").write_text("from . import b\n")
-    (pkg / "b.py").write_text("def f():\n    from .a import x\n    return x\n\n\n" + "def g():\n" + "    y = 1\n" * 101)
+    (pkg / "b.py").write_text(
+        "def f():\n    from .a import x\n    return x\n\n\n" + "def g():\n" + "    y = 1\n" * 101
+    )
     graph = arch.import_graph(tmp_path, "pkg")
     assert arch.circles(graph) == [["pkg.a", "pkg.b"]]
     assert [n for _, n in arch.long_functions(tmp_path, "pkg")] == [102]
-
-
-MOVED = {
-    "counterfact.encoding": ("Encoder", "counterfact.data"),
-    "counterfact.select": ("rows_to_explain", "counterfact.models"),
-    "counterfact.batch": ("explain_in_chunks", "counterfact.methods"),
-    "counterfact.format": ("format_value", "counterfact.schema"),
-}
-
-
-@pytest.mark.parametrize("old", sorted(MOVED))
-def test_moved_paths_still_import_with_a_deprecation_warning(old):
-    name, new = MOVED[old]
-    code = (
-        "import warnings, importlib\n"
-        "warnings.simplefilter('error', DeprecationWarning)\n"
-        "import counterfact\n"
-        f"try:\n    importlib.import_module({old!r})\nexcept DeprecationWarning as w:\n    print('warned:', w)\n"
-        "warnings.simplefilter('ignore', DeprecationWarning)\n"
-        f"m = importlib.import_module({old!r})\n"
-        f"assert getattr(m, {name!r}) is getattr(importlib.import_module({new!r}), {name!r})\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
-    assert "warned:" in out and new in out, out
 
 
 def test_the_package_imports_nothing_deprecated():

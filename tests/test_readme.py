@@ -34,7 +34,9 @@ def runnable(python_blocks: list[str]) -> tuple[list[str], list[str]]:
         if "readme-test" in first:
             m = SKIP.match(first.strip())
             if not m or not m.group(1).strip():
-                raise AssertionError(f"malformed skip marker {first!r}: use '# readme-test: skip (reason)'")
+                raise AssertionError(
+                    f"malformed skip marker {first!r}: use '# readme-test: skip (reason)'"
+                )
             skipped.append(m.group(1))
         else:
             run.append(body)
@@ -58,8 +60,12 @@ def test_readme_python_blocks_run(tmp_path):
     for k, body in enumerate(run):
         parts.append(f"# ---- README python block {k}\n{body}")
     script.write_text("\n".join(parts))
-    proc = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"README block failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    proc = subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+    assert proc.returncode == 0, (
+        f"README block failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
+    )
     out = proc.stdout
     # the quick start explains rejected applicants only, and prints readable changes
     m = re.search(r"(\d+) of (\d+) test applicants are rejected", out)
@@ -77,7 +83,9 @@ def test_readme_commands_match_ci():
     ci = (ROOT / ".ci" / "run").read_text()
     test_cmd = 'pip install ".[all,test]" && python -m pytest -n 2 -q'
     assert test_cmd in bash and test_cmd in ci
-    ci_lines = [ln.strip() for ln in ci.splitlines() if "pytest" in ln and not ln.strip().startswith("#")]
+    ci_lines = [
+        ln.strip() for ln in ci.splitlines() if "pytest" in ln and not ln.strip().startswith("#")
+    ]
     assert ci_lines == [test_cmd]
     assert "pip install . && counterfact demo" in bash
 
@@ -103,4 +111,6 @@ def test_the_methods_table_is_the_registry():
     method, or a change of its tags, shows up there (regenerate the table)."""
     from counterfact.cli._methods import methods_table
 
-    assert methods_table() in README.read_text(), "run `counterfact methods --markdown` and paste it into the README"
+    assert methods_table() in README.read_text(), (
+        "run `counterfact methods --markdown` and paste it into the README"
+    )

@@ -32,9 +32,11 @@ def linear():
 
 def _weights(model, data):
     """The fitted logit is linear in the raw features: recover (w, b) exactly from it."""
+
     def logit(x1, x2):
         p = model.predict_proba(pd.DataFrame({"x1": [x1], "x2": [x2]}))[0, 1]
         return np.log(p / (1 - p))
+
     b = logit(50.0, 50.0) - 0.0
     w1 = logit(51.0, 50.0) - logit(50.0, 50.0)
     w2 = logit(50.0, 51.0) - logit(50.0, 50.0)
@@ -47,7 +49,12 @@ def population():
     a few rows of each are accepted; 'region' is a column that is not a model feature."""
     rng = np.random.default_rng(1)
     rows = []
-    for g, lo, hi, n in (("A", 85, 97, 24), ("B", 55, 75, 24), ("A", 110, 130, 4), ("B", 110, 130, 4)):
+    for g, lo, hi, n in (
+        ("A", 85, 97, 24),
+        ("B", 55, 75, 24),
+        ("A", 110, 130, 4),
+        ("B", 110, 130, 4),
+    ):
         s = rng.uniform(lo, hi, n)
         share = rng.uniform(0.35, 0.65, n)
         rows.append(pd.DataFrame({"x1": s * share, "x2": s * (1 - share), "region": g}))
@@ -60,7 +67,9 @@ def population():
 def mace_audit(linear, population):
     data, model = linear
     mace = cf.MACE(random_state=0, epsilon=1e-4).fit(model, data)
-    return cf.audit(mace, population, groups="region", min_group_size=5, n_bootstrap=200, random_state=3)
+    return cf.audit(
+        mace, population, groups="region", min_group_size=5, n_bootstrap=200, random_state=3
+    )
 
 
 def test_planted_gap_is_recovered(linear, population, mace_audit):
@@ -100,12 +109,17 @@ def _recompute(pr: pd.DataFrame, col: str | None, level: str | None) -> dict:
     centre = (p + z * z / (2 * k)) / (1 + z * z / k)
     half = z * np.sqrt(p * (1 - p) / k + z * z / (4 * k * k)) / (1 + z * z / k)
     return {
-        "n": len(sub), "n_rejected": k, "rejection_rate": k / len(sub),
-        "recourse_rate": p, "recourse_ci_low": 0.0 if p == 0 else centre - half,
+        "n": len(sub),
+        "n_rejected": k,
+        "rejection_rate": k / len(sub),
+        "recourse_rate": p,
+        "recourse_ci_low": 0.0 if p == 0 else centre - half,
         "recourse_ci_high": 1.0 if p == 1 else centre + half,
         "proven_none_rate": (rej["outcome"] == "proven_none").mean(),
         "unknown_rate": (rej["outcome"] == "unknown").mean(),
-        "cost_median": rec["cost"].median(), "cost_mean": rec["cost"].mean(), "burden": rec["cost_l1"].mean(),
+        "cost_median": rec["cost"].median(),
+        "cost_mean": rec["cost"].mean(),
+        "burden": rec["cost_l1"].mean(),
     }
 
 
@@ -116,9 +130,17 @@ def _check_summary(result):
         col = None if row["grouping"] == "" else row["grouping"]
         exp = _recompute(pr, col, None if col is None else row["group"])
         for k, v in exp.items():
-            assert row[k] == pytest.approx(v, nan_ok=True, abs=1e-12), (row["grouping"], row["group"], k)
+            assert row[k] == pytest.approx(v, nan_ok=True, abs=1e-12), (
+                row["grouping"],
+                row["group"],
+                k,
+            )
         if not np.isnan(row["cost_median"]):
-            assert row["cost_median_ci_low"] <= row["cost_median"] + 1e-12 <= row["cost_median_ci_high"] + 2e-12
+            assert (
+                row["cost_median_ci_low"]
+                <= row["cost_median"] + 1e-12
+                <= row["cost_median_ci_high"] + 2e-12
+            )
 
 
 def test_aggregates_equal_recomputation(mace_audit):
@@ -170,7 +192,9 @@ def test_proven_none_only_for_exact_methods_and_truly_stuck_rows(linear, populat
     assert h.summary()["proven_none_rate"].fillna(0).eq(0).all()
     assert "not a proof" in h.guarantee["none"]
     # every mutable feature frozen: every rejected row is stuck, proven by MACE
-    frozen = cf.audit(mace, population, constraints=cf.Constraints(immutable=["x1", "x2"]), n_bootstrap=50)
+    frozen = cf.audit(
+        mace, population, constraints=cf.Constraints(immutable=["x1", "x2"]), n_bootstrap=50
+    )
     fr = frozen.per_row[frozen.per_row["rejected"]]
     assert (fr["outcome"] == "proven_none").all()
     _check_summary(res)
@@ -233,12 +257,16 @@ def test_numeric_groups_binned_and_validation(linear, population):
     with pytest.raises(ValidationError, match="no distance of its own"):
         cf.audit(cf.UFCE().fit(model, data), population, cost="method")
     near = cf.NearestObservable().fit(model, data)
-    res = cf.audit(near, population, groups=["region", "x1"], bins={"x1": [0, 30, 60, 100]}, n_bootstrap=20)
+    res = cf.audit(
+        near, population, groups=["region", "x1"], bins={"x1": [0, 30, 60, 100]}, n_bootstrap=20
+    )
     levels = res.summary().query("grouping == 'x1'")["group"].tolist()
     assert levels == ["[0, 30)", "[30, 60)", "[60, 100]"]
     assert res.summary().query("grouping == 'x1'")["n"].sum() == len(population)
     with pytest.raises(ValidationError, match="not aligned"):
-        cf.audit(near, population, groups=pd.Series(["a"] * 3, index=population.index[:3], name="g"))
+        cf.audit(
+            near, population, groups=pd.Series(["a"] * 3, index=population.index[:3], name="g")
+        )
     with pytest.raises(ValidationError, match="not in X"):
         cf.audit(near, population, groups="nope")
     with pytest.raises(ValidationError, match="one Constraints"):
@@ -258,9 +286,17 @@ def test_resume_and_refuse_mixing(linear, population, tmp_path):
     first = cf.audit(near, population, chunk_size=10, out_dir=tmp_path, n_bootstrap=10)
     assert len(list((tmp_path / "explained").glob("chunk-*.json"))) >= 2
     again = cf.audit(near, population, chunk_size=10, out_dir=tmp_path, n_bootstrap=10)
-    pd.testing.assert_frame_equal(again.per_row.drop(columns="runtime"), first.per_row.drop(columns="runtime"))
+    pd.testing.assert_frame_equal(
+        again.per_row.drop(columns="runtime"), first.per_row.drop(columns="runtime")
+    )
     with pytest.raises(ValidationError, match="different run"):
-        cf.audit(near, population, chunk_size=10, out_dir=tmp_path, constraints=cf.Constraints(immutable=["x2"]))
+        cf.audit(
+            near,
+            population,
+            chunk_size=10,
+            out_dir=tmp_path,
+            constraints=cf.Constraints(immutable=["x2"]),
+        )
 
 
 class _Flaky(cf.NearestObservable):
@@ -287,17 +323,52 @@ def test_cli_smoke(tmp_path, capsys):
     from counterfact.cli import main
 
     out = tmp_path / "audit"
-    code = main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
-                 "--groups", "age,personal_status_sex", "--max-rows", "60", "--n-bootstrap", "50",
-                 "--out", str(out), "--no-html", "-q"])
+    code = main(
+        [
+            "audit",
+            "--dataset",
+            "german_credit",
+            "--model",
+            "lr",
+            "--method",
+            "nearest",
+            "--groups",
+            "age,personal_status_sex",
+            "--max-rows",
+            "60",
+            "--n-bootstrap",
+            "50",
+            "--out",
+            str(out),
+            "--no-html",
+            "-q",
+        ]
+    )
     assert code == 0
     s = pd.read_csv(out / "summary.csv")
     assert s.loc[0, "n"] == 60 and set(s["grouping"].dropna()) == {"age", "personal_status_sex"}
     back = cf.AuditResult.from_json((out / "audit.json").read_text())
     assert len(back.per_row) == 60
     assert "recourse_rate" in capsys.readouterr().out
-    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--groups", "nope",
-                 "--max-rows", "20", "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--dataset",
+                "german_credit",
+                "--model",
+                "lr",
+                "--groups",
+                "nope",
+                "--max-rows",
+                "20",
+                "--out",
+                str(tmp_path / "x"),
+                "-q",
+            ]
+        )
+        == 2
+    )
     assert "nope" in capsys.readouterr().err
 
 
@@ -307,12 +378,49 @@ def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
 
     a_file = tmp_path / "a_file"
     a_file.write_text("x")
-    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
-                 "--groups", "age", "--out", str(a_file)]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--dataset",
+                "german_credit",
+                "--model",
+                "lr",
+                "--method",
+                "nearest",
+                "--groups",
+                "age",
+                "--out",
+                str(a_file),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
-    assert "--out" in err and "is a file" in err and "Traceback" not in err and "internal error" not in err
-    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "nearest",
-                 "--groups", "age,nope", "--out", str(tmp_path / "y")]) == 2
+    assert (
+        "--out" in err
+        and "is a file" in err
+        and "Traceback" not in err
+        and "internal error" not in err
+    )
+    assert (
+        main(
+            [
+                "audit",
+                "--dataset",
+                "german_credit",
+                "--model",
+                "lr",
+                "--method",
+                "nearest",
+                "--groups",
+                "age,nope",
+                "--out",
+                str(tmp_path / "y"),
+            ]
+        )
+        == 2
+    )
     err = capsys.readouterr().err
     assert "--groups names columns ['nope']" in err and "fitted" not in err
 
@@ -328,8 +436,14 @@ def test_whole_number_groups_get_whole_number_bins():
     assert all(float(e).is_integer() for e in edges)
     assert all("." not in level for level in info["age"]["order"])
     raw = np.quantile(ages.to_numpy(dtype=float), np.linspace(0, 1, 5))
-    same = np.clip(np.searchsorted(np.unique(raw), ages.to_numpy(), side="right") - 1, 0, len(np.unique(raw)) - 2)
-    mine = np.clip(np.searchsorted(np.asarray(edges), ages.to_numpy(), side="right") - 1, 0, len(edges) - 2)
+    same = np.clip(
+        np.searchsorted(np.unique(raw), ages.to_numpy(), side="right") - 1,
+        0,
+        len(np.unique(raw)) - 2,
+    )
+    mine = np.clip(
+        np.searchsorted(np.asarray(edges), ages.to_numpy(), side="right") - 1, 0, len(edges) - 2
+    )
     assert (same == mine).all()
 
 
@@ -344,8 +458,14 @@ def test_report_states_constraints_and_all_small_groupings(linear, population):
     html = render(res)
     assert "none beyond the schema" in html and "Constraints(" not in html
     assert "Every group here is small" in html
-    res = cf.audit(near, population, groups="region", n_bootstrap=10, min_group_size=1,
-                   constraints=cf.Constraints(max_changes=1))
+    res = cf.audit(
+        near,
+        population,
+        groups="region",
+        n_bootstrap=10,
+        min_group_size=1,
+        constraints=cf.Constraints(max_changes=1),
+    )
     html = render(res)
     assert "max_changes: 1" in html and "Every group here is small" not in html
 
@@ -368,14 +488,19 @@ def test_audit_under_a_margin_and_retrained_models(linear, population):
     data, model = linear
     copies = cf.models.retrained(model, data, n=2, random_state=3)
     method = cf.MACE(time_limit=10).fit(model, data)
-    res = cf.audit(method, population, groups="region", min_probability=0.7, robust_to=copies, n_bootstrap=50)
+    res = cf.audit(
+        method, population, groups="region", min_probability=0.7, robust_to=copies, n_bootstrap=50
+    )
     rec = res.per_row.index[res.per_row["outcome"] == "recourse"]
     assert len(rec) > 0
     cfs = res.result.counterfactuals.xs(0, level="rank").loc[rec, ["x1", "x2"]]
     assert (model.predict_proba(cfs)[:, 1] >= 0.7).all()
     for m in copies:
         assert (m.predict(cfs) == 1).all()
-    assert "at least 70%" in res.guarantee["recourse"] and "2 retrained copies" in res.guarantee["recourse"]
+    assert (
+        "at least 70%" in res.guarantee["recourse"]
+        and "2 retrained copies" in res.guarantee["recourse"]
+    )
     plain = cf.audit(method, population, groups="region", n_bootstrap=50)
     assert plain.summary()["cost_median"].iloc[0] < res.summary()["cost_median"].iloc[0]
 

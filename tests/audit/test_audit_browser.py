@@ -14,21 +14,36 @@ pytest.importorskip("matplotlib")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-        "--disable-sync", "--no-first-run"]
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory) -> Path:
     data = cf.datasets.load("german_credit")
     # every feature free: the bundled defaults leave the nearest observed row little to offer
-    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free")))
+    data = data.with_schema(
+        data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free"))
+    )
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr")
     method = cf.NearestObservable().fit(model, train)
     X = test.X.iloc[:80]
-    res = cf.audit(method, X, groups=["personal_status_sex", "age"], protected="duration_months",
-                   data=test, n_bootstrap=100, min_group_size=10)
+    res = cf.audit(
+        method,
+        X,
+        groups=["personal_status_sex", "age"],
+        protected="duration_months",
+        data=test,
+        n_bootstrap=100,
+        min_group_size=10,
+    )
     path = tmp_path_factory.mktemp("audit") / "audit.html"
     res.to_html(path)
     return path
@@ -49,7 +64,9 @@ def test_report_renders_in_chromium(report: Path, tmp_path: Path) -> None:
             page.goto(report.as_uri())
             assert page.title().startswith("Recourse audit")
             # every plot is embedded and decoded by the browser
-            sizes = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth])")
+            sizes = page.eval_on_selector_all(
+                "img", "els => els.map(e => [e.complete, e.naturalWidth])"
+            )
             assert len(sizes) >= 5 and all(ok and w > 100 for ok, w in sizes)
             # the guarantee sits next to every figure (and the report's top); the proof box for
             # "no recourse" only where a row was proven to have none (a heuristic proves nothing)

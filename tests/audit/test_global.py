@@ -33,25 +33,50 @@ def planted():
     60), the best two -- "x1 to at least 60" and "x2 to at least 80" -- cover everyone, at
     exactly each person's proven minimal (MACE) cost."""
     grid, coarse = np.arange(0, 101), np.arange(0, 101, 5)
-    tr = pd.DataFrame([(a, b) for a in grid for b in coarse] + [(a, b) for a in coarse for b in grid],
-                      columns=["x1", "x2"]).drop_duplicates()
+    tr = pd.DataFrame(
+        [(a, b) for a in grid for b in coarse] + [(a, b) for a in coarse for b in grid],
+        columns=["x1", "x2"],
+    ).drop_duplicates()
     tr["y"] = ((tr.x1 >= 60) | (tr.x2 >= 80)).astype(int)
-    schema = cf.Schema((cf.Feature("x1", "integer", lower=0, upper=100),
-                        cf.Feature("x2", "integer", lower=0, upper=100)), target="y")
+    schema = cf.Schema(
+        (
+            cf.Feature("x1", "integer", lower=0, upper=100),
+            cf.Feature("x2", "integer", lower=0, upper=100),
+        ),
+        target="y",
+    )
     data = cf.Dataset(tr, schema)
     data.metadata["favourable"] = 1
     model = cf.models.fit(data, "tree", random_state=0)
     rng = np.random.default_rng(0)
 
     def block(n, x1, x2, region):
-        return pd.DataFrame({"x1": rng.integers(x1[0], x1[1] + 1, n), "x2": rng.integers(x2[0], x2[1] + 1, n),
-                             "region": region})
+        return pd.DataFrame(
+            {
+                "x1": rng.integers(x1[0], x1[1] + 1, n),
+                "x2": rng.integers(x2[0], x2[1] + 1, n),
+                "region": region,
+            }
+        )
 
-    X = pd.concat([block(30, (40, 55), (0, 30), "A"), block(20, (0, 20), (60, 75), "B"),
-                   block(10, (20, 35), (20, 35), "C"), block(4, (65, 90), (0, 50), "A")], ignore_index=True)
+    X = pd.concat(
+        [
+            block(30, (40, 55), (0, 30), "A"),
+            block(20, (0, 20), (60, 75), "B"),
+            block(10, (20, 35), (20, 35), "C"),
+            block(4, (65, 90), (0, 50), "A"),
+        ],
+        ignore_index=True,
+    )
     X.index = [f"p{i}" for i in range(len(X))]
-    cons = [cf.Constraints(immutable=["x2"]) if r == "A" else cf.Constraints(immutable=["x1"]) if r == "B" else None
-            for r in X["region"]]
+    cons = [
+        cf.Constraints(immutable=["x2"])
+        if r == "A"
+        else cf.Constraints(immutable=["x1"])
+        if r == "B"
+        else None
+        for r in X["region"]
+    ]
     mace = cf.MACE(random_state=0).fit(model, data)
     return data, model, mace, X, cons
 
@@ -59,13 +84,24 @@ def planted():
 @pytest.fixture(scope="module")
 def planted_result(planted):
     _, _, mace, X, cons = planted
-    return cf.global_recourse(mace, X[["x1", "x2"]], max_actions=2, groups=X["region"], constraints=cons,
-                              n_bootstrap=200, min_group_size=5, random_state=1)
+    return cf.global_recourse(
+        mace,
+        X[["x1", "x2"]],
+        max_actions=2,
+        groups=X["region"],
+        constraints=cons,
+        n_bootstrap=200,
+        min_group_size=5,
+        random_state=1,
+    )
 
 
 def test_the_best_two_actions_are_found(planted, planted_result):
     g = planted_result
-    assert [a.describe(g.schema) for a in g.rules] == ["raise x1 to at least 60", "raise x2 to at least 80"]
+    assert [a.describe(g.schema) for a in g.rules] == [
+        "raise x1 to at least 60",
+        "raise x2 to at least 80",
+    ]
     assert g.rules[0] == Action((Atom("x1", "at_least", 60),))
     assert g.n_rejected == 60 and g.n_covered == 60 and g.coverage == 1.0
     curve = g.curve.set_index("k")
@@ -84,12 +120,21 @@ def test_the_best_two_actions_are_found(planted, planted_result):
 
 def test_one_action_leaves_a_known_gap(planted):
     _, _, mace, X, cons = planted
-    g = cf.global_recourse(mace, X[["x1", "x2"]], max_actions=1, groups=X["region"], constraints=cons,
-                           n_bootstrap=100, min_group_size=5)
+    g = cf.global_recourse(
+        mace,
+        X[["x1", "x2"]],
+        max_actions=1,
+        groups=X["region"],
+        constraints=cons,
+        n_bootstrap=100,
+        min_group_size=5,
+    )
     assert [a.describe(g.schema) for a in g.rules] == ["raise x1 to at least 60"]
     s = g.summary().set_index(["grouping", "group"])
     assert s.loc[("region", "A"), "coverage"] == 1.0 and s.loc[("region", "C"), "coverage"] == 1.0
-    assert s.loc[("region", "B"), "coverage"] == 0.0 and s.loc[("region", "B"), "coverage_gap"] == 1.0
+    assert (
+        s.loc[("region", "B"), "coverage"] == 0.0 and s.loc[("region", "B"), "coverage_gap"] == 1.0
+    )
     lo, hi = newcombe(30, 30, 0, 20, 0.95)
     assert s.loc[("region", "B"), "coverage_gap_ci_low"] == pytest.approx(lo)
     assert s.loc[("region", "B"), "coverage_gap_ci_high"] == pytest.approx(hi)
@@ -106,10 +151,25 @@ def german():
     model = cf.models.fit(train, "lr", random_state=0)
     method = cf.NearestObservable().fit(model, train)
     X = test.X.iloc[:120]
-    cons = [cf.Constraints(immutable=["duration_months"]) if i % 3 == 0 else
-            cf.Constraints(max_changes=2) if i % 3 == 1 else None for i in range(len(X))]
-    g = cf.global_recourse(method, X, max_actions=3, groups=["personal_status_sex", "age"], data=test,
-                           constraints=cons, n_bootstrap=200, min_group_size=5, max_candidates=60)
+    cons = [
+        cf.Constraints(immutable=["duration_months"])
+        if i % 3 == 0
+        else cf.Constraints(max_changes=2)
+        if i % 3 == 1
+        else None
+        for i in range(len(X))
+    ]
+    g = cf.global_recourse(
+        method,
+        X,
+        max_actions=3,
+        groups=["personal_status_sex", "age"],
+        data=test,
+        constraints=cons,
+        n_bootstrap=200,
+        min_group_size=5,
+        max_candidates=60,
+    )
     return data, model, method, X, cons, test, g
 
 
@@ -121,7 +181,9 @@ def test_every_covered_person_reaches_the_target_within_their_constraints(german
     assert 0 < len(covered) and g.n_covered == len(covered)
     reached = g.counterfactuals
     assert list(reached.index) == list(X.index)
-    assert reached.drop(index=covered).isna().all().all()  # empty where no action works, and for the accepted
+    assert (
+        reached.drop(index=covered).isna().all().all()
+    )  # empty where no action works, and for the accepted
     rows = schema.coerce(reached.loc[covered])
     assert (model.predict(rows) == 1).all()  # the real model, not the library's bookkeeping
     space = ActionSpace(schema)
@@ -130,7 +192,9 @@ def test_every_covered_person_reaches_the_target_within_their_constraints(german
         i = X.index.get_loc(q)
         bad = cf.violations(X.loc[q], rows.loc[[q]], schema, cons[i])
         assert len(bad) == 0, (q, bad)
-        again = space.decode(space.apply(by_name[g.action_of[q]], space.encode(X.loc[[q]]))[0], index=[q])
+        again = space.decode(
+            space.apply(by_name[g.action_of[q]], space.encode(X.loc[[q]]))[0], index=[q]
+        )
         pd.testing.assert_frame_equal(again, rows.loc[[q]], check_dtype=False)
         for f in schema:
             if f.is_numeric and f.resolution:
@@ -165,16 +229,22 @@ def test_action_table_and_group_figures_equal_a_recomputation(german):
         assert a.loc[name, "n_assigned"] == (rej["action"] == name).sum()
         for level in g._order["personal_status_sex"]:
             m = rej["group:personal_status_sex"] == level
-            assert a.loc[name, f"coverage:personal_status_sex={level}"] == pytest.approx(works[m].mean())
+            assert a.loc[name, f"coverage:personal_status_sex={level}"] == pytest.approx(
+                works[m].mean()
+            )
     assert a["n_new"].sum() == g.n_covered
     s = g.summary()
     for _, row in s.iterrows():
         sub = rej if row["grouping"] == "" else rej[rej[f"group:{row['grouping']}"] == row["group"]]
         k, n = int(sub["covered"].sum()), len(sub)
         assert row["n_covered"] == k and row["coverage"] == pytest.approx(k / n)
-        assert (row["coverage_ci_low"], row["coverage_ci_high"]) == pytest.approx(wilson(k, n, 0.95))
+        assert (row["coverage_ci_low"], row["coverage_ci_high"]) == pytest.approx(
+            wilson(k, n, 0.95)
+        )
         pair = sub[sub["covered"] & (sub["individual"] == "recourse")]
-        assert row["cost_ratio"] == pytest.approx(pair["cost"].mean() / pair["individual_cost"].mean(), nan_ok=True)
+        assert row["cost_ratio"] == pytest.approx(
+            pair["cost"].mean() / pair["individual_cost"].mean(), nan_ok=True
+        )
         assert row["individual_rate"] == pytest.approx((sub["individual"] == "recourse").mean())
     for grouping in ("personal_status_sex", "age"):
         rows = s[s["grouping"] == grouping]
@@ -190,7 +260,9 @@ def test_findings_and_per_row_costs(german):
     assert f"get {g.n_covered} of the {g.n_rejected} rejected people" in text
     assert "not proven nearest" in text  # a heuristic's per-person cost is no lower bound
     pr = g.per_row[g.per_row["covered"]]
-    np.testing.assert_allclose(pr["cost"], [pr.loc[q, f"cost:{pr.loc[q, 'action']}"] for q in pr.index])
+    np.testing.assert_allclose(
+        pr["cost"], [pr.loc[q, f"cost:{pr.loc[q, 'action']}"] for q in pr.index]
+    )
     for q in pr.index:  # the cheapest chosen action that works
         costs = [pr.loc[q, f"cost:{n}"] for n in g.names if pr.loc[q, f"works:{n}"]]
         assert pr.loc[q, "cost"] == pytest.approx(min(costs))
@@ -198,8 +270,11 @@ def test_findings_and_per_row_costs(german):
 
 # ---------------------------------------------------------------- the choice
 def _brute(works: np.ndarray, k: int) -> int:
-    return max(int(works[list(c)].any(axis=0).sum()) for r in range(1, k + 1)
-               for c in itertools.combinations(range(works.shape[0]), r))
+    return max(
+        int(works[list(c)].any(axis=0).sum())
+        for r in range(1, k + 1)
+        for c in itertools.combinations(range(works.shape[0]), r)
+    )
 
 
 def test_greedy_and_the_exact_milp_on_small_instances():
@@ -241,7 +316,10 @@ def test_free_slots_and_swaps_lower_the_cost():
     assert greedy(works, 1, cost) == [3]  # full coverage, the cheaper of the two
     assert greedy(works, 3, cost) == [3, 2, 1]
     assert improve(works, cost, [0], 1) == [3]  # a swap keeps the coverage and lowers the cost
-    assert sorted(choose(works, cost, 2, solver="greedy").chosen) == [1, 2]  # 2 actions: cover all at cost 3
+    assert sorted(choose(works, cost, 2, solver="greedy").chosen) == [
+        1,
+        2,
+    ]  # 2 actions: cover all at cost 3
 
 
 # ------------------------------------------------------------- export and reuse
@@ -251,7 +329,9 @@ def test_json_round_trip(german, tmp_path):
     pd.testing.assert_frame_equal(back.summary(), g.summary())
     pd.testing.assert_frame_equal(back.actions, g.actions)
     pd.testing.assert_frame_equal(back.per_row, g.per_row, check_dtype=False)
-    pd.testing.assert_frame_equal(back.counterfactuals.dropna(), g.counterfactuals.dropna(), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        back.counterfactuals.dropna(), g.counterfactuals.dropna(), check_dtype=False
+    )
     assert back.rules == g.rules and back.coverage == g.coverage
     paths = g.save(tmp_path, html=False)
     assert {"actions", "summary", "per_row", "counterfactuals", "json"} <= set(paths)
@@ -263,25 +343,49 @@ def test_json_round_trip(german, tmp_path):
 def test_an_audit_is_reused_and_gives_the_same_answer(german):
     _, _, method, X, _, test, _ = german
     audit = cf.audit(method, X, groups=["personal_status_sex"], data=test, n_bootstrap=50)
-    a = cf.global_recourse(method, X, max_actions=2, groups=["personal_status_sex"], data=test,
-                           individual=audit, n_bootstrap=50)
-    b = cf.global_recourse(method, X, max_actions=2, groups=["personal_status_sex"], data=test, n_bootstrap=50)
+    a = cf.global_recourse(
+        method,
+        X,
+        max_actions=2,
+        groups=["personal_status_sex"],
+        data=test,
+        individual=audit,
+        n_bootstrap=50,
+    )
+    b = cf.global_recourse(
+        method, X, max_actions=2, groups=["personal_status_sex"], data=test, n_bootstrap=50
+    )
     assert a.rules == b.rules
     pd.testing.assert_frame_equal(a.per_row, b.per_row)
     with pytest.raises(ValidationError, match=r"'individual'.*do not cover"):
         cf.global_recourse(method, X, individual=cf.audit(method, X.iloc[:20], n_bootstrap=0))
     with pytest.raises(ValidationError, match="other constraints"):
-        cf.global_recourse(method, X, individual=audit, constraints=cf.Constraints(immutable=["age"]))
+        cf.global_recourse(
+            method, X, individual=audit, constraints=cf.Constraints(immutable=["age"])
+        )
 
 
-@pytest.mark.parametrize(("kwargs", "name"), [
-    ({"max_actions": 0}, "max_actions"), ({"max_features": 6}, "max_features"), ({"solver": "best"}, "solver"),
-    ({"cost": "l3"}, "cost"), ({"cost": {"nope": 1.0}}, "cost"), ({"cost": {"age": -1}}, "cost"),
-    ({"constraints": [cf.Constraints()]}, "constraints"), ({"constraints": "age"}, "constraints"),
-    ({"max_cost": -1.0}, "max_cost"), ({"max_cost_ratio": 0}, "max_cost_ratio"), ({"time_limit": 0}, "time_limit"),
-    ({"confidence": 1.5}, "confidence"), ({"individual": "audit"}, "individual"), ({"max_candidates": 0}, "max_candidates"),
-    ({"n_counterfactuals": 1.5}, "n_counterfactuals"), ({"n_jobs": 0}, "n_jobs"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "name"),
+    [
+        ({"max_actions": 0}, "max_actions"),
+        ({"max_features": 6}, "max_features"),
+        ({"solver": "best"}, "solver"),
+        ({"cost": "l3"}, "cost"),
+        ({"cost": {"nope": 1.0}}, "cost"),
+        ({"cost": {"age": -1}}, "cost"),
+        ({"constraints": [cf.Constraints()]}, "constraints"),
+        ({"constraints": "age"}, "constraints"),
+        ({"max_cost": -1.0}, "max_cost"),
+        ({"max_cost_ratio": 0}, "max_cost_ratio"),
+        ({"time_limit": 0}, "time_limit"),
+        ({"confidence": 1.5}, "confidence"),
+        ({"individual": "audit"}, "individual"),
+        ({"max_candidates": 0}, "max_candidates"),
+        ({"n_counterfactuals": 1.5}, "n_counterfactuals"),
+        ({"n_jobs": 0}, "n_jobs"),
+    ],
+)
 def test_bad_input_names_the_parameter(german, kwargs, name):
     _, _, method, X, *_ = german
     with pytest.raises(ValidationError, match=f"'{name}'"):
@@ -298,7 +402,9 @@ def test_nobody_rejected_or_nobody_helped(german):
     back = cf.GlobalRecourse.from_json(g.to_json())
     assert back.n_rejected == 0 and list(back.actions.columns) == list(g.actions.columns)
     rejected = X[model.predict(X) == 0].iloc[:5]
-    none = cf.global_recourse(method, rejected, n_bootstrap=0, max_cost=1e-9)  # nothing is that cheap
+    none = cf.global_recourse(
+        method, rejected, n_bootstrap=0, max_cost=1e-9
+    )  # nothing is that cheap
     assert none.n_rejected == 5 and none.n_covered == 0 and none.coverage == 0.0
     assert (none.per_row["reason"] != "").all()
 
@@ -307,21 +413,29 @@ def test_unfitted_method_and_method_cost(german):
     data, model, method, X, *_ = german
     with pytest.raises(cf.NotFittedError):
         cf.global_recourse(cf.NearestObservable(), X)
-    own = cf.global_recourse(method, X.iloc[:40], cost="method", n_bootstrap=0)  # nearest's own l1 distance
+    own = cf.global_recourse(
+        method, X.iloc[:40], cost="method", n_bootstrap=0
+    )  # nearest's own l1 distance
     plain = cf.global_recourse(method, X.iloc[:40], n_bootstrap=0)
     np.testing.assert_allclose(own.per_row["cost"], plain.per_row["cost"])
     assert cf.MDPSO.tags.cost is None
-    mdpso = cf.MDPSO(**cf.MDPSO.tags.fast_params).fit(model, data.split(test_size=0.2, random_state=0)[0])
+    mdpso = cf.MDPSO(**cf.MDPSO.tags.fast_params).fit(
+        model, data.split(test_size=0.2, random_state=0)[0]
+    )
     with pytest.raises(ValidationError, match="no distance of its own"):
         cf.global_recourse(mdpso, X.iloc[:30], cost="method")
 
 
 def test_cost_caps_keep_actions_within_reach(german):
     _, _, method, X, _, _, g = german
-    capped = cf.global_recourse(method, X, max_actions=3, max_cost_ratio=0.5, n_bootstrap=0, max_candidates=60)
+    capped = cf.global_recourse(
+        method, X, max_actions=3, max_cost_ratio=0.5, n_bootstrap=0, max_candidates=60
+    )
     pr = capped.per_row[capped.per_row["covered"] & capped.per_row["individual_cost"].notna()]
     assert len(pr) and (pr["cost"] <= 0.5 * pr["individual_cost"] * (1 + 1e-9)).all()
-    hard = cf.global_recourse(method, X, max_actions=3, max_cost=0.01, n_bootstrap=0, max_candidates=60)
+    hard = cf.global_recourse(
+        method, X, max_actions=3, max_cost=0.01, n_bootstrap=0, max_candidates=60
+    )
     assert (hard.per_row.loc[hard.per_row["covered"], "cost"] <= 0.01 + 1e-12).all()
     assert hard.n_covered <= g.n_covered
 
@@ -331,7 +445,9 @@ def test_dask_backend_gives_the_same_answer(german):
     _, _, method, X, *_ = german
     Xs = X.iloc[:40]
     serial = cf.global_recourse(method, Xs, max_actions=2, n_bootstrap=0)
-    dask = cf.global_recourse(method, Xs, max_actions=2, n_bootstrap=0, backend="dask", n_jobs=1, chunk_size=10)
+    dask = cf.global_recourse(
+        method, Xs, max_actions=2, n_bootstrap=0, backend="dask", n_jobs=1, chunk_size=10
+    )
     assert dask.rules == serial.rules
     pd.testing.assert_frame_equal(dask.per_row, serial.per_row)
 
@@ -342,11 +458,21 @@ def test_report_section_and_page(german, tmp_path):
     pytest.importorskip("matplotlib")
     _, _, method, X, _, test, _ = german
     audit = cf.audit(method, X, groups=["personal_status_sex"], data=test, n_bootstrap=50)
-    g = cf.global_recourse(method, X, max_actions=2, groups=["personal_status_sex"], data=test, individual=audit,
-                           n_bootstrap=50)
+    g = cf.global_recourse(
+        method,
+        X,
+        max_actions=2,
+        groups=["personal_status_sex"],
+        data=test,
+        individual=audit,
+        n_bootstrap=50,
+    )
     html = audit.to_html(tmp_path / "audit.html", global_recourse=g)
     assert 'id="global-recourse"' in html and "Global recourse by personal_status_sex" in html
-    assert escape(g.actions.loc["A1", "description"]) in html and html.count("data:image/png;base64,") >= 4
+    assert (
+        escape(g.actions.loc["A1", "description"]) in html
+        and html.count("data:image/png;base64,") >= 4
+    )
     page = g.to_html(tmp_path / "global.html")
     assert page.startswith("<!DOCTYPE html>") and 'id="global-recourse"' in page
     assert "global_actions" in audit.save(tmp_path / "out", global_recourse=g)
@@ -367,7 +493,9 @@ def test_report_renders_in_chromium(german, tmp_path):
     g.to_html(path)
     with sync_api.sync_playwright() as p:
         try:
-            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(
+                executable_path=chromium, args=["--no-sandbox", "--disable-gpu"]
+            )
         except Exception as exc:  # pragma: no cover - depends on the machine
             pytest.skip(f"Chromium does not start here: {exc}")
         try:
@@ -375,7 +503,9 @@ def test_report_renders_in_chromium(german, tmp_path):
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(path.as_uri())
-            sizes = page.eval_on_selector_all("img", "els => els.map(e => [e.complete, e.naturalWidth])")
+            sizes = page.eval_on_selector_all(
+                "img", "els => els.map(e => [e.complete, e.naturalWidth])"
+            )
             assert len(sizes) == 2 and all(ok and w > 100 for ok, w in sizes)
             assert page.locator("table.global-actions tr").count() == len(g.rules) + 1
             page.click("text=How the actions were chosen")
@@ -389,9 +519,31 @@ def test_cli_global(tmp_path, capsys):
     from counterfact.cli import main
 
     out = tmp_path / "audit"
-    code = main(["audit", "--dataset", "german_credit", "--model", "lr", "--method", "mace", "--param", "time_limit=10",
-                 "--groups", "personal_status_sex", "--max-rows", "80", "--n-bootstrap", "50",
-                 "--global", "2", "--out", str(out), "--no-html", "-q"])
+    code = main(
+        [
+            "audit",
+            "--dataset",
+            "german_credit",
+            "--model",
+            "lr",
+            "--method",
+            "mace",
+            "--param",
+            "time_limit=10",
+            "--groups",
+            "personal_status_sex",
+            "--max-rows",
+            "80",
+            "--n-bootstrap",
+            "50",
+            "--global",
+            "2",
+            "--out",
+            str(out),
+            "--no-html",
+            "-q",
+        ]
+    )
     assert code == 0
     printed = capsys.readouterr().out
     assert "Global recourse:" in printed and "A1" in printed
@@ -399,6 +551,21 @@ def test_cli_global(tmp_path, capsys):
     assert 1 <= len(actions) <= 2 and {"description", "coverage", "n_works"} <= set(actions.columns)
     back = cf.GlobalRecourse.from_json((out / "global.json").read_text())
     assert len(back.per_row) == 80
-    assert main(["audit", "--dataset", "german_credit", "--model", "lr", "--global", "0",
-                 "--out", str(tmp_path / "x"), "-q"]) == 2
+    assert (
+        main(
+            [
+                "audit",
+                "--dataset",
+                "german_credit",
+                "--model",
+                "lr",
+                "--global",
+                "0",
+                "--out",
+                str(tmp_path / "x"),
+                "-q",
+            ]
+        )
+        == 2
+    )
     assert "--global must be at least 1" in capsys.readouterr().err

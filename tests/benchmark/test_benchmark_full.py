@@ -33,7 +33,11 @@ def test_full_resolves_to_the_papers_size(paper):
     assert default.protocol == "default" and default.full is not None
     # the default stays the quick run; only the sizes change
     assert default.queries is not None and (queries is None or default.queries <= queries)
-    assert (full.datasets, full.models, full.methods) == (default.datasets, default.models, default.methods)
+    assert (full.datasets, full.models, full.methods) == (
+        default.datasets,
+        default.models,
+        default.methods,
+    )
     # a cap still applies on top of the full protocol
     capped = cf.benchmark.load_spec(PAPERS / f"{paper}.yaml", full=True, queries=3)
     assert capped.queries == 3 and capped.seeds == seeds and capped.folds == folds
@@ -47,7 +51,9 @@ def test_cells_of_the_full_protocol():
     ufce = cf.benchmark.load_spec(PAPERS / "ufce.yaml", full=True)
     cells = _spec_cells(ufce)
     per_fold = len(ufce.datasets) * len(ufce.models) * len(ufce.methods)
-    assert len(cells) == 5 * per_fold and {c.rsplit("__", 1)[1] for c in cells} == {f"f{i}" for i in range(5)}
+    assert len(cells) == 5 * per_fold and {c.rsplit("__", 1)[1] for c in cells} == {
+        f"f{i}" for i in range(5)
+    }
     l2c = cf.benchmark.load_spec(PAPERS / "l2c.yaml", full=True)
     assert {c.split("__")[3] for c in _spec_cells(l2c)} == {f"s{i}" for i in range(5)}
 
@@ -90,7 +96,11 @@ def test_full_needs_a_full_section_and_folds_need_a_free_split(tmp_path):
     with pytest.raises(cf.ValidationError, match="no 'full:' section"):
         cf.benchmark.load_spec(BASE, full=True)
     cf.benchmark.load_spec(BASE)  # without --full it is fine
-    fixed = {**BASE, "datasets": [{"name": "student_performance", "split": "school"}], "full": {"folds": 3}}
+    fixed = {
+        **BASE,
+        "datasets": [{"name": "student_performance", "split": "school"}],
+        "full": {"folds": 3},
+    }
     cf.benchmark.load_spec(fixed)
     with pytest.raises(cf.ValidationError, match="predefined split"):
         cf.benchmark.load_spec(fixed, full=True)
@@ -103,7 +113,12 @@ def test_tiny_full_run_with_folds_chunks_and_resume(tmp_path):
         **BASE,
         "datasets": [{"name": "bupa_liver", "max_rows": 100}],
         "methods": [{"name": "ufce", "params": {"variant": 1}}],
-        "full": {"queries": 5, "folds": 2, "chunk_size": 2, "datasets": {"bupa_liver": {"max_rows": 240}}},
+        "full": {
+            "queries": 5,
+            "folds": 2,
+            "chunk_size": 2,
+            "datasets": {"bupa_liver": {"max_rows": 240}},
+        },
     }
     out = tmp_path / "full"
     table = cf.benchmark.run(spec, out=out, verbose=False, full=True)
@@ -119,7 +134,9 @@ def test_tiny_full_run_with_folds_chunks_and_resume(tmp_path):
 
     resolved = cf.benchmark.load_spec(spec, full=True)
     train, test = _load_split(resolved.datasets[0], resolved, 0, 1)
-    assert len(train) + len(test) == 240 and abs(len(test) - 120) <= 1 and q1 <= set(test.frame.index)
+    assert (
+        len(train) + len(test) == 240 and abs(len(test) - 120) <= 1 and q1 <= set(test.frame.index)
+    )
     cell = "bupa_liver__lr__ufce__s0__f1"
     chunks = sorted((out / "cells" / f"{cell}.chunks").glob("chunk-*.json"))
     assert len(chunks) == 3  # 5 queries in chunks of 2
@@ -146,9 +163,15 @@ def test_tiny_full_run_with_folds_chunks_and_resume(tmp_path):
     pd.testing.assert_frame_equal(before[cols], pd.read_csv(out / "results.csv")[cols])
 
     # chunked and whole cells give the same counterfactuals
-    whole = cf.benchmark.run({**spec, "full": {**spec["full"], "chunk_size": 100}}, out=tmp_path / "whole", verbose=False, full=True)
+    whole = cf.benchmark.run(
+        {**spec, "full": {**spec["full"], "chunk_size": 100}},
+        out=tmp_path / "whole",
+        verbose=False,
+        full=True,
+    )
     pd.testing.assert_frame_equal(
-        before[cols].reset_index(drop=True), whole[cols].astype(before[cols].dtypes.to_dict()).reset_index(drop=True)
+        before[cols].reset_index(drop=True),
+        whole[cols].astype(before[cols].dtypes.to_dict()).reset_index(drop=True),
     )
 
 

@@ -42,7 +42,17 @@ def test_run_writes_tables(results):
     assert (out / "results.csv").exists() and (out / "summary.csv").exists()
     assert set(table["method"]) == {"nearest-l1", "nearest-l0"}
     assert set(table["model"]) == {"lr", "tree"}
-    for col in ("dataset", "model", "method", "seed", "query", "rank", "features", "status", "time"):
+    for col in (
+        "dataset",
+        "model",
+        "method",
+        "seed",
+        "query",
+        "rank",
+        "features",
+        "status",
+        "time",
+    ):
         assert col in table.columns
     assert any(c.startswith("metric_") for c in table.columns)
     summary = pd.read_csv(out / "summary.csv")
@@ -64,7 +74,20 @@ def test_resume_skips_finished_cells_and_retries_failed_ones(results):
 
 
 def test_unsupported_combination_is_skipped(tmp_path):
-    spec = dict(SPEC, methods=["nearest"], models=["lr"], constraints={"causal": [{"child": "duration_months", "parents": ["credit_amount"], "coef": {"credit_amount": 0.001}}]})
+    spec = dict(
+        SPEC,
+        methods=["nearest"],
+        models=["lr"],
+        constraints={
+            "causal": [
+                {
+                    "child": "duration_months",
+                    "parents": ["credit_amount"],
+                    "coef": {"credit_amount": 0.001},
+                }
+            ]
+        },
+    )
     spec["datasets"] = [{"name": "german_credit", "max_rows": 200}]
     try:
         cf.datasets.load("german_credit").schema["duration_months"]
@@ -72,7 +95,11 @@ def test_unsupported_combination_is_skipped(tmp_path):
     except cf.SchemaError:
         pytest.skip("feature names differ")
     cf.benchmark.run(spec, out=tmp_path, verbose=False)
-    meta = json.loads(next(p for p in (tmp_path / "cells").glob("*.json") if not p.name.endswith(".result.json")).read_text())
+    meta = json.loads(
+        next(
+            p for p in (tmp_path / "cells").glob("*.json") if not p.name.endswith(".result.json")
+        ).read_text()
+    )
     assert meta["status"] == "skipped" and "causal" in meta["reason"]
 
 
@@ -80,7 +107,12 @@ def test_report_html_and_md(results, tmp_path):
     out, _ = results
     html_path = cf.report.build(out, fmt="html", out=tmp_path / "r.html")
     text = html_path.read_text()
-    assert text.count("<img") >= 3 and "Recourse cards" in text and "Friedman" in text and "Glossary" in text
+    assert (
+        text.count("<img") >= 3
+        and "Recourse cards" in text
+        and "Friedman" in text
+        and "Glossary" in text
+    )
     assert "nearest-l1" in text and "german_credit / lr" in text
     md = cf.report.build(out, fmt="md", out=tmp_path / "r.md")
     assert "![" in md.read_text() and (tmp_path / "r_files").is_dir()
@@ -94,18 +126,32 @@ def _chromium() -> str | None:
     return None
 
 
-@pytest.mark.skipif(_chromium() is None, reason="Chromium is not installed (Debian package 'chromium')")
+@pytest.mark.skipif(
+    _chromium() is None, reason="Chromium is not installed (Debian package 'chromium')"
+)
 def test_report_renders_in_headless_chromium(results, tmp_path):
     out, _ = results
     page = cf.report.build(out, fmt="html", out=tmp_path / "r.html")
     source = page.read_text()
     n_img, n_tables = source.count("<img"), source.count("<table")
     titles = re.findall(r"<h2>(.*?)</h2>", source)
-    flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-             "--disable-background-networking", "--disable-component-update", "--disable-sync",
-             f"--user-data-dir={tmp_path / 'profile'}"]
-    dom = subprocess.run([_chromium(), *flags, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
-                         capture_output=True, text=True, timeout=120)
+    flags = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        f"--user-data-dir={tmp_path / 'profile'}",
+    ]
+    dom = subprocess.run(
+        [_chromium(), *flags, "--enable-logging=stderr", "--v=0", "--dump-dom", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert dom.returncode == 0, dom.stderr[-2000:]
     # the page's own load handler counted what the browser actually laid out and decoded
     body = re.search(r"<body([^>]*)>", dom.stdout)
@@ -114,12 +160,24 @@ def test_report_renders_in_headless_chromium(results, tmp_path):
     assert int(attrs["images"]) == n_img >= 4  # key-metric bars, time distribution, trade-offs
     assert int(attrs["images-decoded"]) == n_img, "an embedded plot did not decode"
     assert int(attrs["tables"]) == n_tables
-    for t in ("german_credit / lr", "german_credit / tree", "Skipped or failed cells", "Glossary", "Plots",
-              "Statistical tests", "Recourse cards"):
+    for t in (
+        "german_credit / lr",
+        "german_credit / tree",
+        "Skipped or failed cells",
+        "Glossary",
+        "Plots",
+        "Statistical tests",
+        "Recourse cards",
+    ):
         assert t in titles and f"<h2>{t}</h2>" in dom.stdout
     assert "Uncaught" not in dom.stderr, dom.stderr[-2000:]
     shot = tmp_path / "shot.png"
-    res = subprocess.run([_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()], capture_output=True, text=True, timeout=120)
+    res = subprocess.run(
+        [_chromium(), *flags, f"--screenshot={shot}", "--window-size=1200,2000", page.as_uri()],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert res.returncode == 0 and shot.stat().st_size > 10_000
 
 
@@ -151,8 +209,13 @@ def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):
     spec = {
         "name": "opts",
         "datasets": [
-            {"name": "student_performance", "split": "school", "models": ["lr"], "queries": 2,
-             "actionability": {"*": "free", "Medu": "immutable"}},
+            {
+                "name": "student_performance",
+                "split": "school",
+                "models": ["lr"],
+                "queries": 2,
+                "actionability": {"*": "free", "Medu": "immutable"},
+            },
             {"name": "heloc", "models": ["lr"]},  # not bundled: skipped unless installed
         ],
         "models": ["lr", {"kind": "tree", "params": {"max_depth": 3}}],
@@ -177,7 +240,11 @@ def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):
     try:
         cf.datasets.load("heloc")
     except cf.DatasetNotFoundError:
-        assert len(heloc) == 1 and heloc["state"].iloc[0] == "skipped" and "heloc" in heloc["reason"].iloc[0].lower()
+        assert (
+            len(heloc) == 1
+            and heloc["state"].iloc[0] == "skipped"
+            and "heloc" in heloc["reason"].iloc[0].lower()
+        )
 
 
 @pytest.mark.parametrize(
@@ -189,10 +256,21 @@ def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):
     ],
 )
 def test_spec_dataset_errors(tmp_path, bad, message):
-    spec = {"datasets": [{"name": "german_credit", "max_rows": 100, **bad}], "models": ["lr"], "methods": ["nearest"], "queries": 1}
+    spec = {
+        "datasets": [{"name": "german_credit", "max_rows": 100, **bad}],
+        "models": ["lr"],
+        "methods": ["nearest"],
+        "queries": 1,
+    }
     if "split" in bad:
         cf.benchmark.run(spec, out=tmp_path, verbose=False)
-        meta = json.loads(next(p for p in (tmp_path / "cells").glob("*.json") if not p.name.endswith(".result.json")).read_text())
+        meta = json.loads(
+            next(
+                p
+                for p in (tmp_path / "cells").glob("*.json")
+                if not p.name.endswith(".result.json")
+            ).read_text()
+        )
         assert meta["status"] == "error" and message in meta["reason"]
     else:
         with pytest.raises(cf.ValidationError, match=message):
@@ -202,8 +280,14 @@ def test_spec_dataset_errors(tmp_path, bad, message):
 def test_feedback_gives_each_query_its_own_ranges(tmp_path):
     from counterfact.methods.ufce import feedback_levels
 
-    spec = {"datasets": [{"name": "bupa_liver"}], "models": ["lr"], "methods": [{"name": "ufce", "params": {"variant": 1}}], "queries": 3,
-            "n_counterfactuals": 2, "feedback": {"level": 1.0}}
+    spec = {
+        "datasets": [{"name": "bupa_liver"}],
+        "models": ["lr"],
+        "methods": [{"name": "ufce", "params": {"variant": 1}}],
+        "queries": 3,
+        "n_counterfactuals": 2,
+        "feedback": {"level": 1.0},
+    }
     table = cf.benchmark.run(spec, out=tmp_path, verbose=False)
     data = cf.datasets.load("bupa_liver")
     train, _ = data.split(test_size=0.2, random_state=0)
@@ -223,13 +307,22 @@ def test_a_method_can_explain_a_stated_subset_of_each_cells_queries(tmp_path):
     spec = {
         "datasets": [{"name": "german_credit", "max_rows": 300}],
         "models": ["lr"],
-        "methods": [{"name": "nearest", "label": "all"}, {"name": "nearest", "label": "few", "queries": 2}],
+        "methods": [
+            {"name": "nearest", "label": "all"},
+            {"name": "nearest", "label": "few", "queries": 2},
+        ],
         "queries": 5,
     }
     table = cf.benchmark.run(spec, out=tmp_path, verbose=False)
     per_method = table.drop_duplicates(["method", "query"]).groupby("method")["query"].apply(set)
-    assert len(per_method["all"]) == 5 and len(per_method["few"]) == 2 and per_method["few"] <= per_method["all"]
+    assert (
+        len(per_method["all"]) == 5
+        and len(per_method["few"]) == 2
+        and per_method["few"] <= per_method["all"]
+    )
     summary = pd.read_csv(tmp_path / "summary.csv").set_index("method")
     assert summary.loc["few", "queries"] == 2 and summary.loc["all", "queries"] == 5
     with pytest.raises(cf.ValidationError, match="method 'few' queries must be >= 1"):
-        cf.benchmark.load_spec({**spec, "methods": [{"name": "nearest", "label": "few", "queries": 0}]})
+        cf.benchmark.load_spec(
+            {**spec, "methods": [{"name": "nearest", "label": "few", "queries": 0}]}
+        )

@@ -13,7 +13,9 @@ from counterfact.exceptions import ValidationError
 
 def test_friedman_hand_computed():
     # 4 blocks, methods A < B < C everywhere (lower is better): ranks 1, 2, 3
-    t = pd.DataFrame({"A": [0.1, 0.2, 0.1, 0.3], "B": [0.2, 0.3, 0.2, 0.4], "C": [0.5, 0.6, 0.7, 0.8]})
+    t = pd.DataFrame(
+        {"A": [0.1, 0.2, 0.1, 0.3], "B": [0.2, 0.3, 0.2, 0.4], "C": [0.5, 0.6, 0.7, 0.8]}
+    )
     r = average_ranks(t, higher_is_better=False)
     assert r.mean().tolist() == [1.0, 2.0, 3.0]
     out = friedman(t, higher_is_better=False)
@@ -46,15 +48,26 @@ def test_nemenyi_cd():
 @pytest.mark.parametrize(
     ("k", "q05", "q10"),
     # Demsar (2006), Table 5: two-tailed Nemenyi critical values
-    [(2, 1.960, 1.645), (3, 2.343, 2.052), (4, 2.569, 2.291), (5, 2.728, 2.459),
-     (6, 2.850, 2.589), (7, 2.949, 2.693), (8, 3.031, 2.780), (9, 3.102, 2.855), (10, 3.164, 2.920)],
+    [
+        (2, 1.960, 1.645),
+        (3, 2.343, 2.052),
+        (4, 2.569, 2.291),
+        (5, 2.728, 2.459),
+        (6, 2.850, 2.589),
+        (7, 2.949, 2.693),
+        (8, 3.031, 2.780),
+        (9, 3.102, 2.855),
+        (10, 3.164, 2.920),
+    ],
 )
 def test_nemenyi_q_matches_published_table_and_scipy(k, q05, q10):
     from scipy import stats
 
     assert nemenyi_q(k, 0.05) == pytest.approx(q05, abs=1.5e-3)
     assert nemenyi_q(k, 0.10) == pytest.approx(q10, abs=1.5e-3)
-    assert nemenyi_q(k) == pytest.approx(stats.studentized_range.ppf(0.95, k, np.inf) / math.sqrt(2))
+    assert nemenyi_q(k) == pytest.approx(
+        stats.studentized_range.ppf(0.95, k, np.inf) / math.sqrt(2)
+    )
 
 
 def test_nemenyi_beyond_ten_methods():
@@ -70,7 +83,9 @@ def test_friedman_matches_scipy_with_ties():
     ref = stats.friedmanchisquare(*(t[c] for c in t.columns))
     for hib in (True, False):
         out = friedman(t, higher_is_better=hib)
-        assert out["chi2"] == pytest.approx(ref.statistic) and out["p_value"] == pytest.approx(ref.pvalue)
+        assert out["chi2"] == pytest.approx(ref.statistic) and out["p_value"] == pytest.approx(
+            ref.pvalue
+        )
         assert out["N"] == 12 and out["k"] == 4
         n, k, chi2 = 12, 4, ref.statistic
         assert out["F"] == pytest.approx((n - 1) * chi2 / (n * (k - 1) - chi2))
@@ -86,7 +101,14 @@ def test_friedman_refuses_what_it_cannot_test():
 
 
 def test_spec_validation(tmp_path):
-    s = load_spec({"datasets": ["german_credit"], "models": ["lr", {"kind": "rf", "params": {"n_estimators": 10}}], "methods": ["nearest"], "queries": 3})
+    s = load_spec(
+        {
+            "datasets": ["german_credit"],
+            "models": ["lr", {"kind": "rf", "params": {"n_estimators": 10}}],
+            "methods": ["nearest"],
+            "queries": 3,
+        }
+    )
     assert s.models[1].params == {"n_estimators": 10} and s.queries == 3
     with pytest.raises(ValidationError, match="unknown top-level"):
         load_spec({"datasets": ["a"], "models": ["lr"], "methods": ["nearest"], "querys": 3})
@@ -95,6 +117,8 @@ def test_spec_validation(tmp_path):
     with pytest.raises(ValidationError, match="unique"):
         load_spec({"datasets": ["a"], "models": ["lr"], "methods": ["nearest", "nearest"]})
     p = tmp_path / "s.yaml"
-    p.write_text("datasets: [adult]\nmodels: [lr]\nmethods:\n  - name: nearest\n    params: {norm: l0}\n")
+    p.write_text(
+        "datasets: [adult]\nmodels: [lr]\nmethods:\n  - name: nearest\n    params: {norm: l0}\n"
+    )
     s = load_spec(p)
     assert s.name == "s" and s.methods[0].params == {"norm": "l0"}

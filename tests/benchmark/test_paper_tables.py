@@ -17,7 +17,9 @@ BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
 
 def _load(name: str):
-    if str(BENCH) not in sys.path:  # the scripts import their shared helpers (benchmarks/_common.py)
+    if (
+        str(BENCH) not in sys.path
+    ):  # the scripts import their shared helpers (benchmarks/_common.py)
         sys.path.insert(0, str(BENCH))
     spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
     mod = importlib.util.module_from_spec(spec)
@@ -38,7 +40,11 @@ def mace_run(tmp_path_factory):
             {"name": "mace", "label": "MACE-l1", "params": {"norm": "l1", "epsilon": 0.001}},
             {"name": "nearest", "label": "MO-l1", "params": {"norm": "l1"}},
         ],
-        "queries": 6, "n_counterfactuals": 1, "query_class": "unfavourable", "seeds": [0], "time_limit": 30,
+        "queries": 6,
+        "n_counterfactuals": 1,
+        "query_class": "unfavourable",
+        "seeds": [0],
+        "time_limit": 30,
     }
     cf.benchmark.run(spec, out=out, verbose=False)
     return out
@@ -56,7 +62,9 @@ def test_mace_paper_table_recomputes_coverage_and_improvement(mace_run):
     shown = df["improvement vs MO %"].iloc[0]
     assert shown.startswith(f"{imp.mean():.1f}")
     if len(both) > 1:
-        assert shown.endswith(f"± {stats.norm.ppf(0.975) * imp.std(ddof=1) / np.sqrt(len(both)):.1f}")
+        assert shown.endswith(
+            f"± {stats.norm.ppf(0.975) * imp.std(ddof=1) / np.sqrt(len(both)):.1f}"
+        )
     k = int((mace["metric_found"] > 0).sum())
     ci = stats.binomtest(k, 6).proportion_ci(method="wilson")
     assert df["MACE coverage [95% CI]"].iloc[0] == f"{k / 6:.2f} [{ci.low:.2f}, {ci.high:.2f}]"
@@ -81,7 +89,12 @@ def test_ufce_paper_table_counts_per_fold(tmp_path):
         "models": [{"kind": "lr", "label": "lr"}],
         "methods": [{"name": "ufce", "label": "UFCE1", "params": {"variant": 1}}, "nearest"],
         "feedback": {"level": 0.5, "two_sided": False},
-        "queries": 8, "n_counterfactuals": 3, "query_class": "negative", "seeds": [0], "folds": 2, "time_limit": 30,
+        "queries": 8,
+        "n_counterfactuals": 3,
+        "query_class": "negative",
+        "seeds": [0],
+        "folds": 2,
+        "time_limit": 30,
     }
     cf.benchmark.run(spec, out=tmp_path, verbose=False)
     df = _load("ufce_paper_table").table(tmp_path)
@@ -93,6 +106,9 @@ def test_ufce_paper_table_counts_per_fold(tmp_path):
         assert row["per fold"] == "/".join(str(int(v)) for v in found.groupby(g["fold"]).sum())
         k = int(found.sum())
         ci = stats.binomtest(k, 16).proportion_ci(method="wilson")
-        assert row["with a counterfactual, per 50 [95% CI]"] == f"{50 * k / 16:.1f} [{50 * ci.low:.1f}, {50 * ci.high:.1f}]"
+        assert (
+            row["with a counterfactual, per 50 [95% CI]"]
+            == f"{50 * k / 16:.1f} [{50 * ci.low:.1f}, {50 * ci.high:.1f}]"
+        )
         if k:
             assert row["changes"].startswith(f"{g.loc[found, 'metric_changes'].mean():.3g}")

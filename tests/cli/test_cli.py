@@ -26,14 +26,30 @@ def test_explain_german_rf(capsys, tmp_path):
     # MD-PSO: under German Credit's defaults (a credit history is a record, balances only improve)
     # the nearest observed row finds no admissible row for these applicants
     out_file = tmp_path / "r.json"
-    args = ["explain", "--dataset", "german_credit", "--model", "rf", "--method", "mdpso", "--rows", "0:10", "-n", "3"]
+    args = [
+        "explain",
+        "--dataset",
+        "german_credit",
+        "--model",
+        "rf",
+        "--method",
+        "mdpso",
+        "--rows",
+        "0:10",
+        "-n",
+        "3",
+    ]
     assert main(args) == 0
     captured = capsys.readouterr()
     assert "->" in captured.out and "query" in captured.out
     data = cf.datasets.load("german_credit")
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "rf", random_state=0)
-    rejected = [q for q, p in zip(test.X.index[:10], model.predict(test.X.iloc[:10]), strict=False) if p != 1]
+    rejected = [
+        q
+        for q, p in zip(test.X.index[:10], model.predict(test.X.iloc[:10]), strict=False)
+        if p != 1
+    ]
     assert 0 < len(rejected) < 10  # the first 10 rows mix approved and rejected applicants
     assert f"skipped {10 - len(rejected)} of 10 rows" in captured.err
     assert main([*args, "--format", "json", "--out", str(out_file)]) == 0
@@ -52,7 +68,23 @@ def test_explain_german_rf(capsys, tmp_path):
 
 def test_all_rows_keeps_rows_already_favourable(tmp_path, capsys):
     out_file = tmp_path / "r.json"
-    assert main(["explain", "--model", "rf", "--rows", "0:4", "--all-rows", "--format", "json", "--out", str(out_file)]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--model",
+                "rf",
+                "--rows",
+                "0:4",
+                "--all-rows",
+                "--format",
+                "json",
+                "--out",
+                str(out_file),
+            ]
+        )
+        == 0
+    )
     r = cf.CounterfactualResult.from_json(out_file.read_text())
     assert len(r) == 4
     already = r.status[r.reason.str.contains("already")]
@@ -65,7 +97,24 @@ def test_constraint_flags_and_file(tmp_path, capsys):
     cfile = tmp_path / "c.yaml"
     cfile.write_text(f"increasing: [{num}]\nmax_changes: 3\n")
     out_file = tmp_path / "r.json"
-    assert main(["explain", "--model", "lr", "--rows", "0:10", "--constraints", str(cfile), "--format", "json", "--out", str(out_file)]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--model",
+                "lr",
+                "--rows",
+                "0:10",
+                "--constraints",
+                str(cfile),
+                "--format",
+                "json",
+                "--out",
+                str(out_file),
+            ]
+        )
+        == 0
+    )
     r = cf.CounterfactualResult.from_json(out_file.read_text())
     assert r.constraints.increasing == (num,) and r.constraints.max_changes == 3
     for q in r.queries.index:
@@ -80,7 +129,10 @@ def test_model_file_requires_acknowledgement(tmp_path, capsys):
     joblib.dump(cf.models.fit(train, "lr"), path)
     assert main(["explain", "--model-file", str(path), "--rows", "0:5"]) == 2
     assert "allow-unsafe-model-load" in capsys.readouterr().err
-    assert main(["explain", "--model-file", str(path), "--allow-unsafe-model-load", "--rows", "0:5"]) == 0
+    assert (
+        main(["explain", "--model-file", str(path), "--allow-unsafe-model-load", "--rows", "0:5"])
+        == 0
+    )
 
 
 def test_bad_input_is_a_clear_error(capsys):
@@ -126,7 +178,23 @@ def test_verbose_and_quiet(capsys):
     assert main(["explain", "--method", "nearest", "--model", "lr", "--rows", "0:5", "-v"]) == 0
     err = capsys.readouterr().err
     assert "counterfact:" in err and ("query" in err or "it/s" in err or "%" in err)
-    assert main(["explain", "--method", "nearest", "--model", "lr", "--rows", "0:5", "-q", "--format", "json"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--method",
+                "nearest",
+                "--model",
+                "lr",
+                "--rows",
+                "0:5",
+                "-q",
+                "--format",
+                "json",
+            ]
+        )
+        == 0
+    )
     captured = capsys.readouterr()
     assert captured.err == "" and json.loads(captured.out)
 
@@ -137,7 +205,21 @@ def test_data_rows_index_the_users_file(tmp_path, capsys):
     path = tmp_path / "mine.csv"
     frame.to_csv(path, index=False)
     out_file = tmp_path / "r.json"
-    args = ["explain", "--data", str(path), "--target", data.target, "--model", "lr", "--rows", "0:20", "--format", "json", "--out", str(out_file)]
+    args = [
+        "explain",
+        "--data",
+        str(path),
+        "--target",
+        data.target,
+        "--model",
+        "lr",
+        "--rows",
+        "0:20",
+        "--format",
+        "json",
+        "--out",
+        str(out_file),
+    ]
     assert main(args) == 0
     r = cf.CounterfactualResult.from_json(out_file.read_text())
     # the model is fitted on the whole file; the query ids are row positions in the file
@@ -149,16 +231,41 @@ def test_data_rows_index_the_users_file(tmp_path, capsys):
 
 
 def test_table_gives_the_methods_words_for_rows_without_an_answer(capsys):
-    frozen = ("duration_months,credit_amount,checking_status,credit_history,savings,employment_since,"
-              "installment_rate,other_debtors,residence_since,property,other_installment_plans,housing,"
-              "existing_credits,job,telephone,age")
-    assert main(["explain", "--model", "lr", "--method", "mace", "--immutable", frozen, "--rows", "0:10", "-q"]) == 0
+    frozen = (
+        "duration_months,credit_amount,checking_status,credit_history,savings,employment_since,"
+        "installment_rate,other_debtors,residence_since,property,other_installment_plans,housing,"
+        "existing_credits,job,telephone,age"
+    )
+    assert (
+        main(
+            [
+                "explain",
+                "--model",
+                "lr",
+                "--method",
+                "mace",
+                "--immutable",
+                frozen,
+                "--rows",
+                "0:10",
+                "-q",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "status infeasible" in out
     assert "  MACE: proven: no counterfactual exists under these constraints\n" in out
-    assert main(["explain", "--model", "lr", "--method", "mace", "--all-rows", "--rows", "0:3", "-q"]) == 0
+    assert (
+        main(["explain", "--model", "lr", "--method", "mace", "--all-rows", "--rows", "0:3", "-q"])
+        == 0
+    )
     out = capsys.readouterr().out
-    assert "status failed" in out and "already predicts the target class" in out and "not a proof" not in out
+    assert (
+        "status failed" in out
+        and "already predicts the target class" in out
+        and "not a proof" not in out
+    )
 
 
 def test_desired_class_is_named_plainly(tmp_path, capsys):
@@ -166,7 +273,22 @@ def test_desired_class_is_named_plainly(tmp_path, capsys):
     data = cf.datasets.load("german_credit")
     path = tmp_path / "mine.csv"
     data.frame.iloc[:200].to_csv(path, index=False)
-    assert main(["explain", "--data", str(path), "--target", data.target, "--model", "lr", "--rows", "0:10"]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--data",
+                str(path),
+                "--target",
+                data.target,
+                "--model",
+                "lr",
+                "--rows",
+                "0:10",
+            ]
+        )
+        == 0
+    )
     err = capsys.readouterr().err
     assert "desired class: 1, the model's last class" in err
     assert "np." not in err and "int64" not in err
@@ -181,8 +303,25 @@ def test_queries_file_against_a_model_file(tmp_path, capsys):
     qpath = tmp_path / "q.csv"
     test.X.iloc[:12].to_csv(qpath, index=False)
     out_file = tmp_path / "r.json"
-    assert main(["explain", "--queries", str(qpath), "--model-file", str(mpath), "--allow-unsafe-model-load", "--rows", ":",
-                 "--format", "json", "--out", str(out_file)]) == 0
+    assert (
+        main(
+            [
+                "explain",
+                "--queries",
+                str(qpath),
+                "--model-file",
+                str(mpath),
+                "--allow-unsafe-model-load",
+                "--rows",
+                ":",
+                "--format",
+                "json",
+                "--out",
+                str(out_file),
+            ]
+        )
+        == 0
+    )
     r = cf.CounterfactualResult.from_json(out_file.read_text())
     pred = model.predict(test.X.iloc[:12])
     assert list(r.queries.index) == [i for i in range(12) if pred[i] != 1]

@@ -49,45 +49,99 @@ def _cases(d, target):
     data = ["explain", "--data", good, "--target", target, "--model", "lr"]
     mfile = ["--allow-unsafe-model-load", "--model-file"]
     return {
-        "data missing": (["explain", "--data", str(d / "nope.csv"), "--target", target], "no such file"),
+        "data missing": (
+            ["explain", "--data", str(d / "nope.csv"), "--target", target],
+            "no such file",
+        ),
         "data is a folder": (["explain", "--data", str(d), "--target", target], "folder"),
         "data empty": (["explain", "--data", str(d / "empty.csv"), "--target", target], "empty"),
-        "data header only": (["explain", "--data", str(d / "header.csv"), "--target", target], "no data rows"),
-        "data malformed": (["explain", "--data", str(d / "ragged.csv"), "--target", "a"], "well-formed CSV"),
+        "data header only": (
+            ["explain", "--data", str(d / "header.csv"), "--target", target],
+            "no data rows",
+        ),
+        "data malformed": (
+            ["explain", "--data", str(d / "ragged.csv"), "--target", "a"],
+            "well-formed CSV",
+        ),
         "data binary": (["explain", "--data", str(d / "binary.csv"), "--target", "a"], "--data"),
         "data without target": (["explain", "--data", good], "--target"),
-        "data unknown target": (["explain", "--data", good, "--target", "nope"], "no column 'nope'"),
+        "data unknown target": (
+            ["explain", "--data", good, "--target", "nope"],
+            "no column 'nope'",
+        ),
         "model file missing": ([*data, *mfile, str(d / "nope.joblib")], "no such file"),
-        "model file not a pickle": ([*data, *mfile, str(d / "not_a_model.joblib")], "not a joblib/pickle"),
-        "model file not a model": ([*data, *mfile, str(d / "a_dict.joblib")], "not a fitted classifier"),
+        "model file not a pickle": (
+            [*data, *mfile, str(d / "not_a_model.joblib")],
+            "not a joblib/pickle",
+        ),
+        "model file not a model": (
+            [*data, *mfile, str(d / "a_dict.joblib")],
+            "not a fitted classifier",
+        ),
         "model file other columns": ([*data, *mfile, str(d / "compas_lr.joblib")], "other columns"),
         "rows abc": (["explain", "--model", "lr", "--rows", "abc"], "not a row number"),
         "rows out of range": (["explain", "--model", "lr", "--rows", "999999"], "outside"),
         "rows empty": (["explain", "--model", "lr", "--rows", ""], "--rows"),
-        "range not numbers": (["explain", "--model", "lr", "--range", "duration_months=abc:def"], "not a number"),
-        "range no colon": (["explain", "--model", "lr", "--range", "duration_months=12"], "FEATURE=LOW:HIGH"),
+        "range not numbers": (
+            ["explain", "--model", "lr", "--range", "duration_months=abc:def"],
+            "not a number",
+        ),
+        "range no colon": (
+            ["explain", "--model", "lr", "--range", "duration_months=12"],
+            "FEATURE=LOW:HIGH",
+        ),
         "range unknown feature": (["explain", "--model", "lr", "--range", "nope=1:2"], "nope"),
         "allowed malformed": (["explain", "--model", "lr", "--allowed", "purpose"], "FEATURE=v1"),
-        "unknown param": (["explain", "--model", "lr", "--param", "no_such_param=3"], "no parameter 'no_such_param'"),
-        "param without value": (["explain", "--model", "lr", "--param", "time_limit"], "NAME=VALUE"),
+        "unknown param": (
+            ["explain", "--model", "lr", "--param", "no_such_param=3"],
+            "no parameter 'no_such_param'",
+        ),
+        "param without value": (
+            ["explain", "--model", "lr", "--param", "time_limit"],
+            "NAME=VALUE",
+        ),
         "bad param value": (["explain", "--model", "lr", "--param", "norm=l7"], "norm"),
-        "constraints missing": (["explain", "--model", "lr", "--constraints", str(d / "nope.yaml")], "does not exist"),
-        "constraints bad yaml": (["explain", "--model", "lr", "--constraints", str(d / "bad.yaml")], "not valid YAML"),
-        "constraints unknown key": (["explain", "--model", "lr", "--constraints", str(d / "unknown_key.yaml")], "immutible"),
-        "immutable unknown feature": (["explain", "--model", "lr", "--immutable", "no_such_feature"], "no_such_feature"),
+        "constraints missing": (
+            ["explain", "--model", "lr", "--constraints", str(d / "nope.yaml")],
+            "does not exist",
+        ),
+        "constraints bad yaml": (
+            ["explain", "--model", "lr", "--constraints", str(d / "bad.yaml")],
+            "not valid YAML",
+        ),
+        "constraints unknown key": (
+            ["explain", "--model", "lr", "--constraints", str(d / "unknown_key.yaml")],
+            "immutible",
+        ),
+        "immutable unknown feature": (
+            ["explain", "--model", "lr", "--immutable", "no_such_feature"],
+            "no_such_feature",
+        ),
         "unknown method": (["explain", "--method", "magic"], "magic"),
         "unknown model kind": (["explain", "--model", "deepforest"], "deepforest"),
         "unknown dataset": (["explain", "--dataset", "no_such_dataset"], "no_such_dataset"),
         "unknown format": (["explain", "--format", "xml"], "xml"),
-        "queries missing column": (["explain", "--model", "lr", "--queries", str(d / "queries_missing_col.csv")], "age"),
-        "out unwritable": (["explain", "--model", "lr", "--out", str(d / "no" / "such" / "dir" / "r.txt")], "--out"),
+        "queries missing column": (
+            ["explain", "--model", "lr", "--queries", str(d / "queries_missing_col.csv")],
+            "age",
+        ),
+        "out unwritable": (
+            ["explain", "--model", "lr", "--out", str(d / "no" / "such" / "dir" / "r.txt")],
+            "--out",
+        ),
         "zero counterfactuals": (["explain", "--model", "lr", "-n", "0"], "at least 1"),
         "negative time limit": (["explain", "--model", "lr", "--time-limit", "-1"], "time-limit"),
-        "infinite time limit": (["explain", "--model", "lr", "--method", "mace", "--time-limit", "inf"], "leave it out"),
+        "infinite time limit": (
+            ["explain", "--model", "lr", "--method", "mace", "--time-limit", "inf"],
+            "leave it out",
+        ),
         "zero jobs": (["explain", "--model", "lr", "--n-jobs", "0"], "n-jobs"),
         "negative seed": (["explain", "--model", "lr", "--seed", "-3"], "seed"),
         "dataset not installed": (["explain", "--dataset", "heloc"], "heloc"),
-        "target class unknown": (["explain", "--model", "lr", "--target-class", "7"], "--target-class '7' is not a class of the model"),
+        "target class unknown": (
+            ["explain", "--model", "lr", "--target-class", "7"],
+            "--target-class '7' is not a class of the model",
+        ),
         "target with dataset": (["explain", "--target", "y"], "--target"),
         "verbose and quiet": (["-v", "-q", "datasets"], "exclude"),
         "unknown command": (["frobnicate"], "frobnicate"),
@@ -96,15 +150,49 @@ def _cases(d, target):
 
 
 CASE_NAMES = [
-    "data missing", "data is a folder", "data empty", "data header only", "data malformed", "data binary",
-    "data without target", "data unknown target", "model file missing", "model file not a pickle",
-    "model file not a model", "model file other columns", "rows abc", "rows out of range", "rows empty",
-    "range not numbers", "range no colon", "range unknown feature", "allowed malformed", "unknown param",
-    "param without value", "bad param value", "constraints missing", "constraints bad yaml",
-    "constraints unknown key", "immutable unknown feature", "unknown method", "unknown model kind",
-    "unknown dataset", "unknown format", "queries missing column", "out unwritable", "zero counterfactuals",
-    "negative time limit", "infinite time limit", "zero jobs", "negative seed", "dataset not installed", "target class unknown", "target with dataset", "verbose and quiet",
-    "unknown command", "missing dependency style",
+    "data missing",
+    "data is a folder",
+    "data empty",
+    "data header only",
+    "data malformed",
+    "data binary",
+    "data without target",
+    "data unknown target",
+    "model file missing",
+    "model file not a pickle",
+    "model file not a model",
+    "model file other columns",
+    "rows abc",
+    "rows out of range",
+    "rows empty",
+    "range not numbers",
+    "range no colon",
+    "range unknown feature",
+    "allowed malformed",
+    "unknown param",
+    "param without value",
+    "bad param value",
+    "constraints missing",
+    "constraints bad yaml",
+    "constraints unknown key",
+    "immutable unknown feature",
+    "unknown method",
+    "unknown model kind",
+    "unknown dataset",
+    "unknown format",
+    "queries missing column",
+    "out unwritable",
+    "zero counterfactuals",
+    "negative time limit",
+    "infinite time limit",
+    "zero jobs",
+    "negative seed",
+    "dataset not installed",
+    "target class unknown",
+    "target with dataset",
+    "verbose and quiet",
+    "unknown command",
+    "missing dependency style",
 ]
 
 
@@ -142,8 +230,19 @@ def test_debug_shows_the_exception(files):
 def test_no_traceback_in_a_real_process(files):
     d, _target = files
     proc = subprocess.run(
-        [sys.executable, "-m", "counterfact.cli", "explain", "--data", str(d / "ragged.csv"), "--target", "a"],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "counterfact.cli",
+            "explain",
+            "--data",
+            str(d / "ragged.csv"),
+            "--target",
+            "a",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 2
     assert proc.stdout == ""
@@ -177,9 +276,21 @@ def _spec(tmp_path, methods, text=None):
         ("  - name: magic", None, "unknown method 'magic'"),
         ("  - name: nearest\n    params: {no_such_param: 1}", None, "no_such_param"),
         ("  - name: nearest\n    colour: red", None, "colour"),
-        ("  - nearest", "datasets: [no_such_dataset]\nmodels: [lr]\nmethods: [nearest]\n", "no_such_dataset"),
-        ("  - nearest", "datasets: [german_credit]\nmodels: [deepforest]\nmethods: [nearest]\n", "deepforest"),
-        ("  - nearest", "datasets: [german_credit]\nmodels: [lr]\nmethods: [nearest]\nqueries: 2\nsedes: [0]\n", "sedes"),
+        (
+            "  - nearest",
+            "datasets: [no_such_dataset]\nmodels: [lr]\nmethods: [nearest]\n",
+            "no_such_dataset",
+        ),
+        (
+            "  - nearest",
+            "datasets: [german_credit]\nmodels: [deepforest]\nmethods: [nearest]\n",
+            "deepforest",
+        ),
+        (
+            "  - nearest",
+            "datasets: [german_credit]\nmodels: [lr]\nmethods: [nearest]\nqueries: 2\nsedes: [0]\n",
+            "sedes",
+        ),
         ("  - nearest", "datasets: [german_credit\nmodels: lr\n", "not valid YAML"),
         ("  - nearest", "- just\n- a list\n", "mapping"),
         ("  - nearest", "", "empty"),
@@ -207,7 +318,11 @@ def test_erroring_cell_makes_the_run_fail(tmp_path, capsys):
     code = main(["benchmark", str(path), "--out", str(out), "-q"])
     captured = capsys.readouterr()
     assert code == 1
-    assert "1 benchmark cell(s) failed" in captured.err and "broken" in captured.err and "norm" in captured.err
+    assert (
+        "1 benchmark cell(s) failed" in captured.err
+        and "broken" in captured.err
+        and "norm" in captured.err
+    )
     failed = cf.benchmark.failed_cells(out)
     assert list(failed["method"]) == ["broken"]
     # the healthy cell ran
@@ -247,7 +362,9 @@ def test_extra_command_modules_are_registered(monkeypatch, capsys):
 
     fake.add_parser = add_parser  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "counterfact_fake_cli", fake)
-    monkeypatch.setattr(cli, "EXTRA_COMMANDS", ("counterfact_fake_cli", "counterfact.no_such_module"))
+    monkeypatch.setattr(
+        cli, "EXTRA_COMMANDS", ("counterfact_fake_cli", "counterfact.no_such_module")
+    )
     assert main(["hello", "--who", "you"]) == 0
     assert capsys.readouterr().out.strip() == "hello you"
     assert main(["hello", "-q"]) == 0  # the common options work after an extra subcommand too

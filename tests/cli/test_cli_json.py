@@ -32,8 +32,22 @@ NEEDS = {"mace": "z3", "ceocl": "highspy", "l2c": "torch"}
 
 
 def _argv(method: str, fmt: str) -> list[str]:
-    return ["explain", "--dataset", "german_credit", "--model", "lr", "--method", method, "--rows", "0:3",
-            "--time-limit", "20", "--format", fmt, *PARAMS[method]]
+    return [
+        "explain",
+        "--dataset",
+        "german_credit",
+        "--model",
+        "lr",
+        "--method",
+        method,
+        "--rows",
+        "0:3",
+        "--time-limit",
+        "20",
+        "--format",
+        fmt,
+        *PARAMS[method],
+    ]
 
 
 def _skip_missing(method: str) -> None:
@@ -58,8 +72,12 @@ def test_json_and_csv_parse_for_every_method(method, capfd):
 @pytest.mark.parametrize("method", ["ceocl"])
 def test_solver_output_stays_off_stdout_in_a_real_process(method):
     _skip_missing(method)
-    proc = subprocess.run([sys.executable, "-m", "counterfact.cli", *_argv(method, "json"), "-v"],
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [sys.executable, "-m", "counterfact.cli", *_argv(method, "json"), "-v"],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 0, proc.stderr[-2000:]
     r = cf.CounterfactualResult.from_json(proc.stdout)
     json.loads(proc.stdout)

@@ -15,7 +15,9 @@ def schema(toy_frame):
 
 @pytest.fixture
 def query(toy_frame, schema):
-    return schema.validate_frame(toy_frame.drop(columns="y")).iloc[2]  # age 33, income 2.2, job c, edu hi
+    return schema.validate_frame(toy_frame.drop(columns="y")).iloc[
+        2
+    ]  # age 33, income 2.2, job c, edu hi
 
 
 def test_errors_are_builtin_subclasses():
@@ -47,7 +49,9 @@ def test_resolve_errors(schema, query):
     with pytest.raises(ConstraintError, match="unordered"):
         cf.Constraints(increasing=["job"]).resolve(schema)
     with pytest.raises(ConstraintError, match="immutable"):
-        cf.Constraints(features_to_vary=["job", "age"]).resolve(schema)  # job is immutable in the schema
+        cf.Constraints(features_to_vary=["job", "age"]).resolve(
+            schema
+        )  # job is immutable in the schema
     with pytest.raises(ConstraintError, match="excludes"):
         cf.Constraints(immutable=["age"], ranges={"age": (40, 50)}).resolve(schema).for_query(query)
     with pytest.raises(ConstraintError, match="ranges apply to numeric"):
@@ -55,7 +59,9 @@ def test_resolve_errors(schema, query):
 
 
 def test_query_bounds(schema, query):
-    c = cf.Constraints(increasing=["age"], ranges={"income": (0, 3.0)}, allowed_values={"edu": ["mid", "hi"]})
+    c = cf.Constraints(
+        increasing=["age"], ranges={"income": (0, 3.0)}, allowed_values={"edu": ["mid", "hi"]}
+    )
     b = c.resolve(schema).for_query(query)
     assert (b["age"].lower, b["age"].upper) == (33.0, 58.0)
     assert (b["income"].lower, b["income"].upper) == (1.1, 3.0)
@@ -68,13 +74,20 @@ def test_query_bounds(schema, query):
     b3 = cf.Constraints(increasing=["edu"]).resolve(schema).for_query(query)
     assert b3["edu"].values == ("hi",)
     # a range the query cannot reach under its direction -> infeasible (a status, not an error)
-    b4 = cf.Constraints(decreasing=["age"], ranges={"age": (40, 50)}).resolve(schema).for_query(query)
+    b4 = (
+        cf.Constraints(decreasing=["age"], ranges={"age": (40, 50)})
+        .resolve(schema)
+        .for_query(query)
+    )
     assert b4.infeasible
 
 
 def test_violations_every_kind(schema, query):
     c = cf.Constraints(
-        increasing=["age"], ranges={"income": (0, 3.0)}, allowed_values={"edu": ["mid", "hi"]}, max_changes=2
+        increasing=["age"],
+        ranges={"income": (0, 3.0)},
+        allowed_values={"edu": ["mid", "hi"]},
+        max_changes=2,
     )
     cfs = pd.DataFrame(
         {
@@ -104,7 +117,9 @@ def test_violations_every_kind(schema, query):
 
 def test_violations_domain_and_features_to_vary(schema, query):
     c = cf.Constraints(features_to_vary=["income"])
-    cfs = pd.DataFrame({"age": [34, 33], "income": [2.2, 99.0], "job": ["c", "c"], "edu": ["hi", "hi"]})
+    cfs = pd.DataFrame(
+        {"age": [34, 33], "income": [2.2, 99.0], "job": ["c", "c"], "edu": ["hi", "hi"]}
+    )
     v = cf.violations(query, cfs, schema, c)
     assert sorted(zip(v["row"], v["kind"], strict=True)) == [(0, "features_to_vary"), (1, "domain")]
     assert c.resolve(schema).for_query(query).satisfied(cfs).tolist() == [False, False]
@@ -113,7 +128,9 @@ def test_violations_domain_and_features_to_vary(schema, query):
 def test_causal_linear(schema, query):
     rel = cf.Causal(child="income", parents=("age",), coef={"age": 0.1})
     c = cf.Constraints(causal=[rel])
-    cfs = pd.DataFrame({"age": [43, 43], "income": [3.2, 2.2], "job": ["c", "c"], "edu": ["hi", "hi"]})
+    cfs = pd.DataFrame(
+        {"age": [43, 43], "income": [3.2, 2.2], "job": ["c", "c"], "edu": ["hi", "hi"]}
+    )
     v = cf.violations(query, cfs, schema, c)
     assert v["row"].tolist() == [1] and v["kind"].tolist() == ["causal"]
     assert c.resolve(schema).for_query(query).satisfied(cfs).tolist() == [True, False]
@@ -168,8 +185,12 @@ def test_satisfied_many_matches_per_query(toy_frame, schema):
     rng = np.random.default_rng(2)
     X = schema.validate_frame(toy_frame.drop(columns="y"))
     resolved = [
-        cf.Constraints(increasing=["age"], ranges={"income": (1.5, 3.5)}, max_changes=2).resolve(schema),
-        cf.Constraints(allowed_values={"edu": ["mid", "hi"]}, decreasing=["income"]).resolve(schema),
+        cf.Constraints(increasing=["age"], ranges={"income": (1.5, 3.5)}, max_changes=2).resolve(
+            schema
+        ),
+        cf.Constraints(allowed_values={"edu": ["mid", "hi"]}, decreasing=["income"]).resolve(
+            schema
+        ),
         cf.Constraints(features_to_vary=["age", "edu"]).resolve(schema),
     ]
     bounds = [resolved[i % 3].for_query(X.iloc[i % len(X)]) for i in range(7)]
@@ -191,7 +212,9 @@ def test_satisfied_many_matches_per_query(toy_frame, schema):
     assert got.tolist() == want.tolist()
 
 
-@pytest.mark.parametrize("bad", [(float("nan"), 50), (0, float("inf")), (float("-inf"), None), (None, "fifty")])
+@pytest.mark.parametrize(
+    "bad", [(float("nan"), 50), (0, float("inf")), (float("-inf"), None), (None, "fifty")]
+)
 def test_non_finite_or_non_numeric_range_bound_is_rejected(bad):
     """A NaN or infinite bound would silently bound nothing: the error says to use None."""
     with pytest.raises(ConstraintError, match="None for an open side"):
@@ -212,7 +235,9 @@ def test_satisfied_many_agrees_with_violations_on_any_column_dtypes(toy_frame, s
     X = schema.validate_frame(toy_frame.drop(columns="y"))
     cons = [
         cf.Constraints(increasing=["age"], ranges={"income": (1.5, 3.5)}, max_changes=2),
-        cf.Constraints(allowed_values={"edu": ["mid", "hi"], "age": [33, 40]}, decreasing=["income"]),
+        cf.Constraints(
+            allowed_values={"edu": ["mid", "hi"], "age": [33, 40]}, decreasing=["income"]
+        ),
     ]
     queries = [X.iloc[2], X.iloc[4]]
     bounds = [c.resolve(schema).for_query(q) for c, q in zip(cons, queries, strict=True)]
@@ -243,9 +268,15 @@ def test_category_codes_in_one_lookup_match_per_column_codes():
     from counterfact.constraints._bounds import _category_codes
 
     cats = [["a", "b"], ["b", "c", 3], [0, 1]]
-    C = np.array([["a", "c", 1], ["b", 3, 0], ["c", "a", 2], [np.int64(1), "b", np.int64(1)]], dtype=object)
+    C = np.array(
+        [["a", "c", 1], ["b", 3, 0], ["c", "a", 2], [np.int64(1), "b", np.int64(1)]], dtype=object
+    )
     got = _category_codes(cats, C)
-    want = np.column_stack([pd.Index(cs, dtype=object).get_indexer(C[:, k]) for k, cs in enumerate(cats)])
+    want = np.column_stack(
+        [pd.Index(cs, dtype=object).get_indexer(C[:, k]) for k, cs in enumerate(cats)]
+    )
     assert got.tolist() == want.tolist()
     assert got.tolist()[2] == [-1, -1, -1]  # a category of another feature is not one of this one
-    assert _category_codes([[1, True]], np.array([[1]], dtype=object)) is None  # repeats: column by column
+    assert (
+        _category_codes([[1, True]], np.array([[1]], dtype=object)) is None
+    )  # repeats: column by column

@@ -79,7 +79,7 @@ def test_names_list_every_dataset():
 def test_info_and_describe(name):
     info = cf.datasets.info(name)
     for key in ("description", "citation", "licence", "source", "bundled", "n_rows", "n_features", "target",
-                "positive_class", "favorable_class", "papers", "options", "files"):  # fmt: skip
+                "positive_class", "favourable_class", "papers", "options", "files"):  # fmt: skip
         assert key in info, key
     assert info["bundled"] == (name in BUNDLED)
     rows, feats, _ = {**BUNDLED, **EXTERNAL}[name]
@@ -126,7 +126,7 @@ def test_bundled_counts_and_schema(name):
     assert data.frame.index.equals(data.frame.index.sort_values()) and data.frame.index[0] == 0
     md = data.metadata
     assert set(md["target_labels"]) == {0, 1} and md["citation"] and md["licence"]
-    assert md["favorable_class"] in (0, 1, None)
+    assert md["favourable_class"] in (0, 1, None)
     # every feature typed, domain tight around the data, discrete levels all used
     for f in data.schema:
         col = data.frame[f.name]
@@ -141,7 +141,8 @@ def test_bundled_counts_and_schema(name):
 RECORDS = {
     "german_credit": {"credit_history"},
     "default_credit_taiwan": {f"PAY_{i}" for i in (0, 2, 3, 4, 5, 6)}
-    | {f"BILL_AMT{i}" for i in range(1, 7)} | {f"PAY_AMT{i}" for i in range(1, 7)},
+    | {f"BILL_AMT{i}" for i in range(1, 7)}
+    | {f"PAY_AMT{i}" for i in range(1, 7)},
     "student_performance": {"famsize", "Pstatus", "Mjob", "Fjob", "reason", "guardian"},
 }
 
@@ -160,12 +161,25 @@ def test_realistic_defaults():
     # "no account" / "unknown" is the lowest level: nobody is advised to close an account
     assert s["checking_status"].categories[0] == "no checking account"
     assert s["checking_status"].categories[-1] == ">= 200 DM / salary assigned"
-    assert s["savings"].categories[0] == "unknown / no savings account" and s["savings"].categories[-1] == ">= 1000 DM"
-    assert s["job"].categories[0].startswith("unemployed") and s["job"].categories[-1].startswith("management")
-    assert s["credit_amount"].actionability == "decreasing" and s["existing_credits"].actionability == "decreasing"
+    assert (
+        s["savings"].categories[0] == "unknown / no savings account"
+        and s["savings"].categories[-1] == ">= 1000 DM"
+    )
+    assert s["job"].categories[0].startswith("unemployed") and s["job"].categories[-1].startswith(
+        "management"
+    )
+    assert (
+        s["credit_amount"].actionability == "decreasing"
+        and s["existing_credits"].actionability == "decreasing"
+    )
     compas = load("compas").schema
-    assert all(compas[n].actionability == "increasing" for n in ("priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count"))
-    assert load("compas", variant="mace").schema["priors_count"].actionability == "free"  # MACE's own table
+    assert all(
+        compas[n].actionability == "increasing"
+        for n in ("priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count")
+    )
+    assert (
+        load("compas", variant="mace").schema["priors_count"].actionability == "free"
+    )  # MACE's own table
     assert "lender" in cf.datasets.info("german_credit")["description"]
 
 
@@ -177,10 +191,19 @@ def test_german_credit_decoded():
     assert row["checking_status"] == "< 0 DM" and row["duration_months"] == 6
     assert row["credit_history"] == "critical account / other credits existing"
     assert row["purpose"] == "radio/television" and row["credit_amount"] == 1169.0
-    assert row["savings"] == "unknown / no savings account" and row["employment_since"] == ">= 7 years"
-    assert row["personal_status_sex"] == "male: single" and row["age"] == 67 and row["credit_risk"] == 1
+    assert (
+        row["savings"] == "unknown / no savings account" and row["employment_since"] == ">= 7 years"
+    )
+    assert (
+        row["personal_status_sex"] == "male: single"
+        and row["age"] == 67
+        and row["credit_risk"] == 1
+    )
     s = data.schema
-    assert s["employment_since"].kind == "ordinal" and s["employment_since"].categories[0] == "unemployed"
+    assert (
+        s["employment_since"].kind == "ordinal"
+        and s["employment_since"].categories[0] == "unemployed"
+    )
     assert s["age"].actionability == "increasing"
     assert "duration_months" in s and "credit_amount" in s  # used by other tests and the docs
 
@@ -189,7 +212,9 @@ def test_adult_options_and_types():
     data = load("adult")
     s = data.schema
     assert s["education"].kind == "ordinal"
-    assert s["education"].categories[0] == "Preschool" and s["education"].categories[-1] == "Doctorate"
+    assert (
+        s["education"].categories[0] == "Preschool" and s["education"].categories[-1] == "Doctorate"
+    )
     assert s["age"].actionability == "increasing" and s["sex"].kind == "binary"
     assert "fnlwgt" not in s and "education_num" not in s
     assert not (data.X == "?").any().any()
@@ -205,18 +230,33 @@ def test_adult_options_and_types():
 
 def test_compas_variants():
     d = load("compas")
-    assert d.metadata["favorable_class"] == 0
+    assert d.metadata["favourable_class"] == 0
     assert set(d.schema["c_charge_degree"].categories) == {"Felony", "Misdemeanor"}
     assert d.frame["length_of_stay"].min() >= 0
     m = load("compas", variant="mace")
-    assert len(m) == 5278 and m.schema.names == ["age_cat", "race", "sex", "priors_count", "c_charge_degree"]
-    assert m.schema["age_cat"].kind == "ordinal" and set(m.frame["race"]) == {"African-American", "Caucasian"}
+    assert len(m) == 5278 and m.schema.names == [
+        "age_cat",
+        "race",
+        "sex",
+        "priors_count",
+        "c_charge_degree",
+    ]
+    assert m.schema["age_cat"].kind == "ordinal" and set(m.frame["race"]) == {
+        "African-American",
+        "Caucasian",
+    }
 
 
 def test_default_credit_decoded():
     d = load("default_credit_taiwan")
     assert set(d.frame["SEX"]) == {"female", "male"}
-    assert set(d.frame["EDUCATION"]) == {"graduate school", "university", "high school", "others", "unknown"}
+    assert set(d.frame["EDUCATION"]) == {
+        "graduate school",
+        "university",
+        "high school",
+        "others",
+        "unknown",
+    }
     assert set(d.frame["MARRIAGE"]) == {"married", "single", "others", "unknown"}
     assert d.schema["PAY_0"].kind == "integer" and d.schema["BILL_AMT1"].kind == "real"
 
@@ -324,7 +364,12 @@ def test_external_without_a_copy_says_where_to_get_it(name, monkeypatch):
         cf.datasets.load(name)
     msg = str(err.value)
     assert isinstance(err.value, FileNotFoundError)
-    assert "not bundled" in msg and "path=" in msg and info["env_var"] in msg and "COUNTERFACT_DATA_DIR" in msg
+    assert (
+        "not bundled" in msg
+        and "path=" in msg
+        and info["env_var"] in msg
+        and "COUNTERFACT_DATA_DIR" in msg
+    )
     with pytest.raises(cf.DatasetNotFoundError, match="no file at"):
         cf.datasets.load(name, path="/nonexistent/folder")
 
@@ -346,7 +391,9 @@ def test_external_options_and_environment(shared, monkeypatch):
     med = cf.datasets.load("heloc", special="median")
     assert med.frame[med.schema.names].min().min() >= 0
     monkeypatch.delenv("COUNTERFACT_DATA_DIR")
-    monkeypatch.setenv("COUNTERFACT_BANK_LOAN", str(shared / "bank_loan" / "Bank_Personal_Loan_Modelling.csv"))
+    monkeypatch.setenv(
+        "COUNTERFACT_BANK_LOAN", str(shared / "bank_loan" / "Bank_Personal_Loan_Modelling.csv")
+    )
     bank = cf.datasets.load("bank_loan")
     assert "ID" not in bank.schema and "ZIP Code" not in bank.schema
     assert bank.schema["Education"].kind == "ordinal"

@@ -27,7 +27,11 @@ def test_round_trip_and_coherence(toy_frame):
 
 def test_minmax_scaling(toy_frame):
     s = cf.Schema.infer(toy_frame, target="y")
-    V = cf.Encoder(s).transform(pd.DataFrame({"age": [25, 58], "income": [1.1, 4.1], "job": ["a", "b"], "edu": ["lo", "hi"]}))
+    V = cf.Encoder(s).transform(
+        pd.DataFrame(
+            {"age": [25, 58], "income": [1.1, 4.1], "job": ["a", "b"], "edu": ["lo", "hi"]}
+        )
+    )
     np.testing.assert_allclose(V[:, 0], [0, 1])
     np.testing.assert_allclose(V[:, 1], [0, 1])
     np.testing.assert_allclose(V[:, 5], [0, 1])

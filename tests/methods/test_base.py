@@ -21,7 +21,15 @@ class RandomProbe(CounterfactualMethod):
     name: ClassVar[str] = "random_probe"
     _parameter_constraints: ClassVar[dict] = {"n_samples": [Interval(int, 1, None)]}
 
-    def __init__(self, *, n_samples: int = 200, junk: bool = False, random_state: int | None = None, time_limit: float | None = None, verbose: int = 0):
+    def __init__(
+        self,
+        *,
+        n_samples: int = 200,
+        junk: bool = False,
+        random_state: int | None = None,
+        time_limit: float | None = None,
+        verbose: int = 0,
+    ):
         self.n_samples = n_samples
         self.junk = junk
         self.random_state = random_state
@@ -115,7 +123,12 @@ def test_params_and_errors(setting):
     with pytest.raises(ValidationError, match="not a class"):
         m.explain(test.X.iloc[:1], target=5)
     with pytest.raises(UnsupportedConstraintError, match="causal"):
-        m.explain(test.X.iloc[:1], constraints=cf.Constraints(causal=[cf.Causal(child="b", parents=("a",), coef={"a": 1.0})]))
+        m.explain(
+            test.X.iloc[:1],
+            constraints=cf.Constraints(
+                causal=[cf.Causal(child="b", parents=("a",), coef={"a": 1.0})]
+            ),
+        )
     with pytest.raises(cf.UnsupportedModelError):
         RandomProbe().fit(object(), train)
     assert repr(RandomProbe(n_samples=5)) == "RandomProbe(n_samples=5)"
@@ -158,7 +171,10 @@ def test_constraints_per_row(setting):
     under its own; the list and its entries are not mutated."""
     train, test, model = setting
     X = test.X.iloc[:6]
-    per_row = [cf.Constraints(immutable=["c"]) if k % 2 else cf.Constraints(features_to_vary=["a"]) for k in range(len(X))]
+    per_row = [
+        cf.Constraints(immutable=["c"]) if k % 2 else cf.Constraints(features_to_vary=["a"])
+        for k in range(len(X))
+    ]
     before = [c.to_dict() for c in per_row]
     m = RandomProbe(random_state=0).fit(model, train)
     r = m.explain(X, n_counterfactuals=3, constraints=per_row)
@@ -257,7 +273,11 @@ def test_contradictory_row_is_invalid_others_explained(setting):
     ok = [q for q in (X.index[0], X.index[4]) if r.status[q] != "invalid"]
     assert len(ok) == 2 and r.found[ok].sum() > 0
     # the same rows with a valid list give the same answers for the valid rows
-    clean = m.explain(X, n_counterfactuals=2, constraints=[c if k in (0, 4) else None for k, c in enumerate(per_row)])
+    clean = m.explain(
+        X,
+        n_counterfactuals=2,
+        constraints=[c if k in (0, 4) else None for k, c in enumerate(per_row)],
+    )
     for q in ok:
         pd.testing.assert_frame_equal(clean.for_query(q), r.for_query(q))
     # errors="raise": today's behaviour, and nothing is searched first
@@ -288,9 +308,22 @@ def test_summary_line_counts_reasons():
     from counterfact._utils._progress import summary_line
 
     st = pd.Series(["feasible", "failed", "failed", "timeout", "invalid", "optimal"])
-    diag = pd.DataFrame({"reason": [None, "no admissible observed row of the target class", "no admissible observed row of the target class", "time limit", "bad", None]})
+    diag = pd.DataFrame(
+        {
+            "reason": [
+                None,
+                "no admissible observed row of the target class",
+                "no admissible observed row of the target class",
+                "time limit",
+                "bad",
+                None,
+            ]
+        }
+    )
     line = summary_line(st, diag)
-    assert line.startswith("4/6 queries got no counterfactual: 2 no admissible observed row of the target class")
+    assert line.startswith(
+        "4/6 queries got no counterfactual: 2 no admissible observed row of the target class"
+    )
     assert "1 timeout (time limit)" in line and "1 invalid: bad" in line
     assert summary_line(st.iloc[[0, 5]], diag.iloc[[0, 5]]) == "2/2 queries got a counterfactual"
 
@@ -300,7 +333,9 @@ class BoundaryProbe(CounterfactualMethod):
 
     name: ClassVar[str] = "boundary_probe"
 
-    def __init__(self, *, claim: str = "optimal", random_state: int | None = None, verbose: int = 0):
+    def __init__(
+        self, *, claim: str = "optimal", random_state: int | None = None, verbose: int = 0
+    ):
         self.claim = claim
         self.random_state = random_state
         self.verbose = verbose
@@ -327,7 +362,13 @@ class BoundaryProbe(CounterfactualMethod):
 def money_setting():
     rng = np.random.default_rng(1)
     n = 400
-    frame = pd.DataFrame({"a": rng.integers(0, 50, n), "b": np.round(rng.normal(0, 1, n), 2), "c": rng.choice(["x", "y", "z"], n)})
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 50, n),
+            "b": np.round(rng.normal(0, 1, n), 2),
+            "c": rng.choice(["x", "y", "z"], n),
+        }
+    )
     frame["y"] = ((frame["a"] / 50 + frame["b"] + (frame["c"] == "z")) > 1.0).astype(int)
     data = cf.Dataset.from_frame(frame, target="y")
     train, test = data.split(random_state=0)
@@ -342,7 +383,11 @@ def test_snapped_to_resolution_and_verified(claim, money_setting):
     assert train.schema["b"].resolution == 0.01
     m = BoundaryProbe(claim=claim).fit(model, train)
     X = test.X.iloc[:12]
-    raw = {t.id: m._explain_one(t).frame for t in prepare(m, X, 1, None, None)[0] if t.predicted != t.target}
+    raw = {
+        t.id: m._explain_one(t).frame
+        for t in prepare(m, X, 1, None, None)[0]
+        if t.predicted != t.target
+    }
     r = m.explain(X)
     assert r.found.sum() >= 8
     cfs = r.counterfactuals
@@ -356,7 +401,9 @@ def test_snapped_to_resolution_and_verified(claim, money_setting):
             assert abs(float(row["b"]) - x_b) >= abs(raw_b - x_b) - 1e-12
             assert r.status[q] == "optimal" and bool(r.diagnostics.loc[q, "snapped"])
             assert 0 < r.diagnostics.loc[q, "snap_shift"] <= 0.01 / train.schema["b"].range + 1e-12
-    assert (r.diagnostics["n_snapped"].fillna(0) >= 0).all() and r.diagnostics["n_snapped"].sum() >= 8
+    assert (r.diagnostics["n_snapped"].fillna(0) >= 0).all() and r.diagnostics[
+        "n_snapped"
+    ].sum() >= 8
 
 
 def test_allowed_value_off_the_grid_is_kept(money_setting):
@@ -365,7 +412,6 @@ def test_allowed_value_off_the_grid_is_kept(money_setting):
     X = test.X.iloc[:6]
     allowed = [-2.005, 0.125, 1.555, 2.345, 2.995]  # off the 0.01 grid
     c = cf.Constraints(allowed_values={"b": allowed})
-
 
     class AllowedProbe(RandomProbe):
         def _explain_one(self, query):
@@ -376,7 +422,11 @@ def test_allowed_value_off_the_grid_is_kept(money_setting):
                 rows.append(row)
             return Candidates(pd.DataFrame(rows), "feasible", {})
 
-    r = AllowedProbe(random_state=0).fit(model, train).explain(X, constraints=c, n_counterfactuals=3)
+    r = (
+        AllowedProbe(random_state=0)
+        .fit(model, train)
+        .explain(X, constraints=c, n_counterfactuals=3)
+    )
     assert r.found.sum() > 0
     assert r.diagnostics["n_snapped"].sum() == 0
     for (q, _), row in r.counterfactuals.iterrows():
@@ -397,7 +447,9 @@ def test_sparsify_typed_frame_is_coerce_of_the_object_matrix():
     pd.testing.assert_frame_equal(_typed_frame(schema, var, numeric), want)
     j = int(np.flatnonzero(numeric)[0])
     var[3, j] = str(var[3, j])
-    pd.testing.assert_frame_equal(_typed_frame(schema, var, numeric), schema.coerce(pd.DataFrame(var, columns=schema.names)))
+    pd.testing.assert_frame_equal(
+        _typed_frame(schema, var, numeric), schema.coerce(pd.DataFrame(var, columns=schema.names))
+    )
 
 
 class CancelsOnFirst(CounterfactualMethod):
@@ -415,7 +467,9 @@ class CancelsOnFirst(CounterfactualMethod):
         assert not query.deadline.expired()
         query.cancel.cancel()
         assert query.deadline.expired() and query.deadline.seconds() == 0.0
-        return Candidates(pd.DataFrame(columns=self.schema_.names), "timeout", {"reason": "stopped"})
+        return Candidates(
+            pd.DataFrame(columns=self.schema_.names), "timeout", {"reason": "stopped"}
+        )
 
 
 def test_a_cancelled_call_stops_and_says_so():

@@ -30,10 +30,16 @@ def test_chunks_equal_single_run(setting, tmp_path):
     assert rep.n_chunks == 4 and sorted(rep.done) == [0, 1, 2, 3] and not rep.failed
     assert len(list(tmp_path.glob("chunk-*.json"))) == 4
     # each chunk's wall time, measured where it ran
-    assert sorted(rep.chunk_seconds) == [0, 1, 2, 3] and all(s > 0 for s in rep.chunk_seconds.values())
-    assert sorted(rep.chunk_cpu_seconds) == [0, 1, 2, 3] and all(s > 0 for s in rep.chunk_cpu_seconds.values())
+    assert sorted(rep.chunk_seconds) == [0, 1, 2, 3] and all(
+        s > 0 for s in rep.chunk_seconds.values()
+    )
+    assert sorted(rep.chunk_cpu_seconds) == [0, 1, 2, 3] and all(
+        s > 0 for s in rep.chunk_cpu_seconds.values()
+    )
     direct = method.explain(X, n_counterfactuals=2)
-    pd.testing.assert_frame_equal(rep.result.counterfactuals, direct.counterfactuals, check_dtype=False)
+    pd.testing.assert_frame_equal(
+        rep.result.counterfactuals, direct.counterfactuals, check_dtype=False
+    )
     # resume: nothing is recomputed
     rep2 = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path, n_counterfactuals=2)
     assert sorted(rep2.skipped) == [0, 1, 2, 3] and not rep2.done and not rep2.chunk_seconds
@@ -42,7 +48,9 @@ def test_chunks_equal_single_run(setting, tmp_path):
 def test_failing_chunk_keeps_the_others(setting, tmp_path):
     method, X = setting
     X = X.copy()
-    X.iloc[20, 0] = "not-a-category" if X.dtypes.iloc[0] is np.dtype(object) else np.nan  # poisons chunk 1
+    X.iloc[20, 0] = (
+        "not-a-category" if X.dtypes.iloc[0] is np.dtype(object) else np.nan
+    )  # poisons chunk 1
     rep = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path)
     assert list(rep.failed) == [1] and "ValidationError" in rep.failed[1]
     assert sorted(rep.done) == [0, 2, 3]
@@ -58,7 +66,11 @@ def test_local_dask_cluster_two_workers(setting, tmp_path):
     assert not rep.failed and len(rep.result) == len(X)
     assert len(rep.chunk_seconds) == rep.n_chunks and all(s > 0 for s in rep.chunk_seconds.values())
     direct = method.explain(X)
-    pd.testing.assert_frame_equal(rep.result.counterfactuals.sort_index(), direct.counterfactuals.sort_index(), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        rep.result.counterfactuals.sort_index(),
+        direct.counterfactuals.sort_index(),
+        check_dtype=False,
+    )
 
 
 @pytest.mark.slow
@@ -67,7 +79,9 @@ def test_killed_dask_worker_loses_nothing(setting, tmp_path):
     method, X = setting
     X = pd.concat([X] * 3)
     X.index = range(len(X))
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
     client = distributed.Client(cluster)
     killed = []
 

@@ -39,7 +39,10 @@ def _market_split(n: int = 40, rows: int = 5, seed: int = 0):  # type: ignore[no
     a = rng.integers(0, 100, size=(rows, n))
     for k in range(rows):
         over, under = m.add_var(0, 1000, name=f"over{k}"), m.add_var(0, 1000, name=f"under{k}")
-        m.add_eq(quicksum([float(a[k, i]) * xs[i] for i in range(n)]) + over - under, float(a[k].sum() // 2))
+        m.add_eq(
+            quicksum([float(a[k, i]) * xs[i] for i in range(n)]) + over - under,
+            float(a[k].sum() // 2),
+        )
         m.add_objective(over + under)
     return m
 
@@ -126,11 +129,14 @@ def setting():
     return train, model, rows
 
 
-@pytest.mark.parametrize(("name", "params"), [
-    ("mace", {"oracle": "z3"}),
-    ("mace", {"oracle": "mip"}),
-    ("ceocl", {}),
-])
+@pytest.mark.parametrize(
+    ("name", "params"),
+    [
+        ("mace", {"oracle": "z3"}),
+        ("mace", {"oracle": "mip"}),
+        ("ceocl", {}),
+    ],
+)
 def test_a_cancelled_explanation_returns_at_once(setting, name, params):
     """The reproduction of issue 29: 20 rows, 5 answers each, 30 s per row (about 40 s
     of work on this model); cancelled after 0.5 s, the call returns within seconds,
@@ -146,4 +152,7 @@ def test_a_cancelled_explanation_returns_at_once(setting, name, params):
     assert (result.status == "timeout").sum() >= 10
     assert result.reason.str.contains("cancelled").any()
     for q, cf_row in result.counterfactuals.iterrows():  # what was found is still verified
-        assert model.predict(cf_row.to_frame().T.astype(rows.dtypes.to_dict()))[0] == result.target[q[0]]
+        assert (
+            model.predict(cf_row.to_frame().T.astype(rows.dtypes.to_dict()))[0]
+            == result.target[q[0]]
+        )

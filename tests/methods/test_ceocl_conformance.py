@@ -17,7 +17,10 @@ CHECKS = conformance_checks()
 @pytest.mark.parametrize("backend", ["highs", "scip"])
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_conformance_lr(check, backend):
-    check(lambda: cf.CEOCL(norm="l1", alpha=0.05, backend=backend, time_limit=20, random_state=0), make_setting("lr"))
+    check(
+        lambda: cf.CEOCL(norm="l1", alpha=0.05, backend=backend, time_limit=20, random_state=0),
+        make_setting("lr"),
+    )
 
 
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)

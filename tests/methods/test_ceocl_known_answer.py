@@ -25,7 +25,9 @@ pytest.importorskip("z3")
 
 def _load_mace_tests():
     """The problem generators and closed forms of tests/methods/test_mace.py (one source of truth)."""
-    spec = importlib.util.spec_from_file_location("_mace_known_answers", Path(__file__).with_name("test_mace.py"))
+    spec = importlib.util.spec_from_file_location(
+        "_mace_known_answers", Path(__file__).with_name("test_mace.py")
+    )
     mod = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
     spec.loader.exec_module(mod)  # type: ignore[union-attr]
     return mod
@@ -51,7 +53,9 @@ def tree_setting():
 
 
 def _ceocl(backend: str, train, model) -> cf.CEOCL:  # type: ignore[no-untyped-def]
-    return cf.CEOCL(norm="l1", distance_scale="range", backend=backend, solution_pool=False, random_state=0).fit(model, train)
+    return cf.CEOCL(
+        norm="l1", distance_scale="range", backend=backend, solution_pool=False, random_state=0
+    ).fit(model, train)
 
 
 @pytest.mark.parametrize("backend", ["highs", "scip"])
@@ -77,7 +81,9 @@ def test_lr_closed_form_and_mace(lr_setting, backend):
         assert got == pytest.approx(opt, abs=TOL)
         # the returned row's own distance (independent of the solver's objective)
         row = res.for_query(qid).iloc[[0]]
-        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(opt, abs=TOL)
+        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(
+            opt, abs=TOL
+        )
         # MACE agrees within its epsilon, and its proven bounds bracket CE-OCL's optimum
         dm = mace.diagnostics.loc[qid]
         assert dm["delta_min"] - TOL <= got <= dm["delta_max"] + TOL
@@ -131,7 +137,9 @@ def test_tree_enumerated_and_mace(tree_setting, backend):
         # float32-safe split bounds may cost up to ~1e-6 of a range per split
         assert got == pytest.approx(opt, abs=1e-5)
         row = res.for_query(qid).iloc[[0]]
-        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(opt, abs=1e-5)
+        assert float(cf.metrics.distance(x, row, schema, norm="l1")[0]) == pytest.approx(
+            opt, abs=1e-5
+        )
         dm = mace.diagnostics.loc[qid]
         assert abs(dm["delta_max"] - got) <= EPS + 1e-5
         assert dm["delta_min"] <= got + 1e-5
@@ -145,10 +153,16 @@ def test_l1_objective_is_j_times_mace_distance(lr_setting):
     x = test.X.iloc[1]
     r_range = _ceocl("highs", train, model).explain(x)
     r_mad = cf.CEOCL(norm="l1", random_state=0).fit(model, train).explain(x)
-    d_range = float(cf.metrics.distance(x, r_range.counterfactuals.iloc[[0]], train.schema, norm="l1")[0])
-    d_mad = float(cf.metrics.distance(x, r_mad.counterfactuals.iloc[[0]], train.schema, norm="l1")[0])
+    d_range = float(
+        cf.metrics.distance(x, r_range.counterfactuals.iloc[[0]], train.schema, norm="l1")[0]
+    )
+    d_mad = float(
+        cf.metrics.distance(x, r_mad.counterfactuals.iloc[[0]], train.schema, norm="l1")[0]
+    )
     assert d_range <= d_mad + TOL
-    assert r_range.diagnostics.iloc[0]["objective"] / len(train.schema) == pytest.approx(d_range, abs=TOL)
+    assert r_range.diagnostics.iloc[0]["objective"] / len(train.schema) == pytest.approx(
+        d_range, abs=TOL
+    )
 
 
 # ------------------------------------------------------------------ l2: HiGHS vs SCIP's exact MIQP
@@ -177,7 +191,11 @@ def test_l2_highs_certified_equals_scip_miqp(widen):
     X = test.X.iloc[:6]
     obj = {}
     for backend in ("highs", "scip"):
-        res = cf.CEOCL(norm="l2", alpha=0.05, backend=backend, solution_pool=False, random_state=0).fit(model, train).explain(X)
+        res = (
+            cf.CEOCL(norm="l2", alpha=0.05, backend=backend, solution_pool=False, random_state=0)
+            .fit(model, train)
+            .explain(X)
+        )
         assert (res.status == "optimal").all(), res.status.tolist()
         obj[backend] = res.diagnostics["objective"].to_numpy(dtype=float)
     np.testing.assert_allclose(obj["highs"], obj["scip"], rtol=1e-4, atol=1e-6)
@@ -207,7 +225,9 @@ def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
         assert (model.predict(cfs) == three.target[qid]).all()
         v = cfs[f].to_numpy(dtype=float)
         assert min(abs(a - b) for i, a in enumerate(v) for b in v[i + 1 :]) >= step * (1 - 1e-6)
-        assert v[0] == pytest.approx(float(one.for_query(qid)[f].iloc[0]), abs=1e-6 * schema[f].range)
+        assert v[0] == pytest.approx(
+            float(one.for_query(qid)[f].iloc[0]), abs=1e-6 * schema[f].range
+        )
     assert (one.found > 0).sum() >= 2
 
 

@@ -22,7 +22,9 @@ def _data(n: int = 400, seed: int = 3) -> cf.Dataset:
         {
             "a": rng.uniform(0, 10, n).round(2),
             "b": rng.uniform(-5, 5, n).round(2),
-            "amount": (rng.integers(1, 40, n) * 5000).astype(float),  # round amounts, as in credit data
+            "amount": (rng.integers(1, 40, n) * 5000).astype(
+                float
+            ),  # round amounts, as in credit data
             "k": rng.integers(0, 20, n),
             "job": rng.choice(["x", "y", "z"], n),
         }
@@ -53,7 +55,10 @@ def test_template_gives_the_same_optimum(forest_setting):
     both = (ra.status == "optimal") & (rb.status == "optimal")
     assert both.sum() >= 3
     np.testing.assert_allclose(
-        ra.diagnostics.loc[both, "objective"].to_numpy(float), rb.diagnostics.loc[both, "objective"].to_numpy(float), rtol=1e-5, atol=1e-7
+        ra.diagnostics.loc[both, "objective"].to_numpy(float),
+        rb.diagnostics.loc[both, "objective"].to_numpy(float),
+        rtol=1e-5,
+        atol=1e-7,
     )
 
 

@@ -23,7 +23,11 @@ def _grid_data(n: int = 500, seed: int = 1) -> cf.Dataset:
             "a": rng.integers(0, 10, n),
             "b": rng.integers(0, 10, n),
             "c": rng.choice(["x", "y", "z"], n),
-            "d": pd.Categorical(rng.choice(["lo", "mid", "high", "top"], n), categories=["lo", "mid", "high", "top"], ordered=True),
+            "d": pd.Categorical(
+                rng.choice(["lo", "mid", "high", "top"], n),
+                categories=["lo", "mid", "high", "top"],
+                ordered=True,
+            ),
         }
     )
     s = 0.6 * X["a"] - 0.4 * X["b"] + (X["c"] == "y") * 2.0 + X["d"].cat.codes * 0.8 - 2.0
@@ -39,7 +43,14 @@ def grid_setting():
 
 
 def _all_points(schema) -> pd.DataFrame:  # type: ignore[no-untyped-def]
-    cats = {f.name: (list(f.categories) if f.categories is not None else list(range(int(f.lower), int(f.upper) + 1))) for f in schema}
+    cats = {
+        f.name: (
+            list(f.categories)
+            if f.categories is not None
+            else list(range(int(f.lower), int(f.upper) + 1))
+        )
+        for f in schema
+    }
     rows = list(itertools.product(*(cats[f.name] for f in schema)))
     frame = pd.DataFrame(rows, columns=schema.names)
     d = schema["d"]
@@ -117,8 +128,12 @@ def test_one_hot_pipeline_same_optima_with_and_without_the_speed_ups(grid_settin
     from sklearn.preprocessing import OneHotEncoder
 
     train, test, _ = grid_setting
-    pre = ColumnTransformer([("oh", OneHotEncoder(handle_unknown="ignore"), ["c", "d"])], remainder="passthrough")
-    model = Pipeline([("pre", pre), ("rf", RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0))])
+    pre = ColumnTransformer(
+        [("oh", OneHotEncoder(handle_unknown="ignore"), ["c", "d"])], remainder="passthrough"
+    )
+    model = Pipeline(
+        [("pre", pre), ("rf", RandomForestClassifier(n_estimators=10, max_depth=4, random_state=0))]
+    )
     model.fit(train.X, train.y)
     fast = cf.CEOCL(random_state=0).fit(model, train)
     plain = _plain(cf.CEOCL(random_state=0).fit(model, train))
@@ -127,7 +142,10 @@ def test_one_hot_pipeline_same_optima_with_and_without_the_speed_ups(grid_settin
     both = (a.status == "optimal") & (b.status == "optimal")
     assert both.sum() >= 4
     np.testing.assert_allclose(
-        a.diagnostics.loc[both, "objective"].to_numpy(float), b.diagnostics.loc[both, "objective"].to_numpy(float), rtol=1e-6, atol=1e-9
+        a.diagnostics.loc[both, "objective"].to_numpy(float),
+        b.diagnostics.loc[both, "objective"].to_numpy(float),
+        rtol=1e-6,
+        atol=1e-9,
     )
     for qid in X.index[both.to_numpy()]:
         cfs = a.for_query(qid)
@@ -148,7 +166,10 @@ def test_narrowing_keeps_diverse_answers_and_l0(grid_setting):
     both = (a.status == "optimal") & (b.status == "optimal")
     assert both.sum() >= 3
     np.testing.assert_allclose(
-        a.diagnostics.loc[both, "objective"].to_numpy(float), b.diagnostics.loc[both, "objective"].to_numpy(float), rtol=1e-6, atol=1e-9
+        a.diagnostics.loc[both, "objective"].to_numpy(float),
+        b.diagnostics.loc[both, "objective"].to_numpy(float),
+        rtol=1e-6,
+        atol=1e-9,
     )
     for qid in X.index[both.to_numpy()]:
         assert len(a.for_query(qid)) == len(b.for_query(qid))
@@ -182,7 +203,9 @@ def test_narrow_box_bounds():
     inp2 = RawInputs(None, [y], [FeatureVars("y", "real", 50.0, 0.0, 100.0, y)])
     narrow_box(m2, inp2, 0.3, norm="l1", scales=np.array([100.0]), alpha=0.1)
     assert m2.var_bounds(y) == pytest.approx((30.0, 70.0), abs=1e-4)
-    narrow_box(m2, inp2, 0.05, norm="l1", scales=np.array([100.0]), alpha=0.1)  # cheaper than any change
+    narrow_box(
+        m2, inp2, 0.05, norm="l1", scales=np.array([100.0]), alpha=0.1
+    )  # cheaper than any change
     assert m2.var_bounds(y) == pytest.approx((50.0, 50.0), abs=1e-6)
 
 

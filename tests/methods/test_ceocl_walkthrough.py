@@ -84,17 +84,23 @@ def test_part_a_leaves_the_domain_only_without_bounds(setup, parts):
     schema's bounds (part A re-run, parts D-F) it never does."""
     schema = setup.train.schema
     unbounded = pd.concat([parts[p][1].counterfactuals for p in "ABC"])
-    outside = [not all(schema[c].contains(v) for c, v in row.items()) for _, row in unbounded.iterrows()]
+    outside = [
+        not all(schema[c].contains(v) for c, v in row.items()) for _, row in unbounded.iterrows()
+    ]
     assert any(outside)
     assert (unbounded["credit_amount"] < 0).any()
     # part A again, same everything but the schema's bounds (actionability still free)
     free = setup.train.with_schema(schema.with_actionability(**{f.name: "free" for f in schema}))
-    bounded = W.part_method("A", time_limit=TIME_LIMIT).fit(setup.model, free).explain(setup.queries)
+    bounded = (
+        W.part_method("A", time_limit=TIME_LIMIT).fit(setup.model, free).explain(setup.queries)
+    )
     a = parts["A"][1]
     for qid in setup.queries.index:
         assert (bounded.for_query(qid)["credit_amount"] >= schema["credit_amount"].lower).all()
         # dropping bounds can only lower the optimum
-        assert a.diagnostics.loc[qid, "objective"] <= bounded.diagnostics.loc[qid, "objective"] + 1e-6
+        assert (
+            a.diagnostics.loc[qid, "objective"] <= bounded.diagnostics.loc[qid, "objective"] + 1e-6
+        )
     for p in "DEF":
         for _, row in parts[p][1].counterfactuals.iterrows():
             assert all(schema[c].contains(v) for c, v in row.items()), (p, row.to_dict())
@@ -111,7 +117,9 @@ def test_part_b_sparsity_never_adds_changes(setup, parts):
             row = parts[p][1].for_query(qid).iloc[0]
             k[p] = sum(row[c] != x[c] for c in schema.names)
         assert k["B"] <= k["A"]
-    assert float(cf.metrics.dice_sparsity(parts["B"][1]).mean()) >= float(cf.metrics.dice_sparsity(parts["A"][1]).mean())
+    assert float(cf.metrics.dice_sparsity(parts["B"][1]).mean()) >= float(
+        cf.metrics.dice_sparsity(parts["A"][1]).mean()
+    )
 
 
 def test_part_c_diversity(setup, parts):
@@ -185,5 +193,7 @@ def test_part_f_learned_causality(setup, parts):
         n += 1
     assert n > 0
     # the same relation is generally violated by part E's counterfactuals (it is a real constraint)
-    e_res = [abs(float(rel.residual(x, row.to_frame().T)[0])) for x, row in _every_cf(parts["E"][1])]
+    e_res = [
+        abs(float(rel.residual(x, row.to_frame().T)[0])) for x, row in _every_cf(parts["E"][1])
+    ]
     assert max(e_res) > rel.tol * rng

@@ -43,7 +43,9 @@ class RandomNeighbour(CounterfactualMethod):
     the pipeline keeps the steps that satisfy the constraints and flip the model."""
 
     name = "random_neighbour"
-    tags = MethodTags(display_name="random neighbour", summary="steps towards observed rows of the target class")
+    tags = MethodTags(
+        display_name="random neighbour", summary="steps towards observed rows of the target class"
+    )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {"n_draws": [Interval(int, 1, None)]}
 
     def __init__(self, *, n_draws: int = 20, random_state: int | None = None) -> None:

@@ -60,7 +60,11 @@ def test_cpsat_matches_z3(setting, norm):
 def test_cpsat_falls_back_to_z3_for_diversity(setting):
     """Diversity clauses are not in the CP-SAT model: the 2nd answer comes from Z3."""
     train, test, model = setting
-    res = cf.MACE(norm="l1", oracle="cpsat", random_state=0).fit(model, train).explain(test.X.iloc[:2], n_counterfactuals=2)
+    res = (
+        cf.MACE(norm="l1", oracle="cpsat", random_state=0)
+        .fit(model, train)
+        .explain(test.X.iloc[:2], n_counterfactuals=2)
+    )
     assert (res.found >= 1).all()
 
 
@@ -83,9 +87,14 @@ def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
     assert (r.diagnostics["oracle"] == "bnb").all() and (r.status == "optimal").all()
     r = cf.MACE(random_state=0, oracle="cpsat").fit(gbm, train).explain(X)
     assert (r.diagnostics["oracle"] == "cpsat").all() and (r.status == "optimal").all()
-    assert (gbm.predict(r.counterfactuals[X.columns]) == r.target.loc[r.counterfactuals.index.get_level_values(0)].to_numpy()).all()
+    assert (
+        gbm.predict(r.counterfactuals[X.columns])
+        == r.target.loc[r.counterfactuals.index.get_level_values(0)].to_numpy()
+    ).all()
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "ortools" else real(name, *a))
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "ortools" else real(name, *a)
+    )
     assert cf.MACE().fit(gbm, train)._fallback == "z3"
 
 
@@ -112,4 +121,6 @@ def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
     r = mace.explain(X, target=0) if kind == "gbm-3class" else mace.explain(X)
     assert (r.status == "optimal").all(), r.reason
     cfs = r.counterfactuals
-    assert (model.predict(cfs[X.columns]) == r.target.loc[cfs.index.get_level_values(0)].to_numpy()).all()
+    assert (
+        model.predict(cfs[X.columns]) == r.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    ).all()

@@ -33,7 +33,9 @@ def _data() -> tuple[cf.Dataset, pd.DataFrame]:
         target="y",
     )
     data = cf.Dataset(frame, schema, name="unseen")
-    queries = pd.DataFrame({"a": [2.0, 3.5], "b": [1.5, 2.0], "flag": [1, 0], "colour": ["blue", "red"]})
+    queries = pd.DataFrame(
+        {"a": [2.0, 3.5], "b": [1.5, 2.0], "flag": [1, 0], "colour": ["blue", "red"]}
+    )
     return data, queries
 
 
@@ -59,7 +61,9 @@ def test_added_rows_cover_exactly_the_missing_categories_and_are_never_reported(
     frame["__t__"] = 0
     extra = _unseen_category_rows(frame, data.schema, "__t__")
     c0 = frame["colour"].iloc[0]
-    assert sorted(zip(extra["flag"], extra["colour"], strict=True)) == sorted([("1", c0), ("0", "blue")])
+    assert sorted(zip(extra["flag"], extra["colour"], strict=True)) == sorted(
+        [("1", c0), ("0", "blue")]
+    )
     # numeric values copy a real training row: DiCE's ranges do not change
     assert (extra["a"] == frame["a"].iloc[0]).all() and (extra["b"] == frame["b"].iloc[0]).all()
     # a DiCE answer equal to an added row is recognised (and dropped by the adapter)

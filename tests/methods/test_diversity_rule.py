@@ -36,7 +36,10 @@ def _steps(schema, train):
             v = pd.to_numeric(train.X[f.name]).to_numpy(dtype=float)
             dev = np.abs(v - np.median(v))
             m = float(np.median(dev)) or float(np.mean(dev)) or 1.0
-            out[f.name] = max(f.resolution or (1.0 if f.kind == "integer" else 0.0), DEFAULT_DIVERSITY_FRACTION * m)
+            out[f.name] = max(
+                f.resolution or (1.0 if f.kind == "integer" else 0.0),
+                DEFAULT_DIVERSITY_FRACTION * m,
+            )
     return out
 
 
@@ -58,14 +61,20 @@ def test_no_two_counterfactuals_closer_than_the_step(name, setting):
         pytest.skip(f"{_NEEDS[name]} is not installed")
     schema = setting.train.schema
     steps = _steps(schema, setting.train)
-    r = fast_method(name).fit(setting.model, setting.train).explain(setting.queries, n_counterfactuals=3)
+    r = (
+        fast_method(name)
+        .fit(setting.model, setting.train)
+        .explain(setting.queries, n_counterfactuals=3)
+    )
     pairs = 0
     for q in setting.queries.index:
         cfs = r.for_query(q)
         x = setting.queries.loc[q]
         for (_, a), (_, b) in combinations(cfs.iterrows(), 2):
             pairs += 1
-            assert not _too_close(schema, steps, x, a, b), f"{name}, query {q}: two counterfactuals within one step\n{a}\n{b}"
+            assert not _too_close(schema, steps, x, a, b), (
+                f"{name}, query {q}: two counterfactuals within one step\n{a}\n{b}"
+            )
     assert r.found.sum() > 0
     # and every reported numeric value lies on its feature's grid (or is the query's own value)
     cfs = r.counterfactuals
@@ -76,20 +85,40 @@ def test_no_two_counterfactuals_closer_than_the_step(name, setting):
         q = setting.queries.loc[cfs.index.get_level_values(0), f.name].to_numpy(dtype=float)
         k = v / f.resolution
         off = (np.abs(k - np.round(k)) > 1e-6 * np.maximum(1.0, np.abs(k))) & (np.abs(v - q) > 1e-9)
-        assert not off.any(), f"{name}: {f.name} values off the grid of {f.resolution}: {v[off][:5]}"
+        assert not off.any(), (
+            f"{name}: {f.name} values off the grid of {f.resolution}: {v[off][:5]}"
+        )
 
 
 def test_rule_examples():
-    frame = pd.DataFrame({"income": [30000, 34412, 50000, 80000, 20000, 41000], "duration": [12, 24, 36, 6, 18, 24], "y": [0, 1, 1, 1, 0, 0]})
+    frame = pd.DataFrame(
+        {
+            "income": [30000, 34412, 50000, 80000, 20000, 41000],
+            "duration": [12, 24, 36, 6, 18, 24],
+            "y": [0, 1, 1, 1, 0, 0],
+        }
+    )
     data = cf.Dataset.from_frame(frame, target="y")
     schema = data.schema
     steps = diversity_steps(schema, cf.data.mad(data.X, schema))
     x = pd.Series({"income": 30000, "duration": 24})
     a = pd.Series({"income": 34412, "duration": 24})
-    assert not different(schema, a, pd.Series({"income": 34413, "duration": 24}), x, steps)  # one unit
-    assert different(schema, a, pd.Series({"income": 30000, "duration": 12}), x, steps)  # other feature set
-    assert different(schema, a, pd.Series({"income": 34412 + 5000, "duration": 24}), x, steps)  # far apart
-    rows = pd.DataFrame([a, pd.Series({"income": 34413, "duration": 24}), pd.Series({"income": 30000, "duration": 12})])
+    assert not different(
+        schema, a, pd.Series({"income": 34413, "duration": 24}), x, steps
+    )  # one unit
+    assert different(
+        schema, a, pd.Series({"income": 30000, "duration": 12}), x, steps
+    )  # other feature set
+    assert different(
+        schema, a, pd.Series({"income": 34412 + 5000, "duration": 24}), x, steps
+    )  # far apart
+    rows = pd.DataFrame(
+        [
+            a,
+            pd.Series({"income": 34413, "duration": 24}),
+            pd.Series({"income": 30000, "duration": 12}),
+        ]
+    )
     kept, skipped = keep_different(schema, rows, x, steps, 3)
     assert kept == [0, 2] and skipped == 1
     assert keep_different(schema, rows, x, steps, 1) == ([0], 0)

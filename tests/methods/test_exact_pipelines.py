@@ -46,7 +46,10 @@ def data() -> tuple[cf.Dataset, pd.DataFrame]:
 def _model(kind: str, train: cf.Dataset) -> Any:
     s = train.schema
     pre = ColumnTransformer(
-        [("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical + s.ordinal), ("num", StandardScaler(), s.numeric)]
+        [
+            ("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical + s.ordinal),
+            ("num", StandardScaler(), s.numeric),
+        ]
     )
     est = {
         "lr": LogisticRegression(max_iter=2000),
@@ -85,20 +88,28 @@ def _allowed(schema: cf.Schema, q: pd.Series, x: pd.Series) -> bool:
     for f in schema.features:
         if f.actionability not in ("increasing", "decreasing") or x[f.name] == q[f.name]:
             continue
-        up = f.rank(x[f.name]) > f.rank(q[f.name]) if f.kind == "ordinal" else float(x[f.name]) > float(q[f.name])
+        up = (
+            f.rank(x[f.name]) > f.rank(q[f.name])
+            if f.kind == "ordinal"
+            else float(x[f.name]) > float(q[f.name])
+        )
         if up != (f.actionability == "increasing"):
             return False
     return True
 
 
-def _closer_points(schema: cf.Schema, q: pd.Series, radius: float, rng: np.random.Generator, n: int) -> pd.DataFrame:
+def _closer_points(
+    schema: cf.Schema, q: pd.Series, radius: float, rng: np.random.Generator, n: int
+) -> pd.DataFrame:
     """Random actionable points at distance < radius from q (one or two features moved,
     each in its allowed direction)."""
     mutable = [f for f in schema.features if f.name not in schema.immutable]
     rows = []
     for _ in range(n):
         x = q.copy()
-        for f in rng.choice(np.array(mutable, dtype=object), size=rng.integers(1, 3), replace=False):
+        for f in rng.choice(
+            np.array(mutable, dtype=object), size=rng.integers(1, 3), replace=False
+        ):
             if f.is_numeric:
                 step = rng.uniform(-1, 1) * f.range * radius * len(schema)
                 v = float(np.clip(float(q[f.name]) + step, f.lower, f.upper))
@@ -111,11 +122,17 @@ def _closer_points(schema: cf.Schema, q: pd.Series, radius: float, rng: np.rando
 
 
 @pytest.mark.parametrize("kind", ["lr", "rf", "mlp"])
-def test_mace_proves_nearest_on_the_quoted_pipeline(kind: str, data: tuple[cf.Dataset, pd.DataFrame]) -> None:
+def test_mace_proves_nearest_on_the_quoted_pipeline(
+    kind: str, data: tuple[cf.Dataset, pd.DataFrame]
+) -> None:
     train, pool = data
     model = _model(kind, train)
     queries = pool.iloc[:N_QUERIES]
-    res = cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0).fit(model, train).explain(queries)
+    res = (
+        cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0)
+        .fit(model, train)
+        .explain(queries)
+    )
     rng = np.random.default_rng(0)
     for qid, q in queries.iterrows():
         assert res.status[qid] == "optimal", res.reason[qid]
@@ -131,7 +148,9 @@ def test_mace_proves_nearest_on_the_quoted_pipeline(kind: str, data: tuple[cf.Da
         assert d["delta_min"] - 1e-9 <= dist <= d["delta_min"] + EPS + 1e-4
         closer = _closer_points(train.schema, q, float(d["delta_min"]), rng, 1500)
         if len(closer):
-            assert (model.predict(closer) != target).all(), "a point closer than delta_min is a counterfactual"
+            assert (model.predict(closer) != target).all(), (
+                "a point closer than delta_min is a counterfactual"
+            )
 
 
 @pytest.mark.parametrize("kind", ["lr", "rf", "mlp"])
@@ -143,7 +162,9 @@ def test_ceocl_on_the_quoted_pipeline(kind: str, data: tuple[cf.Dataset, pd.Data
     for qid, q in queries.iterrows():
         assert res.status[qid] in ("optimal", "feasible"), res.reason[qid]
         x = res.for_query(qid).iloc[0][train.schema.names]
-        assert model.predict(x.to_frame().T)[0] == res.target[qid] != model.predict(q.to_frame().T)[0]
+        assert (
+            model.predict(x.to_frame().T)[0] == res.target[qid] != model.predict(q.to_frame().T)[0]
+        )
         _check_schema(train.schema, q, x)
 
 
@@ -154,12 +175,22 @@ def test_missing_value_in_a_query_is_a_clear_error(data: tuple[cf.Dataset, pd.Da
     s = train.schema
     pre = ColumnTransformer(
         [
-            ("cat", Pipeline([("imp", SimpleImputer(strategy="most_frequent")), ("oh", OneHotEncoder(handle_unknown="ignore"))]),
-             s.categorical + s.ordinal),
+            (
+                "cat",
+                Pipeline(
+                    [
+                        ("imp", SimpleImputer(strategy="most_frequent")),
+                        ("oh", OneHotEncoder(handle_unknown="ignore")),
+                    ]
+                ),
+                s.categorical + s.ordinal,
+            ),
             ("num", Pipeline([("imp", SimpleImputer()), ("sc", StandardScaler())]), s.numeric),
         ]
     )
-    model = Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=2000))]).fit(train.X, train.y)
+    model = Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=2000))]).fit(
+        train.X, train.y
+    )
     mace = cf.MACE(epsilon=EPS, time_limit=30).fit(model, train)
     q = pool.iloc[:1].copy()
     assert mace.explain(q).status.iloc[0] in ("optimal", "feasible")
@@ -181,33 +212,56 @@ def test_exact_methods_on_other_variants(case: str, data: tuple[cf.Dataset, pd.D
     train, pool = data
     # the papers' actionability (every feature but the protected ones free): the bundled
     # defaults leave some of these models no answer for the query
-    train = train.with_schema(train.schema.with_actionability(
-        **{f.name: "free" for f in train.schema.features if f.actionability != "immutable" or f.name == "credit_history"}))
+    train = train.with_schema(
+        train.schema.with_actionability(
+            **{
+                f.name: "free"
+                for f in train.schema.features
+                if f.actionability != "immutable" or f.name == "credit_history"
+            }
+        )
+    )
     s = train.schema
     disc = s.categorical + s.ordinal
     ints = [n for n in s.numeric if s[n].kind == "integer"]
     real = [n for n in s.numeric if s[n].kind == "real"]
     oh = OneHotEncoder(handle_unknown="ignore")
-    bins = KBinsDiscretizer(n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf")
+    bins = KBinsDiscretizer(
+        n_bins=4, encode="onehot-dense", quantile_method="averaged_inverted_cdf"
+    )
     if case == "rf_kbins_real_onehot":
         pre = ColumnTransformer([("cat", oh, disc), ("bins", bins, s.numeric)])
         est: Any = RandomForestClassifier(n_estimators=5, max_depth=4, random_state=0)
     elif case == "gb_log1p":
-        pre = ColumnTransformer([("cat", oh, disc), ("num", FunctionTransformer(np.log1p), s.numeric)])
+        pre = ColumnTransformer(
+            [("cat", oh, disc), ("num", FunctionTransformer(np.log1p), s.numeric)]
+        )
         est = GradientBoostingClassifier(n_estimators=10, max_depth=2, random_state=0)
     elif case == "lr_target_kbins_integer":
-        pre = ColumnTransformer([("cat", TargetEncoder(random_state=0), disc), ("bins", bins, ints),
-                                 ("num", StandardScaler(), real)])
+        pre = ColumnTransformer(
+            [
+                ("cat", TargetEncoder(random_state=0), disc),
+                ("bins", bins, ints),
+                ("num", StandardScaler(), real),
+            ]
+        )
         est = LogisticRegression(max_iter=2000)
     else:
         from sklearn.calibration import CalibratedClassifierCV
 
         pre = ColumnTransformer([("cat", oh, disc), ("num", StandardScaler(), s.numeric)])
-        est = CalibratedClassifierCV(MLPClassifier((6,), max_iter=300, random_state=0), method="isotonic",
-                                     ensemble=False, cv=3)
+        est = CalibratedClassifierCV(
+            MLPClassifier((6,), max_iter=300, random_state=0),
+            method="isotonic",
+            ensemble=False,
+            cv=3,
+        )
     model = Pipeline([("pre", pre), ("clf", est)]).fit(train.X, train.y)
     queries = pool.iloc[:1]
-    for method in (cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0), cf.CEOCL(time_limit=60)):
+    for method in (
+        cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0),
+        cf.CEOCL(time_limit=60),
+    ):
         res = method.fit(model, train).explain(queries)
         qid = queries.index[0]
         assert res.status[qid] in ("optimal", "feasible"), (type(method).__name__, res.reason[qid])

@@ -19,7 +19,9 @@ from counterfact.methods.l2c._training import TrainConfig, cap_changes, train  #
 
 def small(**kw):
     """A fast L2C for tests (the paper's lr 1e-4 / 200 epochs take longer)."""
-    params = dict(max_epochs=12, learning_rate=3e-3, n_samples=40, random_state=0, device="cpu", patience=5)
+    params = dict(
+        max_epochs=12, learning_rate=3e-3, n_samples=40, random_state=0, device="cpu", patience=5
+    )
     params.update(kw)
     return L2C(**params)
 
@@ -60,7 +62,9 @@ def test_representation_bins_and_decoding(lr_setting):
     # every row's own level is admissible under the schema's bounds
     assert mask[np.arange(len(X))[:, None], rep.starts[None, :] + levels].all()
     back = rep.decode(levels, np.arange(len(X)), table)
-    pd.testing.assert_frame_equal(train.schema.coerce(back), train.schema.coerce(X), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        train.schema.coerce(back), train.schema.coerce(X), check_dtype=False
+    )
     # random admissible levels decode to coherent, in-domain rows, vectorised
     rng = np.random.default_rng(0)
     owner = rng.integers(0, len(X), size=5000)
@@ -74,7 +78,7 @@ def test_representation_bins_and_decoding(lr_setting):
     # changed numeric values are the (clipped) bin representatives
     j = next(i for i, f in enumerate(rep.features) if f.numeric and f.size > 1)
     f = rep.features[j]
-    other = (levels[owner, j] != cand[:, j])
+    other = levels[owner, j] != cand[:, j]
     assert np.isin(frame[f.name].to_numpy()[other], f.rep).mean() > 0.9
 
 
@@ -148,7 +152,14 @@ def test_mirror_equals_torch_model(lr_setting):
     owner = rng.integers(0, len(X), size=500)
     cand = np.stack([rng.integers(0, s, size=owner.size) for s in rep.sizes], axis=1)
     with torch.no_grad():
-        got = mirror(torch.as_tensor(rep.onehot(cand)), torch.as_tensor(table[owner], dtype=torch.float32)).exp().numpy()
+        got = (
+            mirror(
+                torch.as_tensor(rep.onehot(cand)),
+                torch.as_tensor(table[owner], dtype=torch.float32),
+            )
+            .exp()
+            .numpy()
+        )
     np.testing.assert_allclose(got, tm.predict_proba(rep.decode(cand, owner, table)), atol=1e-5)
 
 
@@ -168,11 +179,36 @@ def test_pathwise_gradient_reaches_the_generator(fitted, lr_setting):
     rows = fitted._rows(X)
     rows.predicted = fitted._class_indices(np.asarray(fitted.model_.predict(X)))
     mirror = mirror_of(torch, lr_setting.model, rep)
-    cfg = TrainConfig(hidden=16, alpha=1e-3, tau=0.2, learning_rate=1e-2, max_epochs=1, batch_size=64, patience=1,
-                      straight_through=True, n_score_samples=4, n_validation_samples=2, max_numeric=2, verbose=0)
-    init = build_mlp(torch, rep.n_columns + 2, rep.n_columns, 16, torch.Generator().manual_seed(5), "cpu")
-    G, _S, hist = train(torch, rep, rows, rows, 2, cfg, mirror=mirror, score=fitted._score,
-                       generator=torch.Generator().manual_seed(5), rng=np.random.default_rng(0), device="cpu")
+    cfg = TrainConfig(
+        hidden=16,
+        alpha=1e-3,
+        tau=0.2,
+        learning_rate=1e-2,
+        max_epochs=1,
+        batch_size=64,
+        patience=1,
+        straight_through=True,
+        n_score_samples=4,
+        n_validation_samples=2,
+        max_numeric=2,
+        verbose=0,
+    )
+    init = build_mlp(
+        torch, rep.n_columns + 2, rep.n_columns, 16, torch.Generator().manual_seed(5), "cpu"
+    )
+    G, _S, hist = train(
+        torch,
+        rep,
+        rows,
+        rows,
+        2,
+        cfg,
+        mirror=mirror,
+        score=fitted._score,
+        generator=torch.Generator().manual_seed(5),
+        rng=np.random.default_rng(0),
+        device="cpu",
+    )
     for (k, a), b in zip(init.state_dict().items(), G.state_dict().values(), strict=True):
         assert not torch.equal(a, b), f"generator parameter {k} did not change"
     assert len(hist) == 1 and 0 <= hist[0]["validation_validity"] <= 1
@@ -216,7 +252,9 @@ def test_many_samples_batched_and_ranked(fitted, lr_setting, monkeypatch):
         cfs = r.for_query(q)
         if len(cfs) > 1:
             xq = r.queries.loc[[q]]
-            dist = rep.distances(rep.values(cfs), rep.levels(cfs), rep.values(xq), rep.levels(xq), "l1")
+            dist = rep.distances(
+                rep.values(cfs), rep.levels(cfs), rep.values(xq), rep.levels(xq), "l1"
+            )
             assert np.all(np.diff(dist) >= -1e-9)  # nearest first
 
 
@@ -242,8 +280,16 @@ def test_masks_respected(fitted, lr_setting):
         immutable=[cats[0]],
         increasing=[num[0], *ordn[:1]],
         decreasing=[num[2]] if len(num) > 2 else [],
-        ranges={num[1]: (float(min(col.min(), X[num[1]].min())), float(max(col.median(), X[num[1]].max())))},
-        allowed_values={cats[1]: list(schema[cats[1]].categories[:2]) + [v for v in X[cats[1]].unique() if v not in schema[cats[1]].categories[:2]]},
+        ranges={
+            num[1]: (
+                float(min(col.min(), X[num[1]].min())),
+                float(max(col.median(), X[num[1]].max())),
+            )
+        },
+        allowed_values={
+            cats[1]: list(schema[cats[1]].categories[:2])
+            + [v for v in X[cats[1]].unique() if v not in schema[cats[1]].categories[:2]]
+        },
         max_changes=4,
     )
     r = fitted.explain(X, n_counterfactuals=40, constraints=cons)
@@ -260,7 +306,10 @@ def test_masks_respected(fitted, lr_setting):
     for q in X.index:
         cfs = r2.for_query(q)
         if len(cfs):
-            assert (cfs[others].astype(object).to_numpy() == X.loc[[q], others].astype(object).to_numpy()).all()
+            assert (
+                cfs[others].astype(object).to_numpy()
+                == X.loc[[q], others].astype(object).to_numpy()
+            ).all()
 
 
 def test_threshold_on_numeric_changes(lr_setting):
@@ -271,14 +320,18 @@ def test_threshold_on_numeric_changes(lr_setting):
     for q in X.index:
         cfs = r.for_query(q)
         if len(cfs):
-            moved = (cfs[num].to_numpy(dtype=float) != X.loc[[q], num].to_numpy(dtype=float)).sum(axis=1)
+            moved = (cfs[num].to_numpy(dtype=float) != X.loc[[q], num].to_numpy(dtype=float)).sum(
+                axis=1
+            )
             assert moved.max() <= 1
 
 
 def test_multiclass_target():
     rng = np.random.default_rng(0)
     n = 300
-    frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)})
+    frame = pd.DataFrame(
+        {"a": rng.normal(size=n), "b": rng.normal(size=n), "c": rng.choice(["x", "y", "z"], size=n)}
+    )
     frame["y"] = np.where(frame.a + 0.5 * (frame.c == "x") > 0.5, 2, np.where(frame.b > 0, 1, 0))
     data = cf.Dataset.from_frame(frame, target="y")
     model = cf.models.fit(data, "lr", random_state=0)
@@ -301,6 +354,7 @@ def test_save_load_roundtrip(fitted, lr_setting, tmp_path):
     b = loaded.explain(X, n_counterfactuals=5)
     pd.testing.assert_frame_equal(a.counterfactuals, b.counterfactuals)
     assert loaded.get_params() == fitted.get_params()
+
     class Relabelled:
         classes_ = np.array([5, 6])
 
@@ -319,7 +373,9 @@ def test_save_load_roundtrip(fitted, lr_setting, tmp_path):
 # ----------------------------------------------------------------- fallback
 def test_fallback_nearest_reported(lr_setting):
     # a generator that can change nothing numeric and only one categorical feature rarely succeeds
-    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False, fallback="nearest").fit(lr_setting.model, lr_setting.train)
+    m = small(
+        max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False, fallback="nearest"
+    ).fit(lr_setting.model, lr_setting.train)
     X = lr_setting.train.X.iloc[:30]
     r = m.explain(X, n_counterfactuals=1)
     src = r.diagnostics["source"]
@@ -333,7 +389,9 @@ def test_fallback_nearest_reported(lr_setting):
 
 def test_fallback_switched_on_after_fit(lr_setting):
     """set_params(fallback=...) after training: no retraining, the uncovered rows get the fallback."""
-    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
+    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(
+        lr_setting.model, lr_setting.train
+    )
     X = lr_setting.train.X.iloc[:30]
     r0 = m.explain(X)
     assert (r0.status == "failed").any()
@@ -348,20 +406,28 @@ def test_fallback_switched_on_after_fit(lr_setting):
 def test_second_draw_for_uncovered_rows(lr_setting):
     """Rows with no valid sample among n_samples draw max_samples more; the first pass is unchanged."""
     X = lr_setting.train.X.iloc[:30]
-    once = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
+    once = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(
+        lr_setting.model, lr_setting.train
+    )
     r1 = once.explain(X, n_counterfactuals=3)
-    twice = small(max_epochs=1, n_samples=2, max_samples=300, relax_threshold=False).fit(lr_setting.model, lr_setting.train)
+    twice = small(max_epochs=1, n_samples=2, max_samples=300, relax_threshold=False).fit(
+        lr_setting.model, lr_setting.train
+    )
     r2 = twice.explain(X, n_counterfactuals=3)
     failed = r1.status.index[r1.status == "failed"]
     assert len(failed) > 0
     # rows covered by the first pass are identical
     ok = r1.status.index[r1.status == "feasible"]
-    pd.testing.assert_frame_equal(r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)])
+    pd.testing.assert_frame_equal(
+        r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)]
+    )
     d = r2.diagnostics.loc[failed]
     assert (d["n_samples"] == 302).all()
     retried = failed[(d["source"] == "l2c (retry)").to_numpy()]
     assert len(retried) > 0 and (r2.status[retried] == "feasible").all()
-    pd.testing.assert_series_equal(r2.diagnostics.loc[failed, "sample_validity"], r1.diagnostics.loc[failed, "sample_validity"])
+    pd.testing.assert_series_equal(
+        r2.diagnostics.loc[failed, "sample_validity"], r1.diagnostics.loc[failed, "sample_validity"]
+    )
     cfs = r2.counterfactuals.loc[list(retried)]
     tgt = r2.target.loc[cfs.index.get_level_values("query")].to_numpy()
     assert (lr_setting.model.predict(cfs) == tgt).all()
@@ -372,7 +438,9 @@ def test_relaxed_threshold_last_resort(lr_setting):
     relaxed (doubled, then none), marked in the diagnostics; other rows are unchanged."""
     X = lr_setting.train.X.iloc[:30]
     num = lr_setting.train.schema.numeric
-    kw = dict(max_epochs=1, n_samples=5, max_samples=20, max_numeric_changes=0, sparsify=False)  # L2C's own proposals
+    kw = dict(
+        max_epochs=1, n_samples=5, max_samples=20, max_numeric_changes=0, sparsify=False
+    )  # L2C's own proposals
     strict = small(relax_threshold=False, **kw).fit(lr_setting.model, lr_setting.train)
     r1 = strict.explain(X, n_counterfactuals=3)
     relaxed = small(**kw).fit(lr_setting.model, lr_setting.train)
@@ -380,17 +448,23 @@ def test_relaxed_threshold_last_resort(lr_setting):
     failed = r1.status.index[r1.status == "failed"]
     assert len(failed) > 0 and (r1.diagnostics["numeric_threshold"] == 0).all()
     ok = r1.status.index[r1.status == "feasible"]
-    pd.testing.assert_frame_equal(r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)])
+    pd.testing.assert_frame_equal(
+        r1.counterfactuals.loc[list(ok)], r2.counterfactuals.loc[list(ok)]
+    )
     assert set(r2.diagnostics.loc[ok, "source"]) <= {"l2c", "l2c (retry)"}
     d = r2.diagnostics.loc[failed]
     rescued = failed[(d["source"] == "l2c (relaxed)").to_numpy()]
     assert len(rescued) > 0 and (r2.status[rescued] == "feasible").all()
     assert set(r2.diagnostics.loc[rescued, "numeric_threshold"]) <= {1, -1}
     assert (d["n_samples"] > 25).all()  # first pass + retry + at least one relaxed draw
-    pd.testing.assert_series_equal(d["sample_validity"], r1.diagnostics.loc[failed, "sample_validity"])
+    pd.testing.assert_series_equal(
+        d["sample_validity"], r1.diagnostics.loc[failed, "sample_validity"]
+    )
     for q in rescued:  # valid for the real model, numeric changes within the cap that found them
         cfs = r2.for_query(q)
         assert (lr_setting.model.predict(cfs) == r2.target[q]).all()
         cap = int(r2.diagnostics.loc[q, "numeric_threshold"])
-        moved = (cfs[num].to_numpy(dtype=float) != X.loc[[q], num].to_numpy(dtype=float)).sum(axis=1)
+        moved = (cfs[num].to_numpy(dtype=float) != X.loc[[q], num].to_numpy(dtype=float)).sum(
+            axis=1
+        )
         assert moved.min() > 0 and (cap < 0 or moved.max() <= cap)

@@ -17,7 +17,9 @@ from counterfact.models._fastpredict import FastPredictor  # noqa: E402
 
 
 def small(**kw):
-    params = dict(max_epochs=8, learning_rate=3e-3, n_samples=30, random_state=0, device="cpu", patience=4)
+    params = dict(
+        max_epochs=8, learning_rate=3e-3, n_samples=30, random_state=0, device="cpu", patience=4
+    )
     params.update(kw)
     return L2C(**params)
 
@@ -74,7 +76,9 @@ def test_refuses_other_data(saved, setting):
         L2C.load(saved, setting.model, fewer)
     with pytest.raises(cf.ValidationError, match="Dataset"):
         L2C.load(saved, setting.model, setting.train.X)
-    frozen = setting.train.with_schema(setting.train.schema.with_actionability(**{setting.train.schema.names[0]: "immutable"}))
+    frozen = setting.train.with_schema(
+        setting.train.schema.with_actionability(**{setting.train.schema.names[0]: "immutable"})
+    )
     with pytest.raises(cf.ValidationError, match="schema"):
         L2C.load(saved, setting.model, frozen)
 
@@ -154,4 +158,6 @@ def test_time_limit_skips_further_draws(setting):
     assert len(late) > 0 and (r2.found[late] == 0).all()
     assert r2.diagnostics.loc[late, "reason"].str.contains("time limit").all()
     done = r2.status.index[r2.status == "feasible"]
-    pd.testing.assert_frame_equal(r1.counterfactuals.loc[list(done)], r2.counterfactuals.loc[list(done)])
+    pd.testing.assert_frame_equal(
+        r1.counterfactuals.loc[list(done)], r2.counterfactuals.loc[list(done)]
+    )

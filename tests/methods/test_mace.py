@@ -216,9 +216,11 @@ def _tree_opt(model, schema, x, target_idx, norm):
                 deltas.append(abs(min(max(q, lo), hi) - q) / f.range)
             else:
                 pre = f"cat__{f.name}_"
-                must = {n[len(pre):] for n, op, _ in cons if op == "gt" and n.startswith(pre)}
-                never = {n[len(pre):] for n, op, _ in cons if op == "le" and n.startswith(pre)}
-                ok = [c for c in f.categories if str(c) not in never and (not must or str(c) in must)]
+                must = {n[len(pre) :] for n, op, _ in cons if op == "gt" and n.startswith(pre)}
+                never = {n[len(pre) :] for n, op, _ in cons if op == "le" and n.startswith(pre)}
+                ok = [
+                    c for c in f.categories if str(c) not in never and (not must or str(c) in must)
+                ]
                 if len(must) > 1 or not ok:
                     feasible = False
                     break
@@ -271,7 +273,9 @@ def test_multiclass_tree_target(tree_setting):
         if p == target:
             assert res.status[qid] == "failed"
             continue
-        opt = _tree_opt(model, train.schema, pd.Series(x._asdict()), list(model.classes_).index(target), "l1")
+        opt = _tree_opt(
+            model, train.schema, pd.Series(x._asdict()), list(model.classes_).index(target), "l1"
+        )
         cfs = res.for_query(qid)
         if np.isinf(opt):
             assert res.status[qid] == "infeasible"
@@ -311,17 +315,32 @@ def test_constraints_every_kind(tree_setting):
         cfs = res.for_query(qid)
         if len(cfs):
             assert cf.violations(X.loc[qid], cfs, train.schema, cons).empty
-    res2 = cf.MACE(norm="l0").fit(model, train).explain(X, constraints=cf.Constraints(features_to_vary=["a"]))
+    res2 = (
+        cf.MACE(norm="l0")
+        .fit(model, train)
+        .explain(X, constraints=cf.Constraints(features_to_vary=["a"]))
+    )
     for qid in X.index:
         cfs = res2.for_query(qid)
         if len(cfs):
-            assert (cfs.drop(columns="a").to_numpy() == X.loc[[qid]].drop(columns="a").to_numpy()).all()
+            assert (
+                cfs.drop(columns="a").to_numpy() == X.loc[[qid]].drop(columns="a").to_numpy()
+            ).all()
 
 
 def test_infeasible_when_nothing_can_change(tree_setting):
     train, test, model = tree_setting
     x = test.X.iloc[:1]
-    res = cf.MACE().fit(model, train).explain(x, constraints=cf.Constraints(features_to_vary=["b"], ranges={"b": (float(x["b"].iloc[0]), float(x["b"].iloc[0]))}))
+    res = (
+        cf.MACE()
+        .fit(model, train)
+        .explain(
+            x,
+            constraints=cf.Constraints(
+                features_to_vary=["b"], ranges={"b": (float(x["b"].iloc[0]), float(x["b"].iloc[0]))}
+            ),
+        )
+    )
     assert res.status.iloc[0] == "infeasible"
 
 
@@ -336,10 +355,15 @@ def test_diversity_blocking(tree_setting, min_diff):
         cfs = res.for_query(qid)
         assert len(cfs) >= 2
         d = res.diagnostics.loc[qid, "distances"]
-        assert all(d[i] <= d[i + 1] + EPS for i in range(len(d) - 1))  # nearest first (up to epsilon)
+        assert all(
+            d[i] <= d[i + 1] + EPS for i in range(len(d) - 1)
+        )  # nearest first (up to epsilon)
         for i in range(len(cfs)):
             for j in range(i):
-                n_diff = sum(cf.constraints.changed(f, cfs.iloc[i][f.name], cfs.iloc[j][f.name]) for f in schema)
+                n_diff = sum(
+                    cf.constraints.changed(f, cfs.iloc[i][f.name], cfs.iloc[j][f.name])
+                    for f in schema
+                )
                 assert n_diff >= min_diff
 
 
@@ -356,7 +380,9 @@ def test_pickles_after_fit_and_parallel(tree_setting):
 
 def test_time_limit_statuses(lr_setting):
     train, test, model = lr_setting
-    res = cf.MACE(norm="l1", epsilon=1e-9, time_limit=1e-3).fit(model, train).explain(test.X.iloc[:2])
+    res = (
+        cf.MACE(norm="l1", epsilon=1e-9, time_limit=1e-3).fit(model, train).explain(test.X.iloc[:2])
+    )
     assert set(res.status) <= {"feasible", "timeout", "optimal"}
     for qid in res.status.index:
         d = res.diagnostics.loc[qid]
@@ -394,7 +420,11 @@ def test_multiclass_forest_target_and_warm_start():
     X = test.X.iloc[:6]
     target = 1
     warm = cf.MACE(norm="l1", epsilon=EPS, oracle="z3").fit(model, train).explain(X, target=target)
-    cold = cf.MACE(norm="l1", epsilon=EPS, oracle="z3", warm_start=0).fit(model, train).explain(X, target=target)
+    cold = (
+        cf.MACE(norm="l1", epsilon=EPS, oracle="z3", warm_start=0)
+        .fit(model, train)
+        .explain(X, target=target)
+    )
     mo = cf.NearestObservable(norm="l1").fit(model, train).explain(X, target=target)
     preds = model.predict(X)
     checked = 0
@@ -406,7 +436,9 @@ def test_multiclass_forest_target_and_warm_start():
             assert (model.predict(res.for_query(qid)) == target).all()
         dw, dc = warm.diagnostics.loc[qid], cold.diagnostics.loc[qid]
         # both certificates hold: each lower bound is below the other's point
-        assert dw["delta_min"] <= dc["delta_max"] + 1e-9 and dc["delta_min"] <= dw["delta_max"] + 1e-9
+        assert (
+            dw["delta_min"] <= dc["delta_max"] + 1e-9 and dc["delta_min"] <= dw["delta_max"] + 1e-9
+        )
         assert abs(dw["delta_max"] - dc["delta_max"]) <= EPS + 1e-9
         if len(mo.for_query(qid)):
             assert dw["delta_max"] <= float(mo.diagnostics.loc[qid, "distance"]) + 1e-9
@@ -439,7 +471,9 @@ def test_polish_keeps_the_certificate():
     queries, _ = prepare(on, X, 1, None, None)
     improved = 0
     for query in queries:
-        problem = build_problem(schema, query.bounds, weights=on.weights_, target_index=query.target_index, margin=1e-4)
+        problem = build_problem(
+            schema, query.bounds, weights=on.weights_, target_index=query.target_index, margin=1e-4
+        )
         far = train.X[pred == query.target].iloc[0]
         p = solver_values(schema, far)
         prop = Polisher(problem, on.compiled_)(p)
@@ -485,13 +519,20 @@ def test_diversity_features_mode(forest_setting):
     change set contains an earlier one's (CE-OCL's no-good cut)."""
     train, test, model = forest_setting
     X = test.X.iloc[:4]
-    res = cf.MACE(norm="l1", diversity="features", random_state=0).fit(model, train).explain(X, n_counterfactuals=3)
+    res = (
+        cf.MACE(norm="l1", diversity="features", random_state=0)
+        .fit(model, train)
+        .explain(X, n_counterfactuals=3)
+    )
     schema = train.schema
     n_multi = 0
     for qid in X.index:
         cfs = res.for_query(qid)
         x = X.loc[qid]
-        sets = [frozenset(f.name for f in schema if cf.constraints.changed(f, x[f.name], r[f.name])) for _, r in cfs.iterrows()]
+        sets = [
+            frozenset(f.name for f in schema if cf.constraints.changed(f, x[f.name], r[f.name]))
+            for _, r in cfs.iterrows()
+        ]
         n_multi += len(sets) >= 2
         for i in range(len(sets)):
             for j in range(i):

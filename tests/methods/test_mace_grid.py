@@ -53,7 +53,9 @@ def test_adult_forest_query_that_snapping_broke_is_optimal():
 def test_linear_model_answer_on_a_two_decimal_grid():
     rng = np.random.default_rng(0)
     n = 400
-    frame = pd.DataFrame({"rate": np.round(rng.uniform(0, 5, n), 2), "age": rng.integers(20, 70, n)})
+    frame = pd.DataFrame(
+        {"rate": np.round(rng.uniform(0, 5, n), 2), "age": rng.integers(20, 70, n)}
+    )
     frame["y"] = (frame["rate"] * 1.37 + 0.01 * frame["age"] > 4.0).astype(int)
     data = cf.Dataset.from_frame(frame, target="y")
     assert data.schema["rate"].resolution == pytest.approx(0.01)
@@ -75,14 +77,26 @@ def test_mip_oracle_answers_on_the_grid():
     pytest.importorskip("highspy")
     rng = np.random.default_rng(1)
     n = 600
-    frame = pd.DataFrame({"rate": np.round(rng.uniform(0, 5, n), 2), "debt": np.round(rng.uniform(0, 900, n), 1), "age": rng.integers(20, 70, n)})
-    frame["y"] = ((frame["rate"] - 2.5) ** 2 + frame["debt"] / 300 + 0.01 * frame["age"] > 3.0).astype(int)
+    frame = pd.DataFrame(
+        {
+            "rate": np.round(rng.uniform(0, 5, n), 2),
+            "debt": np.round(rng.uniform(0, 900, n), 1),
+            "age": rng.integers(20, 70, n),
+        }
+    )
+    frame["y"] = (
+        (frame["rate"] - 2.5) ** 2 + frame["debt"] / 300 + 0.01 * frame["age"] > 3.0
+    ).astype(int)
     data = cf.Dataset.from_frame(frame, target="y")
-    assert data.schema["rate"].resolution == pytest.approx(0.01) and data.schema["debt"].resolution == pytest.approx(0.1)
+    assert data.schema["rate"].resolution == pytest.approx(0.01) and data.schema[
+        "debt"
+    ].resolution == pytest.approx(0.1)
     model = cf.models.fit(data, "mlp", random_state=0, hidden_layer_sizes=(8,), max_iter=600)
     X = data.X[model.predict(data.X) == 0].iloc[:6]
     for norm in ("l1", "linf"):
-        m = cf.methods.get("mace", norm=norm, oracle="mip", random_state=0, epsilon=1e-4).fit(model, data)
+        m = cf.methods.get("mace", norm=norm, oracle="mip", random_state=0, epsilon=1e-4).fit(
+            model, data
+        )
         r = m.explain(X)
         assert (r.status == "optimal").all(), r.diagnostics
         assert (r.diagnostics["n_snapped"] == 0).all(), r.diagnostics["n_snapped"]

@@ -45,11 +45,20 @@ def mixed():  # type: ignore[no-untyped-def]
             "debt": rng.uniform(0, 10, n).round(2),
             "job": rng.choice(["a", "b", "c", "d"], n),
             "owner": rng.choice(["yes", "no"], n),
-            "edu": pd.Categorical(rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"], ordered=True),
+            "edu": pd.Categorical(
+                rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"], ordered=True
+            ),
             "kids": rng.integers(0, 4, n),
         }
     )
-    score = 0.8 * df.income - 0.5 * df.debt + (df.job == "c") * 1.5 + df.edu.cat.codes * 0.7 + (df.owner == "yes") * 0.8 - 0.02 * df.age
+    score = (
+        0.8 * df.income
+        - 0.5 * df.debt
+        + (df.job == "c") * 1.5
+        + df.edu.cat.codes * 0.7
+        + (df.owner == "yes") * 0.8
+        - 0.02 * df.age
+    )
     df["y"] = (score + rng.normal(0, 0.5, n) > 0).astype(int)
     data = cf.Dataset.from_frame(df, "y")
     model = cf.models.fit(data, "lr", random_state=0)
@@ -92,7 +101,9 @@ def test_iv_few_values_one_bin_each_and_multiclass() -> None:
     assert codes.tolist() == [0, 0, 1, 1, 2] and kept.all()
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, 200)
-    frame = pd.DataFrame({"signal": y + rng.normal(0, 0.3, 200), "noise": rng.normal(0, 1, 200), "y": y})
+    frame = pd.DataFrame(
+        {"signal": y + rng.normal(0, 0.3, 200), "noise": rng.normal(0, 1, 200), "y": y}
+    )
     data = cf.Dataset.from_frame(frame, "y")
     iv = information_value(data.X, data.y.to_numpy(), data.schema, np.array([0, 1, 2]))
     assert iv.shape == (3, 2)
@@ -110,7 +121,9 @@ def test_fitted_iv_and_active_set(mixed) -> None:  # type: ignore[no-untyped-def
     x = queries.iloc[0]
     top = iv.loc[1].sort_values(ascending=False).index.tolist()
     bounds = cf.Constraints(immutable=[top[0]]).resolve(data.schema).for_query(x)
-    pr = build_problem(x, bounds, data.schema, iv.loc[1].to_numpy(), n_active=2, epsilon=1.0, box="absolute")
+    pr = build_problem(
+        x, bounds, data.schema, iv.loc[1].to_numpy(), n_active=2, epsilon=1.0, box="absolute"
+    )
     assert pr.names == top[1:3]
     r = m.explain(queries, n_counterfactuals=2, constraints=cf.Constraints(immutable=[top[0]]))
     cfs = r.counterfactuals
@@ -124,7 +137,14 @@ def test_fitted_iv_and_active_set(mixed) -> None:  # type: ignore[no-untyped-def
 def test_epsilon_box_respected(mixed) -> None:  # type: ignore[no-untyped-def]
     data, model, queries = mixed
     eps, debt_eps = 0.3, 0.8
-    m = cf.MDPSO(epsilon=eps, epsilon_per_feature={"debt": debt_eps}, n_active=None, n_restarts=0, random_state=0, **FAST)
+    m = cf.MDPSO(
+        epsilon=eps,
+        epsilon_per_feature={"debt": debt_eps},
+        n_active=None,
+        n_restarts=0,
+        random_state=0,
+        **FAST,
+    )
     r = m.fit(model, data).explain(queries, n_counterfactuals=3)
     assert r.found.sum() > 0
     schema = data.schema
@@ -137,7 +157,11 @@ def test_epsilon_box_respected(mixed) -> None:  # type: ignore[no-untyped-def]
             e = debt_eps if name == "debt" else eps
             blo, bhi = min(max(z * (1 - e), 0.0), z), max(min(z * (1 + e), 1.0), z)
             vals = (cfs[name].astype(float) - lo) / scale
-            assert (vals >= blo - 1e-9).all() and (vals <= bhi + 1e-9).all(), (name, z, vals.tolist())
+            assert (vals >= blo - 1e-9).all() and (vals <= bhi + 1e-9).all(), (
+                name,
+                z,
+                vals.tolist(),
+            )
 
 
 def test_swarm_positions_stay_in_box_and_coherent(mixed) -> None:  # type: ignore[no-untyped-def]
@@ -170,7 +194,11 @@ def test_forced_feature_moves_into_range(mixed) -> None:  # type: ignore[no-unty
     data, model, queries = mixed
     q = queries[queries["debt"] > 3].iloc[:2]
     cons = cf.Constraints(ranges={"debt": (0.0, 2.5)})
-    r = cf.MDPSO(random_state=0, **FAST).fit(model, data).explain(q, n_counterfactuals=2, constraints=cons)
+    r = (
+        cf.MDPSO(random_state=0, **FAST)
+        .fit(model, data)
+        .explain(q, n_counterfactuals=2, constraints=cons)
+    )
     for i in q.index:
         cfs = r.for_query(i)
         assert (cfs["debt"] <= 2.5 + 1e-9).all()
@@ -180,7 +208,9 @@ def test_forced_feature_moves_into_range(mixed) -> None:  # type: ignore[no-unty
 # ----------------------------------------------------------- search core
 def test_core_known_answer() -> None:
     """Valid iff x0 >= 0.6 from z = (0.5, 0.5, 0.5): the optimum changes x0 alone, to 0.6."""
-    schema = cf.Schema(tuple(cf.Feature(n, "real", lower=0.0, upper=1.0) for n in ("a", "b", "c")), target="y")
+    schema = cf.Schema(
+        tuple(cf.Feature(n, "real", lower=0.0, upper=1.0) for n in ("a", "b", "c")), target="y"
+    )
     x = pd.Series({"a": 0.5, "b": 0.5, "c": 0.5})
     bounds = cf.Constraints().resolve(schema).for_query(x)
     pr = build_problem(x, bounds, schema, np.ones(3), n_active=None, epsilon=0.4, box="absolute")
@@ -197,7 +227,9 @@ def test_core_known_answer() -> None:
 
 def test_kmeans_and_selection() -> None:
     rng = np.random.default_rng(0)
-    X = np.vstack([rng.normal(0, 0.01, (10, 2)), rng.normal(5, 0.01, (10, 2)), rng.normal(10, 0.01, (10, 2))])
+    X = np.vstack(
+        [rng.normal(0, 0.01, (10, 2)), rng.normal(5, 0.01, (10, 2)), rng.normal(10, 0.01, (10, 2))]
+    )
     labels = kmeans(X, 3, np.random.default_rng(1))
     assert len({tuple(np.unique(labels[i : i + 10])) for i in (0, 10, 20)}) == 3
     cost = np.arange(30.0)  # the first cluster is the cheapest
@@ -209,7 +241,11 @@ def test_kmeans_and_selection() -> None:
 @pytest.mark.parametrize("selection", ["kmeans", "topk", "pbest"])
 def test_selections_valid(mixed, selection) -> None:  # type: ignore[no-untyped-def]
     data, model, queries = mixed
-    r = cf.MDPSO(selection=selection, random_state=0, **FAST).fit(model, data).explain(queries, n_counterfactuals=3)
+    r = (
+        cf.MDPSO(selection=selection, random_state=0, **FAST)
+        .fit(model, data)
+        .explain(queries, n_counterfactuals=3)
+    )
     assert r.found.sum() > 0
     for q in queries.index:
         cfs = r.for_query(q)
@@ -236,7 +272,10 @@ def test_torch_backend_matches_numpy(mixed) -> None:  # type: ignore[no-untyped-
     pytest.importorskip("torch")
     data, model, queries = mixed
     go = [
-        cf.MDPSO(random_state=3, device=d, **FAST).fit(model, data).explain(queries.iloc[:2], n_counterfactuals=2).counterfactuals
+        cf.MDPSO(random_state=3, device=d, **FAST)
+        .fit(model, data)
+        .explain(queries.iloc[:2], n_counterfactuals=2)
+        .counterfactuals
         for d in (None, "cpu")
     ]
     pd.testing.assert_frame_equal(go[0], go[1])  # same random stream, same float64 arithmetic
@@ -290,7 +329,12 @@ def test_forest_swarms_share_one_call_per_iteration(mixed) -> None:  # type: ign
     r = m.explain(queries, n_counterfactuals=2)
     assert len(calls) == r.diagnostics["n_iterations"].max()  # every live swarm in one call
     # the same answers as one query at a time (each seeded by its position)
-    one = pd.concat([explain_at(m, queries.iloc[[i]], n_counterfactuals=2, offset=i).counterfactuals for i in range(len(queries))])
+    one = pd.concat(
+        [
+            explain_at(m, queries.iloc[[i]], n_counterfactuals=2, offset=i).counterfactuals
+            for i in range(len(queries))
+        ]
+    )
     pd.testing.assert_frame_equal(r.counterfactuals, one)
 
 
@@ -307,6 +351,7 @@ def test_fast_model_same_results(mixed, kind) -> None:  # type: ignore[no-untype
         go[fast] = (r.counterfactuals, r.diagnostics["n_iterations"].tolist())
     pd.testing.assert_frame_equal(go[True][0], go[False][0])
     assert go[True][1] == go[False][1]
+
     # a model that is not a pipeline is called as it is
     class Plain:
         classes_ = lr.classes_
@@ -333,7 +378,14 @@ def test_parameter_errors(mixed) -> None:  # type: ignore[no-untyped-def]
 def test_time_limit_and_multiclass() -> None:
     rng = np.random.default_rng(0)
     y = rng.integers(0, 3, 240)
-    frame = pd.DataFrame({"a": y + rng.normal(0, 0.4, 240), "b": rng.normal(0, 1, 240), "c": rng.choice(["u", "v"], 240), "y": y})
+    frame = pd.DataFrame(
+        {
+            "a": y + rng.normal(0, 0.4, 240),
+            "b": rng.normal(0, 1, 240),
+            "c": rng.choice(["u", "v"], 240),
+            "y": y,
+        }
+    )
     data = cf.Dataset.from_frame(frame, "y")
     model = cf.models.fit(data, "lr", random_state=0)
     X = data.X[model.predict(data.X) == 0].iloc[:3]
@@ -344,7 +396,11 @@ def test_time_limit_and_multiclass() -> None:
     assert (model.predict(r.counterfactuals) == 2).all()
     with pytest.raises(ValidationError):
         m.explain(X)  # three classes: the target must be given
-    r = cf.MDPSO(random_state=0, time_limit=1e-4).fit(model, data).explain(X, n_counterfactuals=2, target=2)
+    r = (
+        cf.MDPSO(random_state=0, time_limit=1e-4)
+        .fit(model, data)
+        .explain(X, n_counterfactuals=2, target=2)
+    )
     assert set(r.status) <= {"feasible", "timeout"}
     assert (r.diagnostics["n_iterations"] <= 1).all()
 
@@ -352,10 +408,14 @@ def test_time_limit_and_multiclass() -> None:
 def test_time_limit_bounds_the_search(mixed) -> None:  # type: ignore[no-untyped-def]
     """A search that would run for minutes stops at the limit with its best verified answers."""
     data, model, queries = mixed
-    m = cf.MDPSO(random_state=0, time_limit=0.3, max_iter=100_000, patience=100_000, n_particles=16).fit(model, data)
+    m = cf.MDPSO(
+        random_state=0, time_limit=0.3, max_iter=100_000, patience=100_000, n_particles=16
+    ).fit(model, data)
     r = m.explain(queries.iloc[:2], n_counterfactuals=2)
     assert set(r.status) <= {"feasible", "timeout"}
-    assert (r.runtime <= 0.3 + 0.5).all()  # the method's own time per query (its contract: limit + 0.5 s)
+    assert (
+        r.runtime <= 0.3 + 0.5
+    ).all()  # the method's own time per query (its contract: limit + 0.5 s)
     assert (r.diagnostics["n_iterations"] < 100_000).all()
     feasible = r.status.index[r.status == "feasible"]
     assert (r.found[feasible] > 0).all()
@@ -370,9 +430,16 @@ def test_pool_fills_up_from_the_visited_positions() -> None:
     same = np.array([[0.5, 0.5]] * 4)
     visited = np.array([[0.1 * i, 0.2] for i in range(1, 31)])
     res = SwarmResult(
-        X=same, cost=np.full(4, 0.3), valid=np.ones(4, dtype=bool),
-        pbest_X=same, pbest_cost=np.full(4, 0.3), pbest_valid=np.ones(4, dtype=bool),
-        n_iter=5, history=[], archive_X=visited, archive_cost=np.linspace(0.1, 0.9, 30),
+        X=same,
+        cost=np.full(4, 0.3),
+        valid=np.ones(4, dtype=bool),
+        pbest_X=same,
+        pbest_cost=np.full(4, 0.3),
+        pbest_valid=np.ones(4, dtype=bool),
+        n_iter=5,
+        history=[],
+        archive_X=visited,
+        archive_cost=np.linspace(0.1, 0.9, 30),
     )
     X, c = pool(res, "kmeans", k=3)
     assert len(X) == 31 and n_handed_on(3) == 22  # the one converged row and every visited one
@@ -380,9 +447,16 @@ def test_pool_fills_up_from_the_visited_positions() -> None:
     X, _ = pool(res, "pbest", k=1)
     assert len(X) == 1  # enough personal bests for k=1: nothing added
     big = SwarmResult(
-        X=visited, cost=np.linspace(0.1, 0.9, 30), valid=np.ones(30, dtype=bool),
-        pbest_X=visited, pbest_cost=np.linspace(0.1, 0.9, 30), pbest_valid=np.ones(30, dtype=bool),
-        n_iter=5, history=[], archive_X=np.array([[9.0, 9.0]]), archive_cost=np.array([0.0]),
+        X=visited,
+        cost=np.linspace(0.1, 0.9, 30),
+        valid=np.ones(30, dtype=bool),
+        pbest_X=visited,
+        pbest_cost=np.linspace(0.1, 0.9, 30),
+        pbest_valid=np.ones(30, dtype=bool),
+        n_iter=5,
+        history=[],
+        archive_X=np.array([[9.0, 9.0]]),
+        archive_cost=np.array([0.0]),
     )
     X, _ = pool(big, "kmeans", k=3)
     assert len(X) == 30  # already more than handed on: the archive is not searched

@@ -17,7 +17,13 @@ def test_conformance_forest(check):
 def test_known_answer_brute_force():
     # numeric a in [0, 10], b in [0, 4]; categorical c; the class is 1 iff a + b > 8
     rng = np.random.default_rng(0)
-    frame = pd.DataFrame({"a": rng.integers(0, 11, 200), "b": rng.uniform(0, 4, 200).round(2), "c": rng.choice(["u", "v"], 200)})
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 11, 200),
+            "b": rng.uniform(0, 4, 200).round(2),
+            "c": rng.choice(["u", "v"], 200),
+        }
+    )
     frame["y"] = (frame["a"] + frame["b"] > 8).astype(int)
     data = cf.Dataset.from_frame(frame, target="y")
     model = cf.models.fit(data, "tree", max_depth=None)
@@ -42,7 +48,11 @@ def test_constraints_are_filters():
     model = cf.models.fit(train, "lr")
     num = [f.name for f in data.schema if f.is_numeric and f.actionability == "free"]
     c = cf.Constraints(increasing=num[:2], max_changes=4)
-    r = cf.NearestObservable().fit(model, train).explain(test.X.iloc[:10], constraints=c, n_counterfactuals=2)
+    r = (
+        cf.NearestObservable()
+        .fit(model, train)
+        .explain(test.X.iloc[:10], constraints=c, n_counterfactuals=2)
+    )
     for q in r.queries.index:
         v = cf.violations(r.queries.loc[q], r.for_query(q), data.schema, c)
         assert v.empty

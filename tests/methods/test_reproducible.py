@@ -18,7 +18,9 @@ from counterfact.testing import fast_method
 def german():
     data = cf.datasets.load("german_credit")
     # every feature free: the bundled defaults leave the nearest observed row nothing to offer
-    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free")))
+    data = data.with_schema(
+        data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free"))
+    )
     train, test = data.split(test_size=0.3, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     favourable = cf.datasets.favourable("german_credit")
@@ -28,13 +30,17 @@ def german():
 
 def _factories():
     out = [
-        pytest.param(lambda: cf.MDPSO(n_particles=16, max_iter=30, patience=8, random_state=3), id="mdpso"),
+        pytest.param(
+            lambda: cf.MDPSO(n_particles=16, max_iter=30, patience=8, random_state=3), id="mdpso"
+        ),
         pytest.param(lambda: cf.UFCE(n_grid=8, n_pairs=3, random_state=3), id="ufce"),
     ]
 
     def l2c():
         pytest.importorskip("torch")
-        return cf.L2C(max_epochs=8, learning_rate=3e-3, n_samples=40, patience=4, device="cpu", random_state=3)
+        return cf.L2C(
+            max_epochs=8, learning_rate=3e-3, n_samples=40, patience=4, device="cpu", random_state=3
+        )
 
     out.append(pytest.param(l2c, id="l2c"))
     return out
@@ -43,7 +49,10 @@ def _factories():
 def _same(a: cf.CounterfactualResult, b: cf.CounterfactualResult, what: str) -> None:
     pd.testing.assert_series_equal(a.status, b.status, check_names=False, obj=f"status ({what})")
     pd.testing.assert_frame_equal(
-        a.counterfactuals.sort_index(), b.counterfactuals.sort_index(), check_dtype=False, obj=f"counterfactuals ({what})"
+        a.counterfactuals.sort_index(),
+        b.counterfactuals.sort_index(),
+        check_dtype=False,
+        obj=f"counterfactuals ({what})",
     )
 
 

@@ -87,7 +87,8 @@ def test_retrained_copies(credit):
     again = cf.models.retrained(model, train, n=2, random_state=1)
     assert [type(m) for m in others] == [type(model)] * 2
     pd.testing.assert_frame_equal(  # seeded: the same copies again
-        pd.DataFrame(again[0].predict_proba(train.X)), pd.DataFrame(others[0].predict_proba(train.X))
+        pd.DataFrame(again[0].predict_proba(train.X)),
+        pd.DataFrame(others[0].predict_proba(train.X)),
     )
     assert not np.array_equal(others[0].predict_proba(train.X), others[1].predict_proba(train.X))
     with pytest.raises(cf.ValidationError, match="n must be"):
@@ -116,7 +117,10 @@ def test_the_exact_robust_optimum_is_never_farther_than_the_nearest_robust_row(c
         if near.found[q]:
             assert exact.status[q] != "infeasible"
             if exact.status[q] == "optimal":
-                assert exact.diagnostics.loc[q, "delta_max"] <= near.diagnostics.loc[q, "distance"] + 1e-9
+                assert (
+                    exact.diagnostics.loc[q, "delta_max"]
+                    <= near.diagnostics.loc[q, "distance"] + 1e-9
+                )
 
 
 def _inside(region, x, schema, n, rng):
@@ -124,7 +128,11 @@ def _inside(region, x, schema, n, rng):
     for _ in range(n):
         row = x.copy()
         for name, b in region.bounds.items():
-            row[name] = sorted(b, key=str)[rng.integers(len(b))] if isinstance(b, frozenset) else rng.uniform(b[0], b[1])
+            row[name] = (
+                sorted(b, key=str)[rng.integers(len(b))]
+                if isinstance(b, frozenset)
+                else rng.uniform(b[0], b[1])
+            )
         rows.append(row)
     frame = schema.coerce(pd.DataFrame(rows))
     return frame[region.contains(frame)]
@@ -155,7 +163,11 @@ def test_the_widest_region_of_a_linear_model_is_its_known_answer(line):
     data, model = line
     X = data.X[model.predict(data.X) == 0].iloc[:3]
     c = cf.Constraints(features_to_vary=["a"])
-    r = cf.MACE(time_limit=30).fit(model, data).explain(X, constraints=c, min_probability=0.7, regions=True)
+    r = (
+        cf.MACE(time_limit=30)
+        .fit(model, data)
+        .explain(X, constraints=c, min_probability=0.7, regions=True)
+    )
     for q in X.index:
         if not r.found[q]:
             continue
@@ -184,8 +196,27 @@ def test_regions_survive_json_and_say_when_they_cannot_be_computed(line):
 
 
 def test_the_command_line_asks_for_all_three(capsys):
-    code = main(["explain", "--dataset", "german_credit", "--model", "lr", "--method", "mace", "--rows", "0:40",
-                 "--min-probability", "0.6", "--robust-to", "1", "--regions", "--time-limit", "20", "-q"])
+    code = main(
+        [
+            "explain",
+            "--dataset",
+            "german_credit",
+            "--model",
+            "lr",
+            "--method",
+            "mace",
+            "--rows",
+            "0:40",
+            "--min-probability",
+            "0.6",
+            "--robust-to",
+            "1",
+            "--regions",
+            "--time-limit",
+            "20",
+            "-q",
+        ]
+    )
     out = capsys.readouterr().out
     assert code == 0
     assert "P(good)" in out and "any of:" in out

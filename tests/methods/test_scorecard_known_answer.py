@@ -50,18 +50,33 @@ LEVELS = ["lo", "mid", "hi"]
 def data() -> tuple[cf.Dataset, cf.Dataset]:
     rng = np.random.default_rng(5)
     n = 500
-    X = pd.DataFrame({
-        "k1": rng.integers(0, 10, n),
-        "k2": rng.integers(0, 15, n),
-        "r": rng.uniform(0, 10, n),
-        "c": rng.choice(["x", "y", "z"], n),
-        "o": rng.choice(LEVELS, n),
-    })
-    score = (0.5 * X["k1"] - 0.3 * X["k2"] + np.where(X["r"] > 6, 2.5, 0.0) - np.abs(X["r"] - 3) * 0.4
-             + (X["c"] == "y") * 1.5 + X["o"].map({"lo": 0, "mid": 1, "hi": 2}) * 0.8 - 1.0)
+    X = pd.DataFrame(
+        {
+            "k1": rng.integers(0, 10, n),
+            "k2": rng.integers(0, 15, n),
+            "r": rng.uniform(0, 10, n),
+            "c": rng.choice(["x", "y", "z"], n),
+            "o": rng.choice(LEVELS, n),
+        }
+    )
+    score = (
+        0.5 * X["k1"]
+        - 0.3 * X["k2"]
+        + np.where(X["r"] > 6, 2.5, 0.0)
+        - np.abs(X["r"] - 3) * 0.4
+        + (X["c"] == "y") * 1.5
+        + X["o"].map({"lo": 0, "mid": 1, "hi": 2}) * 0.8
+        - 1.0
+    )
     y = (score + rng.normal(0, 0.8, n) > 0).astype(int)
-    ds = cf.Dataset.from_frame(X.assign(y=y), target="y", name="small", kinds={"o": "ordinal"},
-                               categories={"o": LEVELS}, bounds={"k1": (0, 9), "k2": (0, 14), "r": (0, 10)})
+    ds = cf.Dataset.from_frame(
+        X.assign(y=y),
+        target="y",
+        name="small",
+        kinds={"o": "ordinal"},
+        categories={"o": LEVELS},
+        bounds={"k1": (0, 9), "k2": (0, 14), "r": (0, 10)},
+    )
     return ds.split(test_size=0.2, random_state=0)
 
 
@@ -69,7 +84,9 @@ def _fit(kind: str, train: cf.Dataset) -> tuple[Any, np.ndarray]:
     """The model and the raw edges of its bins of 'r' (where its value may change)."""
     X, y = train.X, train.y
     cats = ["c", "o"]
-    kb = KBinsDiscretizer(n_bins=4, encode="onehot", strategy="quantile", quantile_method="averaged_inverted_cdf")
+    kb = KBinsDiscretizer(
+        n_bins=4, encode="onehot", strategy="quantile", quantile_method="averaged_inverted_cdf"
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if kind in ("scorecard", "scaled", "mlp"):
@@ -77,22 +94,40 @@ def _fit(kind: str, train: cf.Dataset) -> tuple[Any, np.ndarray]:
             parts = [("bins", kb, binned), ("cat", OneHotEncoder(handle_unknown="ignore"), cats)]
             if kind == "scaled":
                 parts.append(("num", StandardScaler(), ["k1", "k2"]))
-            est = MLPClassifier((4,), max_iter=2000, random_state=0) if kind == "mlp" else LogisticRegression(max_iter=2000)
+            est = (
+                MLPClassifier((4,), max_iter=2000, random_state=0)
+                if kind == "mlp"
+                else LogisticRegression(max_iter=2000)
+            )
             model = Pipeline([("pre", ColumnTransformer(parts)), ("clf", est)]).fit(X, y)
-            edges = model.named_steps["pre"].named_transformers_["bins"].bin_edges_[binned.index("r")]
+            edges = (
+                model.named_steps["pre"].named_transformers_["bins"].bin_edges_[binned.index("r")]
+            )
             return model, np.asarray(edges, dtype=float)
         if kind == "ebm":
             interpret = pytest.importorskip("interpret.glassbox")
             model = interpret.ExplainableBoostingClassifier(
-                interactions=2, max_bins=12, max_interaction_bins=6, outer_bags=2, max_rounds=300, random_state=0, n_jobs=1
+                interactions=2,
+                max_bins=12,
+                max_interaction_bins=6,
+                outer_bags=2,
+                max_rounds=300,
+                random_state=0,
+                n_jobs=1,
             ).fit(X, y)
             j = list(model.feature_names_in_).index("r")
             return model, np.concatenate([np.asarray(b, dtype=float) for b in model.bins_[j]])
         optbinning = pytest.importorskip("optbinning")
         bp = optbinning.BinningProcess(variable_names=list(X.columns), categorical_variables=cats)
-        model = optbinning.Scorecard(binning_process=bp, estimator=LogisticRegression(max_iter=2000),
-                                     scaling_method="min_max", scaling_method_params={"min": 300, "max": 850}).fit(X, y)
-        return model, np.asarray(model.binning_process_.get_binned_variable("r").splits, dtype=float)
+        model = optbinning.Scorecard(
+            binning_process=bp,
+            estimator=LogisticRegression(max_iter=2000),
+            scaling_method="min_max",
+            scaling_method_params={"min": 300, "max": 850},
+        ).fit(X, y)
+        return model, np.asarray(
+            model.binning_process_.get_binned_variable("r").splits, dtype=float
+        )
 
 
 def _score(model: Any, X: pd.DataFrame) -> np.ndarray:
@@ -106,21 +141,29 @@ def _score(model: Any, X: pd.DataFrame) -> np.ndarray:
     return np.log(p) - np.log1p(-p)
 
 
-def _brute_force(model: Any, schema: cf.Schema, edges: np.ndarray, q: pd.Series, target: int, margin: float) -> float:
+def _brute_force(
+    model: Any, schema: cf.Schema, edges: np.ndarray, q: pd.Series, target: int, margin: float
+) -> float:
     f = schema["r"]
     inner = edges[(edges > f.lower) & (edges <= f.upper)]
-    r = np.unique(np.concatenate([[float(q["r"]), f.lower, f.upper], inner, np.nextafter(inner, -np.inf)]))
+    r = np.unique(
+        np.concatenate([[float(q["r"]), f.lower, f.upper], inner, np.nextafter(inner, -np.inf)])
+    )
     r = r[(r >= f.lower) & (r <= f.upper)]
     grid = list(itertools.product(range(10), range(15), r, ["x", "y", "z"], LEVELS))
     cand = pd.DataFrame(grid, columns=["k1", "k2", "r", "c", "o"])
     s = _score(model, cand)
     valid = s >= margin if target == 1 else s <= -margin
-    d = np.asarray(cf.metrics.distance(q, cand[valid].reset_index(drop=True), schema, norm="l1"), dtype=float)
+    d = np.asarray(
+        cf.metrics.distance(q, cand[valid].reset_index(drop=True), schema, norm="l1"), dtype=float
+    )
     return float(d.min()) if d.size else np.inf
 
 
 @pytest.mark.parametrize("kind", ["scorecard", "scaled", "mlp", "ebm", "optbinning"])
-def test_mace_and_ceocl_find_the_brute_force_optimum(kind: str, data: tuple[cf.Dataset, cf.Dataset]) -> None:
+def test_mace_and_ceocl_find_the_brute_force_optimum(
+    kind: str, data: tuple[cf.Dataset, cf.Dataset]
+) -> None:
     train, test = data
     schema = train.schema
     J = len(schema)
@@ -129,9 +172,13 @@ def test_mace_and_ceocl_find_the_brute_force_optimum(kind: str, data: tuple[cf.D
     # scaled small integers are step functions too (one cell per value): still a tree ensemble
     assert isinstance(compiled.estimator, StepMLP if kind == "mlp" else TreeEnsemble)
     queries = test.X.iloc[:N_QUERIES]
-    ceocl = cf.CEOCL(norm="l1", distance_scale="range", solution_pool=False, time_limit=60, random_state=0).fit(model, train)
+    ceocl = cf.CEOCL(
+        norm="l1", distance_scale="range", solution_pool=False, time_limit=60, random_state=0
+    ).fit(model, train)
     res = ceocl.explain(queries)
-    mace = cf.MACE(norm="l1", epsilon=EPS, margin=ceocl.margin, time_limit=60, random_state=0).fit(model, train)
+    mace = cf.MACE(norm="l1", epsilon=EPS, margin=ceocl.margin, time_limit=60, random_state=0).fit(
+        model, train
+    )
     resm = mace.explain(queries)
     for qid, q in queries.iterrows():
         target = int(res.target[qid])
@@ -142,11 +189,19 @@ def test_mace_and_ceocl_find_the_brute_force_optimum(kind: str, data: tuple[cf.D
         got = float(res.diagnostics.loc[qid, "objective"]) / J
         assert got == pytest.approx(opt, abs=TOL), (kind, qid)
         row = res.for_query(qid).iloc[[0]]
-        assert float(cf.metrics.distance(q, row, schema, norm="l1")[0]) == pytest.approx(opt, abs=TOL)
+        assert float(cf.metrics.distance(q, row, schema, norm="l1")[0]) == pytest.approx(
+            opt, abs=TOL
+        )
         # MACE: proven within epsilon, its bounds bracket the optimum
         assert resm.status[qid] == "optimal", (kind, qid, resm.reason[qid])
         dm = resm.diagnostics.loc[qid]
-        assert dm["delta_min"] - TOL <= opt <= dm["delta_max"] + TOL, (kind, qid, dm["delta_min"], opt, dm["delta_max"])
+        assert dm["delta_min"] - TOL <= opt <= dm["delta_max"] + TOL, (
+            kind,
+            qid,
+            dm["delta_min"],
+            opt,
+            dm["delta_max"],
+        )
         assert dm["delta_max"] - opt <= EPS + TOL
         xm = resm.for_query(qid).iloc[[0]][schema.names]
         assert int(model.predict(xm)[0]) == target
@@ -160,7 +215,11 @@ def test_z3_and_cpsat_oracles_agree_on_the_scorecard(data: tuple[cf.Dataset, cf.
     queries = test.X.iloc[:N_QUERIES]
     out = {}
     for oracle in ("z3", "cpsat"):
-        res = cf.MACE(norm="l1", epsilon=EPS, oracle=oracle, time_limit=60, random_state=0).fit(model, train).explain(queries)
+        res = (
+            cf.MACE(norm="l1", epsilon=EPS, oracle=oracle, time_limit=60, random_state=0)
+            .fit(model, train)
+            .explain(queries)
+        )
         assert (res.status == "optimal").all(), (oracle, res.status.tolist())
         out[oracle] = res.diagnostics["delta_max"].to_numpy(dtype=float)
     np.testing.assert_allclose(out["z3"], out["cpsat"], atol=EPS)

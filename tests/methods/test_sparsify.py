@@ -20,7 +20,9 @@ METHODS = ["ufce", "mdpso", "l2c"]
 @pytest.fixture(scope="module", params=["german_credit", "compas"])
 def setting(request):
     data = cf.datasets.load(request.param)
-    if request.param == "compas":  # MACE's setting: prior counts may go down (the default: a record only grows)
+    if (
+        request.param == "compas"
+    ):  # MACE's setting: prior counts may go down (the default: a record only grows)
         counts = ("priors_count", "juv_fel_count", "juv_misd_count", "juv_other_count")
         data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(counts, "free")))
     rng = np.random.default_rng(0)

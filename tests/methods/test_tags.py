@@ -37,7 +37,10 @@ def test_exact_methods_are_the_ones_that_say_so():
     proving = {n for n in cf.methods.names() if cf.methods.get_class(n).tags.proves_infeasibility}
     assert proving == {"mace", "ceocl"}
     assert cf.MACE().supported_constraints == cf.MACE.tags.constraints
-    assert "causal" in cf.CEOCL().supported_constraints and "causal" not in cf.MACE().supported_constraints
+    assert (
+        "causal" in cf.CEOCL().supported_constraints
+        and "causal" not in cf.MACE().supported_constraints
+    )
 
 
 @pytest.mark.parametrize("name", ["mace", "ceocl", "ufce", "mdpso", "l2c", "nearest"])
@@ -60,7 +63,9 @@ def test_results_keep_the_words_of_the_method(lr_german):
     train, test, model = lr_german
     res = cf.MACE(time_limit=20).fit(model, train).explain(cf.rows_to_explain(model, test).head(2))
     q = res.queries.index[0]
-    assert res.certificate(q) == cf.MACE.certificate(res.status[q], res.diagnostics.loc[q].to_dict())
+    assert res.certificate(q) == cf.MACE.certificate(
+        res.status[q], res.diagnostics.loc[q].to_dict()
+    )
     assert res.certificate(q).startswith("MACE: proven nearest within epsilon")
     back = cf.CounterfactualResult.from_json(res.to_json())
     assert back.certificate(q) == res.certificate(q)

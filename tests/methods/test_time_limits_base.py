@@ -18,7 +18,9 @@ class SlowOne(CounterfactualMethod):
     name: ClassVar[str] = "slow_one"
     seen: ClassVar[list] = []
 
-    def __init__(self, *, time_limit: float | None = None, random_state: int | None = None, verbose: int = 0):
+    def __init__(
+        self, *, time_limit: float | None = None, random_state: int | None = None, verbose: int = 0
+    ):
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -31,11 +33,15 @@ class SlowOne(CounterfactualMethod):
 
 class SlowBatch(SlowOne):
     name: ClassVar[str] = "slow_batch"
-    tags: ClassVar[MethodTags] = MethodTags(display_name="slow batch", summary="a test method", batch=True)
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="slow batch", summary="a test method", batch=True
+    )
     batches: ClassVar[list] = []
 
     def _explain_batch(self, queries):
-        SlowBatch.batches.append([(q.position, q.started, q.time_left() + q.reserve) for q in queries])
+        SlowBatch.batches.append(
+            [(q.position, q.started, q.time_left() + q.reserve) for q in queries]
+        )
         time.sleep(0.01 * len(queries))
         return [Candidates(pd.DataFrame(columns=self.schema_.names), None, {}) for _ in queries]
 
@@ -104,9 +110,13 @@ class UsesItsBudget(CounterfactualMethod):
     changed and ``a`` pushed across the boundary (so sparsification has work)."""
 
     name: ClassVar[str] = "uses_its_budget"
-    tags: ClassVar[MethodTags] = MethodTags(display_name="uses its budget", summary="a test method", sparsify=True)
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="uses its budget", summary="a test method", sparsify=True
+    )
 
-    def __init__(self, *, time_limit: float | None = None, random_state: int | None = None, verbose: int = 0):
+    def __init__(
+        self, *, time_limit: float | None = None, random_state: int | None = None, verbose: int = 0
+    ):
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -150,5 +160,8 @@ def test_the_limit_covers_the_work_after_the_search(wide):
     # without a time limit, sparsification runs to the end
     m.set_params(time_limit=None)
     full = UsesItsBudget().fit(model, data).explain(X)
-    assert "sparsify_stopped" not in full.diagnostics or not full.diagnostics["sparsify_stopped"].fillna(False).iloc[0]
+    assert (
+        "sparsify_stopped" not in full.diagnostics
+        or not full.diagnostics["sparsify_stopped"].fillna(False).iloc[0]
+    )
     assert full.diagnostics["n_reverted"].iloc[0] == 10

@@ -52,7 +52,17 @@ def mixed():
 def _changed(x: pd.Series, cfs: pd.DataFrame, schema: cf.Schema) -> list[set[str]]:
     out = []
     for _, z in cfs.iterrows():
-        out.append({f.name for f in schema if (abs(float(z[f.name]) - float(x[f.name])) > 1e-7 if f.is_numeric else z[f.name] != x[f.name])})
+        out.append(
+            {
+                f.name
+                for f in schema
+                if (
+                    abs(float(z[f.name]) - float(x[f.name])) > 1e-7
+                    if f.is_numeric
+                    else z[f.name] != x[f.name]
+                )
+            }
+        )
     return out
 
 
@@ -76,7 +86,10 @@ def test_single_feature_matches_the_closed_form_boundary():
     queries = queries[a_stars < hi_a - 0.1].iloc[:8]  # the boundary lies inside the domain
     r = m.explain(queries, constraints=cf.Constraints(features_to_vary=["a"]))
     assert (r.status == "feasible").all()
-    unreachable = m.explain(data.X[model.predict(data.X) == 0][a_stars > hi_a + 0.1].iloc[:2], constraints=cf.Constraints(features_to_vary=["a"]))
+    unreachable = m.explain(
+        data.X[model.predict(data.X) == 0][a_stars > hi_a + 0.1].iloc[:2],
+        constraints=cf.Constraints(features_to_vary=["a"]),
+    )
     assert (unreachable.status == "failed").all()
     for q, x in queries.iterrows():
         z = r.for_query(q).iloc[0]
@@ -98,7 +111,9 @@ def test_results_respect_the_users_ranges_and_features(mixed, level):
         cfs = r.for_query(q)
         assert r.status[q] in ("feasible", "failed", "infeasible")
         if len(cfs) == 0:
-            assert "reason" in r.diagnostics.loc[q] and isinstance(r.diagnostics.loc[q, "reason"], str)
+            assert "reason" in r.diagnostics.loc[q] and isinstance(
+                r.diagnostics.loc[q, "reason"], str
+            )
             continue
         assert cf.violations(x, cfs, train.schema, c).empty
         assert (model.predict(cfs) == 1).all()
@@ -118,7 +133,9 @@ def test_feedback_helpers(mixed):
     assert set(c.ranges) == {"a", "b", "k", "c"}  # discrete features may flip, unranged
     assert c.ranges["a"] == pytest.approx((x["a"], x["a"] + 0.4 * mads["a"]))
     assert feedback_levels(train, x, 0.5).ranges["b"][1] == pytest.approx(x["b"] + 0.5 * mads["b"])
-    assert feedback_levels(train, x, 0.5, two_sided=True).ranges["b"] == pytest.approx((x["b"] - 0.5 * mads["b"], x["b"] + 0.5 * mads["b"]))
+    assert feedback_levels(train, x, 0.5, two_sided=True).ranges["b"] == pytest.approx(
+        (x["b"] - 0.5 * mads["b"], x["b"] + 0.5 * mads["b"])
+    )
     r1, r2 = random_feedback(train, x, 3), random_feedback(train, x, 3)
     assert r1 == r2
     for f, (lo, hi) in r1.ranges.items():
@@ -154,7 +171,9 @@ def test_pairs_move_dependent_features(mixed):
     train, model, queries, _ = mixed
     m = cf.UFCE(variant=2, n_pairs=1, random_state=0, n_grid=8).fit(model, train)
     assert {m.pairs_[0][0], m.pairs_[0][1]} == {"a", "c"}
-    r = m.explain(queries, n_counterfactuals=2, constraints=cf.Constraints(features_to_vary=["a", "c"]))
+    r = m.explain(
+        queries, n_counterfactuals=2, constraints=cf.Constraints(features_to_vary=["a", "c"])
+    )
     moved = 0
     for q, x in queries.iterrows():
         for _, z in r.for_query(q).iterrows():
@@ -163,7 +182,9 @@ def test_pairs_move_dependent_features(mixed):
                 moved += 1
                 assert np.sign(da) == np.sign(dc)  # c follows a (positive dependence)
     assert moved > 0
-    absolute = cf.UFCE(variant=2, n_pairs=1, dependency="absolute", random_state=0, n_grid=8).fit(model, train)
+    absolute = cf.UFCE(variant=2, n_pairs=1, dependency="absolute", random_state=0, n_grid=8).fit(
+        model, train
+    )
     r2 = absolute.explain(queries, constraints=cf.Constraints(features_to_vary=["a", "c"]))
     assert (model.predict(r2.counterfactuals) == 1).all()
 
@@ -266,7 +287,10 @@ def test_each_users_own_feedback_in_one_call(mixed):
     answers as one call per user, and every answer inside its own user's ranges."""
     train, _, queries, method = mixed
     levels = ["limited", "medium", "flexible"]
-    feedback = [feedback_levels(train, x, levels[k % 3], features=["a", "b", "k", "job"]) for k, (_, x) in enumerate(queries.iterrows())]
+    feedback = [
+        feedback_levels(train, x, levels[k % 3], features=["a", "b", "k", "job"])
+        for k, (_, x) in enumerate(queries.iterrows())
+    ]
     together = method.explain(queries, n_counterfactuals=3, constraints=feedback)
     assert together.found.sum() > 0
     for k, (q, x) in enumerate(queries.iterrows()):
@@ -286,7 +310,9 @@ def test_reproducible_fit_and_explain(mixed):
     b = cf.UFCE(random_state=5, n_grid=8).fit(model, train)
     assert a.pairs_ == b.pairs_
     pd.testing.assert_frame_equal(a.mutual_information_, b.mutual_information_)
-    pd.testing.assert_frame_equal(a.explain(queries).counterfactuals, b.explain(queries).counterfactuals)
+    pd.testing.assert_frame_equal(
+        a.explain(queries).counterfactuals, b.explain(queries).counterfactuals
+    )
 
 
 # --------------------------------------------------------------------- bad input
@@ -304,14 +330,27 @@ def test_bad_user_feedback(mixed):
     assert r.status.iloc[0] == "infeasible" and r.found.iloc[0] == 0
     assert isinstance(r.diagnostics["reason"].iloc[0], str)
     # an integer feature's range without an integer in it
-    r = method.explain(x, constraints=cf.Constraints(features_to_vary=["k"], ranges={"k": (2.2, 2.8)}))
+    r = method.explain(
+        x, constraints=cf.Constraints(features_to_vary=["k"], ranges={"k": (2.2, 2.8)})
+    )
     assert r.status.iloc[0] == "infeasible" and r.found.iloc[0] == 0
     # every feature pinned by the user: infeasible, with a reason
     xc = float(x["c"].iloc[0])
-    r = method.explain(x, constraints=cf.Constraints(features_to_vary=["c"], ranges={"c": (xc, xc)}))
-    assert r.status.iloc[0] == "infeasible" and "no feature may change" in r.diagnostics["reason"].iloc[0]
+    r = method.explain(
+        x, constraints=cf.Constraints(features_to_vary=["c"], ranges={"c": (xc, xc)})
+    )
+    assert (
+        r.status.iloc[0] == "infeasible"
+        and "no feature may change" in r.diagnostics["reason"].iloc[0]
+    )
     # only a feature the model ignores: nothing flips -> failed with a reason, not an error
-    r = method.explain(x, constraints=cf.Constraints(features_to_vary=["c"], ranges={"c": (float(x["c"].iloc[0]), float(x["c"].iloc[0]) + 0.01)}))
+    r = method.explain(
+        x,
+        constraints=cf.Constraints(
+            features_to_vary=["c"],
+            ranges={"c": (float(x["c"].iloc[0]), float(x["c"].iloc[0]) + 0.01)},
+        ),
+    )
     assert r.status.iloc[0] == "failed" and "reason" in r.diagnostics
 
 
@@ -387,7 +426,14 @@ def test_expiry_mid_search_keeps_what_was_found(mixed, monkeypatch):
 
 def test_bad_parameters_name_the_parameter(mixed):
     train, model, _, _ = mixed
-    for params in ({"variant": 4}, {"radius": 0.0}, {"n_grid": 0}, {"lam": -1.0}, {"dependency": "x"}, {"regressor": 3}):
+    for params in (
+        {"variant": 4},
+        {"radius": 0.0},
+        {"n_grid": 0},
+        {"lam": -1.0},
+        {"dependency": "x"},
+        {"regressor": 3},
+    ):
         with pytest.raises(cf.ValidationError, match=next(iter(params))):
             cf.UFCE(**params).fit(model, train)
 
@@ -403,7 +449,14 @@ def test_mutual_information_and_pair_ranking(mixed):
     # a discrete feature that determines a numeric one is found too
     rng = np.random.default_rng(0)
     g = rng.choice(["u", "v"], 400)
-    frame = pd.DataFrame({"g": g, "num": np.where(g == "u", 0.0, 5.0) + rng.normal(0, 0.3, 400), "noise": rng.normal(size=400), "y": rng.integers(0, 2, 400)})
+    frame = pd.DataFrame(
+        {
+            "g": g,
+            "num": np.where(g == "u", 0.0, 5.0) + rng.normal(0, 0.3, 400),
+            "noise": rng.normal(size=400),
+            "y": rng.integers(0, 2, 400),
+        }
+    )
     data = cf.Dataset.from_frame(frame, target="y")
     space_R = np.column_stack([(g == "v").astype(float), frame["num"], frame["noise"]])
     m2 = mutual_information(space_R, data.schema, random_state=0)

@@ -18,7 +18,11 @@ def _data(n: int = 400, seed: int = 3) -> cf.Dataset:
             "a": np.round(rng.uniform(0, 10, n), 2),
             "k": rng.integers(0, 20, n),
             "job": rng.choice(["x", "y", "z"], n),
-            "level": pd.Categorical(rng.choice(["low", "mid", "high"], n), categories=["low", "mid", "high"], ordered=True),
+            "level": pd.Categorical(
+                rng.choice(["low", "mid", "high"], n),
+                categories=["low", "mid", "high"],
+                ordered=True,
+            ),
         }
     )
     s = X["a"] - 5 + 0.1 * X["k"] + (X["job"] == "y") * 2.0 + X["level"].cat.codes.to_numpy()

@@ -42,7 +42,13 @@ SCHEMA = cf.Schema(
 MAD = [2.0, 0.5, 1.0, 1.0, 1.0]
 X = pd.Series({"a": 2, "b": 1.0, "e": "lo", "c": "u", "s": "no"})
 CFS = pd.DataFrame(
-    {"a": [4, 2, 7], "b": [1.0, 3.0, 2.0], "e": ["mid", "lo", "hi"], "c": ["u", "v", "w"], "s": ["no", "yes", "no"]}
+    {
+        "a": [4, 2, 7],
+        "b": [1.0, 3.0, 2.0],
+        "e": ["mid", "lo", "hi"],
+        "c": ["u", "v", "w"],
+        "s": ["no", "yes", "no"],
+    }
 )
 # L2C buckets: a: (0,3], (3,6], (6,10]; b: (0,1.5], (1.5,4]
 BINS = {"a": [0.0, 3.0, 6.0, 10.0], "b": [0.0, 1.5, 4.0]}
@@ -90,7 +96,9 @@ def test_feature_deltas_and_mace_norms():
     assert M.distance(X, CFS, SCHEMA, norm="l2")[0] == approx(np.sqrt(0.29 / 5))
     # convex combination .2 l0 + .5 l1 + .3 linf: CF1 .08 + .07 + .15 = .30, CF2 .12 + .25 + .3 = .67,
     # CF3 .16 + .275 + .3 = .735; weights are rescaled to sum 1
-    np.testing.assert_allclose(M.distance(X, CFS, SCHEMA, norm=(0.2, 0.5, 0.3)), [0.30, 0.67, 0.735])
+    np.testing.assert_allclose(
+        M.distance(X, CFS, SCHEMA, norm=(0.2, 0.5, 0.3)), [0.30, 0.67, 0.735]
+    )
     np.testing.assert_allclose(M.distance(X, CFS, SCHEMA, norm=[2, 5, 3]), [0.30, 0.67, 0.735])
     # user ranges: R_a = 5 -> CF1 l1 = (.4 + .5) / 5
     assert M.distance(X, CFS, SCHEMA, norm="l1", ranges={"a": 5})[0] == approx(0.18)
@@ -100,7 +108,9 @@ def test_gower_and_changes():
     # Gower (MD-PSO eqs. 5-6) with the schema's ranges equals MACE's l1
     np.testing.assert_allclose(M.gower(X, CFS, SCHEMA), [0.14, 0.5, 0.55])
     # with observed training ranges: a spans [1, 6] -> R_a = 5, b spans [0, 2] -> R_b = 2
-    train = pd.DataFrame({"a": [1, 6], "b": [0.0, 2.0], "e": ["lo", "hi"], "c": ["u", "v"], "s": ["no", "no"]})
+    train = pd.DataFrame(
+        {"a": [1, 6], "b": [0.0, 2.0], "e": ["lo", "hi"], "c": ["u", "v"], "s": ["no", "no"]}
+    )
     # CF1: (2/5 + 0 + 1/2) / 5 = .18
     assert M.gower(X, CFS, SCHEMA, train=train)[0] == approx(0.18)
     np.testing.assert_array_equal(M.n_changes(X, CFS, SCHEMA), [2, 3, 4])
@@ -136,7 +146,9 @@ def test_distance_encoder_matches_brute_force(rng):
 
 def test_distance_tolerance_and_coding():
     # float noise below the relative 1e-7 tolerance is no change; binary 0/1 coded by equality
-    schema = cf.Schema((cf.Feature("x", "real", lower=0, upper=1e6), cf.Feature("f", "binary", categories=(0, 1))))
+    schema = cf.Schema(
+        (cf.Feature("x", "real", lower=0, upper=1e6), cf.Feature("f", "binary", categories=(0, 1)))
+    )
     q = pd.Series({"x": 5e5, "f": 0})
     rows = pd.DataFrame({"x": [5e5 + 1e-6, 5e5 + 1.0], "f": [np.int64(0), 1.0]})
     np.testing.assert_array_equal(M.n_changes(q, rows, schema), [0, 2])
@@ -174,7 +186,9 @@ def test_ufce_and_l2c_proximity():
     # L2C Prox Num in raw units: CF1 2 + 0 + 1, CF2 0 + 2 + 0, CF3 5 + 1 + 2 -> 13/3
     assert M.l2c_proximity_num(X, CFS, SCHEMA, scale=1.0 * np.ones(5)) == approx(13 / 3)
     # scaled by the training standard deviations: std(a) = 2, std(b) = 1 over [0, 4] / [0, 2], std(e ranks) = 1
-    train = pd.DataFrame({"a": [0, 4], "b": [0.0, 2.0], "e": ["lo", "hi"], "c": ["u", "u"], "s": ["no", "no"]})
+    train = pd.DataFrame(
+        {"a": [0, 4], "b": [0.0, 2.0], "e": ["lo", "hi"], "c": ["u", "u"], "s": ["no", "no"]}
+    )
     # CF1 2/2 + 0 + 1/1 = 2; CF2 0 + 2/1 + 0 = 2; CF3 5/2 + 1 + 2 = 5.5 -> 9.5/3
     assert M.l2c_proximity_num(X, CFS, SCHEMA, train=train) == approx(9.5 / 3)
     # L2C Prox Cat = mean Hamming count over (c, s): (0 + 2 + 1) / 3
@@ -210,7 +224,9 @@ def test_l2c_diversity_and_score():
     assert M.harmonic_mean(0.0, 1.0) == 0.0
     assert np.isnan(M.harmonic_mean(np.nan, 0.5))
     # buckets from training data: 4 quantile buckets
-    train = pd.DataFrame({"a": np.arange(11), "b": np.linspace(0, 4, 11), "e": "lo", "c": "u", "s": "no"})
+    train = pd.DataFrame(
+        {"a": np.arange(11), "b": np.linspace(0, 4, 11), "e": "lo", "c": "u", "s": "no"}
+    )
     bins = M.l2c_bins(SCHEMA, train)
     np.testing.assert_allclose(bins["a"], [0, 2.5, 5, 7.5, 10])
 
@@ -251,11 +267,17 @@ def test_validity_and_coverage():
 
 def test_actionability_and_feasibility():
     # user list {a, b}: shares CF1 1/2 (a of a, e), CF2 1/3 (b of b, c, s), CF3 2/4
-    np.testing.assert_allclose(M.actionable_share(X, CFS, SCHEMA, features_to_vary=["a", "b"]), [0.5, 1 / 3, 0.5])
-    assert M.actionability(X, CFS, SCHEMA, features_to_vary=["a", "b"]) == approx((0.5 + 1 / 3 + 0.5) / 3)
+    np.testing.assert_allclose(
+        M.actionable_share(X, CFS, SCHEMA, features_to_vary=["a", "b"]), [0.5, 1 / 3, 0.5]
+    )
+    assert M.actionability(X, CFS, SCHEMA, features_to_vary=["a", "b"]) == approx(
+        (0.5 + 1 / 3 + 0.5) / 3
+    )
     # default list: every non-immutable feature -> all changes actionable
     assert M.actionability(X, CFS, SCHEMA) == 1.0
-    assert M.actionability(X, CFS, SCHEMA, constraints=cf.Constraints(immutable=["c"])) == approx((1 + 2 / 3 + 3 / 4) / 3)
+    assert M.actionability(X, CFS, SCHEMA, constraints=cf.Constraints(immutable=["c"])) == approx(
+        (1 + 2 / 3 + 3 / 4) / 3
+    )
     # eq. 9: valid (F, T, T) & plausible (T, T, F) & share >= .3 (T, T, T) -> only CF2
     kw = {"model": Rule(), "target": 1, "features_to_vary": ["a", "b"], "lof": StubLOF()}
     assert M.feasibility(X, CFS, SCHEMA, threshold=0.3, **kw) == approx(1 / 3)
@@ -282,7 +304,9 @@ def test_lof_plausibility():
     enc = cf.Encoder(data.schema)
     ref = LocalOutlierFactor(n_neighbors=20, novelty=True).fit(enc.transform(data.X[data.y == 1]))
     rows = pd.concat([near0, far, pd.DataFrame({"x1": [8.2], "x2": [7.9]})])
-    np.testing.assert_allclose(M.lof_score(rows, 1, train=data), -ref.score_samples(enc.transform(rows)))
+    np.testing.assert_allclose(
+        M.lof_score(rows, 1, train=data), -ref.score_samples(enc.transform(rows))
+    )
     with pytest.raises(ValidationError, match="train="):
         M.plausibility(near0, 1)
 
@@ -303,7 +327,9 @@ def test_time_stats():
     assert s["mean_per_query"] == 2.0 and s["median_per_query"] == 2.0
     assert s["mean_per_counterfactual"] == 1.0  # 6 s / 6 counterfactuals
     assert s["median_per_counterfactual"] == 0.5  # median of 1/2, 2/4
-    np.testing.assert_array_equal(M.time_per_counterfactual([1.0, 3.0, 2.0], [2, 0, 4]), [0.5, np.nan, 0.5])
+    np.testing.assert_array_equal(
+        M.time_per_counterfactual([1.0, 3.0, 2.0], [2, 0, 4]), [0.5, np.nan, 0.5]
+    )
 
 
 # ---------------------------------------------------------------- result level
@@ -313,7 +339,9 @@ def _result(model=None, constraints=None):
     qidx = pd.Index(["q0", "q1", "q2"], name="query")
     queries = pd.DataFrame([X, X, X], index=qidx)
     rows = pd.concat([CFS, CFS.iloc[[2]]], ignore_index=True)
-    rows.index = pd.MultiIndex.from_tuples([("q0", 0), ("q0", 1), ("q0", 2), ("q2", 0)], names=["query", "rank"])
+    rows.index = pd.MultiIndex.from_tuples(
+        [("q0", 0), ("q0", 1), ("q0", 2), ("q2", 0)], names=["query", "rank"]
+    )
     return CounterfactualResult(
         queries=queries,
         counterfactuals=rows,
@@ -345,7 +373,11 @@ def test_result_level_functions():
     assert M.l2c_score(r, bins=BINS)["q0"] == approx(0.64 / 1.2)  # valid CF2, CF3 only
     assert M.time_stats(r)["mean_per_counterfactual"] == approx(6 / 4)
     vc = M.violation_counts(_result(constraints=cf.Constraints(immutable=["c"])))
-    assert vc.loc["q0", "immutable"] == 2 and vc.loc["q1", "total"] == 0 and vc.loc["q2", "immutable"] == 1
+    assert (
+        vc.loc["q0", "immutable"] == 2
+        and vc.loc["q1", "total"] == 0
+        and vc.loc["q2", "immutable"] == 1
+    )
 
 
 def test_evaluate_hand_values():
@@ -369,20 +401,34 @@ def test_evaluate_hand_values():
     assert q0["violations"] == 5 and q0["violations_features_to_vary"] == 5
     assert q0["time"] == 1.0 and q0["time_per_counterfactual"] == approx(1 / 3)
     # needs train: NaN
-    assert np.isnan(q0["plausibility"]) and np.isnan(q0["l2c_distance_num"]) and np.isnan(q0["feasibility"])
+    assert (
+        np.isnan(q0["plausibility"])
+        and np.isnan(q0["l2c_distance_num"])
+        and np.isnan(q0["feasibility"])
+    )
     # a query without counterfactuals
     q1 = ev.loc["q1"]
-    assert q1["found"] == 0 and q1["coverage"] == 0.0 and q1["violations"] == 0 and q1["time"] == 3.0
-    assert np.isnan(q1[["validity", "distance_l1", "sparsity", "diversity_count", "time_per_counterfactual"]]).all()
+    assert (
+        q1["found"] == 0 and q1["coverage"] == 0.0 and q1["violations"] == 0 and q1["time"] == 3.0
+    )
+    assert np.isnan(
+        q1[["validity", "distance_l1", "sparsity", "diversity_count", "time_per_counterfactual"]]
+    ).all()
     # one counterfactual: diversities undefined
     q2 = ev.loc["q2"]
     assert q2["found"] == 1 and q2["distance_l1"] == approx(0.55)
-    assert np.isnan(q2[["diversity_cont", "diversity_cat", "diversity_count", "diversity_l2c", "l2c_harmonic"]]).all()
+    assert np.isnan(
+        q2[["diversity_cont", "diversity_cat", "diversity_count", "diversity_l2c", "l2c_harmonic"]]
+    ).all()
 
 
 def test_evaluate_without_model_or_train():
     ev = M.evaluate(_result())
-    assert np.isnan(ev["validity"]).all() and np.isnan(ev["coverage"]).all() and np.isnan(ev["feasibility"]).all()
+    assert (
+        np.isnan(ev["validity"]).all()
+        and np.isnan(ev["coverage"]).all()
+        and np.isnan(ev["feasibility"]).all()
+    )
     assert np.isnan(ev["proximity_cont"]).all() and np.isnan(ev["diversity_l2c"]).all()
     assert ev.loc["q0", "sparsity"] == approx(0.6)
     with pytest.raises(ValidationError, match="CounterfactualResult"):
@@ -391,7 +437,9 @@ def test_evaluate_without_model_or_train():
 
 def test_evaluate_real_result_matches_functions():
     data = cf.datasets.load("german_credit")
-    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free")))
+    data = data.with_schema(
+        data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free"))
+    )
     train, test = data.subset(data.frame.index[:400]).split(test_size=0.25, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     r = cf.NearestObservable().fit(model, train).explain(test.X.iloc[:3], n_counterfactuals=3)
@@ -400,11 +448,21 @@ def test_evaluate_real_result_matches_functions():
     assert (ev.loc[ev["found"] > 0, "validity"] == 1.0).all() and (ev["violations"] == 0).all()
     assert (ev["coverage"] == (ev["found"] > 0)).all()
     pd.testing.assert_series_equal(ev["sparsity"], M.sparsity(r), check_names=False)
-    pd.testing.assert_series_equal(ev["plausibility"], M.plausibility(r, train=train), check_names=False)
-    pd.testing.assert_series_equal(ev["feasibility"], M.feasibility(r, train=train), check_names=False)
-    pd.testing.assert_series_equal(ev["diversity_cont"], M.continuous_diversity(r, train=train), check_names=False)
-    pd.testing.assert_series_equal(ev["diversity_l2c"], M.l2c_diversity(r, train=train), check_names=False)
-    pd.testing.assert_series_equal(ev["l2c_distance_num"], M.l2c_proximity_num(r, train=train), check_names=False)
+    pd.testing.assert_series_equal(
+        ev["plausibility"], M.plausibility(r, train=train), check_names=False
+    )
+    pd.testing.assert_series_equal(
+        ev["feasibility"], M.feasibility(r, train=train), check_names=False
+    )
+    pd.testing.assert_series_equal(
+        ev["diversity_cont"], M.continuous_diversity(r, train=train), check_names=False
+    )
+    pd.testing.assert_series_equal(
+        ev["diversity_l2c"], M.l2c_diversity(r, train=train), check_names=False
+    )
+    pd.testing.assert_series_equal(
+        ev["l2c_distance_num"], M.l2c_proximity_num(r, train=train), check_names=False
+    )
     nearest = M.distance(r, norm="l1").groupby(level=0).min().reindex(r.queries.index)
     np.testing.assert_allclose(ev["nearest_l1"], nearest)
     np.testing.assert_allclose(ev["nearest_l1"], r.diagnostics["distance"].astype(float))

@@ -41,7 +41,7 @@ def test_boosted_models_fitted_by_the_library_explain_end_to_end(german, kind):
     pytest.importorskip({"xgb": "xgboost", "lgbm": "lightgbm"}[kind])
     model = cf.models.fit(german, kind, random_state=0, n_estimators=20)
     X = german.X.iloc[:40]
-    fav = german.metadata.get("favorable_class", model.classes_[-1])
+    fav = german.metadata.get("favourable_class", model.classes_[-1])
     X = X[model.predict(X) != fav].iloc[:2]
     result = cf.NearestObservable().fit(model, german).explain(X)
     cfs = result.counterfactuals

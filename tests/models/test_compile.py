@@ -51,9 +51,13 @@ def datasets() -> dict[int, cf.Dataset]:
     # keep the loader's kinds (ordinals, binaries) for the shared columns
     base = cf.datasets.load("german_credit").schema
     feats = tuple(base[f.name] if f.name in base else f for f in schema2.features)
-    binary = cf.Dataset(frame.drop(columns=["housing"]), cf.Schema(feats, "credit_risk"), name="german2")
+    binary = cf.Dataset(
+        frame.drop(columns=["housing"]), cf.Schema(feats, "credit_risk"), name="german2"
+    )
     feats3 = (*(base[n] for n in base.names if n != "housing"), schema2["monthly"])
-    three = cf.Dataset(frame.drop(columns=["credit_risk"]), cf.Schema(feats3, "housing"), name="german3")
+    three = cf.Dataset(
+        frame.drop(columns=["credit_risk"]), cf.Schema(feats3, "housing"), name="german3"
+    )
     return {2: binary, 3: three}
 
 
@@ -72,7 +76,9 @@ def random_frame(schema: cf.Schema, n: int, rng: np.random.Generator) -> pd.Data
     return pd.DataFrame(cols)
 
 
-def boundary_frame(compiled: CompiledModel, base: pd.DataFrame, rng: np.random.Generator, cap: int = 4000) -> pd.DataFrame:
+def boundary_frame(
+    compiled: CompiledModel, base: pd.DataFrame, rng: np.random.Generator, cap: int = 4000
+) -> pd.DataFrame:
     """Rows with one numeric feature set exactly at a tree cut or a float neighbour of it."""
     est = compiled.estimator
     assert isinstance(est, TreeEnsemble)
@@ -127,17 +133,27 @@ def make_model(kind: str, ds: cf.Dataset) -> Any:
     if kind == "rf":
         return cf.models.fit(ds, "rf", **small)
     if kind == "rf_scaled":  # tree thresholds behind a StandardScaler
-        return _pipeline(ds, "lr", ensemble.RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0))
+        return _pipeline(
+            ds, "lr", ensemble.RandomForestClassifier(n_estimators=10, max_depth=6, random_state=0)
+        )
     if kind == "extra_trees":
-        return _pipeline(ds, "rf", ensemble.ExtraTreesClassifier(n_estimators=10, max_depth=8, random_state=0))
+        return _pipeline(
+            ds, "rf", ensemble.ExtraTreesClassifier(n_estimators=10, max_depth=8, random_state=0)
+        )
     if kind == "gbm":
         return cf.models.fit(ds, "gbm", n_estimators=15)
     if kind == "hgb":
-        return _pipeline(ds, "rf", ensemble.HistGradientBoostingClassifier(max_iter=15, random_state=0))
+        return _pipeline(
+            ds, "rf", ensemble.HistGradientBoostingClassifier(max_iter=15, random_state=0)
+        )
     if kind == "mlp":
         return cf.models.fit(ds, "mlp", hidden_layer_sizes=(8, 6), max_iter=300)
     if kind == "mlp_identity":
-        return _pipeline(ds, "mlp", neural_network.MLPClassifier((5,), activation="identity", max_iter=200, random_state=0))
+        return _pipeline(
+            ds,
+            "mlp",
+            neural_network.MLPClassifier((5,), activation="identity", max_iter=200, random_state=0),
+        )
     if kind == "xgb":
         pytest.importorskip("xgboost")
         return cf.models.fit(ds, "xgb", n_estimators=15)
@@ -168,11 +184,15 @@ def fitted(kind: str, n_classes: int, datasets: dict[int, cf.Dataset]) -> tuple[
 # --------------------------------------------------------------------------- faithfulness
 @pytest.mark.parametrize("n_classes", [2, 3])
 @pytest.mark.parametrize("kind", KINDS)
-def test_ir_predicts_like_the_model(kind: str, n_classes: int, datasets: dict[int, cf.Dataset]) -> None:
+def test_ir_predicts_like_the_model(
+    kind: str, n_classes: int, datasets: dict[int, cf.Dataset]
+) -> None:
     model, compiled = fitted(kind, n_classes, datasets)
     ds = datasets[n_classes]
     rng = np.random.default_rng(7)
-    X = pd.concat([random_frame(ds.schema, N_RANDOM, rng), ds.X.reset_index(drop=True)], ignore_index=True)
+    X = pd.concat(
+        [random_frame(ds.schema, N_RANDOM, rng), ds.X.reset_index(drop=True)], ignore_index=True
+    )
     if isinstance(compiled.estimator, TreeEnsemble):
         X = pd.concat([X, boundary_frame(compiled, X, rng)], ignore_index=True)
     with warnings.catch_warnings():
@@ -180,7 +200,9 @@ def test_ir_predicts_like_the_model(kind: str, n_classes: int, datasets: dict[in
         expected = np.asarray(model.predict(X))
     got = compiled.predict(X)
     bad = np.flatnonzero(got != expected)
-    assert bad.size == 0, f"{kind}/{n_classes}: {bad.size} of {len(X)} rows differ, e.g. rows {bad[:5]}"
+    assert bad.size == 0, (
+        f"{kind}/{n_classes}: {bad.size} of {len(X)} rows differ, e.g. rows {bad[:5]}"
+    )
     assert len(np.unique(expected)) > 1  # the test is not vacuous
     assert compiled.n_classes == n_classes
     assert list(compiled.classes) == list(ds.classes)
@@ -253,7 +275,8 @@ def test_leaf_conjunctions_identify_the_leaf(kind: str, datasets: dict[int, cf.D
         nodes = np.array([leaf.node for leaf in tree.leaves])
         assert (nodes[hits.argmax(axis=1)] == reached[:, t]).all()
         np.testing.assert_array_equal(
-            np.array([leaf.value for leaf in tree.leaves])[hits.argmax(axis=1)], tree.value[reached[:, t]]
+            np.array([leaf.value for leaf in tree.leaves])[hits.argmax(axis=1)],
+            tree.value[reached[:, t]],
         )
 
 
@@ -276,15 +299,21 @@ def test_node_types_and_layout(datasets: dict[int, cf.Dataset]) -> None:
     assert {t.output for t in gbm.estimator.trees} == {0, 1, 2}  # type: ignore[union-attr]
     # raw layout: one variable per numeric / ordinal feature, one indicator per category
     space = lr.inputs
-    assert space.n == sum(1 if not f.is_categorical else len(f.categories) for f in ds.schema.features)
+    assert space.n == sum(
+        1 if not f.is_categorical else len(f.categories) for f in ds.schema.features
+    )
     Z = space.encode(ds.X)
     for blk in space.blocks:
         if blk.is_indicator:
             assert (Z[:, blk.columns].sum(axis=1) == 1).all()
     back = space.decode(Z)
-    pd.testing.assert_frame_equal(back.reset_index(drop=True), ds.X.reset_index(drop=True), check_dtype=False)
+    pd.testing.assert_frame_equal(
+        back.reset_index(drop=True), ds.X.reset_index(drop=True), check_dtype=False
+    )
     # x = A z + c agrees with the bit-faithful transform up to rounding
-    np.testing.assert_allclose(Z @ lr.affine.A.T + lr.affine.c, lr.transform_raw(Z), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(
+        Z @ lr.affine.A.T + lr.affine.c, lr.transform_raw(Z), rtol=1e-12, atol=1e-12
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         pre = lr_model_pre(datasets)
@@ -301,14 +330,22 @@ def test_outputs_match_decision_functions(datasets: dict[int, cf.Dataset]) -> No
     X = random_frame(datasets[3].schema, 500, rng)
     for kind in ("lr", "gbm", "hgb"):
         model, compiled = fitted(kind, 3, datasets)
-        np.testing.assert_allclose(compiled.outputs_raw(compiled.encode(X)), model.decision_function(X), atol=1e-9)
+        np.testing.assert_allclose(
+            compiled.outputs_raw(compiled.encode(X)), model.decision_function(X), atol=1e-9
+        )
     model, compiled = fitted("rf", 3, datasets)
-    np.testing.assert_allclose(compiled.outputs_raw(compiled.encode(X)), model.predict_proba(X), atol=1e-12)
+    np.testing.assert_allclose(
+        compiled.outputs_raw(compiled.encode(X)), model.predict_proba(X), atol=1e-12
+    )
     model, compiled = fitted("xgb", 3, datasets)
-    margin = model.pipeline.named_steps["clf"].predict(model.pipeline.named_steps["pre"].transform(X), output_margin=True)
+    margin = model.pipeline.named_steps["clf"].predict(
+        model.pipeline.named_steps["pre"].transform(X), output_margin=True
+    )
     np.testing.assert_allclose(compiled.outputs_raw(compiled.encode(X)), margin, atol=1e-5)
     model, compiled = fitted("lgbm", 2, datasets)
-    raw = model.pipeline.named_steps["clf"].predict(model.pipeline.named_steps["pre"].transform(X), raw_score=True)
+    raw = model.pipeline.named_steps["clf"].predict(
+        model.pipeline.named_steps["pre"].transform(X), raw_score=True
+    )
     np.testing.assert_allclose(compiled.outputs_raw(compiled.encode(X))[:, 0], raw, atol=1e-9)
 
 
@@ -321,7 +358,9 @@ def test_interval_bounds_contain_every_sample(datasets: dict[int, cf.Dataset]) -
         b = interval_bounds(compiled, box)
         X = random_frame(schema, 2000, rng)
         X["duration_months"] = rng.integers(6, 25, len(X))
-        X["employment_since"] = [schema["employment_since"].categories[i] for i in rng.integers(1, 4, len(X))]
+        X["employment_since"] = [
+            schema["employment_since"].categories[i] for i in rng.integers(1, 4, len(X))
+        ]
         Z = compiled.encode(X)
         x = compiled.transform_raw(Z)
         assert (x >= b.x_lo).all() and (x <= b.x_hi).all()

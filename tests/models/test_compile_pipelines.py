@@ -50,25 +50,65 @@ TREES = {"tree", "rf", "gb", "hgb", "xgb", "lgbm"}
 # variant -> (what it is, model kinds it is exact for: "all" or "trees", element named when unsupported)
 SUPPORT: dict[str, tuple[str, str, str]] = {
     "default": ("counterfact.models.preprocessor (scaler + one-hot + ordinal codes)", "all", ""),
-    "onehot_ignore": ("OneHotEncoder(handle_unknown='ignore') on categorical + ordinal, StandardScaler", "all", ""),
-    "onehot_drop_first_sparse": ("OneHotEncoder(drop='first', sparse_output=True), sparse ColumnTransformer output", "all except xgb", "XGBClassifier receives a sparse matrix"),
+    "onehot_ignore": (
+        "OneHotEncoder(handle_unknown='ignore') on categorical + ordinal, StandardScaler",
+        "all",
+        "",
+    ),
+    "onehot_drop_first_sparse": (
+        "OneHotEncoder(drop='first', sparse_output=True), sparse ColumnTransformer output",
+        "all except xgb",
+        "XGBClassifier receives a sparse matrix",
+    ),
     "onehot_if_binary": ("OneHotEncoder(drop='if_binary', sparse_output=False)", "all", ""),
     "onehot_drop_array": ("OneHotEncoder(drop=[a category per feature])", "all", ""),
-    "onehot_infrequent": ("OneHotEncoder(min_frequency=30, handle_unknown='infrequent_if_exist')", "all", ""),
+    "onehot_infrequent": (
+        "OneHotEncoder(min_frequency=30, handle_unknown='infrequent_if_exist')",
+        "all",
+        "",
+    ),
     "onehot_max_categories": ("OneHotEncoder(max_categories=3)", "all", ""),
-    "onehot_categories": ("OneHotEncoder(categories=[explicit, reversed, one left out], handle_unknown='ignore')", "all", ""),
-    "onehot_integer": ("OneHotEncoder(handle_unknown='ignore') on small integer features", "all", ""),
-    "ordinal_any_order": ("OrdinalEncoder (alphabetical order, unknown_value=-1) on categorical + ordinal", "all", ""),
+    "onehot_categories": (
+        "OneHotEncoder(categories=[explicit, reversed, one left out], handle_unknown='ignore')",
+        "all",
+        "",
+    ),
+    "onehot_integer": (
+        "OneHotEncoder(handle_unknown='ignore') on small integer features",
+        "all",
+        "",
+    ),
+    "ordinal_any_order": (
+        "OrdinalEncoder (alphabetical order, unknown_value=-1) on categorical + ordinal",
+        "all",
+        "",
+    ),
     "target": ("TargetEncoder on categorical + ordinal", "all", ""),
     "kbins_integer": ("KBinsDiscretizer(encode='onehot') on integer features", "all", ""),
-    "kbins_real_onehot": ("KBinsDiscretizer(encode='onehot-dense') on every numeric feature", "all", ""),
-    "kbins_real_ordinal": ("KBinsDiscretizer(encode='ordinal') on every numeric feature", "all", ""),
-    "impute": ("SimpleImputer (+ MissingIndicator(features='all')) before the encoders / scaler", "all", ""),
+    "kbins_real_onehot": (
+        "KBinsDiscretizer(encode='onehot-dense') on every numeric feature",
+        "all",
+        "",
+    ),
+    "kbins_real_ordinal": (
+        "KBinsDiscretizer(encode='ordinal') on every numeric feature",
+        "all",
+        "",
+    ),
+    "impute": (
+        "SimpleImputer (+ MissingIndicator(features='all')) before the encoders / scaler",
+        "all",
+        "",
+    ),
     "log1p": ("FunctionTransformer(np.log1p) on numeric features", "trees", "np.log1p"),
     "sqrt": ("FunctionTransformer(np.sqrt) on numeric features", "trees", "np.sqrt"),
     "quantile": ("QuantileTransformer on numeric features", "trees", "QuantileTransformer"),
     "power": ("PowerTransformer on numeric features", "trees", "PowerTransformer"),
-    "selectors_pandas": ("make_column_selector / positions, remainder='passthrough', nested Pipeline, set_output(pandas)", "all", ""),
+    "selectors_pandas": (
+        "make_column_selector / positions, remainder='passthrough', nested Pipeline, set_output(pandas)",
+        "all",
+        "",
+    ),
     "numpy_fit": ("the whole pipeline fitted on a numpy array (columns by position)", "all", ""),
 }
 
@@ -98,7 +138,9 @@ def random_frame(schema: cf.Schema, n: int, rng: np.random.Generator) -> pd.Data
     return pd.DataFrame(cols)
 
 
-def boundary_frame(compiled: Any, base: pd.DataFrame, rng: np.random.Generator, cap: int = 1500) -> pd.DataFrame:
+def boundary_frame(
+    compiled: Any, base: pd.DataFrame, rng: np.random.Generator, cap: int = 1500
+) -> pd.DataFrame:
     """Rows with one numeric feature exactly at a tree's raw cut or a float neighbour of it."""
     rows = []
     for s in compiled.estimator.splits:
@@ -108,8 +150,15 @@ def boundary_frame(compiled: Any, base: pd.DataFrame, rng: np.random.Generator, 
         if f.kind == "integer":
             rows += [(s.feature, s.raw_le), (s.feature, s.raw_ge)]
         elif f.kind == "real":
-            rows += [(s.feature, v) for v in (s.raw_le, s.raw_ge, np.nextafter(s.raw_le, -np.inf),
-                                              float(np.float32(s.raw_le)))]
+            rows += [
+                (s.feature, v)
+                for v in (
+                    s.raw_le,
+                    s.raw_ge,
+                    np.nextafter(s.raw_le, -np.inf),
+                    float(np.float32(s.raw_le)),
+                )
+            ]
     if len(rows) > cap:
         rows = [rows[i] for i in rng.choice(len(rows), cap, replace=False)]
     out = base.iloc[rng.integers(0, len(base), len(rows))].reset_index(drop=True).copy()
@@ -127,7 +176,9 @@ def _ct(parts: list[Any], **kw: Any) -> ColumnTransformer:
     return ColumnTransformer(parts, **{"sparse_threshold": 0.0, **kw})
 
 
-def preprocessing(variant: str, s: cf.Schema, linear: bool, dense: bool = False) -> list[tuple[str, Any]]:
+def preprocessing(
+    variant: str, s: cf.Schema, linear: bool, dense: bool = False
+) -> list[tuple[str, Any]]:
     """Pipeline steps before the estimator (linear: scale numerics)."""
     disc = s.categorical + s.ordinal
     num = s.numeric
@@ -137,66 +188,250 @@ def preprocessing(variant: str, s: cf.Schema, linear: bool, dense: bool = False)
     if variant == "default":
         return [("pre", cf.models.preprocessor(s, scale=linear))]
     if variant == "onehot_ignore":
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc), ("num", StandardScaler(), num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), disc),
+                        ("num", StandardScaler(), num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_drop_first_sparse":
-        return [("pre", ColumnTransformer([("cat", OneHotEncoder(drop="first", sparse_output=True), disc),
-                                           ("num", scale, num)], sparse_threshold=0.0 if dense else 1.0))]
+        return [
+            (
+                "pre",
+                ColumnTransformer(
+                    [
+                        ("cat", OneHotEncoder(drop="first", sparse_output=True), disc),
+                        ("num", scale, num),
+                    ],
+                    sparse_threshold=0.0 if dense else 1.0,
+                ),
+            )
+        ]
     if variant == "onehot_if_binary":
-        return [("pre", _ct([("cat", OneHotEncoder(drop="if_binary", sparse_output=False), disc), ("num", scale, num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(drop="if_binary", sparse_output=False), disc),
+                        ("num", scale, num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_drop_array":
         drop = [s[n].categories[1] for n in disc]
-        return [("pre", _ct([("cat", OneHotEncoder(drop=drop, categories=[list(s[n].categories) for n in disc]), disc),
-                             ("num", scale, num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        (
+                            "cat",
+                            OneHotEncoder(
+                                drop=drop, categories=[list(s[n].categories) for n in disc]
+                            ),
+                            disc,
+                        ),
+                        ("num", scale, num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_infrequent":
-        return [("pre", _ct([("cat", OneHotEncoder(min_frequency=30, handle_unknown="infrequent_if_exist"), disc),
-                             ("num", scale, num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        (
+                            "cat",
+                            OneHotEncoder(min_frequency=30, handle_unknown="infrequent_if_exist"),
+                            disc,
+                        ),
+                        ("num", scale, num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_max_categories":
-        return [("pre", _ct([("cat", OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"), disc),
-                             ("num", scale, num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        (
+                            "cat",
+                            OneHotEncoder(max_categories=3, handle_unknown="infrequent_if_exist"),
+                            disc,
+                        ),
+                        ("num", scale, num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_categories":
         cats = [list(reversed(s[n].categories))[: max(2, len(s[n].categories) - 1)] for n in disc]
-        return [("pre", _ct([("cat", OneHotEncoder(categories=cats, handle_unknown="ignore"), disc), ("num", scale, num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(categories=cats, handle_unknown="ignore"), disc),
+                        ("num", scale, num),
+                    ]
+                ),
+            )
+        ]
     if variant == "onehot_integer":
         small = [n for n in ints if s[n].upper - s[n].lower <= 5]
         rest = [n for n in num if n not in small]
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc + small), ("num", scale, rest)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), disc + small),
+                        ("num", scale, rest),
+                    ]
+                ),
+            )
+        ]
     if variant == "ordinal_any_order":
-        return [("pre", _ct([("cat", OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1), disc),
-                             ("num", scale, num)])), ("sc", StandardScaler() if linear else "passthrough")]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        (
+                            "cat",
+                            OrdinalEncoder(handle_unknown="use_encoded_value", unknown_value=-1),
+                            disc,
+                        ),
+                        ("num", scale, num),
+                    ]
+                ),
+            ),
+            ("sc", StandardScaler() if linear else "passthrough"),
+        ]
     if variant == "target":
         return [("pre", _ct([("cat", TargetEncoder(random_state=0), disc), ("num", scale, num)]))]
     if variant == "kbins_integer":
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc),
-                             ("bins", KBinsDiscretizer(n_bins=4, encode="onehot", quantile_method="averaged_inverted_cdf"), ints),
-                             ("num", scale, real)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), disc),
+                        (
+                            "bins",
+                            KBinsDiscretizer(
+                                n_bins=4, encode="onehot", quantile_method="averaged_inverted_cdf"
+                            ),
+                            ints,
+                        ),
+                        ("num", scale, real),
+                    ]
+                ),
+            )
+        ]
     if variant in ("kbins_real_onehot", "kbins_real_ordinal"):
         enc = "onehot-dense" if variant == "kbins_real_onehot" else "ordinal"
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc),
-                             ("bins", KBinsDiscretizer(n_bins=5, encode=enc, quantile_method="averaged_inverted_cdf"), num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), disc),
+                        (
+                            "bins",
+                            KBinsDiscretizer(
+                                n_bins=5, encode=enc, quantile_method="averaged_inverted_cdf"
+                            ),
+                            num,
+                        ),
+                    ]
+                ),
+            )
+        ]
     if variant == "impute":
-        cat = Pipeline([("imp", SimpleImputer(strategy="most_frequent")), ("oh", OneHotEncoder(handle_unknown="ignore"))])
+        cat = Pipeline(
+            [
+                ("imp", SimpleImputer(strategy="most_frequent")),
+                ("oh", OneHotEncoder(handle_unknown="ignore")),
+            ]
+        )
         numeric = Pipeline([("imp", SimpleImputer(add_indicator=True)), ("sc", scale)])
-        return [("pre", _ct([("cat", cat, disc), ("num", numeric, num), ("miss", MissingIndicator(features="all"), num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", cat, disc),
+                        ("num", numeric, num),
+                        ("miss", MissingIndicator(features="all"), num),
+                    ]
+                ),
+            )
+        ]
     if variant in ("log1p", "sqrt"):
         fn = np.log1p if variant == "log1p" else np.sqrt
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc),
-                             ("num", Pipeline([("f", FunctionTransformer(fn)), ("sc", StandardScaler())]), num)]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), disc),
+                        (
+                            "num",
+                            Pipeline([("f", FunctionTransformer(fn)), ("sc", StandardScaler())]),
+                            num,
+                        ),
+                    ]
+                ),
+            )
+        ]
     if variant in ("quantile", "power"):
-        t = QuantileTransformer(n_quantiles=50, random_state=0) if variant == "quantile" else PowerTransformer()
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc), ("num", t, num)]))]
+        t = (
+            QuantileTransformer(n_quantiles=50, random_state=0)
+            if variant == "quantile"
+            else PowerTransformer()
+        )
+        return [
+            ("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), disc), ("num", t, num)]))
+        ]
     if variant == "selectors_pandas":
         # feature names without the characters XGBoost / LightGBM refuse ('<', '[', ...)
-        oh = OneHotEncoder(sparse_output=False, handle_unknown="ignore",
-                           feature_name_combiner=lambda f, c: f"{f}_{zlib.crc32(str(c).encode())}")
+        oh = OneHotEncoder(
+            sparse_output=False,
+            handle_unknown="ignore",
+            feature_name_combiner=lambda f, c: f"{f}_{zlib.crc32(str(c).encode())}",
+        )
         inner = Pipeline([("imp", SimpleImputer(strategy="most_frequent")), ("oh", oh)])
         positions = [s.names.index(n) for n in num[:3]]
-        ct = ColumnTransformer([("cat", inner, make_column_selector(dtype_include=object)), ("num", scale, positions)],
-                               remainder=StandardScaler() if linear else "passthrough")
+        ct = ColumnTransformer(
+            [("cat", inner, make_column_selector(dtype_include=object)), ("num", scale, positions)],
+            remainder=StandardScaler() if linear else "passthrough",
+        )
         return [("pre", Pipeline([("ct", ct)]).set_output(transform="pandas"))]
     if variant == "numpy_fit":
         pos = {n: i for i, n in enumerate(s.names)}
-        return [("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), [pos[n] for n in disc]),
-                             ("num", scale, [pos[n] for n in num])]))]
+        return [
+            (
+                "pre",
+                _ct(
+                    [
+                        ("cat", OneHotEncoder(handle_unknown="ignore"), [pos[n] for n in disc]),
+                        ("num", scale, [pos[n] for n in num]),
+                    ]
+                ),
+            )
+        ]
     raise AssertionError(variant)
 
 
@@ -219,11 +454,15 @@ def estimator(kind: str) -> Any:
         xgb = pytest.importorskip("xgboost")
         return xgb.XGBClassifier(n_estimators=8, max_depth=3, random_state=0, n_jobs=1)
     lgb = pytest.importorskip("lightgbm")
-    return lgb.LGBMClassifier(n_estimators=8, num_leaves=8, min_child_samples=5, random_state=0, n_jobs=1, verbose=-1)
+    return lgb.LGBMClassifier(
+        n_estimators=8, num_leaves=8, min_child_samples=5, random_state=0, n_jobs=1, verbose=-1
+    )
 
 
 def _fit(variant: str, kind: str, ds: cf.Dataset) -> Any:
-    steps = preprocessing(variant, ds.schema, kind not in TREES, dense=kind == "hgb")  # hgb needs dense input
+    steps = preprocessing(
+        variant, ds.schema, kind not in TREES, dense=kind == "hgb"
+    )  # hgb needs dense input
     model = Pipeline([*steps, ("clf", estimator(kind))])
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
@@ -243,21 +482,30 @@ def supported(variant: str, kind: str) -> bool:
 def test_faithful_or_rejected(variant: str, kind: str, german: cf.Dataset) -> None:
     model = _fit(variant, kind, german)
     if not supported(variant, kind):
-        needle = re.escape(SUPPORT[variant][2]) + ("" if SUPPORT[variant][1].startswith("all") else ".*tree models")
+        needle = re.escape(SUPPORT[variant][2]) + (
+            "" if SUPPORT[variant][1].startswith("all") else ".*tree models"
+        )
         with pytest.raises(UnsupportedModelError, match=f"(?s){needle}"):
             compile_model(model, german.schema)
         return
     compiled = compile_model(model, german.schema)
     rng = np.random.default_rng(11)
-    X = pd.concat([random_frame(german.schema, N_RANDOM, rng), german.X.reset_index(drop=True)], ignore_index=True)
+    X = pd.concat(
+        [random_frame(german.schema, N_RANDOM, rng), german.X.reset_index(drop=True)],
+        ignore_index=True,
+    )
     if isinstance(compiled.estimator, TreeEnsemble):
         X = pd.concat([X, boundary_frame(compiled, X, rng)], ignore_index=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        expected = np.asarray(model.predict(X.to_numpy(dtype=object) if variant == "numpy_fit" else X))
+        expected = np.asarray(
+            model.predict(X.to_numpy(dtype=object) if variant == "numpy_fit" else X)
+        )
     got = compiled.predict(X)
     bad = np.flatnonzero(got != expected)
-    assert bad.size == 0, f"{variant}/{kind}: {bad.size} of {len(X)} rows differ, e.g. {X.iloc[bad[:3]].to_dict('records')}"
+    assert bad.size == 0, (
+        f"{variant}/{kind}: {bad.size} of {len(X)} rows differ, e.g. {X.iloc[bad[:3]].to_dict('records')}"
+    )
     assert len(np.unique(expected)) > 1  # not vacuous
     b = interval_bounds(compiled)  # valid bounds for every column, non-affine ones included
     x = compiled.transform_raw(compiled.encode(X))
@@ -272,22 +520,34 @@ CALIBRATED_BASES = ["lr", "linear_svm", "tree", "rf", "gb", "hgb", "mlp", "xgb",
 @pytest.mark.parametrize("kind", CALIBRATED_BASES)
 def test_calibrated_threshold_is_exact(kind: str, method: str, german: cf.Dataset) -> None:
     pre = preprocessing("onehot_ignore", german.schema, True)
-    model = Pipeline([*pre, ("clf", CalibratedClassifierCV(estimator(kind), method=method, ensemble=False, cv=3))])
+    model = Pipeline(
+        [
+            *pre,
+            ("clf", CalibratedClassifierCV(estimator(kind), method=method, ensemble=False, cv=3)),
+        ]
+    )
     with warnings.catch_warnings(), threadpool_limits(1):
         warnings.simplefilter("ignore")
         model.fit(german.X, german.y)
     compiled = compile_model(model, german.schema)
     assert compiled.rule.kind == "threshold" and compiled.n_outputs == 1
     rng = np.random.default_rng(3)
-    X = pd.concat([random_frame(german.schema, N_RANDOM, rng), german.X.reset_index(drop=True)], ignore_index=True)
+    X = pd.concat(
+        [random_frame(german.schema, N_RANDOM, rng), german.X.reset_index(drop=True)],
+        ignore_index=True,
+    )
     expected = model.predict(X)
     got = compiled.predict(X)
     assert (got == expected).all(), f"{(got != expected).sum()} rows differ"
 
 
 def test_calibrated_ensemble_is_rejected_naming_the_fix(german: cf.Dataset) -> None:
-    model = Pipeline([*preprocessing("onehot_ignore", german.schema, True),
-                      ("clf", CalibratedClassifierCV(linear_model.LogisticRegression(max_iter=500), cv=3))])
+    model = Pipeline(
+        [
+            *preprocessing("onehot_ignore", german.schema, True),
+            ("clf", CalibratedClassifierCV(linear_model.LogisticRegression(max_iter=500), cv=3)),
+        ]
+    )
     model.fit(german.X, german.y)
     with pytest.raises(UnsupportedModelError, match="ensemble=False"):
         compile_model(model, german.schema)
@@ -298,10 +558,17 @@ def test_calibrated_ensemble_is_rejected_naming_the_fix(german: cf.Dataset) -> N
 def test_calibrated_whole_pipeline_and_frozen(german: cf.Dataset) -> None:
     from sklearn.frozen import FrozenEstimator
 
-    base = Pipeline([*preprocessing("onehot_ignore", german.schema, True), ("clf", linear_model.LogisticRegression(max_iter=500))])
+    base = Pipeline(
+        [
+            *preprocessing("onehot_ignore", german.schema, True),
+            ("clf", linear_model.LogisticRegression(max_iter=500)),
+        ]
+    )
     base.fit(german.X, german.y)
-    for model in (CalibratedClassifierCV(FrozenEstimator(base), method="isotonic"),
-                  CalibratedClassifierCV(base, method="sigmoid", ensemble=False, cv=3)):
+    for model in (
+        CalibratedClassifierCV(FrozenEstimator(base), method="isotonic"),
+        CalibratedClassifierCV(base, method="sigmoid", ensemble=False, cv=3),
+    ):
         model.fit(german.X, german.y)
         compiled = compile_model(model, german.schema)
         X = random_frame(german.schema, N_RANDOM, np.random.default_rng(5))
@@ -314,14 +581,48 @@ def test_unsupported_elements_are_named_with_their_position(german: cf.Dataset) 
 
     s = german.schema
     cases = [
-        (Pipeline([("pre", _ct([("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical),
-                                ("num", Pipeline([("sc", StandardScaler()), ("pca", PCA(2))]), s.numeric)])),
-                   ("clf", linear_model.LogisticRegression())]),
-         r"PCA at step 0 \('pre'\) of the pipeline > ColumnTransformer part 'num' > step 1 \('pca'\)"),
-        (Pipeline([("pre", FeatureUnion([("a", StandardScaler())])), ("clf", linear_model.LogisticRegression())]),
-         r"FeatureUnion at step 0 \('pre'\)"),
-        (Pipeline([("pre", _ct([("oh", OneHotEncoder(handle_unknown="ignore"), ["credit_amount"])])),
-                   ("clf", tree.DecisionTreeClassifier())]), "real feature 'credit_amount'.*KBinsDiscretizer"),
+        (
+            Pipeline(
+                [
+                    (
+                        "pre",
+                        _ct(
+                            [
+                                ("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical),
+                                (
+                                    "num",
+                                    Pipeline([("sc", StandardScaler()), ("pca", PCA(2))]),
+                                    s.numeric,
+                                ),
+                            ]
+                        ),
+                    ),
+                    ("clf", linear_model.LogisticRegression()),
+                ]
+            ),
+            r"PCA at step 0 \('pre'\) of the pipeline > ColumnTransformer part 'num' > step 1 \('pca'\)",
+        ),
+        (
+            Pipeline(
+                [
+                    ("pre", FeatureUnion([("a", StandardScaler())])),
+                    ("clf", linear_model.LogisticRegression()),
+                ]
+            ),
+            r"FeatureUnion at step 0 \('pre'\)",
+        ),
+        (
+            Pipeline(
+                [
+                    (
+                        "pre",
+                        _ct([("oh", OneHotEncoder(handle_unknown="ignore"), ["credit_amount"])]),
+                    ),
+                    ("clf", tree.DecisionTreeClassifier()),
+                ]
+            ),
+            "real feature 'credit_amount'.*KBinsDiscretizer",
+        ),
     ]
     for model, needle in cases:
         X = german.X[s.numeric] if "FeatureUnion" in needle else german.X
@@ -329,15 +630,27 @@ def test_unsupported_elements_are_named_with_their_position(german: cf.Dataset) 
             warnings.simplefilter("ignore")
             model.fit(X, german.y)
         with pytest.raises(UnsupportedModelError, match="(?s)" + needle):
-            compile_model(model, german.schema if "FeatureUnion" not in needle else cf.Schema(tuple(s[n] for n in s.numeric)))
+            compile_model(
+                model,
+                german.schema
+                if "FeatureUnion" not in needle
+                else cf.Schema(tuple(s[n] for n in s.numeric)),
+            )
 
 
 # --------------------------------------------------------------------------- docs
 def test_docs_table_matches() -> None:
     """docs/models.md's preprocessing table is the SUPPORT matrix above."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "models.md").read_text()
-    rows = re.findall(r"^\| `(\w+)` \| (.+?) \| (all models(?: except [\w, ]+)?|tree models only) \|$", doc, flags=re.M)
-    table = {name: where.replace("all models", "all").replace("tree models only", "trees") for name, _, where in rows}
+    rows = re.findall(
+        r"^\| `(\w+)` \| (.+?) \| (all models(?: except [\w, ]+)?|tree models only) \|$",
+        doc,
+        flags=re.M,
+    )
+    table = {
+        name: where.replace("all models", "all").replace("tree models only", "trees")
+        for name, _, where in rows
+    }
     assert table == {k: v[1] for k, v in SUPPORT.items()}
 
 
@@ -349,7 +662,9 @@ def _as_categories(X: pd.DataFrame, schema: cf.Schema, order: dict[str, list[Any
     return X
 
 
-@pytest.mark.parametrize("case", ["xgb", "xgb_onehot_style", "xgb_multiclass_base_score", "lgbm", "lgbm_multiclass"])
+@pytest.mark.parametrize(
+    "case", ["xgb", "xgb_onehot_style", "xgb_multiclass_base_score", "lgbm", "lgbm_multiclass"]
+)
 def test_native_categorical_splits(case: str, german: cf.Dataset) -> None:
     """XGBoost / LightGBM on pandas 'category' columns: set-valued splits, exact."""
     s = german.schema
@@ -367,14 +682,27 @@ def test_native_categorical_splits(case: str, german: cf.Dataset) -> None:
         params: dict[str, Any] = {"max_cat_to_onehot": 8} if case == "xgb_onehot_style" else {}
         if case == "xgb_multiclass_base_score":
             params = {"objective": "multi:softprob", "base_score": [0.2, 0.3, 0.5]}
-        model = xgb.XGBClassifier(n_estimators=8, max_depth=4, enable_categorical=True, random_state=0, n_jobs=1, **params)
+        model = xgb.XGBClassifier(
+            n_estimators=8, max_depth=4, enable_categorical=True, random_state=0, n_jobs=1, **params
+        )
     else:
         lgb = pytest.importorskip("lightgbm")
-        model = lgb.LGBMClassifier(n_estimators=8, num_leaves=8, min_child_samples=5, min_data_per_group=5,
-                                   cat_smooth=1, random_state=0, n_jobs=1, verbose=-1)
+        model = lgb.LGBMClassifier(
+            n_estimators=8,
+            num_leaves=8,
+            min_child_samples=5,
+            min_data_per_group=5,
+            cat_smooth=1,
+            random_state=0,
+            n_jobs=1,
+            verbose=-1,
+        )
     try:
         model.fit(_as_categories(X, schema, order), y)
-    except (TypeError, ValueError) as exc:  # pragma: no cover - older XGBoost without vector base_score
+    except (
+        TypeError,
+        ValueError,
+    ) as exc:  # pragma: no cover - older XGBoost without vector base_score
         pytest.skip(str(exc))
     compiled = compile_model(model, schema)
     splits = compiled.estimator.splits
@@ -396,10 +724,27 @@ def test_boosted_base_and_init_scores(german: cf.Dataset) -> None:
     rng = np.random.default_rng(4)
     init = rng.normal(0, 0.5, len(german.y))
     cases = [
-        (Pipeline([*pre, ("clf", xgb.XGBClassifier(n_estimators=8, max_depth=3, base_score=0.3, n_jobs=1))]), {}),
-        (Pipeline([*preprocessing("onehot_ignore", german.schema, False),
-                   ("clf", lgb.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1, n_jobs=1))]),
-         {"clf__init_score": init}),
+        (
+            Pipeline(
+                [
+                    *pre,
+                    (
+                        "clf",
+                        xgb.XGBClassifier(n_estimators=8, max_depth=3, base_score=0.3, n_jobs=1),
+                    ),
+                ]
+            ),
+            {},
+        ),
+        (
+            Pipeline(
+                [
+                    *preprocessing("onehot_ignore", german.schema, False),
+                    ("clf", lgb.LGBMClassifier(n_estimators=8, num_leaves=8, verbose=-1, n_jobs=1)),
+                ]
+            ),
+            {"clf__init_score": init},
+        ),
     ]
     X = random_frame(german.schema, N_RANDOM, rng)
     for model, fit_params in cases:
@@ -413,8 +758,14 @@ def test_compiled_models_pickle(german: cf.Dataset) -> None:
     import pickle
 
     X = random_frame(german.schema, 500, np.random.default_rng(8))
-    for variant, kind in (("quantile", "rf"), ("power", "gb"), ("kbins_real_onehot", "tree"), ("log1p", "hgb"),
-                          ("onehot_ignore", "lr"), ("target", "mlp")):
+    for variant, kind in (
+        ("quantile", "rf"),
+        ("power", "gb"),
+        ("kbins_real_onehot", "tree"),
+        ("log1p", "hgb"),
+        ("onehot_ignore", "lr"),
+        ("target", "mlp"),
+    ):
         compiled = compile_model(_fit(variant, kind, german), german.schema)
         again = pickle.loads(pickle.dumps(compiled))
         np.testing.assert_array_equal(again.predict(X), compiled.predict(X))

@@ -29,7 +29,9 @@ from counterfact.models.compile import DecisionRule, TreeEnsemble, compile_model
 
 
 # --------------------------------------------------------------------------- rules
-def _region_holds(rule: DecisionRule, target: int, Y: np.ndarray, margin: float = 0.0) -> np.ndarray:
+def _region_holds(
+    rule: DecisionRule, target: int, Y: np.ndarray, margin: float = 0.0
+) -> np.ndarray:
     out = np.zeros(len(Y), dtype=bool)
     for conj in rule.region(target):
         ok = np.ones(len(Y), dtype=bool)
@@ -70,10 +72,14 @@ def test_region_is_exact_including_ties(rule: DecisionRule) -> None:
 def test_forest_tie_goes_to_the_lower_class() -> None:
     """A forest of 2 trees whose mean probability ties exactly: sklearn predicts class 0."""
     X = pd.DataFrame({"a": [0.0, 1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0], "b": [0, 1, 0, 1, 1, 0, 1, 0]})
-    schema = cf.Schema((cf.Feature("a", "real", lower=0, upper=3), cf.Feature("b", "integer", lower=0, upper=1)))
+    schema = cf.Schema(
+        (cf.Feature("a", "real", lower=0, upper=3), cf.Feature("b", "integer", lower=0, upper=1))
+    )
     y_a = np.array([0, 1, 1, 1, 0, 1, 1, 1])  # left leaf of a<=0.5 pure 0
     y_b = np.array([0, 0, 0, 1, 0, 0, 0, 1])
-    rf = ensemble.RandomForestClassifier(n_estimators=2, max_depth=1, bootstrap=False, random_state=0).fit(X, y_a)
+    rf = ensemble.RandomForestClassifier(
+        n_estimators=2, max_depth=1, bootstrap=False, random_state=0
+    ).fit(X, y_a)
     t1 = tree.DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y_a)
     t2 = tree.DecisionTreeClassifier(max_depth=1, random_state=0).fit(X, y_b)
     rf.estimators_ = [t1, t2]
@@ -134,26 +140,50 @@ def test_custom_preprocessing_layouts(german: cf.Dataset, clf: str) -> None:
             ("mm", MinMaxScaler(), num[:3]),
             ("rob", Pipeline([("a", StandardScaler()), ("b", MaxAbsScaler())]), num[3:5]),
             ("oh_first", OneHotEncoder(drop="first", sparse_output=False), cat[:3]),
-            ("oh_bin", OneHotEncoder(drop="if_binary", sparse_output=False, handle_unknown="ignore"), cat[3:]),
+            (
+                "oh_bin",
+                OneHotEncoder(drop="if_binary", sparse_output=False, handle_unknown="ignore"),
+                cat[3:],
+            ),
             ("ordcat", OrdinalEncoder(), cat[:2]),  # a categorical feature through OrdinalEncoder
-            ("ord", Pipeline([("enc", OrdinalEncoder(categories=[list(s[n].categories) for n in ordinal])),
-                              ("sc", RobustScaler())]), ordinal),
+            (
+                "ord",
+                Pipeline(
+                    [
+                        (
+                            "enc",
+                            OrdinalEncoder(categories=[list(s[n].categories) for n in ordinal]),
+                        ),
+                        ("sc", RobustScaler()),
+                    ]
+                ),
+                ordinal,
+            ),
         ],
         remainder="passthrough",  # the other numeric features
         sparse_threshold=0.0,
     )
-    est = linear_model.LogisticRegression(max_iter=3000) if clf == "lr" else tree.DecisionTreeClassifier(max_depth=6, random_state=0)
+    est = (
+        linear_model.LogisticRegression(max_iter=3000)
+        if clf == "lr"
+        else tree.DecisionTreeClassifier(max_depth=6, random_state=0)
+    )
     pipe = Pipeline([("ct", ct), ("sc", StandardScaler()), ("clf", est)]).fit(german.X, german.y)
     _check(pipe, s)
 
 
 def test_bare_estimator_on_raw_numeric_columns() -> None:
     rng = np.random.default_rng(0)
-    X = pd.DataFrame({"u": rng.normal(size=300), "v": rng.integers(0, 20, 300), "w": rng.integers(0, 2, 300)})
+    X = pd.DataFrame(
+        {"u": rng.normal(size=300), "v": rng.integers(0, 20, 300), "w": rng.integers(0, 2, 300)}
+    )
     y = (X.u + 0.1 * X.v + X.w > 1).astype(int)
     schema = cf.Schema.infer(X)
     assert schema["w"].kind == "binary"  # numeric categories used as numbers
-    for est in (tree.DecisionTreeClassifier(random_state=0), ensemble.GradientBoostingClassifier(n_estimators=10)):
+    for est in (
+        tree.DecisionTreeClassifier(random_state=0),
+        ensemble.GradientBoostingClassifier(n_estimators=10),
+    ):
         _check(est.fit(X, y), schema)
 
 
@@ -172,22 +202,87 @@ def test_margin_and_adapter(german: cf.Dataset) -> None:
 def _unsupported_models(german: cf.Dataset) -> list[tuple[str, Any, str]]:
     s = german.schema
     return [
-        ("knn", cf.models.make_pipeline(s, "lr").set_params(clf=neighbors.KNeighborsClassifier()), "KNeighborsClassifier"),
-        ("svc_rbf", cf.models.make_pipeline(s, "lr").set_params(clf=svm.SVC(kernel="rbf")), "kernel='rbf'"),
-        ("mlp_tanh", cf.models.make_pipeline(s, "mlp").set_params(
-            clf=neural_network.MLPClassifier((4,), activation="tanh", max_iter=50)), "activation='tanh'"),
-        ("pca", Pipeline([("pre", cf.models.preprocessor(s)), ("pca", PCA(3)),
-                          ("clf", linear_model.LogisticRegression())]), "PCA"),
-        ("log_lr", Pipeline([("pre", ColumnTransformer([("log", FunctionTransformer(np.log1p), ["duration_months"])])),
-                             ("clf", linear_model.LogisticRegression())]), "np.log1p.*tree models"),
-        ("quantile_real_mlp", Pipeline([("pre", ColumnTransformer([("q", QuantileTransformer(n_quantiles=20),
-                                                                     ["credit_amount"])])),
-                                        ("clf", neural_network.MLPClassifier((3,), max_iter=20))]),
-         "QuantileTransformer.*real feature 'credit_amount'.*tree models"),
-        ("function_tanh_scaler", Pipeline([("pre", ColumnTransformer([("f", FunctionTransformer(np.negative), s.numeric)])),
-                                           ("clf", tree.DecisionTreeClassifier())]), "FunctionTransformer.*negative.*ColumnTransformer part 'f'"),
-        ("minmax_clip", Pipeline([("pre", ColumnTransformer([("mm", MinMaxScaler(clip=True), s.numeric)])),
-                                  ("clf", linear_model.LogisticRegression())]), "clip"),
+        (
+            "knn",
+            cf.models.make_pipeline(s, "lr").set_params(clf=neighbors.KNeighborsClassifier()),
+            "KNeighborsClassifier",
+        ),
+        (
+            "svc_rbf",
+            cf.models.make_pipeline(s, "lr").set_params(clf=svm.SVC(kernel="rbf")),
+            "kernel='rbf'",
+        ),
+        (
+            "mlp_tanh",
+            cf.models.make_pipeline(s, "mlp").set_params(
+                clf=neural_network.MLPClassifier((4,), activation="tanh", max_iter=50)
+            ),
+            "activation='tanh'",
+        ),
+        (
+            "pca",
+            Pipeline(
+                [
+                    ("pre", cf.models.preprocessor(s)),
+                    ("pca", PCA(3)),
+                    ("clf", linear_model.LogisticRegression()),
+                ]
+            ),
+            "PCA",
+        ),
+        (
+            "log_lr",
+            Pipeline(
+                [
+                    (
+                        "pre",
+                        ColumnTransformer(
+                            [("log", FunctionTransformer(np.log1p), ["duration_months"])]
+                        ),
+                    ),
+                    ("clf", linear_model.LogisticRegression()),
+                ]
+            ),
+            "np.log1p.*tree models",
+        ),
+        (
+            "quantile_real_mlp",
+            Pipeline(
+                [
+                    (
+                        "pre",
+                        ColumnTransformer(
+                            [("q", QuantileTransformer(n_quantiles=20), ["credit_amount"])]
+                        ),
+                    ),
+                    ("clf", neural_network.MLPClassifier((3,), max_iter=20)),
+                ]
+            ),
+            "QuantileTransformer.*real feature 'credit_amount'.*tree models",
+        ),
+        (
+            "function_tanh_scaler",
+            Pipeline(
+                [
+                    (
+                        "pre",
+                        ColumnTransformer([("f", FunctionTransformer(np.negative), s.numeric)]),
+                    ),
+                    ("clf", tree.DecisionTreeClassifier()),
+                ]
+            ),
+            "FunctionTransformer.*negative.*ColumnTransformer part 'f'",
+        ),
+        (
+            "minmax_clip",
+            Pipeline(
+                [
+                    ("pre", ColumnTransformer([("mm", MinMaxScaler(clip=True), s.numeric)])),
+                    ("clf", linear_model.LogisticRegression()),
+                ]
+            ),
+            "clip",
+        ),
     ]
 
 
@@ -203,9 +298,13 @@ def test_unsupported_models_raise_clearly(german: cf.Dataset) -> None:
 
 def test_unsupported_hgb_categorical_splits(german: cf.Dataset) -> None:
     s = german.schema
-    pre = ColumnTransformer([("ord", OrdinalEncoder(), s.categorical), ("num", "passthrough", s.numeric)])
+    pre = ColumnTransformer(
+        [("ord", OrdinalEncoder(), s.categorical), ("num", "passthrough", s.numeric)]
+    )
     n_cat = len(s.categorical)
-    hgb = ensemble.HistGradientBoostingClassifier(max_iter=5, categorical_features=list(range(n_cat)))
+    hgb = ensemble.HistGradientBoostingClassifier(
+        max_iter=5, categorical_features=list(range(n_cat))
+    )
     pipe = Pipeline([("pre", pre), ("clf", hgb)]).fit(german.X, german.y)
     with pytest.raises(UnsupportedModelError, match="categorical splits"):
         compile_model(pipe, s)
@@ -213,7 +312,9 @@ def test_unsupported_hgb_categorical_splits(german: cf.Dataset) -> None:
 
 def test_model_using_unknown_column(german: cf.Dataset) -> None:
     model = cf.models.fit(german, "tree")
-    smaller = cf.Schema(tuple(f for f in german.schema.features if f.name != "age"), target=german.target)
+    smaller = cf.Schema(
+        tuple(f for f in german.schema.features if f.name != "age"), target=german.target
+    )
     with pytest.raises(ValidationError, match="'age'"):
         compile_model(model, smaller)
 
@@ -226,7 +327,11 @@ def test_encoder_that_fails_on_the_domain_is_a_clear_error(german: cf.Dataset) -
     enc = OneHotEncoder(categories=[list(f.categories)[:-1]], handle_unknown="error")
     X = german.X[german.X["purpose"] != f.categories[-1]]
     y = german.y.loc[X.index]
-    pipe = Pipeline([("pre", ColumnTransformer([("oh", enc, ["purpose"])])),
-                     ("clf", linear_model.LogisticRegression())]).fit(X, y)
+    pipe = Pipeline(
+        [
+            ("pre", ColumnTransformer([("oh", enc, ["purpose"])])),
+            ("clf", linear_model.LogisticRegression()),
+        ]
+    ).fit(X, y)
     with pytest.raises(ValidationError, match=r"(?s)purpose.*handle_unknown='ignore'"):
         compile_model(pipe, s)

@@ -67,13 +67,19 @@ def random_frame(schema: cf.Schema, n: int, rng: np.random.Generator) -> pd.Data
     return pd.DataFrame(cols)
 
 
-def boundary_frame(compiled: Any, base: pd.DataFrame, rng: np.random.Generator, cap: int = 2000) -> pd.DataFrame:
+def boundary_frame(
+    compiled: Any, base: pd.DataFrame, rng: np.random.Generator, cap: int = 2000
+) -> pd.DataFrame:
     """Rows with one numeric feature exactly at a step tree's raw cut or a float neighbour."""
     est = compiled.estimator
     ens = est.steps if isinstance(est, StepMLP) else est
     rows = []
     for s in ens.splits:
-        if s.raw_le is None or not np.isfinite(s.raw_le) or compiled.schema[s.feature].kind not in ("real", "integer"):
+        if (
+            s.raw_le is None
+            or not np.isfinite(s.raw_le)
+            or compiled.schema[s.feature].kind not in ("real", "integer")
+        ):
             continue
         rows += [(s.feature, v) for v in (s.raw_le, s.raw_ge, np.nextafter(s.raw_le, -np.inf))]
     if len(rows) > cap:
@@ -110,13 +116,17 @@ def assert_faithful(model: Any, compiled: Any, ds: cf.Dataset, proba: bool = Tru
         np.testing.assert_allclose(model_probability(compiled, train), want, rtol=0, atol=1e-12)
     else:  # a linear SVM: the decision function is the compiled output
         want = np.asarray(model.decision_function(train), dtype=float).reshape(len(train), -1)
-        np.testing.assert_allclose(compiled.outputs_raw(compiled.encode(train)), want, rtol=1e-12, atol=1e-12)
+        np.testing.assert_allclose(
+            compiled.outputs_raw(compiled.encode(train)), want, rtol=1e-12, atol=1e-12
+        )
     X = pd.concat([random_frame(ds.schema, N_RANDOM, rng), train], ignore_index=True)
     X = pd.concat([X, boundary_frame(compiled, X, rng)], ignore_index=True)
     expected = np.asarray(model.predict(X))
     got = compiled.predict(X)
     bad = np.flatnonzero(got != expected)
-    assert bad.size == 0, f"{bad.size} of {len(X)} rows differ, e.g. {X.iloc[bad[:3]].to_dict('records')}"
+    assert bad.size == 0, (
+        f"{bad.size} of {len(X)} rows differ, e.g. {X.iloc[bad[:3]].to_dict('records')}"
+    )
     assert len(np.unique(expected)) > 1  # not vacuous
     b = interval_bounds(compiled)
     x = compiled.transform_raw(compiled.encode(X))
@@ -139,10 +149,15 @@ def _fit(steps: list[tuple[str, Any]], ds: cf.Dataset, y: Any = None) -> Any:
         return Pipeline(steps).fit(ds.X, ds.y if y is None else y)
 
 
-def _scorecard_pre(s: cf.Schema, kbins: KBinsDiscretizer, binned: list[str] | None = None) -> ColumnTransformer:
+def _scorecard_pre(
+    s: cf.Schema, kbins: KBinsDiscretizer, binned: list[str] | None = None
+) -> ColumnTransformer:
     binned = s.numeric if binned is None else binned
     rest = [n for n in s.numeric if n not in binned]
-    parts = [("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical + s.ordinal), ("bins", kbins, binned)]
+    parts = [
+        ("cat", OneHotEncoder(handle_unknown="ignore"), s.categorical + s.ordinal),
+        ("bins", kbins, binned),
+    ]
     if rest:
         parts.append(("num", StandardScaler(), rest))
     return ColumnTransformer(parts, sparse_threshold=0.0)
@@ -152,8 +167,12 @@ def _scorecard_pre(s: cf.Schema, kbins: KBinsDiscretizer, binned: list[str] | No
 @pytest.mark.parametrize("kind", ["lr", "linear_svm", "mlp"])
 @pytest.mark.parametrize("strategy", ["uniform", "quantile", "kmeans"])
 @pytest.mark.parametrize("encode", ["onehot", "onehot-dense", "ordinal"])
-def test_kbins_in_front_of_linear_models_and_mlps(encode: str, strategy: str, kind: str, german: cf.Dataset) -> None:
-    kb = KBinsDiscretizer(n_bins=5, encode=encode, strategy=strategy, quantile_method="averaged_inverted_cdf")
+def test_kbins_in_front_of_linear_models_and_mlps(
+    encode: str, strategy: str, kind: str, german: cf.Dataset
+) -> None:
+    kb = KBinsDiscretizer(
+        n_bins=5, encode=encode, strategy=strategy, quantile_method="averaged_inverted_cdf"
+    )
     model = _fit([("pre", _scorecard_pre(german.schema, kb)), ("clf", _estimator(kind))], german)
     compiled = compile_model(model, german.schema)
     assert isinstance(compiled.estimator, StepMLP if kind == "mlp" else TreeEnsemble)
@@ -163,8 +182,13 @@ def test_kbins_in_front_of_linear_models_and_mlps(encode: str, strategy: str, ki
 def test_kbins_beside_scaled_numbers_float32_and_multiclass(german: cf.Dataset) -> None:
     s = german.schema
     # bins of two features, the others scaled: a StepMLP with an identity network
-    kb = KBinsDiscretizer(n_bins=6, encode="onehot-dense", dtype=np.float32, quantile_method="averaged_inverted_cdf")
-    mixed = _fit([("pre", _scorecard_pre(s, kb, ["credit_amount", "age"])), ("clf", _estimator("lr"))], german)
+    kb = KBinsDiscretizer(
+        n_bins=6, encode="onehot-dense", dtype=np.float32, quantile_method="averaged_inverted_cdf"
+    )
+    mixed = _fit(
+        [("pre", _scorecard_pre(s, kb, ["credit_amount", "age"])), ("clf", _estimator("lr"))],
+        german,
+    )
     compiled = compile_model(mixed, s)
     assert isinstance(compiled.estimator, StepMLP) and compiled.has_relu
     assert_faithful(mixed, compiled, german)
@@ -174,8 +198,13 @@ def test_kbins_beside_scaled_numbers_float32_and_multiclass(german: cf.Dataset) 
     schema = cf.Schema(tuple(f for f in s.features if f.name != "housing"))
     X = german.X.drop(columns=["housing"])
     kb = KBinsDiscretizer(n_bins=4, encode="ordinal", quantile_method="averaged_inverted_cdf")
-    pre = ColumnTransformer([("cat", OneHotEncoder(handle_unknown="ignore"), schema.categorical + schema.ordinal),
-                             ("bins", kb, schema.numeric)], sparse_threshold=0.0)
+    pre = ColumnTransformer(
+        [
+            ("cat", OneHotEncoder(handle_unknown="ignore"), schema.categorical + schema.ordinal),
+            ("bins", kb, schema.numeric),
+        ],
+        sparse_threshold=0.0,
+    )
     multi = Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=3000))]).fit(X, y)
     compiled = compile_model(multi, schema)
     assert isinstance(compiled.estimator, TreeEnsemble) and compiled.rule.kind == "argmax"
@@ -189,8 +218,12 @@ def test_monotone_maps_of_real_values_stay_refused(german: cf.Dataset) -> None:
     from sklearn.preprocessing import FunctionTransformer
 
     s = german.schema
-    pre = ColumnTransformer([("bins", KBinsDiscretizer(n_bins=4, encode="ordinal"), ["age"]),
-                             ("log", FunctionTransformer(np.log1p), ["credit_amount"])])
+    pre = ColumnTransformer(
+        [
+            ("bins", KBinsDiscretizer(n_bins=4, encode="ordinal"), ["age"]),
+            ("log", FunctionTransformer(np.log1p), ["credit_amount"]),
+        ]
+    )
     model = _fit([("pre", pre), ("clf", _estimator("mlp"))], german)
     with pytest.raises(UnsupportedModelError, match=r"(?s)np\.log1p.*credit_amount.*tree models"):
         compile_model(model, s)
@@ -202,8 +235,13 @@ def test_step_mlp_milp_outputs_equal_the_ir(german: cf.Dataset) -> None:
     from counterfact.solvers import milp
 
     kb = KBinsDiscretizer(n_bins=5, encode="onehot-dense", quantile_method="averaged_inverted_cdf")
-    model = _fit([("pre", _scorecard_pre(german.schema, kb, ["credit_amount", "duration_months"])),
-                  ("clf", MLPClassifier((5,), max_iter=300, random_state=0))], german)
+    model = _fit(
+        [
+            ("pre", _scorecard_pre(german.schema, kb, ["credit_amount", "duration_months"])),
+            ("clf", MLPClassifier((5,), max_iter=300, random_state=0)),
+        ],
+        german,
+    )
     compiled = compile_model(model, german.schema)
     assert isinstance(compiled.estimator, StepMLP)
     X = boundary_frame(compiled, german.X.reset_index(drop=True), np.random.default_rng(1), cap=8)
@@ -223,10 +261,18 @@ def test_step_mlp_milp_outputs_equal_the_ir(german: cf.Dataset) -> None:
 # --------------------------------------------------------------------------- EBM
 def _ebm(german: cf.Dataset, **params: Any) -> Any:
     interpret = pytest.importorskip("interpret.glassbox")
-    defaults = {"interactions": 4, "outer_bags": 2, "max_rounds": 300, "random_state": 0, "n_jobs": 1}
+    defaults = {
+        "interactions": 4,
+        "outer_bags": 2,
+        "max_rounds": 300,
+        "random_state": 0,
+        "n_jobs": 1,
+    }
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return interpret.ExplainableBoostingClassifier(**{**defaults, **params}).fit(german.X, german.y)
+        return interpret.ExplainableBoostingClassifier(**{**defaults, **params}).fit(
+            german.X, german.y
+        )
 
 
 @pytest.mark.parametrize("interactions", [0, 4])
@@ -234,7 +280,10 @@ def test_ebm_main_effects_and_pairs(interactions: int, german: cf.Dataset) -> No
     ebm = _ebm(german, interactions=interactions)
     assert sum(len(t) == 2 for t in ebm.term_features_) == interactions
     compiled = compile_model(ebm, german.schema)
-    assert isinstance(compiled.estimator, TreeEnsemble) and compiled.estimator.aggregation == "sum_margin"
+    assert (
+        isinstance(compiled.estimator, TreeEnsemble)
+        and compiled.estimator.aggregation == "sum_margin"
+    )
     assert len(compiled.estimator.trees) <= len(ebm.term_features_)
     assert_faithful(ebm, compiled, german)
 
@@ -242,7 +291,10 @@ def test_ebm_main_effects_and_pairs(interactions: int, german: cf.Dataset) -> No
 def test_ebm_integers_typed_nominal_and_pickling(german: cf.Dataset) -> None:
     """Integer features the EBM treats as categories: one cell per value, mapped by the EBM."""
     s = german.schema
-    types = ["nominal" if (f.kind == "integer" and f.upper - f.lower < 10) else "auto" for f in s.features]
+    types = [
+        "nominal" if (f.kind == "integer" and f.upper - f.lower < 10) else "auto"
+        for f in s.features
+    ]
     ebm = _ebm(german, feature_types=types)
     compiled = compile_model(ebm, s)
     assert_faithful(ebm, compiled, german)
@@ -254,7 +306,9 @@ def test_ebm_integers_typed_nominal_and_pickling(german: cf.Dataset) -> None:
 def test_ebm_refusals(german: cf.Dataset) -> None:
     interpret = pytest.importorskip("interpret.glassbox")
     X = german.X.drop(columns=["housing"])
-    multi = interpret.ExplainableBoostingClassifier(interactions=0, outer_bags=1, max_rounds=50, n_jobs=1)
+    multi = interpret.ExplainableBoostingClassifier(
+        interactions=0, outer_bags=1, max_rounds=50, n_jobs=1
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         multi.fit(X, german.X["housing"])
@@ -262,8 +316,17 @@ def test_ebm_refusals(german: cf.Dataset) -> None:
     with pytest.raises(UnsupportedModelError, match="binary classification"):
         compile_model(multi, schema)
     s = german.schema
-    scaled = Pipeline([("pre", ColumnTransformer([("num", StandardScaler(), s.numeric)])),
-                       ("ebm", interpret.ExplainableBoostingClassifier(interactions=0, outer_bags=1, max_rounds=50, n_jobs=1))])
+    scaled = Pipeline(
+        [
+            ("pre", ColumnTransformer([("num", StandardScaler(), s.numeric)])),
+            (
+                "ebm",
+                interpret.ExplainableBoostingClassifier(
+                    interactions=0, outer_bags=1, max_rounds=50, n_jobs=1
+                ),
+            ),
+        ]
+    )
     scaled.fit(german.X, german.y)
     with pytest.raises(UnsupportedModelError, match="raw columns"):
         compile_model(scaled, s)
@@ -276,7 +339,9 @@ def _binning(s: cf.Schema, **params: Any) -> Any:
     return optbinning.BinningProcess(variable_names=list(s.names), **params)
 
 
-@pytest.mark.parametrize("case", ["woe_lr", "woe_mlp", "event_rate_svm", "special_codes", "integer_as_category"])
+@pytest.mark.parametrize(
+    "case", ["woe_lr", "woe_mlp", "event_rate_svm", "special_codes", "integer_as_category"]
+)
 def test_binning_process_in_a_pipeline(case: str, german: cf.Dataset) -> None:
     s = german.schema
     params: dict[str, Any] = {}
@@ -289,7 +354,14 @@ def test_binning_process_in_a_pipeline(case: str, german: cf.Dataset) -> None:
     elif case == "special_codes":  # values inside the domain binned apart: cells [p, p]
         params = {"special_codes": [1000.0, 24, 1]}
     elif case == "integer_as_category":
-        params = {"categorical_variables": [*s.categorical, *s.ordinal, "installment_rate", "existing_credits"]}
+        params = {
+            "categorical_variables": [
+                *s.categorical,
+                *s.ordinal,
+                "installment_rate",
+                "existing_credits",
+            ]
+        }
     model = _fit([("bp", _binning(s, **params)), ("clf", est)], german)
     compiled = compile_model(model, s)
     assert isinstance(compiled.estimator, StepMLP if case == "woe_mlp" else TreeEnsemble)
@@ -299,8 +371,12 @@ def test_binning_process_in_a_pipeline(case: str, german: cf.Dataset) -> None:
 def test_scorecard(german: cf.Dataset) -> None:
     optbinning = pytest.importorskip("optbinning")
     s = german.schema
-    sc = optbinning.Scorecard(binning_process=_binning(s), estimator=LogisticRegression(max_iter=2000),
-                              scaling_method="min_max", scaling_method_params={"min": 300, "max": 850})
+    sc = optbinning.Scorecard(
+        binning_process=_binning(s),
+        estimator=LogisticRegression(max_iter=2000),
+        scaling_method="min_max",
+        scaling_method_params={"min": 300, "max": 850},
+    )
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sc.fit(german.X, german.y)
@@ -308,7 +384,9 @@ def test_scorecard(german: cf.Dataset) -> None:
     assert isinstance(compiled.estimator, TreeEnsemble)
     assert compiled.classes.tolist() == sc.estimator_.classes_.tolist()
     assert_faithful(sc, compiled, german)
-    adapter = cf.models.as_adapter(sc, s)  # the methods' view of a Scorecard (no classes_ of its own)
+    adapter = cf.models.as_adapter(
+        sc, s
+    )  # the methods' view of a Scorecard (no classes_ of its own)
     assert adapter.classes_.tolist() == sc.estimator_.classes_.tolist()
     pred, proba = adapter.predict_with_proba(german.X.iloc[:20])
     np.testing.assert_array_equal(pred, sc.predict(german.X.iloc[:20]))
@@ -318,7 +396,9 @@ def test_scorecard(german: cf.Dataset) -> None:
 def test_binning_refusals(german: cf.Dataset) -> None:
     s = german.schema
     model = _fit([("bp", _binning(s)), ("clf", _estimator("lr"))], german)
-    model.named_steps["bp"].binning_transform_params = {"age": {"metric": "bins"}}  # labels, not numbers
+    model.named_steps["bp"].binning_transform_params = {
+        "age": {"metric": "bins"}
+    }  # labels, not numbers
     with pytest.raises(UnsupportedModelError, match=r"(?s)BinningProcess.*metric='bins'"):
         compile_model(model, s)
 
@@ -344,12 +424,16 @@ def test_pickle_and_fast_predictor(german: cf.Dataset) -> None:
 
     kb = KBinsDiscretizer(n_bins=5, encode="onehot-dense", quantile_method="averaged_inverted_cdf")
     for kind in ("lr", "mlp"):
-        model = _fit([("pre", _scorecard_pre(german.schema, kb)), ("clf", _estimator(kind))], german)
+        model = _fit(
+            [("pre", _scorecard_pre(german.schema, kb)), ("clf", _estimator(kind))], german
+        )
         compiled = compile_model(model, german.schema)
         X = random_frame(german.schema, 400, np.random.default_rng(8))
         again = pickle.loads(pickle.dumps(compiled))
         np.testing.assert_array_equal(again.predict(X), compiled.predict(X))
-        fast = FastPredictor.build(cf.models.as_adapter(model, german.schema), german.schema, german.X)
+        fast = FastPredictor.build(
+            cf.models.as_adapter(model, german.schema), german.schema, german.X
+        )
         assert fast is not None
         np.testing.assert_array_equal(fast.predict_proba(X), model.predict_proba(X))
 

@@ -15,7 +15,13 @@ from counterfact.exceptions import ValidationError
 def data():
     rng = np.random.default_rng(0)
     n = 300
-    frame = pd.DataFrame({"a": rng.integers(0, 50, n), "b": np.round(rng.normal(0, 1, n), 2), "c": rng.normal(0, 1, n)})
+    frame = pd.DataFrame(
+        {
+            "a": rng.integers(0, 50, n),
+            "b": np.round(rng.normal(0, 1, n), 2),
+            "c": rng.normal(0, 1, n),
+        }
+    )
     frame["y"] = ((frame["a"] / 50 + frame["b"]) > 0.5).astype(int)
     return cf.Dataset.from_frame(frame, target="y")
 
@@ -54,7 +60,10 @@ def test_predict_proba_failing_or_misshaped(data):
 
 def test_classes_must_match(data):
     as_text = LogisticRegression().fit(data.X, data.y.astype(str))
-    with pytest.raises(ValidationError, match=r"classes \[.0., .1.\] are not the data.s classes \[0, 1\].*label type"):
+    with pytest.raises(
+        ValidationError,
+        match=r"classes \[.0., .1.\] are not the data.s classes \[0, 1\].*label type",
+    ):
         cf.NearestObservable().fit(as_text, data)
     shifted = LogisticRegression().fit(data.X, data.y + 1)
     with pytest.raises(ValidationError, match="not the data's classes"):

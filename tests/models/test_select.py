@@ -19,8 +19,14 @@ def german():
 
 @pytest.mark.parametrize(
     "name, favourable, meaning",
-    [("german_credit", 1, "good"), ("adult", 1, ">50K"), ("compas", 0, "no recidivism"),
-     ("default_credit_taiwan", 0, None), ("sba", 0, "paid in full"), ("hill_valley", None, None)],
+    [
+        ("german_credit", 1, "good"),
+        ("adult", 1, ">50K"),
+        ("compas", 0, "no recidivism"),
+        ("default_credit_taiwan", 0, None),
+        ("sba", 0, "paid in full"),
+        ("hill_valley", None, None),
+    ],
 )
 def test_favourable_class_per_dataset(name, favourable, meaning):
     assert cf.datasets.favourable(name) == favourable
@@ -69,13 +75,17 @@ def test_compas_selects_predicted_reoffenders():
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "tree", random_state=0, max_depth=4)
     chosen = cf.rows_to_explain(model, test)
-    assert len(chosen) > 0 and (model.predict(chosen) == 1).all()  # favourable is 0: not reoffending
+    assert (
+        len(chosen) > 0 and (model.predict(chosen) == 1).all()
+    )  # favourable is 0: not reoffending
 
 
 def _own_frame(n: int = 200, classes: int = 2) -> pd.DataFrame:
     rng = np.random.default_rng(0)
     frame = pd.DataFrame({"a": rng.normal(size=n), "b": rng.integers(0, 5, n)})
-    frame["y"] = np.digitize(frame["a"], np.quantile(frame["a"], np.linspace(0, 1, classes + 1)[1:-1]))
+    frame["y"] = np.digitize(
+        frame["a"], np.quantile(frame["a"], np.linspace(0, 1, classes + 1)[1:-1])
+    )
     return frame
 
 

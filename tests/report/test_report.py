@@ -55,12 +55,21 @@ def test_summary_tables_glossary_and_folded_full_tables(results):
     _, page = results
     text = page.read_text()
     titles = re.findall(r"<h2>(.*?)</h2>", text)
-    assert titles == ["german_credit / lr", "german_credit / tree", "Glossary", "Plots", "Statistical tests",
-                      "Recourse cards"]
+    assert titles == [
+        "german_credit / lr",
+        "german_credit / tree",
+        "Glossary",
+        "Plots",
+        "Statistical tests",
+        "Recourse cards",
+    ]
     summaries = re.findall(r'<div class="scroll summary-table">(.*?)</div>', text, flags=re.S)
     assert len(summaries) == 2
     for s in summaries:
-        headers = [re.sub(r"<.*?>", "", h).strip() for h in re.findall(r"<th[^>]*>(.*?)</th>", s, flags=re.S)]
+        headers = [
+            re.sub(r"<.*?>", "", h).strip()
+            for h in re.findall(r"<th[^>]*>(.*?)</th>", s, flags=re.S)
+        ]
         assert headers[: 1 + len(KEY_METRICS)] == ["method", *[k.label for k in KEY_METRICS]]
         assert headers.count("coverage \u2191") == 1
         assert "\u2193" in " ".join(headers)
@@ -78,7 +87,9 @@ def test_best_value_highlighted_and_rounded(results):
     block = re.search(r'<div class="scroll summary-table">(.*?)</div>', text, flags=re.S).group(1)
     best = min(lr["distance_l1"])
     best_method = lr["distance_l1"].idxmin()
-    row = re.search(rf"<tr>\s*<td[^>]*>{re.escape(best_method)}</td>(.*?)</tr>", block, flags=re.S).group(1)
+    row = re.search(
+        rf"<tr>\s*<td[^>]*>{re.escape(best_method)}</td>(.*?)</tr>", block, flags=re.S
+    ).group(1)
     cells = re.findall(r'<td id="(T_\w+_row\d+_col(\d+))"[^>]*>(.*?)</td>', row)
     prox_col = 1 + [k.column for k in KEY_METRICS].index("distance_l1")
     cell_id, _, shown = next(c for c in cells if int(c[1]) == prox_col)
@@ -122,9 +133,20 @@ def _synthetic(n_blocks: int, methods: dict[str, float], seed: int = 0) -> pd.Da
         for m, shift in methods.items():
             for q in range(4):
                 v = shift + 0.1 * rng.random()
-                rows.append({"dataset": f"d{b}", "model": "lr", "method": m, "seed": 0, "query": q,
-                             "coverage": 1.0, "validity": 1.0, "distance_l1": v, "sparsity": v / 2,
-                             "time": 0.01 + v})
+                rows.append(
+                    {
+                        "dataset": f"d{b}",
+                        "model": "lr",
+                        "method": m,
+                        "seed": 0,
+                        "query": q,
+                        "coverage": 1.0,
+                        "validity": 1.0,
+                        "distance_l1": v,
+                        "sparsity": v / 2,
+                        "time": 0.01 + v,
+                    }
+                )
     return pd.DataFrame(rows)
 
 
@@ -140,7 +162,9 @@ def test_statistical_tests_only_where_they_mean_something():
     # validity and coverage tie everywhere: not tested, and said so
     assert "validity" in enough["untested"] and "ties in every block" in enough["untested"]
     assert "Friedman" in enough["caveat"] and "N below" in enough["caveat"]
-    tested = re.findall(r"<td[^>]*>(proximity|sparsity|time per query \(s\)) [\u2191\u2193]</td>", enough["table"])
+    tested = re.findall(
+        r"<td[^>]*>(proximity|sparsity|time per query \(s\)) [\u2191\u2193]</td>", enough["table"]
+    )
     assert tested == ["proximity", "sparsity", "time per query (s)"]
     means = pq.groupby(["dataset", "model", "method"])["distance_l1"].mean().unstack("method")
     ref = stats.friedmanchisquare(*(means[c] for c in means.columns))
@@ -150,12 +174,20 @@ def test_statistical_tests_only_where_they_mean_something():
     assert all(set(f.metrics) <= KEY_COLUMNS for f in enough["figures"]) and enough["figures"]
 
 
-@pytest.mark.skipif(not os.path.exists(CHROMIUM), reason="Chromium is not installed at /usr/bin/chromium")
+@pytest.mark.skipif(
+    not os.path.exists(CHROMIUM), reason="Chromium is not installed at /usr/bin/chromium"
+)
 def test_report_in_headless_chromium(results, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     out, page_path = results
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-            "--disable-sync", "--no-first-run"]
+    args = [
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
         try:
@@ -163,11 +195,15 @@ def test_report_in_headless_chromium(results, tmp_path):
             errors: list[str] = []
             page.on("pageerror", lambda e: errors.append(str(e)))
             page.goto(page_path.as_uri())
-            page.wait_for_function("document.body.getAttribute('data-rendered') === 'yes'", timeout=30_000)
+            page.wait_for_function(
+                "document.body.getAttribute('data-rendered') === 'yes'", timeout=30_000
+            )
             page.screenshot(path=str(tmp_path / "report_top.png"))
             assert not errors
             n_img = page.evaluate("document.images.length")
-            assert n_img >= len(KEY_METRICS) and page.evaluate("document.body.dataset.imagesDecoded") == str(n_img)
+            assert n_img >= len(KEY_METRICS) and page.evaluate(
+                "document.body.dataset.imagesDecoded"
+            ) == str(n_img)
             # open every folded table, then measure
             page.evaluate("document.querySelectorAll('details').forEach(d => d.open = true)")
             widths = page.evaluate(
@@ -194,7 +230,9 @@ def test_report_in_headless_chromium(results, tmp_path):
             assert widths["page"] <= widths["vw"], "the page itself scrolls sideways"
             assert widths["bad"] == [], widths["bad"]
             # every plotted metric is a key metric
-            plotted = page.evaluate("[...document.querySelectorAll('figure')].map(f => f.dataset.metrics)")
+            plotted = page.evaluate(
+                "[...document.querySelectorAll('figure')].map(f => f.dataset.metrics)"
+            )
             assert plotted and all(set(m.split(",")) <= KEY_COLUMNS for m in plotted), plotted
             # cards list only changed features, at resolution
             answers = page.evaluate(
@@ -208,7 +246,9 @@ def test_report_in_headless_chromium(results, tmp_path):
             loaded: dict[str, CounterfactualResult] = {}
             for a in answers:
                 if a["cell"] not in loaded:
-                    loaded[a["cell"]] = CounterfactualResult.from_json((out / "cells" / f"{a['cell']}.result.json").read_text())
+                    loaded[a["cell"]] = CounterfactualResult.from_json(
+                        (out / "cells" / f"{a['cell']}.result.json").read_text()
+                    )
                 r = loaded[a["cell"]]
                 q = next(i for i in r.queries.index if str(i) == a["query"])
                 x, c = r.queries.loc[q], r.counterfactuals.loc[(q, int(a["rank"]))]
@@ -219,7 +259,9 @@ def test_report_in_headless_chromium(results, tmp_path):
                     assert before != after
                     feat = r.schema[f]
                     if feat.is_numeric and feat.resolution is not None and feat.resolution >= 1:
-                        assert "." not in before and "." not in after  # at resolution, no float noise
+                        assert (
+                            "." not in before and "." not in after
+                        )  # at resolution, no float noise
             page.set_viewport_size({"width": 1400, "height": 1000})
             page.screenshot(path=str(tmp_path / "report_full.png"), full_page=True)
         finally:
@@ -234,7 +276,9 @@ def test_time_plot_keeps_a_lone_amortized_diamond_inside_the_axes(monkeypatch):
 
     figs = []
     monkeypatch.setattr(_plots, "_png", lambda fig: figs.append(fig) or b"")
-    per_query = pd.DataFrame({"method": ["A"] * 3 + ["B"] * 3, "time": [0.01, 0.02, 0.015, 3.2, 3.2, 3.2]})
+    per_query = pd.DataFrame(
+        {"method": ["A"] * 3 + ["B"] * 3, "time": [0.01, 0.02, 0.015, 3.2, 3.2, 3.2]}
+    )
     _plots.time_distribution(per_query, amortized={"B"})
     low, high = figs[0].axes[0].get_ylim()
     assert low < 0.01 and high > 3.2 * 1.5
@@ -243,11 +287,18 @@ def test_time_plot_keeps_a_lone_amortized_diamond_inside_the_axes(monkeypatch):
 def test_intro_names_the_run_size_of_a_full_protocol():
     from counterfact.report._build import _intro
 
-    text = _intro({"queries": None, "n_counterfactuals": 1, "seeds": [0], "time_limit": 60}, pd.DataFrame())
+    text = _intro(
+        {"queries": None, "n_counterfactuals": 1, "seeds": [0], "time_limit": 60}, pd.DataFrame()
+    )
     assert "Every eligible test row per dataset" in text and "None" not in text
     assert "1 counterfactual per query" in text
-    text = _intro({"queries": 25, "n_counterfactuals": 3, "seeds": [0, 1], "time_limit": None}, pd.DataFrame())
-    assert "Up to 25 queries per dataset, 3 counterfactuals per query" in text and "no time limit" in text
+    text = _intro(
+        {"queries": 25, "n_counterfactuals": 3, "seeds": [0, 1], "time_limit": None}, pd.DataFrame()
+    )
+    assert (
+        "Up to 25 queries per dataset, 3 counterfactuals per query" in text
+        and "no time limit" in text
+    )
 
 
 def test_summary_intervals_match_scipy_on_the_per_query_rows(results):
@@ -261,18 +312,26 @@ def test_summary_intervals_match_scipy_on_the_per_query_rows(results):
     done = summary[summary["state"] == "done"]
     per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
     for _, row in done.iterrows():
-        g = per_query[(per_query["dataset"] == row["dataset"]) & (per_query["model"] == row["model"]) & (per_query["method"] == row["method"])]
+        g = per_query[
+            (per_query["dataset"] == row["dataset"])
+            & (per_query["model"] == row["model"])
+            & (per_query["method"] == row["method"])
+        ]
         k, n = int((g["rank"] >= 0).sum()), len(g)
         ci = stats.binomtest(k, n).proportion_ci(method="wilson")
-        assert row["coverage_ci_low"] == pytest.approx(ci.low) and row["coverage_ci_high"] == pytest.approx(ci.high)
+        assert row["coverage_ci_low"] == pytest.approx(ci.low) and row[
+            "coverage_ci_high"
+        ] == pytest.approx(ci.high)
         d = g["metric_distance_l1"].dropna()
         if len(d) >= 2:
             assert row["ci95_distance_l1"] == pytest.approx(stats.norm.ppf(0.975) * stats.sem(d))
     text = page.read_text()
     block = re.search(r'<div class="scroll summary-table">(.*?)</div>', text, flags=re.S).group(1)
     assert re.search(r">\d\.\d+ \[\d\.\d+, \d\.\d+\]<", block)  # coverage [low, high]
-    full = re.findall(r'<details.*?</details>', text, flags=re.S)
-    assert full and not any("ci95_" in f or "coverage_ci_" in f for f in full)  # the full tables stay as they were
+    full = re.findall(r"<details.*?</details>", text, flags=re.S)
+    assert full and not any(
+        "ci95_" in f or "coverage_ci_" in f for f in full
+    )  # the full tables stay as they were
 
 
 def test_a_value_with_an_interval_has_the_interval_decimals():
@@ -280,10 +339,17 @@ def test_a_value_with_an_interval_has_the_interval_decimals():
     and ``1.00 ± 0.00``, never ``1 [0.93, 1.00]``."""
     from counterfact.report._tables import summary_table
 
-    block = pd.DataFrame({
-        "method": ["A", "B"], "coverage": [1.0, 1.0], "coverage_ci_low": [0.929, 0.929], "coverage_ci_high": [1.0, 1.0],
-        "validity": [1.0, 1.0], "ci95_validity": [0.0, 0.0], "queries": [50, 50],
-    })
+    block = pd.DataFrame(
+        {
+            "method": ["A", "B"],
+            "coverage": [1.0, 1.0],
+            "coverage_ci_low": [0.929, 0.929],
+            "coverage_ci_high": [1.0, 1.0],
+            "validity": [1.0, 1.0],
+            "ci95_validity": [0.0, 0.0],
+            "queries": [50, 50],
+        }
+    )
     md = summary_table(block, "md")
     assert "1.00 [0.93, 1.00]" in md and "1.00 ± 0.00" in md
     assert "1 [" not in md and "| 1 ±" not in md

@@ -50,8 +50,15 @@ def test_format_value_at_resolution(schema):
 
 def test_changes_dtype_aware(schema):
     x = pd.Series({"credit_amount": 1330, "drinks": 0.5, "mcv": 96, "purpose": "car", "rate": 0.25})
-    c = pd.Series({"credit_amount": 1031.000061, "drinks": 0.5714850416607664, "mcv": 96.0,
-                   "purpose": "car", "rate": 0.25})
+    c = pd.Series(
+        {
+            "credit_amount": 1031.000061,
+            "drinks": 0.5714850416607664,
+            "mcv": 96.0,
+            "purpose": "car",
+            "rate": 0.25,
+        }
+    )
     ch = changes(schema, x, c)
     assert [c.feature for c in ch] == ["credit_amount", "drinks"]  # mcv 96 vs 96.0 is no change
     assert (ch[0].before_text, ch[0].after_text) == ("1330", "1031")
@@ -78,7 +85,9 @@ def test_certificate_text():
     assert "MIP gap 5%" in certificate_text("ceocl", "feasible", {"gap": 0.05})
     for m in ("ufce", "mdpso", "l2c", "nearest"):
         assert "not proven nearest" in certificate_text(m, "feasible", {})
-        t = certificate_text(m, "failed", {"reason": "no admissible observed row of the target class"})
+        t = certificate_text(
+            m, "failed", {"reason": "no admissible observed row of the target class"}
+        )
         assert "no admissible observed row" in t and "not a proof" in t
     assert "time limit" in certificate_text("ufce", "timeout", {})
     # a row the model already assigns to the target: nothing to prove either way
@@ -90,20 +99,37 @@ def test_certificate_text():
 def _result(schema: cf.Schema) -> CounterfactualResult:
     names = schema.names
     queries = pd.DataFrame(
-        [[1330.0, 0.5, 96, "car", 0.25], [2000.0, 1.0, 80, "radio", 0.5], [500.0, 2.0, 70, "car", 0.1],
-         [700.0, 2.0, 70, "car", 0.1]],
-        columns=names, index=pd.Index([10, 11, 12, 13]),
+        [
+            [1330.0, 0.5, 96, "car", 0.25],
+            [2000.0, 1.0, 80, "radio", 0.5],
+            [500.0, 2.0, 70, "car", 0.1],
+            [700.0, 2.0, 70, "car", 0.1],
+        ],
+        columns=names,
+        index=pd.Index([10, 11, 12, 13]),
     )
     cfs = pd.DataFrame(
         [[1031.000061, 0.5714850416607664, 96.0, "car", 0.25], [1330.0, 0.5, 96, "radio", 0.25]],
-        columns=names, index=pd.MultiIndex.from_tuples([(10, 0), (10, 1)], names=["query", "rank"]),
+        columns=names,
+        index=pd.MultiIndex.from_tuples([(10, 0), (10, 1)], names=["query", "rank"]),
     )
-    status = pd.Series(["feasible", "failed", "timeout", "invalid"], index=queries.index, dtype=object)
-    diag = pd.DataFrame({"reason": [None, "query already predicted as target", None, None]}, index=queries.index)
+    status = pd.Series(
+        ["feasible", "failed", "timeout", "invalid"], index=queries.index, dtype=object
+    )
+    diag = pd.DataFrame(
+        {"reason": [None, "query already predicted as target", None, None]}, index=queries.index
+    )
     return CounterfactualResult(
-        queries=queries, counterfactuals=cfs, status=status, runtime=pd.Series(0.1, index=queries.index),
-        diagnostics=diag, schema=schema, target=pd.Series(1, index=queries.index), method="ufce",
-        confidence=pd.Series([0.61, 0.7], index=cfs.index), query_confidence=pd.Series([0.2, 0.9, 0.3, 0.3], index=queries.index),
+        queries=queries,
+        counterfactuals=cfs,
+        status=status,
+        runtime=pd.Series(0.1, index=queries.index),
+        diagnostics=diag,
+        schema=schema,
+        target=pd.Series(1, index=queries.index),
+        method="ufce",
+        confidence=pd.Series([0.61, 0.7], index=cfs.index),
+        query_confidence=pd.Series([0.2, 0.9, 0.3, 0.3], index=queries.index),
     )
 
 
@@ -161,7 +187,9 @@ def test_real_run_renders_only_changes():
     d = r.diffs()
     for (q, rank), g in d.groupby(["query", "rank"]):
         x, c = r.queries.loc[q], r.counterfactuals.loc[(q, rank)]
-        unchanged = {f.name for f in data.schema if not cf.constraints.changed(f, x[f.name], c[f.name])}
+        unchanged = {
+            f.name for f in data.schema if not cf.constraints.changed(f, x[f.name], c[f.name])
+        }
         assert not unchanged & set(g["feature"])
         assert (g["from_text"] != g["to_text"]).all()
     assert "credit_amount" in data.schema and data.schema["credit_amount"].resolution is not None

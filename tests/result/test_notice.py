@@ -14,11 +14,13 @@ def linear():
     """Approval rises with income, falls with debt; tenure matters little."""
     rng = np.random.default_rng(0)
     n = 600
-    frame = pd.DataFrame({
-        "income": rng.integers(10, 101, n),
-        "debt": rng.integers(0, 51, n),
-        "tenure": rng.integers(0, 21, n),
-    })
+    frame = pd.DataFrame(
+        {
+            "income": rng.integers(10, 101, n),
+            "debt": rng.integers(0, 51, n),
+            "tenure": rng.integers(0, 21, n),
+        }
+    )
     score = 0.08 * frame["income"] - 0.12 * frame["debt"] + 0.01 * frame["tenure"] - 3
     frame["approved"] = (score + rng.logistic(0, 0.3, n) > 0).astype(int)
     data = cf.Dataset.from_frame(frame, target="approved")
@@ -41,13 +43,19 @@ def test_reasons_are_the_changed_features_ordered_by_what_each_closes(linear):
         assert row["closes"] == pytest.approx(model.predict_proba(one)[0, col] - base)
         assert row["current"] == x.loc[0, row["feature"]]
     assert table["closes"].is_monotonic_decreasing
-    assert "tenure" not in table["feature"].tolist()[:1]  # the weakest lever is never the first reason
+    assert (
+        "tenure" not in table["feature"].tolist()[:1]
+    )  # the weakest lever is never the first reason
 
 
 def test_the_notice_states_the_guarantee_and_the_margin(linear):
     data, model = linear
     x = pd.DataFrame({"income": [30], "debt": [40], "tenure": [5]})
-    r = cf.MACE(norm="l1", time_limit=20).fit(model, data).explain(x, min_probability=0.7, regions=True)
+    r = (
+        cf.MACE(norm="l1", time_limit=20)
+        .fit(model, data)
+        .explain(x, min_probability=0.7, regions=True)
+    )
     text = r.notice(0)
     assert text.startswith("Principal reasons")
     assert "proven nearest" in text and "at least 0.7" in text
@@ -55,13 +63,19 @@ def test_the_notice_states_the_guarantee_and_the_margin(linear):
     page = r.notice(0, as_html=True)
     assert page.count("<li>") == len(r.reasons(0)) and "<script" not in page
     heuristic = cf.NearestObservable().fit(model, data).explain(x)
-    assert "not proven nearest" in heuristic.notice(0) or "nearest observed row" in heuristic.notice(0)
+    assert "not proven nearest" in heuristic.notice(
+        0
+    ) or "nearest observed row" in heuristic.notice(0)
 
 
 def test_no_counterfactual_no_reasons(linear):
     data, model = linear
     x = pd.DataFrame({"income": [30], "debt": [40], "tenure": [5]})
-    r = cf.MACE(time_limit=20).fit(model, data).explain(x, constraints=cf.Constraints(immutable=["income", "debt", "tenure"]))
+    r = (
+        cf.MACE(time_limit=20)
+        .fit(model, data)
+        .explain(x, constraints=cf.Constraints(immutable=["income", "debt", "tenure"]))
+    )
     with pytest.raises(cf.ValidationError, match="no counterfactual"):
         r.reasons(0)
     with pytest.raises(cf.ValidationError, match="max_reasons"):

@@ -19,12 +19,16 @@ from counterfact.result._json import content_hash
 def setting():
     data = cf.datasets.load("german_credit")
     # every feature free: the bundled defaults leave the nearest observed row nothing to offer
-    data = data.with_schema(data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free")))
+    data = data.with_schema(
+        data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free"))
+    )
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     rows = cf.rows_to_explain(model, test.X, data=train).iloc[:3]
-    result = cf.NearestObservable(random_state=0).fit(model, train).explain(
-        rows, n_counterfactuals=2, constraints=cf.Constraints(immutable=["age"])
+    result = (
+        cf.NearestObservable(random_state=0)
+        .fit(model, train)
+        .explain(rows, n_counterfactuals=2, constraints=cf.Constraints(immutable=["age"]))
     )
     assert len(result.counterfactuals) >= 2
     return model, result, result.to_json()
@@ -60,23 +64,48 @@ def _first_cf(d):  # type: ignore[no-untyped-def]
 
 DAMAGE = {
     # the reproductions of the issue (each loaded before)
-    "missing feature": (lambda d: _first_cf(d).pop("duration_months"), r"lacks the features \['duration_months'\]"),
-    "7.5 in an integer column": (lambda d: _first_cf(d).update(duration_months=7.5), "integer but holds 7.5"),
+    "missing feature": (
+        lambda d: _first_cf(d).pop("duration_months"),
+        r"lacks the features \['duration_months'\]",
+    ),
+    "7.5 in an integer column": (
+        lambda d: _first_cf(d).update(duration_months=7.5),
+        "integer but holds 7.5",
+    ),
     "unknown category": (lambda d: _first_cf(d).update(housing="castle"), "'castle'"),
-    "constraints naming unknown features": (lambda d: d.update(constraints={"immutable": ["salary"]}), "salary"),
+    "constraints naming unknown features": (
+        lambda d: d.update(constraints={"immutable": ["salary"]}),
+        "salary",
+    ),
     # more of the same kind
-    "extra feature": (lambda d: _first_cf(d).update(salary=3), r"features \['salary'\] that are not in the schema"),
+    "extra feature": (
+        lambda d: _first_cf(d).update(salary=3),
+        r"features \['salary'\] that are not in the schema",
+    ),
     "text in a numeric column": (lambda d: _first_cf(d).update(age="old"), "must be a number"),
     "boolean in a numeric column": (lambda d: _first_cf(d).update(age=True), "must be a number"),
-    "changed value outside the domain": (lambda d: _first_cf(d).update(credit_amount=1e9), "outside the feature's domain"),
-    "counterfactual of an unknown query": (lambda d: d["counterfactuals"]["index"][0].__setitem__(0, 123456),
-                                           "belongs to no query"),
-    "negative rank": (lambda d: d["counterfactuals"]["index"][0].__setitem__(1, -1), "rank must be an integer"),
-    "duplicate rank": (lambda d: d["counterfactuals"]["index"].__setitem__(1, d["counterfactuals"]["index"][0]),
-                       "repeat"),
+    "changed value outside the domain": (
+        lambda d: _first_cf(d).update(credit_amount=1e9),
+        "outside the feature's domain",
+    ),
+    "counterfactual of an unknown query": (
+        lambda d: d["counterfactuals"]["index"][0].__setitem__(0, 123456),
+        "belongs to no query",
+    ),
+    "negative rank": (
+        lambda d: d["counterfactuals"]["index"][0].__setitem__(1, -1),
+        "rank must be an integer",
+    ),
+    "duplicate rank": (
+        lambda d: d["counterfactuals"]["index"].__setitem__(1, d["counterfactuals"]["index"][0]),
+        "repeat",
+    ),
     "unknown target": (lambda d: d["target"].__setitem__(0, 7), "not one of the classes"),
     "boolean target": (lambda d: d["target"].__setitem__(0, True), "boolean"),
-    "confidence above 1": (lambda d: d["confidence"].__setitem__(0, 1.5), r"'confidence'\[0\] must be a number in \[0, 1\]"),
+    "confidence above 1": (
+        lambda d: d["confidence"].__setitem__(0, 1.5),
+        r"'confidence'\[0\] must be a number in \[0, 1\]",
+    ),
     "negative runtime": (lambda d: d["runtime"].__setitem__(0, -1.0), "'runtime'"),
     "empty method": (lambda d: d.update(method=" "), "'method' is empty"),
     "missing hash": (lambda d: d.pop("sha256"), "key 'sha256' is missing"),
@@ -88,7 +117,9 @@ def test_damage_is_named_even_with_a_matching_hash(setting, case):
     _, _, text = setting
     damage, message = DAMAGE[case]
     with pytest.raises(ValidationError, match=message):
-        CounterfactualResult.from_json(_resealed(text, damage) if case != "missing hash" else _edit(text, damage))
+        CounterfactualResult.from_json(
+            _resealed(text, damage) if case != "missing hash" else _edit(text, damage)
+        )
 
 
 def test_a_failed_query_cannot_have_counterfactuals(setting):
@@ -102,12 +133,17 @@ def test_a_failed_query_cannot_have_counterfactuals(setting):
         CounterfactualResult.from_json(_resealed(text, fail_first))
 
 
-@pytest.mark.parametrize("edit", [
-    lambda d: d.update(method="macee"),  # a wrong method name
-    lambda d: _first_cf(d).update(duration_months=_first_cf(d)["duration_months"] + 1),
-    lambda d: d["status"].__setitem__(0, "optimal" if d["status"][0] != "optimal" else "feasible"),
-    lambda d: d["params"].update(time_limit=99),
-])
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: d.update(method="macee"),  # a wrong method name
+        lambda d: _first_cf(d).update(duration_months=_first_cf(d)["duration_months"] + 1),
+        lambda d: d["status"].__setitem__(
+            0, "optimal" if d["status"][0] != "optimal" else "feasible"
+        ),
+        lambda d: d["params"].update(time_limit=99),
+    ],
+)
 def test_any_edit_is_caught_by_the_hash(setting, edit):
     _, _, text = setting
     with pytest.raises(ValidationError, match=r"does not match its sha256.*verify=False"):
@@ -151,12 +187,21 @@ def test_reverification_names_counterfactuals_that_fail(setting):
     query = result.queries.loc[q]
 
     def undo(d):  # type: ignore[no-untyped-def]
-        d["counterfactuals"]["rows"][0] = {k: (v.item() if hasattr(v, "item") else v) for k, v in query.items()}
+        d["counterfactuals"]["rows"][0] = {
+            k: (v.item() if hasattr(v, "item") else v) for k, v in query.items()
+        }
 
-    with pytest.raises(ValidationError, match=rf"\(query {int(q)!r}, rank {int(r)}\): the model predicts"):
+    with pytest.raises(
+        ValidationError, match=rf"\(query {int(q)!r}, rank {int(r)}\): the model predicts"
+    ):
         CounterfactualResult.from_json(_edit(text, undo), verify=False, model=model)
     # an immutable feature changed (age is immutable in this result)
-    aged = _edit(text, lambda d: d["counterfactuals"]["rows"][0].update(age=row["age"] + 1 if row["age"] < 75 else 70))
+    aged = _edit(
+        text,
+        lambda d: d["counterfactuals"]["rows"][0].update(
+            age=row["age"] + 1 if row["age"] < 75 else 70
+        ),
+    )
     with pytest.raises(ValidationError, match="immutable age"):
         CounterfactualResult.from_json(aged, verify=False, model=model)
 

@@ -16,15 +16,26 @@ from counterfact.result._json import content_hash
 @pytest.fixture(scope="module")
 def good() -> str:
     schema = cf.Schema(
-        (cf.Feature("a", "integer", lower=0, upper=10), cf.Feature("b", "categorical", categories=("x", "y"))),
-        target="y", classes=(0, 1),
+        (
+            cf.Feature("a", "integer", lower=0, upper=10),
+            cf.Feature("b", "categorical", categories=("x", "y")),
+        ),
+        target="y",
+        classes=(0, 1),
     )
     queries = pd.DataFrame({"a": [1, 2], "b": ["x", "y"]}, index=[0, 1])
-    cfs = pd.DataFrame({"a": [3], "b": ["x"]}, index=pd.MultiIndex.from_tuples([(0, 0)], names=["query", "rank"]))
+    cfs = pd.DataFrame(
+        {"a": [3], "b": ["x"]}, index=pd.MultiIndex.from_tuples([(0, 0)], names=["query", "rank"])
+    )
     r = CounterfactualResult(
-        queries=queries, counterfactuals=cfs, status=pd.Series(["feasible", "failed"], index=[0, 1]),
-        runtime=pd.Series([0.1, 0.2], index=[0, 1]), diagnostics=pd.DataFrame(index=[0, 1]), schema=schema,
-        target=pd.Series([1, 1], index=[0, 1]), method="nearest",
+        queries=queries,
+        counterfactuals=cfs,
+        status=pd.Series(["feasible", "failed"], index=[0, 1]),
+        runtime=pd.Series([0.1, 0.2], index=[0, 1]),
+        diagnostics=pd.DataFrame(index=[0, 1]),
+        schema=schema,
+        target=pd.Series([1, 1], index=[0, 1]),
+        method="nearest",
         constraints=cf.Constraints(immutable=["b"]),
     )
     return r.to_json()
@@ -51,26 +62,74 @@ DAMAGE = {
     "number": (lambda t: "42", "expected a JSON object, got a JSON number"),
     "null": (lambda t: "null", "got a JSON null"),
     "no format": (lambda t: _edit(t, lambda d: d.pop("format")), "'format' tag is missing"),
-    "wrong format": (lambda t: _edit(t, lambda d: d.update(format="other")), "'format' tag is 'other'"),
+    "wrong format": (
+        lambda t: _edit(t, lambda d: d.update(format="other")),
+        "'format' tag is 'other'",
+    ),
     "newer version": (lambda t: _edit(t, lambda d: d.update(version=99)), "version 99.*upgrade"),
-    "version text": (lambda t: _edit(t, lambda d: d.update(version="1")), "'version' must be an integer"),
+    "version text": (
+        lambda t: _edit(t, lambda d: d.update(version="1")),
+        "'version' must be an integer",
+    ),
     "no schema": (lambda t: _edit(t, lambda d: d.pop("schema")), "key 'schema' is missing"),
     "no status": (lambda t: _edit(t, lambda d: d.pop("status")), "key 'status' is missing"),
-    "status wrong type": (lambda t: _edit(t, lambda d: d.update(status="feasible")), "'status' must be an array"),
-    "schema a list": (lambda t: _edit(t, lambda d: d.update(schema=[])), "'schema' must be an object"),
-    "no query rows": (lambda t: _edit(t, lambda d: d["queries"].pop("rows")), "'rows' in 'queries' is missing"),
-    "bad features": (lambda t: _edit(t, lambda d: d["schema"].update(features=[{"name": "a"}])), "Result document"),
-    "features not list": (lambda t: _edit(t, lambda d: d["schema"].update(features=3)), "Result document"),
-    "unknown status": (lambda t: _edit(t, lambda d: d.update(status=["feasible", "great"])), "unknown statuses"),
-    "short runtime": (lambda t: _edit(t, lambda d: d.update(runtime=[0.1])), "'runtime' has 1 entries"),
+    "status wrong type": (
+        lambda t: _edit(t, lambda d: d.update(status="feasible")),
+        "'status' must be an array",
+    ),
+    "schema a list": (
+        lambda t: _edit(t, lambda d: d.update(schema=[])),
+        "'schema' must be an object",
+    ),
+    "no query rows": (
+        lambda t: _edit(t, lambda d: d["queries"].pop("rows")),
+        "'rows' in 'queries' is missing",
+    ),
+    "bad features": (
+        lambda t: _edit(t, lambda d: d["schema"].update(features=[{"name": "a"}])),
+        "Result document",
+    ),
+    "features not list": (
+        lambda t: _edit(t, lambda d: d["schema"].update(features=3)),
+        "Result document",
+    ),
+    "unknown status": (
+        lambda t: _edit(t, lambda d: d.update(status=["feasible", "great"])),
+        "unknown statuses",
+    ),
+    "short runtime": (
+        lambda t: _edit(t, lambda d: d.update(runtime=[0.1])),
+        "'runtime' has 1 entries",
+    ),
     "runtime text": (lambda t: _edit(t, lambda d: d.update(runtime=["x", "y"])), "Result document"),
-    "bad row value": (lambda t: _edit(t, lambda d: d["queries"]["rows"][0].update(a="zz")), "Result document"),
-    "bad cf index": (lambda t: _edit(t, lambda d: d["counterfactuals"].update(index=[5])), r"\[query, rank\]"),
-    "bad constraints": (lambda t: _edit(t, lambda d: d.update(constraints={"nope": 1})), "Unknown constraint keys"),
-    "n_cf text": (lambda t: _edit(t, lambda d: d.update(n_counterfactuals="1")), "'n_counterfactuals' must be an integer"),
-    "method number": (lambda t: _edit(t, lambda d: d.update(method=3)), "'method' must be a string"),
-    "short certificates": (lambda t: _edit(t, lambda d: d.update(certificates=["x"])), "'certificates' must be an array of 2"),
-    "certificate number": (lambda t: _edit(t, lambda d: d.update(certificates=[1, 2])), "'certificates' must be an array"),
+    "bad row value": (
+        lambda t: _edit(t, lambda d: d["queries"]["rows"][0].update(a="zz")),
+        "Result document",
+    ),
+    "bad cf index": (
+        lambda t: _edit(t, lambda d: d["counterfactuals"].update(index=[5])),
+        r"\[query, rank\]",
+    ),
+    "bad constraints": (
+        lambda t: _edit(t, lambda d: d.update(constraints={"nope": 1})),
+        "Unknown constraint keys",
+    ),
+    "n_cf text": (
+        lambda t: _edit(t, lambda d: d.update(n_counterfactuals="1")),
+        "'n_counterfactuals' must be an integer",
+    ),
+    "method number": (
+        lambda t: _edit(t, lambda d: d.update(method=3)),
+        "'method' must be a string",
+    ),
+    "short certificates": (
+        lambda t: _edit(t, lambda d: d.update(certificates=["x"])),
+        "'certificates' must be an array of 2",
+    ),
+    "certificate number": (
+        lambda t: _edit(t, lambda d: d.update(certificates=[1, 2])),
+        "'certificates' must be an array",
+    ),
 }
 
 
@@ -94,7 +153,9 @@ def test_a_file_name_is_answered_with_how_to_read_it(good, tmp_path):
         with pytest.raises(ValidationError, match="not a file name") as info:
             CounterfactualResult.from_json(name)
         assert "read_text()" in str(info.value)
-    with pytest.raises(ValidationError, match="not valid JSON"):  # plain garbage is still "not JSON"
+    with pytest.raises(
+        ValidationError, match="not valid JSON"
+    ):  # plain garbage is still "not JSON"
         CounterfactualResult.from_json("hello")
     assert CounterfactualResult.from_json(path.read_text()).method == "nearest"
 
@@ -106,7 +167,10 @@ def test_a_version_1_document_still_loads(good):
     d["version"] = 1
     d.pop("certificates")
     r = CounterfactualResult.from_json(json.dumps(d))
-    assert r.certificate(0) == "nearest: found by search; valid (checked with the model), not proven nearest"
+    assert (
+        r.certificate(0)
+        == "nearest: found by search; valid (checked with the model), not proven nearest"
+    )
     assert r.certificate(1).startswith("nearest: no counterfactual found (not a proof")
 
 

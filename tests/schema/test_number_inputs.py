@@ -24,7 +24,9 @@ def setting():
     return train, model, rows
 
 
-@pytest.mark.parametrize(("value", "shown"), [(1e19, "1e+19"), (9.3e18, "9.3e+18"), (1e308, "1e+308"), (-1e19, "-1e+19")])
+@pytest.mark.parametrize(
+    ("value", "shown"), [(1e19, "1e+19"), (9.3e18, "9.3e+18"), (1e308, "1e+308"), (-1e19, "-1e+19")]
+)
 def test_an_integer_beyond_what_the_feature_holds_is_refused(setting, value, shown):
     """The reproduction: NearestObservable().fit(model, train).explain(X) with
     X["duration_months"] = 1e19 explained a row with -9223372036854775808, status optimal."""
@@ -61,7 +63,9 @@ def test_infinite_values_name_the_row_and_value(setting):
 
 
 def test_coerce_refuses_what_int64_cannot_hold():
-    schema = cf.Schema((cf.Feature("a", "integer", lower=0, upper=10), cf.Feature("b", "real", lower=0, upper=1)))
+    schema = cf.Schema(
+        (cf.Feature("a", "integer", lower=0, upper=10), cf.Feature("b", "real", lower=0, upper=1))
+    )
     for bad in (np.nan, 1e19, np.inf):
         with pytest.raises(ValidationError, match="column 'a'") as info:
             schema.coerce(pd.DataFrame({"a": [1.0, bad], "b": [0.5, 0.5]}))
@@ -79,8 +83,13 @@ def test_fractional_values_of_an_integer_column_are_quoted(setting):
 
 def test_finite_number_helper():
     assert finite_number(3, "x") == 3.0
-    for bad, text in ((True, "must be a number"), ("3", "must be a number"), (float("nan"), "finite"),
-                      (float("inf"), "finite"), (10**400, "too large")):
+    for bad, text in (
+        (True, "must be a number"),
+        ("3", "must be a number"),
+        (float("nan"), "finite"),
+        (float("inf"), "finite"),
+        (10**400, "too large"),
+    ):
         with pytest.raises(ValidationError, match=text):
             finite_number(bad, "x")
     assert show_number(10**400).endswith("(401 digits)")
@@ -99,4 +108,7 @@ def test_a_boolean_names_a_class_only_when_the_classes_are_booleans(setting):
     class BoolModel:
         classes_ = np.array([False, True])
 
-    assert desired_class(BoolModel(), target=True) is True or desired_class(BoolModel(), target=True) == np.True_
+    assert (
+        desired_class(BoolModel(), target=True) is True
+        or desired_class(BoolModel(), target=True) == np.True_
+    )

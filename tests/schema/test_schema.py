@@ -19,7 +19,9 @@ def test_infer_kinds_and_bounds(toy_frame):
 
 
 def test_infer_overrides(toy_frame):
-    s = cf.Schema.infer(toy_frame, target="y", kinds={"age": "real"}, immutable=["job"], increasing=["age"])
+    s = cf.Schema.infer(
+        toy_frame, target="y", kinds={"age": "real"}, immutable=["job"], increasing=["age"]
+    )
     assert s["age"].kind == "real" and s["age"].actionability == "increasing"
     assert s.immutable == ["job"]
     with pytest.raises(SchemaError, match="unknown columns"):
@@ -204,7 +206,9 @@ def test_numeric_strings_are_an_error(toy_frame):
     X = toy_frame.drop(columns="y")
     bad = X.astype({"age": object})
     bad.loc[bad.index[0], "age"] = "12"
-    with pytest.raises(ValidationError, match=r"'age' is integer but holds text values such as '12'.*pd.to_numeric"):
+    with pytest.raises(
+        ValidationError, match=r"'age' is integer but holds text values such as '12'.*pd.to_numeric"
+    ):
         s.validate_frame(bad)
     with pytest.raises(ValidationError, match="'income' is real but holds text"):
         s.validate_frame(X.assign(income=X["income"].astype(str)))
@@ -214,14 +218,23 @@ def test_numeric_strings_are_an_error(toy_frame):
 
 
 def test_describe_prints_domains_at_resolution_and_short():
-    s = cf.Schema((
-        cf.Feature("amount", "real", lower=341.15, upper=35000.27, resolution=0.01),
-        cf.Feature("purpose", "categorical", categories=tuple(f"purpose number {i}" for i in range(10))),
-        cf.Feature("size", "ordinal", categories=("S", "M", "L")),
-    ), target="y", classes=(0, 1))
+    s = cf.Schema(
+        (
+            cf.Feature("amount", "real", lower=341.15, upper=35000.27, resolution=0.01),
+            cf.Feature(
+                "purpose", "categorical", categories=tuple(f"purpose number {i}" for i in range(10))
+            ),
+            cf.Feature("size", "ordinal", categories=("S", "M", "L")),
+        ),
+        target="y",
+        classes=(0, 1),
+    )
     d = s.describe()
     assert d.loc["amount", "domain"] == "[341.15, 35000.27]"  # not 35000.3
-    assert d.loc["purpose", "domain"].endswith("... (10 levels)") and len(d.loc["purpose", "domain"]) < 70
+    assert (
+        d.loc["purpose", "domain"].endswith("... (10 levels)")
+        and len(d.loc["purpose", "domain"]) < 70
+    )
     assert d.loc["size", "domain"] == "S, M, L"
 
 
@@ -234,7 +247,11 @@ def _coerce_reference(schema, X):
             num = pd.to_numeric(col).to_numpy(dtype=float)
             cols[f.name] = np.round(num).astype(np.int64) if f.kind == "integer" else num
         else:
-            cols[f.name] = pd.Series([v.item() if isinstance(v, np.generic) else v for v in col.tolist()], index=X.index, dtype=object)
+            cols[f.name] = pd.Series(
+                [v.item() if isinstance(v, np.generic) else v for v in col.tolist()],
+                index=X.index,
+                dtype=object,
+            )
     return pd.DataFrame(cols, index=X.index)
 
 
@@ -266,5 +283,8 @@ def test_validate_frame_reports_first_bad_column_after_fast_path_declines():
     X = data.X.iloc[:5].copy()
     X[ints[0]] = X[ints[0]].astype(float)
     X.loc[X.index[1], ints[0]] = np.nan
-    with pytest.raises(ValidationError, match=rf"missing values \(NaN\) in column '{ints[0]}' at rows \[{X.index[1]}\]"):
+    with pytest.raises(
+        ValidationError,
+        match=rf"missing values \(NaN\) in column '{ints[0]}' at rows \[{X.index[1]}\]",
+    ):
         data.schema.validate_frame(X)

@@ -26,15 +26,30 @@ def test_a_unit_only_on_numeric_features_and_only_text() -> None:
 
 
 def test_with_units_and_the_words_of_a_change() -> None:
-    s = cf.Schema((Feature("duration", "integer", lower=4, upper=72), Feature("amount", "real", lower=0, upper=1e4)))
+    s = cf.Schema(
+        (
+            Feature("duration", "integer", lower=4, upper=72),
+            Feature("amount", "real", lower=0, upper=1e4),
+        )
+    )
     with pytest.raises(cf.SchemaError):
         s.with_units(nope="days")
     s2 = s.with_units(duration="months", amount="DM")
-    assert s.features[0].unit == "" and s2["duration"].unit == "months"  # a copy, the original untouched
-    ch = changes(s2, pd.Series({"duration": 24, "amount": 1000.0}), pd.Series({"duration": 12, "amount": 800.0}))
+    assert (
+        s.features[0].unit == "" and s2["duration"].unit == "months"
+    )  # a copy, the original untouched
+    ch = changes(
+        s2,
+        pd.Series({"duration": 24, "amount": 1000.0}),
+        pd.Series({"duration": 12, "amount": 800.0}),
+    )
     assert describe_changes(ch) == "duration 24 -> 12 months; amount 1000 -> 800 DM"
 
 
 def test_bundled_data_names_its_units() -> None:
     s = cf.datasets.load("german_credit").schema
-    assert (s["duration_months"].unit, s["credit_amount"].unit, s["age"].unit) == ("months", "DM", "years")
+    assert (s["duration_months"].unit, s["credit_amount"].unit, s["age"].unit) == (
+        "months",
+        "DM",
+        "years",
+    )

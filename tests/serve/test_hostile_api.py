@@ -40,7 +40,9 @@ INT64_MIN = "-9223372036854775808"
 def setting():
     data = cf.datasets.load("german_credit")
     # monotone directions left free, so that the nearest observed row finds some for the example row
-    directed = {f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")}
+    directed = {
+        f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")
+    }
     data = data.with_schema(data.schema.with_actionability(**directed))
     train, _ = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
@@ -74,7 +76,9 @@ def _post(client, body, path="/api/explain"):  # type: ignore[no-untyped-def]
 # ------------------------------------------------------------- reproductions
 def test_a_time_limit_of_400_digits_is_a_422(client, row):
     """'time_limit': 1 followed by 400 zeros was a 500 (OverflowError in prepare_explain)."""
-    body = json.dumps({"rows": [row], "method": "nearest", "time_limit": 0}).replace('"time_limit": 0', '"time_limit": 1' + "0" * 400)
+    body = json.dumps({"rows": [row], "method": "nearest", "time_limit": 0}).replace(
+        '"time_limit": 0', '"time_limit": 1' + "0" * 400
+    )
     r = _post(client, body)
     assert r.status_code == 422, r.text
     assert "time_limit" in r.json()["detail"] and "401 digits" in r.json()["detail"]
@@ -82,21 +86,45 @@ def test_a_time_limit_of_400_digits_is_a_422(client, row):
 
 def test_ranges_of_400_digits_are_a_422(client, row):
     """'ranges': {'duration_months': [-10**400, 10**400]} was a 500 (in constraints)."""
-    r = _post(client, {"rows": [row], "method": "nearest", "constraints": {"ranges": {"duration_months": [-(10**400), 10**400]}}})
+    r = _post(
+        client,
+        {
+            "rows": [row],
+            "method": "nearest",
+            "constraints": {"ranges": {"duration_months": [-(10**400), 10**400]}},
+        },
+    )
     assert r.status_code == 422, r.text
-    assert r.json()["error"] == "ConstraintError" and "ranges['duration_months']" in r.json()["detail"]
+    assert (
+        r.json()["error"] == "ConstraintError" and "ranges['duration_months']" in r.json()["detail"]
+    )
 
 
-@pytest.mark.parametrize(("value", "shown"), [(1e19, "1e+19"), (9.3e18, "9.3e+18"), (1e308, "1e+308"), (-1e19, "-1e+19"),
-                                              (10**30, "1000000000000000000000000000000")])
+@pytest.mark.parametrize(
+    ("value", "shown"),
+    [
+        (1e19, "1e+19"),
+        (9.3e18, "9.3e+18"),
+        (1e308, "1e+308"),
+        (-1e19, "-1e+19"),
+        (10**30, "1000000000000000000000000000000"),
+    ],
+)
 def test_an_integer_feature_beyond_int_range_is_a_422_quoting_the_value(client, row, value, shown):
     """1e308 was refused with a message quoting -9223372036854775808."""
     for path in ("/api/explain", "/api/predict"):
-        r = _post(client, {"rows": [{**row, "duration_months": value}], "method": "nearest"} if path == "/api/explain"
-                  else {"rows": [{**row, "duration_months": value}]}, path)
+        r = _post(
+            client,
+            {"rows": [{**row, "duration_months": value}], "method": "nearest"}
+            if path == "/api/explain"
+            else {"rows": [{**row, "duration_months": value}]},
+            path,
+        )
         assert r.status_code == 422, r.text
         detail = r.json()["detail"]
-        assert "rows[0]['duration_months']" in detail and shown in detail and INT64_MIN not in detail
+        assert (
+            "rows[0]['duration_months']" in detail and shown in detail and INT64_MIN not in detail
+        )
 
 
 def test_a_boolean_is_not_a_class_label(client, row):
@@ -106,10 +134,20 @@ def test_a_boolean_is_not_a_class_label(client, row):
     assert _post(client, {"rows": [row], "method": "nearest", "target": 1}).status_code == 200
 
 
-@pytest.mark.parametrize(("relation", "message"), [
-    ({"child": "credit_amount", "parents": ["duration_months"], "coef": {}}, "coef is empty"),
-    ({"child": "credit_amount", "parents": ["duration_months"], "coef": {"duration_months": 1e308}}, "too large"),
-])
+@pytest.mark.parametrize(
+    ("relation", "message"),
+    [
+        ({"child": "credit_amount", "parents": ["duration_months"], "coef": {}}, "coef is empty"),
+        (
+            {
+                "child": "credit_amount",
+                "parents": ["duration_months"],
+                "coef": {"duration_months": 1e308},
+            },
+            "too large",
+        ),
+    ],
+)
 def test_bad_causal_coefficients_are_named(client, row, relation, message):
     """'coef': {} passed validation; a coefficient of 1e308 surfaced as 'SolverError: HiGHS rejected the model'."""
     r = _post(client, {"rows": [row], "method": "nearest", "constraints": {"causal": [relation]}})
@@ -117,16 +155,19 @@ def test_bad_causal_coefficients_are_named(client, row, relation, message):
     assert message in r.json()["detail"]
 
 
-@pytest.mark.parametrize("body", [
-    {"constraints": {"allowed_values": {"age": [10**400]}}},
-    {"constraints": {"allowed_values": {"purpose": [1e308, "x"]}}},
-    {"constraints": {"max_changes": 10**400}},
-    {"n_counterfactuals": 10**400},
-    {"target": 10**400},
-    {"target": 1e308},
-    {"time_limit": 1e308},
-    {"time_limit": -(10**400)},
-])
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"constraints": {"allowed_values": {"age": [10**400]}}},
+        {"constraints": {"allowed_values": {"purpose": [1e308, "x"]}}},
+        {"constraints": {"max_changes": 10**400}},
+        {"n_counterfactuals": 10**400},
+        {"target": 10**400},
+        {"target": 1e308},
+        {"time_limit": 1e308},
+        {"time_limit": -(10**400)},
+    ],
+)
 def test_more_huge_numbers_are_422(client, row, body):
     r = _post(client, {"rows": [row], "method": "nearest", **body})
     assert r.status_code == 422, r.text
@@ -134,13 +175,20 @@ def test_more_huge_numbers_are_422(client, row, body):
 
 # ----------------------------------------------------------------- fuzzing
 _numbers = st.one_of(
-    st.integers(-100, 100), st.integers(-(10**20), 10**20), st.floats(allow_nan=False, allow_infinity=False),
+    st.integers(-100, 100),
+    st.integers(-(10**20), 10**20),
+    st.floats(allow_nan=False, allow_infinity=False),
     st.sampled_from([10**400, -(10**400), 2**63, 2**53 + 1, 1e308, -1e308, 5e-324, 0, 0.5, -0.0]),
 )
 _non_finite = st.sampled_from([float("nan"), float("inf"), float("-inf")])
 _scalars = st.one_of(st.none(), st.booleans(), _numbers, _non_finite, st.text(max_size=6))
-_values = st.recursive(_scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-                       max_leaves=6)
+_values = st.recursive(
+    _scalars,
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
 
 
 def _sometimes_junk(strategy):  # type: ignore[no-untyped-def]
@@ -154,9 +202,13 @@ def _rows(draw, row, categories):  # type: ignore[no-untyped-def]
     rows = []
     for _ in range(draw(st.integers(0, 3) | st.just(1))):
         r = dict(row)
-        for name in draw(st.lists(st.sampled_from(names), max_size=3)) if draw(st.booleans()) else []:
+        for name in (
+            draw(st.lists(st.sampled_from(names), max_size=3)) if draw(st.booleans()) else []
+        ):
             if name in categories:
-                r[name] = draw(_sometimes_junk(st.sampled_from(categories[name]) | st.text(max_size=6)))
+                r[name] = draw(
+                    _sometimes_junk(st.sampled_from(categories[name]) | st.text(max_size=6))
+                )
             else:
                 r[name] = draw(_sometimes_junk(_numbers))
         if draw(st.integers(0, 9)) == 0:
@@ -171,17 +223,30 @@ def _rows(draw, row, categories):  # type: ignore[no-untyped-def]
 def _constraints(draw, row, categories):  # type: ignore[no-untyped-def]
     features = st.sampled_from([*row, "salary"])
     bound = st.none() | _numbers
-    value = st.one_of(_numbers, st.sampled_from([v for vs in categories.values() for v in vs]), st.booleans())
+    value = st.one_of(
+        _numbers, st.sampled_from([v for vs in categories.values() for v in vs]), st.booleans()
+    )
     kinds = {
-        "immutable": st.lists(features, max_size=2), "increasing": st.lists(features, max_size=2),
+        "immutable": st.lists(features, max_size=2),
+        "increasing": st.lists(features, max_size=2),
         "decreasing": st.lists(features, max_size=2),
-        "ranges": st.dictionaries(features, st.tuples(bound, bound) | st.lists(bound, max_size=3), max_size=2),
+        "ranges": st.dictionaries(
+            features, st.tuples(bound, bound) | st.lists(bound, max_size=3), max_size=2
+        ),
         "allowed_values": st.dictionaries(features, st.lists(value, max_size=3), max_size=2),
-        "features_to_vary": st.lists(features, max_size=3) | st.none(), "max_changes": st.integers(-2, 25) | _numbers,
-        "causal": st.lists(st.fixed_dictionaries(
-            {"child": features, "parents": st.lists(features, max_size=2),
-             "coef": st.dictionaries(features, _numbers, max_size=2)},
-            optional={"intercept": _numbers}), max_size=2),
+        "features_to_vary": st.lists(features, max_size=3) | st.none(),
+        "max_changes": st.integers(-2, 25) | _numbers,
+        "causal": st.lists(
+            st.fixed_dictionaries(
+                {
+                    "child": features,
+                    "parents": st.lists(features, max_size=2),
+                    "coef": st.dictionaries(features, _numbers, max_size=2),
+                },
+                optional={"intercept": _numbers},
+            ),
+            max_size=2,
+        ),
     }
     out = {k: draw(_sometimes_junk(v)) for k, v in kinds.items() if draw(st.integers(0, 3)) == 0}
     if draw(st.integers(0, 19)) == 0:
@@ -194,13 +259,19 @@ def _bodies(draw, row, categories):  # type: ignore[no-untyped-def]
     """An /api/explain body: mostly well-formed, with hostile values where they hurt."""
     if draw(st.integers(0, 19)) == 0:
         return draw(_values)
-    body = {"rows": draw(_rows(row, categories)),
-            "method": draw(st.sampled_from(["nearest"] * 4 + ["mace"] * 4 + [None, "magic", 5]))}
+    body = {
+        "rows": draw(_rows(row, categories)),
+        "method": draw(st.sampled_from(["nearest"] * 4 + ["mace"] * 4 + [None, "magic", 5])),
+    }
     optional = {
         "constraints": _sometimes_junk(_constraints(row, categories)),
-        "n_counterfactuals": st.integers(0, 7).flatmap(lambda k: _numbers if k == 0 else st.integers(0, 3)),
+        "n_counterfactuals": st.integers(0, 7).flatmap(
+            lambda k: _numbers if k == 0 else st.integers(0, 3)
+        ),
         "target": st.sampled_from([0, 1, True, False, 1.0, "good", 10**400, None]) | _scalars,
-        "time_limit": _sometimes_junk(st.sampled_from([0.2, 0.5, 0, -1, 1e-300, 10**400, 3]) | _numbers),
+        "time_limit": _sometimes_junk(
+            st.sampled_from([0.2, 0.5, 0, -1, 1e-300, 10**400, 3]) | _numbers
+        ),
         "extra": _values,
     }
     for k, strategy in optional.items():
@@ -214,7 +285,9 @@ def test_fuzzed_bodies_never_get_a_5xx(client, row, service):
     statuses: list[int] = []
     categories = {f.name: list(f.categories) for f in service.schema if not f.is_numeric}
 
-    @settings(max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None)
+    @settings(
+        max_examples=200, deadline=None, suppress_health_check=list(HealthCheck), database=None
+    )
     @given(_bodies(row, categories))
     def check(body):  # type: ignore[no-untyped-def]
         r = _post(client, body)
@@ -232,16 +305,28 @@ def test_fuzzed_bodies_never_get_a_5xx(client, row, service):
 # ---------------------------------------------------------- quotas and log
 def test_per_client_quotas_answer_429_with_retry_after(setting, row):
     train, model, methods = setting
-    service = Service(data=train, model=model, methods={"nearest": methods["nearest"]},
-                      limits=Limits(requests_per_minute=5, counterfactuals_per_hour=4))
+    service = Service(
+        data=train,
+        model=model,
+        methods={"nearest": methods["nearest"]},
+        limits=Limits(requests_per_minute=5, counterfactuals_per_hour=4),
+    )
     now = [1000.0]
     service.quotas.clock = lambda: now[0]
-    with TestClient(create_app(service), raise_server_exceptions=False) as c, \
-            TestClient(create_app(service), raise_server_exceptions=False, client=("10.0.0.2", 1)) as other:
+    with (
+        TestClient(create_app(service), raise_server_exceptions=False) as c,
+        TestClient(
+            create_app(service), raise_server_exceptions=False, client=("10.0.0.2", 1)
+        ) as other,
+    ):
         for _ in range(5):
             assert c.get("/api/schema").status_code == 200
         r = c.get("/api/schema")
-        assert r.status_code == 429 and r.json()["error"] == "QuotaExceeded" and r.headers["Retry-After"] == "60"
+        assert (
+            r.status_code == 429
+            and r.json()["error"] == "QuotaExceeded"
+            and r.headers["Retry-After"] == "60"
+        )
         assert other.get("/api/schema").status_code == 200  # another client has its own quota
         assert c.get("/health").status_code == 200  # never counted
         now[0] += 61
@@ -249,7 +334,9 @@ def test_per_client_quotas_answer_429_with_retry_after(setting, row):
         assert ok.status_code == 200
         used = sum(len(x["counterfactuals"]) for x in ok.json()["results"])
         assert service.quotas.usage("testclient")["counterfactuals_last_hour"] == used
-        assert _post(c, {"rows": [row, row], "n_counterfactuals": 3}).status_code == 422  # 6 > 4: never possible
+        assert (
+            _post(c, {"rows": [row, row], "n_counterfactuals": 3}).status_code == 422
+        )  # 6 > 4: never possible
         now[0] += 10
         if used + 2 > 4:
             r = _post(c, {"rows": [row], "n_counterfactuals": 2})
@@ -279,25 +366,43 @@ def test_audit_log_records_who_asked_what_and_what_was_revealed(setting, row, tm
     path.write_text('{"earlier": "line"}\n')
     service = Service(data=train, model=model, methods={"nearest": methods["nearest"]})
     token = "s3cret-token"
-    with TestClient(create_app(service, token=token, audit_log=path), raise_server_exceptions=False) as c:
+    with TestClient(
+        create_app(service, token=token, audit_log=path), raise_server_exceptions=False
+    ) as c:
         auth = {"Authorization": f"Bearer {token}"}
-        explained = c.post("/api/explain", json={"rows": [row], "n_counterfactuals": 2}, headers=auth).json()
+        explained = c.post(
+            "/api/explain", json={"rows": [row], "n_counterfactuals": 2}, headers=auth
+        ).json()
         predicted = c.post("/api/predict", json={"rows": [row]}, headers=auth).json()
-        assert c.post("/api/explain", json={"rows": [{**row, "age": "old"}]}, headers=auth).status_code == 422
+        assert (
+            c.post("/api/explain", json={"rows": [{**row, "age": "old"}]}, headers=auth).status_code
+            == 422
+        )
         assert c.get("/api/schema").status_code == 401
         assert c.get("/health").status_code == 200  # not an /api/ request: not logged
     lines = path.read_text().splitlines()
     assert lines[0] == '{"earlier": "line"}'  # appended, never rewritten
     records = [json.loads(x) for x in lines[1:]]
     assert [(r["path"], r["status"]) for r in records] == [
-        ("/api/explain", 200), ("/api/predict", 200), ("/api/explain", 422), ("/api/schema", 401)]
+        ("/api/explain", 200),
+        ("/api/predict", 200),
+        ("/api/explain", 422),
+        ("/api/schema", 401),
+    ]
     ex = records[0]
-    assert ex["client"] == "testclient" and ex["token"].startswith("sha256:") and token not in json.dumps(records)
+    assert (
+        ex["client"] == "testclient"
+        and ex["token"].startswith("sha256:")
+        and token not in json.dumps(records)
+    )
     assert ex["request"]["rows"] == [row] and ex["request"]["n_counterfactuals"] == 2
     answer_rows = [c_["row"] for r in explained["results"] for c_ in r["counterfactuals"]]
     assert ex["revealed"]["counterfactuals"] == len(answer_rows) > 0
     assert [c_ for r in ex["revealed"]["rows"] for c_ in r["counterfactuals"]] == answer_rows
-    assert records[1]["revealed"]["predictions"][0]["probabilities"] == predicted["predictions"][0]["probabilities"]
+    assert (
+        records[1]["revealed"]["predictions"][0]["probabilities"]
+        == predicted["predictions"][0]["probabilities"]
+    )
     assert records[2]["error"] == "ValidationError" and "revealed" not in records[2]
     assert records[3]["token"] is None
     assert time.time() - os.path.getmtime(path) < 600
@@ -311,8 +416,12 @@ def test_a_cancelled_request_frees_its_method_at_once(setting, row):
     """Service level: with one slot per method, a cancelled 20-row request gives the slot
     back at once, so the next request starts without waiting for it."""
     train, model, methods = setting
-    service = Service(data=train, model=model, methods={"mace": methods["mace"]},
-                      limits=Limits(method_concurrency=1, max_rows=20))
+    service = Service(
+        data=train,
+        model=model,
+        methods={"mace": methods["mace"]},
+        limits=Limits(method_concurrency=1, max_rows=20),
+    )
     rows = [service.example(k)["row"] for k in range(20)]
     big = service.prepare_explain(rows=rows, method="mace", n_counterfactuals=5, time_limit=30)
     worker = threading.Thread(target=lambda: service.run_explain(big), daemon=True)
@@ -341,15 +450,39 @@ def _free_port() -> int:
 def server():
     """``counterfact serve`` on 127.0.0.1 (MACE only, one request at a time per method)."""
     port = _free_port()
-    cmd = [sys.executable, "-m", "counterfact.cli", "serve", "--host", "127.0.0.1", "--port", str(port), "--methods",
-           "mace", "--method-concurrency", "1", "--max-rows", "20", "--requests-per-minute", "0", "-q"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ, "TQDM_DISABLE": "1"})
+    cmd = [
+        sys.executable,
+        "-m",
+        "counterfact.cli",
+        "serve",
+        "--host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--methods",
+        "mace",
+        "--method-concurrency",
+        "1",
+        "--max-rows",
+        "20",
+        "--requests-per-minute",
+        "0",
+        "-q",
+    ]
+    proc = subprocess.Popen(
+        cmd,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "TQDM_DISABLE": "1"},
+    )
     base = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 180
         while time.monotonic() < deadline:
             if proc.poll() is not None:
-                pytest.fail(f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}")
+                pytest.fail(
+                    f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
+                )
             try:
                 if httpx.get(base + "/health", timeout=2).status_code == 200:
                     break
@@ -383,10 +516,14 @@ def test_a_dropped_large_request_is_cancelled(server):
 
         timed()
         solo = statistics.median(timed() for _ in range(5))
-        body = json.dumps({"rows": rows, "method": "mace", "n_counterfactuals": 5, "time_limit": 30}).encode()
+        body = json.dumps(
+            {"rows": rows, "method": "mace", "n_counterfactuals": 5, "time_limit": 30}
+        ).encode()
         with socket.create_connection(("127.0.0.1", port)) as s:
-            s.sendall(b"POST /api/explain HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
-                      b"Content-Length: %d\r\n\r\n%s" % (len(body), body))
+            s.sendall(
+                b"POST /api/explain HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"
+                b"Content-Length: %d\r\n\r\n%s" % (len(body), body)
+            )
             time.sleep(0.5)
             assert c.get("/health").json()["pending"] == 1
         dropped = time.perf_counter()
@@ -411,18 +548,31 @@ def nothing_loaded(monkeypatch):
     monkeypatch.setattr(_cli, "_service", refuse)
 
 
-@pytest.mark.parametrize(("argv", "env", "message"), [
-    (["serve", "--host", "0.0.0.0"], None, "refusing to serve on 0.0.0.0 without a token"),
-    (["serve", "--host", "::"], None, "--allow-public"),
-    (["serve", "--host", "example.org"], None, "--token T"),
-    (["serve"], "   ", "COUNTERFACT_TOKEN is set but blank"),
-    (["serve", "--host", "0.0.0.0"], " \t", "COUNTERFACT_TOKEN is set but blank"),
-    (["serve", "--token", " "], None, "--token is empty"),
-    (["serve", "--audit-log", "/nonexistent/dir/audit.jsonl"], None, "cannot be opened for appending"),
-    (["serve", "--requests-per-minute", "-1"], None, "--requests-per-minute must be >= 0"),
-    (["serve", "--max-time-limit", "1e400"], None, "--max-time-limit: max_time_limit must be a finite number"),
-])
-def test_unsafe_serving_is_refused_before_anything_is_fitted(capsys, monkeypatch, nothing_loaded, argv, env, message):
+@pytest.mark.parametrize(
+    ("argv", "env", "message"),
+    [
+        (["serve", "--host", "0.0.0.0"], None, "refusing to serve on 0.0.0.0 without a token"),
+        (["serve", "--host", "::"], None, "--allow-public"),
+        (["serve", "--host", "example.org"], None, "--token T"),
+        (["serve"], "   ", "COUNTERFACT_TOKEN is set but blank"),
+        (["serve", "--host", "0.0.0.0"], " \t", "COUNTERFACT_TOKEN is set but blank"),
+        (["serve", "--token", " "], None, "--token is empty"),
+        (
+            ["serve", "--audit-log", "/nonexistent/dir/audit.jsonl"],
+            None,
+            "cannot be opened for appending",
+        ),
+        (["serve", "--requests-per-minute", "-1"], None, "--requests-per-minute must be >= 0"),
+        (
+            ["serve", "--max-time-limit", "1e400"],
+            None,
+            "--max-time-limit: max_time_limit must be a finite number",
+        ),
+    ],
+)
+def test_unsafe_serving_is_refused_before_anything_is_fitted(
+    capsys, monkeypatch, nothing_loaded, argv, env, message
+):
     if env is None:
         monkeypatch.delenv("COUNTERFACT_TOKEN", raising=False)
     else:
@@ -443,5 +593,11 @@ def test_loopback_and_allowed_public_binds_pass_the_check():
 
 def test_the_audit_log_path_is_documented():
     text = (Path(__file__).parents[2] / "docs" / "serve.md").read_text()
-    for needle in ("--audit-log", "--requests-per-minute", "--counterfactuals-per-hour", "--allow-public", "extraction"):
+    for needle in (
+        "--audit-log",
+        "--requests-per-minute",
+        "--counterfactuals-per-hour",
+        "--allow-public",
+        "extraction",
+    ):
         assert needle in text

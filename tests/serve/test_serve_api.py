@@ -28,7 +28,9 @@ METHODS = ("nearest", "ufce", "mace")
 def setting():
     data = cf.datasets.load("german_credit")
     # monotone directions left free, so that the nearest observed row finds some for these rows
-    directed = {f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")}
+    directed = {
+        f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")
+    }
     data = data.with_schema(data.schema.with_actionability(**directed))
     train, _ = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
@@ -44,7 +46,9 @@ def setting():
 @pytest.fixture(scope="module")
 def service(setting):
     train, model, methods = setting
-    return Service(data=train, model=model, methods=methods, limits=Limits(max_rows=5, max_body_bytes=20_000))
+    return Service(
+        data=train, model=model, methods=methods, limits=Limits(max_rows=5, max_body_bytes=20_000)
+    )
 
 
 @pytest.fixture(scope="module")
@@ -140,10 +144,14 @@ def _recheck(service, model, request, answer):
             assert model.predict(row)[0] == res["target"] == 1
             assert c["probability_after"] == pytest.approx(model.predict_proba(row)[0, 1])
             assert cf.violations(x, row, schema, constraints).empty
-            assert [ch["feature"] for ch in c["changes"]] == [ch.feature for ch in cf.result.changes(schema, x, row.iloc[0])]
+            assert [ch["feature"] for ch in c["changes"]] == [
+                ch.feature for ch in cf.result.changes(schema, x, row.iloc[0])
+            ]
             assert c["changes"], "a counterfactual changes at least one feature"
             for ch in c["changes"]:
-                assert ch["after_text"] == cf.schema.format_value(schema[ch["feature"]], row.iloc[0][ch["feature"]])
+                assert ch["after_text"] == cf.schema.format_value(
+                    schema[ch["feature"]], row.iloc[0][ch["feature"]]
+                )
             n_found += 1
     return n_found
 
@@ -154,8 +162,16 @@ def test_explain_every_counterfactual_rechecked(client, setting, service, exampl
     constraints = {"ranges": {"duration_months": [6, None]}, "immutable": ["housing"]}
     if method != "nearest":  # observed rows rarely differ in only a few features
         constraints["max_changes"] = 3
-    rows = example_rows[:1] if method == "ufce" else example_rows  # the slowest of the three: one row
-    request = {"rows": rows, "method": method, "n_counterfactuals": 2, "constraints": constraints, "time_limit": 10}
+    rows = (
+        example_rows[:1] if method == "ufce" else example_rows
+    )  # the slowest of the three: one row
+    request = {
+        "rows": rows,
+        "method": method,
+        "n_counterfactuals": 2,
+        "constraints": constraints,
+        "time_limit": 10,
+    }
     r = client.post("/api/explain", json=request)
     assert r.status_code == 200, r.text
     answer = r.json()
@@ -165,17 +181,29 @@ def test_explain_every_counterfactual_rechecked(client, setting, service, exampl
 
 
 def test_explain_respects_features_to_vary(client, setting, service, example_rows):
-    request = {"rows": example_rows[:1], "method": "mace", "n_counterfactuals": 2,
-               "constraints": {"features_to_vary": ["duration_months", "credit_amount", "savings"]}}
+    request = {
+        "rows": example_rows[:1],
+        "method": "mace",
+        "n_counterfactuals": 2,
+        "constraints": {"features_to_vary": ["duration_months", "credit_amount", "savings"]},
+    }
     answer = client.post("/api/explain", json=request).json()
     assert _recheck(service, setting[1], request, answer) >= 1
     for c in answer["results"][0]["counterfactuals"]:
-        assert {ch["feature"] for ch in c["changes"]} <= {"duration_months", "credit_amount", "savings"}
+        assert {ch["feature"] for ch in c["changes"]} <= {
+            "duration_months",
+            "credit_amount",
+            "savings",
+        }
     assert answer["results"][0]["certificate"].startswith("MACE")
 
 
 def test_explain_reports_reason_when_nothing_exists(client, example_rows):
-    request = {"rows": example_rows[:1], "method": "mace", "constraints": {"features_to_vary": ["telephone"]}}
+    request = {
+        "rows": example_rows[:1],
+        "method": "mace",
+        "constraints": {"features_to_vary": ["telephone"]},
+    }
     res = client.post("/api/explain", json=request).json()["results"][0]
     assert res["status"] == "infeasible" and res["counterfactuals"] == []
     assert "proven" in res["certificate"]
@@ -209,38 +237,166 @@ INVALID = [
     ("bad JSON", "{rows: [", 422, "RequestValidationError", "not valid JSON"),
     ("not an object", "[1, 2]", 422, "RequestValidationError", "Invalid request"),
     ("no body", "", 422, "RequestValidationError", "JSON body is required"),
-    ("unknown field", lambda e: {"rows": e, "colour": "red"}, 422, "RequestValidationError", "colour: unknown field"),
+    (
+        "unknown field",
+        lambda e: {"rows": e, "colour": "red"},
+        422,
+        "RequestValidationError",
+        "colour: unknown field",
+    ),
     ("no rows", lambda e: {"rows": []}, 422, "ValidationError", "rows is empty"),
-    ("unknown feature", lambda e: {"rows": [_row(e, income=3)]}, 422, "ValidationError", "unknown features ['income']"),
-    ("missing feature", lambda e: {"rows": [{k: v for k, v in e[0].items() if k != "age"}]}, 422, "ValidationError",
-     "lacks the features ['age']"),
-    ("outside the domain", lambda e: {"rows": [_row(e, age=130)]}, 422, "ValidationError", "outside the feature's domain [19, 75]"),
-    ("unknown category", lambda e: {"rows": [_row(e, savings="a lot")]}, 422, "ValidationError", "not among its categories"),
-    ("string for a number", lambda e: {"rows": [_row(e, age="33")]}, 422, "ValidationError", "send a JSON number"),
-    ("fractional integer", lambda e: {"rows": [_row(e, age=33.5)]}, 422, "ValidationError", "fractional"),
-    ("null value", lambda e: {"rows": [_row(e, age=None)]}, 422, "RequestValidationError", "rows[0]['age']"),
-    ("unknown method", lambda e: {"rows": e, "method": "magic"}, 422, "ValidationError", "Unknown method 'magic'"),
-    ("method not loaded", lambda e: {"rows": e, "method": "mdpso"}, 422, "ValidationError", "not loaded on this server"),
-    ("unknown target", lambda e: {"rows": e, "target": 7}, 422, "ValidationError", "not a class of the model"),
-    ("constraint on unknown feature", lambda e: {"rows": e, "constraints": {"immutable": ["income"]}}, 422,
-     "ConstraintError", "names unknown features ['income']"),
-    ("unknown constraint key", lambda e: {"rows": e, "constraints": {"frozen": ["age"]}}, 422, "RequestValidationError",
-     "constraints.frozen: unknown field"),
-    ("range on a category", lambda e: {"rows": e, "constraints": {"ranges": {"savings": [0, 1]}}}, 422, "ConstraintError",
-     "ranges apply to numeric features"),
-    ("allowed value outside the domain", lambda e: {"rows": e, "constraints": {"allowed_values": {"savings": ["lots"]}}},
-     422, "ConstraintError", "outside the feature's domain"),
-    ("cannot honour", lambda e: {"rows": e, "method": "nearest", "constraints": {"causal": [
-        {"child": "credit_amount", "parents": ["duration_months"], "coef": {"duration_months": 100.0}}]}},
-     422, "UnsupportedConstraintError", "cannot honour constraints of kind ['causal']"),
-    ("NaN in a range", lambda e: {"rows": e, "constraints": {"ranges": {"age": [float("nan"), 50]}}}, 422,
-     "RequestValidationError", "constraints.ranges.age[0]: must be a finite JSON number"),
-    ("string count", lambda e: {"rows": e, "n_counterfactuals": "2"}, 422, "RequestValidationError",
-     "n_counterfactuals: Input should be a valid integer"),
-    ("max_changes beyond the features", lambda e: {"rows": e, "constraints": {"max_changes": 10**12}}, 422,
-     "ConstraintError", "exceeds the number of features (20)"),
-    ("n_counterfactuals 0", lambda e: {"rows": e, "n_counterfactuals": 0}, 422, "ValidationError", "n_counterfactuals must be"),
-    ("negative time limit", lambda e: {"rows": e, "time_limit": -1}, 422, "ValidationError", "time_limit must be"),
+    (
+        "unknown feature",
+        lambda e: {"rows": [_row(e, income=3)]},
+        422,
+        "ValidationError",
+        "unknown features ['income']",
+    ),
+    (
+        "missing feature",
+        lambda e: {"rows": [{k: v for k, v in e[0].items() if k != "age"}]},
+        422,
+        "ValidationError",
+        "lacks the features ['age']",
+    ),
+    (
+        "outside the domain",
+        lambda e: {"rows": [_row(e, age=130)]},
+        422,
+        "ValidationError",
+        "outside the feature's domain [19, 75]",
+    ),
+    (
+        "unknown category",
+        lambda e: {"rows": [_row(e, savings="a lot")]},
+        422,
+        "ValidationError",
+        "not among its categories",
+    ),
+    (
+        "string for a number",
+        lambda e: {"rows": [_row(e, age="33")]},
+        422,
+        "ValidationError",
+        "send a JSON number",
+    ),
+    (
+        "fractional integer",
+        lambda e: {"rows": [_row(e, age=33.5)]},
+        422,
+        "ValidationError",
+        "fractional",
+    ),
+    (
+        "null value",
+        lambda e: {"rows": [_row(e, age=None)]},
+        422,
+        "RequestValidationError",
+        "rows[0]['age']",
+    ),
+    (
+        "unknown method",
+        lambda e: {"rows": e, "method": "magic"},
+        422,
+        "ValidationError",
+        "Unknown method 'magic'",
+    ),
+    (
+        "method not loaded",
+        lambda e: {"rows": e, "method": "mdpso"},
+        422,
+        "ValidationError",
+        "not loaded on this server",
+    ),
+    (
+        "unknown target",
+        lambda e: {"rows": e, "target": 7},
+        422,
+        "ValidationError",
+        "not a class of the model",
+    ),
+    (
+        "constraint on unknown feature",
+        lambda e: {"rows": e, "constraints": {"immutable": ["income"]}},
+        422,
+        "ConstraintError",
+        "names unknown features ['income']",
+    ),
+    (
+        "unknown constraint key",
+        lambda e: {"rows": e, "constraints": {"frozen": ["age"]}},
+        422,
+        "RequestValidationError",
+        "constraints.frozen: unknown field",
+    ),
+    (
+        "range on a category",
+        lambda e: {"rows": e, "constraints": {"ranges": {"savings": [0, 1]}}},
+        422,
+        "ConstraintError",
+        "ranges apply to numeric features",
+    ),
+    (
+        "allowed value outside the domain",
+        lambda e: {"rows": e, "constraints": {"allowed_values": {"savings": ["lots"]}}},
+        422,
+        "ConstraintError",
+        "outside the feature's domain",
+    ),
+    (
+        "cannot honour",
+        lambda e: {
+            "rows": e,
+            "method": "nearest",
+            "constraints": {
+                "causal": [
+                    {
+                        "child": "credit_amount",
+                        "parents": ["duration_months"],
+                        "coef": {"duration_months": 100.0},
+                    }
+                ]
+            },
+        },
+        422,
+        "UnsupportedConstraintError",
+        "cannot honour constraints of kind ['causal']",
+    ),
+    (
+        "NaN in a range",
+        lambda e: {"rows": e, "constraints": {"ranges": {"age": [float("nan"), 50]}}},
+        422,
+        "RequestValidationError",
+        "constraints.ranges.age[0]: must be a finite JSON number",
+    ),
+    (
+        "string count",
+        lambda e: {"rows": e, "n_counterfactuals": "2"},
+        422,
+        "RequestValidationError",
+        "n_counterfactuals: Input should be a valid integer",
+    ),
+    (
+        "max_changes beyond the features",
+        lambda e: {"rows": e, "constraints": {"max_changes": 10**12}},
+        422,
+        "ConstraintError",
+        "exceeds the number of features (20)",
+    ),
+    (
+        "n_counterfactuals 0",
+        lambda e: {"rows": e, "n_counterfactuals": 0},
+        422,
+        "ValidationError",
+        "n_counterfactuals must be",
+    ),
+    (
+        "negative time limit",
+        lambda e: {"rows": e, "time_limit": -1},
+        422,
+        "ValidationError",
+        "time_limit must be",
+    ),
 ]
 
 
@@ -258,15 +414,28 @@ def test_invalid_requests_get_a_clean_4xx(client, example_rows, name, body, stat
 
 def test_contradictory_constraints_get_the_librarys_message(client, example_rows):
     expected = _library_message(lambda: cf.Constraints(immutable=["age"], increasing=["age"]))
-    r = client.post("/api/explain", json={"rows": example_rows, "constraints": {"immutable": ["age"], "increasing": ["age"]}})
+    r = client.post(
+        "/api/explain",
+        json={"rows": example_rows, "constraints": {"immutable": ["age"], "increasing": ["age"]}},
+    )
     assert r.status_code == 422 and r.json() == {"error": "ConstraintError", "detail": expected}
     # a range that excludes the row's own value of a feature that must not change
-    r = client.post("/api/explain", json={"rows": example_rows[:1], "constraints": {
-        "immutable": ["duration_months"], "ranges": {"duration_months": [1, 2]}}})
+    r = client.post(
+        "/api/explain",
+        json={
+            "rows": example_rows[:1],
+            "constraints": {
+                "immutable": ["duration_months"],
+                "ranges": {"duration_months": [1, 2]},
+            },
+        },
+    )
     assert r.status_code == 422 and r.json()["error"] == ConstraintError.__name__
     assert "excludes the query's own value" in r.json()["detail"]
     empty = _library_message(lambda: cf.Constraints(features_to_vary=[]))
-    r = client.post("/api/explain", json={"rows": example_rows, "constraints": {"features_to_vary": []}})
+    r = client.post(
+        "/api/explain", json={"rows": example_rows, "constraints": {"features_to_vary": []}}
+    )
     assert r.status_code == 422 and r.json()["detail"] == empty
 
 
@@ -316,7 +485,10 @@ def test_too_many_pending_explanations_get_429(setting, example_rows):
             assert "retry" in r.json()["detail"]
         finally:
             svc.release()
-        assert c.post("/api/explain", json={"rows": example_rows[:1], "method": "nearest"}).status_code == 200
+        assert (
+            c.post("/api/explain", json={"rows": example_rows[:1], "method": "nearest"}).status_code
+            == 200
+        )
 
 
 # ----------------------------------------------------------------------- token
@@ -339,7 +511,12 @@ def test_bearer_token(service, example_rows):
         assert c.get("/api/schema", headers=ok).status_code == 200
         r = c.post("/api/explain", json={"rows": example_rows[:1], "method": "nearest"})
         assert r.status_code == 401
-        assert c.post("/api/explain", json={"rows": example_rows[:1], "method": "nearest"}, headers=ok).status_code == 200
+        assert (
+            c.post(
+                "/api/explain", json={"rows": example_rows[:1], "method": "nearest"}, headers=ok
+            ).status_code
+            == 200
+        )
 
 
 # -------------------------------------------------------------- page and docs
@@ -354,8 +531,17 @@ def test_page_loads_nothing_from_elsewhere(client):
 
 def test_openapi_documents_every_endpoint(client):
     spec = client.get("/openapi.json").json()
-    assert {"/health", "/api/schema", "/api/methods", "/api/example", "/api/predict", "/api/explain"} <= set(spec["paths"])
-    assert {"ExplainRequest", "ExplainOut", "ConstraintsIn", "ErrorOut"} <= set(spec["components"]["schemas"])
+    assert {
+        "/health",
+        "/api/schema",
+        "/api/methods",
+        "/api/example",
+        "/api/predict",
+        "/api/explain",
+    } <= set(spec["paths"])
+    assert {"ExplainRequest", "ExplainOut", "ConstraintsIn", "ErrorOut"} <= set(
+        spec["components"]["schemas"]
+    )
     # /docs only from a local Swagger UI (counterfact[serve] installs one), never from a CDN
     assert client.get("/docs").status_code == (200 if swagger_ui_assets() else 404)
 
@@ -379,7 +565,11 @@ def test_health_answers_while_an_explanation_runs(setting, example_rows):
     svc = Service(data=train, model=model, methods={"gated": gated})
     with TestClient(create_app(svc), raise_server_exceptions=False) as c:
         out = {}
-        t = threading.Thread(target=lambda: out.setdefault("r", c.post("/api/explain", json={"rows": example_rows[:1]})))
+        t = threading.Thread(
+            target=lambda: out.setdefault(
+                "r", c.post("/api/explain", json={"rows": example_rows[:1]})
+            )
+        )
         t.start()
         try:
             assert _Gate.entered.wait(30)
@@ -419,7 +609,16 @@ def test_cli_registers_serve_with_help(capsys):
         main(["serve", "--help"])
     assert info.value.code == 0
     out = capsys.readouterr().out
-    for flag in ("--data", "--model-file", "--allow-unsafe-model-load", "--methods", "--host", "--port", "--workers", "--token"):
+    for flag in (
+        "--data",
+        "--model-file",
+        "--allow-unsafe-model-load",
+        "--methods",
+        "--host",
+        "--port",
+        "--workers",
+        "--token",
+    ):
         assert flag in out
     assert "127.0.0.1" in out
 

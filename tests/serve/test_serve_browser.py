@@ -26,14 +26,22 @@ CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 if not Path(CHROMIUM).exists():
     pytest.skip("Chromium is not installed (Debian package 'chromium')", allow_module_level=True)
 
-LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
-               "--disable-sync", "--no-first-run"]
+LAUNCH_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
 
 
 class NearestWithoutCap(NearestObservable):
     """A method that declares it cannot honour ``max_changes`` (the page must say so)."""
 
-    tags = dataclasses.replace(NearestObservable.tags, constraints=NearestObservable.tags.constraints - {"max_changes"})
+    tags = dataclasses.replace(
+        NearestObservable.tags, constraints=NearestObservable.tags.constraints - {"max_changes"}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +58,9 @@ def served():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning")
+    )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
@@ -87,7 +97,14 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     errors: list[str] = []
     page.on("pageerror", lambda e: errors.append(str(e)))
     external: list[str] = []
-    page.on("request", lambda r: external.append(r.url) if not r.url.startswith(url) and not r.url.startswith(("data:", "blob:")) else None)
+    page.on(
+        "request",
+        lambda r: (
+            external.append(r.url)
+            if not r.url.startswith(url) and not r.url.startswith(("data:", "blob:"))
+            else None
+        ),
+    )
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]", timeout=30_000)
 
@@ -95,9 +112,15 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     example = service.example(0)["row"]
     for f in schema:
         shown = page.input_value(f"#v-{f.name}")
-        assert shown == (str(example[f.name]) if f.categories else cf.schema.format_value(f, example[f.name]))
-    assert page.get_attribute("#v-age", "min") == "19" and page.get_attribute("#v-age", "max") == "75"
-    assert page.is_disabled("#c-age") is False and page.query_selector("#c-purpose") is None  # purpose is fixed
+        assert shown == (
+            str(example[f.name]) if f.categories else cf.schema.format_value(f, example[f.name])
+        )
+    assert (
+        page.get_attribute("#v-age", "min") == "19" and page.get_attribute("#v-age", "max") == "75"
+    )
+    assert (
+        page.is_disabled("#c-age") is False and page.query_selector("#c-purpose") is None
+    )  # purpose is fixed
     assert "Decision: bad" in page.inner_text("#decision")
     # German Credit names its favourable class: no empty "desired outcome" picker is shown
     assert not page.is_visible("#target-field")
@@ -115,7 +138,9 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     case = {**example, "duration_months": d1}
     p_fav = model.predict_proba(schema.coerce(pd.DataFrame([case])))[0, 1]
     page.wait_for_function(
-        "t => document.querySelector('#decision').textContent.includes(t)", arg=f"{100 * p_fav:.1f}%", timeout=20_000
+        "t => document.querySelector('#decision').textContent.includes(t)",
+        arg=f"{100 * p_fav:.1f}%",
+        timeout=20_000,
     )
 
     # feedback: telephone is fixed, duration may only go down to 12 months less
@@ -138,7 +163,9 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     record = json.loads(Path(info.value.path()).read_text())
     assert record["case"] == case
     sent = record["request"]["constraints"]
-    assert "telephone" not in sent["features_to_vary"] and sent["ranges"] == {"duration_months": [lo, hi]}
+    assert "telephone" not in sent["features_to_vary"] and sent["ranges"] == {
+        "duration_months": [lo, hi]
+    }
     constraints = cf.Constraints.from_dict(sent)
     x = schema.coerce(pd.DataFrame([case])).iloc[0]
     n_cf = 0
@@ -150,18 +177,26 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
         items = card.query_selector_all("li.cf")
         assert len(items) == len(res["counterfactuals"])
         if not items:  # a method that found nothing says why
-            assert "No counterfactual found" in card.inner_text() and res["reason"] in card.inner_text()
+            assert (
+                "No counterfactual found" in card.inner_text()
+                and res["reason"] in card.inner_text()
+            )
         for item, c in zip(items, res["counterfactuals"], strict=True):
             row = schema.coerce(pd.DataFrame([c["row"]]))
             assert model.predict(row)[0] == 1  # re-checked with the real model
             assert cf.violations(x, row, schema, constraints).empty  # the feedback holds
             changed = [ch.feature for ch in cf.result.changes(schema, x, row.iloc[0])]
-            shown = [li.get_attribute("data-feature") for li in item.query_selector_all("li[data-feature]")]
+            shown = [
+                li.get_attribute("data-feature")
+                for li in item.query_selector_all("li[data-feature]")
+            ]
             assert shown == changed and changed  # only (and all) the changed features
             assert "telephone" not in shown
             for li in item.query_selector_all("li[data-feature]"):
                 f = schema[li.get_attribute("data-feature")]
-                assert li.query_selector(".after").inner_text() == cf.schema.format_value(f, row.iloc[0][f.name])
+                assert li.query_selector(".after").inner_text() == cf.schema.format_value(
+                    f, row.iloc[0][f.name]
+                )
             assert lo <= row.iloc[0]["duration_months"] <= hi
             assert f"{100 * c['probability_after']:.1f}%" in item.inner_text()
             n_cf += 1

@@ -234,7 +234,9 @@ def test_layout_descriptions_regions_and_reasons(served, browser, tmp_path, widt
     page.select_option("#v-property", "building society savings / life insurance")  # a long value
     desc = page.inner_text("tr[data-feature='duration_months'] td.name .desc")
     assert desc == service.schema["duration_months"].description
-    assert page.inner_text("tr[data-feature='duration_months'] td.name .unit") == "in months"  # the schema's unit
+    assert (
+        page.inner_text("tr[data-feature='duration_months'] td.name .unit") == "in months"
+    )  # the schema's unit
     assert _no_value_cut_off(page) == []
     assert page.is_visible("#robust-field") and "1 retrained copy of the model" in page.inner_text(
         "#robust-field"

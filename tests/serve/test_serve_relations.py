@@ -14,7 +14,10 @@ from fastapi.testclient import TestClient
 import counterfact as cf
 from counterfact.serve import Limits, Service, create_app
 
-RELATIONS = ["credit_amount <= 150 * duration_months", "if housing != housing@ then residence_since == 1"]
+RELATIONS = [
+    "credit_amount <= 150 * duration_months",
+    "if housing != housing@ then residence_since == 1",
+]
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,9 @@ def client_and_service():
     train, _ = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     methods = {"mace": cf.methods.get("mace", random_state=0).fit(model, train)}
-    service = Service(data=train, model=model, methods=methods, limits=Limits(max_rows=5, max_body_bytes=20_000))
+    service = Service(
+        data=train, model=model, methods=methods, limits=Limits(max_rows=5, max_body_bytes=20_000)
+    )
     with TestClient(create_app(service), raise_server_exceptions=False) as c:
         yield c, service
 

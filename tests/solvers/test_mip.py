@@ -12,8 +12,16 @@ import pytest
 from counterfact.solvers.milp import Model, SolverError, lin, quicksum
 
 pytest.importorskip("highspy")
-BACKENDS = ["highs", pytest.param("scip", marks=pytest.mark.skipif(
-    __import__("importlib").util.find_spec("pyscipopt") is None, reason="pyscipopt not installed"))]
+BACKENDS = [
+    "highs",
+    pytest.param(
+        "scip",
+        marks=pytest.mark.skipif(
+            __import__("importlib").util.find_spec("pyscipopt") is None,
+            reason="pyscipopt not installed",
+        ),
+    ),
+]
 
 
 def test_expressions():

@@ -32,11 +32,17 @@ def _data(n: int = 300, seed: int = 1, n_classes: int = 2) -> cf.Dataset:
             "b": rng.uniform(-5, 5, n),
             "k": rng.integers(0, 20, n),
             "job": rng.choice(["x", "y", "z"], n),
-            "lvl": pd.Categorical(rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"], ordered=True),
+            "lvl": pd.Categorical(
+                rng.choice(["lo", "mid", "hi"], n), categories=["lo", "mid", "hi"], ordered=True
+            ),
         }
     )
     s = X["a"] - X["b"] + 0.2 * X["k"] + (X["job"] == "y") * 3.0 + X["lvl"].cat.codes - 6
-    y = (s + rng.normal(0, 1, n) > 0).astype(int) if n_classes == 2 else np.digitize(s + rng.normal(0, 1, n), [-3, 3])
+    y = (
+        (s + rng.normal(0, 1, n) > 0).astype(int)
+        if n_classes == 2
+        else np.digitize(s + rng.normal(0, 1, n), [-3, 3])
+    )
     return cf.Dataset.from_frame(X.assign(y=y), target="y", name="mixed")
 
 
@@ -51,7 +57,9 @@ def _fixed_bounds(schema, row):
 
 
 KINDS = ["lr", "svm", "tree", "rf", "gbm", "mlp"] + [
-    k for k in ("xgb", "lgbm") if __import__("importlib").util.find_spec({"xgb": "xgboost", "lgbm": "lightgbm"}[k])
+    k
+    for k in ("xgb", "lgbm")
+    if __import__("importlib").util.find_spec({"xgb": "xgboost", "lgbm": "lightgbm"}[k])
 ]
 
 
@@ -87,7 +95,12 @@ def test_outputs_match_the_model(data, kind):
 @pytest.mark.parametrize("kind", ["rf", "gbm", "mlp"])
 def test_counterfactuals_flip_the_real_model(data, kind):
     """Free inputs, minimal l1 change: the decoded point flips sklearn's predict."""
-    model = cf.models.fit(data, kind, random_state=0, **({"n_estimators": 15, "max_depth": 4} if kind != "mlp" else {}))
+    model = cf.models.fit(
+        data,
+        kind,
+        random_state=0,
+        **({"n_estimators": 15, "max_depth": 4} if kind != "mlp" else {}),
+    )
     comp = compile_model(model, data.schema)
     res = cf.Constraints().resolve(data.schema)
     for i in range(6):
@@ -109,7 +122,11 @@ def test_inputs_domain_and_changes(data):
     schema = data.schema
     x = schema.validate_frame(data.X.iloc[[0]]).iloc[0]
     cons = cf.Constraints(
-        immutable=["job"], increasing=["k"], ranges={"a": (1.0, 9.0)}, allowed_values={"lvl": ["lo", "hi"]}, max_changes=2
+        immutable=["job"],
+        increasing=["k"],
+        ranges={"a": (1.0, 9.0)},
+        allowed_values={"lvl": ["lo", "hi"]},
+        max_changes=2,
     )
     b = cons.resolve(schema).for_query(x)
     space = cf.models.compile.InputSpace.from_schema(schema)
@@ -149,7 +166,9 @@ def test_regressors_embedded():
     y = 30 * X["p"] + 100 * X["r"] + rng.normal(0, 5, 200)
     regs = [
         LinearRegression().fit(X, y),
-        make_pipeline(StandardScaler(), MLPRegressor(hidden_layer_sizes=(8,), random_state=0, max_iter=2000)).fit(X, y),
+        make_pipeline(
+            StandardScaler(), MLPRegressor(hidden_layer_sizes=(8,), random_state=0, max_iter=2000)
+        ).fit(X, y),
     ]
     for reg in regs:
         for point in ([3.0, 0.5], [47.0, -0.9]):

@@ -26,7 +26,9 @@ def test_a_limit_counts_down_and_expires():
     assert d.limited and 9.0 < d.left() <= 10.0
     assert 9.0 < d.seconds() <= 10.0
     gone = Deadline.after(-1.0)
-    assert gone.expired() and gone.left() < 0 and gone.seconds() == 0.0 and gone.seconds(0.01) == 0.01
+    assert (
+        gone.expired() and gone.left() < 0 and gone.seconds() == 0.0 and gone.seconds(0.01) == 0.01
+    )
 
 
 def test_reserve_keeps_time_back_and_earliest_picks_the_first():
@@ -42,5 +44,7 @@ def test_install_hints_come_from_the_package_metadata():
     assert install_hint("z3") == 'pip install "counterfact[mace]"  (or: pip install z3-solver)'
     assert "[l2c]" in install_hint("torch")
     assert "[ceocl]" in install_hint("pyscipopt")
-    assert "[dist]" in install_hint("distributed") and "dask[distributed]" in install_hint("distributed")
+    assert "[dist]" in install_hint("distributed") and "dask[distributed]" in install_hint(
+        "distributed"
+    )
     assert "[all]" in install_hint("no_such_module")

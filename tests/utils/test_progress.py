@@ -28,9 +28,15 @@ def test_verbose_progress_on_stderr_only(name, setting, capfd):
     r = method.explain(X)
     out, err = capfd.readouterr()
     assert out == "", f"{name} wrote to stdout: {out[:300]!r}"
-    todo = int((r.diagnostics["reason"] != "query already predicted as target").sum()) if "reason" in r.diagnostics else len(X)
+    todo = (
+        int((r.diagnostics["reason"] != "query already predicted as target").sum())
+        if "reason" in r.diagnostics
+        else len(X)
+    )
     if todo:
-        assert f"{todo}/{todo}" in err, f"{name}: no progress bar over the {todo} queries on stderr: {err[-500:]!r}"
+        assert f"{todo}/{todo}" in err, (
+            f"{name}: no progress bar over the {todo} queries on stderr: {err[-500:]!r}"
+        )
     assert "queries got" in err.splitlines()[-1], f"{name}: no closing summary line: {err[-300:]!r}"
 
 

@@ -19,4 +19,12 @@ from ._result import AuditResult
 from ._run import audit
 from ._text import GLOSSARY
 
-__all__ = ["GLOSSARY", "Action", "Atom", "AuditResult", "GlobalRecourse", "audit", "global_recourse"]
+__all__ = [
+    "GLOSSARY",
+    "Action",
+    "Atom",
+    "AuditResult",
+    "GlobalRecourse",
+    "audit",
+    "global_recourse",
+]

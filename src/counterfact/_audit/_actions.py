@@ -127,9 +127,14 @@ class ActionSpace:
         self.ordinal = np.array([f.kind == "ordinal" for f in schema], dtype=bool)
         self.categorical = np.array([f.is_categorical for f in schema], dtype=bool)
         self.lower = np.array([float(f.lower) if f.is_numeric else 0.0 for f in schema])  # type: ignore[arg-type]
-        self.upper = np.array([float(f.upper) if f.is_numeric else len(f.categories or ()) - 1.0 for f in schema])  # type: ignore[arg-type]
+        self.upper = np.array(
+            [float(f.upper) if f.is_numeric else len(f.categories or ()) - 1.0 for f in schema]
+        )  # type: ignore[arg-type]
         self.step = np.array([_step(f) for f in schema])
-        self.categories = [None if f.is_numeric else np.array(list(f.categories or ()), dtype=object) for f in schema]
+        self.categories = [
+            None if f.is_numeric else np.array(list(f.categories or ()), dtype=object)
+            for f in schema
+        ]
         self.scale = np.where(self.categorical, 1.0, 1.0 / schema.ranges())
 
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
@@ -153,7 +158,9 @@ class ActionSpace:
     def deltas(self, V: np.ndarray, M: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """MACE's per-feature ``delta_j`` between rows ``V`` and ``M``, and the changed mask."""
         D = np.abs(V - M)
-        thr = np.where(self.numeric, _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(M))), 0.5)
+        thr = np.where(
+            self.numeric, _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(M))), 0.5
+        )
         ch = D > thr
         return np.where(self.categorical, ch, D * self.scale * ch), ch
 
@@ -180,18 +187,24 @@ class ActionSpace:
                 moved = np.abs(V[:, j] - x) > _NUM_TOL * np.maximum(1.0, np.abs(x))
                 if moved.any():  # a change never shrinks when snapped (Schema.snap(away=True))
                     lo, hi = self.lower[j], self.upper[j]
-                    V[moved, j] = snap_array(V[moved, j], self.step[j], lo, hi, toward=x[moved], away=True)
+                    V[moved, j] = snap_array(
+                        V[moved, j], self.step[j], lo, hi, toward=x[moved], away=True
+                    )
         return V, inside
 
     def check(self, action: Action) -> None:
         """Raise :class:`ValidationError` when ``action`` does not fit the schema."""
         for a in action.atoms:
             if a.feature not in self.schema:
-                raise ValidationError(f"Action {a!r} names feature {a.feature!r}, which is not in the schema.")
+                raise ValidationError(
+                    f"Action {a!r} names feature {a.feature!r}, which is not in the schema."
+                )
             f = self.schema[a.feature]
             ok = {"set": not f.is_numeric, "shift": f.is_numeric}.get(a.op, f.is_ordered)
             if a.op not in OPS or not ok:
-                raise ValidationError(f"Action op {a.op!r} does not apply to the {f.kind} feature {f.name!r}.")
+                raise ValidationError(
+                    f"Action op {a.op!r} does not apply to the {f.kind} feature {f.name!r}."
+                )
         if len(set(action.features)) != len(action.atoms):
             raise ValidationError(f"Action {action!r} changes a feature twice.")
 
@@ -236,15 +249,22 @@ def verify(
     size = max(1, block_rows // A)
     for s in range(0, P, size):
         people = np.arange(s, min(P, s + size))
-        w, c, k = _verify_block(space, actions, M[people], [bounds[int(p)] for p in people], model, target, cost)
+        w, c, k = _verify_block(
+            space, actions, M[people], [bounds[int(p)] for p in people], model, target, cost
+        )
         works[:, people], costs[:, people] = w, c
         n_pred += k
     return Coverage(works, costs, n_pred)
 
 
 def _verify_block(
-    space: ActionSpace, actions: Sequence[Action], M: np.ndarray, bounds: list[QueryBounds | None],
-    model: Any, target: Any, cost: Cost,
+    space: ActionSpace,
+    actions: Sequence[Action],
+    M: np.ndarray,
+    bounds: list[QueryBounds | None],
+    model: Any,
+    target: Any,
+    cost: Cost,
 ) -> tuple[np.ndarray, np.ndarray, int]:
     A, P = len(actions), len(M)
     reached = [space.apply(a, M) for a in actions]

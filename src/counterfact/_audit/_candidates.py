@@ -67,8 +67,13 @@ class _Itemset:
 
 
 def candidates(
-    space: ActionSpace, M: np.ndarray, cfs: Sequence[np.ndarray], max_features: int, *,
-    min_support: int = 2, max_itemsets: int = 60,
+    space: ActionSpace,
+    M: np.ndarray,
+    cfs: Sequence[np.ndarray],
+    max_features: int,
+    *,
+    min_support: int = 2,
+    max_itemsets: int = 60,
 ) -> tuple[list[Action], dict[str, int]]:
     """Candidate actions from the counterfactuals ``cfs[p]`` (coded rows) of the people
     ``M[p]``; also how many came from each source."""
@@ -79,7 +84,10 @@ def candidates(
             items = _items(space, M[p], c)
             if not items:
                 continue
-            for a in (_own(space, items[:max_features], shift=True), _own(space, items[:max_features], shift=False)):
+            for a in (
+                _own(space, items[:max_features], shift=True),
+                _own(space, items[:max_features], shift=False),
+            ):
                 own.setdefault(a, None)
             for size in range(1, min(max_features, len(items)) + 1):
                 for combo in itertools.combinations(items[:MAX_ITEMS], size):
@@ -144,7 +152,9 @@ def _generalised(space: ActionSpace, supporters: list[tuple[_Item, ...]]) -> lis
                 continue
             v = float(np.quantile(reached[:, k], q if it.sign > 0 else 1.0 - q))
             op = "at_least" if it.sign > 0 else "at_most"
-            atoms.append(_atom(space, it.j, op, _readable(space, it.j, v, up=it.sign > 0, shift=False)))
+            atoms.append(
+                _atom(space, it.j, op, _readable(space, it.j, v, up=it.sign > 0, shift=False))
+            )
         out.append(Action(tuple(atoms)))
     if any(space.numeric[it.j] and it.sign != 0 for it in first):
         median = np.median(moves, axis=0) if width else np.zeros(0)
@@ -152,7 +162,9 @@ def _generalised(space: ActionSpace, supporters: list[tuple[_Item, ...]]) -> lis
             atoms = []
             for k, it in enumerate(first):
                 if it.sign == 0 or not space.numeric[it.j]:
-                    atoms.append(out[1].atoms[k])  # categories as they are; ordinal thresholds at the median
+                    atoms.append(
+                        out[1].atoms[k]
+                    )  # categories as they are; ordinal thresholds at the median
                     continue
                 d = _readable(space, it.j, scale * float(median[k]), up=it.sign > 0, shift=True)
                 atoms.append(_atom(space, it.j, "shift", d) if d != 0 else out[1].atoms[k])
@@ -175,7 +187,12 @@ def _readable(space: ActionSpace, j: int, v: float, *, up: bool, shift: bool) ->
     down so that the rule gets stronger; thresholds stay in the domain, moves within its
     width; ordinal ranks are whole."""
     if not space.numeric[j]:
-        return float(min(max(math.ceil(v - 1e-9) if up else math.floor(v + 1e-9), space.lower[j]), space.upper[j]))
+        return float(
+            min(
+                max(math.ceil(v - 1e-9) if up else math.floor(v + 1e-9), space.lower[j]),
+                space.upper[j],
+            )
+        )
     if v != 0 and math.isfinite(v):
         unit = 10.0 ** (math.floor(math.log10(abs(v))) - 1)
         v = (math.ceil if up else math.floor)(round(v / unit, 9)) * unit

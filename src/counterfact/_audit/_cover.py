@@ -36,7 +36,16 @@ from .._utils._deps import is_available
 from ..exceptions import ValidationError
 from ..solvers.milp import Expr, Model
 
-__all__ = ["AUTO_MILP_NONZEROS", "SOLVERS", "Choice", "choose", "exact", "greedy", "improve", "patterns"]
+__all__ = [
+    "AUTO_MILP_NONZEROS",
+    "SOLVERS",
+    "Choice",
+    "choose",
+    "exact",
+    "greedy",
+    "improve",
+    "patterns",
+]
 
 SOLVERS = ("auto", "greedy", "milp")
 #: ``solver="auto"`` solves the MILP when (patterns x covering actions) is at most this
@@ -62,7 +71,11 @@ class Choice:
 
 def _costs(works: np.ndarray, cost: np.ndarray | None) -> np.ndarray:
     """Costs where an action works, +inf elsewhere (zeros when no cost is given)."""
-    c = np.zeros(works.shape) if cost is None else np.nan_to_num(np.asarray(cost, dtype=float), nan=0.0)
+    c = (
+        np.zeros(works.shape)
+        if cost is None
+        else np.nan_to_num(np.asarray(cost, dtype=float), nan=0.0)
+    )
     return np.where(works, c, np.inf)
 
 
@@ -76,7 +89,9 @@ def patterns(works: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return uniq.T.astype(bool), counts.astype(int)
 
 
-def greedy(works: np.ndarray, k: int, cost: np.ndarray | None = None, *, fill: bool = True) -> list[int]:
+def greedy(
+    works: np.ndarray, k: int, cost: np.ndarray | None = None, *, fill: bool = True
+) -> list[int]:
     """At most ``k`` actions: the widest new coverage first, then (``fill``) the largest
     cost savings."""
     A, P = works.shape
@@ -129,7 +144,7 @@ def improve(works: np.ndarray, cost: np.ndarray | None, chosen: list[int], k: in
         current = _score(C, chosen)
         move: tuple[int, int, tuple[int, float]] | None = None
         for i in range(len(chosen)):
-            a, score = _best_addition(C, chosen[:i] + chosen[i + 1:], exclude=chosen)
+            a, score = _best_addition(C, chosen[:i] + chosen[i + 1 :], exclude=chosen)
             if a >= 0 and _better(score, current) and (move is None or _better(score, move[2])):
                 move = (i, a, score)
         if move is None:
@@ -138,7 +153,9 @@ def improve(works: np.ndarray, cost: np.ndarray | None, chosen: list[int], k: in
     return chosen
 
 
-def _best_addition(C: np.ndarray, base_set: list[int], exclude: list[int] | None = None) -> tuple[int, tuple[int, float]]:
+def _best_addition(
+    C: np.ndarray, base_set: list[int], exclude: list[int] | None = None
+) -> tuple[int, tuple[int, float]]:
     """The action that, added to ``base_set``, gives the best (coverage, -cost), and that score."""
     base = C[base_set].min(axis=0) if base_set else np.full(C.shape[1], np.inf)
     new = np.minimum(base[None, :], C)
@@ -167,7 +184,9 @@ def _greedy_bound(works: np.ndarray, k: int, n_greedy: int) -> float:
     return float(min(everyone, singles, math.floor(n_greedy / ratio + 1e-9)))
 
 
-def exact(works: np.ndarray, k: int, start: list[int], time_limit: float) -> tuple[list[int], bool, float, str]:
+def exact(
+    works: np.ndarray, k: int, start: list[int], time_limit: float
+) -> tuple[list[int], bool, float, str]:
     """The max-coverage MILP on the patterns of ``works`` (see the module docstring),
     started from ``start``: the chosen actions, whether proven optimal, the bound, the status."""
     cols, w = patterns(works)
@@ -176,7 +195,9 @@ def exact(works: np.ndarray, k: int, start: list[int], time_limit: float) -> tup
     z = m.add_vars(A, 0.0, 1.0, integer=True, name="z")
     y = m.add_vars(U, 0.0, 1.0, name="y")
     if U:  # y_u - sum_{a covers u} z_a <= 0
-        rows = sp.hstack([sp.identity(U, format="csr"), -sp.csr_matrix(cols.T.astype(float))], format="csr")
+        rows = sp.hstack(
+            [sp.identity(U, format="csr"), -sp.csr_matrix(cols.T.astype(float))], format="csr"
+        )
         m.add_rows([*y, *z], rows, -np.inf, 0.0)
         m.add_objective(Expr({v.index: -float(c) for v, c in zip(y, w, strict=True)}))
     m.add_rows(z, np.ones((1, A)), -np.inf, float(k))
@@ -201,7 +222,13 @@ def exact(works: np.ndarray, k: int, start: list[int], time_limit: float) -> tup
     return chosen, optimal, max(bound, float(covered)), sol.status
 
 
-def choose(works: np.ndarray, cost: np.ndarray | None, k: int, solver: str = "auto", time_limit: float = 10.0) -> Choice:
+def choose(
+    works: np.ndarray,
+    cost: np.ndarray | None,
+    k: int,
+    solver: str = "auto",
+    time_limit: float = 10.0,
+) -> Choice:
     """At most ``k`` actions: the most people covered, then the least cost (see the module docstring)."""
     if solver not in SOLVERS:
         raise ValidationError(f"solver must be one of {list(SOLVERS)}. Got {solver!r}.")
@@ -215,11 +242,24 @@ def choose(works: np.ndarray, cost: np.ndarray | None, k: int, solver: str = "au
         name = "milp"
     else:
         bound = float(n_greedy) if everyone else _greedy_bound(works, k, n_greedy)
-        chosen, optimal, status, name = start, bound <= n_greedy, "optimal" if bound <= n_greedy else "greedy", "greedy"
+        chosen, optimal, status, name = (
+            start,
+            bound <= n_greedy,
+            "optimal" if bound <= n_greedy else "greedy",
+            "greedy",
+        )
     chosen = improve(works, cost, chosen, k)
     n = int(works[chosen].any(axis=0).sum()) if chosen else 0
     order = _order(works, cost, chosen)
-    return Choice(order, n, optimal or n >= bound, max(bound, float(n)), name, status, time.perf_counter() - t0)
+    return Choice(
+        order,
+        n,
+        optimal or n >= bound,
+        max(bound, float(n)),
+        name,
+        status,
+        time.perf_counter() - t0,
+    )
 
 
 def _order(works: np.ndarray, cost: np.ndarray | None, chosen: list[int]) -> tuple[int, ...]:

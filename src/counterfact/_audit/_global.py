@@ -165,21 +165,57 @@ def global_recourse(
     -------
     GlobalRecourse
     """
-    s = GlobalSettings(max_actions, max_features, solver, time_limit, max_candidates, max_cost, max_cost_ratio,
-                       confidence, n_bootstrap, random_state, min_group_size)
+    s = GlobalSettings(
+        max_actions,
+        max_features,
+        solver,
+        time_limit,
+        max_candidates,
+        max_cost,
+        max_cost_ratio,
+        confidence,
+        n_bootstrap,
+        random_state,
+        min_group_size,
+    )
     X, data = _population(X, data, method)
     frame = _check(method, X, s, cost, n_counterfactuals, n_jobs, chunk_size)
-    run = _Run(method, None, target, int(n_counterfactuals), int(chunk_size), int(n_jobs), backend, address,
-               Path(out_dir) if out_dir is not None else None, None, "l1")
+    run = _Run(
+        method,
+        None,
+        target,
+        int(n_counterfactuals),
+        int(chunk_size),
+        int(n_jobs),
+        backend,
+        address,
+        Path(out_dir) if out_dir is not None else None,
+        None,
+        "l1",
+    )
     return _global(run, X, frame, s, groups, cost, constraints, individual, data, bins)
 
 
-def _global(run: _Run, X: Any, frame: pd.DataFrame, s: GlobalSettings, groups: Any, cost: Any, constraints: Any,
-            individual: Any, data: Any, bins: Any) -> GlobalRecourse:
+def _global(
+    run: _Run,
+    X: Any,
+    frame: pd.DataFrame,
+    s: GlobalSettings,
+    groups: Any,
+    cost: Any,
+    constraints: Any,
+    individual: Any,
+    data: Any,
+    bins: Any,
+) -> GlobalRecourse:
     """:func:`global_recourse` once its arguments are checked (see the module docstring)."""
     method = run.method
     per_row_c = _row_constraints(constraints, frame)
-    target = desired_class(method.model_.model, target=run.target, data=data if isinstance(data, Dataset) else method.data_)
+    target = desired_class(
+        method.model_.model,
+        target=run.target,
+        data=data if isinstance(data, Dataset) else method.data_,
+    )
     run = replace(run, target=target)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
     spec = _cost(method, cost)
@@ -192,10 +228,16 @@ def _global(run: _Run, X: Any, frame: pd.DataFrame, s: GlobalSettings, groups: A
     space = ActionSpace(method.schema_)
     bounds, reasons = person_bounds(method.schema_, frame.loc[ids], mine)
     own = individual_costs(space, frame.loc[ids], ind, spec)
-    picked, found = _search(space, method, frame.loc[ids], ind, bounds, target, spec, s, _caps(s, own), seconds)
-    per_row, reached = _assemble(space, method, frame, labels, rejected, ind, own, bounds, reasons, picked, target, s)
+    picked, found = _search(
+        space, method, frame.loc[ids], ind, bounds, target, spec, s, _caps(s, own), seconds
+    )
+    per_row, reached = _assemble(
+        space, method, frame, labels, rejected, ind, own, bounds, reasons, picked, target, s
+    )
     meta = _meta(method, s, spec, cost, constraints, target, info, data, found, seconds)
-    return GlobalRecourse(per_row, [a.to_dict() for a in picked.actions], reached, meta, picked.curve)
+    return GlobalRecourse(
+        per_row, [a.to_dict() for a in picked.actions], reached, meta, picked.curve
+    )
 
 
 @dataclass
@@ -209,14 +251,26 @@ class _Picked:
     choice: Choice
 
 
-def _search(space: ActionSpace, method: Any, Xr: pd.DataFrame, ind: Individual, bounds: list[QueryBounds | None],
-            target: Any, spec: Cost, s: GlobalSettings, cap: np.ndarray, seconds: dict[str, float]) -> tuple[_Picked, dict[str, Any]]:
+def _search(
+    space: ActionSpace,
+    method: Any,
+    Xr: pd.DataFrame,
+    ind: Individual,
+    bounds: list[QueryBounds | None],
+    target: Any,
+    spec: Cost,
+    s: GlobalSettings,
+    cap: np.ndarray,
+    seconds: dict[str, float],
+) -> tuple[_Picked, dict[str, Any]]:
     """Candidates, screening, verification on everyone and the choice (steps 2-5)."""
     t = time.perf_counter()
     M = space.encode(Xr) if len(Xr) else np.zeros((0, len(space.schema)))
     pos = {q: i for i, q in enumerate(Xr.index)}
     have = [q for q in Xr.index if q in ind.cfs]
-    pool, found = candidates(space, M[[pos[q] for q in have]], [space.encode(ind.cfs[q]) for q in have], s.max_features)
+    pool, found = candidates(
+        space, M[[pos[q] for q in have]], [space.encode(ind.cfs[q]) for q in have], s.max_features
+    )
     found["pool"] = len(pool)
     kept = _screen(space, pool, M, bounds, method.model_, target, spec, s, cap)
     seconds["candidates"] = time.perf_counter() - t
@@ -225,13 +279,27 @@ def _search(space: ActionSpace, method: Any, Xr: pd.DataFrame, ind: Individual, 
     seconds["verify"] = time.perf_counter() - t
     found.update(verified=len(kept), pairs=int(len(kept) * len(M)), predicted=cov.n_predicted)
     t = time.perf_counter()
-    choices = [choose(cov.works, cov.cost, k, s.solver, s.time_limit) for k in range(1, s.max_actions + 1)]
+    choices = [
+        choose(cov.works, cov.cost, k, s.solver, s.time_limit) for k in range(1, s.max_actions + 1)
+    ]
     seconds["select"] = time.perf_counter() - t
     final = choices[-1]
     P = max(len(M), 1)
-    curve = pd.DataFrame([{"k": k + 1, "n_covered": c.n_covered, "coverage": c.n_covered / P if len(M) else np.nan,
-                           "bound": c.bound, "optimal": c.optimal, "solver": c.solver, "status": c.status,
-                           "seconds": c.seconds} for k, c in enumerate(choices)])
+    curve = pd.DataFrame(
+        [
+            {
+                "k": k + 1,
+                "n_covered": c.n_covered,
+                "coverage": c.n_covered / P if len(M) else np.nan,
+                "bound": c.bound,
+                "optimal": c.optimal,
+                "solver": c.solver,
+                "status": c.status,
+                "seconds": c.seconds,
+            }
+            for k, c in enumerate(choices)
+        ]
+    )
     idx = list(final.chosen)
     return _Picked([kept[a] for a in idx], cov.works[idx], cov.cost[idx], curve, final), found
 
@@ -256,21 +324,44 @@ def _capped(cov: Coverage, cap: np.ndarray) -> Coverage:
 def _opt_float(v: Any, name: str) -> float | None:
     if v is None:
         return None
-    if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v) or v <= 0:
-        raise ValidationError(f"The {name!r} parameter of global_recourse must be a number > 0 or None. Got {v!r}.")
+    if (
+        isinstance(v, bool)
+        or not isinstance(v, (int, float, np.integer, np.floating))
+        or not np.isfinite(v)
+        or v <= 0
+    ):
+        raise ValidationError(
+            f"The {name!r} parameter of global_recourse must be a number > 0 or None. Got {v!r}."
+        )
     return float(v)
 
 
-def _screen(space: ActionSpace, pool: list[Action], M: np.ndarray, bounds: list[QueryBounds | None], model: Any,
-            target: Any, spec: Cost, s: GlobalSettings, cap: np.ndarray) -> list[Action]:
+def _screen(
+    space: ActionSpace,
+    pool: list[Action],
+    M: np.ndarray,
+    bounds: list[QueryBounds | None],
+    model: Any,
+    target: Any,
+    spec: Cost,
+    s: GlobalSettings,
+    cap: np.ndarray,
+) -> list[Action]:
     """At most ``max_candidates`` of ``pool``: verified on a seeded sample of people, the
     greedy choice on it first (complementary actions), then the widest coverage."""
     if len(pool) <= s.max_candidates:
         return pool
     rng = np.random.default_rng([s.random_state, 30])
     P = len(M)
-    sample = np.sort(rng.choice(P, size=min(P, SCREEN_ROWS), replace=False)) if P else np.zeros(0, dtype=int)
-    cov = _capped(verify(space, pool, M[sample], [bounds[i] for i in sample], model, target, spec), cap[sample])
+    sample = (
+        np.sort(rng.choice(P, size=min(P, SCREEN_ROWS), replace=False))
+        if P
+        else np.zeros(0, dtype=int)
+    )
+    cov = _capped(
+        verify(space, pool, M[sample], [bounds[i] for i in sample], model, target, spec),
+        cap[sample],
+    )
     with np.errstate(all="ignore"):
         tie = np.array([np.nanmedian(c) if np.isfinite(c).any() else np.inf for c in cov.cost])
     first = greedy(cov.works, s.max_candidates // 2, cov.cost)
@@ -280,36 +371,69 @@ def _screen(space: ActionSpace, pool: list[Action], M: np.ndarray, bounds: list[
     return [pool[a] for a in keep]
 
 
-def _check(method: Any, X: Any, s: GlobalSettings, cost: Any, n_cf: Any, n_jobs: Any, chunk_size: Any) -> pd.DataFrame:
+def _check(
+    method: Any, X: Any, s: GlobalSettings, cost: Any, n_cf: Any, n_jobs: Any, chunk_size: Any
+) -> pd.DataFrame:
     """Every argument checked before any work; the population validated."""
     if not getattr(method, "fitted_", False):
-        raise NotFittedError("global_recourse needs a fitted method: call method.fit(model, train) first.")
-    ints = {"max_actions": (s.max_actions, 1, None), "max_features": (s.max_features, 1, 5),
-            "max_candidates": (s.max_candidates, 1, None), "n_counterfactuals": (n_cf, 1, None),
-            "chunk_size": (chunk_size, 1, None), "min_group_size": (s.min_group_size, 0, None),
-            "n_bootstrap": (s.n_bootstrap, 0, None)}
+        raise NotFittedError(
+            "global_recourse needs a fitted method: call method.fit(model, train) first."
+        )
+    ints = {
+        "max_actions": (s.max_actions, 1, None),
+        "max_features": (s.max_features, 1, 5),
+        "max_candidates": (s.max_candidates, 1, None),
+        "n_counterfactuals": (n_cf, 1, None),
+        "chunk_size": (chunk_size, 1, None),
+        "min_group_size": (s.min_group_size, 0, None),
+        "n_bootstrap": (s.n_bootstrap, 0, None),
+    }
     for name, (v, lo, hi) in ints.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or v < lo or (hi is not None and v > hi):
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, (int, np.integer))
+            or v < lo
+            or (hi is not None and v > hi)
+        ):
             span = f"[{lo}, {hi}]" if hi is not None else f"[{lo}, inf)"
-            raise ValidationError(f"The {name!r} parameter of global_recourse must be an int in {span}. Got {v!r}.")
+            raise ValidationError(
+                f"The {name!r} parameter of global_recourse must be an int in {span}. Got {v!r}."
+            )
     if isinstance(n_jobs, bool) or not isinstance(n_jobs, (int, np.integer)) or n_jobs == 0:
-        raise ValidationError(f"The 'n_jobs' parameter of global_recourse must be a non-zero int. Got {n_jobs!r}.")
+        raise ValidationError(
+            f"The 'n_jobs' parameter of global_recourse must be a non-zero int. Got {n_jobs!r}."
+        )
     if s.solver not in SOLVERS:
-        raise ValidationError(f"The 'solver' parameter of global_recourse must be one of {list(SOLVERS)}. Got {s.solver!r}.")
+        raise ValidationError(
+            f"The 'solver' parameter of global_recourse must be one of {list(SOLVERS)}. Got {s.solver!r}."
+        )
     if s.solver == "milp":
         import_optional("highspy", purpose="global_recourse(solver='milp')")
-    for key, val, low, high in (("time_limit", s.time_limit, 0.0, np.inf), ("confidence", s.confidence, 0.0, 1.0)):
-        if isinstance(val, bool) or not isinstance(val, (int, float, np.integer, np.floating)) or not low < val < high:
-            raise ValidationError(f"The {key!r} parameter of global_recourse must be a number in ({low:g}, {high:g}). "
-                                  f"Got {val!r}.")
+    for key, val, low, high in (
+        ("time_limit", s.time_limit, 0.0, np.inf),
+        ("confidence", s.confidence, 0.0, 1.0),
+    ):
+        if (
+            isinstance(val, bool)
+            or not isinstance(val, (int, float, np.integer, np.floating))
+            or not low < val < high
+        ):
+            raise ValidationError(
+                f"The {key!r} parameter of global_recourse must be a number in ({low:g}, {high:g}). "
+                f"Got {val!r}."
+            )
     _opt_float(s.max_cost, "max_cost")
     _opt_float(s.max_cost_ratio, "max_cost_ratio")
     if isinstance(s.random_state, bool) or not isinstance(s.random_state, (int, np.integer)):
-        raise ValidationError(f"The 'random_state' parameter of global_recourse must be an int. Got {s.random_state!r}.")
+        raise ValidationError(
+            f"The 'random_state' parameter of global_recourse must be an int. Got {s.random_state!r}."
+        )
     _cost(method, cost)
     frame = method.schema_.validate_frame(X, what="X")
     if frame.index.has_duplicates:
-        raise ValidationError("X has duplicate index labels; row ids must be unique (reset_index()).")
+        raise ValidationError(
+            "X has duplicate index labels; row ids must be unique (reset_index())."
+        )
     return frame  # type: ignore[no-any-return]
 
 
@@ -320,11 +444,20 @@ def _cost(method: Any, cost: Any) -> Cost:
     if isinstance(cost, Mapping):
         unknown = sorted(set(map(str, cost)) - set(schema.names))
         if unknown:
-            raise ValidationError(f"The 'cost' weights name unknown features {unknown}. Known features: {schema.names}.")
+            raise ValidationError(
+                f"The 'cost' weights name unknown features {unknown}. Known features: {schema.names}."
+            )
         w = ones.copy()
         for name, v in cost.items():
-            if isinstance(v, bool) or not isinstance(v, (int, float, np.integer, np.floating)) or not np.isfinite(v) or v < 0:
-                raise ValidationError(f"The 'cost' weight of {name!r} must be a finite number >= 0. Got {v!r}.")
+            if (
+                isinstance(v, bool)
+                or not isinstance(v, (int, float, np.integer, np.floating))
+                or not np.isfinite(v)
+                or v < 0
+            ):
+                raise ValidationError(
+                    f"The 'cost' weight of {name!r} must be a finite number >= 0. Got {v!r}."
+                )
             w[schema.index(str(name))] = float(v)
         return Cost("l1", w)
     if cost in ("l1", "n_changed"):
@@ -337,8 +470,10 @@ def _cost(method: Any, cost: Any) -> Cost:
                 "use cost='l1' (normalised l1), 'n_changed' or {feature: weight}."
             )
         return Cost("norm", ones, tuple(norm) if isinstance(norm, list) else norm)
-    raise ValidationError(f"The 'cost' parameter of global_recourse must be 'l1', 'n_changed', 'method' or a "
-                          f"mapping {{feature: weight}}. Got {cost!r}.")
+    raise ValidationError(
+        f"The 'cost' parameter of global_recourse must be 'l1', 'n_changed', 'method' or a "
+        f"mapping {{feature: weight}}. Got {cost!r}."
+    )
 
 
 def _row_constraints(constraints: Any, frame: pd.DataFrame) -> list[Constraints | None]:
@@ -346,27 +481,50 @@ def _row_constraints(constraints: Any, frame: pd.DataFrame) -> list[Constraints 
     if constraints is None or isinstance(constraints, Constraints):
         return [constraints] * len(frame)
     if isinstance(constraints, (str, bytes, Mapping)) or not isinstance(constraints, Sequence):
-        raise ValidationError(f"The 'constraints' parameter must be a cf.Constraints, one per row of X, or None. "
-                              f"Got {type(constraints).__name__}.")
+        raise ValidationError(
+            f"The 'constraints' parameter must be a cf.Constraints, one per row of X, or None. "
+            f"Got {type(constraints).__name__}."
+        )
     if len(constraints) != len(frame):
-        raise ValidationError(f"The 'constraints' parameter lists {len(constraints)} Constraints for {len(frame)} "
-                              "rows of X; give one per row, in X's order (or one for everyone).")
+        raise ValidationError(
+            f"The 'constraints' parameter lists {len(constraints)} Constraints for {len(frame)} "
+            "rows of X; give one per row, in X's order (or one for everyone)."
+        )
     for c in constraints:
         if c is not None and not isinstance(c, Constraints):
-            raise ValidationError(f"The 'constraints' entries must be cf.Constraints or None. Got {type(c).__name__}.")
+            raise ValidationError(
+                f"The 'constraints' entries must be cf.Constraints or None. Got {type(c).__name__}."
+            )
     return list(constraints)
 
 
-def _assemble(space: ActionSpace, method: Any, frame: pd.DataFrame, labels: pd.DataFrame, rejected: np.ndarray,
-              ind: Individual, own: np.ndarray, bounds: list[QueryBounds | None], reasons: dict[Any, str],
-              picked: _Picked, target: Any, s: GlobalSettings) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _assemble(
+    space: ActionSpace,
+    method: Any,
+    frame: pd.DataFrame,
+    labels: pd.DataFrame,
+    rejected: np.ndarray,
+    ind: Individual,
+    own: np.ndarray,
+    bounds: list[QueryBounds | None],
+    reasons: dict[Any, str],
+    picked: _Picked,
+    target: Any,
+    s: GlobalSettings,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The per-person table and the rows reached (step 6)."""
     ids = frame.index[rejected]
     names = [f"A{k + 1}" for k in range(len(picked.actions))]
     cost = np.where(picked.works, picked.cost, np.inf)
     best = np.argmin(cost, axis=0) if len(names) else np.zeros(len(ids), dtype=int)
-    covered = np.asarray(picked.works.any(axis=0), dtype=bool) if len(names) else np.zeros(len(ids), dtype=bool)
-    reached, covered = _reach(space, method, frame.loc[ids], bounds, picked.actions, best, covered, target)
+    covered = (
+        np.asarray(picked.works.any(axis=0), dtype=bool)
+        if len(names)
+        else np.zeros(len(ids), dtype=bool)
+    )
+    reached, covered = _reach(
+        space, method, frame.loc[ids], bounds, picked.actions, best, covered, target
+    )
     pr = pd.DataFrame(index=frame.index)
     for g in labels.columns:
         pr[f"group:{g}"] = labels[g]
@@ -382,20 +540,28 @@ def _assemble(space: ActionSpace, method: Any, frame: pd.DataFrame, labels: pd.D
     pr.loc[ids, "individual_cost"] = own
     pr["covered"] = False
     pr.loc[ids, "covered"] = covered
-    action = np.array([names[b] if c else "" for b, c in zip(best, covered, strict=True)], dtype=object)
+    action = np.array(
+        [names[b] if c else "" for b, c in zip(best, covered, strict=True)], dtype=object
+    )
     pr["action"] = pd.Series("", index=frame.index, dtype=object)
     pr.loc[ids, "action"] = action
     pr["cost"] = np.nan
-    pr.loc[ids, "cost"] = np.where(covered, cost[best, np.arange(len(ids))] if len(names) else np.nan, np.nan)
+    pr.loc[ids, "cost"] = np.where(
+        covered, cost[best, np.arange(len(ids))] if len(names) else np.nan, np.nan
+    )
     pr["cost_ratio"] = pr["cost"] / pr["individual_cost"].where(pr["individual"] == "recourse")
     pr["n_working"] = 0
     pr.loc[ids, "n_working"] = picked.works.sum(axis=0) if len(names) else 0
     pr["reason"] = pd.Series("", index=frame.index, dtype=object)
     capped = s.max_cost is not None or s.max_cost_ratio is not None
-    pr.loc[ids, "reason"] = [_reason(q, c, reasons, len(names), capped) for q, c in zip(ids, covered, strict=True)]
+    pr.loc[ids, "reason"] = [
+        _reason(q, c, reasons, len(names), capped) for q, c in zip(ids, covered, strict=True)
+    ]
     pr["changes"] = pd.Series("", index=frame.index, dtype=object)
-    pr.loc[reached.index, "changes"] = [describe_changes(changes(method.schema_, frame.loc[q], reached.loc[q]))
-                                        for q in reached.index]
+    pr.loc[reached.index, "changes"] = [
+        describe_changes(changes(method.schema_, frame.loc[q], reached.loc[q]))
+        for q in reached.index
+    ]
     for k, name in enumerate(names):
         pr[f"works:{name}"] = False
         pr.loc[ids, f"works:{name}"] = picked.works[k]
@@ -413,8 +579,16 @@ def _reason(qid: Any, covered: bool, reasons: dict[Any, str], k: int, capped: bo
     return f"none of the {k} actions, applied to their row {within}, reaches the target"
 
 
-def _reach(space: ActionSpace, method: Any, Xr: pd.DataFrame, bounds: list[QueryBounds | None], actions: list[Action],
-           best: np.ndarray, covered: np.ndarray, target: Any) -> tuple[pd.DataFrame, np.ndarray]:
+def _reach(
+    space: ActionSpace,
+    method: Any,
+    Xr: pd.DataFrame,
+    bounds: list[QueryBounds | None],
+    actions: list[Action],
+    best: np.ndarray,
+    covered: np.ndarray,
+    target: Any,
+) -> tuple[pd.DataFrame, np.ndarray]:
     """The row each covered person reaches with their action, checked once more (their
     bounds and the model, in one batched call); a row that fails is not covered."""
     if not covered.any():
@@ -439,12 +613,24 @@ def _reach(space: ActionSpace, method: Any, Xr: pd.DataFrame, bounds: list[Query
     return rows[ok], out
 
 
-def _meta(method: Any, s: GlobalSettings, spec: Cost, cost: Any, constraints: Any, target: Any, info: dict[str, Any],
-          data: Any, found: dict[str, Any], seconds: dict[str, float]) -> dict[str, Any]:
+def _meta(
+    method: Any,
+    s: GlobalSettings,
+    spec: Cost,
+    cost: Any,
+    constraints: Any,
+    target: Any,
+    info: dict[str, Any],
+    data: Any,
+    found: dict[str, Any],
+    seconds: dict[str, float],
+) -> dict[str, Any]:
     """The run's settings, facts about the method and timings (kept in the JSON)."""
     tags = type(method).tags
     per_row = constraints is not None and not isinstance(constraints, Constraints)
-    same = cost == "method" or (cost == "l1" and tags.cost == "distance" and getattr(method, "norm", None) == "l1")
+    same = cost == "method" or (
+        cost == "l1" and tags.cost == "distance" and getattr(method, "norm", None) == "l1"
+    )
     return {
         "method": method.name or type(method).__name__,
         "display_name": tags.display_name,

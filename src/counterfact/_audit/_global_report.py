@@ -21,7 +21,9 @@ _PALETTE = ["#1565c0", "#2e7d32", "#ef6c00", "#6a1b9a", "#00838f", "#ad1457", "#
 
 
 def _pct(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * float(v):.1f}%"
+    return (
+        "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * float(v):.1f}%"
+    )
 
 
 def _num(v: Any) -> str:
@@ -59,7 +61,13 @@ def coverage_plot(g: Any, grouping: str | None) -> bytes:
     blocks = [("all rejected", pr, s.iloc[0])]
     if grouping is not None:
         for _, r in s[s["grouping"] == grouping].iterrows():
-            blocks.append((str(r["group"]) + (" (small)" if r["small"] else ""), pr[pr[f"group:{grouping}"] == r["group"]], r))
+            blocks.append(
+                (
+                    str(r["group"]) + (" (small)" if r["small"] else ""),
+                    pr[pr[f"group:{grouping}"] == r["group"]],
+                    r,
+                )
+            )
     blocks = blocks[::-1]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(blocks) + 1.6))
     y = np.arange(len(blocks))
@@ -73,13 +81,28 @@ def coverage_plot(g: Any, grouping: str | None) -> bytes:
             seen[i] |= w
         ax.barh(y, share, left=left, height=0.7, color=_PALETTE[k % len(_PALETTE)], label=name)
         left += share
-    ind = np.array([float(r["individual_rate"]) if pd.notna(r["individual_rate"]) else np.nan for _, _, r in blocks])
+    ind = np.array(
+        [
+            float(r["individual_rate"]) if pd.notna(r["individual_rate"]) else np.nan
+            for _, _, r in blocks
+        ]
+    )
     ax.scatter(ind, y, marker="|", s=260, color="black", zorder=3, label="per-person recourse")
     ax.set_yticks(y, [b[0] for b in blocks])
     ax.set_xlim(0, 1)
     ax.set_xlabel("share of rejected people")
-    ax.set_title(f"Coverage of the common actions by {grouping}" if grouping else "Coverage of the common actions")
-    ax.legend(loc="lower center", bbox_to_anchor=(0.5, 1.08), ncol=min(len(g.names) + 1, 6), frameon=False, fontsize=8)
+    ax.set_title(
+        f"Coverage of the common actions by {grouping}"
+        if grouping
+        else "Coverage of the common actions"
+    )
+    ax.legend(
+        loc="lower center",
+        bbox_to_anchor=(0.5, 1.08),
+        ncol=min(len(g.names) + 1, 6),
+        frameon=False,
+        fontsize=8,
+    )
     return _png(fig)
 
 
@@ -96,43 +119,94 @@ def _context(g: Any) -> dict[str, Any]:
     groupings = []
     for name in g.groupings:
         rows = s[s["grouping"] == name]
-        groupings.append({
-            "name": name,
-            "rows": [{"group": r["group"], "small": bool(r["small"]), "best": bool(r["best_off"]), "cells": [
-                str(int(r["n_rejected"])), _pct(r["individual_rate"]), _ci(r, "coverage", _pct), _gap(r),
-                _num(r["cost_median"]), _ci(r, "cost_ratio", _ratio),
-                *[_pct(a.loc[n, f"coverage:{name}={r['group']}"]) if f"coverage:{name}={r['group']}" in a.columns else "–"
-                  for n in g.names]]} for _, r in rows.iterrows()],
-            "png": _img(coverage_plot(g, name)) if g.n_rejected else None,
-        })
+        groupings.append(
+            {
+                "name": name,
+                "rows": [
+                    {
+                        "group": r["group"],
+                        "small": bool(r["small"]),
+                        "best": bool(r["best_off"]),
+                        "cells": [
+                            str(int(r["n_rejected"])),
+                            _pct(r["individual_rate"]),
+                            _ci(r, "coverage", _pct),
+                            _gap(r),
+                            _num(r["cost_median"]),
+                            _ci(r, "cost_ratio", _ratio),
+                            *[
+                                _pct(a.loc[n, f"coverage:{name}={r['group']}"])
+                                if f"coverage:{name}={r['group']}" in a.columns
+                                else "–"
+                                for n in g.names
+                            ],
+                        ],
+                    }
+                    for _, r in rows.iterrows()
+                ],
+                "png": _img(coverage_plot(g, name)) if g.n_rejected else None,
+            }
+        )
     seconds = meta.get("seconds") or {}
     return {
-        "conf": conf, "k": len(g.rules), "meta": meta, "findings": g.findings(),
-        "overall": {"coverage": _ci(o, "coverage", _pct), "n_covered": g.n_covered, "n_rejected": g.n_rejected,
-                    "relative": _pct(o["relative_coverage"]), "ratio": _ci(o, "cost_ratio", _ratio),
-                    "individual": _pct(o["individual_rate"])},
-        "actions": [{"name": n, "text": r["description"], "works": _ci(r, "coverage", _pct), "new": int(r["n_new"]),
-                     "cum": _pct(r["cumulative_coverage"]), "assigned": int(r["n_assigned"]),
-                     "cost": _num(r["cost_median"])} for n, r in a.iterrows()],
+        "conf": conf,
+        "k": len(g.rules),
+        "meta": meta,
+        "findings": g.findings(),
+        "overall": {
+            "coverage": _ci(o, "coverage", _pct),
+            "n_covered": g.n_covered,
+            "n_rejected": g.n_rejected,
+            "relative": _pct(o["relative_coverage"]),
+            "ratio": _ci(o, "cost_ratio", _ratio),
+            "individual": _pct(o["individual_rate"]),
+        },
+        "actions": [
+            {
+                "name": n,
+                "text": r["description"],
+                "works": _ci(r, "coverage", _pct),
+                "new": int(r["n_new"]),
+                "cum": _pct(r["cumulative_coverage"]),
+                "assigned": int(r["n_assigned"]),
+                "cost": _num(r["cost_median"]),
+            }
+            for n, r in a.iterrows()
+        ],
         "names": g.names,
         "groupings": groupings,
         "overall_png": _img(coverage_plot(g, None)) if g.n_rejected and not g.groupings else None,
-        "curve": [{"k": int(r["k"]), "n": int(r["n_covered"]), "coverage": _pct(r["coverage"]),
-                   "bound": int(r["bound"]), "proof": "proven optimal" if r["optimal"] else str(r["solver"])}
-                  for _, r in g.curve.iterrows()],
+        "curve": [
+            {
+                "k": int(r["k"]),
+                "n": int(r["n_covered"]),
+                "coverage": _pct(r["coverage"]),
+                "bound": int(r["bound"]),
+                "proof": "proven optimal" if r["optimal"] else str(r["solver"]),
+            }
+            for _, r in g.curve.iterrows()
+        ],
         "guarantee": meta.get("guarantee", {}).get("recourse", ""),
         "lower_bound": bool(meta.get("individual_lower_bound")),
         "candidates": meta.get("candidates", {}),
         "seconds": {k: f"{float(v):.1f}" for k, v in seconds.items()},
         "gl": {k: d for k, (_, d) in GLOBAL_GLOSSARY.items()},
-        "glossary": [{"key": k, "name": n, "definition": d} for k, (n, d) in GLOBAL_GLOSSARY.items()],
+        "glossary": [
+            {"key": k, "name": n, "definition": d} for k, (n, d) in GLOBAL_GLOSSARY.items()
+        ],
     }
 
 
 def _render(name: str, **context: Any) -> str:
     jinja2 = import_optional("jinja2", purpose="the global-recourse HTML")
-    text = resources.files("counterfact._audit").joinpath(f"templates/{name}").read_text(encoding="utf-8")
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    text = (
+        resources.files("counterfact._audit")
+        .joinpath(f"templates/{name}")
+        .read_text(encoding="utf-8")
+    )
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
     return str(env.from_string(text).render(**context))
 
 

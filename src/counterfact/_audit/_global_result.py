@@ -49,8 +49,14 @@ class GlobalRecourse:
         counts and the seconds of each step.
     """
 
-    def __init__(self, per_row: pd.DataFrame, actions: list[list[dict[str, Any]]], counterfactuals: pd.DataFrame,
-                 meta: dict[str, Any], curve: pd.DataFrame) -> None:
+    def __init__(
+        self,
+        per_row: pd.DataFrame,
+        actions: list[list[dict[str, Any]]],
+        counterfactuals: pd.DataFrame,
+        meta: dict[str, Any],
+        curve: pd.DataFrame,
+    ) -> None:
         self.per_row = per_row
         self.meta = meta
         self.curve = curve
@@ -58,10 +64,18 @@ class GlobalRecourse:
         self.rules = [Action.from_dict(a) for a in actions]
         self.names = [f"A{k + 1}" for k in range(len(self.rules))]
         self._settings = Settings(meta.get("settings") or {})
-        self._order = {g: [str(v) for v in info["order"]] for g, info in (meta.get("groups") or {}).items()}
+        self._order = {
+            g: [str(v) for v in info["order"]] for g, info in (meta.get("groups") or {}).items()
+        }
         self._reached = counterfactuals
         self._summary = summarize(per_row, self._order, self._settings)
-        self._actions = action_table(per_row, self.names, [a.describe(self.schema) for a in self.rules], self._order, self._settings)
+        self._actions = action_table(
+            per_row,
+            self.names,
+            [a.describe(self.schema) for a in self.rules],
+            self._order,
+            self._settings,
+        )
 
     # ------------------------------------------------------------ accessors
     @property
@@ -117,21 +131,29 @@ class GlobalRecourse:
 
     def glossary(self) -> pd.DataFrame:
         """Every figure's name and definition."""
-        return pd.DataFrame([{"figure": k, "name": n, "definition": d} for k, (n, d) in GLOBAL_GLOSSARY.items()])
+        return pd.DataFrame(
+            [{"figure": k, "name": n, "definition": d} for k, (n, d) in GLOBAL_GLOSSARY.items()]
+        )
 
     def __repr__(self) -> str:
-        return (f"GlobalRecourse(method={self.meta.get('method')!r}, actions={len(self.rules)}, "
-                f"rejected={self.n_rejected}, covered={self.n_covered}, coverage={self.coverage:.3f})")
+        return (
+            f"GlobalRecourse(method={self.meta.get('method')!r}, actions={len(self.rules)}, "
+            f"rejected={self.n_rejected}, covered={self.n_covered}, coverage={self.coverage:.3f})"
+        )
 
     # ---------------------------------------------------------------- export
     def to_json(self) -> str:
         """Versioned JSON: the per-person table, the actions, the rows reached, the curve,
         the settings and (for readers without Python) the aggregates."""
         payload = {
-            "format": FORMAT, "version": VERSION, "meta": jsonable(self.meta),
+            "format": FORMAT,
+            "version": VERSION,
+            "meta": jsonable(self.meta),
             "actions": [a.to_dict() for a in self.rules],
-            "per_row": _table_json(self.per_row), "counterfactuals": _table_json(self._reached),
-            "curve": _table_json(self.curve), "summary": _table_json(self._summary),
+            "per_row": _table_json(self.per_row),
+            "counterfactuals": _table_json(self._reached),
+            "curve": _table_json(self.curve),
+            "summary": _table_json(self._summary),
             "action_table": _table_json(self._actions.reset_index()),
         }
         return json.dumps(payload)
@@ -143,8 +165,18 @@ class GlobalRecourse:
         meta = d["meta"]
         schema = Schema.from_dict(meta["schema"])
         reached = _table_from_json(d["counterfactuals"])
-        reached = schema.coerce(reached[schema.names]) if len(reached) else pd.DataFrame(columns=schema.names)
-        return cls(_table_from_json(d["per_row"]), d["actions"], reached, meta, _table_from_json(d["curve"]))
+        reached = (
+            schema.coerce(reached[schema.names])
+            if len(reached)
+            else pd.DataFrame(columns=schema.names)
+        )
+        return cls(
+            _table_from_json(d["per_row"]),
+            d["actions"],
+            reached,
+            meta,
+            _table_from_json(d["curve"]),
+        )
 
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained HTML page of the global recourse (plot embedded); written to
@@ -154,12 +186,17 @@ class GlobalRecourse:
             Path(path).write_text(text, encoding="utf-8")
         return text
 
-    def save(self, out_dir: str | Path, *, html: bool = True, prefix: str = "global") -> dict[str, Path]:
+    def save(
+        self, out_dir: str | Path, *, html: bool = True, prefix: str = "global"
+    ) -> dict[str, Path]:
         """Write ``<prefix>_actions.csv``, ``_summary.csv``, ``_per_row.csv``,
         ``_counterfactuals.csv``, ``<prefix>.json`` (and ``<prefix>.html``)."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
-        paths = {k: out / f"{prefix}_{k}.csv" for k in ("actions", "summary", "per_row", "counterfactuals")}
+        paths = {
+            k: out / f"{prefix}_{k}.csv"
+            for k in ("actions", "summary", "per_row", "counterfactuals")
+        }
         self._actions.to_csv(paths["actions"], index_label="action")
         self._summary.to_csv(paths["summary"], index=False)
         self.per_row.to_csv(paths["per_row"], index_label="row")
@@ -174,7 +211,11 @@ class GlobalRecourse:
 
 def _table_json(df: pd.DataFrame) -> dict[str, Any]:
     cols = {str(c): [jsonable(v) for v in df[c].tolist()] for c in df.columns}
-    return {"index": jsonable(list(df.index)), "columns": cols, "dtypes": {str(c): str(df[c].dtype) for c in df.columns}}
+    return {
+        "index": jsonable(list(df.index)),
+        "columns": cols,
+        "dtypes": {str(c): str(df[c].dtype) for c in df.columns},
+    }
 
 
 def _table_from_json(t: dict[str, Any]) -> pd.DataFrame:

@@ -28,8 +28,17 @@ from ._stats import _rng, bootstrap_ci, group_blocks, wilson
 __all__ = ["ACTION_COLUMNS", "action_table", "newcombe", "summarize"]
 
 #: the columns of the action table before the per-group coverages
-ACTION_COLUMNS = ("description", "n_works", "coverage", "coverage_ci_low", "coverage_ci_high", "n_new",
-                  "cumulative_coverage", "n_assigned", "cost_median")
+ACTION_COLUMNS = (
+    "description",
+    "n_works",
+    "coverage",
+    "coverage_ci_low",
+    "coverage_ci_high",
+    "n_new",
+    "cumulative_coverage",
+    "n_assigned",
+    "cost_median",
+)
 
 
 def newcombe(k1: int, n1: int, k2: int, n2: int, confidence: float) -> tuple[float, float]:
@@ -43,7 +52,9 @@ def newcombe(k1: int, n1: int, k2: int, n2: int, confidence: float) -> tuple[flo
     return float(d - np.hypot(p1 - l1, u2 - p2)), float(d + np.hypot(u1 - p1, p2 - l2))
 
 
-def _ratio_ci(num: np.ndarray, den: np.ndarray, n_bootstrap: int, confidence: float, rng: np.random.Generator) -> tuple[float, float]:
+def _ratio_ci(
+    num: np.ndarray, den: np.ndarray, n_bootstrap: int, confidence: float, rng: np.random.Generator
+) -> tuple[float, float]:
     """Paired percentile bootstrap interval of ``mean(num) / mean(den)``."""
     if num.size == 0 or n_bootstrap < 1:
         return float("nan"), float("nan")
@@ -71,16 +82,25 @@ def _block(rows: pd.DataFrame, key: tuple[str, str], s: Any) -> dict[str, Any]:
     rlo, rhi = _ratio_ci(g, i, s.n_bootstrap, s.confidence, rng)
     ind_rate = n_ind / k if k else np.nan
     return {
-        "grouping": key[0], "group": key[1], "n_rejected": k, "small": k < s.min_group_size,
-        "n_individual": n_ind, "individual_rate": ind_rate,
-        "n_covered": n_cov, "coverage": n_cov / k if k else np.nan, "coverage_ci_low": lo, "coverage_ci_high": hi,
+        "grouping": key[0],
+        "group": key[1],
+        "n_rejected": k,
+        "small": k < s.min_group_size,
+        "n_individual": n_ind,
+        "individual_rate": ind_rate,
+        "n_covered": n_cov,
+        "coverage": n_cov / k if k else np.nan,
+        "coverage_ci_low": lo,
+        "coverage_ci_high": hi,
         "relative_coverage": (n_cov / k) / ind_rate if k and ind_rate > 0 else np.nan,
         "cost_median": float(np.median(cost)) if cost.size else np.nan,
-        "cost_median_ci_low": mlo, "cost_median_ci_high": mhi,
+        "cost_median_ci_low": mlo,
+        "cost_median_ci_high": mhi,
         "cost_individual_median": float(np.median(i)) if i.size else np.nan,
         "n_paired": int(i.size),
         "cost_ratio": float(g.mean() / i.mean()) if i.size else np.nan,
-        "cost_ratio_ci_low": rlo, "cost_ratio_ci_high": rhi,
+        "cost_ratio_ci_low": rlo,
+        "cost_ratio_ci_high": rhi,
         "cost_ratio_median": float(np.median(g / i)) if i.size else np.nan,
     }
 
@@ -103,7 +123,13 @@ def _gaps(table: pd.DataFrame, confidence: float) -> pd.DataFrame:
         for i in sub.index:
             table.loc[i, "coverage_gap"] = table.loc[best, "coverage"] - table.loc[i, "coverage"]
             if i != best:
-                lo, hi = newcombe(kb, nb, int(table.loc[i, "n_covered"]), int(table.loc[i, "n_rejected"]), confidence)
+                lo, hi = newcombe(
+                    kb,
+                    nb,
+                    int(table.loc[i, "n_covered"]),
+                    int(table.loc[i, "n_rejected"]),
+                    confidence,
+                )
                 table.loc[i, "coverage_gap_ci_low"], table.loc[i, "coverage_gap_ci_high"] = lo, hi
     return table
 
@@ -113,7 +139,13 @@ def summarize(per_row: pd.DataFrame, order: dict[str, list[str]], settings: Any)
     return _gaps(group_blocks(per_row, order, _block, settings), settings.confidence)
 
 
-def action_table(per_row: pd.DataFrame, names: Sequence[str], descriptions: Sequence[str], order: dict[str, list[str]], settings: Any) -> pd.DataFrame:
+def action_table(
+    per_row: pd.DataFrame,
+    names: Sequence[str],
+    descriptions: Sequence[str],
+    order: dict[str, list[str]],
+    settings: Any,
+) -> pd.DataFrame:
     """One row per chosen action: for whom it works (share of the rejected, with its
     interval), whom it adds to the actions before it, to whom it is assigned, its median
     cost over the people it works for, and its coverage in every group."""
@@ -128,9 +160,14 @@ def action_table(per_row: pd.DataFrame, names: Sequence[str], descriptions: Sequ
         new = works & ~seen
         seen |= works
         row: dict[str, Any] = {
-            "action": name, "description": text, "n_works": int(works.sum()),
-            "coverage": works.sum() / k if k else np.nan, "coverage_ci_low": lo, "coverage_ci_high": hi,
-            "n_new": int(new.sum()), "cumulative_coverage": seen.sum() / k if k else np.nan,
+            "action": name,
+            "description": text,
+            "n_works": int(works.sum()),
+            "coverage": works.sum() / k if k else np.nan,
+            "coverage_ci_low": lo,
+            "coverage_ci_high": hi,
+            "n_new": int(new.sum()),
+            "cumulative_coverage": seen.sum() / k if k else np.nan,
             "n_assigned": int((rej["action"] == name).sum()),
             "cost_median": float(np.median(cost)) if cost.size else np.nan,
         }

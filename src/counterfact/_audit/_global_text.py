@@ -71,7 +71,9 @@ GLOBAL_GLOSSARY: dict[str, tuple[str, str]] = {
 
 
 def _pct(v: Any) -> str:
-    return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * float(v):.1f}%"
+    return (
+        "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{100 * float(v):.1f}%"
+    )
 
 
 def _x(v: Any) -> str:
@@ -103,9 +105,11 @@ def findings(g: Any) -> list[str]:
             f"For the people they cover, the common actions cost {_x(o['cost_ratio'])} their {own} "
             f"({conf} interval [{_x(o['cost_ratio_ci_low'])}, {_x(o['cost_ratio_ci_high'])}]; median per-person "
             f"ratio {_x(o['cost_ratio_median'])})."
-            + (" Each person's own cost is the proven minimum, so no action can cost them less."
-               if meta.get("individual_lower_bound") else
-               " The per-person counterfactuals are not proven nearest, so a common action can cost less.")
+            + (
+                " Each person's own cost is the proven minimum, so no action can cost them less."
+                if meta.get("individual_lower_bound")
+                else " The per-person counterfactuals are not proven nearest, so a common action can cost less."
+            )
         )
     for grouping in g.groupings:
         out.extend(_group_sentences(s[s["grouping"] == grouping], grouping, conf, own))
@@ -116,15 +120,26 @@ def _choice_sentence(g: Any) -> str:
     last = g.curve.iloc[-1] if len(g.curve) else None
     n = g.meta.get("candidates", {}).get("verified", 0)
     if last is None or not n:
-        return ("No candidate action was found: the per-person method gave no counterfactual to build one from "
-                "(see the audit's reasons).")
+        return (
+            "No candidate action was found: the per-person method gave no counterfactual to build one from "
+            "(see the audit's reasons)."
+        )
     cheaper = " Among the sets that cover as many, a local search made it cheaper (no single swap of one action lowers the total cost)."
     if bool(last["optimal"]):
-        how = "proven by the MILP on HiGHS" if last["solver"] == "milp" else "it reaches an upper bound on what any such set covers"
-        return f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people ({how})." + cheaper
-    return (f"Chosen by {'a time-limited MILP' if last['solver'] == 'milp' else 'greedy max-coverage'} among the "
-            f"{n} verified candidates; no set of {int(last['k'])} of them covers more than {int(last['bound'])} people."
-            + cheaper)
+        how = (
+            "proven by the MILP on HiGHS"
+            if last["solver"] == "milp"
+            else "it reaches an upper bound on what any such set covers"
+        )
+        return (
+            f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people ({how})."
+            + cheaper
+        )
+    return (
+        f"Chosen by {'a time-limited MILP' if last['solver'] == 'milp' else 'greedy max-coverage'} among the "
+        f"{n} verified candidates; no set of {int(last['k'])} of them covers more than {int(last['bound'])} people."
+        + cheaper
+    )
 
 
 def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> list[str]:
@@ -141,17 +156,26 @@ def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> 
     if not worst["coverage_gap"] > 0:
         text = f"By {grouping}: every group has the same coverage, {_pct(best['coverage'])}"
     else:
-        text = (f"By {grouping}: coverage goes from {_pct(worst['coverage'])} ({worst['group']}) to "
-                f"{_pct(best['coverage'])} ({best['group']})")
+        text = (
+            f"By {grouping}: coverage goes from {_pct(worst['coverage'])} ({worst['group']}) to "
+            f"{_pct(best['coverage'])} ({best['group']})"
+        )
     if worst["coverage_gap"] > 0 and pd.notna(worst["coverage_gap_ci_low"]):
         lo, hi = worst["coverage_gap_ci_low"], worst["coverage_gap_ci_high"]
-        text += (f", a gap of {100 * worst['coverage_gap']:.1f} points ({conf} interval [{100 * lo:.1f}, {100 * hi:.1f}]"
-                 + ("; it includes 0: no evidence of a gap)" if lo <= 0 else ")"))
+        text += (
+            f", a gap of {100 * worst['coverage_gap']:.1f} points ({conf} interval [{100 * lo:.1f}, {100 * hi:.1f}]"
+            + ("; it includes 0: no evidence of a gap)" if lo <= 0 else ")")
+        )
     out = [text + "."]
     ratios = rows.dropna(subset=["cost_ratio"])
     if len(ratios) >= 2:
-        hi_r, lo_r = ratios.loc[ratios["cost_ratio"].idxmax()], ratios.loc[ratios["cost_ratio"].idxmin()]
-        out.append(f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} would "
-                   f"({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, {_x(hi_r['cost_ratio_ci_high'])}]), "
-                   f"against {_x(lo_r['cost_ratio'])} for {lo_r['group']}.")
+        hi_r, lo_r = (
+            ratios.loc[ratios["cost_ratio"].idxmax()],
+            ratios.loc[ratios["cost_ratio"].idxmin()],
+        )
+        out.append(
+            f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} would "
+            f"({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, {_x(hi_r['cost_ratio_ci_high'])}]), "
+            f"against {_x(lo_r['cost_ratio'])} for {lo_r['group']}."
+        )
     return out

@@ -35,7 +35,9 @@ def _source(name: str, X: pd.DataFrame, data: Any) -> pd.Series:
 
 def _align(col: pd.Series, X: pd.DataFrame, name: str) -> pd.Series:
     if col.index.has_duplicates:
-        raise ValidationError(f"groups column {name!r} has duplicate index labels; it must be indexed like X.")
+        raise ValidationError(
+            f"groups column {name!r} has duplicate index labels; it must be indexed like X."
+        )
     missing = ~X.index.isin(col.index)
     if missing.any():
         ids = list(X.index[missing][:5])
@@ -66,7 +68,9 @@ def _columns(groups: Any, X: pd.DataFrame, data: Any) -> list[tuple[str, pd.Seri
             for c in item.columns:
                 out.append((str(c), _align(item[c], X, str(c))))
         else:
-            raise ValidationError(f"groups entries must be names, Series or DataFrames. Got {type(item).__name__}.")
+            raise ValidationError(
+                f"groups entries must be names, Series or DataFrames. Got {type(item).__name__}."
+            )
     names = [n for n, _ in out]
     dup = sorted({n for n in names if names.count(n) > 1})
     if dup:
@@ -96,9 +100,13 @@ def _bin(values: pd.Series, spec: Any, name: str) -> tuple[pd.Series, list[str],
         try:
             edges = np.asarray(sorted(float(e) for e in spec), dtype=float)
         except (TypeError, ValueError):
-            raise ValidationError(f"bins for {name!r} must be an int or a list of edges. Got {spec!r}.") from None
+            raise ValidationError(
+                f"bins for {name!r} must be an int or a list of edges. Got {spec!r}."
+            ) from None
         if edges.size < 2 or np.unique(edges).size != edges.size:
-            raise ValidationError(f"bins for {name!r} need at least two distinct edges. Got {spec!r}.")
+            raise ValidationError(
+                f"bins for {name!r} need at least two distinct edges. Got {spec!r}."
+            )
     k = edges.size - 1
     labels = [f"[{_fmt(edges[i])}, {_fmt(edges[i + 1])})" for i in range(k - 1)]
     labels.append(f"[{_fmt(edges[-2])}, {_fmt(edges[-1])}]")
@@ -131,16 +139,22 @@ def resolve_groups(
     cols = _columns(groups, X, data)
     unknown = sorted(set(per_col) - {n for n, _ in cols})
     if unknown:
-        raise ValidationError(f"bins names {unknown}, which are not among the groups {[n for n, _ in cols]}.")
+        raise ValidationError(
+            f"bins names {unknown}, which are not among the groups {[n for n, _ in cols]}."
+        )
     labels: dict[str, pd.Series] = {}
     info: dict[str, dict[str, Any]] = {}
     for name, col in cols:
-        numeric = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(col.dtype)
+        numeric = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
+            col.dtype
+        )
         if name in per_col or (numeric and col.nunique(dropna=True) > MAX_LEVELS):
             lab, order, edges = _bin(col, per_col.get(name, default), name)
             info[name] = {"order": order, "edges": edges}
         else:
-            lab = col.map(lambda v: MISSING if v is None or (isinstance(v, float) and np.isnan(v)) else str(v))
+            lab = col.map(
+                lambda v: MISSING if v is None or (isinstance(v, float) and np.isnan(v)) else str(v)
+            )
             lab = lab.astype(object)
             order = sorted(set(lab) - {MISSING}) + ([MISSING] if MISSING in set(lab) else [])
             info[name] = {"order": order, "edges": None}

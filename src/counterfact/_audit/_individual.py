@@ -38,7 +38,9 @@ def key(c: Constraints | None) -> str:
     return json.dumps(constraints_json(c or Constraints()), sort_keys=True, default=str)
 
 
-def bounds(schema: Any, Xr: pd.DataFrame, per_row: list[Constraints | None]) -> tuple[list[QueryBounds | None], dict[Any, str]]:
+def bounds(
+    schema: Any, Xr: pd.DataFrame, per_row: list[Constraints | None]
+) -> tuple[list[QueryBounds | None], dict[Any, str]]:
     """Each rejected person's own bounds (None, with the reason, when their constraints
     contradict themselves at their row); a shared Constraints that contradicts itself raises."""
     resolved: dict[str, Any] = {}
@@ -62,7 +64,9 @@ def bounds(schema: Any, Xr: pd.DataFrame, per_row: list[Constraints | None]) -> 
     return out, reasons
 
 
-def individual(run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], given: Any, constraints: Any) -> Individual:
+def individual(
+    run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], given: Any, constraints: Any
+) -> Individual:
     """The per-person answers: from ``given`` (an audit or a result), else explained
     (grouped by identical constraints, each group through explain_in_chunks)."""
     if given is not None:
@@ -74,7 +78,11 @@ def individual(run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], g
         groups.setdefault(key(c), []).append(i)
     for n, rows in enumerate(groups.values()):
         c = per_row[rows[0]]
-        out = None if run.out is None else run.out / ("explained" if len(groups) == 1 else f"explained-{n}")
+        out = (
+            None
+            if run.out is None
+            else run.out / ("explained" if len(groups) == 1 else f"explained-{n}")
+        )
         res, failed = _explain(run, Xr.iloc[rows], c, out)
         if res is not None:
             _collect(res, status, cfs)
@@ -85,7 +93,9 @@ def individual(run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], g
     return Individual(st, st.map(lambda v: outcome(v, proves)), cfs, "explained")
 
 
-def _collect(res: CounterfactualResult, status: dict[Any, str], cfs: dict[Any, pd.DataFrame]) -> None:
+def _collect(
+    res: CounterfactualResult, status: dict[Any, str], cfs: dict[Any, pd.DataFrame]
+) -> None:
     status.update(res.status.to_dict())
     cf = res.counterfactuals
     if len(cf):
@@ -98,41 +108,60 @@ def _given(run: _Run, Xr: pd.DataFrame, given: Any, constraints: Any) -> Individ
     audit = given if isinstance(given, AuditResult) else None
     res = given.result if audit is not None else given
     if audit is not None and res is None:
-        raise ValidationError("The 'individual' audit has no counterfactuals (an audit read back from JSON keeps "
-                              "only its per-row table); pass the AuditResult that cf.audit returned.")
+        raise ValidationError(
+            "The 'individual' audit has no counterfactuals (an audit read back from JSON keeps "
+            "only its per-row table); pass the AuditResult that cf.audit returned."
+        )
     if not isinstance(res, CounterfactualResult):
-        raise ValidationError(f"The 'individual' parameter must be an AuditResult or a CounterfactualResult. "
-                              f"Got {type(given).__name__}.")
+        raise ValidationError(
+            f"The 'individual' parameter must be an AuditResult or a CounterfactualResult. "
+            f"Got {type(given).__name__}."
+        )
     theirs = audit.meta.get("constraints") if audit is not None else res.constraints
     if isinstance(theirs, dict):
         theirs = Constraints.from_dict(theirs)
     shared = constraints is None or isinstance(constraints, Constraints)
     if res.query_constraints is not None or not shared or key(theirs) != key(constraints):
-        raise ValidationError("The 'individual' answers were computed under other constraints than these; pass "
-                              "the same constraints (one Constraints for everyone), or leave individual unset.")
+        raise ValidationError(
+            "The 'individual' answers were computed under other constraints than these; pass "
+            "the same constraints (one Constraints for everyone), or leave individual unset."
+        )
     known = set(audit.per_row.index) if audit is not None else set(res.queries.index)
     missing = [q for q in Xr.index if q not in known]
     if missing:
-        raise ValidationError(f"The 'individual' answers do not cover {len(missing)} rejected rows of X "
-                              f"(e.g. {missing[:5]}); pass the audit of the same rows.")
+        raise ValidationError(
+            f"The 'individual' answers do not cover {len(missing)} rejected rows of X "
+            f"(e.g. {missing[:5]}); pass the audit of the same rows."
+        )
     common = [q for q in Xr.index if q in res.queries.index]
     schema = run.method.schema_
-    mine, theirs_rows = schema.coerce(Xr.loc[common]), schema.coerce(res.queries.loc[common, schema.names])
+    mine, theirs_rows = (
+        schema.coerce(Xr.loc[common]),
+        schema.coerce(res.queries.loc[common, schema.names]),
+    )
     if not mine.astype(object).equals(theirs_rows.astype(object)):
-        raise ValidationError("The 'individual' answers were computed for other values of these rows; pass the "
-                              "audit of the same rows.")
+        raise ValidationError(
+            "The 'individual' answers were computed for other values of these rows; pass the "
+            "audit of the same rows."
+        )
     targets = set(map(str, res.target.reindex(common).dropna().unique())) if len(common) else set()
     if targets - {str(run.target)}:
-        raise ValidationError(f"The 'individual' answers target {sorted(targets)}, not {run.target!r}.")
+        raise ValidationError(
+            f"The 'individual' answers target {sorted(targets)}, not {run.target!r}."
+        )
     status: dict[Any, str] = {}
     cfs: dict[Any, pd.DataFrame] = {}
     _collect(res, status, cfs)
     st = pd.Series([status.get(q, "failed") for q in Xr.index], index=Xr.index, dtype=object)
     proves = type(run.method).tags.proves_infeasibility
-    return Individual(st, st.map(lambda v: outcome(v, proves)), {q: cfs[q] for q in Xr.index if q in cfs}, "given")
+    return Individual(
+        st, st.map(lambda v: outcome(v, proves)), {q: cfs[q] for q in Xr.index if q in cfs}, "given"
+    )
 
 
-def individual_costs(space: ActionSpace, Xr: pd.DataFrame, ind: Individual, spec: Cost) -> np.ndarray:
+def individual_costs(
+    space: ActionSpace, Xr: pd.DataFrame, ind: Individual, spec: Cost
+) -> np.ndarray:
     """Each rejected person's cost to their own (first) counterfactual (NaN without one)."""
     out = np.full(len(Xr), np.nan)
     have = [i for i, q in enumerate(Xr.index) if q in ind.cfs and len(ind.cfs[q])]

@@ -34,16 +34,28 @@ def recourse_rates(summary: pd.DataFrame, grouping: str) -> bytes:
     """Stacked shares of recourse / proven none / unknown per group, with the recourse rate's interval."""
     plt = _plt()
     rows = summary[summary["grouping"].isin(["", grouping])].iloc[::-1]
-    labels = [("all rows" if g == "" else str(v)) + (" (small)" if s else "") for g, v, s in zip(rows["grouping"], rows["group"], rows["small"], strict=True)]
+    labels = [
+        ("all rows" if g == "" else str(v)) + (" (small)" if s else "")
+        for g, v, s in zip(rows["grouping"], rows["group"], rows["small"], strict=True)
+    ]
     fig, ax = plt.subplots(figsize=(7.5, 0.45 * len(rows) + 1.3))
     y = np.arange(len(rows))
     left = np.zeros(len(rows))
-    for key, name in (("recourse_rate", "recourse"), ("proven_none_rate", "proven_none"), ("unknown_rate", "unknown")):
+    for key, name in (
+        ("recourse_rate", "recourse"),
+        ("proven_none_rate", "proven_none"),
+        ("unknown_rate", "unknown"),
+    ):
         v = rows[key].fillna(0).to_numpy(dtype=float)
         ax.barh(y, v, left=left, color=_COLORS[name], label=name.replace("_", " "), height=0.7)
         left += v
     r = rows["recourse_rate"].to_numpy(dtype=float)
-    err = np.vstack([r - rows["recourse_ci_low"].to_numpy(dtype=float), rows["recourse_ci_high"].to_numpy(dtype=float) - r])
+    err = np.vstack(
+        [
+            r - rows["recourse_ci_low"].to_numpy(dtype=float),
+            rows["recourse_ci_high"].to_numpy(dtype=float) - r,
+        ]
+    )
     ax.errorbar(r, y, xerr=np.nan_to_num(err), fmt="none", ecolor="black", capsize=3, lw=1)
     ax.set_yticks(y, labels)
     ax.set_xlim(0, 1)
@@ -59,15 +71,25 @@ def cost_ecdf(per_row: pd.DataFrame, grouping: str, order: list[str], cost_label
     rec = per_row[per_row["rejected"] & (per_row["outcome"] == "recourse")]
     fig, ax = plt.subplots(figsize=(7.5, 3.6))
     for level in order:
-        v = np.sort(rec.loc[rec[f"group:{grouping}"] == level, "cost"].dropna().to_numpy(dtype=float))
+        v = np.sort(
+            rec.loc[rec[f"group:{grouping}"] == level, "cost"].dropna().to_numpy(dtype=float)
+        )
         if v.size:
             xs = np.concatenate([[v[0]], v])
             ys = np.concatenate([[0.0], np.arange(1, v.size + 1) / v.size])
-            ax.step(xs, ys, where="post", marker="." if v.size < 5 else None, label=f"{level} (n={v.size})")
+            ax.step(
+                xs,
+                ys,
+                where="post",
+                marker="." if v.size < 5 else None,
+                label=f"{level} (n={v.size})",
+            )
     ax.set_xlabel(cost_label)
     ax.set_ylabel("share of rows with recourse")
     ax.set_ylim(0, 1.02)
-    if (rec["cost"] > 0).any() and rec["cost"].max() / max(rec.loc[rec["cost"] > 0, "cost"].min(), 1e-300) > 100:
+    if (rec["cost"] > 0).any() and rec["cost"].max() / max(
+        rec.loc[rec["cost"] > 0, "cost"].min(), 1e-300
+    ) > 100:
         ax.set_xscale("log")
     ax.set_title(f"Cost of recourse by {grouping}: empirical CDF")
     ax.legend(fontsize=8, frameon=False)
@@ -100,6 +122,8 @@ def sensitivity_plot(paired: pd.DataFrame, protected: str, cost_label: str) -> b
     ax.set_xlabel(f"{cost_label}, {protected} allowed to change")
     ax.set_ylabel(f"{cost_label}, {protected} frozen")
     stuck = int((paired["outcome_frozen"] != "recourse").sum())
-    ax.set_title(f"Freezing {protected}: {len(both)} rows paired, {stuck} without recourse", fontsize=10)
+    ax.set_title(
+        f"Freezing {protected}: {len(both)} rows paired, {stuck} without recourse", fontsize=10
+    )
     ax.legend(frameon=False, fontsize=8)
     return _png(fig)

@@ -55,10 +55,18 @@ def _cell(row: pd.Series, col: str, kind: str) -> str:
         return "–" if pd.isna(v) else f"{float(v):.2f}×"
     if kind.startswith("pct_ci:"):
         p = kind.split(":")[1]
-        return _pct(v) if pd.isna(v) else f"{_pct(v)} [{_pct(row[f'{p}_ci_low'])}, {_pct(row[f'{p}_ci_high'])}]"
+        return (
+            _pct(v)
+            if pd.isna(v)
+            else f"{_pct(v)} [{_pct(row[f'{p}_ci_low'])}, {_pct(row[f'{p}_ci_high'])}]"
+        )
     if kind.startswith("num_ci:"):
         p = kind.split(":")[1]
-        return _num(v) if pd.isna(v) else f"{_num(v)} [{_num(row[f'{p}_ci_low'])}, {_num(row[f'{p}_ci_high'])}]"
+        return (
+            _num(v)
+            if pd.isna(v)
+            else f"{_num(v)} [{_num(row[f'{p}_ci_low'])}, {_num(row[f'{p}_ci_high'])}]"
+        )
     return _num(v)
 
 
@@ -72,7 +80,9 @@ def _cost_label(result: Any) -> str:
         return str(result.meta.get("cost_method_name") or "method's distance")
     if cost == "costs":  # audit(costs=...): in the costs' unit
         return f"cost in {result.meta.get('cost_unit') or 'cost units'}"
-    return {"l1": "normalised l1 distance", "n_changed": "number of changed features"}.get(cost, str(cost))
+    return {"l1": "normalised l1 distance", "n_changed": "number of changed features"}.get(
+        cost, str(cost)
+    )
 
 
 def _constraints_text(c: Any) -> str:
@@ -96,15 +106,30 @@ def _context(result: Any) -> dict[str, Any]:
     groupings = []
     for g in result.groupings:
         rows = s[s["grouping"] == g]
-        groupings.append({
-            "name": g,
-            "edges": [f"{float(e):.6g}" for e in edges] if (edges := meta["groups"][g].get("edges")) else None,
-            "all_small": bool(len(rows)) and bool(rows["small"].all()),
-            "rows": [{"group": r["group"], "small": bool(r["small"]), "best": bool(r["best_off"]),
-                      "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS]} for _, r in rows.iterrows()],
-            "rates_png": _img(_plots.recourse_rates(s, g)),
-            "ecdf_png": _img(_plots.cost_ecdf(result.per_row, g, list(rows["group"]), cost_label)) if overall["n_recourse"] else None,
-        })
+        groupings.append(
+            {
+                "name": g,
+                "edges": [f"{float(e):.6g}" for e in edges]
+                if (edges := meta["groups"][g].get("edges"))
+                else None,
+                "all_small": bool(len(rows)) and bool(rows["small"].all()),
+                "rows": [
+                    {
+                        "group": r["group"],
+                        "small": bool(r["small"]),
+                        "best": bool(r["best_off"]),
+                        "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS],
+                    }
+                    for _, r in rows.iterrows()
+                ],
+                "rates_png": _img(_plots.recourse_rates(s, g)),
+                "ecdf_png": _img(
+                    _plots.cost_ecdf(result.per_row, g, list(rows["group"]), cost_label)
+                )
+                if overall["n_recourse"]
+                else None,
+            }
+        )
     pr = result.per_row
     unknown = pr[pr["rejected"] & (pr["outcome"] == "unknown")]
     reasons = unknown["reason"].replace("", "(no reason given)").value_counts().head(10)
@@ -112,7 +137,9 @@ def _context(result: Any) -> dict[str, Any]:
     sens = result.sensitivity()
     sens_png = None
     if sens is not None and result.sensitivity_rows is not None and sens["n_recourse_frozen"]:
-        sens_png = _img(_plots.sensitivity_plot(result.sensitivity_rows, sens["protected"], cost_label))
+        sens_png = _img(
+            _plots.sensitivity_plot(result.sensitivity_rows, sens["protected"], cost_label)
+        )
     c = meta.get("constraints")
     return {
         "meta": meta,
@@ -124,18 +151,29 @@ def _context(result: Any) -> dict[str, Any]:
         "cost_label": cost_label,
         "constraints": _constraints_text(c),
         "overall": {
-            "n": int(overall["n"]), "n_rejected": int(overall["n_rejected"]), "n_recourse": int(overall["n_recourse"]),
-            "n_proven_none": int(overall["n_proven_none"]), "n_unknown": int(overall["n_unknown"]),
-            "rejection_rate": _pct(overall["rejection_rate"]), "recourse": _cell(overall, "recourse_rate", "pct_ci:recourse"),
-            "proven_none": _pct(overall["proven_none_rate"]), "unknown": _pct(overall["unknown_rate"]),
-            "cost_median": _cell(overall, "cost_median", "num_ci:cost_median"), "burden": _num(overall["burden"]),
+            "n": int(overall["n"]),
+            "n_rejected": int(overall["n_rejected"]),
+            "n_recourse": int(overall["n_recourse"]),
+            "n_proven_none": int(overall["n_proven_none"]),
+            "n_unknown": int(overall["n_unknown"]),
+            "rejection_rate": _pct(overall["rejection_rate"]),
+            "recourse": _cell(overall, "recourse_rate", "pct_ci:recourse"),
+            "proven_none": _pct(overall["proven_none_rate"]),
+            "unknown": _pct(overall["unknown_rate"]),
+            "cost_median": _cell(overall, "cost_median", "num_ci:cost_median"),
+            "burden": _num(overall["burden"]),
         },
         "headers": headers,
         "groupings": groupings,
         "reasons": [{"reason": k, "n": int(v)} for k, v in reasons.items()],
         "actions_png": _img(_plots.actions_plot(acts)) if overall["n_recourse"] else None,
-        "change_sets": [{"features": r["features"], "n": int(r["n"]), "share": _pct(r["share"])} for _, r in result.change_sets().iterrows()],
-        "sens": None if sens is None else {
+        "change_sets": [
+            {"features": r["features"], "n": int(r["n"]), "share": _pct(r["share"])}
+            for _, r in result.change_sets().iterrows()
+        ],
+        "sens": None
+        if sens is None
+        else {
             **{k: v for k, v in sens.items() if not isinstance(v, float)},
             "share_changed": _pct(sens["share_changed"]),
             "share_ci": f"[{_pct(sens['share_changed_ci'][0])}, {_pct(sens['share_changed_ci'][1])}]",
@@ -154,7 +192,13 @@ def _context(result: Any) -> dict[str, Any]:
 def render(result: Any, global_recourse: Any = None) -> str:
     """The report as one HTML string (with a :class:`GlobalRecourse` section when given)."""
     jinja2 = import_optional("jinja2", purpose="the audit's HTML report")
-    text = resources.files("counterfact._audit").joinpath("templates/audit.html.j2").read_text(encoding="utf-8")
-    env = jinja2.Environment(autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    text = (
+        resources.files("counterfact._audit")
+        .joinpath("templates/audit.html.j2")
+        .read_text(encoding="utf-8")
+    )
+    env = jinja2.Environment(
+        autoescape=True, undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True
+    )
     extra = _global_report.section(global_recourse) if global_recourse is not None else ""
     return str(env.from_string(text).render(**_context(result), global_section=extra))

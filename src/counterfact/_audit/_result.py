@@ -63,13 +63,22 @@ class AuditResult:
         The explained rows' result (not serialised).
     """
 
-    def __init__(self, per_row: pd.DataFrame, meta: dict[str, Any], *, sensitivity_rows: pd.DataFrame | None = None, result: Any = None) -> None:
+    def __init__(
+        self,
+        per_row: pd.DataFrame,
+        meta: dict[str, Any],
+        *,
+        sensitivity_rows: pd.DataFrame | None = None,
+        result: Any = None,
+    ) -> None:
         self.per_row = per_row
         self.meta = meta
         self.sensitivity_rows = sensitivity_rows
         self.result = result
         s = meta.get("settings")
-        self._settings = _stats.Settings(asdict(s) if is_dataclass(s) and not isinstance(s, type) else dict(s or {}))  # type: ignore[arg-type]
+        self._settings = _stats.Settings(
+            asdict(s) if is_dataclass(s) and not isinstance(s, type) else dict(s or {})
+        )  # type: ignore[arg-type]
         order = {g: list(v["order"]) for g, v in (meta.get("groups") or {}).items()}
         self._summary = _stats.summarize(per_row, order, self._settings)
         self._actions = _stats.actions(per_row, meta.get("features", []))
@@ -100,16 +109,30 @@ class AuditResult:
             words = {str(k): str(v) for k, v in said.items()}
         else:
             cls = _method_class(self.method)
-            words = plain_guarantee(self.method or "method") if cls is None else cls.guarantee(self.meta.get("params") or {})
+            words = (
+                plain_guarantee(self.method or "method")
+                if cls is None
+                else cls.guarantee(self.meta.get("params") or {})
+            )
         return {**words, "recourse": (words.get("recourse", "") + self._holds_words()).strip()}
 
     def _holds_words(self) -> str:
         """The margin and the further models every answer was asked to hold for, in words ("" if none)."""
         p, n = self.meta.get("min_probability"), int(self.meta.get("robust_to") or 0)
-        parts = ([f"reaches a probability of at least {float(p):.0%} for the favourable class"] if p is not None else []) + (
-            [f"is valid for {n} retrained cop{'y' if n == 1 else 'ies'} of the model as well"] if n else []
+        parts = (
+            [f"reaches a probability of at least {float(p):.0%} for the favourable class"]
+            if p is not None
+            else []
+        ) + (
+            [f"is valid for {n} retrained cop{'y' if n == 1 else 'ies'} of the model as well"]
+            if n
+            else []
         )
-        return (" Every answer " + " and ".join(parts) + ", checked with the real models.") if parts else ""
+        return (
+            (" Every answer " + " and ".join(parts) + ", checked with the real models.")
+            if parts
+            else ""
+        )
 
     @property
     def proves_infeasibility(self) -> bool:
@@ -141,7 +164,9 @@ class AuditResult:
 
     def glossary(self) -> pd.DataFrame:
         """Every figure's name and definition."""
-        return pd.DataFrame([{"figure": k, "name": n, "definition": d} for k, (n, d) in GLOSSARY.items()])
+        return pd.DataFrame(
+            [{"figure": k, "name": n, "definition": d} for k, (n, d) in GLOSSARY.items()]
+        )
 
     def __repr__(self) -> str:
         o = self._summary.iloc[0]
@@ -153,6 +178,7 @@ class AuditResult:
     # ---------------------------------------------------------------- export
     def to_json(self) -> str:
         """Versioned JSON: the per-row table, the settings and (for readers without Python) the aggregates."""
+
         def table(df: pd.DataFrame | None) -> Any:
             if df is None:
                 return None
@@ -160,7 +186,11 @@ class AuditResult:
             for c in df.columns:
                 vals = df[c].tolist()
                 cols[str(c)] = [list(v) if isinstance(v, tuple) else jsonable(v) for v in vals]
-            return {"index": jsonable(list(df.index)), "columns": cols, "dtypes": {str(c): str(df[c].dtype) for c in df.columns}}
+            return {
+                "index": jsonable(list(df.index)),
+                "columns": cols,
+                "dtypes": {str(c): str(df[c].dtype) for c in df.columns},
+            }
 
         payload = {
             "format": FORMAT,
@@ -189,9 +219,15 @@ class AuditResult:
             for c, vals in t["columns"].items():
                 dtype = t["dtypes"].get(c, "object")
                 if c == "changed":
-                    df[c] = pd.Series([tuple(v) if isinstance(v, list) else () for v in vals], index=idx, dtype=object)
+                    df[c] = pd.Series(
+                        [tuple(v) if isinstance(v, list) else () for v in vals],
+                        index=idx,
+                        dtype=object,
+                    )
                 elif dtype.startswith(("float", "int")):
-                    df[c] = pd.Series([np.nan if v is None else v for v in vals], index=idx).astype(dtype)
+                    df[c] = pd.Series([np.nan if v is None else v for v in vals], index=idx).astype(
+                        dtype
+                    )
                 elif dtype == "bool":
                     df[c] = pd.Series(vals, index=idx, dtype=bool)
                 else:
@@ -215,7 +251,9 @@ class AuditResult:
             Path(path).write_text(text, encoding="utf-8")
         return text
 
-    def save(self, out_dir: str | Path, *, html: bool = True, global_recourse: Any = None) -> dict[str, Path]:
+    def save(
+        self, out_dir: str | Path, *, html: bool = True, global_recourse: Any = None
+    ) -> dict[str, Path]:
         """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``);
         with ``global_recourse``, also its ``global_*.csv`` and ``global.json`` (see
         :meth:`GlobalRecourse.save`) and its section in ``audit.html``.
@@ -236,7 +274,9 @@ class AuditResult:
         """Every file of :meth:`save`, written into ``out``."""
         if html:  # before any file: a missing extra fails first
             import_optional("jinja2", purpose="the audit's HTML report (or save(..., html=False))")
-            import_optional("matplotlib", purpose="the audit's HTML report (or save(..., html=False))")
+            import_optional(
+                "matplotlib", purpose="the audit's HTML report (or save(..., html=False))"
+            )
         paths = {
             "summary": out / "summary.csv",
             "per_row": out / "per_row.csv",
@@ -267,4 +307,3 @@ def _method_class(name: str) -> type[CounterfactualMethod] | None:
         return get_class(name)
     except ValidationError:
         return None
-

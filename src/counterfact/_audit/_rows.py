@@ -13,7 +13,12 @@ from ..result import SUCCESS, changes, describe_changes
 __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
 
 #: cost= choices -> per-row column
-COST_COLUMNS = {"l1": "cost_l1", "method": "cost_method", "n_changed": "n_changed", "costs": "cost_user"}
+COST_COLUMNS = {
+    "l1": "cost_l1",
+    "method": "cost_method",
+    "n_changed": "n_changed",
+    "costs": "cost_user",
+}
 
 
 def outcome(status: str, proves_infeasibility: bool) -> str:
@@ -37,8 +42,12 @@ def _reason(status: str, diag: dict[str, Any], proves_infeasibility: bool) -> st
     elif status in SUCCESS:
         return ""
     else:
-        base = {"timeout": "time limit reached", "infeasible": "no counterfactual exists",
-                "failed": "the search found no counterfactual", "invalid": "contradictory constraints"}.get(status, status)
+        base = {
+            "timeout": "time limit reached",
+            "infeasible": "no counterfactual exists",
+            "failed": "the search found no counterfactual",
+            "invalid": "contradictory constraints",
+        }.get(status, status)
     if status == "infeasible" and not proves_infeasibility:
         base += " (heuristic: not a proof)"
     return base
@@ -52,7 +61,14 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     out = pd.DataFrame(index=q.index)
     out["status"] = res.status.reindex(q.index).astype(object)
     out["outcome"] = [outcome(s, proves) for s in out["status"]]
-    diags = [{k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))} for d in diag.to_dict("records")] if len(diag.columns) else [{} for _ in range(len(q))]
+    diags = (
+        [
+            {k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))}
+            for d in diag.to_dict("records")
+        ]
+        if len(diag.columns)
+        else [{} for _ in range(len(q))]
+    )
     out["reason"] = [_reason(s, d, proves) for s, d in zip(out["status"], diags, strict=True)]
     out["certificate"] = [res.certificate(qid) for qid in q.index]
     out["n_found"] = res.found.reindex(q.index).astype(int)
@@ -89,8 +105,13 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     if protected is not None:
         put("protected_changed", [float(protected in c) for c in changed])
     cf0 = cfs[first]
-    put("changes", [describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)])
-    if getattr(res, "costs", None) is not None:  # explain(costs=...): each answer's cost in the costs' unit
+    put(
+        "changes",
+        [describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)],
+    )
+    if (
+        getattr(res, "costs", None) is not None
+    ):  # explain(costs=...): each answer's cost in the costs' unit
         user = res.cost()[first].to_numpy(dtype=float)
         put("cost_user", [res.costs.amount(v) for v in user])
     costs = method.costs(res)

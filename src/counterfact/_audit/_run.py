@@ -75,11 +75,15 @@ class _Run:
 
     def options_fingerprint(self) -> str:
         """What of :meth:`options` decides the answers, for refusing to resume a run made under other options."""
-        return json.dumps({
-            "costs": None if self.costs is None else self.costs.to_dict(),
-            "min_probability": self.min_probability,
-            "robust_to": [joblib.hash(m) for m in self.robust_to],
-        }, sort_keys=True, default=str)
+        return json.dumps(
+            {
+                "costs": None if self.costs is None else self.costs.to_dict(),
+                "min_probability": self.min_probability,
+                "robust_to": [joblib.hash(m) for m in self.robust_to],
+            },
+            sort_keys=True,
+            default=str,
+        )
 
 
 def _rejected(method: Any, X: pd.DataFrame, target: Any) -> np.ndarray:
@@ -88,7 +92,14 @@ def _rejected(method: Any, X: pd.DataFrame, target: Any) -> np.ndarray:
     return np.asarray(X.index.isin(chosen.index))
 
 
-def _fingerprint(method: Any, X: pd.DataFrame, constraints: Constraints | None, target: Any, n_cf: int, chunk_size: int) -> str:
+def _fingerprint(
+    method: Any,
+    X: pd.DataFrame,
+    constraints: Constraints | None,
+    target: Any,
+    n_cf: int,
+    chunk_size: int,
+) -> str:
     payload = {
         "method": method.name or type(method).__name__,
         "params": jsonable(method.get_params()),
@@ -97,12 +108,16 @@ def _fingerprint(method: Any, X: pd.DataFrame, constraints: Constraints | None, 
         "n_counterfactuals": n_cf,
         "chunk_size": chunk_size,
         "rows": jsonable(list(X.index)),
-        "values": hashlib.sha256(pd.util.hash_pandas_object(X, index=True).to_numpy().tobytes()).hexdigest(),
+        "values": hashlib.sha256(
+            pd.util.hash_pandas_object(X, index=True).to_numpy().tobytes()
+        ).hexdigest(),
     }
     return hashlib.sha256(json.dumps(payload, sort_keys=True, default=str).encode()).hexdigest()
 
 
-def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_dir: Path | None) -> tuple[Any, dict[Any, str]]:
+def _explain(
+    run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_dir: Path | None
+) -> tuple[Any, dict[Any, str]]:
     """Explain ``X`` through :func:`~counterfact.methods.explain_in_chunks`; rows of failed chunks -> reason."""
     if len(X) == 0:
         return None, {}
@@ -110,7 +125,9 @@ def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_di
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
         fp = _fingerprint(method, X, constraints, run.target, n_cf, size)
-        if run.options():  # rows explained under other costs, margin or models are not resumed either
+        if (
+            run.options()
+        ):  # rows explained under other costs, margin or models are not resumed either
             fp = hashlib.sha256((fp + run.options_fingerprint()).encode()).hexdigest()
         stamp = out_dir / "audit-run.json"
         if stamp.exists() and json.loads(stamp.read_text()).get("fingerprint") != fp:
@@ -122,14 +139,24 @@ def _explain(run: _Run, X: pd.DataFrame, constraints: Constraints | None, out_di
         earlier = _chunk_seconds(stamp)
         stamp.write_text(json.dumps({"fingerprint": fp, "chunk_seconds": earlier}))
     report = explain_in_chunks(
-        method, X, chunk_size=size, out_dir=out_dir, n_jobs=run.n_jobs, backend=run.backend,
-        address=run.address, n_counterfactuals=n_cf, constraints=constraints, target=run.target,
+        method,
+        X,
+        chunk_size=size,
+        out_dir=out_dir,
+        n_jobs=run.n_jobs,
+        backend=run.backend,
+        address=run.address,
+        n_counterfactuals=n_cf,
+        constraints=constraints,
+        target=run.target,
         **run.options(),
     )
     if out_dir is not None:  # a resumed run reports the seconds of the chunks it did not redo too
         done = {**earlier, **{str(i): float(t) for i, t in report.chunk_seconds.items()}}
         stamp.write_text(json.dumps({"fingerprint": fp, "chunk_seconds": done}))
-        run.clock["resumed"] = run.clock.get("resumed", 0.0) + sum(earlier.get(str(i), 0.0) for i in report.skipped)
+        run.clock["resumed"] = run.clock.get("resumed", 0.0) + sum(
+            earlier.get(str(i), 0.0) for i in report.skipped
+        )
     failed: dict[Any, str] = {}
     for i, err in report.failed.items():
         last = [ln for ln in str(err).strip().splitlines() if ln.strip()][-1:] or ["error"]
@@ -204,19 +231,32 @@ def _cost_choice(cost: str, costs: Any) -> str:
     return "costs" if costs is not None and cost == "l1" else cost
 
 
-def _check(method: Any, X: Any, constraints: Any, cost: str, protected: str | None, n_jobs: int, chunk_size: int, settings: Settings) -> pd.DataFrame:
+def _check(
+    method: Any,
+    X: Any,
+    constraints: Any,
+    cost: str,
+    protected: str | None,
+    n_jobs: int,
+    chunk_size: int,
+    settings: Settings,
+) -> pd.DataFrame:
     if not getattr(method, "fitted_", False):
         raise NotFittedError("audit needs a fitted method: call method.fit(model, train) first.")
     frame = method.schema_.validate_frame(X, what="X")
     if frame.index.has_duplicates:
-        raise ValidationError("X has duplicate index labels; row ids must be unique (reset_index()).")
+        raise ValidationError(
+            "X has duplicate index labels; row ids must be unique (reset_index())."
+        )
     if isinstance(constraints, (list, tuple)):
         raise ValidationError(
             "audit takes one Constraints for every row (so that all rows are explained under the same rules "
             "and their aggregates are comparable); run one audit per set of constraints."
         )
     if constraints is not None and not isinstance(constraints, Constraints):
-        raise ValidationError(f"constraints must be a cf.Constraints or None. Got {type(constraints).__name__}.")
+        raise ValidationError(
+            f"constraints must be a cf.Constraints or None. Got {type(constraints).__name__}."
+        )
     if cost not in COST_COLUMNS:
         raise ValidationError(f"cost must be one of {sorted(COST_COLUMNS)}. Got {cost!r}.")
     if cost == "method" and method_distance_name(method) is None:
@@ -225,7 +265,9 @@ def _check(method: Any, X: Any, constraints: Any, cost: str, protected: str | No
         )
     if protected is not None:
         if protected not in method.schema_.names:
-            raise ValidationError(f"protected={protected!r} is not a feature of the model ({method.schema_.names}).")
+            raise ValidationError(
+                f"protected={protected!r} is not a feature of the model ({method.schema_.names})."
+            )
         resolved = (constraints or Constraints()).resolve(method.schema_)
         if protected in resolved.immutable:
             raise ValidationError(
@@ -330,19 +372,47 @@ def audit(
     -------
     AuditResult
     """
-    settings = Settings(float(confidence), int(n_bootstrap), int(random_state), int(min_group_size), int(top_change_sets))
+    settings = Settings(
+        float(confidence),
+        int(n_bootstrap),
+        int(random_state),
+        int(min_group_size),
+        int(top_change_sets),
+    )
     X, data = _population(X, data, method)
     cost = _cost_choice(cost, costs)
     frame = _check(method, X, constraints, cost, protected, n_jobs, chunk_size, settings)
-    target = desired_class(method.model_.model, target=target, data=data if isinstance(data, Dataset) else method.data_)
+    target = desired_class(
+        method.model_.model, target=target, data=data if isinstance(data, Dataset) else method.data_
+    )
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
-    run = _Run(method, constraints, target, int(n_counterfactuals), int(chunk_size), int(n_jobs), backend, address,
-               Path(out_dir) if out_dir is not None else None, protected, cost, costs=costs, robust_to=tuple(robust_to or ()),
-               min_probability=None if min_probability is None else float(min_probability))
+    run = _Run(
+        method,
+        constraints,
+        target,
+        int(n_counterfactuals),
+        int(chunk_size),
+        int(n_jobs),
+        backend,
+        address,
+        Path(out_dir) if out_dir is not None else None,
+        protected,
+        cost,
+        costs=costs,
+        robust_to=tuple(robust_to or ()),
+        min_probability=None if min_probability is None else float(min_probability),
+    )
     per_row, res, seconds = _per_row(run, frame, labels)
     t1 = time.perf_counter()
     paired = _sensitivity(run, frame, per_row, labels, protected) if protected is not None else None
-    meta = _meta(run, info, settings, data, seconds, time.perf_counter() - t1 if protected is not None else 0.0)
+    meta = _meta(
+        run,
+        info,
+        settings,
+        data,
+        seconds,
+        time.perf_counter() - t1 if protected is not None else 0.0,
+    )
     return AuditResult(per_row, meta, sensitivity_rows=paired, result=res)
 
 
@@ -355,15 +425,23 @@ def _population(X: pd.DataFrame | Dataset, data: Any, method: Any) -> tuple[Any,
     return X, data if data is not None else getattr(method, "data_", None)
 
 
-def _answers(run: _Run, res: Any, ids: pd.Index, failed: Mapping[Any, str], protected: str | None) -> pd.DataFrame:
+def _answers(
+    run: _Run, res: Any, ids: pd.Index, failed: Mapping[Any, str], protected: str | None
+) -> pd.DataFrame:
     """One row per id of ``ids``: the explained ones from ``res``, the others as unexplained (``failed``: why)."""
     got = explained_rows(res, run.method, protected) if res is not None else None
     missing = ids if got is None else ids.difference(got.index, sort=False)
-    parts = [p for p in (got, _unexplained(missing, failed, protected) if len(missing) else None) if p is not None]
+    parts = [
+        p
+        for p in (got, _unexplained(missing, failed, protected) if len(missing) else None)
+        if p is not None
+    ]
     return pd.concat(parts) if parts else _unexplained(ids, {}, protected)
 
 
-def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.DataFrame, Any, float]:
+def _per_row(
+    run: _Run, frame: pd.DataFrame, labels: pd.DataFrame
+) -> tuple[pd.DataFrame, Any, float]:
     """Explain the rejected rows of ``frame``: the per-row table (groups, prediction, answer, cost), the
     result, and the seconds it took (the total: the seconds of resumed chunks included)."""
     t0 = time.perf_counter()
@@ -377,7 +455,9 @@ def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.D
         per_row[f"group:{g}"] = labels[g]
     per_row["predicted"] = pd.Series(list(pred), index=frame.index, dtype=object)
     per_row["rejected"] = rejected
-    acc = _unexplained(frame.index[~rejected], {}, run.protected).assign(status="", outcome="accepted", reason="", certificate="")
+    acc = _unexplained(frame.index[~rejected], {}, run.protected).assign(
+        status="", outcome="accepted", reason="", certificate=""
+    )
     body = pd.concat([rows, acc]).reindex(frame.index)
     body["changed"] = body["changed"].map(lambda t: tuple(t) if isinstance(t, tuple) else ())
     per_row = pd.concat([per_row, body], axis=1)
@@ -385,7 +465,14 @@ def _per_row(run: _Run, frame: pd.DataFrame, labels: pd.DataFrame) -> tuple[pd.D
     return per_row, res, time.perf_counter() - t0 + run.clock.get("resumed", 0.0)
 
 
-def _meta(run: _Run, groups: dict[str, Any], settings: Settings, data: Any, seconds: float, seconds_sensitivity: float) -> dict[str, Any]:
+def _meta(
+    run: _Run,
+    groups: dict[str, Any],
+    settings: Settings,
+    data: Any,
+    seconds: float,
+    seconds_sensitivity: float,
+) -> dict[str, Any]:
     """The audit's settings and timings, as kept in :attr:`AuditResult.meta`."""
     method = run.method
     return {
@@ -415,13 +502,18 @@ def _meta(run: _Run, groups: dict[str, Any], settings: Settings, data: Any, seco
     }
 
 
-def _sensitivity(run: _Run, frame: pd.DataFrame, per_row: pd.DataFrame, labels: pd.DataFrame, protected: str) -> pd.DataFrame:
+def _sensitivity(
+    run: _Run, frame: pd.DataFrame, per_row: pd.DataFrame, labels: pd.DataFrame, protected: str
+) -> pd.DataFrame:
     """Re-explain the rows whose answer changes ``protected`` with that feature frozen: paired costs."""
     rec = per_row["rejected"] & (per_row["outcome"] == "recourse")
     mask = rec & (per_row["protected_changed"] == 1.0)
     ids = per_row.index[mask.to_numpy()]
     res, failed = _explain(
-        run, frame.loc[ids], _frozen(run.constraints, protected), run.out / f"frozen-{protected}" if run.out else None,
+        run,
+        frame.loc[ids],
+        _frozen(run.constraints, protected),
+        run.out / f"frozen-{protected}" if run.out else None,
     )
     rows = _answers(run, res, ids, failed, None).reindex(ids)
     paired = pd.DataFrame(index=ids)
@@ -431,7 +523,9 @@ def _sensitivity(run: _Run, frame: pd.DataFrame, per_row: pd.DataFrame, labels: 
     paired["status_frozen"] = rows["status"]
     paired["outcome_frozen"] = rows["outcome"]
     paired["reason_frozen"] = rows["reason"]
-    paired["cost_frozen"] = rows[COST_COLUMNS[run.cost]].astype(float).where(rows["outcome"] == "recourse")
+    paired["cost_frozen"] = (
+        rows[COST_COLUMNS[run.cost]].astype(float).where(rows["outcome"] == "recourse")
+    )
     paired["increase"] = paired["cost_frozen"] - paired["cost_allowed"]
     paired["changes_frozen"] = rows["changes"]
     return paired

@@ -130,7 +130,9 @@ def _gaps(table: pd.DataFrame) -> pd.DataFrame:
             best = float(rates.max())
             m = table["grouping"] == g
             table.loc[m, "recourse_gap"] = best - table.loc[m, "recourse_rate"]
-            table.loc[m, "recourse_ratio"] = table.loc[m, "recourse_rate"] / best if best > 0 else np.nan
+            table.loc[m, "recourse_ratio"] = (
+                table.loc[m, "recourse_rate"] / best if best > 0 else np.nan
+            )
         burdens = ref["burden"].dropna()
         if len(burdens):
             best_b = float(burdens.min())
@@ -154,7 +156,9 @@ class Settings:
         self.max_actions = int(d.get("max_actions", 3))
 
 
-def group_blocks(per_row: pd.DataFrame, order: dict[str, list[str]], block: Any, settings: Any) -> pd.DataFrame:
+def group_blocks(
+    per_row: pd.DataFrame, order: dict[str, list[str]], block: Any, settings: Any
+) -> pd.DataFrame:
     """``block(rows, (grouping, group), settings)`` for everyone (grouping ``""``, group
     ``"all"``) and for each non-empty group of each grouping, one row each."""
     blocks = [block(per_row, ("", "all"), settings)]
@@ -189,9 +193,19 @@ def actions(per_row: pd.DataFrame, features: Sequence[str], by: str | None = Non
             for f in ch:
                 counts[f] = counts.get(f, 0) + 1
         for f, c in counts.items():
-            parts.append({"group": key, "feature": f, "n_changed": c, "share": c / n if n else np.nan, "n_recourse": n})
+            parts.append(
+                {
+                    "group": key,
+                    "feature": f,
+                    "n_changed": c,
+                    "share": c / n if n else np.nan,
+                    "n_recourse": n,
+                }
+            )
     out = pd.DataFrame(parts, columns=["group", "feature", "n_changed", "share", "n_recourse"])
-    out = out.sort_values(["group", "n_changed", "feature"], ascending=[True, False, True], kind="stable")
+    out = out.sort_values(
+        ["group", "n_changed", "feature"], ascending=[True, False, True], kind="stable"
+    )
     if by is None:
         out = out.drop(columns="group")
     return out.reset_index(drop=True)
@@ -202,12 +216,21 @@ def change_sets(per_row: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     rec = per_row[per_row["rejected"] & (per_row["outcome"] == "recourse")]
     n = len(rec)
     counts = rec["changed"].map(lambda t: tuple(sorted(t))).value_counts()
-    rows = [{"features": " + ".join(k) if k else "(none)", "n": int(v), "share": v / n} for k, v in counts.items()]
+    rows = [
+        {"features": " + ".join(k) if k else "(none)", "n": int(v), "share": v / n}
+        for k, v in counts.items()
+    ]
     out = pd.DataFrame(rows, columns=["features", "n", "share"])
-    return out.sort_values(["n", "features"], ascending=[False, True], kind="stable").head(top).reset_index(drop=True)
+    return (
+        out.sort_values(["n", "features"], ascending=[False, True], kind="stable")
+        .head(top)
+        .reset_index(drop=True)
+    )
 
 
-def sensitivity_summary(per_row: pd.DataFrame, paired: pd.DataFrame, settings: Any, protected: str) -> dict[str, Any]:
+def sensitivity_summary(
+    per_row: pd.DataFrame, paired: pd.DataFrame, settings: Any, protected: str
+) -> dict[str, Any]:
     """MACE Table 4, generalised: how often answers change ``protected``, and what freezing it costs.
 
     ``paired`` holds, for every row whose answer changed the protected
@@ -225,7 +248,13 @@ def sensitivity_summary(per_row: pd.DataFrame, paired: pd.DataFrame, settings: A
     inc = (both["cost_frozen"] - both["cost_allowed"]).to_numpy(dtype=float)
     pos = both[both["cost_allowed"] > 0]
     rel = (pos["cost_frozen"] / pos["cost_allowed"] - 1).to_numpy(dtype=float)
-    ilo, ihi = bootstrap_ci(inc, "mean", settings.n_bootstrap, settings.confidence, _rng(settings.random_state, "sensitivity", protected))
+    ilo, ihi = bootstrap_ci(
+        inc,
+        "mean",
+        settings.n_bootstrap,
+        settings.confidence,
+        _rng(settings.random_state, "sensitivity", protected),
+    )
     counts = paired["outcome_frozen"].value_counts()
     return {
         "protected": protected,

@@ -7,7 +7,10 @@ __all__ = ["GLOSSARY"]
 
 GLOSSARY: dict[str, tuple[str, str]] = {
     "n": ("rows", "Rows of the audited population in the group (accepted and rejected)."),
-    "n_rejected": ("rejected", "Rows the model does not assign to the target (favourable) class; only these are explained."),
+    "n_rejected": (
+        "rejected",
+        "Rows the model does not assign to the target (favourable) class; only these are explained.",
+    ),
     "rejection_rate": ("rejection rate", "rejected / rows of the group."),
     "recourse_rate": (
         "recourse rate",
@@ -34,8 +37,14 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "feature moved across its whole range. 'method' uses the method's own objective; 'n_changed' "
         "counts changed features.",
     ),
-    "cost_median": ("median cost", "Median cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap."),
-    "cost_mean": ("mean cost", "Mean cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap."),
+    "cost_median": (
+        "median cost",
+        "Median cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap.",
+    ),
+    "cost_mean": (
+        "mean cost",
+        "Mean cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap.",
+    ),
     "burden": (
         "burden",
         "CERTIFAI's burden (Sharma, Henderson & Ghosh, AIES 2020): the mean normalised l1 distance between "
@@ -53,9 +62,18 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "Recourse rate of the best-off group (highest rate among groups not flagged small) minus the "
         "group's; recourse_ratio = group's rate / best rate.",
     ),
-    "small": ("small group", "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is not the reference group (unless every group of its grouping is small)."),
-    "action_share": ("action frequency", "Share of the rejected rows with recourse whose counterfactual changes the feature."),
-    "change_set": ("change set", "The exact set of features a counterfactual changes; the most common sets are listed with their share of rows with recourse."),
+    "small": (
+        "small group",
+        "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is not the reference group (unless every group of its grouping is small).",
+    ),
+    "action_share": (
+        "action frequency",
+        "Share of the rejected rows with recourse whose counterfactual changes the feature.",
+    ),
+    "change_set": (
+        "change set",
+        "The exact set of features a counterfactual changes; the most common sets are listed with their share of rows with recourse.",
+    ),
     "protected_changed_rate": (
         "changes the protected feature",
         "Share of the rows with recourse whose counterfactual changes the protected feature when it is allowed to (MACE, Karimi et al. 2020, Table 4).",

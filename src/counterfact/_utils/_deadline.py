@@ -107,7 +107,9 @@ class Deadline:
         self.token = token
 
     @classmethod
-    def after(cls, seconds: float | None, *, start: float | None = None, token: CancelToken | None = None) -> Deadline:
+    def after(
+        cls, seconds: float | None, *, start: float | None = None, token: CancelToken | None = None
+    ) -> Deadline:
         """``seconds`` from ``start`` (default: now); no limit when ``seconds`` is None."""
         if seconds is None:
             return cls(None, token)

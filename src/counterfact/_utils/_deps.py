@@ -43,7 +43,9 @@ def _extras() -> dict[str, str]:
     except importlib.metadata.PackageNotFoundError:  # running from a source tree
         return out
     for req in requires:
-        m = re.match(r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?[^;]*;\s*extra\s*==\s*['\"]([^'\"]+)['\"]", req)
+        m = re.match(
+            r"\s*([A-Za-z0-9_.\-]+)(\[[^\]]*\])?[^;]*;\s*extra\s*==\s*['\"]([^'\"]+)['\"]", req
+        )
         if m and m.group(3) not in _BUNDLES:
             out.setdefault(_canonical(m.group(1)), m.group(3))
     return out

@@ -90,7 +90,15 @@ def progress(
         return _Silent(iterable, total)
     from tqdm.auto import tqdm
 
-    return tqdm(iterable, total=total, desc=desc or None, unit=unit, file=sys.stderr, dynamic_ncols=True, leave=True)
+    return tqdm(
+        iterable,
+        total=total,
+        desc=desc or None,
+        unit=unit,
+        file=sys.stderr,
+        dynamic_ncols=True,
+        leave=True,
+    )
 
 
 def summary_line(status: Any, diagnostics: Any = None) -> str:

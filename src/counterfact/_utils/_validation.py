@@ -49,8 +49,12 @@ class Interval(Spec):
         v = float(value)
         if math.isnan(v):
             return False
-        lo_ok = self.lower is None or (v >= self.lower if self.closed in ("both", "left") else v > self.lower)
-        hi_ok = self.upper is None or (v <= self.upper if self.closed in ("both", "right") else v < self.upper)
+        lo_ok = self.lower is None or (
+            v >= self.lower if self.closed in ("both", "left") else v > self.lower
+        )
+        hi_ok = self.upper is None or (
+            v <= self.upper if self.closed in ("both", "right") else v < self.upper
+        )
         return lo_ok and hi_ok
 
     def describe(self) -> str:
@@ -113,13 +117,17 @@ def _describe(specs: Iterable[Any]) -> str:
     return parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " or " + parts[-1]
 
 
-def validate_params(owner: str, params: Mapping[str, Any], constraints: Mapping[str, list[Any]]) -> None:
+def validate_params(
+    owner: str, params: Mapping[str, Any], constraints: Mapping[str, list[Any]]
+) -> None:
     """Raise :class:`ValidationError` for the first parameter that fits none of its specs."""
     for name, specs in constraints.items():
         if name not in params:
             continue
         value = params[name]
-        if any((s is None and value is None) or (s is not None and s.accepts(value)) for s in specs):
+        if any(
+            (s is None and value is None) or (s is not None and s.accepts(value)) for s in specs
+        ):
             continue
         raise ValidationError(
             f"The '{name}' parameter of {owner} must be {_describe(specs)}. Got {value!r}."
@@ -131,6 +139,9 @@ def invalid_example(specs: list[Any]) -> Any:
     for s in specs:
         if s is not None and hasattr(s, "invalid"):
             candidate = s.invalid()
-            if not any((t is None and candidate is None) or (t is not None and t.accepts(candidate)) for t in specs):
+            if not any(
+                (t is None and candidate is None) or (t is not None and t.accepts(candidate))
+                for t in specs
+            ):
                 return candidate
     return object()

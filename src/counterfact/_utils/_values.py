@@ -61,7 +61,11 @@ def _numeric_block(X: pd.DataFrame, names: list[str]) -> np.ndarray | None:
     if all(isinstance(dt, np.dtype) and dt.kind in "biuf" for dt in sub.dtypes):
         return np.array(sub.to_numpy(dtype=float), dtype=float, copy=True)
     obj = sub.to_numpy(dtype=object)
-    if pd.api.types.infer_dtype(obj.ravel(), skipna=False) not in ("integer", "floating", "mixed-integer-float"):
+    if pd.api.types.infer_dtype(obj.ravel(), skipna=False) not in (
+        "integer",
+        "floating",
+        "mixed-integer-float",
+    ):
         return None  # text, booleans, missing markers, decimals...: column by column
     try:
         return np.asarray(obj, dtype=float)

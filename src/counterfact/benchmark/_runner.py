@@ -46,7 +46,12 @@ from ._spec import DatasetSpec, MethodSpec, ModelSpec, Spec, load_spec
 __all__ = ["collect", "run", "summarise"]
 
 # a combination the method cannot handle, or an input not available on this machine
-_SKIP_ERRORS = (UnsupportedModelError, MissingDependencyError, UnsupportedConstraintError, DatasetNotFoundError)
+_SKIP_ERRORS = (
+    UnsupportedModelError,
+    MissingDependencyError,
+    UnsupportedConstraintError,
+    DatasetNotFoundError,
+)
 
 
 def _safe(s: str) -> str:
@@ -60,12 +65,20 @@ def _cell_id(ds: str, model: str, method: str, seed: int, fold: int | None = Non
 def _cells(spec: Spec) -> list[tuple[Any, Any, Any, int, int | None]]:
     """Every (dataset, model, method, seed, fold) cell of ``spec`` (fold ``None`` without ``folds``)."""
     folds: list[int | None] = list(range(spec.folds)) if spec.folds else [None]
-    return [(ds, mo, me, seed, fold) for seed in spec.seeds for ds in spec.datasets for fold in folds
-            for mo in spec.models for me in spec.methods
-            if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)]
+    return [
+        (ds, mo, me, seed, fold)
+        for seed in spec.seeds
+        for ds in spec.datasets
+        for fold in folds
+        for mo in spec.models
+        for me in spec.methods
+        if (me.models is None or mo.id in me.models) and (ds.models is None or mo.id in ds.models)
+    ]
 
 
-def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = None) -> pd.DataFrame:
+def _pick_queries(
+    model: Any, test: Any, spec: Spec, seed: int, n: int | None = None
+) -> pd.DataFrame:
     """Up to ``n`` (default ``spec.queries``; ``None``: all) eligible test rows, drawn with ``seed``."""
     X = test.X
     n = spec.queries if n is None else n
@@ -74,7 +87,7 @@ def _pick_queries(model: Any, test: Any, spec: Spec, seed: int, n: int | None = 
     if spec.query_class == "negative":
         X = X[pred == classes[0]]
     elif spec.query_class == "unfavourable":
-        fav = test.metadata.get("favorable_class", classes[-1])
+        fav = test.metadata.get("favourable_class", classes[-1])
         X = X[pred != fav]
     elif spec.query_class not in (None, "any"):
         X = X[pred == spec.query_class]
@@ -93,29 +106,48 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int, fold: int | None = None)
         default = kinds.pop("*", None)
         unknown = sorted(set(kinds) - set(data.schema.names))
         if unknown:
-            raise ValidationError(f"Benchmark spec: dataset {ds.id!r} actionability names unknown features {unknown}. Features: {data.schema.names}.")
+            raise ValidationError(
+                f"Benchmark spec: dataset {ds.id!r} actionability names unknown features {unknown}. Features: {data.schema.names}."
+            )
         every = {f.name: default for f in data.schema} if default else {}
         data = data.with_schema(data.schema.with_actionability(**{**every, **kinds}))
     if ds.max_rows and len(data) > ds.max_rows:
         rng = np.random.default_rng(seed)
-        data = data.subset(data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))])
+        data = data.subset(
+            data.frame.index[np.sort(rng.choice(len(data), ds.max_rows, replace=False))]
+        )
     if spec.folds and fold is not None:
         from sklearn.model_selection import StratifiedKFold
 
-        parts = list(StratifiedKFold(n_splits=spec.folds, shuffle=True, random_state=seed).split(data.frame, data.y))
+        parts = list(
+            StratifiedKFold(n_splits=spec.folds, shuffle=True, random_state=seed).split(
+                data.frame, data.y
+            )
+        )
         tr, te = parts[fold]
         return data.subset(data.frame.index[tr]), data.subset(data.frame.index[te])
     if ds.split is None:
         return data.split(test_size=spec.test_size, random_state=seed)
     splits = data.metadata.get("splits") or {}
     if ds.split not in splits:
-        raise ValidationError(f"Benchmark spec: dataset {ds.id!r} has no predefined split {ds.split!r}. Available: {sorted(splits)}.")
+        raise ValidationError(
+            f"Benchmark spec: dataset {ds.id!r} has no predefined split {ds.split!r}. Available: {sorted(splits)}."
+        )
     flag = pd.Series(splits[ds.split]).reindex(data.frame.index)
-    return data.subset(data.frame.index[flag == "train"]), data.subset(data.frame.index[flag == "test"])
+    return data.subset(data.frame.index[flag == "train"]), data.subset(
+        data.frame.index[flag == "test"]
+    )
 
 
 def _explain(
-    method: Any, X: pd.DataFrame, train: Any, spec: Spec, constraints: Any, n_jobs: int, extra: dict[str, Any], lof: Any = None,
+    method: Any,
+    X: pd.DataFrame,
+    train: Any,
+    spec: Spec,
+    constraints: Any,
+    n_jobs: int,
+    extra: dict[str, Any],
+    lof: Any = None,
     chunks: Path | None = None,
 ) -> tuple[Any, pd.DataFrame]:
     """Explain ``X``; with ``spec.feedback`` each query gets its own feedback
@@ -131,11 +163,21 @@ def _explain(
         from ..methods.ufce import feedback_levels
 
         constraints = [
-            constraints.merge(feedback_levels(train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]))
+            constraints.merge(
+                feedback_levels(
+                    train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]
+                )
+            )
             for q in X.index
         ]
     if spec.chunk_size is None or chunks is None or len(X) <= spec.chunk_size:
-        result = method.explain(X, n_counterfactuals=spec.n_counterfactuals, constraints=constraints, n_jobs=n_jobs, **extra)
+        result = method.explain(
+            X,
+            n_counterfactuals=spec.n_counterfactuals,
+            constraints=constraints,
+            n_jobs=n_jobs,
+            **extra,
+        )
     else:
         chunks.mkdir(parents=True, exist_ok=True)
         size, parts = spec.chunk_size, []
@@ -147,8 +189,15 @@ def _explain(
                     parts.append(saved)
                     continue
             part = explain_at(  # the result equals one explain call (each query seeded from its values)
-                method, X.iloc[k : k + size], n_counterfactuals=spec.n_counterfactuals, n_jobs=n_jobs, offset=k,
-                constraints=constraints[k : k + size] if isinstance(constraints, list) else constraints, **extra,
+                method,
+                X.iloc[k : k + size],
+                n_counterfactuals=spec.n_counterfactuals,
+                n_jobs=n_jobs,
+                offset=k,
+                constraints=constraints[k : k + size]
+                if isinstance(constraints, list)
+                else constraints,
+                **extra,
             )
             tmp = path.with_suffix(".tmp")
             tmp.write_text(part.to_json())
@@ -198,14 +247,18 @@ def run(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
-    split: dict[str, Any] = {}  # the current split and its plausibility detector, shared by its cells
+    split: dict[
+        str, Any
+    ] = {}  # the current split and its plausibility detector, shared by its cells
     for ds, mo, me, seed, fold in cells:
         cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
         meta_path = out / "cells" / f"{cid}.json"
         if bar is not None:
             bar.set_postfix_str(cid[:40])
         if not (resume and _finished(meta_path)):
-            meta = _run_cell(out, spec, (ds, mo, me, seed, fold), split, resume=resume, n_jobs=n_jobs)
+            meta = _run_cell(
+                out, spec, (ds, mo, me, seed, fold), split, resume=resume, n_jobs=n_jobs
+            )
             meta_path.write_text(json.dumps(meta, indent=1, default=str))
         if bar is not None:
             bar.update()
@@ -224,13 +277,24 @@ def _start_folder(out: Path, spec: Spec) -> None:
 
 
 def _run_cell(
-    out: Path, spec: Spec, cell: tuple[DatasetSpec, ModelSpec, MethodSpec, int, int | None], split: dict[str, Any],
-    *, resume: bool, n_jobs: int,
+    out: Path,
+    spec: Spec,
+    cell: tuple[DatasetSpec, ModelSpec, MethodSpec, int, int | None],
+    split: dict[str, Any],
+    *,
+    resume: bool,
+    n_jobs: int,
 ) -> dict[str, Any]:
     """Run one cell and save its result and metrics; returns its record (status done, skipped or error)."""
     ds, mo, me, seed, fold = cell
     cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
-    meta: dict[str, Any] = {"cell": cid, "dataset": ds.id, "model": mo.id, "method": me.id, "seed": seed}
+    meta: dict[str, Any] = {
+        "cell": cid,
+        "dataset": ds.id,
+        "model": mo.id,
+        "method": me.id,
+        "seed": seed,
+    }
     if fold is not None:
         meta["fold"] = fold
     try:
@@ -239,7 +303,9 @@ def _run_cell(
         X = _cell_queries(model, test, spec, ds, me, seed, meta)
         if spec.chunk_size is not None:
             meta["chunk_size"] = spec.chunk_size
-        constraints = Constraints.from_dict(spec.constraints).merge(Constraints.from_dict(ds.constraints))
+        constraints = Constraints.from_dict(spec.constraints).merge(
+            Constraints.from_dict(ds.constraints)
+        )
         method = _method(spec, me, seed)
         meta["runtime_kind"] = runtime_kind(method)
         t0 = time.perf_counter()
@@ -247,19 +313,31 @@ def _run_cell(
         meta["fit_seconds"] = time.perf_counter() - t0
         t0 = time.perf_counter()
         chunk_dir = _chunk_dir(out / "cells" / f"{cid}.chunks", resume, meta)
-        result, metrics = _explain(method, X, train, spec, constraints, n_jobs, me.explain, lof, chunk_dir)
+        result, metrics = _explain(
+            method, X, train, spec, constraints, n_jobs, me.explain, lof, chunk_dir
+        )
         meta["explain_seconds"] = time.perf_counter() - t0
         (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
         metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
-        meta.update(status="done", n_queries=len(X), coverage=float((result.found > 0).mean()) if len(X) else float("nan"))
+        meta.update(
+            status="done",
+            n_queries=len(X),
+            coverage=float((result.found > 0).mean()) if len(X) else float("nan"),
+        )
     except _SKIP_ERRORS as exc:
         meta.update(status="skipped", reason=str(exc))
     except Exception as exc:  # record and go on: one broken cell must not stop the run
-        meta.update(status="error", reason=f"{type(exc).__name__}: {exc}", traceback=traceback.format_exc(limit=8))
+        meta.update(
+            status="error",
+            reason=f"{type(exc).__name__}: {exc}",
+            traceback=traceback.format_exc(limit=8),
+        )
     return meta
 
 
-def _split(cache: dict[str, Any], ds: DatasetSpec, spec: Spec, seed: int, fold: int | None) -> tuple[Any, Any, Any]:
+def _split(
+    cache: dict[str, Any], ds: DatasetSpec, spec: Spec, seed: int, fold: int | None
+) -> tuple[Any, Any, Any]:
     """Train and test rows of the cell and the split's plausibility detector (fitted once per split,
     not per cell).  The cells of one split run one after another, so ``cache`` keeps only the current one."""
     key = (ds.id, seed, fold)
@@ -273,9 +351,25 @@ def _split(cache: dict[str, Any], ds: DatasetSpec, spec: Spec, seed: int, fold: 
     return train, test, cache["lof"]
 
 
-def _fitted_model(out: Path, ds: DatasetSpec, mo: ModelSpec, seed: int, fold: int | None, train: Any, meta: dict[str, Any]) -> Any:
+def _fitted_model(
+    out: Path,
+    ds: DatasetSpec,
+    mo: ModelSpec,
+    seed: int,
+    fold: int | None,
+    train: Any,
+    meta: dict[str, Any],
+) -> Any:
     """The cell's model: loaded from ``out/models/`` when an earlier cell fitted it, else fitted and saved there."""
-    mpath = out / "models" / (f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}" + ("" if fold is None else f"-f{fold}") + ".joblib")
+    mpath = (
+        out
+        / "models"
+        / (
+            f"{_safe(ds.id)}-{_safe(mo.id)}-{seed}"
+            + ("" if fold is None else f"-f{fold}")
+            + ".joblib"
+        )
+    )
     if mpath.exists():
         return joblib.load(mpath)
     t0 = time.perf_counter()
@@ -285,7 +379,15 @@ def _fitted_model(out: Path, ds: DatasetSpec, mo: ModelSpec, seed: int, fold: in
     return model
 
 
-def _cell_queries(model: Any, test: Any, spec: Spec, ds: DatasetSpec, me: MethodSpec, seed: int, meta: dict[str, Any]) -> pd.DataFrame:
+def _cell_queries(
+    model: Any,
+    test: Any,
+    spec: Spec,
+    ds: DatasetSpec,
+    me: MethodSpec,
+    seed: int,
+    meta: dict[str, Any],
+) -> pd.DataFrame:
     """The queries of the cell; a method with its own ``queries`` explains a seeded subset of them."""
     X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
     if me.queries is not None and len(X) > me.queries:
@@ -332,7 +434,11 @@ def runtime_kind(method: Any) -> str:
     per-query time is the batch's time divided by the batch size, not a
     measurement of each query), else ``"per query"``."""
     batch = getattr(type(method), "_explain_batch", None)
-    return "amortized" if batch is not None and batch is not CounterfactualMethod._explain_batch else "per query"
+    return (
+        "amortized"
+        if batch is not None and batch is not CounterfactualMethod._explain_batch
+        else "per query"
+    )
 
 
 def _time_kind(meta: Mapping[str, Any], times: pd.Series) -> str:
@@ -372,9 +478,16 @@ def collect(out: str | Path) -> pd.DataFrame:
         reasons = r.reason
         for q in r.queries.index:
             base = {
-                "dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "seed": meta["seed"],
+                "dataset": meta["dataset"],
+                "model": meta["model"],
+                "method": meta["method"],
+                "seed": meta["seed"],
                 **({"fold": meta["fold"]} if "fold" in meta else {}),
-                "query": q, "status": r.status[q], "reason": reasons[q], "time": r.runtime[q], "time_kind": kind,
+                "query": q,
+                "status": r.status[q],
+                "reason": reasons[q],
+                "time": r.runtime[q],
+                "time_kind": kind,
                 "fit_seconds": meta.get("fit_seconds", np.nan),
             }
             base.update({f"metric_{k}": v for k, v in m.loc[q].items() if k not in base})
@@ -382,7 +495,15 @@ def collect(out: str | Path) -> pd.DataFrame:
             if len(cfs) == 0:
                 rows.append({**base, "rank": -1, "features": None})
             for rank, row in cfs.iterrows():
-                rows.append({**base, "rank": rank, "features": json.dumps({k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()})})
+                rows.append(
+                    {
+                        **base,
+                        "rank": rank,
+                        "features": json.dumps(
+                            {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
+                        ),
+                    }
+                )
     table = pd.DataFrame(rows)
     if len(table):
         table.to_csv(out / "results.csv", index=False)
@@ -427,7 +548,11 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
     if len(table):
         per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
         keys = ["dataset", "model", "method"]
-        metric_cols = [c for c in per_query.columns if c.startswith("metric_") and pd.api.types.is_numeric_dtype(per_query[c])]
+        metric_cols = [
+            c
+            for c in per_query.columns
+            if c.startswith("metric_") and pd.api.types.is_numeric_dtype(per_query[c])
+        ]
         g = per_query.groupby(keys)
         summ = g[metric_cols].mean()
         summ.columns = [c.removeprefix("metric_") for c in summ.columns]
@@ -444,12 +569,22 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
         summ["time_median"] = g["time"].median()
         summ["time_p90"] = g["time"].quantile(0.9)
         if "time_kind" in per_query:
-            summ["time_kind"] = g["time_kind"].agg(lambda s: "amortized" if (s == "amortized").any() else "per query")
+            summ["time_kind"] = g["time_kind"].agg(
+                lambda s: "amortized" if (s == "amortized").any() else "per query"
+            )
             # a batch average has no spread: its p90 would only repeat the median
             summ.loc[summ["time_kind"] == "amortized", "time_p90"] = np.nan
         if "fit_seconds" in per_query:
-            cell_keys = ["dataset", "model", "method", "seed", *(["fold"] if "fold" in per_query else [])]
-            summ["fit_seconds"] = per_query.drop_duplicates(cell_keys).groupby(keys)["fit_seconds"].mean()
+            cell_keys = [
+                "dataset",
+                "model",
+                "method",
+                "seed",
+                *(["fold"] if "fold" in per_query else []),
+            ]
+            summ["fit_seconds"] = (
+                per_query.drop_duplicates(cell_keys).groupby(keys)["fit_seconds"].mean()
+            )
         summ["state"] = "done"
         parts.append(summ.reset_index())
     others = []
@@ -458,7 +593,15 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
             continue
         meta = json.loads(meta_path.read_text())
         if meta.get("status") in ("skipped", "error"):
-            others.append({"dataset": meta["dataset"], "model": meta["model"], "method": meta["method"], "state": meta["status"], "reason": meta.get("reason", "")})
+            others.append(
+                {
+                    "dataset": meta["dataset"],
+                    "model": meta["model"],
+                    "method": meta["method"],
+                    "state": meta["status"],
+                    "reason": meta.get("reason", ""),
+                }
+            )
     if others:
         parts.append(pd.DataFrame(others).drop_duplicates(["dataset", "model", "method"]))
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

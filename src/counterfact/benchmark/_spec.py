@@ -106,11 +106,13 @@ class Spec:
     time_limit: float | None = 60.0
     test_size: float = 0.2
     # "negative" (predicted as the first class), "unfavourable" (not predicted as the
-    # dataset's metadata["favorable_class"], else the last class), "any", or a label
+    # dataset's metadata["favourable_class"], else the last class), "any", or a label
     query_class: Any = "negative"
     constraints: dict[str, Any] | None = None
     description: str = ""
-    feedback: dict[str, Any] | None = None  # per-query UFCE-style feedback: {"level": 0.5, "two_sided": False}
+    feedback: dict[str, Any] | None = (
+        None  # per-query UFCE-style feedback: {"level": 0.5, "two_sided": False}
+    )
     reference: str = ""  # where the protocol comes from (paper, table)
     folds: int | None = None
     chunk_size: int | None = None
@@ -119,8 +121,22 @@ class Spec:
 
 
 _TOP_KEYS = {
-    "name", "datasets", "models", "methods", "queries", "n_counterfactuals", "seeds", "time_limit",
-    "test_size", "query_class", "constraints", "description", "feedback", "reference", "folds", "chunk_size",
+    "name",
+    "datasets",
+    "models",
+    "methods",
+    "queries",
+    "n_counterfactuals",
+    "seeds",
+    "time_limit",
+    "test_size",
+    "query_class",
+    "constraints",
+    "description",
+    "feedback",
+    "reference",
+    "folds",
+    "chunk_size",
     "full",
 }
 #: what a ``full:`` section may override
@@ -139,9 +155,13 @@ def _entry(obj: Any, key: str, what: str) -> dict[str, Any]:
         return {key: obj}
     if isinstance(obj, Mapping):
         if key not in obj:
-            raise ValidationError(f"Benchmark spec: a {what} entry needs '{key}'. Got {dict(obj)!r}.")
+            raise ValidationError(
+                f"Benchmark spec: a {what} entry needs '{key}'. Got {dict(obj)!r}."
+            )
         return dict(obj)
-    raise ValidationError(f"Benchmark spec: a {what} entry must be a name or a mapping. Got {obj!r}.")
+    raise ValidationError(
+        f"Benchmark spec: a {what} entry must be a name or a mapping. Got {obj!r}."
+    )
 
 
 def _check_keys(d: Mapping[str, Any], allowed: set[str], what: str) -> None:
@@ -149,7 +169,9 @@ def _check_keys(d: Mapping[str, Any], allowed: set[str], what: str) -> None:
     if unknown:
         close = [m for u in unknown for m in difflib.get_close_matches(u, sorted(allowed), n=1)]
         hint = f" Did you mean {close}?" if close else ""
-        raise ValidationError(f"Benchmark spec: unknown {what} keys {unknown}.{hint} Allowed: {sorted(allowed)}.")
+        raise ValidationError(
+            f"Benchmark spec: unknown {what} keys {unknown}.{hint} Allowed: {sorted(allowed)}."
+        )
 
 
 def _mapping(v: Any, what: str) -> dict[str, Any]:
@@ -166,10 +188,14 @@ def _actionability(v: Any, ds: str) -> dict[str, str] | None:
     if isinstance(v, str):
         v = {"*": v}
     if not isinstance(v, Mapping):
-        raise ValidationError(f"Benchmark spec: dataset {ds!r} actionability must be a kind or a mapping feature -> kind. Got {v!r}.")
+        raise ValidationError(
+            f"Benchmark spec: dataset {ds!r} actionability must be a kind or a mapping feature -> kind. Got {v!r}."
+        )
     bad = {k: a for k, a in v.items() if a not in _ACTIONABILITY}
     if bad:
-        raise ValidationError(f"Benchmark spec: dataset {ds!r} actionability {bad} not in {list(_ACTIONABILITY)}.")
+        raise ValidationError(
+            f"Benchmark spec: dataset {ds!r} actionability {bad} not in {list(_ACTIONABILITY)}."
+        )
     return {str(k): str(a) for k, a in v.items()}
 
 
@@ -179,7 +205,9 @@ def _feedback(v: Any) -> dict[str, Any] | None:
     if isinstance(v, (int, float, str)) and not isinstance(v, bool):
         v = {"level": v}
     if not isinstance(v, Mapping) or "level" not in v:
-        raise ValidationError(f"Benchmark spec: feedback must be a level (e.g. 0.5 or 'medium') or a mapping with 'level'. Got {v!r}.")
+        raise ValidationError(
+            f"Benchmark spec: feedback must be a level (e.g. 0.5 or 'medium') or a mapping with 'level'. Got {v!r}."
+        )
     _check_keys(v, {"level", "two_sided"}, "feedback")
     return {"level": v["level"], "two_sided": bool(v.get("two_sided", False))}
 
@@ -188,7 +216,9 @@ def _positive_int(v: Any, what: str) -> int:
     try:
         n = int(v)
     except (TypeError, ValueError):
-        raise ValidationError(f"Benchmark spec: {what} must be an integer >= 1. Got {v!r}.") from None
+        raise ValidationError(
+            f"Benchmark spec: {what} must be an integer >= 1. Got {v!r}."
+        ) from None
     if n < 1:
         raise ValidationError(f"Benchmark spec: {what} must be >= 1. Got {n}.")
     return n
@@ -210,7 +240,9 @@ def _float(v: Any, what: str) -> float:
         raise ValidationError(f"Benchmark spec: {what} must be a number. Got {v!r}.") from None
 
 
-def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | None = None, full: bool = False) -> Spec:
+def load_spec(
+    spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | None = None, full: bool = False
+) -> Spec:
     """Read and validate a spec from a path (YAML or JSON), a mapping, or a Spec.
 
     Parameters
@@ -247,7 +279,7 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
     method_specs = [_method_spec(e) for e in _as_list(d["methods"])]
     _check_ids(ds_specs, model_specs, method_specs)
     qc = d.get("query_class", "negative")
-    if isinstance(qc, str) and qc.lower() in ("unfavorable",):
+    if isinstance(qc, str) and qc.lower() in ("unfavourable",):
         qc = "unfavourable"
     result = Spec(
         name=str(d.get("name", "benchmark")),
@@ -265,11 +297,15 @@ def load_spec(spec: str | Path | Mapping[str, Any] | Spec, *, queries: int | Non
         feedback=_feedback(d.get("feedback")),
         reference=str(d.get("reference", "")),
         folds=_folds(d.get("folds")),
-        chunk_size=None if d.get("chunk_size") is None else _positive_int(d["chunk_size"], "chunk_size"),
+        chunk_size=None
+        if d.get("chunk_size") is None
+        else _positive_int(d["chunk_size"], "chunk_size"),
         full=_full_section(d.get("full"), ds_specs),
     )
     _check_names(result)
-    return load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
+    return (
+        load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
+    )
 
 
 def _capped(spec: Spec, queries: Any) -> Spec:
@@ -293,17 +329,40 @@ def _as_mapping(spec: Any) -> dict[str, Any]:
         return d
     if isinstance(spec, Mapping):
         return dict(spec)
-    raise ValidationError(f"A benchmark spec is a path (YAML/JSON), a mapping or a Spec. Got {type(spec).__name__}.")
+    raise ValidationError(
+        f"A benchmark spec is a path (YAML/JSON), a mapping or a Spec. Got {type(spec).__name__}."
+    )
 
 
 def _dataset_spec(entry: Any) -> DatasetSpec:
     """A ``datasets:`` entry: a name, or a mapping with ``name``."""
     e = _entry(entry, "name", "dataset")
-    _check_keys(e, {"name", "options", "max_rows", "constraints", "label", "split", "actionability", "queries", "models"}, "dataset")
+    _check_keys(
+        e,
+        {
+            "name",
+            "options",
+            "max_rows",
+            "constraints",
+            "label",
+            "split",
+            "actionability",
+            "queries",
+            "models",
+        },
+        "dataset",
+    )
     return DatasetSpec(
-        e["name"], _mapping(e.get("options"), f"dataset {e['name']!r} options"), e.get("max_rows"), e.get("constraints"), e.get("label", ""),
-        split=e.get("split"), actionability=_actionability(e.get("actionability"), e["name"]),
-        queries=None if e.get("queries") is None else _positive_int(e["queries"], f"dataset {e['name']!r} queries"),
+        e["name"],
+        _mapping(e.get("options"), f"dataset {e['name']!r} options"),
+        e.get("max_rows"),
+        e.get("constraints"),
+        e.get("label", ""),
+        split=e.get("split"),
+        actionability=_actionability(e.get("actionability"), e["name"]),
+        queries=None
+        if e.get("queries") is None
+        else _positive_int(e["queries"], f"dataset {e['name']!r} queries"),
         models=tuple(_as_list(e["models"])) if e.get("models") else None,
     )
 
@@ -312,7 +371,9 @@ def _model_spec(entry: Any) -> ModelSpec:
     """A ``models:`` entry: a kind, or a mapping with ``kind``."""
     e = _entry(entry, "kind", "model")
     _check_keys(e, {"kind", "params", "label"}, "model")
-    return ModelSpec(e["kind"], _mapping(e.get("params"), f"model {e['kind']!r} params"), e.get("label", ""))
+    return ModelSpec(
+        e["kind"], _mapping(e.get("params"), f"model {e['kind']!r} params"), e.get("label", "")
+    )
 
 
 def _method_spec(entry: Any) -> MethodSpec:
@@ -320,26 +381,39 @@ def _method_spec(entry: Any) -> MethodSpec:
     e = _entry(entry, "name", "method")
     _check_keys(e, {"name", "params", "label", "models", "explain", "queries"}, "method")
     return MethodSpec(
-        e["name"], _mapping(e.get("params"), f"method {e['name']!r} params"), e.get("label", ""),
-        tuple(_as_list(e["models"])) if e.get("models") else None, _mapping(e.get("explain"), f"method {e['name']!r} explain"),
-        None if e.get("queries") is None else _positive_int(e["queries"], f"method {e.get('label') or e['name']!r} queries"),
+        e["name"],
+        _mapping(e.get("params"), f"method {e['name']!r} params"),
+        e.get("label", ""),
+        tuple(_as_list(e["models"])) if e.get("models") else None,
+        _mapping(e.get("explain"), f"method {e['name']!r} explain"),
+        None
+        if e.get("queries") is None
+        else _positive_int(e["queries"], f"method {e.get('label') or e['name']!r} queries"),
     )
 
 
-def _check_ids(ds_specs: list[DatasetSpec], model_specs: list[ModelSpec], method_specs: list[MethodSpec]) -> None:
+def _check_ids(
+    ds_specs: list[DatasetSpec], model_specs: list[ModelSpec], method_specs: list[MethodSpec]
+) -> None:
     """Method and dataset ids are unique; the model ids they name exist."""
     ids = [m.id for m in method_specs]
     if len(set(ids)) != len(ids):
-        raise ValidationError(f"Benchmark spec: method labels must be unique; got {ids}. Add 'label:'.")
+        raise ValidationError(
+            f"Benchmark spec: method labels must be unique; got {ids}. Add 'label:'."
+        )
     model_ids = {m.id for m in model_specs}
     restricted: list[DatasetSpec | MethodSpec] = [*ds_specs, *method_specs]
     for x in restricted:
         missing = sorted(set(x.models or ()) - model_ids)
         if missing:
-            raise ValidationError(f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: {sorted(model_ids)}.")
+            raise ValidationError(
+                f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: {sorted(model_ids)}."
+            )
     ds_ids = [x.id for x in ds_specs]
     if len(set(ds_ids)) != len(ds_ids):
-        raise ValidationError(f"Benchmark spec: dataset labels must be unique; got {ds_ids}. Add 'label:'.")
+        raise ValidationError(
+            f"Benchmark spec: dataset labels must be unique; got {ds_ids}. Add 'label:'."
+        )
 
 
 def _queries(v: Any, what: str) -> int | None:
@@ -347,7 +421,9 @@ def _queries(v: Any, what: str) -> int | None:
     if isinstance(v, str) and v.strip().lower() == ALL:
         return None
     if isinstance(v, bool):
-        raise ValidationError(f"Benchmark spec: {what} must be an integer >= 1 or 'all'. Got {v!r}.")
+        raise ValidationError(
+            f"Benchmark spec: {what} must be an integer >= 1 or 'all'. Got {v!r}."
+        )
     return _positive_int(v, f"{what} (an integer >= 1 or 'all')")
 
 
@@ -356,7 +432,9 @@ def _folds(v: Any) -> int | None:
         return None
     n = _positive_int(v, "folds") if not isinstance(v, bool) else 0
     if n < 2:
-        raise ValidationError(f"Benchmark spec: folds must be an integer >= 2 (k-fold cross-validation) or null. Got {v!r}.")
+        raise ValidationError(
+            f"Benchmark spec: folds must be an integer >= 2 (k-fold cross-validation) or null. Got {v!r}."
+        )
     return n
 
 
@@ -381,24 +459,35 @@ def _full_section(v: Any, ds_specs: list[DatasetSpec]) -> dict[str, Any] | None:
     if "folds" in v:
         out["folds"] = _folds(v["folds"])
     if "time_limit" in v:
-        out["time_limit"] = None if v["time_limit"] is None else _float(v["time_limit"], "full.time_limit")
+        out["time_limit"] = (
+            None if v["time_limit"] is None else _float(v["time_limit"], "full.time_limit")
+        )
     if "chunk_size" in v:
-        out["chunk_size"] = None if v["chunk_size"] is None else _positive_int(v["chunk_size"], "full.chunk_size")
+        out["chunk_size"] = (
+            None if v["chunk_size"] is None else _positive_int(v["chunk_size"], "full.chunk_size")
+        )
     if "datasets" in v:
         per = v["datasets"]
         if not isinstance(per, Mapping):
-            raise ValidationError(f"Benchmark spec: full.datasets must map a dataset id to {{queries, max_rows}}. Got {per!r}.")
+            raise ValidationError(
+                f"Benchmark spec: full.datasets must map a dataset id to {{queries, max_rows}}. Got {per!r}."
+            )
         ids = {d.id for d in ds_specs}
         unknown = sorted(map(str, set(per) - ids))
         if unknown:
-            raise ValidationError(f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset ids: {sorted(ids)}.")
+            raise ValidationError(
+                f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset ids: {sorted(ids)}."
+            )
         out["datasets"] = {}
         for ds_id, e in per.items():
             if not isinstance(e, Mapping):
-                raise ValidationError(f"Benchmark spec: full.datasets[{ds_id!r}] must be a mapping with queries and/or max_rows. Got {e!r}.")
+                raise ValidationError(
+                    f"Benchmark spec: full.datasets[{ds_id!r}] must be a mapping with queries and/or max_rows. Got {e!r}."
+                )
             _check_keys(e, _FULL_DATASET_KEYS, f"full.datasets[{ds_id!r}]")
             out["datasets"][str(ds_id)] = {
-                k: (None if e[k] is None else _positive_int(e[k], f"full.datasets[{ds_id!r}].{k}")) for k in e
+                k: (None if e[k] is None else _positive_int(e[k], f"full.datasets[{ds_id!r}].{k}"))
+                for k in e
             }
     return out
 
@@ -422,11 +511,14 @@ def _apply_full(spec: Spec) -> Spec:
 def _read(path: Path) -> dict[str, Any]:
     """The top-level mapping of a YAML or JSON spec file, or a clear error."""
     d = read_structured(
-        path, "Benchmark spec",
+        path,
+        "Benchmark spec",
         " Check the indentation and that every 'key: value' pair has a space after the colon.",
     )
     if d is None:
-        raise ValidationError(f"Benchmark spec {str(path)!r} is empty; it needs datasets, models and methods.")
+        raise ValidationError(
+            f"Benchmark spec {str(path)!r} is empty; it needs datasets, models and methods."
+        )
     if not isinstance(d, Mapping):
         raise ValidationError(
             f"Benchmark spec {str(path)!r} must be a mapping at the top level (keys such as datasets, models, "
@@ -452,14 +544,21 @@ def _check_names(spec: Spec) -> None:
             raise ValidationError(f"Benchmark spec: dataset {ds.id!r}: {exc}") from None
     for mo in spec.models:
         if mo.kind not in models.KINDS:
-            raise ValidationError(f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(models.KINDS)}.")
+            raise ValidationError(
+                f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(models.KINDS)}."
+            )
     known = methods.names(available=False, peers=True)
     for me in spec.methods:
         if me.name not in known:
-            raise ValidationError(f"Benchmark spec: unknown method {me.name!r}. Known methods: {known}.")
+            raise ValidationError(
+                f"Benchmark spec: unknown method {me.name!r}. Known methods: {known}."
+            )
         try:
             cls: Any = methods.get_class(me.name)
-        except (ImportError, CounterfactError):  # not installed here: the run records the cell as skipped
+        except (
+            ImportError,
+            CounterfactError,
+        ):  # not installed here: the run records the cell as skipped
             continue
         names = cls._param_names()
         unknown = sorted(set(me.params) - set(names))
@@ -473,17 +572,24 @@ def _check_names(spec: Spec) -> None:
             raise ValidationError(
                 f"Benchmark spec: method {me.id!r} explain keys {bad} are not allowed. Allowed: {sorted(allowed)}."
             )
-    for where, c in [("constraints", spec.constraints), *[(f"dataset {d.id!r} constraints", d.constraints) for d in spec.datasets]]:
+    for where, c in [
+        ("constraints", spec.constraints),
+        *[(f"dataset {d.id!r} constraints", d.constraints) for d in spec.datasets],
+    ]:
         if c is None:
             continue
         if not isinstance(c, Mapping):
-            raise ValidationError(f"Benchmark spec: {where} must be a mapping of cf.Constraints keys. Got {c!r}.")
+            raise ValidationError(
+                f"Benchmark spec: {where} must be a mapping of cf.Constraints keys. Got {c!r}."
+            )
         try:
             Constraints.from_dict(c)
         except CounterfactError as exc:
             raise ValidationError(f"Benchmark spec: {where}: {exc}") from None
         except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise ValidationError(f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc}).") from None
+            raise ValidationError(
+                f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc})."
+            ) from None
     _check_ranges(spec)
     if spec.full and "time_limit" in spec.full:
         _check_ranges(replace(spec, time_limit=spec.full["time_limit"]))
@@ -492,9 +598,13 @@ def _check_names(spec: Spec) -> None:
 def _check_ranges(spec: Spec) -> None:
     """Numbers in range and sizes that fit together (also after ``full:`` is applied)."""
     if spec.time_limit is not None and not (math.isfinite(spec.time_limit) and spec.time_limit > 0):
-        raise ValidationError(f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}.")
+        raise ValidationError(
+            f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}."
+        )
     if not 0 < spec.test_size < 1:
-        raise ValidationError(f"Benchmark spec: test_size must be between 0 and 1. Got {spec.test_size}.")
+        raise ValidationError(
+            f"Benchmark spec: test_size must be between 0 and 1. Got {spec.test_size}."
+        )
     if spec.folds is not None:
         fixed = [d.id for d in spec.datasets if d.split is not None]
         if fixed:

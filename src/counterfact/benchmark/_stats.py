@@ -54,7 +54,9 @@ def friedman(table: pd.DataFrame, *, higher_is_better: bool) -> dict[str, float]
         out.update(chi2=math.nan, p_value=math.nan, F=math.nan, p_value_F=math.nan)
         return out
     t = table.dropna(axis=0, how="any")
-    sign = -1.0 if higher_is_better else 1.0  # scipy ranks ascending; the statistic is symmetric anyway
+    sign = (
+        -1.0 if higher_is_better else 1.0
+    )  # scipy ranks ascending; the statistic is symmetric anyway
     res = stats.friedmanchisquare(*(sign * t[c].to_numpy(dtype=float) for c in t.columns))
     chi2, p = float(res.statistic), float(res.pvalue)
     denom = n * (k - 1) - chi2

@@ -37,7 +37,8 @@ _UNSAFE_EPILOG = (
     "--model-file therefore requires --allow-unsafe-model-load."
 )
 
-_EXPLAIN_EPILOG = """\
+_EXPLAIN_EPILOG = (
+    """\
 Which rows are explained:
   --dataset NAME   rows of the held-out test split (--test-size, --seed); the model is fitted
                    on the rest (or given with --model-file).
@@ -51,7 +52,9 @@ By default only rows the model does not already assign to the desired class are 
 the first 5 of them unless --rows is given; --all-rows keeps the others (they get status
 'failed').
 
-""" + _UNSAFE_EPILOG
+"""
+    + _UNSAFE_EPILOG
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -66,103 +69,280 @@ class _Parser(argparse.ArgumentParser):
 def _common() -> argparse.ArgumentParser:
     """-v/-q/--debug, accepted before or after the subcommand."""
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                   help="show progress bars and the methods' own progress (verbose=1)")
-    p.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                   help="print only the output: no status lines, no progress bars")
-    p.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                   help="show the full traceback of an error")
+    p.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show progress bars and the methods' own progress (verbose=1)",
+    )
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="print only the output: no status lines, no progress bars",
+    )
+    p.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback of an error",
+    )
     return p
 
 
 def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
     method_names = methods.names(peers=True)
-    e = sub.add_parser("explain", parents=[common], help="explain rows of a dataset, of your CSV file, or of a queries file",
-                       description="Counterfactual explanations for rows of a dataset.", epilog=_EXPLAIN_EPILOG,
-                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    e = sub.add_parser(
+        "explain",
+        parents=[common],
+        help="explain rows of a dataset, of your CSV file, or of a queries file",
+        description="Counterfactual explanations for rows of a dataset.",
+        epilog=_EXPLAIN_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     src = e.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default="german_credit", metavar="NAME",
-                     help=f"a dataset of the package (default german_credit): {', '.join(datasets.names())}")
-    src.add_argument("--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)")
+    src.add_argument(
+        "--dataset",
+        default="german_credit",
+        metavar="NAME",
+        help=f"a dataset of the package (default german_credit): {', '.join(datasets.names())}",
+    )
+    src.add_argument(
+        "--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)"
+    )
     e.add_argument("--target", metavar="COLUMN", help="the target column of --data")
-    e.add_argument("--queries", metavar="FILE", help="a CSV of rows to explain, separate from the training data")
-    e.add_argument("--model", default="rf", choices=list(models.KINDS), metavar="KIND",
-                   help=f"model kind to fit (default rf): {', '.join(models.KINDS)}")
-    e.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)")
-    e.add_argument("--allow-unsafe-model-load", action="store_true", help="acknowledge that loading --model-file runs code from it")
-    e.add_argument("--method", choices=method_names, metavar="METHOD",
-                   help=f"counterfactual method (default: mace when z3 is installed, else ufce): {', '.join(method_names)}")
-    e.add_argument("--param", action="append", metavar="NAME=VALUE", help="a method parameter, e.g. time_limit=10 (repeatable)")
-    e.add_argument("--rows", metavar="ROWS", help="row positions: '0:5', '3,7,9', '10:' or ':' for all (default: the first 5 to explain)")
-    e.add_argument("--all-rows", action="store_true", help="also explain rows already predicted as the desired class")
-    e.add_argument("-n", "--n-counterfactuals", type=int, default=1, metavar="N", help="counterfactuals per row (default 1)")
-    e.add_argument("--target-class", metavar="CLASS", help="the desired class (default: the dataset's favourable class; needed for multi-class models)")
+    e.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="a CSV of rows to explain, separate from the training data",
+    )
+    e.add_argument(
+        "--model",
+        default="rf",
+        choices=list(models.KINDS),
+        metavar="KIND",
+        help=f"model kind to fit (default rf): {', '.join(models.KINDS)}",
+    )
+    e.add_argument(
+        "--model-file",
+        metavar="FILE",
+        help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)",
+    )
+    e.add_argument(
+        "--allow-unsafe-model-load",
+        action="store_true",
+        help="acknowledge that loading --model-file runs code from it",
+    )
+    e.add_argument(
+        "--method",
+        choices=method_names,
+        metavar="METHOD",
+        help=f"counterfactual method (default: mace when z3 is installed, else ufce): {', '.join(method_names)}",
+    )
+    e.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a method parameter, e.g. time_limit=10 (repeatable)",
+    )
+    e.add_argument(
+        "--rows",
+        metavar="ROWS",
+        help="row positions: '0:5', '3,7,9', '10:' or ':' for all (default: the first 5 to explain)",
+    )
+    e.add_argument(
+        "--all-rows",
+        action="store_true",
+        help="also explain rows already predicted as the desired class",
+    )
+    e.add_argument(
+        "-n",
+        "--n-counterfactuals",
+        type=int,
+        default=1,
+        metavar="N",
+        help="counterfactuals per row (default 1)",
+    )
+    e.add_argument(
+        "--target-class",
+        metavar="CLASS",
+        help="the desired class (default: the dataset's favourable class; needed for multi-class models)",
+    )
     e.add_argument("--immutable", metavar="F1,F2", help="features that must not change")
     e.add_argument("--increasing", metavar="F1,F2", help="features that may only increase")
     e.add_argument("--decreasing", metavar="F1,F2", help="features that may only decrease")
-    e.add_argument("--range", action="append", metavar="FEATURE=LOW:HIGH", help="bounds of a feature; either side may be empty (repeatable)")
-    e.add_argument("--allowed", action="append", metavar="FEATURE=V1,V2", help="the values a feature may take (repeatable)")
+    e.add_argument(
+        "--range",
+        action="append",
+        metavar="FEATURE=LOW:HIGH",
+        help="bounds of a feature; either side may be empty (repeatable)",
+    )
+    e.add_argument(
+        "--allowed",
+        action="append",
+        metavar="FEATURE=V1,V2",
+        help="the values a feature may take (repeatable)",
+    )
     e.add_argument("--vary", metavar="F1,F2", help="the only features that may change")
     e.add_argument("--max-changes", type=int, metavar="K", help="change at most K features")
-    e.add_argument("--constraints", metavar="FILE", help="a YAML or JSON file of constraints (keys as cf.Constraints)")
-    e.add_argument("--format", choices=["table", "csv", "json"], default="table", help="output format (default table)")
-    e.add_argument("--out", metavar="FILE", help="write the output to FILE instead of standard output")
-    e.add_argument("--seed", type=int, default=0, help="random seed of the split, the model and the method (default 0)")
-    e.add_argument("--time-limit", type=float, metavar="SECONDS", help="time limit per row, for methods that have one")
-    e.add_argument("--test-size", type=float, default=0.2, help="share of a --dataset held out as test rows (default 0.2)")
-    e.add_argument("--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)")
-    e.add_argument("--min-probability", type=float, metavar="P",
-                   help="each answer's probability of the desired class at least P (a margin; 0 < P < 1)")
-    e.add_argument("--robust-to", type=int, default=0, metavar="N",
-                   help="answers must also hold for N copies of the model retrained on resamples (default 0)")
-    e.add_argument("--regions", action="store_true",
-                   help="also show each answer's certified region: the box of values that all work")
-    e.add_argument("--class-names", metavar="C=NAME,...",
-                   help="names of the classes in the table, e.g. 0=rejected,1=approved (default: the dataset's)")
+    e.add_argument(
+        "--constraints",
+        metavar="FILE",
+        help="a YAML or JSON file of constraints (keys as cf.Constraints)",
+    )
+    e.add_argument(
+        "--format",
+        choices=["table", "csv", "json"],
+        default="table",
+        help="output format (default table)",
+    )
+    e.add_argument(
+        "--out", metavar="FILE", help="write the output to FILE instead of standard output"
+    )
+    e.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="random seed of the split, the model and the method (default 0)",
+    )
+    e.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="time limit per row, for methods that have one",
+    )
+    e.add_argument(
+        "--test-size",
+        type=float,
+        default=0.2,
+        help="share of a --dataset held out as test rows (default 0.2)",
+    )
+    e.add_argument(
+        "--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)"
+    )
+    e.add_argument(
+        "--min-probability",
+        type=float,
+        metavar="P",
+        help="each answer's probability of the desired class at least P (a margin; 0 < P < 1)",
+    )
+    e.add_argument(
+        "--robust-to",
+        type=int,
+        default=0,
+        metavar="N",
+        help="answers must also hold for N copies of the model retrained on resamples (default 0)",
+    )
+    e.add_argument(
+        "--regions",
+        action="store_true",
+        help="also show each answer's certified region: the box of values that all work",
+    )
+    e.add_argument(
+        "--class-names",
+        metavar="C=NAME,...",
+        help="names of the classes in the table, e.g. 0=rejected,1=approved (default: the dataset's)",
+    )
     e.set_defaults(func=cmd_explain)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser (exposed for documentation and tests)."""
     common = _common()
-    p = _Parser(prog="counterfact", parents=[common],
-                description="Counterfactual explanations for tabular classifiers: what is the smallest realistic "
-                            "change to a row that flips the model's decision?")
-    p.add_argument("--version", action="version", version=f"counterfact {__version__}", help="print the version and exit")
+    p = _Parser(
+        prog="counterfact",
+        parents=[common],
+        description="Counterfactual explanations for tabular classifiers: what is the smallest realistic "
+        "change to a row that flips the model's decision?",
+    )
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"counterfact {__version__}",
+        help="print the version and exit",
+    )
     sub: Any = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     d = sub.add_parser("datasets", parents=[common], help="list the datasets, or describe one")
     d.add_argument("name", nargs="?", help="a dataset to describe (default: list them all)")
-    d.add_argument("--load", action="store_true", help="also load a dataset that is not bundled (from its path/env var)")
+    d.add_argument(
+        "--load",
+        action="store_true",
+        help="also load a dataset that is not bundled (from its path/env var)",
+    )
     d.set_defaults(func=cmd_datasets)
 
     _add_explain(sub, common)
 
-    m = sub.add_parser("demo", parents=[common], help="explain a few rejected German Credit applicants")
-    m.add_argument("--method", choices=methods.names(), metavar="METHOD",
-                   help=f"method (default: mace when z3-solver is installed, else ufce): {', '.join(methods.names())}")
-    m.add_argument("--model", default="lr", choices=list(models.KINDS), metavar="KIND",
-                   help=f"model kind (default lr): {', '.join(models.KINDS)}")
-    m.add_argument("--rows", type=int, default=3, help="how many rejected applicants to explain (default 3)")
-    m.add_argument("-n", "--n-counterfactuals", type=int, default=2, metavar="N", help="counterfactuals per applicant (default 2)")
+    m = sub.add_parser(
+        "demo", parents=[common], help="explain a few rejected German Credit applicants"
+    )
+    m.add_argument(
+        "--method",
+        choices=methods.names(),
+        metavar="METHOD",
+        help=f"method (default: mace when z3-solver is installed, else ufce): {', '.join(methods.names())}",
+    )
+    m.add_argument(
+        "--model",
+        default="lr",
+        choices=list(models.KINDS),
+        metavar="KIND",
+        help=f"model kind (default lr): {', '.join(models.KINDS)}",
+    )
+    m.add_argument(
+        "--rows", type=int, default=3, help="how many rejected applicants to explain (default 3)"
+    )
+    m.add_argument(
+        "-n",
+        "--n-counterfactuals",
+        type=int,
+        default=2,
+        metavar="N",
+        help="counterfactuals per applicant (default 2)",
+    )
     m.add_argument("--out", metavar="FILE", help="also write the result as JSON to FILE")
     m.set_defaults(func=cmd_demo)
 
-    b = sub.add_parser("benchmark", parents=[common], help="run a benchmark spec (YAML); exits 1 if any cell errored")
+    b = sub.add_parser(
+        "benchmark",
+        parents=[common],
+        help="run a benchmark spec (YAML); exits 1 if any cell errored",
+    )
     b.add_argument("spec", help="the spec file (YAML or JSON), e.g. benchmarks/papers/mace.yaml")
-    b.add_argument("--out", default="results", metavar="DIR", help="results folder (default results)")
-    b.add_argument("--no-resume", action="store_true", help="run every cell again, even those already in --out")
+    b.add_argument(
+        "--out", default="results", metavar="DIR", help="results folder (default results)"
+    )
+    b.add_argument(
+        "--no-resume", action="store_true", help="run every cell again, even those already in --out"
+    )
     b.add_argument("--n-jobs", type=int, default=1, help="parallel workers per cell (default 1)")
-    b.add_argument("--full", action="store_true",
-                   help="run the protocol at the paper's size (the spec's 'full:' section: queries, seeds, folds); "
-                        "resumable: run the same command again to go on")
-    b.add_argument("--queries", type=int, help="cap the queries per dataset (a quicker run of the same protocol)")
-    b.add_argument("--time-limit", type=float, metavar="SECONDS", help="seconds per query, replacing the spec's time_limit")
+    b.add_argument(
+        "--full",
+        action="store_true",
+        help="run the protocol at the paper's size (the spec's 'full:' section: queries, seeds, folds); "
+        "resumable: run the same command again to go on",
+    )
+    b.add_argument(
+        "--queries",
+        type=int,
+        help="cap the queries per dataset (a quicker run of the same protocol)",
+    )
+    b.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="seconds per query, replacing the spec's time_limit",
+    )
     b.set_defaults(func=cmd_benchmark)
 
     r = sub.add_parser("report", parents=[common], help="render a report from benchmark results")
     r.add_argument("results", help="a results folder written by 'counterfact benchmark'")
-    r.add_argument("--format", choices=["html", "md"], default="html", help="report format (default html)")
+    r.add_argument(
+        "--format", choices=["html", "md"], default="html", help="report format (default html)"
+    )
     r.add_argument("--out", metavar="FILE", help="where to write the report")
     r.set_defaults(func=cmd_report)
 
@@ -179,7 +359,9 @@ def _add_extra_commands(sub: Any) -> None:
     for module in EXTRA_COMMANDS:
         try:
             mod = importlib.import_module(module)
-        except ImportError:  # an optional part that is not installed (or not importable): no subcommand
+        except (
+            ImportError
+        ):  # an optional part that is not installed (or not importable): no subcommand
             continue
         add = getattr(mod, "add_parser", None)
         if callable(add):
@@ -193,7 +375,12 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
     """-v/-q/--debug after an extra subcommand too (unless it defines them itself)."""
     for action in _common()._actions:
         try:
-            parser.add_argument(*action.option_strings, action="store_true", default=argparse.SUPPRESS, help=action.help)
+            parser.add_argument(
+                *action.option_strings,
+                action="store_true",
+                default=argparse.SUPPRESS,
+                help=action.help,
+            )
         except argparse.ArgumentError:
             continue
 
@@ -227,8 +414,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             raise
         msg = " ".join(str(exc).split())[:300]
-        print(f"counterfact: error: internal error {type(exc).__name__}: {msg} (run again with --debug for the "
-              "traceback, and please report it)", file=sys.stderr)
+        print(
+            f"counterfact: error: internal error {type(exc).__name__}: {msg} (run again with --debug for the "
+            "traceback, and please report it)",
+            file=sys.stderr,
+        )
         return 1
     finally:
         if args.quiet:

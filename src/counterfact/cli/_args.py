@@ -12,7 +12,14 @@ from ..constraints import Constraints
 from ..data import read_structured
 from ..exceptions import CounterfactError, ValidationError
 
-__all__ = ["check_writable", "constraints_from_args", "method_params", "parse_rows", "parse_value", "split_list"]
+__all__ = [
+    "check_writable",
+    "constraints_from_args",
+    "method_params",
+    "parse_rows",
+    "parse_value",
+    "split_list",
+]
 
 
 def parse_value(text: str) -> Any:
@@ -33,7 +40,9 @@ def check_writable(path_text: str, option: str = "--out") -> None:
         raise ValidationError(f"{option} {path_text!r} is a folder; name a file to write.")
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
-        raise ValidationError(f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist.")
+        raise ValidationError(
+            f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist."
+        )
     if not os.access(path if path.exists() else parent, os.W_OK):
         where = "the file" if path.exists() else f"the folder {str(parent)!r}"
         raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")
@@ -80,7 +89,9 @@ def parse_rows(text: str, n: int, *, what: str) -> list[int]:
     """
     rows: list[int] = []
     if not text.strip():
-        raise ValidationError("--rows is empty; use positions such as '0:5', '3,7,9' or ':' for all rows.")
+        raise ValidationError(
+            "--rows is empty; use positions such as '0:5', '3,7,9' or ':' for all rows."
+        )
     for part in text.split(","):
         part = part.strip()
         if ":" in part:
@@ -88,14 +99,18 @@ def parse_rows(text: str, n: int, *, what: str) -> list[int]:
             start = _int(a, "--rows", text) if a.strip() else 0
             stop = _int(b, "--rows", text) if b.strip() else n
             if start < 0 or stop < 0:
-                raise ValidationError(f"--rows {text!r}: positions start at 0 (negative positions are not supported).")
+                raise ValidationError(
+                    f"--rows {text!r}: positions start at 0 (negative positions are not supported)."
+                )
             rows.extend(range(start, stop))
         elif part:
             rows.append(_int(part, "--rows", text))
     bad = [r for r in rows if not 0 <= r < n]
     if bad:
         shown = bad if len(bad) <= 5 else [*bad[:5], "..."]
-        raise ValidationError(f"--rows {text!r} selects rows {shown} outside 0..{n - 1} of {what} ({n} rows).")
+        raise ValidationError(
+            f"--rows {text!r} selects rows {shown} outside 0..{n - 1} of {what} ({n} rows)."
+        )
     if not rows:
         raise ValidationError(f"--rows {text!r} selects no row of {what} ({n} rows).")
     return list(dict.fromkeys(rows))
@@ -111,7 +126,9 @@ def _float(text: str, item: str) -> float | None:
             f"--range {item!r}: {text.strip()!r} is not a number; expected FEATURE=LOW:HIGH with numbers (either side may be empty)."
         ) from None
     if math.isnan(value):
-        raise ValidationError(f"--range {item!r}: NaN is not a bound; leave the side empty for no bound.")
+        raise ValidationError(
+            f"--range {item!r}: NaN is not a bound; leave the side empty for no bound."
+        )
     if math.isinf(value):
         raise ValidationError(
             f"--range {item!r}: {text.strip()!r} is not a finite number (beyond float64's range, about 1.8e308); "
@@ -124,7 +141,9 @@ def _read_constraints_file(path_text: str) -> Any:
     path = Path(path_text).expanduser()
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
-        raise ValidationError(f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints.")
+        raise ValidationError(
+            f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints."
+        )
     d = read_structured(path, "--constraints")
     if d is None:
         d = {}
@@ -152,13 +171,17 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
         name, eq, spec = item.partition("=")
         lo, colon, hi = spec.partition(":")
         if not name.strip() or not eq or not colon:
-            raise ValidationError(f"--range {item!r}: expected FEATURE=LOW:HIGH (either side may be empty).")
+            raise ValidationError(
+                f"--range {item!r}: expected FEATURE=LOW:HIGH (either side may be empty)."
+            )
         ranges[name.strip()] = (_float(lo, item), _float(hi, item))
     allowed: dict[str, list[Any]] = {}
     for item in args.allowed or []:
         name, eq, vals = item.partition("=")
         if not name.strip() or not eq or not vals.strip():
-            raise ValidationError(f"--allowed {item!r}: expected FEATURE=v1,v2,... (the values the feature may take).")
+            raise ValidationError(
+                f"--allowed {item!r}: expected FEATURE=v1,v2,... (the values the feature may take)."
+            )
         allowed[name.strip()] = [parse_value(v.strip()) for v in vals.split(",") if v.strip()]
     if args.max_changes is not None and args.max_changes < 1:
         raise ValidationError(f"--max-changes must be at least 1. Got {args.max_changes}.")
@@ -185,7 +208,9 @@ def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
         k, sep, v = item.partition("=")
         k = k.strip()
         if not sep or not k:
-            raise ValidationError(f"--param {item!r}: expected NAME=VALUE, e.g. --param time_limit=10.")
+            raise ValidationError(
+                f"--param {item!r}: expected NAME=VALUE, e.g. --param time_limit=10."
+            )
         if k not in names:
             import difflib
 

@@ -52,8 +52,14 @@ def cmd_datasets(args: argparse.Namespace) -> int:
     rows = []
     for name in datasets.names():
         d = datasets.info(name)
-        rows.append({"name": name, "bundled": d.get("bundled"), "rows": d.get("n_rows"),
-                     "description": str(d.get("description", ""))[:60]})
+        rows.append(
+            {
+                "name": name,
+                "bundled": d.get("bundled"),
+                "rows": d.get("n_rows"),
+                "description": str(d.get("description", ""))[:60],
+            }
+        )
     print(pd.DataFrame(rows).to_string(index=False))
     return 0
 
@@ -65,7 +71,9 @@ def _queries_frame(path: str, data: Any) -> pd.DataFrame:
     try:
         data.schema.validate_frame(frame, what=f"--queries {path!r}")
     except CounterfactError as exc:
-        raise ValidationError(f"{exc} The rows must have the training data's feature columns.") from None
+        raise ValidationError(
+            f"{exc} The rows must have the training data's feature columns."
+        ) from None
     return frame
 
 
@@ -73,12 +81,17 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
     """(all data, training data, rows to choose from, what the row positions index)."""
     if args.data:
         data = load_csv(args.data, target=args.target, what="--data")
-        info(args, f"{args.data}: {len(data)} rows, {len(data.schema)} features, target {data.target!r}")
+        info(
+            args,
+            f"{args.data}: {len(data)} rows, {len(data.schema)} features, target {data.target!r}",
+        )
         train = data
         pool, what = data.X, f"--data {args.data!r}"
     else:
         if args.target:
-            raise ValidationError("--target names the target column of --data; a bundled --dataset has its own.")
+            raise ValidationError(
+                "--target names the target column of --data; a bundled --dataset has its own."
+            )
         data = datasets.load(args.dataset)
         if args.queries:
             train = data
@@ -95,7 +108,9 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
 
 def _model(args: argparse.Namespace, train: Any) -> Any:
     if args.model_file:
-        model = load_model_file(args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train)
+        model = load_model_file(
+            args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train
+        )
         info(args, f"model: {type(model).__name__} from {args.model_file}")
         return model
     values = pd.unique(train.y)
@@ -107,7 +122,10 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
         )
     t0 = time.perf_counter()
     model = models.fit(train, args.model, random_state=args.seed)
-    info(args, f"fitted a '{args.model}' model on {len(train)} rows in {time.perf_counter() - t0:.1f} s")
+    info(
+        args,
+        f"fitted a '{args.model}' model on {len(train)} rows in {time.perf_counter() - t0:.1f} s",
+    )
     return model
 
 
@@ -126,7 +144,9 @@ def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
     return target
 
 
-def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str) -> tuple[pd.DataFrame, Any]:
+def _select(
+    args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str
+) -> tuple[pd.DataFrame, Any]:
     """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
     classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
     if len(classes) == 1:
@@ -137,7 +157,10 @@ def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, wh
     target = _target_class(args, classes)
     favourable = data.metadata.get("favourable")
     if target is None and favourable is None and len(classes) == 2:
-        info(args, f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)")
+        info(
+            args,
+            f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)",
+        )
     if target is None and favourable is None and len(classes) > 2:
         raise ValidationError(
             f"the model has {len(classes)} classes {classes} and the data names no favourable one; choose the "
@@ -153,11 +176,17 @@ def _select(args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, wh
                 "explain. Select other rows with --rows, another class with --target-class, or pass --all-rows."
             )
         if skipped:
-            info(args, f"skipped {skipped} of {len(X)} rows already predicted as the desired class {wanted!r} "
-                       "(--all-rows keeps them)")
+            info(
+                args,
+                f"skipped {skipped} of {len(X)} rows already predicted as the desired class {wanted!r} "
+                "(--all-rows keeps them)",
+            )
         X = keep
     if args.rows is None and len(X) > DEFAULT_ROWS:
-        info(args, f"explaining the first {DEFAULT_ROWS} of {len(X)} rows of {what} (choose with --rows; ':' for all)")
+        info(
+            args,
+            f"explaining the first {DEFAULT_ROWS} of {len(X)} rows of {what} (choose with --rows; ':' for all)",
+        )
         X = X.iloc[:DEFAULT_ROWS]
     return X, wanted
 
@@ -169,10 +198,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
     if args.n_counterfactuals < 1:
-        raise ValidationError(f"-n/--n-counterfactuals must be at least 1. Got {args.n_counterfactuals}.")
-    class_names(getattr(args, "class_names", None))  # a malformed --class-names fails before any work
+        raise ValidationError(
+            f"-n/--n-counterfactuals must be at least 1. Got {args.n_counterfactuals}."
+        )
+    class_names(
+        getattr(args, "class_names", None)
+    )  # a malformed --class-names fails before any work
     if args.n_jobs == 0:
-        raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
+        raise ValidationError(
+            "--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores)."
+        )
     if args.seed is not None and args.seed < 0:
         raise ValidationError(f"--seed must be a non-negative integer. Got {args.seed}.")
     _check_requirements(args)
@@ -189,14 +224,30 @@ def cmd_explain(args: argparse.Namespace) -> int:
         X, wanted = _select(args, model, data, pool, what)
         t0 = time.perf_counter()
         method.fit(model, train)
-        info(args, f"{args.method}: fitted in {time.perf_counter() - t0:.1f} s; explaining {len(X)} rows")
+        info(
+            args,
+            f"{args.method}: fitted in {time.perf_counter() - t0:.1f} s; explaining {len(X)} rows",
+        )
         t0 = time.perf_counter()
-        robust = models.retrained(model, train, n=args.robust_to, random_state=args.seed) if args.robust_to else None
-        result = method.explain(X, n_counterfactuals=args.n_counterfactuals, constraints=constraints,
-                                target=wanted, n_jobs=args.n_jobs, min_probability=args.min_probability,
-                                robust_to=robust, regions=args.regions)
+        robust = (
+            models.retrained(model, train, n=args.robust_to, random_state=args.seed)
+            if args.robust_to
+            else None
+        )
+        result = method.explain(
+            X,
+            n_counterfactuals=args.n_counterfactuals,
+            constraints=constraints,
+            target=wanted,
+            n_jobs=args.n_jobs,
+            min_probability=args.min_probability,
+            robust_to=robust,
+            regions=args.regions,
+        )
         found = int((result.found > 0).sum())
-        info(args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s")
+        info(
+            args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s"
+        )
     labels = class_names(args.class_names) or dict(data.metadata.get("target_labels") or {})
     emit(result, args.format, args.out, labels=labels)
     return 0
@@ -208,7 +259,9 @@ def _check_requirements(args: argparse.Namespace) -> None:
     if p is not None and not 0.0 < p < 1.0:
         raise ValidationError(f"--min-probability must be between 0 and 1 (exclusive). Got {p}.")
     if args.robust_to < 0:
-        raise ValidationError(f"--robust-to must be a number of retrained models (0 or more). Got {args.robust_to}.")
+        raise ValidationError(
+            f"--robust-to must be a number of retrained models (0 or more). Got {args.robust_to}."
+        )
 
 
 # ---------------------------------------------------------------------- demo
@@ -223,7 +276,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     name = args.method or demo_method()
     cls = methods.get_class(name)
     names = cls._param_names()  # type: ignore[attr-defined]
-    params: dict[str, Any] = {k: v for k, v in {"random_state": 0, "time_limit": 30.0}.items() if k in names}
+    params: dict[str, Any] = {
+        k: v for k, v in {"random_state": 0, "time_limit": 30.0}.items() if k in names
+    }
     if "verbose" in names and not args.quiet:
         params["verbose"] = 1
     if args.rows < 1 or args.n_counterfactuals < 1:
@@ -235,20 +290,29 @@ def cmd_demo(args: argparse.Namespace) -> int:
         model = models.fit(train, args.model, random_state=0)
         acc = float((model.predict(test.X) == test.y).mean())
         rejected = rows_to_explain(model, test)
-        info(args, f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test applicants "
-                   f"are rejected; explaining {min(args.rows, len(rejected))} with {name}")
+        info(
+            args,
+            f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test applicants "
+            f"are rejected; explaining {min(args.rows, len(rejected))} with {name}",
+        )
         method = methods.get(name, **params).fit(model, train)
         advice = constraints.Constraints(immutable=["age"])
-        result = method.explain(rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals, constraints=advice)
+        result = method.explain(
+            rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals, constraints=advice
+        )
     frozen = [*data.schema.immutable, "age"]
-    print(f"German Credit, model '{args.model}' (test accuracy {acc:.3f}), method {name}; "
-          f"not changed: {', '.join(frozen)}")
+    print(
+        f"German Credit, model '{args.model}' (test accuracy {acc:.3f}), method {name}; "
+        f"not changed: {', '.join(frozen)}"
+    )
     emit(result, "table", None, labels=dict(data.metadata.get("target_labels") or {}))
     if args.out:
         try:
             Path(args.out).write_text(result.to_json())
         except OSError as exc:
-            raise ValidationError(f"--out {args.out!r} cannot be written: {exc.strerror or exc}.") from None
+            raise ValidationError(
+                f"--out {args.out!r} cannot be written: {exc.strerror or exc}."
+            ) from None
     return 0
 
 
@@ -256,24 +320,43 @@ def cmd_demo(args: argparse.Namespace) -> int:
 def cmd_benchmark(args: argparse.Namespace) -> int:
     """``counterfact benchmark SPEC``: validate, run, and exit 1 if any cell errored."""
     if args.n_jobs == 0:
-        raise ValidationError("--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores).")
-    spec = benchmark.load_spec(args.spec, queries=args.queries, full=args.full)  # validated before anything runs
+        raise ValidationError(
+            "--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores)."
+        )
+    spec = benchmark.load_spec(
+        args.spec, queries=args.queries, full=args.full
+    )  # validated before anything runs
     if args.time_limit is not None and args.time_limit <= 0:
-        raise ValidationError(f"--time-limit must be a positive number of seconds. Got {args.time_limit}.")
+        raise ValidationError(
+            f"--time-limit must be a positive number of seconds. Got {args.time_limit}."
+        )
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise ValidationError(f"--out {args.out!r} cannot be created: {exc.strerror or exc}.") from None
+        raise ValidationError(
+            f"--out {args.out!r} cannot be created: {exc.strerror or exc}."
+        ) from None
     if args.full and not args.quiet:
         n_cells = len(_cells(spec))
-        size = "every eligible test row" if spec.queries is None else f"up to {spec.queries} queries"
+        size = (
+            "every eligible test row" if spec.queries is None else f"up to {spec.queries} queries"
+        )
         folds = f", {spec.folds} folds" if spec.folds else ""
         chunks = f"; resumable every {spec.chunk_size} queries" if spec.chunk_size else ""
-        print(f"full protocol of {spec.name!r}: {n_cells} cells, {size} per dataset, seeds {list(spec.seeds)}{folds}{chunks} "
-              f"(run the same command again to resume)", file=sys.stderr)
+        print(
+            f"full protocol of {spec.name!r}: {n_cells} cells, {size} per dataset, seeds {list(spec.seeds)}{folds}{chunks} "
+            f"(run the same command again to resume)",
+            file=sys.stderr,
+        )
     with stdout_to_stderr():
-        benchmark.run(spec, out=args.out, resume=not args.no_resume, n_jobs=args.n_jobs,
-                      time_limit=args.time_limit, verbose=not args.quiet)
+        benchmark.run(
+            spec,
+            out=args.out,
+            resume=not args.no_resume,
+            n_jobs=args.n_jobs,
+            time_limit=args.time_limit,
+            verbose=not args.quiet,
+        )
     failed = benchmark.failed_cells(args.out, spec)
     print(f"results in {args.out}/ (summary.csv, results.csv)")
     if len(failed):
@@ -289,7 +372,9 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     """``counterfact report RESULTS``."""
     if not Path(args.results).is_dir():
-        raise ValidationError(f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact benchmark'.")
+        raise ValidationError(
+            f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact benchmark'."
+        )
     with stdout_to_stderr():
         path = report.build(args.results, fmt=args.format, out=args.out)
     print(path)

@@ -63,7 +63,12 @@ def info(args: Any, message: str) -> None:
 
 
 #: reasons the method's certificate text already says in its own words
-_SAID = ("no counterfactual exists", "query already predicted as", "time limit reached", "no counterfactual found")
+_SAID = (
+    "no counterfactual exists",
+    "query already predicted as",
+    "time limit reached",
+    "no counterfactual found",
+)
 
 
 def class_label(value: Any, labels: Mapping[Any, str] | None) -> str:
@@ -86,8 +91,12 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
         changes = result.changes(q, r)
         seen += [c.feature for c in changes if c.feature not in seen]
         after = result.confidence.get((q, r))
-        cost = f"; cost {result.costs.describe(float(costs.loc[(q, r)]))}" if costs is not None else ""
-        lines.append(f"  #{r}: {describe_changes(changes)} -> P({label}) {_probability(after)}{cost}")
+        cost = (
+            f"; cost {result.costs.describe(float(costs.loc[(q, r)]))}" if costs is not None else ""
+        )
+        lines.append(
+            f"  #{r}: {describe_changes(changes)} -> P({label}) {_probability(after)}{cost}"
+        )
         region = result.regions.get((q, int(r)))
         if region is not None:  # the certified box around the answer (explain --regions)
             lines.append(f"     any of: {region.describe(result.schema)}")
@@ -104,7 +113,9 @@ def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
         target = result.target[q]
         name = labels.get(target, labels.get(str(target), target)) if labels else target
         now = _probability(result.query_confidence.get(q))
-        lines.append(f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; P({name}) now {now}):")
+        lines.append(
+            f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; P({name}) now {now}):"
+        )
         if int(result.found.get(q, 0)) == 0:
             why = str(reasons.get(q, "")) if reasons is not None else ""
             try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
@@ -134,7 +145,9 @@ def emit(result: Any, fmt: str, out: str | None, labels: Mapping[Any, str] | Non
         try:
             Path(out).write_text(text)
         except OSError as exc:
-            raise ValidationError(f"--out {out!r} cannot be written: {exc.strerror or exc}.") from None
+            raise ValidationError(
+                f"--out {out!r} cannot be written: {exc.strerror or exc}."
+            ) from None
     else:
         sys.stdout.write(text if text.endswith("\n") else text + "\n")
         sys.stdout.flush()

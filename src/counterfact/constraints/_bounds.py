@@ -98,7 +98,9 @@ class QueryBounds:
         return satisfied_many([self], frame, np.zeros(len(frame), dtype=int))
 
 
-def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray) -> np.ndarray:
+def satisfied_many(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray
+) -> np.ndarray:
     """Which rows of ``frame`` satisfy their own query's bounds, for many queries at once.
 
     ``owner[k]`` is the index into ``bounds`` of the query that row ``k`` of
@@ -118,7 +120,9 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
     rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
     num_j = [j for j, f in enumerate(schema) if f.is_numeric]
     if num_j:  # every numeric feature at once, on one float matrix
-        V = _float_matrix(frame, [schema.features[j].name for j in num_j])  # not a number: NaN, fails the range
+        V = _float_matrix(
+            frame, [schema.features[j].name for j in num_j]
+        )  # not a number: NaN, fails the range
         Q = np.array([[float(b.features[j].value) for j in num_j] for b in bounds])[owner]
         LO = np.array([[float(b.features[j].lower) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
         HI = np.array([[float(b.features[j].upper) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
@@ -137,14 +141,24 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
                     continue
                 v, ch, tol = V[r, k], CH[r, k], TOL[r, k]
                 allowed_v = np.asarray(fb.values, dtype=float)
-                GOOD[r, k] &= (np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]).any(axis=1) | ~ch
+                GOOD[r, k] &= (np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]).any(
+                    axis=1
+                ) | ~ch
                 if not any(not changed(f, a, fb.value) for a in fb.values):
                     GOOD[r, k] &= ch
         ok &= GOOD.all(axis=1)
         n_changed += CH.sum(axis=1)
     cat_j = [j for j, f in enumerate(schema) if not f.is_numeric]
-    C = frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object) if cat_j else np.zeros((n, 0), dtype=object)
-    all_codes = _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C) if cat_j else None
+    C = (
+        frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object)
+        if cat_j
+        else np.zeros((n, 0), dtype=object)
+    )
+    all_codes = (
+        _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C)
+        if cat_j
+        else None
+    )
     for k, j in enumerate(cat_j):
         f = schema.features[j]
         fbs = [b.features[j] for b in bounds]
@@ -168,7 +182,9 @@ def satisfied_many(bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np
                     allowed[i, m] = True
         ok &= allowed[owner, codes]  # code -1 reads the last column
         n_changed += codes != qcode[owner]
-    caps = np.array([np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds])
+    caps = np.array(
+        [np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds]
+    )
     ok &= n_changed <= caps[owner]
     for i, r in rows_of.items():
         b = bounds[i]
@@ -224,7 +240,9 @@ def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     block = _numeric_block(frame, names)
     if block is not None:
         return block
-    return np.column_stack([pd.to_numeric(frame[n], errors="coerce").to_numpy(dtype=float) for n in names])
+    return np.column_stack(
+        [pd.to_numeric(frame[n], errors="coerce").to_numpy(dtype=float) for n in names]
+    )
 
 
 @dataclass(frozen=True)
@@ -282,7 +300,9 @@ class ResolvedConstraints:
                     lo, hi = float(math.ceil(lo - 1e-9)), float(math.floor(hi + 1e-9))
                 vals = None
                 if name in self.allowed_values:
-                    vals = tuple(sorted(a for a in self.allowed_values[name] if lo <= float(a) <= hi))
+                    vals = tuple(
+                        sorted(a for a in self.allowed_values[name] if lo <= float(a) <= hi)
+                    )
                 out.append(FeatureBounds(f, v, lo, hi, vals))
             else:
                 cats = list(f.categories)  # type: ignore[arg-type]
@@ -293,4 +313,6 @@ class ResolvedConstraints:
                     allowed = set(self.allowed_values[name])
                     cats = [c for c in cats if c in allowed]
                 out.append(FeatureBounds(f, v, values=tuple(cats)))
-        return QueryBounds(self.schema, x, tuple(out), self.max_changes, self.causal, self.relations)
+        return QueryBounds(
+            self.schema, x, tuple(out), self.max_changes, self.causal, self.relations
+        )

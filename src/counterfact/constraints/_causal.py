@@ -47,13 +47,19 @@ class Causal:
 
     def __post_init__(self) -> None:
         if not isinstance(self.child, str):
-            raise ConstraintError(f"Causal relation: child must be a feature name (str). Got {self.child!r}.")
+            raise ConstraintError(
+                f"Causal relation: child must be a feature name (str). Got {self.child!r}."
+            )
         parents = (self.parents,) if isinstance(self.parents, str) else self.parents
         if isinstance(parents, Mapping) or not isinstance(parents, Iterable):
-            raise ConstraintError(f"Causal relation for '{self.child}': parents must list feature names. Got {parents!r}.")
+            raise ConstraintError(
+                f"Causal relation for '{self.child}': parents must list feature names. Got {parents!r}."
+            )
         object.__setattr__(self, "parents", tuple(parents))
         if not all(isinstance(p, str) for p in self.parents):
-            raise ConstraintError(f"Causal relation for '{self.child}': parents must be feature names (str). Got {list(self.parents)!r}.")
+            raise ConstraintError(
+                f"Causal relation for '{self.child}': parents must be feature names (str). Got {list(self.parents)!r}."
+            )
         given = sum(x is not None for x in (self.coef, self.model, self.fn))
         if given != 1:
             raise ConstraintError(
@@ -66,9 +72,13 @@ class Causal:
             raise ConstraintError(f"Causal relation: '{self.child}' cannot be its own parent.")
         if self.coef is not None:
             self._check_linear()
-        tol = finite_number(self.tol, f"Causal relation for '{self.child}': tol", error=ConstraintError)
+        tol = finite_number(
+            self.tol, f"Causal relation for '{self.child}': tol", error=ConstraintError
+        )
         if tol <= 0:
-            raise ConstraintError(f"Causal relation for '{self.child}': tol must be > 0. Got {self.tol!r}.")
+            raise ConstraintError(
+                f"Causal relation for '{self.child}': tol must be > 0. Got {self.tol!r}."
+            )
         if self.model is not None and not hasattr(self.model, "predict"):
             raise ConstraintError(
                 f"Causal relation for '{self.child}': model must be a fitted regressor with predict()."
@@ -78,7 +88,9 @@ class Causal:
         """``coef`` names parents with finite coefficients of a size solvers handle; ``intercept`` too."""
         who = f"Causal relation for '{self.child}'"
         if not isinstance(self.coef, Mapping):
-            raise ConstraintError(f"{who}: coef must map parent names to numbers. Got {self.coef!r}.")
+            raise ConstraintError(
+                f"{who}: coef must map parent names to numbers. Got {self.coef!r}."
+            )
         if not self.coef:
             raise ConstraintError(
                 f"{who}: coef is empty, so the child would not depend on its parents {list(self.parents)}. "
@@ -92,9 +104,13 @@ class Causal:
         hint = f"Coefficients are at most {MAX_COEFFICIENT:g} in magnitude; rescale the features' units."
         coef = {}
         for name, w in self.coef.items():
-            coef[name] = finite_number(w, f"{who}: coef['{name}']", error=ConstraintError, hint=hint)
+            coef[name] = finite_number(
+                w, f"{who}: coef['{name}']", error=ConstraintError, hint=hint
+            )
             if abs(coef[name]) > MAX_COEFFICIENT:
-                raise ConstraintError(f"{who}: coef['{name}'] = {show_number(w)} is too large. {hint}")
+                raise ConstraintError(
+                    f"{who}: coef['{name}'] = {show_number(w)} is too large. {hint}"
+                )
         intercept = finite_number(self.intercept, f"{who}: intercept", error=ConstraintError)
         if abs(intercept) > MAX_COEFFICIENT * 1e3:
             raise ConstraintError(
@@ -129,5 +145,7 @@ class Causal:
         q = query.to_frame().T
         base = self.evaluate(q)[0]
         new = self.evaluate(counterfactuals)
-        dchild = pd.to_numeric(counterfactuals[self.child]).to_numpy(dtype=float) - float(query[self.child])
+        dchild = pd.to_numeric(counterfactuals[self.child]).to_numpy(dtype=float) - float(
+            query[self.child]
+        )
         return dchild - (new - base)

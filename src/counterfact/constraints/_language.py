@@ -131,13 +131,21 @@ class Constraints:
         object.__setattr__(self, "causal", _relations(self.causal))
         object.__setattr__(self, "relations", _feature_relations(self.relations))
         if self.max_changes is not None:
-            if isinstance(self.max_changes, bool) or not isinstance(self.max_changes, (int, np.integer)) or self.max_changes < 1:
+            if (
+                isinstance(self.max_changes, bool)
+                or not isinstance(self.max_changes, (int, np.integer))
+                or self.max_changes < 1
+            ):
                 raise ConstraintError(
                     f"Constraints.max_changes must be an int >= 1 (or None). Got {show_number(self.max_changes)}."
                 )
             object.__setattr__(self, "max_changes", int(self.max_changes))
         # contradictions that need no schema
-        for a, b in (("immutable", "increasing"), ("immutable", "decreasing"), ("increasing", "decreasing")):
+        for a, b in (
+            ("immutable", "increasing"),
+            ("immutable", "decreasing"),
+            ("increasing", "decreasing"),
+        ):
             both = sorted(set(getattr(self, a)) & set(getattr(self, b)))
             if both:
                 raise ConstraintError(
@@ -155,7 +163,15 @@ class Constraints:
     def kinds(self) -> set[str]:
         """The kinds of constraint this object actually uses (see CONSTRAINT_KINDS)."""
         used = set()
-        for k in ("immutable", "increasing", "decreasing", "ranges", "allowed_values", "causal", "relations"):
+        for k in (
+            "immutable",
+            "increasing",
+            "decreasing",
+            "ranges",
+            "allowed_values",
+            "causal",
+            "relations",
+        ):
             if getattr(self, k):
                 used.add(k)
         if self.features_to_vary is not None:
@@ -204,7 +220,9 @@ class Constraints:
         return resolve(self, schema)
 
     # --------------------------------------------------------------- checking
-    def violations(self, query: pd.Series | pd.DataFrame, counterfactuals: pd.DataFrame, schema: Schema) -> pd.DataFrame:
+    def violations(
+        self, query: pd.Series | pd.DataFrame, counterfactuals: pd.DataFrame, schema: Schema
+    ) -> pd.DataFrame:
         """Every violated constraint, one row each (see :func:`violations`)."""
         return violations(query, counterfactuals, schema, self)
 
@@ -228,7 +246,14 @@ class Constraints:
             for c in self.causal:
                 if c.kind != "linear":
                     raise ConstraintError("Only linear causal relations can be serialised.")
-                rels.append({"child": c.child, "parents": list(c.parents), "coef": dict(c.coef or {}), "intercept": c.intercept})
+                rels.append(
+                    {
+                        "child": c.child,
+                        "parents": list(c.parents),
+                        "coef": dict(c.coef or {}),
+                        "intercept": c.intercept,
+                    }
+                )
             out["causal"] = rels
         if self.relations:
             out["relations"] = [str(r) for r in self.relations]
@@ -251,12 +276,16 @@ class Constraints:
             )
         unknown = sorted(str(k) for k in set(d) - set(CONSTRAINT_KINDS))
         if unknown:
-            raise ConstraintError(f"Unknown constraint keys {unknown}. Known keys: {sorted(CONSTRAINT_KINDS)}.")
+            raise ConstraintError(
+                f"Unknown constraint keys {unknown}. Known keys: {sorted(CONSTRAINT_KINDS)}."
+            )
         kw = {str(k): v for k, v in d.items() if v is not None or k == "features_to_vary"}
         if "ranges" in kw:
             kw["ranges"] = _mapping(kw["ranges"], "ranges")
         if "causal" in kw:
-            kw["causal"] = [_causal_from_dict(c, k) for k, c in enumerate(_sequence(kw["causal"], "causal"))]
+            kw["causal"] = [
+                _causal_from_dict(c, k) for k, c in enumerate(_sequence(kw["causal"], "causal"))
+            ]
         if "relations" in kw:
             kw["relations"] = _sequence(kw["relations"], "relations")
         return cls(**kw)
@@ -279,7 +308,9 @@ def violations(
     empty frame means every counterfactual satisfies everything.
     """
     constraints = constraints or Constraints()
-    return check_violations(query, counterfactuals, schema, constraints, constraints.resolve(schema))
+    return check_violations(
+        query, counterfactuals, schema, constraints, constraints.resolve(schema)
+    )
 
 
 # ------------------------------------------------------------ input checks
@@ -310,7 +341,9 @@ def _mapping(value: Any, what: str) -> dict[Any, Any]:
         )
     for k in value:
         if not isinstance(k, str):
-            raise ConstraintError(f"{what} must be keyed by feature names (str). Got the key {_short(k)}.")
+            raise ConstraintError(
+                f"{what} must be keyed by feature names (str). Got the key {_short(k)}."
+            )
     return dict(value)
 
 
@@ -335,15 +368,23 @@ def _ranges(value: Any) -> dict[str, tuple[float | None, float | None]]:
         return {}
     out: dict[str, tuple[float | None, float | None]] = {}
     for name, rng in _mapping(value, "Constraints.ranges").items():
-        if isinstance(rng, (str, bytes, Mapping)) or not isinstance(rng, Iterable) or len(rng := tuple(rng)) != 2:
-            raise ConstraintError(f"ranges['{name}'] must be a (low, high) pair. Got {_short(rng)}.")
+        if (
+            isinstance(rng, (str, bytes, Mapping))
+            or not isinstance(rng, Iterable)
+            or len(rng := tuple(rng)) != 2
+        ):
+            raise ConstraintError(
+                f"ranges['{name}'] must be a (low, high) pair. Got {_short(rng)}."
+            )
         pair: list[float | None] = []
         for side, v in zip(("low", "high"), rng, strict=True):
             if v is None:
                 pair.append(None)
                 continue
             hint = "Use None for an open side, e.g. (None, 50) for 'at most 50'."
-            num = finite_number(v, f"ranges['{name}'] {side} bound", error=ConstraintError, hint=hint)
+            num = finite_number(
+                v, f"ranges['{name}'] {side} bound", error=ConstraintError, hint=hint
+            )
             pair.append(_py(v) if isinstance(v, (int, np.integer)) and abs(num) <= 2**53 else num)
         lo, hi = pair
         if lo is not None and hi is not None and float(lo) > float(hi):
@@ -380,7 +421,9 @@ def _relations(value: Any) -> tuple[Causal, ...]:
     out = tuple(_sequence(value, "Constraints.causal"))
     for c in out:
         if not isinstance(c, Causal):
-            raise ConstraintError(f"Constraints.causal takes Causal objects. Got {type(c).__name__}.")
+            raise ConstraintError(
+                f"Constraints.causal takes Causal objects. Got {type(c).__name__}."
+            )
     return out
 
 
@@ -388,7 +431,9 @@ def _feature_relations(value: Any) -> tuple[Relation, ...]:
     """Relations from their texts (or :class:`Relation` objects), each parsed once."""
     if value is None:
         return ()
-    items = [value] if isinstance(value, (str, Relation)) else _sequence(value, "Constraints.relations")
+    items = (
+        [value] if isinstance(value, (str, Relation)) else _sequence(value, "Constraints.relations")
+    )
     out = []
     for k, r in enumerate(items):
         if isinstance(r, Relation):
@@ -418,9 +463,14 @@ def _causal_from_dict(c: Any, k: int) -> Causal:
         raise ConstraintError(f"{where} has unknown keys {unknown}. Known keys: {sorted(known)}.")
     missing = [x for x in ("child", "parents", "coef") if x not in c]
     if missing:
-        raise ConstraintError(f"{where} lacks the keys {missing}; a linear relation needs child, parents and coef.")
+        raise ConstraintError(
+            f"{where} lacks the keys {missing}; a linear relation needs child, parents and coef."
+        )
     extra = {"tol": c["tol"]} if "tol" in c else {}
     return Causal(
-        child=c["child"], parents=_names(c["parents"], f"{where}.parents"), coef=_mapping(c["coef"], f"{where}.coef"),
-        intercept=c.get("intercept", 0.0), **extra,
+        child=c["child"],
+        parents=_names(c["parents"], f"{where}.parents"),
+        coef=_mapping(c["coef"], f"{where}.coef"),
+        intercept=c.get("intercept", 0.0),
+        **extra,
     )

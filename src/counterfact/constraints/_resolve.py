@@ -93,7 +93,9 @@ def _mutability(c: Any, schema: Schema) -> tuple[set[str], dict[str, int]]:
     return immutable, direction
 
 
-def _check_direction(schema: Schema, name: str, d: int, immutable: set[str], direction: dict[str, int]) -> None:
+def _check_direction(
+    schema: Schema, name: str, d: int, immutable: set[str], direction: dict[str, int]
+) -> None:
     """A feature may be made increasing (``d=1``) or decreasing (``d=-1``)."""
     f = schema[name]
     word, other = ("increasing", "decreasing") if d > 0 else ("decreasing", "increasing")

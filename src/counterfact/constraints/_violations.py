@@ -28,7 +28,9 @@ def check_violations(
     constraints resolved against ``schema``."""
     if isinstance(query, pd.DataFrame):
         if len(query) != 1:
-            raise ConstraintError("violations() checks the counterfactuals of one query; pass one row.")
+            raise ConstraintError(
+                "violations() checks the counterfactuals of one query; pass one row."
+            )
         query = query.iloc[0]
     rows: list[tuple[Any, str, str, str]] = []
     if len(counterfactuals) == 0:
@@ -54,10 +56,25 @@ def check_violations(
             else:
                 n_changed[i] += 1
                 if not f.contains(v):
-                    if not (f.is_numeric and _between(v, q, f) and not (f.kind == "integer" and abs(float(v) - round(float(v))) > 1e-9)):
-                        rows.append((lab, f.name, "domain", f"{v!r} is outside the domain of '{f.name}'"))
+                    if not (
+                        f.is_numeric
+                        and _between(v, q, f)
+                        and not (f.kind == "integer" and abs(float(v) - round(float(v))) > 1e-9)
+                    ):
+                        rows.append(
+                            (lab, f.name, "domain", f"{v!r} is outside the domain of '{f.name}'")
+                        )
                 if f.name in resolved.immutable:
-                    kind = "features_to_vary" if (ftv is not None and f.name not in ftv and f.actionability != "immutable" and f.name not in set(constraints.immutable)) else "immutable"  # type: ignore[arg-type]
+                    kind = (
+                        "features_to_vary"
+                        if (
+                            ftv is not None
+                            and f.name not in ftv
+                            and f.actionability != "immutable"
+                            and f.name not in set(constraints.immutable)
+                        )
+                        else "immutable"
+                    )  # type: ignore[arg-type]
                     rows.append((lab, f.name, kind, f"{q!r} -> {v!r}"))
                 elif d != 0 and (f.is_numeric or (f.kind == "ordinal" and f.contains(v))):
                     delta = (float(v) - float(q)) if f.is_numeric else (f.rank(v) - f.rank(q))
@@ -81,7 +98,9 @@ def check_violations(
     if resolved.max_changes is not None:
         for i, k in enumerate(n_changed):
             if k > resolved.max_changes:
-                rows.append((labels[i], "*", "max_changes", f"{k} changes > {resolved.max_changes}"))
+                rows.append(
+                    (labels[i], "*", "max_changes", f"{k} changes > {resolved.max_changes}")
+                )
     for c in resolved.causal:
         try:
             res = c.residual(query, counterfactuals)

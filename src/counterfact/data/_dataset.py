@@ -61,7 +61,9 @@ class Dataset:
         object.__setattr__(self, "schema", schema)
 
     @classmethod
-    def from_frame(cls, frame: pd.DataFrame, target: str, *, name: str = "dataset", **infer: Any) -> Dataset:
+    def from_frame(
+        cls, frame: pd.DataFrame, target: str, *, name: str = "dataset", **infer: Any
+    ) -> Dataset:
         """Infer the schema from ``frame`` (keyword arguments go to :meth:`Schema.infer`)."""
         return cls(frame, Schema.infer(frame, target=target, **infer), name=name)
 
@@ -97,7 +99,9 @@ class Dataset:
 
     def subset(self, index: Any) -> Dataset:
         """Rows by label index."""
-        return Dataset(self.frame.loc[index], self.schema, self.name, self.description, dict(self.metadata))
+        return Dataset(
+            self.frame.loc[index], self.schema, self.name, self.description, dict(self.metadata)
+        )
 
     def head(self, n: int = 5) -> pd.DataFrame:
         """First rows of the frame."""
@@ -121,7 +125,10 @@ class Dataset:
             raise ValidationError(f"test_size must be in (0, 1). Got {test_size!r}.")
         strat = self.frame[self.target] if stratify else None
         tr, te = train_test_split(
-            self.frame.index.to_numpy(), test_size=test_size, random_state=random_state, stratify=strat
+            self.frame.index.to_numpy(),
+            test_size=test_size,
+            random_state=random_state,
+            stratify=strat,
         )
         return self.subset(tr), self.subset(te)
 
@@ -171,7 +178,9 @@ def mad(X: pd.DataFrame, schema: Schema) -> np.ndarray:
     return out
 
 
-def quantile_bins(values: Sequence[float] | np.ndarray, n_bins: int = 4, *, min_count: int = 1) -> np.ndarray:
+def quantile_bins(
+    values: Sequence[float] | np.ndarray, n_bins: int = 4, *, min_count: int = 1
+) -> np.ndarray:
     """Edges of up to ``n_bins`` quantile bins over ``values``.
 
     Duplicated edges are merged (so a feature with few distinct values gets

@@ -51,11 +51,15 @@ def read_csv(path: str | os.PathLike[str], *, what: str = "--data") -> pd.DataFr
 
     p = _existing_file(path, what)
     if p.stat().st_size == 0:
-        raise ValidationError(f"{what} {str(p)!r} is empty; it needs a header row and at least one data row.")
+        raise ValidationError(
+            f"{what} {str(p)!r} is empty; it needs a header row and at least one data row."
+        )
     try:
         frame = pd.read_csv(p)
     except pd.errors.EmptyDataError:
-        raise ValidationError(f"{what} {str(p)!r} has no columns; it needs a header row and at least one data row.") from None
+        raise ValidationError(
+            f"{what} {str(p)!r} has no columns; it needs a header row and at least one data row."
+        ) from None
     except pd.errors.ParserError as exc:
         detail = " ".join(str(exc).split())
         raise ValidationError(
@@ -63,14 +67,18 @@ def read_csv(path: str | os.PathLike[str], *, what: str = "--data") -> pd.DataFr
             "comma-separated fields as the header."
         ) from None
     except UnicodeDecodeError:
-        raise ValidationError(f"{what} {str(p)!r} is not a text CSV file (it is not valid UTF-8).") from None
+        raise ValidationError(
+            f"{what} {str(p)!r} is not a text CSV file (it is not valid UTF-8)."
+        ) from None
     except OSError as exc:
         raise ValidationError(f"{what} {str(p)!r} cannot be read: {exc}.") from None
     if len(frame) == 0:
         raise ValidationError(f"{what} {str(p)!r} has a header but no data rows.")
     unnamed = [c for c in frame.columns if str(c).startswith("Unnamed: ")]
     if unnamed and len(unnamed) == len(frame.columns):
-        raise ValidationError(f"{what} {str(p)!r} has no header row; its first line must name the columns.")
+        raise ValidationError(
+            f"{what} {str(p)!r} has no header row; its first line must name the columns."
+        )
     return frame
 
 
@@ -105,10 +113,14 @@ def load_csv(path: str | os.PathLike[str], *, target: str | None, what: str = "-
             f"{what} {str(path)!r} has no column {target!r} (the --target); its columns are {list(map(str, frame.columns))}."
         )
     if frame.shape[1] < 2:
-        raise ValidationError(f"{what} {str(path)!r} has only the target column; it needs feature columns too.")
+        raise ValidationError(
+            f"{what} {str(path)!r} has only the target column; it needs feature columns too."
+        )
     if frame[target].isna().any():
         n = int(frame[target].isna().sum())
-        raise ValidationError(f"{what} {str(path)!r}: the target column {target!r} has {n} empty values; fill or drop those rows.")
+        raise ValidationError(
+            f"{what} {str(path)!r}: the target column {target!r} has {n} empty values; fill or drop those rows."
+        )
     try:
         return Dataset.from_frame(frame, target=target, name=Path(path).stem)
     except CounterfactError as exc:
@@ -142,4 +154,6 @@ def read_structured(path: Path, what: str, hint: str = "") -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}, column {mark.column + 1}" if mark is not None else ""
         problem = getattr(exc, "problem", None) or type(exc).__name__
-        raise ValidationError(f"{what} {str(path)!r} is not valid YAML: {problem}{where}.{hint}") from None
+        raise ValidationError(
+            f"{what} {str(path)!r} is not valid YAML: {problem}{where}.{hint}"
+        ) from None

@@ -45,7 +45,9 @@ class Encoder:
 
     def __init__(self, schema: Schema, *, scaling: Scaling = "minmax") -> None:
         if scaling not in ("minmax", "standard", "none"):
-            raise ValidationError(f"Encoder scaling must be 'minmax', 'standard' or 'none'. Got {scaling!r}.")
+            raise ValidationError(
+                f"Encoder scaling must be 'minmax', 'standard' or 'none'. Got {scaling!r}."
+            )
         self.schema = schema
         self.scaling = scaling
         blocks = []
@@ -92,12 +94,23 @@ class Encoder:
     @property
     def categorical_groups(self) -> list[slice]:
         """Column slices of the one-hot groups."""
-        return [slice(b.start, b.stop) for b, f in zip(self.blocks, self.schema, strict=True) if f.is_categorical]
+        return [
+            slice(b.start, b.stop)
+            for b, f in zip(self.blocks, self.schema, strict=True)
+            if f.is_categorical
+        ]
 
     @property
     def numeric_columns(self) -> np.ndarray:
         """Indices of the columns of numeric and ordinal features."""
-        return np.array([b.start for b, f in zip(self.blocks, self.schema, strict=True) if not f.is_categorical], dtype=int)
+        return np.array(
+            [
+                b.start
+                for b, f in zip(self.blocks, self.schema, strict=True)
+                if not f.is_categorical
+            ],
+            dtype=int,
+        )
 
     # -------------------------------------------------------------- transform
     def _raw_numeric(self, X: pd.DataFrame) -> np.ndarray:

@@ -22,7 +22,7 @@ raise :class:`counterfact.DatasetNotFoundError` saying where to get it.
 
 Conventions of every loader: the target is an integer 0/1 column, 1 being
 the positive class as the paper using the dataset defines it
-(``metadata["target_labels"]`` names both; ``metadata["favorable_class"]``
+(``metadata["target_labels"]`` names both; ``metadata["favourable_class"]``
 says which outcome a person would want, ``None`` where neither is);
 features carry their kind, observed bounds or ordered categories, readable
 labels (coded levels decoded) and the actionability the papers use, all
@@ -45,7 +45,16 @@ from ._registry import ALIASES, INFO
 if TYPE_CHECKING:
     from ..data import Dataset
 
-__all__ = ["DATA_DIR_ENV", "DatasetInfo", "describe", "favourable", "info", "load", "names", "predefined_split"]
+__all__ = [
+    "DATA_DIR_ENV",
+    "DatasetInfo",
+    "describe",
+    "favourable",
+    "info",
+    "load",
+    "names",
+    "predefined_split",
+]
 
 
 def names(*, bundled: bool | None = None) -> list[str]:
@@ -62,7 +71,9 @@ def names(*, bundled: bool | None = None) -> list[str]:
 
 def _resolve(name: str) -> DatasetInfo:
     if not isinstance(name, str):
-        raise ValidationError(f"A dataset name must be a string, one of {names()}. Got {type(name).__name__}.")
+        raise ValidationError(
+            f"A dataset name must be a string, one of {names()}. Got {type(name).__name__}."
+        )
     key = name.strip().lower().replace("-", "_").replace(" ", "_")
     key = ALIASES.get(key, key)
     if key in INFO:
@@ -104,7 +115,7 @@ def info(name: str) -> dict[str, Any]:
     Keys: ``name``, ``title``, ``description``, ``citation``, ``licence``,
     ``source``, ``bundled``, ``n_rows`` and ``n_features`` (with the default
     options), ``target``, ``positive_class`` (what target 1 means),
-    ``favorable_class``, ``papers`` (which of the five papers use it),
+    ``favourable_class``, ``papers`` (which of the five papers use it),
     ``options`` (name -> default, choices, doc), ``files``; for datasets that
     are not bundled also ``env_var`` and ``obtain`` (where to get the file).
     """
@@ -120,7 +131,7 @@ def favourable(name: str) -> int | None:
     ``None``.  Loaded datasets carry it as ``metadata["favourable"]``, and
     :func:`counterfact.rows_to_explain` uses it to pick the rows to explain.
     """
-    return _resolve(name).favorable_class
+    return _resolve(name).favourable_class
 
 
 def describe(name: str) -> str:
@@ -140,7 +151,9 @@ def describe(name: str) -> str:
         for k, o in d["options"].items():
             lines.append(f"    {k}={o['default']!r}: {o['doc']}")
     if not d["bundled"]:
-        lines.append(f"  obtain: {d['obtain']}; then load(..., path=...) or set {d['env_var']} or {DATA_DIR_ENV}")
+        lines.append(
+            f"  obtain: {d['obtain']}; then load(..., path=...) or set {d['env_var']} or {DATA_DIR_ENV}"
+        )
     return "\n".join(lines)
 
 
@@ -161,10 +174,14 @@ def predefined_split(data: Dataset, split: str | None = None) -> tuple[Dataset, 
         )
     if split is None:
         if len(splits) > 1:
-            raise ValidationError(f"Dataset '{data.name}' has several splits {sorted(splits)}; pass split=... to pick one.")
+            raise ValidationError(
+                f"Dataset '{data.name}' has several splits {sorted(splits)}; pass split=... to pick one."
+            )
         split = next(iter(splits))
     if split not in splits:
-        raise ValidationError(f"Dataset '{data.name}' has no split {split!r}. Its splits: {sorted(splits)}.")
+        raise ValidationError(
+            f"Dataset '{data.name}' has no split {split!r}. Its splits: {sorted(splits)}."
+        )
     labels = splits[split].reindex(data.frame.index)
     train_idx = data.frame.index[(labels == "train").to_numpy()]
     test_idx = data.frame.index[(labels == "test").to_numpy()]

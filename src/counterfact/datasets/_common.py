@@ -56,7 +56,7 @@ class DatasetInfo:
     n_features: int
     target: str
     positive: str
-    favorable_class: int | None
+    favourable_class: int | None
     papers: tuple[str, ...]
     loader: str
     files: tuple[str, ...]
@@ -89,10 +89,14 @@ class DatasetInfo:
             "n_features": self.n_features,
             "target": self.target,
             "positive_class": self.positive,
-            "favorable_class": self.favorable_class,
+            "favourable_class": self.favourable_class,
             "papers": list(self.papers),
             "options": {
-                o.name: {"default": o.default, "choices": None if o.choices is None else list(o.choices), "doc": o.doc}
+                o.name: {
+                    "default": o.default,
+                    "choices": None if o.choices is None else list(o.choices),
+                    "doc": o.doc,
+                }
                 for o in self.options
             },
             "files": list(self.files),
@@ -113,7 +117,9 @@ def read_bundled(fname: str, **read_csv: Any) -> pd.DataFrame:
         return pd.read_csv(fh, compression="gzip", **read_csv)
 
 
-def find_external(info: DatasetInfo, path: str | os.PathLike[str] | None, candidates: Sequence[str]) -> Path:
+def find_external(
+    info: DatasetInfo, path: str | os.PathLike[str] | None, candidates: Sequence[str]
+) -> Path:
     """Locate the user's copy of a dataset that is not bundled.
 
     Looks at ``path`` (a file, or a folder holding one of ``candidates`` directly
@@ -212,8 +218,15 @@ def make_dataset(
             else:
                 data[name] = v
             feats.append(
-                Feature(name, c.kind, lower=float(v.min()), upper=float(v.max()),  # type: ignore[arg-type]
-                        actionability=c.actionability, description=c.description, unit=c.unit)  # type: ignore[arg-type]
+                Feature(
+                    name,
+                    c.kind,
+                    lower=float(v.min()),
+                    upper=float(v.max()),  # type: ignore[arg-type]
+                    actionability=c.actionability,
+                    description=c.description,
+                    unit=c.unit,
+                )  # type: ignore[arg-type]
             )
         else:
             vals = s.tolist()  # plain Python scalars
@@ -223,13 +236,20 @@ def make_dataset(
             else:
                 extra = seen - set(c.categories)
                 if extra:  # a decoding table missed a code: a bug in the loader, not user input
-                    raise ValidationError(f"{info.name}: column '{name}' has undocumented values {sorted(map(str, extra))}.")
+                    raise ValidationError(
+                        f"{info.name}: column '{name}' has undocumented values {sorted(map(str, extra))}."
+                    )
                 cats = [v for v in c.categories if v in seen]
             kind = c.kind if not (c.kind == "binary" and len(cats) != 2) else "categorical"
             data[name] = pd.Series(vals, dtype=object)
             feats.append(
-                Feature(name, kind, categories=tuple(cats), actionability=c.actionability,  # type: ignore[arg-type]
-                        description=c.description)
+                Feature(
+                    name,
+                    kind,
+                    categories=tuple(cats),
+                    actionability=c.actionability,  # type: ignore[arg-type]
+                    description=c.description,
+                )
             )
     data[target] = np.asarray(y, dtype=np.int64)
     out = pd.DataFrame(data)
@@ -237,14 +257,16 @@ def make_dataset(
     metadata: dict[str, Any] = {
         "options": dict(options),
         "target_labels": dict(target_labels),
-        "favorable_class": info.favorable_class,
-        "favourable": info.favorable_class,
+        "favourable_class": info.favourable_class,
+        "favourable": info.favourable_class,
         "citation": info.citation,
         "licence": info.licence,
         "source": info.source,
         "papers": list(info.papers),
         "splits": {
-            k: pd.Series(pd.Categorical(np.asarray(v), categories=["train", "test"]), index=out.index, name=k)
+            k: pd.Series(
+                pd.Categorical(np.asarray(v), categories=["train", "test"]), index=out.index, name=k
+            )
             for k, v in (splits or {}).items()
         },
         "notes": list(notes),

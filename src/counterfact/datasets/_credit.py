@@ -59,9 +59,18 @@ _GERMAN_CODES: dict[str, dict[str, str]] = {
     "foreign_worker": {"A201": "yes", "A202": "no"},
 }  # fmt: skip
 #: checking and savings status by balance, the level that says nothing about it lowest
-_CHECKING_ORDER = ("no checking account", "< 0 DM", "0 <= ... < 200 DM", ">= 200 DM / salary assigned")
+_CHECKING_ORDER = (
+    "no checking account",
+    "< 0 DM",
+    "0 <= ... < 200 DM",
+    ">= 200 DM / salary assigned",
+)
 _SAVINGS_ORDER = (
-    "unknown / no savings account", "< 100 DM", "100 <= ... < 500 DM", "500 <= ... < 1000 DM", ">= 1000 DM",
+    "unknown / no savings account",
+    "< 100 DM",
+    "100 <= ... < 500 DM",
+    "500 <= ... < 1000 DM",
+    ">= 1000 DM",
 )
 _GERMAN_COLUMNS = [
     "checking_status", "duration_months", "credit_history", "purpose", "credit_amount", "savings",
@@ -118,32 +127,54 @@ def load_german_credit() -> Dataset:
 
     imm, inc = "immutable", "increasing"
     cols = {
-        "checking_status": Col("ordinal", "Status of the existing checking account", inc, _CHECKING_ORDER),
+        "checking_status": Col(
+            "ordinal", "Status of the existing checking account", inc, _CHECKING_ORDER
+        ),
         "duration_months": Col("integer", "Duration of the credit in months", unit="months"),
         "credit_history": Col("categorical", "Credit history", imm, cats("credit_history")),
         "purpose": Col("categorical", "Purpose of the credit", imm, cats("purpose")),
         "credit_amount": Col("real", "Credit amount (DM)", "decreasing", unit="DM"),
         "savings": Col("ordinal", "Savings account / bonds", inc, _SAVINGS_ORDER),
-        "employment_since": Col("ordinal", "Present employment since", inc, cats("employment_since")),
-        "installment_rate": Col("integer", "Installment rate in % of disposable income (coded 1-4)"),
-        "personal_status_sex": Col("categorical", "Personal status and sex", imm, cats("personal_status_sex")),
-        "other_debtors": Col("categorical", "Other debtors / guarantors", categories=cats("other_debtors")),
+        "employment_since": Col(
+            "ordinal", "Present employment since", inc, cats("employment_since")
+        ),
+        "installment_rate": Col(
+            "integer", "Installment rate in % of disposable income (coded 1-4)"
+        ),
+        "personal_status_sex": Col(
+            "categorical", "Personal status and sex", imm, cats("personal_status_sex")
+        ),
+        "other_debtors": Col(
+            "categorical", "Other debtors / guarantors", categories=cats("other_debtors")
+        ),
         "residence_since": Col("integer", "Present residence since (coded 1-4)", inc),
         "property": Col("categorical", "Most valuable property", categories=cats("property")),
         "age": Col("integer", "Age in years", "increasing", unit="years"),
-        "other_installment_plans": Col("categorical", "Other installment plans", categories=cats("other_installment_plans")),
+        "other_installment_plans": Col(
+            "categorical", "Other installment plans", categories=cats("other_installment_plans")
+        ),
         "housing": Col("categorical", "Housing", categories=cats("housing")),
         "existing_credits": Col("integer", "Number of existing credits at this bank", "decreasing"),
         "job": Col("ordinal", "Job (skill level)", inc, cats("job")),
         "people_liable": Col("integer", "Number of people liable to provide maintenance for", imm),
-        "telephone": Col("binary", "Telephone registered under the customer's name", categories=cats("telephone")),
+        "telephone": Col(
+            "binary", "Telephone registered under the customer's name", categories=cats("telephone")
+        ),
         "foreign_worker": Col("binary", "Foreign worker", imm, cats("foreign_worker")),
     }
     return make_dataset(df, cols, "credit_risk", y, info, {}, target_labels={0: "bad", 1: "good"})
 
 
 # ------------------------------------------------- Default of credit card clients
-_TW_EDUCATION = {1: "graduate school", 2: "university", 3: "high school", 4: "others", 5: "unknown", 6: "unknown", 0: "unknown"}
+_TW_EDUCATION = {
+    1: "graduate school",
+    2: "university",
+    3: "high school",
+    4: "others",
+    5: "unknown",
+    6: "unknown",
+    0: "unknown",
+}
 _TW_MARRIAGE = {1: "married", 2: "single", 3: "others", 0: "unknown"}
 _PAY_DOC = "Repayment status {} (-2 no consumption, -1 paid in full, 0 revolving credit, k = k months late)"
 _MONTHS = ("Sep 2005", "Aug 2005", "Jul 2005", "Jun 2005", "May 2005", "Apr 2005")
@@ -182,10 +213,18 @@ def load_default_credit_taiwan() -> Dataset:
     df["MARRIAGE"] = df["MARRIAGE"].map(_TW_MARRIAGE)
     imm = "immutable"
     cols: dict[str, Col] = {
-        "LIMIT_BAL": Col("real", "Amount of given credit (NT dollars)", "decreasing", unit="NT dollars"),
+        "LIMIT_BAL": Col(
+            "real", "Amount of given credit (NT dollars)", "decreasing", unit="NT dollars"
+        ),
         "SEX": Col("binary", "Sex", imm, ("female", "male")),
-        "EDUCATION": Col("categorical", "Education", categories=("graduate school", "university", "high school", "others", "unknown")),
-        "MARRIAGE": Col("categorical", "Marital status", imm, ("married", "single", "others", "unknown")),
+        "EDUCATION": Col(
+            "categorical",
+            "Education",
+            categories=("graduate school", "university", "high school", "others", "unknown"),
+        ),
+        "MARRIAGE": Col(
+            "categorical", "Marital status", imm, ("married", "single", "others", "unknown")
+        ),
         "AGE": Col("integer", "Age in years", imm, unit="years"),
     }
     for i, m in zip((0, 2, 3, 4, 5, 6), _MONTHS, strict=True):
@@ -194,12 +233,40 @@ def load_default_credit_taiwan() -> Dataset:
         cols[f"BILL_AMT{i}"] = Col("real", f"Bill statement {m} (NT dollars)", imm)
     for i, m in enumerate(_MONTHS, start=1):
         cols[f"PAY_AMT{i}"] = Col("real", f"Amount paid {m} (NT dollars)", imm)
-    return make_dataset(df, cols, "default", y, info, {}, target_labels={0: "no default", 1: "default next month"})
+    return make_dataset(
+        df, cols, "default", y, info, {}, target_labels={0: "no default", 1: "default next month"}
+    )
 
 
 # ---------------------------------------------------------------------- SBA
-_SBA_DEFAULT = ("Term", "NoEmp", "CreateJob", "RetainedJob", "UrbanRural", "GrAppv", "SBA_Appv", "New", "RealEstate", "Portion", "Recession")
-_SBA_L2C = ("Selected", "Term", "NoEmp", "CreateJob", "RetainedJob", "UrbanRural", "ChgOffPrinGr", "GrAppv", "SBA_Appv", "New", "RealEstate", "Portion", "Recession")
+_SBA_DEFAULT = (
+    "Term",
+    "NoEmp",
+    "CreateJob",
+    "RetainedJob",
+    "UrbanRural",
+    "GrAppv",
+    "SBA_Appv",
+    "New",
+    "RealEstate",
+    "Portion",
+    "Recession",
+)
+_SBA_L2C = (
+    "Selected",
+    "Term",
+    "NoEmp",
+    "CreateJob",
+    "RetainedJob",
+    "UrbanRural",
+    "ChgOffPrinGr",
+    "GrAppv",
+    "SBA_Appv",
+    "New",
+    "RealEstate",
+    "Portion",
+    "Recession",
+)
 
 
 def load_sba(*, features: str) -> Dataset:
@@ -233,7 +300,9 @@ def load_sba(*, features: str) -> Dataset:
         "NoEmp": Col("integer", "Number of business employees"),
         "CreateJob": Col("integer", "Number of jobs created"),
         "RetainedJob": Col("integer", "Number of jobs retained"),
-        "UrbanRural": Col("categorical", "Urban or rural business", imm, ("urban", "rural", "unknown")),
+        "UrbanRural": Col(
+            "categorical", "Urban or rural business", imm, ("urban", "rural", "unknown")
+        ),
         "ChgOffPrinGr": Col("real", "Charged-off amount (USD; leaks the target)"),
         "GrAppv": Col("real", "Gross amount of loan approved by the bank (USD)"),
         "SBA_Appv": Col("real", "SBA's guaranteed amount (USD)"),
@@ -270,7 +339,9 @@ def load_heloc(*, path: PathArg, special: str) -> Dataset:
     file = find_external(info, path, ("heloc_dataset_v1.csv", "heloc.csv"))
     df = pd.read_csv(file)
     if "RiskPerformance" not in df.columns:
-        raise ValidationError(f"{file} does not look like FICO's HELOC file: no 'RiskPerformance' column.")
+        raise ValidationError(
+            f"{file} does not look like FICO's HELOC file: no 'RiskPerformance' column."
+        )
     feats = [c for c in df.columns if c not in ("RiskPerformance", "Probabilities")]
     df = df[~(df[feats] == -9).all(axis=1)].copy()
     if special == "median":
@@ -280,7 +351,9 @@ def load_heloc(*, path: PathArg, special: str) -> Dataset:
                 df.loc[bad, c] = float(np.median(df.loc[~bad, c])) if (~bad).any() else 0.0
     y = (df["RiskPerformance"].astype(str).str.strip() == "Good").astype(int)
     cols = {c: Col("integer" if special == "keep" else "real", c) for c in feats}
-    cols["ExternalRiskEstimate"] = Col(cols["ExternalRiskEstimate"].kind, "Consolidated bureau risk score", "immutable")
+    cols["ExternalRiskEstimate"] = Col(
+        cols["ExternalRiskEstimate"].kind, "Consolidated bureau risk score", "immutable"
+    )
     return make_dataset(
         df, cols, "RiskPerformance", y, info, {"path": str(file), "special": special},
         target_labels={0: "Bad", 1: "Good"},
@@ -305,7 +378,9 @@ def load_give_me_some_credit(*, path: PathArg) -> Dataset:
     df = pd.read_csv(file)
     df = df.drop(columns=[c for c in df.columns if str(c).startswith("Unnamed") or c == ""])
     if "SeriousDlqin2yrs" not in df.columns:
-        raise ValidationError(f"{file} does not look like Kaggle's cs-training.csv: no 'SeriousDlqin2yrs' column.")
+        raise ValidationError(
+            f"{file} does not look like Kaggle's cs-training.csv: no 'SeriousDlqin2yrs' column."
+        )
     df = df.dropna()
     real = ("RevolvingUtilizationOfUnsecuredLines", "DebtRatio", "MonthlyIncome")
     imm = ("age", "NumberOfDependents")
@@ -337,7 +412,9 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
     df = pd.read_csv(file)
     df.columns = [str(c).strip() for c in df.columns]
     if "Personal Loan" not in df.columns:
-        raise ValidationError(f"{file} does not look like the Bank Personal Loan file: no 'Personal Loan' column.")
+        raise ValidationError(
+            f"{file} does not look like the Bank Personal Loan file: no 'Personal Loan' column."
+        )
     df = df.drop(columns=[c for c in ("ID", "ZIP Code") if c in df.columns])
     edu = ("undergraduate", "graduate", "advanced/professional")
     df["Education"] = df["Education"].map(dict(enumerate(edu, start=1)))
@@ -348,7 +425,9 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
         "Experience": Col("integer", "Years of professional experience", imm, unit="years"),
         "Income": Col("real", "Annual income (thousand USD)", unit="thousand USD"),
         "Family": Col("integer", "Family size"),
-        "CCAvg": Col("real", "Average monthly credit card spending (thousand USD)", unit="thousand USD"),
+        "CCAvg": Col(
+            "real", "Average monthly credit card spending (thousand USD)", unit="thousand USD"
+        ),
         "Education": Col("ordinal", "Education level", categories=edu),
         "Mortgage": Col("real", "Value of house mortgage (thousand USD)", unit="thousand USD"),
         "Securities Account": Col("binary", "Has a securities account", categories=yn),

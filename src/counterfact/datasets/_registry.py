@@ -8,7 +8,9 @@ from ._common import DatasetInfo, Option
 _UCI = "CC BY 4.0 (UCI Machine Learning Repository)"
 _NOT_BUNDLED = "not bundled"
 
-_PART = Option("part", "all", "which raw file(s): 'train', 'test' or 'all' (both)", ("train", "test", "all"))
+_PART = Option(
+    "part", "all", "which raw file(s): 'train', 'test' or 'all' (both)", ("train", "test", "all")
+)
 
 _INFOS: tuple[DatasetInfo, ...] = (
     DatasetInfo(
@@ -24,7 +26,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/144",
         bundled=True, n_rows=1000, n_features=20, target="credit_risk", positive="good credit risk (700 of 1,000)",
-        favorable_class=1, papers=("CE-OCL (case study)", "L2C"),
+        favourable_class=1, papers=("CE-OCL (case study)", "L2C"),
         loader="_credit:load_german_credit", files=("german.data.gz",), aliases=("german", "credit_g", "statlog_german"),
     ),
     DatasetInfo(
@@ -35,7 +37,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/2",
         bundled=True, n_rows=45222, n_features=12, target="income", positive=">50K (11,208 of 45,222)",
-        favorable_class=1, papers=("MACE", "CE-OCL (appendix, via CARLA)"),
+        favourable_class=1, papers=("MACE", "CE-OCL (appendix, via CARLA)"),
         loader="_social:load_adult", files=("adult.data.gz", "adult.test.gz"),
         options=(
             _PART,
@@ -54,7 +56,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="Published by ProPublica for reuse with attribution (the repository has no LICENSE file; see ProPublica's data-store terms)",
         source="https://github.com/propublica/compas-analysis (compas-scores-two-years.csv)",
         bundled=True, n_rows=6172, n_features=9, target="two_year_recid", positive="reoffended within two years (2,809 of 6,172)",
-        favorable_class=0, papers=("MACE", "CE-OCL", "MD-PSO"),
+        favourable_class=0, papers=("MACE", "CE-OCL", "MD-PSO"),
         loader="_social:load_compas", files=("compas-scores-two-years.csv.gz",),
         options=(
             Option("variant", "default", "'default': ProPublica filters, 9 features; 'mace': also only African-American and Caucasian defendants (5,278 rows), MACE's 5 features", ("default", "mace")),
@@ -72,7 +74,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/350",
         bundled=True, n_rows=30000, n_features=23, target="default", positive="default next month (6,636 of 30,000)",
-        favorable_class=0, papers=("MACE",),
+        favourable_class=0, papers=("MACE",),
         loader="_credit:load_default_credit_taiwan", files=("default_of_credit_card_clients.csv.gz",),
         aliases=("credit", "taiwan", "default_credit"),
     ),
@@ -87,7 +89,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/320",
         bundled=True, n_rows=649, n_features=30, target="high_grade", positive="G3 >= 12 (348 of 649)",
-        favorable_class=1, papers=("L2C",),
+        favourable_class=1, papers=("L2C",),
         loader="_social:load_student_performance", files=("student-por.csv.gz", "student-mat.csv.gz"),
         options=(
             Option("subject", "por", "'por' (Portuguese, L2C) or 'mat' (Mathematics)", ("por", "mat")),
@@ -108,7 +110,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="CC0 1.0 as listed on the Kaggle page (not verified); cite Acharya et al. 2019",
         source="https://www.kaggle.com/datasets/mohansacharya/graduate-admissions (Admission_Predict_Ver1.1.csv)",
         bundled=True, n_rows=500, n_features=7, target="admit", positive="chance of admit >= 0.7 (300 of 500)",
-        favorable_class=1, papers=("L2C (threshold 0.7)", "UFCE (threshold 0.6)"),
+        favourable_class=1, papers=("L2C (threshold 0.7)", "UFCE (threshold 0.6)"),
         loader="_social:load_graduate_admission", files=("Admission_Predict_Ver1.1.csv.gz",),
         options=(Option("threshold", 0.7, "positive class: chance of admit >= threshold (L2C 0.7, UFCE 0.6)"),),
         aliases=("graduate", "admission", "grad"),
@@ -121,7 +123,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/186",
         bundled=True, n_rows=1599, n_features=11, target="good_quality", positive="quality >= 6 (855 of 1,599)",
-        favorable_class=1, papers=("UFCE",),
+        favourable_class=1, papers=("UFCE",),
         loader="_science:load_wine_quality_red", files=("winequality-red.csv.gz",), aliases=("wine", "red_wine"),
     ),
     DatasetInfo(
@@ -132,7 +134,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/60",
         bundled=True, n_rows=345, n_features=6, target="selector", positive="selector field = 2 (200 of 345; UFCE's 'no alcoholism')",
-        favorable_class=1, papers=("UFCE",),
+        favourable_class=1, papers=("UFCE",),
         loader="_science:load_bupa_liver", files=("bupa.data.gz",), aliases=("bupa", "liver"),
     ),
     DatasetInfo(
@@ -143,7 +145,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/166",
         bundled=True, n_rows=1212, n_features=100, target="class", positive="hill (606 of 1,212)",
-        favorable_class=None, papers=("MD-PSO",),
+        favourable_class=None, papers=("MD-PSO",),
         loader="_science:load_hill_valley",
         files=("Hill_Valley_with_noise_Training.data.gz", "Hill_Valley_with_noise_Testing.data.gz"),
         options=(_PART,), aliases=("hillvalley",),
@@ -156,7 +158,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/5",
         bundled=True, n_rows=452, n_features=262, target="normal", positive="normal ECG, class 1 (245 of 452)",
-        favorable_class=1, papers=("MD-PSO",),
+        favourable_class=1, papers=("MD-PSO",),
         loader="_science:load_arrhythmia", files=("arrhythmia.data.gz",),
         options=(Option("missing", "impute", "the 5 columns with '?': 'impute' (median, 262 features as MD-PSO) or 'drop' them (257)", ("impute", "drop")),),
     ),
@@ -168,7 +170,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence=_UCI,
         source="https://archive.ics.uci.edu/dataset/282",
         bundled=True, n_rows=126, n_features=310, target="acceptable", positive="acceptable phonation (42 of 126)",
-        favorable_class=1, papers=("MD-PSO",),
+        favourable_class=1, papers=("MD-PSO",),
         loader="_science:load_lsvt", files=("lsvt_voice_rehabilitation.csv.gz",), aliases=("lsvt_voice",),
     ),
     DatasetInfo(
@@ -179,7 +181,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="Public U.S. Small Business Administration records, distributed as JSE supplementary material (exact licence not stated)",
         source="Journal of Statistics Education supplementary data (SBAcase.11.13.17.csv)",
         bundled=True, n_rows=2102, n_features=11, target="Default", positive="charged off (686 of 2,102)",
-        favorable_class=0, papers=("L2C",),
+        favourable_class=0, papers=("L2C",),
         loader="_credit:load_sba", files=("SBAcase.csv.gz",),
         options=(Option("features", "default", "'default' (11, no target leak) or L2C's 13 columns ('l2c')", ("default", "l2c")),),
         aliases=("sba_loans",),
@@ -192,7 +194,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="FICO xML Challenge data licence (terms must be accepted; redistribution not allowed)",
         source="https://community.fico.com/s/explainable-machine-learning-challenge",
         bundled=False, n_rows=9871, n_features=23, target="RiskPerformance", positive="Good (4,735 of 9,871)",
-        favorable_class=1, papers=("CE-OCL (appendix, via CARLA)",),
+        favourable_class=1, papers=("CE-OCL (appendix, via CARLA)",),
         loader="_credit:load_heloc", files=("heloc_dataset_v1.csv",),
         options=(
             Option("path", None, "the user's heloc_dataset_v1.csv, or its folder"),
@@ -210,7 +212,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="Kaggle competition rules (redistribution not allowed)",
         source="https://www.kaggle.com/c/GiveMeSomeCredit/data",
         bundled=False, n_rows=120269, n_features=10, target="SeriousDlqin2yrs", positive="serious delinquency (8,357 of 120,269)",
-        favorable_class=0, papers=("CE-OCL (appendix, via CARLA)",),
+        favourable_class=0, papers=("CE-OCL (appendix, via CARLA)",),
         loader="_credit:load_give_me_some_credit", files=("cs-training.csv",),
         options=(Option("path", None, "the user's cs-training.csv (or .csv.zip), or its folder"),),
         env_var="COUNTERFACT_GIVE_ME_SOME_CREDIT",
@@ -225,7 +227,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="unknown (Kaggle upload with no stated licence)",
         source="https://www.kaggle.com/datasets/itsmesunil/bank-loan-modelling",
         bundled=False, n_rows=5000, n_features=11, target="Personal Loan", positive="accepted the loan (480 of 5,000)",
-        favorable_class=1, papers=("UFCE",),
+        favourable_class=1, papers=("UFCE",),
         loader="_credit:load_bank_loan", files=("Bank_Personal_Loan_Modelling.csv",),
         options=(Option("path", None, "the user's Bank_Personal_Loan_Modelling.csv, or its folder"),),
         env_var="COUNTERFACT_BANK_LOAN",
@@ -240,7 +242,7 @@ _INFOS: tuple[DatasetInfo, ...] = (
         licence="unknown (course material republished on Kaggle, no stated licence)",
         source="Kaggle copies of 'Movie_classification.csv' (Start-Tech Academy)",
         bundled=False, n_rows=506, n_features=18, target="Start_Tech_Oscar", positive="nominated (276 of 506)",
-        favorable_class=1, papers=("UFCE",),
+        favourable_class=1, papers=("UFCE",),
         loader="_science:load_movie_oscar", files=("Movie_classification.csv",),
         options=(
             Option("path", None, "the user's Movie_classification.csv, or its folder"),

@@ -31,7 +31,15 @@ def load_wine_quality_red() -> Dataset:
     df = read_bundled("winequality-red.csv.gz", sep=";")
     df.columns = [_snake(c) for c in df.columns]
     cols = {c: Col("real", c.replace("_", " ")) for c in df.columns if c != "quality"}
-    return make_dataset(df, cols, "good_quality", df["quality"] >= 6, info, {}, target_labels={0: "quality <= 5", 1: "quality >= 6"})
+    return make_dataset(
+        df,
+        cols,
+        "good_quality",
+        df["quality"] >= 6,
+        info,
+        {},
+        target_labels={0: "quality <= 5", 1: "quality >= 6"},
+    )
 
 
 # ------------------------------------------------------------------- BUPA
@@ -56,7 +64,15 @@ def load_bupa_liver() -> Dataset:
         "gammagt": Col("integer", "Gamma-glutamyl transpeptidase"),
         "drinks": Col("real", "Half-pint equivalents of alcoholic beverages drunk per day"),
     }
-    return make_dataset(df, cols, "selector", df["selector"] == 2, info, {}, target_labels={0: "selector 1", 1: "selector 2"})
+    return make_dataset(
+        df,
+        cols,
+        "selector",
+        df["selector"] == 2,
+        info,
+        {},
+        target_labels={0: "selector 1", 1: "selector 2"},
+    )
 
 
 # -------------------------------------------------------------- Hill-Valley
@@ -70,7 +86,10 @@ def load_hill_valley(*, part: str) -> Dataset:
     noisy pair of files is bundled.
     """
     info = INFO["hill_valley"]
-    files = {"train": "Hill_Valley_with_noise_Training.data.gz", "test": "Hill_Valley_with_noise_Testing.data.gz"}
+    files = {
+        "train": "Hill_Valley_with_noise_Training.data.gz",
+        "test": "Hill_Valley_with_noise_Testing.data.gz",
+    }
     parts = ["train", "test"] if part == "all" else [part]
     frames = [read_bundled(files[p]) for p in parts]
     labels = np.concatenate([np.full(len(f), p) for f, p in zip(frames, parts, strict=True)])
@@ -135,7 +154,12 @@ def load_arrhythmia(*, missing: str) -> Dataset:
         if c == "sex":
             cols[c] = Col("binary", "Sex", act, ("male", "female"))
         elif c.split("_", 1)[-1] in _FLAGS:
-            cols[c] = Col("binary", f"Existence of {c.split('_', 1)[1].replace('_', ' ')} wave ({c.split('_')[0]})", act, (0, 1))
+            cols[c] = Col(
+                "binary",
+                f"Existence of {c.split('_', 1)[1].replace('_', ' ')} wave ({c.split('_')[0]})",
+                act,
+                (0, 1),
+            )
         else:
             v = df[c].to_numpy(dtype=float)
             kind = "integer" if np.allclose(v, np.round(v)) else "real"
@@ -164,7 +188,15 @@ def load_lsvt() -> Dataset:
         c: Col("integer" if c == "Data_length" else "real", c)
         for c in df.columns if c != "class"
     }  # fmt: skip
-    return make_dataset(df, cols, "acceptable", df["class"] == 1, info, {}, target_labels={0: "unacceptable", 1: "acceptable"})
+    return make_dataset(
+        df,
+        cols,
+        "acceptable",
+        df["class"] == 1,
+        info,
+        {},
+        target_labels={0: "unacceptable", 1: "acceptable"},
+    )
 
 
 # ------------------------------------------------------------- Movie / Oscar
@@ -187,13 +219,17 @@ def load_movie_oscar(*, path: str | os.PathLike[str] | None, missing: str) -> Da
     immutable.
     """
     info = INFO["movie_oscar"]
-    file = find_external(info, path, ("Movie_classification.csv", "Movie_classification_renamed_cols.csv"))
+    file = find_external(
+        info, path, ("Movie_classification.csv", "Movie_classification_renamed_cols.csv")
+    )
     df = pd.read_csv(file)
     df = df.drop(columns=[c for c in df.columns if str(c).startswith("Unnamed")])
     df.columns = [str(c).strip() for c in df.columns]
     df = df.rename(columns=_MOVIE_RENAME)
     if "Start_Tech_Oscar" not in df.columns:
-        raise ValidationError(f"{file} does not look like the Movie classification file: no 'Start_Tech_Oscar' column.")
+        raise ValidationError(
+            f"{file} does not look like the Movie classification file: no 'Start_Tech_Oscar' column."
+        )
     if missing == "drop":
         df = df.dropna()
     else:

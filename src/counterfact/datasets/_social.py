@@ -51,10 +51,19 @@ def load_adult(*, part: str, missing: str) -> Dataset:
       ``data.with_schema(data.schema.with_actionability(age="free"))``.
     """
     info = INFO["adult"]
-    files = {"train": ("adult.data.gz", 0), "test": ("adult.test.gz", 1)}  # adult.test: skip "|1x3 Cross validator"
+    files = {
+        "train": ("adult.data.gz", 0),
+        "test": ("adult.test.gz", 1),
+    }  # adult.test: skip "|1x3 Cross validator"
     parts = ["train", "test"] if part == "all" else [part]
     frames = [
-        read_bundled(files[p][0], header=None, names=_ADULT_COLUMNS, skipinitialspace=True, skiprows=files[p][1]).assign(_part=p)
+        read_bundled(
+            files[p][0],
+            header=None,
+            names=_ADULT_COLUMNS,
+            skipinitialspace=True,
+            skiprows=files[p][1],
+        ).assign(_part=p)
         for p in parts
     ]
     df = pd.concat(frames, ignore_index=True).dropna(subset=["income"])
@@ -110,7 +119,7 @@ def load_compas(*, variant: str) -> Dataset:
       ``c_charge_degree``.
 
     Target ``two_year_recid``: 1 = reoffended within two years (the
-    unfavourable outcome; ``metadata["favorable_class"] == 0``).  Immutable:
+    unfavourable outcome; ``metadata["favourable_class"] == 0``).  Immutable:
     ``age`` / ``age_cat``, ``sex``, ``race`` (MACE, CARLA).
 
     Prior and juvenile counts are a record: they can only grow, so they are
@@ -139,13 +148,19 @@ def load_compas(*, variant: str) -> Dataset:
         "race": Col("categorical", "Race", imm),
         "sex": Col("binary", "Sex", imm, ("Female", "Male")),
         # a record only grows; MACE's own table keeps its setting (mutable)
-        "priors_count": Col("integer", "Number of prior offences", "free" if variant == "mace" else "increasing"),
-        "c_charge_degree": Col("binary", "Degree of the current charge", categories=("Felony", "Misdemeanor")),
+        "priors_count": Col(
+            "integer", "Number of prior offences", "free" if variant == "mace" else "increasing"
+        ),
+        "c_charge_degree": Col(
+            "binary", "Degree of the current charge", categories=("Felony", "Misdemeanor")
+        ),
     }
     if variant == "mace":
         cols = {"age_cat": Col("ordinal", "Age group", imm, _AGE_CAT), **common}
     else:
-        stay = (pd.to_datetime(df["c_jail_out"]) - pd.to_datetime(df["c_jail_in"])).dt.days.clip(lower=0)
+        stay = (pd.to_datetime(df["c_jail_out"]) - pd.to_datetime(df["c_jail_in"])).dt.days.clip(
+            lower=0
+        )
         df = df.assign(length_of_stay=stay)
         cols = {
             "age": Col("integer", "Age in years", imm, unit="years"),
@@ -176,11 +191,15 @@ def _student_cols() -> dict[str, Col]:
     yn = ("no", "yes")
     likert = "1 = very low/bad ... 5 = very high/good"
     return {
-        "school": Col("binary", "School: GP = Gabriel Pereira, MS = Mousinho da Silveira", imm, ("GP", "MS")),
+        "school": Col(
+            "binary", "School: GP = Gabriel Pereira, MS = Mousinho da Silveira", imm, ("GP", "MS")
+        ),
         "sex": Col("binary", "Sex", imm, ("F", "M")),
         "age": Col("integer", "Age in years", imm, unit="years"),
         "address": Col("binary", "Home address: U = urban, R = rural", categories=("U", "R")),
-        "famsize": Col("binary", "Family size: LE3 = at most 3, GT3 = more than 3", imm, ("LE3", "GT3")),
+        "famsize": Col(
+            "binary", "Family size: LE3 = at most 3, GT3 = more than 3", imm, ("LE3", "GT3")
+        ),
         "Pstatus": Col("binary", "Parents' cohabitation: T = together, A = apart", imm, ("T", "A")),
         "Medu": Col("ordinal", "Mother's education", imm, _EDU),
         "Fedu": Col("ordinal", "Father's education", imm, _EDU),
@@ -211,7 +230,9 @@ def _student_cols() -> dict[str, Col]:
     }
 
 
-def load_student_performance(*, subject: str, threshold: int, features: str, grades: Any) -> Dataset:
+def load_student_performance(
+    *, subject: str, threshold: int, features: str, grades: Any
+) -> Dataset:
     """UCI Student Performance (Cortez & Silva 2008); CC BY 4.0.
 
     ``subject="por"`` (Portuguese, 649 rows, default, as L2C) or ``"mat"``
@@ -243,10 +264,23 @@ def load_student_performance(*, subject: str, threshold: int, features: str, gra
     if grades is None:
         grades = features == "l2c"
     if not isinstance(grades, bool):
-        raise ValidationError(f"Option grades of dataset 'student_performance' must be True, False or None. Got {grades!r}.")
-    if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool) or not 0 <= threshold <= 20:
-        raise ValidationError(f"Option threshold of dataset 'student_performance' must be a grade in [0, 20]. Got {threshold!r}.")
-    for c, labels in (("Medu", _EDU), ("Fedu", _EDU), ("traveltime", ("", *_TRAVEL)), ("studytime", ("", *_STUDY))):
+        raise ValidationError(
+            f"Option grades of dataset 'student_performance' must be True, False or None. Got {grades!r}."
+        )
+    if (
+        not isinstance(threshold, numbers.Real)
+        or isinstance(threshold, bool)
+        or not 0 <= threshold <= 20
+    ):
+        raise ValidationError(
+            f"Option threshold of dataset 'student_performance' must be a grade in [0, 20]. Got {threshold!r}."
+        )
+    for c, labels in (
+        ("Medu", _EDU),
+        ("Fedu", _EDU),
+        ("traveltime", ("", *_TRAVEL)),
+        ("studytime", ("", *_STUDY)),
+    ):
         df[c] = df[c].map(dict(enumerate(labels)))
     spec = _student_cols()
     names = list(_L2C_STUDENT) if features == "l2c" else list(spec)
@@ -273,7 +307,11 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
     statement, the letters and the GPA are increasing (a test can be retaken
     and a statement rewritten; no one is advised to do worse).
     """
-    if not isinstance(threshold, numbers.Real) or isinstance(threshold, bool) or not 0 < threshold < 1:
+    if (
+        not isinstance(threshold, numbers.Real)
+        or isinstance(threshold, bool)
+        or not 0 < threshold < 1
+    ):
         raise ValidationError(
             f"Option threshold of dataset 'graduate_admission' must be a probability in (0, 1) "
             f"(0.7 as in L2C, 0.6 as in UFCE). Got {threshold!r}."
@@ -290,7 +328,9 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
     cols = {
         "gre_score": Col("integer", "GRE score (out of 340)", "increasing"),
         "toefl_score": Col("integer", "TOEFL score (out of 120)", "increasing"),
-        "university_rating": Col("ordinal", "Rating of the undergraduate university (1-5)", "immutable", (1, 2, 3, 4, 5)),
+        "university_rating": Col(
+            "ordinal", "Rating of the undergraduate university (1-5)", "immutable", (1, 2, 3, 4, 5)
+        ),
         "sop": Col("real", "Statement of purpose strength (1-5)", "increasing"),
         "lor": Col("real", "Letter of recommendation strength (1-5)", "increasing"),
         "cgpa": Col("real", "Undergraduate GPA (out of 10)", "increasing"),

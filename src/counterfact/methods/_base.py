@@ -121,7 +121,9 @@ class CounterfactualMethod:
     """
 
     name: ClassVar[str] = ""
-    tags: ClassVar[MethodTags] = MethodTags(display_name="method", summary="a counterfactual method")
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="method", summary="a counterfactual method"
+    )
     #: ``{param: [spec, ...]}``; see :mod:`counterfact._utils._validation`
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
 
@@ -135,7 +137,9 @@ class CounterfactualMethod:
     @classmethod
     def _param_names(cls) -> list[str]:
         sig = inspect.signature(cls.__init__)
-        return [p.name for p in sig.parameters.values() if p.name != "self" and p.kind == p.KEYWORD_ONLY]
+        return [
+            p.name for p in sig.parameters.values() if p.name != "self" and p.kind == p.KEYWORD_ONLY
+        ]
 
     def get_params(self, deep: bool = True) -> dict[str, Any]:
         """Constructor parameters and their current values."""
@@ -154,12 +158,20 @@ class CounterfactualMethod:
 
     def _validate_params(self) -> None:
         tl = getattr(self, "time_limit", None)
-        if "time_limit" in self._param_names() and isinstance(tl, (int, float)) and not isinstance(tl, bool) and math.isinf(tl):
+        if (
+            "time_limit" in self._param_names()
+            and isinstance(tl, (int, float))
+            and not isinstance(tl, bool)
+            and math.isinf(tl)
+        ):
             raise ValidationError(
                 f"The 'time_limit' parameter of {type(self).__name__} must be a finite number of seconds. "
                 f"Got {tl!r}; pass time_limit=None for no limit."
             )
-        specs = {**{k: v for k, v in COMMON_PARAMS.items() if k in self._param_names()}, **self._parameter_constraints}
+        specs = {
+            **{k: v for k, v in COMMON_PARAMS.items() if k in self._param_names()},
+            **self._parameter_constraints,
+        }
         validate_params(type(self).__name__, self.get_params(), specs)
         self._check_params()
 
@@ -328,17 +340,33 @@ class CounterfactualMethod:
         """
         self._check_fitted()
         return explain(
-            self, X, n_counterfactuals=n_counterfactuals, constraints=constraints, target=target,
-            n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, errors=errors, cancel=cancel,
-            min_probability=min_probability, robust_to=robust_to, regions=regions, alternatives=alternatives, costs=costs,
+            self,
+            X,
+            n_counterfactuals=n_counterfactuals,
+            constraints=constraints,
+            target=target,
+            n_jobs=n_jobs,
+            backend=backend,
+            chunk_size=chunk_size,
+            errors=errors,
+            cancel=cancel,
+            min_probability=min_probability,
+            robust_to=robust_to,
+            regions=regions,
+            alternatives=alternatives,
+            costs=costs,
         )
 
     # ---------------------------------------------------------------- hooks
     def _explain_one(self, query: Query) -> Candidates:
-        raise NotImplementedError(f"{type(self).__name__} must implement _explain_one or _explain_batch.")
+        raise NotImplementedError(
+            f"{type(self).__name__} must implement _explain_one or _explain_batch."
+        )
 
     def _explain_batch(self, queries: list[Query]) -> list[Candidates]:
-        raise NotImplementedError(f"{type(self).__name__} declares tags.batch but does not implement _explain_batch.")
+        raise NotImplementedError(
+            f"{type(self).__name__} declares tags.batch but does not implement _explain_batch."
+        )
 
     def _batch_size(self, n: int) -> int:
         """Queries per call of ``_explain_batch`` (so that the progress bar moves;
@@ -349,7 +377,9 @@ class CounterfactualMethod:
         """Hook: work to do once before ``queries`` are searched (``parallel``: in workers)."""
 
     # ......................................................... verification
-    def verify(self, query: Query, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def verify(
+        self, query: Query, frame: pd.DataFrame
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Check raw candidate rows for one query with the real model and the constraints.
 
         Returns ``(valid, flips, satisfies)`` boolean arrays; ``valid`` is both.
@@ -366,14 +396,19 @@ class CounterfactualMethod:
         the answer by ``CounterfactualResult.certificate``, the CLI, the page).
         Methods that prove more override it and fall back on this text."""
         return certificate_text(
-            cls.tags.display_name, status, diagnostics, proves_infeasibility=cls.tags.proves_infeasibility
+            cls.tags.display_name,
+            status,
+            diagnostics,
+            proves_infeasibility=cls.tags.proves_infeasibility,
         )
 
     @classmethod
     def guarantee(cls, params: Mapping[str, Any]) -> dict[str, str]:
         """What a run's answers mean, for an audit: ``"recourse"`` (a
         counterfactual found) and ``"none"`` (none found)."""
-        return plain_guarantee(cls.tags.display_name, proves_infeasibility=cls.tags.proves_infeasibility)
+        return plain_guarantee(
+            cls.tags.display_name, proves_infeasibility=cls.tags.proves_infeasibility
+        )
 
     # ................................................................ costs
     def cost_name(self) -> str | None:

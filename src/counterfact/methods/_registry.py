@@ -56,7 +56,9 @@ def register(name: str, target: str | type) -> None:
     if isinstance(target, type):
         _check_class(name, target)
     elif not (isinstance(target, str) and ":" in target):
-        raise ValidationError(f"A method target must be a class or 'package.module:ClassName'. Got {target!r}.")
+        raise ValidationError(
+            f"A method target must be a class or 'package.module:ClassName'. Got {target!r}."
+        )
     _REGISTRY[name] = target
 
 
@@ -88,7 +90,9 @@ def names(*, available: bool = True, peers: bool = False) -> list[str]:
     return sorted(out, key=lambda n: (get_class(n).tags.order, n))
 
 
-def classes(*, available: bool = True, peers: bool = False) -> dict[str, type[CounterfactualMethod]]:
+def classes(
+    *, available: bool = True, peers: bool = False
+) -> dict[str, type[CounterfactualMethod]]:
     """``{name: class}`` of :func:`names`, in the same order."""
     return {n: get_class(n) for n in names(available=available, peers=peers)}
 
@@ -106,7 +110,9 @@ def get_class(name: str) -> type[CounterfactualMethod]:
         mod = importlib.import_module(module)
     except ModuleNotFoundError as exc:
         if exc.name == module:
-            raise ValidationError(f"Method {name!r} is registered but not part of this install ({module}).") from None
+            raise ValidationError(
+                f"Method {name!r} is registered but not part of this install ({module})."
+            ) from None
         raise
     return _check_class(name, getattr(mod, attr))
 

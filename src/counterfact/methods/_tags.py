@@ -97,11 +97,17 @@ class MethodTags:
     def __post_init__(self) -> None:
         unknown = set(self.constraints) - set(CONSTRAINT_KINDS)
         if unknown:
-            raise ValueError(f"MethodTags.constraints names unknown kinds {sorted(unknown)}; known: {list(CONSTRAINT_KINDS)}.")
+            raise ValueError(
+                f"MethodTags.constraints names unknown kinds {sorted(unknown)}; known: {list(CONSTRAINT_KINDS)}."
+            )
         if self.cost not in (None, "distance", "objective"):
-            raise ValueError(f"MethodTags.cost must be None, 'distance' or 'objective'. Got {self.cost!r}.")
+            raise ValueError(
+                f"MethodTags.cost must be None, 'distance' or 'objective'. Got {self.cost!r}."
+            )
         if self.costs not in (None, "exact", "search"):
-            raise ValueError(f"MethodTags.costs must be None, 'exact' or 'search'. Got {self.costs!r}.")
+            raise ValueError(
+                f"MethodTags.costs must be None, 'exact' or 'search'. Got {self.costs!r}."
+            )
         object.__setattr__(self, "constraints", frozenset(self.constraints))
         object.__setattr__(self, "fast_params", _frozen(self.fast_params))
 

@@ -19,7 +19,11 @@ from ._validity import is_valid, valid_rows
 __all__ = ["actionability", "actionable_share", "feasibility", "user_features"]
 
 
-def user_features(schema: Schema, constraints: Constraints | None = None, features_to_vary: Iterable[str] | None = None) -> list[str]:
+def user_features(
+    schema: Schema,
+    constraints: Constraints | None = None,
+    features_to_vary: Iterable[str] | None = None,
+) -> list[str]:
     """The user's list of features to change: ``features_to_vary`` if given, else
     ``constraints.features_to_vary``, else every feature that is not immutable
     (in the schema or the constraints) -- UFCE's experiments take "all the
@@ -28,7 +32,9 @@ def user_features(schema: Schema, constraints: Constraints | None = None, featur
         names = list(features_to_vary)
         unknown = sorted(set(names) - set(schema.names))
         if unknown:
-            raise ValidationError(f"features_to_vary names unknown features {unknown}. Known features: {schema.names}.")
+            raise ValidationError(
+                f"features_to_vary names unknown features {unknown}. Known features: {schema.names}."
+            )
         return names
     resolved = (constraints or Constraints()).resolve(schema)
     return [n for n in schema.names if n not in resolved.immutable]
@@ -69,7 +75,12 @@ def actionable_share(
     schema = need_schema(schema, "actionable_share")
     enc = DistanceEncoder(schema)
     allowed = np.isin(schema.names, user_features(schema, constraints, features_to_vary))
-    return _share(enc, enc.transform(as_frame(counterfactuals, schema)), enc.transform(as_row(query))[0], allowed)
+    return _share(
+        enc,
+        enc.transform(as_frame(counterfactuals, schema)),
+        enc.transform(as_row(query))[0],
+        allowed,
+    )
 
 
 def actionability(
@@ -95,15 +106,23 @@ def actionability(
         allowed_for = _allowed_for(res, features_to_vary)
         return per_query(
             res,
-            lambda q, x, cf: mean_or_nan(_share(enc, enc.transform(cf), enc.transform(x)[0], allowed_for(q))) if len(cf) else float("nan"),
+            lambda q, x, cf: (
+                mean_or_nan(_share(enc, enc.transform(cf), enc.transform(x)[0], allowed_for(q)))
+                if len(cf)
+                else float("nan")
+            ),
             "actionability",
         )
     schema = need_schema(schema, "actionability")
-    share = actionable_share(query, counterfactuals, schema, constraints=constraints, features_to_vary=features_to_vary)  # type: ignore[arg-type]
+    share = actionable_share(
+        query, counterfactuals, schema, constraints=constraints, features_to_vary=features_to_vary
+    )  # type: ignore[arg-type]
     return mean_or_nan(share)
 
 
-def _feasible_rows(valid: np.ndarray, plausible: np.ndarray, share: np.ndarray, threshold: float) -> np.ndarray:
+def _feasible_rows(
+    valid: np.ndarray, plausible: np.ndarray, share: np.ndarray, threshold: float
+) -> np.ndarray:
     ok = valid.astype(bool) & (plausible == 1.0) & (share >= threshold)
     undetermined = np.isnan(plausible) | np.isnan(share)
     return np.where(undetermined & valid.astype(bool), np.nan, ok.astype(float))
@@ -155,11 +174,15 @@ def feasibility(
         return per_query(res, one, "feasibility")
     schema = need_schema(schema, "feasibility")
     if model is None:
-        raise ValidationError("feasibility needs the model (validity is part of it) and the target class.")
+        raise ValidationError(
+            "feasibility needs the model (validity is part of it) and the target class."
+        )
     cf = as_frame(counterfactuals, schema)
     if len(cf) == 0:
         return float("nan")
     det = _detector_for(schema, train, lof, n_neighbors, reference)
-    share = actionable_share(query, cf, schema, constraints=constraints, features_to_vary=features_to_vary)
+    share = actionable_share(
+        query, cf, schema, constraints=constraints, features_to_vary=features_to_vary
+    )
     valid = np.asarray(is_valid(cf, model, target))
     return mean_or_nan(_feasible_rows(valid, det.plausible(cf, target), share, threshold))

@@ -40,7 +40,9 @@ def as_row(query: Any, what: str = "query") -> pd.Series:
         return query
     if isinstance(query, Mapping):
         return pd.Series(dict(query))
-    raise ValidationError(f"The {what} must be a pandas Series (one raw row). Got {type(query).__name__}.")
+    raise ValidationError(
+        f"The {what} must be a pandas Series (one raw row). Got {type(query).__name__}."
+    )
 
 
 def as_frame(counterfactuals: Any, schema: Schema, what: str = "counterfactuals") -> pd.DataFrame:
@@ -54,13 +56,17 @@ def as_frame(counterfactuals: Any, schema: Schema, what: str = "counterfactuals"
         )
     missing = [n for n in schema.names if n not in counterfactuals.columns]
     if missing:
-        raise ValidationError(f"The {what} lack the columns {missing}. Expected the schema's columns {schema.names}.")
+        raise ValidationError(
+            f"The {what} lack the columns {missing}. Expected the schema's columns {schema.names}."
+        )
     return counterfactuals
 
 
 def need_schema(schema: Any, fn: str) -> Schema:
     if not isinstance(schema, Schema):
-        raise ValidationError(f"{fn} needs the schema (a counterfact.Schema). Got {type(schema).__name__}.")
+        raise ValidationError(
+            f"{fn} needs the schema (a counterfact.Schema). Got {type(schema).__name__}."
+        )
     return schema
 
 
@@ -91,7 +97,11 @@ def train_parts(train: Any, schema: Schema) -> tuple[pd.DataFrame, pd.Series | N
         return schema.validate_frame(train.X, what="train"), train.y
     if isinstance(train, pd.DataFrame):
         X = schema.validate_frame(train, what="train")
-        y = train[schema.target] if schema.target is not None and schema.target in train.columns else None
+        y = (
+            train[schema.target]
+            if schema.target is not None and schema.target in train.columns
+            else None
+        )
         return X, y
     raise ValidationError(
         f"train must be a counterfact.Dataset (or a DataFrame with the schema's columns). Got {type(train).__name__}."
@@ -104,7 +114,9 @@ def per_feature(values: Any, schema: Schema, name: str, *, default: Any = 1.0) -
     if isinstance(values, Mapping):
         unknown = sorted(set(values) - set(schema.names))
         if unknown:
-            raise ValidationError(f"{name} names unknown features {unknown}. Known features: {schema.names}.")
+            raise ValidationError(
+                f"{name} names unknown features {unknown}. Known features: {schema.names}."
+            )
         out = np.array(np.broadcast_to(np.asarray(default, dtype=float), (len(schema),)))
         for k, v in values.items():
             out[schema.index(k)] = float(v)
@@ -118,7 +130,9 @@ def per_feature(values: Any, schema: Schema, name: str, *, default: Any = 1.0) -
     return out
 
 
-def resolve_mad(schema: Schema, mad: Any = None, train: Any = None, fn: str = "this metric") -> np.ndarray:
+def resolve_mad(
+    schema: Schema, mad: Any = None, train: Any = None, fn: str = "this metric"
+) -> np.ndarray:
     """The MAD vector: given explicitly, else computed from ``train`` (see :func:`counterfact.data.mad`)."""
     if mad is not None:
         if isinstance(mad, Mapping):
@@ -135,7 +149,9 @@ def resolve_mad(schema: Schema, mad: Any = None, train: Any = None, fn: str = "t
         )
     bad = [schema.names[j] for j in np.flatnonzero(~np.isfinite(out) | (out <= 0))]
     if bad:
-        raise ValidationError(f"MAD values must be finite and positive. Got non-positive values for {bad}.")
+        raise ValidationError(
+            f"MAD values must be finite and positive. Got non-positive values for {bad}."
+        )
     return out
 
 
@@ -162,7 +178,9 @@ def resolve_ranges(schema: Schema, ranges: Any = None) -> np.ndarray:
     out = np.where(cat_mask(schema), 1.0, out)
     bad = [schema.names[j] for j in np.flatnonzero(~np.isfinite(out) | (out <= 0))]
     if bad:
-        raise ValidationError(f"ranges must be finite and positive. Got non-positive ranges for {bad}.")
+        raise ValidationError(
+            f"ranges must be finite and positive. Got non-positive ranges for {bad}."
+        )
     return out
 
 
@@ -197,7 +215,9 @@ def query_frames(result: Any) -> list[tuple[Any, pd.Series, pd.DataFrame]]:
     return out
 
 
-def per_query(result: Any, fn: Callable[[Any, pd.Series, pd.DataFrame], float], name: str) -> pd.Series:
+def per_query(
+    result: Any, fn: Callable[[Any, pd.Series, pd.DataFrame], float], name: str
+) -> pd.Series:
     """A query-level metric for every query of a result (index: query id)."""
     values = [fn(q, x, cf) for q, x, cf in query_frames(result)]
     return pd.Series(values, index=result.queries.index, name=name, dtype=float)

@@ -49,7 +49,15 @@ from ._common import (
     train_parts,
 )
 
-__all__ = ["NORMS", "DistanceEncoder", "distance", "feature_deltas", "gower", "n_changes", "norm_weights"]
+__all__ = [
+    "NORMS",
+    "DistanceEncoder",
+    "distance",
+    "feature_deltas",
+    "gower",
+    "n_changes",
+    "norm_weights",
+]
 
 Norm = str | tuple[float, float, float] | Sequence[float]
 
@@ -126,7 +134,9 @@ class DistanceEncoder:
         self._weight = np.where(self._cat, 0.0, 1.0 / self.ranges)
         self._cat_idx = np.flatnonzero(self._cat)
         self._lookups = [
-            None if f.is_numeric else (pd.Index(list(f.categories)), {c: i for i, c in enumerate(f.categories)})  # type: ignore[arg-type]
+            None
+            if f.is_numeric
+            else (pd.Index(list(f.categories)), {c: i for i, c in enumerate(f.categories)})  # type: ignore[arg-type]
             for f in schema
         ]
 
@@ -143,7 +153,9 @@ class DistanceEncoder:
                 try:
                     out[:, j] = pd.to_numeric(col).to_numpy(dtype=float)
                 except (TypeError, ValueError):
-                    raise ValidationError(f"Column '{f.name}' is {f.kind} but holds non-numeric values.") from None
+                    raise ValidationError(
+                        f"Column '{f.name}' is {f.kind} but holds non-numeric values."
+                    ) from None
                 continue
             index, lookup = self._lookups[j]  # type: ignore[misc]
             codes = index.get_indexer(col)
@@ -198,7 +210,9 @@ class DistanceEncoder:
         """Per-feature ``delta_j`` (n, n_features), see the module docstring."""
         return self._delta(*self._diff(matrix, query_vector))
 
-    def distances(self, matrix: np.ndarray, query_vector: np.ndarray, norm: Norm = "l1") -> np.ndarray:
+    def distances(
+        self, matrix: np.ndarray, query_vector: np.ndarray, norm: Norm = "l1"
+    ) -> np.ndarray:
         """MACE eq. (3) distance of each row to the query (shape (n,))."""
         weights = norm_weights(norm)
         D, ch = self._diff(matrix, query_vector)
@@ -219,7 +233,9 @@ class DistanceEncoder:
 
 
 # ------------------------------------------------------------------ functions
-def _encode(query: Any, counterfactuals: Any, schema: Schema, ranges: Any) -> tuple[DistanceEncoder, np.ndarray, np.ndarray]:
+def _encode(
+    query: Any, counterfactuals: Any, schema: Schema, ranges: Any
+) -> tuple[DistanceEncoder, np.ndarray, np.ndarray]:
     enc = DistanceEncoder(schema, ranges)
     return enc, enc.transform(as_frame(counterfactuals, schema)), enc.transform(as_row(query))[0]
 
@@ -231,7 +247,11 @@ def _ranges_from(schema: Schema, ranges: Any, train: Any) -> Any:
 
 
 def feature_deltas(
-    query: Any, counterfactuals: pd.DataFrame | None = None, schema: Schema | None = None, *, ranges: Any = None
+    query: Any,
+    counterfactuals: pd.DataFrame | None = None,
+    schema: Schema | None = None,
+    *,
+    ranges: Any = None,
 ) -> np.ndarray | pd.DataFrame:
     """Per-feature normalised deviations ``delta_j`` (MACE, Karimi et al. 2020, Sec. 4.2, before eq. 3).
 
@@ -286,7 +306,9 @@ def distance(
     if is_result(query):
         res = query
         enc = DistanceEncoder(res.schema, ranges)
-        return _per_cf(res, enc, lambda M, q: enc.distances(M, q, norm), f"distance_{_norm_name(norm)}")
+        return _per_cf(
+            res, enc, lambda M, q: enc.distances(M, q, norm), f"distance_{_norm_name(norm)}"
+        )
     schema = need_schema(schema, "distance")
     enc, M, q = _encode(query, counterfactuals, schema, ranges)
     return enc.distances(M, q, norm)
@@ -327,7 +349,9 @@ def n_changes(
     if is_result(query):
         res = query
         enc = DistanceEncoder(res.schema)
-        return _per_cf(res, enc, lambda M, q: enc.changed(M, q).sum(axis=1).astype(float), "changes")
+        return _per_cf(
+            res, enc, lambda M, q: enc.changed(M, q).sum(axis=1).astype(float), "changes"
+        )
     schema = need_schema(schema, "n_changes")
     enc, M, q = _encode(query, counterfactuals, schema, None)
     return enc.changed(M, q).sum(axis=1)
@@ -358,4 +382,6 @@ def per_query_rows(res: Any, enc: DistanceEncoder, fn: Any, width: int | None = 
 
 
 def _per_cf(res: Any, enc: DistanceEncoder, fn: Any, name: str) -> pd.Series:
-    return pd.Series(per_query_rows(res, enc, fn), index=res.counterfactuals.index, name=name, dtype=float)
+    return pd.Series(
+        per_query_rows(res, enc, fn), index=res.counterfactuals.index, name=name, dtype=float
+    )

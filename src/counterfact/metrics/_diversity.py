@@ -81,7 +81,11 @@ def _count_div(enc: DistanceEncoder, M: np.ndarray) -> float:
 
 def _each_query(result: Any, fn: Any, name: str) -> pd.Series:
     enc = DistanceEncoder(result.schema)
-    return per_query(result, lambda _q, _x, cf: fn(enc, enc.transform(cf)) if len(cf) >= 2 else float("nan"), name)
+    return per_query(
+        result,
+        lambda _q, _x, cf: fn(enc, enc.transform(cf)) if len(cf) >= 2 else float("nan"),
+        name,
+    )
 
 
 def continuous_diversity(
@@ -133,7 +137,11 @@ def l2c_bins(schema: Schema, train: Any, n_bins: int = 4) -> dict[str, np.ndarra
     up to ``n_bins`` (4) quantile buckets of the training values, duplicate
     edges merged (:func:`counterfact.data.quantile_bins`, like ``pandas.qcut``)."""
     X, _ = train_parts(train, schema)
-    return {f.name: quantile_bins(pd.to_numeric(X[f.name]).to_numpy(dtype=float), n_bins) for f in schema if f.is_numeric}
+    return {
+        f.name: quantile_bins(pd.to_numeric(X[f.name]).to_numpy(dtype=float), n_bins)
+        for f in schema
+        if f.is_numeric
+    }
 
 
 def _discretize(enc: DistanceEncoder, M: np.ndarray, bins: Mapping[str, Any]) -> np.ndarray:
@@ -246,7 +254,9 @@ def l2c_score(
 
 
 # ----------------------------------------------------------------- MD-PSO
-def _norm_div(enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, weights: np.ndarray, metric: str) -> float:
+def _norm_div(
+    enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, weights: np.ndarray, metric: str
+) -> float:
     if M.shape[0] < 2:
         return float("nan")
     cont, cat = cont_mask(enc.schema), cat_mask(enc.schema)
@@ -294,7 +304,9 @@ def normalized_diversity(
     query contributes 0.  NaN with fewer than two counterfactuals.
     """
     if metric not in ("mad", "gower"):
-        raise ValidationError(f"normalized_diversity metric must be 'mad' or 'gower'. Got {metric!r}.")
+        raise ValidationError(
+            f"normalized_diversity metric must be 'mad' or 'gower'. Got {metric!r}."
+        )
 
     def weights_for(s: Schema) -> np.ndarray:
         if metric == "gower":
@@ -307,11 +319,14 @@ def normalized_diversity(
         w = weights_for(res.schema)
         return per_query(
             res,
-            lambda _q, x, cf: _norm_div(enc, enc.transform(cf), enc.transform(x)[0], w, metric) if len(cf) >= 2 else float("nan"),
+            lambda _q, x, cf: (
+                _norm_div(enc, enc.transform(cf), enc.transform(x)[0], w, metric)
+                if len(cf) >= 2
+                else float("nan")
+            ),
             "diversity_normalized",
         )
     schema = need_schema(schema, "normalized_diversity")
     enc = DistanceEncoder(schema)
     M = enc.transform(as_frame(counterfactuals, schema))
     return _norm_div(enc, M, enc.transform(as_row(query))[0], weights_for(schema), metric)
-

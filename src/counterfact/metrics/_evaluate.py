@@ -129,11 +129,19 @@ def evaluate(
     """
     _check_arguments(result, actionability_threshold, lof)
     inputs = _prepare(
-        result, train, mad=mad, bins=bins, n_neighbors=n_neighbors, lof_reference=lof_reference,
-        features_to_vary=features_to_vary, lof=lof,
+        result,
+        train,
+        mad=mad,
+        bins=bins,
+        n_neighbors=n_neighbors,
+        lof_reference=lof_reference,
+        features_to_vary=features_to_vary,
+        lof=lof,
     )
     queries = result.queries
-    records = [_query_record(inputs, i, q, actionability_threshold) for i, q in enumerate(queries.index)]
+    records = [
+        _query_record(inputs, i, q, actionability_threshold) for i, q in enumerate(queries.index)
+    ]
     return pd.DataFrame(records, index=queries.index, columns=list(METRIC_COLUMNS))
 
 
@@ -143,9 +151,13 @@ def _check_arguments(result: Any, actionability_threshold: float, lof: Any) -> N
             f"evaluate needs a CounterfactualResult (from method.explain). Got {type(result).__name__}."
         )
     if not 0.0 <= float(actionability_threshold) <= 1.0:
-        raise ValidationError(f"actionability_threshold must be in [0, 1]. Got {actionability_threshold!r}.")
+        raise ValidationError(
+            f"actionability_threshold must be in [0, 1]. Got {actionability_threshold!r}."
+        )
     if lof is not None and not isinstance(lof, LOFPlausibility):
-        raise ValidationError(f"lof must be a cf.metrics.LOFPlausibility. Got {type(lof).__name__}.")
+        raise ValidationError(
+            f"lof must be a cf.metrics.LOFPlausibility. Got {type(lof).__name__}."
+        )
 
 
 @dataclass
@@ -171,8 +183,15 @@ class _Inputs:
 
 
 def _prepare(
-    result: Any, train: Any, *, mad: Any, bins: Any, n_neighbors: int, lof_reference: Literal["target", "all"],
-    features_to_vary: Iterable[str] | None, lof: Any,
+    result: Any,
+    train: Any,
+    *,
+    mad: Any,
+    bins: Any,
+    n_neighbors: int,
+    lof_reference: Literal["target", "all"],
+    features_to_vary: Iterable[str] | None,
+    lof: Any,
 ) -> _Inputs:
     """Encode the result once and compute the training-data scales and plausibility scores."""
     schema = result.schema
@@ -182,33 +201,67 @@ def _prepare(
     enc = DistanceEncoder(schema)
     M = enc.transform(cfs) if len(cfs) else np.zeros((0, J))
     Q = enc.transform(queries) if len(queries) else np.zeros((0, J))
-    qpos = pd.Index(queries.index).get_indexer(cfs.index.get_level_values(0)) if len(cfs) else np.zeros(0, dtype=int)
+    qpos = (
+        pd.Index(queries.index).get_indexer(cfs.index.get_level_values(0))
+        if len(cfs)
+        else np.zeros(0, dtype=int)
+    )
     has_model = result.model is not None
     valid = valid_rows(result).to_numpy() if has_model else np.zeros(len(cfs), dtype=bool)
     if train is not None:
         train = TrainData(train, schema)
     mad_vec = resolve_mad(schema, mad, train) if (mad is not None or train is not None) else None
     std = std_scale(train, schema) if train is not None else None
-    bin_edges = _resolve_bins(schema, bins, train, "evaluate") if (bins is not None or train is not None) else None
-    enc_g = DistanceEncoder(schema, observed_ranges(train_parts(train, schema)[0], schema)) if train is not None else enc
+    bin_edges = (
+        _resolve_bins(schema, bins, train, "evaluate")
+        if (bins is not None or train is not None)
+        else None
+    )
+    enc_g = (
+        DistanceEncoder(schema, observed_ranges(train_parts(train, schema)[0], schema))
+        if train is not None
+        else enc
+    )
     lof_val, plaus = _plausibility(result, train, lof, n_neighbors, lof_reference)
     return _Inputs(
-        result=result, enc=enc, enc_g=enc_g, M=M, Q=Q, qpos=qpos, has_model=has_model, valid=valid,
-        runtime=result.runtime.reindex(queries.index).to_numpy(dtype=float), has_train=train is not None,
-        mad=mad_vec, std=std, bins=bin_edges, lof=lof_val, plaus=plaus,
+        result=result,
+        enc=enc,
+        enc_g=enc_g,
+        M=M,
+        Q=Q,
+        qpos=qpos,
+        has_model=has_model,
+        valid=valid,
+        runtime=result.runtime.reindex(queries.index).to_numpy(dtype=float),
+        has_train=train is not None,
+        mad=mad_vec,
+        std=std,
+        bins=bin_edges,
+        lof=lof_val,
+        plaus=plaus,
         allowed_for=_allowed_for(result, features_to_vary),
     )
 
 
 def _plausibility(
-    result: Any, train: TrainData | None, lof: Any, n_neighbors: int, lof_reference: Literal["target", "all"],
+    result: Any,
+    train: TrainData | None,
+    lof: Any,
+    n_neighbors: int,
+    lof_reference: Literal["target", "all"],
 ) -> tuple[np.ndarray, np.ndarray]:
     """LOF score and plausibility of every counterfactual against its query's target class (NaN without ``train``)."""
     cfs = result.counterfactuals
     lof_val = np.full(len(cfs), np.nan)
     plaus = np.full(len(cfs), np.nan)
     if train is not None and len(cfs):
-        det = lof if lof is not None else LOFPlausibility(train, result.schema, n_neighbors=n_neighbors, reference=lof_reference)
+        det = (
+            lof
+            if lof is not None
+            else LOFPlausibility(
+                train, result.schema, n_neighbors=n_neighbors, reference=lof_reference
+            )
+        )
         tg = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
         for t in pd.unique(tg):
             rows = np.flatnonzero(tg == t)
@@ -223,7 +276,12 @@ def _query_record(inp: _Inputs, i: int, q: Any, actionability_threshold: float) 
     k = r.size
     rec: dict[str, float] = dict.fromkeys(METRIC_COLUMNS, float("nan"))
     rec["found"] = float(k)
-    counts = _counts(result.queries.loc[q], result.counterfactuals.iloc[r], result.schema, result.constraints_for(q))
+    counts = _counts(
+        result.queries.loc[q],
+        result.counterfactuals.iloc[r],
+        result.schema,
+        result.constraints_for(q),
+    )
     rec["violations"] = float(counts["total"])
     for kind in VIOLATION_KINDS:
         rec[f"violations_{kind}"] = float(counts[kind])
@@ -237,18 +295,24 @@ def _query_record(inp: _Inputs, i: int, q: Any, actionability_threshold: float) 
     if inp.has_model:
         rec["validity"] = float(inp.valid[r].mean())
     rec.update(_set_metrics(inp.enc, inp.enc_g, Mq, x))
-    rec.update(_scaled_metrics(inp, Mq[inp.valid[r]] if inp.has_model else Mq, Mq, x, rec["sparsity"]))
+    rec.update(
+        _scaled_metrics(inp, Mq[inp.valid[r]] if inp.has_model else Mq, Mq, x, rec["sparsity"])
+    )
     share = _share(inp.enc, Mq, x, inp.allowed_for(q))
     rec["actionability"] = mean_or_nan(share)
     if inp.has_train:
         rec["plausibility"] = mean_or_nan(inp.plaus[r])
         rec["lof"] = mean_or_nan(inp.lof[r])
         if inp.has_model:
-            rec["feasibility"] = mean_or_nan(_feasible_rows(inp.valid[r], inp.plaus[r], share, actionability_threshold))
+            rec["feasibility"] = mean_or_nan(
+                _feasible_rows(inp.valid[r], inp.plaus[r], share, actionability_threshold)
+            )
     return rec
 
 
-def _set_metrics(enc: DistanceEncoder, enc_g: DistanceEncoder, Mq: np.ndarray, x: np.ndarray) -> dict[str, float]:
+def _set_metrics(
+    enc: DistanceEncoder, enc_g: DistanceEncoder, Mq: np.ndarray, x: np.ndarray
+) -> dict[str, float]:
     """The metrics of a query's counterfactuals ``Mq`` that need no scale from the training data."""
     rec: dict[str, float] = {}
     for norm in ("l0", "l1", "linf"):
@@ -266,7 +330,9 @@ def _set_metrics(enc: DistanceEncoder, enc_g: DistanceEncoder, Mq: np.ndarray, x
     return rec
 
 
-def _scaled_metrics(inp: _Inputs, Mv: np.ndarray, Mq: np.ndarray, x: np.ndarray, sparsity: float) -> dict[str, float]:
+def _scaled_metrics(
+    inp: _Inputs, Mv: np.ndarray, Mq: np.ndarray, x: np.ndarray, sparsity: float
+) -> dict[str, float]:
     """The metrics that need the MAD, the standard deviations or L2C's buckets (each only when known).
 
     ``Mv``: the valid counterfactuals (all of ``Mq`` without a model), for L2C's diversity.

@@ -68,7 +68,9 @@ class LOFPlausibility:
             raise ValidationError(f"n_neighbors must be a positive int. Got {n_neighbors!r}.")
         schema = schema if schema is not None else getattr(train, "schema", None)
         if not isinstance(schema, Schema):
-            raise ValidationError("LOFPlausibility needs a schema: pass a Dataset as train, or schema=.")
+            raise ValidationError(
+                "LOFPlausibility needs a schema: pass a Dataset as train, or schema=."
+            )
         X, y = train_parts(train, schema)
         if reference == "target" and y is None:
             raise ValidationError(
@@ -92,19 +94,27 @@ class LOFPlausibility:
                 from sklearn.neighbors import LocalOutlierFactor
 
                 det = LocalOutlierFactor(
-                    n_neighbors=min(self.n_neighbors, len(rows) - 1), novelty=True, algorithm="ball_tree"
+                    n_neighbors=min(self.n_neighbors, len(rows) - 1),
+                    novelty=True,
+                    algorithm="ball_tree",
                 )
                 with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", UserWarning)  # duplicate rows in the reference set
+                    warnings.simplefilter(
+                        "ignore", UserWarning
+                    )  # duplicate rows in the reference set
                     det.fit(rows)
             self._models[key] = det
         return self._models[key]
 
     def _encode(self, counterfactuals: pd.DataFrame) -> np.ndarray:
-        frame = as_frame(counterfactuals, self.schema).loc[:, self.schema.names].reset_index(drop=True)
+        frame = (
+            as_frame(counterfactuals, self.schema).loc[:, self.schema.names].reset_index(drop=True)
+        )
         return self.encoder.transform(frame, validate=True)
 
-    def score(self, counterfactuals: pd.DataFrame, target: Any = None) -> tuple[np.ndarray, np.ndarray]:
+    def score(
+        self, counterfactuals: pd.DataFrame, target: Any = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(lof, plausible)`` per row: the LOF value (about 1 inside a cluster,
         larger for outliers) and 1.0 for an inlier / 0.0 for an outlier
         (LOF <= 1.5, scikit-learn's ``predict``); both NaN when the reference set
@@ -125,7 +135,9 @@ class LOFPlausibility:
         return self.score(counterfactuals, target)[1]
 
 
-def _detector_for(schema: Schema | None, train: Any, lof: LOFPlausibility | None, n_neighbors: int, reference: str) -> LOFPlausibility:
+def _detector_for(
+    schema: Schema | None, train: Any, lof: LOFPlausibility | None, n_neighbors: int, reference: str
+) -> LOFPlausibility:
     if lof is not None:
         return lof
     if train is None:
@@ -185,7 +197,9 @@ def plausibility(
         det = _detector_for(res.schema, train, lof, n_neighbors, reference)
         return per_query(
             res,
-            lambda q, _x, cf: mean_or_nan(det.plausible(cf, res.target.loc[q])) if len(cf) else float("nan"),
+            lambda q, _x, cf: (
+                mean_or_nan(det.plausible(cf, res.target.loc[q])) if len(cf) else float("nan")
+            ),
             "plausibility",
         )
     det = _detector_for(schema, train, lof, n_neighbors, reference)

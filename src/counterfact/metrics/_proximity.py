@@ -51,7 +51,9 @@ def _abs_diff(enc: DistanceEncoder, M: np.ndarray, q: np.ndarray) -> tuple[np.nd
     return np.where(ch, D, 0.0), ch
 
 
-def _mad_l1_rows(enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, mad: np.ndarray, *, mean: bool) -> np.ndarray:
+def _mad_l1_rows(
+    enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, mad: np.ndarray, *, mean: bool
+) -> np.ndarray:
     """sum (or mean) over continuous features of |x_j - q_j| / MAD_j, per row."""
     cont = cont_mask(enc.schema)
     if not cont.any():
@@ -71,7 +73,9 @@ def _cat_rows(enc: DistanceEncoder, M: np.ndarray, q: np.ndarray, *, mean: bool)
     return s / cat.sum() if mean else s
 
 
-def _setup(query: Any, counterfactuals: Any, schema: Any, fn: str) -> tuple[DistanceEncoder, np.ndarray, np.ndarray]:
+def _setup(
+    query: Any, counterfactuals: Any, schema: Any, fn: str
+) -> tuple[DistanceEncoder, np.ndarray, np.ndarray]:
     schema = need_schema(schema, fn)
     enc = DistanceEncoder(schema)
     return enc, enc.transform(as_frame(counterfactuals, schema)), enc.transform(as_row(query))[0]
@@ -113,7 +117,12 @@ def continuous_proximity(
     """
     if is_result(query):
         m = resolve_mad(query.schema, mad, train, "continuous_proximity")
-        return _query_level(query, lambda e, M, q: _mad_l1_rows(e, M, q, m, mean=True), "proximity_cont", post=lambda v: -v)
+        return _query_level(
+            query,
+            lambda e, M, q: _mad_l1_rows(e, M, q, m, mean=True),
+            "proximity_cont",
+            post=lambda v: -v,
+        )
     enc, M, q = _setup(query, counterfactuals, schema, "continuous_proximity")
     m = resolve_mad(enc.schema, mad, train, "continuous_proximity")
     return -mean_or_nan(_mad_l1_rows(enc, M, q, m, mean=True)) if len(M) else float("nan")
@@ -131,7 +140,12 @@ def categorical_proximity(
     counterfactuals or without categorical features.
     """
     if is_result(query):
-        return _query_level(query, lambda e, M, q: _cat_rows(e, M, q, mean=True), "proximity_cat", post=lambda v: 1.0 - v)
+        return _query_level(
+            query,
+            lambda e, M, q: _cat_rows(e, M, q, mean=True),
+            "proximity_cat",
+            post=lambda v: 1.0 - v,
+        )
     enc, M, q = _setup(query, counterfactuals, schema, "categorical_proximity")
     return 1.0 - mean_or_nan(_cat_rows(enc, M, q, mean=True)) if len(M) else float("nan")
 
@@ -206,6 +220,7 @@ def l2c_proximity_num(
     ``s_j`` is the training standard deviation (from ``train``) unless
     ``scale`` gives it (``scale=1`` for raw units).  Lower is better.
     """
+
     def scales(schema: Schema) -> np.ndarray:
         if scale is not None:
             return np.where(cont_mask(schema), per_feature(scale, schema, "scale"), 1.0)
@@ -218,7 +233,9 @@ def l2c_proximity_num(
 
     if is_result(query):
         s = scales(query.schema)
-        return _query_level(query, lambda e, M, q: _mad_l1_rows(e, M, q, s, mean=False), "l2c_distance_num")
+        return _query_level(
+            query, lambda e, M, q: _mad_l1_rows(e, M, q, s, mean=False), "l2c_distance_num"
+        )
     enc, M, q = _setup(query, counterfactuals, schema, "l2c_proximity_num")
     return mean_or_nan(_mad_l1_rows(enc, M, q, scales(enc.schema), mean=False))
 
@@ -230,7 +247,9 @@ def l2c_proximity_cat(
     features) between the query and each counterfactual, averaged over the
     counterfactuals (Learning to Counter, Table 1).  Lower is better."""
     if is_result(query):
-        return _query_level(query, lambda e, M, q: _cat_rows(e, M, q, mean=False), "l2c_distance_cat")
+        return _query_level(
+            query, lambda e, M, q: _cat_rows(e, M, q, mean=False), "l2c_distance_cat"
+        )
     enc, M, q = _setup(query, counterfactuals, schema, "l2c_proximity_cat")
     return mean_or_nan(_cat_rows(enc, M, q, mean=False))
 

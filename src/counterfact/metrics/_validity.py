@@ -53,9 +53,13 @@ def is_valid(counterfactuals: Any, model: Any = None, target: Any = None) -> np.
     if is_result(counterfactuals):
         return valid_rows(counterfactuals)
     if model is None:
-        raise ValidationError("is_valid needs the model (a fitted classifier) and the target class.")
+        raise ValidationError(
+            "is_valid needs the model (a fitted classifier) and the target class."
+        )
     if not isinstance(counterfactuals, pd.DataFrame):
-        raise ValidationError(f"counterfactuals must be a DataFrame of raw rows. Got {type(counterfactuals).__name__}.")
+        raise ValidationError(
+            f"counterfactuals must be a DataFrame of raw rows. Got {type(counterfactuals).__name__}."
+        )
     if len(counterfactuals) == 0:
         return np.zeros(0, dtype=bool)
     pred = np.asarray(as_adapter(model).predict(counterfactuals))

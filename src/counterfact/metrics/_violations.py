@@ -47,7 +47,9 @@ def violation_counts(
     return _counts(as_row(query), as_frame(counterfactuals, schema), schema, constraints)
 
 
-def _counts(x: pd.Series, cf: pd.DataFrame, schema: Schema, constraints: Constraints | None) -> dict[str, int]:
+def _counts(
+    x: pd.Series, cf: pd.DataFrame, schema: Schema, constraints: Constraints | None
+) -> dict[str, int]:
     out = dict.fromkeys(VIOLATION_KINDS, 0)
     if len(cf):
         v = violations(x, cf.loc[:, schema.names].reset_index(drop=True), schema, constraints)
@@ -61,14 +63,22 @@ def _counts(x: pd.Series, cf: pd.DataFrame, schema: Schema, constraints: Constra
 def _runtime_found(result_or_runtime: Any, found: Any) -> tuple[np.ndarray, np.ndarray]:
     if is_result(result_or_runtime):
         res = result_or_runtime
-        counts = res.counterfactuals.groupby(level=0).size() if len(res.counterfactuals) else pd.Series(dtype=int)
+        counts = (
+            res.counterfactuals.groupby(level=0).size()
+            if len(res.counterfactuals)
+            else pd.Series(dtype=int)
+        )
         found_arr = counts.reindex(res.queries.index, fill_value=0).to_numpy(dtype=float)
         return res.runtime.reindex(res.queries.index).to_numpy(dtype=float), found_arr
     if found is None:
-        raise ValidationError("Pass a CounterfactualResult, or runtimes (seconds per query) and found (counts per query).")
+        raise ValidationError(
+            "Pass a CounterfactualResult, or runtimes (seconds per query) and found (counts per query)."
+        )
     rt, fd = np.asarray(result_or_runtime, dtype=float), np.asarray(found, dtype=float)
     if rt.shape != fd.shape:
-        raise ValidationError(f"runtime and found must have one value per query each. Got {rt.shape} and {fd.shape}.")
+        raise ValidationError(
+            f"runtime and found must have one value per query each. Got {rt.shape} and {fd.shape}."
+        )
     return rt, fd
 
 

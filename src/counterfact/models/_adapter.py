@@ -128,12 +128,19 @@ class ModelAdapter:
         # nor answer in the final estimator's labels
         steps = self.model.steps if isinstance(self.model, Pipeline) else None
         final: Any = steps[-1][1] if steps else None
-        if steps and len(steps) > 1 and hasattr(final, "predict") and hasattr(final, "predict_proba"):
+        if (
+            steps
+            and len(steps) > 1
+            and hasattr(final, "predict")
+            and hasattr(final, "predict_proba")
+        ):
             from sklearn.exceptions import NotFittedError
 
             try:
                 Xt = self.model[:-1].transform(self._frame(X))
-            except NotFittedError:  # a step scikit-learn cannot tell is fitted (optbinning's BinningProcess)
+            except (
+                NotFittedError
+            ):  # a step scikit-learn cannot tell is fitted (optbinning's BinningProcess)
                 return self.predict(X), self.predict_proba(X)
             proba = np.asarray(final.predict_proba(Xt), dtype=float)
             if _predict_is_argmax(final):
@@ -196,7 +203,9 @@ def native_categories(est: Any) -> dict[int, list[Any]] | None:
 
 #: a LightGBM booster -> its native categories: reading them dumps the whole model
 #: (0.3 s for 300 trees), and the adapter asks on every prediction
-_LGBM_CATEGORIES: weakref.WeakKeyDictionary[Any, dict[int, list[Any]] | None] = weakref.WeakKeyDictionary()
+_LGBM_CATEGORIES: weakref.WeakKeyDictionary[Any, dict[int, list[Any]] | None] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def _lightgbm_categories(booster: Any) -> dict[int, list[Any]] | None:
@@ -216,7 +225,9 @@ def _read_lightgbm_categories(booster: Any) -> dict[int, list[Any]] | None:
     pandas_cats = getattr(booster, "pandas_categorical", None) or []
     infos = booster.dump_model().get("feature_infos", {})
     names = booster.feature_name()
-    cat_pos = [j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")]
+    cat_pos = [
+        j for j, n in enumerate(names) if isinstance(infos.get(n), dict) and infos[n].get("values")
+    ]
     if not cat_pos:
         return None
     if len(cat_pos) != len(pandas_cats):
@@ -235,7 +246,9 @@ def booster_category_frame(est: Any, X: Any) -> Any:
     Such models (``enable_categorical=True`` / fitted on ``category`` columns) refuse
     the object columns counterfact passes around.
     """
-    if type(est).__name__ not in ("XGBClassifier", "LGBMClassifier") or not isinstance(X, pd.DataFrame):
+    if type(est).__name__ not in ("XGBClassifier", "LGBMClassifier") or not isinstance(
+        X, pd.DataFrame
+    ):
         return X
     cats = native_categories(est)
     if not cats:

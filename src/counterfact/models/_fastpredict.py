@@ -59,7 +59,9 @@ def estimator_columns(affine: Any, est: Any) -> Any:
     if n is None or int(n) >= affine.n_x:
         return affine
     n = int(n)
-    return replace(affine, A=affine.A[:n], c=affine.c[:n], columns=affine.columns[:n], code_columns={})
+    return replace(
+        affine, A=affine.A[:n], c=affine.c[:n], columns=affine.columns[:n], code_columns={}
+    )
 
 
 class ForestEvaluator:
@@ -74,7 +76,18 @@ class ForestEvaluator:
     #: above it, each tree's compiled ``tree_.predict`` (no joblib, no input checks)
     small_batch: int = 128
 
-    def __init__(self, feature: np.ndarray, threshold: np.ndarray, left: np.ndarray, right: np.ndarray, value: np.ndarray, depth: int, n_trees: int, trees: list[Any], n_classes: int) -> None:
+    def __init__(
+        self,
+        feature: np.ndarray,
+        threshold: np.ndarray,
+        left: np.ndarray,
+        right: np.ndarray,
+        value: np.ndarray,
+        depth: int,
+        n_trees: int,
+        trees: list[Any],
+        n_classes: int,
+    ) -> None:
         self.trees = trees
         self.n_classes = n_classes
         self.feature = feature
@@ -123,8 +136,15 @@ class ForestEvaluator:
             depth = max(depth, int(tr.max_depth))
         offset = (np.arange(T) * M)[:, None]
         return cls(
-            feature.ravel(), threshold.ravel(), (left + offset).ravel(), (right + offset).ravel(),
-            value.reshape(T * M, n_classes), depth, T, [t.tree_ for t in trees], n_classes,
+            feature.ravel(),
+            threshold.ravel(),
+            (left + offset).ravel(),
+            (right + offset).ravel(),
+            value.reshape(T * M, n_classes),
+            depth,
+            T,
+            [t.tree_ for t in trees],
+            n_classes,
         )
 
     def predict_proba(self, X: np.ndarray) -> np.ndarray:
@@ -138,7 +158,9 @@ class ForestEvaluator:
             if self.n_trees > 1:
                 out /= self.n_trees
             return out
-        node = np.repeat((np.arange(self.n_trees) * self.stride)[:, None], n, axis=1)  # (T, n) global ids
+        node = np.repeat(
+            (np.arange(self.n_trees) * self.stride)[:, None], n, axis=1
+        )  # (T, n) global ids
         rows = np.arange(n)[None, :]
         for _ in range(self.depth):
             go_left = Xf[rows, self.feature[node]] <= self.threshold[node]
@@ -160,7 +182,9 @@ class FastPredictor:
     per category of a categorical one); :meth:`proba_z` takes such vectors.
     """
 
-    def __init__(self, space: Any, affine: Any, estimator: Any, forest: ForestEvaluator | None) -> None:
+    def __init__(
+        self, space: Any, affine: Any, estimator: Any, forest: ForestEvaluator | None
+    ) -> None:
         self.space = space
         self.affine = affine
         self.estimator = estimator

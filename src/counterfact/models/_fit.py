@@ -45,11 +45,19 @@ def preprocessor(schema: Schema, *, scale: bool = True) -> Any:
         parts.append(("num", StandardScaler() if scale else "passthrough", schema.numeric))
     if schema.categorical:
         cats = [list(schema[n].categories) for n in schema.categorical]  # type: ignore[arg-type]
-        parts.append(("cat", OneHotEncoder(categories=cats, handle_unknown="error", sparse_output=False), schema.categorical))
+        parts.append(
+            (
+                "cat",
+                OneHotEncoder(categories=cats, handle_unknown="error", sparse_output=False),
+                schema.categorical,
+            )
+        )
     if schema.ordinal:
         cats = [list(schema[n].categories) for n in schema.ordinal]  # type: ignore[arg-type]
         parts.append(("ord", OrdinalEncoder(categories=cats), schema.ordinal))
-    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0, verbose_feature_names_out=True)
+    return ColumnTransformer(
+        parts, remainder="drop", sparse_threshold=0.0, verbose_feature_names_out=True
+    )
 
 
 def scorecard_preprocessor(schema: Schema, *, n_bins: int = 5) -> Any:
@@ -67,8 +75,16 @@ def scorecard_preprocessor(schema: Schema, *, n_bins: int = 5) -> Any:
     for name, cols in (("cat", schema.categorical), ("ord", schema.ordinal)):
         if cols:
             cats = [list(schema[n].categories) for n in cols]  # type: ignore[arg-type]
-            parts.append((name, OneHotEncoder(categories=cats, handle_unknown="error", sparse_output=False), cols))
-    return ColumnTransformer(parts, remainder="drop", sparse_threshold=0.0, verbose_feature_names_out=True)
+            parts.append(
+                (
+                    name,
+                    OneHotEncoder(categories=cats, handle_unknown="error", sparse_output=False),
+                    cols,
+                )
+            )
+    return ColumnTransformer(
+        parts, remainder="drop", sparse_threshold=0.0, verbose_feature_names_out=True
+    )
 
 
 def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_classes: int) -> Any:
@@ -77,12 +93,22 @@ def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_cl
     if kind in ("lr", "scorecard"):
         return linear_model.LogisticRegression(**{"max_iter": 2000, **params})
     if kind == "svm":
-        return svm.SVC(**{"kernel": "linear", "probability": True, "random_state": random_state, **params})
+        return svm.SVC(
+            **{"kernel": "linear", "probability": True, "random_state": random_state, **params}
+        )
     if kind == "tree":
-        return tree.DecisionTreeClassifier(**{"max_depth": 8, "random_state": random_state, **params})
+        return tree.DecisionTreeClassifier(
+            **{"max_depth": 8, "random_state": random_state, **params}
+        )
     if kind == "rf":
         return ensemble.RandomForestClassifier(
-            **{"n_estimators": 100, "max_depth": 8, "random_state": random_state, "n_jobs": 1, **params}
+            **{
+                "n_estimators": 100,
+                "max_depth": 8,
+                "random_state": random_state,
+                "n_jobs": 1,
+                **params,
+            }
         )
     if kind == "gbm":
         return ensemble.GradientBoostingClassifier(
@@ -90,18 +116,40 @@ def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_cl
         )
     if kind == "mlp":
         return neural_network.MLPClassifier(
-            **{"hidden_layer_sizes": (10, 10), "max_iter": 1000, "random_state": random_state, **params}
+            **{
+                "hidden_layer_sizes": (10, 10),
+                "max_iter": 1000,
+                "random_state": random_state,
+                **params,
+            }
         )
     if kind == "xgb":
         xgb = import_optional("xgboost", purpose="model kind 'xgb'")
-        return xgb.XGBClassifier(**{"n_estimators": 100, "max_depth": 4, "random_state": random_state or 0, "n_jobs": 1, **params})
+        return xgb.XGBClassifier(
+            **{
+                "n_estimators": 100,
+                "max_depth": 4,
+                "random_state": random_state or 0,
+                "n_jobs": 1,
+                **params,
+            }
+        )
     if kind == "ebm":
         glassbox = import_optional("interpret.glassbox", purpose="model kind 'ebm'")
-        return glassbox.ExplainableBoostingClassifier(**{"random_state": random_state, "n_jobs": 1, **params})
+        return glassbox.ExplainableBoostingClassifier(
+            **{"random_state": random_state, "n_jobs": 1, **params}
+        )
     if kind == "lgbm":
         lgb = import_optional("lightgbm", purpose="model kind 'lgbm'")
         return lgb.LGBMClassifier(
-            **{"n_estimators": 100, "num_leaves": 15, "random_state": random_state or 0, "n_jobs": 1, "verbose": -1, **params}
+            **{
+                "n_estimators": 100,
+                "num_leaves": 15,
+                "random_state": random_state or 0,
+                "n_jobs": 1,
+                "verbose": -1,
+                **params,
+            }
         )
     raise ValidationError(f"Unknown model kind {kind!r}. Known kinds: {list(KINDS)}.")
 
@@ -146,7 +194,9 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
         Fitted on raw DataFrames with the schema's columns.
     """
     if not isinstance(train, Dataset):
-        raise ValidationError(f"models.fit needs a counterfact Dataset. Got {type(train).__name__}.")
+        raise ValidationError(
+            f"models.fit needs a counterfact Dataset. Got {type(train).__name__}."
+        )
     pipe = make_pipeline(train.schema, kind, random_state=random_state, **params)
     y = train.y
     if kind in ("xgb", "lgbm"):
@@ -165,7 +215,9 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
             # <1.11 pin); its replacement, CalibratedClassifierCV, changes the decision rule
             # to an argmax of calibrated probabilities, which the compiler does not encode.
             # The "svm" kind keeps SVC's own decision function until that is supported.
-            warnings.filterwarnings("ignore", message=".*`probability` parameter was deprecated", category=FutureWarning)
+            warnings.filterwarnings(
+                "ignore", message=".*`probability` parameter was deprecated", category=FutureWarning
+            )
             pipe.fit(train.X, y)
         return pipe
     if kind == "scorecard":
@@ -173,7 +225,9 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
 
         with warnings.catch_warnings():
             # quantile bins of a feature with few distinct values collapse; KBinsDiscretizer says so
-            warnings.filterwarnings("ignore", message=".*Bins whose width are too small", category=UserWarning)
+            warnings.filterwarnings(
+                "ignore", message=".*Bins whose width are too small", category=UserWarning
+            )
             pipe.fit(train.X, y)
         return pipe
     pipe.fit(train.X, y)

@@ -41,7 +41,9 @@ def _not_a_model(p: Path, exc: BaseException) -> ValidationError:
     )
 
 
-def load_model_file(path: str | os.PathLike[str], *, allow_unsafe: bool, data: Dataset | None = None) -> Any:
+def load_model_file(
+    path: str | os.PathLike[str], *, allow_unsafe: bool, data: Dataset | None = None
+) -> Any:
     """A fitted classifier from a joblib/pickle file, checked against ``data``.
 
     Parameters
@@ -66,7 +68,9 @@ def load_model_file(path: str | os.PathLike[str], *, allow_unsafe: bool, data: D
         raise ValidationError(f"--model-file: {UNSAFE_MODEL_HELP}.")
     p = _existing_file(path, "--model-file")
     if p.stat().st_size == 0:
-        raise ValidationError(f"--model-file {str(p)!r} is empty; save the model with joblib.dump(model, path).")
+        raise ValidationError(
+            f"--model-file {str(p)!r} is empty; save the model with joblib.dump(model, path)."
+        )
     import joblib
 
     try:

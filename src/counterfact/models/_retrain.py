@@ -13,7 +13,14 @@ from ._adapter import ModelAdapter
 __all__ = ["retrained"]
 
 
-def retrained(model: Any, data: Dataset, *, n: int = 5, random_state: int | None = None, bootstrap: bool = True) -> list[Any]:
+def retrained(
+    model: Any,
+    data: Dataset,
+    *,
+    n: int = 5,
+    random_state: int | None = None,
+    bootstrap: bool = True,
+) -> list[Any]:
     """``n`` copies of ``model`` refitted as a practitioner would meet them: on
     bootstrap resamples of ``data`` with other seeds.
 
@@ -47,7 +54,9 @@ def retrained(model: Any, data: Dataset, *, n: int = 5, random_state: int | None
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValidationError(f"n must be an int >= 1 (how many retrained copies). Got {n!r}.")
     if not isinstance(data, Dataset):
-        raise ValidationError(f"retrained needs the training data as a cf.Dataset. Got {type(data).__name__}.")
+        raise ValidationError(
+            f"retrained needs the training data as a cf.Dataset. Got {type(data).__name__}."
+        )
     if isinstance(model, ModelAdapter):
         model = model.model
     try:
@@ -67,7 +76,13 @@ def _refit(template: Any, data: Dataset, seq: np.random.SeedSequence, bootstrap:
     rng = np.random.default_rng(seq)
     est = clone(template)
     seed = int(rng.integers(0, 2**31 - 1))
-    est.set_params(**{k: seed for k in est.get_params(deep=True) if k == "random_state" or k.endswith("__random_state")})
+    est.set_params(
+        **{
+            k: seed
+            for k in est.get_params(deep=True)
+            if k == "random_state" or k.endswith("__random_state")
+        }
+    )
     X, y = data.X, data.y
     idx = np.arange(len(X))
     if bootstrap:
@@ -76,5 +91,7 @@ def _refit(template: Any, data: Dataset, seq: np.random.SeedSequence, bootstrap:
             if y.iloc[idx].nunique() == y.nunique():
                 break
         else:
-            raise ValidationError("retrained: a bootstrap resample kept missing a class; pass bootstrap=False.")
+            raise ValidationError(
+                "retrained: a bootstrap resample kept missing a class; pass bootstrap=False."
+            )
     return est.fit(X.iloc[idx], y.iloc[idx])

@@ -34,7 +34,7 @@ def _favourable(data: Dataset | None) -> Any:
         return None
     meta = data.metadata or {}
     fav = meta.get("favourable")
-    return meta.get("favorable_class") if fav is None else fav
+    return meta.get("favourable_class") if fav is None else fav
 
 
 def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None) -> Any:
@@ -84,7 +84,9 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
                 "class; pass target= the desired class."
             )
         chosen = classes[-1]
-    check_label(classes, chosen, what="target" if target is not None else "the dataset's favourable class")
+    check_label(
+        classes, chosen, what="target" if target is not None else "the dataset's favourable class"
+    )
     hits = np.flatnonzero(classes == chosen)
     if hits.size == 0:
         where = "target" if target is not None else "the dataset's favourable class"
@@ -104,7 +106,9 @@ def check_label(classes: Any, label: Any, *, what: str = "target") -> None:
     if not isinstance(label, (bool, np.bool_)):
         return
     arr = np.asarray(classes)
-    if arr.dtype == bool or (arr.dtype == object and all(isinstance(c, (bool, np.bool_)) for c in arr.tolist())):
+    if arr.dtype == bool or (
+        arr.dtype == object and all(isinstance(c, (bool, np.bool_)) for c in arr.tolist())
+    ):
         return
     raise ValidationError(
         f"{what} {bool(label)!r} is a boolean, but the model's classes are {arr.tolist()}; a boolean is not a class "
@@ -165,7 +169,9 @@ def rows_to_explain(
     cols = list(data.schema.names) if data is not None else list(frame.columns)
     missing = [c for c in cols if c not in frame.columns]
     if missing:
-        raise ValidationError(f"X lacks the columns {missing} of the dataset; pass rows with the training columns.")
+        raise ValidationError(
+            f"X lacks the columns {missing} of the dataset; pass rows with the training columns."
+        )
     pred = np.asarray(as_adapter(model).predict(frame.loc[:, cols]))
     keep = pred != wanted
     return frame.loc[keep].copy()

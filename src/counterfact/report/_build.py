@@ -69,14 +69,22 @@ def _env(fmt: str) -> Any:
     jinja2 = import_optional("jinja2", purpose="benchmark reports")
     return jinja2.Environment(
         loader=jinja2.PackageLoader("counterfact.report", "templates"),
-        autoescape=jinja2.select_autoescape(enabled_extensions=("html.j2",), default_for_string=False),
+        autoescape=jinja2.select_autoescape(
+            enabled_extensions=("html.j2",), default_for_string=False
+        ),
         trim_blocks=fmt == "md",
         lstrip_blocks=fmt == "md",
         keep_trailing_newline=True,
     )
 
 
-def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = None, cards_per_cell: int = 2) -> Path:
+def build(
+    results: str | Path,
+    *,
+    fmt: str = "html",
+    out: str | Path | None = None,
+    cards_per_cell: int = 2,
+) -> Path:
     """Write the report and return its path.
 
     The HTML report is self-contained (images embedded) and readable offline;
@@ -88,12 +96,16 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
         raise ValidationError(f"Report format must be 'html' or 'md'. Got {fmt!r}.")
     results = Path(results)
     if not (results / "cells").is_dir():
-        raise ValidationError(f"{results} is not a benchmark results folder (no cells/ inside); run `counterfact benchmark` first.")
+        raise ValidationError(
+            f"{results} is not a benchmark results folder (no cells/ inside); run `counterfact benchmark` first."
+        )
     env = _env(fmt)
     table = collect(results)
     summary = summarise(results, table)
     target = Path(out) if out else results / f"report.{fmt}"
-    spec_d = json.loads((results / "spec.json").read_text()) if (results / "spec.json").exists() else {}
+    spec_d = (
+        json.loads((results / "spec.json").read_text()) if (results / "spec.json").exists() else {}
+    )
     blocks: list[Block] = []
     figures: list[Figure] = []
     stats: dict[str, Any] = stats_section(pd.DataFrame(), fmt)
@@ -109,9 +121,18 @@ def build(results: str | Path, *, fmt: str = "html", out: str | Path | None = No
         _write_images(target, [*figures, *stats["figures"]])
     template = env.get_template("report.html.j2" if fmt == "html" else "report.md.j2")
     text = template.render(
-        name=f"Benchmark report: {spec_d.get('name', 'benchmark')}", intro=_intro(spec_d, table), blocks=blocks,
-        skipped=_skipped(summary, fmt), glossary=KEY_METRICS, glossary_other=GLOSSARY, figures=figures, stats=stats,
-        cards=cards, check_js=_CHECK_JS, arrows_note=_ARROWS, amortized_note=_AMORTIZED,
+        name=f"Benchmark report: {spec_d.get('name', 'benchmark')}",
+        intro=_intro(spec_d, table),
+        blocks=blocks,
+        skipped=_skipped(summary, fmt),
+        glossary=KEY_METRICS,
+        glossary_other=GLOSSARY,
+        figures=figures,
+        stats=stats,
+        cards=cards,
+        check_js=_CHECK_JS,
+        arrows_note=_ARROWS,
+        amortized_note=_AMORTIZED,
     )
     target.write_text(text)
     return target
@@ -124,7 +145,9 @@ def _skipped(summary: pd.DataFrame, fmt: str) -> str:
     bad = summary[summary["state"].isin(["skipped", "error"])]
     if not len(bad):
         return ""
-    return plain_table(bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True), fmt)
+    return plain_table(
+        bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True), fmt
+    )
 
 
 def _amortized(done: pd.DataFrame) -> set[str]:
@@ -139,12 +162,23 @@ def _blocks(done: pd.DataFrame, fmt: str) -> list[Block]:
     blocks = []
     for (ds, mo), sub in done.groupby(["dataset", "model"], sort=True):
         sub = sub.dropna(axis=1, how="all")
-        n_metrics = sum(1 for c in sub.columns if c not in _SUMMARY_SKIP and not _is_interval(c) and pd.api.types.is_numeric_dtype(sub[c]))
-        blocks.append(Block(
-            f"{ds} / {mo}", summary_table(sub, fmt), full_table(sub, fmt, skip=_SUMMARY_SKIP), n_metrics,
-            amortized=bool("time_kind" in sub and (sub["time_kind"] == "amortized").any()),
-            methods=list(sub["method"]),
-        ))
+        n_metrics = sum(
+            1
+            for c in sub.columns
+            if c not in _SUMMARY_SKIP
+            and not _is_interval(c)
+            and pd.api.types.is_numeric_dtype(sub[c])
+        )
+        blocks.append(
+            Block(
+                f"{ds} / {mo}",
+                summary_table(sub, fmt),
+                full_table(sub, fmt, skip=_SUMMARY_SKIP),
+                n_metrics,
+                amortized=bool("time_kind" in sub and (sub["time_kind"] == "amortized").any()),
+                methods=list(sub["method"]),
+            )
+        )
     return blocks
 
 
@@ -167,13 +201,24 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
         parts.append(f"Protocol: {spec['reference']}.")
     if spec:
         parts.append(
-            ("Every eligible test row per dataset, " if spec.get("queries") is None
-             else f"Up to {spec.get('queries')} queries per dataset, ")
+            (
+                "Every eligible test row per dataset, "
+                if spec.get("queries") is None
+                else f"Up to {spec.get('queries')} queries per dataset, "
+            )
             + f"{spec.get('n_counterfactuals')} counterfactual{'' if spec.get('n_counterfactuals') == 1 else 's'} per query, "
             f"seeds {spec.get('seeds')}, "
-            + ("no time limit." if spec.get("time_limit") is None else f"time limit {spec.get('time_limit')} s per query.")
+            + (
+                "no time limit."
+                if spec.get("time_limit") is None
+                else f"time limit {spec.get('time_limit')} s per query."
+            )
         )
     if len(table):
-        n = table.drop_duplicates(["dataset", "model", "method", "seed", "query"]).groupby(["dataset", "model", "method", "seed"]).size()
+        n = (
+            table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
+            .groupby(["dataset", "model", "method", "seed"])
+            .size()
+        )
         parts.append(f"Finished cells: {len(n)}, explained queries: {int(n.sum())}.")
     return " ".join(parts)

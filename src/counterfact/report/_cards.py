@@ -56,7 +56,9 @@ def collect_cards(out: Path, limit: int) -> list[Card]:
         meta = json.loads(meta_path.read_text())
         if meta.get("status") != "done":
             continue
-        r = CounterfactualResult.from_json((out / "cells" / f"{meta['cell']}.result.json").read_text())
+        r = CounterfactualResult.from_json(
+            (out / "cells" / f"{meta['cell']}.result.json").read_text()
+        )
         reasons = r.reason
         for q in list(r.queries.index)[:limit]:
             card = Card(
@@ -70,6 +72,8 @@ def collect_cards(out: Path, limit: int) -> list[Card]:
                 reason=str(reasons[q]),
             )
             for rank in r.for_query(q).sort_index().index:
-                card.answers.append(CardAnswer(int(rank), r.changes(q, rank), _prob(r.confidence.get((q, rank)))))
+                card.answers.append(
+                    CardAnswer(int(rank), r.changes(q, rank), _prob(r.confidence.get((q, rank))))
+                )
             cards.append(card)
     return cards

@@ -46,17 +46,39 @@ def key_metric_figures(pq: pd.DataFrame, amortized: set[str]) -> list[Figure]:
         if k.column not in pq or not pq[k.column].notna().any():
             continue
         if k.column == "time":
-            note = " Amortized methods (batch time / n) are single diamonds, not distributions." if amortized else ""
-            figs.append(Figure(_plots.time_distribution(pq, amortized), [k.column], k.label,
-                               f"{k.label}: seconds per query for each method (log scale, all blocks).{note}"))
+            note = (
+                " Amortized methods (batch time / n) are single diamonds, not distributions."
+                if amortized
+                else ""
+            )
+            figs.append(
+                Figure(
+                    _plots.time_distribution(pq, amortized),
+                    [k.column],
+                    k.label,
+                    f"{k.label}: seconds per query for each method (log scale, all blocks).{note}",
+                )
+            )
             continue
-        figs.append(Figure(_plots.metric_bars(pq, k.column, k.label), [k.column], k.label,
-                           f"{k.label}: mean per method within each dataset / model block, "
-                           f"error bars one standard error over queries."))
+        figs.append(
+            Figure(
+                _plots.metric_bars(pq, k.column, k.label),
+                [k.column],
+                k.label,
+                f"{k.label}: mean per method within each dataset / model block, "
+                f"error bars one standard error over queries.",
+            )
+        )
     by_col = {k.column: k for k in KEY_METRICS}
     for x, y in _TRADEOFFS:
         if x in pq and y in pq and pq[[x, y]].dropna().shape[0]:
             kx, ky = by_col[x], by_col[y]
-            figs.append(Figure(_plots.tradeoff(pq, x, y, kx.label, ky.label), [x, y], f"{kx.name} vs {ky.name}",
-                               f"Trade-off {kx.name} vs {ky.name}: one point per method and block (means over queries)."))
+            figs.append(
+                Figure(
+                    _plots.tradeoff(pq, x, y, kx.label, ky.label),
+                    [x, y],
+                    f"{kx.name} vs {ky.name}",
+                    f"Trade-off {kx.name} vs {ky.name}: one point per method and block (means over queries).",
+                )
+            )
     return figs

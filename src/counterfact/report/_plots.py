@@ -33,7 +33,9 @@ def _png(fig) -> bytes:  # type: ignore[no-untyped-def]
 
 def _legend_outside(ax) -> None:  # type: ignore[no-untyped-def]
     """Legend to the right of the axes, so it never covers the data."""
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False)
+    ax.legend(
+        fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0, frameon=False
+    )
 
 
 def metric_bars(per_query: pd.DataFrame, metric: str, label: str | None = None) -> bytes:
@@ -46,11 +48,20 @@ def metric_bars(per_query: pd.DataFrame, metric: str, label: str | None = None) 
     mean = g.mean().unstack("method")
     sem = (g.std(ddof=1) / np.sqrt(g.count())).unstack("method").fillna(0.0)
     blocks, meths = list(mean.index), list(mean.columns)
-    fig, ax = plt.subplots(figsize=(min(11.0, max(4.5, 0.45 * len(blocks) * max(1, len(meths)) + 1.5)), 3.2))
+    fig, ax = plt.subplots(
+        figsize=(min(11.0, max(4.5, 0.45 * len(blocks) * max(1, len(meths)) + 1.5)), 3.2)
+    )
     width = 0.8 / max(1, len(meths))
     x = np.arange(len(blocks))
     for i, m in enumerate(meths):
-        ax.bar(x + i * width - 0.4 + width / 2, mean[m].to_numpy(), width, yerr=sem[m].to_numpy(), capsize=2, label=str(m))
+        ax.bar(
+            x + i * width - 0.4 + width / 2,
+            mean[m].to_numpy(),
+            width,
+            yerr=sem[m].to_numpy(),
+            capsize=2,
+            label=str(m),
+        )
     ax.set_xticks(x)
     ax.set_xticklabels(blocks, fontsize=8)
     ax.set_ylabel(label or metric)
@@ -58,7 +69,9 @@ def metric_bars(per_query: pd.DataFrame, metric: str, label: str | None = None) 
     return _png(fig)
 
 
-def time_distribution(per_query: pd.DataFrame, amortized: set[str] | frozenset[str] = frozenset()) -> bytes:
+def time_distribution(
+    per_query: pd.DataFrame, amortized: set[str] | frozenset[str] = frozenset()
+) -> bytes:
     """Seconds per query for each method (box plot, log axis).  Methods in
     ``amortized`` only have a batch time divided by the batch size: they are
     drawn as single diamonds (their mean), not as a distribution."""
@@ -67,12 +80,18 @@ def time_distribution(per_query: pd.DataFrame, amortized: set[str] | frozenset[s
     fig, ax = plt.subplots(figsize=(max(4.5, 1.1 * len(meths) + 1.0), 3.2))
     shown: list[float] = []
     for i, m in enumerate(meths, start=1):
-        t = np.clip(per_query.loc[per_query["method"] == m, "time"].dropna().to_numpy(dtype=float), 1e-6, None)
+        t = np.clip(
+            per_query.loc[per_query["method"] == m, "time"].dropna().to_numpy(dtype=float),
+            1e-6,
+            None,
+        )
         if t.size == 0:
             continue
         shown += [float(t.min()), float(t.max())]
         if m in amortized:
-            ax.plot([i], [float(np.mean(t))], marker="D", color="tab:orange", ms=7, linestyle="none")
+            ax.plot(
+                [i], [float(np.mean(t))], marker="D", color="tab:orange", ms=7, linestyle="none"
+            )
         else:
             ax.boxplot([t], positions=[i], widths=0.5, showfliers=True)
     ax.set_xticks(range(1, len(meths) + 1))
@@ -85,11 +104,18 @@ def time_distribution(per_query: pd.DataFrame, amortized: set[str] | frozenset[s
     return _png(fig)
 
 
-def tradeoff(per_query: pd.DataFrame, x: str, y: str, xlabel: str | None = None, ylabel: str | None = None) -> bytes:
+def tradeoff(
+    per_query: pd.DataFrame, x: str, y: str, xlabel: str | None = None, ylabel: str | None = None
+) -> bytes:
     """Mean ``x`` vs mean ``y`` per method and dataset/model block (one point
     per method and block, one colour per method); the legend sits outside."""
     plt = _plt()
-    d = per_query.groupby(["dataset", "model", "method"])[[x, y]].mean().reset_index().dropna(subset=[x, y])
+    d = (
+        per_query.groupby(["dataset", "model", "method"])[[x, y]]
+        .mean()
+        .reset_index()
+        .dropna(subset=[x, y])
+    )
     fig, ax = plt.subplots(figsize=(5.8, 3.6))
     for m, sub in d.groupby("method"):
         ax.scatter(sub[x], sub[y], label=str(m), s=32)

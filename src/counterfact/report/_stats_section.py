@@ -34,7 +34,9 @@ def _caveat(alpha: float) -> str:
     )
 
 
-def stats_section(per_query: pd.DataFrame, fmt: str, *, min_blocks: int = MIN_BLOCKS, alpha: float = ALPHA) -> dict[str, Any]:
+def stats_section(
+    per_query: pd.DataFrame, fmt: str, *, min_blocks: int = MIN_BLOCKS, alpha: float = ALPHA
+) -> dict[str, Any]:
     """Tests per key metric.
 
     Returns a mapping with ``caveat`` (the text shown next to the tests),
@@ -52,14 +54,20 @@ def stats_section(per_query: pd.DataFrame, fmt: str, *, min_blocks: int = MIN_BL
     for k in KEY_METRICS:
         if k.column not in per_query or not per_query[k.column].notna().any():
             continue
-        blocks = per_query.groupby(["dataset", "model", "method"])[k.column].mean().unstack("method")
+        blocks = (
+            per_query.groupby(["dataset", "model", "method"])[k.column].mean().unstack("method")
+        )
         ranks = average_ranks(blocks, higher_is_better=k.higher)
         n, m = len(ranks), blocks.shape[1]
         if m < MIN_METHODS:
-            skipped.setdefault(f"{m} method{'s' if m != 1 else ''}, the Friedman test needs {MIN_METHODS}", []).append(k.name)
+            skipped.setdefault(
+                f"{m} method{'s' if m != 1 else ''}, the Friedman test needs {MIN_METHODS}", []
+            ).append(k.name)
             continue
         if n < min_blocks:
-            skipped.setdefault(f"N = {n} complete block{'s' if n != 1 else ''}, fewer than {min_blocks}", []).append(k.name)
+            skipped.setdefault(
+                f"N = {n} complete block{'s' if n != 1 else ''}, fewer than {min_blocks}", []
+            ).append(k.name)
             continue
         if all_tied(ranks):
             skipped.setdefault("every method ties in every block", []).append(k.name)
@@ -67,21 +75,35 @@ def stats_section(per_query: pd.DataFrame, fmt: str, *, min_blocks: int = MIN_BL
         fr = friedman(blocks, higher_is_better=k.higher)
         cd = nemenyi_cd(m, n, alpha)
         avg = ranks.mean(axis=0)
-        rows.append({
-            "metric": k.label, "test": "Friedman + Nemenyi", "N": n, "k": m, "chi2": fr["chi2"], "p": fr["p_value"],
-            "CD": cd, **{f"rank {c}": v for c, v in avg.items()},
-        })
+        rows.append(
+            {
+                "metric": k.label,
+                "test": "Friedman + Nemenyi",
+                "N": n,
+                "k": m,
+                "chi2": fr["chi2"],
+                "p": fr["p_value"],
+                "CD": cd,
+                **{f"rank {c}": v for c, v in avg.items()},
+            }
+        )
         if len(out["figures"]) < _MAX_CD_FIGURES:
             sig = "differ" if fr["p_value"] < alpha else "do not differ significantly"
             png = cd_diagram(avg, cd)
-            out["figures"].append(Figure(
-                png, [k.column], f"critical difference: {k.name}",
-                f"Critical-difference diagram for {k.label}: average ranks over N = {n} blocks; methods joined by a "
-                f"bar are within CD = {cd:.2f} of each other. Friedman p = {fr['p_value']:.3g}: the methods {sig} "
-                f"at alpha = {alpha}.",
-            ))
+            out["figures"].append(
+                Figure(
+                    png,
+                    [k.column],
+                    f"critical difference: {k.name}",
+                    f"Critical-difference diagram for {k.label}: average ranks over N = {n} blocks; methods joined by a "
+                    f"bar are within CD = {cd:.2f} of each other. Friedman p = {fr['p_value']:.3g}: the methods {sig} "
+                    f"at alpha = {alpha}.",
+                )
+            )
     if rows:
         out["table"] = plain_table(pd.DataFrame(rows), fmt)
     if skipped:
-        out["untested"] = "; ".join(f"{', '.join(names)} ({why})" for why, names in skipped.items()) + "."
+        out["untested"] = (
+            "; ".join(f"{', '.join(names)} ({why})" for why, names in skipped.items()) + "."
+        )
     return out

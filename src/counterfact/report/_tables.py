@@ -44,7 +44,9 @@ def _as_shown(values: pd.Series, *, significant: bool = False) -> pd.Series:
     """The column's values rounded as displayed (so that "best" and "tied" are
     judged on what the reader sees)."""
     text = _fmt_column(values, significant=significant)
-    return pd.Series([np.nan if t == _DASH else float(t) for t in text], index=values.index, dtype=float)
+    return pd.Series(
+        [np.nan if t == _DASH else float(t) for t in text], index=values.index, dtype=float
+    )
 
 
 def _best_mask(values: pd.DataFrame, directions: dict[str, bool | None]) -> pd.DataFrame:
@@ -60,11 +62,15 @@ def _best_mask(values: pd.DataFrame, directions: dict[str, bool | None]) -> pd.D
         best = col.max() if hib else col.min()
         if np.isclose(col.dropna(), best, rtol=1e-9, atol=1e-12).all():
             continue  # all tied: nothing to point at
-        mask[c] = np.isclose(col.fillna(np.inf if not hib else -np.inf), best, rtol=1e-9, atol=1e-12)
+        mask[c] = np.isclose(
+            col.fillna(np.inf if not hib else -np.inf), best, rtol=1e-9, atol=1e-12
+        )
     return mask
 
 
-def _styled_html(display: pd.DataFrame, mask: pd.DataFrame, *, index_name: str, caption: str = "") -> str:
+def _styled_html(
+    display: pd.DataFrame, mask: pd.DataFrame, *, index_name: str, caption: str = ""
+) -> str:
     """Render ``display`` (strings) with pandas Styler, highlighting ``mask``."""
     shown = display.copy()
     shown.insert(0, index_name, [str(i) for i in shown.index])
@@ -80,7 +86,9 @@ def _styled_html(display: pd.DataFrame, mask: pd.DataFrame, *, index_name: str, 
     return str(styler.to_html())
 
 
-def _markdown(display: pd.DataFrame, mask: pd.DataFrame | None = None, *, index_name: str = "") -> str:
+def _markdown(
+    display: pd.DataFrame, mask: pd.DataFrame | None = None, *, index_name: str = ""
+) -> str:
     cols = [index_name, *map(str, display.columns)]
     lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
     for i, (idx, row) in enumerate(display.iterrows()):
@@ -108,16 +116,26 @@ def summary_table(block: pd.DataFrame, fmt: str) -> str:
     directions: dict[str, bool | None] = {}
     for k in KEY_METRICS:
         src = "time_median" if k.column == "time" else k.column
-        col = pd.to_numeric(b[src], errors="coerce") if src in b else pd.Series(np.nan, index=b.index)
+        col = (
+            pd.to_numeric(b[src], errors="coerce") if src in b else pd.Series(np.nan, index=b.index)
+        )
         values[k.label] = _as_shown(col, significant=k.column == "time")
         directions[k.label] = k.higher
-        display[k.label] = _with_interval(b, src, col, display_text=_fmt_column(col, significant=k.column == "time"))
+        display[k.label] = _with_interval(
+            b, src, col, display_text=_fmt_column(col, significant=k.column == "time")
+        )
     time_label = next(k.label for k in KEY_METRICS if k.column == "time")
     if "time_kind" in b:
         amort = (b["time_kind"] == "amortized").to_numpy()
-        display[time_label] = [f"{t}{AMORTIZED_MARK}" if a and t != _DASH else t
-                               for t, a in zip(display[time_label], amort, strict=True)]
-    fit = pd.to_numeric(b["fit_seconds"], errors="coerce") if "fit_seconds" in b else pd.Series(np.nan, index=b.index)
+        display[time_label] = [
+            f"{t}{AMORTIZED_MARK}" if a and t != _DASH else t
+            for t, a in zip(display[time_label], amort, strict=True)
+        ]
+    fit = (
+        pd.to_numeric(b["fit_seconds"], errors="coerce")
+        if "fit_seconds" in b
+        else pd.Series(np.nan, index=b.index)
+    )
     values["fit (s)"], directions["fit (s)"] = fit, None
     display["fit (s)"] = _fmt_column(fit, significant=True)
     n = b["queries"] if "queries" in b else pd.Series(np.nan, index=b.index)
@@ -129,7 +147,9 @@ def summary_table(block: pd.DataFrame, fmt: str) -> str:
     return _markdown(display, mask, index_name="method")
 
 
-def _with_interval(b: pd.DataFrame, column: str, values: pd.Series, *, display_text: list[str]) -> list[str]:
+def _with_interval(
+    b: pd.DataFrame, column: str, values: pd.Series, *, display_text: list[str]
+) -> list[str]:
     """The displayed values with their 95 % interval where the summary has one:
     ``0.62 [0.55, 0.69]`` for coverage (Wilson), ``0.41 ± 0.03`` for a mean, at
     the column's decimals."""
@@ -144,13 +164,19 @@ def _with_interval(b: pd.DataFrame, column: str, values: pd.Series, *, display_t
     if column == "coverage" and "coverage_ci_low" in b:
         lo = pd.to_numeric(b["coverage_ci_low"], errors="coerce")
         hi = pd.to_numeric(b["coverage_ci_high"], errors="coerce")
-        return [t if t == _DASH or not np.isfinite(a) else f"{same_decimals(t, x)} [{a:.{d}f}, {z:.{d}f}]"
-                for t, x, a, z in zip(display_text, v, lo, hi, strict=True)]
+        return [
+            t
+            if t == _DASH or not np.isfinite(a)
+            else f"{same_decimals(t, x)} [{a:.{d}f}, {z:.{d}f}]"
+            for t, x, a, z in zip(display_text, v, lo, hi, strict=True)
+        ]
     ci = f"ci95_{column}"
     if ci in b:
         h = pd.to_numeric(b[ci], errors="coerce")
-        return [t if t == _DASH or not np.isfinite(e) else f"{same_decimals(t, x)} \u00b1 {e:.{d}f}"
-                for t, x, e in zip(display_text, v, h, strict=True)]
+        return [
+            t if t == _DASH or not np.isfinite(e) else f"{same_decimals(t, x)} \u00b1 {e:.{d}f}"
+            for t, x, e in zip(display_text, v, h, strict=True)
+        ]
     return display_text
 
 
@@ -162,12 +188,23 @@ def full_table(block: pd.DataFrame, fmt: str, skip: Sequence[str] = ()) -> str:
     """Every numeric column of the block, transposed (one row per metric, one
     column per method) so that it grows down the page, not across it."""
     b = block.set_index("method")
-    cols = [c for c in b.columns if c not in skip and not _is_interval(c) and pd.api.types.is_numeric_dtype(b[c]) and b[c].notna().any()]
+    cols = [
+        c
+        for c in b.columns
+        if c not in skip
+        and not _is_interval(c)
+        and pd.api.types.is_numeric_dtype(b[c])
+        and b[c].notna().any()
+    ]
     values = b[cols]
-    shown = pd.DataFrame({c: _as_shown(values[c], significant=_is_time(c)) for c in cols}, index=values.index)
+    shown = pd.DataFrame(
+        {c: _as_shown(values[c], significant=_is_time(c)) for c in cols}, index=values.index
+    )
     mask = _best_mask(shown, {c: higher_is_better(c) for c in cols}).T
     display = pd.DataFrame(
-        {str(m): [None] * len(cols) for m in values.index}, index=[_with_arrow(c) for c in cols], dtype=object
+        {str(m): [None] * len(cols) for m in values.index},
+        index=[_with_arrow(c) for c in cols],
+        dtype=object,
     )
     for i, c in enumerate(cols):
         display.iloc[i] = _fmt_column(values[c], significant=_is_time(c))
@@ -199,7 +236,8 @@ def plain_table(df: pd.DataFrame, fmt: str) -> str:
         return str(styler.to_html())
     cols = list(map(str, display.columns))
     lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]
-    lines += ["| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |"
-              for row in display.itertuples(index=False)]
+    lines += [
+        "| " + " | ".join(str(v).replace("|", "\\|").replace("\n", " ") for v in row) + " |"
+        for row in display.itertuples(index=False)
+    ]
     return "\n".join(lines)
-

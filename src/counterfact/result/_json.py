@@ -36,7 +36,14 @@ from ._region import Region
 from ._status import STATUSES, SUCCESS
 
 __all__ = [
-    "FORMAT_VERSION", "HASH_KEY", "constraints_json", "content_hash", "dump", "index_key", "jsonable", "load",
+    "FORMAT_VERSION",
+    "HASH_KEY",
+    "constraints_json",
+    "content_hash",
+    "dump",
+    "index_key",
+    "jsonable",
+    "load",
     "read_document",
 ]
 
@@ -69,14 +76,27 @@ def constraints_json(c: Constraints | None) -> Any:
     try:
         return jsonable(c.to_dict())
     except Exception:  # non-serialisable causal functions: keep the rest
-        return jsonable({k: v for k, v in Constraints(
-            immutable=c.immutable, increasing=c.increasing, decreasing=c.decreasing, ranges=c.ranges,
-            allowed_values=c.allowed_values, features_to_vary=c.features_to_vary, max_changes=c.max_changes,
-        ).to_dict().items()})
+        return jsonable(
+            {
+                k: v
+                for k, v in Constraints(
+                    immutable=c.immutable,
+                    increasing=c.increasing,
+                    decreasing=c.decreasing,
+                    ranges=c.ranges,
+                    allowed_values=c.allowed_values,
+                    features_to_vary=c.features_to_vary,
+                    max_changes=c.max_changes,
+                )
+                .to_dict()
+                .items()
+            }
+        )
 
 
 def dump(result: Any) -> str:
     """The JSON document of a :class:`~counterfact.result.CounterfactualResult` (its ``to_json``)."""
+
     def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
         return [{k: jsonable(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
 
@@ -106,7 +126,9 @@ def dump(result: Any) -> str:
         "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
         "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
         "requirements": jsonable(result.requirements),
-        "regions": [[jsonable(q), int(r), region.to_dict()] for (q, r), region in result.regions.items()],
+        "regions": [
+            [jsonable(q), int(r), region.to_dict()] for (q, r), region in result.regions.items()
+        ],
         "costs": _costs_json(result),
         "diagnostics": {
             "columns": list(map(str, result.diagnostics.columns)),
@@ -133,17 +155,21 @@ def read_document(text: str, fmt: str, version: int, what: str) -> dict[str, Any
     except json.JSONDecodeError as exc:
         raise ValidationError(f"Not {what} document: invalid JSON ({exc}).") from None
     if not isinstance(d, dict) or d.get("format") != fmt:
-        raise ValidationError(f"Not a counterfact {what.split(' ', 1)[-1]} document (missing format tag).")
+        raise ValidationError(
+            f"Not a counterfact {what.split(' ', 1)[-1]} document (missing format tag)."
+        )
     if d.get("version", 0) > version:
-        raise ValidationError(f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than this "
-                              f"counterfact understands ({version}); upgrade counterfact.")
+        raise ValidationError(
+            f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than this "
+            f"counterfact understands ({version}); upgrade counterfact."
+        )
     return d
 
 
 def _looks_like_path(text: str) -> bool:
     """A short one-line string that names a file (or ends like one), not a JSON document."""
     t = text.strip()
-    if not t or len(t) > 4096 or "\n" in t or t[0] in "{[\"":
+    if not t or len(t) > 4096 or "\n" in t or t[0] in '{["':
         return False
     if t.lower().endswith(".json"):
         return True
@@ -185,7 +211,9 @@ def _parse(text: Any) -> dict[str, Any]:
         try:
             text = bytes(text).decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise ValidationError(f"Cannot read the result document: it is not UTF-8 text ({exc}).") from None
+            raise ValidationError(
+                f"Cannot read the result document: it is not UTF-8 text ({exc})."
+            ) from None
     if not isinstance(text, str):
         raise ValidationError(
             f"from_json needs the JSON text (a str, as written by to_json). Got {type(text).__name__}; "
@@ -215,7 +243,12 @@ def _check_header(d: dict[str, Any]) -> int:
     if d.get("format") != "counterfact.result":
         raise ValidationError(
             "Not a counterfact result document: the 'format' tag is "
-            + ("missing" if "format" not in d else f"{d['format']!r}, expected 'counterfact.result'") + "."
+            + (
+                "missing"
+                if "format" not in d
+                else f"{d['format']!r}, expected 'counterfact.result'"
+            )
+            + "."
         )
     version = d.get("version")
     if isinstance(version, bool) or not isinstance(version, int):
@@ -223,7 +256,8 @@ def _check_header(d: dict[str, Any]) -> int:
     if version > FORMAT_VERSION or version < 1:
         raise ValidationError(
             f"Result format version {version} is not one this counterfact understands "
-            f"(1..{FORMAT_VERSION}); " + ("upgrade counterfact." if version > FORMAT_VERSION else "the file is damaged.")
+            f"(1..{FORMAT_VERSION}); "
+            + ("upgrade counterfact." if version > FORMAT_VERSION else "the file is damaged.")
         )
     _need(d, "schema", dict)
     for key in ("queries", "counterfactuals", "diagnostics"):
@@ -235,8 +269,11 @@ def _check_header(d: dict[str, Any]) -> int:
     _need(d, "n_counterfactuals", int)
     if version >= 3:
         _need(d, HASH_KEY, str)
-    for part, keys in (("queries", ("index", "rows")), ("counterfactuals", ("index", "rows")),
-                       ("diagnostics", ("columns", "rows"))):
+    for part, keys in (
+        ("queries", ("index", "rows")),
+        ("counterfactuals", ("index", "rows")),
+        ("diagnostics", ("columns", "rows")),
+    ):
         for k in keys:
             _need(d[part], k, list, where=f"'{part}'")
     return version
@@ -262,7 +299,9 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         raise ValidationError(f"'queries' and 'diagnostics' must have one row per query ({nq}).")
     ncf = len(d["counterfactuals"]["index"])
     if len(d["counterfactuals"]["rows"]) != ncf or len(d["confidence"]) != ncf:
-        raise ValidationError("'counterfactuals' rows, index and 'confidence' have different lengths.")
+        raise ValidationError(
+            "'counterfactuals' rows, index and 'confidence' have different lengths."
+        )
     bad = sorted({repr(s) for s in d["status"] if s not in STATUSES})
     if bad:
         raise ValidationError(f"unknown statuses {bad}; expected {list(STATUSES)}.")
@@ -271,7 +310,9 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
     if d["n_counterfactuals"] < 1:
         raise ValidationError(f"'n_counterfactuals' must be >= 1. Got {d['n_counterfactuals']}.")
     qidx = _query_index(d["queries"]["index"])
-    queries = _rows(schema, d["queries"]["rows"], "queries", [f"query {q!r}" for q in qidx]).set_axis(qidx)
+    queries = _rows(
+        schema, d["queries"]["rows"], "queries", [f"query {q!r}" for q in qidx]
+    ).set_axis(qidx)
     cidx = _cf_index(d, qidx)
     labels = [f"counterfactual (query {q!r}, rank {r})" for q, r in cidx]
     cfs = _rows(schema, d["counterfactuals"]["rows"], "counterfactuals", labels)
@@ -293,7 +334,9 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         query_constraints=_query_constraints(d.get("query_constraints"), schema, qidx),
         n_counterfactuals=d["n_counterfactuals"],
         confidence=_numbers(d["confidence"], cidx, "confidence", low=0.0, high=1.0),
-        query_confidence=_numbers(d["query_confidence"], qidx, "query_confidence", low=0.0, high=1.0),
+        query_confidence=_numbers(
+            d["query_confidence"], qidx, "query_confidence", low=0.0, high=1.0
+        ),
         certificates=_certificates(d, qidx),
         requirements=_requirements(d),
         regions=_regions(d),
@@ -329,7 +372,9 @@ def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
         raise ValidationError("'requirements' must be an object.")
     p = req.get("min_probability")
     if p is not None and (isinstance(p, bool) or not isinstance(p, (int, float)) or not 0 < p < 1):
-        raise ValidationError(f"'requirements.min_probability' must be a number in (0, 1) or null. Got {p!r}.")
+        raise ValidationError(
+            f"'requirements.min_probability' must be a number in (0, 1) or null. Got {p!r}."
+        )
     n = req.get("robust_to", 0)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValidationError(f"'requirements.robust_to' must be a count of models. Got {n!r}.")
@@ -348,7 +393,9 @@ def _regions(d: Mapping[str, Any]) -> dict[tuple[Any, int], Region]:
 def _query_index(ids: list[Any]) -> pd.Index:
     qidx = pd.Index([index_key(q) for q in ids])
     if qidx.has_duplicates:
-        raise ValidationError(f"the query ids repeat: {sorted(map(repr, set(qidx[qidx.duplicated()])))[:5]}.")
+        raise ValidationError(
+            f"the query ids repeat: {sorted(map(repr, set(qidx[qidx.duplicated()])))[:5]}."
+        )
     return qidx
 
 
@@ -362,9 +409,13 @@ def _cf_index(d: Mapping[str, Any], qidx: pd.Index) -> pd.MultiIndex:
             raise ValidationError(f"a counterfactual index entry must be [query, rank]. Got {t!r}.")
         q, rank = index_key(t[0]), t[1]
         if isinstance(rank, bool) or not isinstance(rank, int) or rank < 0:
-            raise ValidationError(f"counterfactual (query {q!r}, rank {rank!r}): the rank must be an integer >= 0.")
+            raise ValidationError(
+                f"counterfactual (query {q!r}, rank {rank!r}): the rank must be an integer >= 0."
+            )
         if q not in status:
-            raise ValidationError(f"counterfactual (query {q!r}, rank {rank}) belongs to no query of the document.")
+            raise ValidationError(
+                f"counterfactual (query {q!r}, rank {rank}) belongs to no query of the document."
+            )
         if status[q] not in SUCCESS:
             raise ValidationError(
                 f"counterfactual (query {q!r}, rank {rank}): the query's status is {status[q]!r}, which has no "
@@ -373,8 +424,10 @@ def _cf_index(d: Mapping[str, Any], qidx: pd.Index) -> pd.MultiIndex:
         tuples.append((q, rank))
     if len(set(tuples)) != len(tuples):
         raise ValidationError("the counterfactuals' (query, rank) pairs repeat.")
-    return pd.MultiIndex.from_tuples(tuples, names=["query", "rank"]) if tuples else pd.MultiIndex.from_tuples(
-        [], names=["query", "rank"]
+    return (
+        pd.MultiIndex.from_tuples(tuples, names=["query", "rank"])
+        if tuples
+        else pd.MultiIndex.from_tuples([], names=["query", "rank"])
     )
 
 
@@ -384,17 +437,23 @@ def _rows(schema: Schema, rows: list[Any], part: str, labels: list[str]) -> pd.D
     names = schema.names
     for row, label in zip(rows, labels, strict=True):
         if not isinstance(row, dict):
-            raise ValidationError(f"{label} must be an object of feature: value. Got a JSON {_json_type(row)}.")
+            raise ValidationError(
+                f"{label} must be an object of feature: value. Got a JSON {_json_type(row)}."
+            )
         missing = [n for n in names if n not in row]
         if missing:
             raise ValidationError(f"{label} lacks the features {missing}.")
         extra = [k for k in row if k not in schema]
         if extra:
-            raise ValidationError(f"{label} has features {extra} that are not in the schema {names}.")
+            raise ValidationError(
+                f"{label} has features {extra} that are not in the schema {names}."
+            )
         for f in schema:
             v = row[f.name]
             if f.is_numeric and (isinstance(v, bool) or not isinstance(v, (int, float))):
-                raise ValidationError(f"{label}: '{f.name}' is {f.kind}, so its value must be a number. Got {v!r}.")
+                raise ValidationError(
+                    f"{label}: '{f.name}' is {f.kind}, so its value must be a number. Got {v!r}."
+                )
             if f.kind == "integer" and isinstance(v, float) and not v.is_integer():
                 raise ValidationError(f"{label}: '{f.name}' is integer but holds {v!r}.")
     frame = pd.DataFrame(rows, columns=names)
@@ -406,7 +465,9 @@ def _rows(schema: Schema, rows: list[Any], part: str, labels: list[str]) -> pd.D
         raise ValidationError(str(exc).replace("at row ", "at position ")) from None
 
 
-def _check_domain(schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labels: list[str]) -> None:
+def _check_domain(
+    schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labels: list[str]
+) -> None:
     """A counterfactual's changed numeric values lie in their feature's domain (its query may lie outside)."""
     if not len(cfs):
         return
@@ -427,7 +488,9 @@ def _check_domain(schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labe
             )
 
 
-def _numbers(values: list[Any], index: pd.Index, key: str, *, low: float, high: float = np.inf) -> pd.Series:
+def _numbers(
+    values: list[Any], index: pd.Index, key: str, *, low: float, high: float = np.inf
+) -> pd.Series:
     """Per-entry numbers in [low, high], or null (NaN)."""
     for k, v in enumerate(values):
         if v is None:
@@ -465,15 +528,23 @@ def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Con
     if qc is None:
         return None
     if not isinstance(qc, list):
-        raise ValidationError(f"'query_constraints' must be an array of [query, constraints]. Got a JSON {_json_type(qc)}.")
+        raise ValidationError(
+            f"'query_constraints' must be an array of [query, constraints]. Got a JSON {_json_type(qc)}."
+        )
     out: dict[Any, Constraints] = {}
     for item in qc:
         if not isinstance(item, list) or len(item) != 2:
-            raise ValidationError(f"a 'query_constraints' entry must be [query, constraints]. Got {item!r}.")
+            raise ValidationError(
+                f"a 'query_constraints' entry must be [query, constraints]. Got {item!r}."
+            )
         q = index_key(item[0])
         if q not in qidx:
-            raise ValidationError(f"'query_constraints' names the query {q!r}, which is not in the document.")
-        out[q] = _constraints(item[1], schema, f"'query_constraints' of query {q!r}") or Constraints()
+            raise ValidationError(
+                f"'query_constraints' names the query {q!r}, which is not in the document."
+            )
+        out[q] = (
+            _constraints(item[1], schema, f"'query_constraints' of query {q!r}") or Constraints()
+        )
     return out
 
 
@@ -484,7 +555,9 @@ def _reverify(result: Any, model: Any) -> None:
     adapter = as_adapter(model, result.schema)
     _, qproba = adapter.predict_with_proba(result.queries)
     tcol = [adapter.class_index(t) for t in result.target.reindex(result.queries.index)]
-    result.query_confidence = pd.Series(qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float)
+    result.query_confidence = pd.Series(
+        qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float
+    )
     result.model = model
     if not len(cfs):
         return
@@ -492,18 +565,27 @@ def _reverify(result: Any, model: Any) -> None:
     want = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
     cols = [adapter.class_index(t) for t in want]
     result.confidence = pd.Series(proba[np.arange(len(cols)), cols], index=cfs.index, dtype=float)
-    problems = [f"(query {q!r}, rank {r}): the model predicts {_py(p)!r}, not the target {_py(t)!r}"
-                for (q, r), p, t in zip(cfs.index, preds, want, strict=True) if p != t]
+    problems = [
+        f"(query {q!r}, rank {r}): the model predicts {_py(p)!r}, not the target {_py(t)!r}"
+        for (q, r), p, t in zip(cfs.index, preds, want, strict=True)
+        if p != t
+    ]
     for q in dict.fromkeys(cfs.index.get_level_values(0)):
         rows = cfs.xs(q, level=0, drop_level=False)
         c = result.constraints_for(q) or Constraints()
-        for _, v in c.violations(result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema).iterrows():
-            problems.append(f"(query {q!r}, rank {rows.index[int(v['row'])][1]}): {v['kind']} {v['feature']}: {v['detail']}")
+        for _, v in c.violations(
+            result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema
+        ).iterrows():
+            problems.append(
+                f"(query {q!r}, rank {rows.index[int(v['row'])][1]}): {v['kind']} {v['feature']}: {v['detail']}"
+            )
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         raise ValidationError(
             f"Result document: {len(problems)} counterfactuals fail the re-check with the given model: "
-            + "; ".join(problems[:5]) + more + "."
+            + "; ".join(problems[:5])
+            + more
+            + "."
         )
 
 
@@ -512,13 +594,26 @@ def _certificates(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:
     texts = d.get("certificates")
     if texts is None:
         return None
-    if not isinstance(texts, list) or len(texts) != len(qidx) or not all(t is None or isinstance(t, str) for t in texts):
-        raise ValidationError(f"'certificates' must be an array of {len(qidx)} strings (one per query).")
+    if (
+        not isinstance(texts, list)
+        or len(texts) != len(qidx)
+        or not all(t is None or isinstance(t, str) for t in texts)
+    ):
+        raise ValidationError(
+            f"'certificates' must be an array of {len(qidx)} strings (one per query)."
+        )
     return pd.Series(texts, index=qidx, dtype=object)
 
 
 def _json_type(v: Any) -> str:
-    names = {list: "array", str: "string", int: "number", float: "number", bool: "boolean", type(None): "null"}
+    names = {
+        list: "array",
+        str: "string",
+        int: "number",
+        float: "number",
+        bool: "boolean",
+        type(None): "null",
+    }
     return names.get(type(v), type(v).__name__)
 
 
@@ -529,5 +624,9 @@ def _need(d: Mapping[str, Any], key: str, typ: type, *, where: str = "") -> None
         raise ValidationError(f"Result document: the key '{key}'{loc} is missing.")
     v = d[key]
     if not isinstance(v, typ) or (typ is int and isinstance(v, bool)):
-        want = {dict: "an object", list: "an array", str: "a string", int: "an integer"}.get(typ, typ.__name__)
-        raise ValidationError(f"Result document: '{key}'{loc} must be {want}. Got a {_json_type(v)}.")
+        want = {dict: "an object", list: "an array", str: "a string", int: "an integer"}.get(
+            typ, typ.__name__
+        )
+        raise ValidationError(
+            f"Result document: '{key}'{loc} must be {want}. Got a {_json_type(v)}."
+        )

@@ -59,19 +59,25 @@ def reasons(result: Any, query: Any, rank: int = 0, max_reasons: int = MAX_REASO
     rows = []
     for c, gain in zip(changes, closes, strict=True):
         f = result.schema[c.feature]
-        rows.append({
-            "feature": c.feature,
-            "current": c.before,
-            "needed": c.after,
-            "closes": gain,
-            "sentence": _sentence(f, c.before, c.after, None if region is None else region.bounds.get(c.feature)),
-        })
+        rows.append(
+            {
+                "feature": c.feature,
+                "current": c.before,
+                "needed": c.after,
+                "closes": gain,
+                "sentence": _sentence(
+                    f, c.before, c.after, None if region is None else region.bounds.get(c.feature)
+                ),
+            }
+        )
     out = pd.DataFrame(rows, columns=["feature", "current", "needed", "closes", "sentence"])
     out = out.sort_values("closes", ascending=False, kind="stable").head(max_reasons)
     return out.reset_index(drop=True)
 
 
-def _closing(result: Any, query: Any, x: pd.Series, cf: pd.Series, features: list[str]) -> list[float]:
+def _closing(
+    result: Any, query: Any, x: pd.Series, cf: pd.Series, features: list[str]
+) -> list[float]:
     """Per changed feature, P(target) with only that feature changed, minus the query's own."""
     model = result.model
     if model is None or not features:
@@ -91,7 +97,11 @@ def _sentence(feature: Any, before: Any, after: Any, bound: Any) -> str:
     now = format_value(feature, before, unit=True)
     if not feature.is_numeric:
         if isinstance(bound, frozenset) and len(bound) > 1:
-            options = ", ".join(str(v) for v in (feature.categories or sorted(bound)) if v in bound and v != _py(before))
+            options = ", ".join(
+                str(v)
+                for v in (feature.categories or sorted(bound))
+                if v in bound and v != _py(before)
+            )
             return f"{name} is {now}; {options} would have been needed"
         return f"{name} is {now}; {format_value(feature, after, unit=True)} would have been needed"
     up = float(after) > float(before)
@@ -102,7 +112,12 @@ def _sentence(feature: Any, before: Any, after: Any, bound: Any) -> str:
 
 
 def notice(
-    result: Any, query: Any, rank: int = 0, *, max_reasons: int = MAX_REASONS, as_html: bool = False,
+    result: Any,
+    query: Any,
+    rank: int = 0,
+    *,
+    max_reasons: int = MAX_REASONS,
+    as_html: bool = False,
     target_label: str | None = None,
 ) -> str:
     """A plain-language statement of the principal reasons for ``query``'s decision,
@@ -117,7 +132,9 @@ def notice(
     lines.append(f"How this was established: {result.certificate(query)}.")
     req = getattr(result, "requirements", {}) or {}
     if req.get("min_probability") is not None:
-        lines.append(f"The change was required to give '{target}' a probability of at least {req['min_probability']:g}.")
+        lines.append(
+            f"The change was required to give '{target}' a probability of at least {req['min_probability']:g}."
+        )
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")
     region = result.regions.get((query, int(rank)))
@@ -127,5 +144,5 @@ def notice(
         return "\n".join(lines)
     head, *items = lines
     reasons_html = "".join(f"<li>{html.escape(s)}</li>" for s in table["sentence"])
-    rest = "".join(f"<p>{html.escape(t)}</p>" for t in items[len(table):])
-    return f"<div class=\"notice\"><p>{html.escape(head)}</p><ol>{reasons_html}</ol>{rest}</div>"
+    rest = "".join(f"<p>{html.escape(t)}</p>" for t in items[len(table) :])
+    return f'<div class="notice"><p>{html.escape(head)}</p><ol>{reasons_html}</ol>{rest}</div>'

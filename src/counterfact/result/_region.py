@@ -63,7 +63,9 @@ class Region:
                 ok &= np.array([_py(v) in b for v in col.tolist()], dtype=bool)
             else:
                 v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-                ok &= (v >= float(b[0]) - 1e-9 * max(1.0, abs(float(b[0])))) & (v <= float(b[1]) + 1e-9 * max(1.0, abs(float(b[1]))))
+                ok &= (v >= float(b[0]) - 1e-9 * max(1.0, abs(float(b[0])))) & (
+                    v <= float(b[1]) + 1e-9 * max(1.0, abs(float(b[1])))
+                )
         for name, value in self.fixed.items():
             col = frame[name].tolist()
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -79,7 +81,11 @@ class Region:
             f = schema[name]
             if isinstance(b, frozenset):
                 vals = [v for v in (f.categories or sorted(b)) if v in b]
-                parts.append(f"{name} {vals[0]}" if len(vals) == 1 else f"{name} one of {', '.join(map(str, vals))}")
+                parts.append(
+                    f"{name} {vals[0]}"
+                    if len(vals) == 1
+                    else f"{name} one of {', '.join(map(str, vals))}"
+                )
                 continue
             lo, hi = float(b[0]), float(b[1])
             dlo, dhi = self.domain.get(name, (-math.inf, math.inf))
@@ -90,14 +96,23 @@ class Region:
             elif lo == hi:
                 parts.append(f"{name} {format_value(f, lo, unit=True)}")
             else:
-                parts.append(f"{name} between {format_value(f, lo, unit=True)} and {format_value(f, hi, unit=True)}")
+                parts.append(
+                    f"{name} between {format_value(f, lo, unit=True)} and {format_value(f, hi, unit=True)}"
+                )
         text = " and ".join(parts) if parts else "no change"
-        return text + ("" if self.certified else f" (checked on {self.n_checked} samples, not proven)")
+        return text + (
+            "" if self.certified else f" (checked on {self.n_checked} samples, not proven)"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (sets as sorted lists)."""
+
         def out(b: Any) -> Any:
-            return {"values": sorted(b, key=str)} if isinstance(b, frozenset) else [float(b[0]), float(b[1])]
+            return (
+                {"values": sorted(b, key=str)}
+                if isinstance(b, frozenset)
+                else [float(b[0]), float(b[1])]
+            )
 
         return {
             "bounds": {k: out(b) for k, b in self.bounds.items()},

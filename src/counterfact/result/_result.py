@@ -36,7 +36,11 @@ def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
         st = status
     else:
         st = status.reindex(diag.index)
-    old = diag["reason"] if "reason" in diag.columns else pd.Series(None, index=diag.index, dtype=object)
+    old = (
+        diag["reason"]
+        if "reason" in diag.columns
+        else pd.Series(None, index=diag.index, dtype=object)
+    )
     reasons = []
     for s, r in zip(st.to_numpy(), old.to_numpy(), strict=True):
         missing = r is None or (isinstance(r, float) and np.isnan(r)) or r == ""
@@ -133,14 +137,24 @@ class CounterfactualResult:
         self.model = model
         self.n_counterfactuals = int(n_counterfactuals)
         idx = counterfactuals.index
-        self.confidence = confidence if confidence is not None else pd.Series(np.nan, index=idx, dtype=float)
+        self.confidence = (
+            confidence if confidence is not None else pd.Series(np.nan, index=idx, dtype=float)
+        )
         self.query_confidence = (
-            query_confidence if query_confidence is not None else pd.Series(np.nan, index=queries.index, dtype=float)
+            query_confidence
+            if query_confidence is not None
+            else pd.Series(np.nan, index=queries.index, dtype=float)
         )
         self.certificates = (
-            certificates if certificates is not None else pd.Series(None, index=queries.index, dtype=object)
+            certificates
+            if certificates is not None
+            else pd.Series(None, index=queries.index, dtype=object)
         )
-        self.requirements: dict[str, Any] = {"min_probability": None, "robust_to": 0, **dict(requirements or {})}
+        self.requirements: dict[str, Any] = {
+            "min_probability": None,
+            "robust_to": 0,
+            **dict(requirements or {}),
+        }
         self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
         self.costs = costs
         #: computes a region on demand (set by the pipeline; not saved with the result)
@@ -168,7 +182,9 @@ class CounterfactualResult:
 
     def for_query(self, query: Any) -> pd.DataFrame:
         """Counterfactuals of one query (index: rank)."""
-        if len(self.counterfactuals) == 0 or query not in self.counterfactuals.index.get_level_values(0):
+        if len(
+            self.counterfactuals
+        ) == 0 or query not in self.counterfactuals.index.get_level_values(0):
             # the same empty frame whichever way the result was built: an integer rank index
             empty = self.counterfactuals.iloc[0:0].reset_index(drop=True)
             empty.index = pd.Index([], dtype="int64", name="rank")
@@ -194,8 +210,13 @@ class CounterfactualResult:
     def summary(self) -> pd.DataFrame:
         """Per query: status, number found, runtime, target, reason."""
         return pd.DataFrame(
-            {"status": self.status, "found": self.found, "runtime": self.runtime, "target": self.target,
-             "reason": self.reason}
+            {
+                "status": self.status,
+                "found": self.found,
+                "runtime": self.runtime,
+                "target": self.target,
+                "reason": self.reason,
+            }
         )
 
     def certificate(self, query: Any) -> str:
@@ -235,7 +256,9 @@ class CounterfactualResult:
         (see :mod:`counterfact.result._notice`)."""
         return reasons(self, query, rank, max_reasons)
 
-    def notice(self, query: Any, rank: int = 0, *, max_reasons: int = 4, as_html: bool = False) -> str:
+    def notice(
+        self, query: Any, rank: int = 0, *, max_reasons: int = 4, as_html: bool = False
+    ) -> str:
         """The reasons as a plain-language text (or HTML) to adapt into an adverse-action
         notice, stating how the answer was established and any margin asked for."""
         return notice(self, query, rank, max_reasons=max_reasons, as_html=as_html)
@@ -257,7 +280,7 @@ class CounterfactualResult:
         cfs = self.counterfactuals
         cols = self.schema.names
         out = np.full((len(cfs), len(cols)), np.nan)
-        for q, rows in (cfs.groupby(level=0, sort=False) if len(cfs) else []):
+        for q, rows in cfs.groupby(level=0, sort=False) if len(cfs) else []:
             pos = cfs.index.get_indexer(rows.index)
             out[pos] = self.costs.evaluate(self.queries.loc[q], rows, per_feature=True)
         if per_feature:
@@ -276,7 +299,9 @@ class CounterfactualResult:
         values raw and formatted at the feature's resolution
         (see :func:`counterfact.result.changes`)."""
         if query not in self.queries.index:
-            raise ValidationError(f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}.")
+            raise ValidationError(
+                f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}."
+            )
         cfs = self.for_query(query)
         if rank not in cfs.index:
             raise ValidationError(
@@ -293,8 +318,17 @@ class CounterfactualResult:
         rows = []
         for (q, r), cf in self.counterfactuals.iterrows():
             for c in _changes(self.schema, self.queries.loc[q], cf):
-                rows.append({"query": q, "rank": r, "feature": c.feature, "from": c.before, "to": c.after,
-                             "from_text": c.before_text, "to_text": c.after_text})
+                rows.append(
+                    {
+                        "query": q,
+                        "rank": r,
+                        "feature": c.feature,
+                        "from": c.before,
+                        "to": c.after,
+                        "from_text": c.before_text,
+                        "to_text": c.after_text,
+                    }
+                )
         return pd.DataFrame(rows, columns=cols)
 
     def describe(self, query: Any = None) -> str:
@@ -309,19 +343,33 @@ class CounterfactualResult:
         lines = []
         queries = [query] if query is not None else list(self.queries.index)
         reasons = self.reason
-        groups = {k: g.droplevel(0) for k, g in self.counterfactuals.groupby(level=0, sort=False)} if len(self.counterfactuals) else {}
+        groups = (
+            {k: g.droplevel(0) for k, g in self.counterfactuals.groupby(level=0, sort=False)}
+            if len(self.counterfactuals)
+            else {}
+        )
         costs = self.cost() if self.costs is not None and len(self.counterfactuals) else None
         for q in queries:
             cfs = groups.get(q, self.counterfactuals.iloc[0:0])
             if len(cfs) == 0:
                 st = self.status.get(q, "?")
                 reason = reasons.get(q, "")
-                lines.append(f"query {q}: no counterfactual ({st}: {reason})" if reason else f"query {q}: no counterfactual ({st})")
+                lines.append(
+                    f"query {q}: no counterfactual ({st}: {reason})"
+                    if reason
+                    else f"query {q}: no counterfactual ({st})"
+                )
                 continue
             x = self.queries.loc[q]
             for r, cf in cfs.sort_index().iterrows():
-                cost = f"; cost {self.costs.describe(float(costs.loc[(q, r)]))}" if self.costs is not None and costs is not None else ""
-                lines.append(f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}{cost}")
+                cost = (
+                    f"; cost {self.costs.describe(float(costs.loc[(q, r)]))}"
+                    if self.costs is not None and costs is not None
+                    else ""
+                )
+                lines.append(
+                    f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}{cost}"
+                )
                 region = self.regions.get((q, int(r)))
                 if region is not None:
                     lines.append(f"  any of: {region.describe(self.schema)}")
@@ -343,12 +391,16 @@ class CounterfactualResult:
         def prob(v: Any) -> str:
             return "?" if v is None or pd.isna(v) else f"{float(v):.3f}"
 
-        parts = [f"<div><b>CounterfactualResult</b> ({esc(self.method)}): {len(self)} queries, "
-                 f"{len(self.counterfactuals)} counterfactuals</div>"]
+        parts = [
+            f"<div><b>CounterfactualResult</b> ({esc(self.method)}): {len(self)} queries, "
+            f"{len(self.counterfactuals)} counterfactuals</div>"
+        ]
         for q in self.queries.index[:20]:
             st = self.status.get(q)
-            parts.append(f"<h4>query {esc(q)} &mdash; {esc(st)} (target {esc(self.target.get(q))}, "
-                         f"P(target) now {prob(self.query_confidence.get(q))})</h4>")
+            parts.append(
+                f"<h4>query {esc(q)} &mdash; {esc(st)} (target {esc(self.target.get(q))}, "
+                f"P(target) now {prob(self.query_confidence.get(q))})</h4>"
+            )
             cfs = self.for_query(q)
             if len(cfs) == 0:
                 reason = str(self.diagnostics["reason"].get(q) or "")
@@ -357,11 +409,15 @@ class CounterfactualResult:
                 x = self.queries.loc[q]
                 items = []
                 for r, cf in cfs.sort_index().iterrows():
-                    ch = "; ".join(f"<b>{esc(c.feature)}</b> {esc(c.before_text)} &rarr; {esc(c.after_text)}"
-                                   for c in _changes(self.schema, x, cf))
+                    ch = "; ".join(
+                        f"<b>{esc(c.feature)}</b> {esc(c.before_text)} &rarr; {esc(c.after_text)}"
+                        for c in _changes(self.schema, x, cf)
+                    )
                     conf = prob(self.confidence.get((q, r)))
-                    items.append(f"<li>#{esc(r)}: {ch} <i>(P(target) {prob(self.query_confidence.get(q))} "
-                                 f"&rarr; {conf})</i></li>")
+                    items.append(
+                        f"<li>#{esc(r)}: {ch} <i>(P(target) {prob(self.query_confidence.get(q))} "
+                        f"&rarr; {conf})</i></li>"
+                    )
                 parts.append("<ul>" + "".join(items) + "</ul>")
             parts.append(f"<p><i>{esc(self.certificate(q))}</i></p>")
         if len(self.queries) > 20:
@@ -396,7 +452,9 @@ class CounterfactualResult:
         return dump(self)
 
     @classmethod
-    def from_json(cls, text: str | bytes, *, verify: bool = True, model: Any = None) -> CounterfactualResult:
+    def from_json(
+        cls, text: str | bytes, *, verify: bool = True, model: Any = None
+    ) -> CounterfactualResult:
         """Inverse of :meth:`to_json`.
 
         Every row is checked against the document's schema (all features
@@ -475,5 +533,3 @@ class CounterfactualResult:
             regions={k: v for r in results for k, v in r.regions.items()},
             costs=first.costs,
         )
-
-

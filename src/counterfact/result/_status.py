@@ -23,5 +23,3 @@ DEFAULT_REASONS: dict[str, str] = {
     "failed": "no counterfactual found",
     "invalid": "the row's own constraints contradict each other",
 }
-
-

@@ -72,7 +72,9 @@ def _differs(feature: Feature, a: Any, b: Any) -> bool:
     return bool(a != b)
 
 
-def changes(schema: Schema, x: pd.Series | Mapping[str, Any], cf: pd.Series | Mapping[str, Any]) -> list[Change]:
+def changes(
+    schema: Schema, x: pd.Series | Mapping[str, Any], cf: pd.Series | Mapping[str, Any]
+) -> list[Change]:
     """The features whose value differs between query ``x`` and counterfactual
     ``cf``, in schema order.
 
@@ -111,7 +113,11 @@ def diagnostic_number(diagnostics: Mapping[str, Any], key: str) -> float | None:
 
 
 def certificate_text(
-    name: str, status: str, diagnostics: Mapping[str, Any] | None = None, *, proves_infeasibility: bool = False
+    name: str,
+    status: str,
+    diagnostics: Mapping[str, Any] | None = None,
+    *,
+    proves_infeasibility: bool = False,
 ) -> str:
     """The guarantee behind a query's answer, in plain words, from its status alone.
 
@@ -145,10 +151,18 @@ def certificate_text(
     elif status == "infeasible" and proves_infeasibility:
         text = "proven: no counterfactual exists under these constraints"
     elif status == "infeasible":
-        text = f"no counterfactual: {reason}" if reason else "no counterfactual exists under these constraints"
+        text = (
+            f"no counterfactual: {reason}"
+            if reason
+            else "no counterfactual exists under these constraints"
+        )
     elif status == "timeout":
         text = "time limit reached before a counterfactual was found (not a proof that none exists)"
-    elif status == "failed" and reason is not None and reason.startswith("query already predicted as"):
+    elif (
+        status == "failed"
+        and reason is not None
+        and reason.startswith("query already predicted as")
+    ):
         text = "nothing to explain: the model already predicts the target class for this row"
     elif status == "failed":
         text = f"{reason or 'no counterfactual found'} (not a proof that none exists)"

@@ -75,7 +75,9 @@ class Feature:
                 f"Feature '{self.name}': kind must be one of {list(KINDS)}. Got {self.kind!r}."
             )
         if not isinstance(self.unit, str):
-            raise SchemaError(f"Feature '{self.name}': unit must be a string such as 'months'. Got {self.unit!r}.")
+            raise SchemaError(
+                f"Feature '{self.name}': unit must be a string such as 'months'. Got {self.unit!r}."
+            )
         if self.unit and self.kind not in NUMERIC_KINDS:
             raise SchemaError(
                 f"Feature '{self.name}' is {self.kind}; only real and integer features take a unit "
@@ -114,7 +116,9 @@ class Feature:
                 raise SchemaError(f"Feature '{self.name}' ({self.kind}) needs its categories.")
             cats = tuple(_py(c) for c in self.categories)
             if len(set(cats)) != len(cats):
-                raise SchemaError(f"Feature '{self.name}': categories must be distinct. Got {cats}.")
+                raise SchemaError(
+                    f"Feature '{self.name}': categories must be distinct. Got {cats}."
+                )
             if self.kind == "binary" and len(cats) != 2:
                 raise SchemaError(
                     f"Feature '{self.name}' is binary and needs exactly 2 categories. Got {cats}."
@@ -225,7 +229,9 @@ class Feature:
         try:
             v = float(value)
         except (TypeError, ValueError):
-            raise ValidationError(f"Feature '{self.name}': cannot snap non-numeric value {value!r}.") from None
+            raise ValidationError(
+                f"Feature '{self.name}': cannot snap non-numeric value {value!r}."
+            ) from None
         lo, hi = float(self.lower), float(self.upper)  # type: ignore[arg-type]
         if self.resolution is None:
             return min(max(v, lo), hi)

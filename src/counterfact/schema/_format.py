@@ -50,5 +50,3 @@ def _strip_negative_zero(text: str) -> str:
     if text.startswith("-") and set(text[1:]) <= {"0", "."}:
         return text[1:]
     return text
-
-

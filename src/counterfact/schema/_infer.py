@@ -35,15 +35,27 @@ def infer_features(
     bounds = dict(bounds or {})
     resolution = dict(resolution or {})
     act: dict[str, str] = {}
-    for names, a in ((immutable, "immutable"), (increasing, "increasing"), (decreasing, "decreasing")):
+    for names, a in (
+        (immutable, "immutable"),
+        (increasing, "increasing"),
+        (decreasing, "decreasing"),
+    ):
         for n in names:
             if n in act:
                 raise SchemaError(f"Feature '{n}' is given two actionabilities: {act[n]} and {a}.")
             act[n] = a
     if target is not None and target not in frame.columns:
-        raise ValidationError(f"Target column '{target}' not in the frame's columns {list(frame.columns)}.")
+        raise ValidationError(
+            f"Target column '{target}' not in the frame's columns {list(frame.columns)}."
+        )
     cols = [c for c in frame.columns if c != target]
-    for mapping, label in ((kinds, "kinds"), (categories, "categories"), (bounds, "bounds"), (act, "actionability"), (resolution, "resolution")):
+    for mapping, label in (
+        (kinds, "kinds"),
+        (categories, "categories"),
+        (bounds, "bounds"),
+        (act, "actionability"),
+        (resolution, "resolution"),
+    ):
         unknown = [n for n in mapping if n not in cols]
         if unknown:
             raise SchemaError(f"{label} overrides name unknown columns {unknown}. Columns: {cols}.")
@@ -78,8 +90,12 @@ def infer_features(
         if kind in NUMERIC_KINDS:
             lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
             res = resolution.get(c)
-            if res is None:  # the step the column is recorded in (integers: 1 unless plainly coarser)
-                res = infer_resolution(pd.to_numeric(s).to_numpy(dtype=float), integer=kind == "integer")
+            if (
+                res is None
+            ):  # the step the column is recorded in (integers: 1 unless plainly coarser)
+                res = infer_resolution(
+                    pd.to_numeric(s).to_numpy(dtype=float), integer=kind == "integer"
+                )
             feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a, resolution=res))  # type: ignore[arg-type]
         else:
             if cats is None:

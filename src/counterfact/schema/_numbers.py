@@ -39,7 +39,9 @@ def show_number(value: Any) -> str:
     return f"{text[:9]}...{text[-4:]} ({digits} digits)"
 
 
-def finite_number(value: Any, what: str, *, error: type[ValidationError] = ValidationError, hint: str = "") -> float:
+def finite_number(
+    value: Any, what: str, *, error: type[ValidationError] = ValidationError, hint: str = ""
+) -> float:
     """``value`` as a finite float, or ``error`` naming ``what`` and the value
     (then ``hint``, a sentence saying how to fix it).
 
@@ -50,7 +52,9 @@ def finite_number(value: Any, what: str, *, error: type[ValidationError] = Valid
         value = value.item()
     tail = f" {hint}" if hint else ""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise error(f"{what} must be a number. Got {show_number(value)} ({type(value).__name__}).{tail}")
+        raise error(
+            f"{what} must be a number. Got {show_number(value)} ({type(value).__name__}).{tail}"
+        )
     try:
         out = float(value)
     except OverflowError:

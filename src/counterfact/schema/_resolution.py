@@ -137,5 +137,3 @@ def snap_array(
     kk = np.clip(kk, lo_k, hi_k)
     d = decimals(step)
     return np.round(kk * step, d)
-
-

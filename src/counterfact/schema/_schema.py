@@ -55,7 +55,9 @@ class Schema:
             raise SchemaError("A schema needs at least one feature.")
         for f in feats:
             if not isinstance(f, Feature):
-                raise SchemaError(f"Schema features must be Feature objects. Got {type(f).__name__}.")
+                raise SchemaError(
+                    f"Schema features must be Feature objects. Got {type(f).__name__}."
+                )
         names = [f.name for f in feats]
         dup = sorted({n for n in names if names.count(n) > 1})
         if dup:
@@ -81,9 +83,7 @@ class Schema:
         try:
             return self.features[self._index[name]]
         except KeyError:
-            raise SchemaError(
-                f"Unknown feature '{name}'. Known features: {self.names}."
-            ) from None
+            raise SchemaError(f"Unknown feature '{name}'. Known features: {self.names}.") from None
 
     def index(self, name: str) -> int:
         """Position of a feature."""
@@ -154,16 +154,28 @@ class Schema:
         """
         unknown = [n for n in resolution if n not in self._index]
         if unknown:
-            raise SchemaError(f"resolution names unknown features {unknown}. Known features: {self.names}.")
+            raise SchemaError(
+                f"resolution names unknown features {unknown}. Known features: {self.names}."
+            )
         feats = []
         for f in self.features:
             res = resolution.get(f.name)
-            if res is None and frame is not None and f.kind == "real" and f.resolution is None and f.name in frame:
-                res = infer_resolution(pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=float))
+            if (
+                res is None
+                and frame is not None
+                and f.kind == "real"
+                and f.resolution is None
+                and f.name in frame
+            ):
+                res = infer_resolution(
+                    pd.to_numeric(frame[f.name], errors="coerce").to_numpy(dtype=float)
+                )
             feats.append(f if res is None else f.with_(resolution=res))
         return replace(self, features=tuple(feats))
 
-    def snap(self, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False) -> pd.DataFrame:
+    def snap(
+        self, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False
+    ) -> pd.DataFrame:
         """A copy of ``X`` with every numeric column on its feature's grid and
         inside its domain (vectorised :meth:`Feature.snap`).
 
@@ -214,7 +226,10 @@ class Schema:
                     "Impute or drop them first."
                 )
             if f.is_numeric:
-                if not (pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+                if not (
+                    pd.api.types.is_numeric_dtype(col.dtype)
+                    or pd.api.types.is_bool_dtype(col.dtype)
+                ):
                     texts = [v for v in col.tolist() if isinstance(v, (str, bytes))]
                     if texts:
                         raise ValidationError(
@@ -313,7 +328,9 @@ class Schema:
                 arr = X[f.name].to_numpy()
                 # numpy casts its own scalars to Python ones; object arrays need a pass
                 arr = arr.astype(object) if arr.dtype != object else _py_array(arr)
-                arrays[f.name] = pd.Series(arr, index=X.index, dtype=object)  # never inferred as str
+                arrays[f.name] = pd.Series(
+                    arr, index=X.index, dtype=object
+                )  # never inferred as str
         return pd.DataFrame(arrays, index=X.index)
 
     # --------------------------------------------------------------- (de)ser
@@ -378,8 +395,16 @@ class Schema:
             :class:`Feature`).
         """
         feats, classes = infer_features(
-            frame, target, kinds=kinds, categories=categories, bounds=bounds, immutable=immutable,
-            increasing=increasing, decreasing=decreasing, max_categories=max_categories, resolution=resolution,
+            frame,
+            target,
+            kinds=kinds,
+            categories=categories,
+            bounds=bounds,
+            immutable=immutable,
+            increasing=increasing,
+            decreasing=decreasing,
+            max_categories=max_categories,
+            resolution=resolution,
         )
         return cls(features=tuple(feats), target=target, classes=classes)
 
@@ -398,8 +423,16 @@ class Schema:
             else:
                 dom = _short_levels([str(c) for c in f.categories or ()], ", ")
             res = "" if f.resolution is None else f"{f.resolution:g}"
-            rows.append({"feature": f.name, "kind": f.kind, "domain": dom, "resolution": res,
-                         "actionability": f.actionability, "unit": f.unit})
+            rows.append(
+                {
+                    "feature": f.name,
+                    "kind": f.kind,
+                    "domain": dom,
+                    "resolution": res,
+                    "actionability": f.actionability,
+                    "unit": f.unit,
+                }
+            )
         return pd.DataFrame(rows).set_index("feature")
 
 
@@ -477,7 +510,11 @@ def _short_levels(levels: list[str], sep: str, width: int = 48) -> str:
 
 
 def _snap_frame(
-    schema: Schema, X: pd.DataFrame, toward: pd.DataFrame | pd.Series | None = None, *, away: bool = False
+    schema: Schema,
+    X: pd.DataFrame,
+    toward: pd.DataFrame | pd.Series | None = None,
+    *,
+    away: bool = False,
 ) -> pd.DataFrame:
     """:meth:`Schema.snap`: a copy of ``X`` with every numeric
     column on its feature's grid and inside its domain."""

@@ -33,8 +33,16 @@ from ._request import Limits, QuotaExceeded, ServerBusy
 from ._service import Service
 
 __all__ = [
-    "AuditLog", "Limits", "QuotaExceeded", "Quotas", "ServerBusy", "Service", "build_service", "create_app",
-    "fit_methods", "require_server_deps",
+    "AuditLog",
+    "Limits",
+    "QuotaExceeded",
+    "Quotas",
+    "ServerBusy",
+    "Service",
+    "build_service",
+    "create_app",
+    "fit_methods",
+    "require_server_deps",
 ]
 
 
@@ -66,7 +74,9 @@ def create_app(
         what the answer revealed (see :mod:`counterfact.serve._auditlog`).
     """
     if token is not None and (not isinstance(token, str) or not token.strip()):
-        raise ValidationError(f"token must be a non-empty string, or None to serve without one. Got {token!r}.")
+        raise ValidationError(
+            f"token must be a non-empty string, or None to serve without one. Got {token!r}."
+        )
     require_server_deps()
     from ._app import create_app as _create  # lazy: _app imports FastAPI, an optional extra
 

@@ -60,16 +60,24 @@ _PAGE_CSP = (
 _ERRORS: dict[int | str, dict[str, Any]] = {
     401: {"model": ErrorOut, "description": "Missing or wrong bearer token."},
     413: {"model": ErrorOut, "description": "Request body too large."},
-    422: {"model": ErrorOut, "description": "Invalid request (the library's message says what and how to fix it)."},
-    429: {"model": ErrorOut, "description": "Too many explanations in flight, or a per-client quota used up; "
-                                           "retry after the Retry-After seconds."},
+    422: {
+        "model": ErrorOut,
+        "description": "Invalid request (the library's message says what and how to fix it).",
+    },
+    429: {
+        "model": ErrorOut,
+        "description": "Too many explanations in flight, or a per-client quota used up; "
+        "retry after the Retry-After seconds.",
+    },
 }
 
 #: the status logged for a request whose client went away before its answer (nginx's convention)
 CLIENT_GONE = 499
 
 
-def _error(status: int, kind: str, detail: str, headers: dict[str, str] | None = None) -> JSONResponse:
+def _error(
+    status: int, kind: str, detail: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
     return JSONResponse({"error": kind, "detail": detail}, status_code=status, headers=headers)
 
 
@@ -94,7 +102,9 @@ class _BodyLimit:
             try:
                 declared = int(length)
             except ValueError:
-                await _error(400, "Bad Request", "Content-Length is not a number.")(scope, receive, send)
+                await _error(400, "Bad Request", "Content-Length is not a number.")(
+                    scope, receive, send
+                )
                 return
             if declared > self.max_bytes:
                 await too_large(scope, receive, send)
@@ -187,13 +197,20 @@ class _Guard:
             self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
 
     @staticmethod
-    def _line(scope: Any, record: dict[str, Any], status: int | None, seconds: float) -> dict[str, Any]:
+    def _line(
+        scope: Any, record: dict[str, Any], status: int | None, seconds: float
+    ) -> dict[str, Any]:
         auth = dict(scope.get("headers") or []).get(b"authorization", b"").decode("latin-1")
         token = auth[7:].strip() if auth[:7].lower() == "bearer " else None
         return {
-            "client": _client(scope), "token": token_fingerprint(token), "method": scope.get("method"),
-            "path": scope.get("path"), "query": scope.get("query_string", b"").decode("latin-1") or None,
-            "status": status, "seconds": round(seconds, 4), **record,
+            "client": _client(scope),
+            "token": token_fingerprint(token),
+            "method": scope.get("method"),
+            "path": scope.get("path"),
+            "query": scope.get("query_string", b"").decode("latin-1") or None,
+            "status": status,
+            "seconds": round(seconds, 4),
+            **record,
         }
 
 
@@ -212,10 +229,17 @@ class _SecurityHeaders:
 
         async def with_headers(message: Any) -> None:
             if message["type"] == "http.response.start":
-                headers = [(k, v) for k, v in message.get("headers", []) if k.lower() != b"x-content-type-options"]
+                headers = [
+                    (k, v)
+                    for k, v in message.get("headers", [])
+                    if k.lower() != b"x-content-type-options"
+                ]
                 headers.append((b"x-content-type-options", b"nosniff"))
                 if page:
-                    headers += [(b"content-security-policy", _PAGE_CSP.encode()), (b"referrer-policy", b"no-referrer")]
+                    headers += [
+                        (b"content-security-policy", _PAGE_CSP.encode()),
+                        (b"referrer-policy", b"no-referrer"),
+                    ]
                 message = {**message, "headers": headers}
             await send(message)
 
@@ -258,7 +282,9 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
         elif e.get("type") == "extra_forbidden":
             msg = "unknown field; see the request schema at /openapi.json"
         by_loc.setdefault(loc, [])
-        tags.setdefault(loc, set()).update(p for p in raw if isinstance(p, str) and p in _UNION_TAGS)
+        tags.setdefault(loc, set()).update(
+            p for p in raw if isinstance(p, str) and p in _UNION_TAGS
+        )
         if msg not in by_loc[loc]:
             by_loc[loc].append(msg)
     parts = []
@@ -276,7 +302,11 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
 
 
 def create_app(
-    service: Service, *, token: str | None = None, title: str = "counterfact", audit_log: AuditLog | None = None
+    service: Service,
+    *,
+    token: str | None = None,
+    title: str = "counterfact",
+    audit_log: AuditLog | None = None,
 ) -> FastAPI:
     """The HTTP application around a :class:`~counterfact.serve.Service`.
 
@@ -299,7 +329,9 @@ def create_app(
     limits = service.limits
     # cancelled explanations give their place among max_pending back at once, but their
     # threads end at the solvers' next check: room for both
-    executor = ThreadPoolExecutor(max_workers=2 * limits.max_pending + 4, thread_name_prefix="counterfact-explain")
+    executor = ThreadPoolExecutor(
+        max_workers=2 * limits.max_pending + 4, thread_name_prefix="counterfact-explain"
+    )
     app = _new_app(service, executor, title, audit_log)
     _add_error_handlers(app)
     _add_page(app, service)
@@ -312,7 +344,9 @@ def create_app(
     return app
 
 
-def _new_app(service: Service, executor: ThreadPoolExecutor, title: str, audit_log: AuditLog | None) -> FastAPI:
+def _new_app(
+    service: Service, executor: ThreadPoolExecutor, title: str, audit_log: AuditLog | None
+) -> FastAPI:
     """The bare application; stopping it shuts the worker threads down and closes the audit log."""
 
     @asynccontextmanager
@@ -359,12 +393,18 @@ def _add_error_handlers(app: FastAPI) -> None:
             phrase = HTTPStatus(exc.status_code).phrase
         except ValueError:
             phrase = "Client Closed Request" if exc.status_code == CLIENT_GONE else "HTTP error"
-        return _error(exc.status_code, phrase, str(exc.detail), headers=getattr(exc, "headers", None))
+        return _error(
+            exc.status_code, phrase, str(exc.detail), headers=getattr(exc, "headers", None)
+        )
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:
         logger.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
-        return _error(500, "InternalError", "The server failed to answer this request; the cause is in the server's log.")
+        return _error(
+            500,
+            "InternalError",
+            "The server failed to answer this request; the cause is in the server's log.",
+        )
 
 
 def _note(req: Request, /, **fields: Any) -> None:
@@ -399,22 +439,27 @@ def _add_docs(app: FastAPI, title: str, assets: Path | None) -> None:
     @app.get("/docs", response_class=HTMLResponse, include_in_schema=False)
     async def docs() -> HTMLResponse:
         return get_swagger_ui_html(
-            openapi_url="/openapi.json", title=f"{title}: API",
-            swagger_js_url="/docs-assets/swagger-ui-bundle.js", swagger_css_url="/docs-assets/swagger-ui.css",
+            openapi_url="/openapi.json",
+            title=f"{title}: API",
+            swagger_js_url="/docs-assets/swagger-ui-bundle.js",
+            swagger_css_url="/docs-assets/swagger-ui.css",
             swagger_favicon_url="/docs-assets/favicon-32x32.png",
         )
 
 
 def _token_check(token: str | None) -> Callable[..., None]:
     """The dependency that checks the bearer token of an ``/api/*`` request (none needed when ``token`` is None)."""
-    bearer = HTTPBearer(auto_error=False, description="Required on /api/* when the server was started with a token.")
+    bearer = HTTPBearer(
+        auto_error=False, description="Required on /api/* when the server was started with a token."
+    )
 
     def check_token(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
         if token is None:
             return
         if credentials is None:
             raise HTTPException(
-                401, "This server requires a bearer token: send 'Authorization: Bearer <token>'.",
+                401,
+                "This server requires a bearer token: send 'Authorization: Bearer <token>'.",
                 headers={"WWW-Authenticate": "Bearer"},
             )
         if not hmac.compare_digest(credentials.credentials.encode(), token.encode()):
@@ -423,7 +468,9 @@ def _token_check(token: str | None) -> Callable[..., None]:
     return check_token
 
 
-def _api(service: Service, executor: ThreadPoolExecutor, token: str | None, *, docs: bool) -> APIRouter:
+def _api(
+    service: Service, executor: ThreadPoolExecutor, token: str | None, *, docs: bool
+) -> APIRouter:
     """The ``/api/*`` routes, behind the bearer token (``docs``: whether ``/docs`` is served)."""
     api = APIRouter(prefix="/api", dependencies=[Depends(_token_check(token))], responses=_ERRORS)
     _add_describe_routes(api, service, docs)
@@ -462,9 +509,19 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
         """Decision and class probabilities for raw rows."""
         _note(request, request={"rows": body.rows})
         out: dict[str, Any] = await in_worker(service.predict, body.rows)
-        _note(request, revealed={"predictions": [
-            {"row": p["row"], "prediction": p["prediction"], "probabilities": p["probabilities"]}
-            for p in out["predictions"]]})
+        _note(
+            request,
+            revealed={
+                "predictions": [
+                    {
+                        "row": p["row"],
+                        "prediction": p["prediction"],
+                        "probabilities": p["probabilities"],
+                    }
+                    for p in out["predictions"]
+                ]
+            },
+        )
         return out
 
     @api.post("/explain", response_model=ExplainOut, tags=["methods"])
@@ -493,7 +550,9 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
                 reasons=body.reasons,
             )
         )
-        reservation = service.quotas.reserve(_client(request.scope), len(job.frame) * job.n_counterfactuals)
+        reservation = service.quotas.reserve(
+            _client(request.scope), len(job.frame) * job.n_counterfactuals
+        )
         answered = 0
         try:
             out = await _run_admitted(service, executor, job, request.receive)
@@ -507,11 +566,23 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
 def _revealed(out: dict[str, Any]) -> dict[str, Any]:
     """What an explanation's answer disclosed about the model (for the audit log)."""
     rows = [
-        {"row": r["row"], "status": r["status"], "probability_before": r["probability_before"],
-         "counterfactuals": [c["row"] for c in r["counterfactuals"]],
-         "probabilities": [c["probability_after"] for c in r["counterfactuals"]],
-         **({"regions": [c["region"]["bounds"] if c.get("region") else None for c in r["counterfactuals"]]}
-            if any(c.get("region") for c in r["counterfactuals"]) else {})}
+        {
+            "row": r["row"],
+            "status": r["status"],
+            "probability_before": r["probability_before"],
+            "counterfactuals": [c["row"] for c in r["counterfactuals"]],
+            "probabilities": [c["probability_after"] for c in r["counterfactuals"]],
+            **(
+                {
+                    "regions": [
+                        c["region"]["bounds"] if c.get("region") else None
+                        for c in r["counterfactuals"]
+                    ]
+                }
+                if any(c.get("region") for c in r["counterfactuals"])
+                else {}
+            ),
+        }
         for r in out["results"]
     ]
     return {"counterfactuals": sum(len(r["counterfactuals"]) for r in rows), "rows": rows}
@@ -563,8 +634,12 @@ async def _run_admitted(
         await asyncio.wait({future, gone}, return_when=asyncio.FIRST_COMPLETED)
         if not future.done():
             job.cancel.cancel()  # nobody is waiting for the answer any more
-            future.add_done_callback(lambda f: f.exception())  # its outcome is not wanted (nor logged)
-            raise HTTPException(CLIENT_GONE, "The client closed the connection; its explanation was stopped.")
+            future.add_done_callback(
+                lambda f: f.exception()
+            )  # its outcome is not wanted (nor logged)
+            raise HTTPException(
+                CLIENT_GONE, "The client closed the connection; its explanation was stopped."
+            )
         return future.result()  # type: ignore[no-any-return]
     except asyncio.CancelledError:
         job.cancel.cancel()

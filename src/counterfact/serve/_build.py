@@ -60,7 +60,9 @@ def fit_methods(
     if explicit:
         unknown = [n for n in todo if n not in methods.names(peers=True)]
         if unknown:
-            raise ValidationError(f"Unknown methods {unknown}. Available methods: {methods.names()}.")
+            raise ValidationError(
+                f"Unknown methods {unknown}. Available methods: {methods.names()}."
+            )
         if not todo:
             raise ValidationError("--methods is empty: name at least one method.")
     fitted: dict[str, Any] = {}
@@ -72,7 +74,11 @@ def fit_methods(
             accepted = cls._param_names()
             # a method's own progress (L2C's training bar) only with `serve -v` (the logger at DEBUG)
             shown = 1 if logger.isEnabledFor(logging.DEBUG) else 0
-            kw = {k: v for k, v in (("random_state", random_state), ("verbose", shown)) if k in accepted}
+            kw = {
+                k: v
+                for k, v in (("random_state", random_state), ("verbose", shown))
+                if k in accepted
+            }
             m = cls(**{**kw, **extra})
             say(f"fitting {name} ...")
             m.fit(model, train)
@@ -86,7 +92,9 @@ def fit_methods(
         fitted[name] = m
         say(f"fitted {name} in {time.perf_counter() - start:.1f} s")
     if not fitted:
-        raise ValidationError("No method could be fitted for this model; install the extras or pass --methods.")
+        raise ValidationError(
+            "No method could be fitted for this model; install the extras or pass --methods."
+        )
     return fitted
 
 
@@ -148,11 +156,17 @@ def build_service(
     else:
         fitted_model, train, pool = model, data, data
     if isinstance(robust_to, bool) or not isinstance(robust_to, int) or robust_to < 0:
-        raise ValidationError(f"robust_to must be an int >= 0 (retrained copies of the model). Got {robust_to!r}.")
+        raise ValidationError(
+            f"robust_to must be an int >= 0 (retrained copies of the model). Got {robust_to!r}."
+        )
     labels = resolve_class_names(
-        list(as_adapter(fitted_model, data.schema).classes_), class_names, data.metadata.get("target_labels") or {}
+        list(as_adapter(fitted_model, data.schema).classes_),
+        class_names,
+        data.metadata.get("target_labels") or {},
     )
-    fitted = fit_methods(fitted_model, train, methods, random_state=random_state, params=method_params, log=say)
+    fitted = fit_methods(
+        fitted_model, train, methods, random_state=random_state, params=method_params, log=say
+    )
     others: list[Any] = []
     if robust_to:
         start = time.perf_counter()
@@ -162,8 +176,15 @@ def build_service(
         examples = rows_to_explain(fitted_model, pool.X, data=data)
     except ValidationError:  # several classes, none favourable: every row is an example
         examples = pool.X
-    service = Service(data=data, model=fitted_model, methods=fitted, examples=examples, limits=limits,
-                      class_names=labels, robust_to=others)
+    service = Service(
+        data=data,
+        model=fitted_model,
+        methods=fitted,
+        examples=examples,
+        limits=limits,
+        class_names=labels,
+        robust_to=others,
+    )
     if warm_up and len(service.examples):
         row = service.example(0)["row"]
         for name in service.method_names:

@@ -50,13 +50,29 @@ requires --allow-unsafe-model-load.
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``serve`` subcommand on the ``counterfact`` parser's subparsers."""
-    common = argparse.ArgumentParser(add_help=False)  # the command's -v/-q/--debug, also after 'serve'
-    common.add_argument("-v", "--verbose", action="store_true", default=argparse.SUPPRESS,
-                        help="show the methods' progress while they are fitted")
-    common.add_argument("-q", "--quiet", action="store_true", default=argparse.SUPPRESS,
-                        help="log only warnings and errors")
-    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                        help="show the full traceback of an error")
+    common = argparse.ArgumentParser(
+        add_help=False
+    )  # the command's -v/-q/--debug, also after 'serve'
+    common.add_argument(
+        "-v",
+        "--verbose",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the methods' progress while they are fitted",
+    )
+    common.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="log only warnings and errors",
+    )
+    common.add_argument(
+        "--debug",
+        action="store_true",
+        default=argparse.SUPPRESS,
+        help="show the full traceback of an error",
+    )
     p = subparsers.add_parser(
         "serve",
         parents=[common],
@@ -67,47 +83,123 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     src = p.add_mutually_exclusive_group()
-    src.add_argument("--dataset", default="german_credit", help="bundled dataset name (default german_credit)")
+    src.add_argument(
+        "--dataset", default="german_credit", help="bundled dataset name (default german_credit)"
+    )
     src.add_argument("--data", metavar="CSV", help="a CSV file of your own (needs --target)")
     p.add_argument("--target", help="target column of --data")
-    p.add_argument("--model", default="lr", help="model kind fitted when no --model-file is given (default lr): "
-                   + ", ".join(KINDS))
-    p.add_argument("--model-file", metavar="FILE", help="a joblib/pickle file with a fitted model (see --allow-unsafe-model-load)")
-    p.add_argument("--allow-unsafe-model-load", action="store_true",
-                   help="acknowledge that loading --model-file runs code from the file")
-    p.add_argument("--methods", metavar="NAMES", help="comma-separated methods to load, e.g. mace,ufce,nearest "
-                   "(default: every installed method that supports the model)")
-    p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
+    p.add_argument(
+        "--model",
+        default="lr",
+        help="model kind fitted when no --model-file is given (default lr): " + ", ".join(KINDS),
+    )
+    p.add_argument(
+        "--model-file",
+        metavar="FILE",
+        help="a joblib/pickle file with a fitted model (see --allow-unsafe-model-load)",
+    )
+    p.add_argument(
+        "--allow-unsafe-model-load",
+        action="store_true",
+        help="acknowledge that loading --model-file runs code from the file",
+    )
+    p.add_argument(
+        "--methods",
+        metavar="NAMES",
+        help="comma-separated methods to load, e.g. mace,ufce,nearest "
+        "(default: every installed method that supports the model)",
+    )
+    p.add_argument(
+        "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
+    )
     p.add_argument("--port", type=int, default=8000, help="port (default 8000)")
-    p.add_argument("--workers", type=int, default=1,
-                   help="server processes (default 1); each fits its own copy of the methods")
-    p.add_argument("--token", help=f"require this bearer token on /api/* (default: ${TOKEN_ENV}, else none)")
-    p.add_argument("--allow-public", action="store_true",
-                   help="serve on a non-loopback --host without a token (anyone who can reach it may use the API)")
-    p.add_argument("--audit-log", metavar="FILE",
-                   help="append one JSON line per API request to FILE: client, request, status, what was revealed")
-    p.add_argument("--requests-per-minute", type=int, default=120, metavar="N",
-                   help="API requests per client in any minute; more get 429 (default 120; 0: no quota)")
-    p.add_argument("--counterfactuals-per-hour", type=int, default=1000, metavar="N",
-                   help="counterfactuals answered per client in any hour; more get 429 (default 1000; 0: no quota)")
-    p.add_argument("--method-concurrency", type=int, default=2, metavar="N",
-                   help="explanations of one method running at once, each on its own copy (default 2)")
-    p.add_argument("--class-names", metavar="NAMES",
-                   help="readable class names, one per class in the model's order (bad,good) or class=name pairs "
-                   "(0=bad,1=good); default: the dataset's names, else the classes as written")
-    p.add_argument("--robust-to", type=int, default=0, metavar="N",
-                   help="retrain N copies of the model on bootstrap resamples at start-up, so that requests may ask "
-                   "for answers that hold for all of them (default 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="seed of the split, the model and the methods (default 0)")
+    p.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        help="server processes (default 1); each fits its own copy of the methods",
+    )
+    p.add_argument(
+        "--token", help=f"require this bearer token on /api/* (default: ${TOKEN_ENV}, else none)"
+    )
+    p.add_argument(
+        "--allow-public",
+        action="store_true",
+        help="serve on a non-loopback --host without a token (anyone who can reach it may use the API)",
+    )
+    p.add_argument(
+        "--audit-log",
+        metavar="FILE",
+        help="append one JSON line per API request to FILE: client, request, status, what was revealed",
+    )
+    p.add_argument(
+        "--requests-per-minute",
+        type=int,
+        default=120,
+        metavar="N",
+        help="API requests per client in any minute; more get 429 (default 120; 0: no quota)",
+    )
+    p.add_argument(
+        "--counterfactuals-per-hour",
+        type=int,
+        default=1000,
+        metavar="N",
+        help="counterfactuals answered per client in any hour; more get 429 (default 1000; 0: no quota)",
+    )
+    p.add_argument(
+        "--method-concurrency",
+        type=int,
+        default=2,
+        metavar="N",
+        help="explanations of one method running at once, each on its own copy (default 2)",
+    )
+    p.add_argument(
+        "--class-names",
+        metavar="NAMES",
+        help="readable class names, one per class in the model's order (bad,good) or class=name pairs "
+        "(0=bad,1=good); default: the dataset's names, else the classes as written",
+    )
+    p.add_argument(
+        "--robust-to",
+        type=int,
+        default=0,
+        metavar="N",
+        help="retrain N copies of the model on bootstrap resamples at start-up, so that requests may ask "
+        "for answers that hold for all of them (default 0: none)",
+    )
+    p.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the split, the model and the methods (default 0)",
+    )
     p.add_argument("--max-rows", type=int, default=20, help="rows per request (default 20)")
-    p.add_argument("--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)")
-    p.add_argument("--max-time-limit", type=float, default=30.0, metavar="SECONDS",
-                   help="largest time_limit a request may ask for, seconds per row (default 30)")
-    p.add_argument("--time-limit", type=float, default=5.0, metavar="SECONDS",
-                   help="time_limit of requests that give none (default 5)")
-    p.add_argument("--max-pending", type=int, default=32,
-                   help="explanations running or queued at once; more get 429 (default 32)")
-    p.add_argument("--max-body-bytes", type=int, default=64 * 1024, help="request body size (default 65536)")
+    p.add_argument(
+        "--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)"
+    )
+    p.add_argument(
+        "--max-time-limit",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="largest time_limit a request may ask for, seconds per row (default 30)",
+    )
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        default=5.0,
+        metavar="SECONDS",
+        help="time_limit of requests that give none (default 5)",
+    )
+    p.add_argument(
+        "--max-pending",
+        type=int,
+        default=32,
+        help="explanations running or queued at once; more get 429 (default 32)",
+    )
+    p.add_argument(
+        "--max-body-bytes", type=int, default=64 * 1024, help="request body size (default 65536)"
+    )
     p.set_defaults(func=cmd_serve)
     return p  # type: ignore[no-any-return]
 
@@ -123,14 +215,22 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
     if args.methods is not None:
         methods = [m.strip() for m in args.methods.split(",") if m.strip()]
         if not methods:
-            raise ValidationError("--methods is empty: name at least one method, e.g. --methods mace,nearest.")
+            raise ValidationError(
+                "--methods is empty: name at least one method, e.g. --methods mace,nearest."
+            )
     if args.robust_to < 0:
-        raise ValidationError(f"--robust-to must be >= 0 (retrained copies of the model; 0: none). Got {args.robust_to}.")
+        raise ValidationError(
+            f"--robust-to must be >= 0 (retrained copies of the model; 0: none). Got {args.robust_to}."
+        )
     if args.class_names is not None and not args.class_names.strip():
-        raise ValidationError("--class-names is empty: name every class, e.g. --class-names bad,good.")
+        raise ValidationError(
+            "--class-names is empty: name every class, e.g. --class-names bad,good."
+        )
     for flag in ("requests_per_minute", "counterfactuals_per_hour"):
         if getattr(args, flag) < 0:
-            raise ValidationError(f"--{flag.replace('_', '-')} must be >= 0 (0: no quota). Got {getattr(args, flag)}.")
+            raise ValidationError(
+                f"--{flag.replace('_', '-')} must be >= 0 (0: no quota). Got {getattr(args, flag)}."
+            )
     limits = {
         "max_rows": args.max_rows,
         "max_counterfactuals": args.max_counterfactuals,
@@ -176,11 +276,19 @@ def _say(message: str) -> None:
 
 def _load(config: dict[str, Any]) -> tuple[Any, Any]:
     """The dataset and the model (a fitted object, or a kind to fit)."""
-    data = load_csv(config["data"], target=config["target"]) if config["data"] else datasets.load(config["dataset"])
+    data = (
+        load_csv(config["data"], target=config["target"])
+        if config["data"]
+        else datasets.load(config["dataset"])
+    )
     if config["model_file"]:
-        model: Any = load_model_file(config["model_file"], allow_unsafe=config["allow_unsafe_model_load"], data=data)
+        model: Any = load_model_file(
+            config["model_file"], allow_unsafe=config["allow_unsafe_model_load"], data=data
+        )
     elif config["model"] not in KINDS:
-        raise ValidationError(f"--model {config['model']!r} is not a model kind; choose one of {list(KINDS)}.")
+        raise ValidationError(
+            f"--model {config['model']!r} is not a model kind; choose one of {list(KINDS)}."
+        )
     else:
         model = config["model"]
     return data, model
@@ -188,13 +296,21 @@ def _load(config: dict[str, Any]) -> tuple[Any, Any]:
 
 def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any:
     # the methods' own progress bars while fitting only with -v
-    logging.getLogger("counterfact.serve").setLevel(logging.DEBUG if config.get("verbose") else logging.INFO)
+    logging.getLogger("counterfact.serve").setLevel(
+        logging.DEBUG if config.get("verbose") else logging.INFO
+    )
     limits = Limits(**config["limits"])
     if data is None:
         data, model = _load(config)
     return build_service(
-        data, model=model, methods=config["methods"], random_state=config["seed"], limits=limits, log=_say,
-        class_names=config.get("class_names"), robust_to=config.get("robust_to", 0),
+        data,
+        model=model,
+        methods=config["methods"],
+        random_state=config["seed"],
+        limits=limits,
+        log=_say,
+        class_names=config.get("class_names"),
+        robust_to=config.get("robust_to", 0),
     )
 
 
@@ -260,10 +376,15 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = _token(args)
     _check_public(args.host, token, bool(args.allow_public))  # before anything is loaded or fitted
     _check_port(args.host, args.port)
-    audit = AuditLog(args.audit_log) if args.audit_log else None  # an unwritable file fails now, too
+    audit = (
+        AuditLog(args.audit_log) if args.audit_log else None
+    )  # an unwritable file fails now, too
     if not _is_loopback(args.host):
-        _say(f"serving on {args.host}" + (" with a bearer token" if token else " WITHOUT a token (--allow-public)")
-             + ("" if audit else "; no --audit-log: requests are not recorded"))
+        _say(
+            f"serving on {args.host}"
+            + (" with a bearer token" if token else " WITHOUT a token (--allow-public)")
+            + ("" if audit else "; no --audit-log: requests are not recorded")
+        )
     import uvicorn
 
     data, model = _load(config)  # file errors surface before anything is fitted
@@ -272,8 +393,10 @@ def cmd_serve(args: argparse.Namespace) -> int:
     log_level = "warning" if getattr(args, "quiet", False) else "info"
     if args.workers == 1:
         app = create_app(_service(config, data, model), token=token, audit_log=audit)
-        _say(f"serving on {url} (API documentation at {'/docs' if swagger_ui_assets() else '/openapi.json'}); "
-             "press Ctrl+C to stop")
+        _say(
+            f"serving on {url} (API documentation at {'/docs' if swagger_ui_assets() else '/openapi.json'}); "
+            "press Ctrl+C to stop"
+        )
         uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
         return 0
     if audit is not None:
@@ -283,7 +406,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         os.environ[TOKEN_ENV] = token
     _say(f"starting {args.workers} worker processes; each fits its methods, then serves on {url}")
     uvicorn.run(
-        "counterfact.serve._cli:app_from_env", factory=True, host=args.host, port=args.port,
-        workers=args.workers, log_level=log_level,
+        "counterfact.serve._cli:app_from_env",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        workers=args.workers,
+        log_level=log_level,
     )
     return 0

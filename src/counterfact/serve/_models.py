@@ -32,7 +32,9 @@ class ConstraintsIn(_Strict):
 
     immutable: list[str] = Field(default_factory=list, description="Features that must not change.")
     increasing: list[str] = Field(default_factory=list, description="Features that may only go up.")
-    decreasing: list[str] = Field(default_factory=list, description="Features that may only go down.")
+    decreasing: list[str] = Field(
+        default_factory=list, description="Features that may only go down."
+    )
     ranges: dict[str, tuple[Number | None, Number | None]] = Field(
         default_factory=dict, description="Numeric feature -> [low, high] (either may be null)."
     )
@@ -42,7 +44,9 @@ class ConstraintsIn(_Strict):
     features_to_vary: list[str] | None = Field(
         default=None, description="The only features that may change (all others are fixed)."
     )
-    max_changes: StrictInt | None = Field(default=None, description="At most this many features may change.")
+    max_changes: StrictInt | None = Field(
+        default=None, description="At most this many features may change."
+    )
     causal: list[CausalIn] = Field(default_factory=list, description="Linear causal relations.")
     relations: list[Annotated[StrictStr, Field(max_length=1000)]] = Field(
         default_factory=list,
@@ -55,18 +59,26 @@ class ConstraintsIn(_Strict):
 class RowsRequest(_Strict):
     """Rows to predict."""
 
-    rows: list[dict[str, Value]] = Field(description="Raw rows: feature -> value.", examples=[[_EXAMPLE_ROW]])
+    rows: list[dict[str, Value]] = Field(
+        description="Raw rows: feature -> value.", examples=[[_EXAMPLE_ROW]]
+    )
 
 
 class ExplainRequest(_Strict):
     """Rows to explain, the method and the user's feedback."""
 
     rows: list[dict[str, Value]] = Field(description="Raw rows: feature -> value.")
-    method: str | None = Field(default=None, description="A method name from /api/methods (default: the server's).")
+    method: str | None = Field(
+        default=None, description="A method name from /api/methods (default: the server's)."
+    )
     n_counterfactuals: StrictInt = Field(default=1, description="Distinct counterfactuals per row.")
-    target: Value | None = Field(default=None, description="Desired class (default: the favourable class).")
+    target: Value | None = Field(
+        default=None, description="Desired class (default: the favourable class)."
+    )
     constraints: ConstraintsIn | None = None
-    time_limit: Number | None = Field(default=None, description="Seconds per row (capped by the server).")
+    time_limit: Number | None = Field(
+        default=None, description="Seconds per row (capped by the server)."
+    )
     min_probability: Number | None = Field(
         default=None,
         description="A margin: every answer must give the target at least this probability (strictly between 0 "
@@ -81,7 +93,8 @@ class ExplainRequest(_Strict):
         description="Answers must also hold for the server's retrained models (started with --robust-to N).",
     )
     reasons: StrictBool = Field(
-        default=False, description="Add each answer's principal reasons for a notice, and the notice's text."
+        default=False,
+        description="Add each answer's principal reasons for a notice, and the notice's text.",
     )
 
 
@@ -92,9 +105,13 @@ class FeatureOut(BaseModel):
     upper: float | None
     categories: list[Any] | None
     actionability: str
-    resolution: float | None = Field(description="Step of a numeric feature's values (null: discrete).")
+    resolution: float | None = Field(
+        description="Step of a numeric feature's values (null: discrete)."
+    )
     description: str = Field(default="", description="What the feature is, from the data's schema.")
-    unit: str = Field(default="", description="The unit a numeric value is read in (\"months\"), from the schema.")
+    unit: str = Field(
+        default="", description='The unit a numeric value is read in ("months"), from the schema.'
+    )
 
 
 class LimitsOut(BaseModel):
@@ -103,8 +120,12 @@ class LimitsOut(BaseModel):
     max_counterfactuals: int
     max_time_limit: float
     default_time_limit: float
-    requests_per_minute: int | None = Field(default=None, description="Per-client quota (null: none).")
-    counterfactuals_per_hour: int | None = Field(default=None, description="Per-client quota (null: none).")
+    requests_per_minute: int | None = Field(
+        default=None, description="Per-client quota (null: none)."
+    )
+    counterfactuals_per_hour: int | None = Field(
+        default=None, description="Per-client quota (null: none)."
+    )
 
 
 class SchemaOut(BaseModel):
@@ -116,9 +137,13 @@ class SchemaOut(BaseModel):
     favourable: Any = None
     features: list[FeatureOut]
     n_examples: int
-    robust_to: int = Field(default=0, description="Retrained models a request may ask answers to hold for.")
+    robust_to: int = Field(
+        default=0, description="Retrained models a request may ask answers to hold for."
+    )
     limits: LimitsOut
-    api_docs: str = Field(default="/openapi.json", description="Where the API is documented (/docs when served).")
+    api_docs: str = Field(
+        default="/openapi.json", description="Where the API is documented (/docs when served)."
+    )
 
 
 class MethodOut(BaseModel):
@@ -131,9 +156,15 @@ class MethodOut(BaseModel):
     certified: bool = Field(description="Answers carry a proof (optimal / none exists).")
     default: bool
     display_name: str = ""
-    proves_optimality: bool = Field(default=False, description="Status 'optimal' is a proof: no nearer answer.")
-    proves_infeasibility: bool = Field(default=False, description="Status 'infeasible' is a proof: none exists.")
-    meaning: dict[str, str] = Field(default_factory=dict, description="Per status, what an answer means in plain words.")
+    proves_optimality: bool = Field(
+        default=False, description="Status 'optimal' is a proof: no nearer answer."
+    )
+    proves_infeasibility: bool = Field(
+        default=False, description="Status 'infeasible' is a proof: none exists."
+    )
+    meaning: dict[str, str] = Field(
+        default_factory=dict, description="Per status, what an answer means in plain words."
+    )
 
 
 class MethodsOut(BaseModel):
@@ -170,15 +201,21 @@ class ChangeOut(BaseModel):
     after: Any
     before_text: str
     after_text: str
-    unit: str = Field(default="", description="The feature's unit (\"months\"; empty when it has none).")
+    unit: str = Field(
+        default="", description='The feature\'s unit ("months"; empty when it has none).'
+    )
 
 
 class RegionOut(BaseModel):
     bounds: dict[str, Any] = Field(
-        description="Per changed feature: [low, high] (numeric) or {\"values\": [...]} (categories)."
+        description='Per changed feature: [low, high] (numeric) or {"values": [...]} (categories).'
     )
-    domain: dict[str, list[float]] = Field(description="The numeric features' domains, to read open-ended bounds.")
-    certified: bool = Field(description="Proven for the model by a solver (false: checked on samples only).")
+    domain: dict[str, list[float]] = Field(
+        description="The numeric features' domains, to read open-ended bounds."
+    )
+    certified: bool = Field(
+        description="Proven for the model by a solver (false: checked on samples only)."
+    )
     how: str
     n_checked: int
     text: str = Field(description="The region in words.")
@@ -188,19 +225,31 @@ class ReasonOut(BaseModel):
     feature: str
     current: Any
     needed: Any
-    closes: float | None = Field(description="P(target) with only this feature changed, minus the case's own.")
+    closes: float | None = Field(
+        description="P(target) with only this feature changed, minus the case's own."
+    )
     sentence: str
 
 
 class CounterfactualOut(BaseModel):
     rank: int
     row: dict[str, Any]
-    changes: list[ChangeOut] = Field(description="Only the features that changed, formatted at their resolution.")
+    changes: list[ChangeOut] = Field(
+        description="Only the features that changed, formatted at their resolution."
+    )
     description: str
-    probability_after: float | None = Field(description="Model probability of the target for this counterfactual.")
-    region: RegionOut | None = Field(default=None, description="Its certified region (when regions were asked for).")
-    reasons: list[ReasonOut] | None = Field(default=None, description="At most four principal reasons (when asked).")
-    notice: str | None = Field(default=None, description="The reasons as a text to adapt into a notice (when asked).")
+    probability_after: float | None = Field(
+        description="Model probability of the target for this counterfactual."
+    )
+    region: RegionOut | None = Field(
+        default=None, description="Its certified region (when regions were asked for)."
+    )
+    reasons: list[ReasonOut] | None = Field(
+        default=None, description="At most four principal reasons (when asked)."
+    )
+    notice: str | None = Field(
+        default=None, description="The reasons as a text to adapt into a notice (when asked)."
+    )
 
 
 class RowResultOut(BaseModel):
@@ -213,7 +262,9 @@ class RowResultOut(BaseModel):
     probability_before: float
     counterfactuals: list[CounterfactualOut]
     certificate: str = Field(description="The method's guarantee for this answer, in plain words.")
-    meaning: str | None = Field(default=None, description="What the status means for this method, in plain words.")
+    meaning: str | None = Field(
+        default=None, description="What the status means for this method, in plain words."
+    )
     runtime_s: float | None
     diagnostics: dict[str, Any]
 
@@ -237,5 +288,7 @@ class HealthOut(BaseModel):
 
 
 class ErrorOut(BaseModel):
-    error: str = Field(description="Kind of error (the library's exception class, or the HTTP reason).")
+    error: str = Field(
+        description="Kind of error (the library's exception class, or the HTTP reason)."
+    )
     detail: str = Field(description="What was wrong and how to fix it.")

@@ -104,8 +104,12 @@ class MethodPool:
                 with self._cond:
                     while True:
                         if cancel is not None and cancel.cancelled:
-                            raise Cancelled("the request was cancelled while it waited for its method")
-                        if self._busy < self.slots and (self._idle or self._instances < self.max_instances):
+                            raise Cancelled(
+                                "the request was cancelled while it waited for its method"
+                            )
+                        if self._busy < self.slots and (
+                            self._idle or self._instances < self.max_instances
+                        ):
                             break
                         self._cond.wait()
                     self._busy += 1
@@ -134,8 +138,10 @@ class MethodPool:
                 self._instances -= 1
                 if self.max_instances > 1:
                     if self.log is not None:
-                        self.log(f"{type(self.template).__name__} cannot be copied ({type(exc).__name__}); "
-                                 "it answers one request at a time")
+                        self.log(
+                            f"{type(self.template).__name__} cannot be copied ({type(exc).__name__}); "
+                            "it answers one request at a time"
+                        )
                     self.slots = self.max_instances = self._instances = 1
                     self._idle.append(self.template)
                 self._cond.notify_all()

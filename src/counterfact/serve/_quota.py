@@ -162,4 +162,7 @@ class Quotas:
             if c is None:
                 return {"requests_last_minute": 0, "counterfactuals_last_hour": 0}
             c.prune(now)
-            return {"requests_last_minute": len(c.requests), "counterfactuals_last_hour": sum(r.count for r in c.charges)}
+            return {
+                "requests_last_minute": len(c.requests),
+                "counterfactuals_last_hour": sum(r.count for r in c.charges),
+            }

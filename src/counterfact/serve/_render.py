@@ -131,8 +131,14 @@ def _counterfactuals(
                 "rank": int(rank),
                 "row": {n: jsonable(cfrow[n]) for n in schema.names},
                 "changes": [
-                    {"feature": c.feature, "before": jsonable(c.before), "after": jsonable(c.after),
-                     "before_text": c.before_text, "after_text": c.after_text, "unit": c.unit}
+                    {
+                        "feature": c.feature,
+                        "before": jsonable(c.before),
+                        "after": jsonable(c.after),
+                        "before_text": c.before_text,
+                        "after_text": c.after_text,
+                        "unit": c.unit,
+                    }
                     for c in ch
                 ],
                 "description": describe_changes(ch),
@@ -150,10 +156,16 @@ def _region(region: Any, schema: Schema) -> dict[str, Any] | None:
     if region is None:
         return None
     d = region.to_dict()
-    return jsonable({
-        "bounds": d["bounds"], "domain": d["domain"], "certified": d["certified"], "how": d["how"],
-        "n_checked": d["n_checked"], "text": region.describe(schema),
-    })
+    return jsonable(
+        {
+            "bounds": d["bounds"],
+            "domain": d["domain"],
+            "certified": d["certified"],
+            "how": d["how"],
+            "n_checked": d["n_checked"],
+            "text": region.describe(schema),
+        }
+    )
 
 
 def _reasons(result: Any, q: Any, rank: int, label: str) -> dict[str, Any]:
@@ -162,9 +174,13 @@ def _reasons(result: Any, q: Any, rank: int, label: str) -> dict[str, Any]:
     schema = result.schema
     return {
         "reasons": [
-            {"feature": str(r["feature"]), "current": _value(schema[r["feature"]], r["current"]),
-             "needed": _value(schema[r["feature"]], r["needed"]), "closes": jsonable(float(r["closes"])),
-             "sentence": str(r["sentence"])}
+            {
+                "feature": str(r["feature"]),
+                "current": _value(schema[r["feature"]], r["current"]),
+                "needed": _value(schema[r["feature"]], r["needed"]),
+                "closes": jsonable(float(r["closes"])),
+                "sentence": str(r["sentence"]),
+            }
             for r in table.to_dict("records")
         ],
         "notice": notice(result, q, rank, target_label=label),

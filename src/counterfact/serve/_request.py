@@ -71,8 +71,15 @@ class Limits:
     counterfactuals_per_hour: int | None = None
 
     def __post_init__(self) -> None:
-        for name in ("max_rows", "max_body_bytes", "max_counterfactuals", "max_pending", "method_concurrency",
-                     "requests_per_minute", "counterfactuals_per_hour"):
+        for name in (
+            "max_rows",
+            "max_body_bytes",
+            "max_counterfactuals",
+            "max_pending",
+            "method_concurrency",
+            "requests_per_minute",
+            "counterfactuals_per_hour",
+        ):
             v = getattr(self, name)
             if v is None and name in ("requests_per_minute", "counterfactuals_per_hour"):
                 continue
@@ -81,7 +88,9 @@ class Limits:
         for name in ("max_time_limit", "default_time_limit"):
             v = getattr(self, name)
             if finite_number(v, f"Limits.{name}") <= 0:
-                raise ValidationError(f"Limits.{name} must be a finite number of seconds > 0. Got {v!r}.")
+                raise ValidationError(
+                    f"Limits.{name} must be a finite number of seconds > 0. Got {v!r}."
+                )
         if self.default_time_limit > self.max_time_limit:
             raise ValidationError(
                 f"Limits.default_time_limit ({self.default_time_limit}) exceeds max_time_limit "

@@ -121,22 +121,30 @@ class Service:
         self._methods: dict[str, CounterfactualMethod] = {}
         for name, m in methods.items():
             if not isinstance(m, CounterfactualMethod):
-                raise ValidationError(f"methods[{name!r}] is not a counterfact method. Got {type(m).__name__}.")
+                raise ValidationError(
+                    f"methods[{name!r}] is not a counterfact method. Got {type(m).__name__}."
+                )
             if not getattr(m, "fitted_", False):
-                raise NotFittedError(f"methods[{name!r}] is not fitted; call fit(model, data) first.")
+                raise NotFittedError(
+                    f"methods[{name!r}] is not fitted; call fit(model, data) first."
+                )
             if m.schema_.names != self.schema.names:
                 raise ValidationError(
                     f"methods[{name!r}] was fitted on the columns {m.schema_.names}, not on the "
                     f"server's data {self.schema.names}."
                 )
             self._methods[name] = m
-        self._pools = {name: MethodPool(m, self.limits.method_concurrency, log=logger.warning)
-                       for name, m in self._methods.items()}
+        self._pools = {
+            name: MethodPool(m, self.limits.method_concurrency, log=logger.warning)
+            for name, m in self._methods.items()
+        }
         self.quotas = Quotas(self.limits.requests_per_minute, self.limits.counterfactuals_per_hour)
         classes = [_py(c) for c in self.model.classes_]
         try:
             fav = desired_class(self.model.model, target=favourable, data=data)
-        except ValidationError:  # several classes and none known as favourable: requests name target
+        except (
+            ValidationError
+        ):  # several classes and none known as favourable: requests name target
             if favourable is not None:
                 raise
             fav = None
@@ -150,12 +158,18 @@ class Service:
                 if self.favourable is not None
                 else data.X
             )
-        self.examples = self.schema.validate_frame(examples, what="examples") if len(examples) else examples
+        self.examples = (
+            self.schema.validate_frame(examples, what="examples") if len(examples) else examples
+        )
         if default_method is None:
             # the first loaded method in the order the methods declare (``tags.order``)
-            default_method = min(self._methods, key=lambda n: (type(self._methods[n]).tags.order, n))
+            default_method = min(
+                self._methods, key=lambda n: (type(self._methods[n]).tags.order, n)
+            )
         if default_method not in self._methods:
-            raise ValidationError(f"default_method {default_method!r} is not among the methods {list(self._methods)}.")
+            raise ValidationError(
+                f"default_method {default_method!r} is not among the methods {list(self._methods)}."
+            )
         self.default_method = default_method
         self._pending = 0
         self._pending_lock = threading.Lock()
@@ -222,7 +236,9 @@ class Service:
                     "summary": doc[0] if doc else "",
                     "parameters": jsonable(m.get_params()),
                     "supported_constraints": sorted(m.supported_constraints),
-                    "unsupported_constraints": sorted(set(CONSTRAINT_KINDS) - set(m.supported_constraints)),
+                    "unsupported_constraints": sorted(
+                        set(CONSTRAINT_KINDS) - set(m.supported_constraints)
+                    ),
                     "certified": type(m).tags.proves_optimality,
                     "default": name == self.default_method,
                     "display_name": type(m).tags.display_name,
@@ -242,13 +258,20 @@ class Service:
             )
         k = int(index) % n
         row = self.examples.iloc[k]
-        return {"index": k, "total": n, "id": jsonable(self.examples.index[k]), "row": {n_: jsonable(v) for n_, v in row.items()}}
+        return {
+            "index": k,
+            "total": n,
+            "id": jsonable(self.examples.index[k]),
+            "row": {n_: jsonable(v) for n_, v in row.items()},
+        }
 
     # -------------------------------------------------------------- inputs
     def rows_frame(self, rows: Sequence[Mapping[str, Any]]) -> pd.DataFrame:
         """Validate JSON rows against the schema: known features, JSON types, domains."""
         if len(rows) == 0:
-            raise ValidationError("rows is empty: send at least one row (an object of feature: value).")
+            raise ValidationError(
+                "rows is empty: send at least one row (an object of feature: value)."
+            )
         if len(rows) > self.limits.max_rows:
             raise ValidationError(
                 f"{len(rows)} rows in one request; this server answers at most {self.limits.max_rows} "
@@ -258,10 +281,14 @@ class Service:
         for i, r in enumerate(rows):
             unknown = [k for k in r if k not in self.schema]
             if unknown:
-                raise ValidationError(f"rows[{i}] has unknown features {unknown}. Known features: {names}.")
+                raise ValidationError(
+                    f"rows[{i}] has unknown features {unknown}. Known features: {names}."
+                )
             missing = [n for n in names if n not in r]
             if missing:
-                raise ValidationError(f"rows[{i}] lacks the features {missing}; every row needs all of {names}.")
+                raise ValidationError(
+                    f"rows[{i}] lacks the features {missing}; every row needs all of {names}."
+                )
             for f in self.schema:
                 if f.is_numeric:
                     _check_number(r[f.name], f, f"rows[{i}]['{f.name}']")
@@ -286,7 +313,11 @@ class Service:
         """A :class:`~counterfact.Constraints` from its JSON form, validated against the schema."""
         if not spec:
             return None
-        d = {k: v for k, v in spec.items() if v is not None and (k == "features_to_vary" or v not in ([], {}))}
+        d = {
+            k: v
+            for k, v in spec.items()
+            if v is not None and (k == "features_to_vary" or v not in ([], {}))
+        }
         if not d:
             return None
         c = Constraints.from_dict(d)
@@ -333,8 +364,14 @@ class Service:
         extra = self._requirements(min_probability, regions, robust, reasons)
         name = method or self.default_method
         m = self._method(name)
-        if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, int) or n_counterfactuals < 1:
-            raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+        if (
+            isinstance(n_counterfactuals, bool)
+            or not isinstance(n_counterfactuals, int)
+            or n_counterfactuals < 1
+        ):
+            raise ValidationError(
+                f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}."
+            )
         if n_counterfactuals > self.limits.max_counterfactuals:
             raise ValidationError(
                 f"n_counterfactuals={n_counterfactuals} exceeds this server's limit of "
@@ -345,7 +382,9 @@ class Service:
         hint = "Send a number of seconds > 0, or null for the default."
         seconds = finite_number(time_limit, "time_limit", hint=hint)
         if seconds <= 0:
-            raise ValidationError(f"time_limit must be a number of seconds > 0. Got {show_number(time_limit)}. {hint}")
+            raise ValidationError(
+                f"time_limit must be a number of seconds > 0. Got {show_number(time_limit)}. {hint}"
+            )
         if seconds > self.limits.max_time_limit:
             raise ValidationError(
                 f"time_limit={show_number(time_limit)} s exceeds this server's cap of {self.limits.max_time_limit:g} s "
@@ -372,7 +411,9 @@ class Service:
             self._check_target(target)
         return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds, **extra)
 
-    def _requirements(self, min_probability: Any, regions: Any, robust: Any, reasons: Any) -> dict[str, Any]:
+    def _requirements(
+        self, min_probability: Any, regions: Any, robust: Any, reasons: Any
+    ) -> dict[str, Any]:
         """The checked ``min_probability``, ``regions``, ``robust_to`` and ``reasons`` of a request."""
         for name, flag in (("regions", regions), ("robust", robust), ("reasons", reasons)):
             if not isinstance(flag, bool):
@@ -381,7 +422,9 @@ class Service:
         if min_probability is not None:
             hint = "Send a probability strictly between 0 and 1 (0.6 for 60 %), or null for none."
             if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
-                raise ValidationError(f"min_probability must be a JSON number. Got {min_probability!r}. {hint}")
+                raise ValidationError(
+                    f"min_probability must be a JSON number. Got {min_probability!r}. {hint}"
+                )
             p = finite_number(min_probability, "min_probability", hint=hint)
             if not 0.0 < p < 1.0:
                 raise ValidationError(
@@ -393,15 +436,21 @@ class Service:
                 "robust: this server has no retrained models to check answers against; start it with "
                 "--robust-to N (N retrained copies of the model), or send robust=false."
             )
-        return {"min_probability": p, "regions": regions, "robust_to": self.robust_to if robust else (),
-                "reasons": reasons}
+        return {
+            "min_probability": p,
+            "regions": regions,
+            "robust_to": self.robust_to if robust else (),
+            "reasons": reasons,
+        }
 
     def _check_target(self, target: Any) -> None:
         """``target`` is one of the model's classes (a boolean only when the classes are booleans)."""
         classes = [_py(c) for c in self.model.classes_]
         check_label(self.model.classes_, target)
         try:
-            known = any(type(target) is type(c) and target == c for c in classes) or target in classes
+            known = (
+                any(type(target) is type(c) and target == c for c in classes) or target in classes
+            )
         except (TypeError, OverflowError):
             known = False
         if not known:
@@ -452,8 +501,14 @@ class Service:
             timer.cancel()
             lease.finish()
         return render(
-            result, job, elapsed, schema=self.schema, model=self.model, class_labels=self.class_labels(),
-            decision=self.decision, meanings=status_meanings(type(self._methods[job.method]).tags),
+            result,
+            job,
+            elapsed,
+            schema=self.schema,
+            model=self.model,
+            class_labels=self.class_labels(),
+            decision=self.decision,
+            meanings=status_meanings(type(self._methods[job.method]).tags),
         )
 
     @staticmethod
@@ -463,8 +518,13 @@ class Service:
             m.time_limit = job.time_limit  # type: ignore[attr-defined]
         start = time.perf_counter()
         result = m.explain(
-            job.frame, n_counterfactuals=job.n_counterfactuals, constraints=job.constraints, target=job.target,
-            cancel=job.cancel, min_probability=job.min_probability, robust_to=list(job.robust_to) or None,
+            job.frame,
+            n_counterfactuals=job.n_counterfactuals,
+            constraints=job.constraints,
+            target=job.target,
+            cancel=job.cancel,
+            min_probability=job.min_probability,
+            robust_to=list(job.robust_to) or None,
             regions=job.regions,
         )
         return result, time.perf_counter() - start
@@ -483,8 +543,13 @@ class Service:
         """Decision and class probabilities per row."""
         frame = self.rows_frame(rows)
         preds, proba = self.model.predict_with_proba(frame)
-        return {"classes": jsonable(list(self.model.classes_)), "favourable": jsonable(self.favourable),
-                "predictions": [self.decision(preds[i], proba[i]) | {"row": i} for i in range(len(frame))]}
+        return {
+            "classes": jsonable(list(self.model.classes_)),
+            "favourable": jsonable(self.favourable),
+            "predictions": [
+                self.decision(preds[i], proba[i]) | {"row": i} for i in range(len(frame))
+            ],
+        }
 
     def decision(self, pred: Any, proba: np.ndarray) -> dict[str, Any]:
         """The decision for one row: class, its label, probabilities."""
@@ -504,7 +569,9 @@ def _robust_models(models: Sequence[Any] | None, model: Any, data: Dataset) -> t
     if models is None:
         return ()
     if isinstance(models, (str, bytes)) or not isinstance(models, Sequence):
-        raise ValidationError(f"robust_to must be a list of fitted models. Got {type(models).__name__}.")
+        raise ValidationError(
+            f"robust_to must be a list of fitted models. Got {type(models).__name__}."
+        )
     out = []
     for k, other in enumerate(models):
         adapter = as_adapter(other, data.schema)
@@ -524,7 +591,9 @@ def _check_number(v: Any, f: Any, where: str) -> None:
     num = finite_number(v, where)
     if f.kind == "integer":
         if not float(num).is_integer():
-            raise ValidationError(f"{where} is integer, but {show_number(v)} is fractional: send a whole number.")
+            raise ValidationError(
+                f"{where} is integer, but {show_number(v)} is fractional: send a whole number."
+            )
         if abs(num) > MAX_INTEGER:
             raise ValidationError(
                 f"{where} = {show_number(v)} is beyond what an integer feature holds (at most 2**53 = "

@@ -4,4 +4,11 @@ fast parameters for every registered method."""
 from ._conformance import Setting, check_method, conformance_checks, make_setting
 from ._fast import FAST_PARAMS, fast_method
 
-__all__ = ["FAST_PARAMS", "Setting", "check_method", "conformance_checks", "fast_method", "make_setting"]
+__all__ = [
+    "FAST_PARAMS",
+    "Setting",
+    "check_method",
+    "conformance_checks",
+    "fast_method",
+    "make_setting",
+]

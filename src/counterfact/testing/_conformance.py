@@ -55,7 +55,13 @@ class Setting:
 
 
 @functools.lru_cache(maxsize=8)
-def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows: int = 400, n_queries: int = 4, random_state: int = 0) -> Setting:
+def make_setting(
+    model_kind: str = "lr",
+    dataset: str = "german_credit",
+    n_rows: int = 400,
+    n_queries: int = 4,
+    random_state: int = 0,
+) -> Setting:
     """A small real setting: ``n_rows`` rows of a bundled dataset, a seeded model
     of ``model_kind`` and ``n_queries`` test rows, plus constraints that touch
     every kind a method is expected to honour (immutable, increasing, range,
@@ -63,7 +69,9 @@ def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows:
     data = datasets.load(dataset)
     # the dataset's monotone directions are left to the setting's own constraints below, so
     # that a method returning observed rows (nearest) still finds some to check
-    directed = {f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")}
+    directed = {
+        f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")
+    }
     data = data.with_schema(data.schema.with_actionability(**directed))
     rng = np.random.default_rng(random_state)
     idx = rng.choice(len(data), size=min(n_rows, len(data)), replace=False)
@@ -85,7 +93,9 @@ def make_setting(model_kind: str = "lr", dataset: str = "german_credit", n_rows:
         lo = min(lo, float(queries[rng_feat].min()))
         hi = max(hi, float(queries[rng_feat].max()))
         ranges[rng_feat] = (lo, hi)
-    constraints = Constraints(immutable=imm, increasing=inc, ranges=ranges, max_changes=max(3, len(schema) // 2))
+    constraints = Constraints(
+        immutable=imm, increasing=inc, ranges=ranges, max_changes=max(3, len(schema) // 2)
+    )
     return Setting(train, model, queries, constraints)
 
 
@@ -117,7 +127,9 @@ def check_bad_params(factory: Factory, s: Setting) -> None:
             m2.fit(s.model, s.train)
         except ValidationError as exc:
             msg = str(exc)
-            assert name in msg and type(m2).__name__ in msg, f"message should name '{name}' and the class: {msg}"
+            assert name in msg and type(m2).__name__ in msg, (
+                f"message should name '{name}' and the class: {msg}"
+            )
             continue
         raise AssertionError(f"{type(m2).__name__}(... {name}={bad!r}) was accepted by fit")
     try:
@@ -135,7 +147,9 @@ def _common_specs(m: Any) -> dict[str, list[Any]]:
 
 def _explain(factory: Factory, s: Setting, **kw: Any) -> CounterfactualResult:
     m = _fitted(factory, s)
-    return m.explain(s.queries, n_counterfactuals=s.n_counterfactuals, constraints=s.constraints, **kw)
+    return m.explain(
+        s.queries, n_counterfactuals=s.n_counterfactuals, constraints=s.constraints, **kw
+    )
 
 
 def check_valid_and_constrained(factory: Factory, s: Setting) -> None:
@@ -149,15 +163,21 @@ def check_valid_and_constrained(factory: Factory, s: Setting) -> None:
     for q in s.queries.index:
         st = r.status[q]
         if found[q] > 0:
-            assert st in ("optimal", "feasible"), f"query {q}: {found[q]} counterfactuals but status {st}"
+            assert st in ("optimal", "feasible"), (
+                f"query {q}: {found[q]} counterfactuals but status {st}"
+            )
         else:
-            assert st in ("infeasible", "timeout", "failed"), f"query {q}: none found but status {st}"
+            assert st in ("infeasible", "timeout", "failed"), (
+                f"query {q}: none found but status {st}"
+            )
         assert found[q] <= s.n_counterfactuals
         cfs = r.for_query(q)
         if len(cfs) == 0:
             continue
         pred = s.model.predict(cfs.loc[:, s.train.schema.names])
-        assert (pred == r.target[q]).all(), f"query {q}: reported counterfactuals do not flip the model: {pred}"
+        assert (pred == r.target[q]).all(), (
+            f"query {q}: reported counterfactuals do not flip the model: {pred}"
+        )
         v = violations(s.queries.loc[q], cfs, s.train.schema, s.constraints)
         assert v.empty, f"query {q}: constraint violations\n{v}"
         assert not cfs.duplicated().any(), f"query {q}: duplicate counterfactuals"
@@ -174,7 +194,9 @@ def check_coherent_types(factory: Factory, s: Setting) -> None:
         for v in col:
             assert f.contains(v) or f.is_numeric, f"{f.name}: {v!r} outside domain"
         if f.kind == "integer" and len(col):
-            assert pd.api.types.is_integer_dtype(col), f"{f.name} should be integer dtype, got {col.dtype}"
+            assert pd.api.types.is_integer_dtype(col), (
+                f"{f.name} should be integer dtype, got {col.dtype}"
+            )
 
 
 def check_reproducible(factory: Factory, s: Setting) -> None:
@@ -221,12 +243,17 @@ def check_bad_input(factory: Factory, s: Setting) -> None:
         ("missing column", lambda: m.explain(x.drop(columns=x.columns[0]))),
         ("NaN", lambda: m.explain(x.assign(**{x.columns[-1]: np.nan}))),
         ("n_counterfactuals=-1", lambda: m.explain(x, n_counterfactuals=-1)),
-        ("unknown feature", lambda: m.explain(x, constraints=Constraints(immutable=["no_such_feature"]))),
+        (
+            "unknown feature",
+            lambda: m.explain(x, constraints=Constraints(immutable=["no_such_feature"])),
+        ),
         ("unknown target", lambda: m.explain(x, target="no_such_class")),
     ]
     cats = s.train.schema.categorical
     if cats:
-        cases.append(("unknown category", lambda: m.explain(x.assign(**{cats[0]: "no_such_category"}))))
+        cases.append(
+            ("unknown category", lambda: m.explain(x.assign(**{cats[0]: "no_such_category"})))
+        )
     for label, fn in cases:
         try:
             fn()
@@ -246,7 +273,9 @@ def check_unsupported_constraints_raise(factory: Factory, s: Setting) -> None:
         except UnsupportedConstraintError:
             pass
         else:
-            raise AssertionError("a relation was silently accepted by a method that does not support relations")
+            raise AssertionError(
+                "a relation was silently accepted by a method that does not support relations"
+            )
     if "causal" not in missing:
         return
     nums = [f.name for f in s.train.schema if f.is_numeric and f.actionability == "free"]
@@ -257,7 +286,9 @@ def check_unsupported_constraints_raise(factory: Factory, s: Setting) -> None:
         m.explain(s.queries.iloc[:1], constraints=c)
     except UnsupportedConstraintError:
         return
-    raise AssertionError("a causal constraint was silently accepted by a method that does not support it")
+    raise AssertionError(
+        "a causal constraint was silently accepted by a method that does not support it"
+    )
 
 
 def relations_for(s: Setting) -> list[str]:
@@ -267,7 +298,9 @@ def relations_for(s: Setting) -> list[str]:
     schema = s.train.schema
     fixed = set(s.constraints.immutable)
     nums = [f for f in schema if f.is_numeric and f.actionability == "free" and f.name not in fixed]
-    cats = [f for f in schema if f.is_categorical and f.actionability == "free" and f.name not in fixed]
+    cats = [
+        f for f in schema if f.is_categorical and f.actionability == "free" and f.name not in fixed
+    ]
     out = []
     if nums:
         f = nums[-1]
@@ -293,7 +326,9 @@ def check_relations_honoured(factory: Factory, s: Setting) -> None:
             f"{type(m).__name__} refused relations without naming one: {exc}"
         )
         return
-    assert "relations" in m.supported_constraints, f"{type(m).__name__} accepted relations it does not declare"
+    assert "relations" in m.supported_constraints, (
+        f"{type(m).__name__} accepted relations it does not declare"
+    )
     for q in s.queries.index:
         cfs = r.for_query(q)
         if len(cfs):
@@ -314,7 +349,9 @@ def check_tags(factory: Factory, s: Setting) -> None:
     searches the way its tags say, and words its guarantee for every status."""
     cls = type(factory())
     name = cls.__name__
-    assert isinstance(cls.__dict__.get("tags"), MethodTags), f"{name} does not declare its own tags = MethodTags(...)"
+    assert isinstance(cls.__dict__.get("tags"), MethodTags), (
+        f"{name} does not declare its own tags = MethodTags(...)"
+    )
     tags = cls.tags
     assert tags.display_name and tags.summary, f"{name}.tags needs a display_name and a summary"
     for klass in cls.__mro__:
@@ -323,21 +360,39 @@ def check_tags(factory: Factory, s: Setting) -> None:
         for attr, value in vars(klass).items():
             if not isinstance(value, (FunctionType, classmethod, staticmethod, property)):
                 continue  # declarations (_parameter_constraints, ...) are the method's own
-            if attr.startswith("_") and not attr.startswith("__") and hasattr(CounterfactualMethod, attr):
+            if (
+                attr.startswith("_")
+                and not attr.startswith("__")
+                and hasattr(CounterfactualMethod, attr)
+            ):
                 assert attr in HOOKS, (
                     f"{klass.__name__} overrides {attr}, which is the pipeline's; override only the hooks {sorted(HOOKS)}"
                 )
-    overrides = {attr for klass in cls.__mro__[: cls.__mro__.index(CounterfactualMethod)] for attr in vars(klass)}
+    overrides = {
+        attr
+        for klass in cls.__mro__[: cls.__mro__.index(CounterfactualMethod)]
+        for attr in vars(klass)
+    }
     if tags.batch:
-        assert "_explain_batch" in overrides, f"{name}.tags.batch is set but it does not implement _explain_batch"
+        assert "_explain_batch" in overrides, (
+            f"{name}.tags.batch is set but it does not implement _explain_batch"
+        )
     else:
-        assert "_explain_one" in overrides, f"{name} implements neither _explain_one nor (with tags.batch) _explain_batch"
-        assert "_explain_batch" not in overrides, f"{name} implements _explain_batch but tags.batch is False"
+        assert "_explain_one" in overrides, (
+            f"{name} implements neither _explain_one nor (with tags.batch) _explain_batch"
+        )
+        assert "_explain_batch" not in overrides, (
+            f"{name} implements _explain_batch but tags.batch is False"
+        )
     for status in STATUSES:
         text = cls.certificate(status, {})
-        assert isinstance(text, str) and text.startswith(tags.display_name), f"{name}.certificate({status!r}) = {text!r}"
+        assert isinstance(text, str) and text.startswith(tags.display_name), (
+            f"{name}.certificate({status!r}) = {text!r}"
+        )
     said = cls.guarantee(factory().get_params())
-    assert set(said) == {"recourse", "none"} and all(isinstance(v, str) and v for v in said.values()), said
+    assert set(said) == {"recourse", "none"} and all(
+        isinstance(v, str) and v for v in said.values()
+    ), said
 
 
 def conformance_checks() -> list[Callable[[Factory, Setting], None]]:

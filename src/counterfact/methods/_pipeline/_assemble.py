@@ -51,6 +51,7 @@ For every query, in this order:
    and ``["n_too_similar"]`` count what was skipped.  With
    ``alternatives="method"`` the method's first distinct rows, in its order.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -179,7 +180,9 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
             continue
         missing = [n for n in names if n not in f.columns]
         if missing:
-            raise ValidationError(f"{type(method).__name__} returned candidates without columns {missing}.")
+            raise ValidationError(
+                f"{type(method).__name__} returned candidates without columns {missing}."
+            )
         frames.append(f.loc[:, names].reset_index(drop=True))
         owners.append(np.full(len(f), i))
     if frames:
@@ -189,7 +192,9 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
         raw = raw_all[ok].reset_index(drop=True)
         qrows = queries.iloc[own].reset_index(drop=True)
         claims = [c.status for c in outcomes]
-        rows, moved, failed, sat, flips, conf = snap_and_verify(schema, judge_of(method, tasks), tasks, claims, rows, own, qrows)
+        rows, moved, failed, sat, flips, conf = snap_and_verify(
+            schema, judge_of(method, tasks), tasks, claims, rows, own, qrows
+        )
     else:
         rows = raw = pd.DataFrame(columns=names)
         own = np.zeros(0, dtype=int)
@@ -198,10 +203,24 @@ def collect(method: Any, tasks: list[Query], outcomes: list[Candidates]) -> Pool
     order = np.argsort(own, kind="stable")  # each query's rows, in the method's order
     rows_of = np.split(order, np.searchsorted(own[order], np.arange(1, len(tasks))))
     return Pool(
-        schema=schema, queries=queries, raw=raw, rows=rows, own=own, rows_of=rows_of, sat=sat, flips=flips,
-        conf=conf, moved=moved, snap_failed=failed, reverted=np.zeros(len(rows), dtype=int),
-        stopped=np.zeros(len(tasks), dtype=bool), keys=[], reportable=np.ones(len(rows), dtype=bool),
-        encoder=DistanceEncoder(schema), norm=_norm_of(method), costs=tasks[0].costs if tasks else None,
+        schema=schema,
+        queries=queries,
+        raw=raw,
+        rows=rows,
+        own=own,
+        rows_of=rows_of,
+        sat=sat,
+        flips=flips,
+        conf=conf,
+        moved=moved,
+        snap_failed=failed,
+        reverted=np.zeros(len(rows), dtype=int),
+        stopped=np.zeros(len(tasks), dtype=bool),
+        keys=[],
+        reportable=np.ones(len(rows), dtype=bool),
+        encoder=DistanceEncoder(schema),
+        norm=_norm_of(method),
+        costs=tasks[0].costs if tasks else None,
     )
 
 
@@ -213,7 +232,9 @@ def _norm_of(method: Any) -> Any:
     return norm if norm in ("l0", "l1", "linf") or isinstance(norm, tuple) else "l1"
 
 
-def sparsify_pool(method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadline: Deadline | None) -> None:
+def sparsify_pool(
+    method: Any, pool: Pool, tasks: list[Query], n_cf: int, deadline: Deadline | None
+) -> None:
     """Sparsify the leading valid rows of each query in place; only they may be
     reported (a later, untouched row could keep changes the model does not need)."""
     lead_a = _leading_valid(pool, n_cf)
@@ -257,7 +278,12 @@ def _leading_valid(pool: Pool, n_cf: int) -> np.ndarray:
 
 
 def trim_substeps(
-    method: Any, pool: Pool, tasks: list[Query], n_cf: int, steps: np.ndarray, deadline: Deadline | None
+    method: Any,
+    pool: Pool,
+    tasks: list[Query],
+    n_cf: int,
+    steps: np.ndarray,
+    deadline: Deadline | None,
 ) -> None:
     """Revert the moves smaller than their feature's step in the leading valid rows
     of each query while the row stays valid (:func:`._sparsify.sparsify` restricted
@@ -269,16 +295,29 @@ def trim_substeps(
         return
     # a method's own region (CE-OCL's trust region) is not the pipeline's to check: its
     # answers keep their moves, and those with a sub-step one may only come first
-    lead = _leading_valid(pool, n_cf) if getattr(method, "trust_region", None) is None else np.zeros(0, dtype=int)
+    lead = (
+        _leading_valid(pool, n_cf)
+        if getattr(method, "trust_region", None) is None
+        else np.zeros(0, dtype=int)
+    )
     if lead.size:
-        mask = substep_mask(pool.schema, pool.rows.iloc[lead], pool.queries.iloc[pool.own[lead]], steps)
+        mask = substep_mask(
+            pool.schema, pool.rows.iloc[lead], pool.queries.iloc[pool.own[lead]], steps
+        )
         hit = mask.any(axis=1)
         if hit.any():
             at = lead[hit]
             new, n_rev, p_new, _cut = sparsify(
-                pool.schema, pool.rows.iloc[at], pool.own[at], [t.bounds for t in tasks], [t.x for t in tasks],
-                [t.target for t in tasks], judge_of(method, tasks), [t.target_index for t in tasks],
-                deadline=deadline, revertible=mask[hit],
+                pool.schema,
+                pool.rows.iloc[at],
+                pool.own[at],
+                [t.bounds for t in tasks],
+                [t.x for t in tasks],
+                [t.target for t in tasks],
+                judge_of(method, tasks),
+                [t.target_index for t in tasks],
+                deadline=deadline,
+                revertible=mask[hit],
             )
             done = n_rev > 0
             if done.any():
@@ -286,7 +325,9 @@ def trim_substeps(
                 pool.trimmed[at[done]] = n_rev[done]
     valid = np.flatnonzero(pool.valid)
     if valid.size:
-        left = substep_mask(pool.schema, pool.rows.iloc[valid], pool.queries.iloc[pool.own[valid]], steps)
+        left = substep_mask(
+            pool.schema, pool.rows.iloc[valid], pool.queries.iloc[pool.own[valid]], steps
+        )
         pool.substep[valid] = left.any(axis=1)
 
 
@@ -304,12 +345,18 @@ def build_result(
     schema = pool.schema
     qids = [t.id for t in tasks]
     cf_rows = [k for s in chosen for k in s.chosen]
-    cf_index = [(t.id, rank) for t, s in zip(tasks, chosen, strict=True) for rank in range(len(s.chosen))]
+    cf_index = [
+        (t.id, rank) for t, s in zip(tasks, chosen, strict=True) for rank in range(len(s.chosen))
+    ]
     if cf_rows:
         cf_frame = schema.coerce(pool.rows.iloc[cf_rows].reset_index(drop=True))
     else:
         cf_frame = pd.DataFrame(columns=schema.names)
-    cf_frame.index = pd.MultiIndex.from_tuples(cf_index, names=["query", "rank"]) if cf_index else pd.MultiIndex.from_tuples([], names=["query", "rank"])
+    cf_frame.index = (
+        pd.MultiIndex.from_tuples(cf_index, names=["query", "rank"])
+        if cf_index
+        else pd.MultiIndex.from_tuples([], names=["query", "rank"])
+    )
     statuses = [s.status for s in chosen]
     unknown = set(statuses) - set(STATUSES)
     if unknown:  # internal invariant, not input validation
@@ -321,7 +368,11 @@ def build_result(
         queries=pool.queries,
         counterfactuals=cf_frame,
         status=pd.Series(statuses, index=index, dtype=object),
-        runtime=pd.Series([c.runtime if c.runtime is not None else np.nan for c in outcomes], index=index, dtype=float),
+        runtime=pd.Series(
+            [c.runtime if c.runtime is not None else np.nan for c in outcomes],
+            index=index,
+            dtype=float,
+        ),
         diagnostics=pd.DataFrame([s.diagnostics for s in chosen], index=index),
         schema=schema,
         target=pd.Series([t.target for t in tasks], index=index),
@@ -334,7 +385,9 @@ def build_result(
         confidence=pd.Series(conf, index=cf_frame.index, dtype=float),
         query_confidence=pd.Series([t.query_confidence for t in tasks], index=index, dtype=float),
         certificates=pd.Series(
-            [type(method).certificate(s.status, s.diagnostics) for s in chosen], index=index, dtype=object
+            [type(method).certificate(s.status, s.diagnostics) for s in chosen],
+            index=index,
+            dtype=object,
         ),
         costs=pool.costs,
     )

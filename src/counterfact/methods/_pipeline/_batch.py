@@ -57,7 +57,9 @@ class BatchReport:
 
 
 @contextlib.contextmanager
-def parallel_backend(backend: str | None, *, address: str | None = None, n_workers: int | None = None) -> Iterator[Any]:
+def parallel_backend(
+    backend: str | None, *, address: str | None = None, n_workers: int | None = None
+) -> Iterator[Any]:
     """Context in which joblib uses ``backend``.
 
     ``"dask"``: connects to ``address`` (a scheduler) or, if none and no client
@@ -78,7 +80,12 @@ def parallel_backend(backend: str | None, *, address: str | None = None, n_worke
             if address is not None:
                 client = distributed.Client(address)
             else:
-                cluster = distributed.LocalCluster(n_workers=n_workers or 2, threads_per_worker=1, processes=True, dashboard_address=None)
+                cluster = distributed.LocalCluster(
+                    n_workers=n_workers or 2,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                )
                 client = distributed.Client(cluster)
         try:
             with parallel_config(backend="dask"):
@@ -145,7 +152,11 @@ def explain_in_chunks(
     summary line go to standard error when the method's ``verbose`` is set or
     standard error is a terminal.
     """
-    if isinstance(chunk_size, bool) or not isinstance(chunk_size, (int, np.integer)) or chunk_size < 1:
+    if (
+        isinstance(chunk_size, bool)
+        or not isinstance(chunk_size, (int, np.integer))
+        or chunk_size < 1
+    ):
         raise ValidationError(f"chunk_size must be an int >= 1. Got {chunk_size!r}.")
     if X.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique.")
@@ -158,21 +169,30 @@ def explain_in_chunks(
     todo = collector.resume(len(chunks))
     verbose = getattr(method, "verbose", 0)
     collector.bar = progress(
-        total=sum(len(chunks[i]) for i in todo), desc=f"{type(method).__name__} (chunks)", unit="query", verbose=verbose
+        total=sum(len(chunks[i]) for i in todo),
+        desc=f"{type(method).__name__} (chunks)",
+        unit="query",
+        verbose=verbose,
     )
     if todo:
         # Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
         # implicitly), so that a task can be re-run anywhere.
         blob = pickle.dumps((method, explain_kwargs))
         tasks = [(i, len(chunks[i]), pickle.dumps((chunks[i], i * size))) for i in todo]
-        with parallel_backend(backend, address=address, n_workers=n_jobs if n_jobs > 0 else None) as client:
+        with parallel_backend(
+            backend, address=address, n_workers=n_jobs if n_jobs > 0 else None
+        ) as client:
             if backend == "dask":
                 _run_on_dask(client, blob, tasks, collector)
             else:
                 _run_on_joblib(blob, tasks, n_jobs, collector)
     report = collector.close(getattr(method, "model_", None))
     if should_show(verbose, len(X)):
-        line = summary_line(report.result.status, report.result.diagnostics) if report.result is not None else "no chunk finished"
+        line = (
+            summary_line(report.result.status, report.result.diagnostics)
+            if report.result is not None
+            else "no chunk finished"
+        )
         if report.failed:
             line += f"; {len(report.failed)} of {report.n_chunks} chunks failed"
         print(line, file=sys.stderr, flush=True)
@@ -203,7 +223,9 @@ class _Collector:
                 todo.append(i)
         return todo
 
-    def finished(self, i: int, size: int, text: str | None, err: str | None, seconds: tuple[float, float]) -> None:
+    def finished(
+        self, i: int, size: int, text: str | None, err: str | None, seconds: tuple[float, float]
+    ) -> None:
         """Chunk ``i`` (``size`` queries) ended with its result's JSON, or an error."""
         if self.bar is not None:
             self.bar.update(size)
@@ -233,7 +255,9 @@ class _Collector:
         return self.report
 
 
-def _run_on_joblib(blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int, collector: _Collector) -> None:
+def _run_on_joblib(
+    blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int, collector: _Collector
+) -> None:
     """One joblib task per chunk, results taken as they finish."""
     sizes = {i: size for i, size, _ in tasks}
     gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
@@ -243,7 +267,9 @@ def _run_on_joblib(blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int
         collector.finished(i, sizes[i], text, err, seconds)
 
 
-def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, int, bytes]], collector: _Collector) -> None:
+def _run_on_dask(
+    client: Any, blob: bytes, tasks: list[tuple[int, int, bytes]], collector: _Collector
+) -> None:
     """One Dask task per chunk, submitted to the client directly.
 
     The method is broadcast to every worker once (a surviving replica keeps the
@@ -256,19 +282,25 @@ def _run_on_dask(client: Any, blob: bytes, tasks: list[tuple[int, int, bytes]], 
     distributed = import_optional("distributed", purpose="backend='dask'")
     method_f = client.scatter(blob, broadcast=True, hash=False)
     sizes = {i: size for i, size, _ in tasks}
-    futures = {client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, _, chunk in tasks}
+    futures = {
+        client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, _, chunk in tasks
+    }
     for fut in distributed.as_completed(list(futures)):
         i = futures[fut]
         seconds = (float("nan"), float("nan"))
         try:
             _, text, err, seconds = fut.result()
-        except Exception as exc:  # the task itself never raises; this is the cluster (KilledWorker, ...)
+        except (
+            Exception
+        ) as exc:  # the task itself never raises; this is the cluster (KilledWorker, ...)
             text, err = None, f"{type(exc).__name__}: {exc}"
         collector.finished(i, sizes[i], text, err, seconds)
         fut.release()
 
 
-def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str | None, tuple[float, float]]:
+def _chunk_task(
+    blob: bytes, chunk: bytes, i: int
+) -> tuple[int, str | None, str | None, tuple[float, float]]:
     """Worker entry point: never raises, so that joblib keeps the other chunks.
     Returns ``(chunk, result JSON or None, error or None, (wall, CPU) seconds in the worker)``."""
     t0, c0 = time.perf_counter(), time.process_time()
@@ -278,4 +310,9 @@ def _chunk_task(blob: bytes, chunk: bytes, i: int) -> tuple[int, str | None, str
         text = _run_chunk(method, X, kwargs, offset)
         return i, text, None, (time.perf_counter() - t0, time.process_time() - c0)
     except Exception:
-        return i, None, traceback.format_exc(limit=5), (time.perf_counter() - t0, time.process_time() - c0)
+        return (
+            i,
+            None,
+            traceback.format_exc(limit=5),
+            (time.perf_counter() - t0, time.process_time() - c0),
+        )

@@ -34,7 +34,9 @@ class TimeBudget:
         #: seconds per searched query of the work after the search (None before any call)
         self.post_seconds: float | None = None
 
-    def plan(self, limit: float | None, tasks: Sequence[Query], prepared: float, begin: float) -> Deadline:
+    def plan(
+        self, limit: float | None, tasks: Sequence[Query], prepared: float, begin: float
+    ) -> Deadline:
         """Give each query its search budget under ``limit`` (seconds per query);
         returns the deadline of the work after the search (no limit without a
         time limit).  ``prepared``: seconds the input checks took; ``begin``:
@@ -50,10 +52,18 @@ class TimeBudget:
             t.time_limit = limit - reserve
         return Deadline.after(limit * len(tasks), start=begin).reserve(TAIL)
 
-    def learn(self, limit: float | None, seconds: float, tasks: Sequence[Query], outcomes: Sequence[Candidates]) -> None:
+    def learn(
+        self,
+        limit: float | None,
+        seconds: float,
+        tasks: Sequence[Query],
+        outcomes: Sequence[Candidates],
+    ) -> None:
         """Remember the seconds per searched query of the work after the search
         (only under a time limit, the only case where it is used)."""
-        searched = sum(1 for t, c in zip(tasks, outcomes, strict=False) if t.invalid is None and len(c.frame))
+        searched = sum(
+            1 for t, c in zip(tasks, outcomes, strict=False) if t.invalid is None and len(c.frame)
+        )
         if limit is None or searched == 0:
             return
         per = seconds / searched

@@ -48,7 +48,9 @@ DEFAULT_DIVERSITY_FRACTION = 0.1
 ALTERNATIVES: tuple[str, ...] = ("distinct", "method")
 
 
-def diversity_steps(schema: Schema, mad: np.ndarray | None, fraction: float = DEFAULT_DIVERSITY_FRACTION) -> np.ndarray:
+def diversity_steps(
+    schema: Schema, mad: np.ndarray | None, fraction: float = DEFAULT_DIVERSITY_FRACTION
+) -> np.ndarray:
     """Per feature, by how much two counterfactuals must differ to count as different.
 
     Numeric features: the larger of the feature's resolution and ``fraction``
@@ -95,7 +97,9 @@ def _moves(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame) -> n
     return out
 
 
-def substep_mask(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame, steps: np.ndarray) -> np.ndarray:
+def substep_mask(
+    schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame, steps: np.ndarray
+) -> np.ndarray:
     """Boolean ``(len(rows), n_features)``: the numeric features each row changes
     by less than the feature's step (``income 45600 -> 45603`` when the step is
     2,000): moves too small to be told apart from no change."""
@@ -103,15 +107,15 @@ def substep_mask(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame
     return changed_mask(schema, rows, x) & small
 
 
-def meaningful_mask(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame, steps: np.ndarray) -> np.ndarray:
+def meaningful_mask(
+    schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame, steps: np.ndarray
+) -> np.ndarray:
     """Boolean ``(len(rows), n_features)``: the changes of each row that count
     (:func:`changed_mask` without the moves of :func:`substep_mask`)."""
     return changed_mask(schema, rows, x) & ~substep_mask(schema, rows, x, steps)
 
 
-def different(
-    schema: Schema, a: pd.Series, b: pd.Series, x: pd.Series, steps: np.ndarray
-) -> bool:
+def different(schema: Schema, a: pd.Series, b: pd.Series, x: pd.Series, steps: np.ndarray) -> bool:
     """The diversity rule: whether counterfactual ``a`` is *different* from ``b``
     (both of query ``x``).
 
@@ -149,7 +153,11 @@ def keep_different(
     num = [j for j, f in enumerate(schema) if f.is_numeric]
     cat = [j for j, f in enumerate(schema) if not f.is_numeric]
     V = floats(rows.iloc[:, num]) if num else np.zeros((len(rows), 0))
-    C = rows.iloc[:, cat].astype(object).to_numpy() if cat else np.zeros((len(rows), 0), dtype=object)
+    C = (
+        rows.iloc[:, cat].astype(object).to_numpy()
+        if cat
+        else np.zeros((len(rows), 0), dtype=object)
+    )
     return keep_different_arrays(ch, V, C, steps[num], k)
 
 

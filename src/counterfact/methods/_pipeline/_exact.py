@@ -60,7 +60,9 @@ class ExactModels:
     _others: dict[int, tuple[Any, CompiledModel, str]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, compiled: CompiledModel, model: Any, schema: Schema, data_X: pd.DataFrame, owner: str) -> ExactModels:
+    def of(
+        cls, compiled: CompiledModel, model: Any, schema: Schema, data_X: pd.DataFrame, owner: str
+    ) -> ExactModels:
         sample = spread_rows(data_X)
         out = cls(compiled, model.predict_proba, schema, sample, owner)
         out.link = probability_link(compiled, model.predict_proba, sample)
@@ -77,7 +79,9 @@ class ExactModels:
                 view = with_min_probability(compiled, link, query.min_probability)
                 others.append((view, view.class_index(query.target)))
         except UnsupportedModelError as exc:
-            raise UnsupportedConstraintError(f"{self.owner} cannot encode this exactly: {exc}") from None
+            raise UnsupportedConstraintError(
+                f"{self.owner} cannot encode this exactly: {exc}"
+            ) from None
         return CompiledViews(main, tuple(others))
 
     def _other(self, adapter: Any) -> tuple[CompiledModel, str]:

@@ -46,15 +46,26 @@ def explain(
     """
     begin = time.perf_counter()
     tasks, given = prepare(
-        method, X, n_counterfactuals, constraints, target, errors=errors, offset=offset, cancel=cancel,
-        min_probability=min_probability, robust_to=robust_to, alternatives=alternatives,
+        method,
+        X,
+        n_counterfactuals,
+        constraints,
+        target,
+        errors=errors,
+        offset=offset,
+        cancel=cancel,
+        min_probability=min_probability,
+        robust_to=robust_to,
+        alternatives=alternatives,
         costs=costs,
     )
     limit = getattr(method, "time_limit", None)
     deadline = method.time_budget_.plan(limit, tasks, time.perf_counter() - begin, begin)
     if cancel is not None:
         deadline = Deadline(deadline.at, cancel)
-    outcomes = search(method, tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, feedback=feedback)
+    outcomes = search(
+        method, tasks, n_jobs=n_jobs, backend=backend, chunk_size=chunk_size, feedback=feedback
+    )
     after = time.perf_counter()
     result = assemble(method, tasks, outcomes, given, int(n_counterfactuals), deadline=deadline)
     method.time_budget_.learn(limit, time.perf_counter() - after, tasks, outcomes)

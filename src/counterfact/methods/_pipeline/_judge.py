@@ -50,7 +50,9 @@ class Judge:
         """Whether more than the explained model's decision is asked."""
         return bool(self.others) or self.min_probability is not None
 
-    def __call__(self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]) -> tuple[np.ndarray, np.ndarray]:
+    def __call__(
+        self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
         """``(reaches, probability)`` per row: whether row ``k`` reaches ``targets[k]``
         (the decision, the margin and every other model), and the explained
         model's probability of ``targets[k]`` (column ``target_index[k]``)."""
@@ -71,7 +73,9 @@ class Judge:
         return ok, conf
 
 
-def _reaches(model: ModelAdapter, rows: pd.DataFrame, targets: np.ndarray, p: float | None) -> np.ndarray:
+def _reaches(
+    model: ModelAdapter, rows: pd.DataFrame, targets: np.ndarray, p: float | None
+) -> np.ndarray:
     pred, proba = model.predict_with_proba(rows)
     ok = np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=bool)
     if p is not None:
@@ -84,8 +88,12 @@ def make_judge(method: Any, min_probability: Any = None, robust_to: Any = None) 
     """The judge of an ``explain`` call: the arguments checked against the fitted method."""
     p = None
     if min_probability is not None:
-        if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float, np.integer, np.floating)):
-            raise ValidationError(f"min_probability must be a number in (0, 1). Got {min_probability!r}.")
+        if isinstance(min_probability, bool) or not isinstance(
+            min_probability, (int, float, np.integer, np.floating)
+        ):
+            raise ValidationError(
+                f"min_probability must be a number in (0, 1). Got {min_probability!r}."
+            )
         p = float(min_probability)
         if not 0.0 < p < 1.0:
             raise ValidationError(

@@ -47,7 +47,9 @@ def resolve_rows(
             f"constraints has {len(constraints)} entries for {len(frame)} rows of X; pass one "
             "Constraints per row, or a single Constraints for every row."
         )
-    items: list[Any] = [Constraints() if c is None else c for c in (constraints if per_row else [constraints])]
+    items: list[Any] = [
+        Constraints() if c is None else c for c in (constraints if per_row else [constraints])
+    ]
     # each distinct object checked and resolved once; a per-row one that
     # contradicts the schema is kept as its error when coercing
     resolved_by_id: dict[int, ResolvedConstraints | ConstraintError] = {}
@@ -71,7 +73,9 @@ def resolve_rows(
                 resolved_by_id[id(c)] = exc
     row_resolved = [resolved_by_id[id(items[k if per_row else 0])] for k in range(len(frame))]
     first = resolved_by_id[id(items[0])] if items else None
-    resolved = first if isinstance(first, ResolvedConstraints) else Constraints().resolve(method.schema_)
+    resolved = (
+        first if isinstance(first, ResolvedConstraints) else Constraints().resolve(method.schema_)
+    )
     return per_row, errors, row_resolved, resolved, items if per_row else items[0]
 
 
@@ -80,7 +84,10 @@ def row_seeds(random_state: int | None, frame: pd.DataFrame) -> list[np.random.S
     random stream alone, in any batch, chunk or worker, at any position.  With
     ``random_state=None`` one draw of fresh entropy per call, shared by the rows."""
     base = int(np.random.SeedSequence().entropy) if random_state is None else int(random_state)  # type: ignore[arg-type]
-    return [np.random.SeedSequence([base, *_content_words(row)]) for row in frame.itertuples(index=False, name=None)]
+    return [
+        np.random.SeedSequence([base, *_content_words(row)])
+        for row in frame.itertuples(index=False, name=None)
+    ]
 
 
 def _content_words(values: tuple[Any, ...]) -> list[int]:
@@ -117,7 +124,11 @@ def prepare(
     runs; ``Query.position``).  Each query's random stream is seeded from
     ``random_state`` and the row's own values (:func:`row_seeds`).
     """
-    if isinstance(n_counterfactuals, bool) or not isinstance(n_counterfactuals, (int, np.integer)) or n_counterfactuals < 1:
+    if (
+        isinstance(n_counterfactuals, bool)
+        or not isinstance(n_counterfactuals, (int, np.integer))
+        or n_counterfactuals < 1
+    ):
         raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
     if not isinstance(alternatives, str) or alternatives not in ALTERNATIVES:
         raise ValidationError(
@@ -126,8 +137,12 @@ def prepare(
         )
     frame = method.schema_.validate_frame(X, what="X")
     if frame.index.has_duplicates:
-        raise ValidationError("X has duplicate index labels; query ids must be unique (reset_index()).")
-    per_row, errors, row_resolved, _resolved, given = resolve_rows(method, frame, constraints, errors)
+        raise ValidationError(
+            "X has duplicate index labels; query ids must be unique (reset_index())."
+        )
+    per_row, errors, row_resolved, _resolved, given = resolve_rows(
+        method, frame, constraints, errors
+    )
     judge = make_judge(method, min_probability, robust_to)
     bound = bind_costs(method, costs)
     preds, proba = method.model_.predict_with_proba(frame)
@@ -142,11 +157,23 @@ def prepare(
         index = method.model_.class_index(targets[i])
         tasks.append(
             Query(
-                id=qid, x=x, target=targets[i], target_index=index, bounds=bounds, constraints=rc,
-                n_counterfactuals=int(n_counterfactuals), rng=np.random.default_rng(seeds[i]),
-                time_limit=getattr(method, "time_limit", None), predicted=preds[i],
-                query_confidence=float(proba[i, index]), position=int(offset) + i, invalid=why, cancel=cancel, judge=judge,
-                alternatives=alternatives, costs=bound,
+                id=qid,
+                x=x,
+                target=targets[i],
+                target_index=index,
+                bounds=bounds,
+                constraints=rc,
+                n_counterfactuals=int(n_counterfactuals),
+                rng=np.random.default_rng(seeds[i]),
+                time_limit=getattr(method, "time_limit", None),
+                predicted=preds[i],
+                query_confidence=float(proba[i, index]),
+                position=int(offset) + i,
+                invalid=why,
+                cancel=cancel,
+                judge=judge,
+                alternatives=alternatives,
+                costs=bound,
             )
         )
     return tasks, given

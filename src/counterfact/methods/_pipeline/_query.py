@@ -96,7 +96,9 @@ def pooled_deadline(queries: Sequence[Query]) -> Deadline:
     if not queries or all(q.time_limit is None for q in queries):
         return Deadline(None, token)
     start = min(q.started for q in queries)
-    return Deadline.after(sum(float(q.time_limit or 0.0) for q in queries), start=start, token=token)
+    return Deadline.after(
+        sum(float(q.time_limit or 0.0) for q in queries), start=start, token=token
+    )
 
 
 @dataclass

@@ -99,7 +99,14 @@ class RegionFinder:
         return all(m.view is not None and len(m.view.rule.region(0)) == 1 for m in self.models())
 
     # ------------------------------------------------------------------ find
-    def find(self, x: pd.Series, bounds: QueryBounds, row: pd.Series, target: Any, deadline: Deadline | None = None) -> Region:
+    def find(
+        self,
+        x: pd.Series,
+        bounds: QueryBounds,
+        row: pd.Series,
+        target: Any,
+        deadline: Deadline | None = None,
+    ) -> Region:
         """The region around counterfactual ``row`` of query ``x`` (constraints: ``bounds``)."""
         deadline = deadline or Deadline.after(self.seconds)
         box = _Box.start(self.schema, x, bounds, row)
@@ -159,7 +166,9 @@ class _Checker:
         self.n_checked += len(frame)
         self.how = "checked on sampled points with the real models (the model cannot be compiled)"
         t = self.target
-        ok, _ = self.finder.judge(frame, [t] * len(frame), [self.finder.judge.model.class_index(t)] * len(frame))
+        ok, _ = self.finder.judge(
+            frame, [t] * len(frame), [self.finder.judge.model.class_index(t)] * len(frame)
+        )
         return bool(ok.all())
 
 
@@ -182,10 +191,16 @@ class _Box:
             if not _differs(f, _py(x[f.name]), v):
                 continue
             if f.is_numeric:
-                limits[f.name] = (float(v), float(v)) if b.values is not None else (float(b.lower), float(b.upper))  # type: ignore[arg-type]
+                limits[f.name] = (
+                    (float(v), float(v))
+                    if b.values is not None
+                    else (float(b.lower), float(b.upper))
+                )  # type: ignore[arg-type]
                 bounds[f.name] = (float(v), float(v))
             else:
-                limits[f.name] = frozenset(b.values if b.values is not None else (f.categories or ()))
+                limits[f.name] = frozenset(
+                    b.values if b.values is not None else (f.categories or ())
+                )
                 bounds[f.name] = frozenset({v})
         return cls(schema, x, row, limits, bounds)
 
@@ -233,7 +248,11 @@ class _Box:
             v = _py(self.x[f.name])
             b = changed.get(f.name)
             if b is None:
-                feats.append(FeatureBounds(f, v, float(v), float(v)) if f.is_numeric else FeatureBounds(f, v, values=(v,)))
+                feats.append(
+                    FeatureBounds(f, v, float(v), float(v))
+                    if f.is_numeric
+                    else FeatureBounds(f, v, values=(v,))
+                )
             elif isinstance(b, frozenset):
                 feats.append(FeatureBounds(f, v, values=tuple(c for c in f.categories if c in b)))
             else:
@@ -256,7 +275,9 @@ class _Box:
                 ranks = [list(blk.categories).index(c) for c in vals]
                 lo[blk.start], hi[blk.start] = min(ranks), max(ranks)
             else:
-                lo[blk.start], hi[blk.start] = (float(b[0]), float(b[1])) if b is not None else (float(v), float(v))
+                lo[blk.start], hi[blk.start] = (
+                    (float(b[0]), float(b[1])) if b is not None else (float(v), float(v))
+                )
         return lo, hi
 
     def sample(self, changed: dict[str, Any], rng: np.random.Generator, n: int) -> pd.DataFrame:
@@ -272,7 +293,13 @@ class _Box:
                 elif k < n // 2:
                     cols[name].append(b[(k >> j) & 1])
                 else:
-                    cols[name].append(_on_grid(float(rng.uniform(b[0], b[1])), resolution(self.schema[name]), toward=b[0]))
+                    cols[name].append(
+                        _on_grid(
+                            float(rng.uniform(b[0], b[1])),
+                            resolution(self.schema[name]),
+                            toward=b[0],
+                        )
+                    )
         frame = pd.DataFrame([self.x] * n).reset_index(drop=True)
         for name in names:
             frame[name] = cols[name]
@@ -280,7 +307,11 @@ class _Box:
 
     def region(self, certified: bool, how: str, n_checked: int) -> Region:
         fixed = {f.name: _py(self.x[f.name]) for f in self.schema if f.name not in self.bounds}
-        domain = {n: (float(self.limits[n][0]), float(self.limits[n][1])) for n, b in self.bounds.items() if not isinstance(b, frozenset)}
+        domain = {
+            n: (float(self.limits[n][0]), float(self.limits[n][1]))
+            for n, b in self.bounds.items()
+            if not isinstance(b, frozenset)
+        }
         return Region(dict(self.bounds), fixed, certified, how, n_checked, domain)
 
 

@@ -24,12 +24,16 @@ class _Source:
         self.finder = finder
         self.tasks = {t.id: t for t in tasks}
 
-    def __call__(self, query: Any, rank: int, row: pd.Series, deadline: Deadline | None = None) -> Region:
+    def __call__(
+        self, query: Any, rank: int, row: pd.Series, deadline: Deadline | None = None
+    ) -> Region:
         t = self.tasks[query]
         return self.finder.find(t.x, t.bounds, row, t.target, deadline)
 
 
-def attach_regions(method: Any, result: CounterfactualResult, tasks: list[Query], *, compute: bool) -> None:
+def attach_regions(
+    method: Any, result: CounterfactualResult, tasks: list[Query], *, compute: bool
+) -> None:
     """Record what the answers were asked to satisfy; let the result compute regions on
     demand, and compute them now when asked: each region is grown for up to the
     method's ``time_limit`` (else :data:`REGION_SECONDS`), after the search."""
@@ -40,7 +44,9 @@ def attach_regions(method: Any, result: CounterfactualResult, tasks: list[Query]
     }
     if judge is None:
         return
-    source = _Source(RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS), tasks)
+    source = _Source(
+        RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS), tasks
+    )
     result.region_source = source
     if not compute:
         return
@@ -50,4 +56,6 @@ def attach_regions(method: Any, result: CounterfactualResult, tasks: list[Query]
         if token is not None and token.cancelled:
             break
         limit = Deadline.after(seconds, token=token)
-        result.regions[(q, int(rank))] = source(q, int(rank), result.counterfactuals.loc[(q, rank)], limit)
+        result.regions[(q, int(rank))] = source(
+            q, int(rank), result.counterfactuals.loc[(q, rank)], limit
+        )

@@ -32,7 +32,13 @@ __all__ = ["search"]
 
 
 def search(
-    method: Any, tasks: list[Query], *, n_jobs: int | None, backend: str | None, chunk_size: int | None, feedback: bool = True
+    method: Any,
+    tasks: list[Query],
+    *,
+    n_jobs: int | None,
+    backend: str | None,
+    chunk_size: int | None,
+    feedback: bool = True,
 ) -> list[Candidates]:
     """The method's candidates for every query of ``tasks``, in order."""
     out, todo = _screen(method, tasks)
@@ -43,7 +49,13 @@ def search(
     sub = [tasks[i] for i in todo]
     method._before_search(sub, parallel)
     verbose = getattr(method, "verbose", 0)
-    bar = progress(total=len(sub), desc=type(method).__name__, unit="query", verbose=verbose, disable=not feedback)
+    bar = progress(
+        total=len(sub),
+        desc=type(method).__name__,
+        unit="query",
+        verbose=verbose,
+        disable=not feedback,
+    )
     try:
         if parallel:
             results = _in_parallel(method, sub, n_jobs, backend, chunk_size, bar)
@@ -66,7 +78,11 @@ def _screen(method: Any, tasks: list[Query]) -> tuple[list[Candidates], list[int
             out[i] = Candidates(empty, "invalid", {"reason": t.invalid})
         elif t.bounds.infeasible:
             names = [b.feature.name for b in t.bounds.features if b.empty]
-            out[i] = Candidates(empty, "infeasible", {"reason": f"the constraints leave {names} no allowed value for this query"})
+            out[i] = Candidates(
+                empty,
+                "infeasible",
+                {"reason": f"the constraints leave {names} no allowed value for this query"},
+            )
         elif t.predicted == t.target:
             out[i] = Candidates(empty, "failed", {"reason": "query already predicted as target"})
         else:
@@ -75,7 +91,12 @@ def _screen(method: Any, tasks: list[Query]) -> tuple[list[Candidates], list[int
 
 
 def _in_parallel(
-    method: Any, sub: list[Query], n_jobs: int, backend: str | None, chunk_size: int | None, bar: Any
+    method: Any,
+    sub: list[Query],
+    n_jobs: int,
+    backend: str | None,
+    chunk_size: int | None,
+    bar: Any,
 ) -> list[Candidates]:
     """``sub`` in chunks through joblib (the method is pickled to each worker)."""
     workers = effective_n_jobs(n_jobs)
@@ -140,4 +161,9 @@ def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
 
 def _cancelled(method: Any) -> Candidates:
     """The outcome of a query the caller cancelled before its search started."""
-    return Candidates(pd.DataFrame(columns=method.schema_.names), "timeout", {"reason": "cancelled before its search started"}, runtime=0.0)
+    return Candidates(
+        pd.DataFrame(columns=method.schema_.names),
+        "timeout",
+        {"reason": "cancelled before its search started"},
+        runtime=0.0,
+    )

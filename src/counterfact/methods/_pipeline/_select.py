@@ -92,8 +92,14 @@ def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
 
 
 def select_query(
-    pool: Any, i: int, outcome: Candidates, steps: np.ndarray, n_cf: int, sparse: bool,
-    *, distinct: bool = True,
+    pool: Any,
+    i: int,
+    outcome: Candidates,
+    steps: np.ndarray,
+    n_cf: int,
+    sparse: bool,
+    *,
+    distinct: bool = True,
 ) -> Selection:
     """The selection of query ``i`` (``pool``: the verified rows of every query, see
     :class:`._assemble.Pool`); ``distinct``: the rule of ``alternatives="distinct"``."""
@@ -107,9 +113,15 @@ def select_query(
             pool.arrays = row_arrays(pool, steps)
         a = pool.arrays
         pos, d["n_too_similar"] = (
-            keep_different_arrays(a.changed[rows], a.numeric[rows], a.discrete[rows], a.num_steps, n_cf) if rows else ([], 0)
+            keep_different_arrays(
+                a.changed[rows], a.numeric[rows], a.discrete[rows], a.num_steps, n_cf
+            )
+            if rows
+            else ([], 0)
         )
-        chosen = nearest_first(pool, i, [rows[p] for p in pos], keep_first=outcome.status == "optimal")
+        chosen = nearest_first(
+            pool, i, [rows[p] for p in pos], keep_first=outcome.status == "optimal"
+        )
         if chosen and pool.trimmed is not None:
             d["n_substep_reverted"] = int(pool.trimmed[chosen].sum())
     else:
@@ -183,19 +195,25 @@ def _distinct(pool: Any, idx: np.ndarray, i: int) -> tuple[list[int], int]:
     return distinct, dup
 
 
-def _status(pool: Any, idx: np.ndarray, chosen: list[int], outcome: Candidates, d: dict[str, Any]) -> str:
+def _status(
+    pool: Any, idx: np.ndarray, chosen: list[int], outcome: Candidates, d: dict[str, Any]
+) -> str:
     """The reported status from the method's claim and what survived verification."""
     hint = outcome.status
     n_prop = d["n_proposed"]
     if chosen:
         first_rejected = len(idx) > 0 and not pool.valid[idx[0]]
         st = hint if hint in SUCCESS else "feasible"
-        if st == "optimal" and (first_rejected or pool.reverted[chosen[0]] > 0 or chosen[0] != idx[0]):
+        if st == "optimal" and (
+            first_rejected or pool.reverted[chosen[0]] > 0 or chosen[0] != idx[0]
+        ):
             st = "feasible"
         if hint == "optimal" and n_prop:
             d["snapped"] = bool(pool.moved[chosen[0]])
             d["snap_shift"] = (
-                _shift(pool.schema, pool.raw.iloc[chosen[0]], pool.rows.iloc[chosen[0]]) if pool.moved[chosen[0]] else 0.0
+                _shift(pool.schema, pool.raw.iloc[chosen[0]], pool.rows.iloc[chosen[0]])
+                if pool.moved[chosen[0]]
+                else 0.0
             )
         return st
     st = hint if hint in ("infeasible", "timeout", "invalid") else "failed"

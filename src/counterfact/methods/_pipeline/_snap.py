@@ -30,7 +30,9 @@ def resolution(feature: Feature) -> float | None:
     return float(res)
 
 
-def snap_matrix(V: np.ndarray, Q: np.ndarray, res: np.ndarray, lower: np.ndarray, upper: np.ndarray, mode: str) -> np.ndarray:
+def snap_matrix(
+    V: np.ndarray, Q: np.ndarray, res: np.ndarray, lower: np.ndarray, upper: np.ndarray, mode: str
+) -> np.ndarray:
     """Rows ``V`` (candidates x numeric features) on the grids ``k * res[j]``
     (the grid of :meth:`Schema.snap`).
 
@@ -72,7 +74,11 @@ def _decimal_vector(res: np.ndarray) -> np.ndarray:
 
 def snap_columns(schema: Schema) -> tuple[list[str], np.ndarray, np.ndarray, np.ndarray]:
     """The numeric features that have a grid: names, resolutions, lower and upper bounds."""
-    feats = [f for f in schema if resolution(f) is not None and f.lower is not None and f.upper is not None]
+    feats = [
+        f
+        for f in schema
+        if resolution(f) is not None and f.lower is not None and f.upper is not None
+    ]
     return (
         [f.name for f in feats],
         np.array([resolution(f) for f in feats], dtype=float),
@@ -81,7 +87,9 @@ def snap_columns(schema: Schema) -> tuple[list[str], np.ndarray, np.ndarray, np.
     )
 
 
-def snap_frame(schema: Schema, frame: pd.DataFrame, queries: pd.DataFrame, mode: str) -> tuple[pd.DataFrame, np.ndarray]:
+def snap_frame(
+    schema: Schema, frame: pd.DataFrame, queries: pd.DataFrame, mode: str
+) -> tuple[pd.DataFrame, np.ndarray]:
     """Every numeric value of ``frame`` on its feature's grid (:func:`snap_matrix`).
 
     ``queries`` holds, row for row, the query each candidate belongs to.

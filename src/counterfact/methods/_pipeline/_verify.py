@@ -21,7 +21,9 @@ from ._snap import snap_columns, snap_matrix
 __all__ = ["allowed_cells", "check_rows", "coerce_rows", "snap_and_verify", "verify"]
 
 
-def check_rows(schema: Any, judge: Judge, query: Query, frame: pd.DataFrame) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def check_rows(
+    schema: Any, judge: Judge, query: Query, frame: pd.DataFrame
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Check raw candidate rows of one query with the real model(s) and the constraints.
 
     Returns ``(valid, flips, satisfies)`` boolean arrays; ``valid`` is both.
@@ -62,7 +64,9 @@ def coerce_rows(schema: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndar
         return schema.coerce(frame[ok].reset_index(drop=True)), ok
 
 
-def verify(judge: Judge, tasks: Sequence[Query], rows: pd.DataFrame, own: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def verify(
+    judge: Judge, tasks: Sequence[Query], rows: pd.DataFrame, own: np.ndarray
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(satisfied, reaches, confidence)`` for each row of ``rows`` (row ``k`` belongs
     to ``tasks[own[k]]``): its query's constraints hold; it reaches the target in
     the judge's eyes (the model's decision, and any margin or other model asked
@@ -80,7 +84,13 @@ def verify(judge: Judge, tasks: Sequence[Query], rows: pd.DataFrame, own: np.nda
 
 
 def snap_and_verify(
-    schema: Any, judge: Judge, tasks: Sequence[Query], claims: Sequence[str | None], rows: pd.DataFrame, own: np.ndarray, qrows: pd.DataFrame
+    schema: Any,
+    judge: Judge,
+    tasks: Sequence[Query],
+    claims: Sequence[str | None],
+    rows: pd.DataFrame,
+    own: np.ndarray,
+    qrows: pd.DataFrame,
 ) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rows on the grid; returns ``(rows, moved, failed, sat, flips, conf)``.
 
@@ -127,7 +137,9 @@ def snap_and_verify(
     return out, moved, failed, sat, flips, conf
 
 
-def allowed_cells(tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray) -> np.ndarray | None:
+def allowed_cells(
+    tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
+) -> np.ndarray | None:
     """Cells of ``V`` equal to one of their query's explicitly allowed numeric values
     (``Constraints.allowed_values`` on a numeric feature), or None when no query has any."""
     keep: np.ndarray | None = None
@@ -144,5 +156,8 @@ def allowed_cells(tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: n
                 keep = np.zeros(V.shape, dtype=bool)
             r = np.flatnonzero(own == i)
             allowed = np.asarray(vals, dtype=float)
-            keep[r, j] = (np.abs(V[r, j][:, None] - allowed[None, :]) <= 1e-9 * np.maximum(1.0, np.abs(allowed))).any(axis=1)
+            keep[r, j] = (
+                np.abs(V[r, j][:, None] - allowed[None, :])
+                <= 1e-9 * np.maximum(1.0, np.abs(allowed))
+            ).any(axis=1)
     return keep

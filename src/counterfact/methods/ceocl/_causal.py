@@ -36,12 +36,18 @@ def encode_causal(m: Model, inputs: RawInputs, relations: Any, x: pd.Series, sch
     for c in relations:
         child = by[c.child]
         parents = [by[p] for p in c.parents]
-        if child.value is None or any(p.value is None for p in parents):  # pragma: no cover - resolve() checks
-            raise UnsupportedConstraintError("CE-OCL causal relations need numeric child and parents.")
+        if child.value is None or any(
+            p.value is None for p in parents
+        ):  # pragma: no cover - resolve() checks
+            raise UnsupportedConstraintError(
+                "CE-OCL causal relations need numeric child and parents."
+            )
         slack = 0.5 * float(c.tol) * schema[c.child].range
         dchild = child.value - child.query
         if c.kind == "linear":
-            rhs: Expr = quicksum(float(w) * (by[k].value - by[k].query) for k, w in (c.coef or {}).items())  # type: ignore[operator]
+            rhs: Expr = quicksum(
+                float(w) * (by[k].value - by[k].query) for k, w in (c.coef or {}).items()
+            )  # type: ignore[operator]
         elif c.kind == "model":
             names = list(getattr(c.model, "feature_names_in_", c.parents))
             if sorted(names) != sorted(c.parents):

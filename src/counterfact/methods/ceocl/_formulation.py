@@ -106,7 +106,11 @@ PROBING_OFF = {"presolve_rule_off": 2**15}
 #: repeated the root's cut rounds; off, the same optima were proven 2.3x faster
 #: (22 solves of 50-tree depth-6 forests behind a one-hot pipeline: German
 #: Credit and Student Performance l2, Graduate Admission l1; 82 s -> 36 s)
-TREE_OPTIONS = {"mip_allow_restart": False, "mip_heuristic_run_rins": False, "mip_heuristic_run_rens": False}
+TREE_OPTIONS = {
+    "mip_allow_restart": False,
+    "mip_heuristic_run_rins": False,
+    "mip_heuristic_run_rens": False,
+}
 #: seconds left below which the polish and the certificate start no further solve
 MIN_SOLVE = 0.05
 
@@ -177,7 +181,9 @@ def build(
     need_changes = changes or norm == "l0" or alpha > 0 or query.bounds.max_changes is not None
     inst = None
     if template is not None:
-        inst = template.instance(query.bounds, query.target_index, margin, changes=need_changes, decision=compiled)
+        inst = template.instance(
+            query.bounds, query.target_index, margin, changes=need_changes, decision=compiled
+        )
     diag: dict[str, Any] = {"template": inst is not None}
     if inst is not None:
         m, inputs = inst
@@ -190,7 +196,9 @@ def build(
         if costs is not None:
             diag["narrowed_features"] = narrow_costs(m, inputs, float(radius), costs, alpha=alpha)
         else:
-            diag["narrowed_features"] = narrow_box(m, inputs, float(radius), norm=norm, scales=scales, alpha=alpha)
+            diag["narrowed_features"] = narrow_box(
+                m, inputs, float(radius), norm=norm, scales=scales, alpha=alpha
+            )
     if inst is None:
         encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
     for other, target in others:  # robust_to: every model's decision over the same inputs
@@ -203,15 +211,27 @@ def build(
             for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
                 if f.fixed:
                     skip[blk.start : blk.start + blk.size] = True
-        diag.update(encode_hull(m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm, skip=skip))  # type: ignore[arg-type]
+        diag.update(
+            encode_hull(
+                m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm, skip=skip
+            )
+        )  # type: ignore[arg-type]
     if query.bounds.causal:
         diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
     if query.bounds.relations:
         # relations between features; a strict inequality only over integral features
         encode_relations(m, inputs, query.bounds.bound_relations(), lattice_steps(inputs))
-    form = Formulation(m, inputs, diagnostics=diag, cancel=getattr(query, "cancel", None), tree_options=tree_options)
+    form = Formulation(
+        m,
+        inputs,
+        diagnostics=diag,
+        cancel=getattr(query, "cancel", None),
+        tree_options=tree_options,
+    )
     form.cuts = template.cuts if (inst is not None and template is not None) else None
-    if costs is not None:  # the call's costs replace the norm (exact terms, solvers.milp.cost_terms)
+    if (
+        costs is not None
+    ):  # the call's costs replace the norm (exact terms, solvers.milp.cost_terms)
         for term in cost_terms(m, inputs, costs):
             m.add_objective(term)
         _objective(form, "l0", scales, alpha, backend, distance=False)
@@ -227,7 +247,9 @@ def build(
 RADIUS_SLACK = (1e-7, 1e-9)
 
 
-def narrow_box(m: Model, inputs: RawInputs, radius: float, *, norm: str, scales: np.ndarray, alpha: float) -> int:
+def narrow_box(
+    m: Model, inputs: RawInputs, radius: float, *, norm: str, scales: np.ndarray, alpha: float
+) -> int:
     """Narrow every feature's box to the values whose own objective term is at
     most ``radius`` (the cost of a known counterfactual).
 
@@ -275,7 +297,9 @@ def narrow_box(m: Model, inputs: RawInputs, radius: float, *, norm: str, scales:
     return n
 
 
-def fixed_point(form: Formulation, z: np.ndarray, *, time_limit: float | None = None) -> np.ndarray | None:
+def fixed_point(
+    form: Formulation, z: np.ndarray, *, time_limit: float | None = None
+) -> np.ndarray | None:
     """The full solution vector of the model with every input fixed at ``z``
     (a raw vector): None when ``z`` is not a point of the model (its trust
     region, causal rows, change cap, diversity cuts or decision margin reject
@@ -296,7 +320,9 @@ def fixed_point(form: Formulation, z: np.ndarray, *, time_limit: float | None = 
     return sol.x
 
 
-def narrow_costs(m: Model, inputs: RawInputs, radius: float, costs: Sequence[Any], *, alpha: float) -> int:
+def narrow_costs(
+    m: Model, inputs: RawInputs, radius: float, costs: Sequence[Any], *, alpha: float
+) -> int:
     """:func:`narrow_box` under the call's costs: a feature keeps the values whose own
     cost (plus ``alpha`` for a change) is at most ``radius``; returns how many
     features were narrowed."""
@@ -348,7 +374,9 @@ def _objective(
     ``alpha`` per change.  With a tree ensemble's ``cuts`` each numeric / ordinal
     term is also bounded by the cuts its feature crosses (:func:`_tie_to_cuts`)."""
     m, inputs = form.m, form.inputs
-    use_pwl = norm == "l2" and backend == "highs"  # HiGHS: no MIQP, and its QP solver proved unreliable here
+    use_pwl = (
+        norm == "l2" and backend == "highs"
+    )  # HiGHS: no MIQP, and its QP solver proved unreliable here
     for j, f in enumerate(inputs.features):
         if f.fixed or not distance:
             continue
@@ -363,7 +391,9 @@ def _objective(
         lo, hi = m.var_bounds(f.value)
         term: Any = None  # the feature's objective term, when one variable or expression holds it
         if norm == "l1":
-            term = d if lo >= f.query else (-d if hi <= f.query else m.add_abs(d, name=f"d_{f.name}"))
+            term = (
+                d if lo >= f.query else (-d if hi <= f.query else m.add_abs(d, name=f"d_{f.name}"))
+            )
             m.add_objective(term)
         else:
             # a well-scaled deviation variable: squares of raw values lose precision
@@ -374,10 +404,16 @@ def _objective(
                 r0 = m.n_rows
                 pts = None
                 if m.is_integer(f.value) and hi - lo <= INTEGER_BREAKPOINTS:
-                    pts = (np.arange(lo, hi + 1.0) - f.query) / s  # every value the feature can take
-                term = m.add_pwl_square(dv, dlo, dhi, segments=PWL_SEGMENTS, points=pts, name=f"sq_{f.name}")
+                    pts = (
+                        np.arange(lo, hi + 1.0) - f.query
+                    ) / s  # every value the feature can take
+                term = m.add_pwl_square(
+                    dv, dlo, dhi, segments=PWL_SEGMENTS, points=pts, name=f"sq_{f.name}"
+                )
                 m.add_objective(term)
-                form.squares.append(_Square(term, dv, dlo, dhi, list(range(r0, m.n_rows)), exact=pts is not None))
+                form.squares.append(
+                    _Square(term, dv, dlo, dhi, list(range(r0, m.n_rows)), exact=pts is not None)
+                )
             else:
                 m.add_square(dv, 1.0)
         if cuts and f.name in cuts and term is not None:
@@ -420,8 +456,14 @@ def solve(
     deadline = Deadline.after(time_limit, token=form.cancel)
     opts = _options(form, backend)
     sol = form.m.solve(
-        backend, time_limit=time_limit, seed=seed, keep_solutions=keep_solutions, feastol=feastol, options=opts,
-        start=start, cancel=form.cancel,
+        backend,
+        time_limit=time_limit,
+        seed=seed,
+        keep_solutions=keep_solutions,
+        feastol=feastol,
+        options=opts,
+        start=start,
+        cancel=form.cancel,
     )
     if not sol.has_solution:
         return sol, math.nan
@@ -447,7 +489,9 @@ def _snapped(form: Formulation, x: np.ndarray, deadline: Deadline) -> np.ndarray
     m.fix_integers(x)
     for v in form.inputs.z:
         m.set_bounds(v, float(z[v.index]), float(z[v.index]))
-    res = m.solve("scip" if m.has_quadratic else "highs", time_limit=deadline.seconds(), cancel=deadline.token)
+    res = m.solve(
+        "scip" if m.has_quadratic else "highs", time_limit=deadline.seconds(), cancel=deadline.token
+    )
     return res.x if res.has_solution and res.status == "optimal" else x  # type: ignore[return-value]
 
 
@@ -483,15 +527,22 @@ def _certify(form: Formulation, sol: Solution, *, deadline: Deadline, seed: int)
         if deadline.reserve(MIN_SOLVE).expired():
             break
         # the true optimum is <= upper, so nothing above it needs exploring
-        opts = {**(_options(form, "highs") or {}), "objective_bound": upper + OA_GAP[0] + OA_GAP[1] * abs(upper)}
-        res = lb.solve("highs", time_limit=deadline.seconds(), seed=seed, options=opts, cancel=deadline.token)
+        opts = {
+            **(_options(form, "highs") or {}),
+            "objective_bound": upper + OA_GAP[0] + OA_GAP[1] * abs(upper),
+        }
+        res = lb.solve(
+            "highs", time_limit=deadline.seconds(), seed=seed, options=opts, cancel=deadline.token
+        )
         sol.nodes += int(res.nodes)
         if not res.has_solution:
             break
         # HiGHS's dual bound is a valid lower bound whatever the status (it may stop
         # on its absolute gap, 1e-6, which is large next to an l2 optimum of 1e-3)
         if math.isfinite(res.bound):
-            lower = max(lower, min(res.bound, res.objective) if res.status == "optimal" else res.bound)
+            lower = max(
+                lower, min(res.bound, res.objective) if res.status == "optimal" else res.bound
+            )
         elif res.status == "optimal":
             lower = max(lower, res.objective)
         if _converged(upper, lower):
@@ -562,4 +613,3 @@ def exact_objective(form: Formulation, x: np.ndarray) -> float:
         dv = x[sq.dev.index]
         val += dv * dv - x[sq.t.index]
     return float(val)
-

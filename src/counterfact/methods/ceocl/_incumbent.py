@@ -265,7 +265,9 @@ class IncumbentSearch:
             if cuts is not None and len(cuts):
                 inside = cuts[(cuts >= lo) & (cuts <= hi)]
                 if len(inside) > MAX_CUTS:  # the cuts nearest the query
-                    inside = inside[np.argsort(np.abs(inside - self.q[s]), kind="stable")[:MAX_CUTS]]
+                    inside = inside[
+                        np.argsort(np.abs(inside - self.q[s]), kind="stable")[:MAX_CUTS]
+                    ]
                 grid = np.concatenate([grid, inside])
             R = np.repeat(b[None, :], len(grid), axis=0)
             R[:, s] = grid
@@ -317,7 +319,12 @@ class IncumbentSearch:
             p, sp, cp = M[k], float(sc[k]), float(c[k])
         return None
 
-    def improve(self, z: np.ndarray, excluded: list[set[int]] | None = None, deadline: Deadline | None = None) -> Incumbent:
+    def improve(
+        self,
+        z: np.ndarray,
+        excluded: list[set[int]] | None = None,
+        deadline: Deadline | None = None,
+    ) -> Incumbent:
         """Local search from the valid point ``z`` (module docstring), until ``deadline`` (None: no limit)."""
         z = self._segment(np.asarray(z, dtype=float).copy(), excluded)
         best = float(self.cost(z)[0])
@@ -340,11 +347,19 @@ class IncumbentSearch:
             z, best = M[k], float(c[k])
         return Incumbent(z, best)
 
-    def best(self, starts: np.ndarray, excluded: list[set[int]] | None = None, deadline: Deadline | None = None) -> tuple[Incumbent, Incumbent] | None:
+    def best(
+        self,
+        starts: np.ndarray,
+        excluded: list[set[int]] | None = None,
+        deadline: Deadline | None = None,
+    ) -> tuple[Incumbent, Incumbent] | None:
         """The best local-search result over the nearest valid ``starts`` (raw
         vectors, one per row), with the start it came from; None when no start
         is valid."""
-        parts = [np.atleast_2d(np.asarray(starts, dtype=float)).reshape(-1, len(self.q)), self.singles()]
+        parts = [
+            np.atleast_2d(np.asarray(starts, dtype=float)).reshape(-1, len(self.q)),
+            self.singles(),
+        ]
         g = self.greedy(excluded)
         if g is not None:
             parts.append(g[None, :])

@@ -297,11 +297,17 @@ class CEOCL(CounterfactualMethod):
         import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         #: what the MIP embeds per query: the model (with a margin) and any robust_to models
-        self.exact_ = ExactModels.of(self.compiled_, self.model_, self.schema_, self.data_.X, "CE-OCL")
+        self.exact_ = ExactModels.of(
+            self.compiled_, self.model_, self.schema_, self.data_.X, "CE-OCL"
+        )
         self.template_ = self._template()
         X = self.data_.X
         self.starts_ = StartPool(
-            self.schema_, X, np.asarray(self.model_.predict(X)), self.classes_, 0 if self.random_state is None else int(self.random_state)
+            self.schema_,
+            X,
+            np.asarray(self.model_.predict(X)),
+            self.classes_,
+            0 if self.random_state is None else int(self.random_state),
         )
         self.scales_ = self._scales(X)
         self.hulls_: dict[int, HullData] = {}
@@ -368,7 +374,15 @@ class CEOCL(CounterfactualMethod):
         hull = self.hulls_.get(query.target_index) if self.trust_region is not None else None
         t0 = time.perf_counter()
         starts = Starts(self.starts_, query, self.scales_, self.norm, float(self.alpha))
-        solves = _Solves(self, query, seed, hull, self._observed_z(starts), float(self.margin), self.exact_.views(query))
+        solves = _Solves(
+            self,
+            query,
+            seed,
+            hull,
+            self._observed_z(starts),
+            float(self.margin),
+            self.exact_.views(query),
+        )
         diag: dict[str, Any] = {"backend": self.backend}
         first, obj, form, row, searched = self._first_answer(solves, diag, t0)
         diag.update(form.diagnostics)
@@ -391,12 +405,19 @@ class CEOCL(CounterfactualMethod):
         n_point = self._point_diverse(solves, found)
         found.pool.sort(key=lambda t: t[0])
         frame = pd.DataFrame(found.rows + [r for _, r in found.pool], columns=self.schema_.names)
-        diag.update(n_solves=solves.n_solves, n_pool=len(found.pool), n_point_diverse=n_point, solve_seconds=solves.seconds)
+        diag.update(
+            n_solves=solves.n_solves,
+            n_pool=len(found.pool),
+            n_point_diverse=n_point,
+            solve_seconds=solves.seconds,
+        )
         if status == "timeout":
             status = "feasible"
         return Candidates(frame, status, diag)
 
-    def _first_answer(self, solves: _Solves, diag: dict[str, Any], t0: float) -> tuple[Any, float, Any, Any, Any]:
+    def _first_answer(
+        self, solves: _Solves, diag: dict[str, Any], t0: float
+    ) -> tuple[Any, float, Any, Any, Any]:
         """The nearest counterfactual: ``(solution, objective, model, decoded row,
         local-search point)``.  When the real model rejects the answer (boundary
         trouble), solved once more with a ten times larger margin."""
@@ -425,9 +446,13 @@ class CEOCL(CounterfactualMethod):
         query = solves.query
         excluded: list[list[str]] = []
         while len(found.rows) < query.n_counterfactuals and room(query):
-            changed = changed_set(form.inputs, found.xs[-1]) or _changed(self.schema_, query.x, found.rows[-1])
+            changed = changed_set(form.inputs, found.xs[-1]) or _changed(
+                self.schema_, query.x, found.rows[-1]
+            )
             if query.alternatives == "distinct":  # only the meaningful changes must be dropped
-                changed = _meaningful(self.schema_, self.diversity_steps_, query.x, found.rows[-1], changed)
+                changed = _meaningful(
+                    self.schema_, self.diversity_steps_, query.x, found.rows[-1], changed
+                )
             if not changed:
                 break
             excluded.append(list(changed))
@@ -448,7 +473,11 @@ class CEOCL(CounterfactualMethod):
             return n_point
         form = self._build(query, solves.margin, solves.hull, changes=True)
         # alternatives="method": the paper's criterion (any other value differs)
-        steps = solver_steps(self.schema_, self.diversity_steps_) if query.alternatives == "distinct" else None
+        steps = (
+            solver_steps(self.schema_, self.diversity_steps_)
+            if query.alternatives == "distinct"
+            else None
+        )
         for x_prev in found.xs:
             exclude_point(form.m, form.inputs, x_prev, real_step=DIVERSITY_STEP, steps=steps)
         while len(found.rows) < query.n_counterfactuals and room(query):
@@ -473,7 +502,9 @@ class CEOCL(CounterfactualMethod):
             return np.zeros((0, self.compiled_.inputs.n))
         return np.asarray(self.compiled_.inputs.encode(frame), dtype=float)
 
-    def _fallback(self, query: Query, starts: Starts, diag: dict[str, Any], searched: Any = None) -> Candidates:
+    def _fallback(
+        self, query: Query, starts: Starts, diag: dict[str, Any], searched: Any = None
+    ) -> Candidates:
         """The time limit ran out before the solver had an incumbent: the local
         search's point (:mod:`._incumbent`; only without a trust region, which
         the search does not check) and the nearest observed counterfactuals
@@ -481,16 +512,30 @@ class CEOCL(CounterfactualMethod):
         constraints), verified like any answer, with status ``feasible`` --
         never claimed optimal."""
         rows = starts.nearest(query.n_counterfactuals)
-        diag["fallback"] = "nearest observed counterfactual (no solver incumbent within the time limit)"
+        diag["fallback"] = (
+            "nearest observed counterfactual (no solver incumbent within the time limit)"
+        )
         if searched is not None and self.trust_region is None:
             found = self.compiled_.inputs.decode(np.atleast_2d(searched.z))
-            rows = pd.concat([found[self.schema_.names], rows], ignore_index=True).iloc[: max(1, query.n_counterfactuals)]
-            diag["fallback"] = "local-search counterfactual (no solver incumbent within the time limit)"
+            rows = pd.concat([found[self.schema_.names], rows], ignore_index=True).iloc[
+                : max(1, query.n_counterfactuals)
+            ]
+            diag["fallback"] = (
+                "local-search counterfactual (no solver incumbent within the time limit)"
+            )
         if not len(rows):
             return Candidates(pd.DataFrame(columns=self.schema_.names), "timeout", diag)
         return Candidates(rows.reset_index(drop=True), "feasible", diag)
 
-    def _build(self, query: Query, margin: float, hull: HullData | None, *, changes: bool, radius: float | None = None) -> Any:
+    def _build(
+        self,
+        query: Query,
+        margin: float,
+        hull: HullData | None,
+        *,
+        changes: bool,
+        radius: float | None = None,
+    ) -> Any:
         views = self.exact_.views(query)
         return build(
             compiled=views.main,
@@ -557,9 +602,17 @@ class _Solves:
         extra = np.array(self.seen) if self.seen else np.zeros((0, self.observed.shape[1]))
         return prepare(
             lambda mg, ch, radius: m._build(self.query, mg, self.hull, changes=ch, radius=radius),
-            compiled=self.views.main, others=self.views.others, query=self.query, margin=self.margin, changes=changes, norm=m.norm,
-            scales=m.scales_, alpha=float(m.alpha), excluded=excluded,
-            starts=np.vstack([self.observed, extra]), narrow=m._narrow,
+            compiled=self.views.main,
+            others=self.views.others,
+            query=self.query,
+            margin=self.margin,
+            changes=changes,
+            norm=m.norm,
+            scales=m.scales_,
+            alpha=float(m.alpha),
+            excluded=excluded,
+            starts=np.vstack([self.observed, extra]),
+            narrow=m._narrow,
         )
 
     def run(self, prep: Prepared, rule: Any = None) -> tuple[Any, float]:
@@ -574,8 +627,13 @@ class _Solves:
         if rule is None and query.n_counterfactuals > 1 and limit is not None:
             limit = FIRST_SHARE * limit  # leave time for the diverse answers
         out = solve(
-            prep.form, m.backend, time_limit=limit, seed=self.seed, keep_solutions=m.solution_pool,
-            certify=rule is None, start=prep.start if m.backend == "highs" else None,
+            prep.form,
+            m.backend,
+            time_limit=limit,
+            seed=self.seed,
+            keep_solutions=m.solution_pool,
+            certify=rule is None,
+            start=prep.start if m.backend == "highs" else None,
         )
         self.seconds += time.perf_counter() - t1
         self.n_solves += 1
@@ -585,14 +643,18 @@ class _Solves:
         return out
 
 
-def _meaningful(schema: Any, steps: np.ndarray, x: pd.Series, row: dict[str, Any], names: list[str]) -> list[str]:
+def _meaningful(
+    schema: Any, steps: np.ndarray, x: pd.Series, row: dict[str, Any], names: list[str]
+) -> list[str]:
     """The features of ``names`` that ``row`` moves by at least their meaningful step
     (any change of a discrete feature); all of ``names`` when none does."""
     keep = []
     for n in names:
         j = schema.index(n)
         f = schema[n]
-        if not f.is_numeric or abs(float(row[n]) - float(_py(x[n]))) >= float(steps[j]) * (1 - 1e-9):
+        if not f.is_numeric or abs(float(row[n]) - float(_py(x[n]))) >= float(steps[j]) * (
+            1 - 1e-9
+        ):
             keep.append(n)
     return keep or names
 

@@ -29,7 +29,9 @@ MAX_CANDIDATES = 50
 class StartPool:
     """Per fitted method: the training rows the model assigns to each class."""
 
-    def __init__(self, schema: Any, X: pd.DataFrame, pred: np.ndarray, classes: Any, seed: int) -> None:
+    def __init__(
+        self, schema: Any, X: pd.DataFrame, pred: np.ndarray, classes: Any, seed: int
+    ) -> None:
         rng = np.random.default_rng(seed)
         self.schema = schema
         self.by_class: dict[int, pd.DataFrame] = {}
@@ -43,7 +45,9 @@ class StartPool:
 class Starts:
     """The candidate starts of one query (computed on first use)."""
 
-    def __init__(self, pool: StartPool, query: Any, scales: np.ndarray, norm: str, alpha: float) -> None:
+    def __init__(
+        self, pool: StartPool, query: Any, scales: np.ndarray, norm: str, alpha: float
+    ) -> None:
         self.pool, self.query, self.scales, self.norm, self.alpha = pool, query, scales, norm, alpha
         self._frame: pd.DataFrame | None = None
         self._changed: np.ndarray | None = None

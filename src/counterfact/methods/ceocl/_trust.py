@@ -87,7 +87,9 @@ def prepare_hull(
     return HullData(Z, labels, k, n_source)
 
 
-def _subsample(S: np.ndarray, labels: np.ndarray, k: int, max_points: int, sampling: str, seed: int) -> np.ndarray:
+def _subsample(
+    S: np.ndarray, labels: np.ndarray, k: int, max_points: int, sampling: str, seed: int
+) -> np.ndarray:
     rng = np.random.default_rng(seed)
     out = []
     for c in range(k):
@@ -98,8 +100,14 @@ def _subsample(S: np.ndarray, labels: np.ndarray, k: int, max_points: int, sampl
         elif sampling == "kmeans":
             from sklearn.cluster import MiniBatchKMeans
 
-            km = MiniBatchKMeans(n_clusters=quota, n_init=1, random_state=seed, batch_size=2048).fit(S[idx])
-            d = ((S[idx][:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(axis=2) if len(idx) * quota < 4e6 else None
+            km = MiniBatchKMeans(
+                n_clusters=quota, n_init=1, random_state=seed, batch_size=2048
+            ).fit(S[idx])
+            d = (
+                ((S[idx][:, None, :] - km.cluster_centers_[None, :, :]) ** 2).sum(axis=2)
+                if len(idx) * quota < 4e6
+                else None
+            )
             if d is None:
                 from sklearn.metrics import pairwise_distances_argmin
 

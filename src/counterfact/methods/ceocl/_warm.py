@@ -89,11 +89,21 @@ def prepare(
     names = [f.name for f in form.inputs.features]
     ex_idx = [{names.index(n) for n in s} for s in excluded]
     search = IncumbentSearch(
-        compiled, form.inputs, form.m, query.target_index, margin, norm, scales, alpha,
-        query.bounds.max_changes, others=others,
+        compiled,
+        form.inputs,
+        form.m,
+        query.target_index,
+        margin,
+        norm,
+        scales,
+        alpha,
+        query.bounds.max_changes,
+        others=others,
         costs=query.feature_costs() if getattr(query, "costs", None) is not None else None,
     )
-    found = search.best(starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf), token=query.cancel))
+    found = search.best(
+        starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf), token=query.cancel)
+    )
     diag["search_seconds"] = time.perf_counter() - t0
     if found is None:
         return Prepared(form, None, diag)

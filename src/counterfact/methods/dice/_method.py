@@ -110,7 +110,9 @@ class DiCE(CounterfactualMethod):
             frame = pd.concat([frame, extra], ignore_index=True)
         #: rows added only so that dice-ml knows every category of the schema (never reported)
         self._synthetic = extra.drop(columns=[outcome], errors="ignore")
-        self._dice_data = dice_ml.Data(dataframe=frame, continuous_features=self.schema_.numeric, outcome_name=outcome)
+        self._dice_data = dice_ml.Data(
+            dataframe=frame, continuous_features=self.schema_.numeric, outcome_name=outcome
+        )
         self._dice_model = dice_ml.Model(model=self._str_model, backend="sklearn")
 
     def _explain_one(self, query: Query) -> Candidates:
@@ -133,20 +135,34 @@ class DiCE(CounterfactualMethod):
         np_state, py_state = np.random.get_state(), random.getstate()
         seed = int(query.rng.integers(0, 2**31 - 1))
         left = query.time_left()
-        self._str_model.deadline = None if left is None or not np.isfinite(left) else time.monotonic() + left
+        self._str_model.deadline = (
+            None if left is None or not np.isfinite(left) else time.monotonic() + left
+        )
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                kwargs: dict[str, Any] = {"total_CFs": max(self.n_candidates, query.n_counterfactuals), "desired_class": int(query.target_index), "features_to_vary": vary, "permitted_range": permitted, "verbose": False}
+                kwargs: dict[str, Any] = {
+                    "total_CFs": max(self.n_candidates, query.n_counterfactuals),
+                    "desired_class": int(query.target_index),
+                    "features_to_vary": vary,
+                    "permitted_range": permitted,
+                    "verbose": False,
+                }
                 if self.dice_method == "random":
                     kwargs["random_seed"] = seed
                 if query.min_probability is not None:  # DiCE's own margin: the target's probability
                     kwargs["stopping_threshold"] = float(query.min_probability)
                 out = exp.generate_counterfactuals(x, **kwargs)
         except _DeadlineReached:
-            return Candidates(x.iloc[0:0], "timeout", {"reason": f"DiCE did not finish within time_limit={self.time_limit} s"})
+            return Candidates(
+                x.iloc[0:0],
+                "timeout",
+                {"reason": f"DiCE did not finish within time_limit={self.time_limit} s"},
+            )
         except Exception as exc:  # DiCE raises when it finds nothing
-            return Candidates(x.iloc[0:0], "failed", {"reason": f"DiCE: {type(exc).__name__}: {exc}"[:300]})
+            return Candidates(
+                x.iloc[0:0], "failed", {"reason": f"DiCE: {type(exc).__name__}: {exc}"[:300]}
+            )
         finally:
             self._str_model.deadline = None
             np.random.set_state(np_state)
@@ -155,14 +171,20 @@ class DiCE(CounterfactualMethod):
         if cfs is None or len(cfs) == 0:
             return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
         cfs = cfs.drop(columns=[self._outcome], errors="ignore")
-        if len(self._synthetic):  # a KD-tree neighbour may be one of the added rows: never an answer
+        if len(
+            self._synthetic
+        ):  # a KD-tree neighbour may be one of the added rows: never an answer
             cfs = cfs[~_rows_in(cfs, self._synthetic, self.schema_)]
             if len(cfs) == 0:
-                return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
+                return Candidates(
+                    x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"}
+                )
         for f in self.schema_:
             if not f.is_numeric:
                 lookup = {str(c): c for c in f.categories or ()}
-                cfs[f.name] = pd.Series([lookup.get(str(v), v) for v in cfs[f.name]], index=cfs.index, dtype=object)
+                cfs[f.name] = pd.Series(
+                    [lookup.get(str(v), v) for v in cfs[f.name]], index=cfs.index, dtype=object
+                )
             else:
                 cfs[f.name] = pd.to_numeric(cfs[f.name], errors="coerce")
         return Candidates(cfs.reset_index(drop=True), "feasible", {"dice_method": self.dice_method})
@@ -196,6 +218,7 @@ def _unseen_category_rows(frame: pd.DataFrame, schema: Any, outcome: str) -> pd.
 
 def _rows_in(cfs: pd.DataFrame, rows: pd.DataFrame, schema: Any) -> np.ndarray:
     """Which rows of ``cfs`` equal one of ``rows`` on every feature (categories compared as strings)."""
+
     def keys(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
         cols: list[list[Any]] = []
         for f in schema:
@@ -234,7 +257,9 @@ class _StrInput:
                 lookup = {str(c): c for c in f.categories or ()}
                 # object dtype, as Schema.coerce gives it: a list of ints would become an int64
                 # column, which a OneHotEncoder fitted on object columns cannot read
-                X[f.name] = pd.Series([lookup.get(str(v), v) for v in X[f.name]], index=X.index, dtype=object)
+                X[f.name] = pd.Series(
+                    [lookup.get(str(v), v) for v in X[f.name]], index=X.index, dtype=object
+                )
             elif f.kind == "integer":
                 X[f.name] = np.round(pd.to_numeric(X[f.name])).astype(np.int64)
         return X

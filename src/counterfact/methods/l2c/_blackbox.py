@@ -43,7 +43,17 @@ class Mirror:
     log-probabilities ``(B, n_classes)`` in the model's ``classes_`` order.
     """
 
-    def __init__(self, torch: Any, p_num: np.ndarray, p_disc: np.ndarray, offset: np.ndarray, head: Any, kind: str, dtype: Any, device: Any) -> None:
+    def __init__(
+        self,
+        torch: Any,
+        p_num: np.ndarray,
+        p_disc: np.ndarray,
+        offset: np.ndarray,
+        head: Any,
+        kind: str,
+        dtype: Any,
+        device: Any,
+    ) -> None:
         self.torch = torch
         self.kind = kind
         self.p_num = torch.as_tensor(p_num, dtype=dtype, device=device)
@@ -61,7 +71,15 @@ class Mirror:
 
 # ----------------------------------------------------------------- heads
 class _LinearHead:
-    def __init__(self, torch: Any, coef: np.ndarray, intercept: np.ndarray, ovr: bool, dtype: Any, device: Any) -> None:
+    def __init__(
+        self,
+        torch: Any,
+        coef: np.ndarray,
+        intercept: np.ndarray,
+        ovr: bool,
+        dtype: Any,
+        device: Any,
+    ) -> None:
         self.torch = torch
         self.w = torch.as_tensor(np.asarray(coef).T, dtype=dtype, device=device)
         self.b = torch.as_tensor(np.asarray(intercept), dtype=dtype, device=device)
@@ -72,7 +90,9 @@ class _LinearHead:
         d = x @ self.w + self.b
         if d.shape[1] == 1:
             d = d[:, 0]
-            return torch.stack([torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1)
+            return torch.stack(
+                [torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1
+            )
         if self.ovr:
             ls = torch.nn.functional.logsigmoid(d)
             return ls - torch.logsumexp(ls, dim=1, keepdim=True)
@@ -80,7 +100,16 @@ class _LinearHead:
 
 
 class _MLPHead:
-    def __init__(self, torch: Any, coefs: list[np.ndarray], intercepts: list[np.ndarray], activation: str, out: str, dtype: Any, device: Any) -> None:
+    def __init__(
+        self,
+        torch: Any,
+        coefs: list[np.ndarray],
+        intercepts: list[np.ndarray],
+        activation: str,
+        out: str,
+        dtype: Any,
+        device: Any,
+    ) -> None:
         self.torch = torch
         self.ws = [torch.as_tensor(w, dtype=dtype, device=device) for w in coefs]
         self.bs = [torch.as_tensor(b, dtype=dtype, device=device) for b in intercepts]
@@ -106,7 +135,9 @@ class _MLPHead:
                 h = self._act(h)
         if self.out == "logistic" and h.shape[1] == 1:
             d = h[:, 0]
-            return torch.stack([torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1)
+            return torch.stack(
+                [torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1
+            )
         if self.out == "logistic":  # multi-label output: not a classifier we can mirror
             raise ValueError("multi-label MLP")
         return torch.log_softmax(h, dim=1)
@@ -131,17 +162,33 @@ def _estimator_head(torch: Any, est: Any, dtype: Any, device: Any) -> tuple[Any,
 
     if isinstance(est, LogisticRegression):
         ovr = getattr(est, "multi_class", "auto") == "ovr" or (
-            getattr(est, "multi_class", "auto") == "auto" and getattr(est, "solver", "") == "liblinear" and len(est.classes_) > 2
+            getattr(est, "multi_class", "auto") == "auto"
+            and getattr(est, "solver", "") == "liblinear"
+            and len(est.classes_) > 2
         )
-        return _LinearHead(torch, est.coef_, est.intercept_, bool(ovr), dtype, device), "logistic regression"
+        return _LinearHead(
+            torch, est.coef_, est.intercept_, bool(ovr), dtype, device
+        ), "logistic regression"
     if isinstance(est, MLPClassifier):
-        if est.out_activation_ not in ("logistic", "softmax") or (est.out_activation_ == "logistic" and len(est.classes_) != 2):
+        if est.out_activation_ not in ("logistic", "softmax") or (
+            est.out_activation_ == "logistic" and len(est.classes_) != 2
+        ):
             return None
-        return _MLPHead(torch, list(est.coefs_), list(est.intercepts_), est.activation, est.out_activation_, dtype, device), "MLP"
+        return _MLPHead(
+            torch,
+            list(est.coefs_),
+            list(est.intercepts_),
+            est.activation,
+            est.out_activation_,
+            dtype,
+            device,
+        ), "MLP"
     return None
 
 
-def _pipeline_inputs(pre: Any, rep: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _pipeline_inputs(
+    pre: Any, rep: Representation
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """P_num, P_disc, offset for a fitted ColumnTransformer of the standard layout."""
     from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
 
@@ -211,7 +258,9 @@ def _pipeline_inputs(pre: Any, rep: Representation) -> tuple[np.ndarray, np.ndar
     return p_num, p_disc, offset
 
 
-def _numeric_inputs(est: Any, rep: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _numeric_inputs(
+    est: Any, rep: Representation
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """A bare estimator fitted on the raw (all-numeric) frame."""
     names = list(getattr(est, "feature_names_in_", rep.schema.names))
     if any(n not in rep.schema for n in names):
@@ -226,7 +275,9 @@ def _numeric_inputs(est: Any, rep: Representation) -> tuple[np.ndarray, np.ndarr
     return p_num, np.zeros((D, len(names))), np.zeros(len(names))
 
 
-def _encoder_inputs(encoder: Any, rep: Representation) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+def _encoder_inputs(
+    encoder: Any, rep: Representation
+) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
     """The differentiable form of a counterfact Encoder."""
     if list(encoder.schema.names) != list(rep.schema.names):
         return None
@@ -252,7 +303,9 @@ def _encoder_inputs(encoder: Any, rep: Representation) -> tuple[np.ndarray, np.n
     return p_num, p_disc, offset
 
 
-def mirror_of(torch: Any, model: Any, rep: Representation, *, dtype: Any = None, device: Any = "cpu") -> Mirror | None:
+def mirror_of(
+    torch: Any, model: Any, rep: Representation, *, dtype: Any = None, device: Any = "cpu"
+) -> Mirror | None:
     """A differentiable :class:`Mirror` of ``model`` (the user's object), or ``None``
     when the model is not one of the supported differentiable kinds."""
     dtype = dtype or torch.float32

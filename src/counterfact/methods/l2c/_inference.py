@@ -22,7 +22,9 @@ from ._util import _distinct
 __all__ = ["explain_queries", "relaxed_thresholds"]
 
 
-def relaxed_thresholds(max_numeric_changes: int | None, relax_threshold: bool, n_numeric: int) -> list[int | None]:
+def relaxed_thresholds(
+    max_numeric_changes: int | None, relax_threshold: bool, n_numeric: int
+) -> list[int | None]:
     """Numeric-change caps of the last-resort draws (see ``relax_threshold``)."""
     m = max_numeric_changes
     if not relax_threshold or m is None:
@@ -32,7 +34,11 @@ def relaxed_thresholds(max_numeric_changes: int | None, relax_threshold: bool, n
 
 
 def explain_queries(
-    method: Any, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
+    method: Any,
+    torch: Any,
+    queries: list[Query],
+    n_samples: int | None = None,
+    threshold: int | None = -1,
 ) -> list[Candidates]:
     """Sample, decode, check; ``n_samples`` set: a second pass (no further retry, no fallback)
     with the numeric-change cap ``threshold`` (-1: ``max_numeric_changes``; None: no cap)."""
@@ -90,28 +96,45 @@ def _draw(method: Any, torch: Any, queries: list[Query], S: int, limit: int | No
     N = rep.n_features
     targets = np.array([q.target_index for q in queries], dtype=np.int64)
     logits, pi = forward(
-        torch, method.generator_, method.selector_, rows.z, targets, len(method.classes_), torch.device(method.device_)
+        torch,
+        method.generator_,
+        method.selector_,
+        rows.z,
+        targets,
+        len(method.classes_),
+        torch.device(method.device_),
     )
     noise = np.stack([q.rng.random((3, S, N)) for q in queries], axis=1)  # (3, n, S, N)
-    caps = np.array([q.bounds.max_changes if q.bounds.max_changes is not None else N for q in queries])
+    caps = np.array(
+        [q.bounds.max_changes if q.bounds.max_changes is not None else N for q in queries]
+    )
     draws = sample_levels(logits, pi, rows, rep, (noise[0], noise[1], noise[2]), limit, caps)
     # distinct draws per query (sorted by query), with their multiplicity
     owner, levels, counts = _distinct(draws, rep.sizes)
-    screened = _screen(method, rows, targets, caps, owner, levels, limit, queries[0].judge if queries else None)
+    screened = _screen(
+        method, rows, targets, caps, owner, levels, limit, queries[0].judge if queries else None
+    )
     if queries and queries[0].costs is not None:  # the call's costs replace the norm
         screened = _cost_screened(method, queries, rows, owner, levels, screened)
     return _pick(method, queries, rows, owner, levels, counts, screened, S, limit)
 
 
 def _cost_screened(
-    method: Any, queries: list[Query], rows: RowSet, owner: np.ndarray, levels: np.ndarray, s: _Screened
+    method: Any,
+    queries: list[Query],
+    rows: RowSet,
+    owner: np.ndarray,
+    levels: np.ndarray,
+    s: _Screened,
 ) -> _Screened:
     """``s`` with each candidate draw's distance replaced by its cost under the call's
     costs (the draws that can be answers: valid and within the caps)."""
     at = np.flatnonzero(s.valid & s.keep)
     dist = np.full(len(owner), np.inf)
     if at.size:
-        frame = method.representation_.decode(levels[at], owner[at], rows.table).reset_index(drop=True)
+        frame = method.representation_.decode(levels[at], owner[at], rows.table).reset_index(
+            drop=True
+        )
         for i in np.unique(owner[at]):
             sel = np.flatnonzero(owner[at] == i)
             dist[at[sel]] = queries[int(i)].costs.evaluate(queries[int(i)].x, frame.iloc[sel])
@@ -176,15 +199,17 @@ def _pick(
         spans.append((offset, good.size))
         picks.append(good)
         offset += good.size
-        diags.append({
-            "n_samples": S,
-            "n_distinct": int(m.size),
-            "n_filtered": int(((n_changed[m] > 0) & ~keep[m]).sum()),
-            "n_valid": int((valid[m] & keep[m]).sum()),
-            "sample_validity": float((counts[m] * valid[m]).sum() / S),
-            "source": "l2c",
-            "numeric_threshold": -1 if limit is None else limit,
-        })
+        diags.append(
+            {
+                "n_samples": S,
+                "n_distinct": int(m.size),
+                "n_filtered": int(((n_changed[m] > 0) & ~keep[m]).sum()),
+                "n_valid": int((valid[m] & keep[m]).sum()),
+                "sample_validity": float((counts[m] * valid[m]).sum() / S),
+                "source": "l2c",
+                "numeric_threshold": -1 if limit is None else limit,
+            }
+        )
     sel = np.concatenate(picks) if picks else np.zeros(0, dtype=np.int64)
     chosen = rep.decode(levels[sel], owner[sel], rows.table)
     found: list[Candidates | None] = [
@@ -194,12 +219,25 @@ def _pick(
     return _Pass(found, diags, chosen.iloc[0:0])
 
 
-def _second_draw(method: Any, torch: Any, queries: list[Query], first: _Pass, S: int, deadline: Deadline) -> None:
+def _second_draw(
+    method: Any, torch: Any, queries: list[Query], first: _Pass, S: int, deadline: Deadline
+) -> None:
     """Queries left without a valid candidate: ``max_samples`` more draws, in one pass over them only."""
     missing = first.missing()
-    if not missing or method.max_samples is None or int(method.max_samples) <= S or deadline.expired():
+    if (
+        not missing
+        or method.max_samples is None
+        or int(method.max_samples) <= S
+        or deadline.expired()
+    ):
         return
-    again = _draw(method, torch, [queries[i] for i in missing], int(method.max_samples), method.max_numeric_changes)
+    again = _draw(
+        method,
+        torch,
+        [queries[i] for i in missing],
+        int(method.max_samples),
+        method.max_numeric_changes,
+    )
     for i, second in zip(missing, again.answers(), strict=True):
         diag = first.diags[i]
         diag["n_samples"] = S + int(second.diagnostics["n_samples"])
@@ -209,7 +247,9 @@ def _second_draw(method: Any, torch: Any, queries: list[Query], first: _Pass, S:
             first.found[i] = Candidates(second.frame, "feasible", diag)
 
 
-def _relaxed_draws(method: Any, torch: Any, queries: list[Query], first: _Pass, draw: int, deadline: Deadline) -> None:
+def _relaxed_draws(
+    method: Any, torch: Any, queries: list[Query], first: _Pass, draw: int, deadline: Deadline
+) -> None:
     """Queries still uncovered: ``draw`` samples under each relaxed numeric-change cap in turn."""
     n_numeric = int(method.representation_.is_numeric.sum())
     for cap in relaxed_thresholds(method.max_numeric_changes, method.relax_threshold, n_numeric):
@@ -226,7 +266,9 @@ def _relaxed_draws(method: Any, torch: Any, queries: list[Query], first: _Pass, 
                 first.found[i] = Candidates(second.frame, "feasible", diag)
 
 
-def _answers(method: Any, queries: list[Query], first: _Pass, deadline: Deadline) -> list[Candidates]:
+def _answers(
+    method: Any, queries: list[Query], first: _Pass, deadline: Deadline
+) -> list[Candidates]:
     """Every query's answer: its candidates, else the fallback's, else ``timeout`` or ``failed``."""
     out: list[Candidates] = []
     for q, hit, diag in zip(queries, first.found, first.diags, strict=True):
@@ -237,11 +279,15 @@ def _answers(method: Any, queries: list[Query], first: _Pass, deadline: Deadline
         if fallback is not None:
             fb = fallback._explain_one(q)
             diag["source"] = "nearest"
-            diag.update({f"fallback_{k}": v for k, v in fb.diagnostics.items() if not k.startswith("_")})
+            diag.update(
+                {f"fallback_{k}": v for k, v in fb.diagnostics.items() if not k.startswith("_")}
+            )
             out.append(Candidates(fb.frame, "feasible" if len(fb.frame) else "failed", diag))
             continue
         if deadline.expired():
-            diag["reason"] = f"time limit reached after {diag['n_samples']} samples without a valid candidate"
+            diag["reason"] = (
+                f"time limit reached after {diag['n_samples']} samples without a valid candidate"
+            )
             out.append(Candidates(first.empty, "timeout", diag))
             continue
         diag["reason"] = f"no valid candidate among {diag['n_samples']} samples"

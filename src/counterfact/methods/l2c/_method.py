@@ -279,7 +279,12 @@ class L2C(CounterfactualMethod):
         sparsify=True,
         extra="l2c",
         fast_params={
-            "max_epochs": 8, "learning_rate": 3e-3, "n_samples": 40, "patience": 4, "device": "cpu", "random_state": 0,
+            "max_epochs": 8,
+            "learning_rate": 3e-3,
+            "n_samples": 40,
+            "patience": 4,
+            "device": "cpu",
+            "random_state": 0,
         },
         order=5,
         costs="search",
@@ -308,7 +313,13 @@ class L2C(CounterfactualMethod):
         "max_numeric_changes": [None, Interval(int, 0, None)],
         "fallback": [None, Options(("nearest",))],
         "torch_threads": [None, Interval(int, 1, None)],
-        "device": [TypeSpec((str,), "a torch device string ('auto', 'cpu', 'cuda', 'cuda:0')", lambda v: v == "auto" or v.split(":")[0] in ("cpu", "cuda", "mps"))],
+        "device": [
+            TypeSpec(
+                (str,),
+                "a torch device string ('auto', 'cpu', 'cuda', 'cuda:0')",
+                lambda v: v == "auto" or v.split(":")[0] in ("cpu", "cuda", "mps"),
+            )
+        ],
     }
 
     def __init__(
@@ -384,7 +395,9 @@ class L2C(CounterfactualMethod):
     def _class_indices(self, labels: np.ndarray) -> np.ndarray:
         idx = pd.Index(np.asarray(self.classes_)).get_indexer(np.asarray(labels))
         if (idx < 0).any():  # pragma: no cover - predictions are always classes
-            raise ValidationError(f"The model predicted labels outside its classes {self.classes_.tolist()}.")
+            raise ValidationError(
+                f"The model predicted labels outside its classes {self.classes_.tolist()}."
+            )
         return idx.astype(np.int64)
 
     def _rows(self, X: pd.DataFrame, bounds: Any = None) -> RowSet:
@@ -401,7 +414,15 @@ class L2C(CounterfactualMethod):
         # a feature with no admissible level other than its own cannot change
         others = mask & (rep.column_level[None, :] != levels[:, rep.column_feature])
         movable = np.add.reduceat(others, rep.starts, axis=1) > 0
-        return RowSet(levels, rep.onehot(levels), table, mask, mutable & movable, np.zeros(len(X), dtype=np.int64), values)
+        return RowSet(
+            levels,
+            rep.onehot(levels),
+            table,
+            mask,
+            mutable & movable,
+            np.zeros(len(X), dtype=np.int64),
+            values,
+        )
 
     def _score(self, levels: np.ndarray, owner: np.ndarray, rows: RowSet) -> np.ndarray:
         """The model's probabilities of decoded candidate levels: through the exact
@@ -416,7 +437,11 @@ class L2C(CounterfactualMethod):
     def _build_fast(self) -> None:
         """Set up the exact fast scorer (:class:`._scoring.LevelScorer`) when the model allows it."""
         data = getattr(self, "data_", None)
-        self._fast = None if data is None else LevelScorer.build(self.model_, self.schema_, self.representation_, data.X)
+        self._fast = (
+            None
+            if data is None
+            else LevelScorer.build(self.model_, self.schema_, self.representation_, data.X)
+        )
 
     def _decide(self, levels: np.ndarray, owner: np.ndarray, rows: RowSet) -> np.ndarray:
         """Class index the model assigns to candidate levels (for screening; the base
@@ -435,11 +460,23 @@ class L2C(CounterfactualMethod):
         started = time.perf_counter()
         X = self.data_.X.reset_index(drop=True)
         n = len(X)
-        min_count = self.min_bin_count if self.min_bin_count is not None else max(1, min(100, n // (2 * self.n_bins)))
-        self.representation_ = Representation.from_data(self.schema_, X, n_bins=self.n_bins, min_count=min_count, representative=self.representative)
+        min_count = (
+            self.min_bin_count
+            if self.min_bin_count is not None
+            else max(1, min(100, n // (2 * self.n_bins)))
+        )
+        self.representation_ = Representation.from_data(
+            self.schema_,
+            X,
+            n_bins=self.n_bins,
+            min_count=min_count,
+            representative=self.representative,
+        )
         n_val = round(self.validation_fraction * n)
         n_train = n - n_val if 0 < n_val < n else n
-        self.batch_size_ = auto_batch_size(n_train) if self.batch_size == "auto" else int(self.batch_size)
+        self.batch_size_ = (
+            auto_batch_size(n_train) if self.batch_size == "auto" else int(self.batch_size)
+        )
         mirror = self._mirror(torch, torch.device("cpu"))
         device = pick_device(torch, self.device, batch_size=self.batch_size_)
         if mirror is not None and device.type != "cpu":
@@ -458,15 +495,33 @@ class L2C(CounterfactualMethod):
         order = rng.permutation(n)
         val_idx, tr_idx = (order[:n_val], order[n_val:]) if 0 < n_val < n else (order, order)
         config = TrainConfig(
-            hidden=self.hidden_size, alpha=float(self.alpha), tau=float(self.tau), learning_rate=float(self.learning_rate),
-            max_epochs=self.max_epochs, batch_size=self.batch_size_, patience=self.patience,
-            straight_through=bool(self.straight_through), n_score_samples=self.n_score_samples,
-            n_validation_samples=20, max_numeric=self.max_numeric_changes, verbose=int(self.verbose),
-            hinge=None if self.validity_hinge is None else float(self.validity_hinge), entropy=float(self.entropy),
+            hidden=self.hidden_size,
+            alpha=float(self.alpha),
+            tau=float(self.tau),
+            learning_rate=float(self.learning_rate),
+            max_epochs=self.max_epochs,
+            batch_size=self.batch_size_,
+            patience=self.patience,
+            straight_through=bool(self.straight_through),
+            n_score_samples=self.n_score_samples,
+            n_validation_samples=20,
+            max_numeric=self.max_numeric_changes,
+            verbose=int(self.verbose),
+            hinge=None if self.validity_hinge is None else float(self.validity_hinge),
+            entropy=float(self.entropy),
         )
         self.generator_, self.selector_, self.history_ = train(
-            torch, self.representation_, _take(rows, tr_idx), _take(rows, val_idx), len(self.classes_), config,
-            mirror=mirror, score=self._score, generator=generator, rng=rng, device=device,
+            torch,
+            self.representation_,
+            _take(rows, tr_idx),
+            _take(rows, val_idx),
+            len(self.classes_),
+            config,
+            mirror=mirror,
+            score=self._score,
+            generator=generator,
+            rng=rng,
+            device=device,
         )
         self.n_epochs_ = len(self.history_)
         self.fallback_ = self._make_fallback()
@@ -499,7 +554,9 @@ class L2C(CounterfactualMethod):
         if self.fallback is None:
             return None
         if getattr(self, "data_", None) is None:
-            raise ValidationError("L2C(fallback='nearest') needs the training data: pass data= to L2C.load.")
+            raise ValidationError(
+                "L2C(fallback='nearest') needs the training data: pass data= to L2C.load."
+            )
         norm = self.norm if self.norm in ("l0", "l1", "linf") else "l1"
         return NearestObservable(norm=norm).fit(self.model_.model, self.data_)
 
@@ -510,7 +567,11 @@ class L2C(CounterfactualMethod):
             return self._explain_torch(torch, queries)
 
     def _explain_torch(
-        self, torch: Any, queries: list[Query], n_samples: int | None = None, threshold: int | None = -1
+        self,
+        torch: Any,
+        queries: list[Query],
+        n_samples: int | None = None,
+        threshold: int | None = -1,
     ) -> list[Candidates]:
         """See :func:`._inference.explain_queries`."""
         return explain_queries(self, torch, queries, n_samples, threshold)

@@ -25,7 +25,9 @@ def uniform(torch: Any, shape: Any, generator: Any, device: Any) -> Any:
     """Uniform noise of ``shape`` on ``device``, drawn from ``generator``: on the
     device itself when the generator lives there (no host-to-device copy per
     training step on CUDA), else drawn on the host and moved."""
-    return torch.rand(shape, generator=generator, device=generator.device).to(device)  # .to: a no-op on its own device
+    return torch.rand(shape, generator=generator, device=generator.device).to(
+        device
+    )  # .to: a no-op on its own device
 
 
 def build_mlp(torch: Any, n_in: int, n_out: int, hidden: int, generator: Any, device: Any) -> Any:
@@ -61,13 +63,18 @@ class BlockLayout:
             idx[i, :c] = np.arange(s, s + c)
         self.valid = torch.as_tensor(idx < self.n_columns, device=device)
         self.gather = torch.as_tensor(idx.reshape(-1), device=device)
-        self.flat_valid = torch.as_tensor(np.flatnonzero(idx.reshape(-1) < self.n_columns), device=device)
+        self.flat_valid = torch.as_tensor(
+            np.flatnonzero(idx.reshape(-1) < self.n_columns), device=device
+        )
         self.column_feature = torch.as_tensor(np.repeat(np.arange(n), sizes), device=device)
 
     def padded(self, flat: Any, fill: float) -> Any:
         """``(B, D)`` -> ``(B, N, c_max)`` with ``fill`` in the padding."""
         torch = self.torch
-        ext = torch.cat([flat, torch.full((flat.shape[0], 1), fill, dtype=flat.dtype, device=flat.device)], dim=1)
+        ext = torch.cat(
+            [flat, torch.full((flat.shape[0], 1), fill, dtype=flat.dtype, device=flat.device)],
+            dim=1,
+        )
         return ext[:, self.gather].reshape(flat.shape[0], self.n_features, self.c_max)
 
     def flat(self, padded: Any) -> Any:
@@ -84,7 +91,9 @@ def masked_logits(torch: Any, logits: Any, mask: Any) -> Any:
     return logits.masked_fill(~mask, -1e9)
 
 
-def gumbel_softmax(torch: Any, layout: BlockLayout, logits: Any, tau: float, hard: bool, generator: Any) -> Any:
+def gumbel_softmax(
+    torch: Any, layout: BlockLayout, logits: Any, tau: float, hard: bool, generator: Any
+) -> Any:
     """Categorical-concrete sample per feature block (Jang et al. 2016; L2C eq. 4),
     straight-through one-hot when ``hard``."""
     u = uniform(torch, logits.shape, generator, logits.device).clamp(1e-10, 1 - 1e-7)

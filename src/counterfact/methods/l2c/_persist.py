@@ -67,7 +67,9 @@ def save(method: Any, path: str | os.PathLike[str]) -> None:
     torch = import_optional("torch", purpose="L2C")
     data = getattr(method, "data_", None)
     if data is None:
-        raise ValidationError("This L2C has no training data attached (data_); fit it (or load it with data=) before saving.")
+        raise ValidationError(
+            "This L2C has no training data attached (data_); fit it (or load it with data=) before saving."
+        )
     rows = _fingerprint_rows(data)
     proba = method.model_.predict_proba(rows)
     payload = {
@@ -102,7 +104,9 @@ def load(cls: Callable[..., T], path: str | os.PathLike[str], model: Any, data: 
     method: Any = cls(**json.loads(payload["params"]))
     method._validate_params()
     method._attach(model, data)  # what fit sets for every method: schema, data, model, classes, ...
-    method.representation_ = Representation.from_dict(method.schema_, json.loads(payload["representation"]))
+    method.representation_ = Representation.from_dict(
+        method.schema_, json.loads(payload["representation"])
+    )
     _check_model(payload, method.model_, method.schema_, where)
     _load_networks(torch, payload, method, where)
     method.gradient_ = str(payload["gradient"])
@@ -144,8 +148,14 @@ def _check_data(payload: dict[str, Any], data: Any, where: str) -> None:
         saved = {f.name: f.kind for f in schema}
         given = {f.name: f.kind for f in data.schema}
         diff = sorted(set(saved.items()) ^ set(given.items()))
-        detail = f" (differing features: {diff[:6]})" if diff else " (same features, other domains or actionability)"
-        raise ValidationError(f"The data's schema differs from the schema the L2C in {where!r} was trained on{detail}.")
+        detail = (
+            f" (differing features: {diff[:6]})"
+            if diff
+            else " (same features, other domains or actionability)"
+        )
+        raise ValidationError(
+            f"The data's schema differs from the schema the L2C in {where!r} was trained on{detail}."
+        )
     if data_fingerprint(data) != payload["data_fingerprint"]:
         raise ValidationError(
             f"The data differs from the training data the L2C in {where!r} was fitted with (other rows or labels); "
@@ -167,7 +177,9 @@ def _check_model(payload: dict[str, Any], adapter: Any, schema: Schema, where: s
     try:
         got = adapter.predict_proba(rows)
     except Exception as exc:
-        raise ValidationError(f"The model cannot score the training rows of the L2C in {where!r}: {exc}") from exc
+        raise ValidationError(
+            f"The model cannot score the training rows of the L2C in {where!r}: {exc}"
+        ) from exc
     if got.shape != want.shape or not np.allclose(got, want, rtol=0.0, atol=1e-9):
         raise ValidationError(
             f"The model is not the one the L2C in {where!r} was trained for: its probabilities on saved training "
@@ -188,6 +200,8 @@ def _load_networks(torch: Any, payload: dict[str, Any], method: Any, where: str)
         method.generator_.load_state_dict(payload["generator"])
         method.selector_.load_state_dict(payload["selector"])
     except (RuntimeError, KeyError) as exc:
-        raise ValidationError(f"The weights in {where!r} do not fit the saved representation: {exc}") from exc
+        raise ValidationError(
+            f"The weights in {where!r} do not fit the saved representation: {exc}"
+        ) from exc
     method.generator_.eval()
     method.selector_.eval()

@@ -153,7 +153,14 @@ class Representation:
             hi[-1] = max(hi[-1], float(f.upper))  # type: ignore[arg-type]
             if representative == "median":
                 own = np.clip(np.searchsorted(edges[1:-1], v, side="right"), 0, k - 1)
-                rep = np.array([np.median(v[own == j]) if (own == j).any() else 0.5 * (edges[j] + edges[j + 1]) for j in range(k)])
+                rep = np.array(
+                    [
+                        np.median(v[own == j])
+                        if (own == j).any()
+                        else 0.5 * (edges[j] + edges[j + 1])
+                        for j in range(k)
+                    ]
+                )
             else:
                 rep = 0.5 * (edges[:-1] + edges[1:])
             if k > 1 and not ((v > edges[0]) & (v < edges[1])).any():
@@ -177,10 +184,14 @@ class Representation:
             else:
                 lookup = {c: j for j, c in enumerate(f.categories)}  # type: ignore[arg-type]
                 vals = col.tolist()
-                codes = np.fromiter((lookup.get(v, -1) for v in vals), dtype=np.int64, count=len(vals))
+                codes = np.fromiter(
+                    (lookup.get(v, -1) for v in vals), dtype=np.int64, count=len(vals)
+                )
                 if (codes < 0).any():
                     bad = vals[int(np.flatnonzero(codes < 0)[0])]
-                    raise ValueError(f"Feature '{f.name}': value {bad!r} is not one of its categories.")
+                    raise ValueError(
+                        f"Feature '{f.name}': value {bad!r} is not one of its categories."
+                    )
                 out[:, i] = codes
         return out
 
@@ -257,7 +268,9 @@ class Representation:
                 for j in range(f.size):
                     c = f.start + j
                     own = levels[r, i] == j
-                    if own and any(abs(a - values[r, i]) <= 1e-9 * max(1.0, abs(a)) for a in allowed_v):
+                    if own and any(
+                        abs(a - values[r, i]) <= 1e-9 * max(1.0, abs(a)) for a in allowed_v
+                    ):
                         table[r, c], mask[r, c] = values[r, i], True
                         continue
                     lo = max(f.lo[j], lower[r, i])  # type: ignore[index]
@@ -270,7 +283,9 @@ class Representation:
                     mask[r, c] = True
         return table, mask
 
-    def schema_bounds(self, levels: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    def schema_bounds(
+        self, levels: np.ndarray, values: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """Bounds from the schema alone (domain and actionability), as used in training.
 
         Returns ``(lower, upper, allowed, mutable)``: numeric intervals (the hull
@@ -308,7 +323,11 @@ class Representation:
                 allowed[:, cols] = lvl <= own
         return lower, upper, allowed, mutable
 
-    def query_bounds(self, bounds: Sequence[Any], levels: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], Sequence[float]]]:
+    def query_bounds(
+        self, bounds: Sequence[Any], levels: np.ndarray
+    ) -> tuple[
+        np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], Sequence[float]]
+    ]:
         """Bounds of queries (a list of :class:`~counterfact.constraints.QueryBounds`).
 
         Returns ``(lower, upper, allowed, mutable, numeric_values)`` as for
@@ -360,13 +379,24 @@ class Representation:
         # one consolidated block per dtype keeps row slicing cheap
         return pd.DataFrame(data, columns=self.schema.names)
 
-    def distances(self, cand: np.ndarray, cand_levels: np.ndarray, query: np.ndarray, query_levels: np.ndarray, norm: str) -> np.ndarray:
+    def distances(
+        self,
+        cand: np.ndarray,
+        cand_levels: np.ndarray,
+        query: np.ndarray,
+        query_levels: np.ndarray,
+        norm: str,
+    ) -> np.ndarray:
         """MACE-normalised distance of candidates to their queries (rows aligned).
 
         Numeric features ``|dx| / range``, ordinal ``|d rank| / (levels - 1)``,
         categorical ``[changed]``; combined by ``norm`` (l0, l1, l2, linf).
         """
-        diff = np.where(self.is_numeric | self.is_ordinal, np.abs(cand - query) / self.ranges, (cand_levels != query_levels).astype(float))
+        diff = np.where(
+            self.is_numeric | self.is_ordinal,
+            np.abs(cand - query) / self.ranges,
+            (cand_levels != query_levels).astype(float),
+        )
         tol = 1e-9
         if norm == "l0":
             return (diff > tol).sum(axis=1).astype(float)
@@ -383,7 +413,9 @@ class Representation:
         for f in self.features:
             d: dict[str, Any] = {"name": f.name, "kind": f.kind, "start": f.start, "size": f.size}
             if f.numeric:
-                d.update(edges=_floats(f.edges), lo=_floats(f.lo), hi=_floats(f.hi), rep=_floats(f.rep))
+                d.update(
+                    edges=_floats(f.edges), lo=_floats(f.lo), hi=_floats(f.hi), rep=_floats(f.rep)
+                )
             else:
                 d["categories"] = list(f.categories)  # type: ignore[arg-type]
             feats.append(d)
@@ -397,13 +429,26 @@ class Representation:
             if "edges" in f:
                 feats.append(
                     _Levels(
-                        f["name"], f["kind"], int(f["start"]), int(f["size"]),
-                        edges=np.asarray(f["edges"], dtype=float), lo=np.asarray(f["lo"], dtype=float),
-                        hi=np.asarray(f["hi"], dtype=float), rep=np.asarray(f["rep"], dtype=float),
+                        f["name"],
+                        f["kind"],
+                        int(f["start"]),
+                        int(f["size"]),
+                        edges=np.asarray(f["edges"], dtype=float),
+                        lo=np.asarray(f["lo"], dtype=float),
+                        hi=np.asarray(f["hi"], dtype=float),
+                        rep=np.asarray(f["rep"], dtype=float),
                     )
                 )
             else:
-                feats.append(_Levels(f["name"], f["kind"], int(f["start"]), int(f["size"]), categories=tuple(f["categories"])))
+                feats.append(
+                    _Levels(
+                        f["name"],
+                        f["kind"],
+                        int(f["start"]),
+                        int(f["size"]),
+                        categories=tuple(f["categories"]),
+                    )
+                )
         return cls(schema, feats, str(d["representative"]))
 
     def describe(self) -> pd.DataFrame:
@@ -413,7 +458,15 @@ class Representation:
             if not f.numeric:
                 continue
             for j in range(f.size):
-                rows.append({"feature": f.name, "bin": j, "low": float(f.edges[j]), "high": float(f.edges[j + 1]), "value": float(f.rep[j])})  # type: ignore[index]
+                rows.append(
+                    {
+                        "feature": f.name,
+                        "bin": j,
+                        "low": float(f.edges[j]),
+                        "high": float(f.edges[j + 1]),
+                        "value": float(f.rep[j]),
+                    }
+                )  # type: ignore[index]
         return pd.DataFrame(rows)
 
 

@@ -27,7 +27,9 @@ __all__ = ["LevelScorer"]
 class LevelScorer:
     """The model's probabilities of candidate levels (see module docstring)."""
 
-    def __init__(self, fast: FastPredictor, codes: list[np.ndarray | None], rep: Representation) -> None:
+    def __init__(
+        self, fast: FastPredictor, codes: list[np.ndarray | None], rep: Representation
+    ) -> None:
         self.fast = fast
         self.codes = codes
         self.rep = rep
@@ -38,7 +40,9 @@ class LevelScorer:
         return self.fast.kind
 
     @classmethod
-    def build(cls, model: Any, schema: Schema, rep: Representation, X: pd.DataFrame) -> LevelScorer | None:
+    def build(
+        cls, model: Any, schema: Schema, rep: Representation, X: pd.DataFrame
+    ) -> LevelScorer | None:
         """``None`` unless the fast path is exact for ``model`` on rows of ``X``."""
         if not len(X):
             return None
@@ -66,7 +70,9 @@ class LevelScorer:
         vals = rep.decode_values(levels, owner, table)
         Z = np.zeros((levels.shape[0], self.fast.space.n))
         rows = np.arange(levels.shape[0])
-        for i, (f, b, code) in enumerate(zip(rep.features, self.fast.space.blocks, self.codes, strict=True)):
+        for i, (f, b, code) in enumerate(
+            zip(rep.features, self.fast.space.blocks, self.codes, strict=True)
+        ):
             if code is None:
                 Z[:, b.start] = np.rint(vals[:, i]) if f.kind == "integer" else vals[:, i]
             elif b.kind == "ordinal":

@@ -61,7 +61,15 @@ from ._networks import (
 )
 from ._representation import Representation
 
-__all__ = ["RowSet", "TrainConfig", "auto_batch_size", "cap_changes", "sample_levels", "train", "validity_loss"]
+__all__ = [
+    "RowSet",
+    "TrainConfig",
+    "auto_batch_size",
+    "cap_changes",
+    "sample_levels",
+    "train",
+    "validity_loss",
+]
 
 
 @dataclass
@@ -114,7 +122,13 @@ def _targets(predicted: np.ndarray, n_classes: int, rng: np.random.Generator) ->
     return (predicted + shift) % n_classes
 
 
-def cap_changes(changed: np.ndarray, priority: np.ndarray, is_numeric: np.ndarray, max_numeric: int | None, max_total: np.ndarray | int | None) -> np.ndarray:
+def cap_changes(
+    changed: np.ndarray,
+    priority: np.ndarray,
+    is_numeric: np.ndarray,
+    max_numeric: int | None,
+    max_total: np.ndarray | int | None,
+) -> np.ndarray:
     """Which changes to keep so that at most ``max_numeric`` numeric features and
     ``max_total`` features change (``changed``, ``priority``: ``(..., N)``).
 
@@ -173,7 +187,13 @@ def sample_levels(
         # more readily (Gumbel-top-k on log pi, i.e. sampling without replacement)
         g = -np.log(-np.log(np.clip(priority, 1e-12, 1 - 1e-12)))
         key = -(np.log(np.clip(pi, 1e-12, 1.0))[:, None, :] + g)
-        changed = cap_changes(changed, key, rep.is_numeric, max_numeric, None if max_total is None else max_total[:, None])
+        changed = cap_changes(
+            changed,
+            key,
+            rep.is_numeric,
+            max_numeric,
+            None if max_total is None else max_total[:, None],
+        )
     return np.where(changed, tilde, own)
 
 
@@ -264,18 +284,38 @@ def train(
         return torch.as_tensor(a, dtype=dtype, device=device)
 
     tensors = {
-        "z": t(train_rows.z), "table": t(train_rows.table), "mask": t(train_rows.mask, torch.bool),
-        "mutable": t(train_rows.mutable, torch.float32), "own": t(train_rows.levels, torch.long),
+        "z": t(train_rows.z),
+        "table": t(train_rows.table),
+        "mask": t(train_rows.mask, torch.bool),
+        "mutable": t(train_rows.mutable, torch.float32),
+        "own": t(train_rows.levels, torch.long),
     }
     run = _Trainer(
-        torch, G, S, params, _Adam(torch, params, config.learning_rate), BlockLayout(torch, rep.starts, rep.sizes, device),
-        torch.as_tensor(rep.is_numeric, device=device), rep, train_rows, n_classes, config, mirror, score,
-        generator, noise, rng, device, tensors,
+        torch,
+        G,
+        S,
+        params,
+        _Adam(torch, params, config.learning_rate),
+        BlockLayout(torch, rep.starts, rep.sizes, device),
+        torch.as_tensor(rep.is_numeric, device=device),
+        rep,
+        train_rows,
+        n_classes,
+        config,
+        mirror,
+        score,
+        generator,
+        noise,
+        rng,
+        device,
+        tensors,
     )
     val_rows = _validation_subset(val_rows, config.max_validation_rows, rng)
     val_targets = _targets(val_rows.predicted, n_classes, rng)
     history: list[dict[str, float]] = []
-    bar = progress(total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose)
+    bar = progress(
+        total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose
+    )
     try:
         _epochs(run, val_rows, val_targets, history, bar)
     finally:
@@ -290,10 +330,24 @@ def _validation_subset(rows: RowSet, k: int, rng: np.random.Generator) -> RowSet
     if n <= k:
         return rows
     idx = np.sort(rng.choice(n, size=k, replace=False))
-    return RowSet(rows.levels[idx], rows.z[idx], rows.table[idx], rows.mask[idx], rows.mutable[idx], rows.predicted[idx], rows.values[idx])
+    return RowSet(
+        rows.levels[idx],
+        rows.z[idx],
+        rows.table[idx],
+        rows.mask[idx],
+        rows.mutable[idx],
+        rows.predicted[idx],
+        rows.values[idx],
+    )
 
 
-def _epochs(run: _Trainer, val_rows: RowSet, val_targets: np.ndarray, history: list[dict[str, float]], bar: Any) -> None:
+def _epochs(
+    run: _Trainer,
+    val_rows: RowSet,
+    val_targets: np.ndarray,
+    history: list[dict[str, float]],
+    bar: Any,
+) -> None:
     """The epoch loop (see :func:`train`); leaves the best weights in ``G`` and ``S``."""
     torch, config = run.torch, run.config
     best: tuple[float, Any] = (-1.0, None)
@@ -305,7 +359,11 @@ def _epochs(run: _Trainer, val_rows: RowSet, val_targets: np.ndarray, history: l
         started = time.perf_counter()
         run.G.train()
         run.S.train()
-        targets = torch.as_tensor(_targets(run.rows.predicted, run.n_classes, run.rng), dtype=torch.long, device=run.device)
+        targets = torch.as_tensor(
+            _targets(run.rows.predicted, run.n_classes, run.rng),
+            dtype=torch.long,
+            device=run.device,
+        )
         perm = torch.randperm(n, generator=run.generator).to(run.device)  # one copy per epoch
         total = torch.zeros((), device=run.device)
         steps = 0
@@ -315,18 +373,40 @@ def _epochs(run: _Trainer, val_rows: RowSet, val_targets: np.ndarray, history: l
             total = total + loss.detach()  # summed on the device: no host round trip per step
             steps += 1
         validity, changes, yield_ = _validate(
-            torch, run.G, run.S, run.rep, val_rows, val_targets, run.n_classes, config, run.score, run.rng, run.device
+            torch,
+            run.G,
+            run.S,
+            run.rep,
+            val_rows,
+            val_targets,
+            run.n_classes,
+            config,
+            run.score,
+            run.rng,
+            run.device,
         )
-        history.append({
-            "epoch": epoch + 1, "loss": float(total) / max(steps, 1), "validation_validity": validity,
-            "validation_yield": yield_, "mean_changes": changes, "seconds": time.perf_counter() - started,
-        })
+        history.append(
+            {
+                "epoch": epoch + 1,
+                "loss": float(total) / max(steps, 1),
+                "validation_validity": validity,
+                "validation_yield": yield_,
+                "mean_changes": changes,
+                "seconds": time.perf_counter() - started,
+            }
+        )
         bar.update(1)
-        bar.set_postfix(validity=f"{validity:.3f}", yield_=f"{yield_:.3f}", changes=f"{changes:.2f}")
+        bar.set_postfix(
+            validity=f"{validity:.3f}", yield_=f"{yield_:.3f}", changes=f"{changes:.2f}"
+        )
         # keep: clearly more valid weights, or as valid (within min_delta of the
         # best validity seen) and more diverse ones (a higher yield)
         top = max(top, validity)
-        if best[1] is None or validity > best[0] + config.min_delta or (validity >= top - config.min_delta and yield_ > best_yield):
+        if (
+            best[1] is None
+            or validity > best[0] + config.min_delta
+            or (validity >= top - config.min_delta and yield_ > best_yield)
+        ):
             best, best_yield = (validity, _snapshot(run.G, run.S)), yield_
         for j, value in enumerate((validity, yield_)):
             if value > ref[j] + config.min_delta:
@@ -352,13 +432,17 @@ def _step_loss(run: _Trainer, b: Any, targets: Any) -> Any:
     mut = T["mutable"][b]
     sparsity = (pi * mut).sum(dim=1).mean()
     if run.mirror is not None:
-        z_tilde = gumbel_softmax(torch, run.layout, logits, config.tau, config.straight_through, run.noise)
+        z_tilde = gumbel_softmax(
+            torch, run.layout, logits, config.tau, config.straight_through, run.noise
+        )
         s = binary_concrete(torch, pi_logit, config.tau, config.straight_through, run.noise) * mut
         if config.max_numeric is not None:
             with torch.no_grad():
                 same = run.layout.padded(z_tilde.detach() * T["z"][b], 0.0).sum(-1) > 0.5
                 changed = (s.detach() > 0.5) & ~same
-                keep = ~changed | _cap(torch, changed, pi.detach(), run.is_num, config.max_numeric, run.noise)
+                keep = ~changed | _cap(
+                    torch, changed, pi.detach(), run.is_num, config.max_numeric, run.noise
+                )
             s = s * keep.to(s.dtype)
         se = run.layout.expand(s)
         z_bar = (1 - se) * T["z"][b] + se * z_tilde
@@ -367,7 +451,19 @@ def _step_loss(run: _Trainer, b: Any, targets: Any) -> Any:
         valid_loss = validity_loss(torch, ce, config.hinge).mean()
     else:
         valid_loss = _score_function_loss(
-            torch, run.layout, logits, pi, mut, T["own"][b], targets[b], b, run.rows, run.score, config, run.is_num, run.noise
+            torch,
+            run.layout,
+            logits,
+            pi,
+            mut,
+            T["own"][b],
+            targets[b],
+            b,
+            run.rows,
+            run.score,
+            config,
+            run.is_num,
+            run.noise,
         )
     loss = valid_loss + config.alpha * sparsity
     if config.entropy:
@@ -383,7 +479,9 @@ def _mean_entropy(torch: Any, layout: BlockLayout, logits: Any, mutable: Any) ->
     return (h * mutable).sum() / mutable.sum().clamp_min(1.0)
 
 
-def _finish(G: Any, S: Any, history: list[dict[str, float]]) -> tuple[Any, Any, list[dict[str, float]]]:
+def _finish(
+    G: Any, S: Any, history: list[dict[str, float]]
+) -> tuple[Any, Any, list[dict[str, float]]]:
     G.eval()
     S.eval()
     return G, S, history
@@ -396,7 +494,14 @@ class _Adam:
     pulls in torch._dynamo, which costs seconds on the first fit.
     """
 
-    def __init__(self, torch: Any, params: list[Any], lr: float, betas: tuple[float, float] = (0.9, 0.999), eps: float = 1e-8) -> None:
+    def __init__(
+        self,
+        torch: Any,
+        params: list[Any],
+        lr: float,
+        betas: tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+    ) -> None:
         self.torch = torch
         self.params = params
         self.lr, self.betas, self.eps = lr, betas, eps
@@ -416,7 +521,10 @@ class _Adam:
 
 
 def _snapshot(G: Any, S: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    return ({k: v.detach().clone() for k, v in G.state_dict().items()}, {k: v.detach().clone() for k, v in S.state_dict().items()})
+    return (
+        {k: v.detach().clone() for k, v in G.state_dict().items()},
+        {k: v.detach().clone() for k, v in S.state_dict().items()},
+    )
 
 
 def _score_function_loss(
@@ -442,20 +550,34 @@ def _score_function_loss(
     u = uniform(torch, (B, K, *logp.shape[1:]), generator, logits.device).clamp(1e-10, 1 - 1e-10)
     g = -torch.log(-torch.log(u))
     tilde = (logp[:, None] + g).argmax(dim=-1)  # (B, K, N)
-    sel = (uniform(torch, (B, K, pi.shape[1]), generator, logits.device) < pi.detach()[:, None]) & (mutable[:, None] > 0)
+    sel = (uniform(torch, (B, K, pi.shape[1]), generator, logits.device) < pi.detach()[:, None]) & (
+        mutable[:, None] > 0
+    )
     changed = sel & (tilde != own[:, None, :])
     if config.max_numeric is not None:
-        changed = _cap(torch, changed, pi.detach()[:, None, :], is_num, config.max_numeric, generator)
+        changed = _cap(
+            torch, changed, pi.detach()[:, None, :], is_num, config.max_numeric, generator
+        )
     levels = torch.where(changed, tilde, own[:, None, :])
     sel_f = sel.to(pi.dtype)
-    log_sel = (mutable[:, None] * (sel_f * torch.log(pi[:, None].clamp_min(1e-10)) + (1 - sel_f) * torch.log1p(-pi[:, None].clamp_max(1 - 1e-7)))).sum(-1)
-    log_pert = (sel_f * logp[:, None].expand(B, K, *logp.shape[1:]).gather(-1, tilde[..., None]).squeeze(-1)).sum(-1)
+    log_sel = (
+        mutable[:, None]
+        * (
+            sel_f * torch.log(pi[:, None].clamp_min(1e-10))
+            + (1 - sel_f) * torch.log1p(-pi[:, None].clamp_max(1 - 1e-7))
+        )
+    ).sum(-1)
+    log_pert = (
+        sel_f * logp[:, None].expand(B, K, *logp.shape[1:]).gather(-1, tilde[..., None]).squeeze(-1)
+    ).sum(-1)
     logq = log_sel + log_pert  # (B, K)
     lv = levels.reshape(B * K, -1).cpu().numpy()
     owner = np.repeat(batch.cpu().numpy(), K)
     proba = score(lv, owner, rows)
     tgt = np.repeat(targets.cpu().numpy(), K)
-    ce = validity_loss(torch, -np.log(np.clip(proba[np.arange(B * K), tgt], 1e-6, 1.0)).reshape(B, K), config.hinge)
+    ce = validity_loss(
+        torch, -np.log(np.clip(proba[np.arange(B * K), tgt], 1e-6, 1.0)).reshape(B, K), config.hinge
+    )
     baseline = (ce.sum(axis=1, keepdims=True) - ce) / max(K - 1, 1)
     adv_np = ce - baseline
     # one positive scale for the whole batch: the direction stays unbiased, the
@@ -512,11 +634,15 @@ def _cap(torch: Any, changed: Any, pi: Any, is_num: Any, k: int, generator: Any)
     return changed & (~is_num | (rank < k))
 
 
-def forward(torch: Any, G: Any, S: Any, z: np.ndarray, targets: np.ndarray, n_classes: int, device: Any) -> tuple[np.ndarray, np.ndarray]:
+def forward(
+    torch: Any, G: Any, S: Any, z: np.ndarray, targets: np.ndarray, n_classes: int, device: Any
+) -> tuple[np.ndarray, np.ndarray]:
     """G's logits and S's probabilities for rows of ``z`` (numpy in, numpy out)."""
     with torch.no_grad():
         zt = torch.as_tensor(z, dtype=torch.float32, device=device)
-        zin = _inputs(torch, zt, torch.as_tensor(targets, dtype=torch.long, device=device), n_classes)
+        zin = _inputs(
+            torch, zt, torch.as_tensor(targets, dtype=torch.long, device=device), n_classes
+        )
         logits = G(zin).cpu().numpy().astype(float)
         pi = torch.sigmoid(S(zin)).cpu().numpy().astype(float)
     return logits, pi

@@ -47,4 +47,12 @@ def _threads(torch: Any, n: int | None) -> Iterator[None]:
 
 
 def _take(rows: RowSet, idx: np.ndarray) -> RowSet:
-    return RowSet(rows.levels[idx], rows.z[idx], rows.table[idx], rows.mask[idx], rows.mutable[idx], rows.predicted[idx], rows.values[idx])
+    return RowSet(
+        rows.levels[idx],
+        rows.z[idx],
+        rows.table[idx],
+        rows.mask[idx],
+        rows.mutable[idx],
+        rows.predicted[idx],
+        rows.values[idx],
+    )

@@ -77,14 +77,18 @@ class CpsatOracle:
     def __init__(self, problem: Problem, compiled: Any, *, random_seed: int = 0) -> None:
         if problem.costs is not None:  # MACE then answers the search with Z3, exactly
             raise UnsupportedModelError("The CP-SAT oracle does not encode explain(costs=...).")
-        cp = import_optional("ortools.sat.python.cp_model", purpose="MACE's CP-SAT oracle (oracle='cpsat')")
+        cp = import_optional(
+            "ortools.sat.python.cp_model", purpose="MACE's CP-SAT oracle (oracle='cpsat')"
+        )
         conjunction = _target_conjunction(problem, compiled)
         self.cp, self.problem, self.compiled, self.seed = cp, problem, compiled, int(random_seed)
         self.m = cp.CpModel()
         self.ft = ForestText(compiled)
         self.lo, self.hi = self._box()
         self.order: dict[tuple[str, float], Any] = {}
-        self.cuts: dict[str, list[tuple[float, float, Any]]] = {}  # feature -> [(left_max, right_min, literal)]
+        self.cuts: dict[
+            str, list[tuple[float, float, Any]]
+        ] = {}  # feature -> [(left_max, right_min, literal)]
         self.inds: dict[str, list[Any]] = {}
         obj = self._features()
         self._vote(conjunction)
@@ -108,7 +112,9 @@ class CpsatOracle:
                     lo[blk.start + k] = 1.0 if (v.fixed and k == int(v.query)) else 0.0
                 continue
             if v.values is not None and not v.fixed:
-                raise UnsupportedModelError("The CP-SAT oracle does not encode finite value sets of numeric features.")
+                raise UnsupportedModelError(
+                    "The CP-SAT oracle does not encode finite value sets of numeric features."
+                )
             lo[blk.start] = float(v.query) if v.fixed else float(v.lower)  # type: ignore[arg-type]
             hi[blk.start] = float(v.query) if v.fixed else float(v.upper)  # type: ignore[arg-type]
         return lo, hi
@@ -123,7 +129,11 @@ class CpsatOracle:
         obj: list[tuple[int, Any]] = []
         changed: list[Any] = []
         linf_t = m.NewIntVar(0, 10**15, "linf") if g > 0 else None
-        ge_of = {(s.feature, float(s.raw_le)): float(s.raw_ge) for s in est.splits if s.raw_le is not None}
+        ge_of = {
+            (s.feature, float(s.raw_le)): float(s.raw_ge)
+            for s in est.splits
+            if s.raw_le is not None
+        }
         for v, blk in zip(problem.vars, self.compiled.inputs.blocks, strict=True):
             if v.kind == "categorical":
                 chg = self._categorical(v, blk)
@@ -145,7 +155,10 @@ class CpsatOracle:
         "changed" (None for a fixed feature)."""
         m = self.m
         allowed = {int(v.query)} if v.fixed else set(v.values or ())
-        ind = [m.NewBoolVar(f"{v.name}={k}") if k in allowed else m.NewConstant(0) for k in range(blk.size)]
+        ind = [
+            m.NewBoolVar(f"{v.name}={k}") if k in allowed else m.NewConstant(0)
+            for k in range(blk.size)
+        ]
         m.AddExactlyOne([ind[k] for k in sorted(allowed)])
         self.inds[v.name] = ind
         if v.fixed:
@@ -153,7 +166,13 @@ class CpsatOracle:
         return ind[int(v.query)].Not() if int(v.query) in allowed else m.NewConstant(1)
 
     def _numeric(
-        self, v: VarSpec, blk: Any, les: list[float], ge_of: dict[tuple[str, float], float], obj: list[tuple[int, Any]], linf_t: Any
+        self,
+        v: VarSpec,
+        blk: Any,
+        les: list[float],
+        ge_of: dict[tuple[str, float], float],
+        obj: list[tuple[int, Any]],
+        linf_t: Any,
     ) -> Any:
         """A numeric or ordinal feature's order literals (one per open cut ``les``)
         and its cost increments, added to ``obj``; returns the literal "changed"
@@ -220,7 +239,11 @@ class CpsatOracle:
             leaf_terms.append(leaves)
         for cnd in conjunction:
             coef = np.asarray(cnd.coef, dtype=float)
-            const = float(est.divisor) * (float(cnd.rhs) + float(self.problem.margin) - float(np.asarray(est.base, dtype=float) @ coef))
+            const = float(est.divisor) * (
+                float(cnd.rhs)
+                + float(self.problem.margin)
+                - float(np.asarray(est.base, dtype=float) @ coef)
+            )
             expr = []
             for leaves in leaf_terms:
                 for lit, val in leaves:
@@ -229,7 +252,15 @@ class CpsatOracle:
                         expr.append(w * lit)
             m.Add(sum(expr) >= math.floor(const * VOTE_SCALE))
 
-    def _cost(self, obj: list[tuple[int, Any]], lit: Any, w: float, g: float, linf_t: Any, per_feature: list[tuple[Any, float]]) -> None:
+    def _cost(
+        self,
+        obj: list[tuple[int, Any]],
+        lit: Any,
+        w: float,
+        g: float,
+        linf_t: Any,
+        per_feature: list[tuple[Any, float]],
+    ) -> None:
         c = math.floor(w * COST_SCALE)
         if c > 0:
             obj.append((c, lit))
@@ -308,7 +339,11 @@ class CpsatOracle:
                 forget()
         if st == cp.INFEASIBLE:
             return Answer("unsat")
-        lb = max(0.0, float(solver.BestObjectiveBound()) / COST_SCALE) if st in (cp.OPTIMAL, cp.FEASIBLE) else None
+        lb = (
+            max(0.0, float(solver.BestObjectiveBound()) / COST_SCALE)
+            if st in (cp.OPTIMAL, cp.FEASIBLE)
+            else None
+        )
         if st not in (cp.OPTIMAL, cp.FEASIBLE):
             return Answer("unknown")
         point = self._decode(solver)
@@ -371,7 +406,10 @@ class CpsatOracle:
                 z[0, blk.start] = float(x)
         y = self.compiled.outputs_raw(z)[0]
         mg = float(self.problem.margin)
-        return any(all(float(y @ np.asarray(c.coef, dtype=float)) >= float(c.rhs) + mg for c in conj) for conj in self.compiled.rule.region(int(self.problem.target_index)))
+        return any(
+            all(float(y @ np.asarray(c.coef, dtype=float)) >= float(c.rhs) + mg for c in conj)
+            for conj in self.compiled.rule.region(int(self.problem.target_index))
+        )
 
 
 def _target_conjunction(problem: Problem, compiled: Any) -> Any:
@@ -400,7 +438,9 @@ def _numeric_cuts(est: Any, space: Any) -> dict[str, set[float]]:
         if blk.is_indicator:
             continue
         if s.raw_le is None:
-            raise UnsupportedModelError(f"The CP-SAT oracle has no interval form of the split on '{s.feature}'.")
+            raise UnsupportedModelError(
+                f"The CP-SAT oracle has no interval form of the split on '{s.feature}'."
+            )
         cuts.setdefault(s.feature, set()).add(float(s.raw_le))
     return cuts
 
@@ -414,7 +454,9 @@ def _sides(v: VarSpec, le: float, ge: float, step: Fraction | None) -> tuple[flo
         # on the feature's grid (as Z3 searches it): the largest grid value
         # that goes left and the smallest that goes right, exact multiples
         # of the step whose floats compare with the split as the rationals do
-        return float(math.floor(Fraction(le) / step) * step), float(math.ceil(Fraction(ge) / step) * step)
+        return float(math.floor(Fraction(le) / step) * step), float(
+            math.ceil(Fraction(ge) / step) * step
+        )
     return le, ge
 
 

@@ -235,7 +235,11 @@ class MACE(CounterfactualMethod):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
             Options(("l0", "l1", "linf")),
-            TypeSpec((tuple, list), "a tuple (alpha, beta, gamma) of non-negative floats with a positive sum", _valid_norm),
+            TypeSpec(
+                (tuple, list),
+                "a tuple (alpha, beta, gamma) of non-negative floats with a positive sum",
+                _valid_norm,
+            ),
         ],
         "epsilon": [Interval(float, 0, 1, closed="right")],
         "oracle": [Options(_ORACLES)],
@@ -281,20 +285,30 @@ class MACE(CounterfactualMethod):
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         self.oracle_ = self._choose_oracle()
         #: what answers the searches the B&B oracle does not (diversity clauses, other models)
-        self._fallback = self._choose_oracle(tree_bnb=False) if self.oracle_ == "bnb" else self.oracle_
+        self._fallback = (
+            self._choose_oracle(tree_bnb=False) if self.oracle_ == "bnb" else self.oracle_
+        )
         self.weights_ = norm_weights(tuple(self.norm) if isinstance(self.norm, list) else self.norm)
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
         #: what the solver embeds per query: the model (with a margin) and any robust_to models
-        self.exact_ = ExactModels.of(self.compiled_, self.model_, self.schema_, self.data_.X, "MACE")
-        self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = None  # observed rows per predicted class
+        self.exact_ = ExactModels.of(
+            self.compiled_, self.model_, self.schema_, self.data_.X, "MACE"
+        )
+        self._pool: dict[int, tuple[pd.DataFrame, np.ndarray]] | None = (
+            None  # observed rows per predicted class
+        )
         #: the shared diversity rule's steps plus one grid unit, in solver units
         self._steps = solver_steps(self.schema_, self.diversity_steps_)
         if self.oracle_ == "bnb":
-            import_optional("z3", purpose="MACE (searches the branch-and-bound oracle does not run on Z3)")
+            import_optional(
+                "z3", purpose="MACE (searches the branch-and-bound oracle does not run on Z3)"
+            )
         elif self.oracle_ == "cpsat":
             import_optional("ortools", purpose="MACE (oracle='cpsat')")
-            import_optional("z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)")
+            import_optional(
+                "z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)"
+            )
         elif self.oracle_ == "z3":
             import_optional("z3", purpose="MACE (oracle='z3')")
             if self.warm_start > 0:
@@ -311,7 +325,9 @@ class MACE(CounterfactualMethod):
             else:
                 text = "proven nearest within epsilon"
                 if lo is not None and hi is not None:
-                    text += f" (at most {hi - lo:.2g} above the optimum)" + bound_words(lo, hi, diagnostics)
+                    text += f" (at most {hi - lo:.2g} above the optimum)" + bound_words(
+                        lo, hi, diagnostics
+                    )
             return f"{cls.tags.display_name}: {text}"
         if status == "feasible":
             return f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before closing the bound)"
@@ -364,7 +380,9 @@ class MACE(CounterfactualMethod):
                 return BnbOracle(problem, views.main, others=views.others, cache=self._cache)
             except UnsupportedModelError as exc:
                 if self.oracle == "bnb":
-                    raise UnsupportedConstraintError(f"MACE(oracle='bnb'): {exc} Use oracle='auto'.") from None
+                    raise UnsupportedConstraintError(
+                        f"MACE(oracle='bnb'): {exc} Use oracle='auto'."
+                    ) from None
         kind = self._fallback  # the oracle "auto" chose before the branch-and-bound
         if problem.costs is not None and self.oracle == "auto" and not is_forest(views.main):
             kind = "mip"  # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
@@ -374,15 +392,26 @@ class MACE(CounterfactualMethod):
             except UnsupportedModelError:
                 pass  # diversity clauses, value sets, ...: Z3 answers this search
         if kind in ("z3", "cpsat"):  # several models (robust_to), relations: Z3 encodes them all
-            return Z3Oracle(problem, views.main, random_seed=seed, cache=self._cache, others=views.others)
+            return Z3Oracle(
+                problem, views.main, random_seed=seed, cache=self._cache, others=views.others
+            )
         try:
-            return MipOracle(problem, views.main, self.schema_, epsilon=float(self.epsilon), random_seed=seed, others=views.others)
+            return MipOracle(
+                problem,
+                views.main,
+                self.schema_,
+                epsilon=float(self.epsilon),
+                random_seed=seed,
+                others=views.others,
+            )
         except UnsupportedConstraintError:
             if self.oracle != "auto":
                 raise
             # a relation the MILP cannot state exactly (a strict inequality over a
             # continuous feature): Z3 decides it exactly
-            return Z3Oracle(problem, views.main, random_seed=seed, cache=self._cache, others=views.others)
+            return Z3Oracle(
+                problem, views.main, random_seed=seed, cache=self._cache, others=views.others
+            )
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """A margin or other models the solver cannot encode exactly raise here, before any search."""
@@ -393,7 +422,9 @@ class MACE(CounterfactualMethod):
                 related = any(q.bounds.relations for q in queries)
                 why = bnb_unsupported(many, views.main, views.others, relations=related)
                 if why is not None:
-                    raise UnsupportedConstraintError(f"MACE(oracle='bnb') does not search {why}. Use oracle='auto'.")
+                    raise UnsupportedConstraintError(
+                        f"MACE(oracle='bnb') does not search {why}. Use oracle='auto'."
+                    )
         relation = next((q.bounds.relations[0] for q in queries if q.bounds.relations), None)
         if self.oracle == "cpsat" and relation is not None:
             raise UnsupportedConstraintError(
@@ -460,7 +491,11 @@ class MACE(CounterfactualMethod):
         if not len(frame) or k == 0:
             return np.zeros(0, dtype=int)
         q = self._dist.encoder.transform(query.x.to_frame().T)[0]
-        d = query.costs.matrix(enc, q) if query.costs is not None else self._dist.encoder.distances(enc, q, self._dist.norm)
+        d = (
+            query.costs.matrix(enc, q)
+            if query.costs is not None
+            else self._dist.encoder.distances(enc, q, self._dist.norm)
+        )
         order = np.argsort(d, kind="stable")
         found: list[int] = []
         lo, size = 0, max(64, 8 * k)
@@ -470,7 +505,9 @@ class MACE(CounterfactualMethod):
             if query.judge is not None and query.judge.demanding and ok.any():
                 # a margin or other models: only rows that reach the target in all of them
                 n = int(ok.sum())
-                ok[ok] = query.judge(frame.iloc[block[ok]], [query.target] * n, [query.target_index] * n)[0]
+                ok[ok] = query.judge(
+                    frame.iloc[block[ok]], [query.target] * n, [query.target_index] * n
+                )[0]
             found.extend(block[ok][: k - len(found)].tolist())
             lo += size
             size *= 4
@@ -514,11 +551,15 @@ class MACE(CounterfactualMethod):
                 name = _ORACLE_NAMES.get(type(oracle), self.oracle_)
                 used += [name] if name not in used else []
                 if self.polish and hasattr(oracle, "check_point"):
-                    oracle = _Polished(oracle, Polisher(problem, views.main, others=views.others), deadline)
+                    oracle = _Polished(
+                        oracle, Polisher(problem, views.main, others=views.others), deadline
+                    )
                 start, n_warm = self._warm_start(query, oracle, deadline)
                 if start is not None and isinstance(oracle, _Polished):
                     start = oracle.improve(start)
-                outcome = binary_search(oracle, float(self.epsilon), lower=lower, deadline=deadline, initial=start)
+                outcome = binary_search(
+                    oracle, float(self.epsilon), lower=lower, deadline=deadline, initial=start
+                )
                 t_solve += time.perf_counter() - t0
                 calls += outcome.n_calls + n_warm
                 if isinstance(oracle, _Polished):
@@ -550,17 +591,24 @@ class MACE(CounterfactualMethod):
         if not rows and status == "timeout":
             # no oracle answer in time: the nearest observed counterfactuals, verified
             # by the pipeline like any answer and never claimed nearest
-            rows = [dict(r) for _, r in self._nearest_observed(query, query.n_counterfactuals).iterrows()]
+            rows = [
+                dict(r)
+                for _, r in self._nearest_observed(query, query.n_counterfactuals).iterrows()
+            ]
             if rows:
                 status = "feasible"
-                fallback = "nearest observed counterfactual (no oracle answer within the time limit)"
+                fallback = (
+                    "nearest observed counterfactual (no oracle answer within the time limit)"
+                )
                 distances = [self._dist(query.x, r, query.costs) for r in rows]
         frame = pd.DataFrame(rows, columns=names)
         diag: dict[str, Any] = {
             "oracle": ", then ".join(used) or self.oracle_,
             **(cost_words(query.costs) if query.costs is not None else {}),
             "delta_min": float(first.delta_min),
-            "delta_max": float(distances[0]) if distances else (np.inf if first.delta_max == np.inf else float(first.delta_max)),
+            "delta_max": float(distances[0])
+            if distances
+            else (np.inf if first.delta_max == np.inf else float(first.delta_max)),
             "n_oracle_calls": int(calls),
             "margin": margin,
             "n_margin_retries": int(retries),
@@ -577,7 +625,12 @@ class MACE(CounterfactualMethod):
 
 #: the name each oracle class answers to in the diagnostics (the one that searched,
 #: which may differ from ``oracle_`` when a search falls back: relations, costs, robust_to)
-_ORACLE_NAMES: dict[type, str] = {BnbOracle: "bnb", Z3Oracle: "z3", CpsatOracle: "cpsat", MipOracle: "mip"}
+_ORACLE_NAMES: dict[type, str] = {
+    BnbOracle: "bnb",
+    Z3Oracle: "z3",
+    CpsatOracle: "cpsat",
+    MipOracle: "mip",
+}
 
 
 def cost_words(costs: Any) -> dict[str, Any]:
@@ -594,7 +647,9 @@ def bound_words(lo: float, hi: float, diagnostics: Mapping[str, Any] | None) -> 
     d = dict(diagnostics or {})
     unit = d.get("cost_unit")
     if not isinstance(unit, str):
-        return f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+        return (
+            f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
+        )
     scale = diagnostic(d, "cost_unit_scale") or 1.0
     u = f" {unit}" if unit else " (cost)"
     return f": no counterfactual costs less than {lo * scale:.4g}{u}, this one {hi * scale:.4g}{u}"
@@ -636,7 +691,12 @@ class _Polished:
         if self.deadline.expired():
             return ans
         better = self.oracle.check_point(proposal, self.deadline)
-        if better.verdict != "sat" or better.distance is None or ans.distance is None or better.distance >= ans.distance:
+        if (
+            better.verdict != "sat"
+            or better.distance is None
+            or ans.distance is None
+            or better.distance >= ans.distance
+        ):
             return ans
         self.n_polished += 1
         return Answer("sat", better.point, better.distance, ans.lower_bound)

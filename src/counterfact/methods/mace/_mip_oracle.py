@@ -188,12 +188,18 @@ class MipOracle:
         m = self.m
         diffs: list[Expr] = []
         if self.problem.diversity == "features":
-            moved = [j for j, f in enumerate(self.inputs.features) if not f.fixed and self.problem.moved(j, p[j])]
+            moved = [
+                j
+                for j, f in enumerate(self.inputs.features)
+                if not f.fixed and self.problem.moved(j, p[j])
+            ]
             moved = [j for j in moved if self.problem.meaningful(j, p[j])] or moved
             if moved:
                 no_good_superset(m, self.inputs, [self.inputs.features[j].name for j in moved])
             return
-        for j, (v, f, pj) in enumerate(zip(self.problem.vars, self.inputs.features, p, strict=True)):
+        for j, (v, f, pj) in enumerate(
+            zip(self.problem.vars, self.inputs.features, p, strict=True)
+        ):
             if f.fixed:
                 continue
             if f.value is None:  # categorical: one-hot indicators
@@ -229,7 +235,11 @@ class MipOracle:
         """Nearest counterfactual at distance <= ``bound`` (or a proof that there is none)."""
         self.m.set_bounds(self.D, 0.0, math.inf if bound is None else float(bound))
         sol = self.m.solve(
-            self.backend, time_limit=deadline.seconds(), gap=self.gap, seed=self.seed, cancel=deadline.token
+            self.backend,
+            time_limit=deadline.seconds(),
+            gap=self.gap,
+            seed=self.seed,
+            cancel=deadline.token,
         )
         if sol.status == "infeasible":
             return Answer("unsat")

@@ -55,7 +55,14 @@ class Polisher:
         Other models and their target indices a proposal must also reach (``robust_to``).
     """
 
-    def __init__(self, problem: Problem, compiled: Any, *, max_rounds: int = 12, others: Sequence[tuple[Any, int]] = ()) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        compiled: Any,
+        *,
+        max_rounds: int = 12,
+        others: Sequence[tuple[Any, int]] = (),
+    ) -> None:
         self.problem = problem
         self.compiled = compiled
         #: every model an answer must reach its target in, with that target's region
@@ -69,7 +76,9 @@ class Polisher:
         self.integral = np.array([v.integral for v in vs])
         self.scale = np.array([1.0 if v.kind == "categorical" else float(v.scale) for v in vs])
         #: grid step of real features (0: none); moved values stay on it, as the oracle's do
-        self.grid = np.array([float(v.grid) if v.grid is not None and not v.integral else 0.0 for v in vs])
+        self.grid = np.array(
+            [float(v.grid) if v.grid is not None and not v.integral else 0.0 for v in vs]
+        )
         self._grid_decimals = np.array([decimals(g) if g > 0 else 0 for g in self.grid], dtype=int)
         self.start = np.zeros(self.J, dtype=int)
         for j, blk in enumerate(compiled.inputs.blocks):
@@ -153,7 +162,9 @@ class Polisher:
         return np.where(self.cat, P, X)
 
     # --------------------------------------------------------------- main
-    def __call__(self, point: tuple[Any, ...], deadline: Deadline | None = None) -> tuple[Any, ...] | None:
+    def __call__(
+        self, point: tuple[Any, ...], deadline: Deadline | None = None
+    ) -> tuple[Any, ...] | None:
         """A nearer counterfactual proposal than ``point`` (solver units), or None.
 
         ``deadline``: no new batch is evaluated after it; the best proposal so

@@ -57,12 +57,16 @@ def norm_weights(norm: Any) -> tuple[float, float, float]:
     """``(alpha, beta, gamma)`` of a norm name or a convex combination (normalised to sum 1)."""
     if isinstance(norm, str):
         if norm not in NORMS:
-            raise ValidationError(f"MACE norm must be one of {sorted(NORMS)} or (alpha, beta, gamma). Got {norm!r}.")
+            raise ValidationError(
+                f"MACE norm must be one of {sorted(NORMS)} or (alpha, beta, gamma). Got {norm!r}."
+            )
         return NORMS[norm]
     a, b, g = (float(v) for v in norm)
     s = a + b + g
     if not s > 0 or min(a, b, g) < 0:
-        raise ValidationError(f"MACE norm weights (alpha, beta, gamma) must be >= 0 with a positive sum. Got {norm!r}.")
+        raise ValidationError(
+            f"MACE norm weights (alpha, beta, gamma) must be >= 0 with a positive sum. Got {norm!r}."
+        )
     return a / s, b / s, g / s
 
 
@@ -142,7 +146,12 @@ class Problem:
         """The smallest move of numeric feature ``j`` allowed in a further answer when a
         one-grid-unit move would be smaller than its meaningful step (0: no rule)."""
         v = self.vars[j]
-        if not self.blocked or self.min_moves is None or v.fixed or v.kind not in ("integer", "real"):
+        if (
+            not self.blocked
+            or self.min_moves is None
+            or v.fixed
+            or v.kind not in ("integer", "real")
+        ):
             return 0.0
         m = float(self.min_moves[j])
         unit = 1.0 if v.integral else float(v.grid or 0.0)
@@ -169,7 +178,9 @@ class Problem:
         a, b, g = self.weights
         J = self.n_features
         d = np.array([_delta(v, x) for v, x in zip(self.vars, point, strict=True)], dtype=float)
-        return float(a * np.count_nonzero(d > 0) / J + b * d.sum() / J + g * (d.max() if d.size else 0.0))
+        return float(
+            a * np.count_nonzero(d > 0) / J + b * d.sum() / J + g * (d.max() if d.size else 0.0)
+        )
 
 
 def _delta(v: VarSpec, x: Any) -> float:
@@ -214,10 +225,22 @@ def build_problem(
             hi_r = float(max(allowed)) if allowed else -1.0
             contiguous = allowed == tuple(range(int(lo_r), int(hi_r) + 1))
             specs.append(
-                VarSpec(f.name, "ordinal", qi, f.range, lo_r, hi_r, None if contiguous else allowed, len(cats), fixed)
+                VarSpec(
+                    f.name,
+                    "ordinal",
+                    qi,
+                    f.range,
+                    lo_r,
+                    hi_r,
+                    None if contiguous else allowed,
+                    len(cats),
+                    fixed,
+                )
             )
         else:
-            specs.append(VarSpec(f.name, "categorical", qi, 1.0, None, None, allowed, len(cats), fixed))
+            specs.append(
+                VarSpec(f.name, "categorical", qi, 1.0, None, None, allowed, len(cats), fixed)
+            )
     return Problem(
         vars=specs,
         weights=weights,
@@ -279,7 +302,9 @@ def exact_distance(problem: Problem, point: tuple[Any, ...]) -> float:
     """Eq. (3) for a point in solver units, computed in exact rationals (then rounded once);
     the sum of the call's costs when it has them."""
     if problem.costs is not None:
-        return float(sum((c.exact(x) for c, x in zip(problem.costs, point, strict=True)), Fraction(0)))
+        return float(
+            sum((c.exact(x) for c, x in zip(problem.costs, point, strict=True)), Fraction(0))
+        )
     a, b, g = problem.weights
     J = problem.n_features
     deltas = []

@@ -123,7 +123,9 @@ class Z3Oracle:
         self._cap_weight = b / problem.n_features + g
         self._caps: list[tuple[VarSpec, Any, Any]] = []
         self._vars: list[Any] = []  # decoding handles
-        self._grid_k: dict[int, tuple[Any, Fraction]] = {}  # feature -> (grid index, step) of real features on a grid
+        self._grid_k: dict[
+            int, tuple[Any, Fraction]
+        ] = {}  # feature -> (grid index, step) of real features on a grid
         self._zstart: list[int] = []
         terms = self._variables()
         self.changed = terms.changed
@@ -131,7 +133,9 @@ class Z3Oracle:
         self._relations()
         self._diversity()
         self._model_formula(compiled, terms, cache)
-        for k, (other, target) in enumerate(others):  # robust_to: every other model reaches its target too
+        for k, (other, target) in enumerate(
+            others
+        ):  # robust_to: every other model reaches its target too
             self._add_other(other, target, terms, prefix=f"r{k}_")
         self.distance_expr = self._distance(terms)
         self.build_seconds = time.perf_counter() - t0
@@ -168,7 +172,9 @@ class Z3Oracle:
         terms.l1.append(self.z3.If(chg, self._one, self._zero))
         terms.inf.append((chg, True))
 
-    def _add_numeric(self, j: int, v: VarSpec, terms: _Terms, *, need_changed: bool, need_slack: bool) -> None:
+    def _add_numeric(
+        self, j: int, v: VarSpec, terms: _Terms, *, need_changed: bool, need_slack: bool
+    ) -> None:
         """A numeric or ordinal feature: its variable and box, its change literal, its
         deviation from the query."""
         z3, ctx, s = self.z3, self.ctx, self.solver
@@ -182,7 +188,12 @@ class Z3Oracle:
         self._caps.append((v, x, None))
         if need_changed:
             c = z3.Bool(f"c_{j}", ctx)
-            s.add(z3.Implies(z3.Not(c), x == z3.RealVal(_q(v.query), ctx) if not v.integral else x == int(v.query)))
+            s.add(
+                z3.Implies(
+                    z3.Not(c),
+                    x == z3.RealVal(_q(v.query), ctx) if not v.integral else x == int(v.query),
+                )
+            )
             terms.changed.append(c)
         if need_slack:
             d = self._deviation(j, v, x, lo, hi)
@@ -199,7 +210,10 @@ class Z3Oracle:
         if hi <= q:
             return (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx)
         d = z3.Real(f"s_{j}", ctx)
-        self.solver.add(d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx), d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx))
+        self.solver.add(
+            d >= (x - z3.RealVal(q, ctx)) * z3.RealVal(inv, ctx),
+            d >= (z3.RealVal(q, ctx) - x) * z3.RealVal(inv, ctx),
+        )
         return d
 
     def _relations(self) -> None:
@@ -222,7 +236,9 @@ class Z3Oracle:
     def _change_cap(self) -> None:
         """At most ``max_changes`` features change."""
         if self.problem.max_changes is not None and self.changed:
-            self.solver.add(self.z3.PbLe([(c, 1) for c in self.changed], int(self.problem.max_changes)))
+            self.solver.add(
+                self.z3.PbLe([(c, 1) for c in self.changed], int(self.problem.max_changes))
+            )
 
     def _diversity(self) -> None:
         """Diversity clauses: differ from each earlier counterfactual in >= min_diff
@@ -232,12 +248,22 @@ class Z3Oracle:
         self._meaningful_moves()
         for p in problem.blocked:
             if problem.diversity == "features":
-                moved = [j for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])]
-                keep = [self._unchanged(j, problem.vars[j]) for j in moved if problem.meaningful(j, p[j])]
+                moved = [
+                    j for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])
+                ]
+                keep = [
+                    self._unchanged(j, problem.vars[j])
+                    for j in moved
+                    if problem.meaningful(j, p[j])
+                ]
                 keep = keep or [self._unchanged(j, problem.vars[j]) for j in moved]
                 s.add(z3.Or(keep) if keep else z3.BoolVal(False, ctx))
                 continue
-            diffs = [dj for dj in (self._differs(j, v, p[j]) for j, v in enumerate(problem.vars)) if dj is not None]
+            diffs = [
+                dj
+                for dj in (self._differs(j, v, p[j]) for j, v in enumerate(problem.vars))
+                if dj is not None
+            ]
             if len(diffs) < problem.min_diff:
                 s.add(z3.BoolVal(False, ctx))
             else:
@@ -266,10 +292,19 @@ class Z3Oracle:
         problem = self.problem
         box = (np.array(terms.zlo), np.array(terms.zhi))
         self._forest = is_forest(compiled)
-        self._forest_args = (forest_in_box, compiled, terms.z, problem.target_index, problem.margin, cache)
+        self._forest_args = (
+            forest_in_box,
+            compiled,
+            terms.z,
+            problem.target_index,
+            problem.margin,
+            cache,
+        )
         self._zbox = box
         if not self._forest:
-            for f in encode_model(compiled, terms.z, problem.target_index, problem.margin, box=box, cache=cache):
+            for f in encode_model(
+                compiled, terms.z, problem.target_index, problem.margin, box=box, cache=cache
+            ):
                 self.solver.add(f)
 
     def _add_other(self, compiled: Any, target: int, terms: _Terms, prefix: str) -> None:
@@ -278,7 +313,9 @@ class Z3Oracle:
         ensembles in one solver never share a name."""
         lo, hi = self._zbox
         if is_forest(compiled):
-            formulas = forest_in_box(compiled, terms.z, target, self.problem.margin, lo, hi, prefix=prefix)
+            formulas = forest_in_box(
+                compiled, terms.z, target, self.problem.margin, lo, hi, prefix=prefix
+            )
         else:
             formulas = encode_model(compiled, terms.z, target, self.problem.margin, box=self._zbox)
         for f in formulas:
@@ -296,7 +333,10 @@ class Z3Oracle:
         one, zero = self._one, self._zero
         parts = []
         if a > 0 and terms.changed:
-            parts.append(z3.RealVal(Fraction(a) / J, ctx) * z3.Sum([z3.If(c, one, zero) for c in terms.changed]))
+            parts.append(
+                z3.RealVal(Fraction(a) / J, ctx)
+                * z3.Sum([z3.If(c, one, zero) for c in terms.changed])
+            )
         if b > 0 and terms.l1:
             parts.append(z3.RealVal(Fraction(b) / J, ctx) * z3.Sum(terms.l1))
         if g > 0 and terms.inf:
@@ -346,7 +386,9 @@ class Z3Oracle:
                     if r <= tol:
                         self.solver.add(z3.Or(k == kq, far))
                 else:
-                    self.solver.add(x == z3.If(k == kq, z3.RealVal(q, ctx), step), z3.Or(k == kq, far))
+                    self.solver.add(
+                        x == z3.If(k == kq, z3.RealVal(q, ctx), step), z3.Or(k == kq, far)
+                    )
         if v.values is not None:
             vals = [_q(u) for u in v.values]
             if v.integral:
@@ -361,7 +403,10 @@ class Z3Oracle:
         allowed = set(v.values or ())
         if v.fixed:
             return [z3.BoolVal(k == v.query, ctx) for k in range(v.n_categories)], None
-        inds = [z3.Bool(f"b_{j}_{k}", ctx) if k in allowed else z3.BoolVal(False, ctx) for k in range(v.n_categories)]
+        inds = [
+            z3.Bool(f"b_{j}_{k}", ctx) if k in allowed else z3.BoolVal(False, ctx)
+            for k in range(v.n_categories)
+        ]
         live = [inds[k] for k in sorted(allowed)]
         if len(live) == 1:
             self.solver.add(live[0])
@@ -394,8 +439,10 @@ class Z3Oracle:
         pq = _q(p)
         if step > 0:
             st = _q(step)
-            return z3.Or(h < z3.RealVal(pq - st, ctx), h > z3.RealVal(pq + st, ctx)) if not v.integral else z3.Or(
-                h < math.ceil(pq - st), h > math.floor(pq + st)
+            return (
+                z3.Or(h < z3.RealVal(pq - st, ctx), h > z3.RealVal(pq + st, ctx))
+                if not v.integral
+                else z3.Or(h < math.ceil(pq - st), h > math.floor(pq + st))
             )
         if v.integral:
             return h != int(p)
@@ -427,7 +474,11 @@ class Z3Oracle:
             a = _q(self.problem.weights[0])
             J = self.problem.n_features
             k = int((qb * J) / a)
-            s.add(z3.PbLe([(c, 1) for c in self.changed], k) if self.changed else z3.BoolVal(k >= 0, self.ctx))
+            s.add(
+                z3.PbLe([(c, 1) for c in self.changed], k)
+                if self.changed
+                else z3.BoolVal(k >= 0, self.ctx)
+            )
             next_value = float(a * (k + 1) / J)
         elif not self._pure_linf:
             s.add(self.distance_expr <= z3.RealVal(qb, self.ctx))
@@ -454,7 +505,9 @@ class Z3Oracle:
             return Answer("unknown")
         self.n_calls += 1
         s.push()
-        for j, (v, (kind, h), p) in enumerate(zip(self.problem.vars, self._vars, point, strict=True)):
+        for j, (v, (kind, h), p) in enumerate(
+            zip(self.problem.vars, self._vars, point, strict=True)
+        ):
             if v.fixed:
                 if kind == "cat" and int(p) != int(v.query):
                     s.add(z3.BoolVal(False, ctx))
@@ -497,7 +550,9 @@ class Z3Oracle:
         s = self.solver
         if deadline.cancelled:
             return self.z3.unknown
-        forget = deadline.token.on_cancel(self.ctx.interrupt) if deadline.token is not None else None
+        forget = (
+            deadline.token.on_cancel(self.ctx.interrupt) if deadline.token is not None else None
+        )
         try:
             if not deadline.limited:
                 s.set("timeout", 4294967295)
@@ -585,7 +640,9 @@ class Z3Oracle:
         kinds = [kind for kind, _ in self._vars]
         return cost_caps(self.problem.costs, float(bound), self._cost_boxes, kinds)
 
-    def _cost_cap_box(self, bound: Fraction, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _cost_cap_box(
+        self, bound: Fraction, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """:meth:`_cap_box` under the call's costs (each feature's cost is at most the bound)."""
         for j, (v, cap) in enumerate(zip(self.problem.vars, self._caps_of(bound), strict=True)):
             if v.fixed:
@@ -603,7 +660,9 @@ class Z3Oracle:
     def _add_cost_caps(self, bound: Fraction) -> None:
         """:meth:`_add_caps` under the call's costs."""
         z3, ctx, s = self.z3, self.ctx, self.solver
-        for v, (kind, h), cap in zip(self.problem.vars, self._vars, self._caps_of(bound), strict=True):
+        for v, (kind, h), cap in zip(
+            self.problem.vars, self._vars, self._caps_of(bound), strict=True
+        ):
             if v.fixed:
                 continue
             if kind == "cat":
@@ -613,7 +672,9 @@ class Z3Oracle:
             elif v.integral:
                 s.add(h >= math.ceil(cap[0] - 1e-9), h <= math.floor(cap[1] + 1e-9))
             else:
-                s.add(h >= z3.RealVal(Fraction(cap[0]), ctx), h <= z3.RealVal(Fraction(cap[1]), ctx))
+                s.add(
+                    h >= z3.RealVal(Fraction(cap[0]), ctx), h <= z3.RealVal(Fraction(cap[1]), ctx)
+                )
 
     def _model(self, res: Any) -> tuple[Any, Any]:
         """``(res, model)`` after a check: the model of a SAT answer, or ``unknown`` when
@@ -641,7 +702,14 @@ class Z3Oracle:
                 if v.fixed:
                     out.append(int(v.query))
                     continue
-                idx = next((k for k, b in enumerate(h) if not self.z3.is_false(b) and z3_true(model.eval(b, model_completion=True))), None)
+                idx = next(
+                    (
+                        k
+                        for k, b in enumerate(h)
+                        if not self.z3.is_false(b) and z3_true(model.eval(b, model_completion=True))
+                    ),
+                    None,
+                )
                 out.append(int(v.query) if idx is None else idx)
                 continue
             if v.fixed:

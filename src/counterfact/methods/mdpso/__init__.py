@@ -14,4 +14,13 @@ from ._method import MDPSO
 from ._problem import Problem, build_problem
 from ._search import PSOParams, Swarm, SwarmResult, run
 
-__all__ = ["MDPSO", "PSOParams", "Problem", "Swarm", "SwarmResult", "build_problem", "information_value", "run"]
+__all__ = [
+    "MDPSO",
+    "PSOParams",
+    "Problem",
+    "Swarm",
+    "SwarmResult",
+    "build_problem",
+    "information_value",
+    "run",
+]

@@ -92,7 +92,9 @@ class TorchArrays(NumpyArrays):
     def asarray(self, a: Any) -> Any:
         if isinstance(a, self.torch.Tensor):
             return a.to(device=self.device, dtype=self.torch.float64)
-        return self.torch.as_tensor(np.asarray(a, dtype=float), dtype=self.torch.float64, device=self.device)
+        return self.torch.as_tensor(
+            np.asarray(a, dtype=float), dtype=self.torch.float64, device=self.device
+        )
 
     def asindex(self, a: Any) -> Any:
         return self.torch.as_tensor(np.asarray(a, dtype=np.int64), device=self.device)

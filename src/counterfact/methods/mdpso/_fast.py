@@ -49,7 +49,11 @@ class QueryInputs:
                 zb = np.asarray(v, dtype=float)[:, None]
             else:
                 lookup = {c: i for i, c in enumerate(block.categories)}
-                idx = np.fromiter((lookup[a.item() if isinstance(a, np.generic) else a] for a in v), dtype=np.int64, count=n)
+                idx = np.fromiter(
+                    (lookup[a.item() if isinstance(a, np.generic) else a] for a in v),
+                    dtype=np.int64,
+                    count=n,
+                )
                 if block.kind == "ordinal":
                     zb = idx.astype(float)[:, None]
                 else:

@@ -35,7 +35,9 @@ from ...schema import Schema
 __all__ = ["bin_feature", "information_value", "iv_from_bins"]
 
 
-def bin_feature(values: np.ndarray, *, n_bins: int = 10, iqr_factor: float = 1.5) -> tuple[np.ndarray, np.ndarray]:
+def bin_feature(
+    values: np.ndarray, *, n_bins: int = 10, iqr_factor: float = 1.5
+) -> tuple[np.ndarray, np.ndarray]:
     """Bin codes of one feature and the mask of rows kept (outliers removed).
 
     ``values`` are numbers (ordinal features as ranks, categorical features as
@@ -99,7 +101,9 @@ def information_value(
     for j, f in enumerate(schema):
         col = X[f.name]
         if f.is_numeric:
-            codes, kept = bin_feature(pd.to_numeric(col).to_numpy(dtype=float), n_bins=n_bins, iqr_factor=iqr_factor)
+            codes, kept = bin_feature(
+                pd.to_numeric(col).to_numpy(dtype=float), n_bins=n_bins, iqr_factor=iqr_factor
+            )
         elif f.kind == "ordinal":
             ranks = np.array([f.rank(v) for v in col], dtype=float)
             codes, kept = bin_feature(ranks, n_bins=n_bins, iqr_factor=iqr_factor)

@@ -35,7 +35,9 @@ class Job:
     reason: str = ""
 
 
-def verdict(P: np.ndarray, t: int, min_probability: float | None = None) -> tuple[np.ndarray, np.ndarray]:
+def verdict(
+    P: np.ndarray, t: int, min_probability: float | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Valid (the target is the arg-max, with at least ``min_probability`` when
     given) and the hinge distance to that target region."""
     pt = P[:, t]

@@ -27,11 +27,16 @@ __all__ = ["MDPSO"]
 
 
 def _weights_ok(v: Any) -> bool:
-    return len(v) == 3 and all(isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0 for a in v)
+    return len(v) == 3 and all(
+        isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0 for a in v
+    )
 
 
 def _eps_map_ok(v: Any) -> bool:
-    return all(isinstance(k, str) and isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0 for k, e in v.items())
+    return all(
+        isinstance(k, str) and isinstance(e, (int, float)) and not isinstance(e, bool) and e > 0
+        for k, e in v.items()
+    )
 
 
 def _device_ok(v: Any) -> bool:
@@ -248,7 +253,10 @@ class MDPSO(CounterfactualMethod):
         "max_iter": [Interval(int, 1, None)],
         "n_active": [None, Interval(int, 1, None)],
         "epsilon": [Interval(float, 0, None, closed="neither")],
-        "epsilon_per_feature": [None, TypeSpec((dict,), "a dict {feature name: epsilon > 0}", _eps_map_ok)],
+        "epsilon_per_feature": [
+            None,
+            TypeSpec((dict,), "a dict {feature name: epsilon > 0}", _eps_map_ok),
+        ],
         "box": [Options(("relative", "absolute"))],
         "selection": [Options(("kmeans", "topk", "pbest"))],
         "inertia": [Interval(float, 0, None)],
@@ -265,7 +273,14 @@ class MDPSO(CounterfactualMethod):
         "n_restarts": [Interval(int, 0, None)],
         "n_bins": [Interval(int, 1, None)],
         "batch_size": [Interval(int, 1, None)],
-        "device": [None, TypeSpec((object,), "a torch device name such as 'cpu' or 'cuda', or a torch.device", _device_ok)],
+        "device": [
+            None,
+            TypeSpec(
+                (object,),
+                "a torch device name such as 'cpu' or 'cuda', or a torch.device",
+                _device_ok,
+            ),
+        ],
         "fast_model": [TypeSpec((bool,), "a bool")],
     }
 
@@ -349,8 +364,12 @@ class MDPSO(CounterfactualMethod):
                     f"Known features: {names}."
                 )
         classes = np.asarray(self.model_.classes_)
-        iv = information_value(self.data_.X, self.data_.y.to_numpy(), self.schema_, classes, n_bins=self.n_bins)
-        self.information_value_ = pd.DataFrame(iv, index=pd.Index(classes, name="target"), columns=names)
+        iv = information_value(
+            self.data_.X, self.data_.y.to_numpy(), self.schema_, classes, n_bins=self.n_bins
+        )
+        self.information_value_ = pd.DataFrame(
+            iv, index=pd.Index(classes, name="target"), columns=names
+        )
         self._iv = iv
         self._typical = typical_scale(self.data_.X, self.schema_)
         self._fast: FastPredictor | None = None
@@ -362,11 +381,19 @@ class MDPSO(CounterfactualMethod):
     # ------------------------------------------------------------ explain
     def _pso_params(self) -> PSOParams:
         return PSOParams(
-            n_particles=int(self.n_particles), max_iter=int(self.max_iter), inertia=float(self.inertia),
-            cognitive=float(self.cognitive), social=float(self.social), diversity=float(self.diversity),
-            discrete_diversity=float(self.discrete_diversity), diversity_fraction=float(self.diversity_fraction),
-            snap=float(self.snap), patience=int(self.patience), tol=float(self.tol),
-            weights=tuple(float(w) for w in self.weights), objective=self.objective,  # type: ignore[arg-type]
+            n_particles=int(self.n_particles),
+            max_iter=int(self.max_iter),
+            inertia=float(self.inertia),
+            cognitive=float(self.cognitive),
+            social=float(self.social),
+            diversity=float(self.diversity),
+            discrete_diversity=float(self.discrete_diversity),
+            diversity_fraction=float(self.diversity_fraction),
+            snap=float(self.snap),
+            patience=int(self.patience),
+            tol=float(self.tol),
+            weights=tuple(float(w) for w in self.weights),
+            objective=self.objective,  # type: ignore[arg-type]
         )
 
     def _batch_size(self, n: int) -> int:
@@ -384,20 +411,34 @@ class MDPSO(CounterfactualMethod):
             per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
             q = job.query
             job.problem = build_problem(
-                q.x, q.bounds, self.schema_, self._iv[q.target_index],
+                q.x,
+                q.bounds,
+                self.schema_,
+                self._iv[q.target_index],
                 n_active=None if self.n_active is None else int(self.n_active) * grow,
-                epsilon=float(self.epsilon) * grow, epsilon_per_feature=per, box=self.box, typical=self._typical,
+                epsilon=float(self.epsilon) * grow,
+                epsilon_per_feature=per,
+                box=self.box,
+                typical=self._typical,
             )
             pr = job.problem
-            if pr.n_active and not (pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes):
-                params = replace(self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles)))
+            if pr.n_active and not (
+                pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes
+            ):
+                params = replace(
+                    self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles))
+                )
                 job.swarm = Swarm(pr, params, q.rng, arrays)
                 if q.costs is not None:  # the call's costs replace Gower's proximity
                     job.swarm.proximity = CostProximity(q.costs, q.x, pr, self.schema_)
                 if self._fast is not None:
                     job.inputs = QueryInputs(self._fast, q.x, pr.names)
                 return
-            job.reason = "no feature can move inside the box" if not pr.n_active else "more forced changes than max_changes"
+            job.reason = (
+                "no feature can move inside the box"
+                if not pr.n_active
+                else "more forced changes than max_changes"
+            )
             job.attempt += 1
         job.swarm = None
         job.attempt = min(job.attempt, self.n_restarts)
@@ -421,11 +462,15 @@ class MDPSO(CounterfactualMethod):
         for j in jobs:
             if j.pool_X is not None and j.pool_cost is not None and len(j.pool_X):
                 k = j.query.n_counterfactuals
-                order = select(j.pool_X, j.pool_cost, k, self.selection, j.query.rng)[: n_handed_on(k)]
+                order = select(j.pool_X, j.pool_cost, k, self.selection, j.query.rng)[
+                    : n_handed_on(k)
+                ]
                 j.final_X, j.final_cost = j.pool_X[order], j.pool_cost[order]
         return [self._candidates(j) for j in jobs]
 
-    def _verdicts(self, live: list[Job], asks: list[np.ndarray], names: list[str]) -> list[tuple[np.ndarray, np.ndarray]]:
+    def _verdicts(
+        self, live: list[Job], asks: list[np.ndarray], names: list[str]
+    ) -> list[tuple[np.ndarray, np.ndarray]]:
         """Per live swarm, its particles' validity and hinge: the model's decision
         with the call's margin, and (``robust_to``) every other model's too: a
         particle is valid when it reaches the target in all of them, and its hinge
@@ -441,7 +486,11 @@ class MDPSO(CounterfactualMethod):
             if q.robust_to or q.bounds.relations:
                 frame = self._frame(j, j.problem.decode(X), names)  # type: ignore[union-attr]
                 for other in q.robust_to:
-                    v, h = verdict(np.asarray(other.predict_proba(frame)), other.class_index(q.target), q.min_probability)
+                    v, h = verdict(
+                        np.asarray(other.predict_proba(frame)),
+                        other.class_index(q.target),
+                        q.min_probability,
+                    )
                     valid, hinge = valid & v, np.maximum(hinge, h)
                 for rel in q.bounds.relations:
                     # a particle that breaks a relation is invalid; its shortfall joins the
@@ -469,7 +518,12 @@ class MDPSO(CounterfactualMethod):
             if self._fast.row_independent:
                 return self._fast.proba_x(np.vstack(mats))
             return np.vstack([self._fast.proba_x(M) for M in mats])
-        return np.vstack([self.model_.predict_proba(self._frame(j, d, names)) for j, d in zip(live, decoded, strict=True)])
+        return np.vstack(
+            [
+                self.model_.predict_proba(self._frame(j, d, names))
+                for j, d in zip(live, decoded, strict=True)
+            ]
+        )
 
     def _finish_attempt(self, job: Job, expired: bool) -> None:
         res = job.swarm.result()  # type: ignore[union-attr]
@@ -495,7 +549,9 @@ class MDPSO(CounterfactualMethod):
         empty = pd.DataFrame(columns=self.schema_.names)
         if job.final_X is None or job.final_cost is None or len(job.final_X) == 0 or pr is None:
             status = "timeout" if job.expired else "failed"
-            diag["reason"] = "time limit" if job.expired else (job.reason or "no valid particle in the box")
+            diag["reason"] = (
+                "time limit" if job.expired else (job.reason or "no valid particle in the box")
+            )
             return Candidates(empty, status, diag)
         X = job.final_X
         cols = query_columns(q.x, self.schema_, len(X))

@@ -175,7 +175,9 @@ def _box(z: float, eps: float, box: str, typical: float = 1.0) -> tuple[float, f
     return min(lo, z), max(hi, z)
 
 
-def _spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0) -> tuple[FeatureSpec | None, float, float, float]:
+def _spec(
+    f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0
+) -> tuple[FeatureSpec | None, float, float, float]:
     """Spec (None when the feature cannot move), its query coordinate and box."""
     q = _py(b.value)
     if f.is_categorical:
@@ -183,7 +185,17 @@ def _spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0)
         forced = q not in allowed
         if len(allowed) < (1 if forced else 2):
             return None, 0.0, 0.0, 0.0
-        spec = FeatureSpec(f.name, "categorical", 0, len(allowed), q, forced, iv, categories=allowed, qpos=-1 if forced else allowed.index(q))
+        spec = FeatureSpec(
+            f.name,
+            "categorical",
+            0,
+            len(allowed),
+            q,
+            forced,
+            iv,
+            categories=allowed,
+            qpos=-1 if forced else allowed.index(q),
+        )
         return spec, 0.0, 0.0, 1.0
     if f.is_numeric:
         off, scale = float(f.lower), float(f.range)
@@ -206,7 +218,9 @@ def _spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0)
             grid = (pts - off) / scale
             if not forced:
                 grid[np.abs(pts - qf) <= _TOL * max(1.0, abs(qf))] = z
-            spec = FeatureSpec(f.name, "grid", 0, 1, q, forced, iv, off, scale, bl, bu, grid=grid, grid_raw=raw)
+            spec = FeatureSpec(
+                f.name, "grid", 0, 1, q, forced, iv, off, scale, bl, bu, grid=grid, grid_raw=raw
+            )
             return spec, z, float(grid.min()), float(grid.max())
         forced = not (bl - _TOL * max(1.0, abs(qf)) <= qf <= bu + _TOL * max(1.0, abs(qf)))
         if rlo > rhi:  # the box cannot reach the allowed interval: nearest allowed value
@@ -230,7 +244,9 @@ def _spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0)
     lo, hi = _box(z, eps, box, typical)
     ranks_ok = [levels.index(c) for c in b.values]
     forced = r not in ranks_ok
-    ranks = np.array(sorted(a for a in ranks_ok if lo - _TOL <= a / scale <= hi + _TOL), dtype=float)
+    ranks = np.array(
+        sorted(a for a in ranks_ok if lo - _TOL <= a / scale <= hi + _TOL), dtype=float
+    )
     if forced and ranks.size == 0 and ranks_ok:
         ranks = np.array([min(ranks_ok, key=lambda a: abs(a - r))], dtype=float)
     if not forced:
@@ -297,7 +313,14 @@ def build_problem(
             lo_all.append(lo)
             hi_all.append(hi)
         specs.append(spec)
-    return Problem(specs, len(schema), np.asarray(z_all, dtype=float), np.asarray(lo_all, dtype=float), np.asarray(hi_all, dtype=float), bounds.max_changes)
+    return Problem(
+        specs,
+        len(schema),
+        np.asarray(z_all, dtype=float),
+        np.asarray(lo_all, dtype=float),
+        np.asarray(hi_all, dtype=float),
+        bounds.max_changes,
+    )
 
 
 def query_columns(x: pd.Series, schema: Schema, n: int) -> dict[str, np.ndarray]:

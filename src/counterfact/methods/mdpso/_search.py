@@ -77,7 +77,13 @@ class Swarm:
         numpy (default) or torch.
     """
 
-    def __init__(self, problem: Problem, params: PSOParams, rng: np.random.Generator, arrays: Arrays | None = None) -> None:
+    def __init__(
+        self,
+        problem: Problem,
+        params: PSOParams,
+        rng: np.random.Generator,
+        arrays: Arrays | None = None,
+    ) -> None:
         self.p = problem
         self.params = params
         self.rng = rng
@@ -203,7 +209,9 @@ class Swarm:
         revert = (rank >= m) & moved & over[:, None]
         if pr.ordered_cols.size:
             rv = revert[:, self._ordered_feat]
-            X[:, self._ordered] = be.where(rv, self.z[self._ordered] + 0.0 * X[:, self._ordered], X[:, self._ordered])
+            X[:, self._ordered] = be.where(
+                rv, self.z[self._ordered] + 0.0 * X[:, self._ordered], X[:, self._ordered]
+            )
         for s, e, qpos, k in pr.groups:
             if qpos >= 0:
                 X[:, s:e] = be.where(revert[:, k : k + 1], self.z[s:e] + 0.0 * X[:, s:e], X[:, s:e])
@@ -321,8 +329,16 @@ class Swarm:
         aX = np.vstack([a for a, _ in self._archive]) if self._archive else np.zeros((0, d))
         ac = np.concatenate([c for _, c in self._archive]) if self._archive else np.zeros(0)
         return SwarmResult(
-            t(self.X), t(self.cost), t(self.valid).astype(bool), t(self.pbest_X), t(self.pbest_cost),
-            t(self.pbest_valid).astype(bool), self.n_iter, list(self.history), aX, ac,
+            t(self.X),
+            t(self.cost),
+            t(self.valid).astype(bool),
+            t(self.pbest_X),
+            t(self.pbest_cost),
+            t(self.pbest_valid).astype(bool),
+            self.n_iter,
+            list(self.history),
+            aX,
+            ac,
         )
 
 

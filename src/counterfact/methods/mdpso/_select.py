@@ -78,7 +78,9 @@ def kmeans(X: np.ndarray, k: int, rng: np.random.Generator, n_iter: int = 50) ->
     return labels
 
 
-def select(X: np.ndarray, cost: np.ndarray, k: int, how: str, rng: np.random.Generator) -> np.ndarray:
+def select(
+    X: np.ndarray, cost: np.ndarray, k: int, how: str, rng: np.random.Generator
+) -> np.ndarray:
     """Order of the pool rows: the ``k`` chosen first, then the rest by cost.
 
     ``X``/``cost`` come from :func:`pool` (sorted by cost).  With ``kmeans``

@@ -67,7 +67,11 @@ class NearestObservable(CounterfactualMethod):
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
             Options(("l0", "l1", "linf")),
-            TypeSpec((tuple, list), "a tuple (alpha, beta, gamma) of non-negative floats", lambda v: len(v) == 3 and all(isinstance(a, (int, float)) and a >= 0 for a in v)),
+            TypeSpec(
+                (tuple, list),
+                "a tuple (alpha, beta, gamma) of non-negative floats",
+                lambda v: len(v) == 3 and all(isinstance(a, (int, float)) and a >= 0 for a in v),
+            ),
         ],
         "time_limit": [None, Interval(float, 0, None, closed="neither")],
         "sparsify": [TypeSpec((bool,), "a bool")],
@@ -107,11 +111,19 @@ class NearestObservable(CounterfactualMethod):
     def _explain_one(self, query: Query) -> Candidates:
         cand = np.flatnonzero(self._pred == query.target)
         if cand.size == 0:
-            return Candidates(self._pool.iloc[0:0], "failed", {"reason": "no training row is predicted as the target"})
+            return Candidates(
+                self._pool.iloc[0:0],
+                "failed",
+                {"reason": "no training row is predicted as the target"},
+            )
         ok = query.bounds.satisfied(self._pool.iloc[cand])
         cand = cand[ok]
         if cand.size == 0:
-            return Candidates(self._pool.iloc[0:0], "failed", {"reason": "no admissible observed row of the target class"})
+            return Candidates(
+                self._pool.iloc[0:0],
+                "failed",
+                {"reason": "no admissible observed row of the target class"},
+            )
         qv = self._encoder.transform(query.x.to_frame().T)[0]
         norm: Any = tuple(self.norm) if isinstance(self.norm, list) else self.norm
         if query.costs is not None:  # the call's costs replace the norm
@@ -123,7 +135,13 @@ class NearestObservable(CounterfactualMethod):
         want = max(4 * query.n_counterfactuals, query.n_counterfactuals + 10)
         pos = self._reaching(query, cand, order, want)
         if pos.size == 0:
-            return Candidates(self._pool.iloc[0:0], "failed", {"reason": "no observed row reaches the target with the margin in every model asked"})
+            return Candidates(
+                self._pool.iloc[0:0],
+                "failed",
+                {
+                    "reason": "no observed row reaches the target with the margin in every model asked"
+                },
+            )
         take = cand[pos]
         frame = self._pool.iloc[take]
         uniq = ~frame.duplicated().to_numpy()
@@ -132,7 +150,10 @@ class NearestObservable(CounterfactualMethod):
         return Candidates(
             pd.DataFrame(frame).reset_index(drop=True),
             "optimal",
-            {"cost" if query.costs is not None else "distance": float(dist[0]), "n_admissible": int(cand.size)},
+            {
+                "cost" if query.costs is not None else "distance": float(dist[0]),
+                "n_admissible": int(cand.size),
+            },
         )
 
     def _reaching(self, query: Query, cand: np.ndarray, order: np.ndarray, want: int) -> np.ndarray:
@@ -146,7 +167,9 @@ class NearestObservable(CounterfactualMethod):
         while lo < len(order) and len(found) < want:
             block = order[lo : lo + size]
             rows = self._pool.iloc[cand[block]]
-            ok, _ = query.judge(rows, [query.target] * len(block), [query.target_index] * len(block))
+            ok, _ = query.judge(
+                rows, [query.target] * len(block), [query.target_index] * len(block)
+            )
             found.extend(block[ok][: want - len(found)].tolist())
             lo += size
             size *= 4

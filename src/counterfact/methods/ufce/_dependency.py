@@ -31,7 +31,9 @@ class DependencyModels:
         ``Ridge(alpha=1.0)`` and ``LogisticRegression(max_iter=1000)``.
     """
 
-    def __init__(self, space: Space, R: np.ndarray, regressor: Any = None, classifier: Any = None) -> None:
+    def __init__(
+        self, space: Space, R: np.ndarray, regressor: Any = None, classifier: Any = None
+    ) -> None:
         self.space = space
         self.R = R
         self.regressor = regressor
@@ -50,7 +52,11 @@ class DependencyModels:
         if np.unique(y).size < 2:
             return DummyClassifier(strategy="most_frequent") if discrete else DummyRegressor()
         if discrete:
-            return clone(self.classifier) if self.classifier is not None else LogisticRegression(max_iter=1000)
+            return (
+                clone(self.classifier)
+                if self.classifier is not None
+                else LogisticRegression(max_iter=1000)
+            )
         return clone(self.regressor) if self.regressor is not None else Ridge(alpha=1.0)
 
     def ensure(self, features: Any) -> None:

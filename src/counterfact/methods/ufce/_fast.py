@@ -63,11 +63,15 @@ class FastDecide:
         self.onehot = np.array([b.is_indicator for b in blocks], dtype=bool)
         self.n = int(fast.space.n)
         est_classes = np.asarray(fast.estimator.classes_)
-        self.est_to_model = np.array([class_pos.get(c, -1) for c in est_classes.tolist()], dtype=int)
+        self.est_to_model = np.array(
+            [class_pos.get(c, -1) for c in est_classes.tolist()], dtype=int
+        )
         self.class_pos = class_pos
 
     @classmethod
-    def build(cls, model: Any, schema: Schema, space: Space, X: pd.DataFrame, class_pos: dict[Any, int]) -> FastDecide | None:
+    def build(
+        cls, model: Any, schema: Schema, space: Space, X: pd.DataFrame, class_pos: dict[Any, int]
+    ) -> FastDecide | None:
         """``None`` unless the shortcut gives exactly the model's decisions on (up to
         256) rows of ``X`` and the layouts agree feature by feature."""
         if not len(X):
@@ -86,7 +90,10 @@ class FastDecide:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 got = out(space.to_codes(sample))
-                want = np.array([class_pos.get(v, -1) for v in np.asarray(model.predict(sample)).tolist()], dtype=int)
+                want = np.array(
+                    [class_pos.get(v, -1) for v in np.asarray(model.predict(sample)).tolist()],
+                    dtype=int,
+                )
         except Exception:
             return None
         if not np.array_equal(got, want):

@@ -35,12 +35,16 @@ FEEDBACK_LEVELS: dict[str, float] = {
 }
 
 
-def _prepare(data: Dataset, query: pd.Series | pd.DataFrame, features: Iterable[str] | None) -> tuple[pd.Series, list[str], dict[str, float]]:
+def _prepare(
+    data: Dataset, query: pd.Series | pd.DataFrame, features: Iterable[str] | None
+) -> tuple[pd.Series, list[str], dict[str, float]]:
     if not isinstance(data, Dataset):
         raise ValidationError(f"data must be a counterfact Dataset. Got {type(data).__name__}.")
     if isinstance(query, pd.DataFrame):
         if len(query) != 1:
-            raise ValidationError(f"Feedback is built for one query; got {len(query)} rows. Pass one row (a Series).")
+            raise ValidationError(
+                f"Feedback is built for one query; got {len(query)} rows. Pass one row (a Series)."
+            )
         query = query.iloc[0]
     x = data.schema.validate_frame(query, what="query").iloc[0]
     schema = data.schema
@@ -50,9 +54,13 @@ def _prepare(data: Dataset, query: pd.Series | pd.DataFrame, features: Iterable[
         feats = [features] if isinstance(features, str) else list(features)
         unknown = sorted(set(feats) - set(schema.names))
         if unknown:
-            raise ValidationError(f"features names unknown features {unknown}. Known features: {schema.names}.")
+            raise ValidationError(
+                f"features names unknown features {unknown}. Known features: {schema.names}."
+            )
     if not feats:
-        raise ValidationError("No feature is left for the user to change: every feature is immutable in the schema.")
+        raise ValidationError(
+            "No feature is left for the user to change: every feature is immutable in the schema."
+        )
     m = dict(zip(schema.names, mad(data.X, schema), strict=True))
     return x, feats, m
 
@@ -97,12 +105,16 @@ def feedback_levels(
     """
     if isinstance(level, str):
         if level not in FEEDBACK_LEVELS:
-            raise ValidationError(f"level must be one of {list(FEEDBACK_LEVELS)} or a positive float. Got {level!r}.")
+            raise ValidationError(
+                f"level must be one of {list(FEEDBACK_LEVELS)} or a positive float. Got {level!r}."
+            )
         share = FEEDBACK_LEVELS[level]
     elif isinstance(level, (int, float)) and not isinstance(level, bool) and level > 0:
         share = float(level)
     else:
-        raise ValidationError(f"level must be one of {list(FEEDBACK_LEVELS)} or a positive float. Got {level!r}.")
+        raise ValidationError(
+            f"level must be one of {list(FEEDBACK_LEVELS)} or a positive float. Got {level!r}."
+        )
     x, feats, m = _prepare(data, query, features)
     ranges = {}
     for n in feats:
@@ -139,7 +151,11 @@ def random_feedback(
     """
     if not isinstance(scale, (int, float)) or isinstance(scale, bool) or scale <= 0:
         raise ValidationError(f"scale must be a positive float. Got {scale!r}.")
-    rng = random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
+    rng = (
+        random_state
+        if isinstance(random_state, np.random.Generator)
+        else np.random.default_rng(random_state)
+    )
     x, feats, m = _prepare(data, query, features)
     ranges = {}
     for n in feats:

@@ -197,8 +197,14 @@ class UFCE(CounterfactualMethod):
         "lof_neighbors": [Interval(int, 1, None)],
         "plausibility": [None, Options(("all", "target"))],
         "dependency": [Options(("delta", "absolute"))],
-        "regressor": [None, TypeSpec((object,), "an unfitted scikit-learn regressor", _estimator_ok)],
-        "classifier": [None, TypeSpec((object,), "an unfitted scikit-learn classifier", _estimator_ok)],
+        "regressor": [
+            None,
+            TypeSpec((object,), "an unfitted scikit-learn regressor", _estimator_ok),
+        ],
+        "classifier": [
+            None,
+            TypeSpec((object,), "an unfitted scikit-learn classifier", _estimator_ok),
+        ],
     }
 
     def __init__(
@@ -262,7 +268,11 @@ class UFCE(CounterfactualMethod):
                 self._desired[c] = (KDTree(V[rows]), rows)
         self._lof: dict[Any, Any] = {}
         if self.plausibility is not None:
-            groups = {None: np.arange(len(V))} if self.plausibility == "all" else {c: rows for c, (_, rows) in self._desired.items()}
+            groups = (
+                {None: np.arange(len(V))}
+                if self.plausibility == "all"
+                else {c: rows for c, (_, rows) in self._desired.items()}
+            )
             for c, rows in groups.items():
                 if rows.size >= 2:
                     k = max(1, min(self.lof_neighbors, rows.size - 1))
@@ -373,13 +383,19 @@ class UFCE(CounterfactualMethod):
                 values[j] = np.array([lk[v] for v in b.values or ()], dtype=float)
         desired = self._desired.get(q.target)
         if desired is None:
-            return None, {"status": "infeasible", "reason": f"no training row has the target class {q.target!r}"}
+            return None, {
+                "status": "infeasible",
+                "reason": f"no training row has the target class {q.target!r}",
+            }
         tree, rows = desired
         v = sp.encode(x[None, :])
         if self.radius is not None:
             idx = tree.query_radius(v, r=float(self.radius))[0]
             if idx.size == 0:
-                return None, {"status": "infeasible", "reason": f"no training row of class {q.target!r} within radius {self.radius} of the query; increase radius or use radius=None"}
+                return None, {
+                    "status": "infeasible",
+                    "reason": f"no training row of class {q.target!r} within radius {self.radius} of the query; increase radius or use radius=None",
+                }
         else:
             idx = tree.query(v, k=min(self.n_neighbors, rows.size), return_distance=False)[0]
         nn = self._R[rows[idx]]
@@ -398,16 +414,28 @@ class UFCE(CounterfactualMethod):
         lo, hi = blo.copy(), bhi.copy()
         for j in range(d):
             if sp.numeric[j] and values[j] is None:
-                lo[j], hi[j] = _search.intervals(blo[j], bhi[j], base[j], float(nn[:, j].min()), float(nn[:, j].max()))
+                lo[j], hi[j] = _search.intervals(
+                    blo[j], bhi[j], base[j], float(nn[:, j].min()), float(nn[:, j].max())
+                )
                 if sp.integer[j]:
                     lo[j], hi[j] = math.ceil(lo[j] - 1e-9), math.floor(hi[j] + 1e-9)
-        prob = _search.Problem(x, base, lo, hi, blo, bhi, values, q.target_index, q.bounds.max_changes)
+        prob = _search.Problem(
+            x, base, lo, hi, blo, bhi, values, q.target_index, q.bounds.max_changes
+        )
         info: dict[str, Any] = {"n_neighbors": int(idx.size)}
         if not prob.perturbable.any():
             user = _search.Problem(x, base, blo, bhi, blo, bhi, values, q.target_index)
             if not user.perturbable.any():
-                return None, {**info, "status": "infeasible", "reason": "no feature may change: features_to_vary, immutables and ranges leave none"}
-            return None, {**info, "status": None, "reason": "the desired-class neighbourhood leaves no room to move inside the user's ranges (INTERVALS); widen the ranges or the neighbourhood (n_neighbors, radius)"}
+                return None, {
+                    **info,
+                    "status": "infeasible",
+                    "reason": "no feature may change: features_to_vary, immutables and ranges leave none",
+                }
+            return None, {
+                **info,
+                "status": None,
+                "reason": "the desired-class neighbourhood leaves no room to move inside the user's ranges (INTERVALS); widen the ranges or the neighbourhood (n_neighbors, radius)",
+            }
         return prob, info
 
     def _explain_batch(self, queries: list[Query]) -> list[Candidates]:
@@ -424,7 +452,9 @@ class UFCE(CounterfactualMethod):
                 problems.append(prob)
                 owners.append(k)
         if problems:
-            specs = _search.plan(problems, ~sp.numeric, self._pairs, variants=self._variants(), n_pairs=self.n_pairs)
+            specs = _search.plan(
+                problems, ~sp.numeric, self._pairs, variants=self._variants(), n_pairs=self.n_pairs
+            )
             found = _search.run(
                 problems,
                 specs,
@@ -462,7 +492,11 @@ class UFCE(CounterfactualMethod):
                         if timed_out
                         else "no valid and plausible candidate within the user's ranges"
                     )
-                out[k] = Candidates(sp.to_frame(rows) if len(rows) else sp.to_frame(np.zeros((0, sp.d))), status, diag)
+                out[k] = Candidates(
+                    sp.to_frame(rows) if len(rows) else sp.to_frame(np.zeros((0, sp.d))),
+                    status,
+                    diag,
+                )
         return [c for c in out if c is not None]
 
     def _expired(self, queries: list[Query]) -> Any:
@@ -478,7 +512,9 @@ class UFCE(CounterfactualMethod):
             return None
         return pooled_deadline(queries).left
 
-    def _rank(self, problems: list[_search.Problem], found: _search.Found, queries: list[Query]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _rank(
+        self, problems: list[_search.Problem], found: _search.Found, queries: list[Query]
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Per problem, the best candidates by UFCE's score (a shortlist for verification);
         candidates that break a relation between features are dropped first, so that
         the shortlist holds the best of those that can be answers."""
@@ -514,7 +550,9 @@ class UFCE(CounterfactualMethod):
             out.append((Z[take], delta[take], var[take]))
         return out
 
-    def _admissible(self, queries: list[Query], shortlists: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _admissible(
+        self, queries: list[Query], shortlists: list[tuple[np.ndarray, np.ndarray, np.ndarray]]
+    ) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
         """Keep the shortlisted rows that satisfy every constraint of their query (the
         model already assigned them the target class with its own ``predict``)."""
         out = []

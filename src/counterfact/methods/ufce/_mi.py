@@ -88,9 +88,17 @@ def mutual_information(
                 continue
             seed = int(rng.integers(0, 2**31 - 1))
             if disc[j]:
-                s = mutual_info_classif(x, y.astype(np.int64), discrete_features=[bool(disc[i])], n_neighbors=k, random_state=seed)
+                s = mutual_info_classif(
+                    x,
+                    y.astype(np.int64),
+                    discrete_features=[bool(disc[i])],
+                    n_neighbors=k,
+                    random_state=seed,
+                )
             else:
-                s = mutual_info_regression(x, y, discrete_features=[bool(disc[i])], n_neighbors=k, random_state=seed)
+                s = mutual_info_regression(
+                    x, y, discrete_features=[bool(disc[i])], n_neighbors=k, random_state=seed
+                )
             M[i, j] = M[j, i] = max(0.0, float(s[0]))
     np.fill_diagonal(M, np.nan)
     return pd.DataFrame(M, index=names, columns=names)

@@ -28,7 +28,9 @@ def prox_euc(Z: np.ndarray, x: np.ndarray, numeric: np.ndarray, mad: np.ndarray)
     return (np.abs(Z[:, numeric] - x[numeric]) / mad[numeric]).sum(axis=1)
 
 
-def score(Z: np.ndarray, x: np.ndarray, scaled: np.ndarray, mad: np.ndarray, lam: float) -> np.ndarray:
+def score(
+    Z: np.ndarray, x: np.ndarray, scaled: np.ndarray, mad: np.ndarray, lam: float
+) -> np.ndarray:
     """Eq. 4: ``delta = prox_Jac + lam * prox_Euc`` with prox_Euc (over the
     ``scaled`` features: numeric values, ordinal ranks) mapped to [0, 1) by
     ``e / (1 + e)`` (the paper asks for a normalisation to [0, 1] without

@@ -71,11 +71,15 @@ class Spec:
     feature: int
     direction: int  # +1 / -1 numeric, 0 enumerated values
     chain: tuple[int, ...] = ()
-    enumerate_first: bool = False  # first dependent enumerated (paper: two categorical features flip together)
+    enumerate_first: bool = (
+        False  # first dependent enumerated (paper: two categorical features flip together)
+    )
     variant: int = 1
 
 
-def intervals(lo: float, hi: float, base: float, nn_min: float, nn_max: float) -> tuple[float, float]:
+def intervals(
+    lo: float, hi: float, base: float, nn_min: float, nn_max: float
+) -> tuple[float, float]:
     """INTERVALS (Algorithm 2, lines 17-25) for one numeric feature.
 
     The user's interval is clipped to the neighbourhood on its far sides only:
@@ -102,7 +106,11 @@ def plan(
         def dirs(i: int, prob: Problem = prob) -> list[int]:
             if prob.values[i] is not None:
                 return [0]
-            return [d for d, ok in ((1, prob.hi[i] > prob.base[i]), (-1, prob.lo[i] < prob.base[i])) if ok]
+            return [
+                d
+                for d, ok in ((1, prob.hi[i] > prob.base[i]), (-1, prob.lo[i] < prob.base[i]))
+                if ok
+            ]
 
         if 1 in variants:
             for f in np.flatnonzero(pert).tolist():
@@ -154,7 +162,9 @@ class _Batch:
     t: np.ndarray  # perturbed value per row
 
 
-def _build(specs: list[Spec], active: list[int], tvals: dict[int, np.ndarray], problems: Sequence[Problem]) -> _Batch:
+def _build(
+    specs: list[Spec], active: list[int], tvals: dict[int, np.ndarray], problems: Sequence[Problem]
+) -> _Batch:
     blocks, owners, ts = [], [], []
     for si in active:
         s = specs[si]
@@ -354,7 +364,11 @@ def run(
     is checked before every block.  When it returns True the search stops and keeps what it
     accepted so far; ``timed_out_of`` marks the problems with specs left.
     """
-    found = Found([[] for _ in problems], [[] for _ in problems], {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0})
+    found = Found(
+        [[] for _ in problems],
+        [[] for _ in problems],
+        {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0},
+    )
     n_prob = len(problems)
     found.rows_of = np.zeros(n_prob, dtype=np.int64)
     found.valid_of = np.zeros(n_prob, dtype=np.int64)
@@ -363,7 +377,9 @@ def run(
     if not specs:
         return found
     sa = _SpecArrays.of(specs, problems)
-    tvals = {si: _first_values(problems[s.problem], s, n_grid, integer) for si, s in enumerate(specs)}
+    tvals = {
+        si: _first_values(problems[s.problem], s, n_grid, integer) for si, s in enumerate(specs)
+    }
     active = list(range(len(specs)))
     best: dict[int, np.ndarray] = {}
     start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
@@ -395,9 +411,25 @@ def run(
             batch = _build(specs, block, tvals, problems)
             if len(batch.rows) == 0:
                 continue
-            nxt += _evaluate(batch, specs, problems, sa, found, best, start, tvals, seen,
-                             decide=decide, plausible=plausible, dep=dep, discrete=discrete, integer=integer,
-                             n_grid=n_grid, refine=rnd < n_refine, delta=delta)
+            nxt += _evaluate(
+                batch,
+                specs,
+                problems,
+                sa,
+                found,
+                best,
+                start,
+                tvals,
+                seen,
+                decide=decide,
+                plausible=plausible,
+                dep=dep,
+                discrete=discrete,
+                integer=integer,
+                n_grid=n_grid,
+                refine=rnd < n_refine,
+                delta=delta,
+            )
             # a block of cheap rows (few valid, so few LOF rows) must not make the next
             # block, which may be all valid rows, many times too large: fall slowly
             rate[0] = max((time.perf_counter() - t0) / len(batch.rows), 0.5 * rate[0])
@@ -434,7 +466,9 @@ def _evaluate(
     """One block of one round: fill dependents, one model call, LOF; record the
     accepted rows and return the specs to refine in the next round."""
     n_prob = len(problems)
-    ok = _apply_dependents(batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer)
+    ok = _apply_dependents(
+        batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer
+    )
     tgt = sa.target[batch.owner]
     valid = np.zeros(len(batch.rows), dtype=bool)
     if ok.any():
@@ -472,7 +506,14 @@ def _evaluate(
     return nxt
 
 
-def _plausible_first(batch: _Batch, valid: np.ndarray, sa: _SpecArrays, tgt: np.ndarray, plausible: MaskFn, stats: dict[str, int]) -> np.ndarray:
+def _plausible_first(
+    batch: _Batch,
+    valid: np.ndarray,
+    sa: _SpecArrays,
+    tgt: np.ndarray,
+    plausible: MaskFn,
+    stats: dict[str, int],
+) -> np.ndarray:
     """Accepted rows (valid and plausible), asking LOF only what the search needs:
     every valid row of an enumerated spec, but for a numeric spec its first valid
     row, and its other valid rows only when that one is an outlier (two LOF calls

@@ -37,8 +37,12 @@ class Space:
         self.numeric = np.array([f.is_numeric for f in schema], dtype=bool)
         self.integer = np.array([f.kind == "integer" for f in schema], dtype=bool)
         self.onehot = np.array([f.is_categorical for f in schema], dtype=bool)
-        self.categories = [None if f.is_numeric else np.asarray(f.categories, dtype=object) for f in schema]
-        self._lookup = [None if f.is_numeric else {c: k for k, c in enumerate(f.categories)} for f in schema]  # type: ignore[arg-type]
+        self.categories = [
+            None if f.is_numeric else np.asarray(f.categories, dtype=object) for f in schema
+        ]
+        self._lookup = [
+            None if f.is_numeric else {c: k for k, c in enumerate(f.categories)} for f in schema
+        ]  # type: ignore[arg-type]
         self._starts = np.array([b.start for b in encoder.blocks], dtype=int)
         self._offset = np.zeros(self.d)
         self._scale = np.ones(self.d)

@@ -86,17 +86,32 @@ def compile_xgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
             a = int(tr["categories_segments"][p])
             right_codes = {int(v) for v in tr["categories"][a : a + int(tr["categories_sizes"][p])]}
             j = int(tr["split_indices"][node])
-            left_sets[int(node)] = tuple(float(v) for v in range(n_codes.get(j, 0)) if v not in right_codes)
+            left_sets[int(node)] = tuple(
+                float(v) for v in range(n_codes.get(j, 0)) if v not in right_codes
+            )
         left = np.asarray(tr["left_children"], dtype=np.int64)
         right = np.asarray(tr["right_children"], dtype=np.int64)
         cond = np.asarray(tr["split_conditions"], dtype=np.float32).astype(float)
         col = np.asarray(tr["split_indices"], dtype=np.int64)
         leaf = left < 0
-        le = np.array([next_down(c, "float32") if not lf else np.nan for c, lf in zip(cond, leaf, strict=True)])
+        le = np.array(
+            [
+                next_down(c, "float32") if not lf else np.nan
+                for c, lf in zip(cond, leaf, strict=True)
+            ]
+        )
         k = int(info[t]) if K > 1 else 0
         val = np.zeros((left.shape[0], K))
         val[:, k] = np.where(leaf, cond, 0.0)
-        builder.add(np.where(leaf, -1, left), np.where(leaf, -1, right), col, le, val, output=k, left_sets=left_sets)
+        builder.add(
+            np.where(leaf, -1, left),
+            np.where(leaf, -1, right),
+            col,
+            le,
+            val,
+            output=k,
+            left_sets=left_sets,
+        )
     ens = builder.build(base, divisor=1.0, aggregation="sum_margin")
     if K == 1:
         return ens, DecisionRule("threshold", 2, 1, margin)
@@ -125,7 +140,15 @@ def compile_lgbm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemb
         k = int(ti["tree_index"]) % K
         v = np.zeros((len(left), K))
         v[:, k] = val
-        builder.add(np.array(left), np.array(right), np.array(col), np.array(le), v, output=k, left_sets=sets)
+        builder.add(
+            np.array(left),
+            np.array(right),
+            np.array(col),
+            np.array(le),
+            v,
+            output=k,
+            left_sets=sets,
+        )
     divisor = float(len(infos) // K) if d.get("average_output") else 1.0
     ens = builder.build(np.zeros(K), divisor=divisor, aggregation="sum_margin")
     if K == 1:
@@ -179,7 +202,9 @@ def _flatten_lgbm(
     return left, right, col, le, val, sets
 
 
-def native_category_codes(est: Any, cols: list[XColumn], schema: Schema, space: InputSpace) -> list[XColumn]:
+def native_category_codes(
+    est: Any, cols: list[XColumn], schema: Schema, space: InputSpace
+) -> list[XColumn]:
     """Columns an XGBoost / LightGBM model reads as pandas categories -> the model's category codes."""
     cats = native_categories(est)
     if not cats:

@@ -80,7 +80,9 @@ def _box(compiled: CompiledModel, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndar
     return L, H
 
 
-def _x_bounds(compiled: CompiledModel, L: np.ndarray, H: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _x_bounds(
+    compiled: CompiledModel, L: np.ndarray, H: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     space = compiled.inputs
     aff = compiled.affine
     xl = np.empty(aff.n_x)
@@ -113,18 +115,32 @@ def _nonaffine_bounds(col: Any, blk: Any, lo: float, hi: float) -> tuple[float, 
     feature over ``[lo, hi]``."""
     with np.errstate(all="ignore"):
         if col.shape == "monotone" or blk.kind == "ordinal":
-            pts = np.arange(np.ceil(lo), np.floor(hi) + 1) if blk.kind == "ordinal" else np.array([lo, hi])
+            pts = (
+                np.arange(np.ceil(lo), np.floor(hi) + 1)
+                if blk.kind == "ordinal"
+                else np.array([lo, hi])
+            )
             v = col.evaluate(pts[:, None])
         else:  # a table over the code of a monotone prefix: the codes reachable in [lo, hi]
             prefix, vals = split_at_table(col.ops)
-            code = col.__class__(name=col.name, feature=col.feature, base=col.base, base_coef=col.base_coef,
-                                 base_const=col.base_const, ops=prefix)
-            ends = np.clip(np.floor(code.evaluate(np.array([[lo], [hi]]))), 0, len(vals) - 1).astype(int)
-            v = vals[min(ends):max(ends) + 1]
+            code = col.__class__(
+                name=col.name,
+                feature=col.feature,
+                base=col.base,
+                base_coef=col.base_coef,
+                base_const=col.base_const,
+                ops=prefix,
+            )
+            ends = np.clip(
+                np.floor(code.evaluate(np.array([[lo], [hi]]))), 0, len(vals) - 1
+            ).astype(int)
+            v = vals[min(ends) : max(ends) + 1]
     return float(np.min(v)), float(np.max(v))
 
 
-def _affine_bounds(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _affine_bounds(
+    W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     Wp, Wn = np.maximum(W, 0), np.minimum(W, 0)
     return _widen(Wp @ lo + Wn @ hi + b, Wp @ hi + Wn @ lo + b)
 
@@ -164,8 +180,11 @@ def interval_bounds(compiled: CompiledModel, lo: Any = None, hi: Any = None) -> 
 
 
 def _network_bounds(
-    est: MLP | StepMLP, xl: np.ndarray, xh: np.ndarray,
-    pre: list[tuple[np.ndarray, np.ndarray]], post: list[tuple[np.ndarray, np.ndarray]],
+    est: MLP | StepMLP,
+    xl: np.ndarray,
+    xh: np.ndarray,
+    pre: list[tuple[np.ndarray, np.ndarray]],
+    post: list[tuple[np.ndarray, np.ndarray]],
 ) -> tuple[np.ndarray, np.ndarray]:
     """Bounds of every layer of a network (appended to ``pre`` / ``post``); a
     :class:`StepMLP` adds its steps' bounds to the first layer's pre-activation."""

@@ -115,12 +115,25 @@ def _fold(est: Any, M: np.ndarray, v: np.ndarray) -> Any:
         return Linear(W=M @ est.W, b=M @ est.b + v)
     if isinstance(est, MLP):
         last = est.layers[-1]
-        return MLP(layers=(*est.layers[:-1], Dense(W=M @ last.W, b=M @ last.b + v, activation=last.activation)))
+        return MLP(
+            layers=(
+                *est.layers[:-1],
+                Dense(W=M @ last.W, b=M @ last.b + v, activation=last.activation),
+            )
+        )
     trees = []
     for t in est.trees:
         val = t.value @ M.T
-        trees.append(Tree(left=t.left, right=t.right, split=t.split, value=val, output=None,
-                          leaves=tree_leaves(t.left, t.right, t.split, val)))
+        trees.append(
+            Tree(
+                left=t.left,
+                right=t.right,
+                split=t.split,
+                value=val,
+                output=None,
+                leaves=tree_leaves(t.left, t.right, t.split, val),
+            )
+        )
     return replace(est, trees=tuple(trees), n_outputs=M.shape[0], base=M @ est.base + v)
 
 
@@ -191,4 +204,6 @@ def compile_calibrated(
         )
     folded = _fold(est, M, v)
     rule = DecisionRule("threshold", 2, 1, margin)
-    return replace(inner, estimator=folded, rule=rule, source=f"CalibratedClassifierCV({inner.source})")
+    return replace(
+        inner, estimator=folded, rule=rule, source=f"CalibratedClassifierCV({inner.source})"
+    )

@@ -128,8 +128,11 @@ def step_cuts(col: XColumn, blk: RawBlock) -> np.ndarray | None:
             return np.arange(blk.lower, blk.upper)
         return None
     ops = col.ops
-    last = [k for k, (op, a) in enumerate(ops)
-            if op == "table" or (op == "fn" and isinstance(a, ElementFn) and a.codes is not None)]
+    last = [
+        k
+        for k, (op, a) in enumerate(ops)
+        if op == "table" or (op == "fn" and isinstance(a, ElementFn) and a.codes is not None)
+    ]
     if not last:
         return None  # a monotone map of a real value (np.log1p, quantiles): not a step function
     k = last[-1]
@@ -151,14 +154,20 @@ def split_column(blk: RawBlock, name: str | None = None) -> XColumn:
     the category index in schema order (binary, categorical)."""
     f = blk.name
     if blk.is_indicator:
-        return XColumn(name=name or f"{f} (category)", feature=f, base="code",
-                       base_coef=np.arange(blk.size, dtype=float))
+        return XColumn(
+            name=name or f"{f} (category)",
+            feature=f,
+            base="code",
+            base_coef=np.arange(blk.size, dtype=float),
+        )
     if blk.kind == "ordinal":
         return XColumn(name=name or f"{f} (rank)", feature=f, base="code", base_coef=np.ones(1))
     return XColumn(name=name or f"{f} (value)", feature=f, base="value", base_coef=np.ones(1))
 
 
-def with_split_columns(affine: AffineMap, features: Sequence[str]) -> tuple[AffineMap, dict[str, int]]:
+def with_split_columns(
+    affine: AffineMap, features: Sequence[str]
+) -> tuple[AffineMap, dict[str, int]]:
     """``affine`` with the :func:`split_column` of each feature appended, and where each is."""
     space = affine.space
     extra: list[XColumn] = []
@@ -202,7 +211,9 @@ class _Nodes:
         self.right.append(-1)
         self.column.append(column)
         self.le.append(le)
-        self.value.append(np.zeros(self.n_outputs) if value is None else np.asarray(value, dtype=float))
+        self.value.append(
+            np.zeros(self.n_outputs) if value is None else np.asarray(value, dtype=float)
+        )
         return len(self.left) - 1
 
 
@@ -223,7 +234,13 @@ def _groups(cells: Cells, values: np.ndarray) -> list[list[int]]:
     return groups
 
 
-def _subtree(nodes: _Nodes, cells: Cells, values: np.ndarray, leaf: Any, groups: list[list[int]] | None = None) -> int:
+def _subtree(
+    nodes: _Nodes,
+    cells: Cells,
+    values: np.ndarray,
+    leaf: Any,
+    groups: list[list[int]] | None = None,
+) -> int:
     """A balanced tree over the groups of ``cells``; ``leaf(cell)`` makes the node of a group
     (``values[cell]`` says which cells are equal)."""
     if groups is None:
@@ -263,5 +280,11 @@ def add_step_tree(builder: TreeBuilder, cells: Sequence[Cells], table: np.ndarra
         _subtree(nodes, a, table.reshape(a.n, -1), inner)
     else:  # pragma: no cover - callers pass one or two features
         raise ValueError("step trees have one or two features")
-    builder.add(np.array(nodes.left), np.array(nodes.right), np.array(nodes.column), np.array(nodes.le),
-                np.array(nodes.value).reshape(len(nodes.left), -1), left_sets=nodes.sets)
+    builder.add(
+        np.array(nodes.left),
+        np.array(nodes.right),
+        np.array(nodes.column),
+        np.array(nodes.le),
+        np.array(nodes.value).reshape(len(nodes.left), -1),
+        left_sets=nodes.sets,
+    )

@@ -106,7 +106,9 @@ def increasing_affine(ops: tuple[tuple[str, Any], ...]) -> bool:
     return all(not (op in ("div", "mul") and float(a) <= 0) for op, a in ops if op in AFFINE_OPS)
 
 
-def split_at_table(ops: tuple[tuple[str, Any], ...]) -> tuple[tuple[tuple[str, Any], ...], np.ndarray]:
+def split_at_table(
+    ops: tuple[tuple[str, Any], ...],
+) -> tuple[tuple[tuple[str, Any], ...], np.ndarray]:
     """``(prefix ops producing the code, table values after every later op)``.
 
     The later ops are applied to the table entries (element-wise, so the values

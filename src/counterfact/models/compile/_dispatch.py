@@ -105,7 +105,9 @@ FRONT_ENDS: dict[str, FrontEnd] = {
     "ExtraTreesClassifier": _FOREST,
     "GradientBoostingClassifier": FrontEnd(compile_gb, trees=True),
     "HistGradientBoostingClassifier": FrontEnd(compile_hgb, trees=True),
-    "XGBClassifier": FrontEnd(compile_xgb, trees=True, inputs=native_category_codes, dense_input=True),
+    "XGBClassifier": FrontEnd(
+        compile_xgb, trees=True, inputs=native_category_codes, dense_input=True
+    ),
     "LGBMClassifier": FrontEnd(compile_lgbm, trees=True, inputs=native_category_codes),
     "SVC": FrontEnd(compile_svc),
     "NuSVC": FrontEnd(compile_svc),
@@ -121,7 +123,9 @@ FAMILY_FRONT_ENDS: dict[str, FrontEnd] = {
 
 #: wrapper class name -> its front end ``(wrapper, margin, where, compile_inner) -> CompiledModel``,
 #: given the dispatcher as ``compile_inner(model, where)`` for the model it wraps
-WRAPPERS: dict[str, Callable[[Any, float, str, Callable[[Any, str], CompiledModel]], CompiledModel]] = {
+WRAPPERS: dict[
+    str, Callable[[Any, float, str, Callable[[Any, str], CompiledModel]], CompiledModel]
+] = {
     "CalibratedClassifierCV": compile_calibrated,
     "Scorecard": compile_scorecard,
 }
@@ -182,7 +186,9 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         the message names it, its position in the pipeline and what is supported.
     """
     if not isinstance(schema, Schema):
-        raise ValidationError(f"compile_model needs a counterfact Schema. Got {type(schema).__name__}.")
+        raise ValidationError(
+            f"compile_model needs a counterfact Schema. Got {type(schema).__name__}."
+        )
     if not (isinstance(margin, int | float) and np.isfinite(margin) and margin >= 0):
         raise ValidationError(f"margin must be a finite number >= 0. Got {margin!r}.")
     classes = getattr(model, "classes_", None)
@@ -204,14 +210,25 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         compiled = _compile_estimator(est, pre, schema, float(margin), classes)
     else:
         where = "the final step" if pre else "the top level"
-        inner = partial(_compile_inner, pre=pre, schema=schema, margin=float(margin),
-                        classes=np.asarray(getattr(est, "classes_", classes)))
+        inner = partial(
+            _compile_inner,
+            pre=pre,
+            schema=schema,
+            margin=float(margin),
+            classes=np.asarray(getattr(est, "classes_", classes)),
+        )
         compiled = wrapper(est, float(margin), where, inner)
     return _checked_classes(compiled, classes)
 
 
 def _compile_inner(
-    model: Any, where: str, *, pre: list[tuple[str, Any]], schema: Schema, margin: float, classes: np.ndarray
+    model: Any,
+    where: str,
+    *,
+    pre: list[tuple[str, Any]],
+    schema: Schema,
+    margin: float,
+    classes: np.ndarray,
 ) -> CompiledModel:
     """The dispatcher as a wrapper's front end calls it: the model inside the wrapper
     (a pipeline or an estimator), after the preprocessing ``pre`` in front of the wrapper."""

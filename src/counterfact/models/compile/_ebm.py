@@ -70,7 +70,9 @@ def _cells(est: Any, blk: RawBlock, i: int, column: int, order: int) -> Cells:
     bins = levels[min(len(levels), order) - 1]
     if isinstance(bins, dict):  # a number the EBM typed as nominal: one cell per value
         if blk.kind == "real" or blk.upper - blk.lower >= MAX_TERM_CELLS:
-            raise _refuse(f"with the numeric feature '{blk.name}' typed as nominal only on small integer domains")
+            raise _refuse(
+                f"with the numeric feature '{blk.name}' typed as nominal only on small integer domains"
+            )
         return feature_cells(blk, column, np.arange(blk.lower, blk.upper))
     # left of cut c iff z < c: the largest value going left is the float below c
     return feature_cells(blk, column, np.nextafter(np.asarray(bins, dtype=float), -np.inf))
@@ -105,7 +107,9 @@ class _Probe:
         """Term ``t`` on every combination of ``points`` (one list per feature of the term)."""
         sizes = [len(p) for p in points]
         grid = np.indices(sizes).reshape(len(sizes), -1)
-        rows = {c.feature: [p[int(k)] for k in g] for c, p, g in zip(cells, points, grid, strict=True)}
+        rows = {
+            c.feature: [p[int(k)] for k in g] for c, p, g in zip(cells, points, grid, strict=True)
+        }
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             scores = np.asarray(self.est.eval_terms(self.frame(rows, grid.shape[1])), dtype=float)
@@ -129,8 +133,10 @@ def _check_cuts(probe: _Probe, t: int, cells: Cells, table: np.ndarray) -> None:
 def compile_ebm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemble, DecisionRule]:
     """ExplainableBoostingClassifier (binary): one tree per term (module docstring)."""
     if len(est.classes_) != 2 or getattr(est, "link_", "logit") != "logit":
-        raise _refuse(f"for binary classification with the logit link only; this one has {len(est.classes_)} "
-                      f"classes and link {getattr(est, 'link_', '?')!r}")
+        raise _refuse(
+            f"for binary classification with the logit link only; this one has {len(est.classes_)} "
+            f"classes and link {getattr(est, 'link_', '?')!r}"
+        )
     space = affine.space
     probe = _Probe(est, affine)
     builder = TreeBuilder(affine, "float64", 1)
@@ -138,7 +144,9 @@ def compile_ebm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
     for t, feats in enumerate(est.term_features_):
         if len(feats) > 2:
             raise _refuse(f"with terms of one or two features; term {t} has {len(feats)}")
-        cells = [_cells(est, space.block(probe.features[i]), int(i), int(i), len(feats)) for i in feats]
+        cells = [
+            _cells(est, space.block(probe.features[i]), int(i), int(i), len(feats)) for i in feats
+        ]
         if int(np.prod([c.n for c in cells])) > MAX_TERM_CELLS:
             raise _refuse(f"with at most {MAX_TERM_CELLS} cells per term; term {t} has more")
         points = [c.raw_values(space.block(c.feature).categories) for c in cells]
@@ -150,4 +158,6 @@ def compile_ebm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
             base += const
         else:
             add_step_tree(builder, cells, table)
-    return builder.build(base, divisor=1.0, aggregation="sum_margin"), DecisionRule("threshold", 2, 1, margin)
+    return builder.build(base, divisor=1.0, aggregation="sum_margin"), DecisionRule(
+        "threshold", 2, 1, margin
+    )

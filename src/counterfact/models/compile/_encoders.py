@@ -41,7 +41,9 @@ ENCODERS = ("OneHotEncoder", "OrdinalEncoder", "TargetEncoder")
 MAX_INTEGER_VALUES = 100_000
 
 
-def raw_values(schema: Schema, space: InputSpace, feature: str, element: str, where: str) -> list[Any]:
+def raw_values(
+    schema: Schema, space: InputSpace, feature: str, element: str, where: str
+) -> list[Any]:
     """Every value the raw feature can take (categories, ranks' levels, domain integers)."""
     f = schema[feature]
     if not f.is_numeric:
@@ -50,13 +52,15 @@ def raw_values(schema: Schema, space: InputSpace, feature: str, element: str, wh
         lo, hi = int(f.lower), int(f.upper)  # type: ignore[arg-type]
         if hi - lo + 1 > MAX_INTEGER_VALUES:
             raise unsupported(
-                element, where,
+                element,
+                where,
                 f"it encodes the integer feature '{feature}', whose domain [{lo}, {hi}] has more than "
                 f"{MAX_INTEGER_VALUES} values; bin it with KBinsDiscretizer or scale it instead",
             )
         return list(range(lo, hi + 1))
     raise unsupported(
-        element, where,
+        element,
+        where,
         f"it encodes the real feature '{feature}' as categories; bin it with KBinsDiscretizer "
         "or scale it instead",
     )
@@ -95,13 +99,17 @@ def _typed(values: list[Any], like: np.ndarray) -> np.ndarray:
     return out
 
 
-def encode_columns(enc: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def encode_columns(
+    enc: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """Output columns of a fitted category encoder (one of :data:`ENCODERS`) fed the raw columns ``cols``."""
     where = where or "the top of the pipeline"
     element = type(enc).__name__
     counts = _n_outputs(enc)
     if len(counts) != len(cols):
-        raise unsupported(element, where, f"it was fitted on {len(counts)} columns but receives {len(cols)}")
+        raise unsupported(
+            element, where, f"it was fitted on {len(counts)} columns but receives {len(cols)}"
+        )
     cats = list(enc.categories_)
     fill = [c[0] if len(c) else 0 for c in cats]
     names = enc.get_feature_names_out()
@@ -109,7 +117,8 @@ def encode_columns(enc: Any, cols: list[XColumn], schema: Schema, space: InputSp
     for col in cols:
         if col.base != RAW:
             raise unsupported(
-                element, where,
+                element,
+                where,
                 f"it receives feature '{col.feature}' after a numeric transform; encoders are supported "
                 "on raw columns (optionally through SimpleImputer)",
             )

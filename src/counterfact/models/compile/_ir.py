@@ -300,7 +300,11 @@ class TreeEnsemble:
         Xc = X.astype(np.float32).astype(float) if self.dtype == "float32" else X
         col = np.array([s.column for s in self.splits], dtype=int)
         le = np.array([s.le for s in self.splits], dtype=float)
-        sets = {i: np.array(s.left_values, dtype=float) for i, s in enumerate(self.splits) if s.left_values is not None}
+        sets = {
+            i: np.array(s.left_values, dtype=float)
+            for i, s in enumerate(self.splits)
+            if s.left_values is not None
+        }
         out = np.empty((X.shape[0], len(self.trees)), dtype=int)
         rows = np.arange(X.shape[0])
         for t, tree in enumerate(self.trees):

@@ -162,7 +162,9 @@ class InputSpace:
             else:
                 r = np.argmax(v, axis=1)
                 cols[b.name] = pd.Series([b.categories[i] for i in r], dtype=object)  # type: ignore[index]
-        return pd.DataFrame({k: (c.to_numpy() if isinstance(c, pd.Series) else c) for k, c in cols.items()})
+        return pd.DataFrame(
+            {k: (c.to_numpy() if isinstance(c, pd.Series) else c) for k, c in cols.items()}
+        )
 
 
 # --------------------------------------------------------------------------- preprocessing

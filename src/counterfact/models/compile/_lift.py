@@ -110,8 +110,12 @@ def lift(affine: AffineMap, est: Linear | MLP, estimator: str) -> tuple[AffineMa
                 key = (col.feature, t)
                 if key not in units:
                     blk = space.block(col.feature)
-                    base = XColumn(name=f"relu({col.feature} - {t})", feature=col.feature, base="code",
-                                   base_coef=np.ones(blk.size))
+                    base = XColumn(
+                        name=f"relu({col.feature} - {t})",
+                        feature=col.feature,
+                        base="code",
+                        base_coef=np.ones(blk.size),
+                    )
                     cols.append(with_op(base, "sub", float(t)))
                     units[key] = len(cols) - 1
                 terms.append((units[key], sign * delta))

@@ -43,7 +43,11 @@ def normalize(col: XColumn, space: InputSpace, where: str) -> XColumn:
     if blk.kind in ("real", "integer"):
         vals = col.evaluate(np.array([[blk.lower], [blk.upper]]))
     else:
-        zb = np.eye(blk.size) if blk.is_indicator else np.arange(len(blk.categories or ()), dtype=float)[:, None]
+        zb = (
+            np.eye(blk.size)
+            if blk.is_indicator
+            else np.arange(len(blk.categories or ()), dtype=float)[:, None]
+        )
         vals = col.evaluate(zb)
     if not np.isfinite(vals).all():
         raise ValidationError(
@@ -84,7 +88,9 @@ class _BinCode:
         self.inner, self.dtype = inner, dtype
 
     def __call__(self, v: np.ndarray) -> np.ndarray:
-        return np.searchsorted(self.inner.astype(self.dtype), np.asarray(v, dtype=self.dtype), side="right").astype(float)
+        return np.searchsorted(
+            self.inner.astype(self.dtype), np.asarray(v, dtype=self.dtype), side="right"
+        ).astype(float)
 
 
 def _cube(v: np.ndarray) -> np.ndarray:
@@ -95,11 +101,22 @@ def _exp10(v: np.ndarray) -> np.ndarray:
     return np.power(10.0, np.asarray(v, dtype=float))
 
 
-_INVERSES: dict[str, Any] = {"log1p": np.expm1, "log": np.exp, "log2": np.exp2, "log10": _exp10, "sqrt": np.square,
-                             "cbrt": _cube, "exp": np.log, "expm1": np.log1p, "arcsinh": np.sinh}
+_INVERSES: dict[str, Any] = {
+    "log1p": np.expm1,
+    "log": np.exp,
+    "log2": np.exp2,
+    "log10": _exp10,
+    "sqrt": np.square,
+    "cbrt": _cube,
+    "exp": np.log,
+    "expm1": np.log1p,
+    "arcsinh": np.sinh,
+}
 
 
-def _numbers(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _numbers(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """The columns ``trans`` receives, read as numbers."""
     return [as_number(c, schema, space, type(trans).__name__, where) for c in cols]
 
@@ -110,7 +127,13 @@ def _per_column(trans: Any, attr: str, n: int) -> np.ndarray:
 
 
 def _center_scale(
-    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str, center: tuple[str, str], scale: tuple[str, str]
+    trans: Any,
+    cols: list[XColumn],
+    schema: Schema,
+    space: InputSpace,
+    where: str,
+    center: tuple[str, str],
+    scale: tuple[str, str],
 ) -> list[XColumn]:
     """``(x - center) / scale`` per column, each step only when its flag is set
     (``center``/``scale``: the flag and the fitted attribute's names)."""
@@ -123,37 +146,71 @@ def _center_scale(
     return out
 
 
-def _standard(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
-    return _center_scale(trans, cols, schema, space, where, ("with_mean", "mean_"), ("with_std", "scale_"))
+def _standard(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
+    return _center_scale(
+        trans, cols, schema, space, where, ("with_mean", "mean_"), ("with_std", "scale_")
+    )
 
 
-def _min_max(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _min_max(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     cols = _numbers(trans, cols, schema, space, where)
     if trans.clip:
-        raise unsupported("MinMaxScaler(clip=True)", where, "clipping is not affine; use clip=False")
+        raise unsupported(
+            "MinMaxScaler(clip=True)", where, "clipping is not affine; use clip=False"
+        )
     scale, shift = _per_column(trans, "scale_", len(cols)), _per_column(trans, "min_", len(cols))
-    return [normalize(with_op(with_op(c, "mul", scale[j]), "add", shift[j]), space, where) for j, c in enumerate(cols)]
+    return [
+        normalize(with_op(with_op(c, "mul", scale[j]), "add", shift[j]), space, where)
+        for j, c in enumerate(cols)
+    ]
 
 
-def _max_abs(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _max_abs(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     scale = _per_column(trans, "scale_", len(cols))
-    return [normalize(with_op(c, "div", scale[j]), space, where)
-            for j, c in enumerate(_numbers(trans, cols, schema, space, where))]
+    return [
+        normalize(with_op(c, "div", scale[j]), space, where)
+        for j, c in enumerate(_numbers(trans, cols, schema, space, where))
+    ]
 
 
-def _robust(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
-    return _center_scale(trans, cols, schema, space, where, ("with_centering", "center_"), ("with_scaling", "scale_"))
+def _robust(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
+    return _center_scale(
+        trans, cols, schema, space, where, ("with_centering", "center_"), ("with_scaling", "scale_")
+    )
 
 
-def _monotone_map(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _monotone_map(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """QuantileTransformer / PowerTransformer: each column through the fitted transformer."""
     name, n = type(trans).__name__, len(cols)
-    return [normalize(with_op(c, "fn", ElementFn(name, _ColumnCall(trans, j, n),
-                                                 inverse=_ColumnCall(trans, j, n, inverse=True))), space, where)
-            for j, c in enumerate(_numbers(trans, cols, schema, space, where))]
+    return [
+        normalize(
+            with_op(
+                c,
+                "fn",
+                ElementFn(
+                    name, _ColumnCall(trans, j, n), inverse=_ColumnCall(trans, j, n, inverse=True)
+                ),
+            ),
+            space,
+            where,
+        )
+        for j, c in enumerate(_numbers(trans, cols, schema, space, where))
+    ]
 
 
-def _function(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _function(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """FunctionTransformer: the identity, or an increasing numpy function."""
     func = trans.func
     if func is None:
@@ -161,20 +218,28 @@ def _function(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace
     fname = getattr(func, "__name__", repr(func))
     if not (isinstance(func, np.ufunc) and fname in MONOTONE_FUNCS) or trans.kw_args:
         raise unsupported(
-            f"FunctionTransformer(func={fname})", where,
+            f"FunctionTransformer(func={fname})",
+            where,
             f"only func=None and the increasing numpy functions {', '.join('np.' + f for f in MONOTONE_FUNCS)} "
             "(without kw_args) are supported",
         )
     fn = ElementFn(f"np.{fname}", func, inverse=_INVERSES.get(fname))
-    return [normalize(with_op(c, "fn", fn), space, where) for c in _numbers(trans, cols, schema, space, where)]
+    return [
+        normalize(with_op(c, "fn", fn), space, where)
+        for c in _numbers(trans, cols, schema, space, where)
+    ]
 
 
-def _kbins(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _kbins(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     sizes = [int(b) for b in trans.n_bins_]
     out = []
     for j, c in enumerate(_numbers(trans, cols, schema, space, where)):
         inner = np.asarray(trans.bin_edges_[j], dtype=float)[1:-1]
-        dtype = np.float32 if getattr(trans, "dtype", None) in (np.float32, "float32") else np.float64
+        dtype = (
+            np.float32 if getattr(trans, "dtype", None) in (np.float32, "float32") else np.float64
+        )
         code = ElementFn("KBinsDiscretizer", _BinCode(inner, dtype), codes=sizes[j])
         coded = with_op(c, "fn", code)
         if trans.encode == "ordinal":
@@ -187,7 +252,9 @@ def _kbins(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, w
     return out
 
 
-def _imputer(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _imputer(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """SimpleImputer / MissingIndicator: the identity on complete rows (columns entirely
     missing at fit are dropped), then the missing indicators: constant 0."""
     out: list[XColumn] = []
@@ -205,8 +272,14 @@ def _imputer(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace,
     for j in features:
         c = cols[int(j)]
         blk = space.block(c.feature)
-        out.append(XColumn(name=f"missingindicator_{c.feature}", feature=c.feature, base="value",
-                           base_coef=np.zeros(blk.size)))
+        out.append(
+            XColumn(
+                name=f"missingindicator_{c.feature}",
+                feature=c.feature,
+                base="value",
+                base_coef=np.zeros(blk.size),
+            )
+        )
     return out
 
 

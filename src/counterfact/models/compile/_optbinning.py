@@ -71,7 +71,11 @@ class _BinningCall:
             if var == self.name:
                 arr = np.empty(n, dtype=object)
                 arr[:] = values
-                cols[var] = arr if any(isinstance(v, str) for v in values) else np.asarray(values, dtype=float)
+                cols[var] = (
+                    arr
+                    if any(isinstance(v, str) for v in values)
+                    else np.asarray(values, dtype=float)
+                )
             elif self.binning.get_binned_variable(var).dtype == "numerical":
                 cols[var] = np.zeros(n)
             else:
@@ -113,48 +117,87 @@ def _special_points(optb: Any, lo: float, hi: float) -> list[float]:
     return out
 
 
-def _numeric_column(col: XColumn, optb: Any, call: Callable[[list[Any]], np.ndarray], schema: Schema,
-                    space: InputSpace, where: str, element: str) -> XColumn:
+def _numeric_column(
+    col: XColumn,
+    optb: Any,
+    call: Callable[[list[Any]], np.ndarray],
+    schema: Schema,
+    space: InputSpace,
+    where: str,
+    element: str,
+) -> XColumn:
     """A numeric variable: its bin code, then the table of the bins' values (module docstring)."""
     blk = space.block(col.feature)
     points = _special_points(optb, blk.lower, blk.upper)
-    breaks = np.unique(np.concatenate([np.asarray(optb.splits, dtype=float), points,
-                                       np.nextafter(np.asarray(points, dtype=float), np.inf)]))
+    breaks = np.unique(
+        np.concatenate(
+            [
+                np.asarray(optb.splits, dtype=float),
+                points,
+                np.nextafter(np.asarray(points, dtype=float), np.inf),
+            ]
+        )
+    )
     first = np.nextafter(breaks[0], -np.inf) if breaks.size else blk.lower
     table = call([float(first), *(float(b) for b in breaks)])
     below = call([float(v) for v in np.nextafter(breaks, -np.inf)]) if breaks.size else np.zeros(0)
     if not np.array_equal(below, table[:-1]):
-        raise unsupported(element, where, f"variable '{col.feature}' is not binned as np.digitize(right=False) bins it")
-    coded = with_op(as_number(col, schema, space, element, where), "fn",
-                    ElementFn(f"{element} bins", _StepCode(breaks), codes=len(breaks) + 1))
+        raise unsupported(
+            element,
+            where,
+            f"variable '{col.feature}' is not binned as np.digitize(right=False) bins it",
+        )
+    coded = with_op(
+        as_number(col, schema, space, element, where),
+        "fn",
+        ElementFn(f"{element} bins", _StepCode(breaks), codes=len(breaks) + 1),
+    )
     return normalize(with_op(coded, "table", table), space, where)
 
 
-def binning_columns(trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def binning_columns(
+    trans: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """Output columns of a fitted ``BinningProcess`` (or :class:`ScorecardBinning`) fed ``cols``."""
     where = where or "the top of the pipeline"
     args = dict(trans.transform_args) if isinstance(trans, ScorecardBinning) else {}
     bp = trans.binning if isinstance(trans, ScorecardBinning) else trans
     element = "BinningProcess"
     per_variable = getattr(bp, "binning_transform_params", None) or {}
-    if args.get("metric") == "bins" or any(p.get("metric") == "bins" for p in per_variable.values()):
-        raise unsupported(element, where, "metric='bins' gives labels, not numbers; use 'woe' or 'indices'")
+    if args.get("metric") == "bins" or any(
+        p.get("metric") == "bins" for p in per_variable.values()
+    ):
+        raise unsupported(
+            element, where, "metric='bins' gives labels, not numbers; use 'woe' or 'indices'"
+        )
     names = list(bp.variable_names)
     by_name = {c.name: c for c in cols}
     if not all(n in by_name for n in names) and len(cols) != len(names):
-        raise unsupported(element, where, f"it bins {names} but receives the columns {[c.name for c in cols]}")
+        raise unsupported(
+            element, where, f"it bins {names} but receives the columns {[c.name for c in cols]}"
+        )
     out = []
     for name in bp.get_support(names=True):
         col = by_name.get(name) or cols[names.index(name)]
         optb = bp.get_binned_variable(name)
         if "PW" in type(optb).__name__:
-            raise unsupported(f"{type(optb).__name__} for '{name}'", where, "piecewise-linear binning is not a step function")
+            raise unsupported(
+                f"{type(optb).__name__} for '{name}'",
+                where,
+                "piecewise-linear binning is not a step function",
+            )
         if col.base != RAW:
-            raise unsupported(element, where, f"it receives feature '{col.feature}' after a transform; bin raw columns")
+            raise unsupported(
+                element,
+                where,
+                f"it receives feature '{col.feature}' after a transform; bin raw columns",
+            )
         call = _BinningCall(bp, str(name), args)
         blk = space.block(col.feature)
         if blk.kind == "real" and optb.dtype != "numerical":
-            raise unsupported(element, where, f"it bins the real feature '{col.feature}' as categories")
+            raise unsupported(
+                element, where, f"it bins the real feature '{col.feature}' as categories"
+            )
         if blk.kind in ("real", "integer") and optb.dtype == "numerical":
             out.append(_numeric_column(col, optb, call, schema, space, where, element))
             continue
@@ -174,6 +217,12 @@ def compile_scorecard(
     ``Scorecard.predict_proba`` transforms (the points scaling does not enter the decision)."""
     from sklearn.pipeline import Pipeline
 
-    binning = ScorecardBinning(sc.binning_process_, metric=None, metric_special=getattr(sc, "_metric_special", 0),
-                               metric_missing=getattr(sc, "_metric_missing", 0))
-    return compile_inner(Pipeline([("binning", binning), ("estimator", sc.estimator_)]), "the Scorecard's ")
+    binning = ScorecardBinning(
+        sc.binning_process_,
+        metric=None,
+        metric_special=getattr(sc, "_metric_special", 0),
+        metric_missing=getattr(sc, "_metric_missing", 0),
+    )
+    return compile_inner(
+        Pipeline([("binning", binning), ("estimator", sc.estimator_)]), "the Scorecard's "
+    )

@@ -53,7 +53,9 @@ def split_pipeline(model: Any, where: str = "") -> tuple[Any, list[tuple[str, An
             pre.append((pos, step))
     name, last = steps[-1]
     if type(last).__name__ == "Pipeline":
-        inner_est, inner_pre = split_pipeline(last, f"{where}step {len(steps) - 1} ('{name}') of the pipeline > ")
+        inner_est, inner_pre = split_pipeline(
+            last, f"{where}step {len(steps) - 1} ('{name}') of the pipeline > "
+        )
         return inner_est, pre + inner_pre
     return last, pre
 
@@ -101,18 +103,24 @@ def apply_transformer(
     return front_end(trans, cols, schema, space, where)
 
 
-def _pipeline(pipe: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _pipeline(
+    pipe: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     """A ``Pipeline`` used as a transformer: its steps in order."""
     for k, (sname, step) in enumerate(pipe.steps):
         cols = apply_transformer(step, cols, schema, space, f"{where} > step {k} ('{sname}')")
     return cols
 
 
-def _column_transformer(ct: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str) -> list[XColumn]:
+def _column_transformer(
+    ct: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
+) -> list[XColumn]:
     idx_map = getattr(ct, "_transformer_to_input_indices", None)
     out_idx = getattr(ct, "output_indices_", None)
     if idx_map is None or out_idx is None:
-        raise unsupported("ColumnTransformer", where, "not fitted, or from an unsupported scikit-learn version")
+        raise unsupported(
+            "ColumnTransformer", where, "not fitted, or from an unsupported scikit-learn version"
+        )
     n_out = max((s.stop for s in out_idx.values()), default=0)
     result: list[XColumn | None] = [None] * n_out
     for name, trans, _ in ct.transformers_:
@@ -122,10 +130,17 @@ def _column_transformer(ct: Any, cols: list[XColumn], schema: Schema, space: Inp
         sl = out_idx.get(name, slice(0, 0))
         if not indices and sl.stop == sl.start:
             continue
-        sub = apply_transformer(trans, [cols[i] for i in indices], schema, space, f"{where} > ColumnTransformer part '{name}'")
+        sub = apply_transformer(
+            trans,
+            [cols[i] for i in indices],
+            schema,
+            space,
+            f"{where} > ColumnTransformer part '{name}'",
+        )
         if len(sub) != sl.stop - sl.start:
             raise unsupported(
-                f"ColumnTransformer part '{name}'", where,
+                f"ColumnTransformer part '{name}'",
+                where,
                 f"expected {sl.stop - sl.start} output columns, compiled {len(sub)}",
             )
         result[sl] = sub
@@ -161,12 +176,17 @@ def input_columns(first_step: Any, schema: Schema, space: InputSpace) -> list[XC
     return [_raw_column(schema, space, str(n)) for n in names]
 
 
-def build_affine(cols: list[XColumn], schema: Schema, space: InputSpace, estimator_name: str) -> AffineMap:
+def build_affine(
+    cols: list[XColumn], schema: Schema, space: InputSpace, estimator_name: str
+) -> AffineMap:
     """Finish columns (raw -> number) and fold them into ``x = A z + c``.
 
     Non-affine columns get a zero row (see :mod:`._columns`).
     """
-    cols = [as_number(c, schema, space, f"the estimator {estimator_name}", "the estimator's input") for c in cols]
+    cols = [
+        as_number(c, schema, space, f"the estimator {estimator_name}", "the estimator's input")
+        for c in cols
+    ]
     A = np.zeros((len(cols), space.n))
     c_vec = np.zeros(len(cols))
     for j, col in enumerate(cols):

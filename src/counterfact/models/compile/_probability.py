@@ -52,12 +52,19 @@ def probability_link(compiled: CompiledModel, predict_proba: Any, sample: pd.Dat
             return "sigmoid"
     est = compiled.estimator
     mean_proba = isinstance(est, TreeEnsemble) and est.aggregation == "mean_proba"
-    if rule.kind == "argmax" and mean_proba and Y.shape == P.shape and np.max(np.abs(Y - P)) <= _TOLERANCE:
+    if (
+        rule.kind == "argmax"
+        and mean_proba
+        and Y.shape == P.shape
+        and np.max(np.abs(Y - P)) <= _TOLERANCE
+    ):
         return "identity"
     return ""
 
 
-def with_min_probability(compiled: CompiledModel, link: str, min_probability: float | None) -> CompiledModel:
+def with_min_probability(
+    compiled: CompiledModel, link: str, min_probability: float | None
+) -> CompiledModel:
     """The same compiled model whose target region also asks ``P(target) >= p``
     (the model itself unchanged; the solvers read the region from the rule)."""
     if min_probability is None:
@@ -69,4 +76,6 @@ def with_min_probability(compiled: CompiledModel, link: str, min_probability: fl
             "min_probability margin cannot be encoded exactly. Use a method that searches and verifies "
             "(cf.UFCE, cf.MDPSO, cf.NearestObservable), or explain without min_probability."
         )
-    return replace(compiled, rule=replace(compiled.rule, link=link, min_probability=float(min_probability)))
+    return replace(
+        compiled, rule=replace(compiled.rule, link=link, min_probability=float(min_probability))
+    )

@@ -53,7 +53,9 @@ def compile_forest(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnse
     for t in trees:
         left, right, col, le = _tree_arrays(t.tree_)
         builder.add(left, right, col, le, _class_values(t.tree_, name, normalize=not single))
-    ens = builder.build(np.zeros(n_classes), divisor=1.0 if single else float(len(trees)), aggregation="mean_proba")
+    ens = builder.build(
+        np.zeros(n_classes), divisor=1.0 if single else float(len(trees)), aggregation="mean_proba"
+    )
     return ens, DecisionRule("argmax", n_classes, n_classes, margin)
 
 
@@ -67,7 +69,9 @@ def compile_gb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemble
         )
     n_classes = len(est.classes_)
     K = est.estimators_.shape[1]
-    base = np.asarray(est._raw_predict_init(np.zeros((1, est.n_features_in_), dtype=np.float32)), dtype=float)[0]
+    base = np.asarray(
+        est._raw_predict_init(np.zeros((1, est.n_features_in_), dtype=np.float32)), dtype=float
+    )[0]
     lr = float(est.learning_rate)
     builder = TreeBuilder(affine, "float32", K)
     for stage in est.estimators_:
@@ -102,7 +106,14 @@ def compile_hgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
             right = np.where(leaf, -1, nodes["right"].astype(np.int64))
             val = np.zeros((len(nodes), K))
             val[:, k] = np.where(leaf, nodes["value"], 0.0)
-            builder.add(left, right, nodes["feature_idx"], nodes["num_threshold"].astype(float), val, output=k)
+            builder.add(
+                left,
+                right,
+                nodes["feature_idx"],
+                nodes["num_threshold"].astype(float),
+                val,
+                output=k,
+            )
     base = np.asarray(est._baseline_prediction, dtype=float).reshape(K)
     ens = builder.build(base, divisor=1.0, aggregation="sum_margin")
     if K == 1:

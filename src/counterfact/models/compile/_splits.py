@@ -94,7 +94,9 @@ def _largest_left(col: XColumn, le: np.ndarray, dtype: str) -> np.ndarray:
     return out
 
 
-def _largest_left_domain(col: XColumn, le: np.ndarray, dtype: str, lo: float, hi: float) -> np.ndarray:
+def _largest_left_domain(
+    col: XColumn, le: np.ndarray, dtype: str, lo: float, hi: float
+) -> np.ndarray:
     """As :func:`_largest_left` for a non-decreasing (possibly non-affine) column, searched
     only inside the feature's domain ``[lo, hi]`` (where the column is defined)."""
 
@@ -140,7 +142,9 @@ def _set_split(affine: AffineMap, c: int, values: tuple[float, ...], dtype: str)
     rl = rg = None
     if blk.kind == "ordinal" and left == tuple(range(len(left))):
         rl, rg = float(len(left) - 1), float(len(left))
-    return Split(c, float("nan"), float("nan"), col.feature, rl, rg, left, tuple(float(v) for v in values))
+    return Split(
+        c, float("nan"), float("nan"), col.feature, rl, rg, left, tuple(float(v) for v in values)
+    )
 
 
 def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, Any]], dtype: str) -> list[Split]:
@@ -159,7 +163,9 @@ def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, Any]], dtype: str) ->
         le = np.array([pairs[i][1] for i in idx], dtype=float)
         ge = np.array([next_up(v, dtype) for v in le])
         if blk.kind in ("real", "integer"):
-            monotone = col.shape == "monotone" and increasing_affine(col.ops) and col.base_coef[0] > 0
+            monotone = (
+                col.shape == "monotone" and increasing_affine(col.ops) and col.base_coef[0] > 0
+            )
             if (col.is_affine and col.scale > 0 and col.base_coef[0] > 0) or monotone:
                 if monotone:
                     zs = _largest_left_domain(col, le, dtype, blk.lower, blk.upper)
@@ -173,7 +179,9 @@ def raw_cuts(affine: AffineMap, pairs: Sequence[tuple[int, Any]], dtype: str) ->
                     rg = np.nextafter(zs, np.inf)
                     rg[np.isposinf(zs)] = np.inf
                 for n, i in enumerate(idx):
-                    splits[i] = Split(c, float(le[n]), float(ge[n]), col.feature, float(rl[n]), float(rg[n]))
+                    splits[i] = Split(
+                        c, float(le[n]), float(ge[n]), col.feature, float(rl[n]), float(rg[n])
+                    )
             else:
                 for n, i in enumerate(idx):
                     splits[i] = Split(c, float(le[n]), float(ge[n]), col.feature)
@@ -221,7 +229,13 @@ class TreeBuilder:
         column = np.asarray(column)
         if any(int(c) in self.affine.code_columns for c in column[left >= 0]):
             left, right, column, le, value = _rewrite_table_splits(
-                self.affine, self.dtype, left, right, column, np.asarray(le, dtype=float), np.asarray(value, dtype=float)
+                self.affine,
+                self.dtype,
+                left,
+                right,
+                column,
+                np.asarray(le, dtype=float),
+                np.asarray(value, dtype=float),
             )
         split = np.full(left.shape[0], -1, dtype=np.int64)
         for i in np.flatnonzero(left >= 0):
@@ -237,7 +251,14 @@ class TreeBuilder:
         pairs = sorted(self._split_ids, key=self._split_ids.__getitem__)
         splits = raw_cuts(self.affine, pairs, self.dtype)
         trees = tuple(
-            Tree(left=lf, right=rt, split=sp, value=val, output=out, leaves=tree_leaves(lf, rt, sp, val))
+            Tree(
+                left=lf,
+                right=rt,
+                split=sp,
+                value=val,
+                output=out,
+                leaves=tree_leaves(lf, rt, sp, val),
+            )
             for lf, rt, sp, val, out in self._raw
         )
         return TreeEnsemble(
@@ -251,7 +272,9 @@ class TreeBuilder:
         )
 
 
-def tree_leaves(left: np.ndarray, right: np.ndarray, split: np.ndarray, value: np.ndarray) -> tuple[Leaf, ...]:
+def tree_leaves(
+    left: np.ndarray, right: np.ndarray, split: np.ndarray, value: np.ndarray
+) -> tuple[Leaf, ...]:
     """Every leaf of a tree given as node arrays, with the split conditions on its path."""
     out: list[Leaf] = []
     stack: list[tuple[int, tuple[tuple[int, bool], ...]]] = [(0, ())]
@@ -292,8 +315,13 @@ def _runs(affine: AffineMap, j: int, le: float, dtype: str) -> list[tuple[int, b
 
 
 def _rewrite_table_splits(
-    affine: AffineMap, dtype: str, left: np.ndarray, right: np.ndarray, column: np.ndarray,
-    le: np.ndarray, value: np.ndarray,
+    affine: AffineMap,
+    dtype: str,
+    left: np.ndarray,
+    right: np.ndarray,
+    column: np.ndarray,
+    le: np.ndarray,
+    value: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Replace every split on a numeric *table* column (a piecewise-constant, possibly
     non-monotone function of the raw value: a one-hot bin indicator...) by a chain of
@@ -354,8 +382,13 @@ def _rewrite_table_splits(
         emit(0)
     finally:
         sys.setrecursionlimit(limit)
-    return (np.array(L, dtype=np.int64), np.array(R, dtype=np.int64), np.array(C, dtype=np.int64),
-            np.array(T, dtype=float), np.array(V, dtype=float).reshape(len(V), -1))
+    return (
+        np.array(L, dtype=np.int64),
+        np.array(R, dtype=np.int64),
+        np.array(C, dtype=np.int64),
+        np.array(T, dtype=float),
+        np.array(V, dtype=float).reshape(len(V), -1),
+    )
 
 
 def with_code_columns(affine: AffineMap) -> AffineMap:
@@ -376,8 +409,13 @@ def with_code_columns(affine: AffineMap) -> AffineMap:
         prefix, _ = split_at_table(col.ops)
         key = (col.feature, *((op, id(a) if op == "fn" else a) for op, a in prefix))
         if key not in seen:
-            aux = XColumn(name=f"{col.name} (code)", feature=col.feature, base=col.base,
-                          base_coef=col.base_coef, base_const=col.base_const)
+            aux = XColumn(
+                name=f"{col.name} (code)",
+                feature=col.feature,
+                base=col.base,
+                base_coef=col.base_coef,
+                base_const=col.base_const,
+            )
             for op, a in prefix:
                 aux = with_op(aux, op, a)
             seen[key] = n + len(extra)

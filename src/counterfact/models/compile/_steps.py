@@ -66,7 +66,9 @@ def _is_step(affine: AffineMap, col: XColumn) -> bool:
     return True  # a function of a category or a rank
 
 
-def compile_nonaffine(affine: AffineMap, est: Linear | MLP, estimator: str) -> tuple[AffineMap, Estimator]:
+def compile_nonaffine(
+    affine: AffineMap, est: Linear | MLP, estimator: str
+) -> tuple[AffineMap, Estimator]:
     """The exact form of a linear model or MLP over non-affine columns (module docstring)."""
     if all(_liftable(affine, c) for c in affine.columns if not c.is_affine):
         return lift(affine, est, estimator)
@@ -93,7 +95,9 @@ def _cells(affine: AffineMap, feature: str, cols: list[int], column: int) -> Cel
     if blk.kind not in ("real", "integer"):
         return feature_cells(blk, column)
     cuts = [step_cuts(affine.columns[j], blk) for j in cols]
-    return feature_cells(blk, column, np.concatenate([c for c in cuts if c is not None] or [np.zeros(0)]))
+    return feature_cells(
+        blk, column, np.concatenate([c for c in cuts if c is not None] or [np.zeros(0)])
+    )
 
 
 def _values(affine: AffineMap, cells: Cells, cols: list[int]) -> np.ndarray:
@@ -131,7 +135,9 @@ def _additive(affine: AffineMap, est: Linear, used: list[int]) -> tuple[AffineMa
 
 def _step_mlp(affine: AffineMap, est: Linear | MLP, used: list[int]) -> tuple[AffineMap, StepMLP]:
     """The step columns as trees added to the first layer; the network keeps the rest."""
-    layers = (Dense(W=est.W, b=est.b, activation="identity"),) if isinstance(est, Linear) else est.layers
+    layers = (
+        (Dense(W=est.W, b=est.b, activation="identity"),) if isinstance(est, Linear) else est.layers
+    )
     first = layers[0]
     W = np.asarray(first.W, dtype=float)
     step = [j for j in used if not affine.columns[j].is_affine]
@@ -139,5 +145,10 @@ def _step_mlp(affine: AffineMap, est: Linear | MLP, used: list[int]) -> tuple[Af
     W1 = np.zeros((W.shape[0], aff.n_x))
     W1[:, : W.shape[1]] = W
     W1[:, [j for j, c in enumerate(affine.columns) if not c.is_affine]] = 0.0
-    net = MLP(layers=(Dense(W=W1, b=np.asarray(first.b, dtype=float), activation=first.activation), *layers[1:]))
+    net = MLP(
+        layers=(
+            Dense(W=W1, b=np.asarray(first.b, dtype=float), activation=first.activation),
+            *layers[1:],
+        )
+    )
     return aff, StepMLP(steps=steps, net=net)

@@ -41,10 +41,14 @@ def table_column(name: str, space: InputSpace, feature: str, values: np.ndarray)
         lead = (("sub", float(blk.lower)),)
     step = float(vals[1] - vals[0]) if len(vals) > 1 else 0.0
     const = float(vals[0]) - (step * blk.lower if blk.kind != "ordinal" else 0.0)
-    affine = XColumn(name=name, feature=feature, base="code", base_coef=np.array([step]), base_const=const)
+    affine = XColumn(
+        name=name, feature=feature, base="code", base_coef=np.array([step]), base_const=const
+    )
     if np.array_equal(affine.evaluate(zb), vals):
         return affine
-    return XColumn(name=name, feature=feature, base="code", base_coef=np.ones(1), ops=(*lead, ("table", vals)))
+    return XColumn(
+        name=name, feature=feature, base="code", base_coef=np.ones(1), ops=(*lead, ("table", vals))
+    )
 
 
 def as_number(col: XColumn, schema: Schema, space: InputSpace, element: str, where: str) -> XColumn:
@@ -58,7 +62,8 @@ def as_number(col: XColumn, schema: Schema, space: InputSpace, element: str, whe
         vals = np.asarray([float(c) for c in f.categories or ()], dtype=float)
     except (TypeError, ValueError):
         raise unsupported(
-            element, where,
+            element,
+            where,
             f"feature '{f.name}' is {f.kind} with non-numeric categories and reaches it without an "
             "encoder; encode it with OneHotEncoder, OrdinalEncoder or TargetEncoder",
         ) from None

@@ -35,7 +35,14 @@ from ._inputs import RawInputs, declare_inputs, restrict_inputs
 from ._model import Model
 from ._trees import FeatureCuts, encode_trees
 
-__all__ = ["ENCODERS", "Template", "encode_decision", "encode_model", "encode_outputs", "encode_template"]
+__all__ = [
+    "ENCODERS",
+    "Template",
+    "encode_decision",
+    "encode_model",
+    "encode_outputs",
+    "encode_template",
+]
 
 #: an estimator encoder: (model, compiled model, raw input variables z) -> outputs y
 OutputEncoder = Callable[[Model, Any, list[Var]], list[Expr]]
@@ -73,7 +80,9 @@ def _encode_step_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
     return _network(m, compiled, est.net.layers, z, steps)
 
 
-def _network(m: Model, compiled: Any, layers: Any, z: list[Var], steps: list[Expr] | None = None) -> list[Expr]:
+def _network(
+    m: Model, compiled: Any, layers: Any, z: list[Var], steps: list[Expr] | None = None
+) -> list[Expr]:
     A = np.asarray(compiled.affine.A, dtype=float)
     c = np.asarray(compiled.affine.c, dtype=float)
     first = layers[0]
@@ -86,13 +95,18 @@ def _network(m: Model, compiled: Any, layers: Any, z: list[Var], steps: list[Exp
         if li > 0:
             Wl = np.asarray(layer.W, dtype=float)
             bl = np.asarray(layer.b, dtype=float)
-            pre = [quicksum(Wl[r, k] * h[k] for k in np.flatnonzero(Wl[r])) + float(bl[r]) for r in range(Wl.shape[0])]
+            pre = [
+                quicksum(Wl[r, k] * h[k] for k in np.flatnonzero(Wl[r])) + float(bl[r])
+                for r in range(Wl.shape[0])
+            ]
         if layer.activation == "relu":
             h = [m.add_relu(p, name=f"h{li}_{r}") for r, p in enumerate(pre)]
         elif layer.activation == "identity":
             h = pre
         else:  # pragma: no cover - the compiler only emits relu / identity
-            raise UnsupportedModelError(f"The MILP encoder cannot encode activation {layer.activation!r}; supported: relu, identity.")
+            raise UnsupportedModelError(
+                f"The MILP encoder cannot encode activation {layer.activation!r}; supported: relu, identity."
+            )
     return h
 
 
@@ -116,7 +130,9 @@ def encode_outputs(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
     return encode(m, compiled, z)
 
 
-def encode_decision(m: Model, compiled: Any, outputs: list[Expr], target_index: int, margin: float | None = None) -> None:
+def encode_decision(
+    m: Model, compiled: Any, outputs: list[Expr], target_index: int, margin: float | None = None
+) -> None:
     """Rows forcing ``rule(y) == target`` (each condition ``coef @ y >= rhs + margin``)."""
     mg = float(compiled.rule.margin if margin is None else margin)
     region = compiled.rule.region(int(target_index))
@@ -136,7 +152,9 @@ def encode_decision(m: Model, compiled: Any, outputs: list[Expr], target_index: 
             m.add_indicator(a, cond_expr(cnd), ">=", float(cnd.rhs) + mg)
 
 
-def encode_model(m: Model, compiled: Any, z: list[Var], target_index: int, margin: float | None = None) -> list[Expr]:
+def encode_model(
+    m: Model, compiled: Any, z: list[Var], target_index: int, margin: float | None = None
+) -> list[Expr]:
     """:func:`encode_outputs` + :func:`encode_decision`; returns the outputs."""
     out = encode_outputs(m, compiled, z)
     encode_decision(m, compiled, out, target_index, margin)
@@ -162,7 +180,13 @@ class Template:
     cuts: dict[str, FeatureCuts] = field(default_factory=dict)
 
     def instance(
-        self, bounds: QueryBounds, target_index: int, margin: float | None = None, *, changes: bool, decision: Any = None
+        self,
+        bounds: QueryBounds,
+        target_index: int,
+        margin: float | None = None,
+        *,
+        changes: bool,
+        decision: Any = None,
     ) -> tuple[Model, RawInputs] | None:
         """A copy narrowed to one query with its decision region (target, margin),
         or None when the query's box leaves the template's domain.  ``decision``: the
@@ -171,7 +195,9 @@ class Template:
         inp = restrict_inputs(m, self.compiled.inputs, self.z, bounds, changes=changes)
         if inp is None:
             return None
-        encode_decision(m, self.compiled if decision is None else decision, self.outputs, target_index, margin)
+        encode_decision(
+            m, self.compiled if decision is None else decision, self.outputs, target_index, margin
+        )
         return m, inp
 
 

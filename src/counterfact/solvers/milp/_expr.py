@@ -123,7 +123,9 @@ def quicksum(items: Iterable[Term]) -> Expr:
     return out
 
 
-def lin(vars_: Sequence[Var] | np.ndarray, coefs: Sequence[float] | np.ndarray, const: float = 0.0) -> Expr:
+def lin(
+    vars_: Sequence[Var] | np.ndarray, coefs: Sequence[float] | np.ndarray, const: float = 0.0
+) -> Expr:
     """``sum_k coefs[k] * vars_[k] + const`` (duplicates add up)."""
     out = Expr({}, const)
     t = out.terms

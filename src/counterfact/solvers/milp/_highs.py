@@ -82,6 +82,7 @@ def new_highs(verbose: bool = False) -> Any:
     h.setOptionValue("output_flag", bool(verbose))
     h.setOptionValue("log_to_console", False)
     if verbose:
+
         def _log(_kind: Any, message: str, *_rest: Any) -> None:
             sys.stderr.write(message)
 
@@ -129,7 +130,11 @@ class _Watch:
             pass
 
     def _interrupt(self, event: Any) -> None:
-        if self.stop or time.perf_counter() > self.deadline or (self.cancel is not None and self.cancel.cancelled):
+        if (
+            self.stop
+            or time.perf_counter() > self.deadline
+            or (self.cancel is not None and self.cancel.cancelled)
+        ):
             event.interrupt()
 
     def _improving(self, event: Any) -> None:
@@ -174,7 +179,11 @@ def _run_watched(h: Any, watch: _Watch) -> bool:
     forget = watch.cancel.on_cancel(done.set) if watch.cancel is not None else None
     th.start()
     try:
-        wait = None if math.isinf(watch.deadline) else max(watch.deadline - time.perf_counter(), 0.0) + GRACE
+        wait = (
+            None
+            if math.isinf(watch.deadline)
+            else max(watch.deadline - time.perf_counter(), 0.0) + GRACE
+        )
         done.wait(wait)
         if th.is_alive() and watch.cancel is not None and watch.cancel.cancelled:
             th.join(GRACE)  # interrupted at HiGHS's next check: usually within milliseconds
@@ -216,7 +225,9 @@ def solve_highs(
     if cancel is not None and cancel.cancelled:
         return _cancelled("highs")
     h = new_highs(verbose)
-    _set_options(h, highspy, threads=threads, gap=gap, seed=seed, feastol=feastol, keep=keep, options=options)
+    _set_options(
+        h, highspy, threads=threads, gap=gap, seed=seed, feastol=feastol, keep=keep, options=options
+    )
     if h.passModel(_highs_model(highspy, m)) == highspy.HighsStatus.kError:
         raise SolverError(_rejected(m))
     if time_limit is not None:
@@ -237,9 +248,24 @@ def solve_highs(
         # HiGHS (1.16) can carry a start wrongly into the presolved model: it then reports the
         # reduced model's optimum with the start's own vector (seen on a scorecard's MIP, where
         # that vector is 2x worse than the objective claimed).  Solved again without the start.
-        left = None if time_limit is None else max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
-        return solve_highs(m, time_limit=left, gap=gap, threads=threads, seed=seed, feastol=feastol, keep=keep,
-                           verbose=verbose, options=options, mip_start=None, cancel=cancel)
+        left = (
+            None
+            if time_limit is None
+            else max(float(time_limit) - (time.perf_counter() - t0), 1e-3)
+        )
+        return solve_highs(
+            m,
+            time_limit=left,
+            gap=gap,
+            threads=threads,
+            seed=seed,
+            feastol=feastol,
+            keep=keep,
+            verbose=verbose,
+            options=options,
+            mip_start=None,
+            cancel=cancel,
+        )
     return sol
 
 
@@ -262,9 +288,17 @@ LARGE_VALUE = 1e15
 def _rejected(m: SparseModel) -> str:
     """Why HiGHS refused ``m``, when a coefficient or bound is too large for it."""
     _, _, value = m._csr()
-    cost = np.fromiter((abs(c) for c in m._obj.terms.values()), dtype=float, count=len(m._obj.terms))
-    big = [(float(np.max(np.abs(a))), what) for a, what in ((np.asarray(value, dtype=float), "constraint coefficient"),
-                                                            (cost, "objective coefficient")) if a.size]
+    cost = np.fromiter(
+        (abs(c) for c in m._obj.terms.values()), dtype=float, count=len(m._obj.terms)
+    )
+    big = [
+        (float(np.max(np.abs(a))), what)
+        for a, what in (
+            (np.asarray(value, dtype=float), "constraint coefficient"),
+            (cost, "objective coefficient"),
+        )
+        if a.size
+    ]
     worst = max(big, default=(0.0, ""))
     if worst[0] >= LARGE_VALUE or not math.isfinite(worst[0]):
         return (
@@ -296,7 +330,9 @@ def _set_options(
         h.setOptionValue("mip_improving_solution_save", True)
     for key, val in (options or {}).items():
         if h.setOptionValue(key, val) != highspy.HighsStatus.kOk:
-            raise SolverError(f"HiGHS rejected the option {key}={val!r}; see HiGHS's option list for valid names and values.")
+            raise SolverError(
+                f"HiGHS rejected the option {key}={val!r}; see HiGHS's option list for valid names and values."
+            )
 
 
 def _highs_model(highspy: Any, m: SparseModel) -> Any:
@@ -367,7 +403,9 @@ def _set_start(h: Any, highspy: Any, mip_start: dict[int, float] | np.ndarray) -
         h.setSolution(len(idx), idx, val)
 
 
-def _read_answer(h: Any, highspy: Any, m: SparseModel, *, gap: float, keep: bool, seconds: float) -> Solution:
+def _read_answer(
+    h: Any, highspy: Any, m: SparseModel, *, gap: float, keep: bool, seconds: float
+) -> Solution:
     """The answer of a finished run: status, objective, bound, gap, nodes, values, store."""
     ms = h.getModelStatus()
     info = h.getInfo()
@@ -410,7 +448,14 @@ def _status(MS: Any, ms: Any, has_sol: bool) -> str:
         return "unbounded" if has_sol else "infeasible"
     if ms == MS.kUnbounded:
         return "unbounded"
-    limits = (MS.kTimeLimit, MS.kIterationLimit, MS.kSolutionLimit, MS.kInterrupt, MS.kObjectiveBound, MS.kObjectiveTarget)
+    limits = (
+        MS.kTimeLimit,
+        MS.kIterationLimit,
+        MS.kSolutionLimit,
+        MS.kInterrupt,
+        MS.kObjectiveBound,
+        MS.kObjectiveTarget,
+    )
     if ms in limits:
         return "feasible" if has_sol else "timeout"
     return "feasible" if has_sol else "error"
@@ -473,5 +518,6 @@ def _abandoned(m: SparseModel, watch: _Watch, start: Any, keep: bool, seconds: f
         seconds=seconds,
         x=x,
         pool=pool,
-        message=("cancelled" if cancelled else "time limit reached") + " (solver stopped at its next check)",
+        message=("cancelled" if cancelled else "time limit reached")
+        + " (solver stopped at its next check)",
     )

@@ -117,7 +117,9 @@ def _query_box(blk: Any, b: Any) -> tuple[float, float, float, tuple[float, ...]
         cats = list(blk.categories)
         ranks = sorted(cats.index(c) for c in (b.values if b.values is not None else cats))
         lo, hi = (float(ranks[0]), float(ranks[-1])) if ranks else (0.0, -1.0)
-        vals = None if ranks == list(range(int(lo), int(hi) + 1)) else tuple(float(r) for r in ranks)
+        vals = (
+            None if ranks == list(range(int(lo), int(hi) + 1)) else tuple(float(r) for r in ranks)
+        )
         return float(cats.index(q)), lo, hi, vals, True
     vals = None if b.values is None else tuple(sorted({float(v) for v in b.values}))
     return float(q), float(b.lower), float(b.upper), vals, blk.kind == "integer"
@@ -139,7 +141,10 @@ def declare_inputs(m: Model, space: Any, bounds: QueryBounds | None = None) -> l
             if bounds is not None:
                 b = bounds[blk.name]
                 allowed = {cats.index(c) for c in (b.values if b.values is not None else cats)}
-            ind = [m.add_var(0.0, 1.0 if k in allowed else 0.0, integer=True, name=f"{blk.name}={c}") for k, c in enumerate(cats)]
+            ind = [
+                m.add_var(0.0, 1.0 if k in allowed else 0.0, integer=True, name=f"{blk.name}={c}")
+                for k, c in enumerate(cats)
+            ]
             m.add_eq(quicksum(ind), 1.0)
             for k, v in enumerate(ind):
                 z[blk.start + k] = v
@@ -147,7 +152,11 @@ def declare_inputs(m: Model, space: Any, bounds: QueryBounds | None = None) -> l
         if bounds is not None:
             _, lo, hi, _, integral = _query_box(blk, bounds[blk.name])
         else:
-            lo, hi, integral = float(blk.lower), float(blk.upper), blk.kind in ("integer", "ordinal")
+            lo, hi, integral = (
+                float(blk.lower),
+                float(blk.upper),
+                blk.kind in ("integer", "ordinal"),
+            )
         z[blk.start] = m.add_var(lo, hi, integer=integral, name=blk.name)
     return z  # type: ignore[return-value]
 
@@ -186,7 +195,9 @@ def restrict_inputs(
                 elif vhi < 1.0:
                     return None
             fixed = allowed <= {qi}
-            fv = FeatureVars(blk.name, blk.kind, float(qi), 0.0, float(len(cats) - 1), None, ind, fixed=fixed)
+            fv = FeatureVars(
+                blk.name, blk.kind, float(qi), 0.0, float(len(cats) - 1), None, ind, fixed=fixed
+            )
             if changes:
                 fv.changed = (1 - ind[qi]) if qi in allowed else Expr({}, 1.0)
             feats.append(fv)
@@ -200,7 +211,9 @@ def restrict_inputs(
         if lo < vlo - 1e-9 or hi > vhi + 1e-9:
             return None
         m.set_bounds(x, lo, hi)
-        fv = FeatureVars(blk.name, blk.kind, qv, lo, hi, x, values=vals, span=1.0 if integral else float(f.range))
+        fv = FeatureVars(
+            blk.name, blk.kind, qv, lo, hi, x, values=vals, span=1.0 if integral else float(f.range)
+        )
         if vals is not None:
             fv.indicators = [m.add_binary(name=f"{blk.name}={v:g}") for v in vals]
             m.add_eq(quicksum(fv.indicators), 1.0)
@@ -265,7 +278,9 @@ def no_good_superset(m: Model, inputs: RawInputs, changed_features: list[str]) -
     by = {f.name: f for f in inputs.features}
     terms = [by[n].changed for n in changed_features]
     if any(t is None for t in terms):
-        raise ValueError("no_good_superset needs change indicators (encode_inputs(..., changes=True)).")
+        raise ValueError(
+            "no_good_superset needs change indicators (encode_inputs(..., changes=True))."
+        )
     m.add_le(quicksum(terms), float(len(terms) - 1))  # type: ignore[arg-type]
 
 
@@ -365,7 +380,10 @@ def decode(inputs: RawInputs, x: np.ndarray) -> dict[str, Any]:
         v = min(max(v, f.lower), f.upper)
         if f.changed is not None:
             e = f.changed
-            if sum(c * x[k] for k, c in e.terms.items()) + e.const < 0.5 and f.lower <= f.query <= f.upper:
+            if (
+                sum(c * x[k] for k, c in e.terms.items()) + e.const < 0.5
+                and f.lower <= f.query <= f.upper
+            ):
                 v = f.query
         elif abs(v - f.query) <= 1e-9 * max(1.0, abs(f.query)):
             v = f.query

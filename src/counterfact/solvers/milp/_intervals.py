@@ -100,7 +100,9 @@ def link_changes(m: Model, f: FeatureVars, fc: FeatureCuts) -> int:
     return n
 
 
-def snap_to_cuts(m: Model, x: np.ndarray, inputs: RawInputs, cuts: Mapping[str, FeatureCuts]) -> np.ndarray | None:
+def snap_to_cuts(
+    m: Model, x: np.ndarray, inputs: RawInputs, cuts: Mapping[str, FeatureCuts]
+) -> np.ndarray | None:
     """``x`` with every real value moved onto the side of each of its cuts that the
     cut's rounded binary chose (``<= le``, ``>= ge``, with the encoding's safety
     distance), inside the variable's bounds; None when no value moves (module

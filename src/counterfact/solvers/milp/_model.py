@@ -114,7 +114,7 @@ class Model(SparseModel):
         ex = as_expr(e)
         if len(ex.terms) != 1:
             raise SolverError(f"add_square takes a one-variable affine expression. Got {ex!r}.")
-        (k, a), = ex.terms.items()
+        ((k, a),) = ex.terms.items()
         c = ex.const
         w = float(weight)
         self._quad[k] = self._quad.get(k, 0.0) + w * a * a
@@ -160,7 +160,9 @@ class Model(SparseModel):
             self.add_ge(t + ex, 0.0)
         return t
 
-    def add_relu(self, e: Term, lo: float | None = None, hi: float | None = None, *, name: str = "") -> Expr:
+    def add_relu(
+        self, e: Term, lo: float | None = None, hi: float | None = None, *, name: str = ""
+    ) -> Expr:
         """``h = max(0, e)`` with big-M from ``[lo, hi]`` (pre-activation bounds; derived
         from the variables when not given).  Stable units need no binary: returns
         ``e`` itself when ``lo >= 0`` and the constant 0 when ``hi <= 0``."""
@@ -173,7 +175,9 @@ class Model(SparseModel):
         if hi <= 0:
             return Expr()
         if not (math.isfinite(lo) and math.isfinite(hi)):
-            raise SolverError(f"ReLU pre-activation {ex!r} is unbounded; cannot encode it with big-M.")
+            raise SolverError(
+                f"ReLU pre-activation {ex!r} is unbounded; cannot encode it with big-M."
+            )
         h = self.add_var(0.0, hi, name=name)
         z = self.add_binary(name=f"{name}_on" if name else "")
         self.add_ge(h - ex, 0.0)  # h >= e
@@ -186,7 +190,11 @@ class Model(SparseModel):
         """Default breakpoints of :meth:`add_pwl_square`: uniform, plus a quadratically
         refined grid around 0 (where counterfactual changes concentrate)."""
         grid = np.linspace(lo, hi, segments + 1)
-        near = np.concatenate([-(np.linspace(0, 1, 9) ** 2), np.linspace(0, 1, 9) ** 2]) * (hi - lo) / 8
+        near = (
+            np.concatenate([-(np.linspace(0, 1, 9) ** 2), np.linspace(0, 1, 9) ** 2])
+            * (hi - lo)
+            / 8
+        )
         extra = [0.0] if lo < 0 < hi else []
         return np.unique(np.concatenate([grid, near[(near > lo) & (near < hi)], extra]))
 
@@ -216,7 +224,11 @@ class Model(SparseModel):
         if hi - lo <= 0:
             self.add_ge(t, lo * lo)
             return t
-        pts = self.pwl_breakpoints(lo, hi, segments) if points is None else np.unique(np.clip(points, lo, hi))
+        pts = (
+            self.pwl_breakpoints(lo, hi, segments)
+            if points is None
+            else np.unique(np.clip(points, lo, hi))
+        )
         for a, b in itertools.pairwise(pts):
             # secant through (a, a^2), (b, b^2): t >= (a+b) e - a b
             self.add_ge(t - (a + b) * ex, -a * b)
@@ -271,10 +283,29 @@ class Model(SparseModel):
         """
         if backend == "highs":
             return solve_highs(
-                self, time_limit, gap, threads, seed, feastol, keep_solutions, verbose, options, start, cancel=cancel
+                self,
+                time_limit,
+                gap,
+                threads,
+                seed,
+                feastol,
+                keep_solutions,
+                verbose,
+                options,
+                start,
+                cancel=cancel,
             )
         if backend == "scip":
             return solve_scip(
-                self, time_limit, gap, seed, feastol, keep_solutions, max_solutions, verbose, options, cancel=cancel
+                self,
+                time_limit,
+                gap,
+                seed,
+                feastol,
+                keep_solutions,
+                max_solutions,
+                verbose,
+                options,
+                cancel=cancel,
             )
         raise SolverError(f"Unknown MIP backend {backend!r}. Use one of {list(BACKENDS)}.")

@@ -23,7 +23,8 @@ def _standard_scaler(step: Any, xs: list[Expr]) -> list[Expr]:
     mean = getattr(step, "mean_", None)
     scale = getattr(step, "scale_", None)
     return [
-        (x - (0.0 if mean is None else float(mean[k]))) * (1.0 / (1.0 if scale is None else float(scale[k])))
+        (x - (0.0 if mean is None else float(mean[k])))
+        * (1.0 / (1.0 if scale is None else float(scale[k])))
         for k, x in enumerate(xs)
     ]
 
@@ -77,7 +78,10 @@ def _mlp_regressor(m: Model, est: Any, xs: list[Expr]) -> Expr:
     n_layers = len(est.coefs_)
     for li, (W, b) in enumerate(zip(est.coefs_, est.intercepts_, strict=True)):
         W = np.asarray(W, dtype=float)
-        pre = [quicksum(float(W[k, r]) * h[k] for k in np.flatnonzero(W[:, r])) + float(b[r]) for r in range(W.shape[1])]
+        pre = [
+            quicksum(float(W[k, r]) * h[k] for k in np.flatnonzero(W[:, r])) + float(b[r])
+            for r in range(W.shape[1])
+        ]
         if li < n_layers - 1 and est.activation == "relu":
             h = [m.add_relu(p, name=f"reg{li}_{r}") for r, p in enumerate(pre)]
         else:
@@ -96,6 +100,8 @@ def _linear_regressor(est: Any, xs: list[Expr]) -> Expr:
         )
     coef = np.asarray(coef, dtype=float).reshape(-1)
     if coef.size != len(xs):
-        raise UnsupportedModelError(f"{cls} has {coef.size} coefficients for {len(xs)} parents; it must be single-output.")
+        raise UnsupportedModelError(
+            f"{cls} has {coef.size} coefficients for {len(xs)} parents; it must be single-output."
+        )
     icpt = float(np.asarray(getattr(est, "intercept_", 0.0), dtype=float).reshape(-1)[0])
     return quicksum(float(w) * x for w, x in zip(coef, xs, strict=True)) + icpt

@@ -24,7 +24,16 @@ __all__ = ["solve_scip"]
 
 #: SCIP statuses that end a run early: an incumbent is ``feasible``, none a ``timeout``
 _LIMITS = frozenset(
-    ("timelimit", "nodelimit", "totalnodelimit", "stallnodelimit", "memlimit", "sollimit", "bestsollimit", "userinterrupt")
+    (
+        "timelimit",
+        "nodelimit",
+        "totalnodelimit",
+        "stallnodelimit",
+        "memlimit",
+        "sollimit",
+        "bestsollimit",
+        "userinterrupt",
+    )
 )
 #: SCIP statuses that answer the question without a solution
 _NO_SOLUTION = {"infeasible": "infeasible", "unbounded": "unbounded", "inforunbd": "infeasible"}
@@ -47,7 +56,9 @@ def solve_scip(
     scip = import_optional("pyscipopt", purpose="Solving a MILP with SCIP")
     t0 = time.perf_counter()
     if cancel is not None and cancel.cancelled:
-        return Solution(status="timeout", backend="scip", message="cancelled before the solve started")
+        return Solution(
+            status="timeout", backend="scip", message="cancelled before the solve started"
+        )
     s = scip.Model()
     _set_params(
         s,
@@ -66,7 +77,9 @@ def solve_scip(
         s.optimize()
     elif not _optimize_cancellable(s, cancel):
         s.freeProb()
-        return Solution(status="timeout", backend="scip", message="cancelled before the solve started")
+        return Solution(
+            status="timeout", backend="scip", message="cancelled before the solve started"
+        )
     sol = _read_answer(s, X, gap=gap, keep=keep, seconds=time.perf_counter() - t0)
     s.freeProb()
     return sol
@@ -84,7 +97,9 @@ def _optimize_cancellable(s: Any, cancel: CancelToken) -> bool:
             if running[0]:
                 try:
                     s.interruptSolve()
-                except Exception:  # pragma: no cover - a stage that cannot be interrupted: it ends soon
+                except (
+                    Exception
+                ):  # pragma: no cover - a stage that cannot be interrupted: it ends soon
                     pass
 
     forget = cancel.on_cancel(interrupt)
@@ -125,7 +140,9 @@ def _set_params(
         try:
             s.setParam(key, val)
         except (KeyError, ValueError, TypeError) as exc:
-            raise SolverError(f"SCIP rejected the parameter {key}={val!r} ({exc}); see SCIP's parameter list.") from exc
+            raise SolverError(
+                f"SCIP rejected the parameter {key}={val!r} ({exc}); see SCIP's parameter list."
+            ) from exc
 
 
 def _add_columns(s: Any, m: SparseModel) -> list[Any]:
@@ -136,7 +153,14 @@ def _add_columns(s: Any, m: SparseModel) -> list[Any]:
         vt = "I" if m._int[k] else "C"
         if vt == "I" and lb >= 0 and ub <= 1:
             vt = "B"
-        X.append(s.addVar(name=f"x{k}", vtype=vt, lb=lb if math.isfinite(lb) else None, ub=ub if math.isfinite(ub) else None))
+        X.append(
+            s.addVar(
+                name=f"x{k}",
+                vtype=vt,
+                lb=lb if math.isfinite(lb) else None,
+                ub=ub if math.isfinite(ub) else None,
+            )
+        )
     return X
 
 

@@ -46,6 +46,8 @@ class Solution:
         """Value of a variable or expression in this solution (or in ``x``)."""
         x = self.x if x is None else x
         if x is None:
-            raise SolverError(f"The solve ended with status {self.status!r} and has no solution to read.")
+            raise SolverError(
+                f"The solve ended with status {self.status!r} and has no solution to read."
+            )
         ex = as_expr(e)
         return float(sum(c * x[k] for k, c in ex.terms.items()) + ex.const)

@@ -75,7 +75,9 @@ class SparseModel:
     def n_integer(self) -> int:
         return int(sum(self._int))
 
-    def add_var(self, lb: float = 0.0, ub: float = INF, *, integer: bool = False, name: str = "") -> Var:
+    def add_var(
+        self, lb: float = 0.0, ub: float = INF, *, integer: bool = False, name: str = ""
+    ) -> Var:
         """A new variable with bounds ``[lb, ub]`` (``-inf``/``inf`` allowed)."""
         lb, ub = float(lb), float(ub)
         if integer:
@@ -90,16 +92,26 @@ class SparseModel:
     def add_binary(self, name: str = "") -> Var:
         return self.add_var(0.0, 1.0, integer=True, name=name)
 
-    def add_vars(self, n: int, lb: Any = 0.0, ub: Any = INF, *, integer: bool = False, name: str = "") -> list[Var]:
+    def add_vars(
+        self, n: int, lb: Any = 0.0, ub: Any = INF, *, integer: bool = False, name: str = ""
+    ) -> list[Var]:
         """``n`` variables; ``lb``/``ub`` scalars or arrays of length ``n``."""
         lbs = np.broadcast_to(np.asarray(lb, dtype=float), (n,))
         ubs = np.broadcast_to(np.asarray(ub, dtype=float), (n,))
-        return [self.add_var(lbs[k], ubs[k], integer=integer, name=f"{name}{k}" if name else "") for k in range(n)]
+        return [
+            self.add_var(lbs[k], ubs[k], integer=integer, name=f"{name}{k}" if name else "")
+            for k in range(n)
+        ]
 
     def copy(self) -> Self:
         """An independent copy of the same class (rows are shared read-only arrays)."""
         out = type(self)(self.name)
-        out._lb, out._ub, out._int, out._names = list(self._lb), list(self._ub), list(self._int), list(self._names)
+        out._lb, out._ub, out._int, out._names = (
+            list(self._lb),
+            list(self._ub),
+            list(self._int),
+            list(self._names),
+        )
         out._row_idx, out._row_val = list(self._row_idx), list(self._row_val)
         out._row_lo, out._row_hi = list(self._row_lo), list(self._row_hi)
         out._frozen, out._frozen_n = self._frozen, self._frozen_n
@@ -192,7 +204,9 @@ class SparseModel:
             if self._frozen is not None:
                 return self._frozen
             return np.zeros(1, dtype=np.int64), np.zeros(0, dtype=np.int64), np.zeros(0)
-        lens = np.fromiter((len(a) for a in self._row_idx), dtype=np.int64, count=len(self._row_idx))
+        lens = np.fromiter(
+            (len(a) for a in self._row_idx), dtype=np.int64, count=len(self._row_idx)
+        )
         start = np.concatenate([[0], np.cumsum(lens)]).astype(np.int64)
         index, value = np.concatenate(self._row_idx), np.concatenate(self._row_val)
         if self._frozen is not None:

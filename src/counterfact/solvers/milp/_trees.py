@@ -119,7 +119,9 @@ class _Splits:
             x = self.z[blk.start]
             lo, hi = self.m.var_bounds(x)
             k = len(blk.categories)
-            ind = [self.m.add_var(0.0, 1.0 if lo <= r <= hi else 0.0, integer=True) for r in range(k)]
+            ind = [
+                self.m.add_var(0.0, 1.0 if lo <= r <= hi else 0.0, integer=True) for r in range(k)
+            ]
             self.m.add_eq(quicksum(ind), 1.0)
             self.m.add_eq(x - quicksum(r * v for r, v in enumerate(ind)), 0.0)
             self.rank_ind[feat] = ind
@@ -131,7 +133,12 @@ class _Splits:
         for feat, cut in self._binaries:
             cuts.setdefault(feat, []).append(cut)
         names = set(cuts) | set(self.rank_ind)
-        return {f: FeatureCuts(tuple(sorted(cuts.get(f, []), key=lambda c: c[0])), tuple(self.rank_ind.get(f, ()))) for f in names}
+        return {
+            f: FeatureCuts(
+                tuple(sorted(cuts.get(f, []), key=lambda c: c[0])), tuple(self.rank_ind.get(f, ()))
+            )
+            for f in names
+        }
 
     def left(self, s: Any) -> Expr | float:
         """``go_left`` of split ``s``: an expression in [0, 1] or a constant 0/1."""
@@ -154,7 +161,9 @@ class _Splits:
         return 0.0 if hi <= 0 else (1.0 if lo >= 1 else e)
 
 
-def encode_trees(m: Model, compiled: Any, z: list[Var], *, cuts: dict[str, FeatureCuts] | None = None) -> list[Expr]:
+def encode_trees(
+    m: Model, compiled: Any, z: list[Var], *, cuts: dict[str, FeatureCuts] | None = None
+) -> list[Expr]:
     """The ensemble's outputs over ``z`` (module docstring).  With ``cuts`` (a
     dict), it is filled with each feature's :class:`FeatureCuts`."""
     ens = compiled.estimator
@@ -168,7 +177,9 @@ def encode_trees(m: Model, compiled: Any, z: list[Var], *, cuts: dict[str, Featu
         value = np.asarray(tree.value, dtype=float)
         # DFS over feasible branches; record leaf sets below every open split node
         leaves: list[int] = []
-        open_nodes: list[tuple[Expr, list[int], list[int]]] = []  # (go_left, left leaves, right leaves)
+        open_nodes: list[
+            tuple[Expr, list[int], list[int]]
+        ] = []  # (go_left, left leaves, right leaves)
 
         def walk(
             node: int,

@@ -74,12 +74,18 @@ __all__ = [
 ]
 
 #: (compiled, z, box) -> (outputs y as Z3 terms, side constraints)
-OutputEncoder = Callable[[Any, list[Any], tuple[np.ndarray, np.ndarray]], tuple[list[Any], list[Any]]]
+OutputEncoder = Callable[
+    [Any, list[Any], tuple[np.ndarray, np.ndarray]], tuple[list[Any], list[Any]]
+]
 #: (compiled, z, target index, margin, box, cache) -> constraints "the model predicts the target"
-RegionEncoder = Callable[[Any, list[Any], int, Fraction, tuple[np.ndarray, np.ndarray], dict[str, Any] | None], list[Any]]
+RegionEncoder = Callable[
+    [Any, list[Any], int, Fraction, tuple[np.ndarray, np.ndarray], dict[str, Any] | None], list[Any]
+]
 
 _ENCODER = "Z3 encoder (counterfact.solvers.smt)"
-_ALTERNATIVE = "Use MACE(oracle='mip') (the MILP encoder, counterfact.solvers.milp) or a supported model kind."
+_ALTERNATIVE = (
+    "Use MACE(oracle='mip') (the MILP encoder, counterfact.solvers.milp) or a supported model kind."
+)
 
 
 def _z3() -> Any:
@@ -91,7 +97,9 @@ def rational(x: float, ctx: Any = None) -> Any:
     return _z3().RealVal(Fraction(float(x)), ctx)
 
 
-def z_box(compiled: Any, lower: np.ndarray | None = None, upper: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+def z_box(
+    compiled: Any, lower: np.ndarray | None = None, upper: np.ndarray | None = None
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-variable box of ``z`` (the query's bounds where given, else the domain)."""
     lo = compiled.inputs.lower() if lower is None else np.asarray(lower, dtype=float)
     hi = compiled.inputs.upper() if upper is None else np.asarray(upper, dtype=float)
@@ -138,18 +146,26 @@ def _affine_outputs(compiled: Any, z: list[Any], W: np.ndarray, b: np.ndarray) -
     return [_lin(za, M[r], k[r], _ctx(z)) for r in range(M.shape[0])]
 
 
-def _interval(W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _interval(
+    W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
     Wp, Wn = np.clip(W, 0, None), np.clip(W, None, 0)
     return Wp @ lo + Wn @ hi + b, Wp @ hi + Wn @ lo + b
 
 
 # ----------------------------------------------------------------- outputs
-def _linear_outputs(compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray]) -> tuple[list[Any], list[Any]]:
+def _linear_outputs(
+    compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray]
+) -> tuple[list[Any], list[Any]]:
     est = compiled.estimator
-    return _affine_outputs(compiled, z, np.asarray(est.W, dtype=float), np.asarray(est.b, dtype=float)), []
+    return _affine_outputs(
+        compiled, z, np.asarray(est.W, dtype=float), np.asarray(est.b, dtype=float)
+    ), []
 
 
-def _mlp_outputs(compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray]) -> tuple[list[Any], list[Any]]:
+def _mlp_outputs(
+    compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray]
+) -> tuple[list[Any], list[Any]]:
     """ReLU layers over interval bounds from ``box``: stable units folded, unstable ones bounded."""
     z3 = _z3()
     ctx = _ctx(z)
@@ -198,7 +214,9 @@ OUTPUT_ENCODERS: dict[type, OutputEncoder] = {
 }
 
 
-def encode_outputs(compiled: Any, z: list[Any], *, box: tuple[np.ndarray, np.ndarray] | None = None) -> tuple[list[Any], list[Any]]:
+def encode_outputs(
+    compiled: Any, z: list[Any], *, box: tuple[np.ndarray, np.ndarray] | None = None
+) -> tuple[list[Any], list[Any]]:
     """The estimator's outputs ``y`` as Z3 terms over ``z``, and side constraints.
 
     ``box``: per-variable bounds of ``z`` (for the MLP's interval bounds).
@@ -220,7 +238,9 @@ def encode_outputs(compiled: Any, z: list[Any], *, box: tuple[np.ndarray, np.nda
 class _Cuts:
     """Split conditions ("goes left") of a tree ensemble over ``z``, cut Bools shared."""
 
-    def __init__(self, compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray], side: list[Any]) -> None:
+    def __init__(
+        self, compiled: Any, z: list[Any], box: tuple[np.ndarray, np.ndarray], side: list[Any]
+    ) -> None:
         self.compiled = compiled
         self.z = z
         self.lo, self.hi = box
@@ -251,7 +271,11 @@ class _Cuts:
         if s.raw_le is not None:
             return self._numeric_cut(s.feature, x, float(s.raw_le), float(s.raw_ge), blk.start)
         if s.left_categories is not None:  # non-prefix ordinal split
-            return z3.Or([x == int(k) for k in s.left_categories]) if s.left_categories else z3.BoolVal(False, ctx)
+            return (
+                z3.Or([x == int(k) for k in s.left_categories])
+                if s.left_categories
+                else z3.BoolVal(False, ctx)
+            )
         return self._x_cut(s)
 
     def _numeric_cut(self, feature: str, x: Any, le: float, ge: float, col: int) -> Any:
@@ -319,7 +343,11 @@ def _single_tree(compiled: Any, cuts: _Cuts, target_index: int) -> Any:
 def _forest_text(compiled: Any, cache: dict[str, Any] | None) -> ForestText:
     """The ensemble's :class:`ForestText`, kept in ``cache`` across queries of one model."""
     ft = cache.get("forest_text") if cache is not None else None
-    if ft is not None and ft.compiled is not compiled and ft.compiled.estimator is compiled.estimator:
+    if (
+        ft is not None
+        and ft.compiled is not compiled
+        and ft.compiled.estimator is compiled.estimator
+    ):
         # the same trees under another decision rule (a probability margin): share the
         # trees' text, read the rule from this model
         view = copy.copy(ft)
@@ -357,7 +385,9 @@ def forest_in_box(
     domain intersected with the caps of the current distance bound.
     """
     z3 = _z3()
-    text = _forest_text(compiled, cache).region_in_box(int(target_index), Fraction(float(margin)), lo, hi, prefix=prefix)
+    text = _forest_text(compiled, cache).region_in_box(
+        int(target_index), Fraction(float(margin)), lo, hi, prefix=prefix
+    )
     side, parsed = _parse_over_z(text, z)
     return [*side, z3.And(parsed)]
 
@@ -376,7 +406,11 @@ def _parse_over_z(text: str, z: list[Any]) -> tuple[list[Any], list[Any]]:
         if z3.is_const(t) and t.decl().kind() == z3.Z3_OP_UNINTERPRETED:
             decls[f"z{k}"] = t
             continue
-        v = z3.Bool(f"zfix{k}", ctx) if z3.is_bool(t) else (z3.Int(f"zfix{k}", ctx) if z3.is_int(t) else z3.Real(f"zfix{k}", ctx))
+        v = (
+            z3.Bool(f"zfix{k}", ctx)
+            if z3.is_bool(t)
+            else (z3.Int(f"zfix{k}", ctx) if z3.is_int(t) else z3.Real(f"zfix{k}", ctx))
+        )
         side.append(v == t)
         decls[f"z{k}"] = v
     return side, list(z3.parse_smt2_string(text, decls=decls, ctx=ctx))
@@ -384,7 +418,12 @@ def _parse_over_z(text: str, z: list[Any]) -> tuple[list[Any], list[Any]]:
 
 # ----------------------------------------------------------------- regions
 def _outputs_region(
-    compiled: Any, z: list[Any], target_index: int, mg: Fraction, box: tuple[np.ndarray, np.ndarray], cache: dict[str, Any] | None
+    compiled: Any,
+    z: list[Any],
+    target_index: int,
+    mg: Fraction,
+    box: tuple[np.ndarray, np.ndarray],
+    cache: dict[str, Any] | None,
 ) -> list[Any]:
     """The rule's region over the outputs of :func:`encode_outputs` (an ``Or`` of conjunctions)."""
     z3 = _z3()
@@ -393,7 +432,8 @@ def _outputs_region(
     conj_formulas = []
     for conj in compiled.rule.region(int(target_index)):
         parts = [
-            _lin(outputs, np.asarray(cnd.coef, dtype=float), 0.0, ctx) >= z3.RealVal(Fraction(float(cnd.rhs)) + mg, ctx)
+            _lin(outputs, np.asarray(cnd.coef, dtype=float), 0.0, ctx)
+            >= z3.RealVal(Fraction(float(cnd.rhs)) + mg, ctx)
             for cnd in conj
         ]
         conj_formulas.append(z3.And(parts))
@@ -401,7 +441,12 @@ def _outputs_region(
 
 
 def _linear_region(
-    compiled: Any, z: list[Any], target_index: int, mg: Fraction, box: tuple[np.ndarray, np.ndarray], cache: dict[str, Any] | None
+    compiled: Any,
+    z: list[Any],
+    target_index: int,
+    mg: Fraction,
+    box: tuple[np.ndarray, np.ndarray],
+    cache: dict[str, Any] | None,
 ) -> list[Any]:
     """The region as one exact linear inequality of ``z`` per condition (SMT-LIB text, parsed)."""
     if not z:
@@ -411,7 +456,12 @@ def _linear_region(
 
 
 def _trees_region(
-    compiled: Any, z: list[Any], target_index: int, mg: Fraction, box: tuple[np.ndarray, np.ndarray], cache: dict[str, Any] | None
+    compiled: Any,
+    z: list[Any],
+    target_index: int,
+    mg: Fraction,
+    box: tuple[np.ndarray, np.ndarray],
+    cache: dict[str, Any] | None,
 ) -> list[Any]:
     """One plain tree: the paths to the target's leaves; a sum of trees: the parsed :class:`ForestText`."""
     if not is_forest(compiled):
@@ -462,4 +512,6 @@ def encode_model(
     """
     encode = encoder_for(ENCODERS, compiled.estimator, encoder=_ENCODER, alternative=_ALTERNATIVE)
     mg = Fraction(float(compiled.rule.margin if margin is None else margin))
-    return encode(compiled, z, int(target_index), mg, box if box is not None else z_box(compiled), cache)
+    return encode(
+        compiled, z, int(target_index), mg, box if box is not None else z_box(compiled), cache
+    )

@@ -17,7 +17,11 @@ __all__ = ["ForestText", "linear_text"]
 def _smt_num(x: Fraction | float) -> str:
     """An exact SMT-LIB real literal."""
     f = x if isinstance(x, Fraction) else Fraction(float(x))
-    body = f"(/ {abs(f.numerator)}.0 {f.denominator}.0)" if f.denominator != 1 else f"{abs(f.numerator)}.0"
+    body = (
+        f"(/ {abs(f.numerator)}.0 {f.denominator}.0)"
+        if f.denominator != 1
+        else f"{abs(f.numerator)}.0"
+    )
     return f"(- {body})" if f < 0 else body
 
 
@@ -57,7 +61,9 @@ class ForestText:
                 )
             left = sorted(int(k) for k in s.left_categories)
             names = [f"z{blk.start + k}" for k in left]
-            out = "false" if not names else names[0] if len(names) == 1 else f"(or {' '.join(names)})"
+            out = (
+                "false" if not names else names[0] if len(names) == 1 else f"(or {' '.join(names)})"
+            )
         elif s.raw_le is not None:
             le, ge = float(s.raw_le), float(s.raw_ge)
             if le == -np.inf:
@@ -71,7 +77,9 @@ class ForestText:
                     zname = f"z{blk.start}"
                     self._decls.append(f"(declare-const {name} Bool)")
                     if blk.integral:
-                        self._asserts.append(f"(= {name} (<= {zname} {_smt_int(int(np.floor(le)))}))")
+                        self._asserts.append(
+                            f"(= {name} (<= {zname} {_smt_int(int(np.floor(le)))}))"
+                        )
                     else:
                         self._asserts.append(f"(=> {name} (<= {zname} {_smt_num(le)}))")
                         self._asserts.append(f"(=> (not {name}) (>= {zname} {_smt_num(ge)}))")
@@ -79,7 +87,9 @@ class ForestText:
                 out = self._cuts[key]
         elif s.left_categories is not None:  # non-prefix ordinal split
             terms = [f"(= z{blk.start} {int(k)})" for k in s.left_categories]
-            out = "false" if not terms else terms[0] if len(terms) == 1 else f"(or {' '.join(terms)})"
+            out = (
+                "false" if not terms else terms[0] if len(terms) == 1 else f"(or {' '.join(terms)})"
+            )
         else:
             raise UnsupportedModelError(
                 f"The Z3 encoder has no raw-unit form of split {s_index} on '{s.feature}'; use MACE(oracle='mip')."
@@ -114,12 +124,21 @@ class ForestText:
             for cnd in conj:
                 coef = np.asarray(cnd.coef, dtype=float)
                 const = Fraction(float(est.divisor)) * (
-                    Fraction(float(cnd.rhs)) + margin - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
+                    Fraction(float(cnd.rhs))
+                    + margin
+                    - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
                 )
                 parts.append(f"(>= {self.total(coef)} {_smt_num(const)})")
             conj_texts.append(parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})")
         main = conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
-        return "\n".join([*self._decls, *(f"(assert {a})" for a in self._asserts), *self._order(), f"(assert {main})"])
+        return "\n".join(
+            [
+                *self._decls,
+                *(f"(assert {a})" for a in self._asserts),
+                *self._order(),
+                f"(assert {main})",
+            ]
+        )
 
     # ------------------------------------------------- pruned to a box
     def _decide(self, s_index: int, lo: np.ndarray, hi: np.ndarray) -> bool | None:
@@ -152,7 +171,9 @@ class ForestText:
             return int(a) in {int(k) for k in s.left_categories}
         return None
 
-    def _tree_in_box(self, tree: Any, leaf_value: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> tuple[str, float, float]:
+    def _tree_in_box(
+        self, tree: Any, leaf_value: np.ndarray, lo: np.ndarray, hi: np.ndarray
+    ) -> tuple[str, float, float]:
         """One tree restricted to the box: (text, least and greatest reachable leaf value)."""
 
         def walk(n: int) -> tuple[str, float, float]:
@@ -194,11 +215,15 @@ class ForestText:
             for cnd in conj:
                 coef = np.asarray(cnd.coef, dtype=float)
                 const = Fraction(float(est.divisor)) * (
-                    Fraction(float(cnd.rhs)) + margin - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
+                    Fraction(float(cnd.rhs))
+                    + margin
+                    - Fraction(float(np.asarray(est.base, dtype=float) @ coef))
                 )
                 texts, low, high = [], Fraction(0), Fraction(0)
                 for t in est.trees:
-                    txt, a, b = self._tree_in_box(t, np.asarray(t.value, dtype=float) @ coef, lo, hi)
+                    txt, a, b = self._tree_in_box(
+                        t, np.asarray(t.value, dtype=float) @ coef, lo, hi
+                    )
                     texts.append(txt)
                     low += Fraction(a)
                     high += Fraction(b)
@@ -211,9 +236,24 @@ class ForestText:
                 parts.append(f"(>= {body} {_smt_num(const)})")
             if dead:
                 continue
-            conj_texts.append("true" if not parts else parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})")
-        main = "false" if not conj_texts else conj_texts[0] if len(conj_texts) == 1 else f"(or {' '.join(conj_texts)})"
-        out = "\n".join([*self._decls, *(f"(assert {a})" for a in self._asserts), *self._order(), f"(assert {main})"])
+            conj_texts.append(
+                "true" if not parts else parts[0] if len(parts) == 1 else f"(and {' '.join(parts)})"
+            )
+        main = (
+            "false"
+            if not conj_texts
+            else conj_texts[0]
+            if len(conj_texts) == 1
+            else f"(or {' '.join(conj_texts)})"
+        )
+        out = "\n".join(
+            [
+                *self._decls,
+                *(f"(assert {a})" for a in self._asserts),
+                *self._order(),
+                f"(assert {main})",
+            ]
+        )
         self._decls, self._asserts, self._cuts, self._left, self._prefix = saved
         return out
 
@@ -230,7 +270,9 @@ class ForestText:
         return out
 
 
-def linear_text(compiled: Any, target_index: int, mg: Fraction, cache: dict[str, Any] | None) -> str:
+def linear_text(
+    compiled: Any, target_index: int, mg: Fraction, cache: dict[str, Any] | None
+) -> str:
     """The decision region of a linear model as SMT-LIB text over ``z0 .. z{n-1}``.
 
     The rule's conditions on the outputs are folded into one linear inequality
