@@ -115,7 +115,7 @@ def _dask_ratio(method, X, rejected, data, name) -> dict[str, float]:  # type: i
 
 
 def _docs_figures(res) -> None:  # type: ignore[no-untyped-def]
-    from counterfact._audit import _plots
+    from counterfact.recourse import _plots
 
     img = Path(__file__).resolve().parent.parent / "docs" / "img"
     img.mkdir(parents=True, exist_ok=True)

@@ -136,7 +136,7 @@ def _config(
 
 
 def _curve_png(curves: dict[str, list[float]], path: Path) -> None:
-    from counterfact._audit._plots import _plt, _png
+    from counterfact.recourse._plots import _plt, _png
 
     plt = _plt()
     fig, ax = plt.subplots(figsize=(7.0, 4.0))
@@ -321,7 +321,7 @@ def _img() -> Path:
 
 
 def _docs(g: Any) -> None:
-    from counterfact._audit._global_report import coverage_plot
+    from counterfact.recourse._global._report import coverage_plot
 
     (_img() / "global_recourse_adult_sex.png").write_bytes(coverage_plot(g, "sex"))
     OUT.mkdir(parents=True, exist_ok=True)

@@ -57,7 +57,7 @@ from sklearn.preprocessing import (
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models.compile import compile_model
+from counterfact.models._compile import compile_model
 
 TREES = {"rf"}
 

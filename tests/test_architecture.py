@@ -32,7 +32,7 @@ LAYERS: list[set[str]] = [
     {"metrics"},
     {"result"},
     {"methods"},
-    {"testing", "benchmark", "_audit", "serve"},
+    {"testing", "benchmark", "recourse", "serve"},
     {"report"},
     {"cli"},
     {"<root>"},

@@ -22,14 +22,14 @@ from .result import CounterfactualResult
 from .schema import Feature, Schema
 
 _LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
-_LAZY_MODULES = ("datasets", "metrics", "benchmark", "report", "testing", "serve")
+_LAZY_MODULES = ("datasets", "metrics", "benchmark", "recourse", "report", "testing", "serve")
 #: public functions and classes that live in lazily imported modules: name -> (module, attribute)
 _LAZY_ATTRS = {
     "rows_to_explain": ("counterfact.models", "rows_to_explain"),
-    "audit": ("counterfact._audit", "audit"),
-    "AuditResult": ("counterfact._audit", "AuditResult"),
-    "global_recourse": ("counterfact._audit", "global_recourse"),
-    "GlobalRecourse": ("counterfact._audit", "GlobalRecourse"),
+    "audit": ("counterfact.recourse", "audit"),
+    "AuditResult": ("counterfact.recourse", "AuditResult"),
+    "global_recourse": ("counterfact.recourse", "global_recourse"),
+    "GlobalRecourse": ("counterfact.recourse", "GlobalRecourse"),
 }
 
 
@@ -82,6 +82,7 @@ __all__ = [
     "exceptions",
     "global_recourse",
     "models",
+    "recourse",
     "result",
     "rows_to_explain",
     "schema",

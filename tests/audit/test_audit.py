@@ -427,7 +427,7 @@ def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
 
 def test_whole_number_groups_get_whole_number_bins():
     """Quantile edges of an integer column (age) fall on integers; the rows per bin are unchanged."""
-    from counterfact._audit._groups import resolve_groups
+    from counterfact.recourse._groups import resolve_groups
 
     ages = pd.Series(np.random.default_rng(0).integers(19, 75, 200), name="age")
     X = pd.DataFrame({"age": ages})
@@ -450,7 +450,7 @@ def test_whole_number_groups_get_whole_number_bins():
 def test_report_states_constraints_and_all_small_groupings(linear, population):
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")
-    from counterfact._audit._report import render
+    from counterfact.recourse._report import render
 
     data, model = linear
     near = cf.NearestObservable().fit(model, data)

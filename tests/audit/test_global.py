@@ -14,10 +14,10 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact._audit._actions import Action, ActionSpace, Atom
-from counterfact._audit._cover import choose, greedy, improve
-from counterfact._audit._global_stats import newcombe
-from counterfact._audit._stats import wilson
+from counterfact.recourse._actions import Action, ActionSpace, Atom
+from counterfact.recourse._cover import choose, greedy, improve
+from counterfact.recourse._global._stats import newcombe
+from counterfact.recourse._stats import wilson
 from counterfact.exceptions import ValidationError
 
 pytest.importorskip("z3")

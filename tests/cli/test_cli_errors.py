@@ -339,7 +339,7 @@ def test_clean_benchmark_exits_0(tmp_path, capsys):
 def test_help_works_without_the_server_extras(monkeypatch, capsys):
     """fastapi/uvicorn missing (or a subcommand module failing to import) must not break the CLI."""
     for mod in list(sys.modules):
-        if mod.startswith(("counterfact.serve", "counterfact._audit")):
+        if mod.startswith(("counterfact.serve", "counterfact.recourse")):
             monkeypatch.delitem(sys.modules, mod)
     for mod in ("fastapi", "uvicorn", "counterfact.serve._cli"):
         monkeypatch.setitem(sys.modules, mod, None)  # importing it raises ImportError

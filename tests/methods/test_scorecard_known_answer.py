@@ -34,7 +34,7 @@ from sklearn.pipeline import Pipeline
 from sklearn.preprocessing import KBinsDiscretizer, OneHotEncoder, StandardScaler
 
 import counterfact as cf
-from counterfact.models.compile import StepMLP, TreeEnsemble, compile_model
+from counterfact.models._compile import StepMLP, TreeEnsemble, compile_model
 
 pytest.importorskip("z3")
 pytest.importorskip("highspy")

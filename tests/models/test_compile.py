@@ -19,7 +19,7 @@ from sklearn import ensemble, neural_network, svm  # loaded before threadpool_li
 from threadpoolctl import threadpool_limits
 
 import counterfact as cf
-from counterfact.models.compile import (
+from counterfact.models._compile import (
     MLP,
     CompiledModel,
     Linear,
@@ -389,7 +389,7 @@ def test_raw_thresholds(datasets: dict[int, cf.Dataset]) -> None:
         if f.kind in ("integer", "ordinal"):
             assert (t == np.round(t)).all()
     assert "monthly" in cuts
-    from counterfact.models.compile import raw_thresholds
+    from counterfact.models._compile import raw_thresholds
 
     again = raw_thresholds(model, compiled.schema)
     assert set(again) == set(cuts)

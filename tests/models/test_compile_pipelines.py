@@ -38,7 +38,7 @@ from threadpoolctl import threadpool_limits
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models.compile import TreeEnsemble, compile_model, interval_bounds
+from counterfact.models._compile import TreeEnsemble, compile_model, interval_bounds
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -25,7 +25,7 @@ from sklearn.preprocessing import (
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError, ValidationError
-from counterfact.models.compile import DecisionRule, TreeEnsemble, compile_model
+from counterfact.models._compile import DecisionRule, TreeEnsemble, compile_model
 
 
 # --------------------------------------------------------------------------- rules

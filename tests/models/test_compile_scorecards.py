@@ -34,7 +34,7 @@ from sklearn.svm import LinearSVC
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models.compile import StepMLP, TreeEnsemble, compile_model, interval_bounds
+from counterfact.models._compile import StepMLP, TreeEnsemble, compile_model, interval_bounds
 
 pytestmark = pytest.mark.filterwarnings("ignore")
 

@@ -407,7 +407,7 @@ def test_audit_log_records_who_asked_what_and_what_was_revealed(setting, row, tm
     assert records[3]["token"] is None
     assert time.time() - os.path.getmtime(path) < 600
     fresh = tmp_path / "new.jsonl"
-    cf.serve.AuditLog(fresh).close()
+    cf.serve.RequestLog(fresh).close()
     assert (fresh.stat().st_mode & 0o777) == 0o600
 
 

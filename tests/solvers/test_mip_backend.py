@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.models.compile import compile_model
+from counterfact.models._compile import compile_model
 from counterfact.solvers.milp import (
     Model,
     add_change_limit,
@@ -129,7 +129,7 @@ def test_inputs_domain_and_changes(data):
         max_changes=2,
     )
     b = cons.resolve(schema).for_query(x)
-    space = cf.models.compile.InputSpace.from_schema(schema)
+    space = cf.models._compile.InputSpace.from_schema(schema)
     m = Model()
     inp = encode_inputs(m, space, b)  # max_changes forces change indicators
     add_change_limit(m, inp, 2)

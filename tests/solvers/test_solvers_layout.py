@@ -7,7 +7,7 @@ from types import SimpleNamespace
 import pytest
 
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models.compile import MLP, Linear, StepMLP, TreeEnsemble
+from counterfact.models._compile import MLP, Linear, StepMLP, TreeEnsemble
 from counterfact.solvers import milp, smt
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .. import methods, models
-from .._audit import audit, global_recourse
+from ..recourse import audit, global_recourse
 from .._utils._deps import import_optional, install_hint, is_available
 from ..exceptions import MissingDependencyError, ValidationError
 from ._args import constraints_from_args, method_params, parse_value, split_list

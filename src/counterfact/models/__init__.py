@@ -1,5 +1,5 @@
 """Model adapters, standard model kinds, loading a model file, choosing the rows to
-explain, retrained copies and (in :mod:`counterfact.models.compile`) the model compiler."""
+explain, retrained copies and (in :mod:`counterfact.models._compile`) the model compiler."""
 
 from ._adapter import ModelAdapter, TorchModel, as_adapter
 from ._fit import KINDS, fit, make_pipeline, preprocessor

@@ -9,7 +9,7 @@ Bare XGBoost / LightGBM models with native categorical features read their
 category columns as pandas categories: :func:`native_categories` reads which
 ones (and over which categories) from the fitted model, and the adapter casts
 them (:func:`booster_category_frame`).  The model compiler
-(:mod:`counterfact.models.compile`) sits above this module and reads the same
+(:mod:`counterfact.models._compile`) sits above this module and reads the same
 facts; this module imports nothing of it.
 """
 

@@ -9,7 +9,7 @@ used only after they reproduced the model's own probabilities on training
 rows:
 
 * :class:`FastPredictor`: the preprocessing folded by the model compiler
-  (:func:`counterfact.models.compile.compile_model`; its ``AffineMap``
+  (:func:`counterfact.models._compile.compile_model`; its ``AffineMap``
   reproduces scikit-learn's float operations bit for bit) applied to raw
   numeric vectors, then the pipeline's *own* fitted estimator (L2C, UFCE and
   MD-PSO use it; MD-PSO computes the query's estimator inputs once and
@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ..schema import Schema
-from .compile import compile_model
+from ._compile import compile_model
 
 __all__ = ["FastPredictor", "ForestEvaluator"]
 
@@ -177,7 +177,7 @@ class ForestEvaluator:
 class FastPredictor:
     """The model's probabilities from raw numeric vectors, through the compiler's exact preprocessing.
 
-    ``space`` is the compiler's :class:`~counterfact.models.compile.InputSpace`
+    ``space`` is the compiler's :class:`~counterfact.models._compile.InputSpace`
     (one column per numeric feature, the rank of an ordinal one, one column
     per category of a categorical one); :meth:`proba_z` takes such vectors.
     """

@@ -26,14 +26,14 @@ from typing import Any
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
-from ._auditlog import AuditLog
+from ._requestlog import RequestLog
 from ._build import build_service, fit_methods
 from ._quota import Quotas
 from ._request import Limits, QuotaExceeded, ServerBusy
 from ._service import Service
 
 __all__ = [
-    "AuditLog",
+    "RequestLog",
     "Limits",
     "QuotaExceeded",
     "Quotas",
@@ -57,7 +57,7 @@ def create_app(
     *,
     token: str | None = None,
     title: str = "counterfact",
-    audit_log: AuditLog | str | os.PathLike[str] | None = None,
+    audit_log: RequestLog | str | os.PathLike[str] | None = None,
 ) -> Any:
     """The FastAPI application serving ``service`` (see :func:`counterfact.serve._app.create_app`).
 
@@ -69,9 +69,9 @@ def create_app(
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
-    audit_log : AuditLog or path, optional
+    audit_log : RequestLog or path, optional
         Append one JSON line per ``/api/*`` request there: who asked what and
-        what the answer revealed (see :mod:`counterfact.serve._auditlog`).
+        what the answer revealed (see :mod:`counterfact.serve._requestlog`).
     """
     if token is not None and (not isinstance(token, str) or not token.strip()):
         raise ValidationError(
@@ -80,5 +80,5 @@ def create_app(
     require_server_deps()
     from ._app import create_app as _create  # lazy: _app imports FastAPI, an optional extra
 
-    log = audit_log if audit_log is None or isinstance(audit_log, AuditLog) else AuditLog(audit_log)
+    log = audit_log if audit_log is None or isinstance(audit_log, RequestLog) else RequestLog(audit_log)
     return _create(service, token=token, title=title, audit_log=log)

@@ -27,7 +27,7 @@ from starlette.exceptions import HTTPException
 
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
-from ._auditlog import AuditLog, token_fingerprint
+from ._requestlog import RequestLog, token_fingerprint
 from ._docs import swagger_ui_assets
 from ._models import (
     ErrorOut,
@@ -155,7 +155,7 @@ class _Guard:
     once the answer has been sent.
     """
 
-    def __init__(self, app: Any, quotas: Quotas, audit: AuditLog | None) -> None:
+    def __init__(self, app: Any, quotas: Quotas, audit: RequestLog | None) -> None:
         self.app = app
         self.quotas = quotas
         self.audit = audit
@@ -306,7 +306,7 @@ def create_app(
     *,
     token: str | None = None,
     title: str = "counterfact",
-    audit_log: AuditLog | None = None,
+    audit_log: RequestLog | None = None,
 ) -> FastAPI:
     """The HTTP application around a :class:`~counterfact.serve.Service`.
 
@@ -318,7 +318,7 @@ def create_app(
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
-    audit_log : AuditLog, optional
+    audit_log : RequestLog, optional
         Where one JSON line per ``/api/*`` request goes (closed when the app stops).
     """
     if not (STATIC / "index.html").is_file():
@@ -345,7 +345,7 @@ def create_app(
 
 
 def _new_app(
-    service: Service, executor: ThreadPoolExecutor, title: str, audit_log: AuditLog | None
+    service: Service, executor: ThreadPoolExecutor, title: str, audit_log: RequestLog | None
 ) -> FastAPI:
     """The bare application; stopping it shuts the worker threads down and closes the audit log."""
 

@@ -20,7 +20,7 @@ from ..data import load_csv
 from ..exceptions import ValidationError
 from ..models import KINDS, load_model_file
 from . import create_app, require_server_deps
-from ._auditlog import AuditLog
+from ._requestlog import RequestLog
 from ._build import build_service
 from ._docs import swagger_ui_assets
 from ._request import Limits
@@ -317,7 +317,7 @@ def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any
 def app_from_env() -> Any:
     """Application factory for worker processes (``--workers`` > 1)."""
     config = json.loads(os.environ[_CONFIG_ENV])
-    audit = AuditLog(config["audit_log"]) if config.get("audit_log") else None
+    audit = RequestLog(config["audit_log"]) if config.get("audit_log") else None
     return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None, audit_log=audit)
 
 
@@ -377,7 +377,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
     _check_public(args.host, token, bool(args.allow_public))  # before anything is loaded or fitted
     _check_port(args.host, args.port)
     audit = (
-        AuditLog(args.audit_log) if args.audit_log else None
+        RequestLog(args.audit_log) if args.audit_log else None
     )  # an unwritable file fails now, too
     if not _is_loopback(args.host):
         _say(

@@ -8,7 +8,7 @@
   text helper (MACE's default oracle for linear models and tree ensembles).
 
 Each encoder is a lookup table from IR node class (imported from
-:mod:`counterfact.models.compile`) to the function that encodes it:
+:mod:`counterfact.models._compile`) to the function that encodes it:
 
 * ``milp.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble``, ``StepMLP`` -> the estimator's
   outputs as MILP rows (:func:`~counterfact.solvers.milp.encode_decision` then

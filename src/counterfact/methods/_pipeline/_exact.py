@@ -18,7 +18,7 @@ import pandas as pd
 
 from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
 from ...models._fastpredict import spread_rows
-from ...models.compile import CompiledModel, compile_model, probability_link, with_min_probability
+from ...models._compile import CompiledModel, compile_model, probability_link, with_min_probability
 from ...schema import Schema
 from ._query import Query
 

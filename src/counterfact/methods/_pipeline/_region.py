@@ -11,7 +11,7 @@ explained one and any ``robust_to``), each condition of the target region
 (the decision, and ``P(target) >= p`` with a margin) holds at every point of
 the box:
 
-1. first by interval bounds over the box (:func:`counterfact.models.compile.interval_bounds`:
+1. first by interval bounds over the box (:func:`counterfact.models._compile.interval_bounds`:
    exact for a linear model on numeric features, sound for every model);
 2. else by a MILP that minimises the condition over the box
    (:mod:`counterfact.solvers.milp`): its proven dual bound must clear the
@@ -39,7 +39,7 @@ from ..._utils._values import _py
 from ...constraints import FeatureBounds, QueryBounds
 from ...exceptions import UnsupportedModelError
 from ...models._fastpredict import spread_rows
-from ...models.compile import compile_model, interval_bounds, probability_link, with_min_probability
+from ...models._compile import compile_model, interval_bounds, probability_link, with_min_probability
 from ...result import Region
 from ...solvers.milp import Model, encode_inputs, encode_outputs, quicksum
 from ._judge import Judge

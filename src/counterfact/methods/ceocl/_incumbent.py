@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._deadline import Deadline
-from ...models.compile import TreeEnsemble
+from ...models._compile import TreeEnsemble
 from ...solvers.milp import SPLIT_ABS, SPLIT_TOL
 
 __all__ = ["Incumbent", "IncumbentSearch"]

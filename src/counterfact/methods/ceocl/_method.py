@@ -15,7 +15,7 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ..._utils._values import _py
 from ...constraints import CONSTRAINT_KINDS, changed
 from ...data import mad
-from ...models.compile import TreeEnsemble, compile_model
+from ...models._compile import TreeEnsemble, compile_model
 from ...solvers.milp import changed_set, decode, encode_template, exclude_point
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
@@ -40,7 +40,7 @@ class CEOCL(CounterfactualMethod):
 
     Maragno, Röber & Birbil, "Counterfactual Explanations Using Optimization
     With Constraint Learning" (OPT 2022 workshop / arXiv 2209.10997).  The fitted
-    model is compiled (:func:`counterfact.models.compile.compile_model`) and
+    model is compiled (:func:`counterfact.models._compile.compile_model`) and
     embedded in a mixed-integer program whose optimum is the nearest
     counterfactual under every requested criterion: validity (eq. 2c, with a
     decision margin), proximity (``norm``), coherence of one-hot groups (eq. 4),

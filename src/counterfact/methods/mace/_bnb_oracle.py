@@ -32,7 +32,7 @@ from typing import Any
 
 from ..._utils._deadline import Deadline
 from ...exceptions import UnsupportedModelError
-from ...models.compile import TreeEnsemble
+from ...models._compile import TreeEnsemble
 from ...solvers.bnb import (
     Conditions,
     Domain,

@@ -14,7 +14,7 @@ from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
 from ...metrics import DistanceEncoder
-from ...models.compile import TreeEnsemble, compile_model
+from ...models._compile import TreeEnsemble, compile_model
 from ...solvers import has_relu
 from ...solvers.smt import is_forest
 from .._base import CounterfactualMethod, diagnostic
@@ -47,7 +47,7 @@ class MACE(CounterfactualMethod):
 
     Karimi, Barthe, Balle & Valera, "Model-Agnostic Counterfactual Explanations
     for Consequential Decisions", AISTATS 2020.  The model (through
-    :func:`counterfact.models.compile.compile_model`), the distance, the
+    :func:`counterfact.models._compile.compile_model`), the distance, the
     plausibility constraints and the diversity clauses become one formula;
     Algorithm 1 binary-searches the distance bound ``delta`` over a
     satisfiability oracle and returns a counterfactual at distance

@@ -80,7 +80,7 @@ class Z3Oracle:
     problem : Problem
         The query in solver units.
     compiled : CompiledModel
-        The model IR (:func:`counterfact.models.compile.compile_model`).
+        The model IR (:func:`counterfact.models._compile.compile_model`).
     random_seed : int
         Z3's seed (the search is deterministic for a given seed).
     cache : dict, optional

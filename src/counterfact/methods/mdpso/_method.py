@@ -141,7 +141,7 @@ class MDPSO(CounterfactualMethod):
         ``"cuda"``); ``None`` uses numpy.  The model is called as usual.
     fast_model : bool
         For a scikit-learn pipeline the model compiler can fold
-        (:func:`counterfact.models.compile.compile_model`), call the
+        (:func:`counterfact.models._compile.compile_model`), call the
         pipeline's own fitted estimator on preprocessing computed by the
         compiler's exact map, with the query's columns computed once per
         query (see Notes).  Used only if it reproduces the model's

@@ -4,7 +4,7 @@ One :class:`FlatForest` holds the trees of one or more compiled tree ensembles
 over the same raw inputs (the explained model and any ``robust_to`` models):
 
 * every node of every tree with a global id: its children, the raw feature it
-  splits on (the :class:`~counterfact.models.compile.RawBlock` index), and the
+  splits on (the :class:`~counterfact.models._compile.RawBlock` index), and the
   split in raw units -- a threshold ``le`` (left iff ``z <= le``, right iff
   ``z >= ge``) for numeric features and ordinal prefix splits, or the set of
   category indices (ranks for ordinals) that go left;
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import UnsupportedModelError
-from ...models.compile import TreeEnsemble
+from ...models._compile import TreeEnsemble
 
 __all__ = ["MAX_ATOMS", "FlatForest", "flat_forest"]
 

@@ -19,7 +19,7 @@ ReLU networks.  Private modules, everything re-exported here:
 The encoder runs in three steps, each a plain function:
 
 1. :func:`encode_inputs` -- the raw input vector ``z`` of one query (the
-   :class:`~counterfact.models.compile.InputSpace` layout: numeric raw values,
+   :class:`~counterfact.models._compile.InputSpace` layout: numeric raw values,
    one 0/1 indicator per category, ordinal ranks) as variables whose domain is
    the query's :class:`~counterfact.constraints.QueryBounds`: one-hot
    coherence (``sum = 1``, disallowed categories fixed to 0), integer domains,
@@ -30,10 +30,10 @@ The encoder runs in three steps, each a plain function:
    the direction binaries a no-good cut can be dodged with a zero change), the
    change cap ``sum_j b_j <= K``.
 2. :func:`encode_model` -- the estimator on ``z`` by its :data:`ENCODERS`
-   entry: :class:`~counterfact.models.compile.Linear` as rows,
-   :class:`~counterfact.models.compile.MLP` with big-M ReLUs whose bounds come
+   entry: :class:`~counterfact.models._compile.Linear` as rows,
+   :class:`~counterfact.models._compile.MLP` with big-M ReLUs whose bounds come
    from interval arithmetic over the query's box (stable units need no binary),
-   :class:`~counterfact.models.compile.TreeEnsemble` in Mišić's split-variable
+   :class:`~counterfact.models._compile.TreeEnsemble` in Mišić's split-variable
    formulation (one binary per distinct raw cut per feature,
    ``y_{j,k} = 1 <=> z_j <= t_k``, ordered ``y_{j,k} <= y_{j,k+1}``;
    continuous leaf variables per tree; categorical splits read the one-hot

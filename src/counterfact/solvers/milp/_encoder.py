@@ -3,12 +3,12 @@
 :data:`ENCODERS` is the lookup table from IR estimator node to the function
 that encodes its outputs ``y`` over the raw input variables ``z``:
 
-* :class:`~counterfact.models.compile.Linear` -- affine rows ``W A z + W c + b``;
-* :class:`~counterfact.models.compile.MLP` -- big-M ReLUs whose bounds come
+* :class:`~counterfact.models._compile.Linear` -- affine rows ``W A z + W c + b``;
+* :class:`~counterfact.models._compile.MLP` -- big-M ReLUs whose bounds come
   from interval arithmetic over the variables' box (stable units need no binary);
-* :class:`~counterfact.models.compile.TreeEnsemble` -- Mišić's split-variable
+* :class:`~counterfact.models._compile.TreeEnsemble` -- Mišić's split-variable
   formulation (:mod:`._trees`);
-* :class:`~counterfact.models.compile.StepMLP` -- its step trees as above, added
+* :class:`~counterfact.models._compile.StepMLP` -- its step trees as above, added
   to the first layer's pre-activations of the big-M network.
 
 A node without an entry raises :class:`~counterfact.exceptions.UnsupportedModelError`
@@ -28,7 +28,7 @@ import numpy as np
 
 from ...constraints import QueryBounds
 from ...exceptions import UnsupportedModelError
-from ...models.compile import MLP, Linear, StepMLP, TreeEnsemble
+from ...models._compile import MLP, Linear, StepMLP, TreeEnsemble
 from .._dispatch import encoder_for
 from ._expr import Expr, Var, lin, quicksum
 from ._inputs import RawInputs, declare_inputs, restrict_inputs
@@ -73,7 +73,7 @@ def _encode_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
 
 
 def _encode_step_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
-    """:class:`~counterfact.models.compile.StepMLP`: its step trees in Mišić's
+    """:class:`~counterfact.models._compile.StepMLP`: its step trees in Mišić's
     formulation (:mod:`._trees`), added to the first layer of the big-M network."""
     est = compiled.estimator
     steps = encode_trees(m, replace(compiled, estimator=est.steps), z)

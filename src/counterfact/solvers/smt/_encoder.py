@@ -1,7 +1,7 @@
 """The Z3 encoder: the compiled model's IR as Z3 formulas, chosen from a lookup table.
 
 Used by MACE's default oracle (linear models and tree ensembles).  The raw
-input vector ``z`` (the :class:`~counterfact.models.compile.InputSpace` layout)
+input vector ``z`` (the :class:`~counterfact.models._compile.InputSpace` layout)
 is given as a list of Z3 terms: an arithmetic term (``Real``/``Int`` or a
 constant) for each numeric value and ordinal rank, a ``Bool`` for each one-hot
 indicator.  Every coefficient becomes an exact rational (``Fraction(float)``),
@@ -12,16 +12,16 @@ Two tables from IR estimator node to encoder: :data:`ENCODERS` (the target
 region, :func:`encode_model`) and :data:`OUTPUT_ENCODERS` (the outputs ``y`` as
 terms, :func:`encode_outputs`).  IR node -> Z3:
 
-* :class:`~counterfact.models.compile.Linear` (after the
-  :class:`~counterfact.models.compile.AffineMap`): folded into one affine map
+* :class:`~counterfact.models._compile.Linear` (after the
+  :class:`~counterfact.models._compile.AffineMap`): folded into one affine map
   of ``z`` (``W @ A``, ``W @ c + b``; indicators enter as ``If(b, 1, 0)``).
   Its region is generated as SMT-LIB text once per model and target
   (:func:`~._text.linear_text`) and parsed in each query's context.
-* :class:`~counterfact.models.compile.MLP`: ``h = If(a > 0, a, 0)``; units that
+* :class:`~counterfact.models._compile.MLP`: ``h = If(a > 0, a, 0)``; units that
   interval arithmetic over the query's box proves stable are replaced by ``a``
   or ``0``, and the bounds are asserted on unstable pre-activations.  (Z3 is
   slow on ReLU networks; MACE uses the MILP oracle for them by default.)
-* :class:`~counterfact.models.compile.TreeEnsemble`: one ``Bool`` per distinct
+* :class:`~counterfact.models._compile.TreeEnsemble`: one ``Bool`` per distinct
   raw-unit cut of a numeric or ordinal feature, ``c => z <= raw_le`` and
   ``not c => z >= raw_ge`` (the IR's exact float32-safe cuts; the open gap
   between them is excluded), shared by every tree; categorical splits read
@@ -37,8 +37,8 @@ terms, :func:`encode_outputs`).  IR node -> Z3:
   assigns to the target, with no margin: its leaf values are constants, so
   the class of each leaf is exact.  Its outputs have no entry in
   :data:`OUTPUT_ENCODERS`.
-* :class:`~counterfact.models.compile.DecisionRule`:
-  :meth:`~counterfact.models.compile.DecisionRule.region` conditions as
+* :class:`~counterfact.models._compile.DecisionRule`:
+  :meth:`~counterfact.models._compile.DecisionRule.region` conditions as
   ``coef @ y >= rhs + margin``; a disjunctive region (one-vs-one SVC) as an
   ``Or`` of conjunctions.
 
@@ -58,7 +58,7 @@ import numpy as np
 
 from ..._utils._deps import import_optional
 from ...exceptions import UnsupportedModelError
-from ...models.compile import MLP, Linear, TreeEnsemble
+from ...models._compile import MLP, Linear, TreeEnsemble
 from .._dispatch import encoder_for
 from ._text import ForestText, linear_text
 

@@ -1,6 +1,6 @@
 """Non-affine column functions of the IR: element-wise monotone maps and code tables.
 
-An estimator input column (:class:`~counterfact.models.compile.XColumn`) is a
+An estimator input column (:class:`~counterfact.models._compile.XColumn`) is a
 function of one raw feature.  Most are affine (scalers, one-hot indicators of
 a categorical, ordinal codes); this module adds the two non-affine operations
 the preprocessing front end needs, as entries of ``XColumn.ops``:

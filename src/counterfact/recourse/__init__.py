@@ -13,8 +13,8 @@ rejected people, and do they serve every group equally -- is :func:`global_recou
 from __future__ import annotations
 
 from ._actions import Action, Atom
-from ._global import global_recourse
-from ._global_result import GlobalRecourse
+from ._global._result import GlobalRecourse
+from ._global._run import global_recourse
 from ._result import AuditResult
 from ._run import audit
 from ._text import GLOSSARY

@@ -192,7 +192,7 @@ class XColumn:
         scikit-learn's elementwise operations, applied in order to the base
         value: ``"sub"``, ``"div"``, ``"mul"``, ``"add"`` (a float), and the
         non-affine ``"fn"`` (an element-wise non-decreasing
-        :class:`~counterfact.models.compile._columns.ElementFn`) and
+        :class:`~counterfact.models._compile._columns.ElementFn`) and
         ``"table"`` (a lookup over an integer code); see :mod:`._columns`.
     scale, offset : float
         The composition of the affine ops: ``x = scale * v + offset`` (only

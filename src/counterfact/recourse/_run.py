@@ -348,7 +348,7 @@ def audit(
         ``out_dir`` a re-run resumes; a run with other settings is refused.
     protected : str, optional
         A model feature (e.g. ``"age"``) for the sensitivity analysis (MACE Table 4
-        generalised; see :func:`counterfact._audit._stats.sensitivity_summary`).
+        generalised; see :func:`counterfact.recourse._stats.sensitivity_summary`).
     data : Dataset or DataFrame, optional
         Where named group columns and the favourable class are looked up.
     cost : {"l1", "method", "n_changed", "costs"}

@@ -31,7 +31,7 @@ from typing import Any
 
 from ..exceptions import ValidationError
 
-__all__ = ["AuditLog", "token_fingerprint"]
+__all__ = ["RequestLog", "token_fingerprint"]
 
 
 def token_fingerprint(token: str | None) -> str | None:
@@ -41,7 +41,7 @@ def token_fingerprint(token: str | None) -> str | None:
     return "sha256:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
 
 
-class AuditLog:
+class RequestLog:
     """Append JSON lines to ``path`` (created with mode 0600 when missing).
 
     Raises :class:`~counterfact.exceptions.ValidationError` at once when the

@@ -4,7 +4,7 @@
 pipeline's preprocessing plus its estimator, or an XGBoost / LightGBM
 classifier) into a :class:`CompiledModel`; MACE (Z3) and CE-OCL (MILP) each
 translate the IR into their solver's constraints.  The semantics of every IR
-node are specified in :mod:`counterfact.models.compile._ir`.
+node are specified in :mod:`counterfact.models._compile._ir`.
 
 Supported (``docs/models.md`` has the tested matrix)
 ---------------------------------------------------

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._stats import _rng, bootstrap_ci, group_blocks, wilson
+from .._stats import _rng, bootstrap_ci, group_blocks, wilson
 
 __all__ = ["ACTION_COLUMNS", "action_table", "newcombe", "summarize"]
 

@@ -11,9 +11,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._utils._deps import import_optional
-from ._global_text import GLOBAL_GLOSSARY
-from ._plots import _plt, _png
+from ..._utils._deps import import_optional
+from .._plots import _plt, _png
+from ._text import GLOBAL_GLOSSARY
 
 __all__ = ["coverage_plot", "page", "section"]
 
@@ -200,7 +200,7 @@ def _context(g: Any) -> dict[str, Any]:
 def _render(name: str, **context: Any) -> str:
     jinja2 = import_optional("jinja2", purpose="the global-recourse HTML")
     text = (
-        resources.files("counterfact._audit")
+        resources.files("counterfact.recourse")
         .joinpath(f"templates/{name}")
         .read_text(encoding="utf-8")
     )

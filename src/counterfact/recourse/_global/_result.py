@@ -10,13 +10,13 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..result._json import index_key, jsonable, read_document
-from ..schema import Schema
-from . import _global_report
-from ._actions import Action
-from ._global_stats import action_table, summarize
-from ._global_text import GLOBAL_GLOSSARY, findings
-from ._stats import Settings
+from ...result._json import index_key, jsonable, read_document
+from ...schema import Schema
+from .._actions import Action
+from .._stats import Settings
+from . import _report
+from ._stats import action_table, summarize
+from ._text import GLOBAL_GLOSSARY, findings
 
 __all__ = ["GlobalRecourse"]
 
@@ -181,7 +181,7 @@ class GlobalRecourse:
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained HTML page of the global recourse (plot embedded); written to
         ``path`` when given.  Needs the ``report`` extra (jinja2, matplotlib)."""
-        text = _global_report.page(self)
+        text = _report.page(self)
         if path is not None:
             Path(path).write_text(text, encoding="utf-8")
         return text

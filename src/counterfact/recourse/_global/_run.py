@@ -31,23 +31,23 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._utils._deps import import_optional
-from ..constraints import Constraints, QueryBounds, satisfied_many
-from ..data import Dataset
-from ..exceptions import NotFittedError, ValidationError
-from ..models import desired_class
-from ..result import CounterfactualResult, changes, describe_changes
-from ..result._json import constraints_json, jsonable
-from ._actions import Action, ActionSpace, Cost, Coverage, verify
-from ._candidates import candidates
-from ._cover import SOLVERS, Choice, choose, greedy
-from ._global_result import GlobalRecourse
-from ._groups import resolve_groups
-from ._individual import Individual, individual_costs
-from ._individual import bounds as person_bounds
-from ._individual import individual as per_person
-from ._result import AuditResult
-from ._run import _population, _rejected, _Run
+from ..._utils._deps import import_optional
+from ...constraints import Constraints, QueryBounds, satisfied_many
+from ...data import Dataset
+from ...exceptions import NotFittedError, ValidationError
+from ...models import desired_class
+from ...result import CounterfactualResult, changes, describe_changes
+from ...result._json import constraints_json, jsonable
+from .._actions import Action, ActionSpace, Cost, Coverage, verify
+from .._candidates import candidates
+from .._cover import SOLVERS, Choice, choose, greedy
+from .._groups import resolve_groups
+from .._individual import Individual, individual_costs
+from .._individual import bounds as person_bounds
+from .._individual import individual as per_person
+from .._result import AuditResult
+from .._run import _population, _rejected, _Run
+from ._result import GlobalRecourse
 
 __all__ = ["global_recourse"]
 

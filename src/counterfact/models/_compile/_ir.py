@@ -112,7 +112,7 @@ identity (``eq=False``).
 
 5. Utilities
 ------------
-:func:`counterfact.models.compile.interval_bounds` (box -> bounds of x, of
+:func:`counterfact.models._compile.interval_bounds` (box -> bounds of x, of
 every MLP pre-activation, and of the outputs) and
 :meth:`CompiledModel.raw_thresholds` (distinct raw-unit tree cuts per feature).
 

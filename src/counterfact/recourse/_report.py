@@ -10,7 +10,8 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deps import import_optional
-from . import _global_report, _plots
+from . import _plots
+from ._global import _report as _global_report
 from ._text import GLOSSARY
 
 __all__ = ["render"]
@@ -193,7 +194,7 @@ def render(result: Any, global_recourse: Any = None) -> str:
     """The report as one HTML string (with a :class:`GlobalRecourse` section when given)."""
     jinja2 = import_optional("jinja2", purpose="the audit's HTML report")
     text = (
-        resources.files("counterfact._audit")
+        resources.files("counterfact.recourse")
         .joinpath("templates/audit.html.j2")
         .read_text(encoding="utf-8")
     )
