@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from . import constraints, data, exceptions, methods, models, result, schema
 from ._utils._version import __version__
-from .constraints import Causal, Constraints, Costs, violations
+from .constraints import Causal, Constraints, Costs, Requirements, violations
 from .data import Dataset, Encoder, encoding
 from .exceptions import (
     ConstraintError,
@@ -69,6 +69,7 @@ __all__ = [
     "MissingDependencyError",
     "NearestObservable",
     "NotFittedError",
+    "Requirements",
     "Schema",
     "SchemaError",
     "UnsupportedConstraintError",

@@ -12,6 +12,8 @@ bounds, and the one checker.
 * :class:`Costs`, :class:`BoundCosts`, :class:`FeatureCost` (:mod:`._costs`):
   per-feature costs of a change in the user's units (weights, transitions,
   percentile shift); infinite costs forbid moves, as constraints.
+* :class:`Requirements` (:mod:`._requirements`): what every answer must also satisfy
+  (a margin, other models, certified regions) and how it is priced (costs).
 * :func:`violations` (:mod:`._violations`): every violated constraint of one
   query's counterfactuals, one row each.
 """
@@ -20,6 +22,7 @@ from ._bounds import FeatureBounds, QueryBounds, ResolvedConstraints, changed, s
 from ._costs import BoundCosts, Costs, FeatureCost
 from ._language import CONSTRAINT_KINDS, Causal, Constraints, violations
 from ._relations import Relation
+from ._requirements import Requirements
 from ._relations_bound import (
     BoundCategory,
     BoundConst,
@@ -43,6 +46,7 @@ __all__ = [
     "FeatureCost",
     "QueryBounds",
     "Relation",
+    "Requirements",
     "ResolvedConstraints",
     "ResolvedRelation",
     "changed",
