@@ -13,11 +13,11 @@ seeds:
 
 Counted over the answers (definitions recomputed here, not with the library's helpers):
 near-duplicate pairs (same meaningful changes, every feature within its step, step =
-max(resolution, 0.1 x MAD)), queries whose answers are not nearest first (MACE's eq. 3,
-l1), answers that change a record or advise getting worse (German Credit: credit history
-changed, or checking / savings / job / employment moved down; COMPAS: a prior or juvenile
-count lowered), and answers showing a do-nothing move (a numeric change smaller than its
-step).
+max(resolution, 0.1 x MAD)), queries whose answers are not nearest first (the
+range-normalised l1 distance), answers that change a record or advise getting worse
+(German Credit: credit history changed, or checking / savings / job / employment moved
+down; COMPAS: a prior or juvenile count lowered), and answers showing a do-nothing move
+(a numeric change smaller than its step).
 """
 
 from __future__ import annotations

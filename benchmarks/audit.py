@@ -76,18 +76,23 @@ def _one_thread() -> Iterator[None]:
         yield
 
 
-def _audit(method, X, data, name, **kw):  # type: ignore[no-untyped-def]
+def _audit(method, X, data, name, n_bootstrap=1000, **kw):  # type: ignore[no-untyped-def]
     age = "age" if name == "adult" else "AGE"
-    kw.setdefault("n_bootstrap", 1000)
     return cf.audit(
-        method, X, groups=GROUPS[name], bins={age: AGE_BANDS[name]}, data=data, random_state=0, **kw
+        method,
+        X,
+        groups=GROUPS[name],
+        bins={age: AGE_BANDS[name]},
+        data=data,
+        statistics=cf.recourse.Statistics(n_bootstrap=n_bootstrap, random_state=0),
+        **kw,
     )
 
 
 def _dask_seconds(method, X, data, name, workers: int, chunk: int) -> float:  # type: ignore[no-untyped-def]
     with parallel_backend("dask", n_workers=workers):
         explain_in_chunks(
-            method, X.iloc[:workers], chunk_size=1, n_jobs=workers, backend="dask"
+            method, X.iloc[:workers], chunk_size=1, n_jobs=workers, parallel="dask"
         )  # warm-up
         with tempfile.TemporaryDirectory() as tmp:
             _, secs = timed(
@@ -96,11 +101,10 @@ def _dask_seconds(method, X, data, name, workers: int, chunk: int) -> float:  # 
                     X,
                     data,
                     name,
-                    backend="dask",
-                    n_jobs=workers,
-                    chunk_size=chunk,
-                    out_dir=tmp,
                     n_bootstrap=0,
+                    batch=cf.recourse.Batch(
+                        parallel="dask", n_jobs=workers, chunk_size=chunk, out_dir=tmp
+                    ),
                 )
             )
     return secs
@@ -213,14 +217,17 @@ def main() -> None:
         return
     rows, groups = [], []
     notes = [
-        f"population: {'every test row' if args.full else 'a seeded sample of test rows'} (80/20 split, seed 0); "
-        f"training rows: {'all' if args.full else f'a seeded sample of {args.max_train}'}; forest: {FOREST}",
+        f"population: {'every test row' if args.full else 'a seeded sample of test rows'} (80/20 "
+        "split, seed 0); training rows: "
+        f"{'all' if args.full else f'a seeded sample of {args.max_train}'}; forest: {FOREST}",
         "only rejected rows are explained; recourse / proven none / unknown are shares of them; "
         "burden = mean normalised l1 (CERTIFAI) over the rejected rows with recourse",
-        "audit / explain: wall time of the serial audit (one thread; predict, explain, per-row table, "
-        "1000-resample bootstraps, sensitivity excluded) over a plain serial explain of the same rows",
+        "audit / explain: wall time of the serial audit (one thread; predict, explain, per-row "
+        "table, 1000-resample bootstraps, sensitivity excluded) over a plain serial explain of "
+        "the same rows",
         "dask 1 / dask 2: the audit through a local Dask cluster with 1 vs 2 worker processes "
-        "(started and warmed up before timing); 2-core machine shared with other jobs, so at most 2x",
+        "(started and warmed up before timing); 2-core machine shared with other jobs, so at "
+        "most 2x",
     ]
     for name, key, test, X, method, target, Xr in _configurations(args):
         mname, kind, _ = CONFIGS[key]
@@ -307,16 +314,18 @@ def _main_full(args: argparse.Namespace) -> None:
 
     rows, groups = [], []
     notes = [
-        "population: every test row (80/20 split, seed 0); models trained on the whole training split; "
-        f"forest: {FOREST}",
+        "population: every test row (80/20 split, seed 0); models trained on the whole training "
+        f"split; forest: {FOREST}",
         "only rejected rows are explained; recourse / proven none / unknown are shares of them; "
         "burden = mean normalised l1 (CERTIFAI) over the rejected rows with recourse",
         "full_s: wall time of the full audit on a local Dask cluster with 2 worker processes "
-        "(chunks of 100 rows), measured by the run that computed the chunks; s/row = full_s / rejected",
-        f"timing sample: a seeded sample of {args.timing_rows} rejected rows of the same population; "
-        "audit / explain: serial audit (one thread, bootstraps excluded) over a plain serial explain of "
-        "the same rows; dask 1 / dask 2: the audit on 1 vs 2 Dask workers (started and warmed up before "
-        "timing); 2-core machine shared with other jobs, so at most 2x",
+        "(chunks of 100 rows), measured by the run that computed the chunks; s/row = full_s / "
+        "rejected",
+        f"timing sample: a seeded sample of {args.timing_rows} rejected rows of the same "
+        "population; audit / explain: serial audit (one thread, bootstraps excluded) over a "
+        "plain serial explain of the same rows; dask 1 / dask 2: the audit on 1 vs 2 Dask "
+        "workers (started and warmed up before timing); 2-core machine shared with other jobs, "
+        "so at most 2x",
         "age sensitivity (Adult, MACE): on the timing sample",
     ]
     work = Path(args.work_dir) if args.work_dir else Path(tempfile.mkdtemp(prefix="audit-full-"))
@@ -327,7 +336,13 @@ def _main_full(args: argparse.Namespace) -> None:
         t0 = time.perf_counter()
         with parallel_backend("dask", n_workers=2):
             res = _audit(
-                method, X, test, name, backend="dask", n_jobs=2, chunk_size=100, out_dir=str(chunks)
+                method,
+                X,
+                test,
+                name,
+                batch=cf.recourse.Batch(
+                    parallel="dask", n_jobs=2, chunk_size=100, out_dir=str(chunks)
+                ),
             )
         full_s = _full_seconds(chunks, time.perf_counter() - t0, fresh)
         s = res.summary()
@@ -359,7 +374,12 @@ def _main_full(args: argparse.Namespace) -> None:
         if PROTECTED[name] and mname == "mace":
             with _one_thread():
                 sens = _audit(
-                    method, sample, test, name, protected=PROTECTED[name], n_bootstrap=0
+                    method,
+                    sample,
+                    test,
+                    name,
+                    protected=PROTECTED[name],
+                    n_bootstrap=0,
                 ).sensitivity()
         _group_figures(row, s, name, sens)
         if not args.no_dask:

@@ -125,7 +125,7 @@ def run_cell(
         norm=args.norm,
         alpha=args.alpha,
         trust_region=trust,
-        backend=backend,
+        solver=backend,
         time_limit=args.time_limit,
         random_state=0,
         **extra,

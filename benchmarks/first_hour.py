@@ -3,7 +3,7 @@ example it replaced, L2C's time to the first output through the command line, an
 the answers themselves look like before and after the alternatives rule and the realistic
 bundled defaults (``_first_answers.py``).
 
-    python benchmarks/first_hour.py            # about 20 minutes on 2 cores (the old example is slow)
+    python benchmarks/first_hour.py            # about 20 minutes on 2 cores (old example: slow)
     python benchmarks/first_hour.py --quick    # leaves the old README example out
     python benchmarks/first_hour.py --answers-only   # only the answers' before/after table
 
@@ -140,7 +140,9 @@ def main() -> None:
     ]
     rows.append(
         {
-            "case": "CLI: explain --method l2c --rows 0:10 (default rf), -q: no output until the result",
+            ("case"): (
+                "CLI: explain --method l2c --rows 0:10 (default rf), -q: no output until the result"
+            ),
             **run_timed([*cli, "-q"], timeout=1200),
         }
     )
@@ -158,9 +160,10 @@ def main() -> None:
         )
     quiet, verbose = rows[-2], rows[-1]
     notes.append(
-        "L2C through the CLI, time to the first output / time to the result: "
-        f"-q {quiet['first_output_s'] / quiet['total_s']:.3f}, -v {verbose['first_output_s'] / verbose['total_s']:.3f}; "
-        f"first progress line at {verbose['first_progress_s'] / verbose['total_s']:.3f} of the run"
+        "L2C through the CLI, time to the first output / time to the result: -q "
+        f"{quiet['first_output_s'] / quiet['total_s']:.3f}, -v "
+        f"{verbose['first_output_s'] / verbose['total_s']:.3f}; first progress line at "
+        f"{verbose['first_progress_s'] / verbose['total_s']:.3f} of the run"
     )
     write_table("first_hour", table, notes)
 
@@ -177,8 +180,9 @@ def answers(n_queries: int) -> None:
     ]
     totals = table.groupby("run")[cols].sum()
     notes = [
-        f"{n_queries} rejected rows per case, 3 answers asked, logistic regression, each method's fast parameters; "
-        "'before': alternatives='method' and the previous actionability passed explicitly, same model and seeds",
+        f"{n_queries} rejected rows per case, 3 answers asked, logistic regression, each "
+        "method's fast parameters; 'before': alternatives='method' and the previous "
+        "actionability passed explicitly, same model and seeds",
         "totals before -> after: "
         + "; ".join(
             f"{c} {int(totals.loc['before', c])} -> {int(totals.loc['after', c])}" for c in cols

@@ -39,6 +39,7 @@ import argparse
 import math
 import sys
 import tempfile
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -95,18 +96,20 @@ def _config(
         "groups": GROUPS[name],
         "bins": {age: edges},
         "data": test,
-        "random_state": 0,
+        "statistics": cf.recourse.Statistics(random_state=0),
     }
-    run: dict[str, Any] = {"backend": "dask", "n_jobs": 2, "chunk_size": 100} if args.full else {}
     with tempfile.TemporaryDirectory() as tmp:
-        audit, audit_s = timed(
-            lambda: cf.audit(method, X, out_dir=tmp if args.full else None, **kw, **run)
+        batch = (
+            cf.recourse.Batch(parallel="dask", n_jobs=2, chunk_size=100, out_dir=tmp)
+            if args.full
+            else None
         )
+        audit, audit_s = timed(partial(cf.audit, method, X, batch=batch, **kw))
     found: dict[str, Any] = {}
     for k in KS:
         found[k], secs = timed(
-            lambda k=k: cf.global_recourse(method, X, max_actions=k, individual=audit, **kw)
-        )  # type: ignore[misc]
+            partial(cf.global_recourse, method, X, max_actions=k, individual=audit, **kw)
+        )
         found[f"s{k}"] = secs
     found["capped"] = cf.global_recourse(
         method, X, max_actions=3, individual=audit, max_cost_ratio=2.0, **kw
@@ -183,16 +186,22 @@ def main() -> None:
         _scale(args)
         return
     notes = [
-        f"population: {'every test row' if args.full else f'German Credit every test row, seeded samples of {args.rows_adult} Adult and {args.rows_credit} Default-of-credit test rows'} "
-        f"(80/20 split, seed 0); training rows: {'all' if args.full else f'a seeded sample of at most {args.max_train}'}; forest: {FOREST}",
-        "per-person recourse: MACE (time_limit=20 s, proven nearest) in cf.audit; global_recourse reuses its answers "
-        "(individual=), max_features=2, solver='auto' (the exact max-coverage MILP on HiGHS when small, else greedy; "
-        "then a local search on cost); exact@3: the coverage of the 3 actions is proven the best among the candidates",
-        "cov@k / per-person: people covered by k common actions over people with a per-person counterfactual; "
-        "cost@k / min: median over covered people of (their action's cost / their proven minimal cost), normalised l1",
-        "gap@3: largest coverage gap of the 3 actions between groups with >= 30 rejected rows (best-covered minus group, "
-        "percentage points, Newcombe 95% interval, the group named; * every group has fewer than 30 rejected rows: "
-        "indicative only); sex is personal_status_sex on German Credit; 2-core machine shared with other jobs",
+        "population: "
+        f"{'every test row' if args.full else f'German Credit every test row, seeded samples of {args.rows_adult} Adult and {args.rows_credit} Default-of-credit test rows'} "
+        "(80/20 split, seed 0); training rows: "
+        f"{'all' if args.full else f'a seeded sample of at most {args.max_train}'}; forest: "
+        f"{FOREST}",
+        "per-person recourse: MACE (time_limit=20 s, proven nearest) in cf.audit; "
+        "global_recourse reuses its answers (individual=), max_features=2, solver='auto' (the "
+        "exact max-coverage MILP on HiGHS when small, else greedy; then a local search on cost); "
+        "exact@3: the coverage of the 3 actions is proven the best among the candidates",
+        "cov@k / per-person: people covered by k common actions over people with a per-person "
+        "counterfactual; cost@k / min: median over covered people of (their action's cost / "
+        "their proven minimal cost), normalised l1",
+        "gap@3: largest coverage gap of the 3 actions between groups with >= 30 rejected rows "
+        "(best-covered minus group, percentage points, Newcombe 95% interval, the group named; * "
+        "every group has fewer than 30 rejected rows: indicative only); sex is "
+        "personal_status_sex on German Credit; 2-core machine shared with other jobs",
     ]
     rows, groups, curves = [], [], {}
     for name in [s.strip() for s in args.datasets.split(",") if s.strip()]:
@@ -242,14 +251,15 @@ def main() -> None:
 
 def _scale(args: argparse.Namespace) -> None:
     """Every test row: the audit on 2 Dask workers, then global_recourse reusing it."""
-    from counterfact.methods import parallel_backend
+    from counterfact.methods._pipeline._batch import parallel_backend
 
     notes = [
-        "population: every test row (80/20 split, seed 0); models trained on the whole training split; "
-        f"forest: {FOREST}",
-        "per-person: the nearest observed counterfactual (cf.NearestObservable) in cf.audit on a local Dask "
-        "cluster of 2 worker processes (chunks of 500 rows, started before the clock); global_recourse: 3 "
-        "actions, reusing the audit, in the calling process; 2-core machine shared with other jobs",
+        "population: every test row (80/20 split, seed 0); models trained on the whole training "
+        f"split; forest: {FOREST}",
+        "per-person: the nearest observed counterfactual (cf.NearestObservable) in cf.audit on a "
+        "local Dask cluster of 2 worker processes (chunks of 500 rows, started before the "
+        "clock); global_recourse: 3 actions, reusing the audit, in the calling process; 2-core "
+        "machine shared with other jobs",
     ]
     rows = []
     names = [
@@ -264,28 +274,17 @@ def _scale(args: argparse.Namespace) -> None:
             model = cf.models.fit(train, kind, random_state=0, **(FOREST if kind == "rf" else {}))
             method = cf.NearestObservable().fit(model, train)
             age, edges = AGE[name]
-            kw: dict[str, Any] = {"groups": GROUPS[name], "bins": {age: edges}, "data": test}
+            kw: dict[str, Any] = {
+                "groups": GROUPS[name],
+                "bins": {age: edges},
+                "data": test,
+                "statistics": cf.recourse.Statistics(n_bootstrap=200),
+            }
+            batch = cf.recourse.Batch(parallel="dask", n_jobs=2, chunk_size=500)
             with parallel_backend("dask", n_workers=2):
-                audit, audit_s = timed(
-                    lambda: cf.audit(
-                        method,
-                        test.X,
-                        backend="dask",
-                        n_jobs=2,
-                        chunk_size=500,
-                        n_bootstrap=200,
-                        **kw,
-                    )
-                )
+                audit, audit_s = timed(partial(cf.audit, method, test.X, batch=batch, **kw))
             g, secs = timed(
-                lambda: cf.global_recourse(
-                    method,
-                    test.X,
-                    max_actions=3,
-                    individual=audit,  # noqa: B023
-                    n_bootstrap=200,
-                    **kw,
-                )
+                partial(cf.global_recourse, method, test.X, max_actions=3, individual=audit, **kw)
             )
             o = g.summary().iloc[0]
             c, t = g.meta["candidates"], g.meta["seconds"]

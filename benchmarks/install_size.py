@@ -1,6 +1,6 @@
 """Installed size of the core and of each extra, in fresh virtual environments.
 
-    python benchmarks/install_size.py                    # core, each extra and [all]: about 20 minutes
+    python benchmarks/install_size.py                    # core, each extra, [all]: ~20 minutes
     python benchmarks/install_size.py core mace l2c      # only these
 
 Each install goes into a new virtual environment in a temporary folder (downloads

@@ -33,6 +33,9 @@ import pandas as pd
 from _common import timed, write_table
 
 import counterfact as cf
+from counterfact.methods.l2c import TrainingOptions
+from counterfact.metrics._diversity import harmonic_mean, l2c_bins, l2c_diversity
+from counterfact.metrics._proximity import l2c_proximity_cat, l2c_proximity_num
 
 SPECS: dict[str, dict[str, Any]] = {
     "german_credit": {
@@ -90,15 +93,15 @@ def load(name: str) -> tuple[cf.Dataset, cf.Dataset]:
 def measure(result: cf.CounterfactualResult, train: cf.Dataset, bins: Any) -> dict[str, float]:
     m = cf.metrics
     sparsity = float(m.sparsity(result).mean())
-    diversity = float(m.l2c_diversity(result, bins=bins).fillna(0.0).mean())
+    diversity = float(l2c_diversity(result, bins=bins).fillna(0.0).mean())
     return {
         "validity": float(m.validity(result).mean()),
         "coverage": float(m.coverage(result)),
         "sparsity": sparsity,
-        "prox_cat": float(m.l2c_proximity_cat(result).mean()),
-        "prox_num": float(m.l2c_proximity_num(result, train=train).mean()),
+        "prox_cat": float(l2c_proximity_cat(result).mean()),
+        "prox_num": float(l2c_proximity_num(result, train=train).mean()),
         "diversity": diversity,
-        "score": float(m.harmonic_mean(diversity, sparsity)),
+        "score": float(harmonic_mean(diversity, sparsity)),
         "cfs_per_row": float(result.found.mean()),
     }
 
@@ -112,7 +115,7 @@ def run(
 ) -> list[dict[str, Any]]:
     train, test = load(name)
     kind, params = SPECS[name]["model"]
-    bins = cf.metrics.l2c_bins(train.schema, train)
+    bins = l2c_bins(train.schema, train)
     d = len(train.schema)
     max_sparsity = 1 - len(SPECS[name]["immutable"]) / d
     rows = []
@@ -251,15 +254,16 @@ def main() -> None:
     ap.add_argument("--tag", default="", help="write l2c_<tag>.md/.csv")
     args = ap.parse_args()
     started = time.perf_counter()
-    variants = {"l2c": {"max_epochs": args.max_epochs}}
+    epochs = TrainingOptions(max_epochs=args.max_epochs)
+    variants: dict[str, dict[str, Any]] = {"l2c": {"training": epochs}}
     if args.paper:
         variants["l2c (paper: lr 1e-4, 200 epochs)"] = {
-            "max_epochs": args.max_epochs,
-            "learning_rate": 1e-4,
-            "patience": args.max_epochs,
+            "training": TrainingOptions(
+                max_epochs=args.max_epochs, learning_rate=1e-4, patience=args.max_epochs
+            ),
         }
     if args.no_relax:
-        variants["l2c (no relax)"] = {"max_epochs": args.max_epochs, "relax_threshold": False}
+        variants["l2c (no relax)"] = {"training": epochs, "relax_threshold": False}
     rows = []
     names = args.datasets.split(",") + (["german_credit_rf"] if args.rf else [])
     for name in names:

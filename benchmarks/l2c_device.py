@@ -40,7 +40,7 @@ CELLS = [
 
 def _cell(l2c_kw: dict, model, train, X) -> dict[str, float | str]:
     t0 = time.perf_counter()
-    m = cf.L2C(random_state=0, patience=1000, **l2c_kw).fit(model, train)
+    m = cf.L2C(random_state=0, **l2c_kw).fit(model, train)
     fit = time.perf_counter() - t0
     t0 = time.perf_counter()
     r = m.explain(X, n_counterfactuals=100)
@@ -73,15 +73,14 @@ def main(argv: list[str] | None = None) -> int:
         train, test = data.split(test_size=0.2, random_state=0)
         model = cf.models.fit(train, kind, random_state=0, **params)
         X = cf.rows_to_explain(model, test).head(200)
-        auto = cf.L2C(random_state=0, max_epochs=1).fit(model, train)
+        auto = cf.L2C(random_state=0, training={"max_epochs": 1}).fit(model, train)
         for batch in batches:
             for device, threads in (("cpu", 1), ("cpu", 8), ("cuda", 1)):
                 if device == "cuda" and not cuda:
                     continue
                 out = _cell(
                     {
-                        "max_epochs": epochs,
-                        "batch_size": batch,
+                        "training": {"max_epochs": epochs, "batch_size": batch, "patience": 1000},
                         "device": device,
                         "torch_threads": threads,
                     },

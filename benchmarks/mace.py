@@ -77,7 +77,7 @@ def unfavourable_rows(model, test: cf.Dataset, n: int) -> pd.DataFrame:  # type:
 
 def run_cell(model, train, X, norm, args, constraints=None, oracle="auto"):  # type: ignore[no-untyped-def]
     mace = cf.MACE(
-        norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, oracle=oracle, random_state=0
+        norm=norm, epsilon=args.epsilon, time_limit=args.time_limit, solver=oracle, random_state=0
     ).fit(model, train)
     t0 = time.perf_counter()
     r_mace = mace.explain(X, constraints=constraints)
@@ -133,7 +133,7 @@ def main() -> None:
         "--oracles",
         nargs="+",
         default=["auto"],
-        choices=["auto", "z3", "mip", "cpsat"],
+        choices=["auto", "bnb", "z3", "highs", "scip", "cpsat"],
         help="oracles to run side by side; non-auto oracles other than the default run on tree-ensemble cells only",
     )
     ap.add_argument(
@@ -200,7 +200,7 @@ def main() -> None:
                         "dataset": ds,
                         "model": kind,
                         "norm": norm,
-                        "oracle": mace.oracle_,
+                        "oracle": mace.solver_,
                         "queries": len(X),
                         "coverage_MACE": float((r_mace.found > 0).mean()) if len(X) else np.nan,
                         "coverage_MO": float((r_mo.found > 0).mean()) if len(X) else np.nan,
@@ -228,7 +228,7 @@ def main() -> None:
                             "dataset": ds,
                             "model": kind,
                             "norm": norm,
-                            "oracle": mace.oracle_,
+                            "oracle": mace.solver_,
                             "query": q,
                             "status": r_mace.status.loc[q],
                             "seconds": float(r_mace.runtime.loc[q]),
@@ -263,7 +263,7 @@ def main() -> None:
 def side_by_side(per_query: pd.DataFrame) -> pd.DataFrame:
     """Z3 and CP-SAT on the same queries, one row per dataset x model x norm:
     median and p90 seconds, proven-optimal counts, the ratio of the medians
-    (CP-SAT / Z3) and what ``oracle="auto"`` picks for the model."""
+    (CP-SAT / Z3) and what ``solver="auto"`` picks for the model."""
     rows = []
     for (ds, kind, norm), g in per_query.groupby(["dataset", "model", "norm"], sort=False):
         by = {o: h.set_index("query") for o, h in g.groupby("oracle")}

@@ -12,7 +12,8 @@ LSVT has 26 test rows, Arrhythmia 91).  Methods:
 
 * ``MD-PSO``: ``cf.MDPSO()`` with its defaults;
 * ``MD-PSO (paper)``: the paper's loop as written -- eq. (3) as a plain sum,
-  all 100 iterations, no restart (``objective="sum", patience=100, n_restarts=0``);
+  all 100 iterations, no restart
+  (``swarm=SwarmOptions(objective="sum", patience=100, n_restarts=0)``);
 * ``nearest``: the closest training row the model puts in the target class;
 * ``DiCE-random``: through ``cf.methods.get("dice")`` when ``dice-ml`` is installed.
 
@@ -51,6 +52,8 @@ from _common import OUT, _markdown
 
 import counterfact as cf
 from counterfact._utils._deps import is_available
+from counterfact.methods.mdpso import SwarmOptions
+from counterfact.metrics._diversity import normalized_diversity
 
 DATASETS = ["compas", "hill_valley", "arrhythmia", "lsvt"]
 
@@ -106,7 +109,7 @@ def table2(res: cf.CounterfactualResult, train: cf.Dataset, k: int) -> dict[str,
         "proximity": float(proximity[found].mean()),
         "sparsity": float(m.sparsity(res)[found].mean()),
         "diversity": float(div[many].mean()),
-        "norm_diversity": float(m.normalized_diversity(res, mad=mad)[many].mean()),
+        "norm_diversity": float(normalized_diversity(res, mad=mad)[many].mean()),
         "coverage": float(m.validity(res, n_requested=k).mean()),
         "queries_with_cf": float(found.mean()),
     }
@@ -118,7 +121,8 @@ def methods(
     out: dict[str, Any] = {
         "MD-PSO": lambda: cf.MDPSO(random_state=0),
         "MD-PSO (paper)": lambda: cf.MDPSO(
-            random_state=0, objective="sum", patience=100, n_restarts=0
+            random_state=0,
+            swarm=SwarmOptions(objective="sum", patience=100, n_restarts=0),
         ),
         "nearest": lambda: cf.NearestObservable(),
     }
@@ -200,7 +204,8 @@ def speed(
     rows = []
     runs = [(n, True) for n in particles] + ([(50, False)] if plain and 50 in particles else [])
     for n, fast in runs:
-        m = cf.MDPSO(random_state=0, n_particles=n, fast_model=fast).fit(model, train)
+        swarm = SwarmOptions(n_particles=n)
+        m = cf.MDPSO(random_state=0, swarm=swarm, fast_model=fast).fit(model, train)
         alone, iters = [], []
         for i in range(len(Q)):
             t0 = time.perf_counter()

@@ -86,7 +86,10 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
     seeds = sorted({m["seed"] for m in finished})
     folds = sorted({m["fold"] for m in finished if "fold" in m})
     size = (
-        f"{len(finished)} finished cells ({len(metas) - len(finished)} skipped or failed), seeds {seeds}"
+        (
+            f"{len(finished)} finished cells ({len(metas) - len(finished)} skipped or failed), "
+            f"seeds {seeds}"
+        )
         + (f", folds {folds}" if folds else "")
         + (
             f"; last cell finished {dt.datetime.fromtimestamp(last, dt.UTC):%Y-%m-%d %H:%M} UTC"

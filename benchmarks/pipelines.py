@@ -57,7 +57,7 @@ from sklearn.preprocessing import (
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError
-from counterfact.models._compile import compile_model
+from counterfact.models import compile_model
 
 TREES = {"rf"}
 
@@ -250,15 +250,18 @@ def scorecards(args: argparse.Namespace) -> None:
                 )
                 print(rows[-1], flush=True)
     notes = [
-        f"{args.queries} queries per cell (test rows the model does not assign to the favourable class), one query "
-        f"per explain call, time_limit={args.time_limit:g} s per query; training rows capped at {args.max_train} "
-        "(seeded subsample).",
-        "MACE(norm='l1', epsilon=1e-3), CE-OCL(norm='l1'); nearest: NearestObservable, the nearest training row the "
-        "model assigns to the favourable class (its 'optimal' is among those rows, not over the domain).",
-        "ratio to plain lr: median seconds per query over the same method on the same data's "
-        "cf.models.fit(train, 'lr') (StandardScaler + one-hot + LogisticRegression), measured in the same run.",
-        "kbins + lr: KBinsDiscretizer(5, onehot, quantile) on the numbers, OneHotEncoder on the categories; "
-        "optbinning scorecard: Scorecard(BinningProcess, LogisticRegression); ebm: interpret's defaults.",
+        f"{args.queries} queries per cell (test rows the model does not assign to the "
+        f"favourable class), one query per explain call, time_limit={args.time_limit:g} s "
+        f"per query; training rows capped at {args.max_train} (seeded subsample).",
+        "MACE(norm='l1', epsilon=1e-3), CE-OCL(norm='l1'); nearest: NearestObservable, the "
+        "nearest training row the model assigns to the favourable class (its 'optimal' is "
+        "among those rows, not over the domain).",
+        "ratio to plain lr: median seconds per query over the same method on the same "
+        "data's cf.models.fit(train, 'lr') (StandardScaler + one-hot + LogisticRegression), "
+        "measured in the same run.",
+        "kbins + lr: KBinsDiscretizer(5, onehot, quantile) on the numbers, OneHotEncoder on "
+        "the categories; optbinning scorecard: Scorecard(BinningProcess, "
+        "LogisticRegression); ebm: interpret's defaults.",
         *notes,
     ]
     write_table("scorecards", pd.DataFrame(rows), notes)
@@ -339,11 +342,14 @@ def main() -> None:
     table = pd.DataFrame(rows)
     slow = table[(table.variant != "default") & (table.mace_ratio > 2.0)]
     notes = [
-        f"German Credit, {len(train)} training rows; {args.queries} queries per model (rows the model does not "
-        "assign to class 1); MACE(norm='l1', epsilon=1e-3), one query per explain call.",
-        "compile_ratio / mace_ratio: against the same estimator behind counterfact.models.preprocessor, same run.",
-        "Linear models and MLPs over one-hot ordinals / target-encoded ordinals / integer bins are compiled as "
-        "exact ReLU networks (MIP oracle); behind the default preprocessing a linear model uses the Z3 oracle.",
+        f"German Credit, {len(train)} training rows; {args.queries} queries per model (rows "
+        "the model does not assign to class 1); MACE(norm='l1', epsilon=1e-3), one query "
+        "per explain call.",
+        "compile_ratio / mace_ratio: against the same estimator behind "
+        "counterfact.models.preprocessor, same run.",
+        "Linear models and MLPs over one-hot ordinals / target-encoded ordinals / integer "
+        "bins are compiled as exact ReLU networks (MIP oracle); behind the default "
+        "preprocessing a linear model uses the Z3 oracle.",
         f"variants above the 2x target for MACE: {len(slow)}"
         + (
             ""

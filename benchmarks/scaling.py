@@ -29,7 +29,11 @@ from _common import OUT, timed, write_table
 import counterfact as cf
 from counterfact.methods._pipeline._batch import explain_in_chunks, parallel_backend
 
-FAST = {"nearest": {}, "mdpso": {"n_particles": 30, "max_iter": 30}, "l2c": {"max_epochs": 20}}
+FAST = {
+    "nearest": {},
+    "mdpso": {"swarm": {"n_particles": 30, "max_iter": 30}},
+    "l2c": {"training": {"max_epochs": 20}},
+}
 EXACT = {"mace": {"time_limit": 30.0}, "ceocl": {"time_limit": 30.0}}
 
 
@@ -60,7 +64,9 @@ def _one_thread() -> Iterator[None]:
                 torch.set_num_threads(before)
 
 
-def _run(m, X: pd.DataFrame, chunk: int, backend: str, workers: int):  # type: ignore[no-untyped-def]
+def _run(  # type: ignore[no-untyped-def]
+    m, X: pd.DataFrame, chunk: int, backend: str, workers: int
+):
     """(report, seconds explaining, seconds of cluster start-up)."""
     t0 = time.perf_counter()
     ctx = (
@@ -73,12 +79,12 @@ def _run(m, X: pd.DataFrame, chunk: int, backend: str, workers: int):  # type: i
     with ctx:
         # Warm-up, outside the clock: one single-row task per worker, so that worker
         # processes are started and have imported the libraries (torch, ...) once.
-        explain_in_chunks(m, X.iloc[:workers], chunk_size=1, n_jobs=workers, backend=backend)
+        explain_in_chunks(m, X.iloc[:workers], chunk_size=1, n_jobs=workers, parallel=backend)
         setup = time.perf_counter() - t0
         with tempfile.TemporaryDirectory() as tmp:
             rep, secs = timed(
                 lambda: explain_in_chunks(
-                    m, X, chunk_size=chunk, out_dir=tmp, n_jobs=workers, backend=backend
+                    m, X, chunk_size=chunk, out_dir=tmp, n_jobs=workers, parallel=backend
                 )
             )
     return rep, secs, setup
@@ -168,11 +174,13 @@ def main() -> None:
         "scaling",
         table,
         [
-            "Adult, logistic regression; ratio_vs_loky_1: throughput relative to loky (in-process) with 1 worker, "
-            "same method and run; ratio_vs_1_worker: 2 workers vs 1 on the same backend",
-            "the Dask cluster (1 or 2 worker processes, 1 thread each) is started and the workers warmed up "
-            "(one single-row task each) before timing (setup_s); "
-            "loky with 1 worker runs in-process, limited to one BLAS/OpenMP/torch thread like the workers",
+            "Adult, logistic regression; ratio_vs_loky_1: throughput relative to loky "
+            "(in-process) with 1 worker, same method and run; ratio_vs_1_worker: 2 workers "
+            "vs 1 on the same backend",
+            "the Dask cluster (1 or 2 worker processes, 1 thread each) is started and the "
+            "workers warmed up (one single-row task each) before timing (setup_s); loky "
+            "with 1 worker runs in-process, limited to one BLAS/OpenMP/torch thread like "
+            "the workers",
             "2-core machine, shared with other jobs: 2 workers can at best double throughput",
         ],
     )

@@ -328,7 +328,8 @@ def mixed_load(args: argparse.Namespace, httpx: Any) -> None:
         ]
         if served != rows:
             raise SystemExit(
-                "the server's example rows differ from this script's; the comparison would be unfair"
+                "the server's example rows differ from this script's; the comparison would "
+                "be unfair"
             )
         catalogue = requests_for(rows)
         idle = asyncio.run(idle_health(httpx, base))
@@ -387,20 +388,25 @@ def mixed_load(args: argparse.Namespace, httpx: Any) -> None:
                 }
             )
     notes = [
-        f"German Credit, logistic regression, methods nearest and mace; server started by this script on {HOST} "
-        f"(start-up {startup:.1f} s, one process); time_limit {TIME_LIMIT:g} s per row.",
-        f"per level: each client sends {args.requests_per_client} requests (the 1-client level {3 * args.requests_per_client}), "
-        f"mixed {MIX}; invalid requests are of 8 kinds and must get a 4xx.",
-        "lost = no HTTP answer; wrong_status = a valid request not answered 2xx or an invalid one not 4xx.",
-        "p50_ratio/p99_ratio: latency of the HTTP request divided by the same explanation called directly on the library "
-        "(same rows, model and seeds, in this run). Each method answers two requests at "
-        "a time (--method-concurrency 2, the default), so under N clients the ratio includes queueing behind other "
-        "requests for the same method and sharing the 2 cores; in_server_p50_ratio uses the server's own time for the "
-        "explanation (elapsed_s, from the moment its method started on it: no queueing) instead.",
+        "German Credit, logistic regression, methods nearest and mace; server started by "
+        f"this script on {HOST} (start-up {startup:.1f} s, one process); time_limit "
+        f"{TIME_LIMIT:g} s per row.",
+        f"per level: each client sends {args.requests_per_client} requests (the 1-client "
+        f"level {3 * args.requests_per_client}), mixed {MIX}; invalid requests are of 8 "
+        "kinds and must get a 4xx.",
+        "lost = no HTTP answer; wrong_status = a valid request not answered 2xx or an "
+        "invalid one not 4xx.",
+        "p50_ratio/p99_ratio: latency of the HTTP request divided by the same explanation "
+        "called directly on the library (same rows, model and seeds, in this run). Each "
+        "method answers two requests at a time (--method-concurrency 2, the default), so "
+        "under N clients the ratio includes queueing behind other requests for the same "
+        "method and sharing the 2 cores; in_server_p50_ratio uses the server's own time for "
+        "the explanation (elapsed_s, from the moment its method started on it: no queueing) "
+        "instead.",
         "direct calls are measured before the server starts and after it stops (pooled).",
-        f"/health while idle: p50 {1000 * q(idle, 50):.1f} ms, p99 {1000 * q(idle, 99):.1f} ms; health_p99_ms and "
-        "health_max_ms are measured every 20 ms during the level (the server is saturated from 10 clients on: "
-        "max_pending = clients).",
+        f"/health while idle: p50 {1000 * q(idle, 50):.1f} ms, p99 {1000 * q(idle, 99):.1f} "
+        "ms; health_p99_ms and health_max_ms are measured every 20 ms during the level (the "
+        "server is saturated from 10 clients on: max_pending = clients).",
         "absolute seconds are context only (2-core machine shared with other work).",
     ]
     write_table("serve_load", pd.DataFrame(table), notes)
@@ -548,7 +554,8 @@ def drop_recovery(
 async def run_quotas(
     httpx: Any, base: str, n_clients: int, per_client: int, row: dict[str, Any]
 ) -> list[dict[str, Any]]:
-    """Each client from its own loopback address, as fast as it can: predictions and explanations."""
+    """Each client from its own loopback address, as fast as it can: predictions and
+    explanations."""
     records: list[dict[str, Any]] = []
     predict = json.dumps({"rows": [row]}).encode()
     explain = json.dumps({"rows": [row], "method": "nearest", "n_counterfactuals": 3}).encode()
@@ -694,24 +701,32 @@ def _write_hostile(drops: pd.DataFrame, quota: pd.DataFrame, args: argparse.Name
     )
     drops = drops.drop(columns=["droppers"]).rename(columns={"drops": "dropped requests"})
     notes = [
-        f"drop scenario: {args.drop_clients} clients; {max(1, args.drop_clients // 10)} of them (10 %) each send "
-        f"{args.requests_per_client} MACE requests of 20 rows x 5 counterfactuals (time_limit 30 s per row, about "
-        "40 s of work each) and close the connection after 0.5 s; the others send "
-        f"{args.requests_per_client} small requests each (one row; MACE or nearest).",
-        "p50_ratio / p99_ratio: latency of the small requests under this load divided by the same requests sent one at a "
-        "time to the same server with nothing else running (unloaded run, 3 repeats, measured first in the same run).",
-        "p99_vs_no_drops: p99 divided by the p99 of the control run, the same small requests from the same clients "
-        "with the droppers silent (same server, just before); health_p99_ms (health_p99_no_drops_ms): /health "
-        "polled every 20 ms during the scenario (the control run); idle_after_last_drop_s: seconds from the last "
-        "dropped connection until no request was pending (includes the small requests still running).",
-        "solo_drop_pending_0_s: on the idle server, seconds from dropping one large request until nothing is "
-        "pending (median of 3); solo_drop_small_ratio: a small MACE request sent 2 s after that drop, divided by its "
-        "unloaded p50 (the cancellation test's measure).",
-        "method concurrency 1: one request per method at a time (as before issue 29; now cancellable); 2: each "
-        "running request on its own copy of the fitted method (the default).",
-        "quota run: 10 clients, each from its own loopback address (127.0.0.10..19), 40 requests each as fast as "
-        "possible, alternating /api/predict and /api/explain (nearest, n_counterfactuals 3, reserving 3 "
-        "counterfactuals each, settled to the number answered); server quotas --requests-per-minute 30 --counterfactuals-per-hour 10.",
+        f"drop scenario: {args.drop_clients} clients; {max(1, args.drop_clients // 10)} of "
+        f"them (10 %) each send {args.requests_per_client} MACE requests of 20 rows x 5 "
+        "counterfactuals (time_limit 30 s per row, about 40 s of work each) and close the "
+        f"connection after 0.5 s; the others send {args.requests_per_client} small requests "
+        "each (one row; MACE or nearest).",
+        "p50_ratio / p99_ratio: latency of the small requests under this load divided by "
+        "the same requests sent one at a time to the same server with nothing else running "
+        "(unloaded run, 3 repeats, measured first in the same run).",
+        "p99_vs_no_drops: p99 divided by the p99 of the control run, the same small "
+        "requests from the same clients with the droppers silent (same server, just "
+        "before); health_p99_ms (health_p99_no_drops_ms): /health polled every 20 ms during "
+        "the scenario (the control run); idle_after_last_drop_s: seconds from the last "
+        "dropped connection until no request was pending (includes the small requests still "
+        "running).",
+        "solo_drop_pending_0_s: on the idle server, seconds from dropping one large request "
+        "until nothing is pending (median of 3); solo_drop_small_ratio: a small MACE "
+        "request sent 2 s after that drop, divided by its unloaded p50 (the cancellation "
+        "test's measure).",
+        "method concurrency 1: one request per method at a time (as before issue 29; now "
+        "cancellable); 2: each running request on its own copy of the fitted method (the "
+        "default).",
+        "quota run: 10 clients, each from its own loopback address (127.0.0.10..19), 40 "
+        "requests each as fast as possible, alternating /api/predict and /api/explain "
+        "(nearest, n_counterfactuals 3, reserving 3 counterfactuals each, settled to the "
+        "number answered); server quotas --requests-per-minute 30 "
+        "--counterfactuals-per-hour 10.",
         "absolute seconds are context only (2-core machine shared with other work).",
     ]
     OUT.mkdir(parents=True, exist_ok=True)

@@ -90,9 +90,11 @@ def main() -> None:
             )
     notes = [
         f"LR models, 70/30 split (seed 0), the first {args.queries} test rows the model rejects, "
-        f"n_counterfactuals={args.answers}; fast parameters of counterfact.testing.FAST_PARAMS",
-        "before: sparsify=False on the same method (same seeds); after: sparsify=True (the base class's pass)",
-        "undoable: answers keeping at least one change that can be reverted alone while the model still flips",
+        f"n_counterfactuals={args.answers}; fast parameters of each method (tags.fast_params)",
+        "before: sparsify=False on the same method (same seeds); after: sparsify=True (the "
+        "base class's pass)",
+        "undoable: answers keeping at least one change that can be reverted alone while the "
+        "model still flips",
     ]
     write_table("sparsify", pd.DataFrame(rows), notes)
 

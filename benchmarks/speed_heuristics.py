@@ -214,7 +214,7 @@ def l2c_part(
         for kind in kinds:
             model = cf.models.fit(train, kind, random_state=0)
             row: dict[str, Any] = {"dataset": ds, "model": kind, "test_rows": len(test), "k": k}
-            l2c = cf.L2C(random_state=0, max_epochs=max_epochs)
+            l2c = cf.L2C(random_state=0, training={"max_epochs": max_epochs})
             t0 = time.perf_counter()
             l2c.fit(model, train)
             row["train_s"] = time.perf_counter() - t0
@@ -297,7 +297,7 @@ def l2c_large_part(
                 "rows": len(Q),
                 "k": k,
             }
-            l2c = cf.L2C(random_state=0, max_epochs=max_epochs)
+            l2c = cf.L2C(random_state=0, training={"max_epochs": max_epochs})
             t0 = time.perf_counter()
             l2c.fit(model, train)
             row.update(

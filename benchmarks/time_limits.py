@@ -27,7 +27,7 @@ from counterfact.methods._pipeline._batch import explain_in_chunks
 
 #: parameters that are not the time limit (L2C: a short training; the rest: defaults)
 PARAMS = {
-    "l2c": {"max_epochs": 10, "device": "cpu"},
+    "l2c": {"training": {"max_epochs": 10}, "device": "cpu"},
 }
 
 
@@ -87,7 +87,9 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                         "fit s": fit_s,
                         "wall/limit mean": float(w.mean() / limit),
                         "wall/limit max": float(w.max() / limit),
-                        "within limit+max(0.5s,10%)": f"{int(sum(_within(x, limit) for x in w))}/{len(w)}",
+                        ("within limit+max(0.5s,10%)"): (
+                            f"{int(sum(_within(x, limit) for x in w))}/{len(w)}"
+                        ),
                         "outside method s max": float(over.max()),
                         "cpu/wall min": float(min(shares)),
                         "load avg": load,
@@ -125,7 +127,7 @@ def _dask(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                 load = os.getloadavg()[0]
                 t0 = time.perf_counter()
                 rep_ = explain_in_chunks(
-                    method, X, chunk_size=args.chunk_size, n_jobs=workers, backend="dask"
+                    method, X, chunk_size=args.chunk_size, n_jobs=workers, parallel="dask"
                 )
                 wall = time.perf_counter() - t0
             res = rep_.result
@@ -173,18 +175,21 @@ def _dask(args: argparse.Namespace, notes: list[str]) -> list[dict]:
             }
         )
     notes.append(
-        f"Dask: German Credit LR, {args.dask_method} (defaults, random_state=0), {len(X)} queries in chunks of "
-        f"{args.chunk_size}; LocalCluster(threads_per_worker=1, processes) started and its workers' imports done "
-        f"before the clock; 1 and 2 workers alternated, {args.repeats} runs each"
+        f"Dask: German Credit LR, {args.dask_method} (defaults, random_state=0), {len(X)} "
+        f"queries in chunks of {args.chunk_size}; LocalCluster(threads_per_worker=1, "
+        "processes) started and its workers' imports done before the clock; 1 and 2 workers "
+        f"alternated, {args.repeats} runs each"
     )
     notes.append(
-        "parallelism: the chunks' wall seconds measured in the workers, summed, over the run's wall time "
-        "(2 means both workers busy all the time); load avg: the machine's 1-minute load average at the start "
-        f"of the run, on {os.cpu_count()} cores (other processes' load slows the 2-worker run most)"
+        "parallelism: the chunks' wall seconds measured in the workers, summed, over the "
+        "run's wall time (2 means both workers busy all the time); load avg: the machine's "
+        f"1-minute load average at the start of the run, on {os.cpu_count()} cores (other "
+        "processes' load slows the 2-worker run most)"
     )
     notes.append(
-        "chunk CPU s / chunk wall s: the workers' CPU seconds over their wall seconds while running chunks "
-        "(1: a core to itself; 0.5: it waited half the time for a core held by other processes)"
+        "chunk CPU s / chunk wall s: the workers' CPU seconds over their wall seconds while "
+        "running chunks (1: a core to itself; 0.5: it waited half the time for a core held "
+        "by other processes)"
     )
     notes.append(
         "same result: counterfactuals and statuses equal to one serial explain() of the whole batch"
@@ -207,14 +212,15 @@ def main() -> None:
     ap.add_argument("--skip-limits", action="store_true")
     args = ap.parse_args()
     notes = [
-        "wall: one explain() call per query (validation, search, verification), the model fitted before; "
-        "the contract is wall <= limit + max(0.5 s, 10 %)",
-        "outside method: wall minus the method's own runtime (input checks, snapping, verification, "
-        "sparsification: the base class's share)",
-        "Taiwan: 5000 training rows (seeded subsample of the 80 % split), RF 100 trees depth 8; German Credit: LR",
-        "cpu/wall: the process's CPU seconds over the wall seconds of the query (below 1 for single-threaded work: "
-        "it waited for a core); load avg: the machine's 1-minute load average at the start of the cell, on "
-        f"{os.cpu_count()} cores",
+        "wall: one explain() call per query (validation, search, verification), the model "
+        "fitted before; the contract is wall <= limit + max(0.5 s, 10 %)",
+        "outside method: wall minus the method's own runtime (input checks, snapping, "
+        "verification, sparsification: the base class's share)",
+        "Taiwan: 5000 training rows (seeded subsample of the 80 % split), RF 100 trees "
+        "depth 8; German Credit: LR",
+        "cpu/wall: the process's CPU seconds over the wall seconds of the query (below 1 "
+        "for single-threaded work: it waited for a core); load avg: the machine's 1-minute "
+        f"load average at the start of the cell, on {os.cpu_count()} cores",
     ]
     if not args.skip_limits:
         write_table("time_limits", pd.DataFrame(_cells(args, notes)), notes)

@@ -2,7 +2,8 @@
 
     python benchmarks/trees_vs_peers.py [--queries 3] [--time-limit 10] [--max-train 5000]
                                         [--datasets adult default_credit_taiwan]
-                                        [--models rf10x4 rf50x6 rf100x8 rf200x6 xgb100x4 xgb300x6 lgbm100x4 lgbm300x6]
+                                        [--models rf10x4 rf50x6 rf100x8 rf200x6 xgb100x4 xgb300x6
+                                                  lgbm100x4 lgbm300x6]
                                         [--oracles bnb z3 cpsat auto] [--tag NAME]
 
 Needs ``pip install "counterfact[peers,boost]"`` (treecf 0.3.2, XGBoost, LightGBM).
@@ -30,8 +31,8 @@ bounds and grids, and its cost recomputed from the returned row.  Reported
 per cell and method: median wall seconds per query (one ``explain`` call,
 everything included; a query without a proof counts with its full time), the
 MACE's search seconds alone (its solver time, without the explain pipeline's
-checks and verification), the queries proven optimal, valid answers, answers whose cost equals treecf's
-proven optimum (relative 1e-6), and the ratio of the method's median to
+checks and verification), the queries proven optimal, valid answers, answers whose cost
+equals treecf's proven optimum (relative 1e-6), and the ratio of the method's median to
 treecf's measured in the same run.  Ratios are the figure; absolute seconds
 are context only.
 
@@ -170,7 +171,7 @@ def run_mace(
 ) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"norm": "l1", "time_limit": limit, "random_state": 0}
     if oracle != "auto":
-        params.update(oracle=oracle, epsilon=1e-6)
+        params.update(solver=oracle, epsilon=1e-6)
     m = cf.MACE(**params).fit(model, train)
     out = []
     for i in range(len(X)):
@@ -257,15 +258,19 @@ def main() -> None:
             rows += cell(ds, spec, args)
     table = pd.DataFrame(rows)
     notes = [
-        f"{args.queries} queries per cell (the first test rows each model rejects), one query per call, "
-        f"time limit {args.time_limit:g} s per query and method; training rows capped at {args.max_train}",
-        "numeric features only, every one mutable; cost sum_j |x_j - q_j| / R_j; schema bounds and grids; margin 1e-4",
-        "median_s: wall seconds per query (a query without a proof counts with its full time); "
-        "ratio_vs_treecf: median_s / treecf's median_s in the same run; median_search_s: MACE's solver seconds "
-        "alone (diagnostics 'solver_seconds': the oracle calls, without checking the rows, verification and the "
-        "result), treecf's whole call",
-        "proven: status optimal (treecf: proof 'optimal'); valid: re-scored with the real model, bounds and grid; "
-        "cost_eq_treecf: valid answers whose cost equals treecf's proven optimum (rel. 1e-6)",
+        f"{args.queries} queries per cell (the first test rows each model rejects), one "
+        f"query per call, time limit {args.time_limit:g} s per query and method; training "
+        f"rows capped at {args.max_train}",
+        "numeric features only, every one mutable; cost sum_j |x_j - q_j| / R_j; schema "
+        "bounds and grids; margin 1e-4",
+        "median_s: wall seconds per query (a query without a proof counts with its full "
+        "time); ratio_vs_treecf: median_s / treecf's median_s in the same run; "
+        "median_search_s: MACE's solver seconds alone (diagnostics 'solver_seconds': the "
+        "oracle calls, without checking the rows, verification and the result), treecf's "
+        "whole call",
+        "proven: status optimal (treecf: proof 'optimal'); valid: re-scored with the real "
+        "model, bounds and grid; cost_eq_treecf: valid answers whose cost equals treecf's "
+        "proven optimum (rel. 1e-6)",
     ]
     write_table("trees_vs_peers" + (f"_{args.tag}" if args.tag else ""), table, notes)
 

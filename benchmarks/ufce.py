@@ -45,6 +45,9 @@ from _common import OUT, _markdown
 import counterfact as cf
 from counterfact.methods.ufce import UFCE, feedback_levels, random_feedback
 from counterfact.methods.ufce._dependency import DependencyModels
+from counterfact.metrics._actionability import actionable_share
+from counterfact.metrics._distances import n_changes
+from counterfact.metrics._validity import is_valid
 
 HERE = Path(__file__).resolve().parent
 DEFAULT_DATA = HERE.parent.parent / "shared" / "datasets"
@@ -262,9 +265,9 @@ def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str
     if len(cfs) == 0:
         return row
     schema = s.train.schema
-    share = cf.metrics.actionable_share(x, cfs, schema, constraints=c)
+    share = actionable_share(x, cfs, schema, constraints=c)
     plaus = s.lof.plausible(cfs, r.target[q])
-    valid = np.asarray(cf.metrics.is_valid(cfs, s.model, r.target[q]), dtype=bool)
+    valid = np.asarray(is_valid(cfs, s.model, r.target[q]), dtype=bool)
     feas = valid & (plaus == 1.0) & (share >= THRESHOLD)
     k = int(np.flatnonzero(feas)[0]) if feas.any() else 0
     best = cfs.iloc[[k]]
@@ -274,7 +277,7 @@ def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str
         feasible=bool(feas[k]),
         prox_jac=float(np.asarray(cf.metrics.prox_jac(x, best, schema))[0]),
         prox_euc=float(np.asarray(cf.metrics.prox_euc(x, best, schema, mad=s.mad))[0]),
-        n_changes=float(np.asarray(cf.metrics.n_changes(x, best, schema))[0]),
+        n_changes=float(np.asarray(n_changes(x, best, schema))[0]),
     )
     return row
 
@@ -596,7 +599,7 @@ def main() -> None:
           f"Queries: test rows the model assigns the unfavourable class; RQ1/RQ2 {args.queries} (paper 50), RQ3 {args.rq3_queries} per dataset "
           "(paper: 50 per fold, 5 folds). Every method gets the same feedback as `Constraints` and may return 5 counterfactuals; as in the paper "
           "the nearest feasible one (else the nearest) is judged. Plausible: LOF inlier (`cf.metrics.LOFPlausibility`, reference = all training rows, "
-          "the paper's plausible space). Actionable: at least 30 % of the changed features are in the user's list (`cf.metrics.actionable_share`). "
+          "the paper's plausible space). Actionable: at least 30 % of the changed features are in the user's list (`actionable_share`). "
           "Feasible: valid and plausible and actionable (eq. 9). Every counterfactual we count was re-checked with the model and the constraints. "
           "`nearest` is the library's nearest admissible observed row, for reference.",
           "", "Bank Loan (`cf.datasets.load`) is the raw Kaggle file (5,000 rows, 9.6 % positive); the paper used an oversampled copy (7,636 rows, "

@@ -63,7 +63,8 @@ def unbounded_schema(schema: cf.Schema, widen: float = 5.0) -> cf.Schema:
         changes: dict[str, Any] = {"actionability": "free"}
         if f.is_numeric:
             w = widen * f.range
-            changes.update(lower=float(f.lower) - w, upper=float(f.upper) + w)  # type: ignore[arg-type]
+            lower, upper = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+            changes.update(lower=lower - w, upper=upper + w)
             if f.kind == "integer":
                 changes.update(
                     lower=float(np.floor(changes["lower"])), upper=float(np.ceil(changes["upper"]))
@@ -135,7 +136,7 @@ def part_method(
         trust_epsilon=TRUST_EPSILON if trust else 0.0,
         trust_scope="all",  # the paper's region: the hull over every feature
         max_hull_points=max_hull_points,
-        backend=backend,
+        solver=backend,
         time_limit=time_limit,
         random_state=0,
     )

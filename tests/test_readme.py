@@ -44,7 +44,10 @@ def runnable(python_blocks: list[str]) -> tuple[list[str], list[str]]:
 
 
 def test_fence_parser_and_skip_marker():
-    text = "x\n```python\na = 1\n```\n```bash\nls\n```\n```python\n# readme-test: skip (needs a GPU)\nb = 2\n```\n"
+    text = (
+        "x\n```python\na = 1\n```\n```bash\nls\n```\n"
+        "```python\n# readme-test: skip (needs a GPU)\nb = 2\n```\n"
+    )
     py = blocks(text, "python")
     assert py == ["a = 1\n", "# readme-test: skip (needs a GPU)\nb = 2\n"]
     assert runnable(py) == (["a = 1\n"], ["needs a GPU"])

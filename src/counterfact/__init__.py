@@ -1,4 +1,5 @@
-"""counterfact: nearest, plausible and diverse counterfactual explanations for tabular classifiers."""
+"""counterfact: nearest, plausible and diverse counterfactual explanations for tabular
+classifiers."""
 
 from __future__ import annotations
 
@@ -21,7 +22,6 @@ from .methods import CounterfactualMethod
 from .result import CounterfactualResult
 from .schema import Feature, Schema
 
-_LAZY_CLASSES = ("NearestObservable", "MACE", "CEOCL", "UFCE", "MDPSO", "L2C")
 _LAZY_MODULES = ("datasets", "metrics", "benchmark", "recourse", "report", "testing", "serve")
 #: public functions and classes that live in lazily imported modules: name -> (module, attribute)
 _LAZY_ATTRS = {
@@ -34,11 +34,17 @@ _LAZY_ATTRS = {
 
 
 def __getattr__(name: str):  # type: ignore[no-untyped-def]
-    """Method classes and heavy subpackages load on first use."""
+    """Method classes (from the registry: ``cf.MACE`` is the method ``"mace"``'s class)
+    and heavy subpackages load on first use."""
     import importlib
 
-    if name in _LAZY_CLASSES:
-        return getattr(methods, name)
+    from .methods import _registry
+
+    registry_name = _registry.builtin_classes().get(name)
+    if registry_name is not None:
+        cls = _registry.get_class(registry_name)
+        if not cls.tags.peer:  # adapters to other libraries live in counterfact.methods only
+            return cls
     if name in _LAZY_MODULES:
         return importlib.import_module(f"counterfact.{name}")
     if name in _LAZY_ATTRS:
@@ -82,6 +88,7 @@ __all__ = [
     "encoding",
     "exceptions",
     "global_recourse",
+    "methods",
     "models",
     "recourse",
     "result",

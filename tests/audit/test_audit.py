@@ -11,6 +11,7 @@ import pytest
 
 import counterfact as cf
 from counterfact.exceptions import ValidationError
+from counterfact.recourse import Batch, Statistics
 
 pytest.importorskip("z3")
 
@@ -68,7 +69,10 @@ def mace_audit(linear, population):
     data, model = linear
     mace = cf.MACE(random_state=0, epsilon=1e-4).fit(model, data)
     return cf.audit(
-        mace, population, groups="region", min_group_size=5, n_bootstrap=200, random_state=3
+        mace,
+        population,
+        groups="region",
+        statistics=Statistics(min_group_size=5, n_bootstrap=200, random_state=3),
     )
 
 
@@ -173,7 +177,13 @@ def test_proven_none_only_for_exact_methods_and_truly_stuck_rows(linear, populat
     w, b = _weights(model, data)
     cons = cf.Constraints(immutable=["x2"], ranges={"x1": (None, 60.0)})
     mace = cf.MACE(random_state=0).fit(model, data)
-    res = cf.audit(mace, population, groups="region", constraints=cons, n_bootstrap=50)
+    res = cf.audit(
+        mace,
+        population,
+        groups="region",
+        constraints=cons,
+        statistics=Statistics(n_bootstrap=50),
+    )
     pr = res.per_row[res.per_row["rejected"]]
     x = population.loc[pr.index]
     need_x1 = (-b - w[1] * x["x2"]) / w[0]  # x1 at the boundary with x2 frozen
@@ -184,7 +194,13 @@ def test_proven_none_only_for_exact_methods_and_truly_stuck_rows(linear, populat
     assert pr.loc[stuck, "certificate"].str.contains("proven").all()
     # a heuristic under the same constraints never claims a proof
     near = cf.NearestObservable().fit(model, data)
-    h = cf.audit(near, population, groups="region", constraints=cons, n_bootstrap=50)
+    h = cf.audit(
+        near,
+        population,
+        groups="region",
+        constraints=cons,
+        statistics=Statistics(n_bootstrap=50),
+    )
     hr = h.per_row[h.per_row["rejected"]]
     assert not (hr["outcome"] == "proven_none").any()
     assert (hr.loc[stuck, "outcome"] == "unknown").all()
@@ -193,7 +209,10 @@ def test_proven_none_only_for_exact_methods_and_truly_stuck_rows(linear, populat
     assert "not a proof" in h.guarantee["none"]
     # every mutable feature frozen: every rejected row is stuck, proven by MACE
     frozen = cf.audit(
-        mace, population, constraints=cf.Constraints(immutable=["x1", "x2"]), n_bootstrap=50
+        mace,
+        population,
+        constraints=cf.Constraints(immutable=["x1", "x2"]),
+        statistics=Statistics(n_bootstrap=50),
     )
     fr = frozen.per_row[frozen.per_row["rejected"]]
     assert (fr["outcome"] == "proven_none").all()
@@ -225,7 +244,13 @@ def test_sensitivity_paired_and_never_mixed(linear, population):
     """x1 plays the protected feature: freezing it can only raise MACE's proven-nearest cost."""
     data, model = linear
     mace = cf.MACE(random_state=0, epsilon=1e-4).fit(model, data)
-    res = cf.audit(mace, population, groups="region", protected="x1", n_bootstrap=50)
+    res = cf.audit(
+        mace,
+        population,
+        groups="region",
+        protected="x1",
+        statistics=Statistics(n_bootstrap=50),
+    )
     s = res.sensitivity()
     pr = res.per_row
     rec = pr[pr["rejected"] & (pr["outcome"] == "recourse")]
@@ -255,10 +280,14 @@ def test_sensitivity_paired_and_never_mixed(linear, population):
 def test_numeric_groups_binned_and_validation(linear, population):
     data, model = linear
     with pytest.raises(ValidationError, match="no distance of its own"):
-        cf.audit(cf.UFCE().fit(model, data), population, cost="method")
+        cf.audit(cf.UFCE().fit(model, data), population, measure="method")
     near = cf.NearestObservable().fit(model, data)
     res = cf.audit(
-        near, population, groups=["region", "x1"], bins={"x1": [0, 30, 60, 100]}, n_bootstrap=20
+        near,
+        population,
+        groups=["region", "x1"],
+        bins={"x1": [0, 30, 60, 100]},
+        statistics=Statistics(n_bootstrap=20),
     )
     levels = res.summary().query("grouping == 'x1'")["group"].tolist()
     assert levels == ["[0, 30)", "[30, 60)", "[60, 100]"]
@@ -271,21 +300,31 @@ def test_numeric_groups_binned_and_validation(linear, population):
         cf.audit(near, population, groups="nope")
     with pytest.raises(ValidationError, match="one Constraints"):
         cf.audit(near, population, constraints=[cf.Constraints()] * len(population))
-    with pytest.raises(ValidationError, match="cost must be one of"):
-        cf.audit(near, population, cost="nope")
+    with pytest.raises(ValidationError, match="measure must be one of"):
+        cf.audit(near, population, measure="nope")
     with pytest.raises(ValidationError, match="may not change"):
         cf.audit(near, population, protected="x2", constraints=cf.Constraints(immutable=["x2"]))
     before = population.copy()
-    cf.audit(near, population, groups="region", n_bootstrap=10)
+    cf.audit(near, population, groups="region", statistics=Statistics(n_bootstrap=10))
     pd.testing.assert_frame_equal(population, before)
 
 
 def test_resume_and_refuse_mixing(linear, population, tmp_path):
     data, model = linear
     near = cf.NearestObservable().fit(model, data)
-    first = cf.audit(near, population, chunk_size=10, out_dir=tmp_path, n_bootstrap=10)
+    first = cf.audit(
+        near,
+        population,
+        statistics=Statistics(n_bootstrap=10),
+        batch=Batch(chunk_size=10, out_dir=tmp_path),
+    )
     assert len(list((tmp_path / "explained").glob("chunk-*.json"))) >= 2
-    again = cf.audit(near, population, chunk_size=10, out_dir=tmp_path, n_bootstrap=10)
+    again = cf.audit(
+        near,
+        population,
+        statistics=Statistics(n_bootstrap=10),
+        batch=Batch(chunk_size=10, out_dir=tmp_path),
+    )
     pd.testing.assert_frame_equal(
         again.per_row.drop(columns="runtime"), first.per_row.drop(columns="runtime")
     )
@@ -293,9 +332,8 @@ def test_resume_and_refuse_mixing(linear, population, tmp_path):
         cf.audit(
             near,
             population,
-            chunk_size=10,
-            out_dir=tmp_path,
             constraints=cf.Constraints(immutable=["x2"]),
+            batch=Batch(chunk_size=10, out_dir=tmp_path),
         )
 
 
@@ -311,7 +349,12 @@ class _Flaky(cf.NearestObservable):
 def test_failed_chunk_rows_are_unknown_with_reason(linear, population):
     data, model = linear
     flaky = _Flaky().fit(model, data)
-    res = cf.audit(flaky, population, chunk_size=5, n_bootstrap=10)
+    res = cf.audit(
+        flaky,
+        population,
+        statistics=Statistics(n_bootstrap=10),
+        batch=Batch(chunk_size=5),
+    )
     pr = res.per_row
     lost = pr[pr["reason"].str.contains("boom on r3", regex=False)]
     assert "r3" in lost.index and 0 < len(lost) <= 5
@@ -373,7 +416,8 @@ def test_cli_smoke(tmp_path, capsys):
 
 
 def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
-    """--out naming a file, or --groups naming no column, fail in one line before a model is fitted."""
+    """--out naming a file, or --groups naming no column, fail in one line before a model is
+    fitted."""
     from counterfact.cli import main
 
     a_file = tmp_path / "a_file"
@@ -426,7 +470,8 @@ def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
 
 
 def test_whole_number_groups_get_whole_number_bins():
-    """Quantile edges of an integer column (age) fall on integers; the rows per bin are unchanged."""
+    """Quantile edges of an integer column (age) fall on integers; the rows per bin are
+    unchanged."""
     from counterfact.recourse._groups import resolve_groups
 
     ages = pd.Series(np.random.default_rng(0).integers(19, 75, 200), name="age")
@@ -454,7 +499,12 @@ def test_report_states_constraints_and_all_small_groupings(linear, population):
 
     data, model = linear
     near = cf.NearestObservable().fit(model, data)
-    res = cf.audit(near, population, groups="region", n_bootstrap=10, min_group_size=1000)
+    res = cf.audit(
+        near,
+        population,
+        groups="region",
+        statistics=Statistics(n_bootstrap=10, min_group_size=1000),
+    )
     html = render(res)
     assert "none beyond the schema" in html and "Constraints(" not in html
     assert "Every group here is small" in html
@@ -462,9 +512,8 @@ def test_report_states_constraints_and_all_small_groupings(linear, population):
         near,
         population,
         groups="region",
-        n_bootstrap=10,
-        min_group_size=1,
         constraints=cf.Constraints(max_changes=1),
+        statistics=Statistics(n_bootstrap=10, min_group_size=1),
     )
     html = render(res)
     assert "max_changes: 1" in html and "Every group here is small" not in html
@@ -476,20 +525,29 @@ def test_population_may_be_a_dataset(linear, population):
     near = cf.NearestObservable().fit(model, data)
     frame = population.assign(y=(population.x1 + population.x2 > BOUNDARY).astype(int))
     ds = cf.Dataset(frame, data.schema, name="population")
-    a = cf.audit(near, ds, groups="x1", n_bootstrap=10)
-    b = cf.audit(near, population[["x1", "x2"]], groups="x1", n_bootstrap=10)
+    a = cf.audit(near, ds, groups="x1", statistics=Statistics(n_bootstrap=10))
+    b = cf.audit(
+        near,
+        population[["x1", "x2"]],
+        groups="x1",
+        statistics=Statistics(n_bootstrap=10),
+    )
     pd.testing.assert_frame_equal(a.summary(), b.summary())
 
 
 def test_audit_under_a_margin_and_retrained_models(linear, population):
-    """audit(min_probability=, robust_to=): every row counted as recourse reaches the margin in the
-    model and is accepted by every retrained copy, checked here with the real models; the guarantee
-    says so; a run resumed under another margin is refused."""
+    """audit(requirements=Requirements(min_probability=, robust_to=)): every row counted as
+    recourse reaches the margin in the model and is accepted by every retrained copy, checked
+    here with the real models; the guarantee says so."""
     data, model = linear
     copies = cf.models.retrained(model, data, n=2, random_state=3)
     method = cf.MACE(time_limit=10).fit(model, data)
     res = cf.audit(
-        method, population, groups="region", min_probability=0.7, robust_to=copies, n_bootstrap=50
+        method,
+        population,
+        groups="region",
+        statistics=Statistics(n_bootstrap=50),
+        requirements=cf.Requirements(min_probability=0.7, robust_to=copies),
     )
     rec = res.per_row.index[res.per_row["outcome"] == "recourse"]
     assert len(rec) > 0
@@ -501,7 +559,7 @@ def test_audit_under_a_margin_and_retrained_models(linear, population):
         "at least 70%" in res.guarantee["recourse"]
         and "2 retrained copies" in res.guarantee["recourse"]
     )
-    plain = cf.audit(method, population, groups="region", n_bootstrap=50)
+    plain = cf.audit(method, population, groups="region", statistics=Statistics(n_bootstrap=50))
     assert plain.summary()["cost_median"].iloc[0] < res.summary()["cost_median"].iloc[0]
 
 
@@ -509,6 +567,17 @@ def test_audit_refuses_to_resume_under_another_margin(linear, population, tmp_pa
     data, model = linear
     method = cf.MACE(time_limit=10).fit(model, data)
     X = population.head(10)
-    cf.audit(method, X, out_dir=tmp_path, n_bootstrap=20)
+    cf.audit(
+        method,
+        X,
+        statistics=Statistics(n_bootstrap=20),
+        batch=Batch(out_dir=tmp_path),
+    )
     with pytest.raises(ValidationError, match="different run"):
-        cf.audit(method, X, out_dir=tmp_path, n_bootstrap=20, min_probability=0.8)
+        cf.audit(
+            method,
+            X,
+            statistics=Statistics(n_bootstrap=20),
+            batch=Batch(out_dir=tmp_path),
+            requirements=cf.Requirements(min_probability=0.8),
+        )

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import counterfact as cf
+from counterfact.recourse import Statistics
 
 pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
@@ -41,8 +42,7 @@ def report(tmp_path_factory) -> Path:
         groups=["personal_status_sex", "age"],
         protected="duration_months",
         data=test,
-        n_bootstrap=100,
-        min_group_size=10,
+        statistics=Statistics(n_bootstrap=100, min_group_size=10),
     )
     path = tmp_path_factory.mktemp("audit") / "audit.html"
     res.to_html(path)

@@ -14,11 +14,12 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.exceptions import ValidationError
+from counterfact.recourse import ActionSearch, Batch, Statistics
 from counterfact.recourse._actions import Action, ActionSpace, Atom
 from counterfact.recourse._cover import choose, greedy, improve
 from counterfact.recourse._global._stats import newcombe
 from counterfact.recourse._stats import wilson
-from counterfact.exceptions import ValidationError
 
 pytest.importorskip("z3")
 
@@ -90,9 +91,7 @@ def planted_result(planted):
         max_actions=2,
         groups=X["region"],
         constraints=cons,
-        n_bootstrap=200,
-        min_group_size=5,
-        random_state=1,
+        statistics=Statistics(n_bootstrap=200, min_group_size=5, random_state=1),
     )
 
 
@@ -126,8 +125,7 @@ def test_one_action_leaves_a_known_gap(planted):
         max_actions=1,
         groups=X["region"],
         constraints=cons,
-        n_bootstrap=100,
-        min_group_size=5,
+        statistics=Statistics(n_bootstrap=100, min_group_size=5),
     )
     assert [a.describe(g.schema) for a in g.rules] == ["raise x1 to at least 60"]
     s = g.summary().set_index(["grouping", "group"])
@@ -166,9 +164,8 @@ def german():
         groups=["personal_status_sex", "age"],
         data=test,
         constraints=cons,
-        n_bootstrap=200,
-        min_group_size=5,
-        max_candidates=60,
+        statistics=Statistics(n_bootstrap=200, min_group_size=5),
+        search=ActionSearch(max_candidates=60),
     )
     return data, model, method, X, cons, test, g
 
@@ -342,7 +339,13 @@ def test_json_round_trip(german, tmp_path):
 
 def test_an_audit_is_reused_and_gives_the_same_answer(german):
     _, _, method, X, _, test, _ = german
-    audit = cf.audit(method, X, groups=["personal_status_sex"], data=test, n_bootstrap=50)
+    audit = cf.audit(
+        method,
+        X,
+        groups=["personal_status_sex"],
+        data=test,
+        statistics=Statistics(n_bootstrap=50),
+    )
     a = cf.global_recourse(
         method,
         X,
@@ -350,15 +353,24 @@ def test_an_audit_is_reused_and_gives_the_same_answer(german):
         groups=["personal_status_sex"],
         data=test,
         individual=audit,
-        n_bootstrap=50,
+        statistics=Statistics(n_bootstrap=50),
     )
     b = cf.global_recourse(
-        method, X, max_actions=2, groups=["personal_status_sex"], data=test, n_bootstrap=50
+        method,
+        X,
+        max_actions=2,
+        groups=["personal_status_sex"],
+        data=test,
+        statistics=Statistics(n_bootstrap=50),
     )
     assert a.rules == b.rules
     pd.testing.assert_frame_equal(a.per_row, b.per_row)
     with pytest.raises(ValidationError, match=r"'individual'.*do not cover"):
-        cf.global_recourse(method, X, individual=cf.audit(method, X.iloc[:20], n_bootstrap=0))
+        cf.global_recourse(
+            method,
+            X,
+            individual=cf.audit(method, X.iloc[:20], statistics=Statistics(n_bootstrap=0)),
+        )
     with pytest.raises(ValidationError, match="other constraints"):
         cf.global_recourse(
             method, X, individual=audit, constraints=cf.Constraints(immutable=["age"])
@@ -369,21 +381,18 @@ def test_an_audit_is_reused_and_gives_the_same_answer(german):
     ("kwargs", "name"),
     [
         ({"max_actions": 0}, "max_actions"),
-        ({"max_features": 6}, "max_features"),
-        ({"solver": "best"}, "solver"),
-        ({"cost": "l3"}, "cost"),
-        ({"cost": {"nope": 1.0}}, "cost"),
-        ({"cost": {"age": -1}}, "cost"),
+        ({"measure": "l3"}, "measure"),
+        ({"measure": {"nope": 1.0}}, "measure"),
+        ({"measure": {"age": -1}}, "measure"),
         ({"constraints": [cf.Constraints()]}, "constraints"),
         ({"constraints": "age"}, "constraints"),
         ({"max_cost": -1.0}, "max_cost"),
         ({"max_cost_ratio": 0}, "max_cost_ratio"),
-        ({"time_limit": 0}, "time_limit"),
-        ({"confidence": 1.5}, "confidence"),
         ({"individual": "audit"}, "individual"),
-        ({"max_candidates": 0}, "max_candidates"),
         ({"n_counterfactuals": 1.5}, "n_counterfactuals"),
-        ({"n_jobs": 0}, "n_jobs"),
+        ({"search": {"solver": "greedy"}}, "search"),
+        ({"statistics": 0.9}, "statistics"),
+        ({"batch": 2}, "batch"),
     ],
 )
 def test_bad_input_names_the_parameter(german, kwargs, name):
@@ -392,10 +401,29 @@ def test_bad_input_names_the_parameter(german, kwargs, name):
         cf.global_recourse(method, X.iloc[:30], **kwargs)
 
 
+@pytest.mark.parametrize(
+    ("group", "kwargs", "name"),
+    [
+        (ActionSearch, {"max_features": 6}, "max_features"),
+        (ActionSearch, {"solver": "best"}, "solver"),
+        (ActionSearch, {"time_limit": 0}, "time_limit"),
+        (ActionSearch, {"max_candidates": 0}, "max_candidates"),
+        (Statistics, {"confidence": 1.5}, "confidence"),
+        (Statistics, {"n_bootstrap": -1}, "n_bootstrap"),
+        (Statistics, {"random_state": "a"}, "random_state"),
+        (Batch, {"n_jobs": 0}, "n_jobs"),
+        (Batch, {"chunk_size": 0}, "chunk_size"),
+    ],
+)
+def test_bad_grouped_setting_names_the_group_and_field(group, kwargs, name):
+    with pytest.raises(ValidationError, match=rf"{group.__name__}\({name}=\.\.\.\)"):
+        group(**kwargs)
+
+
 def test_nobody_rejected_or_nobody_helped(german):
     _, model, method, X, *_ = german
     accepted = X[model.predict(X) == 1].iloc[:10]
-    g = cf.global_recourse(method, accepted, n_bootstrap=0)
+    g = cf.global_recourse(method, accepted, statistics=Statistics(n_bootstrap=0))
     assert g.n_rejected == 0 and math.isnan(g.coverage) and g.rules == [] and len(g.actions) == 0
     assert g.findings() == ["No row is rejected by the model, so there is nothing to recourse."]
     assert g.action_of.isna().all() and g.counterfactuals.isna().all().all()
@@ -403,7 +431,7 @@ def test_nobody_rejected_or_nobody_helped(german):
     assert back.n_rejected == 0 and list(back.actions.columns) == list(g.actions.columns)
     rejected = X[model.predict(X) == 0].iloc[:5]
     none = cf.global_recourse(
-        method, rejected, n_bootstrap=0, max_cost=1e-9
+        method, rejected, max_cost=1e-9, statistics=Statistics(n_bootstrap=0)
     )  # nothing is that cheap
     assert none.n_rejected == 5 and none.n_covered == 0 and none.coverage == 0.0
     assert (none.per_row["reason"] != "").all()
@@ -414,27 +442,37 @@ def test_unfitted_method_and_method_cost(german):
     with pytest.raises(cf.NotFittedError):
         cf.global_recourse(cf.NearestObservable(), X)
     own = cf.global_recourse(
-        method, X.iloc[:40], cost="method", n_bootstrap=0
+        method, X.iloc[:40], measure="method", statistics=Statistics(n_bootstrap=0)
     )  # nearest's own l1 distance
-    plain = cf.global_recourse(method, X.iloc[:40], n_bootstrap=0)
+    plain = cf.global_recourse(method, X.iloc[:40], statistics=Statistics(n_bootstrap=0))
     np.testing.assert_allclose(own.per_row["cost"], plain.per_row["cost"])
-    assert cf.MDPSO.tags.cost is None
+    assert cf.MDPSO.tags.measure is None
     mdpso = cf.MDPSO(**cf.MDPSO.tags.fast_params).fit(
         model, data.split(test_size=0.2, random_state=0)[0]
     )
     with pytest.raises(ValidationError, match="no distance of its own"):
-        cf.global_recourse(mdpso, X.iloc[:30], cost="method")
+        cf.global_recourse(mdpso, X.iloc[:30], measure="method")
 
 
 def test_cost_caps_keep_actions_within_reach(german):
     _, _, method, X, _, _, g = german
     capped = cf.global_recourse(
-        method, X, max_actions=3, max_cost_ratio=0.5, n_bootstrap=0, max_candidates=60
+        method,
+        X,
+        max_actions=3,
+        max_cost_ratio=0.5,
+        statistics=Statistics(n_bootstrap=0),
+        search=ActionSearch(max_candidates=60),
     )
     pr = capped.per_row[capped.per_row["covered"] & capped.per_row["individual_cost"].notna()]
     assert len(pr) and (pr["cost"] <= 0.5 * pr["individual_cost"] * (1 + 1e-9)).all()
     hard = cf.global_recourse(
-        method, X, max_actions=3, max_cost=0.01, n_bootstrap=0, max_candidates=60
+        method,
+        X,
+        max_actions=3,
+        max_cost=0.01,
+        statistics=Statistics(n_bootstrap=0),
+        search=ActionSearch(max_candidates=60),
     )
     assert (hard.per_row.loc[hard.per_row["covered"], "cost"] <= 0.01 + 1e-12).all()
     assert hard.n_covered <= g.n_covered
@@ -444,9 +482,13 @@ def test_dask_backend_gives_the_same_answer(german):
     pytest.importorskip("distributed")
     _, _, method, X, *_ = german
     Xs = X.iloc[:40]
-    serial = cf.global_recourse(method, Xs, max_actions=2, n_bootstrap=0)
+    serial = cf.global_recourse(method, Xs, max_actions=2, statistics=Statistics(n_bootstrap=0))
     dask = cf.global_recourse(
-        method, Xs, max_actions=2, n_bootstrap=0, backend="dask", n_jobs=1, chunk_size=10
+        method,
+        Xs,
+        max_actions=2,
+        statistics=Statistics(n_bootstrap=0),
+        batch=Batch(parallel="dask", n_jobs=1, chunk_size=10),
     )
     assert dask.rules == serial.rules
     pd.testing.assert_frame_equal(dask.per_row, serial.per_row)
@@ -457,7 +499,13 @@ def test_report_section_and_page(german, tmp_path):
     pytest.importorskip("jinja2")
     pytest.importorskip("matplotlib")
     _, _, method, X, _, test, _ = german
-    audit = cf.audit(method, X, groups=["personal_status_sex"], data=test, n_bootstrap=50)
+    audit = cf.audit(
+        method,
+        X,
+        groups=["personal_status_sex"],
+        data=test,
+        statistics=Statistics(n_bootstrap=50),
+    )
     g = cf.global_recourse(
         method,
         X,
@@ -465,7 +513,7 @@ def test_report_section_and_page(german, tmp_path):
         groups=["personal_status_sex"],
         data=test,
         individual=audit,
-        n_bootstrap=50,
+        statistics=Statistics(n_bootstrap=50),
     )
     html = audit.to_html(tmp_path / "audit.html", global_recourse=g)
     assert 'id="global-recourse"' in html and "Global recourse by personal_status_sex" in html

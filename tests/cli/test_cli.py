@@ -269,7 +269,8 @@ def test_table_gives_the_methods_words_for_rows_without_an_answer(capsys):
 
 
 def test_desired_class_is_named_plainly(tmp_path, capsys):
-    """A file without a known favourable class: the status line names the class as the user wrote it."""
+    """A file without a known favourable class: the status line names the class as the user
+    wrote it."""
     data = cf.datasets.load("german_credit")
     path = tmp_path / "mine.csv"
     data.frame.iloc[:200].to_csv(path, index=False)

@@ -70,7 +70,9 @@ def small_audit():
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     method = cf.NearestObservable().fit(model, train)
-    return cf.audit(method, test.X.iloc[:40], data=data, n_bootstrap=20)
+    return cf.audit(
+        method, test.X.iloc[:40], data=data, statistics=cf.recourse.Statistics(n_bootstrap=20)
+    )
 
 
 def test_audit_save_writes_all_files_or_none(small_audit, tmp_path, monkeypatch):
@@ -94,9 +96,19 @@ def test_resumed_audit_reports_the_total_time(tmp_path):
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     method = cf.NearestObservable().fit(model, train)
-    cf.audit(method, test.X, data=data, n_bootstrap=20, out_dir=tmp_path / "chunks", chunk_size=20)
+    cf.audit(
+        method,
+        test.X,
+        data=data,
+        statistics=cf.recourse.Statistics(n_bootstrap=20),
+        batch=cf.recourse.Batch(out_dir=tmp_path / "chunks", chunk_size=20),
+    )
     again = cf.audit(
-        method, test.X, data=data, n_bootstrap=20, out_dir=tmp_path / "chunks", chunk_size=20
+        method,
+        test.X,
+        data=data,
+        statistics=cf.recourse.Statistics(n_bootstrap=20),
+        batch=cf.recourse.Batch(out_dir=tmp_path / "chunks", chunk_size=20),
     )
     stamp = tmp_path / "chunks" / "explained" / "audit-run.json"
     recorded = sum(pd.read_json(stamp, typ="series")["chunk_seconds"].values())

@@ -45,6 +45,11 @@ def _run(capsys, argv):
 
 
 def _cases(d, target):
+    return {**_file_cases(d, target), **_option_cases(d), **_choice_cases(d)}
+
+
+def _file_cases(d, target):
+    """Bad data and model files."""
     good = str(d / "good.csv")
     data = ["explain", "--data", good, "--target", target, "--model", "lr"]
     mfile = ["--allow-unsafe-model-load", "--model-file"]
@@ -79,6 +84,12 @@ def _cases(d, target):
             "not a fitted classifier",
         ),
         "model file other columns": ([*data, *mfile, str(d / "compas_lr.joblib")], "other columns"),
+    }
+
+
+def _option_cases(d):
+    """Bad options: rows, constraints, parameters, choices."""
+    return {
         "rows abc": (["explain", "--model", "lr", "--rows", "abc"], "not a row number"),
         "rows out of range": (["explain", "--model", "lr", "--rows", "999999"], "outside"),
         "rows empty": (["explain", "--model", "lr", "--rows", ""], "--rows"),
@@ -113,6 +124,12 @@ def _cases(d, target):
             ["explain", "--model", "lr", "--constraints", str(d / "unknown_key.yaml")],
             "immutible",
         ),
+    }
+
+
+def _choice_cases(d):
+    """Unknown names and bad values of the remaining options."""
+    return {
         "immutable unknown feature": (
             ["explain", "--model", "lr", "--immutable", "no_such_feature"],
             "no_such_feature",

@@ -25,8 +25,15 @@ PARAMS: dict[str, list[str]] = {
     "mace": ["--param", "epsilon=0.01"],
     "ceocl": [],
     "ufce": ["--param", "variant=1", "--param", "n_neighbors=10", "--param", "n_grid=8"],
-    "mdpso": ["--param", "n_particles=16", "--param", "max_iter=20", "--param", "patience=5"],
-    "l2c": ["--param", "max_epochs=3", "--param", "n_samples=20", "--param", "device=cpu"],
+    "mdpso": ["--param", "swarm={n_particles: 16, max_iter: 20, patience: 5}"],
+    "l2c": [
+        "--param",
+        "training={max_epochs: 3}",
+        "--param",
+        "n_samples=20",
+        "--param",
+        "device=cpu",
+    ],
 }
 NEEDS = {"mace": "z3", "ceocl": "highspy", "l2c": "torch"}
 

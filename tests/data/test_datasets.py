@@ -19,7 +19,8 @@ from counterfact.datasets import predefined_split
 SHARED = Path(__file__).parents[2].parent / "shared" / "datasets"
 BUILD_SCRIPT = Path(__file__).parents[2] / "scripts" / "build_datasets.py"
 
-#: name -> (rows, features, positives) with the default options (SOURCES.md counts after documented filters)
+#: name -> (rows, features, positives) with the default options
+#: (SOURCES.md counts after documented filters)
 BUNDLED = {
     "german_credit": (1000, 20, 700),
     "adult": (45222, 12, 11208),
@@ -78,8 +79,11 @@ def test_names_list_every_dataset():
 @pytest.mark.parametrize("name", [*BUNDLED, *EXTERNAL])
 def test_info_and_describe(name):
     info = cf.datasets.info(name)
-    for key in ("description", "citation", "licence", "source", "bundled", "n_rows", "n_features", "target",
-                "positive_class", "favourable_class", "papers", "options", "files"):  # fmt: skip
+    keys = (
+        "description", "citation", "licence", "source", "bundled", "n_rows", "n_features",
+        "target", "positive_class", "favourable_class", "papers", "options", "files",
+    )  # fmt: skip
+    for key in keys:
         assert key in info, key
     assert info["bundled"] == (name in BUNDLED)
     rows, feats, _ = {**BUNDLED, **EXTERNAL}[name]
@@ -137,7 +141,8 @@ def test_bundled_counts_and_schema(name):
     assert data.schema.validate_frame(data.X).shape == data.X.shape
 
 
-#: immutable beyond the papers' choices, as a lender or a school would advise (records, family facts)
+#: immutable beyond the papers' choices, as a lender or a school would advise
+#: (records, family facts)
 RECORDS = {
     "german_credit": {"credit_history"},
     "default_credit_taiwan": {f"PAY_{i}" for i in (0, 2, 3, 4, 5, 6)}
@@ -347,9 +352,9 @@ def test_bundle_is_reproducible(shared):
 
 def test_import_is_light():
     code = (
-        "import sys, counterfact.datasets as d; d.names(); d.info('adult');"
-        "assert not [m for m in sys.modules if m.startswith('counterfact.datasets._') and m.split('.')[-1] in "
-        "('_social', '_credit', '_science')]"
+        "import sys, counterfact.datasets as d; d.names(); d.info('adult');assert not [m "
+        "for m in sys.modules if m.startswith('counterfact.datasets._') and "
+        "m.split('.')[-1] in ('_social', '_credit', '_science')]"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
 

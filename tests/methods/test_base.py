@@ -10,6 +10,7 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._validation import Interval
+from counterfact.constraints import CONSTRAINT_KINDS
 from counterfact.exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from counterfact.methods import Candidates, CounterfactualMethod, MethodTags
 from counterfact.methods._pipeline._prepare import prepare
@@ -19,6 +20,12 @@ class RandomProbe(CounterfactualMethod):
     """Test method: samples rows inside the query's bounds; optionally proposes junk."""
 
     name: ClassVar[str] = "random_probe"
+    #: checks its rows with ``verify``, so it honours every kind but causal relations
+    tags: ClassVar[MethodTags] = MethodTags(
+        display_name="random probe",
+        summary="a test method",
+        constraints=frozenset(CONSTRAINT_KINDS) - {"causal"},
+    )
     _parameter_constraints: ClassVar[dict] = {"n_samples": [Interval(int, 1, None)]}
 
     def __init__(

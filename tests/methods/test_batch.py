@@ -62,7 +62,7 @@ def test_failing_chunk_keeps_the_others(setting, tmp_path):
 def test_local_dask_cluster_two_workers(setting, tmp_path):
     pytest.importorskip("distributed")
     method, X = setting
-    rep = explain_in_chunks(method, X, chunk_size=10, n_jobs=2, backend="dask", out_dir=tmp_path)
+    rep = explain_in_chunks(method, X, chunk_size=10, n_jobs=2, parallel="dask", out_dir=tmp_path)
     assert not rep.failed and len(rep.result) == len(X)
     assert len(rep.chunk_seconds) == rep.n_chunks and all(s > 0 for s in rep.chunk_seconds.values())
     direct = method.explain(X)
@@ -100,7 +100,9 @@ def test_killed_dask_worker_loses_nothing(setting, tmp_path):
     t = threading.Thread(target=kill_one)
     try:
         t.start()
-        rep = explain_in_chunks(method, X, chunk_size=5, n_jobs=2, backend="dask", out_dir=tmp_path)
+        rep = explain_in_chunks(
+            method, X, chunk_size=5, n_jobs=2, parallel="dask", out_dir=tmp_path
+        )
         t.join()
     finally:
         client.close()

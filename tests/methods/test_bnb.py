@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.metrics._distances import DistanceEncoder
 
 pytest.importorskip("z3")
 
@@ -73,7 +74,7 @@ def _brute(
         ok = P - (1 - P) >= MARGIN  # forests: on the mean probabilities
     if min_probability is not None:
         ok &= P >= min_probability - 1e-12
-    enc = cf.metrics.DistanceEncoder(schema)
+    enc = DistanceEncoder(schema)
     d = enc.distances(enc.transform(grid[ok]), enc.transform(q.to_frame().T)[0], norm)
     return float(d.min()) if len(d) else np.inf
 
@@ -89,8 +90,8 @@ def test_bnb_equals_brute_force(setting, kind, norm):
     data, train, test, models = setting
     model = models[kind]
     X = _queries(model, test)
-    res = cf.MACE(norm=norm, oracle="bnb", random_state=0).fit(model, train).explain(X, target=1)
-    assert (res.diagnostics["oracle"] == "bnb").all()
+    res = cf.MACE(norm=norm, solver="bnb", random_state=0).fit(model, train).explain(X, target=1)
+    assert (res.diagnostics["solver"] == "bnb").all()
     for qid in X.index:
         best = _brute(model, data.schema, X.loc[qid], norm, lambda g: np.ones(len(g), dtype=bool))
         d = res.diagnostics.loc[qid]
@@ -107,7 +108,7 @@ def test_bnb_constraints_equal_brute_force(setting):
     X = _queries(model, test, 6)
     cons = cf.Constraints(immutable=["k"], increasing=["lvl"], ranges={"a": (1.0, 4.5)})
     res = (
-        cf.MACE(norm="l1", oracle="bnb", random_state=0)
+        cf.MACE(norm="l1", solver="bnb", random_state=0)
         .fit(model, train)
         .explain(X, target=1, constraints=cons)
     )
@@ -134,9 +135,9 @@ def test_bnb_min_probability(setting):
     model = models["rf"]
     X = _queries(model, test, 4)
     res = (
-        cf.MACE(norm="l1", oracle="bnb", random_state=0)
+        cf.MACE(norm="l1", solver="bnb", random_state=0)
         .fit(model, train)
-        .explain(X, target=1, min_probability=0.8)
+        .explain(X, target=1, requirements=cf.Requirements(min_probability=0.8))
     )
     for qid in X.index:
         best = _brute(
@@ -158,9 +159,9 @@ def test_bnb_equals_z3(setting):
     _, train, test, models = setting
     for model in models.values():
         X = _queries(model, test, 4)
-        b = cf.MACE(norm="l1", oracle="bnb", random_state=0).fit(model, train).explain(X, target=1)
+        b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X, target=1)
         z = (
-            cf.MACE(norm="l1", oracle="z3", epsilon=1e-6, random_state=0)
+            cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0)
             .fit(model, train)
             .explain(X, target=1)
         )
@@ -179,7 +180,7 @@ def test_auto_chooses_bnb_for_ensembles_and_falls_back_for_diversity(setting):
     _, train, test, models = setting
     X = _queries(models["rf"], test, 2)
     m = cf.MACE(norm="l1", random_state=0).fit(models["rf"], train)
-    assert m.oracle_ == "bnb"
+    assert m.solver_ == "bnb"
     res = m.explain(X, target=1, n_counterfactuals=2)  # the second answer: another oracle
     assert (res.status == "optimal").all()
     assert res.counterfactuals.groupby(level=0).size().max() == 2
@@ -188,12 +189,12 @@ def test_auto_chooses_bnb_for_ensembles_and_falls_back_for_diversity(setting):
 def test_explicit_bnb_raises_on_what_it_cannot_search(setting):
     _, train, test, models = setting
     X = _queries(models["rf"], test, 1)
-    m = cf.MACE(oracle="bnb").fit(models["rf"], train)
+    m = cf.MACE(solver="bnb").fit(models["rf"], train)
     with pytest.raises(cf.UnsupportedConstraintError, match="diversity"):
         m.explain(X, target=1, n_counterfactuals=2)
     lr = cf.models.fit(train, "lr", random_state=0)
     with pytest.raises(cf.UnsupportedConstraintError, match="no tree ensemble"):
-        cf.MACE(oracle="bnb").fit(lr, train).explain(_queries(lr, test, 1), target=1)
+        cf.MACE(solver="bnb").fit(lr, train).explain(_queries(lr, test, 1), target=1)
 
 
 def test_bnb_adult_matches_z3_xgboost():
@@ -207,8 +208,8 @@ def test_bnb_adult_matches_z3_xgboost():
     train = train.subset(train.frame.sample(4000, random_state=0).index)
     model = cf.models.fit(train, "xgb", random_state=0, n_estimators=30, max_depth=4)
     X = test.X[model.predict(test.X) != model.classes_[-1]].iloc[:3]
-    b = cf.MACE(norm="l1", oracle="bnb", random_state=0).fit(model, train).explain(X)
-    z = cf.MACE(norm="l1", oracle="z3", epsilon=1e-6, random_state=0).fit(model, train).explain(X)
+    b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X)
+    z = cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0).fit(model, train).explain(X)
     assert (b.status == "optimal").all() and (z.status == "optimal").all()
     assert (b.diagnostics["n_margin_retries"] == 0).all() and (
         z.diagnostics["n_margin_retries"] == 0
@@ -223,14 +224,14 @@ def test_bnb_robust_to_another_forest_equals_z3(setting):
     _, train, test, models = setting
     other = cf.models.fit(train, "rf", random_state=1, n_estimators=5, max_depth=3)
     X = _queries(models["rf"], test, 3)
-    kw = {"target": 1, "robust_to": [other]}
-    b = cf.MACE(norm="l1", oracle="bnb", random_state=0).fit(models["rf"], train).explain(X, **kw)
+    kw = {"target": 1, "requirements": cf.Requirements(robust_to=[other])}
+    b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(models["rf"], train).explain(X, **kw)
     z = (
-        cf.MACE(norm="l1", oracle="z3", epsilon=1e-6, random_state=0)
+        cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0)
         .fit(models["rf"], train)
         .explain(X, **kw)
     )
-    assert (b.diagnostics["oracle"] == "bnb").all()
+    assert (b.diagnostics["solver"] == "bnb").all()
     for qid in X.index:
         assert b.status[qid] == z.status[qid]
         if b.status[qid] == "optimal":

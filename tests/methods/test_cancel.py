@@ -31,7 +31,7 @@ def _cancel_after(seconds: float) -> CancelToken:
 
 def _market_split(n: int = 40, rows: int = 5, seed: int = 0):  # type: ignore[no-untyped-def]
     """Cornuéjols-Dawande market split: tiny, and very hard for branch and bound."""
-    from counterfact.solvers.milp import Model, quicksum
+    from counterfact.solvers._milp import Model, quicksum
 
     rng = np.random.default_rng(seed)
     m = Model("market split")
@@ -89,7 +89,7 @@ def _pigeonhole(z3, n: int):  # type: ignore[no-untyped-def]
 
 def test_mace_z3_check_is_interrupted_when_cancelled():
     z3 = pytest.importorskip("z3")
-    from counterfact.methods.mace._z3_oracle import Z3Oracle
+    from counterfact.solvers._smt import Z3Oracle
 
     oracle = Z3Oracle.__new__(Z3Oracle)  # the check alone, on a formula Z3 needs minutes for
     oracle.z3 = z3
@@ -104,7 +104,7 @@ def test_mace_cpsat_check_is_stopped_when_cancelled():
     pytest.importorskip("ortools")
     from ortools.sat.python import cp_model
 
-    from counterfact.methods.mace._cpsat_oracle import CpsatOracle
+    from counterfact.solvers._cpsat import CpsatOracle
 
     rng = np.random.default_rng(1)
     m = cp_model.CpModel()
@@ -132,8 +132,8 @@ def setting():
 @pytest.mark.parametrize(
     ("name", "params"),
     [
-        ("mace", {"oracle": "z3"}),
-        ("mace", {"oracle": "mip"}),
+        ("mace", {"solver": "z3"}),
+        ("mace", {"solver": "highs"}),
         ("ceocl", {}),
     ],
 )
@@ -141,7 +141,7 @@ def test_a_cancelled_explanation_returns_at_once(setting, name, params):
     """The reproduction of issue 29: 20 rows, 5 answers each, 30 s per row (about 40 s
     of work on this model); cancelled after 0.5 s, the call returns within seconds,
     the rows not yet searched marked as cancelled."""
-    if params.get("oracle") == "z3":
+    if params.get("solver") == "z3":
         pytest.importorskip("z3")
     pytest.importorskip("highspy")
     train, model, rows = setting

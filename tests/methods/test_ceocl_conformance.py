@@ -1,5 +1,5 @@
-"""The conformance suite for CE-OCL with a sparsity penalty and with SCIP (tests/methods/test_common.py
-runs it with HiGHS and the fast parameters)."""
+"""The conformance suite for CE-OCL with a sparsity penalty and with SCIP
+(tests/methods/test_common.py runs it with HiGHS and the fast parameters)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ CHECKS = conformance_checks()
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_conformance_lr(check, backend):
     check(
-        lambda: cf.CEOCL(norm="l1", alpha=0.05, backend=backend, time_limit=20, random_state=0),
+        lambda: cf.CEOCL(norm="l1", alpha=0.05, solver=backend, time_limit=20, random_state=0),
         make_setting("lr"),
     )
 
@@ -26,4 +26,4 @@ def test_conformance_lr(check, backend):
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 def test_conformance_tree_scip(check):
     setting = make_setting("tree")
-    check(lambda: cf.CEOCL(norm="l1", backend="scip", time_limit=20, random_state=0), setting)
+    check(lambda: cf.CEOCL(norm="l1", solver="scip", time_limit=20, random_state=0), setting)

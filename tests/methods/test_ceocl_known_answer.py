@@ -24,7 +24,8 @@ pytest.importorskip("z3")
 
 
 def _load_mace_tests():
-    """The problem generators and closed forms of tests/methods/test_mace.py (one source of truth)."""
+    """The problem generators and closed forms of tests/methods/test_mace.py (one source
+    of truth)."""
     spec = importlib.util.spec_from_file_location(
         "_mace_known_answers", Path(__file__).with_name("test_mace.py")
     )
@@ -54,7 +55,7 @@ def tree_setting():
 
 def _ceocl(backend: str, train, model) -> cf.CEOCL:  # type: ignore[no-untyped-def]
     return cf.CEOCL(
-        norm="l1", distance_scale="range", backend=backend, solution_pool=False, random_state=0
+        norm="l1", distance_scale="range", solver=backend, solution_pool=False, random_state=0
     ).fit(model, train)
 
 
@@ -192,7 +193,7 @@ def test_l2_highs_certified_equals_scip_miqp(widen):
     obj = {}
     for backend in ("highs", "scip"):
         res = (
-            cf.CEOCL(norm="l2", alpha=0.05, backend=backend, solution_pool=False, random_state=0)
+            cf.CEOCL(norm="l2", alpha=0.05, solver=backend, solution_pool=False, random_state=0)
             .fit(model, train)
             .explain(X)
         )
@@ -252,7 +253,7 @@ def test_trust_scope_mutable_and_all(tree_setting):
     train, test, model = tree_setting
     c = cf.Constraints(immutable=["job", "k"])
     X = test.X[model.predict(test.X) == 0].iloc[:5]
-    kw = {"norm": "l1", "trust_region": "hull", "backend": "highs", "random_state": 0}
+    kw = {"norm": "l1", "trust_region": "hull", "solver": "highs", "random_state": 0}
     mut = cf.CEOCL(**kw).fit(model, train).explain(X, constraints=c)
     full = cf.CEOCL(trust_scope="all", **kw).fit(model, train).explain(X, constraints=c)
     method = cf.CEOCL(**kw).fit(model, train)

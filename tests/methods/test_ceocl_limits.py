@@ -66,7 +66,7 @@ def test_observed_rows_are_feasible_in_the_tree_encoding(forest_setting):
     """Training rows the forest assigns to the target are points of the MIP (the
     safety distance from tree cuts must not exclude values seen in the data, such
     as a round amount right below a cut)."""
-    from counterfact.solvers.milp import Model, declare_inputs, encode_outputs
+    from counterfact.solvers._milp import Model, declare_inputs, encode_outputs
 
     train, _, model = forest_setting
     comp = cf.CEOCL().fit(model, train).compiled_
@@ -139,8 +139,8 @@ def test_solver_banners_stay_off_stdout():
         m = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(6,), max_iter=200)
         X = test.X.iloc[:1]
         cf.CEOCL(random_state=0).fit(m, train).explain(X)
-        cf.MACE(oracle="mip", random_state=0).fit(m, train).explain(X)
-        cf.CEOCL(backend="scip", random_state=0).fit(m, train).explain(X)
+        cf.MACE(solver="highs", random_state=0).fit(m, train).explain(X)
+        cf.CEOCL(solver="scip", random_state=0).fit(m, train).explain(X)
         """
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)

@@ -58,7 +58,9 @@ def _all_points(schema) -> pd.DataFrame:  # type: ignore[no-untyped-def]
     return frame
 
 
-def _costs(method, schema, q: pd.Series, P: pd.DataFrame) -> np.ndarray:  # type: ignore[no-untyped-def]
+def _costs(  # type: ignore[no-untyped-def]
+    method, schema, q: pd.Series, P: pd.DataFrame
+) -> np.ndarray:
     """CE-OCL's objective (its own scales) for every point of ``P``."""
     total = np.zeros(len(P))
     for j, f in enumerate(schema):
@@ -179,7 +181,7 @@ def test_narrowing_keeps_diverse_answers_and_l0(grid_setting):
 def test_narrow_box_bounds():
     """The narrowed box is what the radius allows, per feature."""
     from counterfact.methods.ceocl._formulation import narrow_box
-    from counterfact.solvers.milp import FeatureVars, Model, RawInputs
+    from counterfact.solvers._milp import FeatureVars, Model, RawInputs
 
     m = Model()
     x = m.add_var(0.0, 100.0, name="x")

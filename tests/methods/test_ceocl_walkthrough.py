@@ -182,7 +182,8 @@ def test_part_e_f_lie_in_the_enlarged_hull(setup, parts):
 
 
 def test_part_f_learned_causality(setup, parts):
-    """credit_amount - x_credit = c(duration') - c(duration) with the learned MLP, within tolerance."""
+    """credit_amount - x_credit = c(duration') - c(duration) with the learned MLP, within
+    tolerance."""
     _method, res = parts["F"]
     rel = cf.Causal("credit_amount", ("duration_months",), model=setup.causal_model, tol=1e-2)
     rng = setup.train.schema["credit_amount"].range

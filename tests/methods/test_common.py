@@ -1,8 +1,9 @@
 """Every registered method through every conformance check (like scikit-learn's test_common).
 
 The methods come from the registry (peer adapters included where their package
-is installed), each built with its class's ``tags.fast_params``; a method a
-user registers is checked the same way (see ``test_a_registered_method_of_ones_own``).
+is installed), each built with its class's ``tags.fast_params`` by the same
+:func:`counterfact.testing.check_method` a method's author calls; a method a user
+registers is checked the same way (see ``test_a_registered_method_of_ones_own``).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._validation import Interval
+from counterfact.constraints import CONSTRAINT_KINDS
 from counterfact.methods import Candidates, CounterfactualMethod, MethodTags, Query
 from counterfact.testing import check_method, conformance_checks, fast_method, make_setting
 
@@ -26,15 +28,21 @@ KINDS = ["lr", "tree"]
 
 
 def test_every_method_is_covered():
-    """The six methods of the library are registered and checked here (DiCE too when dice-ml is installed)."""
-    assert {"nearest", "mace", "ceocl", "ufce", "mdpso", "l2c"} <= set(METHODS)
+    """Every method the library declares is registered and checked here (peer adapters
+    when their package is installed)."""
+    own = set(cf.methods._registry.builtin_classes().values())
+    peers = {n for n in own if cf.methods.get_class(n).tags.peer}
+    assert own - peers <= set(METHODS) and len(own - peers) >= 6
 
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
 @pytest.mark.parametrize("name", METHODS)
 def test_conformance(name, check, kind):
-    check(lambda: fast_method(name), make_setting(kind))
+    cls = cf.methods.get_class(name)
+    assert check_method(cls, setting=make_setting(kind), checks=[check.__name__]) == [
+        check.__name__
+    ]
 
 
 class RandomNeighbour(CounterfactualMethod):
@@ -44,7 +52,10 @@ class RandomNeighbour(CounterfactualMethod):
 
     name = "random_neighbour"
     tags = MethodTags(
-        display_name="random neighbour", summary="steps towards observed rows of the target class"
+        display_name="random neighbour",
+        summary="steps towards observed rows of the target class",
+        # every step is filtered with the query's bounds: all kinds but causal ones
+        constraints=frozenset(CONSTRAINT_KINDS) - {"causal"},
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {"n_draws": [Interval(int, 1, None)]}
 
@@ -76,9 +87,24 @@ def test_a_registered_method_of_ones_own():
     cf.methods.register("random_neighbour", RandomNeighbour)
     try:
         assert "random_neighbour" in cf.methods.names()
-        check_method(lambda: fast_method("random_neighbour", random_state=0), make_setting("lr"))
+        factory = lambda: fast_method("random_neighbour", random_state=0)  # noqa: E731
+        assert check_method(factory) == [c.__name__ for c in CHECKS]
     finally:
-        cf.methods._registry._REGISTRY.pop("random_neighbour")
+        cf.methods._registry.unregister("random_neighbour")
+
+
+def test_check_method_takes_a_class_an_instance_or_a_factory():
+    """An instance's parameters are kept (each check gets a fresh copy); a failure names
+    the check, what it checks and why, for every failed check at once."""
+    for method in (RandomNeighbour, RandomNeighbour(n_draws=5, random_state=0)):
+        assert check_method(method, checks=["check_tags", "check_reproducible"]) == [
+            "check_tags",
+            "check_reproducible",
+        ]
+    with pytest.raises(ValueError, match="no_such_check"):
+        check_method(RandomNeighbour, checks=["no_such_check"])
+    with pytest.raises(TypeError, match="CounterfactualMethod"):
+        check_method(int)
 
 
 def test_a_class_without_tags_is_refused():
@@ -99,5 +125,8 @@ def test_the_suite_catches_an_override_of_the_pipeline():
         def _check_fitted(self) -> None:
             pass
 
-    with pytest.raises(AssertionError, match="_check_fitted"):
-        check_method(lambda: Meddler(random_state=0), make_setting("lr"))
+    with pytest.raises(AssertionError, match="_check_fitted") as info:
+        check_method(lambda: Meddler(random_state=0), setting=make_setting("lr"))
+    report = str(info.value)
+    assert report.startswith("Meddler failed ") and "of 12 conformance checks" in report
+    assert "- check_tags: The class declares its facts" in report

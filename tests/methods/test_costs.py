@@ -1,5 +1,6 @@
-"""explain(costs=cf.Costs(...)): exact methods find the brute-force optimum under the costs,
-heuristics rank by them, and results speak in the user's unit.
+"""explain(requirements=cf.Requirements(costs=cf.Costs(...))): exact methods find the
+brute-force optimum under the costs, heuristics rank by them, and results speak in the
+user's unit.
 
 The data: four features on a small domain (two integers, a categorical and an
 ordinal feature; 11 x 9 x 3 x 4 = 1188 points), so that the cheapest
@@ -85,11 +86,11 @@ def _first_costs(result):
     return c[c.index.get_level_values(1) == 0].droplevel(1)
 
 
-@pytest.mark.parametrize("oracle", ["z3", "mip"])
+@pytest.mark.parametrize("oracle", ["z3", "highs"])
 def test_mace_finds_the_brute_force_optimum(setting, oracle):
     data, model, grid, pred, queries = setting
-    mace = cf.MACE(oracle=oracle, epsilon=1e-3, time_limit=60, random_state=0).fit(model, data)
-    res = mace.explain(queries, costs=COSTS)
+    mace = cf.MACE(solver=oracle, epsilon=1e-3, time_limit=60, random_state=0).fit(model, data)
+    res = mace.explain(queries, requirements=cf.Requirements(costs=COSTS))
     got = _first_costs(res)
     for q in queries.index:
         best = _brute(data, grid, pred, queries.loc[q])
@@ -102,7 +103,7 @@ def test_mace_finds_the_brute_force_optimum(setting, oracle):
 def test_ceocl_finds_the_brute_force_optimum(setting):
     data, model, grid, pred, queries = setting
     ceocl = cf.CEOCL(norm="l1", time_limit=60, random_state=0).fit(model, data)
-    res = ceocl.explain(queries, costs=COSTS)
+    res = ceocl.explain(queries, requirements=cf.Requirements(costs=COSTS))
     got = _first_costs(res)
     for q in queries.index:
         best = _brute(data, grid, pred, queries.loc[q])
@@ -118,9 +119,9 @@ def test_forest_auto_oracle_is_exact_and_bnb_refuses(setting):
     X = data.X
     rejected = X[np.asarray(forest.predict(X)) == 0].drop_duplicates().iloc[:3]
     res = (
-        cf.MACE(oracle="auto", epsilon=1e-3, time_limit=60, random_state=0)
+        cf.MACE(solver="auto", epsilon=1e-3, time_limit=60, random_state=0)
         .fit(forest, data)
-        .explain(rejected, costs=COSTS)
+        .explain(rejected, requirements=cf.Requirements(costs=COSTS))
     )
     got = _first_costs(res)
     for q in rejected.index:
@@ -128,8 +129,8 @@ def test_forest_auto_oracle_is_exact_and_bnb_refuses(setting):
         assert res.status[q] == "optimal"
         assert best - 1e-9 <= got[q] <= best + 1e-3 + 1e-9
     with pytest.raises(cf.UnsupportedConstraintError, match="costs"):
-        cf.MACE(oracle="bnb", time_limit=30).fit(forest, data).explain(
-            rejected.iloc[:1], costs=COSTS
+        cf.MACE(solver="bnb", time_limit=30).fit(forest, data).explain(
+            rejected.iloc[:1], requirements=cf.Requirements(costs=COSTS)
         )
 
 
@@ -143,7 +144,9 @@ def _heuristics():
 def test_heuristics_rank_by_the_costs_and_report_them(setting, name, params):
     data, model, grid, pred, queries = setting
     method = cf.methods.get(name, **params).fit(model, data)
-    res = method.explain(queries, n_counterfactuals=2, costs=COSTS)
+    res = method.explain(
+        queries, n_counterfactuals=2, requirements=cf.Requirements(costs=COSTS)
+    )
     assert method.tags.costs == "search"
     bound = COSTS.bind(data.schema, data.X)
     got = res.cost()
@@ -164,7 +167,11 @@ def test_l2c_ranks_by_the_costs(setting):
     pytest.importorskip("torch")
     data, model, _grid, _pred, queries = setting
     params = {**dict(cf.L2C.tags.fast_params), "random_state": 0}
-    res = cf.L2C(**params).fit(model, data).explain(queries, n_counterfactuals=2, costs=COSTS)
+    res = (
+        cf.L2C(**params)
+        .fit(model, data)
+        .explain(queries, n_counterfactuals=2, requirements=cf.Requirements(costs=COSTS))
+    )
     bound = COSTS.bind(data.schema, data.X)
     for (q, r), row in res.counterfactuals.iterrows():
         assert res.cost()[(q, r)] == pytest.approx(
@@ -175,9 +182,9 @@ def test_l2c_ranks_by_the_costs(setting):
 def test_result_speaks_in_the_unit_and_round_trips(setting):
     data, model, _grid, _pred, queries = setting
     res = (
-        cf.MACE(oracle="mip", time_limit=30, random_state=0)
+        cf.MACE(solver="highs", time_limit=30, random_state=0)
         .fit(model, data)
-        .explain(queries.iloc[:2], costs=COSTS)
+        .explain(queries.iloc[:2], requirements=cf.Requirements(costs=COSTS))
     )
     text = res.describe()
     assert "cost about" in text and "months of saving" in text
@@ -199,12 +206,17 @@ def test_costs_are_not_mutated_and_bad_use_is_refused(setting):
         tags = MethodTags(display_name="no costs", summary="a method that cannot take costs")
 
     with pytest.raises(cf.UnsupportedConstraintError, match="cannot take costs"):
-        NoCosts().fit(model, data).explain(queries.iloc[:1], costs=COSTS)
-    with pytest.raises(cf.ValidationError, match=r"costs must be a cf\.Costs"):
-        NearestObservable().fit(model, data).explain(queries.iloc[:1], costs={"a": 1.0})
+        NoCosts().fit(model, data).explain(
+            queries.iloc[:1], requirements=cf.Requirements(costs=COSTS)
+        )
+    with pytest.raises(cf.ValidationError, match=r"must be a cf\.Costs"):
+        NearestObservable().fit(model, data).explain(
+            queries.iloc[:1], requirements=cf.Requirements(costs={"a": 1.0})
+        )
     with pytest.raises(cf.ValidationError, match="unknown features"):
         NearestObservable().fit(model, data).explain(
-            queries.iloc[:1], costs=cf.Costs(weights={"income": 1.0})
+            queries.iloc[:1],
+            requirements=cf.Requirements(costs=cf.Costs(weights={"income": 1.0})),
         )
     with pytest.raises(cf.ValidationError, match="explained without costs"):
         NearestObservable().fit(model, data).explain(queries.iloc[:1]).cost()
@@ -213,10 +225,15 @@ def test_costs_are_not_mutated_and_bad_use_is_refused(setting):
 
 def test_audit_costs_carry_the_unit(setting):
     data, model, _grid, _pred, queries = setting
-    mace = cf.MACE(oracle="mip", time_limit=30, random_state=0).fit(model, data)
-    audit = cf.audit(mace, queries, costs=COSTS, n_bootstrap=20, min_group_size=1)
-    assert audit.meta["cost"] == "costs" and audit.meta["cost_unit"] == "months of saving"
+    mace = cf.MACE(solver="highs", time_limit=30, random_state=0).fit(model, data)
+    audit = cf.audit(
+        mace,
+        queries,
+        requirements=cf.Requirements(costs=COSTS),
+        statistics=cf.recourse.Statistics(n_bootstrap=20, min_group_size=1),
+    )
+    assert audit.meta["measure"] == "costs" and audit.meta["cost_unit"] == "months of saving"
     rec = audit.per_row[audit.per_row["outcome"] == "recourse"]
     assert len(rec) and np.allclose(rec["cost"], rec["cost_user"])
-    res = mace.explain(queries, costs=COSTS)
+    res = mace.explain(queries, requirements=cf.Requirements(costs=COSTS))
     assert np.allclose(rec["cost_user"].to_numpy(), _first_costs(res).reindex(rec.index).to_numpy())

@@ -40,9 +40,9 @@ def setting():
 def test_cpsat_matches_z3(setting, norm):
     train, test, model = setting
     X = test.X.iloc[:6]
-    z = cf.MACE(norm=norm, epsilon=EPS, oracle="z3", random_state=0).fit(model, train).explain(X)
-    c = cf.MACE(norm=norm, epsilon=EPS, oracle="cpsat", random_state=0).fit(model, train).explain(X)
-    assert (c.diagnostics["oracle"] == "cpsat").all()
+    z = cf.MACE(norm=norm, epsilon=EPS, solver="z3", random_state=0).fit(model, train).explain(X)
+    c = cf.MACE(norm=norm, epsilon=EPS, solver="cpsat", random_state=0).fit(model, train).explain(X)
+    assert (c.diagnostics["solver"] == "cpsat").all()
     both = (z.status == "optimal") & (c.status == "optimal")
     assert both.sum() >= 4
     for qid in X.index[both.to_numpy()]:
@@ -61,7 +61,7 @@ def test_cpsat_falls_back_to_z3_for_diversity(setting):
     """Diversity clauses are not in the CP-SAT model: the 2nd answer comes from Z3."""
     train, test, model = setting
     res = (
-        cf.MACE(norm="l1", oracle="cpsat", random_state=0)
+        cf.MACE(norm="l1", solver="cpsat", random_state=0)
         .fit(model, train)
         .explain(test.X.iloc[:2], n_counterfactuals=2)
     )
@@ -69,7 +69,7 @@ def test_cpsat_falls_back_to_z3_for_diversity(setting):
 
 
 def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
-    """``oracle="auto"``: the branch-and-bound for tree ensembles, MIP for ReLU networks; for the
+    """``solver="auto"``: the branch-and-bound for tree ensembles, HiGHS for ReLU networks; for the
     searches the branch-and-bound does not run, CP-SAT for scikit-learn's boosted ensembles (as
     measured) and Z3 for forests; without OR-Tools a boosted model falls back to Z3."""
     import importlib.util
@@ -78,15 +78,15 @@ def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
     gbm = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
     mlp = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(4,), max_iter=300)
     forest = cf.MACE().fit(rf, train)
-    assert (forest.oracle_, forest._fallback) == ("bnb", "z3")
-    assert cf.MACE().fit(mlp, train).oracle_ == "mip"
+    assert forest.solvers_ == ("bnb", "z3")
+    assert cf.MACE().fit(mlp, train).solvers_ == ("highs", "z3")
     boosted = cf.MACE(random_state=0).fit(gbm, train)
-    assert (boosted.oracle_, boosted._fallback) == ("bnb", "cpsat")
+    assert boosted.solvers_ == ("bnb", "cpsat", "z3")
     X = test.X.iloc[:3]
     r = boosted.explain(X)
-    assert (r.diagnostics["oracle"] == "bnb").all() and (r.status == "optimal").all()
-    r = cf.MACE(random_state=0, oracle="cpsat").fit(gbm, train).explain(X)
-    assert (r.diagnostics["oracle"] == "cpsat").all() and (r.status == "optimal").all()
+    assert (r.diagnostics["solver"] == "bnb").all() and (r.status == "optimal").all()
+    r = cf.MACE(random_state=0, solver="cpsat").fit(gbm, train).explain(X)
+    assert (r.diagnostics["solver"] == "cpsat").all() and (r.status == "optimal").all()
     assert (
         gbm.predict(r.counterfactuals[X.columns])
         == r.target.loc[r.counterfactuals.index.get_level_values(0)].to_numpy()
@@ -95,7 +95,7 @@ def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "ortools" else real(name, *a)
     )
-    assert cf.MACE().fit(gbm, train)._fallback == "z3"
+    assert cf.MACE().fit(gbm, train).solvers_ == ("bnb", "z3")
 
 
 @pytest.mark.parametrize("kind", ["xgb", "lgbm", "gbm-3class"])
@@ -115,8 +115,8 @@ def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
         train, test = data.split(test_size=0.2, random_state=0)
         model = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
     mace = cf.MACE(norm="l1", epsilon=EPS, random_state=0).fit(model, train)
-    assert mace.oracle_ == "bnb"  # as measured (see MACE._choose_oracle)
-    assert mace._fallback == ("z3" if kind == "xgb" else "cpsat")
+    # as measured (see MACE._auto_solvers)
+    assert mace.solvers_ == (("bnb", "z3") if kind == "xgb" else ("bnb", "cpsat", "z3"))
     X = test.X.iloc[:3]
     r = mace.explain(X, target=0) if kind == "gbm-3class" else mace.explain(X)
     assert (r.status == "optimal").all(), r.reason

@@ -11,19 +11,19 @@ from counterfact.testing import make_setting
 
 torch = pytest.importorskip("torch")
 
-from counterfact.methods.l2c import L2C, Representation  # noqa: E402
+from counterfact.methods.l2c import L2C, Representation, TrainingOptions  # noqa: E402
 from counterfact.methods.l2c._blackbox import mirror_of  # noqa: E402
 from counterfact.methods.l2c._networks import build_mlp  # noqa: E402
 from counterfact.methods.l2c._training import TrainConfig, cap_changes, train  # noqa: E402
 
 
-def small(**kw):
-    """A fast L2C for tests (the paper's lr 1e-4 / 200 epochs take longer)."""
-    params = dict(
-        max_epochs=12, learning_rate=3e-3, n_samples=40, random_state=0, device="cpu", patience=5
+def small(training=None, **kw):
+    """A fast L2C for tests (the paper's lr 1e-4 / 200 epochs take longer);
+    ``training``: fields of :class:`TrainingOptions` that replace the fast ones."""
+    options = TrainingOptions(
+        **{"max_epochs": 12, "learning_rate": 3e-3, "patience": 5, **(training or {})}
     )
-    params.update(kw)
-    return L2C(**params)
+    return L2C(training=options, **{"n_samples": 40, "random_state": 0, "device": "cpu", **kw})
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +134,37 @@ def test_mirror_equals_sklearn_predict_proba(kind, lr_setting):
     np.testing.assert_allclose(got, model.predict_proba(frame), rtol=0, atol=1e-10)
 
 
+def _largest_mirror_error(mirror, model, rep, X):
+    """The largest gap between the mirror's and the model's probabilities on random rows."""
+    levels, values = rep.levels(X), rep.values(X)
+    lower, upper, allowed, _ = rep.schema_bounds(levels, values)
+    table, _ = rep.tables(levels, values, lower, upper, allowed)
+    rng = np.random.default_rng(3)
+    owner = rng.integers(0, len(X), size=1000)
+    cand = np.stack([rng.integers(0, s, size=owner.size) for s in rep.sizes], axis=1)
+    z = torch.as_tensor(rep.onehot(cand), dtype=torch.float64)
+    got = mirror(z, torch.as_tensor(table[owner], dtype=torch.float64)).exp().numpy()
+    return np.max(np.abs(got - model.predict_proba(rep.decode(cand, owner, table))))
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")  # the tanh network's convergence
+def test_mirror_is_translated_from_the_compiled_model(lr_setting):
+    """Any pipeline the compiler folds is mirrored exactly (here a min-max scaler, not the
+    standard pipeline's); networks the compiler refuses (tanh) use the score function."""
+    from sklearn.preprocessing import MinMaxScaler
+
+    train = lr_setting.train
+    X = train.X.reset_index(drop=True)
+    rep = Representation.from_data(train.schema, X, n_bins=4, min_count=20)
+    pipe = cf.models.make_pipeline(train.schema, "lr").set_params(pre__num=MinMaxScaler())
+    pipe.fit(train.X, train.y)
+    mirror = mirror_of(torch, pipe, rep, dtype=torch.float64)
+    assert mirror is not None and mirror.kind == "linear model"
+    assert _largest_mirror_error(mirror, pipe, rep, X) <= 1e-10
+    tanh = cf.models.fit(train, "mlp", activation="tanh", max_iter=50)
+    assert mirror_of(torch, tanh, rep) is None
+
+
 def test_mirror_equals_torch_model(lr_setting):
     train = lr_setting.train
     enc = cf.Encoder(train.schema)
@@ -168,7 +199,31 @@ def test_not_mirrorable_models_use_score_function(lr_setting):
     rep = Representation.from_data(lr_setting.train.schema, lr_setting.train.X)
     assert mirror_of(torch, rf, rep) is None
     with pytest.raises(cf.UnsupportedModelError, match="score_function"):
-        small(gradient="pathwise").fit(rf, lr_setting.train)
+        small(training={"gradient": "pathwise"}).fit(rf, lr_setting.train)
+
+
+def test_training_options_object(lr_setting):
+    """The training settings are one parameter: validated when built (or at fit for a
+    dict), stored unchanged, replaced by set_params; defaults as documented."""
+    import dataclasses
+
+    options = TrainingOptions()
+    assert (options.max_epochs, options.learning_rate, options.patience) == (200, 1e-3, 10)
+    assert L2C().training == options and "training" not in repr(L2C())
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        options.max_epochs = 3  # type: ignore[misc]
+    with pytest.raises(cf.ValidationError, match=r"'tau' parameter of TrainingOptions"):
+        TrainingOptions(tau=0)
+    with pytest.raises(cf.ValidationError, match=r"'training' parameter of L2C.*\['epochs'\]"):
+        L2C(training={"epochs": 3}).fit(lr_setting.model, lr_setting.train)
+    with pytest.raises(cf.ValidationError, match=r"learning_rate.*TrainingOptions"):
+        L2C(training={"learning_rate": -1.0}).fit(lr_setting.model, lr_setting.train)
+    m = L2C(training=TrainingOptions(max_epochs=2))
+    assert m.get_params()["training"].max_epochs == 2
+    m.set_params(training={"max_epochs": 1, "hidden_size": 4})
+    assert m.get_params()["training"] == {"max_epochs": 1, "hidden_size": 4}
+    m.set_params(device="cpu").fit(lr_setting.model, lr_setting.train)
+    assert m.n_epochs_ == 1 and m.generator_[0].out_features == 4
 
 
 # ----------------------------------------------------------------- training
@@ -216,7 +271,9 @@ def test_pathwise_gradient_reaches_the_generator(fitted, lr_setting):
 
 def test_score_function_on_random_forest():
     s = make_setting("rf")
-    m = small(max_epochs=10, n_score_samples=6, batch_size=32).fit(s.model, s.train)
+    m = small(training={"max_epochs": 10, "n_score_samples": 6, "batch_size": 32}).fit(
+        s.model, s.train
+    )
     assert m.gradient_ == "score_function"
     X = s.train.X.iloc[:40]
     r = m.explain(X, n_counterfactuals=3)
@@ -335,7 +392,7 @@ def test_multiclass_target():
     frame["y"] = np.where(frame.a + 0.5 * (frame.c == "x") > 0.5, 2, np.where(frame.b > 0, 1, 0))
     data = cf.Dataset.from_frame(frame, target="y")
     model = cf.models.fit(data, "lr", random_state=0)
-    m = small(max_epochs=15, max_numeric_changes=None).fit(model, data)
+    m = small(training={"max_epochs": 15}, max_numeric_changes=None).fit(model, data)
     X = data.X[model.predict(data.X) == 0].iloc[:10]
     r = m.explain(X, n_counterfactuals=3, target=2)
     assert (r.status == "feasible").mean() >= 0.8
@@ -374,7 +431,11 @@ def test_save_load_roundtrip(fitted, lr_setting, tmp_path):
 def test_fallback_nearest_reported(lr_setting):
     # a generator that can change nothing numeric and only one categorical feature rarely succeeds
     m = small(
-        max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False, fallback="nearest"
+        training={"max_epochs": 1},
+        n_samples=2,
+        max_samples=None,
+        relax_threshold=False,
+        fallback="nearest",
     ).fit(lr_setting.model, lr_setting.train)
     X = lr_setting.train.X.iloc[:30]
     r = m.explain(X, n_counterfactuals=1)
@@ -388,8 +449,9 @@ def test_fallback_nearest_reported(lr_setting):
 
 
 def test_fallback_switched_on_after_fit(lr_setting):
-    """set_params(fallback=...) after training: no retraining, the uncovered rows get the fallback."""
-    m = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(
+    """set_params(fallback=...) after training: no retraining, the uncovered rows get the
+    fallback."""
+    m = small(training={"max_epochs": 1}, n_samples=2, max_samples=None, relax_threshold=False).fit(
         lr_setting.model, lr_setting.train
     )
     X = lr_setting.train.X.iloc[:30]
@@ -404,15 +466,16 @@ def test_fallback_switched_on_after_fit(lr_setting):
 
 
 def test_second_draw_for_uncovered_rows(lr_setting):
-    """Rows with no valid sample among n_samples draw max_samples more; the first pass is unchanged."""
+    """Rows with no valid sample among n_samples draw max_samples more; the first pass is
+    unchanged."""
     X = lr_setting.train.X.iloc[:30]
-    once = small(max_epochs=1, n_samples=2, max_samples=None, relax_threshold=False).fit(
-        lr_setting.model, lr_setting.train
-    )
+    once = small(
+        training={"max_epochs": 1}, n_samples=2, max_samples=None, relax_threshold=False
+    ).fit(lr_setting.model, lr_setting.train)
     r1 = once.explain(X, n_counterfactuals=3)
-    twice = small(max_epochs=1, n_samples=2, max_samples=300, relax_threshold=False).fit(
-        lr_setting.model, lr_setting.train
-    )
+    twice = small(
+        training={"max_epochs": 1}, n_samples=2, max_samples=300, relax_threshold=False
+    ).fit(lr_setting.model, lr_setting.train)
     r2 = twice.explain(X, n_counterfactuals=3)
     failed = r1.status.index[r1.status == "failed"]
     assert len(failed) > 0
@@ -439,7 +502,11 @@ def test_relaxed_threshold_last_resort(lr_setting):
     X = lr_setting.train.X.iloc[:30]
     num = lr_setting.train.schema.numeric
     kw = dict(
-        max_epochs=1, n_samples=5, max_samples=20, max_numeric_changes=0, sparsify=False
+        training={"max_epochs": 1},
+        n_samples=5,
+        max_samples=20,
+        max_numeric_changes=0,
+        sparsify=False,
     )  # L2C's own proposals
     strict = small(relax_threshold=False, **kw).fit(lr_setting.model, lr_setting.train)
     r1 = strict.explain(X, n_counterfactuals=3)

@@ -16,18 +16,18 @@ from counterfact.testing import make_setting
 
 torch = pytest.importorskip("torch")
 
-from counterfact.methods.l2c import L2C  # noqa: E402
+from counterfact.methods.l2c import L2C, TrainingOptions  # noqa: E402
 from counterfact.methods.l2c._device import CUDA_MIN_BATCH, pick_device  # noqa: E402
 from counterfact.methods.l2c._representation import bin_edges  # noqa: E402
 from counterfact.methods.l2c._training import auto_batch_size  # noqa: E402
 
 
-def small(**kw):
-    params = dict(
-        max_epochs=30, learning_rate=3e-3, n_samples=100, random_state=0, device="cpu", patience=10
+def small(training=None, **kw):
+    """A fast L2C; ``training``: fields of :class:`TrainingOptions` that replace the fast ones."""
+    options = TrainingOptions(
+        **{"max_epochs": 30, "learning_rate": 3e-3, "patience": 10, **(training or {})}
     )
-    params.update(kw)
-    return L2C(**params)
+    return L2C(training=options, **{"n_samples": 100, "random_state": 0, "device": "cpu", **kw})
 
 
 @pytest.fixture(scope="module")
@@ -116,12 +116,14 @@ def test_batch_size_grows_with_the_training_set():
 
 def test_auto_batch_size_is_used_and_an_int_is_kept():
     s = make_setting("lr")
-    assert small(max_epochs=1).fit(s.model, s.train).batch_size_ == auto_batch_size(
+    assert small(training={"max_epochs": 1}).fit(s.model, s.train).batch_size_ == auto_batch_size(
         round(0.8 * len(s.train.X))
     )
-    assert small(max_epochs=1, batch_size=32).fit(s.model, s.train).batch_size_ == 32
+    assert (
+        small(training={"max_epochs": 1, "batch_size": 32}).fit(s.model, s.train).batch_size_ == 32
+    )
     with pytest.raises(cf.exceptions.ValidationError, match="batch_size"):
-        small(batch_size="big").fit(s.model, s.train)
+        small(training={"batch_size": "big"}).fit(s.model, s.train)
 
 
 # ---------------------------------------------------------------- device
@@ -129,7 +131,7 @@ def test_auto_device_is_the_cpu_without_cuda(monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert pick_device(torch, "auto", batch_size=4096).type == "cpu"
     s = make_setting("lr")
-    m = small(max_epochs=1, device="auto").fit(s.model, s.train)
+    m = small(training={"max_epochs": 1}, device="auto").fit(s.model, s.train)
     assert m.device_ == "cpu"
 
 

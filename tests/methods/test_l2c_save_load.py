@@ -1,4 +1,5 @@
-"""L2C: saving and loading the trained generator, training progress, the exact fast scorer, time limits."""
+"""L2C: saving and loading the trained generator, training progress, the exact fast scorer,
+time limits."""
 
 from __future__ import annotations
 
@@ -11,17 +12,17 @@ from counterfact.testing import make_setting
 
 torch = pytest.importorskip("torch")
 
-from counterfact.methods.l2c import L2C, _persist  # noqa: E402
+from counterfact.methods.l2c import L2C, TrainingOptions, _persist  # noqa: E402
 from counterfact.models import as_adapter  # noqa: E402
 from counterfact.models._fastpredict import FastPredictor  # noqa: E402
 
 
-def small(**kw):
-    params = dict(
-        max_epochs=8, learning_rate=3e-3, n_samples=30, random_state=0, device="cpu", patience=4
+def small(training=None, **kw):
+    """A fast L2C; ``training``: fields of :class:`TrainingOptions` that replace the fast ones."""
+    options = TrainingOptions(
+        **{"max_epochs": 8, "learning_rate": 3e-3, "patience": 4, **(training or {})}
     )
-    params.update(kw)
-    return L2C(**params)
+    return L2C(training=options, **{"n_samples": 30, "random_state": 0, "device": "cpu", **kw})
 
 
 @pytest.fixture(scope="module")
@@ -53,6 +54,28 @@ def test_round_trip_gives_identical_counterfactuals(fitted, saved, setting):
         assert torch.equal(v, loaded.generator_.state_dict()[k])
     payload = torch.load(saved, weights_only=True)  # plain values only, no pickled code
     assert payload["format"] == "counterfact.l2c" and payload["version"] == _persist.VERSION
+
+
+def test_training_options_saved_and_restored(setting, tmp_path):
+    """The training options travel in the file as a dict of fields and come back as
+    :class:`TrainingOptions`, also when the L2C was given a dict; the network size
+    comes from them."""
+    m = L2C(
+        training={"max_epochs": 1, "hidden_size": 7, "batch_size": 32},
+        n_samples=5,
+        device="cpu",
+        random_state=0,
+    ).fit(setting.model, setting.train)
+    m.save(tmp_path / "dict.pt")
+    loaded = L2C.load(tmp_path / "dict.pt", setting.model, setting.train)
+    want = TrainingOptions(max_epochs=1, hidden_size=7, batch_size=32)
+    assert loaded.training == want and isinstance(loaded.training, TrainingOptions)
+    assert "training=TrainingOptions(" in repr(loaded) and "hidden_size=7" in repr(loaded)
+    assert loaded.generator_.state_dict().keys() == m.generator_.state_dict().keys()
+    for k, v in m.generator_.state_dict().items():
+        assert torch.equal(v, loaded.generator_.state_dict()[k])
+    payload = torch.load(tmp_path / "dict.pt", weights_only=True)
+    assert '"hidden_size": 7' in payload["params"]
 
 
 def test_refuses_other_version(saved, setting, tmp_path):
@@ -94,14 +117,14 @@ def test_refuses_missing_and_foreign_files(setting, tmp_path):
 
 # --------------------------------------------------------------- progress
 def test_training_progress_on_stderr_under_verbose(setting, capsys):
-    small(max_epochs=3, verbose=1).fit(setting.model, setting.train)
+    small(training={"max_epochs": 3}, verbose=1).fit(setting.model, setting.train)
     out, err = capsys.readouterr()
     assert "L2C training" in err and "epoch" in err
     assert "L2C training" not in out  # stdout stays clean
 
 
 def test_no_training_progress_when_quiet(setting, capsys):
-    small(max_epochs=2, verbose=0).fit(setting.model, setting.train)
+    small(training={"max_epochs": 2}, verbose=0).fit(setting.model, setting.train)
     _out, err = capsys.readouterr()
     assert "L2C training" not in err
 
@@ -132,7 +155,7 @@ def test_fast_predictor_equals_the_model(kind):
 
 
 def test_l2c_scores_through_the_fast_path_exactly(setting):
-    m = small(max_epochs=2).fit(setting.model, setting.train)
+    m = small(training={"max_epochs": 2}).fit(setting.model, setting.train)
     assert m._fast is not None
     rows = m._rows(setting.train.X.iloc[:20].reset_index(drop=True))
     rng = np.random.default_rng(1)
@@ -147,7 +170,13 @@ def test_time_limit_skips_further_draws(setting):
     """Past the (pooled) limit, rows the first pass left uncovered get ``timeout``
     instead of the retry and relaxed draws; covered rows keep their answers."""
     X = setting.train.X.iloc[:30]
-    kw = dict(max_epochs=1, n_samples=5, max_samples=50, max_numeric_changes=0, sparsify=False)
+    kw = dict(
+        training={"max_epochs": 1},
+        n_samples=5,
+        max_samples=50,
+        max_numeric_changes=0,
+        sparsify=False,
+    )
     free = small(**kw).fit(setting.model, setting.train)
     r1 = free.explain(X, n_counterfactuals=2)
     limited = small(time_limit=1e-9, **kw).fit(setting.model, setting.train)

@@ -62,7 +62,8 @@ def _raw_linear(model) -> tuple[np.ndarray, float]:
 
 # --------------------------------------------------------------- closed forms
 def _lr_l1_opt(w, b, q, lo, hi, R, gap_sign, margin):
-    """min (1/J) sum |dz_j|/R_j  s.t.  sign*(w.z+b) >= margin, lo <= z <= hi (fractional knapsack)."""
+    """min (1/J) sum |dz_j|/R_j  s.t.  sign*(w.z+b) >= margin, lo <= z <= hi
+    (fractional knapsack)."""
     J = len(q)
     need = margin - gap_sign * (w @ q + b)
     if need <= 0:
@@ -133,7 +134,7 @@ def test_lr_known_answer(lr_setting, norm):
         assert d["delta_min"] <= opt + 1e-9
         assert opt <= d["delta_max"] + 1e-9
         assert d["delta_max"] - opt <= EPS + 1e-9
-        assert d["oracle"] == "z3"
+        assert d["solver"] == "z3"
 
 
 def test_lr_known_answer_with_bounds(lr_setting):
@@ -390,10 +391,29 @@ def test_time_limit_statuses(lr_setting):
             assert d["delta_min"] <= d["delta_max"]
 
 
+def test_time_out_falls_back_to_the_nearest_observed_rows(lr_setting):
+    """A search that runs out of time before the oracle answers gives the nearest observed
+    counterfactuals: verified like any answer, ``feasible`` (never ``optimal``), and said
+    to be a fallback that is not proven nearest."""
+    train, test, model = lr_setting
+    mace = cf.MACE(norm="l1", time_limit=1e-6, random_state=0).fit(model, train)
+    res = mace.explain(test.X.iloc[:2], n_counterfactuals=2)
+    assert (res.status == "feasible").all()
+    for qid in res.status.index:
+        d = res.diagnostics.loc[qid]
+        assert "nearest observed" in d["fallback"]
+        assert d["n_oracle_calls"] == 0 and d["n_rejected_model"] == 0
+        assert d["delta_min"] <= d["delta_max"]
+        assert "not proven nearest" in res.certificates[qid]
+        cfs = res.for_query(qid)
+        assert len(cfs) >= 1
+        assert (model.predict(cfs) == res.target[qid]).all()
+
+
 def test_bad_oracle_and_norm(lr_setting):
     train, _, model = lr_setting
-    with pytest.raises(cf.ValidationError, match="oracle"):
-        cf.MACE(oracle="gurobi").fit(model, train)
+    with pytest.raises(cf.ValidationError, match="solver"):
+        cf.MACE(solver="gurobi").fit(model, train)
     with pytest.raises(cf.ValidationError, match="norm"):
         cf.MACE(norm=(0, 0, 0)).fit(model, train)
 
@@ -419,9 +439,9 @@ def test_multiclass_forest_target_and_warm_start():
     model = cf.models.fit(train, "rf", random_state=0, n_estimators=8, max_depth=4)
     X = test.X.iloc[:6]
     target = 1
-    warm = cf.MACE(norm="l1", epsilon=EPS, oracle="z3").fit(model, train).explain(X, target=target)
+    warm = cf.MACE(norm="l1", epsilon=EPS, solver="z3").fit(model, train).explain(X, target=target)
     cold = (
-        cf.MACE(norm="l1", epsilon=EPS, oracle="z3", warm_start=0)
+        cf.MACE(norm="l1", epsilon=EPS, solver="z3", warm_start=0)
         .fit(model, train)
         .explain(X, target=target)
     )
@@ -515,12 +535,12 @@ def test_diversity_respects_the_shared_step(forest_setting):
 
 
 def test_diversity_features_mode(forest_setting):
-    """diversity="features": pairwise different change sets, and no later answer's
+    """blocking="features": pairwise different change sets, and no later answer's
     change set contains an earlier one's (CE-OCL's no-good cut)."""
     train, test, model = forest_setting
     X = test.X.iloc[:4]
     res = (
-        cf.MACE(norm="l1", diversity="features", random_state=0)
+        cf.MACE(norm="l1", blocking="features", random_state=0)
         .fit(model, train)
         .explain(X, n_counterfactuals=3)
     )
@@ -539,7 +559,7 @@ def test_diversity_features_mode(forest_setting):
                 assert sets[i] != sets[j] and not sets[j] <= sets[i]
     assert n_multi >= 2
     with pytest.raises(cf.exceptions.ValidationError):
-        cf.MACE(diversity="nope").fit(model, train)
+        cf.MACE(blocking="nope").fit(model, train)
 
 
 def test_time_limit_holds_on_a_forest(forest_setting):
@@ -563,6 +583,6 @@ def test_nothing_on_stdout(forest_setting, capfd):
     X = test.X.iloc[:2]
     cf.MACE(norm="l1", random_state=0).fit(model, train).explain(X)
     mlp = cf.models.fit(train, "mlp", random_state=0, hidden_layer_sizes=(6,), max_iter=300)
-    cf.MACE(norm="l1", oracle="mip", random_state=0).fit(mlp, train).explain(X)
+    cf.MACE(norm="l1", solver="highs", random_state=0).fit(mlp, train).explain(X)
     out, _ = capfd.readouterr()
     assert out == ""

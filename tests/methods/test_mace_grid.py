@@ -94,7 +94,7 @@ def test_mip_oracle_answers_on_the_grid():
     model = cf.models.fit(data, "mlp", random_state=0, hidden_layer_sizes=(8,), max_iter=600)
     X = data.X[model.predict(data.X) == 0].iloc[:6]
     for norm in ("l1", "linf"):
-        m = cf.methods.get("mace", norm=norm, oracle="mip", random_state=0, epsilon=1e-4).fit(
+        m = cf.methods.get("mace", norm=norm, solver="highs", random_state=0, epsilon=1e-4).fit(
             model, data
         )
         r = m.explain(X)

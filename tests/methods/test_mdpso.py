@@ -12,12 +12,21 @@ import counterfact as cf
 from counterfact.constraints import violations
 from counterfact.exceptions import ValidationError
 from counterfact.methods._pipeline import explain as explain_at
-from counterfact.methods.mdpso import PSOParams, Swarm, build_problem, information_value, run
+from counterfact.methods.mdpso import (
+    Swarm,
+    SwarmOptions,
+    build_problem,
+    information_value,
+    run,
+)
 from counterfact.methods.mdpso._iv import bin_feature, iv_from_bins
 from counterfact.methods.mdpso._select import kmeans, select
 from counterfact.testing import conformance_checks
 
-FAST = {"n_particles": 16, "max_iter": 30, "patience": 8}
+FAST_SWARM = {"n_particles": 16, "max_iter": 30, "patience": 8}
+FAST = {"swarm": SwarmOptions(**FAST_SWARM)}
+#: the fast swarm without restarts (the paper's single run)
+SINGLE_RUN = {"swarm": SwarmOptions(**FAST_SWARM, n_restarts=0)}
 
 
 # ----------------------------------------------------------------- settings
@@ -141,9 +150,8 @@ def test_epsilon_box_respected(mixed) -> None:  # type: ignore[no-untyped-def]
         epsilon=eps,
         epsilon_per_feature={"debt": debt_eps},
         n_active=None,
-        n_restarts=0,
         random_state=0,
-        **FAST,
+        **SINGLE_RUN,
     )
     r = m.fit(model, data).explain(queries, n_counterfactuals=3)
     assert r.found.sum() > 0
@@ -173,7 +181,11 @@ def test_swarm_positions_stay_in_box_and_coherent(mixed) -> None:  # type: ignor
     pr = build_problem(x, bounds, data.schema, iv, n_active=None, epsilon=0.5, box="absolute")
     kinds = {f.name: f.kind for f in pr.features}
     assert kinds["job"] == "categorical" and kinds["edu"] == "grid" and kinds["age"] == "integer"
-    sw = Swarm(pr, PSOParams(n_particles=30, discrete_diversity=0.5), np.random.default_rng(0))
+    sw = Swarm(
+        pr,
+        SwarmOptions(n_particles=30, discrete_diversity=0.5, patience=15),
+        np.random.default_rng(0),
+    )
     rng = np.random.default_rng(1)
     for _ in range(15):
         X = sw.ask()
@@ -218,7 +230,9 @@ def test_core_known_answer() -> None:
     def score(X: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         return X[:, 0] >= 0.6, np.maximum(0.6 - X[:, 0], 0)
 
-    res = run(pr, score, PSOParams(n_particles=30, max_iter=100), np.random.default_rng(0))
+    res = run(
+        pr, score, SwarmOptions(n_particles=30, max_iter=100, patience=15), np.random.default_rng(0)
+    )
     best = res.pbest_X[np.argmin(res.pbest_cost)]
     optimum = (0.1 + 1) / 3  # proximity 0.1/3 + sparsity 1/3
     assert res.pbest_valid.any() and res.pbest_cost.min() >= optimum - 1e-12
@@ -296,7 +310,7 @@ def test_one_model_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped
             return self.m.predict(X)
 
     counting = Counting(model)
-    m = cf.MDPSO(random_state=0, n_restarts=0, **FAST).fit(counting, data)
+    m = cf.MDPSO(random_state=0, **SINGLE_RUN).fit(counting, data)
     search_calls = []
     solve = m._solve_group
 
@@ -316,7 +330,7 @@ def test_one_model_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped
 def test_forest_swarms_share_one_call_per_iteration(mixed) -> None:  # type: ignore[no-untyped-def]
     data, _lr, queries = mixed
     model = cf.models.fit(data, "rf", random_state=0, n_estimators=20)
-    m = cf.MDPSO(random_state=0, n_restarts=0, **FAST).fit(model, data)
+    m = cf.MDPSO(random_state=0, **SINGLE_RUN).fit(model, data)
     assert m._fast is not None and m._fast.row_independent
     calls = []
     predict = m._fast.proba_x
@@ -328,10 +342,10 @@ def test_forest_swarms_share_one_call_per_iteration(mixed) -> None:  # type: ign
     m._fast.proba_x = counted
     r = m.explain(queries, n_counterfactuals=2)
     assert len(calls) == r.diagnostics["n_iterations"].max()  # every live swarm in one call
-    # the same answers as one query at a time (each seeded by its position)
+    # the same answers as one query at a time (each seeded by its own values)
     one = pd.concat(
         [
-            explain_at(m, queries.iloc[[i]], n_counterfactuals=2, offset=i).counterfactuals
+            explain_at(m, queries.iloc[[i]], n_counterfactuals=2).counterfactuals
             for i in range(len(queries))
         ]
     )
@@ -366,13 +380,41 @@ def test_parameter_errors(mixed) -> None:  # type: ignore[no-untyped-def]
     data, model, _ = mixed
     with pytest.raises(ValidationError, match="epsilon_per_feature"):
         cf.MDPSO(epsilon_per_feature={"nope": 0.1}).fit(model, data)
-    with pytest.raises(ValidationError, match=r"n_particles.*MDPSO"):
-        cf.MDPSO(n_particles=1).fit(model, data)
+    with pytest.raises(ValidationError, match=r"n_particles.*SwarmOptions.*\[2, inf\)"):
+        SwarmOptions(n_particles=1)
+    with pytest.raises(ValidationError, match=r"n_particles.*SwarmOptions"):
+        cf.MDPSO(swarm={"n_particles": 1}).fit(model, data)
+    with pytest.raises(ValidationError, match=r"'swarm' parameter of MDPSO.*\['particles'\]"):
+        cf.MDPSO(swarm={"particles": 16}).fit(model, data)
+    with pytest.raises(ValidationError, match=r"'swarm' parameter of MDPSO must be a SwarmOptions"):
+        cf.MDPSO(swarm=16).fit(model, data)  # type: ignore[arg-type]
     with pytest.raises(ValidationError, match="fast_model"):
         cf.MDPSO(fast_model="yes").fit(model, data)  # type: ignore[arg-type]
     pytest.importorskip("torch")
     with pytest.raises(ValidationError, match="device"):
         cf.MDPSO(device="no-such-device").fit(model, data)
+
+
+def test_swarm_options_object(mixed) -> None:  # type: ignore[no-untyped-def]
+    """The swarm's settings are one parameter: stored unchanged, shown by repr, replaced
+    by set_params; a dict of its fields gives the same answers as the object."""
+    import dataclasses
+
+    data, model, queries = mixed
+    assert cf.MDPSO().swarm == SwarmOptions()
+    assert SwarmOptions().n_particles == 50 and SwarmOptions().patience == 30
+    assert SwarmOptions(weights=[1, 2, 0]).weights == (1.0, 2.0, 0.0)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        SwarmOptions().n_particles = 3  # type: ignore[misc]
+    options = SwarmOptions(**FAST_SWARM)
+    m = cf.MDPSO(random_state=1, swarm=options)
+    assert m.get_params()["swarm"] is options
+    assert "swarm=SwarmOptions(n_particles=16" in repr(m)
+    assert "swarm" not in repr(cf.MDPSO())
+    first = m.fit(model, data).explain(queries.iloc[:2], n_counterfactuals=2).counterfactuals
+    m.set_params(swarm=dict(FAST_SWARM))
+    again = m.fit(model, data).explain(queries.iloc[:2], n_counterfactuals=2).counterfactuals
+    pd.testing.assert_frame_equal(first, again)
 
 
 def test_time_limit_and_multiclass() -> None:
@@ -408,9 +450,8 @@ def test_time_limit_and_multiclass() -> None:
 def test_time_limit_bounds_the_search(mixed) -> None:  # type: ignore[no-untyped-def]
     """A search that would run for minutes stops at the limit with its best verified answers."""
     data, model, queries = mixed
-    m = cf.MDPSO(
-        random_state=0, time_limit=0.3, max_iter=100_000, patience=100_000, n_particles=16
-    ).fit(model, data)
+    endless = SwarmOptions(max_iter=100_000, patience=100_000, n_particles=16)
+    m = cf.MDPSO(random_state=0, time_limit=0.3, swarm=endless).fit(model, data)
     r = m.explain(queries.iloc[:2], n_counterfactuals=2)
     assert set(r.status) <= {"feasible", "timeout"}
     assert (

@@ -31,7 +31,10 @@ def german():
 def _factories():
     out = [
         pytest.param(
-            lambda: cf.MDPSO(n_particles=16, max_iter=30, patience=8, random_state=3), id="mdpso"
+            lambda: cf.MDPSO(
+                swarm={"n_particles": 16, "max_iter": 30, "patience": 8}, random_state=3
+            ),
+            id="mdpso",
         ),
         pytest.param(lambda: cf.UFCE(n_grid=8, n_pairs=3, random_state=3), id="ufce"),
     ]
@@ -39,7 +42,10 @@ def _factories():
     def l2c():
         pytest.importorskip("torch")
         return cf.L2C(
-            max_epochs=8, learning_rate=3e-3, n_samples=40, patience=4, device="cpu", random_state=3
+            training={"max_epochs": 8, "learning_rate": 3e-3, "patience": 4},
+            n_samples=40,
+            device="cpu",
+            random_state=3,
         )
 
     out.append(pytest.param(l2c, id="l2c"))

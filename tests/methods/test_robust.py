@@ -40,7 +40,11 @@ def test_the_margin_is_a_known_answer_for_the_exact_methods(line):
     data, model = line
     X = data.X[model.predict(data.X) == 0].iloc[:4]
     for p in (0.6, 0.8):
-        r = cf.MACE(epsilon=1e-4, time_limit=30).fit(model, data).explain(X, min_probability=p)
+        r = (
+            cf.MACE(epsilon=1e-4, time_limit=30)
+            .fit(model, data)
+            .explain(X, requirements=cf.Requirements(min_probability=p))
+        )
         for q in X.index:
             best = _brute_force(model, X.loc[q], p)
             assert r.status[q] == "optimal"
@@ -53,7 +57,11 @@ def test_the_margin_is_a_known_answer_for_the_exact_methods(line):
 def test_every_method_honours_the_margin(name, line):
     data, model = line
     X = data.X[model.predict(data.X) == 0].iloc[:5]
-    r = fast_method(name).fit(model, data).explain(X, min_probability=0.7, n_counterfactuals=2)
+    r = (
+        fast_method(name)
+        .fit(model, data)
+        .explain(X, requirements=cf.Requirements(min_probability=0.7), n_counterfactuals=2)
+    )
     assert len(r.counterfactuals) > 0
     assert (model.predict_proba(r.counterfactuals.loc[:, data.schema.names])[:, 1] >= 0.7).all()
     assert (r.confidence >= 0.7).all()
@@ -64,12 +72,20 @@ def test_a_margin_the_solver_cannot_encode_raises(line):
     svm = cf.models.fit(data, "svm", random_state=0)  # Platt-scaled probabilities: no exact link
     X = data.X[svm.predict(data.X) == 0].iloc[:2]
     with pytest.raises(cf.UnsupportedConstraintError, match="min_probability"):
-        cf.MACE(time_limit=10).fit(svm, data).explain(X, min_probability=0.7)
+        cf.MACE(time_limit=10).fit(svm, data).explain(
+            X, requirements=cf.Requirements(min_probability=0.7)
+        )
     # a heuristic still honours it, verified with the model
-    r = cf.NearestObservable().fit(svm, data).explain(X, min_probability=0.7)
+    r = (
+        cf.NearestObservable()
+        .fit(svm, data)
+        .explain(X, requirements=cf.Requirements(min_probability=0.7))
+    )
     assert (r.confidence >= 0.7).all()
     with pytest.raises(cf.ValidationError, match="min_probability"):
-        cf.NearestObservable().fit(svm, data).explain(X, min_probability=1.5)
+        cf.NearestObservable().fit(svm, data).explain(
+            X, requirements=cf.Requirements(min_probability=1.5)
+        )
 
 
 @pytest.fixture(scope="module")
@@ -98,7 +114,11 @@ def test_retrained_copies(credit):
 @pytest.mark.parametrize("name", ["mace", "ceocl", "nearest", "mdpso"])
 def test_robust_answers_hold_in_every_model(name, credit):
     train, model, others, X = credit
-    r = fast_method(name).fit(model, train).explain(X, robust_to=others)
+    r = (
+        fast_method(name)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(robust_to=others))
+    )
     assert r.requirements["robust_to"] == 2
     cfs = r.counterfactuals.loc[:, train.schema.names]
     assert len(cfs) > 0
@@ -111,8 +131,16 @@ def test_the_exact_robust_optimum_is_never_farther_than_the_nearest_robust_row(c
     """MACE over three forests at once: its proven optimum is at most the nearest
     observed row valid for all three, and it never claims 'infeasible' where that row exists."""
     train, model, others, X = credit
-    near = cf.NearestObservable().fit(model, train).explain(X, robust_to=others)
-    exact = cf.MACE(time_limit=60).fit(model, train).explain(X, robust_to=others)
+    near = (
+        cf.NearestObservable()
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(robust_to=others))
+    )
+    exact = (
+        cf.MACE(time_limit=60)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(robust_to=others))
+    )
     for q in X.index:
         if near.found[q]:
             assert exact.status[q] != "infeasible"
@@ -145,7 +173,11 @@ def test_every_point_of_a_certified_region_reaches_the_target(kind):
     extra = {"n_estimators": 20, "max_depth": 5} if kind == "rf" else {}
     model = cf.models.fit(train, kind, random_state=0, **extra)
     X = cf.rows_to_explain(model, test).head(2)
-    r = cf.MACE(time_limit=20).fit(model, train).explain(X, min_probability=0.6, regions=True)
+    r = (
+        cf.MACE(time_limit=20)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(min_probability=0.6, regions=True))
+    )
     rng = np.random.default_rng(0)
     assert r.regions
     for (q, rank), region in r.regions.items():
@@ -166,7 +198,7 @@ def test_the_widest_region_of_a_linear_model_is_its_known_answer(line):
     r = (
         cf.MACE(time_limit=30)
         .fit(model, data)
-        .explain(X, constraints=c, min_probability=0.7, regions=True)
+        .explain(X, constraints=c, requirements=cf.Requirements(min_probability=0.7, regions=True))
     )
     for q in X.index:
         if not r.found[q]:
@@ -181,7 +213,11 @@ def test_the_widest_region_of_a_linear_model_is_its_known_answer(line):
 def test_regions_survive_json_and_say_when_they_cannot_be_computed(line):
     data, model = line
     X = data.X[model.predict(data.X) == 0].iloc[:2]
-    r = cf.MACE(time_limit=30).fit(model, data).explain(X, min_probability=0.7, regions=True)
+    r = (
+        cf.MACE(time_limit=30)
+        .fit(model, data)
+        .explain(X, requirements=cf.Requirements(min_probability=0.7, regions=True))
+    )
     back = cf.CounterfactualResult.from_json(r.to_json())
     assert back.requirements == r.requirements
     for key, region in r.regions.items():

@@ -216,7 +216,7 @@ def test_z3_and_cpsat_oracles_agree_on_the_scorecard(data: tuple[cf.Dataset, cf.
     out = {}
     for oracle in ("z3", "cpsat"):
         res = (
-            cf.MACE(norm="l1", epsilon=EPS, oracle=oracle, time_limit=60, random_state=0)
+            cf.MACE(norm="l1", epsilon=EPS, solver=oracle, time_limit=60, random_state=0)
             .fit(model, train)
             .explain(queries)
         )

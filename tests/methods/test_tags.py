@@ -1,4 +1,5 @@
-"""Facts on the class: MethodTags, the registry's order, the guarantee texts, ``counterfact methods``."""
+"""Facts on the class: MethodTags, the registry's order and public names, the guarantee
+texts, ``counterfact methods``."""
 
 from __future__ import annotations
 
@@ -8,7 +9,8 @@ import pytest
 
 import counterfact as cf
 from counterfact.cli import main
-from counterfact.methods import MethodTags, certificate_text
+from counterfact.methods import MethodTags
+from counterfact.methods._registry import certificate_text
 from counterfact.result import STATUSES
 
 
@@ -43,7 +45,7 @@ def test_exact_methods_are_the_ones_that_say_so():
     )
 
 
-@pytest.mark.parametrize("name", ["mace", "ceocl", "ufce", "mdpso", "l2c", "nearest"])
+@pytest.mark.parametrize("name", cf.methods.names(peers=True))
 def test_every_status_has_words(name):
     cls = cf.methods.get_class(name)
     for status in STATUSES:
@@ -79,6 +81,33 @@ def test_the_methods_command_lists_every_registered_method(capsys):
     assert main(["methods", "--markdown"]) == 0
     table = capsys.readouterr().out
     assert table.startswith("| class | registry |") and "`cf.MACE`" in table
+
+
+def test_the_public_names_of_the_methods_are_the_registrys():
+    """``cf.MACE`` and the package's ``__all__`` come from the registry: every class the
+    library declares (peer adapters only under counterfact.methods)."""
+    declared = cf.methods._registry.builtin_classes()
+    public = {c for c, n in declared.items() if not cf.methods.get_class(n).tags.peer}
+    assert public == {name for name in cf.__all__ if name in declared}, (
+        "list the library's method classes in counterfact.__all__"
+    )
+    for cls_name, name in declared.items():
+        assert getattr(cf.methods, cls_name) is cf.methods.get_class(name)
+        assert hasattr(cf, cls_name) == (cls_name in public)
+    with pytest.raises(AttributeError, match="no_such_method"):
+        cf.methods.no_such_method  # noqa: B018
+
+
+def test_the_default_method_is_chosen_in_one_place(monkeypatch):
+    from counterfact.methods import _registry
+
+    assert cf.methods.default_method() == "mace"  # z3 is a core dependency
+    assert cf.methods.default_method(["nearest", "ceocl"]) == "ceocl"  # the declared order
+    monkeypatch.setattr(_registry, "is_available", lambda name: False)  # z3 missing
+    assert cf.methods.default_method() == "ufce"
+    assert cf.methods.default_method(["mace", "ceocl"]) == "ceocl"
+    with pytest.raises(cf.ValidationError, match="No method"):
+        cf.methods.default_method([])
 
 
 @pytest.fixture(scope="module")

@@ -68,7 +68,8 @@ def _changed(x: pd.Series, cfs: pd.DataFrame, schema: cf.Schema) -> list[set[str
 
 # -------------------------------------------------------------------- known answer
 def test_single_feature_matches_the_closed_form_boundary():
-    """With one changeable feature, UFCE1 finds the LR boundary to the grid's resolution, on the valid side."""
+    """With one changeable feature, UFCE1 finds the LR boundary to the grid's resolution,
+    on the valid side."""
     rng = np.random.default_rng(0)
     n = 400
     X = pd.DataFrame({"a": rng.uniform(0, 10, n), "b": rng.uniform(-5, 5, n)})
@@ -214,7 +215,7 @@ def test_dependency_models_are_trained_once(mixed):
 def test_parallel_trains_dependencies_before_dispatch(mixed):
     train, model, queries, _ = mixed
     m = cf.UFCE(random_state=0, n_grid=8).fit(model, train)
-    par = m.explain(queries, n_counterfactuals=2, n_jobs=2, backend="threading", chunk_size=2)
+    par = m.explain(queries, n_counterfactuals=2, n_jobs=2, parallel="threading", chunk_size=2)
     fits = m.n_dependency_fits_
     assert fits > 0
     seq = m.explain(queries, n_counterfactuals=2)

@@ -27,6 +27,20 @@ import pytest
 import counterfact as cf
 from counterfact import metrics as M
 from counterfact.exceptions import ValidationError
+from counterfact.metrics._actionability import actionable_share
+from counterfact.metrics._distances import DistanceEncoder, feature_deltas, n_changes
+from counterfact.metrics._diversity import (
+    harmonic_mean,
+    l2c_bins,
+    l2c_diversity,
+    l2c_score,
+    normalized_diversity,
+)
+from counterfact.metrics._evaluate import METRIC_COLUMNS
+from counterfact.metrics._plausibility import lof_score
+from counterfact.metrics._proximity import l2c_proximity_cat, l2c_proximity_num
+from counterfact.metrics._validity import is_valid
+from counterfact.metrics._violations import VIOLATION_KINDS, time_per_counterfactual, time_stats
 
 SCHEMA = cf.Schema(
     (
@@ -87,14 +101,15 @@ def test_feature_deltas_and_mace_norms():
     # CF1: a |4-2|/10 = .2, e |1-0|/2 = .5          -> l0 2/5, l1 .7/5, linf .5
     # CF2: b |3-1|/4 = .5, c 1, s 1                 -> l0 3/5, l1 2.5/5, linf 1
     # CF3: a 5/10 = .5, b 1/4 = .25, e 2/2 = 1, c 1 -> l0 4/5, l1 2.75/5, linf 1
-    d = M.feature_deltas(X, CFS, SCHEMA)
+    d = feature_deltas(X, CFS, SCHEMA)
     np.testing.assert_allclose(d, [[0.2, 0, 0.5, 0, 0], [0, 0.5, 0, 1, 1], [0.5, 0.25, 1, 1, 0]])
     np.testing.assert_allclose(M.distance(X, CFS, SCHEMA, norm="l0"), [0.4, 0.6, 0.8])
     np.testing.assert_allclose(M.distance(X, CFS, SCHEMA, norm="l1"), [0.14, 0.5, 0.55])
     np.testing.assert_allclose(M.distance(X, CFS, SCHEMA, norm="linf"), [0.5, 1.0, 1.0])
     # l2 = sqrt(sum delta^2 / J): CF1 sqrt((.04 + .25) / 5)
     assert M.distance(X, CFS, SCHEMA, norm="l2")[0] == approx(np.sqrt(0.29 / 5))
-    # convex combination .2 l0 + .5 l1 + .3 linf: CF1 .08 + .07 + .15 = .30, CF2 .12 + .25 + .3 = .67,
+    # convex combination .2 l0 + .5 l1 + .3 linf: CF1 .08 + .07 + .15 = .30, CF2 .12 + .25 + .3 =
+    # .67,
     # CF3 .16 + .275 + .3 = .735; weights are rescaled to sum 1
     np.testing.assert_allclose(
         M.distance(X, CFS, SCHEMA, norm=(0.2, 0.5, 0.3)), [0.30, 0.67, 0.735]
@@ -105,7 +120,7 @@ def test_feature_deltas_and_mace_norms():
 
 
 def test_gower_and_changes():
-    # Gower (MD-PSO eqs. 5-6) with the schema's ranges equals MACE's l1
+    # Gower (MD-PSO eqs. 5-6) with the schema's ranges equals the range-normalised l1
     np.testing.assert_allclose(M.gower(X, CFS, SCHEMA), [0.14, 0.5, 0.55])
     # with observed training ranges: a spans [1, 6] -> R_a = 5, b spans [0, 2] -> R_b = 2
     train = pd.DataFrame(
@@ -113,7 +128,7 @@ def test_gower_and_changes():
     )
     # CF1: (2/5 + 0 + 1/2) / 5 = .18
     assert M.gower(X, CFS, SCHEMA, train=train)[0] == approx(0.18)
-    np.testing.assert_array_equal(M.n_changes(X, CFS, SCHEMA), [2, 3, 4])
+    np.testing.assert_array_equal(n_changes(X, CFS, SCHEMA), [2, 3, 4])
 
 
 def test_distance_encoder_matches_brute_force(rng):
@@ -127,7 +142,7 @@ def test_distance_encoder_matches_brute_force(rng):
             "s": rng.choice(["no", "yes"], n),
         }
     )
-    enc = M.DistanceEncoder(SCHEMA)
+    enc = DistanceEncoder(SCHEMA)
     mat = enc.transform(frame)
     q = enc.transform(X)[0]
     rank = {"lo": 0, "mid": 1, "hi": 2}
@@ -151,7 +166,7 @@ def test_distance_tolerance_and_coding():
     )
     q = pd.Series({"x": 5e5, "f": 0})
     rows = pd.DataFrame({"x": [5e5 + 1e-6, 5e5 + 1.0], "f": [np.int64(0), 1.0]})
-    np.testing.assert_array_equal(M.n_changes(q, rows, schema), [0, 2])
+    np.testing.assert_array_equal(n_changes(q, rows, schema), [0, 2])
 
 
 def test_distance_errors():
@@ -160,7 +175,7 @@ def test_distance_errors():
     with pytest.raises(ValidationError, match="weights"):
         M.distance(X, CFS, SCHEMA, norm=(-1, 1, 1))
     with pytest.raises(ValidationError, match="not among its categories"):
-        M.DistanceEncoder(SCHEMA).transform(CFS.assign(c=["u", "zz", "v"]))
+        DistanceEncoder(SCHEMA).transform(CFS.assign(c=["u", "zz", "v"]))
     with pytest.raises(ValidationError, match="lack the columns"):
         M.distance(X, CFS.drop(columns="s"), SCHEMA)
 
@@ -168,7 +183,8 @@ def test_distance_errors():
 # ----------------------------------------------------------------- proximity
 def test_dice_proximity_and_sparsity():
     # dist_cont = mean over (a, b, e) of |diff| / MAD:
-    #   CF1 (2/2 + 0 + 1/1) / 3 = 2/3; CF2 (0 + 2/.5 + 0) / 3 = 4/3; CF3 (5/2 + 1/.5 + 2/1) / 3 = 6.5/3
+    #   CF1 (2/2 + 0 + 1/1) / 3 = 2/3; CF2 (0 + 2/.5 + 0) / 3 = 4/3; CF3 (5/2 + 1/.5 + 2/1) / 3 =
+    # 6.5/3
     # continuous proximity = -(2 + 4 + 6.5) / 9 = -12.5/9
     assert M.continuous_proximity(X, CFS, SCHEMA, mad=MAD) == approx(-12.5 / 9)
     # dist_cat = mean over (c, s) of mismatches: 0, 1, 1/2 -> 1 - 1.5/3 = .5
@@ -184,22 +200,23 @@ def test_ufce_and_l2c_proximity():
     # prox_Jac = 2c / (m + c), m = 2 categorical features, c = 0, 2, 1 changed
     np.testing.assert_allclose(M.prox_jac(X, CFS, SCHEMA), [0.0, 1.0, 2 / 3])
     # L2C Prox Num in raw units: CF1 2 + 0 + 1, CF2 0 + 2 + 0, CF3 5 + 1 + 2 -> 13/3
-    assert M.l2c_proximity_num(X, CFS, SCHEMA, scale=1.0 * np.ones(5)) == approx(13 / 3)
-    # scaled by the training standard deviations: std(a) = 2, std(b) = 1 over [0, 4] / [0, 2], std(e ranks) = 1
+    assert l2c_proximity_num(X, CFS, SCHEMA, scale=1.0 * np.ones(5)) == approx(13 / 3)
+    # scaled by the training standard deviations: std(a) = 2, std(b) = 1 over [0, 4] / [0, 2], std(e
+    # ranks) = 1
     train = pd.DataFrame(
         {"a": [0, 4], "b": [0.0, 2.0], "e": ["lo", "hi"], "c": ["u", "u"], "s": ["no", "no"]}
     )
     # CF1 2/2 + 0 + 1/1 = 2; CF2 0 + 2/1 + 0 = 2; CF3 5/2 + 1 + 2 = 5.5 -> 9.5/3
-    assert M.l2c_proximity_num(X, CFS, SCHEMA, train=train) == approx(9.5 / 3)
+    assert l2c_proximity_num(X, CFS, SCHEMA, train=train) == approx(9.5 / 3)
     # L2C Prox Cat = mean Hamming count over (c, s): (0 + 2 + 1) / 3
-    assert M.l2c_proximity_cat(X, CFS, SCHEMA) == approx(1.0)
+    assert l2c_proximity_cat(X, CFS, SCHEMA) == approx(1.0)
 
 
 def test_mad_is_required():
     with pytest.raises(ValidationError, match="mad="):
         M.continuous_proximity(X, CFS, SCHEMA)
     with pytest.raises(ValidationError, match="train="):
-        M.l2c_proximity_num(X, CFS, SCHEMA)
+        l2c_proximity_num(X, CFS, SCHEMA)
 
 
 # ----------------------------------------------------------------- diversity
@@ -216,18 +233,18 @@ def test_dice_diversity():
 def test_l2c_diversity_and_score():
     # buckets: CF1 (a 1, b 0, mid, u, no); CF2 (a 0, b 1, lo, v, yes); CF3 (a 2, b 1, hi, w, no)
     # Hamming fraction: (1,2) 5/5; (1,3) 4/5 (s); (2,3) 4/5 (b in the same bucket) -> 2.6/3
-    assert M.l2c_diversity(CFS, SCHEMA, bins=BINS) == approx(2.6 / 3)
+    assert l2c_diversity(CFS, SCHEMA, bins=BINS) == approx(2.6 / 3)
     # only valid counterfactuals (CF2, CF3): one pair, 4/5
-    assert M.l2c_diversity(CFS, SCHEMA, bins=BINS, model=Rule(), target=1) == approx(0.8)
+    assert l2c_diversity(CFS, SCHEMA, bins=BINS, model=Rule(), target=1) == approx(0.8)
     # harmonic mean of D = .8 and 1 - S = .4: 2 * .8 * .4 / 1.2
-    assert M.l2c_score(X, CFS, SCHEMA, bins=BINS, model=Rule(), target=1) == approx(0.64 / 1.2)
-    assert M.harmonic_mean(0.0, 1.0) == 0.0
-    assert np.isnan(M.harmonic_mean(np.nan, 0.5))
+    assert l2c_score(X, CFS, SCHEMA, bins=BINS, model=Rule(), target=1) == approx(0.64 / 1.2)
+    assert harmonic_mean(0.0, 1.0) == 0.0
+    assert np.isnan(harmonic_mean(np.nan, 0.5))
     # buckets from training data: 4 quantile buckets
     train = pd.DataFrame(
         {"a": np.arange(11), "b": np.linspace(0, 4, 11), "e": "lo", "c": "u", "s": "no"}
     )
-    bins = M.l2c_bins(SCHEMA, train)
+    bins = l2c_bins(SCHEMA, train)
     np.testing.assert_allclose(bins["a"], [0, 2.5, 5, 7.5, 10])
 
 
@@ -236,10 +253,10 @@ def test_normalized_diversity():
     # pairs: (1,2) (2 + 1) / (2/3 + 7/3) = 1; (1,3) (1.5 + .5) / (2/3 + 8/3) = .6;
     #        (2,3) (6.5/3 + 1) / (7/3 + 8/3) = (9.5/3) / 5
     expected = (1 + 0.6 + 9.5 / 15) / 3
-    assert M.normalized_diversity(X, CFS, SCHEMA, mad=MAD) == approx(expected)
+    assert normalized_diversity(X, CFS, SCHEMA, mad=MAD) == approx(expected)
     # Gower version: pair Gower (1,2) 3.2/5, (1,3) 2.05/5, (2,3) 3.75/5; prox = l1 = .14, .5, .55
     expected_g = (0.64 / 0.64 + 0.41 / 0.69 + 0.75 / 1.05) / 3
-    assert M.normalized_diversity(X, CFS, SCHEMA, metric="gower") == approx(expected_g)
+    assert normalized_diversity(X, CFS, SCHEMA, metric="gower") == approx(expected_g)
 
 
 def test_diversity_edge_cases():
@@ -247,15 +264,15 @@ def test_diversity_edge_cases():
     assert np.isnan(M.count_diversity(one, SCHEMA))
     assert np.isnan(M.categorical_diversity(CFS.iloc[:0], SCHEMA))
     assert np.isnan(M.continuous_diversity(one, SCHEMA, mad=MAD))
-    assert np.isnan(M.l2c_diversity(one, SCHEMA, bins=BINS))
-    assert np.isnan(M.normalized_diversity(X, one, SCHEMA, mad=MAD))
+    assert np.isnan(l2c_diversity(one, SCHEMA, bins=BINS))
+    assert np.isnan(normalized_diversity(X, one, SCHEMA, mad=MAD))
     # identical counterfactuals: zero diversity (not NaN)
     assert M.count_diversity(pd.concat([one, one]), SCHEMA) == 0.0
 
 
 # ------------------------------------------------------- validity, UFCE metrics
 def test_validity_and_coverage():
-    np.testing.assert_array_equal(M.is_valid(CFS, Rule(), 1), [False, True, True])
+    np.testing.assert_array_equal(is_valid(CFS, Rule(), 1), [False, True, True])
     assert M.validity(CFS, Rule(), 1) == approx(2 / 3)
     # DiCE: unique valid / requested
     assert M.validity(pd.concat([CFS, CFS.iloc[[1]]]), Rule(), 1, n_requested=4) == approx(2 / 4)
@@ -268,7 +285,7 @@ def test_validity_and_coverage():
 def test_actionability_and_feasibility():
     # user list {a, b}: shares CF1 1/2 (a of a, e), CF2 1/3 (b of b, c, s), CF3 2/4
     np.testing.assert_allclose(
-        M.actionable_share(X, CFS, SCHEMA, features_to_vary=["a", "b"]), [0.5, 1 / 3, 0.5]
+        actionable_share(X, CFS, SCHEMA, features_to_vary=["a", "b"]), [0.5, 1 / 3, 0.5]
     )
     assert M.actionability(X, CFS, SCHEMA, features_to_vary=["a", "b"]) == approx(
         (0.5 + 1 / 3 + 0.5) / 3
@@ -293,7 +310,8 @@ def test_lof_plausibility():
     data = cf.Dataset.from_frame(frame, target="y", bounds={"x1": (0, 10), "x2": (0, 10)})
     near0 = pd.DataFrame({"x1": [1.1], "x2": [0.9]})
     far = pd.DataFrame({"x1": [5.0], "x2": [5.0]})
-    # against the target class 1, a point in the class-0 cluster is an outlier; against all rows it is not
+    # against the target class 1, a point in the class-0 cluster is an outlier; against all rows it
+    # is not
     assert M.plausibility(near0, 1, train=data) == 0.0
     assert M.plausibility(near0, 1, train=data, reference="all") == 1.0
     assert M.plausibility(near0, 0, train=data) == 1.0
@@ -305,7 +323,7 @@ def test_lof_plausibility():
     ref = LocalOutlierFactor(n_neighbors=20, novelty=True).fit(enc.transform(data.X[data.y == 1]))
     rows = pd.concat([near0, far, pd.DataFrame({"x1": [8.2], "x2": [7.9]})])
     np.testing.assert_allclose(
-        M.lof_score(rows, 1, train=data), -ref.score_samples(enc.transform(rows))
+        lof_score(rows, 1, train=data), -ref.score_samples(enc.transform(rows))
     )
     with pytest.raises(ValidationError, match="train="):
         M.plausibility(near0, 1)
@@ -313,22 +331,23 @@ def test_lof_plausibility():
 
 def test_violation_counts():
     cons = cf.Constraints(immutable=["c"], increasing=["b"], ranges={"a": (0, 6)}, max_changes=3)
-    # CF1 fine; CF2 changes c (immutable); CF3 changes c (immutable), a = 7 > 6 (ranges), 4 > 3 changes
+    # CF1 fine; CF2 changes c (immutable); CF3 changes c (immutable), a = 7 > 6 (ranges), 4 > 3
+    # changes
     got = M.violation_counts(X, CFS, SCHEMA, cons)
     assert got["immutable"] == 2 and got["ranges"] == 1 and got["max_changes"] == 1
     assert got["increasing"] == 0 and got["domain"] == 0 and got["total"] == 4
-    assert set(M.VIOLATION_KINDS) <= set(got)
+    assert set(VIOLATION_KINDS) <= set(got)
     assert M.violation_counts(X, CFS.iloc[:0], SCHEMA, cons)["total"] == 0
 
 
 def test_time_stats():
     # runtimes 1, 3, 2 s; found 2, 0, 4
-    s = M.time_stats([1.0, 3.0, 2.0], [2, 0, 4])
+    s = time_stats([1.0, 3.0, 2.0], [2, 0, 4])
     assert s["mean_per_query"] == 2.0 and s["median_per_query"] == 2.0
     assert s["mean_per_counterfactual"] == 1.0  # 6 s / 6 counterfactuals
     assert s["median_per_counterfactual"] == 0.5  # median of 1/2, 2/4
     np.testing.assert_array_equal(
-        M.time_per_counterfactual([1.0, 3.0, 2.0], [2, 0, 4]), [0.5, np.nan, 0.5]
+        time_per_counterfactual([1.0, 3.0, 2.0], [2, 0, 4]), [0.5, np.nan, 0.5]
     )
 
 
@@ -361,7 +380,7 @@ def test_result_level_functions():
     d = M.distance(r, norm="l1")
     assert list(d.index) == list(r.counterfactuals.index)
     np.testing.assert_allclose(d, [0.14, 0.5, 0.55, 0.55])
-    assert M.feature_deltas(r).shape == (4, 5)
+    assert feature_deltas(r).shape == (4, 5)
     v = M.validity(r)
     assert v["q0"] == approx(2 / 3) and np.isnan(v["q1"]) and v["q2"] == 1.0
     assert M.coverage(r) == approx(2 / 3)  # q1 has none
@@ -370,8 +389,8 @@ def test_result_level_functions():
     div = M.count_diversity(r)
     assert div["q0"] == approx(2.8 / 3) and np.isnan(div["q1"]) and np.isnan(div["q2"])
     assert M.continuous_proximity(r, mad=MAD)["q0"] == approx(-12.5 / 9)
-    assert M.l2c_score(r, bins=BINS)["q0"] == approx(0.64 / 1.2)  # valid CF2, CF3 only
-    assert M.time_stats(r)["mean_per_counterfactual"] == approx(6 / 4)
+    assert l2c_score(r, bins=BINS)["q0"] == approx(0.64 / 1.2)  # valid CF2, CF3 only
+    assert time_stats(r)["mean_per_counterfactual"] == approx(6 / 4)
     vc = M.violation_counts(_result(constraints=cf.Constraints(immutable=["c"])))
     assert (
         vc.loc["q0", "immutable"] == 2
@@ -383,7 +402,7 @@ def test_result_level_functions():
 def test_evaluate_hand_values():
     r = _result(Rule(), constraints=cf.Constraints(features_to_vary=["a", "b"]))
     ev = M.evaluate(r, mad=MAD, bins=BINS)
-    assert list(ev.columns) == list(M.METRIC_COLUMNS)
+    assert list(ev.columns) == list(METRIC_COLUMNS)
     q0 = ev.loc["q0"]
     assert q0["found"] == 3 and q0["validity"] == approx(2 / 3) and q0["coverage"] == 1.0
     assert q0["distance_l1"] == approx((0.14 + 0.5 + 0.55) / 3) and q0["nearest_l1"] == approx(0.14)
@@ -458,15 +477,15 @@ def test_evaluate_real_result_matches_functions():
         ev["diversity_cont"], M.continuous_diversity(r, train=train), check_names=False
     )
     pd.testing.assert_series_equal(
-        ev["diversity_l2c"], M.l2c_diversity(r, train=train), check_names=False
+        ev["diversity_l2c"], l2c_diversity(r, train=train), check_names=False
     )
     pd.testing.assert_series_equal(
-        ev["l2c_distance_num"], M.l2c_proximity_num(r, train=train), check_names=False
+        ev["l2c_distance_num"], l2c_proximity_num(r, train=train), check_names=False
     )
     nearest = M.distance(r, norm="l1").groupby(level=0).min().reindex(r.queries.index)
     np.testing.assert_allclose(ev["nearest_l1"], nearest)
     np.testing.assert_allclose(ev["nearest_l1"], r.diagnostics["distance"].astype(float))
-    lof = M.lof_score(r, train=train).groupby(level=0).mean().reindex(r.queries.index)
+    lof = lof_score(r, train=train).groupby(level=0).mean().reindex(r.queries.index)
     np.testing.assert_allclose(ev["lof"], lof)
     # a shared detector gives the same columns, and a wrong object is refused
     det = M.LOFPlausibility(train)

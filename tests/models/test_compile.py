@@ -295,7 +295,8 @@ def test_node_types_and_layout(datasets: dict[int, cf.Dataset]) -> None:
     assert isinstance(rf.estimator, TreeEnsemble)
     assert rf.estimator.aggregation == "mean_proba" and rf.estimator.divisor == 15
     _, gbm = fitted("gbm", 3, datasets)
-    assert gbm.estimator.aggregation == "sum_margin" and gbm.estimator.n_outputs == 3  # type: ignore[union-attr]
+    assert gbm.estimator.aggregation == "sum_margin"  # type: ignore[union-attr]
+    assert gbm.estimator.n_outputs == 3
     assert {t.output for t in gbm.estimator.trees} == {0, 1, 2}  # type: ignore[union-attr]
     # raw layout: one variable per numeric / ordinal feature, one indicator per category
     space = lr.inputs

@@ -47,7 +47,8 @@ N_RANDOM = 1500
 MODELS = ["lr", "linear_svm", "tree", "rf", "gb", "hgb", "mlp", "xgb", "lgbm"]
 TREES = {"tree", "rf", "gb", "hgb", "xgb", "lgbm"}
 
-# variant -> (what it is, model kinds it is exact for: "all" or "trees", element named when unsupported)
+# variant -> (what it is, model kinds it is exact for: "all" or "trees", element named when
+# unsupported)
 SUPPORT: dict[str, tuple[str, str, str]] = {
     "default": ("counterfact.models.preprocessor (scaler + one-hot + ordinal codes)", "all", ""),
     "onehot_ignore": (
@@ -105,7 +106,8 @@ SUPPORT: dict[str, tuple[str, str, str]] = {
     "quantile": ("QuantileTransformer on numeric features", "trees", "QuantileTransformer"),
     "power": ("PowerTransformer on numeric features", "trees", "PowerTransformer"),
     "selectors_pandas": (
-        "make_column_selector / positions, remainder='passthrough', nested Pipeline, set_output(pandas)",
+        "make_column_selector / positions, remainder='passthrough', nested Pipeline, "
+        "set_output(pandas)",
         "all",
         "",
     ),
@@ -504,7 +506,8 @@ def test_faithful_or_rejected(variant: str, kind: str, german: cf.Dataset) -> No
     got = compiled.predict(X)
     bad = np.flatnonzero(got != expected)
     assert bad.size == 0, (
-        f"{variant}/{kind}: {bad.size} of {len(X)} rows differ, e.g. {X.iloc[bad[:3]].to_dict('records')}"
+        f"{variant}/{kind}: {bad.size} of {len(X)} rows differ, e.g. "
+        f"{X.iloc[bad[:3]].to_dict('records')}"
     )
     assert len(np.unique(expected)) > 1  # not vacuous
     b = interval_bounds(compiled)  # valid bounds for every column, non-affine ones included
@@ -600,7 +603,8 @@ def test_unsupported_elements_are_named_with_their_position(german: cf.Dataset) 
                     ("clf", linear_model.LogisticRegression()),
                 ]
             ),
-            r"PCA at step 0 \('pre'\) of the pipeline > ColumnTransformer part 'num' > step 1 \('pca'\)",
+            r"PCA at step 0 \('pre'\) of the pipeline > ColumnTransformer part 'num' > "
+            r"step 1 \('pca'\)",
         ),
         (
             Pipeline(

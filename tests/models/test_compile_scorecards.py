@@ -232,7 +232,7 @@ def test_monotone_maps_of_real_values_stay_refused(german: cf.Dataset) -> None:
 def test_step_mlp_milp_outputs_equal_the_ir(german: cf.Dataset) -> None:
     """The MILP encoder of a StepMLP (its trees added to the first layer) on fixed inputs."""
     pytest.importorskip("highspy")
-    from counterfact.solvers import milp
+    from counterfact.solvers import _milp as milp
 
     kb = KBinsDiscretizer(n_bins=5, encode="onehot-dense", quantile_method="averaged_inverted_cdf")
     model = _fit(

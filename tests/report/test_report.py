@@ -35,7 +35,11 @@ SPEC = {
         {"name": "nearest", "label": "nearest-l1"},
         {"name": "nearest", "label": "nearest-l0", "params": {"norm": "l0"}},
         # a batch method (amortized time), kept small so that the test stays fast
-        {"name": "mdpso", "params": {"n_particles": 10, "max_iter": 10}, "models": ["lr"]},
+        {
+            "name": "mdpso",
+            "params": {"swarm": {"n_particles": 10, "max_iter": 10}},
+            "models": ["lr"],
+        },
     ],
     "queries": 3,
     "n_counterfactuals": 2,
@@ -218,7 +222,8 @@ def test_report_in_headless_chromium(results, tmp_path):
                     }
                     const r = t.getBoundingClientRect();
                     const fits = r.right <= vw + 1;
-                    const scrolls = scroller !== null && scroller.getBoundingClientRect().right <= vw + 1
+                    const scrolls = scroller !== null
+                                    && scroller.getBoundingClientRect().right <= vw + 1
                                     && scroller.clientWidth < vw;
                     if (!fits && !scrolls) bad.push(t.outerHTML.slice(0, 120));
                   }
@@ -237,10 +242,12 @@ def test_report_in_headless_chromium(results, tmp_path):
             # cards list only changed features, at resolution
             answers = page.evaluate(
                 """[...document.querySelectorAll('.card li')].map(li => ({
-                    cell: li.closest('.card').dataset.cell, query: li.closest('.card').dataset.query,
+                    cell: li.closest('.card').dataset.cell,
+                    query: li.closest('.card').dataset.query,
                     rank: li.dataset.rank,
                     changes: [...li.querySelectorAll('b.feature')].map(b => [b.textContent,
-                        b.nextElementSibling.textContent, b.nextElementSibling.nextElementSibling.textContent])}))"""
+                        b.nextElementSibling.textContent,
+                        b.nextElementSibling.nextElementSibling.textContent])}))"""
             )
             assert answers
             loaded: dict[str, CounterfactualResult] = {}

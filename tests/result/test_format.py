@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.methods import certificate_text
+from counterfact.methods._registry import certificate_text
 from counterfact.result import (
     DEFAULT_REASONS,
     STATUSES,

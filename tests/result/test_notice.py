@@ -1,4 +1,5 @@
-"""Reasons for an adverse-action notice, from the counterfactual: a known answer on a linear model."""
+"""Reasons for an adverse-action notice, from the counterfactual: a known answer on a
+linear model."""
 
 from __future__ import annotations
 
@@ -30,7 +31,11 @@ def linear():
 def test_reasons_are_the_changed_features_ordered_by_what_each_closes(linear):
     data, model = linear
     x = pd.DataFrame({"income": [30], "debt": [40], "tenure": [5]})
-    r = cf.MACE(norm="l1", time_limit=20).fit(model, data).explain(x, min_probability=0.7)
+    r = (
+        cf.MACE(norm="l1", time_limit=20)
+        .fit(model, data)
+        .explain(x, requirements=cf.Requirements(min_probability=0.7))
+    )
     table = r.reasons(0)
     changed = {c.feature for c in r.changes(0)}
     assert set(table["feature"]) == changed and len(table) <= 4
@@ -54,7 +59,7 @@ def test_the_notice_states_the_guarantee_and_the_margin(linear):
     r = (
         cf.MACE(norm="l1", time_limit=20)
         .fit(model, data)
-        .explain(x, min_probability=0.7, regions=True)
+        .explain(x, requirements=cf.Requirements(min_probability=0.7, regions=True))
     )
     text = r.notice(0)
     assert text.startswith("Principal reasons")

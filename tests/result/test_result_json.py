@@ -181,3 +181,50 @@ def test_certificates_round_trip(good):
     r = CounterfactualResult.from_json(json.dumps(d))
     assert r.certificate(0) == "proven by a test"
     assert json.loads(r.to_json())["certificates"] == ["proven by a test", None]
+
+
+def _with_constraints(constraints: cf.Constraints) -> CounterfactualResult:
+    schema = cf.Schema(
+        (
+            cf.Feature("a", "integer", lower=0, upper=10),
+            cf.Feature("c", "real", lower=0.0, upper=5.0),
+        ),
+        target="y",
+        classes=(0, 1),
+    )
+    cfs = pd.DataFrame(
+        {"a": [3], "c": [1.5]}, index=pd.MultiIndex.from_tuples([(0, 0)], names=["query", "rank"])
+    )
+    return CounterfactualResult(
+        queries=pd.DataFrame({"a": [1], "c": [0.5]}, index=[0]),
+        counterfactuals=cfs,
+        status=pd.Series(["feasible"], index=[0]),
+        runtime=pd.Series([0.1], index=[0]),
+        diagnostics=pd.DataFrame(index=[0]),
+        schema=schema,
+        target=pd.Series([1], index=[0]),
+        method="a method",
+        constraints=constraints,
+    )
+
+
+def test_an_unserialisable_causal_function_drops_only_itself():
+    """A causal relation given as a Python function cannot be saved; the relations, the
+    linear causal relations and every other constraint still are, and the document says
+    what was left out."""
+    linear = cf.Causal(child="a", parents=("c",), coef={"c": 2.0})
+    opaque = cf.Causal(child="c", parents=("a",), fn=lambda p: p["a"].to_numpy() / 2.0)
+    c = cf.Constraints(
+        increasing=["a"], relations=["a <= 4 * c"], causal=[linear, opaque], max_changes=2
+    )
+    text = _with_constraints(c).to_json()
+    doc = json.loads(text)
+    assert doc["constraints"]["relations"] == ["a <= 4 * c"]
+    assert [r["child"] for r in doc["constraints"]["causal"]] == ["a"]
+    assert doc["constraints"]["increasing"] == ["a"] and doc["constraints"]["max_changes"] == 2
+    assert "'c'" in doc["constraints_note"] and "not serialisable" in doc["constraints_note"]
+    back = CounterfactualResult.from_json(text)
+    assert [str(r) for r in back.constraints.relations] == ["a <= 4 * c"]
+    assert [r.child for r in back.constraints.causal] == ["a"]
+    # with nothing to leave out, the document carries no note
+    assert "constraints_note" not in json.loads(_with_constraints(cf.Constraints()).to_json())

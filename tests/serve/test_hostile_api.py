@@ -360,14 +360,14 @@ def test_quotas_window_and_memory():
     assert len(q._clients) <= 3
 
 
-def test_audit_log_records_who_asked_what_and_what_was_revealed(setting, row, tmp_path):
+def test_request_log_records_who_asked_what_and_what_was_revealed(setting, row, tmp_path):
     train, model, methods = setting
-    path = tmp_path / "audit.jsonl"
+    path = tmp_path / "requests.jsonl"
     path.write_text('{"earlier": "line"}\n')
     service = Service(data=train, model=model, methods={"nearest": methods["nearest"]})
     token = "s3cret-token"
     with TestClient(
-        create_app(service, token=token, audit_log=path), raise_server_exceptions=False
+        create_app(service, token=token, request_log=path), raise_server_exceptions=False
     ) as c:
         auth = {"Authorization": f"Bearer {token}"}
         explained = c.post(
@@ -558,7 +558,7 @@ def nothing_loaded(monkeypatch):
         (["serve", "--host", "0.0.0.0"], " \t", "COUNTERFACT_TOKEN is set but blank"),
         (["serve", "--token", " "], None, "--token is empty"),
         (
-            ["serve", "--audit-log", "/nonexistent/dir/audit.jsonl"],
+            ["serve", "--request-log", "/nonexistent/dir/requests.jsonl"],
             None,
             "cannot be opened for appending",
         ),
@@ -591,10 +591,10 @@ def test_loopback_and_allowed_public_binds_pass_the_check():
     _check_public("0.0.0.0", None, True)
 
 
-def test_the_audit_log_path_is_documented():
+def test_the_request_log_path_is_documented():
     text = (Path(__file__).parents[2] / "docs" / "serve.md").read_text()
     for needle in (
-        "--audit-log",
+        "--request-log",
         "--requests-per-minute",
         "--counterfactuals-per-hour",
         "--allow-public",

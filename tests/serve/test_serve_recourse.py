@@ -319,12 +319,12 @@ class _OtherClasses:
         return self.model.predict_proba(X)
 
 
-# ------------------------------------------------------------ audit, docs
-def test_the_audit_log_records_the_regions_revealed(setting, row, tmp_path):
+# ------------------------------------------------------ request log, docs
+def test_the_request_log_records_the_regions_revealed(setting, row, tmp_path):
     train, model, methods, _ = setting
     service = Service(data=train, model=model, methods={"mace": methods["mace"]})
-    path = tmp_path / "audit.jsonl"
-    with TestClient(create_app(service, audit_log=path), raise_server_exceptions=False) as c:
+    path = tmp_path / "requests.jsonl"
+    with TestClient(create_app(service, request_log=path), raise_server_exceptions=False) as c:
         out = _explain(c, row, regions=True, min_probability=0.6)
     record = json.loads(path.read_text().splitlines()[0])
     assert record["request"]["regions"] is True and record["request"]["min_probability"] == 0.6

@@ -1,4 +1,4 @@
-"""The in-house MILP model (counterfact.solvers.milp) on both backends."""
+"""The in-house MILP model (counterfact.solvers._milp) on both backends."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import time
 import numpy as np
 import pytest
 
-from counterfact.solvers.milp import Model, SolverError, lin, quicksum
+from counterfact.solvers._milp import Model, SolverError, lin, quicksum
 
 pytest.importorskip("highspy")
 BACKENDS = [
@@ -215,7 +215,7 @@ def test_highs_wall_clock_limit_and_start():
     slack), with the best incumbent so far or the feasible start; every returned
     point satisfies the model."""
     pytest.importorskip("highspy")
-    from counterfact.solvers.milp._highs import _satisfies
+    from counterfact.solvers._milp._highs import _satisfies
 
     m = _hard_milp()
     start = np.zeros(m.n_vars)
@@ -237,7 +237,7 @@ def test_highs_run_given_up_at_its_deadline():
     not poll the interrupt) is given up: its answer is the best reported
     incumbent, else the start if the start satisfies the model, else none."""
     pytest.importorskip("highspy")
-    from counterfact.solvers.milp._highs import _abandoned
+    from counterfact.solvers._milp._highs import _abandoned
 
     m = _hard_milp()
 
@@ -248,7 +248,8 @@ def test_highs_run_given_up_at_its_deadline():
 
     feasible = _abandoned(m, Watch(), np.zeros(m.n_vars), True, 1.0)  # type: ignore[arg-type]
     assert feasible.status == "feasible" and feasible.objective == 0.0 and math.isinf(feasible.gap)
-    assert _abandoned(m, Watch(), np.ones(m.n_vars), True, 1.0).status == "timeout"  # type: ignore[arg-type]
+    infeasible = _abandoned(m, Watch(), np.ones(m.n_vars), True, 1.0)  # type: ignore[arg-type]
+    assert infeasible.status == "timeout"
     w = Watch()
     w.best = (-1.0, np.zeros(m.n_vars))
     assert _abandoned(m, w, None, True, 1.0).x is not None  # type: ignore[arg-type]

@@ -8,7 +8,7 @@ import pytest
 
 import counterfact as cf
 from counterfact.models._compile import compile_model
-from counterfact.solvers.milp import (
+from counterfact.solvers._milp import (
     Model,
     add_change_limit,
     changed_set,

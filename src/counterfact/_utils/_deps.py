@@ -74,7 +74,8 @@ def import_optional(name: str, *, purpose: str | None = None) -> ModuleType:
         dist = _DISTRIBUTIONS.get(name.split(".")[0], name.split(".")[0])
         what = f"{purpose} needs" if purpose else "This feature needs"
         raise MissingDependencyError(
-            f"{what} the optional dependency '{dist}', which is not installed. Install it with: {install_hint(name)}"
+            f"{what} the optional dependency '{dist}', which is not installed. Install it "
+            f"with: {install_hint(name)}"
         ) from exc
 
 

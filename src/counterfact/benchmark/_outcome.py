@@ -33,8 +33,8 @@ def failed_cells(out: str | Path, spec: Spec | None = None) -> pd.DataFrame:
     -------
     DataFrame
         One row per errored cell: ``cell``, ``dataset``, ``model``, ``method``,
-        ``seed``, ``fold`` (``None`` without folds), ``reason`` (skipped cells -- a missing optional dependency,
-        an unsupported model -- are not failures).
+        ``seed``, ``fold`` (``None`` without folds), ``reason`` (skipped cells -- a missing
+        optional dependency, an unsupported model -- are not failures).
     """
     folder = Path(out) / "cells"
     wanted = _spec_cells(spec) if spec is not None else None

@@ -63,7 +63,8 @@ def _cell_id(ds: str, model: str, method: str, seed: int, fold: int | None = Non
 
 
 def _cells(spec: Spec) -> list[tuple[Any, Any, Any, int, int | None]]:
-    """Every (dataset, model, method, seed, fold) cell of ``spec`` (fold ``None`` without ``folds``)."""
+    """Every (dataset, model, method, seed, fold) cell of ``spec`` (fold ``None`` without
+    ``folds``)."""
     folds: list[int | None] = list(range(spec.folds)) if spec.folds else [None]
     return [
         (ds, mo, me, seed, fold)
@@ -79,7 +80,8 @@ def _cells(spec: Spec) -> list[tuple[Any, Any, Any, int, int | None]]:
 def _pick_queries(
     model: Any, test: Any, spec: Spec, seed: int, n: int | None = None
 ) -> pd.DataFrame:
-    """Up to ``n`` (default ``spec.queries``; ``None``: all) eligible test rows, drawn with ``seed``."""
+    """Up to ``n`` (default ``spec.queries``; ``None``: all) eligible test rows, drawn with
+    ``seed``."""
     X = test.X
     n = spec.queries if n is None else n
     pred = np.asarray(model.predict(X))
@@ -107,7 +109,8 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int, fold: int | None = None)
         unknown = sorted(set(kinds) - set(data.schema.names))
         if unknown:
             raise ValidationError(
-                f"Benchmark spec: dataset {ds.id!r} actionability names unknown features {unknown}. Features: {data.schema.names}."
+                f"Benchmark spec: dataset {ds.id!r} actionability names unknown features "
+                f"{unknown}. Features: {data.schema.names}."
             )
         every = {f.name: default for f in data.schema} if default else {}
         data = data.with_schema(data.schema.with_actionability(**{**every, **kinds}))
@@ -131,7 +134,8 @@ def _load_split(ds: DatasetSpec, spec: Spec, seed: int, fold: int | None = None)
     splits = data.metadata.get("splits") or {}
     if ds.split not in splits:
         raise ValidationError(
-            f"Benchmark spec: dataset {ds.id!r} has no predefined split {ds.split!r}. Available: {sorted(splits)}."
+            f"Benchmark spec: dataset {ds.id!r} has no predefined split {ds.split!r}. "
+            f"Available: {sorted(splits)}."
         )
     flag = pd.Series(splits[ds.split]).reindex(data.frame.index)
     return data.subset(data.frame.index[flag == "train"]), data.subset(
@@ -158,18 +162,7 @@ def _explain(
     result saved there and reused when the cell is resumed (each query is seeded
     from its own values, so chunked and whole runs give the same result)."""
     if spec.feedback:
-        # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
-        # specs with UFCE-style feedback need this one
-        from ..methods.ufce import feedback_levels
-
-        constraints = [
-            constraints.merge(
-                feedback_levels(
-                    train, X.loc[q], spec.feedback["level"], two_sided=spec.feedback["two_sided"]
-                )
-            )
-            for q in X.index
-        ]
+        constraints = _feedback_constraints(train, X, spec.feedback, constraints)
     if spec.chunk_size is None or chunks is None or len(X) <= spec.chunk_size:
         result = method.explain(
             X,
@@ -179,33 +172,62 @@ def _explain(
             **extra,
         )
     else:
-        chunks.mkdir(parents=True, exist_ok=True)
-        size, parts = spec.chunk_size, []
-        for k in range(0, len(X), size):
-            path = chunks / f"chunk-{k // size:05d}.json"
-            if path.exists():  # a chunk of an interrupted run, if it holds these very queries
-                saved = CounterfactualResult.from_json(path.read_text())
-                if list(saved.queries.index) == list(X.index[k : k + size]):
-                    parts.append(saved)
-                    continue
-            part = explain_at(  # the result equals one explain call (each query seeded from its values)
-                method,
-                X.iloc[k : k + size],
-                n_counterfactuals=spec.n_counterfactuals,
-                n_jobs=n_jobs,
-                offset=k,
-                constraints=constraints[k : k + size]
-                if isinstance(constraints, list)
-                else constraints,
-                **extra,
-            )
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text(part.to_json())
-            tmp.replace(path)
-            parts.append(part)
-        result = CounterfactualResult.concat(parts)
-        result.model = getattr(method, "model_", None)
+        chunking = (chunks, spec.chunk_size)
+        result = _explain_in_chunks(method, X, spec, constraints, n_jobs, extra, chunking)
     return result, result.evaluate(train, lof=lof)
+
+
+def _feedback_constraints(
+    train: Any, X: pd.DataFrame, feedback: Mapping[str, Any], constraints: Any
+) -> list[Any]:
+    """One Constraints per query: ``constraints`` merged with the simulated user's feedback."""
+    # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
+    # specs with UFCE-style feedback need this one
+    from ..methods.ufce import feedback_levels
+
+    return [
+        constraints.merge(
+            feedback_levels(train, X.loc[q], feedback["level"], two_sided=feedback["two_sided"])
+        )
+        for q in X.index
+    ]
+
+
+def _explain_in_chunks(
+    method: Any,
+    X: pd.DataFrame,
+    spec: Spec,
+    constraints: Any,
+    n_jobs: int,
+    extra: dict[str, Any],
+    chunking: tuple[Path, int],
+) -> CounterfactualResult:
+    """Explain ``X`` in chunks of ``size`` rows, each chunk's result saved in the folder
+    ``chunks`` and reused when the cell is resumed (``chunking = (chunks, size)``)."""
+    chunks, size = chunking
+    chunks.mkdir(parents=True, exist_ok=True)
+    parts: list[CounterfactualResult] = []
+    for k in range(0, len(X), size):
+        path = chunks / f"chunk-{k // size:05d}.json"
+        if path.exists():  # a chunk of an interrupted run, if it holds these very queries
+            saved = CounterfactualResult.from_json(path.read_text())
+            if list(saved.queries.index) == list(X.index[k : k + size]):
+                parts.append(saved)
+                continue
+        # the result equals one explain call (each query is seeded from its values)
+        part = explain_at(
+            method,
+            X.iloc[k : k + size],
+            n_counterfactuals=spec.n_counterfactuals,
+            n_jobs=n_jobs,
+            constraints=constraints[k : k + size] if isinstance(constraints, list) else constraints,
+            **extra,
+        )
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(part.to_json())
+        tmp.replace(path)
+        parts.append(part)
+    return CounterfactualResult.concat(parts, model=getattr(method, "model_", None))
 
 
 def run(
@@ -285,7 +307,8 @@ def _run_cell(
     resume: bool,
     n_jobs: int,
 ) -> dict[str, Any]:
-    """Run one cell and save its result and metrics; returns its record (status done, skipped or error)."""
+    """Run one cell and save its result and metrics; returns its record (status done, skipped or
+    error)."""
     ds, mo, me, seed, fold = cell
     cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
     meta: dict[str, Any] = {
@@ -338,8 +361,9 @@ def _run_cell(
 def _split(
     cache: dict[str, Any], ds: DatasetSpec, spec: Spec, seed: int, fold: int | None
 ) -> tuple[Any, Any, Any]:
-    """Train and test rows of the cell and the split's plausibility detector (fitted once per split,
-    not per cell).  The cells of one split run one after another, so ``cache`` keeps only the current one."""
+    """Train and test rows of the cell and the split's plausibility detector (fitted once per
+    split, not per cell).  The cells of one split run one after another, so ``cache`` keeps only
+    the current one."""
     key = (ds.id, seed, fold)
     if cache.get("key") != key:
         cache.clear()
@@ -360,7 +384,8 @@ def _fitted_model(
     train: Any,
     meta: dict[str, Any],
 ) -> Any:
-    """The cell's model: loaded from ``out/models/`` when an earlier cell fitted it, else fitted and saved there."""
+    """The cell's model: loaded from ``out/models/`` when an earlier cell fitted it, else fitted and
+    saved there."""
     mpath = (
         out
         / "models"
@@ -388,7 +413,8 @@ def _cell_queries(
     seed: int,
     meta: dict[str, Any],
 ) -> pd.DataFrame:
-    """The queries of the cell; a method with its own ``queries`` explains a seeded subset of them."""
+    """The queries of the cell; a method with its own ``queries`` explains a seeded subset of
+    them."""
     X = _pick_queries(model, test, spec, seed, ds.queries or spec.queries)
     if me.queries is not None and len(X) > me.queries:
         keep = np.random.default_rng(seed).choice(len(X), size=me.queries, replace=False)
@@ -535,58 +561,52 @@ def _ci_half_width(values: pd.Series) -> float:
     return float(norm.ppf(0.975) * v.std(ddof=1) / np.sqrt(len(v)))
 
 
-def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
-    """Per dataset x model x method: coverage (with its Wilson 95 % interval,
-    ``coverage_ci_low`` / ``coverage_ci_high``), mean of each metric over queries
-    (with the half-width of its normal 95 % interval, ``ci95_<metric>``),
-    median and p90 time per query (p90 left empty for amortized times, see
-    :func:`runtime_kind`), the kind of time and the mean fit (training) time;
-    also the skipped/error cells with their reasons."""
-    out = Path(out)
-    table = collect(out) if table is None else table
-    parts = []
-    if len(table):
-        per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
-        keys = ["dataset", "model", "method"]
-        metric_cols = [
-            c
-            for c in per_query.columns
-            if c.startswith("metric_") and pd.api.types.is_numeric_dtype(per_query[c])
-        ]
-        g = per_query.groupby(keys)
-        summ = g[metric_cols].mean()
-        summ.columns = [c.removeprefix("metric_") for c in summ.columns]
-        summ["queries"] = g.size()
-        summ["coverage"] = g["rank"].apply(lambda s: float((s >= 0).mean()))
-        # 95 % intervals: Wilson's for coverage (a proportion), the normal one for
-        # the per-query means (half-width; NaN with fewer than two values)
-        wil = g["rank"].apply(lambda s: _wilson(int((s >= 0).sum()), len(s)))
-        summ["coverage_ci_low"] = wil.map(lambda t: t[0])
-        summ["coverage_ci_high"] = wil.map(lambda t: t[1])
-        half = g[metric_cols].agg(_ci_half_width)
-        half.columns = [f"ci95_{c.removeprefix('metric_')}" for c in half.columns]
-        summ = summ.join(half)
-        summ["time_median"] = g["time"].median()
-        summ["time_p90"] = g["time"].quantile(0.9)
-        if "time_kind" in per_query:
-            summ["time_kind"] = g["time_kind"].agg(
-                lambda s: "amortized" if (s == "amortized").any() else "per query"
-            )
-            # a batch average has no spread: its p90 would only repeat the median
-            summ.loc[summ["time_kind"] == "amortized", "time_p90"] = np.nan
-        if "fit_seconds" in per_query:
-            cell_keys = [
-                "dataset",
-                "model",
-                "method",
-                "seed",
-                *(["fold"] if "fold" in per_query else []),
-            ]
-            summ["fit_seconds"] = (
-                per_query.drop_duplicates(cell_keys).groupby(keys)["fit_seconds"].mean()
-            )
-        summ["state"] = "done"
-        parts.append(summ.reset_index())
+def _summarise_done(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`summarise` for the finished cells of ``table``."""
+    per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])
+    keys = ["dataset", "model", "method"]
+    metric_cols = [
+        c
+        for c in per_query.columns
+        if c.startswith("metric_") and pd.api.types.is_numeric_dtype(per_query[c])
+    ]
+    g = per_query.groupby(keys)
+    summ = g[metric_cols].mean()
+    summ.columns = [c.removeprefix("metric_") for c in summ.columns]
+    summ["queries"] = g.size()
+    summ["coverage"] = g["rank"].apply(lambda s: float((s >= 0).mean()))
+    # 95 % intervals: Wilson's for coverage (a proportion), the normal one for
+    # the per-query means (half-width; NaN with fewer than two values)
+    wil = g["rank"].apply(lambda s: _wilson(int((s >= 0).sum()), len(s)))
+    summ["coverage_ci_low"] = wil.map(lambda t: t[0])
+    summ["coverage_ci_high"] = wil.map(lambda t: t[1])
+    half = g[metric_cols].agg(_ci_half_width)
+    half.columns = [f"ci95_{c.removeprefix('metric_')}" for c in half.columns]
+    summ = summ.join(half)
+    _add_times(summ, g, per_query, keys)
+    summ["state"] = "done"
+    return summ.reset_index()
+
+
+def _add_times(summ: pd.DataFrame, g: Any, per_query: pd.DataFrame, keys: list[str]) -> None:
+    """Median and p90 time per query, the kind of time and the mean fit time, in place."""
+    summ["time_median"] = g["time"].median()
+    summ["time_p90"] = g["time"].quantile(0.9)
+    if "time_kind" in per_query:
+        summ["time_kind"] = g["time_kind"].agg(
+            lambda s: "amortized" if (s == "amortized").any() else "per query"
+        )
+        # a batch average has no spread: its p90 would only repeat the median
+        summ.loc[summ["time_kind"] == "amortized", "time_p90"] = np.nan
+    if "fit_seconds" in per_query:
+        cell_keys = [*keys, "seed", *(["fold"] if "fold" in per_query else [])]
+        summ["fit_seconds"] = (
+            per_query.drop_duplicates(cell_keys).groupby(keys)["fit_seconds"].mean()
+        )
+
+
+def _unfinished_cells(out: Path) -> list[dict[str, Any]]:
+    """The skipped and errored cells saved in ``out/cells``, with their reasons."""
     others = []
     for meta_path in sorted((out / "cells").glob("*.json")):
         if meta_path.name.endswith(".result.json"):
@@ -602,6 +622,22 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
                     "reason": meta.get("reason", ""),
                 }
             )
+    return others
+
+
+def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
+    """Per dataset x model x method: coverage (with its Wilson 95 % interval,
+    ``coverage_ci_low`` / ``coverage_ci_high``), mean of each metric over queries
+    (with the half-width of its normal 95 % interval, ``ci95_<metric>``),
+    median and p90 time per query (p90 left empty for amortized times, see
+    :func:`runtime_kind`), the kind of time and the mean fit (training) time;
+    also the skipped/error cells with their reasons."""
+    out = Path(out)
+    table = collect(out) if table is None else table
+    parts = []
+    if len(table):
+        parts.append(_summarise_done(table))
+    others = _unfinished_cells(out)
     if others:
         parts.append(pd.DataFrame(others).drop_duplicates(["dataset", "model", "method"]))
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()

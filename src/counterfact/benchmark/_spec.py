@@ -189,7 +189,8 @@ def _actionability(v: Any, ds: str) -> dict[str, str] | None:
         v = {"*": v}
     if not isinstance(v, Mapping):
         raise ValidationError(
-            f"Benchmark spec: dataset {ds!r} actionability must be a kind or a mapping feature -> kind. Got {v!r}."
+            f"Benchmark spec: dataset {ds!r} actionability must be a kind or a mapping "
+            f"feature -> kind. Got {v!r}."
         )
     bad = {k: a for k, a in v.items() if a not in _ACTIONABILITY}
     if bad:
@@ -206,7 +207,8 @@ def _feedback(v: Any) -> dict[str, Any] | None:
         v = {"level": v}
     if not isinstance(v, Mapping) or "level" not in v:
         raise ValidationError(
-            f"Benchmark spec: feedback must be a level (e.g. 0.5 or 'medium') or a mapping with 'level'. Got {v!r}."
+            "Benchmark spec: feedback must be a level (e.g. 0.5 or 'medium') or a mapping "
+            f"with 'level'. Got {v!r}."
         )
     _check_keys(v, {"level", "two_sided"}, "feedback")
     return {"level": v["level"], "two_sided": bool(v.get("two_sided", False))}
@@ -269,7 +271,15 @@ def load_spec(
         if full and spec.protocol != "full":
             spec = _apply_full(spec)
         return spec if queries is None else _capped(spec, queries)
-    d = _as_mapping(spec)
+    result = _spec_from_mapping(_as_mapping(spec))
+    _check_names(result)
+    return (
+        load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
+    )
+
+
+def _spec_from_mapping(d: Mapping[str, Any]) -> Spec:
+    """The Spec a mapping describes, each entry checked and defaults filled in."""
     _check_keys(d, _TOP_KEYS, "top-level")
     for req in ("datasets", "models", "methods"):
         if not d.get(req):
@@ -281,7 +291,7 @@ def load_spec(
     qc = d.get("query_class", "negative")
     if isinstance(qc, str) and qc.lower() in ("unfavourable",):
         qc = "unfavourable"
-    result = Spec(
+    return Spec(
         name=str(d.get("name", "benchmark")),
         datasets=tuple(ds_specs),
         models=tuple(model_specs),
@@ -302,14 +312,11 @@ def load_spec(
         else _positive_int(d["chunk_size"], "chunk_size"),
         full=_full_section(d.get("full"), ds_specs),
     )
-    _check_names(result)
-    return (
-        load_spec(result, queries=queries, full=full) if (queries is not None or full) else result
-    )
 
 
 def _capped(spec: Spec, queries: Any) -> Spec:
-    """``spec`` with at most ``queries`` queries per dataset (the spec's and every dataset's own)."""
+    """``spec`` with at most ``queries`` queries per dataset (the spec's and every dataset's
+    own)."""
     cap = _positive_int(queries, "queries")
     return replace(
         spec,
@@ -407,7 +414,8 @@ def _check_ids(
         missing = sorted(set(x.models or ()) - model_ids)
         if missing:
             raise ValidationError(
-                f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: {sorted(model_ids)}."
+                f"Benchmark spec: {x.id!r} names unknown model ids {missing}. Model ids: "
+                f"{sorted(model_ids)}."
             )
     ds_ids = [x.id for x in ds_specs]
     if len(set(ds_ids)) != len(ds_ids):
@@ -433,7 +441,8 @@ def _folds(v: Any) -> int | None:
     n = _positive_int(v, "folds") if not isinstance(v, bool) else 0
     if n < 2:
         raise ValidationError(
-            f"Benchmark spec: folds must be an integer >= 2 (k-fold cross-validation) or null. Got {v!r}."
+            "Benchmark spec: folds must be an integer >= 2 (k-fold cross-validation) or "
+            f"null. Got {v!r}."
         )
     return n
 
@@ -444,8 +453,8 @@ def _full_section(v: Any, ds_specs: list[DatasetSpec]) -> dict[str, Any] | None:
         return None
     if not isinstance(v, Mapping) or not v:
         raise ValidationError(
-            f"Benchmark spec: 'full' must be a non-empty mapping of the sizes that the full protocol overrides "
-            f"(keys {sorted(_FULL_KEYS)}). Got {v!r}."
+            "Benchmark spec: 'full' must be a non-empty mapping of the sizes that the full "
+            f"protocol overrides (keys {sorted(_FULL_KEYS)}). Got {v!r}."
         )
     _check_keys(v, _FULL_KEYS, "full")
     out: dict[str, Any] = {}
@@ -470,19 +479,22 @@ def _full_section(v: Any, ds_specs: list[DatasetSpec]) -> dict[str, Any] | None:
         per = v["datasets"]
         if not isinstance(per, Mapping):
             raise ValidationError(
-                f"Benchmark spec: full.datasets must map a dataset id to {{queries, max_rows}}. Got {per!r}."
+                f"Benchmark spec: full.datasets must map a dataset id to {{queries, "
+                f"max_rows}}. Got {per!r}."
             )
         ids = {d.id for d in ds_specs}
         unknown = sorted(map(str, set(per) - ids))
         if unknown:
             raise ValidationError(
-                f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset ids: {sorted(ids)}."
+                f"Benchmark spec: full.datasets names unknown dataset ids {unknown}. Dataset "
+                f"ids: {sorted(ids)}."
             )
         out["datasets"] = {}
         for ds_id, e in per.items():
             if not isinstance(e, Mapping):
                 raise ValidationError(
-                    f"Benchmark spec: full.datasets[{ds_id!r}] must be a mapping with queries and/or max_rows. Got {e!r}."
+                    f"Benchmark spec: full.datasets[{ds_id!r}] must be a mapping with "
+                    f"queries and/or max_rows. Got {e!r}."
                 )
             _check_keys(e, _FULL_DATASET_KEYS, f"full.datasets[{ds_id!r}]")
             out["datasets"][str(ds_id)] = {
@@ -496,8 +508,9 @@ def _apply_full(spec: Spec) -> Spec:
     """``spec`` with its ``full:`` section applied."""
     if not spec.full:
         raise ValidationError(
-            f"Benchmark spec {spec.name!r} has no 'full:' section, so it has no full-size protocol; run it without "
-            "--full, or add a 'full:' mapping (queries, seeds, folds, time_limit, chunk_size, datasets)."
+            f"Benchmark spec {spec.name!r} has no 'full:' section, so it has no full-size "
+            "protocol; run it without --full, or add a 'full:' mapping (queries, seeds, "
+            "folds, time_limit, chunk_size, datasets)."
         )
     f = spec.full
     per = f.get("datasets", {})
@@ -521,8 +534,8 @@ def _read(path: Path) -> dict[str, Any]:
         )
     if not isinstance(d, Mapping):
         raise ValidationError(
-            f"Benchmark spec {str(path)!r} must be a mapping at the top level (keys such as datasets, models, "
-            f"methods). Got a {type(d).__name__}."
+            f"Benchmark spec {str(path)!r} must be a mapping at the top level (keys such as "
+            f"datasets, models, methods). Got a {type(d).__name__}."
         )
     return dict(d)
 
@@ -545,61 +558,71 @@ def _check_names(spec: Spec) -> None:
     for mo in spec.models:
         if mo.kind not in models.KINDS:
             raise ValidationError(
-                f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(models.KINDS)}."
+                f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: "
+                f"{list(models.KINDS)}."
             )
     known = methods.names(available=False, peers=True)
     for me in spec.methods:
-        if me.name not in known:
-            raise ValidationError(
-                f"Benchmark spec: unknown method {me.name!r}. Known methods: {known}."
-            )
-        try:
-            cls: Any = methods.get_class(me.name)
-        except (
-            ImportError,
-            CounterfactError,
-        ):  # not installed here: the run records the cell as skipped
-            continue
-        names = cls._param_names()
-        unknown = sorted(set(me.params) - set(names))
-        if unknown:
-            raise ValidationError(
-                f"Benchmark spec: method {me.id!r} has no parameter(s) {unknown}. Its parameters: {names}."
-            )
-        allowed = set(inspect.signature(cls.explain).parameters) - {"self"} - _RUNNER_EXPLAIN
-        bad = sorted(set(me.explain) - allowed)
-        if bad:
-            raise ValidationError(
-                f"Benchmark spec: method {me.id!r} explain keys {bad} are not allowed. Allowed: {sorted(allowed)}."
-            )
+        _check_method(me, known)
     for where, c in [
         ("constraints", spec.constraints),
         *[(f"dataset {d.id!r} constraints", d.constraints) for d in spec.datasets],
     ]:
-        if c is None:
-            continue
-        if not isinstance(c, Mapping):
-            raise ValidationError(
-                f"Benchmark spec: {where} must be a mapping of cf.Constraints keys. Got {c!r}."
-            )
-        try:
-            Constraints.from_dict(c)
-        except CounterfactError as exc:
-            raise ValidationError(f"Benchmark spec: {where}: {exc}") from None
-        except (TypeError, ValueError, KeyError, AttributeError) as exc:
-            raise ValidationError(
-                f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc})."
-            ) from None
+        if c is not None:
+            _check_constraints(where, c)
     _check_ranges(spec)
     if spec.full and "time_limit" in spec.full:
         _check_ranges(replace(spec, time_limit=spec.full["time_limit"]))
+
+
+def _check_method(me: MethodSpec, known: list[str]) -> None:
+    """The method exists and takes the spec's parameters and explain keys (when installed)."""
+    if me.name not in known:
+        raise ValidationError(
+            f"Benchmark spec: unknown method {me.name!r}. Known methods: {known}."
+        )
+    try:
+        cls: Any = methods.get_class(me.name)
+    except (ImportError, CounterfactError):  # not installed here: the run skips the cell
+        return
+    names = cls._param_names()
+    unknown = sorted(set(me.params) - set(names))
+    if unknown:
+        raise ValidationError(
+            f"Benchmark spec: method {me.id!r} has no parameter(s) {unknown}. Its "
+            f"parameters: {names}."
+        )
+    allowed = set(inspect.signature(cls.explain).parameters) - {"self"} - _RUNNER_EXPLAIN
+    bad = sorted(set(me.explain) - allowed)
+    if bad:
+        raise ValidationError(
+            f"Benchmark spec: method {me.id!r} explain keys {bad} are not allowed. "
+            f"Allowed: {sorted(allowed)}."
+        )
+
+
+def _check_constraints(where: str, c: Any) -> None:
+    """``c`` is a mapping that :meth:`Constraints.from_dict` accepts."""
+    if not isinstance(c, Mapping):
+        raise ValidationError(
+            f"Benchmark spec: {where} must be a mapping of cf.Constraints keys. Got {c!r}."
+        )
+    try:
+        Constraints.from_dict(c)
+    except CounterfactError as exc:
+        raise ValidationError(f"Benchmark spec: {where}: {exc}") from None
+    except (TypeError, ValueError, KeyError, AttributeError) as exc:
+        raise ValidationError(
+            f"Benchmark spec: {where} is malformed ({type(exc).__name__}: {exc})."
+        ) from None
 
 
 def _check_ranges(spec: Spec) -> None:
     """Numbers in range and sizes that fit together (also after ``full:`` is applied)."""
     if spec.time_limit is not None and not (math.isfinite(spec.time_limit) and spec.time_limit > 0):
         raise ValidationError(
-            f"Benchmark spec: time_limit must be a positive number of seconds or null. Got {spec.time_limit}."
+            "Benchmark spec: time_limit must be a positive number of seconds or null. Got "
+            f"{spec.time_limit}."
         )
     if not 0 < spec.test_size < 1:
         raise ValidationError(
@@ -609,5 +632,6 @@ def _check_ranges(spec: Spec) -> None:
         fixed = [d.id for d in spec.datasets if d.split is not None]
         if fixed:
             raise ValidationError(
-                f"Benchmark spec: folds (cross-validation) cannot be used with datasets that have a predefined split {fixed}."
+                "Benchmark spec: folds (cross-validation) cannot be used with datasets that "
+                f"have a predefined split {fixed}."
             )

@@ -19,13 +19,22 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import datasets, methods, models
+from .. import methods, models
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
 from ._audit import add_audit
 from ._commands import cmd_benchmark, cmd_datasets, cmd_demo, cmd_explain, cmd_report
 from ._methods import add_parser as add_methods
 from ._methods import run as run_methods
+from ._options import (
+    add_constraint_flags,
+    add_method,
+    add_model,
+    add_requirements,
+    add_run,
+    add_source,
+    method_help,
+)
 
 __all__ = ["build_parser", "main"]
 
@@ -33,8 +42,8 @@ __all__ = ["build_parser", "main"]
 EXTRA_COMMANDS = ("counterfact.serve._cli",)
 
 _UNSAFE_EPILOG = (
-    "Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust. "
-    "--model-file therefore requires --allow-unsafe-model-load."
+    "Loading a pickled/joblib model runs arbitrary code from the file: only load files you "
+    "trust. --model-file therefore requires --allow-unsafe-model-load."
 )
 
 _EXPLAIN_EPILOG = (
@@ -93,7 +102,6 @@ def _common() -> argparse.ArgumentParser:
 
 
 def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
-    method_names = methods.names(peers=True)
     e = sub.add_parser(
         "explain",
         parents=[common],
@@ -102,55 +110,40 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
         epilog=_EXPLAIN_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = e.add_mutually_exclusive_group()
-    src.add_argument(
-        "--dataset",
-        default="german_credit",
-        metavar="NAME",
-        help=f"a dataset of the package (default german_credit): {', '.join(datasets.names())}",
-    )
-    src.add_argument(
-        "--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)"
-    )
-    e.add_argument("--target", metavar="COLUMN", help="the target column of --data")
+    add_source(e)
     e.add_argument(
         "--queries",
         metavar="FILE",
         help="a CSV of rows to explain, separate from the training data",
     )
-    e.add_argument(
-        "--model",
-        default="rf",
-        choices=list(models.KINDS),
-        metavar="KIND",
-        help=f"model kind to fit (default rf): {', '.join(models.KINDS)}",
+    add_model(e, default="rf")
+    add_method(e)
+    _add_rows(e)
+    add_constraint_flags(e)
+    _add_output(e)
+    add_run(e, seed_help="random seed of the split, the model and the method", rows="test rows")
+    add_requirements(
+        e,
+        probability="each answer's probability of the desired class at least P "
+        "(a margin; 0 < P < 1)",
+        robust="answers must also hold for N copies of the model retrained on resamples "
+        "(default 0)",
     )
     e.add_argument(
-        "--model-file",
-        metavar="FILE",
-        help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)",
-    )
-    e.add_argument(
-        "--allow-unsafe-model-load",
+        "--regions",
         action="store_true",
-        help="acknowledge that loading --model-file runs code from it",
+        help="also show each answer's certified region: the box of values that all work",
     )
-    e.add_argument(
-        "--method",
-        choices=method_names,
-        metavar="METHOD",
-        help=f"counterfactual method (default: mace when z3 is installed, else ufce): {', '.join(method_names)}",
-    )
-    e.add_argument(
-        "--param",
-        action="append",
-        metavar="NAME=VALUE",
-        help="a method parameter, e.g. time_limit=10 (repeatable)",
-    )
+    e.set_defaults(func=cmd_explain)
+
+
+def _add_rows(e: argparse.ArgumentParser) -> None:
+    """Which rows are explained, how many answers each, towards which class."""
     e.add_argument(
         "--rows",
         metavar="ROWS",
-        help="row positions: '0:5', '3,7,9', '10:' or ':' for all (default: the first 5 to explain)",
+        help="row positions: '0:5', '3,7,9', '10:' or ':' for all "
+        "(default: the first 5 to explain)",
     )
     e.add_argument(
         "--all-rows",
@@ -168,30 +161,13 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
     e.add_argument(
         "--target-class",
         metavar="CLASS",
-        help="the desired class (default: the dataset's favourable class; needed for multi-class models)",
+        help="the desired class (default: the dataset's favourable class; "
+        "needed for multi-class models)",
     )
-    e.add_argument("--immutable", metavar="F1,F2", help="features that must not change")
-    e.add_argument("--increasing", metavar="F1,F2", help="features that may only increase")
-    e.add_argument("--decreasing", metavar="F1,F2", help="features that may only decrease")
-    e.add_argument(
-        "--range",
-        action="append",
-        metavar="FEATURE=LOW:HIGH",
-        help="bounds of a feature; either side may be empty (repeatable)",
-    )
-    e.add_argument(
-        "--allowed",
-        action="append",
-        metavar="FEATURE=V1,V2",
-        help="the values a feature may take (repeatable)",
-    )
-    e.add_argument("--vary", metavar="F1,F2", help="the only features that may change")
-    e.add_argument("--max-changes", type=int, metavar="K", help="change at most K features")
-    e.add_argument(
-        "--constraints",
-        metavar="FILE",
-        help="a YAML or JSON file of constraints (keys as cf.Constraints)",
-    )
+
+
+def _add_output(e: argparse.ArgumentParser) -> None:
+    """--format, --out and --class-names."""
     e.add_argument(
         "--format",
         choices=["table", "csv", "json"],
@@ -202,69 +178,14 @@ def _add_explain(sub: Any, common: argparse.ArgumentParser) -> None:
         "--out", metavar="FILE", help="write the output to FILE instead of standard output"
     )
     e.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="random seed of the split, the model and the method (default 0)",
-    )
-    e.add_argument(
-        "--time-limit",
-        type=float,
-        metavar="SECONDS",
-        help="time limit per row, for methods that have one",
-    )
-    e.add_argument(
-        "--test-size",
-        type=float,
-        default=0.2,
-        help="share of a --dataset held out as test rows (default 0.2)",
-    )
-    e.add_argument(
-        "--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)"
-    )
-    e.add_argument(
-        "--min-probability",
-        type=float,
-        metavar="P",
-        help="each answer's probability of the desired class at least P (a margin; 0 < P < 1)",
-    )
-    e.add_argument(
-        "--robust-to",
-        type=int,
-        default=0,
-        metavar="N",
-        help="answers must also hold for N copies of the model retrained on resamples (default 0)",
-    )
-    e.add_argument(
-        "--regions",
-        action="store_true",
-        help="also show each answer's certified region: the box of values that all work",
-    )
-    e.add_argument(
         "--class-names",
         metavar="C=NAME,...",
-        help="names of the classes in the table, e.g. 0=rejected,1=approved (default: the dataset's)",
+        help="names of the classes in the table, e.g. 0=rejected,1=approved "
+        "(default: the dataset's)",
     )
-    e.set_defaults(func=cmd_explain)
 
 
-def build_parser() -> argparse.ArgumentParser:
-    """The argument parser (exposed for documentation and tests)."""
-    common = _common()
-    p = _Parser(
-        prog="counterfact",
-        parents=[common],
-        description="Counterfactual explanations for tabular classifiers: what is the smallest realistic "
-        "change to a row that flips the model's decision?",
-    )
-    p.add_argument(
-        "--version",
-        action="version",
-        version=f"counterfact {__version__}",
-        help="print the version and exit",
-    )
-    sub: Any = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
-
+def _add_datasets(sub: Any, common: argparse.ArgumentParser) -> None:
     d = sub.add_parser("datasets", parents=[common], help="list the datasets, or describe one")
     d.add_argument("name", nargs="?", help="a dataset to describe (default: list them all)")
     d.add_argument(
@@ -274,17 +195,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     d.set_defaults(func=cmd_datasets)
 
-    _add_explain(sub, common)
 
+def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     m = sub.add_parser(
         "demo", parents=[common], help="explain a few rejected German Credit applicants"
     )
-    m.add_argument(
-        "--method",
-        choices=methods.names(),
-        metavar="METHOD",
-        help=f"method (default: mace when z3-solver is installed, else ufce): {', '.join(methods.names())}",
-    )
+    choices = methods.names()
+    m.add_argument("--method", choices=choices, metavar="METHOD", help=method_help(choices))
     m.add_argument(
         "--model",
         default="lr",
@@ -306,6 +223,8 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--out", metavar="FILE", help="also write the result as JSON to FILE")
     m.set_defaults(func=cmd_demo)
 
+
+def _add_benchmark(sub: Any, common: argparse.ArgumentParser) -> None:
     b = sub.add_parser(
         "benchmark",
         parents=[common],
@@ -322,8 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--full",
         action="store_true",
-        help="run the protocol at the paper's size (the spec's 'full:' section: queries, seeds, folds); "
-        "resumable: run the same command again to go on",
+        help="run the protocol at the paper's size (the spec's 'full:' section: queries, seeds, "
+        "folds); resumable: run the same command again to go on",
     )
     b.add_argument(
         "--queries",
@@ -338,6 +257,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     b.set_defaults(func=cmd_benchmark)
 
+
+def _add_report(sub: Any, common: argparse.ArgumentParser) -> None:
     r = sub.add_parser("report", parents=[common], help="render a report from benchmark results")
     r.add_argument("results", help="a results folder written by 'counterfact benchmark'")
     r.add_argument(
@@ -346,6 +267,28 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--out", metavar="FILE", help="where to write the report")
     r.set_defaults(func=cmd_report)
 
+
+def build_parser() -> argparse.ArgumentParser:
+    """The argument parser (exposed for documentation and tests)."""
+    common = _common()
+    p = _Parser(
+        prog="counterfact",
+        parents=[common],
+        description="Counterfactual explanations for tabular classifiers: what is the smallest "
+        "realistic change to a row that flips the model's decision?",
+    )
+    p.add_argument(
+        "--version",
+        action="version",
+        version=f"counterfact {__version__}",
+        help="print the version and exit",
+    )
+    sub: Any = p.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _add_datasets(sub, common)
+    _add_explain(sub, common)
+    _add_demo(sub, common)
+    _add_benchmark(sub, common)
+    _add_report(sub, common)
     add_methods(sub)
     sub.choices["methods"].set_defaults(func=run_methods)
     _add_common(sub.choices["methods"])
@@ -359,9 +302,7 @@ def _add_extra_commands(sub: Any) -> None:
     for module in EXTRA_COMMANDS:
         try:
             mod = importlib.import_module(module)
-        except (
-            ImportError
-        ):  # an optional part that is not installed (or not importable): no subcommand
+        except ImportError:  # an optional part that is not installed: no subcommand
             continue
         add = getattr(mod, "add_parser", None)
         if callable(add):
@@ -415,8 +356,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise
         msg = " ".join(str(exc).split())[:300]
         print(
-            f"counterfact: error: internal error {type(exc).__name__}: {msg} (run again with --debug for the "
-            "traceback, and please report it)",
+            f"counterfact: error: internal error {type(exc).__name__}: {msg} "
+            "(run again with --debug for the traceback, and please report it)",
             file=sys.stderr,
         )
         return 1

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import math
 import os
 from pathlib import Path
 from typing import Any
 
+from .. import methods
 from ..constraints import Constraints
 from ..data import read_structured
 from ..exceptions import CounterfactError, ValidationError
@@ -60,7 +62,8 @@ def class_names(text: str | None) -> dict[Any, str]:
         key, sep, name = item.partition("=")
         if not sep or not key.strip() or not name.strip():
             raise ValidationError(
-                f"--class-names {text!r}: {item!r} is not CLASS=NAME; write e.g. --class-names 0=rejected,1=approved."
+                f"--class-names {text!r}: {item!r} is not CLASS=NAME; write e.g. --class-names "
+                "0=rejected,1=approved."
             )
         out[parse_value(key.strip())] = name.strip()
     return out
@@ -71,7 +74,8 @@ def _int(text: str, option: str, whole: str) -> int:
         return int(text.strip())
     except ValueError:
         raise ValidationError(
-            f"{option} {whole!r}: {text.strip()!r} is not a row number; use positions such as '0:5', '3,7,9' or ':' for all rows."
+            f"{option} {whole!r}: {text.strip()!r} is not a row number; use positions such as "
+            "'0:5', '3,7,9' or ':' for all rows."
         ) from None
 
 
@@ -123,7 +127,8 @@ def _float(text: str, item: str) -> float | None:
         value = float(text)
     except ValueError:
         raise ValidationError(
-            f"--range {item!r}: {text.strip()!r} is not a number; expected FEATURE=LOW:HIGH with numbers (either side may be empty)."
+            f"--range {item!r}: {text.strip()!r} is not a number; expected FEATURE=LOW:HIGH with "
+            "numbers (either side may be empty)."
         ) from None
     if math.isnan(value):
         raise ValidationError(
@@ -131,8 +136,8 @@ def _float(text: str, item: str) -> float | None:
         )
     if math.isinf(value):
         raise ValidationError(
-            f"--range {item!r}: {text.strip()!r} is not a finite number (beyond float64's range, about 1.8e308); "
-            "leave the side empty for no bound."
+            f"--range {item!r}: {text.strip()!r} is not a finite number (beyond float64's range, "
+            "about 1.8e308); leave the side empty for no bound."
         )
     return value
 
@@ -142,15 +147,17 @@ def _read_constraints_file(path_text: str) -> Any:
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
         raise ValidationError(
-            f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as cf.Constraints."
+            f"--constraints {str(path)!r} {what}; pass a YAML or JSON file with keys as "
+            "cf.Constraints."
         )
     d = read_structured(path, "--constraints")
     if d is None:
         d = {}
     if not isinstance(d, dict):
         raise ValidationError(
-            f"--constraints {str(path)!r} must hold a mapping (keys: immutable, increasing, decreasing, ranges, "
-            f"allowed_values, features_to_vary, max_changes, causal, relations). Got a {type(d).__name__}."
+            f"--constraints {str(path)!r} must hold a mapping (keys: immutable, increasing, "
+            "decreasing, ranges, allowed_values, features_to_vary, max_changes, causal, "
+            f"relations). Got a {type(d).__name__}."
         )
     try:
         return Constraints.from_dict(d)
@@ -158,8 +165,9 @@ def _read_constraints_file(path_text: str) -> Any:
         raise ValidationError(f"--constraints {str(path)!r}: {exc}") from None
     except (TypeError, ValueError, KeyError, AttributeError) as exc:
         raise ValidationError(
-            f"--constraints {str(path)!r} has a malformed entry ({type(exc).__name__}: {exc}); see cf.Constraints "
-            "for the form of each key (ranges: {feature: [low, high]}, causal: [{child, parents, coef}])."
+            f"--constraints {str(path)!r} has a malformed entry ({type(exc).__name__}: {exc}); see "
+            "cf.Constraints for the form of each key (ranges: {feature: [low, high]}, causal: "
+            "[{child, parents, coef}])."
         ) from None
 
 
@@ -198,11 +206,37 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
 
 
 def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
-    """The method's parameters from ``--param``, ``--seed``, ``--time-limit`` and ``-v``.
+    """The method's parameters from ``--param``, ``--solver``, ``--seed``, ``--time-limit``
+    and ``-v``.
 
     Unknown parameter names are an error listing the method's parameters.
     """
     names = list(cls._param_names())  # type: ignore[attr-defined]
+    params = _param_items(args, names)
+    solver = getattr(args, "solver", None)
+    if solver is not None:
+        if "solver" not in names:
+            raise ValidationError(
+                f"--solver {solver!r}: method {args.method!r} has no choice of solver; "
+                f"the methods that have one: {_methods_with_solver()}."
+            )
+        params.setdefault("solver", solver)
+    if args.seed is not None and "random_state" in names:
+        params.setdefault("random_state", args.seed)
+    if args.time_limit is not None and "time_limit" in names:
+        if not math.isfinite(args.time_limit) or args.time_limit <= 0:
+            raise ValidationError(
+                "--time-limit must be a positive, finite number of seconds (leave it out for the "
+                f"method's default). Got {args.time_limit}."
+            )
+        params.setdefault("time_limit", args.time_limit)
+    if getattr(args, "verbose", 0) and "verbose" in names:
+        params.setdefault("verbose", 1)
+    return params
+
+
+def _param_items(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
+    """``--param NAME=VALUE`` items, each naming one of the method's parameters ``names``."""
     params: dict[str, Any] = {}
     for item in args.param or []:
         k, sep, v = item.partition("=")
@@ -212,23 +246,15 @@ def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
                 f"--param {item!r}: expected NAME=VALUE, e.g. --param time_limit=10."
             )
         if k not in names:
-            import difflib
-
             close = difflib.get_close_matches(k, names, n=1)
             hint = f" Did you mean {close[0]!r}?" if close else ""
             raise ValidationError(
-                f"--param {item!r}: method {args.method!r} has no parameter {k!r}.{hint} Its parameters: {names}."
+                f"--param {item!r}: method {args.method!r} has no parameter {k!r}.{hint} Its "
+                f"parameters: {names}."
             )
         params[k] = parse_value(v)
-    if args.seed is not None and "random_state" in names:
-        params.setdefault("random_state", args.seed)
-    if args.time_limit is not None and "time_limit" in names:
-        if not math.isfinite(args.time_limit) or args.time_limit <= 0:
-            raise ValidationError(
-                f"--time-limit must be a positive, finite number of seconds (leave it out for the method's "
-                f"default). Got {args.time_limit}."
-            )
-        params.setdefault("time_limit", args.time_limit)
-    if getattr(args, "verbose", 0) and "verbose" in names:
-        params.setdefault("verbose", 1)
     return params
+
+
+def _methods_with_solver() -> list[str]:
+    return [n for n in methods.names(peers=True) if "solver" in methods.get_class(n)._param_names()]

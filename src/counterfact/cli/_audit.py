@@ -7,12 +7,25 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .. import methods, models
-from ..recourse import audit, global_recourse
+from .. import methods
 from .._utils._deps import import_optional, install_hint, is_available
 from ..exceptions import MissingDependencyError, ValidationError
+from ..recourse import ActionSearch, Batch, Statistics, audit, global_recourse
 from ._args import constraints_from_args, method_params, parse_value, split_list
-from ._commands import _check_requirements, _data_and_pool, _model, demo_method
+from ._commands import (
+    _check_requirements,
+    _data_and_pool,
+    _model,
+    requirements_from_args,
+)
+from ._options import (
+    add_constraint_flags,
+    add_method,
+    add_model,
+    add_requirements,
+    add_run,
+    add_source,
+)
 from ._output import info, stdout_to_stderr
 
 __all__ = ["add_audit", "cmd_audit"]
@@ -54,46 +67,37 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     a = subparsers.add_parser(
         "audit",
         parents=[common],
-        help="recourse audit of a population: who has recourse, who provably has none, at what cost per group",
+        help="recourse audit of a population: who has recourse, who provably has none, "
+        "at what cost per group",
         description="Recourse audit of every rejected row, overall and per group.",
         epilog=_EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    src = a.add_mutually_exclusive_group()
-    src.add_argument(
-        "--dataset",
-        default="german_credit",
-        metavar="NAME",
-        help="a dataset of the package (default german_credit)",
+    add_source(a, list_datasets=False)
+    add_model(a, default="rf")
+    add_method(a, proofs=True)
+    _add_population(a)
+    add_requirements(
+        a,
+        probability="count as recourse only answers whose probability of the favourable class "
+        "is at least P (0 < P < 1)",
+        robust="count as recourse only answers that also hold for N copies of the model "
+        "retrained on resamples",
     )
-    src.add_argument(
-        "--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)"
+    add_constraint_flags(a)
+    add_run(
+        a,
+        seed_help="seed of the split, the model, the method, the sample and the bootstrap",
+        rows="the audited rows",
     )
-    a.add_argument("--target", metavar="COLUMN", help="the target column of --data")
-    a.add_argument(
-        "--model",
-        default="rf",
-        metavar="KIND",
-        help=f"model kind to fit (default rf): {', '.join(models.KINDS)}",
-    )
-    a.add_argument(
-        "--model-file",
-        metavar="FILE",
-        help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)",
-    )
-    a.add_argument(
-        "--allow-unsafe-model-load",
-        action="store_true",
-        help="acknowledge that loading --model-file runs code from it",
-    )
-    a.add_argument(
-        "--method",
-        metavar="METHOD",
-        help="counterfactual method (default: mace when z3 is installed, else ufce; mace and ceocl can prove that no recourse exists)",
-    )
-    a.add_argument(
-        "--param", action="append", metavar="NAME=VALUE", help="a method parameter (repeatable)"
-    )
+    _add_batch(a)
+    _add_global(a)
+    a.set_defaults(func=cmd_audit, queries=None)
+    return a  # type: ignore[no-any-return]
+
+
+def _add_population(a: argparse.ArgumentParser) -> None:
+    """Who is audited, in which groups, and the cost aggregated."""
     a.add_argument(
         "--groups",
         metavar="C1,C2",
@@ -126,61 +130,14 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
         metavar="N",
         help="audit a seeded sample of N rows of the population (default: all)",
     )
+
+
+def _add_batch(a: argparse.ArgumentParser) -> None:
+    """How the rows are run (chunks, parallel backend) and what is written where."""
     a.add_argument(
-        "--min-probability",
-        type=float,
-        metavar="P",
-        help="count as recourse only answers whose probability of the favourable class is at least P (0 < P < 1)",
-    )
-    a.add_argument(
-        "--robust-to",
-        type=int,
-        default=0,
-        metavar="N",
-        help="count as recourse only answers that also hold for N copies of the model retrained on resamples",
-    )
-    for flag, what in (
-        ("--immutable", "features that must not change"),
-        ("--increasing", "features that may only increase"),
-        ("--decreasing", "features that may only decrease"),
-        ("--vary", "the only features that may change"),
-    ):
-        a.add_argument(flag, metavar="F1,F2", help=what)
-    a.add_argument(
-        "--range",
-        action="append",
-        metavar="FEATURE=LOW:HIGH",
-        help="bounds of a feature (repeatable)",
-    )
-    a.add_argument(
-        "--allowed",
-        action="append",
-        metavar="FEATURE=V1,V2",
-        help="the values a feature may take (repeatable)",
-    )
-    a.add_argument("--max-changes", type=int, metavar="K", help="change at most K features")
-    a.add_argument("--constraints", metavar="FILE", help="a YAML or JSON file of constraints")
-    a.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the split, the model, the method, the sample and the bootstrap (default 0)",
-    )
-    a.add_argument(
-        "--time-limit",
-        type=float,
-        metavar="SECONDS",
-        help="time limit per row, for methods that have one",
-    )
-    a.add_argument(
-        "--test-size",
-        type=float,
-        default=0.2,
-        help="share of a --dataset held out as the audited rows (default 0.2)",
-    )
-    a.add_argument("--n-jobs", type=int, default=1, help="parallel workers (default 1)")
-    a.add_argument(
-        "--backend", choices=["loky", "dask", "ray"], help="parallel backend (default loky)"
+        "--parallel",
+        choices=["loky", "dask", "ray"],
+        help="where the chunks run: joblib's loky processes, Dask or Ray (default loky)",
     )
     a.add_argument("--chunk-size", type=int, default=200, help="rows per task (default 200)")
     a.add_argument(
@@ -204,13 +161,18 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
     a.add_argument(
         "--no-html", action="store_true", help="skip the HTML report (no jinja2/matplotlib needed)"
     )
+
+
+def _add_global(a: argparse.ArgumentParser) -> None:
+    """--global K and its options: actions that are the same for everyone."""
     g = a.add_argument_group("global recourse")
     g.add_argument(
         "--global",
         dest="global_k",
         type=int,
         metavar="K",
-        help="also find at most K actions, the same for everyone, that help the most rejected people",
+        help="also find at most K actions, the same for everyone, that help the most "
+        "rejected people",
     )
     g.add_argument(
         "--global-features",
@@ -229,15 +191,14 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
         "--global-max-cost-ratio",
         type=float,
         metavar="R",
-        help="an action counts for a person only if it costs at most R times their own counterfactual",
+        help="an action counts for a person only if it costs at most R times their own "
+        "counterfactual",
     )
-    a.set_defaults(func=cmd_audit, queries=None)
-    return a  # type: ignore[no-any-return]
 
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Run the audit described by ``args``, write its files and print the summary."""
-    args.method = args.method or demo_method()
+    args.method = args.method or methods.default_method()
     cls = methods.get_class(args.method)
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
@@ -257,53 +218,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             info(args, f"auditing a seeded sample of {args.max_rows} rows of {what}")
         model = _model(args, train)
         method = methods.get(args.method, **params).fit(model, train)
-        target = parse_value(args.target_class) if args.target_class is not None else None
-        robust = (
-            models.retrained(model, train, n=args.robust_to, random_state=args.seed)
-            if args.robust_to
-            else None
-        )
-        result = audit(
-            method,
-            pool,
-            groups=split_list(args.groups) or None,
-            constraints=constraints,
-            target=target,
-            data=data,
-            protected=args.protected,
-            cost=args.cost,
-            bins=args.bins,
-            n_jobs=args.n_jobs,
-            backend=args.backend,
-            chunk_size=args.chunk_size,
-            out_dir=out / "chunks",
-            random_state=args.seed,
-            n_bootstrap=args.n_bootstrap,
-            min_group_size=args.min_group_size,
-            min_probability=args.min_probability,
-            robust_to=robust,
-        )
-        found = None
-        if args.global_k is not None:
-            found = global_recourse(
-                method,
-                pool,
-                max_actions=args.global_k,
-                groups=split_list(args.groups) or None,
-                cost=args.cost,
-                constraints=constraints,
-                target=target,
-                max_features=args.global_features,
-                individual=result,
-                max_cost_ratio=args.global_max_cost_ratio,
-                solver=args.global_solver,
-                data=data,
-                bins=args.bins,
-                min_group_size=args.min_group_size,
-                n_bootstrap=args.n_bootstrap,
-                random_state=args.seed,
-            )
-            info(args, f"{found!r}")
+        requirements = requirements_from_args(args, model, train)
+        result = _audit(args, method, pool, (constraints, requirements), data, out)
+        found = _global(args, method, pool, constraints, data, result)
         paths = result.save(out, html=not args.no_html, global_recourse=found)
         info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
     s = result.summary()
@@ -313,14 +230,78 @@ def cmd_audit(args: argparse.Namespace) -> int:
     return 0
 
 
+def _target(args: argparse.Namespace) -> Any:
+    return parse_value(args.target_class) if args.target_class is not None else None
+
+
+def _audit(
+    args: argparse.Namespace, method: Any, pool: Any, rules: tuple[Any, Any], data: Any, out: Path
+) -> Any:
+    """The audit of ``pool`` (:func:`counterfact.audit`) as the options say, under
+    ``rules``: the constraints and the requirements."""
+    constraints, requirements = rules
+    return audit(
+        method,
+        pool,
+        groups=split_list(args.groups) or None,
+        constraints=constraints,
+        requirements=requirements,
+        target=_target(args),
+        data=data,
+        protected=args.protected,
+        measure=args.cost,
+        bins=args.bins,
+        statistics=_statistics(args),
+        batch=Batch(
+            n_jobs=args.n_jobs,
+            parallel=args.parallel,
+            chunk_size=args.chunk_size,
+            out_dir=out / "chunks",
+        ),
+    )
+
+
+def _statistics(args: argparse.Namespace) -> Statistics:
+    """How the figures are estimated: --n-bootstrap, --min-group-size and --seed."""
+    return Statistics(
+        n_bootstrap=args.n_bootstrap, min_group_size=args.min_group_size, random_state=args.seed
+    )
+
+
+def _global(
+    args: argparse.Namespace, method: Any, pool: Any, constraints: Any, data: Any, result: Any
+) -> Any:
+    """With --global K: the global recourse actions (:func:`counterfact.global_recourse`)."""
+    if args.global_k is None:
+        return None
+    found = global_recourse(
+        method,
+        pool,
+        max_actions=args.global_k,
+        groups=split_list(args.groups) or None,
+        measure=args.cost,
+        constraints=constraints,
+        target=_target(args),
+        individual=result,
+        max_cost_ratio=args.global_max_cost_ratio,
+        data=data,
+        bins=args.bins,
+        search=ActionSearch(max_features=args.global_features, solver=args.global_solver),
+        statistics=_statistics(args),
+    )
+    info(args, f"{found!r}")
+    return found
+
+
 def _check_report_deps() -> None:
     """Every package the HTML report needs, named in one error with the extra that brings them."""
     missing = [name for name in ("jinja2", "matplotlib") if not is_available(name)]
     if missing:
+        verb = "is" if len(missing) == 1 else "are"
         raise MissingDependencyError(
-            f"the audit's HTML report needs {' and '.join(missing)}, which {'is' if len(missing) == 1 else 'are'} not "
-            f"installed. Install them with: {install_hint(missing[0])}; or pass --no-html to write the CSV and JSON "
-            "files only."
+            f"the audit's HTML report needs {' and '.join(missing)}, which {verb} not installed. "
+            f"Install them with: {install_hint(missing[0])}; or pass --no-html to write the CSV "
+            "and JSON files only."
         )
 
 

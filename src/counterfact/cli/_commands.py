@@ -16,9 +16,9 @@ from typing import Any
 import pandas as pd
 
 from .. import benchmark, constraints, datasets, methods, models, report
-from .._utils._deps import is_available
 from .._utils._values import _py
 from ..benchmark._runner import _cells
+from ..constraints import Requirements
 from ..data import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
 from ..models import desired_class, load_model_file, rows_to_explain
@@ -32,7 +32,14 @@ from ._args import (
 )
 from ._output import emit, info, stdout_to_stderr
 
-__all__ = ["cmd_benchmark", "cmd_datasets", "cmd_demo", "cmd_explain", "cmd_report"]
+__all__ = [
+    "cmd_benchmark",
+    "cmd_datasets",
+    "cmd_demo",
+    "cmd_explain",
+    "cmd_report",
+    "requirements_from_args",
+]
 
 #: rows explained when --rows is not given
 DEFAULT_ROWS = 5
@@ -117,8 +124,9 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
     if len(values) < 2:
         source = f"--data {args.data!r}" if getattr(args, "data", None) else "the training data"
         raise ValidationError(
-            f"{source}: the target column {train.target!r} holds a single class ({_py(values[0])!r}), so no model can "
-            "learn a decision to flip. Use data with at least two classes."
+            f"{source}: the target column {train.target!r} holds a single class "
+            f"({_py(values[0])!r}), so no model can learn a decision to flip. Use data with at "
+            "least two classes."
         )
     t0 = time.perf_counter()
     model = models.fit(train, args.model, random_state=args.seed)
@@ -130,7 +138,8 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
 
 
 def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
-    """--target-class as one of ``classes`` (``true`` names a class only when the classes are booleans)."""
+    """--target-class as one of ``classes`` (``true`` names a class only when the classes
+    are booleans)."""
     if args.target_class is None:
         return None
     target = parse_value(args.target_class)
@@ -139,7 +148,8 @@ def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
         if args.target_class in classes:
             return args.target_class  # a label such as "1" or "true" in a model with string classes
         raise ValidationError(
-            f"--target-class {args.target_class!r} is not a class of the model; choose one of {classes}."
+            f"--target-class {args.target_class!r} is not a class of the model; choose one of "
+            f"{classes}."
         )
     return target
 
@@ -151,20 +161,22 @@ def _select(
     classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
     if len(classes) == 1:
         raise ValidationError(
-            f"the model knows a single class {classes}: the training data's target column has one value, so every "
-            "row is predicted as it and no change can flip the decision. Train on data with at least two classes."
+            f"the model knows a single class {classes}: the training data's target column has one "
+            "value, so every row is predicted as it and no change can flip the decision. Train on "
+            "data with at least two classes."
         )
     target = _target_class(args, classes)
     favourable = data.metadata.get("favourable")
     if target is None and favourable is None and len(classes) == 2:
         info(
             args,
-            f"desired class: {classes[-1]!r}, the model's last class (choose another with --target-class)",
+            f"desired class: {classes[-1]!r}, the model's last class (choose another with "
+            "--target-class)",
         )
     if target is None and favourable is None and len(classes) > 2:
         raise ValidationError(
-            f"the model has {len(classes)} classes {classes} and the data names no favourable one; choose the "
-            "desired class with --target-class."
+            f"the model has {len(classes)} classes {classes} and the data names no favourable one; "
+            "choose the desired class with --target-class."
         )
     wanted = desired_class(model, target=target, data=data)
     if not args.all_rows:
@@ -172,20 +184,22 @@ def _select(
         skipped = len(X) - len(keep)
         if len(keep) == 0:
             raise ValidationError(
-                f"all {len(X)} selected rows are already predicted as the desired class {wanted!r}: nothing to "
-                "explain. Select other rows with --rows, another class with --target-class, or pass --all-rows."
+                f"all {len(X)} selected rows are already predicted as the desired class "
+                f"{wanted!r}: nothing to explain. Select other rows with --rows, another class "
+                "with --target-class, or pass --all-rows."
             )
         if skipped:
             info(
                 args,
-                f"skipped {skipped} of {len(X)} rows already predicted as the desired class {wanted!r} "
-                "(--all-rows keeps them)",
+                f"skipped {skipped} of {len(X)} rows already predicted as the desired class "
+                f"{wanted!r} (--all-rows keeps them)",
             )
         X = keep
     if args.rows is None and len(X) > DEFAULT_ROWS:
         info(
             args,
-            f"explaining the first {DEFAULT_ROWS} of {len(X)} rows of {what} (choose with --rows; ':' for all)",
+            f"explaining the first {DEFAULT_ROWS} of {len(X)} rows of {what} (choose with --rows; "
+            "':' for all)",
         )
         X = X.iloc[:DEFAULT_ROWS]
     return X, wanted
@@ -193,7 +207,7 @@ def _select(
 
 def cmd_explain(args: argparse.Namespace) -> int:
     """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
-    args.method = args.method or demo_method()
+    args.method = args.method or methods.default_method()
     cls = methods.get_class(args.method)
     params = method_params(args, cls)
     constraints = constraints_from_args(args)
@@ -229,20 +243,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
             f"{args.method}: fitted in {time.perf_counter() - t0:.1f} s; explaining {len(X)} rows",
         )
         t0 = time.perf_counter()
-        robust = (
-            models.retrained(model, train, n=args.robust_to, random_state=args.seed)
-            if args.robust_to
-            else None
-        )
         result = method.explain(
             X,
             n_counterfactuals=args.n_counterfactuals,
             constraints=constraints,
             target=wanted,
             n_jobs=args.n_jobs,
-            min_probability=args.min_probability,
-            robust_to=robust,
-            regions=args.regions,
+            requirements=requirements_from_args(args, model, train),
         )
         found = int((result.found > 0).sum())
         info(
@@ -251,6 +258,21 @@ def cmd_explain(args: argparse.Namespace) -> int:
     labels = class_names(args.class_names) or dict(data.metadata.get("target_labels") or {})
     emit(result, args.format, args.out, labels=labels)
     return 0
+
+
+def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:
+    """The :class:`~counterfact.Requirements` of --min-probability, --robust-to (that many
+    copies of ``model`` retrained on resamples of ``train``) and --regions."""
+    robust = (
+        models.retrained(model, train, n=args.robust_to, random_state=args.seed)
+        if args.robust_to
+        else None
+    )
+    return Requirements(
+        min_probability=args.min_probability,
+        robust_to=robust,
+        regions=bool(getattr(args, "regions", False)),
+    )
 
 
 def _check_requirements(args: argparse.Namespace) -> None:
@@ -265,15 +287,10 @@ def _check_requirements(args: argparse.Namespace) -> None:
 
 
 # ---------------------------------------------------------------------- demo
-def demo_method() -> str:
-    """The demo's default method: MACE when its solver is installed, else UFCE."""
-    return "mace" if is_available("z3") and "mace" in methods.names() else "ufce"
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     """``counterfact demo``: a few rejected German Credit applicants, explained as a lender
     would advise them: the dataset's actionability, and age frozen (waiting years is no advice)."""
-    name = args.method or demo_method()
+    name = args.method or methods.default_method()
     cls = methods.get_class(name)
     names = cls._param_names()  # type: ignore[attr-defined]
     params: dict[str, Any] = {
@@ -292,8 +309,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         rejected = rows_to_explain(model, test)
         info(
             args,
-            f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test applicants "
-            f"are rejected; explaining {min(args.rows, len(rejected))} with {name}",
+            f"model '{args.model}': test accuracy {acc:.3f}; {len(rejected)} of {len(test)} test "
+            f"applicants are rejected; explaining {min(args.rows, len(rejected))} with {name}",
         )
         method = methods.get(name, **params).fit(model, train)
         advice = constraints.Constraints(immutable=["age"])
@@ -344,8 +361,8 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         folds = f", {spec.folds} folds" if spec.folds else ""
         chunks = f"; resumable every {spec.chunk_size} queries" if spec.chunk_size else ""
         print(
-            f"full protocol of {spec.name!r}: {n_cells} cells, {size} per dataset, seeds {list(spec.seeds)}{folds}{chunks} "
-            f"(run the same command again to resume)",
+            f"full protocol of {spec.name!r}: {n_cells} cells, {size} per dataset, seeds "
+            f"{list(spec.seeds)}{folds}{chunks} (run the same command again to resume)",
             file=sys.stderr,
         )
     with stdout_to_stderr():
@@ -373,7 +390,8 @@ def cmd_report(args: argparse.Namespace) -> int:
     """``counterfact report RESULTS``."""
     if not Path(args.results).is_dir():
         raise ValidationError(
-            f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact benchmark'."
+            f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact "
+            "benchmark'."
         )
     with stdout_to_stderr():
         path = report.build(args.results, fmt=args.format, out=args.out)

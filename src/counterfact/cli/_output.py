@@ -114,7 +114,8 @@ def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
         name = labels.get(target, labels.get(str(target), target)) if labels else target
         now = _probability(result.query_confidence.get(q))
         lines.append(
-            f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; P({name}) now {now}):"
+            f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; "
+            f"P({name}) now {now}):"
         )
         if int(result.found.get(q, 0)) == 0:
             why = str(reasons.get(q, "")) if reasons is not None else ""

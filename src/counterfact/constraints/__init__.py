@@ -14,15 +14,27 @@ bounds, and the one checker.
   percentile shift); infinite costs forbid moves, as constraints.
 * :class:`Requirements` (:mod:`._requirements`): what every answer must also satisfy
   (a margin, other models, certified regions) and how it is priced (costs).
+* :class:`ConstraintKind` (:mod:`._kinds`): each kind declared once (its keyword,
+  JSON form, HTTP field, command-line flag); :func:`constraint_kinds`,
+  :func:`register_constraint_kind` and :func:`cli_arguments` read and extend the
+  registry that :data:`CONSTRAINT_KINDS` lists.
 * :func:`violations` (:mod:`._violations`): every violated constraint of one
   query's counterfactuals, one row each.
 """
 
 from ._bounds import FeatureBounds, QueryBounds, ResolvedConstraints, changed, satisfied_many
 from ._costs import BoundCosts, Costs, FeatureCost
-from ._language import CONSTRAINT_KINDS, Causal, Constraints, violations
+from ._kinds import (
+    CONSTRAINT_KINDS,
+    CliForm,
+    ConstraintKind,
+    cli_arguments,
+    constraint_kind,
+    constraint_kinds,
+    register_constraint_kind,
+)
+from ._language import Causal, Constraints, violations
 from ._relations import Relation
-from ._requirements import Requirements
 from ._relations_bound import (
     BoundCategory,
     BoundConst,
@@ -31,6 +43,7 @@ from ._relations_bound import (
     ResolvedRelation,
     negate,
 )
+from ._requirements import Requirements
 
 __all__ = [
     "CONSTRAINT_KINDS",
@@ -40,6 +53,8 @@ __all__ = [
     "BoundLinear",
     "BoundRelation",
     "Causal",
+    "CliForm",
+    "ConstraintKind",
     "Constraints",
     "Costs",
     "FeatureBounds",
@@ -50,7 +65,11 @@ __all__ = [
     "ResolvedConstraints",
     "ResolvedRelation",
     "changed",
+    "cli_arguments",
+    "constraint_kind",
+    "constraint_kinds",
     "negate",
+    "register_constraint_kind",
     "satisfied_many",
     "violations",
 ]

@@ -107,85 +107,169 @@ def satisfied_many(
     ``frame`` (raw, schema columns) belongs to.  Every bound is checked for all
     rows together, per-query values gathered by ``owner``: ranges, integrality,
     allowed values, the change cap, then the causal relations and the relations
-    between features of the queries that have them.  :meth:`QueryBounds.satisfied` is this with one query; it
-    is the vectorised twin of "no row in :func:`violations`".
+    between features of the queries that have them.  :meth:`QueryBounds.satisfied`
+    is this with one query; it is the vectorised twin of "no row in
+    :func:`violations`".
     """
     owner = np.asarray(owner, dtype=int)
     n = len(frame)
     if n == 0 or not len(bounds):
         return np.zeros(n, dtype=bool)
-    schema = bounds[0].schema
-    ok = np.ones(n, dtype=bool)
-    n_changed = np.zeros(n, dtype=int)
     rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
+    numeric_ok, numeric_changed = _numeric_ok(bounds, frame, owner, rows_of)
+    discrete_ok, discrete_changed = _discrete_ok(bounds, frame, owner)
+    n_changed = numeric_changed + discrete_changed
+    return (
+        numeric_ok
+        & discrete_ok
+        & _within_change_cap(bounds, owner, n_changed)
+        & _causal_ok(bounds, frame, rows_of)
+        & _relations_ok(bounds, frame, rows_of)
+    )
+
+
+def _numeric_ok(
+    bounds: Sequence[QueryBounds],
+    frame: pd.DataFrame,
+    owner: np.ndarray,
+    rows_of: dict[int, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: whether every numeric feature is within its range, whole when it is an
+    integer and among its allowed values; and how many numeric features changed.
+
+    Every numeric feature at once, on one float matrix (a value that is not a number
+    is NaN and fails its range).
+    """
+    schema = bounds[0].schema
     num_j = [j for j, f in enumerate(schema) if f.is_numeric]
-    if num_j:  # every numeric feature at once, on one float matrix
-        V = _float_matrix(
-            frame, [schema.features[j].name for j in num_j]
-        )  # not a number: NaN, fails the range
-        Q = np.array([[float(b.features[j].value) for j in num_j] for b in bounds])[owner]
-        LO = np.array([[float(b.features[j].lower) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
-        HI = np.array([[float(b.features[j].upper) for j in num_j] for b in bounds])[owner]  # type: ignore[arg-type]
-        CH = ~(np.abs(V - Q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(Q))))
-        TOL = 1e-9 * np.maximum(1.0, np.abs(Q))
-        with np.errstate(invalid="ignore"):
-            GOOD = np.isfinite(V) & (V >= LO - TOL) & (V <= HI + TOL)
-        ints = np.array([schema.features[j].kind == "integer" for j in num_j], dtype=bool)
-        if ints.any():
-            GOOD[:, ints] &= np.abs(V[:, ints] - np.round(V[:, ints])) <= 1e-9
-        for k, j in enumerate(num_j):  # a finite set of allowed values (rare): per query
-            f = schema.features[j]
-            for i, r in rows_of.items():
-                fb = bounds[i].features[j]
-                if fb.values is None:
-                    continue
-                v, ch, tol = V[r, k], CH[r, k], TOL[r, k]
-                allowed_v = np.asarray(fb.values, dtype=float)
-                GOOD[r, k] &= (np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]).any(
-                    axis=1
-                ) | ~ch
-                if not any(not changed(f, a, fb.value) for a in fb.values):
-                    GOOD[r, k] &= ch
-        ok &= GOOD.all(axis=1)
-        n_changed += CH.sum(axis=1)
-    cat_j = [j for j, f in enumerate(schema) if not f.is_numeric]
-    C = (
-        frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object)
-        if cat_j
-        else np.zeros((n, 0), dtype=object)
-    )
-    all_codes = (
-        _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C)
-        if cat_j
-        else None
-    )
-    for k, j in enumerate(cat_j):
+    if not num_j:
+        return np.ones(len(frame), dtype=bool), np.zeros(len(frame), dtype=int)
+    V = _float_matrix(frame, [schema.features[j].name for j in num_j])
+    Q = np.array([[float(b.features[j].value) for j in num_j] for b in bounds])[owner]
+    CH = ~(np.abs(V - Q) <= _NUM_TOL * np.maximum(1.0, np.maximum(np.abs(V), np.abs(Q))))
+    TOL = 1e-9 * np.maximum(1.0, np.abs(Q))
+    GOOD = _in_range(bounds, num_j, owner, V, TOL)
+    _check_numeric_values(bounds, num_j, rows_of, (V, CH, TOL), GOOD)
+    return GOOD.all(axis=1), CH.sum(axis=1)  # type: ignore[return-value]
+
+
+def _in_range(
+    bounds: Sequence[QueryBounds],
+    num_j: list[int],
+    owner: np.ndarray,
+    V: np.ndarray,
+    TOL: np.ndarray,
+) -> np.ndarray:
+    """Per row and numeric feature: a finite value within ``[lower, upper]`` (within
+    ``TOL``), and a whole number for an integer feature."""
+    schema = bounds[0].schema
+    LO = _column_of_bounds(bounds, num_j, "lower")[owner]
+    HI = _column_of_bounds(bounds, num_j, "upper")[owner]
+    with np.errstate(invalid="ignore"):
+        GOOD = np.isfinite(V) & (V >= LO - TOL) & (V <= HI + TOL)
+    ints = np.array([schema.features[j].kind == "integer" for j in num_j], dtype=bool)
+    if ints.any():
+        GOOD[:, ints] &= np.abs(V[:, ints] - np.round(V[:, ints])) <= 1e-9
+    return GOOD  # type: ignore[no-any-return]
+
+
+def _check_numeric_values(
+    bounds: Sequence[QueryBounds],
+    num_j: list[int],
+    rows_of: dict[int, np.ndarray],
+    values: tuple[np.ndarray, np.ndarray, np.ndarray],
+    GOOD: np.ndarray,
+) -> None:
+    """Clear ``GOOD`` where a numeric feature restricted to a finite set of allowed
+    values (rare: checked per query) changed to a value outside the set, or kept the
+    query's own value although the set excludes it.
+
+    ``values`` holds, per row and numeric feature, the value, whether it changed and
+    the tolerance of the comparison.
+    """
+    V, CH, TOL = values
+    schema = bounds[0].schema
+    for k, j in enumerate(num_j):
         f = schema.features[j]
-        fbs = [b.features[j] for b in bounds]
-        col = C[:, k]
-        cats = list(f.categories or ())
+        for i, r in rows_of.items():
+            fb = bounds[i].features[j]
+            if fb.values is None:
+                continue
+            v, ch, tol = V[r, k], CH[r, k], TOL[r, k]
+            allowed_v = np.asarray(fb.values, dtype=float)
+            near = np.abs(v[:, None] - allowed_v[None, :]) <= tol[:, None]
+            GOOD[r, k] &= near.any(axis=1) | ~ch
+            if not any(not changed(f, a, fb.value) for a in fb.values):
+                GOOD[r, k] &= ch
+
+
+def _discrete_ok(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, owner: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row: whether every categorical or ordinal feature takes one of its allowed
+    categories; and how many of these features changed."""
+    schema = bounds[0].schema
+    ok = np.ones(len(frame), dtype=bool)
+    n_changed = np.zeros(len(frame), dtype=int)
+    cat_j = [j for j, f in enumerate(schema) if not f.is_numeric]
+    if not cat_j:
+        return ok, n_changed
+    C = frame[[schema.features[j].name for j in cat_j]].to_numpy(dtype=object)
+    all_codes = _category_codes([list(schema.features[j].categories or ()) for j in cat_j], C)
+    for k, j in enumerate(cat_j):
+        cats = list(schema.features[j].categories or ())
         code_of = {c: m for m, c in enumerate(cats)}
-        if all_codes is not None:
-            codes = all_codes[:, k]
-        else:
-            try:  # vectorised; -1 for a value that is not a category
-                codes = np.asarray(pd.Index(cats, dtype=object).get_indexer(col), dtype=int)
-            except (TypeError, ValueError, pd.errors.InvalidIndexError):
-                codes = np.array([code_of.get(c, -1) for c in col.tolist()], dtype=int)
-        allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)  # last column: not a category
-        qcode = np.full(len(bounds), -2, dtype=int)
-        for i, fb in enumerate(fbs):
-            qcode[i] = code_of.get(fb.value, -2)
-            for c in fb.values or ():
-                m = code_of.get(c)
-                if m is not None:
-                    allowed[i, m] = True
+        codes = all_codes[:, k] if all_codes is not None else _column_codes(cats, code_of, C[:, k])
+        allowed, qcode = _allowed_categories(bounds, j, cats, code_of)
         ok &= allowed[owner, codes]  # code -1 reads the last column
         n_changed += codes != qcode[owner]
+    return ok, n_changed
+
+
+def _column_codes(cats: list[Any], code_of: dict[Any, int], col: np.ndarray) -> np.ndarray:
+    """The values of ``col`` as positions in ``cats`` (-1: not a category), one column."""
+    try:  # vectorised
+        return np.asarray(pd.Index(cats, dtype=object).get_indexer(col), dtype=int)
+    except (TypeError, ValueError, pd.errors.InvalidIndexError):
+        return np.array([code_of.get(c, -1) for c in col.tolist()], dtype=int)
+
+
+def _allowed_categories(
+    bounds: Sequence[QueryBounds], j: int, cats: list[Any], code_of: dict[Any, int]
+) -> tuple[np.ndarray, np.ndarray]:
+    """For discrete feature ``j``: per query, which category positions are allowed (the
+    last column, for a value that is not a category, never is), and the position of
+    the query's own value (-2 when it is not a category)."""
+    allowed = np.zeros((len(bounds), len(cats) + 1), dtype=bool)
+    qcode = np.full(len(bounds), -2, dtype=int)
+    for i, b in enumerate(bounds):
+        fb = b.features[j]
+        qcode[i] = code_of.get(fb.value, -2)
+        for c in fb.values or ():
+            m = code_of.get(c)
+            if m is not None:
+                allowed[i, m] = True
+    return allowed, qcode
+
+
+def _within_change_cap(
+    bounds: Sequence[QueryBounds], owner: np.ndarray, n_changed: np.ndarray
+) -> np.ndarray:
+    """Per row: whether it changes at most its query's ``max_changes`` features."""
     caps = np.array(
         [np.iinfo(np.int64).max if b.max_changes is None else int(b.max_changes) for b in bounds]
     )
-    ok &= n_changed <= caps[owner]
+    return n_changed <= caps[owner]  # type: ignore[no-any-return]
+
+
+def _causal_ok(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, rows_of: dict[int, np.ndarray]
+) -> np.ndarray:
+    """Per row: whether it keeps its query's causal relations (a residual within the
+    relation's tolerance of the child's range; a relation that cannot be evaluated
+    fails)."""
+    schema = bounds[0].schema
+    ok = np.ones(len(frame), dtype=bool)
     for i, r in rows_of.items():
         b = bounds[i]
         for c in b.causal:
@@ -195,11 +279,27 @@ def satisfied_many(
                 ok[r] = False
                 continue
             ok[r] &= np.abs(res) <= c.tol * schema[c.child].range
+    return ok
+
+
+def _relations_ok(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, rows_of: dict[int, np.ndarray]
+) -> np.ndarray:
+    """Per row: whether it keeps its query's relations between features."""
+    schema = bounds[0].schema
+    ok = np.ones(len(frame), dtype=bool)
+    for i, r in rows_of.items():
+        b = bounds[i]
         if b.relations and len(r):
             sub = frame.iloc[r]
             for rel in b.relations:
                 ok[r] &= rel.holds(b.query, sub, schema)
     return ok
+
+
+def _column_of_bounds(bounds: Sequence[QueryBounds], columns: list[int], side: str) -> np.ndarray:
+    """One query per row, one numeric feature per column: its ``side`` bound."""
+    return np.array([[float(getattr(b.features[j], side)) for j in columns] for b in bounds])
 
 
 def _category_codes(cats: list[list[Any]], C: np.ndarray) -> np.ndarray | None:
@@ -273,7 +373,8 @@ class ResolvedConstraints:
                     if not (lo - 1e-12 <= float(v) <= hi + 1e-12):
                         raise ConstraintError(
                             f"Feature '{name}' is immutable but its range [{lo}, {hi}] excludes "
-                            f"the query's own value {v!r}. Drop the range or make the feature mutable."
+                            f"the query's own value {v!r}. Drop the range or make the feature "
+                            "mutable."
                         )
                 if name in self.allowed_values and v not in self.allowed_values[name]:
                     raise ConstraintError(

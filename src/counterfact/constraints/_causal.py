@@ -53,12 +53,14 @@ class Causal:
         parents = (self.parents,) if isinstance(self.parents, str) else self.parents
         if isinstance(parents, Mapping) or not isinstance(parents, Iterable):
             raise ConstraintError(
-                f"Causal relation for '{self.child}': parents must list feature names. Got {parents!r}."
+                f"Causal relation for '{self.child}': parents must list feature names. Got "
+                f"{parents!r}."
             )
         object.__setattr__(self, "parents", tuple(parents))
         if not all(isinstance(p, str) for p in self.parents):
             raise ConstraintError(
-                f"Causal relation for '{self.child}': parents must be feature names (str). Got {list(self.parents)!r}."
+                f"Causal relation for '{self.child}': parents must be feature names (str). Got "
+                f"{list(self.parents)!r}."
             )
         given = sum(x is not None for x in (self.coef, self.model, self.fn))
         if given != 1:
@@ -81,11 +83,13 @@ class Causal:
             )
         if self.model is not None and not hasattr(self.model, "predict"):
             raise ConstraintError(
-                f"Causal relation for '{self.child}': model must be a fitted regressor with predict()."
+                f"Causal relation for '{self.child}': model must be a fitted regressor with "
+                "predict()."
             )
 
     def _check_linear(self) -> None:
-        """``coef`` names parents with finite coefficients of a size solvers handle; ``intercept`` too."""
+        """``coef`` names parents with finite coefficients of a size solvers handle;
+        ``intercept`` too."""
         who = f"Causal relation for '{self.child}'"
         if not isinstance(self.coef, Mapping):
             raise ConstraintError(
@@ -93,15 +97,20 @@ class Causal:
             )
         if not self.coef:
             raise ConstraintError(
-                f"{who}: coef is empty, so the child would not depend on its parents {list(self.parents)}. "
+                f"{who}: coef is empty, so the child would not depend on its parents "
+                f"{list(self.parents)}. "
                 f"Give each parent its coefficient, e.g. coef={{'{self.parents[0]}': 0.5}}."
             )
         unknown = set(self.coef) - set(self.parents)
         if unknown:
             raise ConstraintError(
-                f"{who}: coef names {sorted(map(str, unknown))} which are not parents {list(self.parents)}."
+                f"{who}: coef names {sorted(map(str, unknown))} which are not parents "
+                f"{list(self.parents)}."
             )
-        hint = f"Coefficients are at most {MAX_COEFFICIENT:g} in magnitude; rescale the features' units."
+        hint = (
+            f"Coefficients are at most {MAX_COEFFICIENT:g} in magnitude; "
+            "rescale the features' units."
+        )
         coef = {}
         for name, w in self.coef.items():
             coef[name] = finite_number(
@@ -114,7 +123,8 @@ class Causal:
         intercept = finite_number(self.intercept, f"{who}: intercept", error=ConstraintError)
         if abs(intercept) > MAX_COEFFICIENT * 1e3:
             raise ConstraintError(
-                f"{who}: intercept = {show_number(self.intercept)} is too large (at most {MAX_COEFFICIENT * 1e3:g})."
+                f"{who}: intercept = {show_number(self.intercept)} is too large (at most "
+                f"{MAX_COEFFICIENT * 1e3:g})."
             )
         object.__setattr__(self, "coef", coef)
         object.__setattr__(self, "intercept", intercept)

@@ -63,7 +63,8 @@ MISSING_RULES = ("weight", "forbid")
 
 
 def _cost_number(value: Any, what: str, *, allow_inf: bool = True) -> float:
-    """A non-negative cost (``inf`` allowed: a forbidden move), or a ValidationError naming ``what``."""
+    """A non-negative cost (``inf`` allowed: a forbidden move), or a ValidationError
+    naming ``what``."""
     if isinstance(value, np.generic):
         value = value.item()
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -95,7 +96,8 @@ def _weight(name: str, value: Any) -> tuple[float, float]:
 
 
 def _transition_table(name: str, value: Any) -> dict[tuple[Any, Any], float]:
-    """``{(from, to): cost}`` from a mapping or a matrix (DataFrame: rows from, columns to; NaN: not given)."""
+    """``{(from, to): cost}`` from a mapping or a matrix (DataFrame: rows from,
+    columns to; NaN: not given)."""
     out: dict[tuple[Any, Any], float] = {}
     if isinstance(value, pd.DataFrame):
         for a in value.index:
@@ -205,7 +207,8 @@ class Costs:
         for name in self.percentile:
             if X is None or name not in X.columns:
                 raise ValidationError(
-                    f"Costs.percentile names {name!r}: its percentiles come from the training data; "
+                    f"Costs.percentile names {name!r}: its percentiles come from the training "
+                    "data; "
                     "pass the training rows (X) with that column."
                 )
             knots[name] = percentile_knots(schema[name], X[name], self.n_knots)
@@ -275,7 +278,8 @@ def _percentile(value: Any) -> dict[str, float]:
         return {str(k): 1.0 for k in value}
     except TypeError:
         raise ValidationError(
-            f"Costs.percentile must be a mapping {{feature: weight}} or a list of features. Got {type(value).__name__}."
+            f"Costs.percentile must be a mapping {{feature: weight}} or a list of features. Got "
+            f"{type(value).__name__}."
         ) from None
 
 
@@ -323,33 +327,40 @@ def _check_names(costs: Costs, schema: Schema) -> None:
         f = schema[name]
         if f.is_categorical and up != down:
             raise ValidationError(
-                f"Costs.weights[{name!r}] = ({up}, {down}) gives two directions, but '{name}' is {f.kind} "
-                "(unordered). Give one weight per change, or costs per transition in Costs.transitions."
+                f"Costs.weights[{name!r}] = ({up}, {down}) gives two directions, but '{name}' is "
+                f"{f.kind} "
+                "(unordered). Give one weight per change, or costs per transition in "
+                "Costs.transitions."
             )
     for name, table in costs.transitions.items():
         f = schema[name]
         if f.is_numeric:
             raise ValidationError(
-                f"Costs.transitions[{name!r}]: '{name}' is {f.kind}; transitions are for binary, categorical "
-                "and ordinal features. Use Costs.weights (per unit) or Costs.percentile for a numeric feature."
+                f"Costs.transitions[{name!r}]: '{name}' is {f.kind}; transitions are for binary, "
+                "categorical "
+                "and ordinal features. Use Costs.weights (per unit) or Costs.percentile for a "
+                "numeric feature."
             )
         cats = list(f.categories or ())
         for a, b in table:
             bad = [c for c in (a, b) if c not in cats]
             if bad:
                 raise ValidationError(
-                    f"Costs.transitions[{name!r}] names {bad[0]!r}, which is not a category of '{name}'. "
+                    f"Costs.transitions[{name!r}] names {bad[0]!r}, which is not a category of "
+                    f"'{name}'. "
                     f"Its categories: {cats}."
                 )
             if a == b and table[(a, b)] != 0:
                 raise ValidationError(
-                    f"Costs.transitions[{name!r}][({a!r}, {b!r})] = {table[(a, b)]}: keeping a value costs "
+                    f"Costs.transitions[{name!r}][({a!r}, {b!r})] = {table[(a, b)]}: keeping a "
+                    "value costs "
                     "nothing. Remove the entry."
                 )
     for name in costs.percentile:
         if schema[name].is_categorical:
             raise ValidationError(
-                f"Costs.percentile names '{name}', which is {schema[name].kind} (unordered): a percentile "
+                f"Costs.percentile names '{name}', which is {schema[name].kind} (unordered): a "
+                "percentile "
                 "needs an order. Use Costs.weights or Costs.transitions for it."
             )
 
@@ -403,7 +414,8 @@ class BoundCosts:
         missing = sorted(set(costs.percentile) - set(self.knots))
         if missing:
             raise ValidationError(
-                f"BoundCosts lacks the percentile curves of {missing}; bind the Costs to training data."
+                f"BoundCosts lacks the percentile curves of {missing}; bind the Costs to training "
+                "data."
             )
         self.up = np.zeros(len(schema))
         self.down = np.zeros(len(schema))

@@ -35,6 +35,15 @@ _OPS = ("<=", ">=", "==", "!=", "<", ">")
 #: operators whose negation is closed (allowed as conditions only)
 OPEN_OPS = frozenset({"<", ">", "!="})
 _KEYWORDS = frozenset({"if", "then"})
+#: the longest relation text, in characters
+MAX_LENGTH = 10_000
+#: the most digits a number may be written with (exponent not counted)
+MAX_DIGITS = 30
+#: the largest magnitude of a number, as written or as computed (a coefficient, a constant)
+MAX_NUMBER = Fraction(10**15)
+_MAX_NUMBER_TEXT = "1e15"
+#: the deepest nesting of parentheses and unary signs
+MAX_DEPTH = 50
 _TOKEN = re.compile(
     r"""(?P<ws>\s+)
       | (?P<number>(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?)
@@ -146,10 +155,13 @@ class Atom:
 
 # -------------------------------------------------------------------- parser
 class _Parser:
+    """Recursive descent over the tokens; each token is read once and every number is bounded."""
+
     def __init__(self, text: str) -> None:
         self.text = text
         self.toks = _tokens(text)
         self.k = 0
+        self.depth = 0
 
     @property
     def tok(self) -> _Token:
@@ -186,80 +198,116 @@ class _Parser:
         if op is None:
             raise self.error(f"expected a comparison ({', '.join(_OPS)}), found {self._found()}.")
         right = self.side()
-        return Atom(
-            left,
-            op.text,
-            right,
-            op.pos,
-            start,
-            self.toks[self.k - 1].pos + len(self.toks[self.k - 1].text),
-        )
+        last = self.toks[self.k - 1]
+        return Atom(left, op.text, right, op.pos, start, last.pos + len(last.text))
 
     def side(self) -> Linear | Text:
+        """Terms joined by + and -, summed once at the end (linear in their number)."""
         first = self.term()
+        if not (self.tok.kind == "punct" and self.tok.text in "+-"):
+            return first
+        parts = [self._linear(first, self.tok.pos)]
         while self.tok.kind == "punct" and self.tok.text in "+-":
             t = self.toks[self.k]
             self.k += 1
-            nxt = self.term()
-            a, b = self._linear(first, t.pos), self._linear(nxt, t.pos)
-            first = a.plus(b, 1 if t.text == "+" else -1)
-        return first
+            nxt = self._linear(self.term(), t.pos)
+            parts.append(nxt if t.text == "+" else nxt.scaled(Fraction(-1)))
+        const = sum((p.const for p in parts), Fraction(0))
+        lin = Linear(tuple(x for p in parts for x in p.terms), const, parts[0].pos)
+        return self._bounded(lin, parts[0].pos)
 
     def term(self) -> Linear | Text:
+        """Factors joined by * and /: the numbers multiply into one factor, applied once."""
         first = self.factor()
+        if not (self.tok.kind == "punct" and self.tok.text in "*/"):
+            return first
+        feature = self._linear(first, self.tok.pos)
+        scale = Fraction(1)
+        if feature.constant:
+            feature, scale = None, feature.const
         while self.tok.kind == "punct" and self.tok.text in "*/":
             t = self.toks[self.k]
             self.k += 1
-            nxt = self.factor()
-            a, b = self._linear(first, t.pos), self._linear(nxt, t.pos)
+            nxt = self._linear(self.factor(), t.pos)
             if t.text == "/":
-                if not b.constant:
-                    raise self.error(
-                        "division by a feature is not linear; divide by a number only.", t.pos
-                    )
-                if b.const == 0:
-                    raise self.error("division by zero.", t.pos)
-                first = a.scaled(1 / b.const)
-            elif a.constant:
-                first = b.scaled(a.const)
-            elif b.constant:
-                first = a.scaled(b.const)
+                scale = scale / self._divisor(nxt, t.pos)
+            elif nxt.constant:
+                scale = scale * nxt.const
+            elif feature is None:
+                feature = nxt
             else:
                 raise self.error(
-                    "a product of two features is not linear; multiply a feature by a number only "
-                    "(e.g. 10 * income).",
+                    "a product of two features is not linear; multiply a feature by a number "
+                    "only (e.g. 10 * income).",
                     t.pos,
                 )
-        return first
+            self._check_size(scale, t.pos)
+        if feature is None:
+            return Linear((), scale, first.pos)
+        return self._bounded(feature.scaled(scale), first.pos)
 
     def factor(self) -> Linear | Text:
         t = self.tok
         if self.take("number"):
-            return Linear((), Fraction(t.text), t.pos)
+            return Linear((), _number(self.text, t), t.pos)
         if self.take("string"):
             return Text(t.text[1:-1], t.pos)
-        if t.kind == "punct" and t.text in "+-":
-            self.k += 1
-            inner = self._linear(self.factor(), t.pos)
-            return inner if t.text == "+" else inner.scaled(Fraction(-1))
-        if self.take("punct", "("):
-            group = self.side()
-            if not self.take("punct", ")"):
-                raise self.error(
-                    f"expected ')' to close the '(' at position {t.pos}, found {self._found()}."
-                )
-            return group
+        if t.kind == "punct" and t.text in "+-(":
+            return self._nested(t)
         if t.kind == "name" and t.text not in _KEYWORDS:
             self.k += 1
             at = self.take("punct", "@") is not None
             return Linear(((Ref(t.text, at, t.pos), Fraction(1)),), Fraction(0), t.pos)
         raise self.error(f"expected a feature, a number or a category, found {self._found()}.")
 
+    def _nested(self, t: _Token) -> Linear | Text:
+        """A sign or a parenthesised side: one level deeper (at most ``MAX_DEPTH``)."""
+        self.depth += 1
+        if self.depth > MAX_DEPTH:
+            raise self.error(
+                f"more than {MAX_DEPTH} nested parentheses or signs; simplify the relation.",
+                t.pos,
+            )
+        self.k += 1
+        if t.text == "(":
+            group = self.side()
+            if not self.take("punct", ")"):
+                raise self.error(
+                    f"expected ')' to close the '(' at position {t.pos}, found {self._found()}."
+                )
+        else:
+            inner = self._linear(self.factor(), t.pos)
+            group = inner if t.text == "+" else inner.scaled(Fraction(-1))
+        self.depth -= 1
+        return group
+
+    def _divisor(self, side: Linear, pos: int) -> Fraction:
+        if not side.constant:
+            raise self.error("division by a feature is not linear; divide by a number only.", pos)
+        if side.const == 0:
+            raise self.error("division by zero.", pos)
+        return side.const
+
+    def _bounded(self, side: Linear, pos: int) -> Linear:
+        """``side``, once its constant and every coefficient are checked against MAX_NUMBER."""
+        self._check_size(side.const, pos)
+        for _, c in side.terms:
+            self._check_size(c, pos)
+        return side
+
+    def _check_size(self, value: Fraction, pos: int) -> None:
+        if abs(value) > MAX_NUMBER:
+            raise self.error(
+                f"a coefficient or constant exceeds {_MAX_NUMBER_TEXT}; numbers in a relation, "
+                "as written and as computed, are at most that in magnitude.",
+                pos,
+            )
+
     def _linear(self, side: Linear | Text, pos: int) -> Linear:
         if isinstance(side, Text):
             raise self.error(
-                f"the category '{side.value}' cannot take part in arithmetic; compare a feature with it "
-                f"(feature == '{side.value}').",
+                f"the category '{side.value}' cannot take part in arithmetic; compare a feature "
+                f"with it (feature == '{side.value}').",
                 side.pos,
             )
         return side
@@ -267,6 +315,31 @@ class _Parser:
     def _found(self) -> str:
         t = self.tok
         return "the end of the relation" if t.kind == "end" else repr(t.text)
+
+
+def _number(text: str, t: _Token) -> Fraction:
+    """The exact value of a number token, within the grammar's limits (see ``MAX_DIGITS``)."""
+    mantissa, _, exponent = t.text.lower().partition("e")
+    if len(mantissa.replace(".", "")) > MAX_DIGITS or len(exponent.lstrip("+-")) > 3:
+        raise ConstraintError(
+            caret(
+                text,
+                t.pos,
+                f"Relation: the number is too long; write at most {MAX_DIGITS} digits and an "
+                "exponent of at most 3 digits (e.g. 2.5e6).",
+            )
+        )
+    value = Fraction(t.text)
+    if abs(value) > MAX_NUMBER:
+        raise ConstraintError(
+            caret(
+                text,
+                t.pos,
+                f"Relation: the number {t.text[:40]} exceeds {_MAX_NUMBER_TEXT}; numbers in a "
+                f"relation are at most {_MAX_NUMBER_TEXT} in magnitude.",
+            )
+        )
+    return value
 
 
 @dataclass(frozen=True, eq=False)
@@ -293,9 +366,15 @@ class Relation:
     def __post_init__(self) -> None:
         if not isinstance(self.text, str):
             raise ConstraintError(
-                f"A relation must be a string such as 'credit_amount <= 10 * income'. Got {self.text!r}."
+                "A relation must be a string such as 'credit_amount <= 10 * income'. Got "
+                f"{self.text!r}."
             )
         text = self.text.strip()
+        if len(text) > MAX_LENGTH:
+            raise ConstraintError(
+                f"A relation is {len(text)} characters long; at most {MAX_LENGTH} are read. "
+                "Split it into several relations."
+            )
         if not text:
             raise ConstraintError(
                 "A relation is empty; write one such as 'credit_amount <= 10 * income'."
@@ -311,8 +390,10 @@ class Relation:
                 caret(
                     text,
                     then.pos,
-                    f"Relation: '{then.op}' is not allowed {where}: a counterfactual cannot be required to lie "
-                    "in an open set. Use <=, >= or == (strict comparisons and != are allowed in conditions).",
+                    f"Relation: '{then.op}' is not allowed {where}: a counterfactual cannot be "
+                    "required to lie "
+                    "in an open set. Use <=, >= or == (strict comparisons and != are allowed in "
+                    "conditions).",
                 )
             )
         object.__setattr__(self, "text", text)

@@ -351,7 +351,8 @@ def _resolve_atom(
                 caret(
                     text,
                     ref.pos,
-                    f"Relation: '{ref.name}' is {f.kind}; it has no numeric value. Compare it with == or != to "
+                    f"Relation: '{ref.name}' is {f.kind}; it has no numeric value. Compare it "
+                    "with == or != to "
                     f"one of its categories {list(f.categories or ())} or to {ref.name}@.",
                 )
             )
@@ -380,7 +381,8 @@ def _ranks(atom: Atom, schema: Schema, text: str) -> tuple[Linear, Linear]:
             caret(
                 text,
                 text_side.pos,
-                f"Relation: the category '{text_side.value}' can only be compared with a single categorical or "
+                f"Relation: the category '{text_side.value}' can only be compared with a single "
+                "categorical or "
                 "ordinal feature (purpose == 'car', education >= 'Bachelors').",
             )
         )
@@ -444,7 +446,8 @@ def _category_atom(atom: Atom, schema: Schema, text: str) -> CategoryAtom:
             caret(
                 text,
                 pos,
-                f"Relation: '{ref.name}' is {f.kind}; compare it with one of its categories {list(f.categories or ())}.",
+                f"Relation: '{ref.name}' is {f.kind}; compare it with one of its categories "
+                f"{list(f.categories or ())}.",
             )
         )
     return CategoryAtom(ref.name, ref.at, atom.op, value=value)
@@ -459,7 +462,8 @@ def _pair(atom: Atom, ref: Ref, oref: Ref, schema: Schema, text: str) -> Categor
             caret(
                 text,
                 atom.pos,
-                f"Relation: '{ref.name}' ({f.kind}) and '{oref.name}' ({g.kind}) cannot be compared.",
+                f"Relation: '{ref.name}' ({f.kind}) and '{oref.name}' ({g.kind}) cannot be "
+                "compared.",
             )
         )
     if not ref.at and not oref.at:
@@ -467,7 +471,8 @@ def _pair(atom: Atom, ref: Ref, oref: Ref, schema: Schema, text: str) -> Categor
             caret(
                 text,
                 atom.start,
-                "Relation: compare a categorical feature with a category or with a query's value (name@), "
+                "Relation: compare a categorical feature with a category or with a query's value "
+                "(name@), "
                 "not with another feature's new value.",
             )
         )

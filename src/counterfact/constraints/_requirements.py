@@ -3,8 +3,8 @@
 The constraints (:class:`~counterfact.Constraints`) say which rows a person may reach;
 the requirements say how an answer must hold and how it is priced: a margin on the
 model's probability, other models it must convince, certified regions around it, and
-costs in the user's units.  They are grouped in one object so that ``explain``,
-``cf.audit`` and ``cf.global_recourse`` take them the same way.
+costs in the user's units.  They are grouped in one object so that ``explain`` and
+``cf.audit`` take them the same way.
 """
 
 from __future__ import annotations

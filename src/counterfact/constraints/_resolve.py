@@ -4,8 +4,8 @@ The user's constraints are checked against the schema (every feature named
 exists, every kind applies to the feature's kind) and merged with the schema's
 own actionability into one :class:`ResolvedConstraints`: the immutable set, the
 monotone direction of each feature, the numeric ranges, the allowed values, the
-cap on changes, the causal relations and the relations between features.  Every contradiction raises a
-:class:`~counterfact.exceptions.ConstraintError` that names it.
+cap on changes, the causal relations and the relations between features.  Every
+contradiction raises a :class:`~counterfact.exceptions.ConstraintError` that names it.
 """
 
 from __future__ import annotations
@@ -51,7 +51,8 @@ def _check_names(c: Any, schema: Schema) -> None:
         unknown = sorted(set(names) - known)
         if unknown:
             raise ConstraintError(
-                f"Constraints.{what} names unknown features {unknown}. Known features: {schema.names}."
+                f"Constraints.{what} names unknown features {unknown}. Known features: "
+                f"{schema.names}."
             )
 
     check(c.immutable, "immutable")
@@ -101,17 +102,20 @@ def _check_direction(
     word, other = ("increasing", "decreasing") if d > 0 else ("decreasing", "increasing")
     if not f.is_ordered:
         raise ConstraintError(
-            f"Feature '{name}' is {f.kind} (unordered) and cannot be {word}. Use immutable, allowed_values, "
+            f"Feature '{name}' is {f.kind} (unordered) and cannot be {word}. Use immutable, "
+            "allowed_values, "
             "or declare it ordinal in the schema."
         )
     if name in immutable and f.actionability == "immutable":
         raise ConstraintError(
-            f"Feature '{name}' is immutable in the schema but the constraints make it {word}. Override the "
+            f"Feature '{name}' is immutable in the schema but the constraints make it {word}. "
+            "Override the "
             "schema (schema.with_actionability(...)) if it really may change."
         )
     if direction.get(name, d) != d:
         raise ConstraintError(
-            f"Feature '{name}' is {other} in the schema but {word} in the constraints; that is contradictory."
+            f"Feature '{name}' is {other} in the schema but {word} in the constraints; that is "
+            "contradictory."
         )
 
 
@@ -152,10 +156,12 @@ def _check_causal(c: Any, schema: Schema, immutable: set[str]) -> None:
         for n in (rel.child, *rel.parents):
             if not schema[n].is_numeric:
                 raise ConstraintError(
-                    f"Causal relation for '{rel.child}': '{n}' is {schema[n].kind}; causal relations "
+                    f"Causal relation for '{rel.child}': '{n}' is {schema[n].kind}; causal "
+                    "relations "
                     "support numeric features only."
                 )
         if rel.child in immutable:
             raise ConstraintError(
-                f"Causal relation: child '{rel.child}' is immutable, so it cannot follow its parents."
+                f"Causal relation: child '{rel.child}' is immutable, so it cannot follow its "
+                "parents."
             )

@@ -145,7 +145,8 @@ class Dataset:
 def ranges(schema: Schema) -> np.ndarray:
     """Per-feature normalising range: numeric ``upper - lower`` (observed range
     when the schema was inferred), ordinal ``levels - 1``, categorical 1.  A
-    zero width becomes 1 so that distances remain finite (MACE, Karimi et al. 2020, eq. 3)."""
+    zero width becomes 1 so that the range-normalised distance
+    (:func:`counterfact.metrics.distance`) remains finite."""
     return schema.ranges()
 
 

@@ -110,7 +110,8 @@ def load_csv(path: str | os.PathLike[str], *, target: str | None, what: str = "-
     frame = read_csv(path, what=what)
     if target not in frame.columns:
         raise ValidationError(
-            f"{what} {str(path)!r} has no column {target!r} (the --target); its columns are {list(map(str, frame.columns))}."
+            f"{what} {str(path)!r} has no column {target!r} (the --target); its columns are "
+            f"{list(map(str, frame.columns))}."
         )
     if frame.shape[1] < 2:
         raise ValidationError(
@@ -119,7 +120,8 @@ def load_csv(path: str | os.PathLike[str], *, target: str | None, what: str = "-
     if frame[target].isna().any():
         n = int(frame[target].isna().sum())
         raise ValidationError(
-            f"{what} {str(path)!r}: the target column {target!r} has {n} empty values; fill or drop those rows."
+            f"{what} {str(path)!r}: the target column {target!r} has {n} empty values; fill "
+            "or drop those rows."
         )
     try:
         return Dataset.from_frame(frame, target=target, name=Path(path).stem)
@@ -144,7 +146,8 @@ def read_structured(path: Path, what: str, hint: str = "") -> Any:
             return json.loads(text)
         except json.JSONDecodeError as exc:
             raise ValidationError(
-                f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}."
+                f"{what} {str(path)!r} is not valid JSON: {exc.msg} at line {exc.lineno}, "
+                f"column {exc.colno}."
             ) from None
     import yaml
 

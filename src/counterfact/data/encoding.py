@@ -155,7 +155,8 @@ class Encoder:
                 continue
             raw = V[:, b.start] * self._scale[j] + self._offset[j]
             if f.kind == "ordinal":
-                r = np.clip(np.rint(raw), 0, len(f.categories) - 1).astype(int)  # type: ignore[arg-type]
+                top = len(f.categories) - 1  # type: ignore[arg-type]
+                r = np.clip(np.rint(raw), 0, top).astype(int)
                 data[f.name] = pd.Series(np.asarray(f.categories, dtype=object)[r], dtype=object)
                 continue
             if clip:

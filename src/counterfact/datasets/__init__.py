@@ -140,7 +140,8 @@ def describe(name: str) -> str:
     lines = [
         f"{d['name']}: {d['title']}",
         f"  {d['description']}",
-        f"  rows {d['n_rows']:,}, features {d['n_features']}, target '{d['target']}' (1 = {d['positive_class']})",
+        f"  rows {d['n_rows']:,}, features {d['n_features']}, target '{d['target']}' (1 = "
+        f"{d['positive_class']})",
         f"  bundled: {'yes' if d['bundled'] else 'no'}; licence: {d['licence']}",
         f"  used by: {', '.join(d['papers'])}",
         f"  cite: {d['citation']}",
@@ -152,7 +153,8 @@ def describe(name: str) -> str:
             lines.append(f"    {k}={o['default']!r}: {o['doc']}")
     if not d["bundled"]:
         lines.append(
-            f"  obtain: {d['obtain']}; then load(..., path=...) or set {d['env_var']} or {DATA_DIR_ENV}"
+            f"  obtain: {d['obtain']}; then load(..., path=...) or set {d['env_var']} or "
+            f"{DATA_DIR_ENV}"
         )
     return "\n".join(lines)
 
@@ -170,12 +172,14 @@ def predefined_split(data: Dataset, split: str | None = None) -> tuple[Dataset, 
     splits: dict[str, Any] = dict(data.metadata.get("splits") or {})
     if not splits:
         raise ValidationError(
-            f"Dataset '{data.name}' has no predefined split; use data.split(test_size=..., random_state=...)."
+            f"Dataset '{data.name}' has no predefined split; use data.split(test_size=..., "
+            "random_state=...)."
         )
     if split is None:
         if len(splits) > 1:
             raise ValidationError(
-                f"Dataset '{data.name}' has several splits {sorted(splits)}; pass split=... to pick one."
+                f"Dataset '{data.name}' has several splits {sorted(splits)}; pass split=... "
+                "to pick one."
             )
         split = next(iter(splits))
     if split not in splits:

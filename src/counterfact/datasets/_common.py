@@ -19,7 +19,8 @@ if TYPE_CHECKING:  # pandas is imported by the loaders, on use
 
     from ..data import Dataset
 
-#: a folder with one sub-folder per dataset, holding the source files (see ``cf.datasets.info(name)``)
+#: a folder with one sub-folder per dataset, holding the source files
+#: (see ``cf.datasets.info(name)``)
 DATA_DIR_ENV = "COUNTERFACT_DATA_DIR"
 
 
@@ -146,7 +147,10 @@ def find_external(
         if hit is not None:
             return hit
         raise DatasetNotFoundError(
-            f"Dataset '{info.name}': no file at {str(base)!r} (looked for {list(candidates)} there). "
+            (
+                f"Dataset '{info.name}': no file at {str(base)!r} (looked for {list(candidates)} "
+                "there). "
+            )
             + _how_to(info)
         )
     for var in (info.env_var, DATA_DIR_ENV):
@@ -157,8 +161,8 @@ def find_external(
                 return hit
     raise DatasetNotFoundError(
         f"Dataset '{info.name}' is not bundled with counterfact (licence: {info.licence}) "
-        f"and no copy was found (tried: {tried or 'nothing: no path and no environment variable set'}). "
-        + _how_to(info)
+        "and no copy was found (tried: "
+        f"{tried or 'nothing: no path and no environment variable set'}). " + _how_to(info)
     )
 
 
@@ -210,51 +214,78 @@ def make_dataset(
     feats = []
     data: dict[str, Any] = {}
     for name, c in cols.items():
-        s = frame[name]
         if c.kind in ("integer", "real"):
-            v = pd.to_numeric(s).to_numpy(dtype=float)
-            if c.kind == "integer":
-                data[name] = np.round(v).astype(np.int64)
-            else:
-                data[name] = v
-            feats.append(
-                Feature(
-                    name,
-                    c.kind,
-                    lower=float(v.min()),
-                    upper=float(v.max()),  # type: ignore[arg-type]
-                    actionability=c.actionability,
-                    description=c.description,
-                    unit=c.unit,
-                )  # type: ignore[arg-type]
-            )
+            data[name], feature = _numeric_column(name, c, frame[name])
         else:
-            vals = s.tolist()  # plain Python scalars
-            seen = set(vals)
-            if c.categories is None:
-                cats = sorted(seen)
-            else:
-                extra = seen - set(c.categories)
-                if extra:  # a decoding table missed a code: a bug in the loader, not user input
-                    raise ValidationError(
-                        f"{info.name}: column '{name}' has undocumented values {sorted(map(str, extra))}."
-                    )
-                cats = [v for v in c.categories if v in seen]
-            kind = c.kind if not (c.kind == "binary" and len(cats) != 2) else "categorical"
-            data[name] = pd.Series(vals, dtype=object)
-            feats.append(
-                Feature(
-                    name,
-                    kind,
-                    categories=tuple(cats),
-                    actionability=c.actionability,  # type: ignore[arg-type]
-                    description=c.description,
-                )
-            )
+            data[name], feature = _categorical_column(name, c, frame[name], info)
+        feats.append(feature)
     data[target] = np.asarray(y, dtype=np.int64)
     out = pd.DataFrame(data)
     schema = Schema(tuple(feats), target=target, classes=(0, 1))
-    metadata: dict[str, Any] = {
+    metadata = _metadata(info, options, target_labels, splits, notes, out.index)
+    return Dataset(out, schema, name=info.name, description=info.description, metadata=metadata)
+
+
+def _numeric_column(name: str, c: Col, s: pd.Series) -> tuple[Any, Feature]:
+    """The values (int64 or float) and the feature, bounded by the observed range."""
+    import numpy as np
+    import pandas as pd
+
+    v = pd.to_numeric(s).to_numpy(dtype=float)
+    values = np.round(v).astype(np.int64) if c.kind == "integer" else v
+    feature = Feature(
+        name,
+        c.kind,  # type: ignore[arg-type]
+        lower=float(v.min()),
+        upper=float(v.max()),
+        actionability=c.actionability,  # type: ignore[arg-type]
+        description=c.description,
+        unit=c.unit,
+    )
+    return values, feature
+
+
+def _categorical_column(
+    name: str, c: Col, s: pd.Series, info: DatasetInfo
+) -> tuple[pd.Series, Feature]:
+    """The values (plain Python scalars) and the feature, with the levels present in order."""
+    import pandas as pd
+
+    vals = s.tolist()
+    seen = set(vals)
+    if c.categories is None:
+        cats = sorted(seen)
+    else:
+        extra = seen - set(c.categories)
+        if extra:  # a decoding table missed a code: a bug in the loader, not user input
+            raise ValidationError(
+                f"{info.name}: column '{name}' has undocumented values {sorted(map(str, extra))}."
+            )
+        cats = [v for v in c.categories if v in seen]
+    kind = c.kind if not (c.kind == "binary" and len(cats) != 2) else "categorical"
+    feature = Feature(
+        name,
+        kind,  # type: ignore[arg-type]
+        categories=tuple(cats),
+        actionability=c.actionability,  # type: ignore[arg-type]
+        description=c.description,
+    )
+    return pd.Series(vals, dtype=object), feature
+
+
+def _metadata(
+    info: DatasetInfo,
+    options: Mapping[str, Any],
+    target_labels: Mapping[int, str],
+    splits: Mapping[str, Any] | None,
+    notes: Sequence[str],
+    index: pd.Index,
+) -> dict[str, Any]:
+    """A loaded dataset's ``metadata``: options, labels, provenance and splits."""
+    import numpy as np
+    import pandas as pd
+
+    return {
         "options": dict(options),
         "target_labels": dict(target_labels),
         "favourable_class": info.favourable_class,
@@ -265,10 +296,9 @@ def make_dataset(
         "papers": list(info.papers),
         "splits": {
             k: pd.Series(
-                pd.Categorical(np.asarray(v), categories=["train", "test"]), index=out.index, name=k
+                pd.Categorical(np.asarray(v), categories=["train", "test"]), index=index, name=k
             )
             for k, v in (splits or {}).items()
         },
         "notes": list(notes),
     }
-    return Dataset(out, schema, name=info.name, description=info.description, metadata=metadata)

@@ -19,45 +19,70 @@ PathArg = str | os.PathLike[str] | None
 #: the A-codes of german.data decoded with german.doc (UCI)
 _GERMAN_CODES: dict[str, dict[str, str]] = {
     "checking_status": {
-        "A11": "< 0 DM", "A12": "0 <= ... < 200 DM", "A13": ">= 200 DM / salary assigned",
+        "A11": "< 0 DM",
+        "A12": "0 <= ... < 200 DM",
+        "A13": ">= 200 DM / salary assigned",
         "A14": "no checking account",
     },
     "credit_history": {
-        "A30": "no credits taken / all paid back duly", "A31": "all credits at this bank paid back duly",
-        "A32": "existing credits paid back duly till now", "A33": "delay in paying off in the past",
+        "A30": "no credits taken / all paid back duly",
+        "A31": "all credits at this bank paid back duly",
+        "A32": "existing credits paid back duly till now",
+        "A33": "delay in paying off in the past",
         "A34": "critical account / other credits existing",
     },
     "purpose": {
-        "A40": "car (new)", "A41": "car (used)", "A42": "furniture/equipment", "A43": "radio/television",
-        "A44": "domestic appliances", "A45": "repairs", "A46": "education", "A47": "vacation",
-        "A48": "retraining", "A49": "business", "A410": "others",
+        "A40": "car (new)",
+        "A41": "car (used)",
+        "A42": "furniture/equipment",
+        "A43": "radio/television",
+        "A44": "domestic appliances",
+        "A45": "repairs",
+        "A46": "education",
+        "A47": "vacation",
+        "A48": "retraining",
+        "A49": "business",
+        "A410": "others",
     },
     "savings": {
-        "A61": "< 100 DM", "A62": "100 <= ... < 500 DM", "A63": "500 <= ... < 1000 DM", "A64": ">= 1000 DM",
+        "A61": "< 100 DM",
+        "A62": "100 <= ... < 500 DM",
+        "A63": "500 <= ... < 1000 DM",
+        "A64": ">= 1000 DM",
         "A65": "unknown / no savings account",
     },
     "employment_since": {
-        "A71": "unemployed", "A72": "< 1 year", "A73": "1 <= ... < 4 years", "A74": "4 <= ... < 7 years",
+        "A71": "unemployed",
+        "A72": "< 1 year",
+        "A73": "1 <= ... < 4 years",
+        "A74": "4 <= ... < 7 years",
         "A75": ">= 7 years",
     },
     "personal_status_sex": {
-        "A91": "male: divorced/separated", "A92": "female: divorced/separated/married", "A93": "male: single",
-        "A94": "male: married/widowed", "A95": "female: single",
+        "A91": "male: divorced/separated",
+        "A92": "female: divorced/separated/married",
+        "A93": "male: single",
+        "A94": "male: married/widowed",
+        "A95": "female: single",
     },
     "other_debtors": {"A101": "none", "A102": "co-applicant", "A103": "guarantor"},
     "property": {
-        "A121": "real estate", "A122": "building society savings / life insurance", "A123": "car or other",
+        "A121": "real estate",
+        "A122": "building society savings / life insurance",
+        "A123": "car or other",
         "A124": "unknown / no property",
     },
     "other_installment_plans": {"A141": "bank", "A142": "stores", "A143": "none"},
     "housing": {"A151": "rent", "A152": "own", "A153": "for free"},
     "job": {
-        "A171": "unemployed / unskilled - non-resident", "A172": "unskilled - resident",
-        "A173": "skilled employee / official", "A174": "management / self-employed / highly qualified",
+        "A171": "unemployed / unskilled - non-resident",
+        "A172": "unskilled - resident",
+        "A173": "skilled employee / official",
+        "A174": "management / self-employed / highly qualified",
     },
     "telephone": {"A191": "none", "A192": "yes"},
     "foreign_worker": {"A201": "yes", "A202": "no"},
-}  # fmt: skip
+}
 #: checking and savings status by balance, the level that says nothing about it lowest
 _CHECKING_ORDER = (
     "no checking account",
@@ -73,11 +98,28 @@ _SAVINGS_ORDER = (
     ">= 1000 DM",
 )
 _GERMAN_COLUMNS = [
-    "checking_status", "duration_months", "credit_history", "purpose", "credit_amount", "savings",
-    "employment_since", "installment_rate", "personal_status_sex", "other_debtors", "residence_since",
-    "property", "age", "other_installment_plans", "housing", "existing_credits", "job", "people_liable",
-    "telephone", "foreign_worker", "credit_risk",
-]  # fmt: skip
+    "checking_status",
+    "duration_months",
+    "credit_history",
+    "purpose",
+    "credit_amount",
+    "savings",
+    "employment_since",
+    "installment_rate",
+    "personal_status_sex",
+    "other_debtors",
+    "residence_since",
+    "property",
+    "age",
+    "other_installment_plans",
+    "housing",
+    "existing_credits",
+    "job",
+    "people_liable",
+    "telephone",
+    "foreign_worker",
+    "credit_risk",
+]
 
 
 def load_german_credit() -> Dataset:
@@ -116,17 +158,32 @@ def load_german_credit() -> Dataset:
     The papers' actionability: ``data.with_schema(data.schema.with_actionability(
     credit_history="free", checking_status="free", ...))``.
     """
-    info = INFO["german_credit"]
     df = read_bundled("german.data.gz", sep=" ", header=None, names=_GERMAN_COLUMNS)
     for col, codes in _GERMAN_CODES.items():
         df[col] = df[col].map(codes)
     y = (df["credit_risk"] == 1).astype(int)
+    return make_dataset(
+        df,
+        _german_features(),
+        "credit_risk",
+        y,
+        INFO["german_credit"],
+        {},
+        target_labels={0: "bad", 1: "good"},
+    )
 
-    def cats(col: str) -> tuple[str, ...]:
-        return tuple(_GERMAN_CODES[col].values())
 
+def _german_levels(col: str) -> tuple[str, ...]:
+    """The decoded levels of ``col`` in the order of ``german.doc``."""
+    return tuple(_GERMAN_CODES[col].values())
+
+
+def _german_features() -> dict[str, Col]:
+    """The features: kind, description, levels and the actionability explained in
+    :func:`load_german_credit`."""
+    cats = _german_levels
     imm, inc = "immutable", "increasing"
-    cols = {
+    return {
         "checking_status": Col(
             "ordinal", "Status of the existing checking account", inc, _CHECKING_ORDER
         ),
@@ -162,7 +219,6 @@ def load_german_credit() -> Dataset:
         ),
         "foreign_worker": Col("binary", "Foreign worker", imm, cats("foreign_worker")),
     }
-    return make_dataset(df, cols, "credit_risk", y, info, {}, target_labels={0: "bad", 1: "good"})
 
 
 # ------------------------------------------------- Default of credit card clients
@@ -176,7 +232,10 @@ _TW_EDUCATION = {
     0: "unknown",
 }
 _TW_MARRIAGE = {1: "married", 2: "single", 3: "others", 0: "unknown"}
-_PAY_DOC = "Repayment status {} (-2 no consumption, -1 paid in full, 0 revolving credit, k = k months late)"
+_PAY_DOC = (
+    "Repayment status {} (-2 no consumption, -1 paid in full, 0 revolving credit, k = k months "
+    "late)"
+)
 _MONTHS = ("Sep 2005", "Aug 2005", "Jul 2005", "Jun 2005", "May 2005", "Apr 2005")
 
 
@@ -252,6 +311,8 @@ _SBA_DEFAULT = (
     "Portion",
     "Recession",
 )
+#: the ``features`` choice that keeps the columns of the L2C paper's released data
+_L2C_FEATURES = "l2c"
 _SBA_L2C = (
     "Selected",
     "Term",
@@ -311,7 +372,7 @@ def load_sba(*, features: str) -> Dataset:
         "Portion": Col("real", "SBA_Appv / GrAppv"),
         "Recession": Col("binary", "Loan active during the Great Recession", imm, (0, 1)),
     }
-    names = _SBA_L2C if features == "l2c" else _SBA_DEFAULT
+    names = _SBA_L2C if features == _L2C_FEATURES else _SBA_DEFAULT
     return make_dataset(
         df, {n: spec[n] for n in names}, "Default", df["Default"], info, {"features": features},
         target_labels={0: "paid in full", 1: "charged off"},
@@ -396,7 +457,9 @@ def load_give_me_some_credit(*, path: PathArg) -> Dataset:
 
 # ------------------------------------------------------- Bank Personal Loan
 def load_bank_loan(*, path: PathArg) -> Dataset:
-    """Bank Personal Loan Modelling ("Thera Bank", Kaggle), used by UFCE; **not bundled** (no stated licence).
+    """Bank Personal Loan Modelling ("Thera Bank", Kaggle), used by UFCE; **not bundled**.
+
+    No licence is stated for the data.
 
     Reads the user's raw ``Bank_Personal_Loan_Modelling.csv`` (5,000 rows);
     ``ID`` and ``ZIP Code`` dropped, as UFCE.  UFCE then oversamples the
@@ -436,6 +499,11 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
         "CreditCard": Col("binary", "Uses a credit card issued by the bank", categories=yn),
     }
     return make_dataset(
-        df, cols, "Personal Loan", df["Personal Loan"], info, {"path": str(file)},
+        df,
+        cols,
+        "Personal Loan",
+        df["Personal Loan"],
+        info,
+        {"path": str(file)},
         target_labels={0: "declined the loan", 1: "accepted the loan"},
-    )  # fmt: skip
+    )

@@ -103,15 +103,42 @@ def load_hill_valley(*, part: str) -> Dataset:
 
 # --------------------------------------------------------------- Arrhythmia
 _CHANNELS = ("DI", "DII", "DIII", "AVR", "AVL", "AVF", "V1", "V2", "V3", "V4", "V5", "V6")
-_WIDTHS = ("q_width", "r_width", "s_width", "r2_width", "s2_width", "n_deflections",
-           "ragged_r", "diphasic_r", "ragged_p", "diphasic_p", "ragged_t", "diphasic_t")  # fmt: skip
+_WIDTHS = (
+    "q_width",
+    "r_width",
+    "s_width",
+    "r2_width",
+    "s2_width",
+    "n_deflections",
+    "ragged_r",
+    "diphasic_r",
+    "ragged_p",
+    "diphasic_p",
+    "ragged_t",
+    "diphasic_t",
+)
 _AMPS = ("jj_amp", "q_amp", "r_amp", "s_amp", "r2_amp", "s2_amp", "p_amp", "t_amp", "qrsa", "qrsta")
 _FLAGS = {"ragged_r", "diphasic_r", "ragged_p", "diphasic_p", "ragged_t", "diphasic_t"}
 
 
 def _arrhythmia_names() -> list[str]:
-    head = ["age", "sex", "height", "weight", "qrs_duration", "pr_interval", "qt_interval", "t_interval",
-            "p_interval", "qrs_angle", "t_angle", "p_angle", "qrst_angle", "j_angle", "heart_rate"]  # fmt: skip
+    head = [
+        "age",
+        "sex",
+        "height",
+        "weight",
+        "qrs_duration",
+        "pr_interval",
+        "qt_interval",
+        "t_interval",
+        "p_interval",
+        "qrs_angle",
+        "t_angle",
+        "p_angle",
+        "qrst_angle",
+        "j_angle",
+        "heart_rate",
+    ]
     names = head + [f"{ch}_{w}" for ch in _CHANNELS for w in _WIDTHS]
     names += [f"{ch}_{a}" for ch in _CHANNELS for a in _AMPS]
     return names
@@ -208,7 +235,9 @@ _MOVIE_RENAME = {
 
 
 def load_movie_oscar(*, path: str | os.PathLike[str] | None, missing: str) -> Dataset:
-    """Movie classification (Start-Tech Academy / Kaggle), used by UFCE; **not bundled** (no stated licence).
+    """Movie classification (Start-Tech Academy / Kaggle), used by UFCE; **not bundled**.
+
+    No licence is stated for the data.
 
     Reads the user's CSV (506 rows; either the original column names with
     spaces or the underscored ones).  Target ``Start_Tech_Oscar``: 1 =
@@ -228,7 +257,8 @@ def load_movie_oscar(*, path: str | os.PathLike[str] | None, missing: str) -> Da
     df = df.rename(columns=_MOVIE_RENAME)
     if "Start_Tech_Oscar" not in df.columns:
         raise ValidationError(
-            f"{file} does not look like the Movie classification file: no 'Start_Tech_Oscar' column."
+            f"{file} does not look like the Movie classification file: no 'Start_Tech_Oscar' "
+            "column."
         )
     if missing == "drop":
         df = df.dropna()
@@ -247,6 +277,11 @@ def load_movie_oscar(*, path: str | os.PathLike[str] | None, missing: str) -> Da
         else:
             cols[c] = Col("integer" if c in integers else "real", c.replace("_", " "))
     return make_dataset(
-        df, cols, "Start_Tech_Oscar", df["Start_Tech_Oscar"], info, {"path": str(file), "missing": missing},
+        df,
+        cols,
+        "Start_Tech_Oscar",
+        df["Start_Tech_Oscar"],
+        info,
+        {"path": str(file), "missing": missing},
         target_labels={0: "not nominated", 1: "nominated for an Oscar"},
-    )  # fmt: skip
+    )

@@ -50,7 +50,40 @@ def load_adult(*, part: str, missing: str) -> Dataset:
       "non-decreasing age"; a degree cannot be lost).  Override with
       ``data.with_schema(data.schema.with_actionability(age="free"))``.
     """
-    info = INFO["adult"]
+    df = _adult_missing(_read_adult(part), missing)
+    return make_dataset(
+        df,
+        _ADULT_FEATURES,
+        "income",
+        df["income"].astype(str).str.rstrip(".") == ">50K",
+        INFO["adult"],
+        {"part": part, "missing": missing},
+        target_labels={0: "<=50K", 1: ">50K"},
+        splits={"part": df["_part"].to_numpy()},
+    )
+
+
+#: the features kept, with their actionability (see :func:`load_adult`)
+_ADULT_FEATURES = {
+    "age": Col("integer", "Age in years", "increasing", unit="years"),
+    "workclass": Col("categorical", "Employer type"),
+    "education": Col("ordinal", "Highest education level", "increasing", _ADULT_EDUCATION),
+    "marital_status": Col("categorical", "Marital status", "immutable"),
+    "occupation": Col("categorical", "Occupation"),
+    "relationship": Col("categorical", "Relationship within the household", "immutable"),
+    "race": Col("categorical", "Race", "immutable"),
+    "sex": Col("binary", "Sex", "immutable", ("Female", "Male")),
+    "capital_gain": Col("real", "Capital gains (USD)", unit="USD"),
+    "capital_loss": Col("real", "Capital losses (USD)", unit="USD"),
+    "hours_per_week": Col("integer", "Working hours per week", unit="hours per week"),
+    "native_country": Col("categorical", "Country of origin", "immutable"),
+}
+#: the columns where the raw files write a missing value as "?"
+_ADULT_MISSING = ["workclass", "occupation", "native_country"]
+
+
+def _read_adult(part: str) -> pd.DataFrame:
+    """The raw file(s) of ``part``, with a ``_part`` column naming the file of each row."""
     files = {
         "train": ("adult.data.gz", 0),
         "test": ("adult.test.gz", 1),
@@ -66,38 +99,23 @@ def load_adult(*, part: str, missing: str) -> Dataset:
         ).assign(_part=p)
         for p in parts
     ]
-    df = pd.concat(frames, ignore_index=True).dropna(subset=["income"])
-    cat_cols = ["workclass", "occupation", "native_country"]
+    return pd.concat(frames, ignore_index=True).dropna(subset=["income"])
+
+
+def _adult_missing(df: pd.DataFrame, missing: str) -> pd.DataFrame:
+    """Rows with a ``?`` dropped (``"drop"``) or the ``?`` read as the level ``"Unknown"``."""
     if missing == "drop":
-        df = df[~(df[cat_cols] == "?").any(axis=1)]
-    else:
-        for c in cat_cols:
-            df[c] = df[c].astype(object).where(df[c] != "?", "Unknown")
-    imm = "immutable"
-    cols = {
-        "age": Col("integer", "Age in years", "increasing", unit="years"),
-        "workclass": Col("categorical", "Employer type"),
-        "education": Col("ordinal", "Highest education level", "increasing", _ADULT_EDUCATION),
-        "marital_status": Col("categorical", "Marital status", imm),
-        "occupation": Col("categorical", "Occupation"),
-        "relationship": Col("categorical", "Relationship within the household", imm),
-        "race": Col("categorical", "Race", imm),
-        "sex": Col("binary", "Sex", imm, ("Female", "Male")),
-        "capital_gain": Col("real", "Capital gains (USD)", unit="USD"),
-        "capital_loss": Col("real", "Capital losses (USD)", unit="USD"),
-        "hours_per_week": Col("integer", "Working hours per week", unit="hours per week"),
-        "native_country": Col("categorical", "Country of origin", imm),
-    }
-    return make_dataset(
-        df, cols, "income", df["income"].astype(str).str.rstrip(".") == ">50K", info, {"part": part, "missing": missing},
-        target_labels={0: "<=50K", 1: ">50K"},
-        splits={"part": df["_part"].to_numpy()},
-    )  # fmt: skip
+        return df[~(df[_ADULT_MISSING] == "?").any(axis=1)]
+    for c in _ADULT_MISSING:
+        df[c] = df[c].astype(object).where(df[c] != "?", "Unknown")
+    return df
 
 
 # -------------------------------------------------------------------- COMPAS
 _CHARGE = {"F": "Felony", "M": "Misdemeanor"}
 _AGE_CAT = ("Less than 25", "25 - 45", "Greater than 45")
+#: the ``variant`` that reproduces the table of the MACE paper
+_MACE_VARIANT = "mace"
 
 
 def load_compas(*, variant: str) -> Dataset:
@@ -131,7 +149,23 @@ def load_compas(*, variant: str) -> Dataset:
     no recourse to advise).  MACE's setting:
     ``data.with_schema(data.schema.with_actionability(priors_count="free", ...))``.
     """
-    info = INFO["compas"]
+    df = _compas_rows(variant)
+    if variant != _MACE_VARIANT:
+        df = _with_length_of_stay(df)
+    return make_dataset(
+        df,
+        _compas_features(variant),
+        "two_year_recid",
+        df["two_year_recid"],
+        INFO["compas"],
+        {"variant": variant},
+        target_labels={0: "no recidivism within two years", 1: "recidivism within two years"},
+    )
+
+
+def _compas_rows(variant: str) -> pd.DataFrame:
+    """The rows kept by ProPublica's filters (and, for MACE's table, Zafar et al.'s race
+    filter), the charge degree decoded."""
     df = read_bundled("compas-scores-two-years.csv.gz")
     df = df[
         df["days_b_screening_arrest"].between(-30, 30)
@@ -140,46 +174,51 @@ def load_compas(*, variant: str) -> Dataset:
         & (df["score_text"].notna())
         & (df["score_text"] != "N/A")
     ]
-    if variant == "mace":
+    if variant == _MACE_VARIANT:
         df = df[df["race"].isin(["African-American", "Caucasian"])]
-    df = df.assign(c_charge_degree=df["c_charge_degree"].map(_CHARGE))
+    return df.assign(c_charge_degree=df["c_charge_degree"].map(_CHARGE))
+
+
+def _with_length_of_stay(df: pd.DataFrame) -> pd.DataFrame:
+    """``length_of_stay``: days between jail in and out, the one negative value clipped to 0."""
+    stay = pd.to_datetime(df["c_jail_out"]) - pd.to_datetime(df["c_jail_in"])
+    return df.assign(length_of_stay=stay.dt.days.clip(lower=0))
+
+
+def _compas_features(variant: str) -> dict[str, Col]:
+    """The features of ``variant`` with their actionability (see :func:`load_compas`)."""
     imm = "immutable"
     common = {
         "race": Col("categorical", "Race", imm),
         "sex": Col("binary", "Sex", imm, ("Female", "Male")),
         # a record only grows; MACE's own table keeps its setting (mutable)
         "priors_count": Col(
-            "integer", "Number of prior offences", "free" if variant == "mace" else "increasing"
+            "integer",
+            "Number of prior offences",
+            "free" if variant == _MACE_VARIANT else "increasing",
         ),
         "c_charge_degree": Col(
             "binary", "Degree of the current charge", categories=("Felony", "Misdemeanor")
         ),
     }
-    if variant == "mace":
-        cols = {"age_cat": Col("ordinal", "Age group", imm, _AGE_CAT), **common}
-    else:
-        stay = (pd.to_datetime(df["c_jail_out"]) - pd.to_datetime(df["c_jail_in"])).dt.days.clip(
-            lower=0
-        )
-        df = df.assign(length_of_stay=stay)
-        cols = {
-            "age": Col("integer", "Age in years", imm, unit="years"),
-            **common,
-            "juv_fel_count": Col("integer", "Juvenile felonies", "increasing"),
-            "juv_misd_count": Col("integer", "Juvenile misdemeanours", "increasing"),
-            "juv_other_count": Col("integer", "Other juvenile offences", "increasing"),
-            "length_of_stay": Col("integer", "Days in jail for the current charge", unit="days"),
-        }
-    return make_dataset(
-        df, cols, "two_year_recid", df["two_year_recid"], info, {"variant": variant},
-        target_labels={0: "no recidivism within two years", 1: "recidivism within two years"},
-    )  # fmt: skip
+    if variant == _MACE_VARIANT:
+        return {"age_cat": Col("ordinal", "Age group", imm, _AGE_CAT), **common}
+    return {
+        "age": Col("integer", "Age in years", imm, unit="years"),
+        **common,
+        "juv_fel_count": Col("integer", "Juvenile felonies", "increasing"),
+        "juv_misd_count": Col("integer", "Juvenile misdemeanours", "increasing"),
+        "juv_other_count": Col("integer", "Other juvenile offences", "increasing"),
+        "length_of_stay": Col("integer", "Days in jail for the current charge", unit="days"),
+    }
 
 
 # ------------------------------------------------------- Student performance
 _EDU = ("none", "primary (4th grade)", "5th to 9th grade", "secondary", "higher")
 _TRAVEL = ("< 15 min", "15-30 min", "30-60 min", "> 1 hour")
 _STUDY = ("< 2 hours", "2-5 hours", "5-10 hours", "> 10 hours")
+#: the ``features`` choice that keeps the columns of the L2C paper's released data
+_L2C_FEATURES = "l2c"
 _L2C_STUDENT = (
     "age", "Medu", "Fedu", "studytime", "famsup", "higher", "internet", "romantic", "freetime",
     "goout", "health", "absences", "G1", "G2",
@@ -259,22 +298,47 @@ def load_student_performance(
     for Mousinho da Silveira, L2C's (Bui et al.'s) split: 423 / 226 rows for
     Portuguese.
     """
-    info = INFO["student_performance"]
-    df = read_bundled(f"student-{subject}.csv.gz", sep=";")
+    grades = _student_grades_option(features, grades)
+    _check_student_threshold(threshold)
+    df = _decode_student(read_bundled(f"student-{subject}.csv.gz", sep=";"))
+    return make_dataset(
+        df,
+        _student_features(features, grades),
+        "high_grade",
+        df["G3"] >= threshold,
+        INFO["student_performance"],
+        {"subject": subject, "threshold": threshold, "features": features, "grades": grades},
+        target_labels={0: f"G3 < {threshold}", 1: f"G3 >= {threshold}"},
+        splits={"school": np.where(df["school"].to_numpy() == "GP", "train", "test")},
+    )
+
+
+def _student_grades_option(features: str, grades: Any) -> bool:
+    """``grades`` resolved: ``None`` means True for L2C's columns, False otherwise."""
     if grades is None:
-        grades = features == "l2c"
+        grades = features == _L2C_FEATURES
     if not isinstance(grades, bool):
         raise ValidationError(
-            f"Option grades of dataset 'student_performance' must be True, False or None. Got {grades!r}."
+            "Option grades of dataset 'student_performance' must be True, False or None. "
+            f"Got {grades!r}."
         )
+    return grades
+
+
+def _check_student_threshold(threshold: int) -> None:
     if (
         not isinstance(threshold, numbers.Real)
         or isinstance(threshold, bool)
         or not 0 <= threshold <= 20
     ):
         raise ValidationError(
-            f"Option threshold of dataset 'student_performance' must be a grade in [0, 20]. Got {threshold!r}."
+            "Option threshold of dataset 'student_performance' must be a grade in [0, 20]. "
+            f"Got {threshold!r}."
         )
+
+
+def _decode_student(df: pd.DataFrame) -> pd.DataFrame:
+    """The coded levels of the parents' education, travel and study time as labels."""
     for c, labels in (
         ("Medu", _EDU),
         ("Fedu", _EDU),
@@ -282,17 +346,16 @@ def load_student_performance(
         ("studytime", ("", *_STUDY)),
     ):
         df[c] = df[c].map(dict(enumerate(labels)))
+    return df
+
+
+def _student_features(features: str, grades: bool) -> dict[str, Col]:
+    """All columns or L2C's, with or without the period grades G1 and G2."""
     spec = _student_cols()
-    names = list(_L2C_STUDENT) if features == "l2c" else list(spec)
+    names = list(_L2C_STUDENT) if features == _L2C_FEATURES else list(spec)
     if not grades:
         names = [n for n in names if n not in ("G1", "G2")]
-    cols = {n: spec[n] for n in names}
-    return make_dataset(
-        df, cols, "high_grade", df["G3"] >= threshold, info,
-        {"subject": subject, "threshold": threshold, "features": features, "grades": grades},
-        target_labels={0: f"G3 < {threshold}", 1: f"G3 >= {threshold}"},
-        splits={"school": np.where(df["school"].to_numpy() == "GP", "train", "test")},
-    )  # fmt: skip
+    return {n: spec[n] for n in names}
 
 
 # -------------------------------------------------------- Graduate admission
@@ -321,10 +384,15 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
     df.columns = [c.strip() for c in df.columns]
     df = df.rename(
         columns={
-            "GRE Score": "gre_score", "TOEFL Score": "toefl_score", "University Rating": "university_rating",
-            "SOP": "sop", "LOR": "lor", "CGPA": "cgpa", "Research": "research",
+            "GRE Score": "gre_score",
+            "TOEFL Score": "toefl_score",
+            "University Rating": "university_rating",
+            "SOP": "sop",
+            "LOR": "lor",
+            "CGPA": "cgpa",
+            "Research": "research",
         }
-    )  # fmt: skip
+    )
     cols = {
         "gre_score": Col("integer", "GRE score (out of 340)", "increasing"),
         "toefl_score": Col("integer", "TOEFL score (out of 120)", "increasing"),
@@ -337,6 +405,11 @@ def load_graduate_admission(*, threshold: float) -> Dataset:
         "research": Col("binary", "Research experience (0/1)", categories=(0, 1)),
     }
     return make_dataset(
-        df, cols, "admit", df["Chance of Admit"] >= threshold, info, {"threshold": threshold},
+        df,
+        cols,
+        "admit",
+        df["Chance of Admit"] >= threshold,
+        info,
+        {"threshold": threshold},
         target_labels={0: f"chance of admit < {threshold}", 1: f"chance of admit >= {threshold}"},
-    )  # fmt: skip
+    )

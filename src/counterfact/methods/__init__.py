@@ -1,16 +1,21 @@
 """Counterfactual methods: their base class and tags, the one explain pipeline, the registry.
 
-Classes are imported lazily: ``counterfact.methods.MACE`` imports z3 only when used.
+The methods themselves (``counterfact.methods.MACE``, ...) are the registry's
+(:func:`names`): each is imported on first use, so ``MACE`` imports z3 only when used.
+A method of your own derives from :class:`CounterfactualMethod`, declares its
+:class:`MethodTags`, implements ``_explain_one(query: Query) -> Candidates`` and is
+declared as an entry point of the group ``counterfact.methods`` (or :func:`register`-ed).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from .._utils._deadline import CancelToken, Deadline
+from .._utils._deadline import CancelToken
+from . import _registry
 from ._base import CounterfactualMethod
-from ._pipeline import BatchReport, Candidates, Query, explain_in_chunks, parallel_backend
-from ._registry import certificate_text, classes, get, get_class, names, register
+from ._pipeline import BatchReport, Candidates, Query, explain_in_chunks
+from ._registry import classes, default_method, get, get_class, names, register
 from ._tags import MethodTags
 
 __all__ = [
@@ -18,31 +23,21 @@ __all__ = [
     "CancelToken",
     "Candidates",
     "CounterfactualMethod",
-    "Deadline",
     "MethodTags",
     "Query",
-    "certificate_text",
     "classes",
+    "default_method",
     "explain_in_chunks",
     "get",
     "get_class",
     "names",
-    "parallel_backend",
     "register",
 ]
 
-#: public class name -> registry name (imported on first use)
-_CLASSES = {
-    "NearestObservable": "nearest",
-    "MACE": "mace",
-    "CEOCL": "ceocl",
-    "UFCE": "ufce",
-    "MDPSO": "mdpso",
-    "L2C": "l2c",
-}
-
 
 def __getattr__(name: str) -> Any:
-    if name in _CLASSES:
-        return get_class(_CLASSES[name])
+    """The library's method classes by their class name, from the registry."""
+    registry_name = _registry.builtin_classes().get(name)
+    if registry_name is not None:
+        return get_class(registry_name)
     raise AttributeError(f"module 'counterfact.methods' has no attribute {name!r}")

@@ -18,6 +18,15 @@ plugs into these documented hooks, and only these (:data:`HOOKS`):
   before the queries are searched, e.g. in the parent process before workers fork;
 * ``_check_params(self)`` (optional): checks of parameter combinations that
   the declarative ``_parameter_constraints`` cannot express;
+* ``_sparsifies(self) -> bool`` (optional): whether every change the model does
+  not need is reverted after the search (default: the ``sparsify`` parameter
+  when the method has one, else ``tags.sparsify``);
+* ``_own_region(self) -> bool`` (optional): whether the method searches inside
+  a region of its own (CE-OCL's trust region), so that the pipeline keeps its
+  moves instead of reverting those smaller than a feature's step (default False);
+* ``_distance_norm(self)`` (optional): the norm the method measures distance
+  with, by which its answers are listed (default: the ``norm`` parameter when
+  the method has one; the pipeline uses l1 for anything else);
 * ``certificate(status, diagnostics)`` and ``guarantee(params)`` (classmethods,
   optional): the method's guarantee in plain words, for one answer and for a
   whole run.
@@ -25,6 +34,10 @@ plugs into these documented hooks, and only these (:data:`HOOKS`):
 Candidates are raw rows; the pipeline decides which are reported.  Inside its
 search a method may check rows with :meth:`~CounterfactualMethod.verify` (the
 real model and the query's constraints, as the pipeline does afterwards).
+What the pipeline reads from a method is declared in one place,
+:class:`~counterfact.methods._pipeline._protocol.PipelineMethod`.  ``explain``
+changes nothing on the fitted method, and a query (:class:`Query`) is
+immutable: a method reads it and returns :class:`Candidates`.
 
 Seeding by the row
 ------------------
@@ -49,7 +62,7 @@ import pandas as pd
 
 from .._utils._deadline import CancelToken
 from .._utils._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import Constraints, Costs
+from ..constraints import Constraints, Requirements
 from ..data import Dataset, mad
 from ..exceptions import NotFittedError, ValidationError
 from ..metrics import distance
@@ -58,14 +71,24 @@ from ..models._adapter import check_model
 from ..result import CounterfactualResult, certificate_text
 from ..result._text import diagnostic_number
 from ..schema import Schema
-from ._pipeline import Candidates, Judge, Query, TimeBudget, check_rows, diversity_steps, explain
+from ._pipeline import Candidates, Judge, Query, check_rows, diversity_steps, explain
 from ._tags import MethodTags
 
 __all__ = ["COMMON_PARAMS", "HOOKS", "CounterfactualMethod", "plain_guarantee"]
 
 #: the hooks a method may override (everything else of the base class is the pipeline's)
 HOOKS: frozenset[str] = frozenset(
-    {"_fit", "_explain_one", "_explain_batch", "_batch_size", "_before_search", "_check_params"}
+    {
+        "_fit",
+        "_explain_one",
+        "_explain_batch",
+        "_batch_size",
+        "_before_search",
+        "_check_params",
+        "_sparsifies",
+        "_own_region",
+        "_distance_norm",
+    }
 )
 
 #: parameter constraints shared by every method that has the parameter
@@ -104,20 +127,80 @@ class CounterfactualMethod:
     Time limit (``time_limit``, seconds per query): it covers the whole
     call, not only the search.  Each query's search gets the limit less
     what the pipeline keeps back for the input checks and for the
-    verification and sparsification after it (learnt from this instance's
-    earlier calls; at most 40 % of the limit), and sparsification stops at
-    the call's deadline (``n x time_limit`` for ``n`` queries), keeping
-    the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
+    verification and sparsification after it (a fixed share: 10 % of the
+    limit up to 0.2 s, with the input checks at most 40 % of the limit, so
+    the same call behaves the same way every time), and sparsification
+    stops at the call's deadline (``n x time_limit`` for ``n`` queries),
+    keeping the verified reverts made so far (``diagnostics["sparsify_stopped"]``).
 
     Reproducibility: each query's random stream depends only on
     ``random_state`` and the row's values, so a row's answer is the same
-    alone or in any batch, and ``n_jobs``, ``backend`` and chunking
-    (:func:`~counterfact.methods.explain_in_chunks`) do not change the result.
+    alone or in any batch, and ``n_jobs``, ``parallel`` and chunking
+    (:func:`~counterfact.methods.explain_in_chunks`) do not change the
+    result.  ``explain`` changes nothing on the fitted method.
 
     Progress: a bar over the queries on standard error when ``verbose`` is
     set or standard error is a terminal, and a closing line counting the
     queries without a counterfactual by reason.  Nothing is written to
     standard output.
+
+    Parameters of :meth:`explain`
+    -----------------------------
+    X : DataFrame or Series
+        Raw rows with the training columns (never modified).
+    n_counterfactuals : int
+        How many distinct counterfactuals per row (at most).
+    constraints : Constraints or sequence of Constraints, optional
+        Added to the schema's actionability.  A sequence gives each row of
+        ``X`` its own constraints (one entry per row, in order: each user's
+        own feedback), still searched in one call; the result then keeps
+        them per query (:meth:`CounterfactualResult.constraints_for`).
+    target : label or sequence of labels, optional
+        Desired class.  Binary problems default to the other class;
+        multi-class problems need it.
+    requirements : Requirements, optional
+        What every answer must also satisfy, and how it is priced
+        (:class:`~counterfact.Requirements`): ``min_probability``, a margin
+        on the model's probability of the target, checked with the real
+        model (exact methods encode it in their solver, so "optimal" and
+        "infeasible" stay proofs under it, and raise
+        :class:`UnsupportedConstraintError` for a model whose probability
+        they cannot encode exactly); ``robust_to``, other models every
+        answer must also reach the target in (exact methods encode every
+        model in one problem); ``regions``, also compute each answer's
+        certified region (:meth:`CounterfactualResult.region`: the widest box
+        around it in which every point reaches the target, proven by interval
+        bounds and a MILP for the compiled model, else checked on samples and
+        marked not certified; each grown for up to ``time_limit`` seconds, 10
+        without one, after the search and outside its time limit; without it
+        ``result.region(q)`` computes one on demand); ``costs``, costs in the
+        user's units replacing the method's distance (:class:`~counterfact.Costs`).
+    alternatives : {"distinct", "method"}
+        ``"distinct"``: the rule above; ``"method"``: the method's own
+        answers and order.
+    errors : {"coerce", "raise"}, optional
+        What a row whose own constraints contradict themselves does (they
+        name no valid box for that row: a :class:`ConstraintError` when
+        resolved against the schema or the row, or a feature left with no
+        allowed value).  ``"coerce"`` (the default with one Constraints per
+        row) gives that row the status ``invalid`` with the reason and
+        explains the others; ``"raise"`` (the default with one shared
+        Constraints) raises.  A shared Constraints that contradicts itself
+        regardless of the row always raises, and with a shared Constraints a
+        row that cannot reach the allowed box is ``infeasible``.  Every row's
+        constraints are checked before any search starts.
+    n_jobs : int, optional
+        Parallel workers (joblib); ``-1`` for all cores.
+    parallel : str, optional
+        joblib's backend: ``"loky"`` (default), ``"threading"``, ``"dask"``
+        (needs a ``distributed.Client``), ``"ray"`` (needs ``ray``).
+    chunk_size : int, optional
+        Queries per task when running in parallel.
+    cancel : CancelToken, optional
+        Set it (``cancel.cancel()``, from another thread) to stop the call
+        early: every query's deadline then counts as passed, searches and
+        solvers stop, and the queries not yet answered get the status
+        ``timeout`` (the work done is still verified and returned).
     """
 
     name: ClassVar[str] = ""
@@ -126,6 +209,11 @@ class CounterfactualMethod:
     )
     #: ``{param: [spec, ...]}``; see :mod:`counterfact._utils._validation`
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {}
+    #: the common parameters' values for a method that does not take them (a
+    #: method that does stores its own value on the instance)
+    random_state: int | None = None
+    time_limit: float | None = None
+    verbose: int = 0
 
     @property
     def supported_constraints(self) -> frozenset[str]:
@@ -151,7 +239,8 @@ class CounterfactualMethod:
         for k, v in params.items():
             if k not in valid:
                 raise ValidationError(
-                    f"{type(self).__name__} has no parameter {k!r}. Valid parameters: {sorted(valid)}."
+                    f"{type(self).__name__} has no parameter {k!r}. Valid parameters: "
+                    f"{sorted(valid)}."
                 )
             setattr(self, k, v)
         return self
@@ -165,7 +254,8 @@ class CounterfactualMethod:
             and math.isinf(tl)
         ):
             raise ValidationError(
-                f"The 'time_limit' parameter of {type(self).__name__} must be a finite number of seconds. "
+                f"The 'time_limit' parameter of {type(self).__name__} must be a finite number of "
+                "seconds. "
                 f"Got {tl!r}; pass time_limit=None for no limit."
             )
         specs = {
@@ -212,7 +302,8 @@ class CounterfactualMethod:
         self._validate_params()
         if not isinstance(data, Dataset):
             raise ValidationError(
-                f"{type(self).__name__}.fit needs a counterfact Dataset as data. Got {type(data).__name__}; "
+                f"{type(self).__name__}.fit needs a counterfact Dataset as data. Got "
+                f"{type(data).__name__}; "
                 "wrap a DataFrame with cf.Dataset.from_frame(frame, target=...)."
             )
         self._attach(model, data)
@@ -230,8 +321,6 @@ class CounterfactualMethod:
         self.classes_ = self.model_.classes_
         #: per feature, by how much two answers of one query must differ (the diversity rule)
         self.diversity_steps_: np.ndarray = diversity_steps(data.schema, mad(data.X, data.schema))
-        #: how the time limit is shared between the search and the work after it
-        self.time_budget_ = TimeBudget()
 
     def _fit(self) -> None:
         """Hook: one-off work after the base class stored model, data and schema."""
@@ -251,92 +340,27 @@ class CounterfactualMethod:
         n_counterfactuals: int = 1,
         constraints: Constraints | Sequence[Constraints] | None = None,
         target: Any = None,
-        n_jobs: int | None = 1,
-        backend: str | None = None,
-        chunk_size: int | None = None,
-        errors: str | None = None,
-        cancel: CancelToken | None = None,
-        min_probability: float | None = None,
-        robust_to: Sequence[Any] | None = None,
-        regions: bool = False,
+        requirements: Requirements | None = None,
         alternatives: str = "distinct",
-        costs: Costs | None = None,
+        errors: str | None = None,
+        n_jobs: int | None = 1,
+        parallel: str | None = None,
+        chunk_size: int | None = None,
+        cancel: CancelToken | None = None,
     ) -> CounterfactualResult:
         """Counterfactuals for each row of ``X``.
 
-        Parameters
-        ----------
-        X : DataFrame or Series
-            Raw rows with the training columns (never modified).
-        n_counterfactuals : int
-            How many distinct counterfactuals per row (at most).
-        constraints : Constraints or sequence of Constraints, optional
-            Added to the schema's actionability.  A sequence gives each row of
-            ``X`` its own constraints (one entry per row, in order: each user's
-            own feedback), still searched in one call; the result then keeps
-            them per query (:meth:`CounterfactualResult.constraints_for`).
-        target : label or sequence of labels, optional
-            Desired class.  Binary problems default to the other class;
-            multi-class problems need it.
-        n_jobs : int, optional
-            Parallel workers (joblib); ``-1`` for all cores.
-        backend : str, optional
-            joblib backend: ``"loky"`` (default), ``"threading"``, ``"dask"``
-            (needs a ``distributed.Client``), ``"ray"`` (needs ``ray``).
-        chunk_size : int, optional
-            Queries per task when running in parallel.
-        errors : {"coerce", "raise"}, optional
-            What a row whose own constraints contradict themselves does (they
-            name no valid box for that row: a :class:`ConstraintError` when
-            resolved against the schema or the row, or a feature left with no
-            allowed value).  ``"coerce"`` (the default with one Constraints per
-            row) gives that row the status ``invalid`` with the reason and
-            explains the others; ``"raise"`` (the default with one shared
-            Constraints) raises.  A shared Constraints that contradicts
-            itself regardless of the row always raises, and with a shared
-            Constraints a row that cannot reach the allowed box is
-            ``infeasible``.  Every row's constraints are checked before any
-            search starts.
-        min_probability : float, optional
-            A margin: every counterfactual reported has the model's probability
-            of the target at least this (in ``(0, 1)``), checked with the real
-            model; with ``robust_to``, in every model.  Exact methods encode it
-            in their solver, so "optimal" and "infeasible" stay proofs under the
-            margin (they raise :class:`UnsupportedConstraintError` for a model
-            whose probability they cannot encode exactly); the others search for
-            it and are verified.  The result shows each answer's probability.
-        robust_to : sequence of fitted models, optional
-            Other models the answer must hold for (model multiplicity): each
-            counterfactual reported reaches the target in the explained model
-            *and* in every model listed (e.g. the same model retrained,
-            :func:`counterfact.models.retrained`), checked with each.  Exact
-            methods encode every model in one problem (the nearest point valid
-            for all, with the same proof); the others search under all of them
-            and are verified with all.
-        regions : bool
-            Also compute each counterfactual's certified region
-            (:meth:`CounterfactualResult.region`): the widest box around it in
-            which every point reaches the target (with the margin and every
-            ``robust_to`` model), proven by interval bounds and a MILP for the
-            compiled model, else checked on samples and marked not certified.
-            Each region is grown for up to ``time_limit`` seconds (10 without
-            one), after the search: this work is outside the search's time
-            limit.  Without ``regions``, ``result.region(q)`` computes one on
-            demand.
-        alternatives : {"distinct", "method"}
-            ``"distinct"``: the rule of the class docstring; ``"method"``: the method's own answers and order.
-        costs : Costs, optional
-            Costs in the user's units, replacing ``norm`` (:class:`~counterfact.Costs`).
-        cancel : CancelToken, optional
-            Set it (``cancel.cancel()``, from another thread) to stop the call
-            early: every query's deadline then counts as passed, searches and
-            solvers stop, and the queries not yet answered get the status
-            ``timeout`` (the work done is still verified and returned).
+        Each parameter is documented on the class (*Parameters of explain*);
+        the requirements beyond the constraints (a margin, other models,
+        certified regions, costs) are one :class:`~counterfact.Requirements`.
+        The result's guarantees, the time limit's sharing, reproducibility and
+        progress: the class docstring.  The fitted method is left unchanged.
 
-        Returns
-        -------
-        CounterfactualResult
-            Its guarantees, the time limit's sharing, reproducibility, progress: the class docstring.
+        Examples
+        --------
+        >>> result = method.explain(X, n_counterfactuals=2)                 # doctest: +SKIP
+        >>> strict = cf.Requirements(min_probability=0.6, regions=True)     # doctest: +SKIP
+        >>> result = method.explain(X, requirements=strict)                 # doctest: +SKIP
         """
         self._check_fitted()
         return explain(
@@ -345,16 +369,13 @@ class CounterfactualMethod:
             n_counterfactuals=n_counterfactuals,
             constraints=constraints,
             target=target,
-            n_jobs=n_jobs,
-            backend=backend,
-            chunk_size=chunk_size,
-            errors=errors,
-            cancel=cancel,
-            min_probability=min_probability,
-            robust_to=robust_to,
-            regions=regions,
+            requirements=requirements,
             alternatives=alternatives,
-            costs=costs,
+            errors=errors,
+            n_jobs=n_jobs,
+            parallel=parallel,
+            chunk_size=chunk_size,
+            cancel=cancel,
         )
 
     # ---------------------------------------------------------------- hooks
@@ -375,6 +396,25 @@ class CounterfactualMethod:
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """Hook: work to do once before ``queries`` are searched (``parallel``: in workers)."""
+
+    def _sparsifies(self) -> bool:
+        """Hook: whether every change the model does not need is reverted after the
+        search: the ``sparsify`` parameter when the method has one, else ``tags.sparsify``."""
+        params = self.get_params()
+        if "sparsify" in params:
+            return bool(params["sparsify"])
+        return bool(type(self).tags.sparsify)
+
+    def _own_region(self) -> bool:
+        """Hook: whether the method searches inside a region of its own (such as a
+        trust region around the data), whose moves the pipeline must keep rather
+        than revert those smaller than a feature's step.  Default: no."""
+        return False
+
+    def _distance_norm(self) -> Any:
+        """Hook: the norm the method measures distance with (its answers are listed
+        by it): the ``norm`` parameter when the method has one, else None."""
+        return self.get_params().get("norm")
 
     # ......................................................... verification
     def verify(
@@ -410,28 +450,29 @@ class CounterfactualMethod:
             cls.tags.display_name, proves_infeasibility=cls.tags.proves_infeasibility
         )
 
-    # ................................................................ costs
-    def cost_name(self) -> str | None:
-        """What :meth:`costs` measures for this method (None: it reports no cost of its own)."""
-        norm = getattr(self, "norm", None)
-        if type(self).tags.cost == "distance" and norm is not None:
-            return f"MACE eq. (3) distance, norm {norm}"
-        if type(self).tags.cost == "objective":
+    # .............................................................. measure
+    def measure_name(self) -> str | None:
+        """What :meth:`measure_values` measures for this method (None: it reports no
+        measure of its own)."""
+        norm = self._distance_norm()
+        if type(self).tags.measure == "distance" and norm is not None:
+            return f"range-normalised distance, norm {norm}"
+        if type(self).tags.measure == "objective":
             return f"{type(self).tags.display_name} objective"
         return None
 
-    def costs(self, result: CounterfactualResult) -> pd.Series | None:
+    def measure_values(self, result: CounterfactualResult) -> pd.Series | None:
         """The method's own cost of each query's first counterfactual (index:
         query; NaN without one), or None when it reports no cost of its own."""
-        kind = type(self).tags.cost
+        kind = type(self).tags.measure
         if kind == "objective":
             diag = result.diagnostics.reindex(result.queries.index)
             if "objective" not in diag.columns:
                 return None
             first = result.found > 0
             return pd.to_numeric(diag["objective"], errors="coerce").where(first)
-        if kind == "distance" and getattr(self, "norm", None) is not None:
-            norm = self.norm  # type: ignore[attr-defined]
+        norm = self._distance_norm()
+        if kind == "distance" and norm is not None:
             d = distance(result, norm=tuple(norm) if isinstance(norm, list) else norm)
             d = pd.Series(np.asarray(d, dtype=float), index=result.counterfactuals.index)
             firsts = d[d.index.get_level_values(1) == 0] if len(d) else d
@@ -450,12 +491,19 @@ def diagnostic(diagnostics: Mapping[str, Any] | None, key: str) -> float | None:
 def plain_guarantee(name: str, *, proves_infeasibility: bool = False) -> dict[str, str]:
     """What any method's answers mean, for an audit (methods that prove more say more)."""
     if proves_infeasibility:
-        none = f"{name} 'infeasible': proven that no counterfactual exists under the audit's constraints."
+        none = (
+            f"{name} 'infeasible': proven that no counterfactual exists under the audit's "
+            "constraints."
+        )
     else:
-        none = f"{name}: 'no counterfactual found' is not a proof that none exists; such rows count as unknown."
+        none = (
+            f"{name}: 'no counterfactual found' is not a proof that none exists; such rows "
+            "count as unknown."
+        )
     return {
         "recourse": (
-            f"{name}: counterfactuals found by search and re-checked with the real model; not proven "
+            f"{name}: counterfactuals found by search and re-checked with the real model; not "
+            "proven "
             "nearest, so each cost is an upper bound on the cheapest counterfactual's cost."
         ),
         "none": none,

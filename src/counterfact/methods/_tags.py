@@ -18,8 +18,9 @@ from ..constraints import CONSTRAINT_KINDS
 
 __all__ = ["MethodTags"]
 
-#: constraint kinds every method honours unless it says otherwise (causal relations need a solver)
-DEFAULT_CONSTRAINTS = frozenset(CONSTRAINT_KINDS) - {"causal"}
+#: constraint kinds a method honours unless it says otherwise: none (each kind it honours is
+#: named in its tags, so a new kind is honoured by no method until one declares it)
+DEFAULT_CONSTRAINTS: frozenset[str] = frozenset()
 
 
 def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
@@ -45,8 +46,8 @@ class MethodTags:
         Status ``infeasible`` is a proof that no counterfactual exists under the
         constraints (a solver's refutation), not merely "none found".
     constraints : frozenset of str
-        Constraint kinds the method honours natively (others raise
-        :class:`~counterfact.exceptions.UnsupportedConstraintError`).
+        Constraint kinds the method honours natively, each named (none by
+        default); others raise :class:`~counterfact.exceptions.UnsupportedConstraintError`.
     batch : bool
         The method explains a batch of queries in one call (``_explain_batch``:
         amortized or vectorised), rather than one query at a time (``_explain_one``).
@@ -66,12 +67,12 @@ class MethodTags:
         Parameters that make it fast and seeded on a few hundred rows (tests, demos).
     order : int
         Position in listings (the first available is the server's default method).
-    cost : {"distance", "objective"} or None
-        The method's own cost of an answer, if it has one: ``"distance"`` (MACE's
+    measure : {"distance", "objective"} or None
+        The method's own measure of an answer, if it has one: ``"distance"`` (MACE's
         eq. 3 distance under the method's ``norm``) or ``"objective"`` (the
         ``objective`` diagnostic of each query).
     costs : {"exact", "search"} or None
-        How the method honours ``explain(costs=cf.Costs(...))``: ``"exact"``
+        How the method honours ``Requirements(costs=cf.Costs(...))``: ``"exact"``
         (its solver minimises the cost, so ``optimal`` and its lower bound are
         proofs under it), ``"search"`` (its ranking or fitness uses the cost),
         or None (it cannot: such a call raises
@@ -91,18 +92,19 @@ class MethodTags:
     extra: str | None = None
     fast_params: Mapping[str, Any] = field(default_factory=dict)
     order: int = 100
-    cost: str | None = None
+    measure: str | None = None
     costs: str | None = None
 
     def __post_init__(self) -> None:
         unknown = set(self.constraints) - set(CONSTRAINT_KINDS)
         if unknown:
             raise ValueError(
-                f"MethodTags.constraints names unknown kinds {sorted(unknown)}; known: {list(CONSTRAINT_KINDS)}."
+                f"MethodTags.constraints names unknown kinds {sorted(unknown)}; known: "
+                f"{list(CONSTRAINT_KINDS)}."
             )
-        if self.cost not in (None, "distance", "objective"):
+        if self.measure not in (None, "distance", "objective"):
             raise ValueError(
-                f"MethodTags.cost must be None, 'distance' or 'objective'. Got {self.cost!r}."
+                f"MethodTags.measure must be None, 'distance' or 'objective'. Got {self.measure!r}."
             )
         if self.costs not in (None, "exact", "search"):
             raise ValueError(

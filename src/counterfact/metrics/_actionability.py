@@ -33,7 +33,8 @@ def user_features(
         unknown = sorted(set(names) - set(schema.names))
         if unknown:
             raise ValidationError(
-                f"features_to_vary names unknown features {unknown}. Known features: {schema.names}."
+                f"features_to_vary names unknown features {unknown}. Known features: "
+                f"{schema.names}."
             )
         return names
     resolved = (constraints or Constraints()).resolve(schema)

@@ -7,7 +7,7 @@ A result is recognised by duck typing (it has ``counterfactuals`` and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -32,8 +32,9 @@ def as_row(query: Any, what: str = "query") -> pd.Series:
     if isinstance(query, pd.DataFrame):
         if len(query) != 1:
             raise ValidationError(
-                f"The {what} must be one row (a Series or a one-row DataFrame). Got {len(query)} rows; "
-                "pass a CounterfactualResult to evaluate many queries at once."
+                f"The {what} must be one row (a Series or a one-row DataFrame). Got "
+                f"{len(query)} rows; pass a CounterfactualResult to evaluate many queries at "
+                "once."
             )
         return query.iloc[0]
     if isinstance(query, pd.Series):
@@ -104,7 +105,8 @@ def train_parts(train: Any, schema: Schema) -> tuple[pd.DataFrame, pd.Series | N
         )
         return X, y
     raise ValidationError(
-        f"train must be a counterfact.Dataset (or a DataFrame with the schema's columns). Got {type(train).__name__}."
+        "train must be a counterfact.Dataset (or a DataFrame with the schema's columns). "
+        f"Got {type(train).__name__}."
     )
 
 
@@ -124,8 +126,8 @@ def per_feature(values: Any, schema: Schema, name: str, *, default: Any = 1.0) -
         out = np.asarray(values, dtype=float).reshape(-1)
         if out.size != len(schema):
             raise ValidationError(
-                f"{name} must have one value per feature ({len(schema)}, in schema order) or be a mapping "
-                f"{{feature: value}}. Got {out.size} values."
+                f"{name} must have one value per feature ({len(schema)}, in schema order) or "
+                f"be a mapping {{feature: value}}. Got {out.size} values."
             )
     return out
 
@@ -133,7 +135,8 @@ def per_feature(values: Any, schema: Schema, name: str, *, default: Any = 1.0) -
 def resolve_mad(
     schema: Schema, mad: Any = None, train: Any = None, fn: str = "this metric"
 ) -> np.ndarray:
-    """The MAD vector: given explicitly, else computed from ``train`` (see :func:`counterfact.data.mad`)."""
+    """The MAD vector: given explicitly, else computed from ``train`` (see
+    :func:`counterfact.data.mad`)."""
     if mad is not None:
         if isinstance(mad, Mapping):
             missing = [f.name for f in schema if not f.is_categorical and f.name not in mad]
@@ -144,8 +147,9 @@ def resolve_mad(
         out = _mad(train_parts(train, schema)[0], schema)
     else:
         raise ValidationError(
-            f"{fn} weights distances by the median absolute deviation (MAD). Pass mad= (one value per "
-            "feature, schema order, or a mapping) or train= (the training Dataset)."
+            f"{fn} weights distances by the median absolute deviation (MAD). Pass mad= (one "
+            "value per feature, schema order, or a mapping) or train= (the training "
+            "Dataset)."
         )
     bad = [schema.names[j] for j in np.flatnonzero(~np.isfinite(out) | (out <= 0))]
     if bad:
@@ -164,10 +168,15 @@ def observed_ranges(X: pd.DataFrame, schema: Schema) -> np.ndarray:
             v = pd.to_numeric(X[f.name]).to_numpy(dtype=float)
             out[j] = float(v.max() - v.min()) if v.size else 1.0
         elif f.kind == "ordinal":
-            r = X[f.name].map({c: i for i, c in enumerate(f.categories)}).to_numpy(dtype=float)  # type: ignore[arg-type]
+            r = _ranks(X[f.name], f.categories)  # type: ignore[arg-type]
             out[j] = float(np.nanmax(r) - np.nanmin(r)) if r.size else 1.0
     out[~(out > 0)] = 1.0
     return out
+
+
+def _ranks(column: pd.Series, levels: Sequence[Any]) -> np.ndarray:
+    """The ranks of an ordinal column's values among ``levels`` (NaN for unknown values)."""
+    return column.map({c: i for i, c in enumerate(levels)}).to_numpy(dtype=float)
 
 
 def resolve_ranges(schema: Schema, ranges: Any = None) -> np.ndarray:
@@ -185,14 +194,17 @@ def resolve_ranges(schema: Schema, ranges: Any = None) -> np.ndarray:
 
 
 def std_scale(train: Any, schema: Schema) -> np.ndarray:
-    """Standard deviation of each numeric feature (ordinal: of the ranks) in ``train``; 1 where 0."""
+    """Standard deviation of each numeric feature (ordinal: of the ranks) in ``train``.
+
+    A zero deviation becomes 1.
+    """
     X, _ = train_parts(train, schema)
     out = np.ones(len(schema))
     for j, f in enumerate(schema):
         if f.is_numeric:
             v = pd.to_numeric(X[f.name]).to_numpy(dtype=float)
         elif f.kind == "ordinal":
-            v = X[f.name].map({c: i for i, c in enumerate(f.categories)}).to_numpy(dtype=float)  # type: ignore[arg-type]
+            v = _ranks(X[f.name], f.categories)  # type: ignore[arg-type]
         else:
             continue
         s = float(np.std(v))

@@ -1,6 +1,10 @@
-"""MACE's normalised distances, Gower's distance and change counts (vectorised).
+"""The range-normalised distance, Gower's distance and change counts (vectorised).
 
-Per-feature deviation (MACE, Karimi et al. 2020, Sec. 4.2, the display above eq. 3)::
+The range-normalised distance compares a counterfactual with its query feature
+by feature -- the change divided by the feature's range for numeric features,
+0 or 1 for categorical ones -- and averages over the features.  It is the
+distance of MACE (Karimi et al. 2020, Sec. 4.2, eq. (3)), shared by every
+method and metric of the package.  Per-feature deviation::
 
     delta_j = |x_j - q_j| / R_j      numeric (real, integer)
     delta_j = |r(x_j) - r(q_j)| / R_j  ordinal, r = rank, R_j = levels - 1
@@ -13,15 +17,15 @@ difference below the relative tolerance of
 :func:`counterfact.constraints.changed` (1e-7) counts as no change, so that
 float noise from a solver never counts as a changed feature.
 
-Distances, normalised by the number of features ``J`` as in MACE eq. (3)::
+Distances, normalised by the number of features ``J``::
 
     l0   = ||delta||_0 / J          (fraction of features changed)
     l1   = ||delta||_1 / J          (mean deviation)
     linf = ||delta||_inf            (largest deviation)
-    l2   = ||delta||_2 / sqrt(J)    (root mean square; not in MACE, offered for methods with norm="l2")
-    (alpha, beta, gamma): alpha * l0 + beta * l1 + gamma * linf, the weights rescaled to sum to 1
+    l2   = ||delta||_2 / sqrt(J)    (root mean square; not in MACE, for methods with norm="l2")
+    (alpha, beta, gamma): alpha * l0 + beta * l1 + gamma * linf, weights rescaled to sum to 1
 
-Eq. (3) writes ``alpha ||delta||_0 + beta ||delta||_1 + gamma ||delta||_inf``
+MACE writes ``alpha ||delta||_0 + beta ||delta||_1 + gamma ||delta||_inf``
 with ``(alpha + beta) / J + gamma = 1``; we fold the ``1/J`` into the norms so
 that the three weights form a convex combination and every distance lies in
 [0, 1] (the same convention as :mod:`counterfact.methods.mace`).
@@ -61,7 +65,7 @@ __all__ = [
 
 Norm = str | tuple[float, float, float] | Sequence[float]
 
-#: named norms -> (alpha, beta, gamma) of eq. (3); "l2" has no weights (see module doc)
+#: named norms -> weights (alpha, beta, gamma) of l0, l1, linf; "l2" has none (see module doc)
 NORMS: dict[str, tuple[float, float, float] | None] = {
     "l0": (1.0, 0.0, 0.0),
     "l1": (0.0, 1.0, 0.0),
@@ -82,7 +86,8 @@ def norm_weights(norm: Norm) -> tuple[float, float, float] | None:
         a, b, g = (float(v) for v in norm)
     except (TypeError, ValueError):
         raise ValidationError(
-            f"norm must be one of {list(NORMS)} or three weights (alpha, beta, gamma). Got {norm!r}."
+            f"norm must be one of {list(NORMS)} or three weights (alpha, beta, gamma). Got "
+            f"{norm!r}."
         ) from None
     s = a + b + g
     if not (np.isfinite(s) and s > 0) or min(a, b, g) < 0:
@@ -100,8 +105,13 @@ def compare(A: np.ndarray, B: np.ndarray, numeric: np.ndarray) -> tuple[np.ndarr
     return D, D > thr
 
 
+def _level_lookup(levels: Any) -> tuple[pd.Index, dict[Any, int]]:
+    """A categorical feature's levels as an index and as a level -> position map."""
+    return pd.Index(list(levels)), {c: i for i, c in enumerate(levels)}
+
+
 class DistanceEncoder:
-    """Fast MACE eq. (3) distances between one query and many raw rows.
+    """Fast range-normalised distances between one query and many raw rows.
 
     :meth:`transform` codes raw rows once as a float matrix with one column
     per feature (numeric values as they are, ordinal features as ranks,
@@ -133,12 +143,7 @@ class DistanceEncoder:
         self._num = np.array([f.is_numeric for f in schema], dtype=bool)
         self._weight = np.where(self._cat, 0.0, 1.0 / self.ranges)
         self._cat_idx = np.flatnonzero(self._cat)
-        self._lookups = [
-            None
-            if f.is_numeric
-            else (pd.Index(list(f.categories)), {c: i for i, c in enumerate(f.categories)})  # type: ignore[arg-type]
-            for f in schema
-        ]
+        self._lookups = [None if f.is_numeric else _level_lookup(f.categories) for f in schema]
 
     # ------------------------------------------------------------- encoding
     def transform(self, X: pd.DataFrame | pd.Series) -> np.ndarray:
@@ -186,8 +191,9 @@ class DistanceEncoder:
         q = np.asarray(query_vector, dtype=float).reshape(-1)
         if M.shape[1] != self.n_features or q.size != self.n_features:
             raise ValidationError(
-                f"Expected {self.n_features} columns (one per feature); got a matrix with {M.shape[1]} "
-                f"and a query vector with {q.size}. Use DistanceEncoder.transform to build them."
+                f"Expected {self.n_features} columns (one per feature); got a matrix with "
+                f"{M.shape[1]} and a query vector with {q.size}. Use "
+                "DistanceEncoder.transform to build them."
             )
         D = np.subtract(M, q)
         np.abs(D, out=D)
@@ -195,7 +201,8 @@ class DistanceEncoder:
         return D, D > thr
 
     def _delta(self, D: np.ndarray, ch: np.ndarray) -> np.ndarray:
-        """Turn ``|M - q|`` into ``delta`` in place (zero where unchanged, indicators for categories)."""
+        """Turn ``|M - q|`` into ``delta`` in place (zero where unchanged, indicators for
+        categories)."""
         np.multiply(D, ch, out=D)
         np.multiply(D, self._weight, out=D)
         if self._cat_idx.size:
@@ -213,7 +220,7 @@ class DistanceEncoder:
     def distances(
         self, matrix: np.ndarray, query_vector: np.ndarray, norm: Norm = "l1"
     ) -> np.ndarray:
-        """MACE eq. (3) distance of each row to the query (shape (n,))."""
+        """The range-normalised distance of each row to the query (shape (n,))."""
         weights = norm_weights(norm)
         D, ch = self._diff(matrix, query_vector)
         delta = self._delta(D, ch)
@@ -253,7 +260,7 @@ def feature_deltas(
     *,
     ranges: Any = None,
 ) -> np.ndarray | pd.DataFrame:
-    """Per-feature normalised deviations ``delta_j`` (MACE, Karimi et al. 2020, Sec. 4.2, before eq. 3).
+    """Per-feature range-normalised deviations ``delta_j`` (see the module docstring).
 
     ``delta_j = |x_j - q_j| / R_j`` (numeric), ``|rank - rank_q| / (levels - 1)``
     (ordinal), ``1[x_j != q_j]`` (binary, categorical).
@@ -291,7 +298,11 @@ def distance(
     norm: Norm = "l1",
     ranges: Any = None,
 ) -> np.ndarray | pd.Series:
-    """MACE's normalised distance of each counterfactual to its query (Karimi et al. 2020, eq. 3).
+    """The range-normalised distance of each counterfactual to its query.
+
+    The mean over features of ``delta_j``: the change divided by the feature's
+    range (numeric), the rank change over ``levels - 1`` (ordinal), 0 or 1
+    (binary, categorical); see the module docstring.
 
     ``norm``: ``"l0"`` (fraction of features changed), ``"l1"`` (mean of
     ``delta_j``), ``"linf"`` (max of ``delta_j``), ``"l2"`` (root mean square
@@ -329,7 +340,7 @@ def gower(
     ``1[x0_j != x_cf_j]`` for categorical ones (ordinal features: ranks, as
     numeric).  ``R_j`` is Gower's range of the feature: ``ranges`` if given,
     else the range observed in ``train`` if given, else the schema's range.
-    With the same ranges this equals MACE's normalised l1 (:func:`distance`).
+    With the same ranges this equals the range-normalised l1 (:func:`distance`).
     """
     if is_result(query):
         res = query

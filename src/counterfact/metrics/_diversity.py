@@ -91,7 +91,8 @@ def _each_query(result: Any, fn: Any, name: str) -> pd.Series:
 def continuous_diversity(
     counterfactuals: Any, schema: Schema | None = None, *, mad: Any = None, train: Any = None
 ) -> float | pd.Series:
-    """DiCE's continuous diversity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL Table 3 "cont. diversity"; MD-PSO eq. 14).
+    """DiCE's continuous diversity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL Table
+    3 "cont. diversity"; MD-PSO eq. 14).
 
     ``(1 / C(k,2)) sum_{i<j} dist_cont(c_i, c_j)`` with
     ``dist_cont(a, b) = (1/d_cont) sum_p |a_p - b_p| / MAD_p`` over the
@@ -106,7 +107,8 @@ def continuous_diversity(
 
 
 def categorical_diversity(counterfactuals: Any, schema: Schema | None = None) -> float | pd.Series:
-    """DiCE's categorical diversity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL Table 3 "cat. diversity"; MD-PSO eq. 14).
+    """DiCE's categorical diversity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL
+    Table 3 "cat. diversity"; MD-PSO eq. 14).
 
     ``(1 / C(k,2)) sum_{i<j} (1/d_cat) sum_p 1[c_i^p != c_j^p]`` over the
     binary/categorical features; in [0, 1].  NaN with fewer than two
@@ -119,7 +121,8 @@ def categorical_diversity(counterfactuals: Any, schema: Schema | None = None) ->
 
 
 def count_diversity(counterfactuals: Any, schema: Schema | None = None) -> float | pd.Series:
-    """DiCE's count diversity, CE-OCL's "sparsity-based diversity" (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL Table 3).
+    """DiCE's count diversity, CE-OCL's "sparsity-based diversity" (Mothilal et al. 2020,
+    "Evaluating counterfactuals"; CE-OCL Table 3).
 
     ``(1 / (C(k,2) d)) sum_{i<j} sum_l 1[c_i^l != c_j^l]`` over all ``d``
     features: the mean fraction of features on which two counterfactuals
@@ -160,8 +163,9 @@ def _resolve_bins(schema: Schema, bins: Any, train: Any, fn: str) -> Mapping[str
         return l2c_bins(schema, train)
     if bins is None:
         raise ValidationError(
-            f"{fn} discretises numeric features into L2C's quantile buckets: pass train= (the training "
-            "Dataset) or bins= ({feature: edges}, e.g. from counterfact.metrics.l2c_bins)."
+            f"{fn} discretises numeric features into L2C's quantile buckets: pass train= "
+            f"(the training Dataset) or bins= ({{feature: edges}}, the bucket edges of "
+            "every numeric feature)."
         )
     missing = [f.name for f in schema if f.is_numeric and f.name not in bins]
     if missing:

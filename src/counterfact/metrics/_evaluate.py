@@ -118,7 +118,7 @@ def evaluate(
     DataFrame
         One row per query (the result's query index), the columns of
         :data:`METRIC_COLUMNS`.  Set-level metrics average over the query's
-        counterfactuals: ``distance_*`` are MACE's normalised distances (mean),
+        counterfactuals: ``distance_*`` are the range-normalised distances (mean),
         ``nearest_*`` the smallest; ``proximity_cont`` is negated as DiCE and
         CE-OCL report it (higher is better), ``sparsity`` is the fraction of
         features changed (lower is better), ``changes`` the mean count.
@@ -128,17 +128,15 @@ def evaluate(
         and ``feasibility`` are NaN when the result carries no model.
     """
     _check_arguments(result, actionability_threshold, lof)
-    inputs = _prepare(
-        result,
-        train,
-        mad=mad,
-        bins=bins,
-        n_neighbors=n_neighbors,
-        lof_reference=lof_reference,
-        features_to_vary=features_to_vary,
-        lof=lof,
-    )
-    queries = result.queries
+    train = TrainData(train, result.schema) if train is not None else None
+    scores = _plausibility(result, train, lof, n_neighbors, lof_reference)
+    inputs = _prepare(result, train, mad, bins, features_to_vary, scores)
+    return _metrics_table(inputs, actionability_threshold)
+
+
+def _metrics_table(inputs: _Inputs, actionability_threshold: float) -> pd.DataFrame:
+    """One row of :data:`METRIC_COLUMNS` per query of the result."""
+    queries = inputs.result.queries
     records = [
         _query_record(inputs, i, q, actionability_threshold) for i, q in enumerate(queries.index)
     ]
@@ -148,7 +146,8 @@ def evaluate(
 def _check_arguments(result: Any, actionability_threshold: float, lof: Any) -> None:
     if not is_result(result):
         raise ValidationError(
-            f"evaluate needs a CounterfactualResult (from method.explain). Got {type(result).__name__}."
+            "evaluate needs a CounterfactualResult (from method.explain). Got "
+            f"{type(result).__name__}."
         )
     if not 0.0 <= float(actionability_threshold) <= 1.0:
         raise ValidationError(
@@ -162,10 +161,11 @@ def _check_arguments(result: Any, actionability_threshold: float, lof: Any) -> N
 
 @dataclass
 class _Inputs:
-    """What the metrics of every query of one result share: encoded rows, validity, training-data scales."""
+    """What the metrics of every query of one result share: encoded rows, validity, training-data
+    scales."""
 
     result: Any
-    enc: DistanceEncoder  # the schema's ranges (MACE's normalisation)
+    enc: DistanceEncoder  # the schema's ranges (the range-normalised distance)
     enc_g: DistanceEncoder  # the training data's observed ranges (Gower), else ``enc``
     M: np.ndarray  # encoded counterfactuals
     Q: np.ndarray  # encoded queries
@@ -184,16 +184,16 @@ class _Inputs:
 
 def _prepare(
     result: Any,
-    train: Any,
-    *,
+    train: TrainData | None,
     mad: Any,
     bins: Any,
-    n_neighbors: int,
-    lof_reference: Literal["target", "all"],
     features_to_vary: Iterable[str] | None,
-    lof: Any,
+    plausibility: tuple[np.ndarray, np.ndarray],
 ) -> _Inputs:
-    """Encode the result once and compute the training-data scales and plausibility scores."""
+    """Encode the result once and compute the training-data scales.
+
+    ``plausibility``: the LOF score and plausibility of every counterfactual.
+    """
     schema = result.schema
     cfs = result.counterfactuals
     queries = result.queries
@@ -208,8 +208,6 @@ def _prepare(
     )
     has_model = result.model is not None
     valid = valid_rows(result).to_numpy() if has_model else np.zeros(len(cfs), dtype=bool)
-    if train is not None:
-        train = TrainData(train, schema)
     mad_vec = resolve_mad(schema, mad, train) if (mad is not None or train is not None) else None
     std = std_scale(train, schema) if train is not None else None
     bin_edges = (
@@ -222,7 +220,7 @@ def _prepare(
         if train is not None
         else enc
     )
-    lof_val, plaus = _plausibility(result, train, lof, n_neighbors, lof_reference)
+    lof_val, plaus = plausibility
     return _Inputs(
         result=result,
         enc=enc,
@@ -250,7 +248,8 @@ def _plausibility(
     n_neighbors: int,
     lof_reference: Literal["target", "all"],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """LOF score and plausibility of every counterfactual against its query's target class (NaN without ``train``)."""
+    """LOF score and plausibility of every counterfactual against its query's target class (NaN
+    without ``train``)."""
     cfs = result.counterfactuals
     lof_val = np.full(len(cfs), np.nan)
     plaus = np.full(len(cfs), np.nan)
@@ -333,7 +332,8 @@ def _set_metrics(
 def _scaled_metrics(
     inp: _Inputs, Mv: np.ndarray, Mq: np.ndarray, x: np.ndarray, sparsity: float
 ) -> dict[str, float]:
-    """The metrics that need the MAD, the standard deviations or L2C's buckets (each only when known).
+    """The metrics that need the MAD, the standard deviations or L2C's buckets (each only when
+    known).
 
     ``Mv``: the valid counterfactuals (all of ``Mq`` without a model), for L2C's diversity.
     """

@@ -74,8 +74,8 @@ class LOFPlausibility:
         X, y = train_parts(train, schema)
         if reference == "target" and y is None:
             raise ValidationError(
-                "reference='target' needs the training labels: pass a Dataset (or a DataFrame with the "
-                "target column), or use reference='all'."
+                "reference='target' needs the training labels: pass a Dataset (or a "
+                "DataFrame with the target column), or use reference='all'."
             )
         self.schema = schema
         self.n_neighbors = int(n_neighbors)
@@ -142,9 +142,15 @@ def _detector_for(
         return lof
     if train is None:
         raise ValidationError(
-            "LOF plausibility needs the training data: pass train= (a Dataset) or lof= (a LOFPlausibility)."
+            "LOF plausibility needs the training data: pass train= (a Dataset) or lof= (a "
+            "LOFPlausibility)."
         )
-    return LOFPlausibility(train, schema, n_neighbors=n_neighbors, reference=reference)  # type: ignore[arg-type]
+    return LOFPlausibility(
+        train,
+        schema,
+        n_neighbors=n_neighbors,
+        reference=reference,  # type: ignore[arg-type]
+    )
 
 
 def lof_score(

@@ -82,7 +82,8 @@ def _setup(
 
 
 def _query_level(result: Any, row_fn: Any, name: str, post: Any = None) -> pd.Series:
-    """Per-query mean of a row-level function ``row_fn(enc, M, q)`` (NaN without counterfactuals)."""
+    """Per-query mean of a row-level function ``row_fn(enc, M, q)`` (NaN without
+    counterfactuals)."""
     enc = DistanceEncoder(result.schema)
 
     def one(_q: Any, x: pd.Series, cf: pd.DataFrame) -> float:
@@ -103,7 +104,8 @@ def continuous_proximity(
     mad: Any = None,
     train: Any = None,
 ) -> float | pd.Series:
-    """DiCE's continuous proximity, as CE-OCL reports it (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL, Maragno et al., Tables 2-3).
+    """DiCE's continuous proximity, as CE-OCL reports it (Mothilal et al. 2020, "Evaluating
+    counterfactuals"; CE-OCL, Maragno et al., Tables 2-3).
 
     ``proximity_cont = -(1/k) sum_i dist_cont(c_i, x)`` with
     ``dist_cont(c, x) = (1/d_cont) sum_p |c_p - x_p| / MAD_p`` over the
@@ -131,7 +133,8 @@ def continuous_proximity(
 def categorical_proximity(
     query: Any, counterfactuals: pd.DataFrame | None = None, schema: Schema | None = None
 ) -> float | pd.Series:
-    """DiCE's categorical proximity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL Tables 2-3).
+    """DiCE's categorical proximity (Mothilal et al. 2020, "Evaluating counterfactuals"; CE-OCL
+    Tables 2-3).
 
     ``proximity_cat = 1 - (1/k) sum_i dist_cat(c_i, x)`` with
     ``dist_cat(c, x) = (1/d_cat) sum_p 1[c_p != x_p]`` over the binary and
@@ -227,8 +230,8 @@ def l2c_proximity_num(
         if train is not None:
             return std_scale(train, schema)
         raise ValidationError(
-            "l2c_proximity_num needs the per-feature scale: pass train= (standard deviations, as L2C) "
-            "or scale= (one value per feature, or 1 for raw units)."
+            "l2c_proximity_num needs the per-feature scale: pass train= (standard "
+            "deviations, as L2C) or scale= (one value per feature, or 1 for raw units)."
         )
 
     if is_result(query):

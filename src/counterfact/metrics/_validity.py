@@ -58,7 +58,8 @@ def is_valid(counterfactuals: Any, model: Any = None, target: Any = None) -> np.
         )
     if not isinstance(counterfactuals, pd.DataFrame):
         raise ValidationError(
-            f"counterfactuals must be a DataFrame of raw rows. Got {type(counterfactuals).__name__}."
+            "counterfactuals must be a DataFrame of raw rows. Got "
+            f"{type(counterfactuals).__name__}."
         )
     if len(counterfactuals) == 0:
         return np.zeros(0, dtype=bool)

@@ -72,7 +72,8 @@ def _runtime_found(result_or_runtime: Any, found: Any) -> tuple[np.ndarray, np.n
         return res.runtime.reindex(res.queries.index).to_numpy(dtype=float), found_arr
     if found is None:
         raise ValidationError(
-            "Pass a CounterfactualResult, or runtimes (seconds per query) and found (counts per query)."
+            "Pass a CounterfactualResult, or runtimes (seconds per query) and found (counts "
+            "per query)."
         )
     rt, fd = np.asarray(result_or_runtime, dtype=float), np.asarray(found, dtype=float)
     if rt.shape != fd.shape:

@@ -16,6 +16,7 @@ facts; this module imports nothing of it.
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -24,6 +25,7 @@ import pandas as pd
 from .._utils._deps import import_optional
 from ..exceptions import UnsupportedModelError, ValidationError
 from ..schema import Schema
+from ._classref import ClassRef, instance_of
 
 __all__ = [
     "ModelAdapter",
@@ -75,9 +77,9 @@ class ModelAdapter:
         if not hasattr(model, "predict_proba") or classes is None:
             raise UnsupportedModelError(
                 f"Unsupported model {type(model).__name__}: it needs predict_proba(DataFrame) and "
-                "classes_ (a fitted scikit-learn classifier or pipeline, an XGBoost/LightGBM sklearn "
-                "wrapper, or counterfact.models.TorchModel(module, encoder, classes)). Fit it first "
-                "if it is a classifier."
+                "classes_ (a fitted scikit-learn classifier or pipeline, an XGBoost/LightGBM "
+                "sklearn wrapper, or counterfact.models.TorchModel(module, encoder, classes)). "
+                "Fit it first if it is a classifier."
             )
         self.model: Any = model
         self.schema = schema
@@ -156,7 +158,8 @@ class ModelAdapter:
         hits = np.flatnonzero(self.classes_ == label)
         if hits.size == 0:
             raise ValidationError(
-                f"Target class {label!r} is not a class of the model; its classes are {self.classes_.tolist()}."
+                f"Target class {label!r} is not a class of the model; its classes are "
+                f"{self.classes_.tolist()}."
             )
         return int(hits[0])
 
@@ -178,27 +181,33 @@ def _predict_is_argmax(estimator: Any) -> bool:
 def native_categories(est: Any) -> dict[int, list[Any]] | None:
     """Input position -> the model's category list, for XGBoost / LightGBM models with
     native categorical features (pandas ``category`` columns); None if there are none."""
-    name = type(est).__name__
+    reader = _category_reader(est)
+    return None if reader is None else reader(est)
+
+
+def _xgboost_categories(est: Any) -> dict[int, list[Any]] | None:
+    """:func:`native_categories` of a fitted ``XGBClassifier``."""
+    booster = est.get_booster()
+    types = list(booster.feature_types or [])
+    if "c" not in types:
+        return None
+    try:
+        cats = booster.get_categories(export_to_arrow=True).to_arrow()
+    except (AttributeError, TypeError, ValueError):
+        raise UnsupportedModelError(
+            "XGBClassifier with categorical features: this XGBoost version does not store the "
+            "category values in the model (XGBoost >= 3.1 does); one-hot encode them instead."
+        ) from None
     out: dict[int, list[Any]] = {}
-    if name == "XGBClassifier":
-        booster = est.get_booster()
-        types = list(booster.feature_types or [])
-        if "c" not in types:
-            return None
-        try:
-            cats = booster.get_categories(export_to_arrow=True).to_arrow()
-        except (AttributeError, TypeError, ValueError):
-            raise UnsupportedModelError(
-                "XGBClassifier with categorical features: this XGBoost version does not store the "
-                "category values in the model (XGBoost >= 3.1 does); one-hot encode them instead."
-            ) from None
-        for j, (_, arr) in enumerate(cats):
-            if types[j] == "c":
-                out[j] = [] if arr is None else list(arr.to_pylist())
-        return out
-    if name == "LGBMClassifier":
-        return _lightgbm_categories(est.booster_)
-    return None
+    for j, (_, arr) in enumerate(cats):
+        if types[j] == "c":
+            out[j] = [] if arr is None else list(arr.to_pylist())
+    return out
+
+
+def _category_reader(est: Any) -> Callable[[Any], dict[int, list[Any]] | None] | None:
+    """How to read the native categories of ``est`` (None: a model without them)."""
+    return next((read for ref, read in _CATEGORY_READERS if instance_of(est, ref)), None)
 
 
 #: a LightGBM booster -> its native categories: reading them dumps the whole model
@@ -232,10 +241,18 @@ def _read_lightgbm_categories(booster: Any) -> dict[int, list[Any]] | None:
         return None
     if len(cat_pos) != len(pandas_cats):
         raise UnsupportedModelError(
-            "LGBMClassifier with categorical features given as integer codes (categorical_feature=...) "
-            "is not supported; fit it on pandas 'category' columns, or one-hot encode them."
+            "LGBMClassifier with categorical features given as integer codes "
+            "(categorical_feature=...) is not supported; fit it on pandas 'category' columns, or "
+            "one-hot encode them."
         )
     return {j: list(c) for j, c in zip(cat_pos, pandas_cats, strict=True)}
+
+
+#: the models with native categorical features -> how to read their categories
+_CATEGORY_READERS: tuple[tuple[ClassRef, Callable[[Any], dict[int, list[Any]] | None]], ...] = (
+    ("xgboost:XGBClassifier", _xgboost_categories),
+    ("lightgbm:LGBMClassifier", lambda est: _lightgbm_categories(est.booster_)),
+)
 
 
 def booster_category_frame(est: Any, X: Any) -> Any:
@@ -246,9 +263,7 @@ def booster_category_frame(est: Any, X: Any) -> Any:
     Such models (``enable_categorical=True`` / fitted on ``category`` columns) refuse
     the object columns counterfact passes around.
     """
-    if type(est).__name__ not in ("XGBClassifier", "LGBMClassifier") or not isinstance(
-        X, pd.DataFrame
-    ):
+    if _category_reader(est) is None or not isinstance(X, pd.DataFrame):
         return X
     cats = native_categories(est)
     if not cats:
@@ -318,22 +333,25 @@ def check_model(adapter: ModelAdapter, data: Any, *, owner: str = "fit", n_rows:
         raise ValidationError(
             f"{owner}: the model's predict_proba fails on {len(rows)} training rows "
             f"({type(exc).__name__}: {exc}). The model must accept a DataFrame with the data's "
-            f"feature columns {names}; wrap its preprocessing in a scikit-learn Pipeline fitted on data.X."
+            f"feature columns {names}; wrap its preprocessing in a scikit-learn Pipeline fitted "
+            "on data.X."
         ) from None
     k = len(adapter.classes_)
     if proba.ndim != 2 or proba.shape != (len(rows), k):
         raise ValidationError(
-            f"{owner}: the model's predict_proba returned shape {proba.shape} for {len(rows)} rows; "
-            f"expected ({len(rows)}, {k}), one column per class in classes_ {adapter.classes_.tolist()}."
+            f"{owner}: the model's predict_proba returned shape {proba.shape} for {len(rows)} "
+            f"rows; expected ({len(rows)}, {k}), one column per class in classes_ "
+            f"{adapter.classes_.tolist()}."
         )
     model_classes = [_plain(c) for c in adapter.classes_.tolist()]
     data_classes = sorted({_plain(c) for c in pd.unique(data.y).tolist()}, key=repr)
     absent = [c for c in data_classes if c not in model_classes]
     if absent:
         raise ValidationError(
-            f"{owner}: the model's classes {model_classes} are not the data's classes {data_classes} "
-            f"(the data has {absent}, which the model does not know). Fit the model on this Dataset's "
-            "target column (data.y), with the same label type (e.g. 0/1, not '0'/'1')."
+            f"{owner}: the model's classes {model_classes} are not the data's classes "
+            f"{data_classes} (the data has {absent}, which the model does not know). Fit the model "
+            "on this Dataset's target column (data.y), with the same label type (e.g. 0/1, not "
+            "'0'/'1')."
         )
 
 

@@ -175,7 +175,8 @@ class ForestEvaluator:
 
 
 class FastPredictor:
-    """The model's probabilities from raw numeric vectors, through the compiler's exact preprocessing.
+    """The model's probabilities from raw numeric vectors, through the compiler's exact
+    preprocessing.
 
     ``space`` is the compiler's :class:`~counterfact.models._compile.InputSpace`
     (one column per numeric feature, the rank of an ordinal one, one column
@@ -193,7 +194,8 @@ class FastPredictor:
 
     @property
     def kind(self) -> str:
-        """``"forest"`` (numpy evaluator) or ``"estimator"`` (the fitted estimator on numpy inputs)."""
+        """``"forest"`` (numpy evaluator) or ``"estimator"`` (the fitted estimator on numpy
+        inputs)."""
         return "forest" if self.forest is not None else "estimator"
 
     @property

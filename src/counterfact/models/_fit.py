@@ -22,17 +22,57 @@ points of a bin are its weight); ``ebm`` is interpret's
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
+
+import numpy as np
 
 from .._utils._deps import import_optional
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ..schema import Schema
 
-__all__ = ["KINDS", "fit", "make_pipeline", "preprocessor"]
+__all__ = ["KINDS", "MODEL_KINDS", "ModelKind", "fit", "make_pipeline", "preprocessor"]
 
-KINDS = ("lr", "svm", "tree", "rf", "gbm", "mlp", "xgb", "lgbm", "scorecard", "ebm")
-_TREE_KINDS = {"tree", "rf", "gbm", "xgb", "lgbm"}
+
+@dataclass(frozen=True)
+class ModelKind:
+    """One standard model kind: everything :func:`fit` needs to build and fit it.
+
+    Attributes
+    ----------
+    name : str
+        The kind's name (``kind="rf"``).
+    estimator : callable
+        ``estimator(lib, random_state, params) -> unfitted estimator``: the
+        kind's defaults overridden by ``params``; ``lib`` is the module named by
+        :attr:`requires` (None when it requires none).
+    trees : bool
+        A tree model: numeric features pass through unscaled (thresholds in
+        raw units); other kinds standardise them.
+    pre : callable or None
+        ``pre(schema) -> first pipeline step`` when it is not the standard
+        :func:`preprocessor`.
+    requires : str
+        The optional module the kind needs (``"xgboost"``), imported with an
+        error naming the extra to install when missing; ``""`` for none.
+    label_codes : bool
+        The estimator wants labels ``0..k-1``: fitted on codes, the user's
+        labels kept in ``classes_``.
+    quiet : tuple of (str, Warning class)
+        Warnings fitting the kind raises by design, silenced (message regex,
+        category).
+    """
+
+    name: str
+    estimator: Callable[[Any, int | None, dict[str, Any]], Any]
+    trees: bool = False
+    pre: Callable[[Schema], Any] | None = None
+    requires: str = ""
+    label_codes: bool = False
+    quiet: tuple[tuple[str, type[Warning]], ...] = ()
 
 
 def preprocessor(schema: Schema, *, scale: bool = True) -> Any:
@@ -87,87 +127,109 @@ def scorecard_preprocessor(schema: Schema, *, n_bins: int = 5) -> Any:
     )
 
 
-def _estimator(kind: str, random_state: int | None, params: dict[str, Any], n_classes: int) -> Any:
-    from sklearn import ensemble, linear_model, neural_network, svm, tree
+def _logistic(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.linear_model import LogisticRegression
 
-    if kind in ("lr", "scorecard"):
-        return linear_model.LogisticRegression(**{"max_iter": 2000, **params})
-    if kind == "svm":
-        return svm.SVC(
-            **{"kernel": "linear", "probability": True, "random_state": random_state, **params}
-        )
-    if kind == "tree":
-        return tree.DecisionTreeClassifier(
-            **{"max_depth": 8, "random_state": random_state, **params}
-        )
-    if kind == "rf":
-        return ensemble.RandomForestClassifier(
-            **{
-                "n_estimators": 100,
-                "max_depth": 8,
-                "random_state": random_state,
-                "n_jobs": 1,
-                **params,
-            }
-        )
-    if kind == "gbm":
-        return ensemble.GradientBoostingClassifier(
-            **{"n_estimators": 100, "max_depth": 3, "random_state": random_state, **params}
-        )
-    if kind == "mlp":
-        return neural_network.MLPClassifier(
-            **{
-                "hidden_layer_sizes": (10, 10),
-                "max_iter": 1000,
-                "random_state": random_state,
-                **params,
-            }
-        )
-    if kind == "xgb":
-        xgb = import_optional("xgboost", purpose="model kind 'xgb'")
-        return xgb.XGBClassifier(
-            **{
-                "n_estimators": 100,
-                "max_depth": 4,
-                "random_state": random_state or 0,
-                "n_jobs": 1,
-                **params,
-            }
-        )
-    if kind == "ebm":
-        glassbox = import_optional("interpret.glassbox", purpose="model kind 'ebm'")
-        return glassbox.ExplainableBoostingClassifier(
-            **{"random_state": random_state, "n_jobs": 1, **params}
-        )
-    if kind == "lgbm":
-        lgb = import_optional("lightgbm", purpose="model kind 'lgbm'")
-        return lgb.LGBMClassifier(
-            **{
-                "n_estimators": 100,
-                "num_leaves": 15,
-                "random_state": random_state or 0,
-                "n_jobs": 1,
-                "verbose": -1,
-                **params,
-            }
-        )
-    raise ValidationError(f"Unknown model kind {kind!r}. Known kinds: {list(KINDS)}.")
+    return LogisticRegression(**{"max_iter": 2000, **params})
+
+
+def _svm(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.svm import SVC
+
+    return SVC(**{"kernel": "linear", "probability": True, "random_state": random_state, **params})
+
+
+def _tree(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.tree import DecisionTreeClassifier
+
+    return DecisionTreeClassifier(**{"max_depth": 8, "random_state": random_state, **params})
+
+
+def _forest(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.ensemble import RandomForestClassifier
+
+    defaults = {"n_estimators": 100, "max_depth": 8, "random_state": random_state, "n_jobs": 1}
+    return RandomForestClassifier(**{**defaults, **params})
+
+
+def _boosting(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.ensemble import GradientBoostingClassifier
+
+    defaults = {"n_estimators": 100, "max_depth": 3, "random_state": random_state}
+    return GradientBoostingClassifier(**{**defaults, **params})
+
+
+def _mlp(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    from sklearn.neural_network import MLPClassifier
+
+    defaults = {"hidden_layer_sizes": (10, 10), "max_iter": 1000, "random_state": random_state}
+    return MLPClassifier(**{**defaults, **params})
+
+
+def _xgboost(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    defaults = {"n_estimators": 100, "max_depth": 4, "random_state": random_state or 0}
+    return lib.XGBClassifier(**{**defaults, "n_jobs": 1, **params})
+
+
+def _lightgbm(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    defaults = {"n_estimators": 100, "num_leaves": 15, "random_state": random_state or 0}
+    return lib.LGBMClassifier(**{**defaults, "n_jobs": 1, "verbose": -1, **params})
+
+
+def _ebm(lib: Any, random_state: int | None, params: dict[str, Any]) -> Any:
+    return lib.ExplainableBoostingClassifier(
+        **{"random_state": random_state, "n_jobs": 1, **params}
+    )
+
+
+#: scikit-learn 1.9 deprecates SVC(probability=True) (removed in 1.11, hence the <1.11
+#: pin); its replacement, CalibratedClassifierCV, changes the decision rule to an argmax
+#: of calibrated probabilities, which the compiler does not encode. The "svm" kind keeps
+#: SVC's own decision function until that is supported.
+_SVC_PROBABILITY = (".*`probability` parameter was deprecated", FutureWarning)
+#: quantile bins of a feature with few distinct values collapse; KBinsDiscretizer says so
+_NARROW_BINS = (".*Bins whose width are too small", UserWarning)
+
+#: the standard model kinds, by name (module docstring): one entry per kind
+MODEL_KINDS: dict[str, ModelKind] = {
+    k.name: k
+    for k in (
+        ModelKind("lr", _logistic),
+        ModelKind("svm", _svm, quiet=(_SVC_PROBABILITY,)),
+        ModelKind("tree", _tree, trees=True),
+        ModelKind("rf", _forest, trees=True),
+        ModelKind("gbm", _boosting, trees=True),
+        ModelKind("mlp", _mlp),
+        ModelKind("xgb", _xgboost, trees=True, requires="xgboost", label_codes=True),
+        ModelKind("lgbm", _lightgbm, trees=True, requires="lightgbm", label_codes=True),
+        ModelKind("scorecard", _logistic, pre=scorecard_preprocessor, quiet=(_NARROW_BINS,)),
+        # the EBM bins the raw columns itself
+        ModelKind("ebm", _ebm, pre=lambda schema: "passthrough", requires="interpret.glassbox"),
+    )
+}
+
+#: the names of the standard model kinds (the ``kind`` choices of fit, the CLI and the server)
+KINDS: tuple[str, ...] = tuple(MODEL_KINDS)
+
+
+def _kind(kind: str) -> ModelKind:
+    """The declaration of ``kind``, or the error naming the known kinds."""
+    found = MODEL_KINDS.get(kind) if isinstance(kind, str) else None
+    if found is None:
+        raise ValidationError(f"Unknown model kind {kind!r}. Known kinds: {list(KINDS)}.")
+    return found
 
 
 def make_pipeline(schema: Schema, kind: str, *, random_state: int | None = 0, **params: Any) -> Any:
     """An unfitted pipeline of the given kind for ``schema``."""
     from sklearn.pipeline import Pipeline
 
-    if kind not in KINDS:
-        raise ValidationError(f"Unknown model kind {kind!r}. Known kinds: {list(KINDS)}.")
-    n_classes = len(schema.classes or (0, 1))
-    if kind == "scorecard":
-        pre: Any = scorecard_preprocessor(schema)
-    elif kind == "ebm":
-        pre = "passthrough"  # the EBM bins the raw columns itself
-    else:
-        pre = preprocessor(schema, scale=kind not in _TREE_KINDS)
-    return Pipeline([("pre", pre), ("clf", _estimator(kind, random_state, params, n_classes))])
+    spec = _kind(kind)
+    lib = None
+    if spec.requires:
+        lib = import_optional(spec.requires, purpose=f"model kind {spec.name!r}")
+    pre = spec.pre(schema) if spec.pre is not None else preprocessor(schema, scale=not spec.trees)
+    return Pipeline([("pre", pre), ("clf", spec.estimator(lib, random_state, params))])
 
 
 def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: Any) -> Any:
@@ -197,40 +259,19 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
         raise ValidationError(
             f"models.fit needs a counterfact Dataset. Got {type(train).__name__}."
         )
+    spec = _kind(kind)
     pipe = make_pipeline(train.schema, kind, random_state=random_state, **params)
     y = train.y
-    if kind in ("xgb", "lgbm"):
+    if spec.label_codes:
         # these wrappers want labels 0..k-1; keep the user's labels in classes_
-        import numpy as np
-
         classes = np.array(train.classes)
         codes = np.searchsorted(classes, y.to_numpy())
         pipe.fit(train.X, codes)
         return _Relabelled(pipe, classes)
-    if kind == "svm":
-        import warnings
-
-        with warnings.catch_warnings():
-            # scikit-learn 1.9 deprecates SVC(probability=True) (removed in 1.11, hence the
-            # <1.11 pin); its replacement, CalibratedClassifierCV, changes the decision rule
-            # to an argmax of calibrated probabilities, which the compiler does not encode.
-            # The "svm" kind keeps SVC's own decision function until that is supported.
-            warnings.filterwarnings(
-                "ignore", message=".*`probability` parameter was deprecated", category=FutureWarning
-            )
-            pipe.fit(train.X, y)
-        return pipe
-    if kind == "scorecard":
-        import warnings
-
-        with warnings.catch_warnings():
-            # quantile bins of a feature with few distinct values collapse; KBinsDiscretizer says so
-            warnings.filterwarnings(
-                "ignore", message=".*Bins whose width are too small", category=UserWarning
-            )
-            pipe.fit(train.X, y)
-        return pipe
-    pipe.fit(train.X, y)
+    with warnings.catch_warnings():
+        for message, category in spec.quiet:
+            warnings.filterwarnings("ignore", message=message, category=category)
+        pipe.fit(train.X, y)
     return pipe
 
 

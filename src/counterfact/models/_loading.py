@@ -31,8 +31,8 @@ UNSAFE_MODEL_HELP = (
 def _not_a_model(p: Path, exc: BaseException) -> ValidationError:
     if isinstance(exc, ModuleNotFoundError):
         return ValidationError(
-            f"--model-file {str(p)!r} needs the Python package {exc.name!r} to load; install it (the "
-            "model was saved with a library that is missing here)."
+            f"--model-file {str(p)!r} needs the Python package {exc.name!r} to load; install it "
+            "(the model was saved with a library that is missing here)."
         )
     detail = " ".join(str(exc).split())[:200]
     return ValidationError(
@@ -100,8 +100,8 @@ def check_model(model: Any, data: Dataset, *, what: str = "the model") -> None:
     """
     if not hasattr(model, "predict_proba") or not hasattr(model, "classes_"):
         raise ValidationError(
-            f"{what} holds a {type(model).__name__}, not a fitted classifier with predict_proba and classes_ "
-            "(e.g. a fitted scikit-learn classifier or Pipeline)."
+            f"{what} holds a {type(model).__name__}, not a fitted classifier with predict_proba "
+            "and classes_ (e.g. a fitted scikit-learn classifier or Pipeline)."
         )
 
     _check_against(as_adapter(model, data.schema), data, owner=what)

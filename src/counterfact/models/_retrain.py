@@ -63,7 +63,8 @@ def retrained(
         template = clone(model)
     except (TypeError, RuntimeError) as exc:
         raise ValidationError(
-            f"retrained needs a scikit-learn estimator or pipeline it can clone; {type(model).__name__} is not ({exc}). "
+            "retrained needs a scikit-learn estimator or pipeline it can clone; "
+            f"{type(model).__name__} is not ({exc}). "
             "Refit your model yourself and pass the copies to robust_to."
         ) from None
     seeds = np.random.SeedSequence(random_state).spawn(int(n))

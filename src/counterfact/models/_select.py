@@ -68,20 +68,21 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
     classes = getattr(model, "classes_", None)
     if classes is None:
         raise ValidationError(
-            f"rows_to_explain needs a fitted classifier with classes_; got {type(model).__name__}. Fit it first."
+            "rows_to_explain needs a fitted classifier with classes_; got "
+            f"{type(model).__name__}. Fit it first."
         )
     classes = np.asarray(classes)
     if len(classes) < 2:
         raise ValidationError(
-            f"The model knows a single class {classes.tolist()}: it predicts it for every row, so no change "
-            "can flip its decision. Fit it on data with at least two classes."
+            f"The model knows a single class {classes.tolist()}: it predicts it for every row, so "
+            "no change can flip its decision. Fit it on data with at least two classes."
         )
     chosen = target if target is not None else _favourable(data)
     if chosen is None:
         if len(classes) != 2:
             raise ValidationError(
-                f"The model has {len(classes)} classes {classes.tolist()} and the dataset names no favourable "
-                "class; pass target= the desired class."
+                f"The model has {len(classes)} classes {classes.tolist()} and the dataset names no "
+                "favourable class; pass target= the desired class."
             )
         chosen = classes[-1]
     check_label(
@@ -111,8 +112,8 @@ def check_label(classes: Any, label: Any, *, what: str = "target") -> None:
     ):
         return
     raise ValidationError(
-        f"{what} {bool(label)!r} is a boolean, but the model's classes are {arr.tolist()}; a boolean is not a class "
-        "label here. Pass one of the classes."
+        f"{what} {bool(label)!r} is a boolean, but the model's classes are {arr.tolist()}; a "
+        "boolean is not a class label here. Pass one of the classes."
     )
 
 
@@ -160,7 +161,8 @@ def rows_to_explain(
         frame = X
     else:
         raise ValidationError(
-            f"rows_to_explain needs X as a DataFrame of raw rows or a cf.Dataset. Got {type(X).__name__}."
+            "rows_to_explain needs X as a DataFrame of raw rows or a cf.Dataset. Got "
+            f"{type(X).__name__}."
         )
     wanted = desired_class(model, target=target, data=data)
     if len(frame) == 0:

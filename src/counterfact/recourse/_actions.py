@@ -29,7 +29,7 @@ import pandas as pd
 from .._utils._values import _py
 from ..constraints import QueryBounds, satisfied_many
 from ..exceptions import ValidationError
-from ..metrics import DistanceEncoder, norm_weights
+from ..metrics._distances import DistanceEncoder, norm_weights
 from ..schema import Schema, format_value, snap_array
 
 __all__ = ["OPS", "Action", "ActionSpace", "Atom", "Cost", "Coverage", "verify"]
@@ -92,8 +92,8 @@ class Action:
 class Cost:
     """The cost of moving a person from ``M`` to ``V`` (rows coded by :class:`ActionSpace`).
 
-    ``kind``: ``"l1"`` (MACE eq. 3, normalised l1, optionally weighted per feature),
-    ``"n_changed"`` (changed features) or ``"norm"`` (MACE eq. 3 under ``norm``).
+    ``kind``: ``"l1"`` (the range-normalised l1 distance, optionally weighted per feature),
+    ``"n_changed"`` (changed features) or ``"norm"`` (the range-normalised ``norm``).
     """
 
     kind: str
@@ -126,7 +126,9 @@ class ActionSpace:
         self.numeric = np.array([f.is_numeric for f in schema], dtype=bool)
         self.ordinal = np.array([f.kind == "ordinal" for f in schema], dtype=bool)
         self.categorical = np.array([f.is_categorical for f in schema], dtype=bool)
-        self.lower = np.array([float(f.lower) if f.is_numeric else 0.0 for f in schema])  # type: ignore[arg-type]
+        self.lower = np.array(
+            [float(f.lower) if f.is_numeric else 0.0 for f in schema]  # type: ignore[arg-type]
+        )
         self.upper = np.array(
             [float(f.upper) if f.is_numeric else len(f.categories or ()) - 1.0 for f in schema]
         )  # type: ignore[arg-type]
@@ -219,7 +221,8 @@ def _step(f: Any) -> float:
 
 @dataclass
 class Coverage:
-    """Every (action, person) pair verified: ``works[a, p]`` and the cost (NaN where it does not)."""
+    """Every (action, person) pair verified: ``works[a, p]`` and the cost (NaN where it does
+    not)."""
 
     works: np.ndarray
     cost: np.ndarray
@@ -281,7 +284,8 @@ def _verify_block(
         local = np.full(P, -1)
         local[keep] = np.arange(keep.size)
         rows = space.decode(V[todo])
-        sat = satisfied_many([bounds[p] for p in keep], rows, local[owner[todo]])  # type: ignore[misc]
+        owners = [bounds[p] for p in keep]
+        sat = satisfied_many(owners, rows, local[owner[todo]])  # type: ignore[misc]
         todo, rows = todo[sat], rows[sat]
         if todo.size:
             pred = np.asarray(model.predict(rows))

@@ -34,7 +34,7 @@ import scipy.sparse as sp
 
 from .._utils._deps import is_available
 from ..exceptions import ValidationError
-from ..solvers.milp import Expr, Model
+from ..solvers._milp import Expr, Model
 
 __all__ = [
     "AUTO_MILP_NONZEROS",
@@ -229,7 +229,8 @@ def choose(
     solver: str = "auto",
     time_limit: float = 10.0,
 ) -> Choice:
-    """At most ``k`` actions: the most people covered, then the least cost (see the module docstring)."""
+    """At most ``k`` actions: the most people covered, then the least cost (see the module
+    docstring)."""
     if solver not in SOLVERS:
         raise ValidationError(f"solver must be one of {list(SOLVERS)}. Got {solver!r}.")
     t0 = time.perf_counter()

@@ -54,8 +54,8 @@ def _columns(groups: Any, X: pd.DataFrame, data: Any) -> list[tuple[str, pd.Seri
     items = [groups] if isinstance(groups, (str, pd.Series, pd.DataFrame)) else groups
     if not isinstance(items, Sequence):
         raise ValidationError(
-            "groups must be a column name, a list of names, a Series or a DataFrame aligned with X. "
-            f"Got {type(groups).__name__}."
+            "groups must be a column name, a list of names, a Series or a DataFrame aligned with "
+            f"X. Got {type(groups).__name__}."
         )
     out: list[tuple[str, pd.Series]] = []
     for item in items:

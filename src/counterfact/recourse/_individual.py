@@ -16,9 +16,9 @@ from ..exceptions import ConstraintError, ValidationError
 from ..result import CounterfactualResult
 from ..result._json import constraints_json
 from ._actions import ActionSpace, Cost
+from ._batch import Run, explain_rows
 from ._result import AuditResult
 from ._rows import outcome
-from ._run import _explain, _Run
 
 __all__ = ["Individual", "bounds", "individual", "individual_costs", "key"]
 
@@ -65,7 +65,7 @@ def bounds(
 
 
 def individual(
-    run: _Run, Xr: pd.DataFrame, per_row: list[Constraints | None], given: Any, constraints: Any
+    run: Run, Xr: pd.DataFrame, per_row: list[Constraints | None], given: Any, constraints: Any
 ) -> Individual:
     """The per-person answers: from ``given`` (an audit or a result), else explained
     (grouped by identical constraints, each group through explain_in_chunks)."""
@@ -78,12 +78,8 @@ def individual(
         groups.setdefault(key(c), []).append(i)
     for n, rows in enumerate(groups.values()):
         c = per_row[rows[0]]
-        out = (
-            None
-            if run.out is None
-            else run.out / ("explained" if len(groups) == 1 else f"explained-{n}")
-        )
-        res, failed = _explain(run, Xr.iloc[rows], c, out)
+        out = run.folder("explained" if len(groups) == 1 else f"explained-{n}")
+        res, failed = explain_rows(run, Xr.iloc[rows], c, out)
         if res is not None:
             _collect(res, status, cfs)
         status.update({q: "failed" for q in failed})
@@ -103,7 +99,7 @@ def _collect(
             cfs[q] = rows.droplevel(0)
 
 
-def _given(run: _Run, Xr: pd.DataFrame, given: Any, constraints: Any) -> Individual:
+def _given(run: Run, Xr: pd.DataFrame, given: Any, constraints: Any) -> Individual:
     """Per-person answers from an audit or a result, checked against these rows and rules."""
     audit = given if isinstance(given, AuditResult) else None
     res = given.result if audit is not None else given

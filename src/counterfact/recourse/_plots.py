@@ -31,7 +31,8 @@ def _png(fig: Any) -> bytes:
 
 
 def recourse_rates(summary: pd.DataFrame, grouping: str) -> bytes:
-    """Stacked shares of recourse / proven none / unknown per group, with the recourse rate's interval."""
+    """Stacked shares of recourse / proven none / unknown per group, with the recourse rate's
+    interval."""
     plt = _plt()
     rows = summary[summary["grouping"].isin(["", grouping])].iloc[::-1]
     labels = [

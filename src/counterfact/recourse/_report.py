@@ -71,23 +71,28 @@ def _cell(row: pd.Series, col: str, kind: str) -> str:
     return _num(v)
 
 
+def _interval(ci: Any, fmt: Any) -> str:
+    """``[low, high]`` with both ends formatted by ``fmt``."""
+    return f"[{fmt(ci[0])}, {fmt(ci[1])}]"
+
+
 def _img(png: bytes) -> str:
     return "data:image/png;base64," + base64.b64encode(png).decode()
 
 
 def _cost_label(result: Any) -> str:
-    cost = result.meta.get("cost", "l1")
-    if cost == "method":
+    measure = result.meta.get("measure", "l1")
+    if measure == "method":
         return str(result.meta.get("cost_method_name") or "method's distance")
-    if cost == "costs":  # audit(costs=...): in the costs' unit
+    if measure == "costs":  # costs in the requirements: in the costs' unit
         return f"cost in {result.meta.get('cost_unit') or 'cost units'}"
-    return {"l1": "normalised l1 distance", "n_changed": "number of changed features"}.get(
-        cost, str(cost)
-    )
+    names = {"l1": "range-normalised l1 distance", "n_changed": "number of changed features"}
+    return names.get(measure, str(measure))
 
 
 def _constraints_text(c: Any) -> str:
-    """The audit's constraints in one line: only the fields that constrain something ("" for none)."""
+    """The audit's constraints in one line: only the fields that constrain something ("" for
+    none)."""
     if c is None:
         return ""
     if hasattr(c, "to_dict"):
@@ -98,50 +103,13 @@ def _constraints_text(c: Any) -> str:
 
 
 def _context(result: Any) -> dict[str, Any]:
+    """Everything the audit's template shows."""
     s = result.summary()
     meta = result.meta
     settings = result._settings
     overall = s.iloc[0]
     cost_label = _cost_label(result)
-    headers = [{"label": h, "key": k, "title": GLOSSARY[k][1]} for _, h, k, _ in _COLUMNS]
-    groupings = []
-    for g in result.groupings:
-        rows = s[s["grouping"] == g]
-        groupings.append(
-            {
-                "name": g,
-                "edges": [f"{float(e):.6g}" for e in edges]
-                if (edges := meta["groups"][g].get("edges"))
-                else None,
-                "all_small": bool(len(rows)) and bool(rows["small"].all()),
-                "rows": [
-                    {
-                        "group": r["group"],
-                        "small": bool(r["small"]),
-                        "best": bool(r["best_off"]),
-                        "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS],
-                    }
-                    for _, r in rows.iterrows()
-                ],
-                "rates_png": _img(_plots.recourse_rates(s, g)),
-                "ecdf_png": _img(
-                    _plots.cost_ecdf(result.per_row, g, list(rows["group"]), cost_label)
-                )
-                if overall["n_recourse"]
-                else None,
-            }
-        )
-    pr = result.per_row
-    unknown = pr[pr["rejected"] & (pr["outcome"] == "unknown")]
-    reasons = unknown["reason"].replace("", "(no reason given)").value_counts().head(10)
     acts = result.actions()
-    sens = result.sensitivity()
-    sens_png = None
-    if sens is not None and result.sensitivity_rows is not None and sens["n_recourse_frozen"]:
-        sens_png = _img(
-            _plots.sensitivity_plot(result.sensitivity_rows, sens["protected"], cost_label)
-        )
-    c = meta.get("constraints")
     return {
         "meta": meta,
         "method": result.method,
@@ -150,44 +118,94 @@ def _context(result: Any) -> dict[str, Any]:
         "settings": settings,
         "confidence": f"{100 * settings.confidence:g}%",
         "cost_label": cost_label,
-        "constraints": _constraints_text(c),
-        "overall": {
-            "n": int(overall["n"]),
-            "n_rejected": int(overall["n_rejected"]),
-            "n_recourse": int(overall["n_recourse"]),
-            "n_proven_none": int(overall["n_proven_none"]),
-            "n_unknown": int(overall["n_unknown"]),
-            "rejection_rate": _pct(overall["rejection_rate"]),
-            "recourse": _cell(overall, "recourse_rate", "pct_ci:recourse"),
-            "proven_none": _pct(overall["proven_none_rate"]),
-            "unknown": _pct(overall["unknown_rate"]),
-            "cost_median": _cell(overall, "cost_median", "num_ci:cost_median"),
-            "burden": _num(overall["burden"]),
-        },
-        "headers": headers,
-        "groupings": groupings,
-        "reasons": [{"reason": k, "n": int(v)} for k, v in reasons.items()],
+        "constraints": _constraints_text(meta.get("constraints")),
+        "overall": _overall(overall),
+        "headers": [{"label": h, "key": k, "title": GLOSSARY[k][1]} for _, h, k, _ in _COLUMNS],
+        "groupings": [_grouping(result, s, g, cost_label) for g in result.groupings],
+        "reasons": _unknown_reasons(result.per_row),
         "actions_png": _img(_plots.actions_plot(acts)) if overall["n_recourse"] else None,
         "change_sets": [
             {"features": r["features"], "n": int(r["n"]), "share": _pct(r["share"])}
             for _, r in result.change_sets().iterrows()
         ],
-        "sens": None
-        if sens is None
-        else {
-            **{k: v for k, v in sens.items() if not isinstance(v, float)},
-            "share_changed": _pct(sens["share_changed"]),
-            "share_ci": f"[{_pct(sens['share_changed_ci'][0])}, {_pct(sens['share_changed_ci'][1])}]",
-            "increase_mean": _num(sens["increase_mean"]),
-            "increase_ci": f"[{_num(sens['increase_mean_ci'][0])}, {_num(sens['increase_mean_ci'][1])}]",
-            "increase_median": _num(sens["increase_median"]),
-            "rel_increase": _pct(sens["rel_increase_mean"]),
-        },
-        "sens_png": sens_png,
+        "sens": _sensitivity(result.sensitivity()),
+        "sens_png": _sensitivity_png(result, cost_label),
         "gl": {k: d for k, (_, d) in GLOSSARY.items()},
         "glossary": [{"key": k, "name": n, "definition": d} for k, (n, d) in GLOSSARY.items()],
         "seconds": f"{float(meta.get('seconds', 0.0)):.1f}",
     }
+
+
+def _overall(overall: pd.Series) -> dict[str, Any]:
+    """The headline figures of the whole population."""
+    return {
+        "n": int(overall["n"]),
+        "n_rejected": int(overall["n_rejected"]),
+        "n_recourse": int(overall["n_recourse"]),
+        "n_proven_none": int(overall["n_proven_none"]),
+        "n_unknown": int(overall["n_unknown"]),
+        "rejection_rate": _pct(overall["rejection_rate"]),
+        "recourse": _cell(overall, "recourse_rate", "pct_ci:recourse"),
+        "proven_none": _pct(overall["proven_none_rate"]),
+        "unknown": _pct(overall["unknown_rate"]),
+        "cost_median": _cell(overall, "cost_median", "num_ci:cost_median"),
+        "burden": _num(overall["burden"]),
+    }
+
+
+def _grouping(result: Any, s: pd.DataFrame, g: str, cost_label: str) -> dict[str, Any]:
+    """One grouping's table rows, bin edges and figures."""
+    rows = s[s["grouping"] == g]
+    edges = result.meta["groups"][g].get("edges")
+    ecdf = None
+    if s.iloc[0]["n_recourse"]:
+        ecdf = _img(_plots.cost_ecdf(result.per_row, g, list(rows["group"]), cost_label))
+    return {
+        "name": g,
+        "edges": [f"{float(e):.6g}" for e in edges] if edges else None,
+        "all_small": bool(len(rows)) and bool(rows["small"].all()),
+        "rows": [
+            {
+                "group": r["group"],
+                "small": bool(r["small"]),
+                "best": bool(r["best_off"]),
+                "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS],
+            }
+            for _, r in rows.iterrows()
+        ],
+        "rates_png": _img(_plots.recourse_rates(s, g)),
+        "ecdf_png": ecdf,
+    }
+
+
+def _unknown_reasons(pr: pd.DataFrame) -> list[dict[str, Any]]:
+    """The ten most common reasons of the rejected rows whose outcome is unknown."""
+    unknown = pr[pr["rejected"] & (pr["outcome"] == "unknown")]
+    reasons = unknown["reason"].replace("", "(no reason given)").value_counts().head(10)
+    return [{"reason": k, "n": int(v)} for k, v in reasons.items()]
+
+
+def _sensitivity(sens: dict[str, Any] | None) -> dict[str, Any] | None:
+    """The protected-feature sensitivity, formatted (None without one)."""
+    if sens is None:
+        return None
+    return {
+        **{k: v for k, v in sens.items() if not isinstance(v, float)},
+        "share_changed": _pct(sens["share_changed"]),
+        "share_ci": _interval(sens["share_changed_ci"], _pct),
+        "increase_mean": _num(sens["increase_mean"]),
+        "increase_ci": _interval(sens["increase_mean_ci"], _num),
+        "increase_median": _num(sens["increase_median"]),
+        "rel_increase": _pct(sens["rel_increase_mean"]),
+    }
+
+
+def _sensitivity_png(result: Any, cost_label: str) -> str | None:
+    """The paired-cost scatter of the sensitivity (None without frozen answers)."""
+    sens = result.sensitivity()
+    if sens is None or result.sensitivity_rows is None or not sens["n_recourse_frozen"]:
+        return None
+    return _img(_plots.sensitivity_plot(result.sensitivity_rows, sens["protected"], cost_label))
 
 
 def render(result: Any, global_recourse: Any = None) -> str:

@@ -47,17 +47,18 @@ class AuditResult:
         for rejected rows ``status``, ``outcome`` (``recourse`` /
         ``proven_none`` / ``unknown``; ``accepted`` for the others),
         ``reason``, ``certificate`` (the answer's guarantee), ``cost_l1``
-        (normalised l1), ``cost_method`` (the method's own distance),
-        ``cost_user`` (with ``audit(costs=...)``: the cost in the costs' unit),
-        ``n_changed``, ``changed`` (tuple of features), ``changes`` (text),
-        ``cost`` (the one aggregated) and ``protected_changed``.  Every
+        (the range-normalised l1 distance), ``cost_method`` (the method's own
+        distance), ``cost_user`` (with costs in the requirements: the cost in
+        the costs' unit), ``n_changed``, ``changed`` (tuple of features),
+        ``changes`` (text), ``cost`` (the ``measure`` aggregated) and
+        ``protected_changed``.  Every
         aggregate below is a function of this table and :attr:`meta`.
     sensitivity_rows : DataFrame or None
         The rows re-explained with the protected feature frozen (their own
         constraints: never mixed into ``per_row``): allowed and frozen cost,
         the frozen answer's outcome and the paired increase.
     meta : dict
-        Method, parameters, constraints, target, cost, groups (level order,
+        Method, parameters, constraints, target, measure, groups (level order,
         bin edges), statistical settings, wall seconds.
     result : CounterfactualResult or None
         The explained rows' result (not serialised).
@@ -117,7 +118,8 @@ class AuditResult:
         return {**words, "recourse": (words.get("recourse", "") + self._holds_words()).strip()}
 
     def _holds_words(self) -> str:
-        """The margin and the further models every answer was asked to hold for, in words ("" if none)."""
+        """The margin and the further models every answer was asked to hold for, in words (""
+        if none)."""
         p, n = self.meta.get("min_probability"), int(self.meta.get("robust_to") or 0)
         parts = (
             [f"reaches a probability of at least {float(p):.0%} for the favourable class"]
@@ -143,20 +145,27 @@ class AuditResult:
         return bool(cls is not None and cls.tags.proves_infeasibility)
 
     def summary(self) -> pd.DataFrame:
-        """Overall (grouping ``""``, group ``"all"``) and per-group figures; see :data:`GLOSSARY`."""
+        """Overall (grouping ``""``, group ``"all"``) and per-group figures; each figure is
+        defined in :meth:`glossary`."""
         return self._summary.copy()
 
     def actions(self, by: str | None = None) -> pd.DataFrame:
-        """How often each feature is changed (over the rows with recourse); ``by`` a grouping name."""
+        """How often each feature is changed (over the rows with recourse); ``by`` a grouping
+        name."""
         if by is None:
             return self._actions.copy()
         if by not in self.groupings:
             raise ValidationError(f"by={by!r} is not a grouping of this audit ({self.groupings}).")
         return _stats.actions(self.per_row, self.meta.get("features", []), by=by)
 
-    def change_sets(self) -> pd.DataFrame:
-        """The most common sets of changed features, with their share of the rows with recourse."""
-        return self._change_sets.copy()
+    def change_sets(self, top: int | None = None) -> pd.DataFrame:
+        """The ``top`` most common sets of changed features (default 10), with their share of
+        the rows with recourse."""
+        if top is None:
+            return self._change_sets.copy()
+        if isinstance(top, bool) or not isinstance(top, int) or top < 1:
+            raise ValidationError(f"change_sets(top=...) must be an int >= 1. Got {top!r}.")
+        return _stats.change_sets(self.per_row, top)
 
     def sensitivity(self) -> dict[str, Any] | None:
         """The protected-feature sensitivity (None without ``protected=``)."""
@@ -171,13 +180,15 @@ class AuditResult:
     def __repr__(self) -> str:
         o = self._summary.iloc[0]
         return (
-            f"AuditResult(method={self.method!r}, rows={int(o['n'])}, rejected={int(o['n_rejected'])}, "
-            f"recourse={int(o['n_recourse'])}, proven_none={int(o['n_proven_none'])}, unknown={int(o['n_unknown'])})"
+            f"AuditResult(method={self.method!r}, rows={int(o['n'])}, "
+            f"rejected={int(o['n_rejected'])}, recourse={int(o['n_recourse'])}, "
+            f"proven_none={int(o['n_proven_none'])}, unknown={int(o['n_unknown'])})"
         )
 
     # ---------------------------------------------------------------- export
     def to_json(self) -> str:
-        """Versioned JSON: the per-row table, the settings and (for readers without Python) the aggregates."""
+        """Versioned JSON: the per-row table, the settings and (for readers without Python) the
+        aggregates."""
 
         def table(df: pd.DataFrame | None) -> Any:
             if df is None:
@@ -254,9 +265,9 @@ class AuditResult:
     def save(
         self, out_dir: str | Path, *, html: bool = True, global_recourse: Any = None
     ) -> dict[str, Path]:
-        """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and ``audit.html``);
-        with ``global_recourse``, also its ``global_*.csv`` and ``global.json`` (see
-        :meth:`GlobalRecourse.save`) and its section in ``audit.html``.
+        """Write ``summary.csv``, ``per_row.csv``, ``actions.csv``, ``audit.json`` (and
+        ``audit.html``); with ``global_recourse``, also its ``global_*.csv`` and
+        ``global.json`` (see :meth:`GlobalRecourse.save`) and its section in ``audit.html``.
 
         All files or none: they are written to a temporary folder inside
         ``out_dir`` and moved into place only when every one was written (a

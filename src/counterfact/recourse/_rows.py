@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..metrics import feature_deltas
+from ..metrics._distances import feature_deltas
 from ..result import SUCCESS, changes, describe_changes
 
 __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
@@ -22,7 +22,8 @@ COST_COLUMNS = {
 
 
 def outcome(status: str, proves_infeasibility: bool) -> str:
-    """``recourse`` / ``proven_none`` (only a method whose ``infeasible`` is a proof) / ``unknown``."""
+    """``recourse`` / ``proven_none`` (only a method whose ``infeasible`` is a proof) /
+    ``unknown``."""
     if status in SUCCESS:
         return "recourse"
     if status == "infeasible" and proves_infeasibility:
@@ -32,7 +33,7 @@ def outcome(status: str, proves_infeasibility: bool) -> str:
 
 def method_distance_name(method: Any) -> str | None:
     """What ``cost_method`` is for this method (None: it reports no cost of its own)."""
-    return method.cost_name()  # type: ignore[no-any-return]
+    return method.measure_name()  # type: ignore[no-any-return]
 
 
 def _reason(status: str, diag: dict[str, Any], proves_infeasibility: bool) -> str:
@@ -57,18 +58,10 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     """One row per query of ``res``: status, outcome, reason, certificate, costs, changes."""
     proves = type(method).tags.proves_infeasibility
     q = res.queries
-    diag = res.diagnostics.reindex(q.index)
     out = pd.DataFrame(index=q.index)
     out["status"] = res.status.reindex(q.index).astype(object)
     out["outcome"] = [outcome(s, proves) for s in out["status"]]
-    diags = (
-        [
-            {k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))}
-            for d in diag.to_dict("records")
-        ]
-        if len(diag.columns)
-        else [{} for _ in range(len(q))]
-    )
+    diags = _diagnostics(res.diagnostics.reindex(q.index), len(q))
     out["reason"] = [_reason(s, d, proves) for s, d in zip(out["status"], diags, strict=True)]
     out["certificate"] = [res.certificate(qid) for qid in q.index]
     out["n_found"] = res.found.reindex(q.index).astype(int)
@@ -79,42 +72,53 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     out["changes"] = ""
     if protected is not None:
         out["protected_changed"] = np.nan
-    cfs = res.counterfactuals
-    if len(cfs) == 0:
-        return out
+    if len(res.counterfactuals):
+        _first_answers(out, res, method, protected)
+    return out
+
+
+def _diagnostics(diag: pd.DataFrame, n: int) -> list[dict[str, Any]]:
+    """Each query's diagnostics as a dict, without the missing (NaN) entries."""
+    if not len(diag.columns):
+        return [{} for _ in range(n)]
+    return [
+        {k: v for k, v in d.items() if not (isinstance(v, float) and np.isnan(v))}
+        for d in diag.to_dict("records")
+    ]
+
+
+def _put(out: pd.DataFrame, col: str, pos: np.ndarray, values: Any) -> None:
+    """Write ``values`` into column ``col`` at the row positions ``pos``."""
+    arr = out[col].to_numpy(dtype=object if col in ("changed", "changes") else float, copy=True)
+    for p, v in zip(pos, values, strict=True):
+        arr[p] = v
+    out[col] = arr
+
+
+def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | None) -> None:
+    """The costs and changes of each query's first answer, written into ``out``."""
+    cfs, q = res.counterfactuals, res.queries
     first = cfs.index.get_level_values(1) == 0
     deltas = feature_deltas(res)
     assert isinstance(deltas, pd.DataFrame)  # a result gives a frame (internal invariant)
     d0 = deltas[first]
-    qids = d0.index.get_level_values(0)
     names = list(d0.columns)
     D = d0.to_numpy(dtype=float)
-    J = max(len(names), 1)
-    pos = out.index.get_indexer(qids)
+    pos = out.index.get_indexer(d0.index.get_level_values(0))
     changed = [tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D]
-
-    def put(col: str, values: Any) -> None:
-        arr = out[col].to_numpy(dtype=object if col in ("changed", "changes") else float, copy=True)
-        for p, v in zip(pos, values, strict=True):
-            arr[p] = v
-        out[col] = arr
-
-    put("cost_l1", D.sum(axis=1) / J)
-    put("n_changed", (D > 0).sum(axis=1).astype(float))
-    put("changed", changed)
+    _put(out, "cost_l1", pos, D.sum(axis=1) / max(len(names), 1))
+    _put(out, "n_changed", pos, (D > 0).sum(axis=1).astype(float))
+    _put(out, "changed", pos, changed)
     if protected is not None:
-        put("protected_changed", [float(protected in c) for c in changed])
+        _put(out, "protected_changed", pos, [float(protected in c) for c in changed])
     cf0 = cfs[first]
-    put(
-        "changes",
-        [describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)],
-    )
-    if (
-        getattr(res, "costs", None) is not None
-    ):  # explain(costs=...): each answer's cost in the costs' unit
+    texts = [
+        describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)
+    ]
+    _put(out, "changes", pos, texts)
+    if getattr(res, "costs", None) is not None:  # costs required: each cost in their unit
         user = res.cost()[first].to_numpy(dtype=float)
-        put("cost_user", [res.costs.amount(v) for v in user])
-    costs = method.costs(res)
+        _put(out, "cost_user", pos, [res.costs.amount(v) for v in user])
+    costs = method.measure_values(res)
     if costs is not None:
-        put("cost_method", costs.reindex(q.index).to_numpy(dtype=float)[pos])
-    return out
+        _put(out, "cost_method", pos, costs.reindex(q.index).to_numpy(dtype=float)[pos])

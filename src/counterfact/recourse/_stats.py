@@ -231,7 +231,8 @@ def change_sets(per_row: pd.DataFrame, top: int = 10) -> pd.DataFrame:
 def sensitivity_summary(
     per_row: pd.DataFrame, paired: pd.DataFrame, settings: Any, protected: str
 ) -> dict[str, Any]:
-    """MACE Table 4, generalised: how often answers change ``protected``, and what freezing it costs.
+    """MACE Table 4, generalised: how often answers change ``protected``, and what freezing it
+    costs.
 
     ``paired`` holds, for every row whose answer changed the protected
     feature, its cost with the feature allowed to change (``cost_allowed``) and

@@ -9,62 +9,70 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "n": ("rows", "Rows of the audited population in the group (accepted and rejected)."),
     "n_rejected": (
         "rejected",
-        "Rows the model does not assign to the target (favourable) class; only these are explained.",
+        "Rows the model does not assign to the target (favourable) class; only these are "
+        "explained.",
     ),
     "rejection_rate": ("rejection rate", "rejected / rows of the group."),
     "recourse_rate": (
         "recourse rate",
-        "Share of the group's rejected rows for which the method returned a counterfactual that the real "
-        "model assigns to the target class and that satisfies every constraint of the audit. Interval: "
-        "Wilson score interval at the stated confidence.",
+        "Share of the group's rejected rows for which the method returned a counterfactual that "
+        "the real model assigns to the target class and that satisfies every constraint of the "
+        "audit. Interval: Wilson score interval at the stated confidence.",
     ),
     "proven_none_rate": (
         "proven no recourse",
-        "Share of the group's rejected rows for which an exact method (MACE, CE-OCL) proved that no "
-        "counterfactual exists under the audit's constraints (status 'infeasible', a solver's refutation). "
-        "Always 0 for heuristic methods: their 'none found' is not a proof and counts as unknown.",
+        "Share of the group's rejected rows for which an exact method (MACE, CE-OCL) proved that "
+        "no counterfactual exists under the audit's constraints (status 'infeasible', a solver's "
+        "refutation). Always 0 for heuristic methods: their 'none found' is not a proof and "
+        "counts as unknown.",
     ),
     "unknown_rate": (
         "unknown",
-        "Share of rejected rows with neither a counterfactual nor a proof: time limit, solver failure, "
-        "a failed chunk, or a heuristic that found none (not a proof). The per-row table gives each reason.",
+        "Share of rejected rows with neither a counterfactual nor a proof: time limit, solver "
+        "failure, a failed chunk, or a heuristic that found none (not a proof). The per-row "
+        "table gives each reason.",
     ),
     "cost": (
         "cost",
-        "Per row with recourse, the distance from the row to its (first) counterfactual. Default: the "
-        "normalised l1 of MACE eq. (3): the mean over all features of |change| / range (numeric), "
-        "rank change / (levels - 1) (ordinal) and 1 if changed (categorical); 0 = no change, 1 = every "
-        "feature moved across its whole range. 'method' uses the method's own objective; 'n_changed' "
-        "counts changed features.",
+        "Per row with recourse, the distance from the row to its (first) counterfactual. "
+        "Default: the range-normalised l1 distance: the mean over all features of |change| / "
+        "range (numeric), rank change / (levels - 1) (ordinal) and 1 if changed (categorical); 0 "
+        "= no change, 1 = every feature moved across its whole range. 'method' uses the method's "
+        "own objective; 'n_changed' counts changed features.",
     ),
     "cost_median": (
         "median cost",
-        "Median cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap.",
+        "Median cost over the group's rejected rows with recourse; interval: seeded percentile "
+        "bootstrap.",
     ),
     "cost_mean": (
         "mean cost",
-        "Mean cost over the group's rejected rows with recourse; interval: seeded percentile bootstrap.",
+        "Mean cost over the group's rejected rows with recourse; interval: seeded percentile "
+        "bootstrap.",
     ),
     "burden": (
         "burden",
-        "CERTIFAI's burden (Sharma, Henderson & Ghosh, AIES 2020): the mean normalised l1 distance between "
-        "the group's rejected members and their counterfactuals, here over the rejected rows with recourse "
-        "(a row without a counterfactual has no distance; it shows in the recourse rate instead). Equal to "
-        "the mean cost when the cost is the normalised l1.",
+        "CERTIFAI's burden (Sharma, Henderson & Ghosh, AIES 2020): the mean normalised l1 "
+        "distance between the group's rejected members and their counterfactuals, here over the "
+        "rejected rows with recourse (a row without a counterfactual has no distance; it shows "
+        "in the recourse rate instead). Equal to the mean cost when the cost is the normalised "
+        "l1.",
     ),
     "burden_ratio": (
         "burden ratio",
-        "burden / burden of the best-off group (lowest burden among the groups of the same grouping that "
-        "are not flagged small); burden_gap is the difference (Gupta et al. 2019's recourse gap).",
+        "burden / burden of the best-off group (lowest burden among the groups of the same "
+        "grouping that are not flagged small); burden_gap is the difference (Gupta et al. 2019's "
+        "recourse gap).",
     ),
     "recourse_gap": (
         "recourse gap",
-        "Recourse rate of the best-off group (highest rate among groups not flagged small) minus the "
-        "group's; recourse_ratio = group's rate / best rate.",
+        "Recourse rate of the best-off group (highest rate among groups not flagged small) minus "
+        "the group's; recourse_ratio = group's rate / best rate.",
     ),
     "small": (
         "small group",
-        "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and it is not the reference group (unless every group of its grouping is small).",
+        "Fewer rejected rows than the audit's min_group_size: its estimates are unreliable and "
+        "it is not the reference group (unless every group of its grouping is small).",
     ),
     "action_share": (
         "action frequency",
@@ -72,18 +80,21 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     ),
     "change_set": (
         "change set",
-        "The exact set of features a counterfactual changes; the most common sets are listed with their share of rows with recourse.",
+        "The exact set of features a counterfactual changes; the most common sets are listed "
+        "with their share of rows with recourse.",
     ),
     "protected_changed_rate": (
         "changes the protected feature",
-        "Share of the rows with recourse whose counterfactual changes the protected feature when it is allowed to (MACE, Karimi et al. 2020, Table 4).",
+        "Share of the rows with recourse whose counterfactual changes the protected feature when "
+        "it is allowed to (MACE, Karimi et al. 2020, Table 4).",
     ),
     "sensitivity": (
         "cost of freezing the protected feature",
-        "Every row whose answer changed the protected feature is explained again with that feature "
-        "immutable (all other constraints unchanged); the increase is paired per row: frozen cost - "
-        "allowed cost, over the rows with recourse both times; the relative increase is MACE's "
-        "E[d_frozen / d_allowed - 1]. Rows whose answer did not change the feature keep their answer "
-        "(for an exact method its optimum is unchanged by the restriction; for a heuristic this is an assumption).",
+        "Every row whose answer changed the protected feature is explained again with that "
+        "feature immutable (all other constraints unchanged); the increase is paired per row: "
+        "frozen cost - allowed cost, over the rows with recourse both times; the relative "
+        "increase is MACE's E[d_frozen / d_allowed - 1]. Rows whose answer did not change the "
+        "feature keep their answer (for an exact method its optimum is unchanged by the "
+        "restriction; for a heuristic this is an assumption).",
     ),
 }

@@ -31,8 +31,9 @@ __all__ = ["build", "higher_is_better"]
 
 _ARROWS = "\u2191 higher is better, \u2193 lower is better."
 _AMORTIZED = (
-    f"{AMORTIZED_MARK} amortized: this method explains queries in batches, so its time per query is the batch "
-    "time / n, not a per-query measurement; its training time is the separate 'fit (s)' column."
+    f"{AMORTIZED_MARK} amortized: this method explains queries in batches, so its time per "
+    "query is the batch time / n, not a per-query measurement; its training time is the "
+    "separate 'fit (s)' column."
 )
 _SUMMARY_SKIP = ("seed", "query", "rank")
 
@@ -97,7 +98,8 @@ def build(
     results = Path(results)
     if not (results / "cells").is_dir():
         raise ValidationError(
-            f"{results} is not a benchmark results folder (no cells/ inside); run `counterfact benchmark` first."
+            f"{results} is not a benchmark results folder (no cells/ inside); run "
+            "`counterfact benchmark` first."
         )
     env = _env(fmt)
     table = collect(results)
@@ -151,7 +153,8 @@ def _skipped(summary: pd.DataFrame, fmt: str) -> str:
 
 
 def _amortized(done: pd.DataFrame) -> set[str]:
-    """The methods whose time per query is a batch average (see :func:`counterfact.benchmark.run`)."""
+    """The methods whose time per query is a batch average (see
+    :func:`counterfact.benchmark.run`)."""
     if "time_kind" not in done:
         return set()
     return set(done.loc[done["time_kind"] == "amortized", "method"])
@@ -183,7 +186,8 @@ def _blocks(done: pd.DataFrame, fmt: str) -> list[Block]:
 
 
 def _write_images(target: Path, figures: list[Figure]) -> None:
-    """Markdown: each figure's PNG beside the report in ``<name>_files/``, its relative path on the figure."""
+    """Markdown: each figure's PNG beside the report in ``<name>_files/``, its relative path on the
+    figure."""
     files = target.parent / f"{target.stem}_files"
     for i, fig in enumerate(figures):
         files.mkdir(parents=True, exist_ok=True)
@@ -206,7 +210,8 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
                 if spec.get("queries") is None
                 else f"Up to {spec.get('queries')} queries per dataset, "
             )
-            + f"{spec.get('n_counterfactuals')} counterfactual{'' if spec.get('n_counterfactuals') == 1 else 's'} per query, "
+            + f"{spec.get('n_counterfactuals')} "
+            f"counterfactual{'' if spec.get('n_counterfactuals') == 1 else 's'} per query, "
             f"seeds {spec.get('seeds')}, "
             + (
                 "no time limit."

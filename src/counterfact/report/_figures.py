@@ -78,7 +78,8 @@ def key_metric_figures(pq: pd.DataFrame, amortized: set[str]) -> list[Figure]:
                     _plots.tradeoff(pq, x, y, kx.label, ky.label),
                     [x, y],
                     f"{kx.name} vs {ky.name}",
-                    f"Trade-off {kx.name} vs {ky.name}: one point per method and block (means over queries).",
+                    f"Trade-off {kx.name} vs {ky.name}: one point per method and block "
+                    "(means over queries).",
                 )
             )
     return figs

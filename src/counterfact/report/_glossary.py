@@ -48,7 +48,8 @@ KEY_METRICS: tuple[KeyMetric, ...] = (
         "coverage",
         "coverage",
         True,
-        "share of queries with at least one valid counterfactual: (1/|Q|) \u03a3_q 1[q has a valid c]",
+        "share of queries with at least one valid counterfactual: (1/|Q|) \u03a3_q 1[q has "
+        "a valid c]",
         "Karimi et al. 2020 (MACE), Sec. 5; Vo et al. 2023 (L2C)",
     ),
     KeyMetric(
@@ -64,40 +65,44 @@ KEY_METRICS: tuple[KeyMetric, ...] = (
         "proximity",
         "distance_l1",
         False,
-        "normalised l1 distance to the query, mean over the counterfactuals: (1/d) \u03a3_j |c_j - x_j| / range_j "
-        "(ordinal: rank difference / (levels - 1); categorical: 1[c_j \u2260 x_j])",
-        "Karimi et al. 2020 (MACE), eq. (3)",
+        "range-normalised l1 distance to the query, mean over the counterfactuals: (1/d) \u03a3_j "
+        "|c_j - x_j| / range_j (ordinal: rank difference / (levels - 1); categorical: 1[c_j "
+        "\u2260 x_j])",
+        "Karimi et al. 2020 (MACE), Sec. 4.2",
     ),
     KeyMetric(
         "sparsity",
         "sparsity",
         False,
-        "fraction of the features a counterfactual changes, mean over the counterfactuals: (1/d) \u03a3_j 1[c_j \u2260 x_j]",
-        "Vo et al. 2023 (L2C); Suffian et al. 2024 (UFCE); Shekhar et al. 2023 (MD-PSO), eqs. (12)-(13)",
+        "fraction of the features a counterfactual changes, mean over the counterfactuals: "
+        "(1/d) \u03a3_j 1[c_j \u2260 x_j]",
+        "Vo et al. 2023 (L2C); Suffian et al. 2024 (UFCE); Shekhar et al. 2023 (MD-PSO), "
+        "eqs. (12)-(13)",
     ),
     KeyMetric(
         "diversity",
         "diversity_count",
         True,
-        "mean over pairs of a query's counterfactuals of the fraction of features on which they differ: "
-        "(1/(C(k,2) d)) \u03a3_{i<l} \u03a3_j 1[c_ij \u2260 c_lj]; needs two counterfactuals per query",
+        "mean over pairs of a query's counterfactuals of the fraction of features on which "
+        "they differ: (1/(C(k,2) d)) \u03a3_{i<l} \u03a3_j 1[c_ij \u2260 c_lj]; needs two "
+        "counterfactuals per query",
         "Mothilal et al. 2020 (DiCE), count diversity",
     ),
     KeyMetric(
         "plausibility",
         "plausibility",
         True,
-        "share of counterfactuals that the Local Outlier Factor (20 neighbours, training rows of the target class) "
-        "calls inliers",
+        "share of counterfactuals that the Local Outlier Factor (20 neighbours, training "
+        "rows of the target class) calls inliers",
         "Suffian et al. 2024 (UFCE), Sec. 3.3; Breunig et al. 2000 (LOF)",
     ),
     KeyMetric(
         "time per query (s)",
         "time",
         False,
-        "wall-clock seconds per query, measured per query; for methods that explain queries in batches only the "
-        "batch time exists and is shown amortized (batch time / n, marked \u1d43); the method's training "
-        "(fit) time is reported separately",
+        "wall-clock seconds per query, measured per query; for methods that explain queries "
+        "in batches only the batch time exists and is shown amortized (batch time / n, "
+        "marked \u1d43); the method's training (fit) time is reported separately",
         "all five papers",
     ),
 )
@@ -107,8 +112,8 @@ GLOSSARY: tuple[tuple[str, str, str, str], ...] = (
     (
         "distance_l0 / l1 / linf, nearest_*",
         "\u2193",
-        "MACE's normalised distances (mean over the counterfactuals; nearest_*: the smallest)",
-        "Karimi et al. 2020, eq. (3)",
+        "range-normalised distances (mean over the counterfactuals; nearest_*: the smallest)",
+        "Karimi et al. 2020 (MACE), Sec. 4.2",
     ),
     (
         "gower",
@@ -119,7 +124,8 @@ GLOSSARY: tuple[tuple[str, str, str, str], ...] = (
     (
         "proximity_cont, proximity_cat",
         "\u2191",
-        "DiCE proximity: minus the MAD-weighted l1 distance of the continuous features; 1 - share of changed categories",
+        "DiCE proximity: minus the MAD-weighted l1 distance of the continuous features; 1 - "
+        "share of changed categories",
         "Mothilal et al. 2020 (DiCE); Maragno et al. (CE-OCL), Tables 2-3",
     ),
     (
@@ -131,7 +137,8 @@ GLOSSARY: tuple[tuple[str, str, str, str], ...] = (
     (
         "l2c_distance_num / cat, diversity_l2c, l2c_harmonic",
         "\u2193 / \u2193 / \u2191 / \u2191",
-        "L2C's standardised numeric distance, changed-category count, bucket diversity and their harmonic mean",
+        "L2C's standardised numeric distance, changed-category count, bucket diversity and "
+        "their harmonic mean",
         "Vo et al. 2023, Sec. 4.1, 5",
     ),
     ("changes", "\u2193", "number of features changed (mean over the counterfactuals)", "all"),
@@ -150,7 +157,8 @@ GLOSSARY: tuple[tuple[str, str, str, str], ...] = (
     (
         "actionability, feasibility",
         "\u2191",
-        "share of changes on user-actionable features; share of counterfactuals above UFCE's threshold",
+        "share of changes on user-actionable features; share of counterfactuals above "
+        "UFCE's threshold",
         "Suffian et al. 2024 (UFCE), Sec. 3.3, eq. (9)",
     ),
     (

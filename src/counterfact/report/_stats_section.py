@@ -8,7 +8,7 @@ import pandas as pd
 
 from ..benchmark._stats import all_tied, average_ranks, friedman, nemenyi_cd
 from ._figures import Figure
-from ._glossary import KEY_METRICS
+from ._glossary import KEY_METRICS, KeyMetric
 from ._plots import cd_diagram
 from ._tables import plain_table
 
@@ -24,13 +24,15 @@ _MAX_CD_FIGURES = 4
 
 def _caveat(alpha: float) -> str:
     return (
-        "Friedman test (scipy.stats.friedmanchisquare) on the methods' ranks within each block "
-        "(a dataset x model pair; each method's mean over its queries and seeds), followed by the Nemenyi "
-        f"critical difference at alpha = {alpha} (q from scipy.stats.studentized_range; Dem\u0161ar 2006). "
-        f"Run only for a metric with at least {MIN_BLOCKS} complete blocks, at least {MIN_METHODS} methods and "
-        "not every block tied; a block counts only where every method has a value. N below is the number of "
-        "blocks used. p-values are not corrected across metrics; with few blocks the test has little power, "
-        "and a non-significant result is no evidence that the methods are equal."
+        "Friedman test (scipy.stats.friedmanchisquare) on the methods' ranks within each "
+        "block (a dataset x model pair; each method's mean over its queries and seeds), "
+        f"followed by the Nemenyi critical difference at alpha = {alpha} (q from "
+        "scipy.stats.studentized_range; Dem\u0161ar 2006). Run only for a metric with at "
+        f"least {MIN_BLOCKS} complete blocks, at least {MIN_METHODS} methods and not every "
+        "block tied; a block counts only where every method has a value. N below is the "
+        "number of blocks used. p-values are not corrected across metrics; with few blocks "
+        "the test has little power, and a non-significant result is no evidence that the "
+        "methods are equal."
     )
 
 
@@ -58,48 +60,14 @@ def stats_section(
             per_query.groupby(["dataset", "model", "method"])[k.column].mean().unstack("method")
         )
         ranks = average_ranks(blocks, higher_is_better=k.higher)
-        n, m = len(ranks), blocks.shape[1]
-        if m < MIN_METHODS:
-            skipped.setdefault(
-                f"{m} method{'s' if m != 1 else ''}, the Friedman test needs {MIN_METHODS}", []
-            ).append(k.name)
+        why = _why_untested(len(ranks), blocks.shape[1], ranks, min_blocks)
+        if why is not None:
+            skipped.setdefault(why, []).append(k.name)
             continue
-        if n < min_blocks:
-            skipped.setdefault(
-                f"N = {n} complete block{'s' if n != 1 else ''}, fewer than {min_blocks}", []
-            ).append(k.name)
-            continue
-        if all_tied(ranks):
-            skipped.setdefault("every method ties in every block", []).append(k.name)
-            continue
-        fr = friedman(blocks, higher_is_better=k.higher)
-        cd = nemenyi_cd(m, n, alpha)
-        avg = ranks.mean(axis=0)
-        rows.append(
-            {
-                "metric": k.label,
-                "test": "Friedman + Nemenyi",
-                "N": n,
-                "k": m,
-                "chi2": fr["chi2"],
-                "p": fr["p_value"],
-                "CD": cd,
-                **{f"rank {c}": v for c, v in avg.items()},
-            }
-        )
-        if len(out["figures"]) < _MAX_CD_FIGURES:
-            sig = "differ" if fr["p_value"] < alpha else "do not differ significantly"
-            png = cd_diagram(avg, cd)
-            out["figures"].append(
-                Figure(
-                    png,
-                    [k.column],
-                    f"critical difference: {k.name}",
-                    f"Critical-difference diagram for {k.label}: average ranks over N = {n} blocks; methods joined by a "
-                    f"bar are within CD = {cd:.2f} of each other. Friedman p = {fr['p_value']:.3g}: the methods {sig} "
-                    f"at alpha = {alpha}.",
-                )
-            )
+        row, figure = _tested(k, blocks, ranks, alpha, len(out["figures"]) < _MAX_CD_FIGURES)
+        rows.append(row)
+        if figure is not None:
+            out["figures"].append(figure)
     if rows:
         out["table"] = plain_table(pd.DataFrame(rows), fmt)
     if skipped:
@@ -107,3 +75,48 @@ def stats_section(
             "; ".join(f"{', '.join(names)} ({why})" for why, names in skipped.items()) + "."
         )
     return out
+
+
+def _why_untested(n: int, m: int, ranks: Any, min_blocks: int) -> str | None:
+    """Why a metric with ``n`` complete blocks of ``m`` methods is not tested (None: it is)."""
+    if m < MIN_METHODS:
+        return f"{m} method{'s' if m != 1 else ''}, the Friedman test needs {MIN_METHODS}"
+    if n < min_blocks:
+        return f"N = {n} complete block{'s' if n != 1 else ''}, fewer than {min_blocks}"
+    if all_tied(ranks):
+        return "every method ties in every block"
+    return None
+
+
+def _tested(
+    k: KeyMetric, blocks: pd.DataFrame, ranks: Any, alpha: float, draw: bool
+) -> tuple[dict[str, Any], Figure | None]:
+    """The Friedman + Nemenyi row of the table and (if ``draw``) the critical-difference
+    diagram."""
+    n, m = len(ranks), blocks.shape[1]
+    fr = friedman(blocks, higher_is_better=k.higher)
+    cd = nemenyi_cd(m, n, alpha)
+    avg = ranks.mean(axis=0)
+    row = {
+        "metric": k.label,
+        "test": "Friedman + Nemenyi",
+        "N": n,
+        "k": m,
+        "chi2": fr["chi2"],
+        "p": fr["p_value"],
+        "CD": cd,
+        **{f"rank {c}": v for c, v in avg.items()},
+    }
+    if not draw:
+        return row, None
+    sig = "differ" if fr["p_value"] < alpha else "do not differ significantly"
+    figure = Figure(
+        cd_diagram(avg, cd),
+        [k.column],
+        f"critical difference: {k.name}",
+        f"Critical-difference diagram for {k.label}: average ranks over N = {n} "
+        f"blocks; methods joined by a bar are within CD = {cd:.2f} of each "
+        f"other. Friedman p = {fr['p_value']:.3g}: the methods {sig} at alpha = "
+        f"{alpha}.",
+    )
+    return row, figure

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +46,7 @@ __all__ = [
     "jsonable",
     "load",
     "read_document",
+    "unsaved_constraints",
 ]
 
 FORMAT_VERSION = 3
@@ -71,31 +73,46 @@ def index_key(v: Any) -> Any:
 
 
 def constraints_json(c: Constraints | None) -> Any:
+    """The JSON form of ``c``: every constraint that can be saved (a causal relation
+    that is not linear cannot; :func:`unsaved_constraints` names what was left out)."""
     if c is None:
         return None
-    try:
-        return jsonable(c.to_dict())
-    except Exception:  # non-serialisable causal functions: keep the rest
-        return jsonable(
-            {
-                k: v
-                for k, v in Constraints(
-                    immutable=c.immutable,
-                    increasing=c.increasing,
-                    decreasing=c.decreasing,
-                    ranges=c.ranges,
-                    allowed_values=c.allowed_values,
-                    features_to_vary=c.features_to_vary,
-                    max_changes=c.max_changes,
-                )
-                .to_dict()
-                .items()
-            }
-        )
+    return jsonable(_savable(c).to_dict())
+
+
+def _savable(c: Constraints) -> Constraints:
+    """``c`` without the causal relations that cannot be serialised (the others,
+    the feature relations and every other kind kept)."""
+    if not unsaved_constraints(c):
+        return c
+    return replace(c, causal=tuple(r for r in c.causal if r.kind == "linear"))
+
+
+def unsaved_constraints(c: Constraints | None) -> list[str]:
+    """Each constraint of ``c`` that the JSON form leaves out, in words (a causal
+    relation given as a function, which only linear relations can replace)."""
+    if c is None:
+        return []
+    return [
+        f"causal relation for {r.child!r} ({r.kind}, not serialisable)"
+        for r in c.causal
+        if r.kind != "linear"
+    ]
+
+
+def _constraints_note(result: Any) -> str | None:
+    """What the document says about constraints it could not save (None: all saved)."""
+    dropped = unsaved_constraints(result.constraints)
+    for q, c in (result.query_constraints or {}).items():
+        dropped += [f"query {q!r}: {d}" for d in unsaved_constraints(c)]
+    if not dropped:
+        return None
+    return "Not saved (the answers were checked under them): " + "; ".join(dict.fromkeys(dropped))
 
 
 def dump(result: Any) -> str:
-    """The JSON document of a :class:`~counterfact.result.CounterfactualResult` (its ``to_json``)."""
+    """The JSON document of a :class:`~counterfact.result.CounterfactualResult` (its
+    ``to_json``)."""
 
     def rows(df: pd.DataFrame) -> list[dict[str, Any]]:
         return [{k: jsonable(v) for k, v in r.items()} for r in df.to_dict(orient="records")]
@@ -135,6 +152,9 @@ def dump(result: Any) -> str:
             "rows": rows(result.diagnostics.reindex(result.queries.index)),
         },
     }
+    note = _constraints_note(result)
+    if note is not None:  # what could not be saved, said in the document
+        payload["constraints_note"] = note
     payload[HASH_KEY] = content_hash(payload)
     return json.dumps(payload)
 
@@ -160,7 +180,8 @@ def read_document(text: str, fmt: str, version: int, what: str) -> dict[str, Any
         )
     if d.get("version", 0) > version:
         raise ValidationError(
-            f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than this "
+            f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than "
+            "this "
             f"counterfact understands ({version}); upgrade counterfact."
         )
     return d
@@ -185,8 +206,10 @@ def load(cls: Any, text: str | bytes, *, verify: bool = True, model: Any = None)
         raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
     if not verify and model is None:
         raise ValidationError(
-            "from_json(verify=False) loads a document whose content hash does not match (an edited file) only "
-            "with the model to re-check it: pass model=<the fitted model>, and every counterfactual is re-verified."
+            "from_json(verify=False) loads a document whose content hash does not match (an "
+            "edited file) only "
+            "with the model to re-check it: pass model=<the fitted model>, and every "
+            "counterfactual is re-verified."
         )
     d = _parse(text)
     version = _check_header(d)
@@ -201,7 +224,7 @@ def load(cls: Any, text: str | bytes, *, verify: bool = True, model: Any = None)
     if verify and version >= 3:
         _check_hash(d)
     if model is not None:
-        _reverify(result, model)
+        result = _reverify(result, model)
     return result
 
 
@@ -216,7 +239,8 @@ def _parse(text: Any) -> dict[str, Any]:
             ) from None
     if not isinstance(text, str):
         raise ValidationError(
-            f"from_json needs the JSON text (a str, as written by to_json). Got {type(text).__name__}; "
+            "from_json needs the JSON text (a str, as written by to_json). Got "
+            f"{type(text).__name__}; "
             "to load a file use CounterfactualResult.from_json(Path(p).read_text())."
         )
     try:
@@ -233,7 +257,8 @@ def _parse(text: Any) -> dict[str, Any]:
         ) from None
     if not isinstance(d, dict):
         raise ValidationError(
-            f"Not a counterfact result document: expected a JSON object, got a JSON {_json_type(d)}."
+            "Not a counterfact result document: expected a JSON object, got a JSON "
+            f"{_json_type(d)}."
         )
     return d
 
@@ -282,9 +307,11 @@ def _check_header(d: dict[str, Any]) -> int:
 def _check_hash(d: Mapping[str, Any]) -> None:
     if content_hash(d) != d[HASH_KEY]:
         raise ValidationError(
-            "Result document: its content does not match its sha256, so it was damaged or edited after to_json "
+            "Result document: its content does not match its sha256, so it was damaged or edited "
+            "after to_json "
             "wrote it. Write it again with to_json; to load an edited file on purpose, use "
-            "CounterfactualResult.from_json(text, verify=False, model=<the fitted model>), which re-checks every "
+            "CounterfactualResult.from_json(text, verify=False, model=<the fitted model>), which "
+            "re-checks every "
             "counterfactual with the model."
         )
 
@@ -418,7 +445,8 @@ def _cf_index(d: Mapping[str, Any], qidx: pd.Index) -> pd.MultiIndex:
             )
         if status[q] not in SUCCESS:
             raise ValidationError(
-                f"counterfactual (query {q!r}, rank {rank}): the query's status is {status[q]!r}, which has no "
+                f"counterfactual (query {q!r}, rank {rank}): the query's status is {status[q]!r}, "
+                "which has no "
                 "counterfactuals."
             )
         tuples.append((q, rank))
@@ -468,7 +496,8 @@ def _rows(schema: Schema, rows: list[Any], part: str, labels: list[str]) -> pd.D
 def _check_domain(
     schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labels: list[str]
 ) -> None:
-    """A counterfactual's changed numeric values lie in their feature's domain (its query may lie outside)."""
+    """A counterfactual's changed numeric values lie in their feature's domain (its query
+    may lie outside)."""
     if not len(cfs):
         return
     own = queries.reindex(cfs.index.get_level_values(0))
@@ -478,13 +507,16 @@ def _check_domain(
         v = cfs[f.name].to_numpy(dtype=float)
         q = own[f.name].to_numpy(dtype=float)
         same = np.abs(v - q) <= 1e-9 * np.maximum(1.0, np.abs(q))
-        inside = (v >= float(f.lower) - 1e-9) & (v <= float(f.upper) + 1e-9)  # type: ignore[arg-type]
+        lo, hi = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+        inside = (v >= lo - 1e-9) & (v <= hi + 1e-9)
         bad = np.flatnonzero(~(same | inside))
         if bad.size:
             k = int(bad[0])
             raise ValidationError(
-                f"{labels[k]}: '{f.name}' = {_py(cfs[f.name].iloc[k])!r} lies outside the feature's domain "
-                f"[{f.lower}, {f.upper}], so it is not a counterfactual the library could have written."
+                f"{labels[k]}: '{f.name}' = {_py(cfs[f.name].iloc[k])!r} lies outside the "
+                "feature's domain "
+                f"[{f.lower}, {f.upper}], so it is not a counterfactual the library could have "
+                "written."
             )
 
 
@@ -513,7 +545,8 @@ def _targets(schema: Schema, values: list[Any], qidx: pd.Index) -> pd.Series:
 
 
 def _constraints(spec: Any, schema: Schema, where: str) -> Constraints | None:
-    """Constraints from the document, checked against the schema (unknown features, contradictions)."""
+    """Constraints from the document, checked against the schema (unknown features,
+    contradictions)."""
     if not spec:
         return None
     try:
@@ -529,7 +562,8 @@ def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Con
         return None
     if not isinstance(qc, list):
         raise ValidationError(
-            f"'query_constraints' must be an array of [query, constraints]. Got a JSON {_json_type(qc)}."
+            "'query_constraints' must be an array of [query, constraints]. Got a JSON "
+            f"{_json_type(qc)}."
         )
     out: dict[Any, Constraints] = {}
     for item in qc:
@@ -548,45 +582,53 @@ def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Con
     return out
 
 
-def _reverify(result: Any, model: Any) -> None:
-    """Every counterfactual flips ``model`` to its query's target and satisfies its constraints;
-    the confidences are recomputed with the model.  ValidationError naming the rows that fail."""
+def _reverify(result: Any, model: Any) -> Any:
+    """A copy of ``result`` holding ``model``, with the confidences recomputed with it,
+    after checking that every counterfactual flips the model to its query's target and
+    satisfies its constraints (ValidationError naming the rows that fail)."""
     cfs = result.counterfactuals
     adapter = as_adapter(model, result.schema)
     _, qproba = adapter.predict_with_proba(result.queries)
     tcol = [adapter.class_index(t) for t in result.target.reindex(result.queries.index)]
-    result.query_confidence = pd.Series(
-        qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float
-    )
-    result.model = model
+    parts = {
+        **result.parts(),
+        "model": model,
+        "query_confidence": pd.Series(
+            qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float
+        ),
+    }
     if not len(cfs):
-        return
+        return type(result)(**parts)
     preds, proba = adapter.predict_with_proba(cfs)
     want = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
     cols = [adapter.class_index(t) for t in want]
-    result.confidence = pd.Series(proba[np.arange(len(cols)), cols], index=cfs.index, dtype=float)
+    parts["confidence"] = pd.Series(proba[np.arange(len(cols)), cols], index=cfs.index, dtype=float)
     problems = [
         f"(query {q!r}, rank {r}): the model predicts {_py(p)!r}, not the target {_py(t)!r}"
         for (q, r), p, t in zip(cfs.index, preds, want, strict=True)
         if p != t
     ]
-    for q in dict.fromkeys(cfs.index.get_level_values(0)):
-        rows = cfs.xs(q, level=0, drop_level=False)
-        c = result.constraints_for(q) or Constraints()
-        for _, v in c.violations(
-            result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema
-        ).iterrows():
-            problems.append(
-                f"(query {q!r}, rank {rows.index[int(v['row'])][1]}): {v['kind']} {v['feature']}: {v['detail']}"
-            )
+    problems += _violations(result)
     if problems:
         more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
         raise ValidationError(
-            f"Result document: {len(problems)} counterfactuals fail the re-check with the given model: "
-            + "; ".join(problems[:5])
-            + more
-            + "."
+            f"Result document: {len(problems)} counterfactuals fail the re-check with the "
+            f"given model: {'; '.join(problems[:5])}{more}."
         )
+    return type(result)(**parts)
+
+
+def _violations(result: Any) -> list[str]:
+    """Every constraint a counterfactual of ``result`` violates, in words."""
+    cfs, out = result.counterfactuals, []
+    for q in dict.fromkeys(cfs.index.get_level_values(0)):
+        rows = cfs.xs(q, level=0, drop_level=False)
+        c = result.constraints_for(q) or Constraints()
+        table = c.violations(result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema)
+        for _, v in table.iterrows():
+            rank = rows.index[int(v["row"])][1]
+            out.append(f"(query {q!r}, rank {rank}): {v['kind']} {v['feature']}: {v['detail']}")
+    return out
 
 
 def _certificates(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:

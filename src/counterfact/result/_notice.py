@@ -47,7 +47,8 @@ def reasons(result: Any, query: Any, rank: int = 0, max_reasons: int = MAX_REASO
     cfs = result.for_query(query)
     if rank not in cfs.index:
         raise ValidationError(
-            f"Query {query!r} has no counterfactual of rank {rank!r} (status {result.status.get(query)}): "
+            f"Query {query!r} has no counterfactual of rank {rank!r} (status "
+            f"{result.status.get(query)}): "
             "there is no change to give as a reason."
         )
     if isinstance(max_reasons, bool) or not isinstance(max_reasons, int) or max_reasons < 1:
@@ -107,8 +108,15 @@ def _sentence(feature: Any, before: Any, after: Any, bound: Any) -> str:
     up = float(after) > float(before)
     if bound is not None and not isinstance(bound, frozenset):
         limit = bound[0] if up else bound[1]
-        return f"{name} is {now}; {'at least' if up else 'at most'} {format_value(feature, limit, unit=True)} would have been needed"
-    return f"{name} is {now}; {format_value(feature, after, unit=True)} ({'higher' if up else 'lower'}) would have been needed"
+        bound = "at least" if up else "at most"
+        return (
+            f"{name} is {now}; {bound} {format_value(feature, limit, unit=True)} "
+            "would have been needed"
+        )
+    way = "higher" if up else "lower"
+    return (
+        f"{name} is {now}; {format_value(feature, after, unit=True)} ({way}) would have been needed"
+    )
 
 
 def notice(
@@ -133,7 +141,8 @@ def notice(
     req = getattr(result, "requirements", {}) or {}
     if req.get("min_probability") is not None:
         lines.append(
-            f"The change was required to give '{target}' a probability of at least {req['min_probability']:g}."
+            f"The change was required to give '{target}' a probability of at least "
+            f"{req['min_probability']:g}."
         )
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")

@@ -97,7 +97,8 @@ class Region:
                 parts.append(f"{name} {format_value(f, lo, unit=True)}")
             else:
                 parts.append(
-                    f"{name} between {format_value(f, lo, unit=True)} and {format_value(f, hi, unit=True)}"
+                    f"{name} between {format_value(f, lo, unit=True)} and "
+                    f"{format_value(f, hi, unit=True)}"
                 )
         text = " and ".join(parts) if parts else "no change"
         return text + (

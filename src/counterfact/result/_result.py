@@ -90,11 +90,11 @@ class CounterfactualResult:
         decision: ``min_probability`` (the least probability of the target) and
         ``robust_to`` (how many other models it also holds for).
     costs : BoundCosts or None
-        The costs the call was explained under (``explain(costs=...)``), with
+        The costs the call was explained under (``Requirements(costs=...)``), with
         their unit; :meth:`cost` gives each answer's cost.
     regions : dict
         ``(query, rank) -> Region`` for the counterfactuals whose certified region
-        was computed (``explain(..., regions=True)`` or :meth:`region`).
+        was computed (``Requirements(regions=True)`` or :meth:`region`).
     """
 
     def __init__(
@@ -119,6 +119,7 @@ class CounterfactualResult:
         requirements: Mapping[str, Any] | None = None,
         regions: Mapping[tuple[Any, int], Region] | None = None,
         costs: BoundCosts | None = None,
+        region_source: Callable[..., Region] | None = None,
     ) -> None:
         bad = sorted(set(status) - set(STATUSES))
         if bad:
@@ -136,29 +137,69 @@ class CounterfactualResult:
         self.query_constraints = dict(query_constraints) if query_constraints is not None else None
         self.model = model
         self.n_counterfactuals = int(n_counterfactuals)
-        idx = counterfactuals.index
+        self._fill(confidence, query_confidence, certificates)
+        self.requirements: dict[str, Any] = {
+            "min_probability": None,
+            "robust_to": 0,
+            **dict(requirements or {}),
+        }
+        #: computed regions; :meth:`region` adds the ones it computes on demand
+        self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
+        self.costs = costs
+        #: computes a region on demand (from the pipeline; not saved with the result)
+        self.region_source = region_source
+
+    def _fill(
+        self,
+        confidence: pd.Series | None,
+        query_confidence: pd.Series | None,
+        certificates: pd.Series | None,
+    ) -> None:
+        """The per-row series, NaN (or no text) where not given."""
+        idx, qidx = self.counterfactuals.index, self.queries.index
         self.confidence = (
             confidence if confidence is not None else pd.Series(np.nan, index=idx, dtype=float)
         )
         self.query_confidence = (
             query_confidence
             if query_confidence is not None
-            else pd.Series(np.nan, index=queries.index, dtype=float)
+            else pd.Series(np.nan, index=qidx, dtype=float)
         )
         self.certificates = (
-            certificates
-            if certificates is not None
-            else pd.Series(None, index=queries.index, dtype=object)
+            certificates if certificates is not None else pd.Series(None, index=qidx, dtype=object)
         )
-        self.requirements: dict[str, Any] = {
-            "min_probability": None,
-            "robust_to": 0,
-            **dict(requirements or {}),
+
+    def with_model(self, model: Any) -> CounterfactualResult:
+        """A copy of the result that holds ``model`` (the explained model, e.g. after the
+        result was read from JSON or joined from chunks, which do not keep it); this
+        result is not changed."""
+        return type(self)(**{**self.parts(), "model": model})
+
+    def parts(self) -> dict[str, Any]:
+        """The constructor's keywords that rebuild this result (a copy of it:
+        ``type(r)(**r.parts())``)."""
+        return {
+            "queries": self.queries,
+            "counterfactuals": self.counterfactuals,
+            "status": self.status,
+            "runtime": self.runtime,
+            "diagnostics": self.diagnostics,
+            "schema": self.schema,
+            "target": self.target,
+            "method": self.method,
+            "params": self.params,
+            "constraints": self.constraints,
+            "query_constraints": self.query_constraints,
+            "model": self.model,
+            "n_counterfactuals": self.n_counterfactuals,
+            "confidence": self.confidence,
+            "query_confidence": self.query_confidence,
+            "certificates": self.certificates,
+            "requirements": self.requirements,
+            "regions": self.regions,
+            "costs": self.costs,
+            "region_source": self.region_source,
         }
-        self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
-        self.costs = costs
-        #: computes a region on demand (set by the pipeline; not saved with the result)
-        self.region_source: Callable[[Any, int, pd.Series], Region] | None = None
 
     # --------------------------------------------------------------- basics
     def constraints_for(self, query: Any) -> Constraints | None:
@@ -233,7 +274,7 @@ class CounterfactualResult:
     def region(self, query: Any, rank: int = 0) -> Region:
         """The certified region around counterfactual ``rank`` of ``query``: a box of
         counterfactuals (see :class:`~counterfact.result.Region`), computed at
-        ``explain(..., regions=True)`` or now, while the result still holds the
+        ``explain`` (``Requirements(regions=True)``) or now, while the result still holds the
         models it came from."""
         key = (query, int(rank))
         if key in self.regions:
@@ -243,8 +284,9 @@ class CounterfactualResult:
             raise ValidationError(f"Query {query!r} has no counterfactual of rank {rank!r}.")
         if self.region_source is None:
             raise ValidationError(
-                "This result has no region for that counterfactual and no longer holds the models to compute "
-                "one (it was loaded from JSON or joined from chunks): explain with regions=True."
+                "This result has no region for that counterfactual and no longer holds the models "
+                "to compute one (it was loaded from JSON or joined from chunks): explain with "
+                "requirements=cf.Requirements(regions=True)."
             )
         self.regions[key] = self.region_source(query, int(rank), cfs.loc[rank])
         return self.regions[key]
@@ -269,12 +311,13 @@ class CounterfactualResult:
         return metrics.evaluate(self, train, **kwargs)
 
     def cost(self, per_feature: bool = False) -> pd.Series | pd.DataFrame:
-        """Each counterfactual's cost under the call's costs (``explain(costs=...)``),
+        """Each counterfactual's cost under the call's costs (``Requirements(costs=...)``),
         in cost units (:meth:`cost_text` words it in the user's unit); with
         ``per_feature``, one column per feature.  Index: ``(query, rank)``."""
         if self.costs is None:
             raise ValidationError(
-                "This result was explained without costs; pass costs=cf.Costs(...) to explain, or use "
+                "This result was explained without costs; pass "
+                "requirements=cf.Requirements(costs=cf.Costs(...)) to explain, or use "
                 "cf.metrics.distance(result) for the normalised distance."
             )
         cfs = self.counterfactuals
@@ -367,21 +410,22 @@ class CounterfactualResult:
                     if self.costs is not None and costs is not None
                     else ""
                 )
-                lines.append(
-                    f"query {q}, #{r}: {describe_changes(_changes(self.schema, x, cf))}{self._probability_text(q, r)}{cost}"
-                )
+                change = describe_changes(_changes(self.schema, x, cf))
+                lines.append(f"query {q}, #{r}: {change}{self._probability_text(q, r)}{cost}")
                 region = self.regions.get((q, int(r)))
                 if region is not None:
                     lines.append(f"  any of: {region.describe(self.schema)}")
         return "\n".join(lines)
 
     def _probability_text(self, query: Any, rank: Any) -> str:
-        """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before and after,
-        with one decimal so that a move across the boundary never reads ``0.50 -> 0.50``."""
+        """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before
+        and after, with one decimal so that a move across the boundary never reads
+        ``0.50 -> 0.50``."""
         before, after = self.query_confidence.get(query), self.confidence.get((query, rank))
         if before is None or after is None or pd.isna(before) or pd.isna(after):
             return ""
-        return f" (P({self.target.get(query)}) {100 * float(before):.1f} % -> {100 * float(after):.1f} %)"
+        target = self.target.get(query)
+        return f" (P({target}) {100 * float(before):.1f} % -> {100 * float(after):.1f} %)"
 
     # -------------------------------------------------------------- display
     def _repr_html_(self) -> str:
@@ -488,15 +532,21 @@ class CounterfactualResult:
 
         Examples
         --------
-        >>> back = CounterfactualResult.from_json(text)                                   # doctest: +SKIP
-        >>> edited = CounterfactualResult.from_json(text, verify=False, model=model)      # doctest: +SKIP
+        >>> back = CounterfactualResult.from_json(text)  # doctest: +SKIP
+        >>> edited = CounterfactualResult.from_json(  # doctest: +SKIP
+        ...     text, verify=False, model=model
+        ... )
         """
         return load(cls, text, verify=verify, model=model)
 
     # ----------------------------------------------------------------- join
     @classmethod
-    def concat(cls, results: Sequence[CounterfactualResult]) -> CounterfactualResult:
-        """Join results of the same method over disjoint query sets (chunked runs)."""
+    def concat(
+        cls, results: Sequence[CounterfactualResult], *, model: Any = None
+    ) -> CounterfactualResult:
+        """Join results of the same method over disjoint query sets (chunked runs).
+        ``model``: the explained model the joined result holds (default: the first
+        result's)."""
         if not results:
             raise ValidationError("concat needs at least one result.")
         first = results[0]
@@ -524,7 +574,7 @@ class CounterfactualResult:
             params=first.params,
             constraints=common,
             query_constraints=per_query,
-            model=first.model,
+            model=first.model if model is None else model,
             n_counterfactuals=first.n_counterfactuals,
             confidence=pd.concat([r.confidence for r in results]),
             query_confidence=pd.concat([r.query_confidence for r in results]),

@@ -68,6 +68,22 @@ class Feature:
     unit: str = ""
 
     def __post_init__(self) -> None:
+        self._check_labels()
+        if self.kind in NUMERIC_KINDS:
+            self._normalise_numeric()
+        else:
+            self._normalise_categories()
+        if self.actionability in ("increasing", "decreasing") and self.kind in (
+            "binary",
+            "categorical",
+        ):
+            raise SchemaError(
+                f"Feature '{self.name}' is {self.kind} (unordered); it cannot be "
+                f"'{self.actionability}'. Make it ordinal, or use 'free'/'immutable'."
+            )
+
+    def _check_labels(self) -> None:
+        """The name, kind, unit and actionability are valid."""
         if not isinstance(self.name, str) or not self.name:
             raise SchemaError(f"Feature names must be non-empty strings. Got {self.name!r}.")
         if self.kind not in KINDS:
@@ -88,52 +104,46 @@ class Feature:
                 f"Feature '{self.name}': actionability must be one of {list(ACTIONABILITY)}. "
                 f"Got {self.actionability!r}."
             )
-        if self.kind in NUMERIC_KINDS:
-            if self.lower is None or self.upper is None:
-                raise SchemaError(
-                    f"Feature '{self.name}' ({self.kind}) needs numeric bounds lower and upper."
-                )
-            lo, hi = float(self.lower), float(self.upper)
-            if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
-                raise SchemaError(
-                    f"Feature '{self.name}': bounds must be finite with lower <= upper. "
-                    f"Got lower={self.lower!r}, upper={self.upper!r}."
-                )
-            if self.kind == "integer":
-                lo, hi = float(math.ceil(lo)), float(math.floor(hi))
-            object.__setattr__(self, "lower", lo)
-            object.__setattr__(self, "upper", hi)
-            if self.categories is not None:
-                raise SchemaError(f"Feature '{self.name}' is numeric and takes no categories.")
-            object.__setattr__(self, "resolution", self._checked_resolution())
-        else:
-            if self.resolution is not None:
-                raise SchemaError(
-                    f"Feature '{self.name}' is {self.kind}; only real and integer features "
-                    f"take a resolution. Got resolution={self.resolution!r}."
-                )
-            if self.categories is None or len(self.categories) == 0:
-                raise SchemaError(f"Feature '{self.name}' ({self.kind}) needs its categories.")
-            cats = tuple(_py(c) for c in self.categories)
-            if len(set(cats)) != len(cats):
-                raise SchemaError(
-                    f"Feature '{self.name}': categories must be distinct. Got {cats}."
-                )
-            if self.kind == "binary" and len(cats) != 2:
-                raise SchemaError(
-                    f"Feature '{self.name}' is binary and needs exactly 2 categories. Got {cats}."
-                )
-            object.__setattr__(self, "categories", cats)
-            object.__setattr__(self, "lower", None)
-            object.__setattr__(self, "upper", None)
-        if self.actionability in ("increasing", "decreasing") and self.kind in (
-            "binary",
-            "categorical",
-        ):
+
+    def _normalise_numeric(self) -> None:
+        """Bounds checked and stored as floats (integers: rounded inwards), resolution checked."""
+        if self.lower is None or self.upper is None:
             raise SchemaError(
-                f"Feature '{self.name}' is {self.kind} (unordered); it cannot be "
-                f"'{self.actionability}'. Make it ordinal, or use 'free'/'immutable'."
+                f"Feature '{self.name}' ({self.kind}) needs numeric bounds lower and upper."
             )
+        lo, hi = float(self.lower), float(self.upper)
+        if not (math.isfinite(lo) and math.isfinite(hi)) or lo > hi:
+            raise SchemaError(
+                f"Feature '{self.name}': bounds must be finite with lower <= upper. "
+                f"Got lower={self.lower!r}, upper={self.upper!r}."
+            )
+        if self.kind == "integer":
+            lo, hi = float(math.ceil(lo)), float(math.floor(hi))
+        object.__setattr__(self, "lower", lo)
+        object.__setattr__(self, "upper", hi)
+        if self.categories is not None:
+            raise SchemaError(f"Feature '{self.name}' is numeric and takes no categories.")
+        object.__setattr__(self, "resolution", self._checked_resolution())
+
+    def _normalise_categories(self) -> None:
+        """Categories checked and stored as a tuple of plain Python values; no bounds."""
+        if self.resolution is not None:
+            raise SchemaError(
+                f"Feature '{self.name}' is {self.kind}; only real and integer features "
+                f"take a resolution. Got resolution={self.resolution!r}."
+            )
+        if self.categories is None or len(self.categories) == 0:
+            raise SchemaError(f"Feature '{self.name}' ({self.kind}) needs its categories.")
+        cats = tuple(_py(c) for c in self.categories)
+        if len(set(cats)) != len(cats):
+            raise SchemaError(f"Feature '{self.name}': categories must be distinct. Got {cats}.")
+        if self.kind == "binary" and len(cats) != 2:
+            raise SchemaError(
+                f"Feature '{self.name}' is binary and needs exactly 2 categories. Got {cats}."
+            )
+        object.__setattr__(self, "categories", cats)
+        object.__setattr__(self, "lower", None)
+        object.__setattr__(self, "upper", None)
 
     def _checked_resolution(self) -> float | None:
         res = self.resolution
@@ -175,7 +185,7 @@ class Feature:
     def range(self) -> float:
         """Width of the domain: ``upper - lower`` for numeric features, the number of
         levels minus one for ordinal ones, 1 for categorical ones.  Zero widths
-        are returned as 1 so that normalised distances stay finite."""
+        are returned as 1 so that range-normalised distances stay finite."""
         if self.is_numeric:
             width = float(self.upper) - float(self.lower)  # type: ignore[arg-type]
         elif self.kind == "ordinal":

@@ -34,6 +34,44 @@ def infer_features(
     categories = dict(categories or {})
     bounds = dict(bounds or {})
     resolution = dict(resolution or {})
+    act = _actionability_overrides(immutable, increasing, decreasing)
+    if target is not None and target not in frame.columns:
+        raise ValidationError(
+            f"Target column '{target}' not in the frame's columns {list(frame.columns)}."
+        )
+    cols = [c for c in frame.columns if c != target]
+    _check_override_names(
+        cols,
+        kinds=kinds,
+        categories=categories,
+        bounds=bounds,
+        actionability=act,
+        resolution=resolution,
+    )
+    feats: list[Feature] = []
+    for c in cols:
+        s = frame[c]
+        if s.isna().any():
+            raise ValidationError(
+                f"Column '{c}' has missing values; impute or drop them before inferring a schema."
+            )
+        kind, cats = kinds.get(c), categories.get(c)
+        if kind is None:
+            kind, cats = _guess_kind(s, cats)
+        a = act.get(c, "free")
+        if kind in NUMERIC_KINDS:
+            feats.append(_numeric_feature(c, s, kind, a, bounds.get(c), resolution.get(c)))
+        else:
+            if cats is None:
+                cats = _observed_levels(c, s, max_categories, explicit_kind=c in kinds)
+            feats.append(_categorical_feature(c, kind, cats, a))
+    return feats, _classes(frame, target)
+
+
+def _actionability_overrides(
+    immutable: Iterable[str], increasing: Iterable[str], decreasing: Iterable[str]
+) -> dict[str, str]:
+    """Feature name -> actionability; a name given twice is an error."""
     act: dict[str, str] = {}
     for names, a in (
         (immutable, "immutable"),
@@ -44,79 +82,90 @@ def infer_features(
             if n in act:
                 raise SchemaError(f"Feature '{n}' is given two actionabilities: {act[n]} and {a}.")
             act[n] = a
-    if target is not None and target not in frame.columns:
-        raise ValidationError(
-            f"Target column '{target}' not in the frame's columns {list(frame.columns)}."
-        )
-    cols = [c for c in frame.columns if c != target]
-    for mapping, label in (
-        (kinds, "kinds"),
-        (categories, "categories"),
-        (bounds, "bounds"),
-        (act, "actionability"),
-        (resolution, "resolution"),
-    ):
+    return act
+
+
+def _check_override_names(cols: list[Any], **overrides: Mapping[str, Any]) -> None:
+    for label, mapping in overrides.items():
         unknown = [n for n in mapping if n not in cols]
         if unknown:
             raise SchemaError(f"{label} overrides name unknown columns {unknown}. Columns: {cols}.")
-    feats: list[Feature] = []
-    for c in cols:
-        s = frame[c]
-        if s.isna().any():
-            raise ValidationError(
-                f"Column '{c}' has missing values; impute or drop them before inferring a schema."
-            )
-        kind = kinds.get(c)
-        cats = categories.get(c)
-        if kind is None:
-            if isinstance(s.dtype, pd.CategoricalDtype):
-                kind = "ordinal" if s.dtype.ordered else "categorical"
-                if cats is None:
-                    cats = list(s.dtype.categories)
-            elif pd.api.types.is_bool_dtype(s):
-                kind = "binary"
-            elif pd.api.types.is_numeric_dtype(s):
-                vals = s.to_numpy(dtype=float)
-                uniq = np.unique(vals)
-                if set(uniq.tolist()) <= {0.0, 1.0} and len(uniq) == 2:
-                    kind = "binary"
-                elif np.all(np.abs(vals - np.round(vals)) < 1e-9):
-                    kind = "integer"
-                else:
-                    kind = "real"
-            else:
-                kind = "categorical"
-        a = act.get(c, "free")
-        if kind in NUMERIC_KINDS:
-            lo, hi = bounds.get(c, (float(pd.to_numeric(s).min()), float(pd.to_numeric(s).max())))
-            res = resolution.get(c)
-            if (
-                res is None
-            ):  # the step the column is recorded in (integers: 1 unless plainly coarser)
-                res = infer_resolution(
-                    pd.to_numeric(s).to_numpy(dtype=float), integer=kind == "integer"
-                )
-            feats.append(Feature(c, kind, lower=lo, upper=hi, actionability=a, resolution=res))  # type: ignore[arg-type]
-        else:
-            if cats is None:
-                uniq_vals = pd.unique(s)
-                if len(uniq_vals) > max_categories and c not in kinds:
-                    raise SchemaError(
-                        f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
-                        f"(more than max_categories={max_categories}); is it an identifier? "
-                        "Drop it, or pass kinds={...} / max_categories to keep it."
-                    )
-                try:
-                    cats = sorted(_py(v) for v in uniq_vals)
-                except TypeError:
-                    cats = [_py(v) for v in uniq_vals]
-            if kind == "binary" and len(cats) != 2:
-                kind = "categorical"
-            feats.append(Feature(c, kind, categories=tuple(cats), actionability=a))  # type: ignore[arg-type]
-    classes = None
-    if target is not None:
-        try:
-            classes = tuple(sorted(_py(v) for v in pd.unique(frame[target])))
-        except TypeError:
-            classes = tuple(_py(v) for v in pd.unique(frame[target]))
-    return feats, classes
+
+
+def _guess_kind(s: pd.Series, cats: Sequence[Any] | None) -> tuple[str, Sequence[Any] | None]:
+    """The kind read from a column's dtype and values (and a categorical dtype's levels)."""
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        kind = "ordinal" if s.dtype.ordered else "categorical"
+        return kind, list(s.dtype.categories) if cats is None else cats
+    if pd.api.types.is_bool_dtype(s):
+        return "binary", cats
+    if not pd.api.types.is_numeric_dtype(s):
+        return "categorical", cats
+    vals = s.to_numpy(dtype=float)
+    uniq = np.unique(vals)
+    if set(uniq.tolist()) <= {0.0, 1.0} and len(uniq) == 2:
+        return "binary", cats
+    if np.all(np.abs(vals - np.round(vals)) < 1e-9):
+        return "integer", cats
+    return "real", cats
+
+
+def _numeric_feature(
+    c: str,
+    s: pd.Series,
+    kind: str,
+    actionability: str,
+    bounds: tuple[float, float] | None,
+    resolution: float | None,
+) -> Feature:
+    """A numeric feature bounded by ``bounds`` or the observed range, with the step the
+    column is recorded in (integers: 1 unless plainly coarser) unless one is given."""
+    values = pd.to_numeric(s)
+    lo, hi = bounds if bounds is not None else (float(values.min()), float(values.max()))
+    if resolution is None:
+        resolution = infer_resolution(values.to_numpy(dtype=float), integer=kind == "integer")
+    return Feature(
+        c,
+        kind,  # type: ignore[arg-type]
+        lower=lo,
+        upper=hi,
+        actionability=actionability,  # type: ignore[arg-type]
+        resolution=resolution,
+    )
+
+
+def _categorical_feature(c: str, kind: str, cats: Sequence[Any], actionability: str) -> Feature:
+    """A feature with levels ``cats``; "binary" with other than two levels is categorical."""
+    if kind == "binary" and len(cats) != 2:
+        kind = "categorical"
+    return Feature(
+        c,
+        kind,  # type: ignore[arg-type]
+        categories=tuple(cats),
+        actionability=actionability,  # type: ignore[arg-type]
+    )
+
+
+def _observed_levels(c: str, s: pd.Series, max_categories: int, *, explicit_kind: bool) -> list:
+    """The distinct values of a non-numeric column, sorted where they can be."""
+    uniq_vals = pd.unique(s)
+    if len(uniq_vals) > max_categories and not explicit_kind:
+        raise SchemaError(
+            f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
+            f"(more than max_categories={max_categories}); is it an identifier? "
+            "Drop it, or pass kinds={...} / max_categories to keep it."
+        )
+    try:
+        return sorted(_py(v) for v in uniq_vals)
+    except TypeError:
+        return [_py(v) for v in uniq_vals]
+
+
+def _classes(frame: pd.DataFrame, target: str | None) -> tuple[Any, ...] | None:
+    """The target's classes, sorted where they can be."""
+    if target is None:
+        return None
+    try:
+        return tuple(sorted(_py(v) for v in pd.unique(frame[target])))
+    except TypeError:
+        return tuple(_py(v) for v in pd.unique(frame[target]))

@@ -59,7 +59,8 @@ def finite_number(
         out = float(value)
     except OverflowError:
         raise error(
-            f"{what} = {show_number(value)} is too large a number (beyond float64's range, about 1.8e308).{tail}"
+            f"{what} = {show_number(value)} is too large a number (beyond float64's range, "
+            f"about 1.8e308).{tail}"
         ) from None
     if not math.isfinite(out):
         raise error(f"{what} must be a finite number. Got {show_number(value)}.{tail}")
@@ -67,6 +68,9 @@ def finite_number(
 
 
 def integer_out_of_range(values: np.ndarray) -> np.ndarray:
-    """Positions of ``values`` (floats) an integer feature cannot hold: beyond ``MAX_INTEGER`` in magnitude."""
+    """Positions of ``values`` (floats) an integer feature cannot hold.
+
+    Those beyond ``MAX_INTEGER`` in magnitude.
+    """
     with np.errstate(invalid="ignore"):
         return np.flatnonzero(~(np.abs(np.asarray(values, dtype=float)) <= MAX_INTEGER))

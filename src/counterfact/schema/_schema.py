@@ -135,7 +135,10 @@ class Schema:
         return out
 
     def with_units(self, **units: str) -> Schema:
-        """A copy with units for some numeric features (``schema.with_units(duration="months")``)."""
+        """A copy with units for some numeric features.
+
+        ``schema.with_units(duration="months")``.
+        """
         out = self
         for name, unit in units.items():
             out = out.with_feature(name, unit=unit)
@@ -195,6 +198,21 @@ class Schema:
         wrong otherwise.  Numeric values outside the observed bounds are allowed
         in queries (they are real people); unknown categories are not.
         """
+        out = self._schema_columns(X, what, allow_extra)
+        fast = self._validated_blocks(out)
+        if fast is not None:
+            return fast
+        for f in self.features:  # column by column: finds and names the first problem
+            col = out[f.name]
+            _check_no_missing(col, f, what)
+            if f.is_numeric:
+                out[f.name] = _checked_numeric(col, f, what)
+            else:
+                out[f.name] = _checked_categorical(col, f, what)
+        return out
+
+    def _schema_columns(self, X: Any, what: str, allow_extra: bool) -> pd.DataFrame:
+        """A copy of ``X``'s rows with the schema's columns in order (a Series is one row)."""
         if isinstance(X, pd.Series):
             X = X.to_frame().T
         if not isinstance(X, pd.DataFrame):
@@ -214,53 +232,6 @@ class Schema:
         out = X.loc[:, self.names].copy()
         if len(out) == 0:
             raise ValidationError(f"{what} has no rows.")
-        fast = self._validated_blocks(out)
-        if fast is not None:
-            return fast
-        for f in self.features:  # column by column: finds and names the first problem
-            col = out[f.name]
-            if col.isna().any():
-                rows = list(out.index[col.isna().to_numpy()][:5])
-                raise ValidationError(
-                    f"{what} has missing values (NaN) in column '{f.name}' at rows {rows}. "
-                    "Impute or drop them first."
-                )
-            if f.is_numeric:
-                if not (
-                    pd.api.types.is_numeric_dtype(col.dtype)
-                    or pd.api.types.is_bool_dtype(col.dtype)
-                ):
-                    texts = [v for v in col.tolist() if isinstance(v, (str, bytes))]
-                    if texts:
-                        raise ValidationError(
-                            f"{what}: column '{f.name}' is {f.kind} but holds text values such as "
-                            f"{texts[0]!r}. Convert the column to numbers first, e.g. "
-                            f"X['{f.name}'] = pd.to_numeric(X['{f.name}'])."
-                        )
-                vals = _numeric_values(col, f, what)
-                if f.kind == "integer":
-                    frac = np.flatnonzero(np.abs(vals - np.round(vals)) > 1e-9)
-                    if frac.size:
-                        k = int(frac[0])
-                        raise ValidationError(
-                            f"{what}: column '{f.name}' is integer but has fractional values, such as "
-                            f"{show_number(col.iloc[k])} at row {_py(col.index[k])!r}."
-                        )
-                    out[f.name] = np.round(vals).astype(np.int64)
-                else:
-                    out[f.name] = vals
-            else:
-                cats = set(f.categories)  # type: ignore[arg-type]
-                vals_list = [_py(v) for v in col.tolist()]
-                bad = sorted({repr(v) for v in vals_list if v not in cats})
-                if bad:
-                    raise ValidationError(
-                        f"{what}: column '{f.name}' has values {', '.join(bad[:5])}"
-                        f"{' (and more)' if len(bad) > 5 else ''} that are not among its "
-                        f"categories {list(f.categories or ())}. Map them to known categories, or "
-                        "extend the schema (schema.with_feature(name, categories=...))."
-                    )
-                out[f.name] = pd.Series(vals_list, index=out.index, dtype=object)
         return out
 
     def _validated_blocks(self, out: pd.DataFrame) -> pd.DataFrame | None:
@@ -445,24 +416,27 @@ def _numeric_values(col: pd.Series, f: Feature, what: str) -> pd.Series:
         vals = pd.Series([_as_float(v) for v in col.tolist()], index=col.index, dtype=float)
     except (TypeError, ValueError):
         raise ValidationError(
-            f"{what}: column '{f.name}' is {f.kind} but has non-numeric values such as {col.iloc[0]!r}."
+            f"{what}: column '{f.name}' is {f.kind} but has non-numeric values such as "
+            f"{col.iloc[0]!r}."
         ) from None
     arr = vals.to_numpy()
     bad = np.flatnonzero(~np.isfinite(arr))
     if bad.size:
         k = int(bad[0])
         raise ValidationError(
-            f"{what}: column '{f.name}' holds {show_number(col.iloc[k])} at row {_py(col.index[k])!r}, which is not a "
-            "finite float64 number (about +-1.8e308 at most). Send a finite value."
+            f"{what}: column '{f.name}' holds {show_number(col.iloc[k])} at row "
+            f"{_py(col.index[k])!r}, which is not a finite float64 number (about +-1.8e308 "
+            "at most). Send a finite value."
         )
     if f.kind == "integer":
         big = integer_out_of_range(arr)
         if big.size:
             k = int(big[0])
             raise ValidationError(
-                f"{what}: column '{f.name}' is integer but holds {show_number(col.iloc[k])} at row {_py(col.index[k])!r}; "
-                f"an integer feature holds whole numbers of magnitude at most 2**53 = {MAX_INTEGER} (the largest "
-                "every model and solver computes exactly). Check the value."
+                f"{what}: column '{f.name}' is integer but holds {show_number(col.iloc[k])} "
+                f"at row {_py(col.index[k])!r}; an integer feature holds whole numbers of "
+                f"magnitude at most 2**53 = {MAX_INTEGER} (the largest every model and "
+                "solver computes exactly). Check the value."
             )
     return vals
 
@@ -476,8 +450,59 @@ def _as_float(v: Any) -> float:
         return math.nan
 
 
+def _check_no_missing(col: pd.Series, f: Feature, what: str) -> None:
+    if col.isna().any():
+        rows = list(col.index[col.isna().to_numpy()][:5])
+        raise ValidationError(
+            f"{what} has missing values (NaN) in column '{f.name}' at rows {rows}. "
+            "Impute or drop them first."
+        )
+
+
+def _checked_numeric(col: pd.Series, f: Feature, what: str) -> np.ndarray:
+    """The column as floats (integer features: as int64); text and fractions refused."""
+    if not (pd.api.types.is_numeric_dtype(col.dtype) or pd.api.types.is_bool_dtype(col.dtype)):
+        texts = [v for v in col.tolist() if isinstance(v, (str, bytes))]
+        if texts:
+            raise ValidationError(
+                f"{what}: column '{f.name}' is {f.kind} but holds text values such as "
+                f"{texts[0]!r}. Convert the column to numbers first, e.g. "
+                f"X['{f.name}'] = pd.to_numeric(X['{f.name}'])."
+            )
+    vals = _numeric_values(col, f, what)
+    if f.kind != "integer":
+        return vals
+    frac = np.flatnonzero(np.abs(vals - np.round(vals)) > 1e-9)
+    if frac.size:
+        k = int(frac[0])
+        raise ValidationError(
+            f"{what}: column '{f.name}' is integer but has fractional "
+            f"values, such as {show_number(col.iloc[k])} at row "
+            f"{_py(col.index[k])!r}."
+        )
+    return np.round(vals).astype(np.int64)
+
+
+def _checked_categorical(col: pd.Series, f: Feature, what: str) -> pd.Series:
+    """The column as plain Python values; values outside the categories refused."""
+    cats = set(f.categories)  # type: ignore[arg-type]
+    vals_list = [_py(v) for v in col.tolist()]
+    bad = sorted({repr(v) for v in vals_list if v not in cats})
+    if bad:
+        raise ValidationError(
+            f"{what}: column '{f.name}' has values {', '.join(bad[:5])}"
+            f"{' (and more)' if len(bad) > 5 else ''} that are not among its "
+            f"categories {list(f.categories or ())}. Map them to known categories, or "
+            "extend the schema (schema.with_feature(name, categories=...))."
+        )
+    return pd.Series(vals_list, index=col.index, dtype=object)
+
+
 def _coerce_column(col: pd.Series) -> np.ndarray:
-    """:func:`_numeric_column`, with Python ints beyond float64 as infinities (refused by the caller)."""
+    """:func:`_numeric_column`, with Python ints beyond float64 as infinities.
+
+    The caller refuses them.
+    """
     try:
         return _numeric_column(col)
     except OverflowError:
@@ -490,9 +515,10 @@ def _check_castable(X: pd.DataFrame, name: str, values: np.ndarray) -> None:
     if bad.size:
         k = int(bad[0])
         raise ValidationError(
-            f"column '{name}' is integer but holds {show_number(X[name].iloc[k])} at row {_py(X.index[k])!r}: a missing, "
-            f"infinite or too large value (an integer feature holds at most 2**53 = {MAX_INTEGER} in magnitude), "
-            "which no integer column can hold."
+            f"column '{name}' is integer but holds {show_number(X[name].iloc[k])} at row "
+            f"{_py(X.index[k])!r}: a missing, infinite or too large value (an integer "
+            f"feature holds at most 2**53 = {MAX_INTEGER} in magnitude), which no integer "
+            "column can hold."
         )
 
 

@@ -26,17 +26,17 @@ from typing import Any
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
-from ._requestlog import RequestLog
 from ._build import build_service, fit_methods
 from ._quota import Quotas
 from ._request import Limits, QuotaExceeded, ServerBusy
+from ._requestlog import RequestLog
 from ._service import Service
 
 __all__ = [
-    "RequestLog",
     "Limits",
     "QuotaExceeded",
     "Quotas",
+    "RequestLog",
     "ServerBusy",
     "Service",
     "build_service",
@@ -47,7 +47,8 @@ __all__ = [
 
 
 def require_server_deps() -> None:
-    """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are installed."""
+    """Raise :class:`~counterfact.MissingDependencyError` unless FastAPI and uvicorn are
+    installed."""
     for name in ("fastapi", "uvicorn"):
         import_optional(name, purpose="counterfact serve")
 
@@ -57,7 +58,7 @@ def create_app(
     *,
     token: str | None = None,
     title: str = "counterfact",
-    audit_log: RequestLog | str | os.PathLike[str] | None = None,
+    request_log: RequestLog | str | os.PathLike[str] | None = None,
 ) -> Any:
     """The FastAPI application serving ``service`` (see :func:`counterfact.serve._app.create_app`).
 
@@ -69,7 +70,7 @@ def create_app(
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
-    audit_log : RequestLog or path, optional
+    request_log : RequestLog or path, optional
         Append one JSON line per ``/api/*`` request there: who asked what and
         what the answer revealed (see :mod:`counterfact.serve._requestlog`).
     """
@@ -80,5 +81,9 @@ def create_app(
     require_server_deps()
     from ._app import create_app as _create  # lazy: _app imports FastAPI, an optional extra
 
-    log = audit_log if audit_log is None or isinstance(audit_log, RequestLog) else RequestLog(audit_log)
-    return _create(service, token=token, title=title, audit_log=log)
+    log = (
+        request_log
+        if request_log is None or isinstance(request_log, RequestLog)
+        else RequestLog(request_log)
+    )
+    return _create(service, token=token, title=title, request_log=log)

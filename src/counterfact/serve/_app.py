@@ -9,7 +9,7 @@ import logging
 import math
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from functools import partial
@@ -27,7 +27,6 @@ from starlette.exceptions import HTTPException
 
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
-from ._requestlog import RequestLog, token_fingerprint
 from ._docs import swagger_ui_assets
 from ._models import (
     ErrorOut,
@@ -43,6 +42,7 @@ from ._models import (
 from ._pool import Cancelled
 from ._quota import Quotas
 from ._request import ExplainJob, ServerBusy
+from ._requestlog import RequestLog, token_fingerprint
 from ._service import Service
 
 __all__ = ["create_app"]
@@ -74,6 +74,9 @@ _ERRORS: dict[int | str, dict[str, Any]] = {
 #: the status logged for a request whose client went away before its answer (nginx's convention)
 CLIENT_GONE = 499
 
+#: ``await in_worker(fn, *args)``: ``fn(*args)`` run in the server's worker threads
+_InWorker = Callable[..., Awaitable[Any]]
+
 
 def _error(
     status: int, kind: str, detail: str, headers: dict[str, str] | None = None
@@ -95,7 +98,8 @@ class _BodyLimit:
         too_large = _error(
             413,
             "Payload Too Large",
-            f"The request body exceeds this server's limit of {self.max_bytes} bytes; send fewer rows per request.",
+            f"The request body exceeds this server's limit of {self.max_bytes} bytes; send fewer "
+            "rows per request.",
         )
         length = dict(scope["headers"]).get(b"content-length")
         if length is not None:
@@ -146,26 +150,26 @@ def _client(scope: Any) -> str:
 
 
 class _Guard:
-    """Per-client request quota and the audit log, for every ``/api/*`` request.
+    """Per-client request quota and the request log, for every ``/api/*`` request.
 
     Counts the request against the client's per-minute quota (``429`` with
     ``Retry-After`` when over, before the body is read), gives the handlers a
-    record to fill (``scope["counterfact.audit"]``: the validated request and
-    what the answer revealed) and appends it to the audit log with the status
+    record to fill (``scope["counterfact.request_log"]``: the validated request and
+    what the answer revealed) and appends it to the request log with the status
     once the answer has been sent.
     """
 
-    def __init__(self, app: Any, quotas: Quotas, audit: RequestLog | None) -> None:
+    def __init__(self, app: Any, quotas: Quotas, request_log: RequestLog | None) -> None:
         self.app = app
         self.quotas = quotas
-        self.audit = audit
+        self.request_log = request_log
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         if scope["type"] != "http" or not str(scope.get("path", "")).startswith("/api/"):
             await self.app(scope, receive, send)
             return
         record: dict[str, Any] = {}
-        scope["counterfact.audit"] = record
+        scope["counterfact.request_log"] = record
         status: list[int | None] = [None]
         t0 = time.perf_counter()
 
@@ -190,11 +194,13 @@ class _Guard:
             finally:
                 if status[0] is None:
                     status[0] = CLIENT_GONE
-                if self.audit is not None:
-                    self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
+                if self.request_log is not None:
+                    self.request_log.write(
+                        self._line(scope, record, status[0], time.perf_counter() - t0)
+                    )
             return
-        if self.audit is not None:
-            self.audit.write(self._line(scope, record, status[0], time.perf_counter() - t0))
+        if self.request_log is not None:
+            self.request_log.write(self._line(scope, record, status[0], time.perf_counter() - t0))
 
     @staticmethod
     def _line(
@@ -270,7 +276,8 @@ def _validation_message(errors: list[dict[str, Any]]) -> str:
     for e in errors:
         if e.get("type") == "json_invalid":
             why = (e.get("ctx") or {}).get("error", "")
-            return f"The request body is not valid JSON{': ' + str(why) if why else ''}. Send a JSON object."
+            because = f": {why}" if why else ""
+            return f"The request body is not valid JSON{because}. Send a JSON object."
     by_loc: dict[str, list[str]] = {}
     tags: dict[str, set[str]] = {}
     for e in errors:
@@ -306,7 +313,7 @@ def create_app(
     *,
     token: str | None = None,
     title: str = "counterfact",
-    audit_log: RequestLog | None = None,
+    request_log: RequestLog | None = None,
 ) -> FastAPI:
     """The HTTP application around a :class:`~counterfact.serve.Service`.
 
@@ -318,12 +325,13 @@ def create_app(
         When given, every ``/api/*`` request needs ``Authorization: Bearer <token>``.
     title : str
         Title of the OpenAPI document.
-    audit_log : RequestLog, optional
+    request_log : RequestLog, optional
         Where one JSON line per ``/api/*`` request goes (closed when the app stops).
     """
     if not (STATIC / "index.html").is_file():
         raise CounterfactError(
-            "The page's files (counterfact/serve/static) are missing from this install of counterfact; "
+            "The page's files (counterfact/serve/static) are missing from this install of "
+            "counterfact; "
             "reinstall it (pip install --force-reinstall 'counterfact[serve]')."
         )
     limits = service.limits
@@ -332,33 +340,35 @@ def create_app(
     executor = ThreadPoolExecutor(
         max_workers=2 * limits.max_pending + 4, thread_name_prefix="counterfact-explain"
     )
-    app = _new_app(service, executor, title, audit_log)
+    app = _new_app(service, executor, title, request_log)
     _add_error_handlers(app)
     _add_page(app, service)
     docs = swagger_ui_assets()
     _add_docs(app, title, docs)
     app.include_router(_api(service, executor, token, docs=docs is not None))
     app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
-    app.add_middleware(_Guard, quotas=service.quotas, audit=audit_log)
+    app.add_middleware(_Guard, quotas=service.quotas, request_log=request_log)
     app.add_middleware(_SecurityHeaders)
     return app
 
 
 def _new_app(
-    service: Service, executor: ThreadPoolExecutor, title: str, audit_log: RequestLog | None
+    service: Service, executor: ThreadPoolExecutor, title: str, request_log: RequestLog | None
 ) -> FastAPI:
-    """The bare application; stopping it shuts the worker threads down and closes the audit log."""
+    """The bare application; stopping it shuts the worker threads down and closes the
+    request log."""
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> Any:
         yield
         executor.shutdown(wait=False, cancel_futures=True)
-        if audit_log is not None:
-            audit_log.close()
+        if request_log is not None:
+            request_log.close()
 
     app = FastAPI(
         title=title,
-        summary="Counterfactual explanations: what could change the model's decision, under the user's own constraints.",
+        summary="Counterfactual explanations: what could change the model's decision, under the "
+        "user's own constraints.",
         version=__version__,
         lifespan=lifespan,
         docs_url=None,  # FastAPI's own pages load Swagger UI and ReDoc from a CDN: see _add_docs
@@ -370,7 +380,8 @@ def _new_app(
 
 
 def _add_error_handlers(app: FastAPI) -> None:
-    """Every error is a JSON ``{"error", "detail"}``: 422 for invalid requests, 429 when busy, 500 for a crash."""
+    """Every error is a JSON ``{"error", "detail"}``: 422 for invalid requests, 429 when busy,
+    500 for a crash."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -408,8 +419,8 @@ def _add_error_handlers(app: FastAPI) -> None:
 
 
 def _note(req: Request, /, **fields: Any) -> None:
-    """Add ``fields`` to the request's audit record (see :class:`_Guard`)."""
-    record = req.scope.get("counterfact.audit")
+    """Add ``fields`` to the request's log record (see :class:`_Guard`)."""
+    record = req.scope.get("counterfact.request_log")
     if record is not None:
         record.update(fields)
 
@@ -448,12 +459,15 @@ def _add_docs(app: FastAPI, title: str, assets: Path | None) -> None:
 
 
 def _token_check(token: str | None) -> Callable[..., None]:
-    """The dependency that checks the bearer token of an ``/api/*`` request (none needed when ``token`` is None)."""
+    """The dependency that checks the bearer token of an ``/api/*`` request (none needed
+    when ``token`` is None)."""
     bearer = HTTPBearer(
         auto_error=False, description="Required on /api/* when the server was started with a token."
     )
 
-    def check_token(credentials: HTTPAuthorizationCredentials | None = Depends(bearer)) -> None:  # noqa: B008
+    def check_token(
+        credentials: HTTPAuthorizationCredentials | None = Depends(bearer),  # noqa: B008
+    ) -> None:
         if token is None:
             return
         if credentials is None:
@@ -478,13 +492,18 @@ def _api(
     return api
 
 
+#: what ``GET /api/schema`` answers (its description in the OpenAPI document)
+_SCHEMA_ROUTE = (
+    "Features (kind, domain, default actionability, resolution, description), classes and their\n"
+    "names, limits, the retrained models available, where the API's documentation is."
+)
+
+
 def _add_describe_routes(api: APIRouter, service: Service, docs: bool) -> None:
     """What the server offers: the schema, the methods, example rows."""
 
-    @api.get("/schema", response_model=SchemaOut, tags=["data"])
+    @api.get("/schema", response_model=SchemaOut, tags=["data"], description=_SCHEMA_ROUTE)
     async def schema() -> dict[str, Any]:
-        """Features (kind, domain, default actionability, resolution, description), classes and their
-        names, limits, the retrained models available, where the API's documentation is."""
         return {**service.schema_info(), "api_docs": "/docs" if docs else "/openapi.json"}
 
     @api.get("/methods", response_model=MethodsOut, tags=["methods"])
@@ -504,25 +523,34 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
     async def in_worker(fn: Callable[..., Any], *args: Any) -> Any:
         return await asyncio.get_running_loop().run_in_executor(executor, fn, *args)
 
+    _add_predict_route(api, service, in_worker)
+    _add_explain_route(api, service, executor, in_worker)
+
+
+def _add_predict_route(api: APIRouter, service: Service, in_worker: _InWorker) -> None:
+    """``POST /api/predict``: the model's decisions."""
+
     @api.post("/predict", response_model=PredictOut, tags=["model"])
     async def predict(body: RowsRequest, request: Request) -> dict[str, Any]:
         """Decision and class probabilities for raw rows."""
         _note(request, request={"rows": body.rows})
         out: dict[str, Any] = await in_worker(service.predict, body.rows)
-        _note(
-            request,
-            revealed={
-                "predictions": [
-                    {
-                        "row": p["row"],
-                        "prediction": p["prediction"],
-                        "probabilities": p["probabilities"],
-                    }
-                    for p in out["predictions"]
-                ]
-            },
-        )
+        _note(request, revealed={"predictions": _revealed_predictions(out)})
         return out
+
+
+def _revealed_predictions(out: dict[str, Any]) -> list[dict[str, Any]]:
+    """What a prediction's answer disclosed about the model (for the request log)."""
+    return [
+        {"row": p["row"], "prediction": p["prediction"], "probabilities": p["probabilities"]}
+        for p in out["predictions"]
+    ]
+
+
+def _add_explain_route(
+    api: APIRouter, service: Service, executor: ThreadPoolExecutor, in_worker: _InWorker
+) -> None:
+    """``POST /api/explain``: counterfactuals, within the client's quota."""
 
     @api.post("/explain", response_model=ExplainOut, tags=["methods"])
     async def explain(body: ExplainRequest, request: Request) -> dict[str, Any]:
@@ -535,21 +563,7 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
         """
         _note(request, request=body.model_dump(exclude_none=True))
         # validation is cheap but runs pandas: keep it off the event loop too
-        job = await in_worker(
-            partial(
-                service.prepare_explain,
-                rows=body.rows,
-                method=body.method,
-                n_counterfactuals=body.n_counterfactuals,
-                target=body.target,
-                constraints=None if body.constraints is None else body.constraints.model_dump(),
-                time_limit=body.time_limit,
-                min_probability=body.min_probability,
-                regions=body.regions,
-                robust=body.robust,
-                reasons=body.reasons,
-            )
-        )
+        job = await in_worker(partial(service.prepare_explain, **_explain_request(body)))
         reservation = service.quotas.reserve(
             _client(request.scope), len(job.frame) * job.n_counterfactuals
         )
@@ -563,8 +577,24 @@ def _add_model_routes(api: APIRouter, service: Service, executor: ThreadPoolExec
         return out
 
 
+def _explain_request(body: ExplainRequest) -> dict[str, Any]:
+    """The keyword arguments of :meth:`Service.prepare_explain` for a validated body."""
+    return {
+        "rows": body.rows,
+        "method": body.method,
+        "n_counterfactuals": body.n_counterfactuals,
+        "target": body.target,
+        "constraints": None if body.constraints is None else body.constraints.model_dump(),
+        "time_limit": body.time_limit,
+        "min_probability": body.min_probability,
+        "regions": body.regions,
+        "robust": body.robust,
+        "reasons": body.reasons,
+    }
+
+
 def _revealed(out: dict[str, Any]) -> dict[str, Any]:
-    """What an explanation's answer disclosed about the model (for the audit log)."""
+    """What an explanation's answer disclosed about the model (for the request log)."""
     rows = [
         {
             "row": r["row"],

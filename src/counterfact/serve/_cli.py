@@ -20,10 +20,10 @@ from ..data import load_csv
 from ..exceptions import ValidationError
 from ..models import KINDS, load_model_file
 from . import create_app, require_server_deps
-from ._requestlog import RequestLog
 from ._build import build_service
 from ._docs import swagger_ui_assets
 from ._request import Limits
+from ._requestlog import RequestLog
 
 __all__ = ["add_parser", "app_from_env", "cmd_serve"]
 
@@ -41,7 +41,7 @@ Safety: the server binds to 127.0.0.1 unless --host says otherwise; on any other
 needs --token (or {TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /api/*, or
 --allow-public to serve openly on purpose. Open the page as http://HOST:PORT/#token=<token>.
 Each client (address) may send --requests-per-minute requests and be answered
---counterfactuals-per-hour counterfactuals (0: no quota); --audit-log FILE appends one JSON
+--counterfactuals-per-hour counterfactuals (0: no quota); --request-log FILE appends one JSON
 line per request: who asked what, and what was revealed. No model or pickle is ever accepted
 over HTTP: the model is the one given here. Loading --model-file runs code from the file, so it
 requires --allow-unsafe-model-load.
@@ -50,9 +50,27 @@ requires --allow-unsafe-model-load.
 
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Register the ``serve`` subcommand on the ``counterfact`` parser's subparsers."""
-    common = argparse.ArgumentParser(
-        add_help=False
-    )  # the command's -v/-q/--debug, also after 'serve'
+    p = subparsers.add_parser(
+        "serve",
+        parents=[_output_options()],
+        help="serve an HTTP API and an interactive recourse page",
+        description="Serve counterfactual explanations over HTTP: a JSON API and a page where a "
+        "person states what they can change.",
+        epilog=_EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    _add_model_options(p)
+    _add_network_options(p)
+    _add_quota_options(p)
+    _add_answer_options(p)
+    _add_limit_options(p)
+    p.set_defaults(func=cmd_serve)
+    return p  # type: ignore[no-any-return]
+
+
+def _output_options() -> argparse.ArgumentParser:
+    """The command's -v/-q/--debug, accepted after 'serve' too (a parent parser)."""
+    common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
         "-v",
         "--verbose",
@@ -73,15 +91,11 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=argparse.SUPPRESS,
         help="show the full traceback of an error",
     )
-    p = subparsers.add_parser(
-        "serve",
-        parents=[common],
-        help="serve an HTTP API and an interactive recourse page",
-        description="Serve counterfactual explanations over HTTP: a JSON API and a page where a person "
-        "states what they can change.",
-        epilog=_EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    return common
+
+
+def _add_model_options(p: argparse.ArgumentParser) -> None:
+    """What is served: the data, the model and the methods."""
     src = p.add_mutually_exclusive_group()
     src.add_argument(
         "--dataset", default="german_credit", help="bundled dataset name (default german_credit)"
@@ -109,6 +123,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         help="comma-separated methods to load, e.g. mace,ufce,nearest "
         "(default: every installed method that supports the model)",
     )
+
+
+def _add_network_options(p: argparse.ArgumentParser) -> None:
+    """Where and for whom it is served: address, processes, token, request log."""
     p.add_argument(
         "--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)"
     )
@@ -125,13 +143,19 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--allow-public",
         action="store_true",
-        help="serve on a non-loopback --host without a token (anyone who can reach it may use the API)",
+        help="serve on a non-loopback --host without a token (anyone who can reach it may use "
+        "the API)",
     )
     p.add_argument(
-        "--audit-log",
+        "--request-log",
         metavar="FILE",
-        help="append one JSON line per API request to FILE: client, request, status, what was revealed",
+        help="append one JSON line per API request to FILE: client, request, status, what was "
+        "revealed",
     )
+
+
+def _add_quota_options(p: argparse.ArgumentParser) -> None:
+    """How much one client may ask, and how many explanations of a method run at once."""
     p.add_argument(
         "--requests-per-minute",
         type=int,
@@ -144,7 +168,8 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         type=int,
         default=1000,
         metavar="N",
-        help="counterfactuals answered per client in any hour; more get 429 (default 1000; 0: no quota)",
+        help="counterfactuals answered per client in any hour; more get 429 (default 1000; "
+        "0: no quota)",
     )
     p.add_argument(
         "--method-concurrency",
@@ -153,19 +178,24 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         metavar="N",
         help="explanations of one method running at once, each on its own copy (default 2)",
     )
+
+
+def _add_answer_options(p: argparse.ArgumentParser) -> None:
+    """How answers read and what they may be asked to hold for: class names, retrained
+    models, the seed."""
     p.add_argument(
         "--class-names",
         metavar="NAMES",
-        help="readable class names, one per class in the model's order (bad,good) or class=name pairs "
-        "(0=bad,1=good); default: the dataset's names, else the classes as written",
+        help="readable class names, one per class in the model's order (bad,good) or class=name "
+        "pairs (0=bad,1=good); default: the dataset's names, else the classes as written",
     )
     p.add_argument(
         "--robust-to",
         type=int,
         default=0,
         metavar="N",
-        help="retrain N copies of the model on bootstrap resamples at start-up, so that requests may ask "
-        "for answers that hold for all of them (default 0: none)",
+        help="retrain N copies of the model on bootstrap resamples at start-up, so that requests "
+        "may ask for answers that hold for all of them (default 0: none)",
     )
     p.add_argument(
         "--seed",
@@ -173,6 +203,10 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
         default=0,
         help="seed of the split, the model and the methods (default 0)",
     )
+
+
+def _add_limit_options(p: argparse.ArgumentParser) -> None:
+    """The limits of one request: rows, counterfactuals, time, pending work, body size."""
     p.add_argument("--max-rows", type=int, default=20, help="rows per request (default 20)")
     p.add_argument(
         "--max-counterfactuals", type=int, default=5, help="n_counterfactuals per row (default 5)"
@@ -200,8 +234,6 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     p.add_argument(
         "--max-body-bytes", type=int, default=64 * 1024, help="request body size (default 65536)"
     )
-    p.set_defaults(func=cmd_serve)
-    return p  # type: ignore[no-any-return]
 
 
 def _config(args: argparse.Namespace) -> dict[str, Any]:
@@ -220,7 +252,8 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
             )
     if args.robust_to < 0:
         raise ValidationError(
-            f"--robust-to must be >= 0 (retrained copies of the model; 0: none). Got {args.robust_to}."
+            "--robust-to must be >= 0 (retrained copies of the model; 0: none). Got "
+            f"{args.robust_to}."
         )
     if args.class_names is not None and not args.class_names.strip():
         raise ValidationError(
@@ -258,7 +291,7 @@ def _config(args: argparse.Namespace) -> dict[str, Any]:
         "methods": methods,
         "seed": args.seed,
         "limits": limits,
-        "audit_log": args.audit_log,
+        "request_log": args.request_log,
         "class_names": args.class_names,
         "robust_to": args.robust_to,
     }
@@ -317,8 +350,10 @@ def _service(config: dict[str, Any], data: Any = None, model: Any = None) -> Any
 def app_from_env() -> Any:
     """Application factory for worker processes (``--workers`` > 1)."""
     config = json.loads(os.environ[_CONFIG_ENV])
-    audit = RequestLog(config["audit_log"]) if config.get("audit_log") else None
-    return create_app(_service(config), token=os.environ.get(TOKEN_ENV) or None, audit_log=audit)
+    request_log = RequestLog(config["request_log"]) if config.get("request_log") else None
+    return create_app(
+        _service(config), token=os.environ.get(TOKEN_ENV) or None, request_log=request_log
+    )
 
 
 def _check_port(host: str, port: int) -> None:
@@ -329,7 +364,8 @@ def _check_port(host: str, port: int) -> None:
             s.bind((host, port))
         except OSError as exc:
             raise ValidationError(
-                f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port or --host."
+                f"cannot listen on {host}:{port} ({exc.strerror or exc}); pass another --port or "
+                "--host."
             ) from None
 
 
@@ -343,18 +379,21 @@ def _is_loopback(host: str) -> bool:
 
 
 def _token(args: argparse.Namespace) -> str | None:
-    """The bearer token from --token, else the environment; a blank one is an error, never "no token"."""
+    """The bearer token from --token, else the environment; a blank one is an error, never
+    "no token"."""
     if args.token is not None:
         if not args.token.strip():
             raise ValidationError(
-                f"--token is empty (an unset shell variable?); pass a non-empty token, or leave --token out "
+                "--token is empty (an unset shell variable?); pass a non-empty token, or leave "
+                "--token out "
                 f"(and {TOKEN_ENV} unset) to serve without one."
             )
         return str(args.token)
     env = os.environ.get(TOKEN_ENV)
     if env is not None and not env.strip():
         raise ValidationError(
-            f"{TOKEN_ENV} is set but blank; set it to a non-empty token, or unset it to serve without one."
+            f"{TOKEN_ENV} is set but blank; set it to a non-empty token, or unset it to serve "
+            "without one."
         )
     return env or None
 
@@ -363,8 +402,10 @@ def _check_public(host: str, token: str | None, allow_public: bool) -> None:
     """Refuse a non-loopback address without a token unless --allow-public says it is meant."""
     if token is None and not allow_public and not _is_loopback(host):
         raise ValidationError(
-            f"refusing to serve on {host} without a token: anyone who can reach it could use the API. Pass "
-            f"--token T (or set {TOKEN_ENV}) to require 'Authorization: Bearer T', or --allow-public to serve it "
+            f"refusing to serve on {host} without a token: anyone who can reach it could use the "
+            "API. Pass "
+            f"--token T (or set {TOKEN_ENV}) to require 'Authorization: Bearer T', or "
+            "--allow-public to serve it "
             "openly on purpose."
         )
 
@@ -376,14 +417,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
     token = _token(args)
     _check_public(args.host, token, bool(args.allow_public))  # before anything is loaded or fitted
     _check_port(args.host, args.port)
-    audit = (
-        RequestLog(args.audit_log) if args.audit_log else None
+    request_log = (
+        RequestLog(args.request_log) if args.request_log else None
     )  # an unwritable file fails now, too
     if not _is_loopback(args.host):
         _say(
             f"serving on {args.host}"
             + (" with a bearer token" if token else " WITHOUT a token (--allow-public)")
-            + ("" if audit else "; no --audit-log: requests are not recorded")
+            + ("" if request_log else "; no --request-log: requests are not recorded")
         )
     import uvicorn
 
@@ -392,15 +433,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
     url = f"http://{shown_host}:{args.port}/" + ("#token=<your token>" if token else "")
     log_level = "warning" if getattr(args, "quiet", False) else "info"
     if args.workers == 1:
-        app = create_app(_service(config, data, model), token=token, audit_log=audit)
+        app = create_app(_service(config, data, model), token=token, request_log=request_log)
         _say(
-            f"serving on {url} (API documentation at {'/docs' if swagger_ui_assets() else '/openapi.json'}); "
+            f"serving on {url} (API documentation at "
+            f"{'/docs' if swagger_ui_assets() else '/openapi.json'}); "
             "press Ctrl+C to stop"
         )
         uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
         return 0
-    if audit is not None:
-        audit.close()  # each worker process opens it for appending
+    if request_log is not None:
+        request_log.close()  # each worker process opens it for appending
     os.environ[_CONFIG_ENV] = json.dumps(config)
     if token:
         os.environ[TOKEN_ENV] = token

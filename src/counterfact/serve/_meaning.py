@@ -22,28 +22,38 @@ def status_meanings(tags: MethodTags) -> dict[str, str]:
     name = tags.display_name
     if tags.proves_optimality:
         nearest = (
-            f"Proven nearest: {name} proved that no smaller change reaches the outcome under your constraints "
+            f"Proven nearest: {name} proved that no smaller change reaches the outcome under your "
+            "constraints "
             "(up to its stated tolerance)."
         )
         found = (
-            f"Found by search and checked with the model, but not proven nearest: {name} ran out of time before "
+            f"Found by search and checked with the model, but not proven nearest: {name} ran out "
+            "of time before "
             "it could prove that no smaller change exists."
         )
     else:
         nearest = (
-            f"Found by search and checked with the model; {name} does not prove that no smaller change exists "
+            f"Found by search and checked with the model; {name} does not prove that no smaller "
+            "change exists "
             "(its 'optimal' is the best among what it examined)."
         )
-        found = f"Found by search and checked with the model; a smaller change may exist ({name} does not prove it)."
+        found = (
+            f"Found by search and checked with the model; a smaller change may exist ({name} "
+            "does not prove it)."
+        )
     if tags.proves_infeasibility:
         none = f"Proven: {name} showed that no change within your constraints reaches the outcome."
     else:
-        none = f"{name} found no answer; this does not prove that none exists. Try loosening your constraints."
+        none = (
+            f"{name} found no answer; this does not prove that none exists. Try loosening your "
+            "constraints."
+        )
     return {
         "optimal": nearest,
         "feasible": found,
         "infeasible": none,
-        "timeout": "Time ran out before an answer was found; try a longer time limit or fewer constraints.",
+        "timeout": "Time ran out before an answer was found; try a longer time limit or fewer "
+        "constraints.",
         "failed": f"{name} found no answer; this does not prove that none exists.",
         "invalid": "Your constraints contradict this case; change them and ask again.",
     }
@@ -90,7 +100,8 @@ def resolve_class_names(
         seq = [str(v).strip() for v in given]
         if len(seq) != len(keys):
             raise ValidationError(
-                f"{len(seq)} class names {seq} for the model's {len(keys)} classes {keys}; give one name per class, "
+                f"{len(seq)} class names {seq} for the model's {len(keys)} classes {keys}; give "
+                "one name per class, "
                 "in that order."
             )
         names = dict(zip(keys, seq, strict=True))

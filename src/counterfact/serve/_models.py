@@ -4,7 +4,18 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictFloat, StrictInt, StrictStr
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictFloat,
+    StrictInt,
+    StrictStr,
+    create_model,
+)
+
+from ..constraints import constraint_kinds
 
 #: one cell of a row: a JSON number, string or boolean (never coerced)
 Value = StrictBool | StrictInt | StrictFloat | StrictStr
@@ -27,33 +38,36 @@ class CausalIn(_Strict):
     intercept: Number = 0.0
 
 
-class ConstraintsIn(_Strict):
-    """The user's feedback, as :class:`counterfact.Constraints` (every field optional)."""
+#: the request field of each shape of constraint kind: its type and its ``Field`` arguments
+_FIELD_OF_SHAPE: dict[str, tuple[Any, dict[str, Any]]] = {
+    "names": (list[str], {"default_factory": list}),
+    "names_or_all": (list[str] | None, {"default": None}),
+    "ranges": (dict[str, tuple[Number | None, Number | None]], {"default_factory": dict}),
+    "values": (dict[str, list[Value]], {"default_factory": dict}),
+    "count": (StrictInt | None, {"default": None}),
+    "causal": (list[CausalIn], {"default_factory": list}),
+    "relations": (
+        list[Annotated[StrictStr, Field(max_length=1000)]],
+        {"default_factory": list, "max_length": 50},
+    ),
+}
 
-    immutable: list[str] = Field(default_factory=list, description="Features that must not change.")
-    increasing: list[str] = Field(default_factory=list, description="Features that may only go up.")
-    decreasing: list[str] = Field(
-        default_factory=list, description="Features that may only go down."
+
+def _constraints_model() -> type[BaseModel]:
+    """The request's ``constraints`` object: one optional field per registered kind."""
+    fields: dict[str, Any] = {}
+    for kind in constraint_kinds():
+        annotation, arguments = _FIELD_OF_SHAPE[kind.shape]
+        fields[kind.name] = (annotation, Field(description=kind.help, **arguments))
+    return create_model(
+        "ConstraintsIn",
+        __base__=_Strict,
+        __doc__="The user's feedback, as :class:`counterfact.Constraints` (every field optional).",
+        **fields,
     )
-    ranges: dict[str, tuple[Number | None, Number | None]] = Field(
-        default_factory=dict, description="Numeric feature -> [low, high] (either may be null)."
-    )
-    allowed_values: dict[str, list[Value]] = Field(
-        default_factory=dict, description="Feature -> the values its counterfactual value may take."
-    )
-    features_to_vary: list[str] | None = Field(
-        default=None, description="The only features that may change (all others are fixed)."
-    )
-    max_changes: StrictInt | None = Field(
-        default=None, description="At most this many features may change."
-    )
-    causal: list[CausalIn] = Field(default_factory=list, description="Linear causal relations.")
-    relations: list[Annotated[StrictStr, Field(max_length=1000)]] = Field(
-        default_factory=list,
-        max_length=50,
-        description="Relations between features, e.g. 'credit_amount <= 600 * duration_months' or "
-        "'if housing != housing@ then residence_since == 1' (name@: the row's own value).",
-    )
+
+
+ConstraintsIn = _constraints_model()
 
 
 class RowsRequest(_Strict):
@@ -75,22 +89,25 @@ class ExplainRequest(_Strict):
     target: Value | None = Field(
         default=None, description="Desired class (default: the favourable class)."
     )
-    constraints: ConstraintsIn | None = None
+    constraints: ConstraintsIn | None = None  # type: ignore[valid-type]
     time_limit: Number | None = Field(
         default=None, description="Seconds per row (capped by the server)."
     )
     min_probability: Number | None = Field(
         default=None,
-        description="A margin: every answer must give the target at least this probability (strictly between 0 "
-        "and 1), checked with the real model; null: crossing the decision boundary is enough.",
+        description="A margin: every answer must give the target at least this probability "
+        "(strictly between 0 and 1), checked with the real model; null: crossing the decision "
+        "boundary is enough.",
     )
     regions: StrictBool = Field(
         default=False,
-        description="Add each answer's certified region: the ranges within which every change keeps the outcome.",
+        description="Add each answer's certified region: the ranges within which every change "
+        "keeps the outcome.",
     )
     robust: StrictBool = Field(
         default=False,
-        description="Answers must also hold for the server's retrained models (started with --robust-to N).",
+        description="Answers must also hold for the server's retrained models (started with "
+        "--robust-to N).",
     )
     reasons: StrictBool = Field(
         default=False,

@@ -139,7 +139,8 @@ class MethodPool:
                 if self.max_instances > 1:
                     if self.log is not None:
                         self.log(
-                            f"{type(self.template).__name__} cannot be copied ({type(exc).__name__}); "
+                            f"{type(self.template).__name__} cannot be copied "
+                            f"({type(exc).__name__}); "
                             "it answers one request at a time"
                         )
                     self.slots = self.max_instances = self._instances = 1

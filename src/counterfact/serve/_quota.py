@@ -124,8 +124,10 @@ class Quotas:
             return None
         if count > quota:
             raise ValidationError(
-                f"This request may answer up to {count} counterfactuals (rows x n_counterfactuals), more than this "
-                f"server's quota of {quota} per client per hour. Ask for fewer rows or counterfactuals."
+                f"This request may answer up to {count} counterfactuals (rows x "
+                "n_counterfactuals), more than this "
+                f"server's quota of {quota} per client per hour. Ask for fewer rows or "
+                "counterfactuals."
             )
         with self._lock:
             now = self.clock()
@@ -139,8 +141,10 @@ class Quotas:
                         wait = r.at + HOUR - now
                         break
                 raise QuotaExceeded(
-                    f"This client was answered {used} counterfactuals in the last hour (reserved included); the "
-                    f"quota is {quota} per hour and this request may need {count}. Retry in {math.ceil(wait)} s.",
+                    f"This client was answered {used} counterfactuals in the last hour (reserved "
+                    "included); the "
+                    f"quota is {quota} per hour and this request may need {count}. Retry in "
+                    f"{math.ceil(wait)} s.",
                     retry_after=wait,
                 )
             res = Reservation(now, int(count))

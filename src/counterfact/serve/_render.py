@@ -64,30 +64,16 @@ def render(
     meanings : mapping, optional
         Per status, what an answer of the method means in plain words.
     """
-    frame = job.frame
-    preds, proba = model.predict_with_proba(frame)
+    preds, proba = model.predict_with_proba(job.frame)
     rows_out = []
     for i, q in enumerate(result.queries.index):
-        status = str(result.status[q])
-        diag = _diagnostics(result, q)
         target = _py(result.target[q])
         label = class_labels.get(str(target), str(target))
-        rows_out.append(
-            {
-                "row": i,
-                "status": status,
-                "reason": _reason(result, q, diag),
-                "target": jsonable(target),
-                "target_label": label,
-                "decision": decision(preds[i], proba[i]),
-                "probability_before": float(proba[i, model.class_index(target)]),
-                "counterfactuals": _counterfactuals(result, q, frame.iloc[i], schema, job, label),
-                "certificate": result.certificate(q),
-                "meaning": (meanings or {}).get(status),
-                "runtime_s": jsonable(float(result.runtime[q])),
-                "diagnostics": diag,
-            }
-        )
+        before = {
+            "decision": decision(preds[i], proba[i]),
+            "probability_before": float(proba[i, model.class_index(target)]),
+        }
+        rows_out.append(_row(result, q, i, job, schema, label, before, meanings))
     return {
         "method": job.method,
         "n_counterfactuals": job.n_counterfactuals,
@@ -101,15 +87,48 @@ def render(
     }
 
 
+def _row(
+    result: Any,
+    q: Any,
+    i: int,
+    job: ExplainJob,
+    schema: Schema,
+    label: str,
+    before: Mapping[str, Any],
+    meanings: Mapping[str, str] | None,
+) -> dict[str, Any]:
+    """The answer for query ``q``, row ``i`` of the request: its status and why, its target
+    (``label``: the target's readable name), the decision ``before`` the change, the
+    counterfactuals, the certificate, what the status means, the runtime and the
+    diagnostics."""
+    status = str(result.status[q])
+    diag = _diagnostics(result, q)
+    return {
+        "row": i,
+        "status": status,
+        "reason": _reason(result, q, diag),
+        "target": jsonable(_py(result.target[q])),
+        "target_label": label,
+        **before,
+        "counterfactuals": _counterfactuals(result, q, job.frame.iloc[i], schema, job, label),
+        "certificate": result.certificate(q),
+        "meaning": (meanings or {}).get(status),
+        "runtime_s": jsonable(float(result.runtime[q])),
+        "diagnostics": diag,
+    }
+
+
 def _diagnostics(result: Any, q: Any) -> dict[str, Any]:
     """The method's diagnostics of query ``q`` that have a value."""
     if q not in result.diagnostics.index:
         return {}
-    return {k: v for k, v in jsonable(result.diagnostics.loc[q].to_dict()).items() if v is not None}
+    values = jsonable(result.diagnostics.loc[q].to_dict())
+    return {k: v for k, v in values.items() if v is not None}
 
 
 def _reason(result: Any, q: Any, diag: Mapping[str, Any]) -> str | None:
-    """Why query ``q`` got its status: the diagnostics' reason, else the result's (None: no reason)."""
+    """Why query ``q`` got its status: the diagnostics' reason, else the result's (None: no
+    reason)."""
     reason = diag.get("reason") or None
     reasons = getattr(result, "reason", None)
     if reason is None and isinstance(reasons, pd.Series) and q in reasons.index:
@@ -120,8 +139,9 @@ def _reason(result: Any, q: Any, diag: Mapping[str, Any]) -> str | None:
 def _counterfactuals(
     result: Any, q: Any, x: pd.Series, schema: Schema, job: ExplainJob, label: str
 ) -> list[dict[str, Any]]:
-    """The counterfactuals of query ``q`` (row ``x``): raw row, changes, their description, P(target) after;
-    with the job's ``regions`` its certified region, with its ``reasons`` the reasons for a notice."""
+    """The counterfactuals of query ``q`` (row ``x``): raw row, changes, their description,
+    P(target) after; with the job's ``regions`` its certified region, with its ``reasons``
+    the reasons for a notice."""
     cfs = []
     for rank, cfrow in result.for_query(q).iterrows():
         ch = changes(schema, x, cfrow)

@@ -1,10 +1,11 @@
-"""An append-only audit log of the API: who asked what, and what was revealed (JSON lines).
+"""An append-only request log of the API: who asked what, and what was revealed (JSON lines).
 
 One line per ``/api/*`` request, written when its answer is sent::
 
     {"time": "2025-01-02T10:11:12.345Z", "client": "10.0.0.7", "token": "sha256:3f1c...",
      "method": "POST", "path": "/api/explain", "status": 200, "seconds": 0.41,
-     "request": {"rows": [...], "method": "mace", "n_counterfactuals": 2, "constraints": {...}, ...},
+     "request": {"rows": [...], "method": "mace", "n_counterfactuals": 2,
+                 "constraints": {...}, ...},
      "revealed": {"counterfactuals": 2, "rows": [{"row": 0, "status": "optimal",
                   "counterfactuals": [{...}], "probabilities": [0.51]}]}}
 
@@ -35,7 +36,8 @@ __all__ = ["RequestLog", "token_fingerprint"]
 
 
 def token_fingerprint(token: str | None) -> str | None:
-    """``sha256:<12 hex>`` of a presented token (None without one): links a client's lines, reveals nothing."""
+    """``sha256:<12 hex>`` of a presented token (None without one): links a client's lines,
+    reveals nothing."""
     if not token:
         return None
     return "sha256:" + hashlib.sha256(token.encode("utf-8", "replace")).hexdigest()[:12]
@@ -54,7 +56,8 @@ class RequestLog:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         except OSError as exc:
             raise ValidationError(
-                f"--audit-log {str(self.path)!r} cannot be opened for appending ({exc.strerror or exc}); pass a "
+                f"--request-log {str(self.path)!r} cannot be opened for appending "
+                f"({exc.strerror or exc}); pass a "
                 "writable file."
             ) from None
         self._lock = threading.Lock()

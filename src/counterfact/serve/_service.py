@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import CONSTRAINT_KINDS, Constraints
+from ..constraints import CONSTRAINT_KINDS, Constraints, Requirements
 from ..data import Dataset
 from ..exceptions import (
     ConstraintError,
@@ -49,6 +49,7 @@ from ..exceptions import (
     ValidationError,
 )
 from ..methods import CounterfactualMethod
+from ..methods import default_method as registry_default
 from ..methods import names as registered_methods
 from ..models import as_adapter, desired_class, rows_to_explain
 from ..models._select import check_label
@@ -86,8 +87,8 @@ class Service:
     limits : Limits, optional
         Request limits.
     default_method : str, optional
-        Used when a request names none (default: the first of mace, ceocl,
-        ufce, nearest, mdpso, l2c that is loaded).
+        Used when a request names none (default: the methods registry's
+        choice among the loaded methods, :func:`counterfact.methods.default_method`).
     class_names : mapping, sequence or str, optional
         Readable names of the classes: one per class in the model's order
         (``["bad", "good"]``, ``"bad,good"``) or ``{class: name}``.  Default:
@@ -118,61 +119,45 @@ class Service:
         self.schema = data.schema
         self.model = as_adapter(model, self.schema)
         self.limits = limits or Limits()
-        self._methods: dict[str, CounterfactualMethod] = {}
-        for name, m in methods.items():
-            if not isinstance(m, CounterfactualMethod):
-                raise ValidationError(
-                    f"methods[{name!r}] is not a counterfact method. Got {type(m).__name__}."
-                )
-            if not getattr(m, "fitted_", False):
-                raise NotFittedError(
-                    f"methods[{name!r}] is not fitted; call fit(model, data) first."
-                )
-            if m.schema_.names != self.schema.names:
-                raise ValidationError(
-                    f"methods[{name!r}] was fitted on the columns {m.schema_.names}, not on the "
-                    f"server's data {self.schema.names}."
-                )
-            self._methods[name] = m
+        self._methods = _checked_methods(methods, self.schema)
         self._pools = {
             name: MethodPool(m, self.limits.method_concurrency, log=logger.warning)
             for name, m in self._methods.items()
         }
         self.quotas = Quotas(self.limits.requests_per_minute, self.limits.counterfactuals_per_hour)
-        classes = [_py(c) for c in self.model.classes_]
-        try:
-            fav = desired_class(self.model.model, target=favourable, data=data)
-        except (
-            ValidationError
-        ):  # several classes and none known as favourable: requests name target
-            if favourable is not None:
-                raise
-            fav = None
-        self.favourable = _py(fav) if _py(fav) in classes else None
+        self.favourable = _favourable_class(self.model, favourable, data)
         labels = (getattr(data, "metadata", None) or {}).get("target_labels") or {}
         self._class_labels = resolve_class_names(list(self.model.classes_), class_names, labels)
         self.robust_to = _robust_models(robust_to, self.model, data)
-        if examples is None:
-            examples = (
-                rows_to_explain(self.model.model, data.X, target=self.favourable, data=data)
-                if self.favourable is not None
-                else data.X
-            )
-        self.examples = (
-            self.schema.validate_frame(examples, what="examples") if len(examples) else examples
-        )
-        if default_method is None:
-            # the first loaded method in the order the methods declare (``tags.order``)
-            default_method = min(
-                self._methods, key=lambda n: (type(self._methods[n]).tags.order, n)
-            )
-        if default_method not in self._methods:
-            raise ValidationError(
-                f"default_method {default_method!r} is not among the methods {list(self._methods)}."
-            )
-        self.default_method = default_method
+        self.examples = self._example_rows(examples)
+        self.default_method = self._choose_default_method(default_method)
         self._pending = 0
         self._pending_lock = threading.Lock()
+
+    def _example_rows(self, examples: pd.DataFrame | None) -> pd.DataFrame:
+        """The example rows, validated; by default those of the data the model does not
+        assign to the favourable class (all of them when no class is known as favourable)."""
+        if examples is None:
+            examples = (
+                rows_to_explain(
+                    self.model.model, self.data.X, target=self.favourable, data=self.data
+                )
+                if self.favourable is not None
+                else self.data.X
+            )
+        if not len(examples):
+            return examples
+        return self.schema.validate_frame(examples, what="examples")
+
+    def _choose_default_method(self, name: str | None) -> str:
+        """The method used when a request names none: ``name``, else the registry's choice."""
+        if name is None:
+            name = registry_default(self._methods)
+        if name not in self._methods:
+            raise ValidationError(
+                f"default_method {name!r} is not among the methods {list(self._methods)}."
+            )
+        return name
 
     # ------------------------------------------------------------- describe
     @property
@@ -185,7 +170,8 @@ class Service:
         return dict(self._class_labels)
 
     def schema_info(self) -> dict[str, Any]:
-        """Features (kind, domain, actionability, resolution, description, unit), classes and the favourable one."""
+        """Features (kind, domain, actionability, resolution, description, unit), classes
+        and the favourable one."""
         feats = []
         for f in self.schema:
             feats.append(
@@ -254,7 +240,8 @@ class Service:
         n = len(self.examples)
         if n == 0:
             raise ValidationError(
-                "There is no example row: the model assigns every row of the data to the favourable class."
+                "There is no example row: the model assigns every row of the data to the "
+                "favourable class."
             )
         k = int(index) % n
         row = self.examples.iloc[k]
@@ -274,7 +261,8 @@ class Service:
             )
         if len(rows) > self.limits.max_rows:
             raise ValidationError(
-                f"{len(rows)} rows in one request; this server answers at most {self.limits.max_rows} "
+                f"{len(rows)} rows in one request; this server answers at most "
+                f"{self.limits.max_rows} "
                 "rows per request. Split the request."
             )
         names = self.schema.names
@@ -298,11 +286,13 @@ class Service:
             if not f.is_numeric:
                 continue
             vals = frame[f.name].to_numpy(dtype=float)
-            bad = np.flatnonzero((vals < float(f.lower) - 1e-9) | (vals > float(f.upper) + 1e-9))  # type: ignore[arg-type]
+            lo, hi = float(f.lower) - 1e-9, float(f.upper) + 1e-9  # type: ignore[arg-type]
+            bad = np.flatnonzero((vals < lo) | (vals > hi))
             if bad.size:
                 i = int(bad[0])
                 raise ValidationError(
-                    f"rows[{i}]['{f.name}'] = {_py(frame[f.name].iloc[i])!r} is outside the feature's domain "
+                    f"rows[{i}]['{f.name}'] = {_py(frame[f.name].iloc[i])!r} is outside the "
+                    "feature's domain "
                     f"[{format_value(f, f.lower)}, {format_value(f, f.upper)}] (the range the "
                     "model was trained on). Send a value inside it."
                 )
@@ -324,7 +314,8 @@ class Service:
         c.resolve(self.schema)
         if c.max_changes is not None and c.max_changes > len(self.schema):
             raise ConstraintError(
-                f"constraints.max_changes={c.max_changes} exceeds the number of features ({len(self.schema)}); "
+                f"constraints.max_changes={c.max_changes} exceeds the number of features "
+                f"({len(self.schema)}); "
                 "pass at most that many, or leave it out for no cap."
             )
         return c
@@ -364,6 +355,20 @@ class Service:
         extra = self._requirements(min_probability, regions, robust, reasons)
         name = method or self.default_method
         m = self._method(name)
+        self._check_n_counterfactuals(n_counterfactuals)
+        seconds = self._time_limit(time_limit)
+        frame = self.rows_frame(rows)
+        c = self.constraints_from(constraints)
+        if c is not None:
+            self._check_constraints_for(m, c, frame)
+        if target is None:
+            target = self.favourable
+        if target is not None:
+            self._check_target(target)
+        return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds, **extra)
+
+    def _check_n_counterfactuals(self, n_counterfactuals: Any) -> None:
+        """``n_counterfactuals`` is an int >= 1 within this server's limit."""
         if (
             isinstance(n_counterfactuals, bool)
             or not isinstance(n_counterfactuals, int)
@@ -377,6 +382,9 @@ class Service:
                 f"n_counterfactuals={n_counterfactuals} exceeds this server's limit of "
                 f"{self.limits.max_counterfactuals} per row."
             )
+
+    def _time_limit(self, time_limit: Any) -> float:
+        """The checked time limit per row in seconds (None: the server's default)."""
         if time_limit is None:
             time_limit = self.limits.default_time_limit
         hint = "Send a number of seconds > 0, or null for the default."
@@ -387,34 +395,34 @@ class Service:
             )
         if seconds > self.limits.max_time_limit:
             raise ValidationError(
-                f"time_limit={show_number(time_limit)} s exceeds this server's cap of {self.limits.max_time_limit:g} s "
-                "per row. Ask for less."
+                f"time_limit={show_number(time_limit)} s exceeds this server's cap of "
+                f"{self.limits.max_time_limit:g} s per row. Ask for less."
             )
-        frame = self.rows_frame(rows)
-        c = self.constraints_from(constraints)
-        if c is not None:
-            unsupported = sorted(c.kinds() - set(m.supported_constraints))
-            if unsupported:
-                raise UnsupportedConstraintError(
-                    f"{type(m).__name__} cannot honour constraints of kind {unsupported}. It supports "
-                    f"{sorted(m.supported_constraints)}; use a method that supports them or drop them."
-                )
-            resolved = c.resolve(self.schema)
-            for i, (_, x) in enumerate(frame.iterrows()):
-                try:
-                    resolved.for_query(x)
-                except ConstraintError as exc:
-                    raise ConstraintError(f"rows[{i}]: {exc}") from None
-        if target is None:
-            target = self.favourable
-        if target is not None:
-            self._check_target(target)
-        return ExplainJob(frame, name, c, target, int(n_counterfactuals), seconds, **extra)
+        return seconds
+
+    def _check_constraints_for(
+        self, m: CounterfactualMethod, c: Constraints, frame: pd.DataFrame
+    ) -> None:
+        """Method ``m`` honours every kind of ``c``, and ``c`` admits every row of ``frame``."""
+        unsupported = sorted(c.kinds() - set(m.supported_constraints))
+        if unsupported:
+            raise UnsupportedConstraintError(
+                f"{type(m).__name__} cannot honour constraints of kind {unsupported}. It supports "
+                f"{sorted(m.supported_constraints)}; use a method that supports them or drop "
+                "them."
+            )
+        resolved = c.resolve(self.schema)
+        for i, (_, x) in enumerate(frame.iterrows()):
+            try:
+                resolved.for_query(x)
+            except ConstraintError as exc:
+                raise ConstraintError(f"rows[{i}]: {exc}") from None
 
     def _requirements(
         self, min_probability: Any, regions: Any, robust: Any, reasons: Any
     ) -> dict[str, Any]:
-        """The checked ``min_probability``, ``regions``, ``robust_to`` and ``reasons`` of a request."""
+        """The checked ``min_probability``, ``regions``, ``robust_to`` and ``reasons`` of a
+        request."""
         for name, flag in (("regions", regions), ("robust", robust), ("reasons", reasons)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name} must be true or false. Got {flag!r}.")
@@ -428,12 +436,14 @@ class Service:
             p = finite_number(min_probability, "min_probability", hint=hint)
             if not 0.0 < p < 1.0:
                 raise ValidationError(
-                    f"min_probability must be strictly between 0 and 1 (the least probability of the target "
+                    "min_probability must be strictly between 0 and 1 (the least probability of "
+                    "the target "
                     f"an answer must reach). Got {show_number(min_probability)}. {hint}"
                 )
         if robust and not self.robust_to:
             raise ValidationError(
-                "robust: this server has no retrained models to check answers against; start it with "
+                "robust: this server has no retrained models to check answers against; start it "
+                "with "
                 "--robust-to N (N retrained copies of the model), or send robust=false."
             )
         return {
@@ -444,7 +454,8 @@ class Service:
         }
 
     def _check_target(self, target: Any) -> None:
-        """``target`` is one of the model's classes (a boolean only when the classes are booleans)."""
+        """``target`` is one of the model's classes (a boolean only when the classes are
+        booleans)."""
         classes = [_py(c) for c in self.model.classes_]
         check_label(self.model.classes_, target)
         try:
@@ -455,7 +466,8 @@ class Service:
             known = False
         if not known:
             raise ValidationError(
-                f"target {show_number(target)} is not a class of the model; its classes are {classes}. "
+                f"target {show_number(target)} is not a class of the model; its classes are "
+                f"{classes}. "
                 "Send one of them (or null for the favourable class)."
             )
 
@@ -523,9 +535,11 @@ class Service:
             constraints=job.constraints,
             target=job.target,
             cancel=job.cancel,
-            min_probability=job.min_probability,
-            robust_to=list(job.robust_to) or None,
-            regions=job.regions,
+            requirements=Requirements(
+                min_probability=job.min_probability,
+                robust_to=tuple(job.robust_to),
+                regions=job.regions,
+            ),
         )
         return result, time.perf_counter() - start
 
@@ -564,6 +578,40 @@ class Service:
         }
 
 
+def _checked_methods(
+    methods: Mapping[str, CounterfactualMethod], schema: Any
+) -> dict[str, CounterfactualMethod]:
+    """The methods by name, each a fitted counterfact method fitted on ``schema``'s columns."""
+    out: dict[str, CounterfactualMethod] = {}
+    for name, m in methods.items():
+        if not isinstance(m, CounterfactualMethod):
+            raise ValidationError(
+                f"methods[{name!r}] is not a counterfact method. Got {type(m).__name__}."
+            )
+        if not getattr(m, "fitted_", False):
+            raise NotFittedError(f"methods[{name!r}] is not fitted; call fit(model, data) first.")
+        if m.schema_.names != schema.names:
+            raise ValidationError(
+                f"methods[{name!r}] was fitted on the columns {m.schema_.names}, not on the "
+                f"server's data {schema.names}."
+            )
+        out[name] = m
+    return out
+
+
+def _favourable_class(model: Any, favourable: Any, data: Dataset) -> Any:
+    """The favourable class: ``favourable``, else the dataset's; None when several classes
+    and none is known as favourable (requests then name their target)."""
+    classes = [_py(c) for c in model.classes_]
+    try:
+        fav = desired_class(model.model, target=favourable, data=data)
+    except ValidationError:
+        if favourable is not None:
+            raise
+        fav = None
+    return _py(fav) if _py(fav) in classes else None
+
+
 def _robust_models(models: Sequence[Any] | None, model: Any, data: Dataset) -> tuple[Any, ...]:
     """The retrained models answers may be asked to hold for, checked against the served model."""
     if models is None:
@@ -577,7 +625,8 @@ def _robust_models(models: Sequence[Any] | None, model: Any, data: Dataset) -> t
         adapter = as_adapter(other, data.schema)
         if [_py(c) for c in adapter.classes_] != [_py(c) for c in model.classes_]:
             raise ValidationError(
-                f"robust_to[{k}] has classes {list(adapter.classes_)}; the served model has {list(model.classes_)}."
+                f"robust_to[{k}] has classes {list(adapter.classes_)}; the served model has "
+                f"{list(model.classes_)}."
             )
         out.append(other)
     return tuple(out)
@@ -596,7 +645,9 @@ def _check_number(v: Any, f: Any, where: str) -> None:
             )
         if abs(num) > MAX_INTEGER:
             raise ValidationError(
-                f"{where} = {show_number(v)} is beyond what an integer feature holds (at most 2**53 = "
-                f"{MAX_INTEGER} in magnitude); the feature's domain is [{format_value(f, f.lower)}, "
+                f"{where} = {show_number(v)} is beyond what an integer feature holds (at most "
+                "2**53 = "
+                f"{MAX_INTEGER} in magnitude); the feature's domain is "
+                f"[{format_value(f, f.lower)}, "
                 f"{format_value(f, f.upper)}]."
             )

@@ -1,35 +1,72 @@
-"""Encoders of the compiled model's IR for the exact methods, one subpackage per solver kind.
+"""The solvers behind the exact methods, as a registry of backends (the ``solver=`` choice).
 
-* :mod:`counterfact.solvers.milp` -- the in-house MILP modelling layer
-  (:class:`~counterfact.solvers.milp.Model`, expressions,
-  :class:`~counterfact.solvers.milp.Solution`), its HiGHS and SCIP emitters,
-  and the MILP encoder of the IR (CE-OCL, and MACE's oracle for ReLU networks);
-* :mod:`counterfact.solvers.smt` -- the Z3 encoder of the IR and its SMT-LIB
-  text helper (MACE's default oracle for linear models and tree ensembles).
+Each backend is one class (a :class:`Solver` subclass) with a ``name``, the
+modules it ``requires``, :meth:`Solver.supports` (``None``, or the reason it
+cannot take a problem) and :meth:`Solver.build` (the oracle that searches
+it); MILP backends (:class:`MilpSolver`) also solve a whole MILP model.
+Registered here:
 
-Each encoder is a lookup table from IR node class (imported from
-:mod:`counterfact.models._compile`) to the function that encodes it:
+* ``"z3"`` -- Z3 (SMT, exact rationals): linear models, MLPs, tree ensembles;
+* ``"highs"``, ``"scip"`` -- HiGHS and SCIP (MILP): every model the MILP
+  encoder states (ReLU networks, scorecards, linear models, tree ensembles);
+  CE-OCL's whole program;
+* ``"cpsat"`` -- CP-SAT (OR-Tools): tree ensembles;
+* ``"bnb"`` -- branch and bound over a tree ensemble's boxes (pure numpy).
 
-* ``milp.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble``, ``StepMLP`` -> the estimator's
-  outputs as MILP rows (:func:`~counterfact.solvers.milp.encode_decision` then
-  adds the target region);
-* ``smt.ENCODERS``: ``Linear``, ``MLP``, ``TreeEnsemble`` -> the target region
-  as Z3 formulas;
-* ``smt.OUTPUT_ENCODERS``: ``Linear``, ``MLP`` -> the outputs as Z3 terms.
+``MACE(solver=...)`` and ``CEOCL(solver=...)`` take these names or ``"auto"``;
+:func:`names` lists them, :func:`get` returns one, and :func:`register` adds
+yours (its tests beside it)::
 
-Both look a node up by its class, then its base classes (:mod:`._dispatch`); a
-node without an entry raises :class:`~counterfact.exceptions.UnsupportedModelError`
-naming the node, the encoder and the alternative.  Nothing here imports a
-solver (z3, highspy, pyscipopt) until it is used.
+    from counterfact.solvers import Solver, register
+
+    @register
+    class MySolver(Solver):
+        name = "mine"
+        requires = ("mysolver",)
+
+        def supports(self, problem=None):
+            return self.missing() or ...  # None, or why not
+
+        def build(self, search):
+            return MyOracle(search.problem, search.compiled)
+
+The encoders and modelling layers are private subpackages (``_milp``,
+``_smt``, ``_cpsat``, ``_bnb``); nothing imports a solver package (z3,
+highspy, pyscipopt, ortools) until a problem is built.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from . import _bnb, _cpsat, _milp, _smt  # noqa: F401  (each registers its backends)
+from ._oracle import Answer, Oracle
+from ._problem import Problem, Search, VarSpec
+from ._registry import (
+    MilpSolver,
+    Solver,
+    SolverChoice,
+    build_first,
+    first_available,
+    get,
+    milp_names,
+    names,
+    register,
+    unregister,
+)
 
-__all__ = ["has_relu"]
-
-
-def has_relu(compiled: Any) -> bool:
-    """Whether a compiled model contains ReLU units (then MACE's MILP oracle is the default)."""
-    return bool(getattr(compiled, "has_relu", False))
+__all__ = [
+    "Answer",
+    "MilpSolver",
+    "Oracle",
+    "Problem",
+    "Search",
+    "Solver",
+    "SolverChoice",
+    "VarSpec",
+    "build_first",
+    "first_available",
+    "get",
+    "milp_names",
+    "names",
+    "register",
+    "unregister",
+]

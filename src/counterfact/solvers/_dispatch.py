@@ -26,5 +26,6 @@ def encoder_for(table: Mapping[type, F], node: Any, *, encoder: str, alternative
             return table[cls]
     known = ", ".join(sorted(cls.__name__ for cls in table))
     raise UnsupportedModelError(
-        f"The {encoder} cannot encode the IR node {type(node).__name__}; it encodes {known}. {alternative}"
+        f"The {encoder} cannot encode the IR node {type(node).__name__}; it encodes {known}. "
+        f"{alternative}"
     )

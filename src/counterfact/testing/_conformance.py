@@ -1,27 +1,29 @@
-"""The conformance suite every registered method runs.
+"""The conformance suite: the checks every method passes, the library's own and yours.
+
+:func:`check_method` runs every check against a method class (built with its
+``tags.fast_params``), an instance or a factory, on a small slice of a bundled
+dataset, and raises one ``AssertionError`` naming each failed check::
+
+    from counterfact.testing import check_method
+
+    def test_my_method_conforms():
+        check_method(MyMethod)
 
 The project's own ``tests/methods/test_common.py`` runs every registered method
-(:func:`counterfact.methods.names`, with each class's ``tags.fast_params``)
-through every check on two small real settings.  A method of your own gets the
-same by registering it and, in your test suite::
-
-    import pytest
-    from counterfact.testing import conformance_checks, fast_method, make_setting
-
-    @pytest.mark.parametrize("check", conformance_checks(), ids=lambda c: c.__name__)
-    def test_conformance(check):
-        check(lambda: fast_method("mine"), make_setting("lr"))
-
-or simply ``check_method(lambda: MyMethod(...))``.  Each check raises
-``AssertionError`` with a readable message on failure.
+(:func:`counterfact.methods.names`) through the same function, check by check
+(``checks=[...]``) and on two settings (:func:`make_setting` with a linear model
+and a tree).  Each check on its own is one of :func:`conformance_checks`: a
+function ``check(factory, setting)`` that raises ``AssertionError`` with a
+readable message on failure.
 """
 
 from __future__ import annotations
 
+import copy
 import functools
 import pickle
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import FunctionType
 from typing import Any
@@ -354,36 +356,8 @@ def check_tags(factory: Factory, s: Setting) -> None:
     )
     tags = cls.tags
     assert tags.display_name and tags.summary, f"{name}.tags needs a display_name and a summary"
-    for klass in cls.__mro__:
-        if klass is CounterfactualMethod:
-            break
-        for attr, value in vars(klass).items():
-            if not isinstance(value, (FunctionType, classmethod, staticmethod, property)):
-                continue  # declarations (_parameter_constraints, ...) are the method's own
-            if (
-                attr.startswith("_")
-                and not attr.startswith("__")
-                and hasattr(CounterfactualMethod, attr)
-            ):
-                assert attr in HOOKS, (
-                    f"{klass.__name__} overrides {attr}, which is the pipeline's; override only the hooks {sorted(HOOKS)}"
-                )
-    overrides = {
-        attr
-        for klass in cls.__mro__[: cls.__mro__.index(CounterfactualMethod)]
-        for attr in vars(klass)
-    }
-    if tags.batch:
-        assert "_explain_batch" in overrides, (
-            f"{name}.tags.batch is set but it does not implement _explain_batch"
-        )
-    else:
-        assert "_explain_one" in overrides, (
-            f"{name} implements neither _explain_one nor (with tags.batch) _explain_batch"
-        )
-        assert "_explain_batch" not in overrides, (
-            f"{name} implements _explain_batch but tags.batch is False"
-        )
+    _check_only_hooks(cls)
+    _check_search_hook(cls)
     for status in STATUSES:
         text = cls.certificate(status, {})
         assert isinstance(text, str) and text.startswith(tags.display_name), (
@@ -393,6 +367,40 @@ def check_tags(factory: Factory, s: Setting) -> None:
     assert set(said) == {"recourse", "none"} and all(
         isinstance(v, str) and v for v in said.values()
     ), said
+
+
+def _check_only_hooks(cls: type) -> None:
+    """Of the base class's private methods, ``cls`` overrides only the documented hooks."""
+    for klass in cls.__mro__:
+        if klass is CounterfactualMethod:
+            break
+        for attr, value in vars(klass).items():
+            if not isinstance(value, (FunctionType, classmethod, staticmethod, property)):
+                continue  # declarations (_parameter_constraints, ...) are the method's own
+            private = attr.startswith("_") and not attr.startswith("__")
+            if private and hasattr(CounterfactualMethod, attr):
+                assert attr in HOOKS, (
+                    f"{klass.__name__} overrides {attr}, which is the pipeline's; "
+                    f"override only the hooks {sorted(HOOKS)}"
+                )
+
+
+def _check_search_hook(cls: type) -> None:
+    """``_explain_batch`` exactly when ``tags.batch``, else ``_explain_one``."""
+    name = cls.__name__
+    base = cls.__mro__.index(CounterfactualMethod)
+    overrides = {attr for klass in cls.__mro__[:base] for attr in vars(klass)}
+    if cls.tags.batch:
+        assert "_explain_batch" in overrides, (
+            f"{name}.tags.batch is set but it does not implement _explain_batch"
+        )
+        return
+    assert "_explain_one" in overrides, (
+        f"{name} implements neither _explain_one nor (with tags.batch) _explain_batch"
+    )
+    assert "_explain_batch" not in overrides, (
+        f"{name} implements _explain_batch but tags.batch is False"
+    )
 
 
 def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
@@ -413,8 +421,95 @@ def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
     ]
 
 
-def check_method(factory: Factory, setting: Setting | None = None) -> None:
-    """Run the whole suite (raises AssertionError on the first failure)."""
+def _factory(method: Any) -> Factory:
+    """A function returning a fresh, unfitted instance of ``method``: a class (built
+    with its ``tags.fast_params``), an instance (its parameters copied) or a factory."""
+    if isinstance(method, type):
+        if not issubclass(method, CounterfactualMethod):
+            raise TypeError(
+                f"check_method needs a cf.CounterfactualMethod subclass; got the class {method!r}."
+            )
+        tags = method.__dict__.get("tags")
+        params = dict(tags.fast_params) if isinstance(tags, MethodTags) else {}
+        return lambda: method(**params)
+    if isinstance(method, CounterfactualMethod):
+        params = method.get_params()
+        return lambda: type(method)(**copy.deepcopy(params))
+    if callable(method):
+        return method
+    raise TypeError(
+        "check_method needs a method class, an instance, or a function returning a fresh "
+        f"instance; got {type(method).__name__}."
+    )
+
+
+def _label(setting: Setting) -> str:
+    data = setting.train.name or "the data"
+    return f"{data} ({type(setting.model).__name__}, {len(setting.queries)} queries)"
+
+
+def check_method(
+    method: Any,
+    *,
+    setting: Setting | None = None,
+    checks: Sequence[str] | None = None,
+) -> list[str]:
+    """Run the conformance checks against ``method`` and report every failure at once.
+
+    Parameters
+    ----------
+    method : class, instance or callable
+        A :class:`~counterfact.CounterfactualMethod` subclass (built with its
+        ``tags.fast_params``), an unfitted instance (its parameters are copied for
+        each check), or a function returning a fresh instance.
+    setting : Setting, optional
+        Data, model and queries (default: :func:`make_setting`, a small slice of the
+        bundled German Credit data and a logistic regression).
+    checks : sequence of str, optional
+        Names of the checks to run (default: all of :func:`conformance_checks`).
+
+    Returns
+    -------
+    list of str
+        The names of the checks run, all passed.
+
+    Raises
+    ------
+    AssertionError
+        Naming each failed check, what it checks and why it failed.
+
+    Examples
+    --------
+    >>> from counterfact.testing import check_method
+    >>> check_method(MyMethod)  # doctest: +SKIP
+    """
+    factory = _factory(method)
     s = setting or make_setting()
-    for check in conformance_checks():
-        check(factory, s)
+    failures, passed = [], []
+    for check in _selected(checks):
+        try:
+            check(factory, s)
+        except Exception as exc:  # an assertion, or an error the method raised: both reported
+            why = str(exc) if isinstance(exc, AssertionError) else f"{type(exc).__name__}: {exc}"
+            doc = " ".join((check.__doc__ or "").strip().split("\n\n")[0].split())
+            failures.append(f"- {check.__name__}: {doc}\n    {why}")
+        else:
+            passed.append(check.__name__)
+    if failures:
+        who = method.__name__ if isinstance(method, type) else type(factory()).__name__
+        raise AssertionError(
+            f"{who} failed {len(failures)} of {len(failures) + len(passed)} conformance checks "
+            f"on {_label(s)}:\n" + "\n".join(failures)
+        )
+    return passed
+
+
+def _selected(checks: Sequence[str] | None) -> list[Callable[[Factory, Setting], None]]:
+    every = conformance_checks()
+    if checks is None:
+        return every
+    known = {c.__name__: c for c in every}
+    unknown = [c for c in checks if c not in known]
+    if unknown:
+        raise ValueError(f"Unknown conformance checks {unknown}; known: {list(known)}.")
+    return [known[c] for c in checks]

@@ -1,32 +1,40 @@
 """The one explain pipeline every method runs (``CounterfactualMethod.explain``).
 
-Phases, in order, each a function a reader can follow top to bottom
-(:func:`._explain.explain`):
+Phases, in order, each a function that :func:`._explain.explain` calls by name
+(a reader can follow it top to bottom).  The pipeline reads from a method only
+what its protocol declares (:class:`._protocol.PipelineMethod`); a query is
+immutable once prepared, and nothing changes the fitted method.
 
-1. **prepare** (:mod:`._prepare`): check the rows against the schema, check and
-   resolve every row's constraints before any search, fix each row's target
-   class, seed each query's random stream from its position.
-2. **budget** (:mod:`._budget`): share each query's ``time_limit`` between its
-   search and the work after it; one :class:`~counterfact._utils._deadline.Deadline`
-   per query (``Query.deadline``) and one for the work after the search.
-3. **search** (:mod:`._search`): the method's hook (``_explain_one`` or
+1. **prepare** (:func:`._prepare.prepare`): check the rows against the schema,
+   check and resolve every row's constraints and the call's requirements
+   before any search, fix each row's target class, seed each query's random
+   stream from ``random_state`` and the row's own values.
+2. **budget** (:func:`._budget.budget`): share each query's ``time_limit``
+   between its search and the work after it (fixed shares); returns the
+   queries with their budget and the deadline of the work after the search.
+3. **search** (:func:`._search.search`): the method's hook (``_explain_one`` or
    ``_explain_batch``) on every query that can be explained, serially or
    through joblib.
-4. **snap and verify** (:mod:`._snap`, :mod:`._verify`): every candidate on its
-   features' grids, checked with the real model and the query's constraints.
-5. **sparsify** (:mod:`._sparsify`, methods that opt in): revert every change
-   the model does not need; then (every method, ``alternatives="distinct"``)
+4. **snap** (:func:`._snap.snap`): every candidate in one pool, on its
+   features' grids.
+5. **verify** (:func:`._verify.verify`): every candidate checked with the real
+   model and the query's constraints (the other rounding tried when the first
+   fails).
+6. **sparsify** (:func:`._sparsify.sparsify`): revert every change the model
+   does not need (methods that sparsify); then (``alternatives="distinct"``)
    revert the moves smaller than their feature's meaningful step.
-6. **select diverse** (:mod:`._select`, :mod:`._diversity`): valid, distinct,
+7. **select** (:func:`._select.select`, :mod:`._diversity`): valid, distinct,
    pairwise different answers up to ``n_counterfactuals``; the status.
-7. **assemble** (:mod:`._assemble`): one :class:`~counterfact.result.CounterfactualResult`.
+8. **regions** (:func:`._regions.regions`): what the answers were asked to
+   satisfy, and their certified regions when asked for.
+9. **assemble** (:func:`._assemble.assemble`): one
+   :class:`~counterfact.result.CounterfactualResult`, built with everything.
 
 :func:`explain_in_chunks` (:mod:`._batch`) runs the same pipeline chunk by
 chunk, resumably, on joblib's, Dask's or Ray's workers.
 """
 
 from ._batch import BatchReport, explain_in_chunks, parallel_backend
-from ._budget import TimeBudget
 from ._diversity import (
     ALTERNATIVES,
     DEFAULT_DIVERSITY_FRACTION,
@@ -40,19 +48,20 @@ from ._diversity import (
 )
 from ._explain import explain
 from ._judge import Judge, make_judge
+from ._protocol import PIPELINE_READS, PipelineMethod
 from ._query import Candidates, Query, pooled_deadline
 from ._snap import resolution, snap_frame, snap_matrix
-from ._sparsify import sparsify
 from ._verify import check_rows
 
 __all__ = [
     "ALTERNATIVES",
     "DEFAULT_DIVERSITY_FRACTION",
+    "PIPELINE_READS",
     "BatchReport",
     "Candidates",
     "Judge",
+    "PipelineMethod",
     "Query",
-    "TimeBudget",
     "changed_mask",
     "check_rows",
     "different",
@@ -68,6 +77,5 @@ __all__ = [
     "snap_frame",
     "snap_matrix",
     "solver_steps",
-    "sparsify",
     "substep_mask",
 ]

@@ -6,11 +6,12 @@ for a ``dask.distributed`` cluster, local or at an address; ``"ray"``), writes
 each finished chunk's result to ``out_dir`` as soon as it arrives, and returns
 the joined result.  A chunk that raises is recorded (with its error) and the
 others still finish; re-running with the same ``out_dir`` skips the chunks
-already written.  Every query is seeded from its own values (see
-``CounterfactualMethod``), so the result does not depend on the chunk size,
-the backend or the number of workers: it equals ``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends, or the
-Dask scheduler itself (one task per chunk, submitted directly), do the work,
-and Dask reschedules the tasks of a worker that dies.
+already written.  Every query is seeded from its own values, never from its
+position (see ``CounterfactualMethod``), so the result does not depend on the
+chunk size, the ``parallel`` backend or the number of workers: it equals
+``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends,
+or the Dask scheduler itself (one task per chunk, submitted directly), do the
+work, and Dask reschedules the tasks of a worker that dies.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
 from ._explain import explain
+from ._protocol import PipelineMethod
 
 __all__ = ["BatchReport", "explain_in_chunks", "parallel_backend"]
 
@@ -58,17 +60,17 @@ class BatchReport:
 
 @contextlib.contextmanager
 def parallel_backend(
-    backend: str | None, *, address: str | None = None, n_workers: int | None = None
+    parallel: str | None, *, address: str | None = None, n_workers: int | None = None
 ) -> Iterator[Any]:
-    """Context in which joblib uses ``backend``.
+    """Context in which joblib uses the backend ``parallel``.
 
     ``"dask"``: connects to ``address`` (a scheduler) or, if none and no client
     exists, starts a local cluster with ``n_workers`` workers for the duration.
     ``"ray"``: registers Ray's joblib backend (``ray.init`` locally if needed).
     Anything else is passed to ``joblib.parallel_config``.
     """
-    if backend == "dask":
-        distributed = import_optional("distributed", purpose="backend='dask'")
+    if parallel == "dask":
+        distributed = import_optional("distributed", purpose="parallel='dask'")
         client = None
         cluster = None
         try:
@@ -95,8 +97,8 @@ def parallel_backend(
                 client.close()
                 if cluster is not None:
                     cluster.close()
-    elif backend == "ray":
-        ray = import_optional("ray", purpose="backend='ray'")
+    elif parallel == "ray":
+        ray = import_optional("ray", purpose="parallel='ray'")
         from ray.util.joblib import register_ray
 
         register_ray()
@@ -105,24 +107,24 @@ def parallel_backend(
         with parallel_config(backend="ray"):
             yield None
     else:
-        with parallel_config(backend=backend or "loky"):
+        with parallel_config(backend=parallel or "loky"):
             yield None
 
 
-def _run_chunk(method: Any, X: pd.DataFrame, kwargs: dict[str, Any], offset: int = 0) -> str:
-    """One chunk through the pipeline, seeded from its offset in the whole input, silently."""
+def _run_chunk(method: PipelineMethod, X: pd.DataFrame, kwargs: dict[str, Any]) -> str:
+    """One chunk through the pipeline, silently (each row seeded from its own values)."""
     method._check_fitted()
-    return explain(method, X, n_jobs=1, offset=offset, feedback=False, **kwargs).to_json()
+    return explain(method, X, n_jobs=1, feedback=False, **kwargs).to_json()
 
 
 def explain_in_chunks(
-    method: Any,
+    method: PipelineMethod,
     X: pd.DataFrame,
     *,
     chunk_size: int = 500,
     out_dir: str | Path | None = None,
     n_jobs: int = 1,
-    backend: str | None = None,
+    parallel: str | None = None,
     address: str | None = None,
     **explain_kwargs: Any,
 ) -> BatchReport:
@@ -140,11 +142,14 @@ def explain_in_chunks(
         finishes, and where a re-run resumes from.
     n_jobs : int
         Parallel tasks.
-    backend : {"loky", "threading", "dask", "ray"}, optional
+    parallel : {"loky", "threading", "dask", "ray"}, optional
+        joblib's backend (default ``"loky"``); ``"dask"`` submits one task per
+        chunk to a Dask cluster.
     address : str, optional
         Dask scheduler address (``tcp://host:8786``).
     **explain_kwargs
-        Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``, ``target``).
+        Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
+        ``target``, ``requirements``, ...).
 
     Notes
     -----
@@ -152,6 +157,53 @@ def explain_in_chunks(
     summary line go to standard error when the method's ``verbose`` is set or
     standard error is a terminal.
     """
+    _check_chunks(chunk_size, X)
+    out = Path(out_dir) if out_dir is not None else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    size = int(chunk_size)
+    chunks = [X.iloc[k : k + size] for k in range(0, len(X), size)]
+    collector = _Collector(BatchReport(result=None, n_chunks=len(chunks)), out)
+    todo = collector.resume(len(chunks))
+    collector.bar = _bar(method, sum(len(chunks[i]) for i in todo))
+    if todo:
+        # Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
+        # implicitly), so that a task can be re-run anywhere.
+        blob = pickle.dumps((method, explain_kwargs))
+        tasks = [(i, len(chunks[i]), pickle.dumps(chunks[i])) for i in todo]
+        _run_tasks(blob, tasks, collector, parallel, address, n_jobs)
+    report = collector.close(getattr(method, "model_", None))
+    if should_show(method.verbose, len(X)):
+        print(_closing_line(report), file=sys.stderr, flush=True)
+    return report
+
+
+def _bar(method: PipelineMethod, total: int) -> Any:
+    """The progress bar over the queries of a chunked run."""
+    desc = f"{type(method).__name__} (chunks)"
+    return progress(total=total, desc=desc, unit="query", verbose=method.verbose)
+
+
+def _run_tasks(
+    blob: bytes,
+    tasks: list[tuple[int, int, bytes]],
+    collector: _Collector,
+    parallel: str | None,
+    address: str | None,
+    n_jobs: int,
+) -> None:
+    """Every chunk task on the chosen backend (one Dask task each, or joblib's)."""
+    with parallel_backend(
+        parallel, address=address, n_workers=n_jobs if n_jobs > 0 else None
+    ) as client:
+        if parallel == "dask":
+            _run_on_dask(client, blob, tasks, collector)
+        else:
+            _run_on_joblib(blob, tasks, n_jobs, collector)
+
+
+def _check_chunks(chunk_size: Any, X: pd.DataFrame) -> None:
+    """``chunk_size`` is an int >= 1 and the query ids are unique."""
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))
@@ -160,47 +212,23 @@ def explain_in_chunks(
         raise ValidationError(f"chunk_size must be an int >= 1. Got {chunk_size!r}.")
     if X.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique.")
-    out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-    size = int(chunk_size)
-    chunks = [X.iloc[k : k + size] for k in range(0, len(X), size)]
-    collector = _Collector(BatchReport(result=None, n_chunks=len(chunks)), out)
-    todo = collector.resume(len(chunks))
-    verbose = getattr(method, "verbose", 0)
-    collector.bar = progress(
-        total=sum(len(chunks[i]) for i in todo),
-        desc=f"{type(method).__name__} (chunks)",
-        unit="query",
-        verbose=verbose,
+
+
+def _closing_line(report: BatchReport) -> str:
+    """The summary line of a chunked run, with the chunks that failed."""
+    line = (
+        summary_line(report.result.status, report.result.diagnostics)
+        if report.result is not None
+        else "no chunk finished"
     )
-    if todo:
-        # Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
-        # implicitly), so that a task can be re-run anywhere.
-        blob = pickle.dumps((method, explain_kwargs))
-        tasks = [(i, len(chunks[i]), pickle.dumps((chunks[i], i * size))) for i in todo]
-        with parallel_backend(
-            backend, address=address, n_workers=n_jobs if n_jobs > 0 else None
-        ) as client:
-            if backend == "dask":
-                _run_on_dask(client, blob, tasks, collector)
-            else:
-                _run_on_joblib(blob, tasks, n_jobs, collector)
-    report = collector.close(getattr(method, "model_", None))
-    if should_show(verbose, len(X)):
-        line = (
-            summary_line(report.result.status, report.result.diagnostics)
-            if report.result is not None
-            else "no chunk finished"
-        )
-        if report.failed:
-            line += f"; {len(report.failed)} of {report.n_chunks} chunks failed"
-        print(line, file=sys.stderr, flush=True)
-    return report
+    if report.failed:
+        line += f"; {len(report.failed)} of {report.n_chunks} chunks failed"
+    return line
 
 
 class _Collector:
-    """Receives each chunk as it finishes: writes it to ``out`` (atomically), keeps it, counts it."""
+    """Receives each chunk as it finishes: writes it to ``out`` (atomically), keeps it,
+    counts it."""
 
     def __init__(self, report: BatchReport, out: Path | None) -> None:
         self.report = report
@@ -249,9 +277,8 @@ class _Collector:
             failed = {str(k): v for k, v in self.report.failed.items()}
             (self.out / "failed.json").write_text(json.dumps(failed, indent=1))
         if self.results:
-            joined = CounterfactualResult.concat([self.results[i] for i in sorted(self.results)])
-            joined.model = model
-            self.report.result = joined
+            parts = [self.results[i] for i in sorted(self.results)]
+            self.report.result = CounterfactualResult.concat(parts, model=model)
         return self.report
 
 
@@ -279,7 +306,7 @@ def _run_on_dask(
     one-thread worker run two chunks at once, which halved the throughput of
     the solver-based methods at two workers (measured: MACE and CE-OCL 1.0x).
     """
-    distributed = import_optional("distributed", purpose="backend='dask'")
+    distributed = import_optional("distributed", purpose="parallel='dask'")
     method_f = client.scatter(blob, broadcast=True, hash=False)
     sizes = {i: size for i, size, _ in tasks}
     futures = {
@@ -306,8 +333,8 @@ def _chunk_task(
     t0, c0 = time.perf_counter(), time.process_time()
     try:
         method, kwargs = pickle.loads(blob)
-        X, offset = pickle.loads(chunk)
-        text = _run_chunk(method, X, kwargs, offset)
+        X = pickle.loads(chunk)
+        text = _run_chunk(method, X, kwargs)
         return i, text, None, (time.perf_counter() - t0, time.process_time() - c0)
     except Exception:
         return (

@@ -1,71 +1,61 @@
-"""The time limit of an ``explain`` call, shared between the search and the work after it."""
+"""The budget phase: a call's time limit shared between the search and the work after it.
+
+The time limit (``time_limit``, seconds per query) covers the whole ``explain``
+call: the input checks before the search (shared by the queries), the search,
+and the snapping, verification and sparsification after it.  Each query's
+search budget (``Query.time_limit``) is the limit less its ``reserve``: its
+share of the input checks plus a fixed allowance for the work after the search
+(:data:`POST_SHARE` of the limit, at most :data:`POST_SECONDS`), together at
+most :data:`MAX_RESERVE_SHARE` of the limit.  The work after the search is cut
+short at the call's deadline, ``begin + n x limit`` for ``n`` queries (their
+limits pooled), less :data:`TAIL` for the selection and the result.
+
+The shares are fixed, not learnt: the same call behaves the same way every
+time, and ``explain`` leaves the fitted method unchanged.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import time
+from dataclasses import replace
 
-from ..._utils._deadline import Deadline
-from ._query import Candidates, Query
+from ..._utils._deadline import CancelToken, Deadline
+from ._protocol import PipelineMethod
+from ._query import Query
 
-__all__ = ["TimeBudget"]
+__all__ = ["budget", "reserve"]
 
 #: the most of a query's limit kept back from its search
 MAX_RESERVE_SHARE = 0.4
+#: the share of the limit kept for the work after the search ...
+POST_SHARE = 0.1
+#: ... and at most this many seconds
+POST_SECONDS = 0.2
 #: seconds kept after sparsification stops, for the selection and the result
 TAIL = 0.05
 
 
-class TimeBudget:
-    """How a method's ``time_limit`` (seconds per query) is spent, learnt per fitted instance.
+def reserve(limit: float, prepared: float, n: int) -> float:
+    """Seconds of each query's ``limit`` kept back from its search, after input
+    checks that took ``prepared`` seconds for ``n`` queries."""
+    post = min(POST_SHARE * limit, POST_SECONDS)
+    return min(prepared / max(n, 1) + post, MAX_RESERVE_SHARE * limit)
 
-    The time limit covers the whole ``explain`` call per query: the input
-    checks before the search (shared by the queries), the search, and the
-    verification, snapping and sparsification after it.  Each query's search
-    budget (``Query.time_limit``) is the limit less its ``reserve``: its share
-    of the input checks plus the expected work after the search per query
-    (measured on this instance's earlier calls, quick to rise and slow to fall;
-    before any, 10 % of the limit up to 0.2 s), together at most 40 % of the
-    limit.  The work after the search is cut short at the call's deadline,
-    ``begin + n x limit`` for ``n`` queries (their limits pooled), less
-    :data:`TAIL` for the selection and the result.
-    """
 
-    def __init__(self) -> None:
-        #: seconds per searched query of the work after the search (None before any call)
-        self.post_seconds: float | None = None
-
-    def plan(
-        self, limit: float | None, tasks: Sequence[Query], prepared: float, begin: float
-    ) -> Deadline:
-        """Give each query its search budget under ``limit`` (seconds per query);
-        returns the deadline of the work after the search (no limit without a
-        time limit).  ``prepared``: seconds the input checks took; ``begin``:
-        when the call started."""
-        if limit is None or not tasks:
-            return Deadline.none()
-        limit = float(limit)
-        share = prepared / len(tasks)
-        post = min(0.1 * limit, 0.2) if self.post_seconds is None else float(self.post_seconds)
-        reserve = min(share + post, MAX_RESERVE_SHARE * limit)
-        for t in tasks:
-            t.reserve = reserve
-            t.time_limit = limit - reserve
-        return Deadline.after(limit * len(tasks), start=begin).reserve(TAIL)
-
-    def learn(
-        self,
-        limit: float | None,
-        seconds: float,
-        tasks: Sequence[Query],
-        outcomes: Sequence[Candidates],
-    ) -> None:
-        """Remember the seconds per searched query of the work after the search
-        (only under a time limit, the only case where it is used)."""
-        searched = sum(
-            1 for t, c in zip(tasks, outcomes, strict=False) if t.invalid is None and len(c.frame)
-        )
-        if limit is None or searched == 0:
-            return
-        per = seconds / searched
-        old = self.post_seconds
-        self.post_seconds = per if old is None else max(per, 0.7 * float(old))
+def budget(
+    method: PipelineMethod,
+    tasks: list[Query],
+    begin: float,
+    cancel: CancelToken | None = None,
+) -> tuple[list[Query], Deadline]:
+    """Each query with its search budget under the method's ``time_limit``, and
+    the deadline of the work after the search (no limit without a time limit;
+    passed at once when ``cancel`` is set).  ``begin``: when the call started."""
+    limit = method.time_limit
+    if limit is None or not tasks:
+        return tasks, Deadline(None, cancel)
+    limit = float(limit)
+    keep = reserve(limit, time.perf_counter() - begin, len(tasks))
+    planned = [replace(t, time_limit=limit - keep, reserve=keep) for t in tasks]
+    deadline = Deadline.after(limit * len(tasks), start=begin).reserve(TAIL)
+    return planned, Deadline(deadline.at, cancel)

@@ -17,8 +17,8 @@ from typing import Any
 import pandas as pd
 
 from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
-from ...models._fastpredict import spread_rows
 from ...models._compile import CompiledModel, compile_model, probability_link, with_min_probability
+from ...models._fastpredict import spread_rows
 from ...schema import Schema
 from ._query import Query
 
@@ -93,7 +93,8 @@ class ExactModels:
             compiled = compile_model(adapter.model, self.schema)
             if compiled.inputs != self.compiled.inputs:
                 raise UnsupportedModelError(
-                    "a robust_to model reads its inputs differently from the explained model (another "
+                    "a robust_to model reads its inputs differently from the explained model "
+                    "(another "
                     "preprocessing); refit it with the same pipeline (cf.models.retrained does)"
                 )
             link = probability_link(compiled, adapter.predict_proba, self.sample)

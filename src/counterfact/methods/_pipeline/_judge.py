@@ -5,9 +5,9 @@ target class for it.  An ``explain`` call may ask for more, and every check of
 the pipeline (snapping, verification, sparsification, a method's own checks
 through ``CounterfactualMethod.verify``) then asks the same judge:
 
-* ``min_probability=p``: the explained model's probability of the target is at
+* ``Requirements(min_probability=p)``: the explained model's probability of the target is at
   least ``p`` (a margin against recalibration and noise);
-* ``robust_to=[model, ...]``: every listed model predicts the target too (and
+* ``Requirements(robust_to=[model, ...])``: every listed model predicts the target too (and
   with the margin, when one was asked): advice that survives a retrained model.
 """
 
@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ...constraints import Requirements
+from ...data import Dataset
 from ...exceptions import ValidationError
 from ...models import ModelAdapter, as_adapter
 from ...models._adapter import check_model
@@ -84,35 +86,22 @@ def _reaches(
     return ok
 
 
-def make_judge(method: Any, min_probability: Any = None, robust_to: Any = None) -> Judge:
-    """The judge of an ``explain`` call: the arguments checked against the fitted method."""
-    p = None
-    if min_probability is not None:
-        if isinstance(min_probability, bool) or not isinstance(
-            min_probability, (int, float, np.integer, np.floating)
-        ):
-            raise ValidationError(
-                f"min_probability must be a number in (0, 1). Got {min_probability!r}."
-            )
-        p = float(min_probability)
-        if not 0.0 < p < 1.0:
-            raise ValidationError(
-                f"min_probability must be in (0, 1): the least probability of the target class. Got {min_probability!r}."
-            )
-    others: list[ModelAdapter] = []
-    if robust_to is not None:
-        if isinstance(robust_to, (str, bytes)) or not isinstance(robust_to, Sequence):
-            raise ValidationError(
-                "robust_to must be a list of fitted models (e.g. cf.models.retrained(model, train, n=5)). "
-                f"Got {type(robust_to).__name__}."
-            )
-        for k, model in enumerate(robust_to):
-            adapter = as_adapter(model, method.schema_)
-            check_model(adapter, method.data_, owner=f"robust_to[{k}]")
-            if set(adapter.classes_.tolist()) != set(method.model_.classes_.tolist()):
-                raise ValidationError(
-                    f"robust_to[{k}] has classes {adapter.classes_.tolist()}; the explained model has "
-                    f"{method.model_.classes_.tolist()}. Every model must decide between the same classes."
-                )
-            others.append(adapter)
-    return Judge(method.model_, tuple(others), p)
+def make_judge(
+    model: ModelAdapter, data: Dataset, requirements: Requirements | None = None
+) -> Judge:
+    """The judge of an ``explain`` call: the requirements' margin and other models, each
+    model checked against the explained one (the same training columns and classes)."""
+    req = requirements if requirements is not None else Requirements()
+    others = tuple(_other_model(k, other, model, data) for k, other in enumerate(req.robust_to))
+    return Judge(model, others, req.min_probability)
+
+
+def _other_model(k: int, other: Any, model: ModelAdapter, data: Dataset) -> ModelAdapter:
+    adapter = as_adapter(other, data.schema)
+    check_model(adapter, data, owner=f"robust_to[{k}]")
+    if set(adapter.classes_.tolist()) != set(model.classes_.tolist()):
+        raise ValidationError(
+            f"robust_to[{k}] has classes {adapter.classes_.tolist()}; the explained model has "
+            f"{model.classes_.tolist()}. Every model must decide between the same classes."
+        )
+    return adapter

@@ -1,8 +1,10 @@
 """Preparation: from the user's rows to the queries a method searches.
 
 The rows are checked against the schema, every row's constraints are checked
-and resolved before any search starts, the target class of each row is fixed,
-and each query gets its own random stream seeded from its position.
+and resolved before any search starts, the call's requirements are checked
+against the fitted method, the target class of each row is fixed, and each
+query gets its own random stream, seeded from ``random_state`` and the row's
+own values (never from its position in ``X``).
 """
 
 from __future__ import annotations
@@ -15,18 +17,26 @@ import pandas as pd
 
 from ..._utils._deadline import CancelToken
 from ..._utils._values import _py
-from ...constraints import BoundCosts, Constraints, Costs, QueryBounds, ResolvedConstraints
+from ...constraints import (
+    BoundCosts,
+    Constraints,
+    Costs,
+    QueryBounds,
+    Requirements,
+    ResolvedConstraints,
+)
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
 from ...models import check_label
 from ._diversity import ALTERNATIVES
 from ._judge import make_judge
+from ._protocol import PipelineMethod
 from ._query import Query
 
 __all__ = ["prepare"]
 
 
 def resolve_rows(
-    method: Any, frame: pd.DataFrame, constraints: Any, errors: str | None
+    method: PipelineMethod, frame: pd.DataFrame, constraints: Any, errors: str | None
 ) -> tuple[bool, str, list[ResolvedConstraints | ConstraintError], ResolvedConstraints, Any]:
     """Check and resolve the constraints of every row before any search (``method``
     provides the schema and the constraint kinds it supports).
@@ -61,9 +71,10 @@ def resolve_rows(
             unsupported = sorted(c.kinds() - set(method.supported_constraints))
             if unsupported:
                 raise UnsupportedConstraintError(
-                    f"{type(method).__name__} cannot honour constraints of kind {unsupported}. It supports "
-                    f"{sorted(method.supported_constraints)}; use a method that supports them "
-                    "(CE-OCL supports causal constraints) or drop them."
+                    f"{type(method).__name__} cannot honour constraints of kind {unsupported}. It "
+                    "supports "
+                    f"{sorted(method.supported_constraints)}; use a method that honours them "
+                    "(`counterfact methods` lists what each honours) or drop them."
                 )
             try:
                 resolved_by_id[id(c)] = c.resolve(method.schema_)
@@ -83,7 +94,10 @@ def row_seeds(random_state: int | None, frame: pd.DataFrame) -> list[np.random.S
     """One seed per row from ``(random_state, the row's values)``: a query gets the same
     random stream alone, in any batch, chunk or worker, at any position.  With
     ``random_state=None`` one draw of fresh entropy per call, shared by the rows."""
-    base = int(np.random.SeedSequence().entropy) if random_state is None else int(random_state)  # type: ignore[arg-type]
+    if random_state is None:
+        base = int(np.random.SeedSequence().entropy)  # type: ignore[arg-type]
+    else:
+        base = int(random_state)
     return [
         np.random.SeedSequence([base, *_content_words(row)])
         for row in frame.itertuples(index=False, name=None)
@@ -91,7 +105,8 @@ def row_seeds(random_state: int | None, frame: pd.DataFrame) -> list[np.random.S
 
 
 def _content_words(values: tuple[Any, ...]) -> list[int]:
-    """Four 32-bit words of a hash of a row's values (numbers by their exact float, others by text)."""
+    """Four 32-bit words of a hash of a row's values (numbers by their exact float,
+    others by text)."""
     parts = []
     for v in values:
         v = _py(v)
@@ -104,56 +119,45 @@ def _content_words(values: tuple[Any, ...]) -> list[int]:
 
 
 def prepare(
-    method: Any,
+    method: PipelineMethod,
     X: Any,
     n_counterfactuals: Any,
     constraints: Any,
     target: Any,
     *,
+    requirements: Requirements | None = None,
     errors: str | None = None,
-    offset: int = 0,
     cancel: CancelToken | None = None,
-    min_probability: Any = None,
-    robust_to: Any = None,
     alternatives: Any = "distinct",
-    costs: Any = None,
 ) -> tuple[list[Query], Any]:
     """The queries of ``X`` for ``method`` and what the user passed as constraints.
 
-    ``offset``: the position of ``X``'s first row in the whole input (chunked
-    runs; ``Query.position``).  Each query's random stream is seeded from
-    ``random_state`` and the row's own values (:func:`row_seeds`).
+    Each query's random stream is seeded from ``random_state`` and the row's own
+    values (:func:`row_seeds`), never from its position.  The queries have no
+    time budget yet (the budget phase gives them one).
     """
-    if (
-        isinstance(n_counterfactuals, bool)
-        or not isinstance(n_counterfactuals, (int, np.integer))
-        or n_counterfactuals < 1
-    ):
-        raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
-    if not isinstance(alternatives, str) or alternatives not in ALTERNATIVES:
-        raise ValidationError(
-            f"alternatives must be one of {list(ALTERNATIVES)}: 'distinct' (answers that differ by a meaningful "
-            f"step, nearest first) or 'method' (the method's own answers and order). Got {alternatives!r}."
-        )
-    frame = method.schema_.validate_frame(X, what="X")
-    if frame.index.has_duplicates:
-        raise ValidationError(
-            "X has duplicate index labels; query ids must be unique (reset_index())."
-        )
+    _check_call(n_counterfactuals, alternatives)
+    req = check_requirements(requirements)
+    frame = _frame(method, X)
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
         method, frame, constraints, errors
     )
-    judge = make_judge(method, min_probability, robust_to)
-    bound = bind_costs(method, costs)
+    common = {
+        "n_counterfactuals": int(n_counterfactuals),
+        "cancel": cancel,
+        "judge": make_judge(method.model_, method.data_, req),
+        "alternatives": alternatives,
+        "costs": bind_costs(method, req.costs),
+    }
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))
-    seeds = row_seeds(getattr(method, "random_state", None), frame)
+    seeds = row_seeds(method.random_state, frame)
     free = _Free(method.schema_)
     tasks = []
     for i, (qid, x) in enumerate(frame.iterrows()):
         rc, bounds, why = _row_bounds(row_resolved[i], x, per_row, errors, free)
-        if bound is not None and why is None:
-            bounds = bound.restrict(bounds)
+        if common["costs"] is not None and why is None:
+            bounds = common["costs"].restrict(bounds)
         index = method.model_.class_index(targets[i])
         tasks.append(
             Query(
@@ -163,23 +167,56 @@ def prepare(
                 target_index=index,
                 bounds=bounds,
                 constraints=rc,
-                n_counterfactuals=int(n_counterfactuals),
                 rng=np.random.default_rng(seeds[i]),
-                time_limit=getattr(method, "time_limit", None),
                 predicted=preds[i],
                 query_confidence=float(proba[i, index]),
-                position=int(offset) + i,
                 invalid=why,
-                cancel=cancel,
-                judge=judge,
-                alternatives=alternatives,
-                costs=bound,
+                **common,
             )
         )
     return tasks, given
 
 
-def bind_costs(method: Any, costs: Any) -> BoundCosts | None:
+def _frame(method: PipelineMethod, X: Any) -> pd.DataFrame:
+    """``X`` checked against the schema, with unique query ids."""
+    frame = method.schema_.validate_frame(X, what="X")
+    if frame.index.has_duplicates:
+        raise ValidationError(
+            "X has duplicate index labels; query ids must be unique (reset_index())."
+        )
+    return frame
+
+
+def check_requirements(requirements: Any) -> Requirements:
+    """The call's :class:`~counterfact.Requirements` (none: the plain decision)."""
+    if requirements is None:
+        return Requirements()
+    if not isinstance(requirements, Requirements):
+        raise ValidationError(
+            "requirements must be a cf.Requirements (min_probability, robust_to, regions, "
+            f"costs). Got {type(requirements).__name__}; pass "
+            "requirements=cf.Requirements(min_probability=0.6), for example."
+        )
+    return requirements
+
+
+def _check_call(n_counterfactuals: Any, alternatives: Any) -> None:
+    """``n_counterfactuals`` is an int >= 1 and ``alternatives`` one of :data:`ALTERNATIVES`."""
+    if (
+        isinstance(n_counterfactuals, bool)
+        or not isinstance(n_counterfactuals, (int, np.integer))
+        or n_counterfactuals < 1
+    ):
+        raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+    if not isinstance(alternatives, str) or alternatives not in ALTERNATIVES:
+        raise ValidationError(
+            f"alternatives must be one of {list(ALTERNATIVES)}: 'distinct' (answers that differ "
+            "by a meaningful step, nearest first) or 'method' (the method's own answers and "
+            f"order). Got {alternatives!r}."
+        )
+
+
+def bind_costs(method: PipelineMethod, costs: Any) -> BoundCosts | None:
     """The call's :class:`~counterfact.constraints.Costs` bound to the method's schema
     and training rows (a copy: the user's object is not changed), after checking that
     the method can honour costs (``tags.costs``)."""
@@ -187,13 +224,14 @@ def bind_costs(method: Any, costs: Any) -> BoundCosts | None:
         return None
     if not isinstance(costs, (Costs, BoundCosts)):
         raise ValidationError(
-            f"costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got {type(costs).__name__}."
+            "costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got "
+            f"{type(costs).__name__}."
         )
-    how = type(method).tags.costs
+    how = method.tags.costs
     if how is None:
         raise UnsupportedConstraintError(
-            f"{type(method).__name__} cannot take costs into its search. Methods that can: MACE and CE-OCL "
-            "(exactly), nearest, UFCE, MD-PSO and L2C (in their ranking); or drop costs=."
+            f"{type(method).__name__} cannot take costs into its search. `counterfact methods` "
+            "lists the methods that can (exactly, or in their ranking); or drop the costs."
         )
     if isinstance(costs, BoundCosts):
         if costs.schema.names != method.schema_.names:
@@ -240,7 +278,8 @@ def targets_of(model: Any, preds: np.ndarray, target: Any, n: int) -> list[Any]:
     if target is None:
         if len(classes) != 2:
             raise ValidationError(
-                f"The model has {len(classes)} classes {classes.tolist()}; pass target= the desired class."
+                f"The model has {len(classes)} classes {classes.tolist()}; pass target= the "
+                "desired class."
             )
         return [classes[1] if p == classes[0] else classes[0] for p in preds]
     if isinstance(target, (list, tuple, np.ndarray, pd.Series)):

@@ -17,9 +17,14 @@ from ._judge import Judge
 __all__ = ["Candidates", "Query", "pooled_deadline"]
 
 
-@dataclass
+@dataclass(frozen=True, eq=False)
 class Query:
-    """Everything a method needs to explain one row."""
+    """Everything a method needs to explain one row.
+
+    Immutable once prepared: the budget phase sets ``time_limit`` and ``reserve``
+    and the search sets ``started`` on new copies (:func:`dataclasses.replace`);
+    no phase writes into a query.
+    """
 
     id: Any
     x: pd.Series
@@ -31,15 +36,13 @@ class Query:
     rng: np.random.Generator
     #: the method's budget for this query, in seconds from ``started``: the
     #: user's ``time_limit`` less what the pipeline keeps back (``reserve``)
-    time_limit: float | None
+    time_limit: float | None = None
     predicted: Any = None
     #: the model's probability of ``target`` for the query itself
     query_confidence: float = float("nan")
-    #: when the query's work started (set by the pipeline just before the
+    #: when the query's work started (set by the search just before the
     #: method's hook runs on it, or on its sub-batch)
     started: float = field(default_factory=time.perf_counter)
-    #: position of the query in the whole input (what its ``rng`` is seeded from)
-    position: int = 0
     #: why the query cannot be explained (its own constraints contradict
     #: themselves); such queries never reach the method
     invalid: str | None = None
@@ -55,7 +58,7 @@ class Query:
     #: how the answers of this call differ (``explain(alternatives=...)``):
     #: "distinct" (meaningful steps, see :mod:`._diversity`) or "method"
     alternatives: str = "distinct"
-    #: the call's costs (``explain(costs=...)``) bound to the method's training data
+    #: the call's costs (``Requirements(costs=...)``) bound to the method's training data
     #: (:class:`~counterfact.constraints.BoundCosts`), or None: the method's own norm
     costs: Any = None
 

@@ -14,7 +14,7 @@ the box:
 1. first by interval bounds over the box (:func:`counterfact.models._compile.interval_bounds`:
    exact for a linear model on numeric features, sound for every model);
 2. else by a MILP that minimises the condition over the box
-   (:mod:`counterfact.solvers.milp`): its proven dual bound must clear the
+   (:mod:`counterfact.solvers._milp`): its proven dual bound must clear the
    threshold.  Exact for linear models, ReLU networks and tree ensembles.
 
 A model the compiler does not support (or a decision that is not one
@@ -38,10 +38,15 @@ from ..._utils._deadline import Deadline
 from ..._utils._values import _py
 from ...constraints import FeatureBounds, QueryBounds
 from ...exceptions import UnsupportedModelError
+from ...models._compile import (
+    compile_model,
+    interval_bounds,
+    probability_link,
+    with_min_probability,
+)
 from ...models._fastpredict import spread_rows
-from ...models._compile import compile_model, interval_bounds, probability_link, with_min_probability
 from ...result import Region
-from ...solvers.milp import Model, encode_inputs, encode_outputs, quicksum
+from ...solvers._milp import Model, encode_inputs, encode_outputs, quicksum
 from ._judge import Judge
 from ._snap import resolution
 
@@ -78,7 +83,8 @@ class RegionFinder:
 
     # ---------------------------------------------------------------- models
     def models(self) -> list[_Exact]:
-        """The explained model and the ``robust_to`` ones, compiled with the margin where possible."""
+        """The explained model and the ``robust_to`` ones, compiled with the margin where
+        possible."""
         if self._models is None:
             sample = spread_rows(self.data_X)
             out = []
@@ -281,7 +287,8 @@ class _Box:
         return lo, hi
 
     def sample(self, changed: dict[str, Any], rng: np.random.Generator, n: int) -> pd.DataFrame:
-        """``n`` points of the box: its corners first (up to half), then uniform draws on the grid."""
+        """``n`` points of the box: its corners first (up to half), then uniform draws on
+        the grid."""
         names = list(changed)
         cols: dict[str, list[Any]] = {name: [] for name in names}
         for k in range(n):

@@ -1,17 +1,27 @@
-"""Regions of a result: computed after the selection when asked, else on demand."""
+"""The regions phase: each answer's certified region, computed after the selection
+when asked (``Requirements(regions=True)``), else on demand by the result.
+
+Each region is the widest box around an answer in which every point reaches the
+target in the call's judge (the model's decision, any margin and every other
+model), proven or checked on samples (:mod:`._region`).  The regions and what
+the answers were asked to satisfy go into the result's constructor.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
 
 from ..._utils._deadline import Deadline
-from ...result import CounterfactualResult, Region
+from ...result import Region
+from ._protocol import PipelineMethod
 from ._query import Query
 from ._region import RegionFinder
+from ._select import Answers
 
-__all__ = ["attach_regions"]
+__all__ = ["Regions", "regions"]
 
 #: seconds a region is grown for when the method has no time limit
 REGION_SECONDS = 10.0
@@ -31,31 +41,38 @@ class _Source:
         return self.finder.find(t.x, t.bounds, row, t.target, deadline)
 
 
-def attach_regions(
-    method: Any, result: CounterfactualResult, tasks: list[Query], *, compute: bool
-) -> None:
-    """Record what the answers were asked to satisfy; let the result compute regions on
-    demand, and compute them now when asked: each region is grown for up to the
-    method's ``time_limit`` (else :data:`REGION_SECONDS`), after the search."""
+@dataclass(frozen=True)
+class Regions:
+    """What the result is built with: what the answers were asked to satisfy, the
+    regions computed now (``(query, rank) -> Region``) and the source of the others."""
+
+    requirements: dict[str, Any]
+    computed: dict[tuple[Any, int], Region] = field(default_factory=dict)
+    source: _Source | None = None
+
+
+def regions(method: PipelineMethod, tasks: list[Query], answers: Answers, compute: bool) -> Regions:
+    """Record what the answers were asked to satisfy; with a margin or other models,
+    let the result compute regions on demand, and compute them now when asked
+    (``compute``): each region is grown for up to the method's ``time_limit``
+    (else :data:`REGION_SECONDS`), after the search."""
     judge = tasks[0].judge if tasks else None
-    result.requirements = {
+    asked = {
         "min_probability": None if judge is None else judge.min_probability,
         "robust_to": 0 if judge is None else len(judge.others),
     }
     if judge is None:
-        return
-    source = _Source(
-        RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS), tasks
-    )
-    result.region_source = source
+        return Regions(asked)
+    finder = RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS)
+    source = _Source(finder, tasks)
     if not compute:
-        return
-    seconds = getattr(method, "time_limit", None) or REGION_SECONDS
+        return Regions(asked, source=source)
+    seconds = method.time_limit or REGION_SECONDS
     token = tasks[0].cancel
-    for q, rank in result.counterfactuals.index:
+    found: dict[tuple[Any, int], Region] = {}
+    for (q, rank), (_, row) in zip(answers.frame.index, answers.frame.iterrows(), strict=True):
         if token is not None and token.cancelled:
             break
         limit = Deadline.after(seconds, token=token)
-        result.regions[(q, int(rank))] = source(
-            q, int(rank), result.counterfactuals.loc[(q, rank)], limit
-        )
+        found[(q, int(rank))] = source(q, int(rank), row, limit)
+    return Regions(asked, found, source)

@@ -4,11 +4,12 @@ Queries that cannot be searched get their status here without reaching the
 method: ``invalid`` (their own constraints contradict themselves),
 ``infeasible`` (a feature is left no allowed value) and ``failed`` (the model
 already predicts the target).  The others run in this process or, with
-``n_jobs``/``backend``, through joblib (loky, threading, Dask, Ray): never a
+``n_jobs``/``parallel``, through joblib (loky, threading, Dask, Ray): never a
 scheduler of our own.
 
 Clocks: per-query methods (``_explain_one``) start each query's clock
-(``Query.started``) just before its own search, and its runtime is its own wall
+(``Query.started``, on a copy of the query: queries are immutable) just before
+its own search, and its runtime is its own wall
 time.  Batch methods (``tags.batch``: ``_explain_batch``) run on sub-batches of
 ``method._batch_size(n)`` queries; every query of a sub-batch starts at the
 sub-batch's start, so a time limit bounds the sub-batch's wall time (see
@@ -19,6 +20,7 @@ wall time divided among its queries.
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -26,17 +28,18 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 from ..._utils._progress import progress
+from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 
 __all__ = ["search"]
 
 
 def search(
-    method: Any,
+    method: PipelineMethod,
     tasks: list[Query],
     *,
     n_jobs: int | None,
-    backend: str | None,
+    parallel: str | None,
     chunk_size: int | None,
     feedback: bool = True,
 ) -> list[Candidates]:
@@ -45,20 +48,19 @@ def search(
     if not todo:
         return out
     n_jobs = 1 if n_jobs is None else int(n_jobs)
-    parallel = not (n_jobs == 1 and backend is None)
+    in_workers = not (n_jobs == 1 and parallel is None)
     sub = [tasks[i] for i in todo]
-    method._before_search(sub, parallel)
-    verbose = getattr(method, "verbose", 0)
+    method._before_search(sub, in_workers)
     bar = progress(
         total=len(sub),
         desc=type(method).__name__,
         unit="query",
-        verbose=verbose,
+        verbose=method.verbose,
         disable=not feedback,
     )
     try:
-        if parallel:
-            results = _in_parallel(method, sub, n_jobs, backend, chunk_size, bar)
+        if in_workers:
+            results = _in_parallel(method, sub, n_jobs, parallel, chunk_size, bar)
         else:
             results = run_hooks(method, sub, bar=bar)
     finally:
@@ -68,7 +70,7 @@ def search(
     return out
 
 
-def _screen(method: Any, tasks: list[Query]) -> tuple[list[Candidates], list[int]]:
+def _screen(method: PipelineMethod, tasks: list[Query]) -> tuple[list[Candidates], list[int]]:
     """The outcome of every query that is not searched, and the positions of those that are."""
     empty = pd.DataFrame(columns=method.schema_.names)
     out: list[Candidates] = [Candidates(empty) for _ in tasks]
@@ -91,10 +93,10 @@ def _screen(method: Any, tasks: list[Query]) -> tuple[list[Candidates], list[int
 
 
 def _in_parallel(
-    method: Any,
+    method: PipelineMethod,
     sub: list[Query],
     n_jobs: int,
-    backend: str | None,
+    parallel: str | None,
     chunk_size: int | None,
     bar: Any,
 ) -> list[Candidates]:
@@ -103,7 +105,7 @@ def _in_parallel(
     size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
     chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
     parts = []
-    with parallel_config(backend=backend or "loky", n_jobs=n_jobs):
+    with parallel_config(backend=parallel or "loky", n_jobs=n_jobs):
         gen = Parallel(return_as="generator")(delayed(run_hooks)(method, c) for c in chunks)
         for chunk, part in zip(chunks, gen, strict=True):
             parts.append(part)
@@ -111,14 +113,14 @@ def _in_parallel(
     return [r for part in parts for r in part]
 
 
-def run_hooks(method: Any, tasks: list[Query], bar: Any = None) -> list[Candidates]:
+def run_hooks(method: PipelineMethod, tasks: list[Query], bar: Any = None) -> list[Candidates]:
     """Run the method's hook on ``tasks`` (see the module docstring for the clocks),
     advancing ``bar`` as queries finish.  Module level, so that workers unpickle it."""
-    if type(method).tags.batch:
+    if method.tags.batch:
         return _run_batches(method, tasks, bar)
     out: list[Candidates] = []
-    for t in tasks:
-        t.started = time.perf_counter()
+    for task in tasks:
+        t = replace(task, started=time.perf_counter())
         if t.cancel is not None and t.cancel.cancelled:
             out.append(_cancelled(method))
             continue
@@ -133,21 +135,20 @@ def run_hooks(method: Any, tasks: list[Query], bar: Any = None) -> list[Candidat
     return out
 
 
-def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
+def _run_batches(method: PipelineMethod, tasks: list[Query], bar: Any) -> list[Candidates]:
     out: list[Candidates] = []
     size = max(1, int(method._batch_size(len(tasks))))
     for k in range(0, len(tasks), size):
-        group = tasks[k : k + size]
         start = time.perf_counter()
-        for t in group:
-            t.started = start
+        group = [replace(t, started=start) for t in tasks[k : k + size]]
         if group[0].cancel is not None and group[0].cancel.cancelled:
             out.extend(_cancelled(method) for _ in group)
             continue
         cands = method._explain_batch(group)
         if len(cands) != len(group):
             raise RuntimeError(
-                f"internal error: {type(method).__name__}._explain_batch returned {len(cands)} outcomes for {len(group)} queries"
+                f"internal error: {type(method).__name__}._explain_batch returned "
+                f"{len(cands)} outcomes for {len(group)} queries"
             )
         elapsed = (time.perf_counter() - start) / max(1, len(group))
         for c in cands:
@@ -159,7 +160,7 @@ def _run_batches(method: Any, tasks: list[Query], bar: Any) -> list[Candidates]:
     return out
 
 
-def _cancelled(method: Any) -> Candidates:
+def _cancelled(method: PipelineMethod) -> Candidates:
     """The outcome of a query the caller cancelled before its search started."""
     return Candidates(
         pd.DataFrame(columns=method.schema_.names),

@@ -1,4 +1,4 @@
-"""Selection: each query's reported counterfactuals, its status and its diagnostics.
+"""The select phase: each query's reported counterfactuals, its status and its diagnostics.
 
 Valid rows are kept in the method's order, without duplicates or the query
 itself; a row that still needs a move smaller than its feature's step only as
@@ -25,12 +25,14 @@ import numpy as np
 import pandas as pd
 
 from ...exceptions import ValidationError
-from ...result import SUCCESS
+from ...result import STATUSES, SUCCESS
 from ._diversity import keep_different_arrays, meaningful_mask
-from ._query import Candidates
+from ._pool import Pool
+from ._protocol import PipelineMethod
+from ._query import Candidates, Query
 from ._values import floats
 
-__all__ = ["RowArrays", "Selection", "row_arrays", "select_query"]
+__all__ = ["Answers", "RowArrays", "Selection", "row_arrays", "select", "select_query"]
 
 #: the reason of a non-success when the method gave none
 _REASONS = {
@@ -46,6 +48,48 @@ class Selection:
     chosen: list[int] = field(default_factory=list)
     status: str = "failed"
     diagnostics: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class Answers:
+    """What the select phase reports: each query's :class:`Selection`, and the
+    reported rows (index ``(query, rank)``, the schema's columns and types)."""
+
+    selections: list[Selection]
+    frame: pd.DataFrame
+    #: each reported row's position in the pool
+    rows: list[int]
+
+
+def select(
+    method: PipelineMethod,
+    pool: Pool,
+    tasks: list[Query],
+    outcomes: list[Candidates],
+    n_cf: int,
+) -> Answers:
+    """Every query's answers (:func:`select_query`) and the frame of all of them."""
+    steps = method.diversity_steps_
+    distinct = not tasks or tasks[0].alternatives == "distinct"
+    pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
+    chosen = [
+        select_query(pool, i, c, steps, n_cf, pool.sparsified, distinct=distinct)
+        for i, c in enumerate(outcomes)
+    ]
+    unknown = {s.status for s in chosen} - set(STATUSES)
+    if unknown:  # internal invariant, not input validation
+        raise RuntimeError(f"internal error: unknown statuses {sorted(unknown)}")
+    rows = [k for s in chosen for k in s.chosen]
+    index = pd.MultiIndex.from_tuples(
+        [(t.id, rank) for t, s in zip(tasks, chosen, strict=True) for rank in range(len(s.chosen))],
+        names=["query", "rank"],
+    )
+    if rows:
+        frame = pool.schema.coerce(pool.rows.iloc[rows].reset_index(drop=True))
+    else:
+        frame = pd.DataFrame(columns=pool.schema.names)
+    frame.index = index
+    return Answers(chosen, frame, rows)
 
 
 @dataclass
@@ -102,7 +146,7 @@ def select_query(
     distinct: bool = True,
 ) -> Selection:
     """The selection of query ``i`` (``pool``: the verified rows of every query, see
-    :class:`._assemble.Pool`); ``distinct``: the rule of ``alternatives="distinct"``."""
+    :class:`._pool.Pool`); ``distinct``: the rule of ``alternatives="distinct"``."""
     idx = pool.rows_of[i]
     d = _counts(pool, idx, outcome)
     rows, dup = _distinct(pool, idx, i)

@@ -1,19 +1,41 @@
-"""Snapping candidates to each numeric feature's resolution grid.
+"""The snap phase: every query's candidates in one frame, on each feature's grid.
 
-Every numeric value is put on its feature's grid (``Feature.resolution``:
-integers 1, money to the cent or to the unit the data uses), so the value shown
-is the value verified.
+The candidates of every query are collected into one :class:`~._pool.Pool`
+(coerced to the schema's types; rows that cannot be are dropped), and every
+numeric value is put on its feature's grid (``Feature.resolution``: integers 1,
+money to the cent or to the unit the data uses), so that the value shown is the
+value verified.  Candidates of a query whose method claims ``optimal`` are
+rounded *away from* the query's value (the change never shrinks below what the
+model needed), the others towards it (a change never grows, so a method's own
+search box is kept); the other rounding of every moved row is kept too, for the
+verify phase to try when the first fails.  A value the query's constraints
+allow explicitly (``allowed_values`` of a numeric feature) is kept as it is.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 import pandas as pd
 
+from ...exceptions import ValidationError
+from ...metrics._distances import DistanceEncoder
 from ...schema import Feature, Schema, decimals
+from ._pool import Pool
+from ._protocol import PipelineMethod
+from ._query import Candidates, Query
 from ._values import TOL, floats
 
-__all__ = ["resolution", "snap_columns", "snap_frame", "snap_matrix"]
+__all__ = [
+    "allowed_cells",
+    "coerce_rows",
+    "resolution",
+    "snap",
+    "snap_columns",
+    "snap_frame",
+    "snap_matrix",
+]
 
 
 # ------------------------------------------------------------------ resolution
@@ -111,3 +133,149 @@ def snap_frame(
     moved = (~(np.abs(S - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
     out[cols] = S
     return out, moved
+
+
+# ------------------------------------------------------------------- the phase
+def snap(method: PipelineMethod, tasks: list[Query], outcomes: list[Candidates]) -> Pool:
+    """Every query's candidates in one :class:`~._pool.Pool`, each on the grid (both
+    roundings: see the module docstring); nothing is verified yet."""
+    schema = method.schema_
+    queries = pd.DataFrame([t.x for t in tasks], columns=schema.names)
+    queries.index = pd.Index([t.id for t in tasks])
+    queries = schema.coerce(queries)
+    raw, rows, own = _collect(method, outcomes)
+    claims = [c.status for c in outcomes]
+    qrows = queries.iloc[own].reset_index(drop=True)
+    first, moved, alt, second = _roundings(schema, tasks, claims, rows, own, qrows)
+    order = np.argsort(own, kind="stable")  # each query's rows, in the method's order
+    return Pool(
+        schema=schema,
+        queries=queries,
+        raw=raw,
+        rows=first,
+        own=own,
+        rows_of=np.split(order, np.searchsorted(own[order], np.arange(1, len(tasks)))),
+        moved=moved,
+        alt=alt,
+        second=second,
+        encoder=DistanceEncoder(schema),
+        norm=_norm_of(method),
+        costs=tasks[0].costs if tasks else None,
+    )
+
+
+def _collect(
+    method: PipelineMethod, outcomes: list[Candidates]
+) -> tuple[pd.DataFrame, pd.DataFrame, np.ndarray]:
+    """``(raw, rows, own)``: every candidate as proposed and in the schema's types
+    (rows that cannot be coerced dropped from both), and the query of each."""
+    names = method.schema_.names
+    frames, owners = [], []
+    for i, c in enumerate(outcomes):
+        f = c.frame
+        if f is None or len(f) == 0:
+            continue
+        missing = [n for n in names if n not in f.columns]
+        if missing:
+            raise ValidationError(
+                f"{type(method).__name__} returned candidates without columns {missing}."
+            )
+        frames.append(f.loc[:, names].reset_index(drop=True))
+        owners.append(np.full(len(f), i))
+    if not frames:
+        empty = pd.DataFrame(columns=names)
+        return empty, empty, np.zeros(0, dtype=int)
+    raw_all = pd.concat(frames, ignore_index=True)
+    rows, ok = coerce_rows(method.schema_, raw_all)
+    return raw_all[ok].reset_index(drop=True), rows, np.concatenate(owners)[ok]
+
+
+def _norm_of(method: PipelineMethod) -> object:
+    """The method's own norm (:meth:`_distance_norm`) when it is one of the
+    normalised distance's (l0, l1, linf or weights), else l1."""
+    norm = method._distance_norm()
+    if isinstance(norm, list):
+        norm = tuple(norm)
+    return norm if norm in ("l0", "l1", "linf") or isinstance(norm, tuple) else "l1"
+
+
+def _roundings(
+    schema: Schema,
+    tasks: Sequence[Query],
+    claims: Sequence[str | None],
+    rows: pd.DataFrame,
+    own: np.ndarray,
+    qrows: pd.DataFrame,
+) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, pd.DataFrame]:
+    """``(first, moved, alt, second)``: the rows in their first rounding, which
+    moved, the positions whose other rounding differs and those rows rounded the
+    other way.  Both roundings are computed on one numeric matrix."""
+    n = len(rows)
+    cols, res, lower, upper = snap_columns(schema)
+    if not cols or n == 0:
+        return rows, np.zeros(n, dtype=bool), np.zeros(0, dtype=int), rows.iloc[0:0]
+    exact = np.array([claims[i] == "optimal" for i in own], dtype=bool)[:, None]
+    V = rows[cols].to_numpy(dtype=float)
+    Q = qrows[cols].to_numpy(dtype=float)
+    S_out = snap_matrix(V, Q, res, lower, upper, "outward")
+    S_in = snap_matrix(V, Q, res, lower, upper, "inward")
+    S1, S2 = np.where(exact, S_out, S_in), np.where(exact, S_in, S_out)
+    keep = allowed_cells(tasks, own, cols, V)
+    if keep is not None:  # a value the user allowed explicitly stays as it is, grid or not
+        S1, S2 = np.where(keep, V, S1), np.where(keep, V, S2)
+    moved = (~(np.abs(S1 - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
+    alt = np.flatnonzero(moved & (np.abs(S2 - S1) > 0).any(axis=1))
+    first = rows.copy()
+    first[cols] = S1
+    second = rows.iloc[alt].copy()
+    second[cols] = S2[alt]
+    return (
+        schema.coerce(first.reset_index(drop=True)),
+        moved,
+        alt,
+        schema.coerce(second.reset_index(drop=True)),
+    )
+
+
+def coerce_rows(schema: Schema, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
+    """``frame`` in the schema's types, and which rows could be coerced (the
+    others are dropped from the returned frame)."""
+    ok = np.ones(len(frame), dtype=bool)
+    try:
+        return schema.coerce(frame), ok
+    except (TypeError, ValueError):
+        good = []
+        for k in range(len(frame)):
+            try:
+                schema.coerce(frame.iloc[[k]])
+                good.append(True)
+            except (TypeError, ValueError):
+                good.append(False)
+        ok = np.array(good, dtype=bool)
+        return schema.coerce(frame[ok].reset_index(drop=True)), ok
+
+
+def allowed_cells(
+    tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
+) -> np.ndarray | None:
+    """Cells of ``V`` equal to one of their query's explicitly allowed numeric values
+    (``Constraints.allowed_values`` on a numeric feature), or None when no query has any."""
+    keep: np.ndarray | None = None
+    where = {name: j for j, name in enumerate(cols)}
+    for i, t in enumerate(tasks):
+        for name in getattr(t.constraints, "allowed_values", {}):
+            if name not in where:
+                continue
+            j = where[name]
+            vals = t.bounds[name].values
+            if vals is None:
+                continue
+            if keep is None:
+                keep = np.zeros(V.shape, dtype=bool)
+            r = np.flatnonzero(own == i)
+            allowed = np.asarray(vals, dtype=float)
+            keep[r, j] = (
+                np.abs(V[r, j][:, None] - allowed[None, :])
+                <= 1e-9 * np.maximum(1.0, np.abs(allowed))
+            ).any(axis=1)
+    return keep

@@ -1,8 +1,11 @@
-"""Verification: every candidate checked with the real model and its query's constraints.
+"""The verify phase: every candidate checked with the real model and its query's constraints.
 
-Candidates are coerced to the schema's types, snapped to each numeric feature's
-grid (:mod:`._snap`) and checked *after* that rounding, in one batched model
-call, so that the value reported is the value verified.
+The snapped candidates (:mod:`._snap`) are checked *after* that rounding, in
+one batched model call, so that the value reported is the value verified: the
+query's constraints, then the call's :class:`~._judge.Judge` (the model's
+decision, and any margin or other model asked for).  A moved row that fails is
+tried in its other rounding, in the same call; a moved row for which neither
+verifies is counted (``diagnostics["n_snap_failed"]``) and not reported.
 """
 
 from __future__ import annotations
@@ -15,10 +18,11 @@ import pandas as pd
 
 from ...constraints import satisfied_many
 from ._judge import Judge
+from ._pool import Pool, judge_of
+from ._protocol import PipelineMethod
 from ._query import Query
-from ._snap import snap_columns, snap_matrix
 
-__all__ = ["allowed_cells", "check_rows", "coerce_rows", "snap_and_verify", "verify"]
+__all__ = ["check_rows", "judge_rows", "verify"]
 
 
 def check_rows(
@@ -46,25 +50,7 @@ def check_rows(
     return flips & sat, flips, sat
 
 
-def coerce_rows(schema: Any, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.ndarray]:
-    """``frame`` in the schema's types, and which rows could be coerced (the
-    others are dropped from the returned frame)."""
-    ok = np.ones(len(frame), dtype=bool)
-    try:
-        return schema.coerce(frame), ok
-    except (TypeError, ValueError):
-        good = []
-        for k in range(len(frame)):
-            try:
-                schema.coerce(frame.iloc[[k]])
-                good.append(True)
-            except (TypeError, ValueError):
-                good.append(False)
-        ok = np.array(good, dtype=bool)
-        return schema.coerce(frame[ok].reset_index(drop=True)), ok
-
-
-def verify(
+def judge_rows(
     judge: Judge, tasks: Sequence[Query], rows: pd.DataFrame, own: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(satisfied, reaches, confidence)`` for each row of ``rows`` (row ``k`` belongs
@@ -83,81 +69,24 @@ def verify(
     return sat, flips, conf
 
 
-def snap_and_verify(
-    schema: Any,
-    judge: Judge,
-    tasks: Sequence[Query],
-    claims: Sequence[str | None],
-    rows: pd.DataFrame,
-    own: np.ndarray,
-    qrows: pd.DataFrame,
-) -> tuple[pd.DataFrame, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rows on the grid; returns ``(rows, moved, failed, sat, flips, conf)``.
-
-    Both roundings are computed on one numeric matrix; the second one of the
-    rows that moved is checked in the same model call as the first.
-    """
-    n = len(rows)
-    cols, res, lower, upper = snap_columns(schema)
-    if not cols or n == 0:
-        sat, flips, conf = verify(judge, tasks, rows, own)
-        return rows, np.zeros(n, dtype=bool), np.zeros(n, dtype=bool), sat, flips, conf
-    exact = np.array([claims[i] == "optimal" for i in own], dtype=bool)[:, None]
-    V = rows[cols].to_numpy(dtype=float)
-    Q = qrows[cols].to_numpy(dtype=float)
-    S_out = snap_matrix(V, Q, res, lower, upper, "outward")
-    S_in = snap_matrix(V, Q, res, lower, upper, "inward")
-    S1, S2 = np.where(exact, S_out, S_in), np.where(exact, S_in, S_out)
-    keep = allowed_cells(tasks, own, cols, V)
-    if keep is not None:  # a value the user allowed explicitly stays as it is, grid or not
-        S1, S2 = np.where(keep, V, S1), np.where(keep, V, S2)
-    moved = (~(np.abs(S1 - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
-    alt = np.flatnonzero(moved & (np.abs(S2 - S1) > 0).any(axis=1))
-    first = rows.copy()
-    first[cols] = S1
+def verify(method: PipelineMethod, pool: Pool, tasks: list[Query]) -> None:
+    """Check every row of ``pool`` with the call's judge and its query's constraints;
+    a moved row that fails in its first rounding is replaced by its other rounding
+    when that one verifies (both checked in one model call)."""
+    n, alt = len(pool.rows), pool.alt
     if alt.size:
-        second = rows.iloc[alt].copy()
-        second[cols] = S2[alt]
-        both = schema.coerce(pd.concat([first, second], ignore_index=True))
+        both = pool.schema.coerce(pd.concat([pool.rows, pool.second], ignore_index=True))
     else:
-        both = schema.coerce(first.reset_index(drop=True))
-    s_all, f_all, c_all = verify(judge, tasks, both, np.concatenate([own, own[alt]]))
+        both = pool.rows
+    owners = np.concatenate([pool.own, pool.own[alt]])
+    s_all, f_all, c_all = judge_rows(judge_of(method, tasks), tasks, both, owners)
     sat, flips, conf = s_all[:n].copy(), f_all[:n].copy(), c_all[:n].copy()
-    out = both.iloc[:n].reset_index(drop=True)
-    ok1 = sat & flips
-    ok2 = s_all[n:] & f_all[n:]
-    use = ~ok1[alt] & ok2
+    use = ~(sat & flips)[alt] & (s_all[n:] & f_all[n:])
     if use.any():
-        take = alt[use]
-        out = out.astype(object)
-        out.iloc[take] = both.iloc[n + np.flatnonzero(use)].astype(object).to_numpy()
-        out = schema.coerce(out)
-        sat[take], flips[take], conf[take] = True, True, c_all[n + np.flatnonzero(use)]
-    failed = moved & ~(sat & flips)
-    return out, moved, failed, sat, flips, conf
-
-
-def allowed_cells(
-    tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
-) -> np.ndarray | None:
-    """Cells of ``V`` equal to one of their query's explicitly allowed numeric values
-    (``Constraints.allowed_values`` on a numeric feature), or None when no query has any."""
-    keep: np.ndarray | None = None
-    where = {name: j for j, name in enumerate(cols)}
-    for i, t in enumerate(tasks):
-        for name in getattr(t.constraints, "allowed_values", {}):
-            if name not in where:
-                continue
-            j = where[name]
-            vals = t.bounds[name].values
-            if vals is None:
-                continue
-            if keep is None:
-                keep = np.zeros(V.shape, dtype=bool)
-            r = np.flatnonzero(own == i)
-            allowed = np.asarray(vals, dtype=float)
-            keep[r, j] = (
-                np.abs(V[r, j][:, None] - allowed[None, :])
-                <= 1e-9 * np.maximum(1.0, np.abs(allowed))
-            ).any(axis=1)
-    return keep
+        take, second = alt[use], n + np.flatnonzero(use)
+        out = both.iloc[:n].reset_index(drop=True).astype(object)
+        out.iloc[take] = both.iloc[second].astype(object).to_numpy()
+        pool.rows = pool.schema.coerce(out)
+        sat[take], flips[take], conf[take] = True, True, c_all[second]
+    pool.sat, pool.flips, pool.conf = sat, flips, conf
+    pool.snap_failed = pool.moved & ~(sat & flips)

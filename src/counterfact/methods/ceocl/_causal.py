@@ -9,7 +9,7 @@ prediction, Karimi et al. 2021):
 known linear structural equation (:class:`~counterfact.constraints.Causal`
 with ``coef``) or a fitted regressor of the child on its parents
 (``Causal(model=...)``), embedded with
-:func:`~counterfact.solvers.milp.encode_regressor` -- the paper's
+:func:`~counterfact.solvers._milp.encode_regressor` -- the paper's
 "learned causality" (an MLP of credit amount from duration in Section 3).
 
 The equation is encoded with a tolerance of half the checker's (``0.5 * tol *
@@ -24,7 +24,7 @@ from typing import Any
 import pandas as pd
 
 from ...exceptions import UnsupportedConstraintError
-from ...solvers.milp import Expr, Model, RawInputs, encode_regressor, quicksum
+from ...solvers._milp import Expr, Model, RawInputs, encode_regressor, quicksum
 
 __all__ = ["encode_causal"]
 
@@ -46,21 +46,26 @@ def encode_causal(m: Model, inputs: RawInputs, relations: Any, x: pd.Series, sch
         dchild = child.value - child.query
         if c.kind == "linear":
             rhs: Expr = quicksum(
-                float(w) * (by[k].value - by[k].query) for k, w in (c.coef or {}).items()
-            )  # type: ignore[operator]
+                float(w) * (by[k].value - by[k].query)  # type: ignore[operator]
+                for k, w in (c.coef or {}).items()
+            )
         elif c.kind == "model":
             names = list(getattr(c.model, "feature_names_in_", c.parents))
             if sorted(names) != sorted(c.parents):
                 raise UnsupportedConstraintError(
-                    f"The causal model for '{c.child}' was fitted on columns {names}, not on its parents "
+                    f"The causal model for '{c.child}' was fitted on columns {names}, not on "
+                    "its parents "
                     f"{list(c.parents)}. Fit it on exactly the parent columns."
                 )
             base = float(c.evaluate(x.to_frame().T)[0])
-            rhs = encode_regressor(m, c.model, [by[p].value for p in names]) - base  # type: ignore[misc]
+            values = [by[p].value for p in names]
+            rhs = encode_regressor(m, c.model, values) - base  # type: ignore[arg-type]
         else:
             raise UnsupportedConstraintError(
-                f"CE-OCL cannot encode the causal relation for '{c.child}' given as a Python function; "
-                "give it as coef= (linear structural equation) or model= (a fitted LinearRegression / "
+                f"CE-OCL cannot encode the causal relation for '{c.child}' given as a Python "
+                "function; "
+                "give it as coef= (linear structural equation) or model= (a fitted "
+                "LinearRegression / "
                 "MLPRegressor(relu) of the child on its parents)."
             )
         m.add_range(dchild - rhs, -slack, slack)

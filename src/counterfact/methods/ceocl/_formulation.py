@@ -3,14 +3,14 @@
 ``min  dist(x, xhat) + alpha * sum_j b_j``  subject to
 
 * validity: the compiled model embedded by
-  :func:`~counterfact.solvers.milp.encode_model` with the target
+  :func:`~counterfact.solvers._milp.encode_model` with the target
   region ``>= margin`` (eq. 2c);
 * coherence, integer domains, immutables, directions, ranges, allowed values
   and the change cap ``sum_j b_j <= K`` (eqs. 4, 5, 6) through
-  :func:`~counterfact.solvers.milp.encode_inputs`;
+  :func:`~counterfact.solvers._milp.encode_inputs`;
 * the trust region (eq. 3, :mod:`._trust`) and causal relations (eq. 7,
   :mod:`._causal`);
-* relations between features (:func:`~counterfact.solvers.milp.encode_relations`:
+* relations between features (:func:`~counterfact.solvers._milp.encode_relations`:
   linear rows, implications with one binary and big-M rows from the bounds;
   a condition whose negation is a strict inequality over a continuous feature
   raises :class:`~counterfact.exceptions.UnsupportedConstraintError`).
@@ -55,7 +55,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._deadline import CancelToken, Deadline
-from ...solvers.milp import (
+from ...solvers._milp import (
     FeatureCuts,
     Model,
     RawInputs,
@@ -152,7 +152,7 @@ def build(
     norm: str,
     scales: np.ndarray,
     alpha: float,
-    backend: str,
+    solver: str,
     margin: float,
     changes: bool,
     hull: HullData | None,
@@ -174,73 +174,145 @@ def build(
     so that its big-M constants use the narrowed box).
 
     ``cut_bounds``: bound each numeric / ordinal term of the objective by the
-    tree cuts its feature crosses (:mod:`counterfact.solvers.milp._intervals`;
+    tree cuts its feature crosses (:mod:`counterfact.solvers._milp._intervals`;
     valid rows, the optimum is unchanged); ``tree_options``: solve a tree
     ensemble's model with :data:`TREE_OPTIONS`.  False only to measure the
     plain model."""
     need_changes = changes or norm == "l0" or alpha > 0 or query.bounds.max_changes is not None
-    inst = None
-    if template is not None:
-        inst = template.instance(
-            query.bounds, query.target_index, margin, changes=need_changes, decision=compiled
-        )
+    m, inputs, inst = _start(template, compiled, query, margin, need_changes)
     diag: dict[str, Any] = {"template": inst is not None}
-    if inst is not None:
-        m, inputs = inst
-    else:
-        m = Model("ceocl")
-        inputs = encode_inputs(m, compiled.inputs, query.bounds, changes=need_changes)
     costs = query.feature_costs() if getattr(query, "costs", None) is not None else None
     if radius is not None and math.isfinite(radius):
-        diag["radius"] = float(radius)
-        if costs is not None:
-            diag["narrowed_features"] = narrow_costs(m, inputs, float(radius), costs, alpha=alpha)
-        else:
-            diag["narrowed_features"] = narrow_box(
-                m, inputs, float(radius), norm=norm, scales=scales, alpha=alpha
-            )
-    if inst is None:
-        encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
-    for other, target in others:  # robust_to: every model's decision over the same inputs
-        encode_model(m, other, inputs.z, target, margin=margin)
+        diag.update(_narrow(m, inputs, float(radius), costs, norm, scales, alpha))
+    _validity(m, inputs, compiled, query, margin, others, embedded=inst is not None)
     if query.bounds.max_changes is not None:
         add_change_limit(m, inputs, int(query.bounds.max_changes))
     if hull is not None:
-        skip = np.zeros(len(inputs.z), dtype=bool)
-        if trust_scope == "mutable":
-            for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
-                if f.fixed:
-                    skip[blk.start : blk.start + blk.size] = True
-        diag.update(
-            encode_hull(
-                m, inputs.z, hull, hull_scales, epsilon=trust_epsilon, norm=trust_norm, skip=skip
-            )
-        )  # type: ignore[arg-type]
-    if query.bounds.causal:
-        diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
-    if query.bounds.relations:
-        # relations between features; a strict inequality only over integral features
-        encode_relations(m, inputs, query.bounds.bound_relations(), lattice_steps(inputs))
+        trust = (hull, hull_scales, trust_epsilon, trust_norm, trust_scope)
+        diag.update(_trust_region(m, inputs, *trust))
+    diag.update(_query_constraints(m, inputs, query, schema))
+    cuts = template.cuts if inst is not None and template is not None else None
     form = Formulation(
         m,
         inputs,
         diagnostics=diag,
         cancel=getattr(query, "cancel", None),
         tree_options=tree_options,
+        cuts=cuts,
     )
-    form.cuts = template.cuts if (inst is not None and template is not None) else None
-    if (
-        costs is not None
-    ):  # the call's costs replace the norm (exact terms, solvers.milp.cost_terms)
-        for term in cost_terms(m, inputs, costs):
-            m.add_objective(term)
-        _objective(form, "l0", scales, alpha, backend, distance=False)
-    else:
-        # a tree ensemble's cuts tie each term to the distance it must travel (template only)
-        ties = template.cuts if (inst is not None and cut_bounds and template is not None) else None
-        _objective(form, norm, scales, alpha, backend, cuts=ties)
+    _full_objective(form, costs, norm, scales, alpha, solver, cuts if cut_bounds else None)
     diag.update(n_vars=m.n_vars, n_rows=m.n_rows, n_integer=m.n_integer)
     return form
+
+
+def _validity(
+    m: Model,
+    inputs: RawInputs,
+    compiled: Any,
+    query: Any,
+    margin: float,
+    others: Sequence[tuple[Any, int]],
+    *,
+    embedded: bool,
+) -> None:
+    """Eq. (2c): the model's decision in the target region (unless the template has it
+    ``embedded``), and every other model's decision (``robust_to``) over the same inputs."""
+    if not embedded:
+        encode_model(m, compiled, inputs.z, query.target_index, margin=margin)
+    for other, target in others:
+        encode_model(m, other, inputs.z, target, margin=margin)
+
+
+def _full_objective(
+    form: Formulation,
+    costs: Any,
+    norm: str,
+    scales: np.ndarray,
+    alpha: float,
+    solver: str,
+    ties: Mapping[str, FeatureCuts] | None,
+) -> None:
+    """The call's costs (exact terms, :func:`cost_terms`) plus ``alpha`` per change, or
+    the distance under ``norm``, whose terms a tree ensemble's cuts (``ties``, from the
+    template) tie to the distance each feature must travel."""
+    if costs is not None:
+        for term in cost_terms(form.m, form.inputs, costs):
+            form.m.add_objective(term)
+        _objective(form, "l0", scales, alpha, solver, distance=False)
+    else:
+        _objective(form, norm, scales, alpha, solver, cuts=ties)
+
+
+def _start(
+    template: Template | None, compiled: Any, query: Any, margin: float, changes: bool
+) -> tuple[Model, Any, Any]:
+    """The model and the query's inputs: an instance of the fitted template (the
+    estimator already embedded), or a fresh model.  Returns (model, inputs, instance)."""
+    if template is not None:
+        inst = template.instance(
+            query.bounds, query.target_index, margin, changes=changes, decision=compiled
+        )
+        if inst is not None:
+            m, inputs = inst
+            return m, inputs, inst
+    m = Model("ceocl")
+    return m, encode_inputs(m, compiled.inputs, query.bounds, changes=changes), None
+
+
+def _narrow(
+    m: Model,
+    inputs: Any,
+    radius: float,
+    costs: Any,
+    norm: str,
+    scales: np.ndarray,
+    alpha: float,
+) -> dict[str, Any]:
+    """The query's box narrowed to what lies within ``radius`` (the cost of a known
+    counterfactual): by the call's costs, or by the norm.  Returns its diagnostics."""
+    if costs is not None:
+        narrowed = narrow_costs(m, inputs, radius, costs, alpha=alpha)
+    else:
+        narrowed = narrow_box(m, inputs, radius, norm=norm, scales=scales, alpha=alpha)
+    return {"radius": radius, "narrowed_features": narrowed}
+
+
+def _trust_region(
+    m: Model,
+    inputs: Any,
+    hull: HullData,
+    hull_scales: np.ndarray | None,
+    epsilon: float,
+    norm: str,
+    scope: str,
+) -> dict[str, Any]:
+    """The trust region over the inputs; with ``scope="mutable"`` the fixed features'
+    coordinates are left out.  Returns its diagnostics."""
+    skip = np.zeros(len(inputs.z), dtype=bool)
+    if scope == "mutable":
+        for blk, f in zip(inputs.space.blocks, inputs.features, strict=True):
+            if f.fixed:
+                skip[blk.start : blk.start + blk.size] = True
+    return encode_hull(
+        m,
+        inputs.z,
+        hull,
+        hull_scales,  # type: ignore[arg-type]
+        epsilon=epsilon,
+        norm=norm,
+        skip=skip,
+    )
+
+
+def _query_constraints(m: Model, inputs: Any, query: Any, schema: Any) -> dict[str, Any]:
+    """The query's causal equations and relations between features."""
+    diag: dict[str, Any] = {}
+    if query.bounds.causal:
+        diag["causal_relations"] = encode_causal(m, inputs, query.bounds.causal, query.x, schema)
+    if query.bounds.relations:
+        # relations between features; a strict inequality only over integral features
+        encode_relations(m, inputs, query.bounds.bound_relations(), lattice_steps(inputs))
+    return diag
 
 
 #: relative and absolute slack on a radius (rounding must never cut the optimum off)
@@ -313,7 +385,7 @@ def fixed_point(
             return None
         val = min(max(val, lo), hi)
         m.set_bounds(v, val, val)
-    # exact squares (the SCIP backend's l2) need SCIP; the rest solves with HiGHS
+    # exact squares (SCIP's l2) need SCIP; the rest solves with HiGHS
     sol = m.solve("scip" if m.has_quadratic else "highs", time_limit=time_limit, cancel=form.cancel)
     if not sol.has_solution or sol.status not in ("optimal", "feasible"):
         return None
@@ -365,7 +437,7 @@ def _objective(
     norm: str,
     scales: np.ndarray,
     alpha: float,
-    backend: str,
+    solver: str,
     *,
     distance: bool = True,
     cuts: Mapping[str, FeatureCuts] | None = None,
@@ -374,62 +446,71 @@ def _objective(
     ``alpha`` per change.  With a tree ensemble's ``cuts`` each numeric / ordinal
     term is also bounded by the cuts its feature crosses (:func:`_tie_to_cuts`)."""
     m, inputs = form.m, form.inputs
-    use_pwl = (
-        norm == "l2" and backend == "highs"
-    )  # HiGHS: no MIQP, and its QP solver proved unreliable here
-    for j, f in enumerate(inputs.features):
-        if f.fixed or not distance:
-            continue
-        if norm == "l0":
-            m.add_objective(f.changed)  # type: ignore[arg-type]
-            continue
-        if f.value is None:  # categorical: 1[changed]
-            m.add_objective(1 - f.indicators[int(f.query)])
-            continue
-        s = float(scales[j])
-        d = (f.value - f.query) * (1.0 / s)
-        lo, hi = m.var_bounds(f.value)
-        term: Any = None  # the feature's objective term, when one variable or expression holds it
-        if norm == "l1":
-            term = (
-                d if lo >= f.query else (-d if hi <= f.query else m.add_abs(d, name=f"d_{f.name}"))
-            )
-            m.add_objective(term)
-        else:
-            # a well-scaled deviation variable: squares of raw values lose precision
-            dv = m.add_var((lo - f.query) / s, (hi - f.query) / s, name=f"dev_{f.name}")
-            m.add_eq(dv - d, 0.0)
-            if use_pwl:
-                dlo, dhi = (lo - f.query) / s, (hi - f.query) / s
-                r0 = m.n_rows
-                pts = None
-                if m.is_integer(f.value) and hi - lo <= INTEGER_BREAKPOINTS:
-                    pts = (
-                        np.arange(lo, hi + 1.0) - f.query
-                    ) / s  # every value the feature can take
-                term = m.add_pwl_square(
-                    dv, dlo, dhi, segments=PWL_SEGMENTS, points=pts, name=f"sq_{f.name}"
-                )
-                m.add_objective(term)
-                form.squares.append(
-                    _Square(term, dv, dlo, dhi, list(range(r0, m.n_rows)), exact=pts is not None)
-                )
-            else:
-                m.add_square(dv, 1.0)
-        if cuts and f.name in cuts and term is not None:
-            _tie_to_cuts(m, term, f, cuts[f.name], s, norm)
-    if cuts and distance:
-        for f in inputs.features:
-            if f.name in cuts:
-                link_changes(m, f, cuts[f.name])
+    # HiGHS: no MIQP, and its QP solver proved unreliable here
+    use_pwl = norm == "l2" and solver == "highs"
+    if distance:
+        for j, f in enumerate(inputs.features):
+            if f.fixed:
+                continue
+            term = _distance_term(form, f, norm, scales[j], use_pwl)
+            if cuts and f.name in cuts and term is not None:
+                _tie_to_cuts(m, term, f, cuts[f.name], float(scales[j]), norm)
+        if cuts:
+            for f in inputs.features:
+                if f.name in cuts:
+                    link_changes(m, f, cuts[f.name])
     if alpha > 0:
         ch = inputs.changed()
         if ch:
             m.add_objective(quicksum(ch) * float(alpha))
 
 
+def _distance_term(form: Formulation, f: Any, norm: str, scale: Any, use_pwl: bool) -> Any:
+    """Add feature ``f``'s distance term to the objective; returns the variable or
+    expression that holds it when a numeric / ordinal term has one (else None)."""
+    m = form.m
+    if norm == "l0":
+        m.add_objective(f.changed)
+        return None
+    if f.value is None:  # categorical: 1[changed]
+        m.add_objective(1 - f.indicators[int(f.query)])
+        return None
+    s = float(scale)
+    d = (f.value - f.query) * (1.0 / s)
+    lo, hi = m.var_bounds(f.value)
+    if norm == "l1":
+        term = d if lo >= f.query else (-d if hi <= f.query else m.add_abs(d, name=f"d_{f.name}"))
+        m.add_objective(term)
+        return term
+    # a well-scaled deviation variable: squares of raw values lose precision
+    dv = m.add_var((lo - f.query) / s, (hi - f.query) / s, name=f"dev_{f.name}")
+    m.add_eq(dv - d, 0.0)
+    if not use_pwl:
+        m.add_square(dv, 1.0)
+        return None
+    return _pwl_square(form, f, dv, s, lo, hi)
+
+
+def _pwl_square(form: Formulation, f: Any, dv: Var, s: float, lo: float, hi: float) -> Var:
+    """The secant interpolant of ``dv**2`` (feature ``f``'s scaled deviation) added to the
+    objective and recorded in ``form.squares``; an integer feature with at most
+    :data:`INTEGER_BREAKPOINTS` values gets a breakpoint at each (exact there)."""
+    m = form.m
+    dlo, dhi = (lo - f.query) / s, (hi - f.query) / s
+    r0 = m.n_rows
+    pts = None
+    if m.is_integer(f.value) and hi - lo <= INTEGER_BREAKPOINTS:
+        pts = (np.arange(lo, hi + 1.0) - f.query) / s  # every value the feature can take
+    term = m.add_pwl_square(dv, dlo, dhi, segments=PWL_SEGMENTS, points=pts, name=f"sq_{f.name}")
+    m.add_objective(term)
+    form.squares.append(
+        _Square(term, dv, dlo, dhi, list(range(r0, m.n_rows)), exact=pts is not None)
+    )
+    return term
+
+
 def _tie_to_cuts(m: Model, term: Any, f: Any, fc: FeatureCuts, scale: float, norm: str) -> None:
-    """``term >= E`` for every bound ``E`` of :func:`~counterfact.solvers.milp.cut_cost_bounds`:
+    """``term >= E`` for every bound ``E`` of :func:`~counterfact.solvers._milp.cut_cost_bounds`:
     the feature's cost (l1: ``|v - q| / scale``; l2: its square) is at least the
     cost of the last tree cut it crosses (valid at every point of the model, so
     the optimum is unchanged; the relaxation sees the distance to travel)."""
@@ -441,7 +522,7 @@ def _tie_to_cuts(m: Model, term: Any, f: Any, fc: FeatureCuts, scale: float, nor
 
 def solve(
     form: Formulation,
-    backend: str,
+    solver: str,
     *,
     time_limit: float | None,
     seed: int,
@@ -454,9 +535,9 @@ def solve(
     integer assignment.  Returns the solution and the exact objective of its point."""
     # the polish and the certificate share the solve's time (and its cancel token)
     deadline = Deadline.after(time_limit, token=form.cancel)
-    opts = _options(form, backend)
+    opts = _options(form, solver)
     sol = form.m.solve(
-        backend,
+        solver,
         time_limit=time_limit,
         seed=seed,
         keep_solutions=keep_solutions,
@@ -478,7 +559,7 @@ def solve(
 
 def _snapped(form: Formulation, x: np.ndarray, deadline: Deadline) -> np.ndarray:
     """``x`` with its real values on the sides of the tree cuts that its binaries
-    chose (:func:`~counterfact.solvers.milp.snap_to_cuts`; a value within the
+    chose (:func:`~counterfact.solvers._milp.snap_to_cuts`; a value within the
     solver's tolerances of a cut can fall on the other branch in the real model)
     and every other variable re-derived by an LP with the integers and inputs
     fixed; ``x`` itself when nothing moves or that LP fails."""
@@ -492,13 +573,14 @@ def _snapped(form: Formulation, x: np.ndarray, deadline: Deadline) -> np.ndarray
     res = m.solve(
         "scip" if m.has_quadratic else "highs", time_limit=deadline.seconds(), cancel=deadline.token
     )
-    return res.x if res.has_solution and res.status == "optimal" else x  # type: ignore[return-value]
+    better = res.x if res.has_solution and res.status == "optimal" else None
+    return x if better is None else better
 
 
-def _options(form: Formulation, backend: str) -> dict[str, Any] | None:
+def _options(form: Formulation, solver: str) -> dict[str, Any] | None:
     """Native solver options for this model (see :data:`HULL_PRESOLVE_OFF` and
     :data:`PROBING_OFF`)."""
-    if backend != "highs":
+    if solver != "highs":
         return None
     if form.diagnostics.get("hull_points", 0) >= HULL_PRESOLVE_OFF:
         return {"presolve": "off"}

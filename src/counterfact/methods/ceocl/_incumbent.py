@@ -40,7 +40,7 @@ import numpy as np
 
 from ..._utils._deadline import Deadline
 from ...models._compile import TreeEnsemble
-from ...solvers.milp import SPLIT_ABS, SPLIT_TOL
+from ...solvers._milp import SPLIT_ABS, SPLIT_TOL
 
 __all__ = ["Incumbent", "IncumbentSearch"]
 
@@ -325,7 +325,8 @@ class IncumbentSearch:
         excluded: list[set[int]] | None = None,
         deadline: Deadline | None = None,
     ) -> Incumbent:
-        """Local search from the valid point ``z`` (module docstring), until ``deadline`` (None: no limit)."""
+        """Local search from the valid point ``z`` (module docstring), until ``deadline`` (None:
+        no limit)."""
         z = self._segment(np.asarray(z, dtype=float).copy(), excluded)
         best = float(self.cost(z)[0])
         for _ in range(MAX_ROUNDS):

@@ -13,10 +13,11 @@ import pandas as pd
 from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
 from ..._utils._values import _py
-from ...constraints import CONSTRAINT_KINDS, changed
+from ...constraints import changed
 from ...data import mad
 from ...models._compile import TreeEnsemble, compile_model
-from ...solvers.milp import changed_set, decode, encode_template, exclude_point
+from ...solvers import SolverChoice, first_available, get, milp_names
+from ...solvers._milp import changed_set, decode, encode_template, exclude_point
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
@@ -155,8 +156,9 @@ class CEOCL(CounterfactualMethod):
         At most this many hull points per class (``None``: all).
     hull_sampling : {"random", "kmeans"}
         How points are kept when there are more than ``max_hull_points``.
-    backend : {"highs", "scip"}
-        MIP solver.
+    solver : {"auto", "highs", "scip"} or another registered MILP solver
+        MIP solver (:func:`counterfact.solvers.milp_names`); ``"auto"``: the
+        first one installed, HiGHS before SCIP.  The one used is ``solver_``.
     margin : float
         Decision margin of the classification constraint.
     solution_pool : bool
@@ -191,14 +193,29 @@ class CEOCL(CounterfactualMethod):
     _tree_options: ClassVar[bool] = True
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="CE-OCL",
-        summary="mixed-integer optimisation embedding the model: sparse, actionable, causal, trust region, diverse",
+        summary=(
+            "mixed-integer optimisation embedding the model: sparse, actionable, causal, trust "
+            "region, diverse"
+        ),
         paper="Maragno, Röber & Birbil, arXiv:2209.10997 (2022)",
         proves_optimality=True,
         proves_infeasibility=True,
-        constraints=frozenset(CONSTRAINT_KINDS),
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "causal",
+                "relations",
+            }
+        ),
         fast_params={"norm": "l1", "time_limit": 20.0, "random_state": 0},
         order=1,
-        cost="objective",
+        measure="objective",
         costs="exact",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -212,7 +229,7 @@ class CEOCL(CounterfactualMethod):
         "n_clusters": [Interval(int, 2, None)],
         "max_hull_points": [None, Interval(int, 1, None)],
         "hull_sampling": [Options(("random", "kmeans"))],
-        "backend": [Options(("highs", "scip"))],
+        "solver": [SolverChoice(milp=True)],
         "margin": [Interval(float, 0, None, closed="neither")],
         "solution_pool": [TypeSpec((bool,), "a bool")],
         "warm_start": [TypeSpec((bool,), "a bool")],
@@ -238,7 +255,11 @@ class CEOCL(CounterfactualMethod):
         if queries:
             self.exact_.views(queries[0])
 
-    def cost_name(self) -> str | None:
+    def _own_region(self) -> bool:
+        """With a trust region, the answers' moves are the MIP's own: the pipeline keeps them."""
+        return self.trust_region is not None
+
+    def measure_name(self) -> str | None:
         return f"CE-OCL objective (norm {self.norm}, alpha {self.alpha})"
 
     @classmethod
@@ -247,10 +268,12 @@ class CEOCL(CounterfactualMethod):
         where = f" inside the trust region ({tr})" if tr else ""
         return {
             "recourse": (
-                "CE-OCL: every counterfactual was re-checked with the real model; status 'optimal' is the "
+                "CE-OCL: every counterfactual was re-checked with the real model; status "
+                "'optimal' is the "
                 "proven optimum of its mixed-integer objective, 'feasible' leaves a MIP gap."
             ),
-            "none": f"CE-OCL 'infeasible': the MIP solver proved that no counterfactual exists{where} under the audit's constraints.",
+            "none": "CE-OCL 'infeasible': the MIP solver proved that no counterfactual "
+            f"exists{where} under the audit's constraints.",
         }
 
     def __init__(
@@ -266,7 +289,7 @@ class CEOCL(CounterfactualMethod):
         n_clusters: int = 5,
         max_hull_points: int | None = 4000,
         hull_sampling: str = "random",
-        backend: str = "highs",
+        solver: str = "auto",
         margin: float = 1e-4,
         solution_pool: bool = True,
         warm_start: bool = True,
@@ -284,7 +307,7 @@ class CEOCL(CounterfactualMethod):
         self.n_clusters = n_clusters
         self.max_hull_points = max_hull_points
         self.hull_sampling = hull_sampling
-        self.backend = backend
+        self.solver = solver
         self.margin = margin
         self.solution_pool = solution_pool
         self.warm_start = warm_start
@@ -292,9 +315,18 @@ class CEOCL(CounterfactualMethod):
         self.random_state = random_state
         self.verbose = verbose
 
+    def _choose_solver(self) -> str:
+        """The registry's MILP solver ``solver`` names (``"auto"``: the first installed)."""
+        if self.solver == "auto":
+            return first_available(milp_names())
+        for module in get(str(self.solver)).requires:
+            import_optional(module, purpose=f"CE-OCL(solver={self.solver!r})")
+        return str(self.solver)
+
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
-        import_optional("highspy" if self.backend == "highs" else "pyscipopt", purpose="CE-OCL")
+        #: the MILP solver every query uses (a registry name)
+        self.solver_ = self._choose_solver()
         self.compiled_ = compile_model(self.model_.model, self.schema_)
         #: what the MIP embeds per query: the model (with a margin) and any robust_to models
         self.exact_ = ExactModels.of(
@@ -383,7 +415,7 @@ class CEOCL(CounterfactualMethod):
             float(self.margin),
             self.exact_.views(query),
         )
-        diag: dict[str, Any] = {"backend": self.backend}
+        diag: dict[str, Any] = {"solver": self.solver_}
         first, obj, form, row, searched = self._first_answer(solves, diag, t0)
         diag.update(form.diagnostics)
         diag.update(
@@ -545,7 +577,7 @@ class CEOCL(CounterfactualMethod):
             norm=self.norm,
             scales=self.scales_,
             alpha=float(self.alpha),
-            backend=self.backend,
+            solver=self.solver_,
             margin=margin,
             changes=changes,
             hull=hull,
@@ -597,7 +629,8 @@ class _Solves:
     seconds: float = 0.0
 
     def prepared(self, changes: bool, excluded: list[list[str]]) -> Prepared:
-        """One solve's model, built inside the radius of a verified incumbent (:func:`._warm.prepare`)."""
+        """One solve's model, built inside the radius of a verified incumbent
+        (:func:`._warm.prepare`)."""
         m = self.method
         extra = np.array(self.seen) if self.seen else np.zeros((0, self.observed.shape[1]))
         return prepare(
@@ -628,12 +661,12 @@ class _Solves:
             limit = FIRST_SHARE * limit  # leave time for the diverse answers
         out = solve(
             prep.form,
-            m.backend,
+            m.solver_,
             time_limit=limit,
             seed=self.seed,
             keep_solutions=m.solution_pool,
             certify=rule is None,
-            start=prep.start if m.backend == "highs" else None,
+            start=prep.start if m.solver_ == "highs" else None,
         )
         self.seconds += time.perf_counter() - t1
         self.n_solves += 1

@@ -45,7 +45,7 @@ from typing import Any
 
 import numpy as np
 
-from ...solvers.milp import Model, Var, quicksum
+from ...solvers._milp import Model, Var, quicksum
 
 __all__ = ["HullData", "encode_hull", "prepare_hull"]
 
@@ -137,44 +137,17 @@ def encode_hull(
     """
     import scipy.sparse as sp
 
-    P = hull.points
-    labels = hull.labels
-    n_z = len(z)
-    skip = np.zeros(n_z, dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
+    skip = np.zeros(len(z), dtype=bool) if skip is None else np.asarray(skip, dtype=bool)
+    P, labels = hull.points, hull.labels
     if epsilon <= 0:
-        # exact hull: points whose fixed one-hot / fixed values disagree can never take weight
-        keep = np.ones(len(P), dtype=bool)
-        for j, v in enumerate(z):
-            if skip[j]:
-                continue
-            lo, hi = m.var_bounds(v)
-            if lo == hi and np.all((P[:, j] == 0) | (P[:, j] == 1)) and lo in (0.0, 1.0):
-                keep &= P[:, j] == lo
-        P, labels = P[keep], labels[keep]
+        P, labels = _admissible(m, z, P, labels, skip)
     N = len(P)
     if N == 0:
         m.add_le(quicksum([]) + 1.0, 0.0)  # no admissible hull point: infeasible
         return {"hull_points": 0}
     lam = m.add_vars(N, 0.0, 1.0, name="lam")
-    if hull.n_clusters > 1:
-        present = np.unique(labels)
-        u = {int(c): m.add_binary(name=f"cluster{c}") for c in present}
-        m.add_eq(quicksum(u.values()), 1.0)
-        for c, uc in u.items():
-            m.add_eq(quicksum(lam[i] for i in np.flatnonzero(labels == c)) - uc, 0.0)
-    else:
-        m.add_eq(quicksum(lam), 1.0)
-    # rows: (P^T lam - z) / scale - s = 0, skipping coordinates fixed to a value every point shares
-    rows = []
-    for j in range(n_z):
-        if skip[j]:
-            continue
-        lo, hi = m.var_bounds(z[j])
-        col = P[:, j]
-        if lo == hi and np.all(col == lo) and epsilon <= 0:
-            continue
-        rows.append(j)
-    rows_a = np.asarray(rows, dtype=int)
+    _convex_weights(m, lam, labels, hull.n_clusters)
+    rows_a = _hull_rows(m, z, P, skip, epsilon)
     inv = 1.0 / scales[rows_a]
     R = len(rows_a)
     Plam = sp.csr_matrix(P[:, rows_a].T * inv[:, None])
@@ -194,3 +167,46 @@ def encode_hull(
             m.add_le(quicksum(sp_) + quicksum(sn), float(epsilon))
     m.add_rows(cols, sp.hstack(blocks, format="csr"), 0.0, 0.0)
     return {"hull_points": int(N), "hull_clusters": int(hull.n_clusters), "hull_dims": int(R)}
+
+
+def _admissible(
+    m: Model, z: list[Var], P: np.ndarray, labels: np.ndarray, skip: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The exact hull's points that can take weight: those that agree with every
+    one-hot indicator or 0/1 value the query fixes."""
+    keep = np.ones(len(P), dtype=bool)
+    for j, v in enumerate(z):
+        if skip[j]:
+            continue
+        lo, hi = m.var_bounds(v)
+        if lo == hi and np.all((P[:, j] == 0) | (P[:, j] == 1)) and lo in (0.0, 1.0):
+            keep &= P[:, j] == lo
+    return P[keep], labels[keep]
+
+
+def _convex_weights(m: Model, lam: list[Var], labels: np.ndarray, n_clusters: int) -> None:
+    """The weights sum to one, within one chosen cluster when the hull is clustered."""
+    if n_clusters > 1:
+        present = np.unique(labels)
+        u = {int(c): m.add_binary(name=f"cluster{c}") for c in present}
+        m.add_eq(quicksum(u.values()), 1.0)
+        for c, uc in u.items():
+            m.add_eq(quicksum(lam[i] for i in np.flatnonzero(labels == c)) - uc, 0.0)
+    else:
+        m.add_eq(quicksum(lam), 1.0)
+
+
+def _hull_rows(
+    m: Model, z: list[Var], P: np.ndarray, skip: np.ndarray, epsilon: float
+) -> np.ndarray:
+    """The coordinates that get a row ``(P^T lam - z) / scale - s = 0``: all but the
+    skipped ones and (exact hull) those fixed to a value every point shares."""
+    rows = []
+    for j in range(len(z)):
+        if skip[j]:
+            continue
+        lo, hi = m.var_bounds(z[j])
+        if lo == hi and np.all(P[:, j] == lo) and epsilon <= 0:
+            continue
+        rows.append(j)
+    return np.asarray(rows, dtype=int)

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from ..._utils._deadline import Deadline
-from ...solvers.milp import no_good_superset
+from ...solvers._milp import no_good_superset
 from ._formulation import Formulation, exact_objective, fixed_point
 from ._incumbent import Incumbent, IncumbentSearch
 
@@ -86,8 +87,6 @@ def prepare(
     diag: dict[str, Any] = {}
     if not narrow:
         return Prepared(form, None, diag)
-    names = [f.name for f in form.inputs.features]
-    ex_idx = [{names.index(n) for n in s} for s in excluded]
     search = IncumbentSearch(
         compiled,
         form.inputs,
@@ -101,21 +100,62 @@ def prepare(
         others=others,
         costs=query.feature_costs() if getattr(query, "costs", None) is not None else None,
     )
-    found = search.best(
-        starts, ex_idx, Deadline.after(_share(query, SEARCH_SHARE, math.inf), token=query.cancel)
-    )
+    found = _search(search, form, query, starts, excluded)
     diag["search_seconds"] = time.perf_counter() - t0
     if found is None:
         return Prepared(form, None, diag)
-    for k, inc in enumerate(found):  # the improved point first, then the observed one it came from
+
+    def rebuild(radius: float) -> Formulation:
+        return _with_cuts(build(margin, changes, radius), excluded)
+
+    prepared = _narrowed(rebuild, found, query, diag, t0)
+    return prepared if prepared is not None else _whole_box(form, found, query, diag, t0)
+
+
+def _search(
+    search: IncumbentSearch,
+    form: Formulation,
+    query: Any,
+    starts: np.ndarray,
+    excluded: list[list[str]],
+) -> tuple[Incumbent, Incumbent] | None:
+    """The local search's incumbents (the improved point first, then the observed one it
+    came from) within its share of the time left; None when it found none."""
+    names = [f.name for f in form.inputs.features]
+    ex_idx = [{names.index(n) for n in s} for s in excluded]
+    deadline = Deadline.after(_share(query, SEARCH_SHARE, math.inf), token=query.cancel)
+    return search.best(starts, ex_idx, deadline)
+
+
+def _narrowed(
+    rebuild: Callable[[float], Formulation],
+    found: tuple[Incumbent, Incumbent],
+    query: Any,
+    diag: dict[str, Any],
+    t0: float,
+) -> Prepared | None:
+    """The model narrowed to the first incumbent that is a point of it (checked with every
+    input fixed) at its cost, with that point as the start; None when none is."""
+    for k, inc in enumerate(found):
         if k and query.deadline.reserve(MIN_LEFT).expired():
             break
-        narrowed = _with_cuts(build(margin, changes, inc.cost), excluded)
+        narrowed = rebuild(inc.cost)
         x = fixed_point(narrowed, inc.z, time_limit=_share(query, FIX_SHARE, FIX_LIMIT))
         if x is not None and exact_objective(narrowed, x) <= inc.cost * (1 + 1e-6) + 1e-9:
             diag.update(incumbent_cost=inc.cost, prepare_seconds=time.perf_counter() - t0)
             return Prepared(narrowed, x, diag, found[0])
-    # no candidate is a point of the model: the whole box, with the observed start if it fits
+    return None
+
+
+def _whole_box(
+    form: Formulation,
+    found: tuple[Incumbent, Incumbent],
+    query: Any,
+    diag: dict[str, Any],
+    t0: float,
+) -> Prepared:
+    """No incumbent is a point of the model: the whole box, with the observed start if it
+    is one (and time is left to check it)."""
     x = None
     if not query.deadline.reserve(MIN_LEFT).expired():
         x = fixed_point(form, found[1].z, time_limit=_share(query, FIX_SHARE, FIX_LIMIT))

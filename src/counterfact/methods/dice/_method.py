@@ -65,6 +65,18 @@ class DiCE(CounterfactualMethod):
         display_name="DiCE",
         summary="the dice-ml package's explainers, for comparisons (peer adapter)",
         paper="Mothilal et al., FAT* 2020",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         peer=True,
         requires=("dice_ml",),
         extra="peers",
@@ -116,15 +128,43 @@ class DiCE(CounterfactualMethod):
         self._dice_model = dice_ml.Model(model=self._str_model, backend="sklearn")
 
     def _explain_one(self, query: Query) -> Candidates:
-        dice_ml = import_optional("dice_ml", purpose="the DiCE peer method")
-        exp = dice_ml.Dice(self._dice_data, self._dice_model, method=self.dice_method)
+        x = self._query_frame(query)
+        vary = [n for n in query.bounds.mutable]
+        if not vary:
+            return Candidates(x.iloc[0:0], "infeasible", {"reason": "no mutable feature"})
+        out = self._generate(x, query, vary)
+        if isinstance(out, Candidates):
+            return out
+        cfs = out.cf_examples_list[0].final_cfs_df
+        if cfs is None or len(cfs) == 0:
+            return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
+        cfs = cfs.drop(columns=[self._outcome], errors="ignore")
+        if len(
+            self._synthetic
+        ):  # a KD-tree neighbour may be one of the added rows: never an answer
+            cfs = cfs[~_rows_in(cfs, self._synthetic, self.schema_)]
+            if len(cfs) == 0:
+                return Candidates(
+                    x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"}
+                )
+        return Candidates(
+            self._decode(cfs).reset_index(drop=True),
+            "feasible",
+            {"dice_method": self.dice_method},
+        )
+
+    def _query_frame(self, query: Query) -> pd.DataFrame:
+        """The query as a one-row frame with categories as strings (as dice-ml sees them)."""
         x = query.x.to_frame().T.copy()
         for f in self.schema_:
             if not f.is_numeric:
                 x[f.name] = x[f.name].astype(str)
-        vary = [n for n in query.bounds.mutable]
-        if not vary:
-            return Candidates(x.iloc[0:0], "infeasible", {"reason": "no mutable feature"})
+        return x
+
+    def _dice_arguments(self, query: Query, vary: list[str]) -> dict[str, Any]:
+        """``generate_counterfactuals``'s arguments: the number asked for, the target,
+        the features to vary and their permitted ranges or categories, DiCE's own
+        margin and (``dice_method="random"``) a seed drawn from the query's generator."""
         permitted: dict[str, list[Any]] = {}
         for n in vary:
             b = query.bounds[n]
@@ -132,8 +172,27 @@ class DiCE(CounterfactualMethod):
                 permitted[n] = [b.lower, b.upper]
             else:
                 permitted[n] = [str(v) for v in b.values or ()]
-        np_state, py_state = np.random.get_state(), random.getstate()
         seed = int(query.rng.integers(0, 2**31 - 1))
+        kwargs: dict[str, Any] = {
+            "total_CFs": max(self.n_candidates, query.n_counterfactuals),
+            "desired_class": int(query.target_index),
+            "features_to_vary": vary,
+            "permitted_range": permitted,
+            "verbose": False,
+        }
+        if self.dice_method == "random":
+            kwargs["random_seed"] = seed
+        if query.min_probability is not None:  # DiCE's own margin: the target's probability
+            kwargs["stopping_threshold"] = float(query.min_probability)
+        return kwargs
+
+    def _generate(self, x: pd.DataFrame, query: Query, vary: list[str]) -> Any:
+        """DiCE's answer for the query, or the :class:`Candidates` of a timeout or a
+        failure.  The global random states DiCE draws from are restored after it."""
+        dice_ml = import_optional("dice_ml", purpose="the DiCE peer method")
+        exp = dice_ml.Dice(self._dice_data, self._dice_model, method=self.dice_method)
+        np_state, py_state = np.random.get_state(), random.getstate()
+        kwargs = self._dice_arguments(query, vary)
         left = query.time_left()
         self._str_model.deadline = (
             None if left is None or not np.isfinite(left) else time.monotonic() + left
@@ -141,18 +200,7 @@ class DiCE(CounterfactualMethod):
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                kwargs: dict[str, Any] = {
-                    "total_CFs": max(self.n_candidates, query.n_counterfactuals),
-                    "desired_class": int(query.target_index),
-                    "features_to_vary": vary,
-                    "permitted_range": permitted,
-                    "verbose": False,
-                }
-                if self.dice_method == "random":
-                    kwargs["random_seed"] = seed
-                if query.min_probability is not None:  # DiCE's own margin: the target's probability
-                    kwargs["stopping_threshold"] = float(query.min_probability)
-                out = exp.generate_counterfactuals(x, **kwargs)
+                return exp.generate_counterfactuals(x, **kwargs)
         except _DeadlineReached:
             return Candidates(
                 x.iloc[0:0],
@@ -167,18 +215,10 @@ class DiCE(CounterfactualMethod):
             self._str_model.deadline = None
             np.random.set_state(np_state)
             random.setstate(py_state)
-        cfs = out.cf_examples_list[0].final_cfs_df
-        if cfs is None or len(cfs) == 0:
-            return Candidates(x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"})
-        cfs = cfs.drop(columns=[self._outcome], errors="ignore")
-        if len(
-            self._synthetic
-        ):  # a KD-tree neighbour may be one of the added rows: never an answer
-            cfs = cfs[~_rows_in(cfs, self._synthetic, self.schema_)]
-            if len(cfs) == 0:
-                return Candidates(
-                    x.iloc[0:0], "failed", {"reason": "DiCE returned no counterfactual"}
-                )
+
+    def _decode(self, cfs: pd.DataFrame) -> pd.DataFrame:
+        """DiCE's rows with the schema's own categories (not their strings) and
+        numeric columns as numbers."""
         for f in self.schema_:
             if not f.is_numeric:
                 lookup = {str(c): c for c in f.categories or ()}
@@ -187,7 +227,7 @@ class DiCE(CounterfactualMethod):
                 )
             else:
                 cfs[f.name] = pd.to_numeric(cfs[f.name], errors="coerce")
-        return Candidates(cfs.reset_index(drop=True), "feasible", {"dice_method": self.dice_method})
+        return cfs
 
 
 def _unseen_category_rows(frame: pd.DataFrame, schema: Any, outcome: str) -> pd.DataFrame:
@@ -217,7 +257,8 @@ def _unseen_category_rows(frame: pd.DataFrame, schema: Any, outcome: str) -> pd.
 
 
 def _rows_in(cfs: pd.DataFrame, rows: pd.DataFrame, schema: Any) -> np.ndarray:
-    """Which rows of ``cfs`` equal one of ``rows`` on every feature (categories compared as strings)."""
+    """Which rows of ``cfs`` equal one of ``rows`` on every feature (categories compared
+    as strings)."""
 
     def keys(frame: pd.DataFrame) -> list[tuple[Any, ...]]:
         cols: list[list[Any]] = []

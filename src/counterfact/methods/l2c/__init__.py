@@ -1,4 +1,5 @@
-"""L2C, Learning to Counter (Vo et al., 2023): an amortized generator of diverse counterfactuals.
+"""L2C, Learning to Counter (Vo et al., 2023): an amortized generator of diverse
+counterfactuals; :class:`TrainingOptions` holds the settings of its training.
 
 Imported as ``counterfact.methods.l2c:L2C`` by the registry; torch loads only
 when an L2C is fitted or loaded.
@@ -7,6 +8,7 @@ when an L2C is fitted or loaded.
 from __future__ import annotations
 
 from ._method import L2C
+from ._options import TrainingOptions
 from ._representation import Representation
 
-__all__ = ["L2C", "Representation"]
+__all__ = ["L2C", "Representation", "TrainingOptions"]

@@ -5,11 +5,15 @@ the relaxed samples, so it needs the classifier as a differentiable function
 of the generator's decoded representation.  This module builds one, exactly
 equal to the real model on discrete rows:
 
-* a scikit-learn ``LogisticRegression`` or ``MLPClassifier`` inside the
-  library's standard pipeline (``ColumnTransformer`` with ``num`` scaler or
-  passthrough, ``cat`` one-hot, ``ord`` ordinal codes; see
-  :mod:`counterfact.models._fit`), or on a purely numeric frame: a torch
-  mirror built from the fitted weights and the preprocessing's statistics;
+* a model the model compiler (:mod:`counterfact.models._compile`) compiles to
+  a linear model or a ReLU network (:class:`~counterfact.models._compile.Linear`,
+  :class:`~counterfact.models._compile.MLP`) over affine preprocessing, whose
+  ``predict_proba`` is a sigmoid, softmax or one-vs-rest function of the
+  compiled outputs (measured on sample rows:
+  :func:`~counterfact.models._compile.probability_function`):
+  scikit-learn's ``LogisticRegression`` and ReLU ``MLPClassifier``, bare or in
+  a pipeline, among others.  The torch copy is translated from the IR: its
+  preprocessing ``x = A z + c`` and its layers;
 * a :class:`~counterfact.models.TorchModel`: its module behind a
   differentiable version of its :class:`~counterfact.data.Encoder`.
 
@@ -18,9 +22,9 @@ one-hot vector and ``table`` the per-row decoding table
 (:meth:`Representation.tables`), the model's input is
 ``(zbar * table) @ P_num + zbar @ P_disc + offset`` -- numeric features as the
 table-weighted sum of their levels, one-hot and ordinal columns as fixed
-linear images of the levels.  Anything else (trees, forests, boosting, SVMs,
-other pipelines) returns ``None`` and is trained with the score-function
-estimator instead.
+linear images of the levels.  Anything else (trees, forests, boosting, kernel
+SVMs, non-piecewise-linear networks, models the compiler does not support)
+returns ``None`` and is trained with the score-function estimator instead.
 """
 
 from __future__ import annotations
@@ -28,12 +32,18 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pandas as pd
 
 from ..._utils._values import _py
+from ...exceptions import UnsupportedModelError, ValidationError
 from ...models import TorchModel
+from ...models._compile import MLP, CompiledModel, Linear, compile_model, probability_function
 from ._representation import Representation
 
 __all__ = ["Mirror", "mirror_of"]
+
+#: rows of the representation on which the probability function is measured
+_PROBE_ROWS = 64
 
 
 class Mirror:
@@ -70,77 +80,48 @@ class Mirror:
 
 
 # ----------------------------------------------------------------- heads
-class _LinearHead:
+class _NetworkHead:
+    """The compiled estimator node (a :class:`Linear` is a one-layer network) and the
+    model's probability function of its outputs, as class log-probabilities."""
+
     def __init__(
-        self,
-        torch: Any,
-        coef: np.ndarray,
-        intercept: np.ndarray,
-        ovr: bool,
-        dtype: Any,
-        device: Any,
+        self, torch: Any, layers: list[tuple[Any, Any, bool]], link: str, dtype: Any, device: Any
     ) -> None:
         self.torch = torch
-        self.w = torch.as_tensor(np.asarray(coef).T, dtype=dtype, device=device)
-        self.b = torch.as_tensor(np.asarray(intercept), dtype=dtype, device=device)
-        self.ovr = ovr
-
-    def __call__(self, x: Any) -> Any:
-        torch = self.torch
-        d = x @ self.w + self.b
-        if d.shape[1] == 1:
-            d = d[:, 0]
-            return torch.stack(
-                [torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1
+        self.layers = [
+            (
+                torch.as_tensor(np.asarray(W).T, dtype=dtype, device=device),
+                torch.as_tensor(np.asarray(b), dtype=dtype, device=device),
+                relu,
             )
-        if self.ovr:
-            ls = torch.nn.functional.logsigmoid(d)
-            return ls - torch.logsumexp(ls, dim=1, keepdim=True)
-        return torch.log_softmax(d, dim=1)
-
-
-class _MLPHead:
-    def __init__(
-        self,
-        torch: Any,
-        coefs: list[np.ndarray],
-        intercepts: list[np.ndarray],
-        activation: str,
-        out: str,
-        dtype: Any,
-        device: Any,
-    ) -> None:
-        self.torch = torch
-        self.ws = [torch.as_tensor(w, dtype=dtype, device=device) for w in coefs]
-        self.bs = [torch.as_tensor(b, dtype=dtype, device=device) for b in intercepts]
-        self.activation = activation
-        self.out = out
-
-    def _act(self, h: Any) -> Any:
-        torch = self.torch
-        if self.activation == "relu":
-            return torch.relu(h)
-        if self.activation == "tanh":
-            return torch.tanh(h)
-        if self.activation == "logistic":
-            return torch.sigmoid(h)
-        return h
+            for W, b, relu in layers
+        ]
+        self.link = link
 
     def __call__(self, x: Any) -> Any:
-        torch = self.torch
         h = x
-        for k, (w, b) in enumerate(zip(self.ws, self.bs, strict=True)):
+        for w, b, relu in self.layers:
             h = h @ w + b
-            if k < len(self.ws) - 1:
-                h = self._act(h)
-        if self.out == "logistic" and h.shape[1] == 1:
-            d = h[:, 0]
-            return torch.stack(
-                [torch.nn.functional.logsigmoid(-d), torch.nn.functional.logsigmoid(d)], dim=1
-            )
-        if self.out == "logistic":  # multi-label output: not a classifier we can mirror
-            raise ValueError("multi-label MLP")
-        return torch.log_softmax(h, dim=1)
+            if relu:
+                h = self.torch.relu(h)
+        return _log_probabilities(self.torch, h, self.link)
+
+
+def _log_probabilities(torch: Any, y: Any, link: str) -> Any:
+    """Class log-probabilities from the outputs ``y`` under the probability function
+    ``link`` (``"sigmoid"``: one output, binary; ``"softmax"``; ``"ovr"``)."""
+    logsigmoid = torch.nn.functional.logsigmoid
+    if link == "sigmoid":
+        d = y[:, 0]
+        return torch.stack([logsigmoid(-d), logsigmoid(d)], dim=1)
+    if link == "ovr":
+        ls = logsigmoid(y)
+        return ls - torch.logsumexp(ls, dim=1, keepdim=True)
+    return torch.log_softmax(y, dim=1)
+
+
+#: the probability functions the head computes
+_LINKS = ("sigmoid", "softmax", "ovr")
 
 
 class _ModuleHead:
@@ -156,123 +137,76 @@ class _ModuleHead:
 
 
 # --------------------------------------------------------------- builders
-def _estimator_head(torch: Any, est: Any, dtype: Any, device: Any) -> tuple[Any, str] | None:
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.neural_network import MLPClassifier
+def _compiled(model: Any, rep: Representation) -> CompiledModel | None:
+    """The compiled model, or None when the compiler does not support it."""
+    try:
+        return compile_model(model, rep.schema)
+    except (UnsupportedModelError, ValidationError):
+        return None
 
-    if isinstance(est, LogisticRegression):
-        ovr = getattr(est, "multi_class", "auto") == "ovr" or (
-            getattr(est, "multi_class", "auto") == "auto"
-            and getattr(est, "solver", "") == "liblinear"
-            and len(est.classes_) > 2
-        )
-        return _LinearHead(
-            torch, est.coef_, est.intercept_, bool(ovr), dtype, device
-        ), "logistic regression"
-    if isinstance(est, MLPClassifier):
-        if est.out_activation_ not in ("logistic", "softmax") or (
-            est.out_activation_ == "logistic" and len(est.classes_) != 2
-        ):
-            return None
-        return _MLPHead(
-            torch,
-            list(est.coefs_),
-            list(est.intercepts_),
-            est.activation,
-            est.out_activation_,
-            dtype,
-            device,
-        ), "MLP"
+
+def _node_layers(compiled: CompiledModel) -> list[tuple[Any, Any, bool]] | None:
+    """``(W, b, relu)`` per layer of the compiled estimator node over affine inputs
+    (None: trees, step functions, or non-affine preprocessing)."""
+    if not all(col.is_affine for col in compiled.affine.columns):
+        return None
+    est = compiled.estimator
+    if isinstance(est, Linear):
+        return [(est.W, est.b, False)]
+    if isinstance(est, MLP):
+        return [(layer.W, layer.b, layer.activation == "relu") for layer in est.layers]
     return None
 
 
-def _pipeline_inputs(
-    pre: Any, rep: Representation
-) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """P_num, P_disc, offset for a fitted ColumnTransformer of the standard layout."""
-    from sklearn.preprocessing import OneHotEncoder, OrdinalEncoder, StandardScaler
-
-    schema = rep.schema
-    blocks: list[tuple[str, Any, list[str]]] = []
-    for name, trans, cols in pre.transformers_:
-        if isinstance(trans, str) and trans == "drop":
-            continue
-        if isinstance(cols, slice) or (len(cols) and not isinstance(next(iter(cols)), str)):
-            return None
-        cols = list(cols)
-        if not cols:
-            continue
-        if any(c not in schema for c in cols):
-            return None
-        blocks.append((name, trans, cols))
-    width = 0
-    for _, trans, cols in blocks:
-        if isinstance(trans, OneHotEncoder):
-            width += sum(len(c) for c in trans.categories_)
+def _probe_rows(rep: Representation, n: int = _PROBE_ROWS) -> pd.DataFrame:
+    """``n`` raw rows drawn over the representation's levels (numeric features at
+    their levels' representatives), seeded."""
+    rng = np.random.default_rng(0)
+    data: dict[str, Any] = {}
+    for f in rep.features:
+        level = rng.integers(0, f.size, size=n)
+        if f.numeric:
+            data[f.name] = np.asarray(f.rep, dtype=float)[level]
         else:
-            width += len(cols)
-    D = rep.n_columns
-    p_num = np.zeros((D, width))
-    p_disc = np.zeros((D, width))
-    offset = np.zeros(width)
-    pos = 0
-    for _, trans, cols in blocks:
-        if (isinstance(trans, str) and trans == "passthrough") or isinstance(trans, StandardScaler):
-            mean = getattr(trans, "mean_", None) if not isinstance(trans, str) else None
-            scale = getattr(trans, "scale_", None) if not isinstance(trans, str) else None
-            for k, c in enumerate(cols):
-                i = schema.index(c)
-                f = rep.features[i]
-                if not f.numeric:
-                    return None
-                m = 0.0 if mean is None else float(mean[k])
-                s = 1.0 if scale is None else float(scale[k])
-                p_num[f.start : f.start + f.size, pos] = 1.0 / s
-                offset[pos] = -m / s
-                pos += 1
-        elif isinstance(trans, OneHotEncoder):
-            if getattr(trans, "drop_idx_", None) is not None:
+            cats = list(f.categories or ())
+            data[f.name] = [cats[j] for j in level]
+    return pd.DataFrame(data, columns=list(rep.schema.names))
+
+
+def _raw_inputs(
+    rep: Representation, compiled: CompiledModel
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """``(Z_num, Z_disc)``: the IR's raw vector ``z`` as ``(zbar * table) @ Z_num +
+    zbar @ Z_disc`` (None when a level is not a category of the compiled schema)."""
+    space = compiled.inputs
+    z_num = np.zeros((rep.n_columns, space.n))
+    z_disc = np.zeros((rep.n_columns, space.n))
+    for f in rep.features:
+        blk = space.block(f.name)
+        rows = slice(f.start, f.start + f.size)
+        if f.numeric:
+            z_num[rows, blk.start] = 1.0
+        elif not blk.is_indicator:  # ordinal: the rank of the level
+            z_disc[rows, blk.start] = np.arange(f.size)
+        else:
+            cats = [_py(v) for v in blk.categories]
+            if any(c not in cats for c in f.categories or ()):
                 return None
-            for k, c in enumerate(cols):
-                f = rep.features[schema.index(c)]
-                if f.numeric:
-                    return None
-                enc_cats = [_py(v) for v in trans.categories_[k]]
-                for j, cat in enumerate(f.categories):  # type: ignore[arg-type]
-                    if cat in enc_cats:
-                        p_disc[f.start + j, pos + enc_cats.index(cat)] = 1.0
-                pos += len(enc_cats)
-        elif isinstance(trans, OrdinalEncoder):
-            for k, c in enumerate(cols):
-                f = rep.features[schema.index(c)]
-                if f.numeric:
-                    return None
-                enc_cats = [_py(v) for v in trans.categories_[k]]
-                for j, cat in enumerate(f.categories):  # type: ignore[arg-type]
-                    if cat not in enc_cats:
-                        return None
-                    p_disc[f.start + j, pos] = float(enc_cats.index(cat))
-                pos += 1
-        else:
-            return None
-    return p_num, p_disc, offset
+            for j, cat in enumerate(f.categories or ()):
+                z_disc[f.start + j, blk.start + cats.index(cat)] = 1.0
+    return z_num, z_disc
 
 
-def _numeric_inputs(
-    est: Any, rep: Representation
+def _compiled_inputs(
+    rep: Representation, compiled: CompiledModel
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
-    """A bare estimator fitted on the raw (all-numeric) frame."""
-    names = list(getattr(est, "feature_names_in_", rep.schema.names))
-    if any(n not in rep.schema for n in names):
+    """P_num, P_disc, offset: the raw map of :func:`_raw_inputs` followed by the
+    compiled preprocessing ``x = A z + c``."""
+    raw = _raw_inputs(rep, compiled)
+    if raw is None:
         return None
-    D = rep.n_columns
-    p_num = np.zeros((D, len(names)))
-    for pos, n in enumerate(names):
-        f = rep.features[rep.schema.index(n)]
-        if not f.numeric:
-            return None
-        p_num[f.start : f.start + f.size, pos] = 1.0
-    return p_num, np.zeros((D, len(names))), np.zeros(len(names))
+    A, c = compiled.affine.A, compiled.affine.c
+    return raw[0] @ A.T, raw[1] @ A.T, np.asarray(c, dtype=float)
 
 
 def _encoder_inputs(
@@ -310,36 +244,37 @@ def mirror_of(
     when the model is not one of the supported differentiable kinds."""
     dtype = dtype or torch.float32
     if isinstance(model, TorchModel):
-        mod = model.module
-        if not isinstance(mod, torch.nn.Module):
-            return None
-        inputs = _encoder_inputs(model.encoder, rep)
-        if inputs is None:
-            return None
-        mod.eval()
-        return Mirror(torch, *inputs, _ModuleHead(torch, mod), "torch module", dtype, device)
-    steps = getattr(model, "steps", None)
-    if steps is not None and type(model).__name__ == "Pipeline":
-        if len(steps) != 2:
-            return None
-        pre, est = steps[0][1], steps[1][1]
-        from sklearn.compose import ColumnTransformer
+        return _torch_mirror(torch, model, rep, dtype, device)
+    return _compiled_mirror(torch, model, rep, dtype, device)
 
-        if not isinstance(pre, ColumnTransformer):
-            return None
-        inputs = _pipeline_inputs(pre, rep)
-    else:
-        est = model
-        inputs = _numeric_inputs(est, rep)
+
+def _torch_mirror(
+    torch: Any, model: TorchModel, rep: Representation, dtype: Any, device: Any
+) -> Mirror | None:
+    """A :class:`TorchModel`'s module behind its encoder's differentiable form."""
+    mod = model.module
+    if not isinstance(mod, torch.nn.Module):
+        return None
+    inputs = _encoder_inputs(model.encoder, rep)
     if inputs is None:
         return None
-    try:
-        built = _estimator_head(torch, est, dtype, device)
-    except ValueError:
+    mod.eval()
+    return Mirror(torch, *inputs, _ModuleHead(torch, mod), "torch module", dtype, device)
+
+
+def _compiled_mirror(
+    torch: Any, model: Any, rep: Representation, dtype: Any, device: Any
+) -> Mirror | None:
+    """The torch copy of the compiled model (module docstring), or None."""
+    predict_proba = getattr(model, "predict_proba", None)
+    compiled = _compiled(model, rep) if predict_proba is not None else None
+    layers = None if compiled is None else _node_layers(compiled)
+    if compiled is None or layers is None:
         return None
-    if built is None:
+    link = probability_function(compiled, predict_proba, _probe_rows(rep))
+    inputs = _compiled_inputs(rep, compiled)
+    if link not in _LINKS or inputs is None:
         return None
-    head, kind = built
-    if list(np.asarray(est.classes_)) != list(np.asarray(model.classes_)):
-        return None
+    head = _NetworkHead(torch, layers, link, dtype, device)
+    kind = "linear model" if len(layers) == 1 else "ReLU network"
     return Mirror(torch, *inputs, head, kind, dtype, device)

@@ -1,4 +1,5 @@
-"""L2C's batched inference: sample, decode, screen and rank candidates, with the second and relaxed draws.
+"""L2C's batched inference: sample, decode, screen and rank candidates, with the second
+and relaxed draws.
 
 The functions take the fitted :class:`~counterfact.methods.l2c.L2C` as ``method``,
 typed ``Any``: the class imports this module, so this module does not import it
@@ -151,7 +152,8 @@ def _screen(
     limit: int | None,
     judge: Any = None,
 ) -> _Screened:
-    """Decode the distinct draws; count their changes, check the caps and the model, measure the distance."""
+    """Decode the distinct draws; count their changes, check the caps and the model,
+    measure the distance."""
     rep = method.representation_
     vals = rep.decode_values(levels, owner, rows.table)
     qv = rows.values[owner]
@@ -184,7 +186,8 @@ def _pick(
     S: int,
     limit: int | None,
 ) -> _Pass:
-    """Per query, its nearest valid draws (up to ``n_counterfactuals``), decoded, and its diagnostics."""
+    """Per query, its nearest valid draws (up to ``n_counterfactuals``), decoded, and its
+    diagnostics."""
     rep = method.representation_
     n_changed, keep, valid, dist = screened
     bounds = np.searchsorted(owner, np.arange(len(queries) + 1))
@@ -222,7 +225,8 @@ def _pick(
 def _second_draw(
     method: Any, torch: Any, queries: list[Query], first: _Pass, S: int, deadline: Deadline
 ) -> None:
-    """Queries left without a valid candidate: ``max_samples`` more draws, in one pass over them only."""
+    """Queries left without a valid candidate: ``max_samples`` more draws, in one pass
+    over them only."""
     missing = first.missing()
     if (
         not missing

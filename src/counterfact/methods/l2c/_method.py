@@ -1,4 +1,5 @@
-"""The :class:`L2C` method class: parameters, ``_fit``, batched inference (in ``_inference``), save/load."""
+"""The :class:`L2C` method class: parameters, ``_fit``, batched inference (in ``_inference``),
+save/load."""
 
 from __future__ import annotations
 
@@ -20,12 +21,16 @@ from . import _persist
 from ._blackbox import mirror_of
 from ._device import pick_device
 from ._inference import explain_queries
+from ._options import TrainingOptions
 from ._representation import Representation
 from ._scoring import LevelScorer
 from ._training import RowSet, TrainConfig, auto_batch_size, train
 from ._util import _take, _threads
 
 __all__ = ["L2C"]
+
+
+_DEFAULT_TRAINING = TrainingOptions()
 
 
 class L2C(CounterfactualMethod):
@@ -36,7 +41,8 @@ class L2C(CounterfactualMethod):
     (preprint "Learning to Counter", Sections 3-5, Appendix A-B).
 
     Every feature becomes categorical (numeric ones cut into up to ``n_bins``
-    quantile bins, Appendix A.3) and one-hot.  A generator G gives each
+    quantile bins, Appendix A.3; the settings of training are grouped in
+    ``training``, a :class:`TrainingOptions`) and one-hot.  A generator G gives each
     mutable feature a categorical perturbation distribution and a selector S a
     Bernoulli "change it?" probability ``pi``; a counterfactual is
     ``z_bar = (1 - s) z + s z_tilde``.  G and S (2-layer MLPs, ``hidden_size``
@@ -53,8 +59,9 @@ class L2C(CounterfactualMethod):
     * **Any model.** The pathwise (Gumbel-softmax) gradient needs the model as
       a differentiable function: used for PyTorch classifiers
       (:class:`~counterfact.models.TorchModel`) and, through an exact torch
-      mirror of their weights and the pipeline's preprocessing, for
-      scikit-learn ``LogisticRegression`` and ``MLPClassifier``.  Every other
+      mirror of their weights and the pipeline's preprocessing, for models the
+      model compiler turns into a linear model or a ReLU network
+      (scikit-learn ``LogisticRegression``, ReLU ``MLPClassifier``).  Every other
       model (trees, forests, boosting, SVMs, anything with ``predict_proba``)
       is trained with a score-function (REINFORCE) estimator with a
       leave-one-out baseline -- the paper's future work (Sec. 6).
@@ -63,13 +70,14 @@ class L2C(CounterfactualMethod):
       only; the released code was valid only for the relaxed rows.
     * **Unchanged features keep their exact value**; only a *changed* numeric
       feature decodes to its bin's representative (the mid-point, as the
-      paper, or ``representative="median"``), integers rounded, inside the
+      paper, or ``TrainingOptions(representative="median")``), integers rounded, inside the
       domain and the query's bounds.
     * **Training cost proportional to the work.**  The paper trains a fixed
       200 epochs at Adam's rate 1e-4.  Here (i) the model is scored through
-      an exact batch shortcut (:class:`~counterfact.models._fastpredict.FastPredictor`:
-      the pipeline's preprocessing folded by the model compiler and the
-      fitted estimator called on numpy, a forest evaluated without per-tree
+      an exact batch shortcut
+      (:class:`~counterfact.models._fastpredict.FastPredictor`: the pipeline's
+      preprocessing folded by the model compiler and the fitted estimator
+      called on numpy, a forest evaluated without per-tree
       dispatch; used only when it reproduced the model's probabilities
       exactly on training rows at ``fit``); (ii) training stops early on a
       validation split's *validity* and *yield* (distinct valid samples per
@@ -80,7 +88,8 @@ class L2C(CounterfactualMethod):
       1e-3 validation validity reaches 1.0 by epoch 13 (0.94 at epoch 10);
       with 1e-4 it took about 100 epochs (forest: validity flat at 0.20 for
       the first 16 epochs, which a short patience would mistake for a
-      plateau).  ``learning_rate=1e-4, patience=200`` trains as the paper.
+      plateau).  ``TrainingOptions(learning_rate=1e-4, patience=200)`` trains
+      as the paper.
       :meth:`save` / :meth:`load` keep a trained generator so that a server
       or a second session does not train again.
     * **G and S see the desired class** (its one-hot appended to ``z``).  In
@@ -135,8 +144,9 @@ class L2C(CounterfactualMethod):
       (iii) *a diversity term*: ``entropy`` (0.1) times G's mean per-feature
       entropy is subtracted from the loss, so G keeps spreading its mass over
       the levels that stay valid (on Adult's forest, 10 epochs: 74 distinct
-      valid samples per row of 100, validity 1.0).  ``validity_hinge=None,
-      entropy=0`` is the paper's objective.
+      valid samples per row of 100, validity 1.0).
+      ``TrainingOptions(validity_hinge=None, entropy=0)`` is the paper's
+      objective.
     * **Batch size from the data** (``batch_size="auto"``): about 32 steps per
       epoch, a power of two between 64 and 1024 (German Credit: 64; Adult:
       1024); measured on Adult (MLP, 5 epochs), 1024 instead of 64 cut the
@@ -177,44 +187,10 @@ class L2C(CounterfactualMethod):
         Rows still without a valid candidate get a last draw with
         ``max_numeric_changes`` doubled, then with no threshold (see Notes);
         ``False``: the paper's threshold only.
-    n_bins : int
-        Maximum quantile bins per numeric feature (the paper: 4).
-    min_bin_count : int, optional
-        Minimum training rows per bin (the paper: 100); ``None`` uses 100, or
-        ``n_rows // (2 * n_bins)`` when that is smaller.
-    representative : {"midpoint", "median"}
-        Value a changed numeric feature takes in its new bin.
-    hidden_size : int
-        Units per hidden layer of G and S (the paper: 50).
-    alpha : float
-        Weight of the sparsity term ``||pi||_1`` (the paper: 0.001).
-    tau : float
-        Temperature of the Gumbel-softmax and binary-concrete relaxations (0.2).
-    learning_rate : float
-        Adam's learning rate (the paper: 1e-4; 1e-3 here, see above).
-    max_epochs : int
-        Epoch cap (the paper trains 200 epochs).
-    batch_size : int or "auto"
-        Training rows per step; ``"auto"``: grows with the training set (see
-        above; ``batch_size_`` holds the value used).
-    validity_hinge : float or None
-        Probability of the desired class from which a sample's validity loss is
-        zero (a hinge on eq. 3's cross-entropy, see above); ``None``: the
-        paper's plain cross-entropy.
-    entropy : float
-        Weight of the diversity term (G's mean per-feature entropy, subtracted
-        from the loss); 0: the paper's objective.
-    patience : int
-        Training stops after this many epochs in which neither the validation
-        validity nor the validation yield rose by more than 0.005.
-    validation_fraction : float
-        Share of the training rows held out for early stopping (0: use the training rows).
-    gradient : {"auto", "pathwise", "score_function"}
-        ``auto``: pathwise when the model can be mirrored, score-function otherwise.
-    n_score_samples : int
-        Samples per row for the score-function estimator (and its baseline).
-    straight_through : bool
-        Discrete forward pass with relaxed gradients (pathwise only).
+    training : TrainingOptions or dict
+        The settings of training, in :meth:`fit` (:class:`TrainingOptions`:
+        the discretisation, the networks, the objective, Adam, the early
+        stop and the gradient estimator), or a dict of its fields.
     max_numeric_changes : int, optional
         Sparsity threshold: at most this many numeric features change in a
         sample, in training and at inference (the paper's Table 2: 2);
@@ -244,7 +220,7 @@ class L2C(CounterfactualMethod):
         Seeds training (weights, sampling, split) and, per query, inference.
     time_limit : float, optional
         Seconds per query at inference (training, in :meth:`fit`, is not
-        limited; ``max_epochs`` and ``patience`` bound it).  Queries are
+        limited; ``training``'s ``max_epochs`` and ``patience`` bound it).  Queries are
         sampled in batches, so the limit is pooled: a batch of ``n`` queries
         may take ``n * time_limit`` seconds.  The first pass of
         ``n_samples`` draws always runs (milliseconds per query); the second
@@ -273,16 +249,29 @@ class L2C(CounterfactualMethod):
     name: ClassVar[str] = "l2c"
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="L2C",
-        summary="an amortized generator (PyTorch): train once, then many diverse counterfactuals per row in milliseconds",
+        summary=(
+            "an amortized generator (PyTorch): train once, then many diverse "
+            "counterfactuals per row in milliseconds"
+        ),
         paper="Vo et al., KDD 2023",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         batch=True,
         sparsify=True,
         extra="l2c",
         fast_params={
-            "max_epochs": 8,
-            "learning_rate": 3e-3,
+            "training": TrainingOptions(max_epochs=8, learning_rate=3e-3, patience=4),
             "n_samples": 40,
-            "patience": 4,
             "device": "cpu",
             "random_state": 0,
         },
@@ -294,22 +283,7 @@ class L2C(CounterfactualMethod):
         "n_samples": [Interval(int, 1, None)],
         "max_samples": [None, Interval(int, 1, None)],
         "relax_threshold": [TypeSpec((bool,), "a bool")],
-        "n_bins": [Interval(int, 1, None)],
-        "min_bin_count": [None, Interval(int, 1, None)],
-        "representative": [Options(("midpoint", "median"))],
-        "hidden_size": [Interval(int, 1, None)],
-        "alpha": [Interval(float, 0, None)],
-        "tau": [Interval(float, 0, None, closed="neither")],
-        "learning_rate": [Interval(float, 0, None, closed="neither")],
-        "max_epochs": [Interval(int, 1, None)],
-        "batch_size": [Interval(int, 1, None), Options(("auto",))],
-        "validity_hinge": [None, Interval(float, 0, 1, closed="neither")],
-        "entropy": [Interval(float, 0, None)],
-        "patience": [Interval(int, 1, None)],
-        "validation_fraction": [Interval(float, 0, 1, closed="left")],
-        "gradient": [Options(("auto", "pathwise", "score_function"))],
-        "n_score_samples": [Interval(int, 2, None)],
-        "straight_through": [TypeSpec((bool,), "a bool")],
+        "training": [TrainingOptions.spec()],
         "max_numeric_changes": [None, Interval(int, 0, None)],
         "fallback": [None, Options(("nearest",))],
         "torch_threads": [None, Interval(int, 1, None)],
@@ -328,22 +302,7 @@ class L2C(CounterfactualMethod):
         n_samples: int = 100,
         max_samples: int | None = 1000,
         relax_threshold: bool = True,
-        n_bins: int = 4,
-        min_bin_count: int | None = None,
-        representative: str = "midpoint",
-        hidden_size: int = 50,
-        alpha: float = 0.001,
-        tau: float = 0.2,
-        learning_rate: float = 1e-3,
-        max_epochs: int = 200,
-        batch_size: int | str = "auto",
-        validity_hinge: float | None = 0.6,
-        entropy: float = 0.1,
-        patience: int = 10,
-        validation_fraction: float = 0.2,
-        gradient: str = "auto",
-        n_score_samples: int = 8,
-        straight_through: bool = True,
+        training: TrainingOptions | dict[str, Any] = _DEFAULT_TRAINING,
         max_numeric_changes: int | None = 2,
         norm: str = "l1",
         fallback: str | None = None,
@@ -357,22 +316,7 @@ class L2C(CounterfactualMethod):
         self.n_samples = n_samples
         self.max_samples = max_samples
         self.relax_threshold = relax_threshold
-        self.n_bins = n_bins
-        self.min_bin_count = min_bin_count
-        self.representative = representative
-        self.hidden_size = hidden_size
-        self.alpha = alpha
-        self.tau = tau
-        self.learning_rate = learning_rate
-        self.max_epochs = max_epochs
-        self.batch_size = batch_size
-        self.validity_hinge = validity_hinge
-        self.entropy = entropy
-        self.patience = patience
-        self.validation_fraction = validation_fraction
-        self.gradient = gradient
-        self.n_score_samples = n_score_samples
-        self.straight_through = straight_through
+        self.training = training
         self.max_numeric_changes = max_numeric_changes
         self.norm = norm
         self.fallback = fallback
@@ -435,7 +379,8 @@ class L2C(CounterfactualMethod):
         return self.model_.predict_proba(frame)
 
     def _build_fast(self) -> None:
-        """Set up the exact fast scorer (:class:`._scoring.LevelScorer`) when the model allows it."""
+        """Set up the exact fast scorer (:class:`._scoring.LevelScorer`) when the model
+        allows it."""
         data = getattr(self, "data_", None)
         self._fast = (
             None
@@ -456,67 +401,41 @@ class L2C(CounterfactualMethod):
         with _threads(torch, self.torch_threads):
             self._fit_torch(torch)
 
+    def _check_params(self) -> None:
+        self._training_options()  # a dict of fields: an unknown or invalid one fails now
+
+    def _training_options(self) -> TrainingOptions:
+        """The ``training`` parameter as :class:`TrainingOptions` (a dict of fields is built)."""
+        return TrainingOptions.coerce(self.training, "L2C", "training")
+
     def _fit_torch(self, torch: Any) -> None:
         started = time.perf_counter()
+        options = self._training_options()
         X = self.data_.X.reset_index(drop=True)
         n = len(X)
-        min_count = (
-            self.min_bin_count
-            if self.min_bin_count is not None
-            else max(1, min(100, n // (2 * self.n_bins)))
-        )
-        self.representation_ = Representation.from_data(
-            self.schema_,
-            X,
-            n_bins=self.n_bins,
-            min_count=min_count,
-            representative=self.representative,
-        )
-        n_val = round(self.validation_fraction * n)
-        n_train = n - n_val if 0 < n_val < n else n
+        self.representation_ = self._discretise(X, options)
+        n_val = round(options.validation_fraction * n)
+        split = 0 < n_val < n
+        n_train = n - n_val if split else n
         self.batch_size_ = (
-            auto_batch_size(n_train) if self.batch_size == "auto" else int(self.batch_size)
+            auto_batch_size(n_train) if options.batch_size == "auto" else int(options.batch_size)
         )
-        mirror = self._mirror(torch, torch.device("cpu"))
-        device = pick_device(torch, self.device, batch_size=self.batch_size_)
-        if mirror is not None and device.type != "cpu":
-            mirror = self._mirror(torch, device)
-        self.device_ = str(device)
-        self._build_fast()
-        self.gradient_ = "pathwise" if mirror is not None else "score_function"
-        self.mirror_kind_ = None if mirror is None else mirror.kind
-        seq = np.random.SeedSequence(self.random_state)
-        seed_torch, seed_np = seq.spawn(2)
+        mirror, device = self._mirror_on_device(torch, options)
+        seed_torch, seed_np = np.random.SeedSequence(self.random_state).spawn(2)
         generator = torch.Generator(device="cpu")
         generator.manual_seed(int(seed_torch.generate_state(1, dtype=np.uint64)[0] % (2**63)))
         rng = np.random.default_rng(seed_np)
         rows = self._rows(X)
         rows.predicted = self._class_indices(np.asarray(self.model_.predict(X)))
         order = rng.permutation(n)
-        val_idx, tr_idx = (order[:n_val], order[n_val:]) if 0 < n_val < n else (order, order)
-        config = TrainConfig(
-            hidden=self.hidden_size,
-            alpha=float(self.alpha),
-            tau=float(self.tau),
-            learning_rate=float(self.learning_rate),
-            max_epochs=self.max_epochs,
-            batch_size=self.batch_size_,
-            patience=self.patience,
-            straight_through=bool(self.straight_through),
-            n_score_samples=self.n_score_samples,
-            n_validation_samples=20,
-            max_numeric=self.max_numeric_changes,
-            verbose=int(self.verbose),
-            hinge=None if self.validity_hinge is None else float(self.validity_hinge),
-            entropy=float(self.entropy),
-        )
+        val_idx, tr_idx = (order[:n_val], order[n_val:]) if split else (order, order)
         self.generator_, self.selector_, self.history_ = train(
             torch,
             self.representation_,
             _take(rows, tr_idx),
             _take(rows, val_idx),
             len(self.classes_),
-            config,
+            self._train_config(options),
             mirror=mirror,
             score=self._score,
             generator=generator,
@@ -527,16 +446,67 @@ class L2C(CounterfactualMethod):
         self.fallback_ = self._make_fallback()
         self.training_time_ = time.perf_counter() - started
 
-    def _mirror(self, torch: Any, device: Any) -> Any:
-        """The differentiable mirror of the model on ``device`` (None: score-function training)."""
-        if self.gradient not in ("auto", "pathwise"):
+    def _discretise(self, X: pd.DataFrame, options: TrainingOptions) -> Representation:
+        """Bins and levels of every feature, from the training rows ``X``."""
+        min_count = (
+            options.min_bin_count
+            if options.min_bin_count is not None
+            else max(1, min(100, len(X) // (2 * options.n_bins)))
+        )
+        return Representation.from_data(
+            self.schema_,
+            X,
+            n_bins=options.n_bins,
+            min_count=min_count,
+            representative=options.representative,
+        )
+
+    def _mirror_on_device(self, torch: Any, options: TrainingOptions) -> tuple[Any, Any]:
+        """The model's differentiable mirror (None: score-function training) and the
+        training device; sets ``device_``, ``gradient_``, ``mirror_kind_`` and the
+        fast scorer."""
+        mirror = self._mirror(torch, torch.device("cpu"), options.gradient)
+        device = pick_device(torch, self.device, batch_size=self.batch_size_)
+        if mirror is not None and device.type != "cpu":
+            mirror = self._mirror(torch, device, options.gradient)
+        self.device_ = str(device)
+        self._build_fast()
+        self.gradient_ = "pathwise" if mirror is not None else "score_function"
+        self.mirror_kind_ = None if mirror is None else mirror.kind
+        return mirror, device
+
+    def _train_config(self, options: TrainingOptions) -> TrainConfig:
+        """The training loop's configuration from the options and the fitted batch size."""
+        return TrainConfig(
+            hidden=options.hidden_size,
+            alpha=float(options.alpha),
+            tau=float(options.tau),
+            learning_rate=float(options.learning_rate),
+            max_epochs=options.max_epochs,
+            batch_size=self.batch_size_,
+            patience=options.patience,
+            straight_through=bool(options.straight_through),
+            n_score_samples=options.n_score_samples,
+            n_validation_samples=20,
+            max_numeric=self.max_numeric_changes,
+            verbose=int(self.verbose),
+            hinge=None if options.validity_hinge is None else float(options.validity_hinge),
+            entropy=float(options.entropy),
+        )
+
+    def _mirror(self, torch: Any, device: Any, gradient: str) -> Any:
+        """The differentiable mirror of the model on ``device`` (None: score-function
+        training)."""
+        if gradient not in ("auto", "pathwise"):
             return None
         mirror = mirror_of(torch, self.model_.model, self.representation_, device=device)
-        if mirror is None and self.gradient == "pathwise":
+        if mirror is None and gradient == "pathwise":
             raise UnsupportedModelError(
-                f"L2C(gradient='pathwise') needs a differentiable model: a counterfact TorchModel, or a "
-                f"scikit-learn LogisticRegression / MLPClassifier (bare, or in counterfact's standard "
-                f"pipeline). Got {type(self.model_.model).__name__}. Use gradient='score_function' "
+                "L2C(training=TrainingOptions(gradient='pathwise')) needs a differentiable "
+                "model: a counterfact TorchModel, or a model compiled to a linear model or a "
+                "ReLU network (LogisticRegression, MLPClassifier(activation='relu'), bare or in "
+                "a supported pipeline: docs/models.md). Got "
+                f"{type(self.model_.model).__name__}. Use gradient='score_function' "
                 "(or 'auto') for any other model."
             )
         return mirror
@@ -609,7 +579,8 @@ class L2C(CounterfactualMethod):
         return _persist.load(cls, path, model, data)
 
     def _restore(self, torch: Any) -> None:
-        """After :func:`._persist.load` set the fitted attributes: the fast path and the fallback."""
+        """After :func:`._persist.load` set the fitted attributes: the fast path and the
+        fallback."""
         self._build_fast()
         self.fallback_ = self._make_fallback()
         self.fitted_ = True

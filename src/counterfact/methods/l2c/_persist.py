@@ -1,8 +1,9 @@
-"""Saving and loading a trained L2C generator (format ``counterfact.l2c``, version 2).
+"""Saving and loading a trained L2C generator (format ``counterfact.l2c``, version 3).
 
 One file written with ``torch.save`` and read with ``torch.load(weights_only=True)``:
 a dict of plain values (strings of JSON, tensors), no pickled code.  It holds
-G's and S's weights, the parameters, the schema, the discretisation (bins and
+G's and S's weights, the parameters (the training options as a dict of
+their fields), the schema, the discretisation (bins and
 representatives), the model's classes, the training history and two
 fingerprints that :func:`load` checks:
 
@@ -38,10 +39,11 @@ from ...data import Dataset
 from ...exceptions import ValidationError
 from ...schema import Schema
 from ._networks import build_mlp
+from ._options import TrainingOptions
 from ._representation import Representation
 
 FORMAT = "counterfact.l2c"
-VERSION = 2
+VERSION = 3
 _N_FINGERPRINT_ROWS = 16
 
 T = TypeVar("T")
@@ -68,14 +70,15 @@ def save(method: Any, path: str | os.PathLike[str]) -> None:
     data = getattr(method, "data_", None)
     if data is None:
         raise ValidationError(
-            "This L2C has no training data attached (data_); fit it (or load it with data=) before saving."
+            "This L2C has no training data attached (data_); fit it (or load it with data=) "
+            "before saving."
         )
     rows = _fingerprint_rows(data)
     proba = method.model_.predict_proba(rows)
     payload = {
         "format": FORMAT,
         "version": VERSION,
-        "params": json.dumps(method.get_params()),
+        "params": json.dumps(_plain_params(method)),
         "schema": json.dumps(method.schema_.to_dict()),
         "representation": json.dumps(method.representation_.to_dict()),
         "classes": json.dumps([_py(c) for c in method.classes_]),
@@ -101,7 +104,7 @@ def load(cls: Callable[..., T], path: str | os.PathLike[str], model: Any, data: 
     where = os.fspath(path)
     payload = _read(torch, where)
     _check_data(payload, data, where)
-    method: Any = cls(**json.loads(payload["params"]))
+    method: Any = cls(**_method_params(json.loads(payload["params"])))
     method._validate_params()
     method._attach(model, data)  # what fit sets for every method: schema, data, model, classes, ...
     method.representation_ = Representation.from_dict(
@@ -118,6 +121,19 @@ def load(cls: Callable[..., T], path: str | os.PathLike[str], model: Any, data: 
     return method
 
 
+def _plain_params(method: Any) -> dict[str, Any]:
+    """The method's parameters as JSON values: the training options as a dict."""
+    params = dict(method.get_params())
+    params["training"] = method._training_options().to_dict()
+    return params
+
+
+def _method_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The saved parameters as the constructor takes them: the training options as
+    :class:`TrainingOptions` (a JSON list of fields back to its tuple)."""
+    return {**params, "training": TrainingOptions(**params["training"])}
+
+
 def _read(torch: Any, where: str) -> dict[str, Any]:
     """The payload of the file at ``where``: an L2C file of this format version."""
     if not os.path.exists(where):
@@ -131,17 +147,19 @@ def _read(torch: Any, where: str) -> dict[str, Any]:
     version = payload.get("version")
     if version != VERSION:
         raise ValidationError(
-            f"{where!r} has L2C file format version {version!r}; this counterfact reads version {VERSION}. "
-            "Fit the L2C again with this version and save it."
+            f"{where!r} has L2C file format version {version!r}; this counterfact reads "
+            f"version {VERSION}. Fit the L2C again with this version and save it."
         )
     return payload
 
 
 def _check_data(payload: dict[str, Any], data: Any, where: str) -> None:
-    """``data`` is the training Dataset of the saved generator: same schema, same rows and labels."""
+    """``data`` is the training Dataset of the saved generator: same schema, same rows
+    and labels."""
     if not isinstance(data, Dataset):
         raise ValidationError(
-            f"L2C.load needs the training Dataset the generator was fitted with as data. Got {type(data).__name__}."
+            "L2C.load needs the training Dataset the generator was fitted with as data. "
+            f"Got {type(data).__name__}."
         )
     schema = Schema.from_dict(json.loads(payload["schema"]))
     if data.schema.to_dict() != schema.to_dict():
@@ -154,22 +172,24 @@ def _check_data(payload: dict[str, Any], data: Any, where: str) -> None:
             else " (same features, other domains or actionability)"
         )
         raise ValidationError(
-            f"The data's schema differs from the schema the L2C in {where!r} was trained on{detail}."
+            f"The data's schema differs from the schema the L2C in {where!r} was trained "
+            f"on{detail}."
         )
     if data_fingerprint(data) != payload["data_fingerprint"]:
         raise ValidationError(
-            f"The data differs from the training data the L2C in {where!r} was fitted with (other rows or labels); "
-            "pass the same training Dataset."
+            f"The data differs from the training data the L2C in {where!r} was fitted with "
+            "(other rows or labels); pass the same training Dataset."
         )
 
 
 def _check_model(payload: dict[str, Any], adapter: Any, schema: Schema, where: str) -> None:
-    """The model is the saved generator's: the same classes, the same probabilities on the saved rows."""
+    """The model is the saved generator's: the same classes, the same probabilities on
+    the saved rows."""
     saved_classes = json.loads(payload["classes"])
     if [_py(c) for c in adapter.classes_] != saved_classes:
         raise ValidationError(
-            f"The model's classes {adapter.classes_.tolist()} differ from the saved generator's {saved_classes}; "
-            "load it with the model it was trained for."
+            f"The model's classes {adapter.classes_.tolist()} differ from the saved "
+            f"generator's {saved_classes}; load it with the model it was trained for."
         )
     rows = pd.read_json(StringIO(payload["model_rows"]), orient="split")
     rows = schema.coerce(rows.loc[:, schema.names])
@@ -182,8 +202,9 @@ def _check_model(payload: dict[str, Any], adapter: Any, schema: Schema, where: s
         ) from exc
     if got.shape != want.shape or not np.allclose(got, want, rtol=0.0, atol=1e-9):
         raise ValidationError(
-            f"The model is not the one the L2C in {where!r} was trained for: its probabilities on saved training "
-            "rows differ. Load it with that model, or fit a new L2C."
+            f"The model is not the one the L2C in {where!r} was trained for: its "
+            "probabilities on saved training rows differ. Load it with that model, or fit "
+            "a new L2C."
         )
 
 
@@ -194,8 +215,9 @@ def _load_networks(torch: Any, payload: dict[str, Any], method: Any, where: str)
     rep = method.representation_
     d_in = rep.n_columns + len(json.loads(payload["classes"]))
     gen = torch.Generator()
-    method.generator_ = build_mlp(torch, d_in, rep.n_columns, method.hidden_size, gen, device)
-    method.selector_ = build_mlp(torch, d_in, rep.n_features, method.hidden_size, gen, device)
+    hidden = method._training_options().hidden_size
+    method.generator_ = build_mlp(torch, d_in, rep.n_columns, hidden, gen, device)
+    method.selector_ = build_mlp(torch, d_in, rep.n_features, hidden, gen, device)
     try:
         method.generator_.load_state_dict(payload["generator"])
         method.selector_.load_state_dict(payload["selector"])

@@ -180,7 +180,8 @@ class Representation:
             col = X[f.name]
             if f.numeric:
                 v = pd.to_numeric(col).to_numpy(dtype=float)
-                out[:, i] = np.clip(np.searchsorted(f.edges[1:-1], v, side="right"), 0, f.size - 1)  # type: ignore[index]
+                bins = np.searchsorted(f.edges[1:-1], v, side="right")  # type: ignore[index]
+                out[:, i] = np.clip(bins, 0, f.size - 1)
             else:
                 lookup = {c: j for j, c in enumerate(f.categories)}  # type: ignore[arg-type]
                 vals = col.tolist()
@@ -247,41 +248,67 @@ class Representation:
         table = np.broadcast_to(self._base_table, (n, self.n_columns)).copy()
         mask = allowed.copy()
         for i, f in enumerate(self.features):
-            if not f.numeric:
-                continue
-            cols = slice(f.start, f.start + f.size)
-            lo = np.maximum(f.lo[None, :], lower[:, i : i + 1])  # type: ignore[index]
-            hi = np.minimum(f.hi[None, :], upper[:, i : i + 1])  # type: ignore[index]
-            ok = lo <= hi
-            val = np.clip(f.rep[None, :], lo, np.maximum(lo, hi))  # type: ignore[index]
-            x = values[:, i]
-            own_ok = (x >= lower[:, i] - 1e-12) & (x <= upper[:, i] + 1e-12)
-            rows = np.flatnonzero(own_ok)
-            val[rows, levels[rows, i]] = x[rows]
-            ok[rows, levels[rows, i]] = True
-            table[:, cols] = val
-            mask[:, cols] = ok
-        if numeric_values:
-            for (r, i), vals in numeric_values.items():
-                f = self.features[i]
-                allowed_v = np.sort(np.asarray(vals, dtype=float))
-                for j in range(f.size):
-                    c = f.start + j
-                    own = levels[r, i] == j
-                    if own and any(
-                        abs(a - values[r, i]) <= 1e-9 * max(1.0, abs(a)) for a in allowed_v
-                    ):
-                        table[r, c], mask[r, c] = values[r, i], True
-                        continue
-                    lo = max(f.lo[j], lower[r, i])  # type: ignore[index]
-                    hi = min(f.hi[j], upper[r, i])  # type: ignore[index]
-                    inside = allowed_v[(allowed_v >= lo) & (allowed_v <= hi)]
-                    if inside.size == 0:
-                        mask[r, c] = False
-                        continue
-                    table[r, c] = inside[np.argmin(np.abs(inside - f.rep[j]))]  # type: ignore[index]
-                    mask[r, c] = True
+            if f.numeric:
+                cols = slice(f.start, f.start + f.size)
+                table[:, cols], mask[:, cols] = self._numeric_levels(
+                    i, levels[:, i], values[:, i], lower[:, i], upper[:, i]
+                )
+        for (r, i), vals in (numeric_values or {}).items():
+            self._restrict_to_values(table, mask, r, i, vals, levels, values, lower, upper)
         return table, mask
+
+    def _numeric_levels(
+        self, i: int, own: np.ndarray, x: np.ndarray, lower: np.ndarray, upper: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Numeric feature ``i``'s decoding table and mask ``(n, size)``: each bin's
+        representative clipped into the admissible interval ``[lower, upper]``
+        (a bin outside it inadmissible); the row's own bin decodes to the row's own
+        value ``x`` when that value is admissible."""
+        f = self.features[i]
+        lo = np.maximum(f.lo[None, :], lower[:, None])  # type: ignore[index]
+        hi = np.minimum(f.hi[None, :], upper[:, None])  # type: ignore[index]
+        ok = lo <= hi
+        val = np.clip(f.rep[None, :], lo, np.maximum(lo, hi))  # type: ignore[index]
+        own_ok = (x >= lower - 1e-12) & (x <= upper + 1e-12)
+        rows = np.flatnonzero(own_ok)
+        val[rows, own[rows]] = x[rows]
+        ok[rows, own[rows]] = True
+        return val, ok
+
+    def _restrict_to_values(
+        self,
+        table: np.ndarray,
+        mask: np.ndarray,
+        r: int,
+        i: int,
+        vals: Sequence[float],
+        levels: np.ndarray,
+        values: np.ndarray,
+        lower: np.ndarray,
+        upper: np.ndarray,
+    ) -> None:
+        """Row ``r``'s numeric feature ``i`` may take only the values ``vals``: each
+        bin decodes to the allowed value nearest its representative inside the bin
+        and the row's bounds (none: the bin is inadmissible); the row's own bin keeps
+        the row's own value when that value is allowed.  Edits ``table`` and
+        ``mask`` in place."""
+        f = self.features[i]
+        allowed_v = np.sort(np.asarray(vals, dtype=float))
+        for j in range(f.size):
+            c = f.start + j
+            own = levels[r, i] == j
+            if own and any(abs(a - values[r, i]) <= 1e-9 * max(1.0, abs(a)) for a in allowed_v):
+                table[r, c], mask[r, c] = values[r, i], True
+                continue
+            lo = max(f.lo[j], lower[r, i])  # type: ignore[index]
+            hi = min(f.hi[j], upper[r, i])  # type: ignore[index]
+            inside = allowed_v[(allowed_v >= lo) & (allowed_v <= hi)]
+            if inside.size == 0:
+                mask[r, c] = False
+                continue
+            nearest = np.argmin(np.abs(inside - f.rep[j]))  # type: ignore[index]
+            table[r, c] = inside[nearest]
+            mask[r, c] = True
 
     def schema_bounds(
         self, levels: np.ndarray, values: np.ndarray
@@ -350,7 +377,8 @@ class Representation:
                         numeric_values[(r, i)] = tuple(float(v) for v in b.values)
                     continue
                 vals = set(b.values or ())
-                allowed[r, f.start : f.start + f.size] = [c in vals for c in f.categories]  # type: ignore[union-attr]
+                cats = f.categories or ()
+                allowed[r, f.start : f.start + f.size] = [c in vals for c in cats]
                 if b.fixed:
                     allowed[r, f.start : f.start + f.size] = np.arange(f.size) == levels[r, i]
         return lower, upper, allowed, mutable, numeric_values
@@ -457,16 +485,17 @@ class Representation:
         for f in self.features:
             if not f.numeric:
                 continue
+            edges, values = np.asarray(f.edges), np.asarray(f.rep)
             for j in range(f.size):
                 rows.append(
                     {
                         "feature": f.name,
                         "bin": j,
-                        "low": float(f.edges[j]),
-                        "high": float(f.edges[j + 1]),
-                        "value": float(f.rep[j]),
+                        "low": float(edges[j]),
+                        "high": float(edges[j + 1]),
+                        "value": float(values[j]),
                     }
-                )  # type: ignore[index]
+                )
         return pd.DataFrame(rows)
 
 

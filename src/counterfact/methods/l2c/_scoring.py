@@ -60,7 +60,8 @@ class LevelScorer:
             lookup = {c: k for k, c in enumerate(b.categories)}
             if any(c not in lookup for c in f.categories):  # type: ignore[union-attr]
                 return None
-            codes.append(np.array([lookup[c] for c in f.categories], dtype=np.int64))  # type: ignore[union-attr]
+            own = [lookup[c] for c in f.categories]  # type: ignore[union-attr]
+            codes.append(np.array(own, dtype=np.int64))
         return cls(fast, codes, rep)
 
     def raw_vectors(self, levels: np.ndarray, owner: np.ndarray, table: np.ndarray) -> np.ndarray:

@@ -270,6 +270,46 @@ def train(
     host is asked nothing per step (the score-function estimator excepted: the
     model scores its samples on the host).
     """
+    run = _trainer(
+        torch,
+        rep,
+        train_rows,
+        n_classes,
+        config,
+        mirror=mirror,
+        score=score,
+        generator=generator,
+        rng=rng,
+        device=device,
+    )
+    val_rows = _validation_subset(val_rows, config.max_validation_rows, rng)
+    val_targets = _targets(val_rows.predicted, n_classes, rng)
+    history: list[dict[str, float]] = []
+    bar = progress(
+        total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose
+    )
+    try:
+        _epochs(run, val_rows, val_targets, history, bar)
+    finally:
+        bar.close()
+    return _finish(run.G, run.S, history)
+
+
+def _trainer(
+    torch: Any,
+    rep: Representation,
+    train_rows: RowSet,
+    n_classes: int,
+    config: TrainConfig,
+    *,
+    mirror: Any,
+    score: Callable[[np.ndarray, np.ndarray, RowSet], np.ndarray],
+    generator: Any,
+    rng: np.random.Generator,
+    device: Any,
+) -> _Trainer:
+    """A training run: fresh G and S (drawn from ``generator``), Adam, the noise
+    source and the training rows as tensors on ``device``."""
     D, N = rep.n_columns, rep.n_features
     d_in = D + n_classes
     G = build_mlp(torch, d_in, D, config.hidden, generator, device)
@@ -290,7 +330,7 @@ def train(
         "mutable": t(train_rows.mutable, torch.float32),
         "own": t(train_rows.levels, torch.long),
     }
-    run = _Trainer(
+    return _Trainer(
         torch,
         G,
         S,
@@ -310,17 +350,6 @@ def train(
         device,
         tensors,
     )
-    val_rows = _validation_subset(val_rows, config.max_validation_rows, rng)
-    val_targets = _targets(val_rows.predicted, n_classes, rng)
-    history: list[dict[str, float]] = []
-    bar = progress(
-        total=config.max_epochs, desc="L2C training", unit="epoch", verbose=config.verbose
-    )
-    try:
-        _epochs(run, val_rows, val_targets, history, bar)
-    finally:
-        bar.close()
-    return _finish(G, S, history)
 
 
 def _validation_subset(rows: RowSet, k: int, rng: np.random.Generator) -> RowSet:
@@ -349,38 +378,19 @@ def _epochs(
     bar: Any,
 ) -> None:
     """The epoch loop (see :func:`train`); leaves the best weights in ``G`` and ``S``."""
-    torch, config = run.torch, run.config
-    best: tuple[float, Any] = (-1.0, None)
-    ref = [-1.0, -1.0]  # validity and yield that last reset their patience counters
-    stale = [0, 0]
-    top, best_yield = -1.0, -1.0
-    n = run.tensors["z"].shape[0]
-    for epoch in range(config.max_epochs):
+    stop = _EarlyStop(run.config)
+    for epoch in range(run.config.max_epochs):
         started = time.perf_counter()
-        run.G.train()
-        run.S.train()
-        targets = torch.as_tensor(
-            _targets(run.rows.predicted, run.n_classes, run.rng),
-            dtype=torch.long,
-            device=run.device,
-        )
-        perm = torch.randperm(n, generator=run.generator).to(run.device)  # one copy per epoch
-        total = torch.zeros((), device=run.device)
-        steps = 0
-        for k in range(0, n, config.batch_size):
-            loss = _step_loss(run, perm[k : k + config.batch_size], targets)
-            run.opt.step(torch.autograd.grad(loss, run.params))
-            total = total + loss.detach()  # summed on the device: no host round trip per step
-            steps += 1
+        loss = _train_epoch(run)
         validity, changes, yield_ = _validate(
-            torch,
+            run.torch,
             run.G,
             run.S,
             run.rep,
             val_rows,
             val_targets,
             run.n_classes,
-            config,
+            run.config,
             run.score,
             run.rng,
             run.device,
@@ -388,7 +398,7 @@ def _epochs(
         history.append(
             {
                 "epoch": epoch + 1,
-                "loss": float(total) / max(steps, 1),
+                "loss": loss,
                 "validation_validity": validity,
                 "validation_yield": yield_,
                 "mean_changes": changes,
@@ -399,25 +409,70 @@ def _epochs(
         bar.set_postfix(
             validity=f"{validity:.3f}", yield_=f"{yield_:.3f}", changes=f"{changes:.2f}"
         )
+        if stop.update(run, validity, yield_):
+            break
+    stop.restore(run)
+
+
+def _train_epoch(run: _Trainer) -> float:
+    """One pass over the training rows in shuffled batches; the mean batch loss."""
+    torch, config = run.torch, run.config
+    n = run.tensors["z"].shape[0]
+    run.G.train()
+    run.S.train()
+    targets = torch.as_tensor(
+        _targets(run.rows.predicted, run.n_classes, run.rng),
+        dtype=torch.long,
+        device=run.device,
+    )
+    perm = torch.randperm(n, generator=run.generator).to(run.device)  # one copy per epoch
+    total = torch.zeros((), device=run.device)
+    steps = 0
+    for k in range(0, n, config.batch_size):
+        loss = _step_loss(run, perm[k : k + config.batch_size], targets)
+        run.opt.step(torch.autograd.grad(loss, run.params))
+        total = total + loss.detach()  # summed on the device: no host round trip per step
+        steps += 1
+    return float(total) / max(steps, 1)
+
+
+class _EarlyStop:
+    """The best weights so far and the patience counters of the validation validity
+    and yield: training stops once neither has risen by ``min_delta`` for
+    ``patience`` epochs."""
+
+    def __init__(self, config: TrainConfig) -> None:
+        self.config = config
+        self.best: tuple[float, Any] = (-1.0, None)
+        self.best_yield = -1.0
+        self.top = -1.0
+        self.ref = [-1.0, -1.0]  # validity and yield that last reset their counters
+        self.stale = [0, 0]
+
+    def update(self, run: _Trainer, validity: float, yield_: float) -> bool:
+        """Record an epoch's scores (snapshotting better weights); True: stop."""
+        delta = self.config.min_delta
         # keep: clearly more valid weights, or as valid (within min_delta of the
         # best validity seen) and more diverse ones (a higher yield)
-        top = max(top, validity)
+        self.top = max(self.top, validity)
         if (
-            best[1] is None
-            or validity > best[0] + config.min_delta
-            or (validity >= top - config.min_delta and yield_ > best_yield)
+            self.best[1] is None
+            or validity > self.best[0] + delta
+            or (validity >= self.top - delta and yield_ > self.best_yield)
         ):
-            best, best_yield = (validity, _snapshot(run.G, run.S)), yield_
+            self.best, self.best_yield = (validity, _snapshot(run.G, run.S)), yield_
         for j, value in enumerate((validity, yield_)):
-            if value > ref[j] + config.min_delta:
-                ref[j], stale[j] = value, 0
+            if value > self.ref[j] + delta:
+                self.ref[j], self.stale[j] = value, 0
             else:
-                stale[j] += 1
-        if min(stale) >= config.patience:
-            break
-    if best[1] is not None:
-        run.G.load_state_dict(best[1][0])
-        run.S.load_state_dict(best[1][1])
+                self.stale[j] += 1
+        return min(self.stale) >= self.config.patience
+
+    def restore(self, run: _Trainer) -> None:
+        """Load the best weights into G and S."""
+        if self.best[1] is not None:
+            run.G.load_state_dict(self.best[1][0])
+            run.S.load_state_dict(self.best[1][1])
 
 
 def _step_loss(run: _Trainer, b: Any, targets: Any) -> Any:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,26 +13,24 @@ import pandas as pd
 from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
-from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
-from ...metrics import DistanceEncoder
+from ...exceptions import MissingDependencyError, UnsupportedConstraintError
+from ...metrics._distances import DistanceEncoder
 from ...models._compile import TreeEnsemble, compile_model
-from ...solvers import has_relu
-from ...solvers.smt import is_forest
+from ...solvers import Problem, Search, SolverChoice, build_first, get
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
-from ._bnb_oracle import BnbOracle, bnb_unsupported
-from ._cpsat_oracle import CpsatOracle
-from ._mip_oracle import MipOracle, check_available
 from ._polish import Polisher
-from ._problem import Problem, build_problem, decode, norm_weights, solver_values
+from ._problem import build_problem, decode, norm_weights, solver_values
 from ._search import Answer, SearchOutcome, binary_search
-from ._z3_oracle import Z3Oracle
 
 __all__ = ["MACE"]
 
-_ORACLES = ("auto", "bnb", "z3", "mip", "cpsat")
+#: backends "auto" skips when their package is missing (a measured speed-up, not a need)
+_OPTIONAL = frozenset({"cpsat"})
+#: what a named solver hands to another when it does not encode a search (CP-SAT: Z3)
+_HANDOFF: dict[str, tuple[str, ...]] = {"cpsat": ("z3",)}
 
 
 def _valid_norm(v: Any) -> bool:
@@ -65,33 +64,37 @@ class MACE(CounterfactualMethod):
     features).  Relations are encoded exactly by the Z3 oracle (exact
     rationals, strict inequalities included) and the MILP oracle (implications
     with a binary and big-M rows from the variables' bounds; a strict
-    inequality only over integral or gridded features, else ``oracle="auto"``
-    uses Z3 and ``oracle="mip"`` raises); the CP-SAT oracle does not encode
+    inequality only over integral or gridded features, else ``solver="auto"``
+    uses Z3 and ``solver="highs"`` raises); the CP-SAT oracle does not encode
     them (``"auto"`` uses Z3, ``"cpsat"`` raises
     :class:`~counterfact.exceptions.UnsupportedConstraintError`).
 
     Departures from the paper, and why:
 
-    * **Oracles.**  Z3 through its direct API (exact rationals, push/pop) for
+    * **Solvers** (:mod:`counterfact.solvers`, ``solver=``).  Z3 through its direct API (exact
+    rationals, push/pop) for
       linear models and tree ensembles, as the paper (which used PySMT + Z3);
       for ReLU networks a MILP oracle solved by HiGHS, because Z3 finds no
       counterfactual for a 2x10 MLP in 60 s while HiGHS solves it exactly in
       0.1 s (``reference/solvers.md``).  The MILP oracle returns the nearest
       point under the bound and its proven dual bound, so the same
       ``delta_min``/``delta_max`` certificate comes in one or two calls.
-      ``oracle="cpsat"`` (tree ensembles, OR-Tools): a Boolean/integer model
+      ``solver="cpsat"`` (tree ensembles, OR-Tools): a Boolean/integer model
       over the ensemble's split intervals whose integer scaling rounds leaf
       values up and distance increments down, so that its proven bound is a
       valid lower bound on the true optimum; it minimises the distance
       directly, so one call usually closes the search
-      (:mod:`._cpsat_oracle`).  Searches it does not encode (diversity
-      clauses, finite value sets of numeric features) run on Z3.
-      ``oracle="auto"`` picks by model class, as measured (MIP for ReLU
+      (:mod:`counterfact.solvers._cpsat`).  Searches it does not encode
+      (diversity clauses, finite value sets of numeric features) run on Z3.
+      ``solver="auto"`` picks by model class, as measured (HiGHS for ReLU
       networks, CP-SAT for scikit-learn's and LightGBM's boosted ensembles
       when OR-Tools is installed, Z3 otherwise: random forests, XGBoost,
       single trees, linear models);
-      ``"z3"``/``"mip"``/``"cpsat"`` force one.
-    * **Branch and bound for tree ensembles** (``oracle="bnb"``, what
+      ``"z3"``/``"highs"``/``"scip"``/``"cpsat"`` force one.  Each search
+      walks a preference list of the registry's solvers and takes the first
+      whose ``supports()`` accepts it; when none does, the error names every
+      solver's reason.
+    * **Branch and bound for tree ensembles** (``solver="bnb"``, what
       ``"auto"`` uses for every forest and boosted ensemble): instead of a
       satisfiability call per step of Algorithm 1, a best-first search over
       the boxes the ensemble's splits cut finds the nearest counterfactual
@@ -99,13 +102,13 @@ class MACE(CounterfactualMethod):
       treecf) and the exact least distance of each box (the distance is
       separable); its answer comes with ``delta_min == delta_max``, the
       optimum itself rather than one within ``epsilon``
-      (:mod:`counterfact.solvers.bnb`).  It encodes the same problem as the
+      (:mod:`counterfact.solvers._bnb`).  It encodes the same problem as the
       Z3 and CP-SAT oracles (margin, probability floor, grids, integers,
       categories, bounds, change cap, ``robust_to`` forests); a second and
       further counterfactual (diversity clauses), relations between features
-      and other ``robust_to`` models run on the oracle ``"auto"`` chose before
+      and other ``robust_to`` models run on the next solver ``"auto"`` chose
       (CP-SAT for scikit-learn's and LightGBM's boosted ensembles, Z3
-      otherwise), and ``oracle="bnb"`` raises
+      otherwise), and ``solver="bnb"`` raises
       :class:`~counterfact.exceptions.UnsupportedConstraintError` for them.
       Measured against treecf's exact search on the same forests
       (``benchmarks/trees_vs_peers.py``, docs/performance.md).  On a time-out
@@ -148,7 +151,7 @@ class MACE(CounterfactualMethod):
       paper treats binary models; its Sec. 6 names this extension).
     * **Diversity.**  Counterfactual k+1 re-runs Algorithm 1 with the paper's
       blocking clauses, generalised to "differs from every earlier one in at
-      least ``min_diff`` features" (``diversity="points"``, the default).  A
+      least ``min_diff`` features" (``blocking="points"``, the default).  A
       numeric feature differs only when it moves by *more than its diversity
       step* -- the larger of its resolution and a fraction of its MAD, the
       rule every method's set of counterfactuals follows (moving a feature the
@@ -160,7 +163,7 @@ class MACE(CounterfactualMethod):
       plus a one-unit move elsewhere (``loan_amount 3600 -> 3599``), which is
       no alternative at all.  ``explain(alternatives="method")`` restores the
       literal clauses.
-      ``diversity="features"`` asks more: each further counterfactual changes
+      ``blocking="features"`` asks more: each further counterfactual changes
       a set of features that contains no earlier one's (CE-OCL's no-good
       cuts), so every answer drops at least one earlier change.  The search
       for k+1 starts from the lower bound of k (more clauses can only push
@@ -186,14 +189,17 @@ class MACE(CounterfactualMethod):
         certificate says "proven nearest".  The default stays 1e-3 because
         for the other oracles a smaller one costs more calls (Z3 on a forest:
         about 2x the time at 1e-6), and the gap is always reported.
-    oracle : {"auto", "bnb", "z3", "mip", "cpsat"}
-        Oracle (``"bnb"``, ``"cpsat"``: tree ensembles only).
+    solver : {"auto", "bnb", "z3", "highs", "scip", "cpsat"} or another registered name
+        The solver of Algorithm 1's oracle (:func:`counterfact.solvers.names`;
+        ``"bnb"``, ``"cpsat"``: tree ensembles only).  ``"auto"`` picks by model
+        class (above); the one that searched is ``diagnostics["solver"]``.
     min_diff : int
         Diversity: each further counterfactual differs from every earlier one
-        in at least this many features (``diversity="points"``).
-    diversity : {"points", "features"}
-        How further counterfactuals must differ (see above): in ``min_diff``
-        features by more than a step, or by their set of changed features.
+        in at least this many features (``blocking="points"``).
+    blocking : {"points", "features"}
+        What the blocking clauses of further counterfactuals exclude (see
+        above): earlier points (differ in ``min_diff`` features by more than a
+        step), or earlier sets of changed features.
     margin : float
         Decision margin (logit, or mean probability for forests).
     max_retries : int
@@ -223,13 +229,28 @@ class MACE(CounterfactualMethod):
     name: ClassVar[str] = "mace"
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="MACE",
-        summary="provably nearest counterfactual within epsilon, with a lower bound (SMT / MILP / CP-SAT)",
+        summary=(
+            "provably nearest counterfactual within epsilon, with a lower bound (SMT / MILP / "
+            "CP-SAT)"
+        ),
         paper="Karimi et al., AISTATS 2020",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         proves_optimality=True,
         proves_infeasibility=True,
         fast_params={"norm": "l1", "epsilon": 1e-2, "time_limit": 20.0},
         order=0,
-        cost="distance",
+        measure="distance",
         costs="exact",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -242,13 +263,13 @@ class MACE(CounterfactualMethod):
             ),
         ],
         "epsilon": [Interval(float, 0, 1, closed="right")],
-        "oracle": [Options(_ORACLES)],
+        "solver": [SolverChoice()],
         "min_diff": [Interval(int, 1, None)],
         "margin": [Interval(float, 0, None, closed="neither")],
         "max_retries": [Interval(int, 0, None)],
         "warm_start": [Interval(int, 0, None)],
         "polish": [TypeSpec((bool,), "a bool")],
-        "diversity": [Options(("points", "features"))],
+        "blocking": [Options(("points", "features"))],
     }
 
     def __init__(
@@ -256,26 +277,26 @@ class MACE(CounterfactualMethod):
         *,
         norm: str | tuple[float, float, float] = "l1",
         epsilon: float = 1e-3,
-        oracle: str = "auto",
+        solver: str = "auto",
         min_diff: int = 1,
         margin: float = 1e-4,
         max_retries: int = 2,
         warm_start: int = 3,
         polish: bool = True,
-        diversity: str = "points",
+        blocking: str = "points",
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
     ) -> None:
         self.norm = norm
         self.epsilon = epsilon
-        self.oracle = oracle
+        self.solver = solver
         self.min_diff = min_diff
         self.margin = margin
         self.max_retries = max_retries
         self.warm_start = warm_start
         self.polish = polish
-        self.diversity = diversity
+        self.blocking = blocking
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -283,11 +304,10 @@ class MACE(CounterfactualMethod):
     # ------------------------------------------------------------------ fit
     def _fit(self) -> None:
         self.compiled_ = compile_model(self.model_.model, self.schema_)
-        self.oracle_ = self._choose_oracle()
-        #: what answers the searches the B&B oracle does not (diversity clauses, other models)
-        self._fallback = (
-            self._choose_oracle(tree_bnb=False) if self.oracle_ == "bnb" else self.oracle_
-        )
+        #: the solvers each search walks, first choice first (registry names)
+        self.solvers_ = self._auto_solvers() if self.solver == "auto" else self._named_solvers()
+        #: the first choice (a search it does not take goes down :attr:`solvers_`)
+        self.solver_ = self.solvers_[0]
         self.weights_ = norm_weights(tuple(self.norm) if isinstance(self.norm, list) else self.norm)
         self._dist = _Distance(self.schema_, self.norm)
         self._cache: dict[str, Any] = {}  # per-model solver artefacts (the ensemble's SMT-LIB text)
@@ -300,21 +320,8 @@ class MACE(CounterfactualMethod):
         )
         #: the shared diversity rule's steps plus one grid unit, in solver units
         self._steps = solver_steps(self.schema_, self.diversity_steps_)
-        if self.oracle_ == "bnb":
-            import_optional(
-                "z3", purpose="MACE (searches the branch-and-bound oracle does not run on Z3)"
-            )
-        elif self.oracle_ == "cpsat":
-            import_optional("ortools", purpose="MACE (oracle='cpsat')")
-            import_optional(
-                "z3", purpose="MACE (oracle='cpsat' uses Z3 for what CP-SAT does not encode)"
-            )
-        elif self.oracle_ == "z3":
-            import_optional("z3", purpose="MACE (oracle='z3')")
-            if self.warm_start > 0:
-                self._observed(0)
-        else:
-            check_available()
+        if self.solver_ == "z3" and self.warm_start > 0:
+            self._observed(0)
 
     @classmethod
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
@@ -330,7 +337,10 @@ class MACE(CounterfactualMethod):
                     )
             return f"{cls.tags.display_name}: {text}"
         if status == "feasible":
-            return f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before closing the bound)"
+            return (
+                f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before "
+                "closing the bound)"
+            )
         return super().certificate(status, diagnostics)
 
     @classmethod
@@ -338,103 +348,117 @@ class MACE(CounterfactualMethod):
         eps = params.get("epsilon", "epsilon")
         return {
             "recourse": (
-                f"MACE: every counterfactual was re-checked with the real model; with status 'optimal' no "
+                "MACE: every counterfactual was re-checked with the real model; with status "
+                "'optimal' no "
                 f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
-                f"{params.get('norm', '')!s} (proven by the SMT/MIP oracle for the encoded model; for tree "
-                "ensembles the branch-and-bound oracle proves that none lies closer than its distance)."
+                f"{params.get('norm', '')!s} (proven by the SMT/MILP oracle for the encoded "
+                "model; for tree "
+                "ensembles the branch-and-bound oracle proves that none lies closer than its "
+                "distance)."
             ),
-            "none": "MACE 'infeasible': proven that no counterfactual exists under the audit's constraints.",
+            "none": "MACE 'infeasible': proven that no counterfactual exists under the "
+            "audit's constraints.",
         }
 
-    def _choose_oracle(self, tree_bnb: bool = True) -> str:
-        """The oracle ``"auto"`` stands for, chosen per model class by measurement
-        (``benchmarks/mace.py --oracles z3 cpsat``, 50 queries per cell on Adult,
+    def _named_solvers(self) -> tuple[str, ...]:
+        """The walk of a solver the user named (with CP-SAT's hand-off to Z3); every one
+        must be installed."""
+        walk = (str(self.solver), *_HANDOFF.get(str(self.solver), ()))
+        for name in walk:
+            for module in get(name).requires:
+                import_optional(module, purpose=f"MACE(solver={name!r})")
+        return walk
+
+    def _auto_solvers(self) -> tuple[str, ...]:
+        """The walk ``"auto"`` stands for, chosen per model class by measurement
+        (``benchmarks/mace.py --solvers z3 cpsat``, 50 queries per cell on Adult,
         COMPAS and Credit under l0, l1 and linf; the table is in
-        docs/performance.md): MIP for ReLU networks; CP-SAT, when OR-Tools is
-        installed, for boosted tree ensembles other than XGBoost
+        docs/performance.md): HiGHS for ReLU networks; for tree ensembles the
+        branch and bound, then, for what it does not search, CP-SAT (when
+        OR-Tools is installed) for boosted ensembles other than XGBoost
         (scikit-learn's gradient boosting: faster in median in 8 of 9 cells,
         the ninth within 2 %; LightGBM in 6 of 9, proving every query where Z3
         missed two on COMPAS; HistGradientBoosting follows the same rule, not
         measured separately); Z3 for XGBoost (CP-SAT faster in 4 of 9 cells,
         Z3 up to 1.7x faster on Credit l1 / linf), random forests (Z3 faster
         in median in 6 of 9 cells and proving more queries on the largest
-        forest) and everything else."""
-        if self.oracle != "auto" and tree_bnb:
-            return str(self.oracle)
-        import importlib.util
-
-        if has_relu(self.compiled_):
-            return "mip"
-        if tree_bnb and isinstance(self.compiled_.estimator, TreeEnsemble):
-            return "bnb"
-        boosted = getattr(self.compiled_.estimator, "aggregation", None) == "sum_margin"
-        xgboost = self.compiled_.estimator_class == "XGBClassifier"
-        if boosted and not xgboost and importlib.util.find_spec("ortools") is not None:
-            return "cpsat"
-        return "z3"
+        forest) and everything else.  Z3 last: it encodes every constraint."""
+        est = self.compiled_.estimator
+        if self.compiled_.has_relu:
+            walk: tuple[str, ...] = ("highs", "z3")
+        elif isinstance(est, TreeEnsemble):
+            boosted = getattr(est, "aggregation", None) == "sum_margin"
+            xgboost = self.compiled_.estimator_class == "XGBClassifier"
+            walk = ("bnb", "cpsat", "z3") if boosted and not xgboost else ("bnb", "z3")
+        else:
+            walk = ("z3",)
+        kept = []
+        for name in walk:
+            why = get(name).supports(None)
+            if why is None:
+                kept.append(name)
+            elif name not in _OPTIONAL:
+                raise MissingDependencyError(f"MACE (solver={name!r}) cannot run: {why}.")
+        return tuple(kept)
 
     # -------------------------------------------------------------- explain
-    def _make_oracle(self, problem: Problem, seed: int, views: CompiledViews) -> Any:
-        if self.oracle_ == "bnb":
-            try:
-                return BnbOracle(problem, views.main, others=views.others, cache=self._cache)
-            except UnsupportedModelError as exc:
-                if self.oracle == "bnb":
-                    raise UnsupportedConstraintError(
-                        f"MACE(oracle='bnb'): {exc} Use oracle='auto'."
-                    ) from None
-        kind = self._fallback  # the oracle "auto" chose before the branch-and-bound
-        if problem.costs is not None and self.oracle == "auto" and not is_forest(views.main):
-            kind = "mip"  # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
-        if kind == "cpsat" and not views.others and not problem.relations:
-            try:
-                return CpsatOracle(problem, views.main, random_seed=seed)
-            except UnsupportedModelError:
-                pass  # diversity clauses, value sets, ...: Z3 answers this search
-        if kind in ("z3", "cpsat"):  # several models (robust_to), relations: Z3 encodes them all
-            return Z3Oracle(
-                problem, views.main, random_seed=seed, cache=self._cache, others=views.others
-            )
+    def _walk(self, search: Search) -> tuple[str, ...]:
+        """The solvers one search tries, in order (the first that takes it searches)."""
+        if self.solver == "cpsat" and search.problem.relations:
+            return ("cpsat",)  # named CP-SAT with relations: it raises, naming the relation
+        if self.solver != "auto":
+            return self.solvers_
+        if search.problem.costs is not None and not _sum_of_trees(search.compiled):
+            # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
+            return ("highs", "z3")
+        return self.solvers_
+
+    def _search(self, problem: Problem, seed: int, views: CompiledViews) -> Search:
+        return Search(
+            problem,
+            views.main,
+            views.others,
+            self.schema_,
+            float(self.epsilon),
+            seed,
+            self._cache,
+        )
+
+    def _make_oracle(self, problem: Problem, seed: int, views: CompiledViews) -> tuple[str, Any]:
+        """The first solver of the walk that takes the search: (its name, its oracle)."""
+        search = self._search(problem, seed, views)
         try:
-            return MipOracle(
-                problem,
-                views.main,
-                self.schema_,
-                epsilon=float(self.epsilon),
-                random_seed=seed,
-                others=views.others,
-            )
-        except UnsupportedConstraintError:
-            if self.oracle != "auto":
-                raise
-            # a relation the MILP cannot state exactly (a strict inequality over a
-            # continuous feature): Z3 decides it exactly
-            return Z3Oracle(
-                problem, views.main, random_seed=seed, cache=self._cache, others=views.others
-            )
+            return build_first(self._walk(search), search)  # type: ignore[no-any-return]
+        except UnsupportedConstraintError as exc:
+            raise UnsupportedConstraintError(
+                f"MACE(solver={self.solver!r}): {exc} Use solver='auto'."
+            ) from None
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
-        """A margin or other models the solver cannot encode exactly raise here, before any search."""
-        if queries:
-            views = self.exact_.views(queries[0])
-            if self.oracle == "bnb":  # what it cannot search raises before any search
-                many = max(q.n_counterfactuals for q in queries) > 1
-                related = any(q.bounds.relations for q in queries)
-                why = bnb_unsupported(many, views.main, views.others, relations=related)
-                if why is not None:
-                    raise UnsupportedConstraintError(
-                        f"MACE(oracle='bnb') does not search {why}. Use oracle='auto'."
-                    )
-        relation = next((q.bounds.relations[0] for q in queries if q.bounds.relations), None)
-        if self.oracle == "cpsat" and relation is not None:
-            raise UnsupportedConstraintError(
-                f"MACE's CP-SAT oracle does not encode relations between features (here '{relation.text}'): it "
-                "searches the ensemble's split intervals, not the features' values. Use oracle='z3' or "
-                "oracle='auto' (which answers such queries with Z3, exactly)."
-            )
+        """A query a named solver cannot search raises here, before any search.
+
+        Each query is checked as its hardest search (with earlier answers
+        blocked when it asks for several) against the solvers it would walk.
+        """
+        if not queries or self.solver == "auto":
+            return
+        views = self.exact_.views(queries[0])
+        for query in queries:
+            search = self._search(self._problem(query), 0, views)
+            if query.n_counterfactuals > 1:
+                search.problem.blocked.append(solver_values(self.schema_, query.x))
+            walk = self._walk(search)
+            reasons = [(n, get(n).supports(search)) for n in walk]
+            if all(why is not None for _, why in reasons):
+                said = "; ".join(f"{n}: {why}" for n, why in reasons)
+                raise UnsupportedConstraintError(
+                    f"MACE(solver={self.solver!r}) cannot search this query ({said}). "
+                    "Use solver='auto'."
+                )
 
     def _observed(self, target_index: int) -> tuple[pd.DataFrame, np.ndarray]:
-        """Training rows the model assigns to class ``target_index`` (raw, and in distance units)."""
+        """Training rows the model assigns to class ``target_index`` (raw, and in distance
+        units)."""
         if self._pool is None:
             X = self.data_.X
             pred = np.asarray(self.model_.predict(X))
@@ -513,8 +537,8 @@ class MACE(CounterfactualMethod):
             size *= 4
         return np.asarray(found, dtype=int)
 
-    def _explain_one(self, query: Query) -> Candidates:
-        deadline = query.deadline.reserve(_reserve(query.time_limit))
+    def _problem(self, query: Query) -> Problem:
+        """The query in solver units, with the call's costs when it has them."""
         problem = build_problem(
             self.schema_,
             query.bounds,
@@ -524,113 +548,149 @@ class MACE(CounterfactualMethod):
             min_diff=int(self.min_diff),
             # alternatives="method": the paper's clauses (any other value differs)
             steps=self._steps if query.alternatives == "distinct" else None,
-            diversity=str(self.diversity),
+            blocking=str(self.blocking),
             min_moves=self.diversity_steps_ if query.alternatives == "distinct" else None,
         )
         if query.costs is not None:  # the call's costs replace eq. (3)
             problem.costs, problem.weights = query.feature_costs(), (0.0, 0.0, 0.0)
-        seed = int(query.rng.integers(0, 2**31 - 1))
-        views = self.exact_.views(query)
-        names = self.schema_.names
-        rows: list[dict[str, Any]] = []
-        distances: list[float] = []
-        first: SearchOutcome | None = None
-        calls = retries = warm = polished = 0
-        used: list[str] = []  # the oracles that searched, in order (the first answer's first)
-        lower = 0.0
-        margin = float(self.margin)
-        t_solve = 0.0
+        return problem
+
+    def _explain_one(self, query: Query) -> Candidates:
+        """Algorithm 1 per counterfactual: the k-th search blocks the earlier answers and
+        starts from the lower bound of the one before (more clauses only raise it)."""
+        deadline = query.deadline.reserve(_reserve(query.time_limit))
+        problem = self._problem(query)
+        run = _Run(int(query.rng.integers(0, 2**31 - 1)), self.exact_.views(query))
+        run.margin = float(self.margin)
         for k in range(query.n_counterfactuals):
             if k > 0 and query.expired():
                 break
-            outcome, row, ok = None, None, False
-            for _attempt in range(int(self.max_retries) + 1):
-                problem.margin = margin
-                t0 = time.perf_counter()
-                oracle = self._make_oracle(problem, seed, views)
-                name = _ORACLE_NAMES.get(type(oracle), self.oracle_)
-                used += [name] if name not in used else []
-                if self.polish and hasattr(oracle, "check_point"):
-                    oracle = _Polished(
-                        oracle, Polisher(problem, views.main, others=views.others), deadline
-                    )
-                start, n_warm = self._warm_start(query, oracle, deadline)
-                if start is not None and isinstance(oracle, _Polished):
-                    start = oracle.improve(start)
-                outcome = binary_search(
-                    oracle, float(self.epsilon), lower=lower, deadline=deadline, initial=start
-                )
-                t_solve += time.perf_counter() - t0
-                calls += outcome.n_calls + n_warm
-                if isinstance(oracle, _Polished):
-                    polished += oracle.n_polished
-                warm += start is not None
-                if outcome.point is None:
-                    break
-                row = decode(self.schema_, outcome.point)
-                valid, _, _ = self.verify(query, pd.DataFrame([row], columns=names))
-                ok = bool(valid[0])
-                if ok or deadline.expired():
-                    break
-                retries += 1
-                margin *= 10.0
+            outcome, row, ok = self._answer(query, problem, run, deadline)
             if k == 0:
-                first = outcome
+                run.first = outcome
             if row is None or outcome is None:
                 break
-            rows.append(row)
-            distances.append(self._dist(query.x, row, query.costs))
+            run.rows.append(row)
+            run.distances.append(self._dist(query.x, row, query.costs))
             if not ok:
                 break
             problem.blocked.append(outcome.point)
-            lower = max(lower, outcome.delta_min)
+            run.lower = max(run.lower, outcome.delta_min)
+        return self._candidates(query, run)
+
+    def _answer(
+        self, query: Query, problem: Problem, run: _Run, deadline: Deadline
+    ) -> tuple[SearchOutcome | None, dict[str, Any] | None, bool]:
+        """One counterfactual: a search, re-checked with the real model; on a
+        disagreement the search re-runs with a 10x larger margin (``max_retries``).
+        Returns (the search's outcome, the decoded row, whether the model accepts it)."""
+        outcome, row, ok = None, None, False
+        for _attempt in range(int(self.max_retries) + 1):
+            problem.margin = run.margin
+            outcome = self._search_once(query, problem, run, deadline)
+            if outcome.point is None:
+                break
+            row = decode(self.schema_, outcome.point)
+            valid, _, _ = self.verify(query, pd.DataFrame([row], columns=self.schema_.names))
+            ok = bool(valid[0])
+            if ok or deadline.expired():
+                break
+            run.retries += 1
+            run.margin *= 10.0
+        return outcome, row, ok
+
+    def _search_once(
+        self, query: Query, problem: Problem, run: _Run, deadline: Deadline
+    ) -> SearchOutcome:
+        """Algorithm 1 over the first solver that takes the search (polished, warm-started)."""
+        t0 = time.perf_counter()
+        name, oracle = self._make_oracle(problem, run.seed, run.views)
+        run.used += [name] if name not in run.used else []
+        if self.polish and hasattr(oracle, "check_point"):
+            polisher = Polisher(problem, run.views.main, others=run.views.others)
+            oracle = _Polished(oracle, polisher, deadline)
+        start, n_warm = self._warm_start(query, oracle, deadline)
+        if start is not None and isinstance(oracle, _Polished):
+            start = oracle.improve(start)
+        outcome = binary_search(
+            oracle, float(self.epsilon), lower=run.lower, deadline=deadline, initial=start
+        )
+        run.t_solve += time.perf_counter() - t0
+        run.calls += outcome.n_calls + n_warm
+        if isinstance(oracle, _Polished):
+            run.polished += oracle.n_polished
+        run.warm += start is not None
+        return outcome
+
+    def _candidates(self, query: Query, run: _Run) -> Candidates:
+        """The answers, or on a time-out without one the nearest observed
+        counterfactuals (verified by the pipeline like any answer, never claimed
+        nearest), with the search's diagnostics."""
+        names = self.schema_.names
+        first = run.first
         if first is None:  # pragma: no cover - the first search always runs
-            return Candidates(pd.DataFrame(columns=names), "failed", {"oracle": self.oracle_})
-        status = first.status
-        fallback = None
-        if not rows and status == "timeout":
-            # no oracle answer in time: the nearest observed counterfactuals, verified
-            # by the pipeline like any answer and never claimed nearest
-            rows = [
-                dict(r)
-                for _, r in self._nearest_observed(query, query.n_counterfactuals).iterrows()
-            ]
-            if rows:
+            return Candidates(pd.DataFrame(columns=names), "failed", {"solver": self.solver_})
+        status, fallback = first.status, None
+        if not run.rows and status == "timeout":
+            observed = self._nearest_observed(query, query.n_counterfactuals)
+            run.rows = [dict(r) for _, r in observed.iterrows()]
+            if run.rows:
                 status = "feasible"
                 fallback = (
                     "nearest observed counterfactual (no oracle answer within the time limit)"
                 )
-                distances = [self._dist(query.x, r, query.costs) for r in rows]
-        frame = pd.DataFrame(rows, columns=names)
-        diag: dict[str, Any] = {
-            "oracle": ", then ".join(used) or self.oracle_,
-            **(cost_words(query.costs) if query.costs is not None else {}),
-            "delta_min": float(first.delta_min),
-            "delta_max": float(distances[0])
-            if distances
-            else (np.inf if first.delta_max == np.inf else float(first.delta_max)),
-            "n_oracle_calls": int(calls),
-            "margin": margin,
-            "n_margin_retries": int(retries),
-            "warm_starts": int(warm),
-            "n_polished": int(polished),
-            "solver_seconds": t_solve,
-        }
-        if len(distances) > 1:
-            diag["distances"] = [float(d) for d in distances]
+                run.distances = [self._dist(query.x, r, query.costs) for r in run.rows]
+        diag = self._diagnostics(query, run, first)
         if fallback is not None:
             diag["fallback"] = fallback
-        return Candidates(frame, status, diag)
+        return Candidates(pd.DataFrame(run.rows, columns=names), status, diag)
+
+    def _diagnostics(self, query: Query, run: _Run, first: SearchOutcome) -> dict[str, Any]:
+        """The per-query diagnostics: the solvers that searched, the proven bounds, counts."""
+        if run.distances:
+            delta_max = float(run.distances[0])
+        else:
+            delta_max = np.inf if first.delta_max == np.inf else float(first.delta_max)
+        diag: dict[str, Any] = {
+            "solver": ", then ".join(run.used) or self.solver_,
+            **(cost_words(query.costs) if query.costs is not None else {}),
+            "delta_min": float(first.delta_min),
+            "delta_max": delta_max,
+            "n_oracle_calls": int(run.calls),
+            "margin": run.margin,
+            "n_margin_retries": int(run.retries),
+            "warm_starts": int(run.warm),
+            "n_polished": int(run.polished),
+            "solver_seconds": run.t_solve,
+        }
+        if len(run.distances) > 1:
+            diag["distances"] = [float(d) for d in run.distances]
+        return diag
 
 
-#: the name each oracle class answers to in the diagnostics (the one that searched,
-#: which may differ from ``oracle_`` when a search falls back: relations, costs, robust_to)
-_ORACLE_NAMES: dict[type, str] = {
-    BnbOracle: "bnb",
-    Z3Oracle: "z3",
-    CpsatOracle: "cpsat",
-    MipOracle: "mip",
-}
+@dataclass
+class _Run:
+    """One query's searches so far: what the next search needs and what the diagnostics say."""
+
+    seed: int
+    views: CompiledViews
+    margin: float = 0.0
+    lower: float = 0.0
+    first: SearchOutcome | None = None
+    rows: list[dict[str, Any]] = field(default_factory=list)
+    distances: list[float] = field(default_factory=list)
+    used: list[str] = field(default_factory=list)  # the solvers that searched, in order
+    calls: int = 0
+    retries: int = 0
+    warm: int = 0
+    polished: int = 0
+    t_solve: float = 0.0
+
+
+def _sum_of_trees(compiled: Any) -> bool:
+    """Whether the model is a tree ensemble summed over its trees (not one plain tree)."""
+    est = compiled.estimator
+    return isinstance(est, TreeEnsemble) and not (len(est.trees) == 1 and not np.any(est.base))
 
 
 def cost_words(costs: Any) -> dict[str, Any]:

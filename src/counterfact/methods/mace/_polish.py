@@ -89,7 +89,8 @@ class Polisher:
     def distances(self, P: np.ndarray) -> np.ndarray:
         """Eq. (3) for each row of ``P`` (solver units); the call's costs when it has them."""
         if self.problem.costs is not None:
-            return np.sum([c(P[:, j]) for j, c in enumerate(self.problem.costs)], axis=0)  # type: ignore[no-any-return]
+            per_feature = [c(P[:, j]) for j, c in enumerate(self.problem.costs)]
+            return np.sum(per_feature, axis=0)  # type: ignore[no-any-return]
         a, b, g = self.problem.weights
         D = np.where(self.cat, (P != self.q).astype(float), np.abs(P - self.q) / self.scale)
         out = np.zeros(len(P))
@@ -146,7 +147,8 @@ class Polisher:
         return ok
 
     def _toward(self, P: np.ndarray, T: np.ndarray) -> np.ndarray:
-        """Numeric entries of ``P`` moved to ``q + T (P - q)``; integers rounded away from the query."""
+        """Numeric entries of ``P`` moved to ``q + T (P - q)``; integers rounded away from the
+        query."""
         X = self.q + T * (P - self.q)
         up = P >= self.q
         Xi = np.where(up, np.ceil(X - 1e-9), np.floor(X + 1e-9))

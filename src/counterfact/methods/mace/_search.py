@@ -25,40 +25,12 @@ from __future__ import annotations
 import math
 import time
 from dataclasses import dataclass
-from typing import Any, Literal, Protocol
+from typing import Any
 
 from ..._utils._deadline import Deadline
+from ...solvers import Answer, Oracle
 
 __all__ = ["Answer", "Oracle", "SearchOutcome", "binary_search"]
-
-Verdict = Literal["sat", "unsat", "unknown"]
-
-
-@dataclass
-class Answer:
-    """One oracle call's answer.
-
-    ``point`` is the satisfying assignment (oracle-specific, decoded later),
-    ``distance`` its distance as the oracle computed it, and ``lower_bound`` an
-    optional proof that no counterfactual lies at a distance below it (for a
-    SAT answer: none of those within the asked bound).
-    """
-
-    verdict: Verdict
-    point: Any = None
-    distance: float | None = None
-    lower_bound: float | None = None
-
-
-class Oracle(Protocol):
-    """``check(bound, deadline)``: is there a counterfactual at distance <= ``bound``?
-
-    ``bound=None`` is the unbounded check.  The call ends by ``deadline`` (a
-    :class:`~counterfact._utils._deadline.Deadline`; the oracle takes what is
-    left as its solver's time limit).  A timed-out call answers ``unknown``.
-    """
-
-    def check(self, bound: float | None, deadline: Deadline) -> Answer: ...
 
 
 @dataclass
@@ -109,36 +81,53 @@ def binary_search(
     -------
     SearchOutcome
     """
-    start = time.perf_counter()
-    calls = 0
+    clock = _Clock(time.perf_counter())
     deadline = deadline or Deadline.none()
-
-    def done(status: str, point: Any, lo: float, hi: float) -> SearchOutcome:
-        return SearchOutcome(status, point, lo, hi, calls, time.perf_counter() - start)
-
     lo = max(0.0, float(lower))
     if initial is not None and initial.verdict == "sat":
         first = initial  # a known counterfactual is kept even when no time is left
     else:
         if deadline.expired():
-            return done("timeout", None, lo, math.inf)
+            return clock.done("timeout", None, lo, math.inf)
         first = oracle.check(None, deadline)
-        calls += 1
+        clock.calls += 1
     if first.verdict == "unsat":
-        return done("infeasible", None, lo, math.inf)
+        return clock.done("infeasible", None, lo, math.inf)
     if first.verdict == "unknown":
-        return done("timeout", None, lo, math.inf)
-    best = first.point
+        return clock.done("timeout", None, lo, math.inf)
     hi = float(first.distance)  # type: ignore[arg-type]
     if first.lower_bound is not None:
         lo = max(lo, float(first.lower_bound))
-    lo = min(lo, hi)
+    return _bisect(oracle, epsilon, deadline, clock, first.point, min(lo, hi), hi)
+
+
+@dataclass
+class _Clock:
+    """The search's start time and oracle calls so far."""
+
+    start: float
+    calls: int = 0
+
+    def done(self, status: str, point: Any, lo: float, hi: float) -> SearchOutcome:
+        return SearchOutcome(status, point, lo, hi, self.calls, time.perf_counter() - self.start)
+
+
+def _bisect(
+    oracle: Oracle,
+    epsilon: float,
+    deadline: Deadline,
+    clock: _Clock,
+    best: Any,
+    lo: float,
+    hi: float,
+) -> SearchOutcome:
+    """Halve ``[lo, hi]`` (``best`` lies at ``hi``) until it is at most ``epsilon`` wide."""
     while hi - lo > epsilon:
         if deadline.expired():
-            return done("feasible", best, lo, hi)
+            return clock.done("feasible", best, lo, hi)
         mid = (lo + hi) / 2.0
         ans = oracle.check(mid, deadline)
-        calls += 1
+        clock.calls += 1
         if ans.verdict == "sat":
             best = ans.point
             hi = min(mid, float(ans.distance)) if ans.distance is not None else mid
@@ -147,5 +136,5 @@ def binary_search(
         elif ans.verdict == "unsat":
             lo = mid if ans.lower_bound is None else max(mid, min(float(ans.lower_bound), hi))
         else:
-            return done("feasible", best, lo, hi)
-    return done("optimal", best, lo, hi)
+            return clock.done("feasible", best, lo, hi)
+    return clock.done("optimal", best, lo, hi)

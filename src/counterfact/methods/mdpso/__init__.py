@@ -3,7 +3,8 @@
 Layout: ``_iv`` (information value, eq. 16), ``_problem`` (a query's box and
 the fast raw decoder), ``_search`` (the swarm as a plain ask/tell loop over
 arrays), ``_select`` (k-means / top-k / personal-best selection),
-``_arrays`` (the array library: numpy, or torch on a device), ``_job`` (a query's state across attempts)
+``_arrays`` (the array library: numpy, or torch on a device), ``_job`` (a query's
+state across attempts), ``_options`` (:class:`SwarmOptions`)
 and ``_method`` (the method class).
 """
 
@@ -11,14 +12,15 @@ from __future__ import annotations
 
 from ._iv import information_value
 from ._method import MDPSO
+from ._options import SwarmOptions
 from ._problem import Problem, build_problem
-from ._search import PSOParams, Swarm, SwarmResult, run
+from ._search import Swarm, SwarmResult, run
 
 __all__ = [
     "MDPSO",
-    "PSOParams",
     "Problem",
     "Swarm",
+    "SwarmOptions",
     "SwarmResult",
     "build_problem",
     "information_value",

@@ -59,4 +59,5 @@ class CostProximity:
 
     def __call__(self, X: np.ndarray) -> np.ndarray:
         cost = self.costs.matrix(self._coded(np.asarray(X, dtype=float)), self.q)
-        return np.minimum(np.nan_to_num(cost / self.scale, nan=1.0, posinf=1.0), 1.0)  # type: ignore[no-any-return]
+        scaled = np.nan_to_num(cost / self.scale, nan=1.0, posinf=1.0)
+        return np.minimum(scaled, 1.0)  # type: ignore[no-any-return]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -19,17 +18,12 @@ from ._costs import CostProximity
 from ._fast import QueryInputs
 from ._iv import information_value
 from ._job import Job, verdict
-from ._problem import build_problem, query_columns, typical_scale
-from ._search import PSOParams, Swarm
+from ._options import SwarmOptions
+from ._problem import Problem, build_problem, query_columns, typical_scale
+from ._search import Swarm
 from ._select import n_handed_on, pool, select
 
 __all__ = ["MDPSO"]
-
-
-def _weights_ok(v: Any) -> bool:
-    return len(v) == 3 and all(
-        isinstance(a, (int, float)) and not isinstance(a, bool) and a >= 0 for a in v
-    )
 
 
 def _eps_map_ok(v: Any) -> bool:
@@ -41,6 +35,9 @@ def _eps_map_ok(v: Any) -> bool:
 
 def _device_ok(v: Any) -> bool:
     return isinstance(v, str) or type(v).__name__ == "device"
+
+
+_DEFAULT_SWARM = SwarmOptions()
 
 
 class MDPSO(CounterfactualMethod):
@@ -71,12 +68,6 @@ class MDPSO(CounterfactualMethod):
 
     Parameters
     ----------
-    n_particles : int
-        Swarm size (paper: 50).
-    max_iter : int
-        Iterations (paper: 100); the search stops earlier when the best
-        objective has not improved for ``patience`` iterations and a valid
-        particle exists.
     n_active : int or None
         ``h``, the number of features allowed to change (top IV among the
         features the constraints let move).  ``None``: all of them.
@@ -93,43 +84,13 @@ class MDPSO(CounterfactualMethod):
         feature's typical value instead (see Notes).
     selection : {"kmeans", "topk", "pbest"}
         How the k counterfactuals are picked from the final swarm.
-    inertia, cognitive, social : float
-        ``c0``, ``c1``, ``c2`` of eq. (1).  Defaults: Clerc & Kennedy's
-        constriction values (0.7298, 1.49618, 1.49618); the paper tuned its
-        own by cross-validation and does not report them.
-    diversity : float
-        ``c3``, the diversity-preservation coefficient; scaled each iteration
-        by Chowdhury et al.'s adaptive factor ``exp(-D^2 / 2 sigma^2) =
-        lambda^(D^2)``, where ``D`` in [0, 1] is the spread of the best
-        ``lambda`` fraction of the swarm.
-    discrete_diversity : float
-        Chowdhury et al.'s stochastic discrete update: the probability (times
-        the same adaptive factor) that a moving integer/grid/categorical
-        coordinate goes to its second-nearest vertex instead of the nearest.
-    diversity_fraction : float
-        ``lambda``: the best fraction of the swarm whose mean anchors ``V_hat
-        = X_i - mean(best)`` and whose spread measures ``D``.
-    snap : float
-        A real coordinate closer to the query's value than ``snap`` times its
-        box width is set to it (the query is a vertex too; see Notes).
-    weights : tuple of three floats
-        Weights of (validity, proximity, sparsity) in eq. (3).
-    objective : {"feasibility", "sum"}
-        ``"feasibility"``: every valid particle ranks before every invalid
-        one, and invalid particles compare by their hinge (Deb's rule);
-        ``"sum"``: eq. (3) as written, the weighted sum of the three terms.
-    patience : int
-        Stop after this many iterations in which the mean objective of the
-        ``k`` best personal bests (``k = n_counterfactuals``: the answers
-        asked for) improved by less than ``tol`` (relative).
-    tol : float
-        Relative improvement that resets the patience counter.
-    n_restarts : int
-        When a swarm ends with no valid particle, search again with
-        ``epsilon`` and ``n_active`` doubled, at most this many times
-        (0: the paper's single run).
     n_bins : int
         Bins of the information value.
+    swarm : SwarmOptions or dict
+        The particle swarm's settings (:class:`SwarmOptions`: swarm size,
+        iterations, the coefficients of eq. 1, the objective's weights, the
+        early stop, the restarts), or a dict of its fields; the defaults are
+        the paper's swarm with our early stop and restarts (see Notes).
     batch_size : int
         Queries whose swarms run in lock-step, sharing one model call per
         iteration when the model is evaluated row by row (the forest
@@ -173,7 +134,7 @@ class MDPSO(CounterfactualMethod):
       counterfactual.  We divide l3 by ``p`` (like the sparsity metric, eq.
       12-13).  Even so, the plain sum prefers an invalid particle just short
       of the boundary to a valid one with a few more changes, so by default
-      (``objective="feasibility"``) every invalid particle ranks after every
+      (``SwarmOptions(objective="feasibility")``) every invalid particle ranks after every
       valid one and invalid particles compare by their hinge alone (Deb's
       feasibility rule): an invalid particle costs ``w1 * hinge + w2 + w3 +
       1``.  The hinge of eq. (4) is ``(max_{k != t} p_k - p_t) / 2``, the
@@ -182,7 +143,7 @@ class MDPSO(CounterfactualMethod):
       paper runs all 100 iterations.  It watches the mean cost of the ``k``
       best personal bests (``k`` = the counterfactuals asked for), so the
       search goes on while the k answers still improve, not only the best.
-      ``patience=30``: with 15, the first answers for 20 COMPAS test rows
+      ``SwarmOptions(patience=30)``: with 15, the first answers for 20 COMPAS test rows
       (random forest) were 14% farther (MAD-weighted proximity) than with
       the earlier best-only rule; with 30 they are 6% nearer than that, at
       about 1.2x the time per query of ``patience=15``.
@@ -230,7 +191,8 @@ class MDPSO(CounterfactualMethod):
       10-30 ms).  Same probabilities (checked exactly at ``fit``), same swarm,
       same counterfactuals; every returned row is still verified by the
       real model.
-    * **Restarts** (``n_restarts``) are ours; ``n_restarts=0`` is the paper.
+    * **Restarts** (``SwarmOptions.n_restarts``) are ours; ``n_restarts=0`` is
+      the paper.
       The default 3 lets the last attempt move 8 ``n_active`` features in a
       box 8 times wider: on LSVT (310 features, random forest, 26 test rows)
       2 restarts left 7 rows without a counterfactual, 3 restarts none.
@@ -241,16 +203,29 @@ class MDPSO(CounterfactualMethod):
         display_name="MD-PSO",
         summary="mixed-discrete particle swarm for high-dimensional data",
         paper="Shekhar et al., arXiv:2311.12825 (2023)",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         batch=True,
         sparsify=True,
-        fast_params={"n_particles": 16, "max_iter": 30, "patience": 8, "random_state": 0},
+        fast_params={
+            "swarm": SwarmOptions(n_particles=16, max_iter=30, patience=8),
+            "random_state": 0,
+        },
         order=4,
         costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],
-        "n_particles": [Interval(int, 2, None)],
-        "max_iter": [Interval(int, 1, None)],
         "n_active": [None, Interval(int, 1, None)],
         "epsilon": [Interval(float, 0, None, closed="neither")],
         "epsilon_per_feature": [
@@ -259,19 +234,8 @@ class MDPSO(CounterfactualMethod):
         ],
         "box": [Options(("relative", "absolute"))],
         "selection": [Options(("kmeans", "topk", "pbest"))],
-        "inertia": [Interval(float, 0, None)],
-        "cognitive": [Interval(float, 0, None)],
-        "social": [Interval(float, 0, None)],
-        "diversity": [Interval(float, 0, None)],
-        "discrete_diversity": [Interval(float, 0, 1)],
-        "diversity_fraction": [Interval(float, 0, 1, closed="right")],
-        "snap": [Interval(float, 0, 1)],
-        "weights": [TypeSpec((tuple, list), "a tuple of three non-negative floats", _weights_ok)],
-        "objective": [Options(("feasibility", "sum"))],
-        "patience": [Interval(int, 1, None)],
-        "tol": [Interval(float, 0, None)],
-        "n_restarts": [Interval(int, 0, None)],
         "n_bins": [Interval(int, 1, None)],
+        "swarm": [SwarmOptions.spec()],
         "batch_size": [Interval(int, 1, None)],
         "device": [
             None,
@@ -287,26 +251,13 @@ class MDPSO(CounterfactualMethod):
     def __init__(
         self,
         *,
-        n_particles: int = 50,
-        max_iter: int = 100,
         n_active: int | None = 10,
         epsilon: float = 0.5,
         epsilon_per_feature: dict[str, float] | None = None,
         box: str = "relative",
         selection: str = "kmeans",
-        inertia: float = 0.7298,
-        cognitive: float = 1.49618,
-        social: float = 1.49618,
-        diversity: float = 0.5,
-        discrete_diversity: float = 0.1,
-        diversity_fraction: float = 0.2,
-        snap: float = 0.05,
-        weights: tuple[float, float, float] = (1.0, 1.0, 1.0),
-        objective: str = "feasibility",
-        patience: int = 30,
-        tol: float = 1e-2,
-        n_restarts: int = 3,
         n_bins: int = 10,
+        swarm: SwarmOptions | dict[str, Any] = _DEFAULT_SWARM,
         batch_size: int = 16,
         device: Any = None,
         fast_model: bool = True,
@@ -315,26 +266,13 @@ class MDPSO(CounterfactualMethod):
         time_limit: float | None = None,
         verbose: int = 0,
     ) -> None:
-        self.n_particles = n_particles
-        self.max_iter = max_iter
         self.n_active = n_active
         self.epsilon = epsilon
         self.epsilon_per_feature = epsilon_per_feature
         self.box = box
         self.selection = selection
-        self.inertia = inertia
-        self.cognitive = cognitive
-        self.social = social
-        self.diversity = diversity
-        self.discrete_diversity = discrete_diversity
-        self.diversity_fraction = diversity_fraction
-        self.snap = snap
-        self.weights = weights
-        self.objective = objective
-        self.patience = patience
-        self.tol = tol
-        self.n_restarts = n_restarts
         self.n_bins = n_bins
+        self.swarm = swarm
         self.batch_size = batch_size
         self.device = device
         self.fast_model = fast_model
@@ -344,14 +282,19 @@ class MDPSO(CounterfactualMethod):
         self.sparsify = sparsify
 
     def _check_params(self) -> None:
+        self._swarm_options()  # a dict of fields: an unknown or invalid one fails now
         if self.device is not None:
             try:
                 array_library(self.device)
             except (RuntimeError, TypeError, ValueError) as exc:
                 raise ValidationError(
-                    f"The 'device' parameter of MDPSO must name a torch device such as 'cpu' or 'cuda'. "
-                    f"Got {self.device!r} ({exc})."
+                    "The 'device' parameter of MDPSO must name a torch device such as 'cpu' "
+                    f"or 'cuda'. Got {self.device!r} ({exc})."
                 ) from None
+
+    def _swarm_options(self) -> SwarmOptions:
+        """The ``swarm`` parameter as :class:`SwarmOptions` (a dict of fields is built)."""
+        return SwarmOptions.coerce(self.swarm, "MDPSO", "swarm")
 
     # ---------------------------------------------------------------- fit
     def _fit(self) -> None:
@@ -360,8 +303,8 @@ class MDPSO(CounterfactualMethod):
             unknown = sorted(set(self.epsilon_per_feature) - set(names))
             if unknown:
                 raise ValidationError(
-                    f"The 'epsilon_per_feature' parameter of MDPSO names unknown features {unknown}. "
-                    f"Known features: {names}."
+                    "The 'epsilon_per_feature' parameter of MDPSO names unknown features "
+                    f"{unknown}. Known features: {names}."
                 )
         classes = np.asarray(self.model_.classes_)
         iv = information_value(
@@ -379,23 +322,6 @@ class MDPSO(CounterfactualMethod):
             self._fast = FastPredictor.build(self.model_, self.schema_, sample)
 
     # ------------------------------------------------------------ explain
-    def _pso_params(self) -> PSOParams:
-        return PSOParams(
-            n_particles=int(self.n_particles),
-            max_iter=int(self.max_iter),
-            inertia=float(self.inertia),
-            cognitive=float(self.cognitive),
-            social=float(self.social),
-            diversity=float(self.diversity),
-            discrete_diversity=float(self.discrete_diversity),
-            diversity_fraction=float(self.diversity_fraction),
-            snap=float(self.snap),
-            patience=int(self.patience),
-            tol=float(self.tol),
-            weights=tuple(float(w) for w in self.weights),
-            objective=self.objective,  # type: ignore[arg-type]
-        )
-
     def _batch_size(self, n: int) -> int:
         """``batch_size`` swarms per model call; each batch's clocks start when it starts."""
         return int(self.batch_size)
@@ -404,35 +330,16 @@ class MDPSO(CounterfactualMethod):
         return self._solve_group(queries)
 
     def _start(self, job: Job) -> None:
-        """(Re)build the job's problem and swarm for its current attempt."""
-        arrays = array_library(self.device) if self.device is not None else NumpyArrays()
-        while job.attempt <= self.n_restarts:
-            grow = 2**job.attempt
-            per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
-            q = job.query
-            job.problem = build_problem(
-                q.x,
-                q.bounds,
-                self.schema_,
-                self._iv[q.target_index],
-                n_active=None if self.n_active is None else int(self.n_active) * grow,
-                epsilon=float(self.epsilon) * grow,
-                epsilon_per_feature=per,
-                box=self.box,
-                typical=self._typical,
-            )
-            pr = job.problem
+        """(Re)build the job's problem and swarm for its current attempt: each attempt
+        doubles ``epsilon`` and ``n_active``; an attempt whose box lets nothing move
+        (or forces more changes than ``max_changes``) is skipped."""
+        options = self._swarm_options()
+        while job.attempt <= options.n_restarts:
+            pr = job.problem = self._attempt_problem(job.query, 2**job.attempt)
             if pr.n_active and not (
                 pr.max_changes is not None and int(pr.forced.sum()) > pr.max_changes
             ):
-                params = replace(
-                    self._pso_params(), n_best=min(int(q.n_counterfactuals), int(self.n_particles))
-                )
-                job.swarm = Swarm(pr, params, q.rng, arrays)
-                if q.costs is not None:  # the call's costs replace Gower's proximity
-                    job.swarm.proximity = CostProximity(q.costs, q.x, pr, self.schema_)
-                if self._fast is not None:
-                    job.inputs = QueryInputs(self._fast, q.x, pr.names)
+                self._launch(job, pr, options)
                 return
             job.reason = (
                 "no feature can move inside the box"
@@ -441,11 +348,38 @@ class MDPSO(CounterfactualMethod):
             )
             job.attempt += 1
         job.swarm = None
-        job.attempt = min(job.attempt, self.n_restarts)
+        job.attempt = min(job.attempt, options.n_restarts)
+
+    def _attempt_problem(self, q: Query, grow: int) -> Problem:
+        """The query's box and active set with ``epsilon`` and ``n_active`` times ``grow``."""
+        per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
+        return build_problem(
+            q.x,
+            q.bounds,
+            self.schema_,
+            self._iv[q.target_index],
+            n_active=None if self.n_active is None else int(self.n_active) * grow,
+            epsilon=float(self.epsilon) * grow,
+            epsilon_per_feature=per,
+            box=self.box,
+            typical=self._typical,
+        )
+
+    def _launch(self, job: Job, pr: Problem, options: SwarmOptions) -> None:
+        """A fresh swarm for the job's problem ``pr``."""
+        q = job.query
+        arrays = array_library(self.device) if self.device is not None else NumpyArrays()
+        n_best = min(int(q.n_counterfactuals), int(options.n_particles))
+        job.swarm = Swarm(pr, options, q.rng, arrays, n_best=n_best)
+        if q.costs is not None:  # the call's costs replace Gower's proximity
+            job.swarm.proximity = CostProximity(q.costs, q.x, pr, self.schema_)
+        if self._fast is not None:
+            job.inputs = QueryInputs(self._fast, q.x, pr.names)
 
     def _solve_group(self, group: list[Query]) -> list[Candidates]:
         names = self.schema_.names
-        jobs = [Job(q, query_columns(q.x, self.schema_, self.n_particles)) for q in group]
+        n_particles = self._swarm_options().n_particles
+        jobs = [Job(q, query_columns(q.x, self.schema_, n_particles)) for q in group]
         for j in jobs:
             self._start(j)
         while True:
@@ -512,9 +446,13 @@ class MDPSO(CounterfactualMethod):
         all swarms when a row's answer cannot depend on the other rows of the call
         (the numpy forest evaluator), else one call per swarm, so that a query's
         result never depends on which queries share its batch."""
-        decoded = [j.problem.decode(X) for j, X in zip(live, asks, strict=True)]  # type: ignore[union-attr]
+        pairs = zip(live, asks, strict=True)
+        decoded = [j.problem.decode(X) for j, X in pairs]  # type: ignore[union-attr]
         if self._fast is not None:
-            mats = [j.inputs.matrix(d, len(X)) for j, d, X in zip(live, decoded, asks, strict=True)]  # type: ignore[union-attr]
+            mats = [
+                j.inputs.matrix(d, len(X))  # type: ignore[union-attr]
+                for j, d, X in zip(live, decoded, asks, strict=True)
+            ]
             if self._fast.row_independent:
                 return self._fast.proba_x(np.vstack(mats))
             return np.vstack([self._fast.proba_x(M) for M in mats])
@@ -531,7 +469,7 @@ class MDPSO(CounterfactualMethod):
         X, cost = pool(res, self.selection, job.query.n_counterfactuals)
         job.result, job.pool_X, job.pool_cost = res, X, cost
         job.expired = expired
-        if len(X) or expired or job.attempt >= self.n_restarts:
+        if len(X) or expired or job.attempt >= self._swarm_options().n_restarts:
             job.swarm = None
             return
         job.attempt += 1

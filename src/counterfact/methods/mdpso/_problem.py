@@ -154,7 +154,8 @@ def typical_scale(X: pd.DataFrame, schema: Schema) -> np.ndarray:
     out = np.ones(len(schema))
     for j, f in enumerate(schema):
         if f.is_numeric:
-            v = (pd.to_numeric(X[f.name]).to_numpy(dtype=float) - float(f.lower)) / f.range  # type: ignore[arg-type]
+            raw = pd.to_numeric(X[f.name]).to_numpy(dtype=float)
+            v = (raw - float(f.lower)) / f.range  # type: ignore[arg-type]
         elif f.kind == "ordinal":
             v = np.array([f.rank(c) for c in X[f.name]], dtype=float) / f.range
         else:
@@ -175,68 +176,98 @@ def _box(z: float, eps: float, box: str, typical: float = 1.0) -> tuple[float, f
     return min(lo, z), max(hi, z)
 
 
-def _spec(
-    f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0
-) -> tuple[FeatureSpec | None, float, float, float]:
+_Spec = tuple[FeatureSpec | None, float, float, float]
+
+
+def _spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float = 1.0) -> _Spec:
     """Spec (None when the feature cannot move), its query coordinate and box."""
-    q = _py(b.value)
     if f.is_categorical:
-        allowed = tuple(b.values)
-        forced = q not in allowed
-        if len(allowed) < (1 if forced else 2):
-            return None, 0.0, 0.0, 0.0
-        spec = FeatureSpec(
-            f.name,
-            "categorical",
-            0,
-            len(allowed),
-            q,
-            forced,
-            iv,
-            categories=allowed,
-            qpos=-1 if forced else allowed.index(q),
-        )
-        return spec, 0.0, 0.0, 1.0
+        return _categorical_spec(f, b, iv)
     if f.is_numeric:
-        off, scale = float(f.lower), float(f.range)
-        qf = float(q)
-        z = (qf - off) / scale
-        lo, hi = _box(z, eps, box, typical)
-        bl, bu = float(b.lower), float(b.upper)
-        rlo, rhi = max(off + scale * lo, bl), min(off + scale * hi, bu)
-        if b.values is not None:
-            vals = np.asarray(sorted({float(v) for v in b.values}), dtype=float)
-            forced = not np.any(np.abs(vals - qf) <= _TOL * max(1.0, abs(qf)))
-            pts = vals[(vals >= rlo - _TOL) & (vals <= rhi + _TOL)]
-            if forced and pts.size == 0 and vals.size:
-                pts = vals[[int(np.argmin(np.abs(vals - qf)))]]
+        return _numeric_spec(f, b, iv, eps, box, typical)
+    return _ordinal_spec(f, b, iv, eps, box, typical)
+
+
+def _categorical_spec(f: Any, b: Any, iv: float) -> _Spec:
+    """A categorical feature: any allowed category (not boxed)."""
+    q = _py(b.value)
+    allowed = tuple(b.values)
+    forced = q not in allowed
+    if len(allowed) < (1 if forced else 2):
+        return None, 0.0, 0.0, 0.0
+    spec = FeatureSpec(
+        f.name,
+        "categorical",
+        0,
+        len(allowed),
+        q,
+        forced,
+        iv,
+        categories=allowed,
+        qpos=-1 if forced else allowed.index(q),
+    )
+    return spec, 0.0, 0.0, 1.0
+
+
+def _numeric_spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float) -> _Spec:
+    """A numeric feature: its box intersected with the query's range, or the grid of
+    its allowed values inside the box."""
+    q = _py(b.value)
+    off, scale = float(f.lower), float(f.range)
+    qf = float(q)
+    z = (qf - off) / scale
+    lo, hi = _box(z, eps, box, typical)
+    bl, bu = float(b.lower), float(b.upper)
+    rlo, rhi = max(off + scale * lo, bl), min(off + scale * hi, bu)
+    if b.values is not None:
+        return _numeric_grid_spec(f, b, iv, z, (rlo, rhi))
+    forced = not (bl - _TOL * max(1.0, abs(qf)) <= qf <= bu + _TOL * max(1.0, abs(qf)))
+    if rlo > rhi:  # the box cannot reach the allowed interval: nearest allowed value
+        rlo = rhi = bl if qf < bl else bu
+    if f.kind == "integer":
+        rlo, rhi = math.ceil(rlo - _TOL), math.floor(rhi + _TOL)
+        if rlo > rhi:
             if not forced:
-                pts = np.unique(np.append(pts, qf))
-            if pts.size < (1 if forced else 2):
                 return None, z, z, z
-            raw = pts.astype(np.int64) if f.kind == "integer" else pts
-            grid = (pts - off) / scale
-            if not forced:
-                grid[np.abs(pts - qf) <= _TOL * max(1.0, abs(qf))] = z
-            spec = FeatureSpec(
-                f.name, "grid", 0, 1, q, forced, iv, off, scale, bl, bu, grid=grid, grid_raw=raw
-            )
-            return spec, z, float(grid.min()), float(grid.max())
-        forced = not (bl - _TOL * max(1.0, abs(qf)) <= qf <= bu + _TOL * max(1.0, abs(qf)))
-        if rlo > rhi:  # the box cannot reach the allowed interval: nearest allowed value
-            rlo = rhi = bl if qf < bl else bu
-        if f.kind == "integer":
-            rlo, rhi = math.ceil(rlo - _TOL), math.floor(rhi + _TOL)
-            if rlo > rhi:
-                if not forced:
-                    return None, z, z, z
-                rlo = rhi = math.ceil(bl - _TOL) if qf < bl else math.floor(bu + _TOL)
-        if not forced and rhi - rlo <= _TOL * max(1.0, abs(qf)):
-            return None, z, z, z
-        kind = "integer" if f.kind == "integer" else "real"
-        spec = FeatureSpec(f.name, kind, 0, 1, q, forced, iv, off, scale, bl, bu)
-        return spec, z, (rlo - off) / scale, (rhi - off) / scale
-    # ordinal: a grid of ranks
+            rlo = rhi = math.ceil(bl - _TOL) if qf < bl else math.floor(bu + _TOL)
+    if not forced and rhi - rlo <= _TOL * max(1.0, abs(qf)):
+        return None, z, z, z
+    kind = "integer" if f.kind == "integer" else "real"
+    spec = FeatureSpec(f.name, kind, 0, 1, q, forced, iv, off, scale, bl, bu)
+    return spec, z, (rlo - off) / scale, (rhi - off) / scale
+
+
+def _numeric_grid_spec(f: Any, b: Any, iv: float, z: float, reach: tuple[float, float]) -> _Spec:
+    """A numeric feature restricted to allowed values: the grid of those in ``reach``
+    (the raw box), the query's own value included (or, when it is not allowed and
+    none is in reach, the nearest allowed value)."""
+    q = _py(b.value)
+    off, scale = float(f.lower), float(f.range)
+    qf = float(q)
+    rlo, rhi = reach
+    vals = np.asarray(sorted({float(v) for v in b.values}), dtype=float)
+    forced = not np.any(np.abs(vals - qf) <= _TOL * max(1.0, abs(qf)))
+    pts = vals[(vals >= rlo - _TOL) & (vals <= rhi + _TOL)]
+    if forced and pts.size == 0 and vals.size:
+        pts = vals[[int(np.argmin(np.abs(vals - qf)))]]
+    if not forced:
+        pts = np.unique(np.append(pts, qf))
+    if pts.size < (1 if forced else 2):
+        return None, z, z, z
+    raw = pts.astype(np.int64) if f.kind == "integer" else pts
+    grid = (pts - off) / scale
+    if not forced:
+        grid[np.abs(pts - qf) <= _TOL * max(1.0, abs(qf))] = z
+    bl, bu = float(b.lower), float(b.upper)
+    spec = FeatureSpec(
+        f.name, "grid", 0, 1, q, forced, iv, off, scale, bl, bu, grid=grid, grid_raw=raw
+    )
+    return spec, z, float(grid.min()), float(grid.max())
+
+
+def _ordinal_spec(f: Any, b: Any, iv: float, eps: float, box: str, typical: float) -> _Spec:
+    """An ordinal feature: the grid of the allowed ranks inside its box."""
+    q = _py(b.value)
     levels = list(f.categories)
     scale = float(f.range)
     r = levels.index(q)

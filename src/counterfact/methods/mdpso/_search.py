@@ -20,31 +20,10 @@ from typing import Any
 import numpy as np
 
 from ._arrays import Arrays, NumpyArrays
+from ._options import SwarmOptions
 from ._problem import Problem
 
-__all__ = ["PSOParams", "Swarm", "SwarmResult", "run"]
-
-
-@dataclass(frozen=True)
-class PSOParams:
-    """Hyper-parameters of the swarm (see :class:`~counterfact.MDPSO`)."""
-
-    n_particles: int = 50
-    max_iter: int = 100
-    inertia: float = 0.7298
-    cognitive: float = 1.49618
-    social: float = 1.49618
-    diversity: float = 0.5
-    discrete_diversity: float = 0.1
-    diversity_fraction: float = 0.2
-    snap: float = 0.05
-    patience: int = 15
-    tol: float = 1e-2
-    weights: tuple[float, float, float] = (1.0, 1.0, 1.0)
-    objective: str = "feasibility"
-    #: the stopping rule watches the mean of the ``n_best`` lowest personal-best
-    #: costs (the k counterfactuals asked for), not only the single best
-    n_best: int = 1
+__all__ = ["Swarm", "SwarmResult", "run"]
 
 
 @dataclass
@@ -70,22 +49,29 @@ class Swarm:
     ----------
     problem : Problem
         Box, coordinates and discrete structure of the query.
-    params : PSOParams
+    params : SwarmOptions
+        The swarm's settings (``n_restarts`` is the caller's).
     rng : numpy.random.Generator
         The query's generator; every random number comes from it.
     arrays : Arrays
         numpy (default) or torch.
+    n_best : int
+        The stopping rule watches the mean of the ``n_best`` lowest
+        personal-best costs (the k counterfactuals asked for), not only the
+        single best.
     """
 
     def __init__(
         self,
         problem: Problem,
-        params: PSOParams,
+        params: SwarmOptions,
         rng: np.random.Generator,
         arrays: Arrays | None = None,
+        n_best: int = 1,
     ) -> None:
         self.p = problem
         self.params = params
+        self.n_best = n_best
         self.rng = rng
         self.be = arrays or NumpyArrays()
         be = self.be
@@ -138,7 +124,8 @@ class Swarm:
         return self.project(self.be.asarray(X), 0.0)
 
     def magnitudes(self, X: Any) -> Any:
-        """Per active feature, the Gower change ``|x - z|`` (indicator for categories), shape (n, F)."""
+        """Per active feature, the Gower change ``|x - z|`` (indicator for categories),
+        shape (n, F)."""
         be = self.be
         mag = be.zeros((X.shape[0], self.p.n_active))
         if self.p.ordered_cols.size:
@@ -279,7 +266,7 @@ class Swarm:
         self.n_iter += 1
         costs = self.be.to_numpy(self.pbest_cost)
         best = float(costs.min())
-        k = max(1, min(int(prm.n_best), costs.shape[0]))
+        k = max(1, min(int(self.n_best), costs.shape[0]))
         top = float(np.partition(costs, k - 1)[:k].mean()) if k > 1 else best
         found = bool(self.pbest_valid.any())
         # before the first valid particle, progress is measured on the hinge alone
@@ -345,7 +332,7 @@ class Swarm:
 def run(
     problem: Problem,
     score: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]],
-    params: PSOParams,
+    params: SwarmOptions,
     rng: np.random.Generator,
     arrays: Arrays | None = None,
     should_stop: Callable[[], bool] | None = None,

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._validation import Interval, Options, TypeSpec
-from ...metrics import DistanceEncoder
+from ...metrics._distances import DistanceEncoder
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
 from .._tags import MethodTags
@@ -60,8 +60,20 @@ class NearestObservable(CounterfactualMethod):
         display_name="nearest observed row",
         summary="the nearest observed row the model accepts (MACE's minimum-observable baseline)",
         paper="Karimi et al., AISTATS 2020 (Sec. 5, MO)",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         order=3,
-        cost="distance",
+        measure="distance",
         costs="search",
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
@@ -139,7 +151,9 @@ class NearestObservable(CounterfactualMethod):
                 self._pool.iloc[0:0],
                 "failed",
                 {
-                    "reason": "no observed row reaches the target with the margin in every model asked"
+                    "reason": (
+                        "no observed row reaches the target with the margin in every model asked"
+                    )
                 },
             )
         take = cand[pos]

@@ -149,9 +149,10 @@ class UFCE(CounterfactualMethod):
         keeps part of it for verification and sparsification, see
         :meth:`CounterfactualMethod.explain`).  The queries of a batch are
         searched together, so the search's budget is pooled: a batch of ``n``
-        queries searches for the sum of their budgets.  The clock is checked before every block of candidate rows
-        (blocks hold whole perturbation paths and are sized to take about
-        0.1 s of model time each), and the paths are searched in the order
+        queries searches for the sum of their budgets.  The clock is checked
+        before every block of candidate rows (blocks hold whole perturbation
+        paths and are sized to take about 0.1 s of model time each), and the
+        paths are searched in the order
         Single_F, Double_F, Triple_F, refinement; a block never plans to take
         more than half the time left.  When the time runs out,
         each query keeps the valid candidates found so far (``feasible``);
@@ -177,8 +178,23 @@ class UFCE(CounterfactualMethod):
     name: ClassVar[str] = "ufce"
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="UFCE",
-        summary="the user's own features and ranges; mutual-information pairs, nearest neighbours, LOF plausibility",
+        summary=(
+            "the user's own features and ranges; mutual-information pairs, nearest "
+            "neighbours, LOF plausibility"
+        ),
         paper="Suffian, Alonso-Moral & Bogliolo, arXiv:2403.00011 (2024)",
+        constraints=frozenset(
+            {
+                "immutable",
+                "increasing",
+                "decreasing",
+                "ranges",
+                "allowed_values",
+                "features_to_vary",
+                "max_changes",
+                "relations",
+            }
+        ),
         batch=True,
         sparsify=True,
         fast_params={"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},
@@ -367,11 +383,33 @@ class UFCE(CounterfactualMethod):
             self._deps.ensure(sorted(need))
 
     def _problem(self, q: Query) -> tuple[_search.Problem | None, dict[str, Any]]:
+        """The query's search problem (its start point and box), or None with the
+        diagnostics that say why there is none."""
         sp = self._space
         x = sp.to_codes(q.x)[0]
-        d = sp.d
-        blo, bhi = np.full(d, np.nan), np.full(d, np.nan)
-        values: list[np.ndarray | None] = [None] * d
+        blo, bhi, values = self._user_bounds(q)
+        found = self._neighbours(q, x)
+        if isinstance(found, dict):
+            return None, found
+        idx = found
+        nn = self._R[self._desired[q.target][1][idx]]
+        base = self._start_point(x, values, blo, bhi, nn)
+        lo, hi = self._box(values, blo, bhi, base, nn)
+        prob = _search.Problem(
+            x, base, lo, hi, blo, bhi, values, q.target_index, q.bounds.max_changes
+        )
+        info: dict[str, Any] = {"n_neighbors": int(idx.size)}
+        if not prob.perturbable.any():
+            user = _search.Problem(x, base, blo, bhi, blo, bhi, values, q.target_index)
+            return None, {**info, **_no_room(bool(user.perturbable.any()))}
+        return prob, info
+
+    def _user_bounds(self, q: Query) -> tuple[np.ndarray, np.ndarray, list[np.ndarray | None]]:
+        """The query's bounds in codes: numeric intervals ``(blo, bhi)`` and, per
+        feature, its allowed values (category codes; None: an interval)."""
+        sp = self._space
+        blo, bhi = np.full(sp.d, np.nan), np.full(sp.d, np.nan)
+        values: list[np.ndarray | None] = [None] * sp.d
         for j, name in enumerate(sp.names):
             b = q.bounds[name]
             if sp.numeric[j]:
@@ -381,26 +419,48 @@ class UFCE(CounterfactualMethod):
             else:
                 lk = {c: k for k, c in enumerate(sp.categories[j])}  # type: ignore[arg-type]
                 values[j] = np.array([lk[v] for v in b.values or ()], dtype=float)
+        return blo, bhi, values
+
+    def _neighbours(self, q: Query, x: np.ndarray) -> np.ndarray | dict[str, Any]:
+        """Positions, among the training rows of the target class, of the query's
+        neighbours (``n_neighbors`` nearest, or those within ``radius``); or the
+        diagnostics of an infeasible query."""
         desired = self._desired.get(q.target)
         if desired is None:
-            return None, {
+            return {
                 "status": "infeasible",
                 "reason": f"no training row has the target class {q.target!r}",
             }
         tree, rows = desired
-        v = sp.encode(x[None, :])
-        if self.radius is not None:
-            idx = tree.query_radius(v, r=float(self.radius))[0]
-            if idx.size == 0:
-                return None, {
-                    "status": "infeasible",
-                    "reason": f"no training row of class {q.target!r} within radius {self.radius} of the query; increase radius or use radius=None",
-                }
-        else:
-            idx = tree.query(v, k=min(self.n_neighbors, rows.size), return_distance=False)[0]
-        nn = self._R[rows[idx]]
+        v = self._space.encode(x[None, :])
+        if self.radius is None:
+            k = min(self.n_neighbors, rows.size)
+            return tree.query(v, k=k, return_distance=False)[0]  # type: ignore[no-any-return]
+        idx = tree.query_radius(v, r=float(self.radius))[0]
+        if idx.size == 0:
+            return {
+                "status": "infeasible",
+                "reason": (
+                    f"no training row of class {q.target!r} within radius {self.radius} of "
+                    "the query; increase radius or use radius=None"
+                ),
+            }
+        return idx  # type: ignore[no-any-return]
+
+    def _start_point(
+        self,
+        x: np.ndarray,
+        values: list[np.ndarray | None],
+        blo: np.ndarray,
+        bhi: np.ndarray,
+        nn: np.ndarray,
+    ) -> np.ndarray:
+        """The query moved inside the user's bounds: a numeric value to the nearest
+        allowed one, a category to the allowed one most common among the neighbours
+        ``nn``."""
+        sp = self._space
         base = x.copy()
-        for j in range(d):
+        for j in range(sp.d):
             vals = values[j]
             if vals is not None:
                 if vals.size and not np.any(vals == x[j]):
@@ -411,32 +471,28 @@ class UFCE(CounterfactualMethod):
                         base[j] = vals[max(range(len(vals)), key=lambda k: counts[k])]
             elif sp.numeric[j]:
                 base[j] = min(max(x[j], blo[j]), bhi[j])
+        return base
+
+    def _box(
+        self,
+        values: list[np.ndarray | None],
+        blo: np.ndarray,
+        bhi: np.ndarray,
+        base: np.ndarray,
+        nn: np.ndarray,
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The search interval of every numeric feature without allowed values: the
+        user's bounds cut by the neighbours' range (INTERVALS), integers rounded in."""
+        sp = self._space
         lo, hi = blo.copy(), bhi.copy()
-        for j in range(d):
+        for j in range(sp.d):
             if sp.numeric[j] and values[j] is None:
                 lo[j], hi[j] = _search.intervals(
                     blo[j], bhi[j], base[j], float(nn[:, j].min()), float(nn[:, j].max())
                 )
                 if sp.integer[j]:
                     lo[j], hi[j] = math.ceil(lo[j] - 1e-9), math.floor(hi[j] + 1e-9)
-        prob = _search.Problem(
-            x, base, lo, hi, blo, bhi, values, q.target_index, q.bounds.max_changes
-        )
-        info: dict[str, Any] = {"n_neighbors": int(idx.size)}
-        if not prob.perturbable.any():
-            user = _search.Problem(x, base, blo, bhi, blo, bhi, values, q.target_index)
-            if not user.perturbable.any():
-                return None, {
-                    **info,
-                    "status": "infeasible",
-                    "reason": "no feature may change: features_to_vary, immutables and ranges leave none",
-                }
-            return None, {
-                **info,
-                "status": None,
-                "reason": "the desired-class neighbourhood leaves no room to move inside the user's ranges (INTERVALS); widen the ranges or the neighbourhood (n_neighbors, radius)",
-            }
-        return prob, info
+        return lo, hi
 
     def _explain_batch(self, queries: list[Query]) -> list[Candidates]:
         sp = self._space
@@ -562,3 +618,21 @@ class UFCE(CounterfactualMethod):
                 Z, delta, var = Z[ok], delta[ok], var[ok]
             out.append((Z, delta, var))
         return out
+
+
+def _no_room(user_room: bool) -> dict[str, Any]:
+    """Diagnostics of a query with nothing to perturb: infeasible when the user's own
+    constraints leave no feature free (``user_room`` False), else a neighbourhood
+    too narrow inside the user's ranges."""
+    if not user_room:
+        return {
+            "status": "infeasible",
+            "reason": ("no feature may change: features_to_vary, immutables and ranges leave none"),
+        }
+    return {
+        "status": None,
+        "reason": (
+            "the desired-class neighbourhood leaves no room to move inside the user's "
+            "ranges (INTERVALS); widen the ranges or the neighbourhood (n_neighbors, radius)"
+        ),
+    }

@@ -66,8 +66,6 @@ def mutual_information(
     DataFrame
         ``mi.loc[a, b]`` for feature names ``a != b``; the diagonal is NaN.
     """
-    from sklearn.feature_selection import mutual_info_classif, mutual_info_regression
-
     rng = np.random.default_rng(random_state)
     n, d = R.shape
     if n > max_rows:
@@ -87,18 +85,7 @@ def mutual_information(
                 M[i, j] = M[j, i] = 0.0
                 continue
             seed = int(rng.integers(0, 2**31 - 1))
-            if disc[j]:
-                s = mutual_info_classif(
-                    x,
-                    y.astype(np.int64),
-                    discrete_features=[bool(disc[i])],
-                    n_neighbors=k,
-                    random_state=seed,
-                )
-            else:
-                s = mutual_info_regression(
-                    x, y, discrete_features=[bool(disc[i])], n_neighbors=k, random_state=seed
-                )
+            s = _pair_mi(x, y, bool(disc[i]), bool(disc[j]), k, seed)
             M[i, j] = M[j, i] = max(0.0, float(s[0]))
     np.fill_diagonal(M, np.nan)
     return pd.DataFrame(M, index=names, columns=names)
@@ -113,3 +100,23 @@ def rank_pairs(mi: pd.DataFrame) -> list[tuple[str, str, float]]:
             pairs.append((names[a], names[b], float(mi.iat[a, b])))
     order = sorted(range(len(pairs)), key=lambda t: (-pairs[t][2], t))
     return [pairs[t] for t in order]
+
+
+def _pair_mi(
+    x: np.ndarray, y: np.ndarray, x_discrete: bool, y_discrete: bool, k: int, seed: int
+) -> np.ndarray:
+    """scikit-learn's estimate of the mutual information of one column ``x`` and
+    ``y``: a classification estimate when ``y`` is discrete, else a regression one."""
+    from sklearn.feature_selection import mutual_info_classif, mutual_info_regression
+
+    if y_discrete:
+        return mutual_info_classif(  # type: ignore[no-any-return]
+            x,
+            y.astype(np.int64),
+            discrete_features=[x_discrete],
+            n_neighbors=k,
+            random_state=seed,
+        )
+    return mutual_info_regression(  # type: ignore[no-any-return]
+        x, y, discrete_features=[x_discrete], n_neighbors=k, random_state=seed
+    )

@@ -252,42 +252,74 @@ def _apply_dependents(
             if not m.any():
                 continue
             idx = np.flatnonzero(m)
-            owners_p = np.unique(probs[idx])
-            bases = np.vstack([problems[p].base for p in owners_p])
-            pred = dep(int(j), np.vstack([batch.rows[idx], bases]))
-            new, at_base = pred[: idx.size], pred[idx.size :]
-            if delta:
-                pos = np.searchsorted(owners_p, probs[idx])
-                base_j, ref_j = bases[pos, j], at_base[pos]
-                if discrete[j]:
-                    new = np.where(new == ref_j, base_j, new)
-                else:
-                    new = base_j + (new - ref_j)
+            new = _dependent_values(
+                batch.rows[idx], probs[idx], int(j), problems, dep, delta, bool(discrete[j])
+            )
             if integer[j]:
                 new = np.rint(new)
-            good = np.ones(idx.size, dtype=bool)
-            for p in np.unique(probs[idx]):
-                mp = probs[idx] == p
-                prob = problems[p]
-                vals = prob.values[j]
-                if vals is not None:
-                    if discrete[j]:
-                        inside = np.isin(new[mp], vals)
-                        # delta: a category the user does not allow leaves the feature as it was
-                        good[mp] = True if delta else inside
-                        new[mp] = np.where(inside, new[mp], prob.base[j])
-                    else:
-                        near = vals[np.argmin(np.abs(new[mp][:, None] - vals[None, :]), axis=1)]
-                        new[mp] = near
-                else:
-                    tol = 1e-9 * max(1.0, abs(prob.base[j]))
-                    # delta: clipped to the user's bounds; absolute (the paper): rejected outside them
-                    if not delta:
-                        good[mp] = (new[mp] >= prob.blo[j] - tol) & (new[mp] <= prob.bhi[j] + tol)
-                    new[mp] = np.clip(new[mp], prob.blo[j], prob.bhi[j])
+            good = _fit_to_bounds(new, probs[idx], int(j), problems, delta, bool(discrete[j]))
             batch.rows[idx, j] = new
             ok[idx] &= good
     return ok
+
+
+def _dependent_values(
+    rows: np.ndarray,
+    probs: np.ndarray,
+    j: int,
+    problems: Sequence[Problem],
+    dep: DepFn,
+    delta: bool,
+    discrete: bool,
+) -> np.ndarray:
+    """Feature ``j`` of ``rows`` (of problems ``probs``) as its dependency predicts it:
+    ``h_j(z)`` (the paper), or with ``delta`` the query's value moved by
+    ``h_j(z) - h_j(x)`` (a discrete feature: the query's value unless the
+    prediction changed).  One call of ``dep`` for the rows and the queries."""
+    owners_p = np.unique(probs)
+    bases = np.vstack([problems[p].base for p in owners_p])
+    pred = dep(j, np.vstack([rows, bases]))
+    new, at_base = pred[: len(rows)], pred[len(rows) :]
+    if delta:
+        pos = np.searchsorted(owners_p, probs)
+        base_j, ref_j = bases[pos, j], at_base[pos]
+        if discrete:
+            new = np.where(new == ref_j, base_j, new)
+        else:
+            new = base_j + (new - ref_j)
+    return new
+
+
+def _fit_to_bounds(
+    new: np.ndarray,
+    probs: np.ndarray,
+    j: int,
+    problems: Sequence[Problem],
+    delta: bool,
+    discrete: bool,
+) -> np.ndarray:
+    """Bring the dependent values ``new`` of feature ``j`` (edited in place) inside
+    each problem's allowed values or bounds; returns the rows to keep."""
+    good = np.ones(new.size, dtype=bool)
+    for p in np.unique(probs):
+        mp = probs == p
+        prob = problems[p]
+        vals = prob.values[j]
+        if vals is not None:
+            if discrete:
+                inside = np.isin(new[mp], vals)
+                # delta: a category the user does not allow leaves the feature as it was
+                good[mp] = True if delta else inside
+                new[mp] = np.where(inside, new[mp], prob.base[j])
+            else:
+                new[mp] = vals[np.argmin(np.abs(new[mp][:, None] - vals[None, :]), axis=1)]
+        else:
+            tol = 1e-9 * max(1.0, abs(prob.base[j]))
+            # delta: clipped to the user's bounds; absolute (the paper): rejected outside
+            if not delta:
+                good[mp] = (new[mp] >= prob.blo[j] - tol) & (new[mp] <= prob.bhi[j] + tol)
+            new[mp] = np.clip(new[mp], prob.blo[j], prob.bhi[j])
+    return good
 
 
 @dataclass
@@ -304,6 +336,19 @@ class Found:
     rounds_of: np.ndarray | None = None
     #: per problem: whether the time limit cut its search short
     timed_out_of: np.ndarray | None = None
+
+    @classmethod
+    def empty(cls, n_prob: int) -> Found:
+        """Nothing found yet for ``n_prob`` problems."""
+        return cls(
+            [[] for _ in range(n_prob)],
+            [[] for _ in range(n_prob)],
+            {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0},
+            rows_of=np.zeros(n_prob, dtype=np.int64),
+            valid_of=np.zeros(n_prob, dtype=np.int64),
+            rounds_of=np.zeros(n_prob, dtype=np.int64),
+            timed_out_of=np.zeros(n_prob, dtype=bool),
+        )
 
 
 #: seconds of work one block of candidate rows aims at (the clock is checked between blocks)
@@ -361,149 +406,168 @@ def run(
     sized to take about ``BLOCK_SECONDS`` each (and at most half of
     ``time_left()``, the seconds left, when given; the seconds per row are
     re-measured on every block, quick to rise and slow to fall); ``expired``
-    is checked before every block.  When it returns True the search stops and keeps what it
-    accepted so far; ``timed_out_of`` marks the problems with specs left.
+    is checked before every block.  When it returns True the search stops and
+    keeps what it accepted so far; ``timed_out_of`` marks the problems with
+    specs left.
     """
-    found = Found(
-        [[] for _ in problems],
-        [[] for _ in problems],
-        {"rows": 0, "model_calls": 0, "valid": 0, "lof_rows": 0, "plausible": 0},
-    )
-    n_prob = len(problems)
-    found.rows_of = np.zeros(n_prob, dtype=np.int64)
-    found.valid_of = np.zeros(n_prob, dtype=np.int64)
-    found.rounds_of = np.zeros(n_prob, dtype=np.int64)
-    found.timed_out_of = np.zeros(n_prob, dtype=bool)
+    found = Found.empty(len(problems))
     if not specs:
         return found
-    sa = _SpecArrays.of(specs, problems)
-    tvals = {
-        si: _first_values(problems[s.problem], s, n_grid, integer) for si, s in enumerate(specs)
-    }
+    search = _Search(
+        problems,
+        specs,
+        _SpecArrays.of(specs, problems),
+        found,
+        decide=decide,
+        plausible=plausible,
+        dep=dep,
+        discrete=discrete,
+        integer=integer,
+        n_grid=n_grid,
+        delta=delta,
+        expired=expired,
+        time_left=time_left,
+    )
     active = list(range(len(specs)))
-    best: dict[int, np.ndarray] = {}
-    start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
-    rate = [0.0]  # seconds per row, measured on the blocks so far (quick to rise, slow to fall)
-
-    def block_rows() -> int:
-        if rate[0] <= 0:
-            return FIRST_BLOCK_ROWS
-        seconds = BLOCK_SECONDS
-        if time_left is not None:  # a block never plans to outlast half of the time left
-            seconds = min(seconds, max(0.0, 0.5 * time_left()))
-        return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, seconds / rate[0])))
-
     for rnd in range(n_refine + 1):
         if not active:
             break
-        nxt: list[int] = []
-        seen = np.zeros(n_prob, dtype=bool)
-        sizes = [_spec_rows(specs[si], tvals[si], problems[specs[si].problem]) for si in active]
-        done = 0
-        for block in _blocks(active, sizes, block_rows):
-            if expired():
-                found.timed_out = True
-                left = active[done:] + nxt
-                found.timed_out_of[sa.problem[left]] = True
-                break
-            done += len(block)
-            t0 = time.perf_counter()
-            batch = _build(specs, block, tvals, problems)
-            if len(batch.rows) == 0:
-                continue
-            nxt += _evaluate(
-                batch,
-                specs,
-                problems,
-                sa,
-                found,
-                best,
-                start,
-                tvals,
-                seen,
-                decide=decide,
-                plausible=plausible,
-                dep=dep,
-                discrete=discrete,
-                integer=integer,
-                n_grid=n_grid,
-                refine=rnd < n_refine,
-                delta=delta,
-            )
-            # a block of cheap rows (few valid, so few LOF rows) must not make the next
-            # block, which may be all valid rows, many times too large: fall slowly
-            rate[0] = max((time.perf_counter() - t0) / len(batch.rows), 0.5 * rate[0])
-        found.rounds_of[seen] += 1
+        active = search.round(active, refine=rnd < n_refine)
         if found.timed_out:
             break
-        active = nxt
-    for si, row in sorted(best.items()):
+    for si, row in sorted(search.best.items()):
         found.rows[specs[si].problem].append(row)
         found.variants[specs[si].problem].append(specs[si].variant)
     return found
 
 
-def _evaluate(
-    batch: _Batch,
-    specs: list[Spec],
-    problems: Sequence[Problem],
-    sa: _SpecArrays,
-    found: Found,
-    best: dict[int, np.ndarray],
-    start: dict[int, float],
-    tvals: dict[int, np.ndarray],
-    seen: np.ndarray,
-    *,
-    decide: DecideFn,
-    plausible: MaskFn,
-    dep: DepFn,
-    discrete: np.ndarray,
-    integer: np.ndarray,
-    n_grid: int,
-    refine: bool,
-    delta: bool,
-) -> list[int]:
-    """One block of one round: fill dependents, one model call, LOF; record the
-    accepted rows and return the specs to refine in the next round."""
-    n_prob = len(problems)
-    ok = _apply_dependents(
-        batch, sa, problems, dep, delta=delta, discrete=discrete, integer=integer
-    )
-    tgt = sa.target[batch.owner]
-    valid = np.zeros(len(batch.rows), dtype=bool)
-    if ok.any():
-        valid[ok] = decide(batch.rows[ok]) == tgt[ok]
-        found.stats["model_calls"] += 1
-    found.stats["rows"] += len(batch.rows)
-    found.stats["valid"] += int(valid.sum())
-    prob_of = sa.problem[batch.owner]
-    found.rows_of += np.bincount(prob_of, minlength=n_prob)  # type: ignore[operator]
-    found.valid_of += np.bincount(prob_of[valid], minlength=n_prob)  # type: ignore[operator]
-    seen[np.unique(prob_of)] = True
-    accept = _plausible_first(batch, valid, sa, tgt, plausible, found.stats)
-    # rows are grouped by spec (owner non-decreasing), numeric specs in t order
-    acc = np.flatnonzero(accept)
-    enum = ~sa.numeric_search[batch.owner[acc]]
-    for h in acc[enum]:
-        s = specs[batch.owner[h]]
-        found.rows[s.problem].append(batch.rows[h].copy())
-        found.variants[s.problem].append(s.variant)
-    num = acc[~enum]
-    owners, first = np.unique(batch.owner[num], return_index=True)
-    seg_start = np.searchsorted(batch.owner, owners)
-    nxt: list[int] = []
-    for si, h, s0 in zip(owners.tolist(), num[first].tolist(), seg_start.tolist(), strict=True):
-        s = specs[si]
-        best[si] = batch.rows[h].copy()
-        if refine and problems[s.problem].values[s.feature] is None:
-            prev = start[si] if h == s0 else batch.t[h - 1]
-            t = _grid(prev, batch.t[h], n_grid, bool(integer[s.feature]))
-            t = t[:-1] if t.size and np.isclose(t[-1], batch.t[h]) else t
-            if t.size:
-                tvals[si] = t
-                start[si] = prev
-                nxt.append(si)
-    return nxt
+class _Search:
+    """The state of one :func:`run`: the specs' current grids (``tvals``) and start
+    points, the best row of every numeric spec, the measured seconds per row,
+    and what was found."""
+
+    def __init__(
+        self,
+        problems: Sequence[Problem],
+        specs: list[Spec],
+        sa: _SpecArrays,
+        found: Found,
+        *,
+        decide: DecideFn,
+        plausible: MaskFn,
+        dep: DepFn,
+        discrete: np.ndarray,
+        integer: np.ndarray,
+        n_grid: int,
+        delta: bool,
+        expired: Callable[[], bool],
+        time_left: Callable[[], float] | None,
+    ) -> None:
+        self.problems, self.specs, self.sa, self.found = problems, specs, sa, found
+        self.decide, self.plausible, self.dep = decide, plausible, dep
+        self.discrete, self.integer = discrete, integer
+        self.n_grid, self.delta = n_grid, delta
+        self.expired, self.time_left = expired, time_left
+        self.tvals = {
+            si: _first_values(problems[s.problem], s, n_grid, integer) for si, s in enumerate(specs)
+        }
+        self.best: dict[int, np.ndarray] = {}
+        self.start = {si: problems[s.problem].base[s.feature] for si, s in enumerate(specs)}
+        self.rate = 0.0  # seconds per row, measured on the blocks so far
+
+    def block_rows(self) -> int:
+        """Rows of the next block: about ``BLOCK_SECONDS`` of work (never planned to
+        outlast half of the time left)."""
+        if self.rate <= 0:
+            return FIRST_BLOCK_ROWS
+        seconds = BLOCK_SECONDS
+        if self.time_left is not None:
+            seconds = min(seconds, max(0.0, 0.5 * self.time_left()))
+        return int(min(MAX_BLOCK_ROWS, max(MIN_BLOCK_ROWS, seconds / self.rate)))
+
+    def round(self, active: list[int], *, refine: bool) -> list[int]:
+        """One round over the ``active`` specs, block by block; returns the specs to
+        refine in the next round (on expiry, marks the problems with specs left)."""
+        specs, problems, found = self.specs, self.problems, self.found
+        nxt: list[int] = []
+        seen = np.zeros(len(problems), dtype=bool)
+        sizes = [
+            _spec_rows(specs[si], self.tvals[si], problems[specs[si].problem]) for si in active
+        ]
+        done = 0
+        for block in _blocks(active, sizes, self.block_rows):
+            if self.expired():
+                found.timed_out = True
+                left = active[done:] + nxt
+                found.timed_out_of[self.sa.problem[left]] = True  # type: ignore[index]
+                break
+            done += len(block)
+            t0 = time.perf_counter()
+            batch = _build(specs, block, self.tvals, problems)
+            if len(batch.rows) == 0:
+                continue
+            nxt += self.evaluate(batch, seen, refine=refine)
+            # a block of cheap rows (few valid, so few LOF rows) must not make the next
+            # block, which may be all valid rows, many times too large: fall slowly
+            self.rate = max((time.perf_counter() - t0) / len(batch.rows), 0.5 * self.rate)
+        found.rounds_of[seen] += 1  # type: ignore[index]
+        return nxt
+
+    def evaluate(self, batch: _Batch, seen: np.ndarray, *, refine: bool) -> list[int]:
+        """One block of one round: fill dependents, one model call, LOF; record the
+        accepted rows and return the specs to refine in the next round."""
+        sa, found = self.sa, self.found
+        n_prob = len(self.problems)
+        ok = _apply_dependents(
+            batch,
+            sa,
+            self.problems,
+            self.dep,
+            delta=self.delta,
+            discrete=self.discrete,
+            integer=self.integer,
+        )
+        tgt = sa.target[batch.owner]
+        valid = np.zeros(len(batch.rows), dtype=bool)
+        if ok.any():
+            valid[ok] = self.decide(batch.rows[ok]) == tgt[ok]
+            found.stats["model_calls"] += 1
+        found.stats["rows"] += len(batch.rows)
+        found.stats["valid"] += int(valid.sum())
+        prob_of = sa.problem[batch.owner]
+        found.rows_of += np.bincount(prob_of, minlength=n_prob)  # type: ignore[operator]
+        found.valid_of += np.bincount(prob_of[valid], minlength=n_prob)  # type: ignore[operator]
+        seen[np.unique(prob_of)] = True
+        accept = _plausible_first(batch, valid, sa, tgt, self.plausible, found.stats)
+        # rows are grouped by spec (owner non-decreasing), numeric specs in t order
+        acc = np.flatnonzero(accept)
+        enum = ~sa.numeric_search[batch.owner[acc]]
+        for h in acc[enum]:
+            s = self.specs[batch.owner[h]]
+            found.rows[s.problem].append(batch.rows[h].copy())
+            found.variants[s.problem].append(s.variant)
+        return self._keep_numeric(batch, acc[~enum], refine)
+
+    def _keep_numeric(self, batch: _Batch, num: np.ndarray, refine: bool) -> list[int]:
+        """Per numeric spec with accepted rows, keep its first (the closest to its
+        start) as its best; with ``refine``, a finer grid between the previous
+        grid value and that one for the next round (the specs returned)."""
+        owners, first = np.unique(batch.owner[num], return_index=True)
+        seg_start = np.searchsorted(batch.owner, owners)
+        nxt: list[int] = []
+        rows = zip(owners.tolist(), num[first].tolist(), seg_start.tolist(), strict=True)
+        for si, h, s0 in rows:
+            s = self.specs[si]
+            self.best[si] = batch.rows[h].copy()
+            if refine and self.problems[s.problem].values[s.feature] is None:
+                prev = self.start[si] if h == s0 else batch.t[h - 1]
+                t = _grid(prev, batch.t[h], self.n_grid, bool(self.integer[s.feature]))
+                t = t[:-1] if t.size and np.isclose(t[-1], batch.t[h]) else t
+                if t.size:
+                    self.tvals[si] = t
+                    self.start[si] = prev
+                    nxt.append(si)
+        return nxt
 
 
 def _plausible_first(

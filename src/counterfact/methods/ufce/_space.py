@@ -76,7 +76,8 @@ class Space:
             elif self.numeric[j]:
                 data[name] = v.astype(float)
             else:
-                data[name] = pd.Series(self.categories[j][v.astype(np.int64)], dtype=object)  # type: ignore[index]
+                labels = self.categories[j][v.astype(np.int64)]  # type: ignore[index]
+                data[name] = pd.Series(labels, dtype=object)
         return pd.DataFrame(data, columns=self.names)
 
     # -------------------------------------------------------------- vectors

@@ -21,21 +21,33 @@ Supported (``docs/models.md`` has the tested matrix)
   ``PowerTransformer``); bins of real features (``KBinsDiscretizer``,
   ``BinningProcess``) in front of linear models and MLPs become trees
   (:mod:`._steps`);
-* estimators: LogisticRegression, LinearSVC, SVC(kernel="linear"),
-  MLPClassifier (activation relu / identity), DecisionTreeClassifier,
-  RandomForestClassifier, ExtraTreesClassifier, GradientBoostingClassifier,
-  HistGradientBoostingClassifier (numerical splits), XGBClassifier and
-  LGBMClassifier (also native categorical splits); binary and multi-class;
-  binary ``CalibratedClassifierCV`` (sigmoid / isotonic) with one calibrated
-  model; interpret's ``ExplainableBoostingClassifier`` (binary, pairs);
-  optbinning's ``Scorecard``.
+* estimators: :data:`SUPPORTED_ESTIMATORS`, derived from the registered front
+  ends (LogisticRegression and the other linear classifiers, SVC / NuSVC with
+  a linear kernel, ReLU MLPClassifier, scikit-learn's trees, forests and
+  gradient boosting, XGBClassifier and LGBMClassifier with native categorical
+  splits, interpret's ExplainableBoostingClassifier; binary
+  ``CalibratedClassifierCV`` with one calibrated model and optbinning's
+  ``Scorecard`` around them).
+
+Adding a model kind
+-------------------
+One :class:`FrontEnd` subclass, decorated with :func:`register_front_end`: it
+declares the estimator classes it compiles (``"module:Class"`` strings for
+optional libraries, never imported by the lookup) and compiles a fitted one
+into an IR estimator node and a :class:`DecisionRule`; the dispatcher finds it
+by the estimator's MRO.  A new IR estimator node implements
+:class:`EstimatorNode` (outputs, bounds, probability, splits) and needs an
+entry in each solver's encoder table (``tests/models/test_ir_contract.py``
+lists them).
 
 Layout (a module imports only modules listed before it)
 -------------------------------------------------------
-* the IR: :mod:`._columns` (non-affine column operations), :mod:`._ir_inputs`
-  (raw inputs, preprocessing), :mod:`._ir_rules` (decision rules),
-  :mod:`._ir` (estimator nodes, :class:`CompiledModel`), and
-  :mod:`._bounds` (interval bounds over it);
+* the IR: :mod:`._interval` (interval arithmetic), :mod:`._columns`
+  (non-affine column operations), :mod:`._ir_inputs` (raw inputs,
+  preprocessing), :mod:`._ir_rules` (decision rules), :mod:`._ir` (estimator
+  nodes, :class:`CompiledModel`), and :mod:`._bounds` (interval bounds over
+  it);
+* the front-end registry, :mod:`._frontend`;
 * helpers shared by the front ends: :mod:`._support` (what is supported, the
   error for the rest), :mod:`._xcolumns` (building input columns),
   :mod:`._splits` (building trees), :mod:`._cells` (step functions of raw
@@ -45,8 +57,9 @@ Layout (a module imports only modules listed before it)
 * front ends, one per family: :mod:`._encoders`, :mod:`._numeric`,
   :mod:`._optbinning` and :mod:`._pre` (pipelines and preprocessing),
   :mod:`._sk_linear`, :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._ebm`,
-  :mod:`._calibrated` (given the dispatcher as a callable);
-* the dispatcher, :mod:`._dispatch`: ``compile_model`` and its lookup tables.
+  :mod:`._calibrated` (wrappers, given the dispatcher as a callable);
+* the dispatcher, :mod:`._dispatch`: ``compile_model``, which imports every
+  front-end module (registering its front ends).
 """
 
 from ._bounds import IntervalBounds, interval_bounds
@@ -56,6 +69,7 @@ from ._dispatch import (
     native_category_frame,
     raw_thresholds,
 )
+from ._frontend import FrontEnd, WrapperFrontEnd, front_ends, register_front_end
 from ._ir import (
     MLP,
     AffineMap,
@@ -63,6 +77,7 @@ from ._ir import (
     DecisionRule,
     Dense,
     Estimator,
+    EstimatorNode,
     InputSpace,
     Leaf,
     Linear,
@@ -74,7 +89,7 @@ from ._ir import (
     TreeEnsemble,
     XColumn,
 )
-from ._probability import probability_link, with_min_probability
+from ._probability import probability_function, probability_link, with_min_probability
 from ._support import SUPPORTED_TRANSFORMERS
 
 __all__ = [
@@ -86,6 +101,8 @@ __all__ = [
     "DecisionRule",
     "Dense",
     "Estimator",
+    "EstimatorNode",
+    "FrontEnd",
     "InputSpace",
     "IntervalBounds",
     "Leaf",
@@ -96,11 +113,15 @@ __all__ = [
     "StepMLP",
     "Tree",
     "TreeEnsemble",
+    "WrapperFrontEnd",
     "XColumn",
     "compile_model",
+    "front_ends",
     "interval_bounds",
     "native_category_frame",
+    "probability_function",
     "probability_link",
     "raw_thresholds",
+    "register_front_end",
     "with_min_probability",
 ]

@@ -9,10 +9,10 @@
 
 Columns either model reads as pandas categories (native categorical splits)
 hold the model's category codes: :func:`native_category_codes` gives the
-input columns that, before the preprocessing is folded.  The compile
-functions have the dispatch table's signature ``(est, affine, margin) ->
-(TreeEnsemble, DecisionRule)``.  This module imports the IR, the shared
-helpers (:mod:`._splits`, :mod:`._xcolumns`) and, from the model adapter below
+input columns that, before the preprocessing is folded.  The front ends
+(:class:`XGBoostFrontEnd`, :class:`LightGBMFrontEnd`) compile ``(est, affine,
+margin) -> (TreeEnsemble, DecisionRule)``.  This module imports the IR, the
+registry, the shared helpers (:mod:`._splits`, :mod:`._xcolumns`) and, from the model adapter below
 the compiler, :func:`~counterfact.models._adapter.native_categories`.
 """
 
@@ -27,6 +27,7 @@ import numpy as np
 from ...exceptions import UnsupportedModelError, ValidationError
 from ...schema import Schema
 from .._adapter import native_categories
+from ._frontend import FrontEnd, register_front_end
 from ._ir import AffineMap, DecisionRule, InputSpace, TreeEnsemble, XColumn
 from ._splits import TreeBuilder, next_down
 from ._xcolumns import RAW, table_column
@@ -51,9 +52,26 @@ def compile_xgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
         raise UnsupportedModelError(
             f"XGBClassifier(booster={gb.get('name')!r}): only booster='gbtree' is supported."
         )
-    obj = learner["objective"]["name"]
     n_classes = len(est.classes_)
     K = 1 if n_classes == 2 else n_classes
+    base = _xgb_base(learner, K)
+    model = gb["model"]
+    trees = model["trees"]
+    info = list(model.get("tree_info", [0] * len(trees)))
+    builder = TreeBuilder(affine, "float32", K)
+    n_codes = {j: len(c) for j, c in (native_categories(est) or {}).items()}
+    for t in _xgb_kept_trees(est, model):
+        k = int(info[t]) if K > 1 else 0
+        _add_xgb_tree(builder, trees[t], k, K, n_codes)
+    ens = builder.build(base, divisor=1.0, aggregation="sum_margin")
+    if K == 1:
+        return ens, DecisionRule("threshold", 2, 1, margin)
+    return ens, DecisionRule("argmax", n_classes, K, margin)
+
+
+def _xgb_base(learner: dict[str, Any], K: int) -> np.ndarray:
+    """The base margin of each of the ``K`` outputs (float32, as XGBoost stores it)."""
+    obj = learner["objective"]["name"]
     base_raw = _floats(learner["learner_model_param"]["base_score"])
     if obj in ("binary:logistic", "reg:logistic"):
         p = float(base_raw[0])
@@ -65,61 +83,60 @@ def compile_xgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
             f"XGBClassifier with objective {obj!r}: supported objectives are binary:logistic, "
             "binary:logitraw, multi:softprob and multi:softmax."
         )
-    # float32 base margin, as XGBoost stores it
-    base = base.astype(np.float32).astype(float)
-    model = gb["model"]
-    trees = model["trees"]
-    info = list(model.get("tree_info", [0] * len(trees)))
+    return base.astype(np.float32).astype(float)
+
+
+def _xgb_kept_trees(est: Any, model: dict[str, Any]) -> range:
+    """The trees ``predict`` uses (the best iteration's, after early stopping)."""
     indptr = model.get("iteration_indptr")
     start, stop = est._get_iteration_range(None) if hasattr(est, "_get_iteration_range") else (0, 0)
     if indptr is not None and stop:
-        keep = range(int(indptr[start]), int(indptr[stop]))
-    else:
-        keep = range(len(trees))
-    builder = TreeBuilder(affine, "float32", K)
-    n_codes = {j: len(c) for j, c in (native_categories(est) or {}).items()}
-    for t in keep:
-        tr = trees[t]
-        left_sets: dict[int, tuple[float, ...]] = {}
-        for p, node in enumerate(tr.get("categories_nodes", [])):
-            # XGBoost: the categories stored at a node go right; the others go left
-            a = int(tr["categories_segments"][p])
-            right_codes = {int(v) for v in tr["categories"][a : a + int(tr["categories_sizes"][p])]}
-            j = int(tr["split_indices"][node])
-            left_sets[int(node)] = tuple(
-                float(v) for v in range(n_codes.get(j, 0)) if v not in right_codes
-            )
-        left = np.asarray(tr["left_children"], dtype=np.int64)
-        right = np.asarray(tr["right_children"], dtype=np.int64)
-        cond = np.asarray(tr["split_conditions"], dtype=np.float32).astype(float)
-        col = np.asarray(tr["split_indices"], dtype=np.int64)
-        leaf = left < 0
-        le = np.array(
-            [
-                next_down(c, "float32") if not lf else np.nan
-                for c, lf in zip(cond, leaf, strict=True)
-            ]
+        return range(int(indptr[start]), int(indptr[stop]))
+    return range(len(model["trees"]))
+
+
+def _xgb_left_sets(tr: dict[str, Any], n_codes: dict[int, int]) -> dict[int, tuple[float, ...]]:
+    """Node -> the category codes going left, at the native categorical splits of ``tr``."""
+    left_sets: dict[int, tuple[float, ...]] = {}
+    for p, node in enumerate(tr.get("categories_nodes", [])):
+        # XGBoost: the categories stored at a node go right; the others go left
+        a = int(tr["categories_segments"][p])
+        right_codes = {int(v) for v in tr["categories"][a : a + int(tr["categories_sizes"][p])]}
+        j = int(tr["split_indices"][node])
+        left_sets[int(node)] = tuple(
+            float(v) for v in range(n_codes.get(j, 0)) if v not in right_codes
         )
-        k = int(info[t]) if K > 1 else 0
-        val = np.zeros((left.shape[0], K))
-        val[:, k] = np.where(leaf, cond, 0.0)
-        builder.add(
-            np.where(leaf, -1, left),
-            np.where(leaf, -1, right),
-            col,
-            le,
-            val,
-            output=k,
-            left_sets=left_sets,
-        )
-    ens = builder.build(base, divisor=1.0, aggregation="sum_margin")
-    if K == 1:
-        return ens, DecisionRule("threshold", 2, 1, margin)
-    return ens, DecisionRule("argmax", n_classes, K, margin)
+    return left_sets
+
+
+def _add_xgb_tree(
+    builder: TreeBuilder, tr: dict[str, Any], k: int, K: int, n_codes: dict[int, int]
+) -> None:
+    """Add the dumped tree ``tr``, contributing to output ``k`` of ``K``, to ``builder``."""
+    left = np.asarray(tr["left_children"], dtype=np.int64)
+    right = np.asarray(tr["right_children"], dtype=np.int64)
+    cond = np.asarray(tr["split_conditions"], dtype=np.float32).astype(float)
+    col = np.asarray(tr["split_indices"], dtype=np.int64)
+    leaf = left < 0
+    le = np.array(
+        [next_down(c, "float32") if not lf else np.nan for c, lf in zip(cond, leaf, strict=True)]
+    )
+    val = np.zeros((left.shape[0], K))
+    val[:, k] = np.where(leaf, cond, 0.0)
+    builder.add(
+        np.where(leaf, -1, left),
+        np.where(leaf, -1, right),
+        col,
+        le,
+        val,
+        output=k,
+        left_sets=_xgb_left_sets(tr, n_codes),
+    )
 
 
 def compile_lgbm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsemble, DecisionRule]:
-    """LGBMClassifier (gbdt / goss / rf with numerical splits), binary / multiclass / multiclassova."""
+    """LGBMClassifier (gbdt / goss / rf with numerical splits), binary / multiclass /
+    multiclassova."""
     d = est.booster_.dump_model()
     obj = str(d.get("objective", "")).split(" ")[0]
     n_classes = len(est.classes_)
@@ -205,7 +222,8 @@ def _flatten_lgbm(
 def native_category_codes(
     est: Any, cols: list[XColumn], schema: Schema, space: InputSpace
 ) -> list[XColumn]:
-    """Columns an XGBoost / LightGBM model reads as pandas categories -> the model's category codes."""
+    """Columns an XGBoost / LightGBM model reads as pandas categories -> the model's
+    category codes."""
     cats = native_categories(est)
     if not cats:
         return cols
@@ -216,17 +234,59 @@ def native_category_codes(
         f = schema[col.feature]
         if col.base != RAW or f.is_numeric:
             raise UnsupportedModelError(
-                f"{name} reads input column {j} ('{col.name}') as a categorical, but it is not a raw "
-                "categorical / ordinal feature of the schema; declare the feature categorical or ordinal."
+                f"{name} reads input column {j} ('{col.name}') as a categorical, but it is not a "
+                "raw categorical / ordinal feature of the schema; declare the feature categorical "
+                "or ordinal."
             )
         pos = {c: k for k, c in enumerate(model_cats)}
         unknown = [c for c in f.categories or () if c not in pos]
         if unknown:
             raise ValidationError(
-                f"Feature '{f.name}': categories {unknown[:5]} of the schema are unknown to the {name} "
-                "model (it was fitted without them). Restrict the schema's categories, or fit the model on "
-                "pandas categoricals holding every category (pd.Categorical(..., categories=schema levels))."
+                f"Feature '{f.name}': categories {unknown[:5]} of the schema are unknown to the "
+                f"{name} model (it was fitted without them). Restrict the schema's categories, or "
+                "fit the model on pandas categoricals holding every category (pd.Categorical(..., "
+                "categories=schema levels))."
             )
         codes = np.array([float(pos[c]) for c in f.categories or ()])
         out[j] = table_column(col.name, space, col.feature, codes)
     return out
+
+
+class _BoosterFrontEnd(FrontEnd):
+    """What XGBoost and LightGBM share: tree ensembles reading native category codes."""
+
+    trees = True
+
+    def inputs(
+        self, est: Any, cols: list[XColumn], schema: Schema, space: InputSpace
+    ) -> list[XColumn]:
+        return native_category_codes(est, cols, schema, space)
+
+
+@register_front_end
+class XGBoostFrontEnd(_BoosterFrontEnd):
+    """``XGBClassifier``: :func:`compile_xgb`; it misreads sparse input (``dense_input``)."""
+
+    name = "xgboost"
+    estimators = ("xgboost:XGBClassifier",)
+    supported = ("XGBClassifier",)
+    dense_input = True
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_xgb(est, affine, margin)
+
+
+@register_front_end
+class LightGBMFrontEnd(_BoosterFrontEnd):
+    """``LGBMClassifier``: :func:`compile_lgbm`."""
+
+    name = "lightgbm"
+    estimators = ("lightgbm:LGBMClassifier",)
+    supported = ("LGBMClassifier",)
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_lgbm(est, affine, margin)

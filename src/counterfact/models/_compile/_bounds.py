@@ -14,16 +14,10 @@ import numpy as np
 
 from ...exceptions import ValidationError
 from ._columns import split_at_table
-from ._ir import MLP, CompiledModel, Linear, StepMLP, TreeEnsemble
+from ._interval import widen
+from ._ir import CompiledModel
 
 __all__ = ["IntervalBounds", "interval_bounds"]
-
-_SLACK = 1e-9
-
-
-def _widen(lo: np.ndarray, hi: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Outward rounding: intervals stay valid under float error."""
-    return lo - _SLACK * (1.0 + np.abs(lo)), hi + _SLACK * (1.0 + np.abs(hi))
 
 
 @dataclass(frozen=True)
@@ -75,7 +69,8 @@ def _box(compiled: CompiledModel, lo: Any, hi: Any) -> tuple[np.ndarray, np.ndar
     H = np.asarray(hi, dtype=float).reshape(-1)
     if L.shape != (space.n,) or H.shape != (space.n,):
         raise ValidationError(
-            f"lo and hi must have one entry per raw variable ({space.n}); got {L.shape} and {H.shape}."
+            f"lo and hi must have one entry per raw variable ({space.n}); got {L.shape} and "
+            f"{H.shape}."
         )
     return L, H
 
@@ -107,7 +102,7 @@ def _x_bounds(
         vl, vh = vl + col.base_const, vh + col.base_const
         a, b = col.scale * vl + col.offset, col.scale * vh + col.offset
         xl[j], xh[j] = min(a, b), max(a, b)
-    return _widen(xl, xh)
+    return widen(xl, xh)
 
 
 def _nonaffine_bounds(col: Any, blk: Any, lo: float, hi: float) -> tuple[float, float]:
@@ -138,13 +133,6 @@ def _nonaffine_bounds(col: Any, blk: Any, lo: float, hi: float) -> tuple[float, 
     return float(np.min(v)), float(np.max(v))
 
 
-def _affine_bounds(
-    W: np.ndarray, b: np.ndarray, lo: np.ndarray, hi: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    Wp, Wn = np.maximum(W, 0), np.minimum(W, 0)
-    return _widen(Wp @ lo + Wn @ hi + b, Wp @ hi + Wn @ lo + b)
-
-
 def interval_bounds(compiled: CompiledModel, lo: Any = None, hi: Any = None) -> IntervalBounds:
     """Interval bound propagation through a compiled model.
 
@@ -163,52 +151,10 @@ def interval_bounds(compiled: CompiledModel, lo: Any = None, hi: Any = None) -> 
     -------
     IntervalBounds
         Valid (slightly widened) bounds of ``x``, of every MLP layer, and of the
-        outputs; use them for big-M constants and to fix stable ReLUs.
+        outputs (the estimator node's :meth:`~._ir.EstimatorNode.output_bounds`);
+        use them for big-M constants and to fix stable ReLUs.
     """
     L, H = _box(compiled, lo, hi)
     xl, xh = _x_bounds(compiled, L, H)
-    est = compiled.estimator
-    pre: list[tuple[np.ndarray, np.ndarray]] = []
-    post: list[tuple[np.ndarray, np.ndarray]] = []
-    if isinstance(est, Linear):
-        yl, yh = _affine_bounds(est.W, est.b, xl, xh)
-    elif isinstance(est, MLP | StepMLP):
-        yl, yh = _network_bounds(est, xl, xh, pre, post)
-    else:
-        yl, yh = _tree_bounds(est)
-    return IntervalBounds(xl, xh, tuple(pre), tuple(post), yl, yh)
-
-
-def _network_bounds(
-    est: MLP | StepMLP,
-    xl: np.ndarray,
-    xh: np.ndarray,
-    pre: list[tuple[np.ndarray, np.ndarray]],
-    post: list[tuple[np.ndarray, np.ndarray]],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Bounds of every layer of a network (appended to ``pre`` / ``post``); a
-    :class:`StepMLP` adds its steps' bounds to the first layer's pre-activation."""
-    layers = est.net.layers if isinstance(est, StepMLP) else est.layers
-    hl, hh = xl, xh
-    for k, layer in enumerate(layers):
-        pl, ph = _affine_bounds(layer.W, layer.b, hl, hh)
-        if k == 0 and isinstance(est, StepMLP):
-            sl, sh = _tree_bounds(est.steps)
-            pl, ph = pl + sl, ph + sh
-        pre.append((pl, ph))
-        if layer.activation == "relu":
-            hl, hh = np.maximum(pl, 0), np.maximum(ph, 0)
-        else:
-            hl, hh = pl, ph
-        post.append((hl, hh))
-    return hl, hh
-
-
-def _tree_bounds(est: TreeEnsemble) -> tuple[np.ndarray, np.ndarray]:
-    lo = np.zeros(est.n_outputs)
-    hi = np.zeros(est.n_outputs)
-    for tree in est.trees:
-        leaf = tree.left < 0
-        lo += tree.value[leaf].min(axis=0)
-        hi += tree.value[leaf].max(axis=0)
-    return _widen(est.base + lo / est.divisor, est.base + hi / est.divisor)
+    pre, post, (yl, yh) = compiled.estimator.output_bounds(xl, xh)
+    return IntervalBounds(xl, xh, pre, post, yl, yh)

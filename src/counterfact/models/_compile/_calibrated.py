@@ -17,7 +17,8 @@ calibrated models: a non-monotone combination of several scores, rejected
 with a message naming ``ensemble=False``.
 
 The base model is compiled by the dispatcher, which :func:`compile_calibrated`
-receives as an argument (it does not import it); this module imports the IR,
+receives as an argument (it does not import it; :class:`CalibratedFrontEnd` is
+its wrapper front end); this module imports the IR, the registry,
 :mod:`._bounds` and the tree helpers of :mod:`._splits`.
 """
 
@@ -33,10 +34,11 @@ from scipy.special import expit
 
 from ...exceptions import UnsupportedModelError
 from ._bounds import interval_bounds
+from ._frontend import WrapperFrontEnd, register_front_end
 from ._ir import MLP, CompiledModel, DecisionRule, Dense, Linear, Tree, TreeEnsemble
 from ._splits import float_key, float_unkey, tree_leaves
 
-__all__ = ["compile_calibrated", "unfreeze"]
+__all__ = ["CalibratedFrontEnd", "compile_calibrated", "unfreeze"]
 
 
 def unfreeze(est: Any) -> Any:
@@ -51,32 +53,34 @@ def calibrated_parts(cal: Any, where: str) -> Any:
     ccs = list(getattr(cal, "calibrated_classifiers_", []))
     if len(ccs) != 1:
         raise UnsupportedModelError(
-            f"CalibratedClassifierCV at {where} averages {len(ccs)} calibrated models (ensemble=True, the "
-            "default): the average of several calibrated scores is not a threshold on one score, so the "
-            "exact methods cannot encode it. Refit with CalibratedClassifierCV(..., ensemble=False), or "
-            "calibrate a fitted model wrapped in sklearn.frozen.FrozenEstimator."
+            f"CalibratedClassifierCV at {where} averages {len(ccs)} calibrated models "
+            "(ensemble=True, the default): the average of several calibrated scores is not a "
+            "threshold on one score, so the exact methods cannot encode it. Refit with "
+            "CalibratedClassifierCV(..., ensemble=False), or calibrate a fitted model wrapped in "
+            "sklearn.frozen.FrozenEstimator."
         )
     method = getattr(cal, "method", "sigmoid")
     if method not in ("sigmoid", "isotonic"):
         raise UnsupportedModelError(
-            f"CalibratedClassifierCV(method={method!r}) at {where} is not supported; use method='sigmoid' "
-            "or 'isotonic'."
+            f"CalibratedClassifierCV(method={method!r}) at {where} is not supported; use "
+            "method='sigmoid' or 'isotonic'."
         )
     if len(cal.classes_) != 2:
         raise UnsupportedModelError(
-            f"CalibratedClassifierCV at {where} with {len(cal.classes_)} classes normalises several "
-            "calibrated scores (not piecewise linear); only binary calibrated models are supported."
+            f"CalibratedClassifierCV at {where} with {len(cal.classes_)} classes normalises "
+            "several calibrated scores (not piecewise linear); only binary calibrated models are "
+            "supported."
         )
     return ccs[0]
 
 
-def _score_fn(base: Any, est_name: str, n_outputs: int) -> tuple[int, Any]:
+def _score_fn(base: Any, front_end: str, n_outputs: int) -> tuple[int, Any]:
     """``(output index, y_k -> the base score as scikit-learn computes it)``."""
     if hasattr(base, "decision_function"):
         return 0, lambda y: y
     if n_outputs == 2:  # forests / trees: predict_proba[:, 1] is the mean probability output
         return 1, lambda y: y
-    if est_name == "XGBClassifier":  # XGBoost computes its sigmoid in float32
+    if front_end == "xgboost":  # XGBoost computes its sigmoid in float32
 
         def sigmoid32(y: np.ndarray) -> np.ndarray:
             y32 = np.asarray(y, dtype=np.float32)
@@ -98,7 +102,8 @@ def _class1(cc: Any, score: Any, y: np.ndarray) -> np.ndarray:
 
 
 def _boundary(pred: Any, lo: float, hi: float, target: bool) -> float:
-    """Largest float in ``[lo, hi]`` with ``pred == target`` (``pred(lo) == target``, ``pred(hi) != target``)."""
+    """Largest float in ``[lo, hi]`` with ``pred == target`` (``pred(lo) == target``,
+    ``pred(hi) != target``)."""
     klo, khi = int(float_key(np.array([lo]))[0]), int(float_key(np.array([hi]))[0])
     while khi > klo + 1:
         mid = klo // 2 + khi // 2 + (klo % 2 + khi % 2) // 2
@@ -172,12 +177,25 @@ def compile_calibrated(
     base = unfreeze(cc.estimator)
     inner = compile_inner(base, "the calibrated model's ")
     est = inner.estimator
-    k, score = _score_fn(base, inner.estimator_class, inner.n_outputs)
+    k, score = _score_fn(base, inner.front_end, inner.n_outputs)
     if inner.n_outputs > 2 or (inner.n_outputs == 2 and not isinstance(est, TreeEnsemble)):
         raise UnsupportedModelError(
-            f"CalibratedClassifierCV at {where}: its base model's score is not one output of the compiled "
-            "model; only binary base models are supported."
+            f"CalibratedClassifierCV at {where}: its base model's score is not one output of the "
+            "compiled model; only binary base models are supported."
         )
+    M, v = _threshold(cc, score, inner, k, where)
+    folded = _fold(est, M, v)
+    rule = DecisionRule("threshold", 2, 1, margin)
+    return replace(
+        inner, estimator=folded, rule=rule, source=f"CalibratedClassifierCV({inner.source})"
+    )
+
+
+def _threshold(
+    cc: Any, score: Any, inner: CompiledModel, k: int, where: str
+) -> tuple[np.ndarray, np.ndarray]:
+    """``(M, v)``: the calibrated decision "class 1" as ``M @ y + v > 0`` on the outputs
+    of the compiled base model ``inner`` (its score is output ``k``)."""
     b = interval_bounds(inner)
     lo = float(b.y_lo[k]) - 1.0 - 1e-6 * abs(float(b.y_lo[k]))
     hi = float(b.y_hi[k]) + 1.0 + 1e-6 * abs(float(b.y_hi[k]))
@@ -185,10 +203,8 @@ def compile_calibrated(
     def pred(y: np.ndarray) -> np.ndarray:
         return _class1(cc, score, y)
 
-    grid = np.linspace(lo, hi, 4001)
-    g = pred(grid)
-    n_out = inner.n_outputs
-    M = np.zeros((1, n_out))
+    g = pred(np.linspace(lo, hi, 4001))
+    M = np.zeros((1, inner.n_outputs))
     v = np.zeros(1)
     if g.all() or not g.any():
         v[0] = 1.0 if g[0] else -1.0  # the same class everywhere on the domain
@@ -200,10 +216,25 @@ def compile_calibrated(
         M[0, k], v[0] = -1.0, -s
     else:
         raise UnsupportedModelError(
-            f"CalibratedClassifierCV at {where}: the calibrated decision is not monotone in the base score."
+            f"CalibratedClassifierCV at {where}: the calibrated decision is not monotone in the "
+            "base score."
         )
-    folded = _fold(est, M, v)
-    rule = DecisionRule("threshold", 2, 1, margin)
-    return replace(
-        inner, estimator=folded, rule=rule, source=f"CalibratedClassifierCV({inner.source})"
-    )
+    return M, v
+
+
+@register_front_end
+class CalibratedFrontEnd(WrapperFrontEnd):
+    """``CalibratedClassifierCV``: :func:`compile_calibrated`."""
+
+    name = "sklearn-calibrated"
+    estimators = ("sklearn.calibration:CalibratedClassifierCV",)
+    supported = ("CalibratedClassifierCV(method='sigmoid'|'isotonic', ensemble=False), binary",)
+
+    def compile_wrapper(
+        self,
+        est: Any,
+        margin: float,
+        where: str,
+        compile_inner: Callable[[Any, str], CompiledModel],
+    ) -> CompiledModel:
+        return compile_calibrated(est, margin, where, compile_inner)

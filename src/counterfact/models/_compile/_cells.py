@@ -14,11 +14,12 @@ domain:
 
 :class:`Cells` holds such a partition and the x-column the trees split on (the
 raw value, the rank, or the category index: :func:`split_column`;
-:func:`with_split_columns` appends them to an :class:`AffineMap`).  :func:`add_step_tree` adds the tree of a step
-function of one or two features, given its value on every cell (or pair of
-cells), to a :class:`._splits.TreeBuilder`: a balanced tree over the runs of
-equal values (threshold splits between runs of a numeric or ordinal feature,
-set-valued splits on the category index of a categorical one).  A raw value
+:func:`with_split_columns` appends them to an :class:`AffineMap`).
+:func:`add_step_tree` adds the tree of a step function of one or two features,
+given its value on every cell (or pair of cells), to a
+:class:`._splits.TreeBuilder`: a balanced tree over the runs of equal values
+(threshold splits between runs of a numeric or ordinal feature, set-valued
+splits on the category index of a categorical one).  A raw value
 reaches the leaf of its cell, so the tree is the step function exactly.
 :func:`step_cuts` gives the raw cuts of a non-affine column (a bin indicator,
 a bin code, a table over bins) by bisection on the column itself.
@@ -89,7 +90,8 @@ class Cells:
         return int(self.points.shape[0])
 
     def raw_values(self, categories: Sequence[Any] | None) -> list[Any]:
-        """The point of every cell as a raw DataFrame holds it (categories for discrete features)."""
+        """The point of every cell as a raw DataFrame holds it (categories for discrete
+        features)."""
         if self.kind == "numeric":
             return [float(v) for v in self.points]
         return [categories[int(i)] for i in self.points]  # type: ignore[index]

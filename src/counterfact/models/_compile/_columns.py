@@ -71,7 +71,8 @@ class ElementFn:
 
 
 def apply_op(v: np.ndarray, op: str, a: Any) -> np.ndarray:
-    """One operation of ``XColumn.ops`` on base values ``v`` (float64, modified in place when affine)."""
+    """One operation of ``XColumn.ops`` on base values ``v`` (float64, modified in place
+    when affine)."""
     if op == "sub":
         v -= a
     elif op == "div":

@@ -4,20 +4,19 @@ It unwraps the model (a :class:`~counterfact.models.ModelAdapter`, the
 relabelling wrapper of :func:`counterfact.models.fit`), takes its pipeline
 apart (:func:`._pre.split_pipeline`), folds the preprocessing into the IR's
 :class:`AffineMap` (:mod:`._pre`) and compiles the final estimator with the
-front end its class selects in :data:`FRONT_ENDS` (exact class names; a
-family of classes by a base class in :data:`FAMILY_FRONT_ENDS`).  Models that
-wrap one inner model (:data:`WRAPPERS`: ``CalibratedClassifierCV``) are
-compiled by a front end that receives the dispatcher as a callable.  Tables
-are keyed by class name, so that looking a model up never imports XGBoost or
-LightGBM.
+front end the registry gives its class (:func:`._frontend.front_end_for`,
+walking the class's MRO).  Models that wrap one inner model
+(``CalibratedClassifierCV``, optbinning's ``Scorecard``) have a
+:class:`~._frontend.WrapperFrontEnd`, which receives the dispatcher as a
+callable.  The front-end modules register their front ends when imported:
+this module imports them all.
 
 This is the top of the compiler: no other module of it imports this one.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -27,108 +26,26 @@ from ...exceptions import UnsupportedModelError, ValidationError
 from ...schema import Schema
 from .._adapter import ModelAdapter, booster_category_frame
 from .._fit import _Relabelled
-from ._boosters import compile_lgbm, compile_xgb, native_category_codes
-from ._calibrated import compile_calibrated, unfreeze
-from ._ebm import compile_ebm, ebm_inputs
-from ._ir import MLP, AffineMap, CompiledModel, DecisionRule, Estimator, InputSpace, Linear, XColumn
-from ._optbinning import compile_scorecard
+
+# the front-end modules: importing one registers its front ends
+from . import _boosters, _calibrated, _ebm, _optbinning, _sk_linear, _sk_trees  # noqa: F401
+from ._calibrated import unfreeze
+from ._frontend import FrontEnd, WrapperFrontEnd, front_end_for, supported_estimators
+from ._ir import MLP, CompiledModel, InputSpace, Linear
 from ._pre import apply_transformer, build_affine, input_columns, sparse_output, split_pipeline
-from ._sk_linear import compile_linear_mixin, compile_mlp, compile_svc
-from ._sk_trees import compile_forest, compile_gb, compile_hgb
 from ._splits import with_code_columns
 from ._steps import compile_nonaffine
 from ._support import SUPPORTED_TRANSFORMERS
 
 __all__ = [
-    "FAMILY_FRONT_ENDS",
-    "FRONT_ENDS",
     "SUPPORTED_ESTIMATORS",
-    "WRAPPERS",
-    "FrontEnd",
     "compile_model",
     "native_category_frame",
     "raw_thresholds",
 ]
 
-SUPPORTED_ESTIMATORS = (
-    "LogisticRegression",
-    "LinearSVC",
-    "SVC(kernel='linear')",
-    "MLPClassifier(activation='relu')",
-    "DecisionTreeClassifier",
-    "RandomForestClassifier",
-    "ExtraTreesClassifier",
-    "GradientBoostingClassifier",
-    "HistGradientBoostingClassifier",
-    "XGBClassifier",
-    "LGBMClassifier",
-    "ExplainableBoostingClassifier (interpret), binary",
-    "CalibratedClassifierCV(method='sigmoid'|'isotonic', ensemble=False), binary",
-    "Scorecard (optbinning) around any of these",
-)
-
-
-@dataclass(frozen=True)
-class FrontEnd:
-    """An entry of the dispatch table: how to compile one estimator class.
-
-    Attributes
-    ----------
-    build : callable
-        The front end: ``build(est, affine, margin) -> (estimator node, DecisionRule)``.
-    trees : bool
-        A tree model: the numeric table columns of the preprocessing get code
-        columns, which its splits on them are rewritten over
-        (:func:`._splits.with_code_columns`).
-    inputs : callable or None
-        ``inputs(est, cols, schema, space) -> cols``: the columns the estimator
-        receives, as it reads them (native categorical codes), before the
-        preprocessing is folded.
-    dense_input : bool
-        The estimator misreads a sparse matrix (XGBoost takes the zeros it does
-        not store for missing values), so sparse preprocessing output is refused.
-    """
-
-    build: Callable[[Any, AffineMap, float], tuple[Estimator, DecisionRule]]
-    trees: bool = False
-    inputs: Callable[[Any, list[XColumn], Schema, InputSpace], list[XColumn]] | None = None
-    dense_input: bool = False
-
-
-_FOREST = FrontEnd(compile_forest, trees=True)
-
-#: estimator class name -> its front end
-FRONT_ENDS: dict[str, FrontEnd] = {
-    "DecisionTreeClassifier": _FOREST,
-    "ExtraTreeClassifier": _FOREST,
-    "RandomForestClassifier": _FOREST,
-    "ExtraTreesClassifier": _FOREST,
-    "GradientBoostingClassifier": FrontEnd(compile_gb, trees=True),
-    "HistGradientBoostingClassifier": FrontEnd(compile_hgb, trees=True),
-    "XGBClassifier": FrontEnd(
-        compile_xgb, trees=True, inputs=native_category_codes, dense_input=True
-    ),
-    "LGBMClassifier": FrontEnd(compile_lgbm, trees=True, inputs=native_category_codes),
-    "SVC": FrontEnd(compile_svc),
-    "NuSVC": FrontEnd(compile_svc),
-    "MLPClassifier": FrontEnd(compile_mlp),
-    "ExplainableBoostingClassifier": FrontEnd(compile_ebm, trees=True, inputs=ebm_inputs),
-}
-
-#: base class name -> the front end of its fitted subclasses not in FRONT_ENDS
-#: (LogisticRegression, LinearSVC, SGDClassifier, RidgeClassifier, Perceptron, ...)
-FAMILY_FRONT_ENDS: dict[str, FrontEnd] = {
-    "LinearClassifierMixin": FrontEnd(compile_linear_mixin),
-}
-
-#: wrapper class name -> its front end ``(wrapper, margin, where, compile_inner) -> CompiledModel``,
-#: given the dispatcher as ``compile_inner(model, where)`` for the model it wraps
-WRAPPERS: dict[
-    str, Callable[[Any, float, str, Callable[[Any, str], CompiledModel]], CompiledModel]
-] = {
-    "CalibratedClassifierCV": compile_calibrated,
-    "Scorecard": compile_scorecard,
-}
+#: what the registered front ends compile (each front end's ``supported``)
+SUPPORTED_ESTIMATORS: tuple[str, ...] = supported_estimators()
 
 
 def _unwrap(model: Any) -> Any:
@@ -141,19 +58,15 @@ def _unwrap(model: Any) -> Any:
 
 
 def _front_end(est: Any) -> FrontEnd:
-    """The dispatch table's entry for the final estimator ``est``."""
-    name = type(est).__name__
-    entry = FRONT_ENDS.get(name)
-    if entry is None and hasattr(est, "coef_"):
-        bases = (c.__name__ for c in type(est).__mro__)
-        entry = next((FAMILY_FRONT_ENDS[b] for b in bases if b in FAMILY_FRONT_ENDS), None)
+    """The registered front end of the final estimator ``est``."""
+    entry = front_end_for(type(est))
     if entry is None:
         raise UnsupportedModelError(
-            f"The model compiler does not support the estimator {name} (the model's final step). Supported: "
-            f"{', '.join(SUPPORTED_ESTIMATORS)} (binary and multi-class), inside a scikit-learn "
-            "Pipeline whose preprocessing uses "
-            f"{', '.join(SUPPORTED_TRANSFORMERS)}. Use a model-agnostic method (e.g. cf.UFCE, cf.MDPSO, "
-            "cf.NearestObservable) for other models."
+            f"The model compiler does not support the estimator {type(est).__name__} (the "
+            f"model's final step). Supported: {', '.join(supported_estimators())} (binary and "
+            "multi-class), inside a scikit-learn Pipeline whose preprocessing uses "
+            f"{', '.join(SUPPORTED_TRANSFORMERS)}. Use a model-agnostic method (e.g. cf.UFCE, "
+            "cf.MDPSO, cf.NearestObservable) for other models."
         )
     return entry
 
@@ -185,14 +98,41 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         If an element of the model (estimator or transformer) is not supported;
         the message names it, its position in the pipeline and what is supported.
     """
+    _check_arguments(schema, margin)
+    margin = float(margin)
+    est, pre = split_pipeline(_unwrap(model))
+    classes = _model_classes(model, est)
+    if not hasattr(est, "fit") or not hasattr(est, "predict"):
+        raise UnsupportedModelError(f"{type(est).__name__} is not a fitted estimator.")
+    est = unfreeze(est)
+    entry = _front_end(est)
+    if not isinstance(entry, WrapperFrontEnd):
+        compiled = _compile_estimator(est, pre, schema, margin, classes)
+        return _checked_classes(compiled, classes)
+    where = "the final step" if pre else "the top level"
+    inner = partial(
+        _compile_inner,
+        pre=pre,
+        schema=schema,
+        margin=margin,
+        classes=np.asarray(getattr(est, "classes_", classes)),
+    )
+    return _checked_classes(entry.compile_wrapper(est, margin, where, inner), classes)
+
+
+def _check_arguments(schema: Any, margin: Any) -> None:
+    """The errors for a schema that is no :class:`Schema` and a bad ``margin``."""
     if not isinstance(schema, Schema):
         raise ValidationError(
             f"compile_model needs a counterfact Schema. Got {type(schema).__name__}."
         )
     if not (isinstance(margin, int | float) and np.isfinite(margin) and margin >= 0):
         raise ValidationError(f"margin must be a finite number >= 0. Got {margin!r}.")
+
+
+def _model_classes(model: Any, est: Any) -> np.ndarray:
+    """The class labels of ``model`` (whose final estimator is ``est``)."""
     classes = getattr(model, "classes_", None)
-    est, pre = split_pipeline(_unwrap(model))
     if classes is None:
         classes = getattr(est, "classes_", None)
     if classes is None:  # a wrapper that keeps its fitted classifier (optbinning's Scorecard)
@@ -201,24 +141,7 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         raise UnsupportedModelError(
             f"{type(model).__name__} has no classes_: the model compiler needs a fitted classifier."
         )
-    if not hasattr(est, "fit") or not hasattr(est, "predict"):
-        raise UnsupportedModelError(f"{type(est).__name__} is not a fitted estimator.")
-    classes = np.asarray(classes)
-    est = unfreeze(est)
-    wrapper = WRAPPERS.get(type(est).__name__)
-    if wrapper is None:
-        compiled = _compile_estimator(est, pre, schema, float(margin), classes)
-    else:
-        where = "the final step" if pre else "the top level"
-        inner = partial(
-            _compile_inner,
-            pre=pre,
-            schema=schema,
-            margin=float(margin),
-            classes=np.asarray(getattr(est, "classes_", classes)),
-        )
-        compiled = wrapper(est, float(margin), where, inner)
-    return _checked_classes(compiled, classes)
+    return np.asarray(classes)
 
 
 def _compile_inner(
@@ -239,7 +162,8 @@ def _compile_inner(
 def _checked_classes(compiled: CompiledModel, classes: np.ndarray) -> CompiledModel:
     if len(classes) != compiled.rule.n_classes:
         raise UnsupportedModelError(
-            f"The model exposes {len(classes)} classes but its estimator decides among {compiled.rule.n_classes}."
+            f"The model exposes {len(classes)} classes but its estimator decides among "
+            f"{compiled.rule.n_classes}."
         )
     if compiled.classes is not classes:
         compiled = replace(compiled, classes=classes)
@@ -252,14 +176,39 @@ def _compile_estimator(
     """The final estimator ``est`` after the preprocessing steps ``pre``, through its front end."""
     name = type(est).__name__
     entry = _front_end(est)
+    if isinstance(entry, WrapperFrontEnd):
+        raise UnsupportedModelError(
+            f"The model compiler does not support {name} inside another wrapper; compile "
+            "the model it wraps, or wrap a supported estimator once."
+        )
     space = InputSpace.from_schema(schema)
-    first = pre[0][1] if pre else est
-    cols = input_columns(first, schema, space)
+    affine = _affine_map(est, entry, pre, schema, space)
+    estimator, rule = entry.compile(est, affine, margin)
+    if isinstance(estimator, Linear | MLP) and not all(c.is_affine for c in affine.columns):
+        affine, estimator = compile_nonaffine(affine, estimator, name)
+    return CompiledModel(
+        inputs=space,
+        affine=affine,
+        estimator=estimator,
+        rule=rule,
+        classes=np.asarray(classes),
+        schema=schema,
+        source=" -> ".join([type(s).__name__ for _, s in pre] + [name]),
+        estimator_class=name,
+        front_end=entry.name,
+    )
+
+
+def _affine_map(
+    est: Any, entry: FrontEnd, pre: list[tuple[str, Any]], schema: Schema, space: InputSpace
+) -> Any:
+    """The preprocessing ``pre`` folded into the :class:`AffineMap` of the columns
+    ``est`` reads (as its front end ``entry`` declares them)."""
+    name = type(est).__name__
+    cols = input_columns(pre[0][1] if pre else est, schema, space)
     for where, step in pre:
         cols = apply_transformer(step, cols, schema, space, where)
-    if entry.inputs is not None:
-        cols = entry.inputs(est, cols, schema, space)
-    affine = build_affine(cols, schema, space, name)
+    affine = build_affine(entry.inputs(est, cols, schema, space), schema, space, name)
     n_in = getattr(est, "n_features_in_", None)
     if n_in is not None and int(n_in) != affine.n_x:
         raise UnsupportedModelError(
@@ -268,27 +217,12 @@ def _compile_estimator(
         )
     if entry.dense_input and pre and sparse_output(pre[-1][1]):
         raise UnsupportedModelError(
-            f"{name} receives a sparse matrix from {pre[-1][0]}: it treats the zeros a sparse input does "
-            "not store as missing values, which the model compiler does not encode. Make the "
-            "preprocessing output dense (ColumnTransformer(sparse_threshold=0), "
+            f"{name} receives a sparse matrix from {pre[-1][0]}: it treats the zeros a sparse "
+            "input does not store as missing values, which the model compiler does not encode. "
+            "Make the preprocessing output dense (ColumnTransformer(sparse_threshold=0), "
             "OneHotEncoder(sparse_output=False))."
         )
-    if entry.trees:
-        affine = with_code_columns(affine)
-    estimator, rule = entry.build(est, affine, margin)
-    if isinstance(estimator, Linear | MLP) and not all(c.is_affine for c in affine.columns):
-        affine, estimator = compile_nonaffine(affine, estimator, name)
-    source = " -> ".join([type(s).__name__ for _, s in pre] + [name])
-    return CompiledModel(
-        inputs=space,
-        affine=affine,
-        estimator=estimator,
-        rule=rule,
-        classes=np.asarray(classes),
-        schema=schema,
-        source=source,
-        estimator_class=name,
-    )
+    return with_code_columns(affine) if entry.trees else affine
 
 
 def native_category_frame(model: Any, X: Any) -> Any:

@@ -17,8 +17,9 @@ and integer features the EBM typed as nominal come out as interpret computes
 them.  Binary classification (logit link) and terms of at most two features.
 
 The estimator input columns (:func:`ebm_inputs`) are the raw value, rank or
-category index of each feature, which the trees split on.  It imports the IR,
-:mod:`._cells`, :mod:`._splits`, :mod:`._support` and :mod:`._xcolumns`.
+category index of each feature, which the trees split on; :class:`EBMFrontEnd`
+registers both.  It imports the IR, the registry, :mod:`._cells`, :mod:`._splits`,
+:mod:`._support` and :mod:`._xcolumns`.
 """
 
 from __future__ import annotations
@@ -32,11 +33,12 @@ import pandas as pd
 from ...exceptions import UnsupportedModelError
 from ...schema import Schema
 from ._cells import Cells, add_step_tree, constant_value, feature_cells, split_column
+from ._frontend import FrontEnd, register_front_end
 from ._ir import AffineMap, DecisionRule, InputSpace, RawBlock, TreeEnsemble, XColumn
 from ._splits import TreeBuilder
 from ._xcolumns import RAW
 
-__all__ = ["compile_ebm", "ebm_inputs"]
+__all__ = ["EBMFrontEnd", "compile_ebm", "ebm_inputs"]
 
 #: the most rows one term is evaluated on (cells of a pair's two features multiplied)
 MAX_TERM_CELLS = 250_000
@@ -55,8 +57,8 @@ def ebm_inputs(est: Any, cols: list[XColumn], schema: Schema, space: InputSpace)
     for col in cols:
         if col.base != RAW:
             raise _refuse(
-                f"fitted on the raw columns only (it receives '{col.name}' after preprocessing); fit it on "
-                "the DataFrame of the schema's features"
+                f"fitted on the raw columns only (it receives '{col.name}' after preprocessing); "
+                "fit it on the DataFrame of the schema's features"
             )
         out.append(split_column(space.block(col.feature), name=col.feature))
     return out
@@ -71,7 +73,8 @@ def _cells(est: Any, blk: RawBlock, i: int, column: int, order: int) -> Cells:
     if isinstance(bins, dict):  # a number the EBM typed as nominal: one cell per value
         if blk.kind == "real" or blk.upper - blk.lower >= MAX_TERM_CELLS:
             raise _refuse(
-                f"with the numeric feature '{blk.name}' typed as nominal only on small integer domains"
+                f"with the numeric feature '{blk.name}' typed as nominal only on small integer "
+                "domains"
             )
         return feature_cells(blk, column, np.arange(blk.lower, blk.upper))
     # left of cut c iff z < c: the largest value going left is the float below c
@@ -125,8 +128,8 @@ def _check_cuts(probe: _Probe, t: int, cells: Cells, table: np.ndarray) -> None:
     got = probe.term(t, [cells], [[float(v) for v in above]])
     if not np.array_equal(got, table[1:]):
         raise _refuse(
-            f"whose binning puts a value equal to a cut point in the upper bin; feature '{cells.feature}' does "
-            "not (an unsupported version of interpret?)"
+            "whose binning puts a value equal to a cut point in the upper bin; feature "
+            f"'{cells.feature}' does not (an unsupported version of interpret?)"
         )
 
 
@@ -161,3 +164,24 @@ def compile_ebm(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
     return builder.build(base, divisor=1.0, aggregation="sum_margin"), DecisionRule(
         "threshold", 2, 1, margin
     )
+
+
+@register_front_end
+class EBMFrontEnd(FrontEnd):
+    """interpret's ``ExplainableBoostingClassifier``: :func:`compile_ebm` over
+    :func:`ebm_inputs`."""
+
+    name = "interpret-ebm"
+    estimators = ("interpret.glassbox:ExplainableBoostingClassifier",)
+    supported = ("ExplainableBoostingClassifier (interpret), binary",)
+    trees = True
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_ebm(est, affine, margin)
+
+    def inputs(
+        self, est: Any, cols: list[XColumn], schema: Schema, space: InputSpace
+    ) -> list[XColumn]:
+        return ebm_inputs(est, cols, schema, space)

@@ -54,8 +54,9 @@ def raw_values(
             raise unsupported(
                 element,
                 where,
-                f"it encodes the integer feature '{feature}', whose domain [{lo}, {hi}] has more than "
-                f"{MAX_INTEGER_VALUES} values; bin it with KBinsDiscretizer or scale it instead",
+                f"it encodes the integer feature '{feature}', whose domain [{lo}, {hi}] has more "
+                f"than {MAX_INTEGER_VALUES} values; bin it with KBinsDiscretizer or scale it "
+                "instead",
             )
         return list(range(lo, hi + 1))
     raise unsupported(
@@ -102,7 +103,8 @@ def _typed(values: list[Any], like: np.ndarray) -> np.ndarray:
 def encode_columns(
     enc: Any, cols: list[XColumn], schema: Schema, space: InputSpace, where: str
 ) -> list[XColumn]:
-    """Output columns of a fitted category encoder (one of :data:`ENCODERS`) fed the raw columns ``cols``."""
+    """Output columns of a fitted category encoder (one of :data:`ENCODERS`) fed the raw
+    columns ``cols``."""
     where = where or "the top of the pipeline"
     element = type(enc).__name__
     counts = _n_outputs(enc)
@@ -119,8 +121,8 @@ def encode_columns(
             raise unsupported(
                 element,
                 where,
-                f"it receives feature '{col.feature}' after a numeric transform; encoders are supported "
-                "on raw columns (optionally through SimpleImputer)",
+                f"it receives feature '{col.feature}' after a numeric transform; encoders are "
+                "supported on raw columns (optionally through SimpleImputer)",
             )
         labels_of.append(raw_values(schema, space, col.feature, element, where))
     # one call: input column i takes its values in its own block of rows, the others a known value
@@ -141,10 +143,11 @@ def encode_columns(
                 known = {_py(c) for c in cats[i]}
                 bad += [(col.feature, v) for v in labels_of[i] if v not in known][:3]
             raise ValidationError(
-                f"The model's {element} ({where}) fails on values of the features' domains {bad[:5]} "
-                "(it was fitted without them and handle_unknown='error'). Restrict the schema's "
-                "categories / bounds to what the encoder knows, or refit it with handle_unknown='ignore' "
-                f"(OneHotEncoder) or 'use_encoded_value' (OrdinalEncoder). scikit-learn said: {exc}"
+                f"The model's {element} ({where}) fails on values of the features' domains "
+                f"{bad[:5]} (it was fitted without them and handle_unknown='error'). Restrict the "
+                "schema's categories / bounds to what the encoder knows, or refit it with "
+                "handle_unknown='ignore' (OneHotEncoder) or 'use_encoded_value' (OrdinalEncoder). "
+                f"scikit-learn said: {exc}"
             ) from None
     T = T.toarray() if hasattr(T, "toarray") else np.asarray(T)
     T = np.asarray(T, dtype=float)

@@ -125,13 +125,14 @@ that build it nor the dispatcher.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal, Protocol
 
 import numpy as np
 import pandas as pd
 
 from ...exceptions import ValidationError
 from ...schema import Schema
+from ._interval import NodeBounds, affine_bounds, network_bounds, widen
 from ._ir_inputs import AffineMap, InputSpace, RawBlock, XColumn
 from ._ir_rules import DecisionRule, OutputCondition
 
@@ -142,6 +143,7 @@ __all__ = [
     "DecisionRule",
     "Dense",
     "Estimator",
+    "EstimatorNode",
     "InputSpace",
     "Leaf",
     "Linear",
@@ -157,6 +159,50 @@ __all__ = [
 # --------------------------------------------------------------------------- estimators
 
 
+class EstimatorNode(Protocol):
+    """What every estimator node declares, for the consumers of the IR that are not
+    solver encoders (those keep one table per solver, keyed by node class:
+    ``tests/models/test_ir_contract.py`` lists every consumer a new node must
+    provide).
+
+    Attributes
+    ----------
+    n_outputs : int
+        Length of the outputs ``y``.
+    has_relu : bool
+        The node computes ReLUs (a MILP encodes it best).
+    outputs_are_probabilities : bool
+        The outputs are the class probabilities themselves (forests' mean leaf
+        probabilities): the probability link of :mod:`._probability` can be
+        ``"identity"``.
+    tree_splits : tuple of Split
+        The tree splits the node decides by (raw cuts:
+        :meth:`CompiledModel.raw_thresholds`); empty for networks.
+    """
+
+    @property
+    def n_outputs(self) -> int: ...
+
+    @property
+    def has_relu(self) -> bool: ...
+
+    @property
+    def outputs_are_probabilities(self) -> bool: ...
+
+    @property
+    def tree_splits(self) -> tuple[Split, ...]: ...
+
+    def forward(self, X: np.ndarray) -> np.ndarray:
+        """``x`` rows -> ``y`` rows, with the IR's exact semantics."""
+        ...
+
+    def output_bounds(self, lo: np.ndarray, hi: np.ndarray) -> NodeBounds:
+        """Bounds over the input box ``lo <= x <= hi``: ``(pre, post, y)``, with
+        ``pre``/``post`` each network layer's pre-activation and activation (empty
+        for other nodes) and ``y`` the outputs' (valid, slightly widened)."""
+        ...
+
+
 @dataclass(frozen=True, eq=False)
 class Linear:
     """``y = W @ x + b``; ``W``: ``(n_outputs, n_x)``, ``b``: ``(n_outputs,)``."""
@@ -164,12 +210,22 @@ class Linear:
     W: np.ndarray
     b: np.ndarray
 
+    has_relu: ClassVar[bool] = False
+    outputs_are_probabilities: ClassVar[bool] = False
+
     @property
     def n_outputs(self) -> int:
         return int(self.W.shape[0])
 
+    @property
+    def tree_splits(self) -> tuple[Split, ...]:
+        return ()
+
     def forward(self, X: np.ndarray) -> np.ndarray:
         return X @ self.W.T + self.b
+
+    def output_bounds(self, lo: np.ndarray, hi: np.ndarray) -> NodeBounds:
+        return (), (), affine_bounds(self.W, self.b, lo, hi)
 
 
 @dataclass(frozen=True, eq=False)
@@ -187,9 +243,23 @@ class MLP:
 
     layers: tuple[Dense, ...]
 
+    outputs_are_probabilities: ClassVar[bool] = False
+
     @property
     def n_outputs(self) -> int:
         return int(self.layers[-1].W.shape[0])
+
+    @property
+    def has_relu(self) -> bool:
+        """At least one ReLU layer."""
+        return any(layer.activation == "relu" for layer in self.layers)
+
+    @property
+    def tree_splits(self) -> tuple[Split, ...]:
+        return ()
+
+    def output_bounds(self, lo: np.ndarray, hi: np.ndarray) -> NodeBounds:
+        return network_bounds(self.layers, lo, hi)
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         h = X
@@ -242,7 +312,8 @@ class Split:
 
 @dataclass(frozen=True, eq=False)
 class Leaf:
-    """A tree leaf: ``conditions`` = ((split index, goes_left), ...) along its path; ``value`` its output vector."""
+    """A tree leaf: ``conditions`` = ((split index, goes_left), ...) along its path;
+    ``value`` its output vector."""
 
     node: int
     conditions: tuple[tuple[int, bool], ...]
@@ -293,6 +364,27 @@ class TreeEnsemble:
     divisor: float
     aggregation: Literal["mean_proba", "sum_margin"]
     dtype: Literal["float32", "float64"]
+
+    has_relu: ClassVar[bool] = False
+
+    @property
+    def outputs_are_probabilities(self) -> bool:
+        """Forests: the outputs are the mean leaf class probabilities."""
+        return self.aggregation == "mean_proba"
+
+    @property
+    def tree_splits(self) -> tuple[Split, ...]:
+        return self.splits
+
+    def output_bounds(self, lo: np.ndarray, hi: np.ndarray) -> NodeBounds:
+        """Bounds of the outputs (whatever the input box): every tree's extreme leaves."""
+        low = np.zeros(self.n_outputs)
+        high = np.zeros(self.n_outputs)
+        for tree in self.trees:
+            leaf = tree.left < 0
+            low += tree.value[leaf].min(axis=0)
+            high += tree.value[leaf].max(axis=0)
+        return (), (), widen(self.base + low / self.divisor, self.base + high / self.divisor)
 
     def leaf_index(self, X: np.ndarray) -> np.ndarray:
         """Leaf node reached in every tree, shape ``(n_rows, n_trees)`` (exact semantics)."""
@@ -356,9 +448,21 @@ class StepMLP:
     steps: TreeEnsemble
     net: MLP
 
+    has_relu: ClassVar[bool] = True
+    outputs_are_probabilities: ClassVar[bool] = False
+
     @property
     def n_outputs(self) -> int:
         return self.net.n_outputs
+
+    @property
+    def tree_splits(self) -> tuple[Split, ...]:
+        return self.steps.splits
+
+    def output_bounds(self, lo: np.ndarray, hi: np.ndarray) -> NodeBounds:
+        """The network's bounds, the steps' output bounds added to its first layer."""
+        shift = self.steps.output_bounds(lo, hi)[2]
+        return network_bounds(self.net.layers, lo, hi, shift)
 
     def forward(self, X: np.ndarray) -> np.ndarray:
         first, *rest = self.net.layers
@@ -403,8 +507,11 @@ class CompiledModel:
         What was compiled (for messages).
     estimator_class : str
         The class name of the compiled estimator (``"XGBClassifier"``, ...;
-        the inner estimator of a calibrated one), for choices made per model
-        class.
+        the inner estimator of a calibrated one), for messages.
+    front_end : str
+        The name of the front end that compiled that estimator (``"xgboost"``,
+        ``"sklearn-forest"``, ...: :attr:`._frontend.FrontEnd.name`), for
+        choices made per model family (a solver preferred for it).
     """
 
     inputs: InputSpace
@@ -415,6 +522,7 @@ class CompiledModel:
     schema: Schema
     source: str = ""
     estimator_class: str = ""
+    front_end: str = ""
 
     @property
     def n_outputs(self) -> int:
@@ -427,20 +535,18 @@ class CompiledModel:
 
     @property
     def has_relu(self) -> bool:
-        """Whether the estimator is an MLP with at least one ReLU layer, or a
-        :class:`StepMLP` (both are encoded by the MILP: MACE's MIP oracle)."""
-        if isinstance(self.estimator, StepMLP):
-            return True
-        return isinstance(self.estimator, MLP) and any(
-            layer.activation == "relu" for layer in self.estimator.layers
-        )
+        """Whether the estimator computes ReLUs (:attr:`EstimatorNode.has_relu`: an MLP
+        with at least one ReLU layer, or a :class:`StepMLP`; both are encoded by the
+        MILP: MACE's MIP oracle)."""
+        return bool(self.estimator.has_relu)
 
     def class_index(self, label: Any) -> int:
         """Position of ``label`` in :attr:`classes`."""
         hits = np.flatnonzero(self.classes == label)
         if hits.size == 0:
             raise ValidationError(
-                f"Class {label!r} is not a class of the model; its classes are {self.classes.tolist()}."
+                f"Class {label!r} is not a class of the model; its classes are "
+                f"{self.classes.tolist()}."
             )
         return int(hits[0])
 
@@ -476,11 +582,8 @@ class CompiledModel:
         inside the domain (``lower <= t < upper``) are listed; integer and
         ordinal cuts are integers.  A :class:`StepMLP` lists the cuts of its steps.
         """
-        est = self.estimator.steps if isinstance(self.estimator, StepMLP) else self.estimator
-        if not isinstance(est, TreeEnsemble):
-            return {}
         cuts: dict[str, set[float]] = {}
-        for s in est.splits:
+        for s in self.estimator.tree_splits:
             if s.raw_le is None or not np.isfinite(s.raw_le):
                 continue
             blk = self.inputs.block(s.feature)

@@ -79,7 +79,8 @@ class InputSpace:
         start = 0
         for f in schema.features:
             if f.is_numeric:
-                b = RawBlock(f.name, f.kind, start, 1, float(f.lower), float(f.upper))  # type: ignore[arg-type]
+                lower, upper = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+                b = RawBlock(f.name, f.kind, start, 1, lower, upper)
             elif f.kind == "ordinal":
                 k = len(f.categories)  # type: ignore[arg-type]
                 b = RawBlock(f.name, f.kind, start, 1, 0.0, float(k - 1), f.categories)
@@ -157,11 +158,13 @@ class InputSpace:
             elif b.kind == "integer":
                 cols[b.name] = np.round(v[:, 0]).astype(np.int64)
             elif b.kind == "ordinal":
-                r = np.clip(np.round(v[:, 0]).astype(int), 0, len(b.categories) - 1)  # type: ignore[arg-type]
-                cols[b.name] = pd.Series([b.categories[i] for i in r], dtype=object)  # type: ignore[index]
+                cats = b.categories or ()
+                r = np.clip(np.round(v[:, 0]).astype(int), 0, len(cats) - 1)
+                cols[b.name] = pd.Series([cats[i] for i in r], dtype=object)
             else:
+                cats = b.categories or ()
                 r = np.argmax(v, axis=1)
-                cols[b.name] = pd.Series([b.categories[i] for i in r], dtype=object)  # type: ignore[index]
+                cols[b.name] = pd.Series([cats[i] for i in r], dtype=object)
         return pd.DataFrame(
             {k: (c.to_numpy() if isinstance(c, pd.Series) else c) for k, c in cols.items()}
         )

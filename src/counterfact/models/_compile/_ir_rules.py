@@ -102,8 +102,9 @@ class DecisionRule:
             coef[target] = 1.0
             return OutputCondition(coef=coef, rhs=p, strict=False)
         raise UnsupportedModelError(
-            f"The model's probability is not a linear threshold on its outputs (decision {self.kind!r}, "
-            f"link {self.link or 'unknown'!r}): a probability margin cannot be encoded exactly."
+            "The model's probability is not a linear threshold on its outputs (decision "
+            f"{self.kind!r}, link {self.link or 'unknown'!r}): a probability margin cannot be "
+            "encoded exactly."
         )
 
     def _decision_region(self, target: int) -> tuple[tuple[OutputCondition, ...], ...]:

@@ -43,8 +43,8 @@ from ._ir import MLP, AffineMap, Dense, Linear, XColumn
 from ._ir_inputs import with_op
 
 TREE_MODELS = (
-    "DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier, GradientBoostingClassifier, "
-    "HistGradientBoostingClassifier, XGBClassifier, LGBMClassifier"
+    "DecisionTreeClassifier, RandomForestClassifier, ExtraTreesClassifier, "
+    "GradientBoostingClassifier, HistGradientBoostingClassifier, XGBClassifier, LGBMClassifier"
 )
 
 
@@ -74,10 +74,10 @@ def not_step_function(col: XColumn, kind: str, estimator: str) -> UnsupportedMod
     a real value) in front of a linear model or an MLP."""
     return UnsupportedModelError(
         f"The model compiler supports {_transform_name(col)} on the {kind} feature '{col.feature}' "
-        f"(column '{col.name}') only for tree models ({TREE_MODELS}): in front of {estimator} it is a "
-        "non-linear input the solvers cannot encode exactly (bins are: KBinsDiscretizer, optbinning). "
-        "Drop the transform for this model (scale the feature instead), or use a tree model, or a "
-        "model-agnostic method (cf.UFCE, cf.MDPSO)."
+        f"(column '{col.name}') only for tree models ({TREE_MODELS}): in front of {estimator} it "
+        "is a non-linear input the solvers cannot encode exactly (bins are: KBinsDiscretizer, "
+        "optbinning). Drop the transform for this model (scale the feature instead), or use a "
+        "tree model, or a model-agnostic method (cf.UFCE, cf.MDPSO)."
     )
 
 

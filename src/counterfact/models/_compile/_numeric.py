@@ -51,9 +51,9 @@ def normalize(col: XColumn, space: InputSpace, where: str) -> XColumn:
         vals = col.evaluate(zb)
     if not np.isfinite(vals).all():
         raise ValidationError(
-            f"Feature '{col.feature}': the transform at {where} is not finite on the feature's domain "
-            f"[{blk.lower}, {blk.upper}] (e.g. np.log at 0 or below). Use a transform defined on the whole "
-            "domain (np.log1p), or narrow the schema's bounds."
+            f"Feature '{col.feature}': the transform at {where} is not finite on the feature's "
+            f"domain [{blk.lower}, {blk.upper}] (e.g. np.log at 0 or below). Use a transform "
+            "defined on the whole domain (np.log1p), or narrow the schema's bounds."
         )
     if col.is_affine or blk.kind in ("real", "integer"):
         return col
@@ -220,7 +220,8 @@ def _function(
         raise unsupported(
             f"FunctionTransformer(func={fname})",
             where,
-            f"only func=None and the increasing numpy functions {', '.join('np.' + f for f in MONOTONE_FUNCS)} "
+            "only func=None and the increasing numpy functions "
+            f"{', '.join('np.' + f for f in MONOTONE_FUNCS)} "
             "(without kw_args) are supported",
         )
     fn = ElementFn(f"np.{fname}", func, inverse=_INVERSES.get(fname))

@@ -20,10 +20,11 @@ it transforms to) of the bin the value falls in.
 
 ``Scorecard`` (a ``BinningProcess`` and an estimator, scaled to points) decides
 with its estimator on the binning's transform (``predict_proba``), so it
-compiles as that two-step pipeline (:func:`compile_scorecard`, a wrapper front
-end given the dispatcher).  Piecewise-linear binnings (``OptimalPWBinning``)
-and ``metric="bins"`` are refused.  It imports the IR, :mod:`._columns`,
-:mod:`._encoders`, :mod:`._numeric`, :mod:`._support` and :mod:`._xcolumns`.
+compiles as that two-step pipeline (:func:`compile_scorecard`; its wrapper front
+end :class:`ScorecardFrontEnd` is given the dispatcher).  Piecewise-linear
+binnings (``OptimalPWBinning``) and ``metric="bins"`` are refused.  It imports
+the IR, :mod:`._columns`, :mod:`._encoders`, :mod:`._numeric`, :mod:`._support`
+and :mod:`._xcolumns`.
 """
 
 from __future__ import annotations
@@ -38,13 +39,20 @@ import pandas as pd
 from ...schema import Schema
 from ._columns import ElementFn
 from ._encoders import raw_values
+from ._frontend import WrapperFrontEnd, register_front_end
 from ._ir import CompiledModel, InputSpace, XColumn
 from ._ir_inputs import with_op
 from ._numeric import normalize
 from ._support import unsupported
 from ._xcolumns import RAW, as_number, table_column
 
-__all__ = ["BINNING_TRANSFORMS", "ScorecardBinning", "binning_columns", "compile_scorecard"]
+__all__ = [
+    "BINNING_TRANSFORMS",
+    "ScorecardBinning",
+    "ScorecardFrontEnd",
+    "binning_columns",
+    "compile_scorecard",
+]
 
 
 class ScorecardBinning:
@@ -226,3 +234,21 @@ def compile_scorecard(
     return compile_inner(
         Pipeline([("binning", binning), ("estimator", sc.estimator_)]), "the Scorecard's "
     )
+
+
+@register_front_end
+class ScorecardFrontEnd(WrapperFrontEnd):
+    """optbinning's ``Scorecard``: :func:`compile_scorecard`."""
+
+    name = "optbinning-scorecard"
+    estimators = ("optbinning:Scorecard",)
+    supported = ("Scorecard (optbinning) around any of these",)
+
+    def compile_wrapper(
+        self,
+        est: Any,
+        margin: float,
+        where: str,
+        compile_inner: Callable[[Any, str], CompiledModel],
+    ) -> CompiledModel:
+        return compile_scorecard(est, margin, where, compile_inner)

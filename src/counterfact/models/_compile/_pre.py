@@ -169,9 +169,9 @@ def input_columns(first_step: Any, schema: Schema, space: InputSpace) -> list[XC
         n_in = getattr(first_step, "n_features_in_", None)
         if n_in is not None and int(n_in) != len(names):
             raise ValidationError(
-                f"The model was fitted on {n_in} unnamed columns (a numpy array) but the schema has "
-                f"{len(names)} features; fit it on a DataFrame, or on an array whose columns are the "
-                "schema's features in schema order."
+                f"The model was fitted on {n_in} unnamed columns (a numpy array) but the schema "
+                f"has {len(names)} features; fit it on a DataFrame, or on an array whose columns "
+                "are the schema's features in schema order."
             )
     return [_raw_column(schema, space, str(n)) for n in names]
 

@@ -1,9 +1,10 @@
 """Front ends for linear models (LogisticRegression, LinearSVC, SVC linear, ...) and
 ReLU MLPs (MLPClassifier).
 
-Each has the dispatch table's signature ``(est, affine, margin) -> (estimator
-node, DecisionRule)``; these do not read ``affine`` (their weights act on the
-estimator input ``x`` itself).  They import the IR only.
+Each front end (:class:`LinearFrontEnd`, :class:`SVCFrontEnd`,
+:class:`MLPFrontEnd`) compiles ``(est, affine, margin) -> (estimator node,
+DecisionRule)``; these do not read ``affine`` (their weights act on the
+estimator input ``x`` itself).  They import the IR and the registry only.
 """
 
 from __future__ import annotations
@@ -13,7 +14,17 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import UnsupportedModelError
+from ._frontend import FrontEnd, register_front_end
 from ._ir import MLP, AffineMap, DecisionRule, Dense, Linear
+
+__all__ = [
+    "LinearFrontEnd",
+    "MLPFrontEnd",
+    "SVCFrontEnd",
+    "compile_linear_mixin",
+    "compile_mlp",
+    "compile_svc",
+]
 
 
 def compile_linear_mixin(est: Any, affine: AffineMap, margin: float) -> tuple[Linear, DecisionRule]:
@@ -41,8 +52,8 @@ def compile_svc(est: Any, affine: AffineMap, margin: float) -> tuple[Linear, Dec
     if est.kernel != "linear":
         raise UnsupportedModelError(
             f"{name}(kernel={est.kernel!r}) is not piecewise linear; the model compiler supports "
-            f"{name}(kernel='linear'), LinearSVC and LogisticRegression. Use a model-agnostic method "
-            "(e.g. cf.UFCE, cf.MDPSO) for kernel SVMs."
+            f"{name}(kernel='linear'), LinearSVC and LogisticRegression. Use a model-agnostic "
+            "method (e.g. cf.UFCE, cf.MDPSO) for kernel SVMs."
         )
     n_classes = len(est.classes_)
     W = np.atleast_2d(np.asarray(est.coef_, dtype=float))
@@ -51,8 +62,8 @@ def compile_svc(est: Any, affine: AffineMap, margin: float) -> tuple[Linear, Dec
         return Linear(W=W, b=b), DecisionRule("threshold", 2, 1, margin, positive_on_tie=True)
     if getattr(est, "break_ties", False) and est.decision_function_shape == "ovr":
         raise UnsupportedModelError(
-            f"{name}(break_ties=True) with {n_classes} classes decides by a non-linear transform of "
-            "the votes; use break_ties=False (the default)."
+            f"{name}(break_ties=True) with {n_classes} classes decides by a non-linear transform "
+            "of the votes; use break_ties=False (the default)."
         )
     pairs = tuple((i, j) for i in range(n_classes) for j in range(i + 1, n_classes))
     return Linear(W=W, b=b), DecisionRule("ovo", n_classes, len(pairs), margin, pairs=pairs)
@@ -102,3 +113,43 @@ def _flush_subnormal(a: np.ndarray) -> np.ndarray:
     out = a.copy()
     out[np.abs(out) < np.finfo(float).tiny] = 0.0
     return out
+
+
+@register_front_end
+class LinearFrontEnd(FrontEnd):
+    """Every fitted ``LinearClassifierMixin``: :func:`compile_linear_mixin`."""
+
+    name = "sklearn-linear"
+    estimators = ("sklearn.linear_model._base:LinearClassifierMixin",)
+    supported = ("LogisticRegression", "LinearSVC")
+
+    def compile(self, est: Any, affine: AffineMap, margin: float) -> tuple[Linear, DecisionRule]:
+        if not hasattr(est, "coef_"):
+            raise UnsupportedModelError(
+                f"{type(est).__name__} has no coef_: the model compiler needs a fitted classifier."
+            )
+        return compile_linear_mixin(est, affine, margin)
+
+
+@register_front_end
+class SVCFrontEnd(FrontEnd):
+    """libsvm's ``SVC`` and ``NuSVC`` with a linear kernel: :func:`compile_svc`."""
+
+    name = "sklearn-svc"
+    estimators = ("sklearn.svm:SVC", "sklearn.svm:NuSVC")
+    supported = ("SVC(kernel='linear')", "NuSVC(kernel='linear')")
+
+    def compile(self, est: Any, affine: AffineMap, margin: float) -> tuple[Linear, DecisionRule]:
+        return compile_svc(est, affine, margin)
+
+
+@register_front_end
+class MLPFrontEnd(FrontEnd):
+    """``MLPClassifier`` with ReLU (or identity) activations: :func:`compile_mlp`."""
+
+    name = "sklearn-mlp"
+    estimators = ("sklearn.neural_network:MLPClassifier",)
+    supported = ("MLPClassifier(activation='relu')",)
+
+    def compile(self, est: Any, affine: AffineMap, margin: float) -> tuple[MLP, DecisionRule]:
+        return compile_mlp(est, affine, margin)

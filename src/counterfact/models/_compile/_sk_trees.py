@@ -1,8 +1,10 @@
 """Front ends for scikit-learn tree models: DecisionTree, RandomForest, ExtraTrees,
 GradientBoosting and HistGradientBoosting classifiers.
 
-Each has the dispatch table's signature ``(est, affine, margin) -> (TreeEnsemble,
-DecisionRule)``; they import the IR and the tree helpers of :mod:`._splits` only.
+Each front end (:class:`ForestFrontEnd`, :class:`GBFrontEnd`,
+:class:`HGBFrontEnd`) compiles ``(est, affine, margin) -> (TreeEnsemble,
+DecisionRule)``; they import the IR, the registry and the tree helpers of
+:mod:`._splits` only.
 """
 
 from __future__ import annotations
@@ -12,7 +14,17 @@ from typing import Any
 import numpy as np
 
 from ...exceptions import UnsupportedModelError
+from ._frontend import FrontEnd, register_front_end
 from ._ir import AffineMap, DecisionRule, TreeEnsemble
+
+__all__ = [
+    "ForestFrontEnd",
+    "GBFrontEnd",
+    "HGBFrontEnd",
+    "compile_forest",
+    "compile_gb",
+    "compile_hgb",
+]
 from ._splits import TreeBuilder, floor32
 
 
@@ -97,8 +109,8 @@ def compile_hgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
             nodes = pred.nodes
             if np.any(nodes["is_categorical"] & ~nodes["is_leaf"].astype(bool)):
                 raise UnsupportedModelError(
-                    "HistGradientBoostingClassifier with categorical splits is not supported by the "
-                    "model compiler; one-hot encode the categorical features instead "
+                    "HistGradientBoostingClassifier with categorical splits is not supported by "
+                    "the model compiler; one-hot encode the categorical features instead "
                     "(counterfact.models.make_pipeline does)."
                 )
             leaf = nodes["is_leaf"].astype(bool)
@@ -119,3 +131,58 @@ def compile_hgb(est: Any, affine: AffineMap, margin: float) -> tuple[TreeEnsembl
     if K == 1:
         return ens, DecisionRule("threshold", n_classes, 1, margin)
     return ens, DecisionRule("argmax", n_classes, K, margin)
+
+
+@register_front_end
+class ForestFrontEnd(FrontEnd):
+    """Decision trees (``ExtraTreeClassifier`` is one) and forests of them:
+    :func:`compile_forest`."""
+
+    name = "sklearn-forest"
+    estimators = (
+        "sklearn.tree:DecisionTreeClassifier",
+        "sklearn.ensemble:RandomForestClassifier",
+        "sklearn.ensemble:ExtraTreesClassifier",
+    )
+    supported = (
+        "DecisionTreeClassifier",
+        "ExtraTreeClassifier",
+        "RandomForestClassifier",
+        "ExtraTreesClassifier",
+    )
+    trees = True
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_forest(est, affine, margin)
+
+
+@register_front_end
+class GBFrontEnd(FrontEnd):
+    """``GradientBoostingClassifier``: :func:`compile_gb`."""
+
+    name = "sklearn-gb"
+    estimators = ("sklearn.ensemble:GradientBoostingClassifier",)
+    supported = ("GradientBoostingClassifier",)
+    trees = True
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_gb(est, affine, margin)
+
+
+@register_front_end
+class HGBFrontEnd(FrontEnd):
+    """``HistGradientBoostingClassifier`` (numerical splits): :func:`compile_hgb`."""
+
+    name = "sklearn-hgb"
+    estimators = ("sklearn.ensemble:HistGradientBoostingClassifier",)
+    supported = ("HistGradientBoostingClassifier",)
+    trees = True
+
+    def compile(
+        self, est: Any, affine: AffineMap, margin: float
+    ) -> tuple[TreeEnsemble, DecisionRule]:
+        return compile_hgb(est, affine, margin)

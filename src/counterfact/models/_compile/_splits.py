@@ -328,67 +328,84 @@ def _rewrite_table_splits(
     splits on the column's monotone code (``affine.code_columns``): the code's runs
     of codes going the same way, in order; subtrees reached from several runs are
     copied.  Exact: the chain sends every raw value where the original split did."""
-    n0 = left.shape[0]
-    L: list[int] = []
-    R: list[int] = []
-    C: list[int] = []
-    T: list[float] = []
-    V: list[np.ndarray] = []
+    out = _TableSplitRewriter(affine, dtype, (left, right, column, le, value))
+    limit = sys.getrecursionlimit()
+    sys.setrecursionlimit(max(limit, 10 * left.shape[0] + 100))
+    try:
+        out.emit(0)
+    finally:
+        sys.setrecursionlimit(limit)
+    return (
+        np.array(out.L, dtype=np.int64),
+        np.array(out.R, dtype=np.int64),
+        np.array(out.C, dtype=np.int64),
+        np.array(out.T, dtype=float),
+        np.array(out.V, dtype=float).reshape(len(out.V), -1),
+    )
 
-    def new(c: int, t: float, v: np.ndarray) -> int:
-        L.append(-1)
-        R.append(-1)
-        C.append(c)
-        T.append(t)
-        V.append(v)
-        if len(L) > MAX_REWRITE_GROWTH * n0 + 1000:
+
+class _TableSplitRewriter:
+    """The rewritten tree of :func:`_rewrite_table_splits`, built node by node
+    (``L``/``R`` children, ``C`` columns, ``T`` thresholds, ``V`` values)."""
+
+    def __init__(self, affine: AffineMap, dtype: str, tree: tuple[np.ndarray, ...]) -> None:
+        self.affine = affine
+        self.dtype = dtype
+        self.left, self.right, self.column, self.le, self.value = tree
+        self.max_nodes = MAX_REWRITE_GROWTH * self.left.shape[0] + 1000
+        self.L: list[int] = []
+        self.R: list[int] = []
+        self.C: list[int] = []
+        self.T: list[float] = []
+        self.V: list[np.ndarray] = []
+
+    def new(self, c: int, t: float, v: np.ndarray) -> int:
+        """A new node splitting column ``c`` at ``t`` (a leaf: ``c = -1``) of value ``v``."""
+        self.L.append(-1)
+        self.R.append(-1)
+        self.C.append(c)
+        self.T.append(t)
+        self.V.append(v)
+        if len(self.L) > self.max_nodes:
             raise UnsupportedModelError(
-                "A tree splits on one-hot indicators of bins (KBinsDiscretizer(encode='onehot')) so "
-                "often that its exact form grows too large; use encode='ordinal'."
+                "A tree splits on one-hot indicators of bins (KBinsDiscretizer(encode='onehot')) "
+                "so often that its exact form grows too large; use encode='ordinal'."
             )
-        return len(L) - 1
+        return len(self.L) - 1
 
-    def emit(node: int) -> int:
-        if left[node] < 0:
-            return new(-1, np.nan, value[node])
-        j = int(column[node])
-        if j not in affine.code_columns:
-            i = new(j, float(le[node]), value[node])
-            L[i] = emit(int(left[node]))
-            R[i] = emit(int(right[node]))
+    def emit(self, node: int) -> int:
+        """The rewritten subtree of the original ``node``; returns its new root."""
+        if self.left[node] < 0:
+            return self.new(-1, np.nan, self.value[node])
+        j = int(self.column[node])
+        if j not in self.affine.code_columns:
+            i = self.new(j, float(self.le[node]), self.value[node])
+            self.L[i] = self.emit(int(self.left[node]))
+            self.R[i] = self.emit(int(self.right[node]))
             return i
-        runs = _runs(affine, j, float(le[node]), dtype)
-        aux = affine.code_columns[j]
-        child = {True: int(left[node]), False: int(right[node])}
+        runs = _runs(self.affine, j, float(self.le[node]), self.dtype)
+        child = {True: int(self.left[node]), False: int(self.right[node])}
         if len(runs) == 1:  # constant on the domain: one side only
-            return emit(child[runs[0][1]])
+            return self.emit(child[runs[0][1]])
+        return self.chain(node, self.affine.code_columns[j], runs, child)
+
+    def chain(
+        self, node: int, aux: int, runs: list[tuple[int, bool]], child: dict[bool, int]
+    ) -> int:
+        """The chain of splits on the code column ``aux``, one per run but the last."""
         head = -1
         prev = -1
         for k, (c_last, side) in enumerate(runs[:-1]):
-            i = new(aux, float(c_last) + 0.5, value[node])
-            L[i] = emit(child[side])
+            i = self.new(aux, float(c_last) + 0.5, self.value[node])
+            self.L[i] = self.emit(child[side])
             if prev >= 0:
-                R[prev] = i
+                self.R[prev] = i
             else:
                 head = i
             prev = i
             if k == len(runs) - 2:
-                R[i] = emit(child[runs[-1][1]])
+                self.R[i] = self.emit(child[runs[-1][1]])
         return head
-
-    limit = sys.getrecursionlimit()
-    sys.setrecursionlimit(max(limit, 10 * n0 + 100))
-    try:
-        emit(0)
-    finally:
-        sys.setrecursionlimit(limit)
-    return (
-        np.array(L, dtype=np.int64),
-        np.array(R, dtype=np.int64),
-        np.array(C, dtype=np.int64),
-        np.array(T, dtype=float),
-        np.array(V, dtype=float).reshape(len(V), -1),
-    )
 
 
 def with_code_columns(affine: AffineMap) -> AffineMap:

@@ -1,2 +1,3 @@
-"""Global recourse: a few actions, the same for everyone, that help most of the rejected people
-(:func:`~counterfact.recourse.global_recourse`, :class:`~counterfact.recourse.GlobalRecourse`)."""
+"""Global recourse: a few actions, the same for everyone, that help most of the rejected
+people (:func:`~counterfact.recourse.global_recourse`,
+:class:`~counterfact.recourse.GlobalRecourse`)."""

@@ -111,45 +111,12 @@ def _img(png: bytes) -> str:
 
 
 def _context(g: Any) -> dict[str, Any]:
-    s = g.summary()
-    o = s.iloc[0]
-    a = g.actions
+    """Everything the global-recourse section shows."""
+    o = g.summary().iloc[0]
     meta = g.meta
-    conf = f"{100 * g._settings.confidence:g}%"
-    groupings = []
-    for name in g.groupings:
-        rows = s[s["grouping"] == name]
-        groupings.append(
-            {
-                "name": name,
-                "rows": [
-                    {
-                        "group": r["group"],
-                        "small": bool(r["small"]),
-                        "best": bool(r["best_off"]),
-                        "cells": [
-                            str(int(r["n_rejected"])),
-                            _pct(r["individual_rate"]),
-                            _ci(r, "coverage", _pct),
-                            _gap(r),
-                            _num(r["cost_median"]),
-                            _ci(r, "cost_ratio", _ratio),
-                            *[
-                                _pct(a.loc[n, f"coverage:{name}={r['group']}"])
-                                if f"coverage:{name}={r['group']}" in a.columns
-                                else "–"
-                                for n in g.names
-                            ],
-                        ],
-                    }
-                    for _, r in rows.iterrows()
-                ],
-                "png": _img(coverage_plot(g, name)) if g.n_rejected else None,
-            }
-        )
     seconds = meta.get("seconds") or {}
     return {
-        "conf": conf,
+        "conf": f"{100 * g._settings.confidence:g}%",
         "k": len(g.rules),
         "meta": meta,
         "findings": g.findings(),
@@ -161,31 +128,11 @@ def _context(g: Any) -> dict[str, Any]:
             "ratio": _ci(o, "cost_ratio", _ratio),
             "individual": _pct(o["individual_rate"]),
         },
-        "actions": [
-            {
-                "name": n,
-                "text": r["description"],
-                "works": _ci(r, "coverage", _pct),
-                "new": int(r["n_new"]),
-                "cum": _pct(r["cumulative_coverage"]),
-                "assigned": int(r["n_assigned"]),
-                "cost": _num(r["cost_median"]),
-            }
-            for n, r in a.iterrows()
-        ],
+        "actions": _actions(g.actions),
         "names": g.names,
-        "groupings": groupings,
+        "groupings": [_grouping(g, name) for name in g.groupings],
         "overall_png": _img(coverage_plot(g, None)) if g.n_rejected and not g.groupings else None,
-        "curve": [
-            {
-                "k": int(r["k"]),
-                "n": int(r["n_covered"]),
-                "coverage": _pct(r["coverage"]),
-                "bound": int(r["bound"]),
-                "proof": "proven optimal" if r["optimal"] else str(r["solver"]),
-            }
-            for _, r in g.curve.iterrows()
-        ],
+        "curve": _curve(g.curve),
         "guarantee": meta.get("guarantee", {}).get("recourse", ""),
         "lower_bound": bool(meta.get("individual_lower_bound")),
         "candidates": meta.get("candidates", {}),
@@ -195,6 +142,71 @@ def _context(g: Any) -> dict[str, Any]:
             {"key": k, "name": n, "definition": d} for k, (n, d) in GLOBAL_GLOSSARY.items()
         ],
     }
+
+
+def _actions(a: Any) -> list[dict[str, Any]]:
+    """One row per chosen action: what to do, for whom it works, what it adds and costs."""
+    return [
+        {
+            "name": n,
+            "text": r["description"],
+            "works": _ci(r, "coverage", _pct),
+            "new": int(r["n_new"]),
+            "cum": _pct(r["cumulative_coverage"]),
+            "assigned": int(r["n_assigned"]),
+            "cost": _num(r["cost_median"]),
+        }
+        for n, r in a.iterrows()
+    ]
+
+
+def _curve(curve: Any) -> list[dict[str, Any]]:
+    """Per number of actions: the people covered, the bound and whether it is proven."""
+    return [
+        {
+            "k": int(r["k"]),
+            "n": int(r["n_covered"]),
+            "coverage": _pct(r["coverage"]),
+            "bound": int(r["bound"]),
+            "proof": "proven optimal" if r["optimal"] else str(r["solver"]),
+        }
+        for _, r in curve.iterrows()
+    ]
+
+
+def _grouping(g: Any, name: str) -> dict[str, Any]:
+    """One grouping's table rows and coverage figure."""
+    s = g.summary()
+    rows = s[s["grouping"] == name]
+    return {
+        "name": name,
+        "rows": [
+            {
+                "group": r["group"],
+                "small": bool(r["small"]),
+                "best": bool(r["best_off"]),
+                "cells": _group_cells(g, name, r),
+            }
+            for _, r in rows.iterrows()
+        ],
+        "png": _img(coverage_plot(g, name)) if g.n_rejected else None,
+    }
+
+
+def _group_cells(g: Any, name: str, r: Any) -> list[str]:
+    """One group's cells: rejected, per-person rate, coverage, gap, cost, ratio, per action."""
+    a = g.actions
+    column = f"coverage:{name}={r['group']}"
+    per_action = [_pct(a.loc[n, column]) if column in a.columns else "–" for n in g.names]
+    return [
+        str(int(r["n_rejected"])),
+        _pct(r["individual_rate"]),
+        _ci(r, "coverage", _pct),
+        _gap(r),
+        _num(r["cost_median"]),
+        _ci(r, "cost_ratio", _ratio),
+        *per_action,
+    ]
 
 
 def _render(name: str, **context: Any) -> str:

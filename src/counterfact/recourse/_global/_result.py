@@ -111,7 +111,8 @@ class GlobalRecourse:
 
     @property
     def coverage(self) -> float:
-        """Share of the rejected people for whom a chosen action works (NaN when none is rejected)."""
+        """Share of the rejected people for whom a chosen action works (NaN when none is
+        rejected)."""
         return self.n_covered / self.n_rejected if self.n_rejected else float("nan")
 
     @property

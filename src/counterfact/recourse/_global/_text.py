@@ -12,60 +12,65 @@ __all__ = ["GLOBAL_GLOSSARY", "findings"]
 GLOBAL_GLOSSARY: dict[str, tuple[str, str]] = {
     "action": (
         "action",
-        "A change rule on one or a few features that anyone can read: set a category, move a number by a "
-        "delta, or raise / lower it to at least / at most a value (a person already there keeps theirs). "
-        "Applied to a person's own row, the result is snapped to the features' grids (a change never shrinks); "
-        "a move that leaves the feature's domain does not apply.",
+        "A change rule on one or a few features that anyone can read: set a category, move a "
+        "number by a delta, or raise / lower it to at least / at most a value (a person already "
+        "there keeps theirs). Applied to a person's own row, the result is snapped to the "
+        "features' grids (a change never shrinks); a move that leaves the feature's domain does "
+        "not apply.",
     ),
     "works": (
         "works for a person",
-        "The action, applied to the person's own row, gives a row that satisfies the person's own constraints "
-        "(the schema's actionability, immutables, directions, ranges, allowed values, change cap) and that the "
-        "real model assigns to the target class. Checked person by person, in batched predictions.",
+        "The action, applied to the person's own row, gives a row that satisfies the person's "
+        "own constraints (the schema's actionability, immutables, directions, ranges, allowed "
+        "values, change cap) and that the real model assigns to the target class. Checked person "
+        "by person, in batched predictions.",
     ),
     "coverage": (
         "coverage",
-        "Share of the group's rejected people for whom at least one chosen action works. Interval: Wilson "
-        "score interval at the stated confidence.",
+        "Share of the group's rejected people for whom at least one chosen action works. "
+        "Interval: Wilson score interval at the stated confidence.",
     ),
     "individual_rate": (
         "per-person recourse",
-        "Share of the group's rejected people for whom the per-person method found a counterfactual (the "
-        "audit's recourse rate). relative_coverage = coverage / this rate: the share of what one "
-        "counterfactual per person achieves that the few common actions achieve (it can exceed 1 when an "
-        "action helps people the method found nothing for).",
+        "Share of the group's rejected people for whom the per-person method found a "
+        "counterfactual (the audit's recourse rate). relative_coverage = coverage / this rate: "
+        "the share of what one counterfactual per person achieves that the few common actions "
+        "achieve (it can exceed 1 when an action helps people the method found nothing for).",
     ),
     "coverage_gap": (
         "coverage gap",
-        "Coverage of the best-covered group (highest coverage among groups of the same grouping not flagged "
-        "small) minus the group's. Interval: Newcombe's hybrid score interval for a difference of two "
-        "proportions (from the two Wilson intervals); an interval that includes 0 is no evidence of a gap.",
+        "Coverage of the best-covered group (highest coverage among groups of the same grouping "
+        "not flagged small) minus the group's. Interval: Newcombe's hybrid score interval for a "
+        "difference of two proportions (from the two Wilson intervals); an interval that "
+        "includes 0 is no evidence of a gap.",
     ),
     "cost": (
         "cost of the action",
-        "For a covered person, the cost of the row their action reaches (default: MACE eq. 3's normalised l1, "
-        "as the audit). A person for whom several chosen actions work is assigned the cheapest.",
+        "For a covered person, the cost of the row their action reaches (default: the "
+        "range-normalised l1 distance, as the audit). A person for whom several chosen actions "
+        "work is assigned the cheapest.",
     ),
     "cost_ratio": (
         "cost ratio",
-        "Mean cost of the assigned common action over the mean cost of the person's own counterfactual, over "
-        "the group's covered people who have one (seeded paired bootstrap interval). With a method that proves "
-        "its answers nearest (MACE) under the same distance, the per-person cost is the lowest possible, so "
-        "the ratio is at least 1 and says how much more the common actions cost than each person's best; with "
-        "a heuristic it can be below 1. cost_ratio_median: the median of the per-person ratios.",
+        "Mean cost of the assigned common action over the mean cost of the person's own "
+        "counterfactual, over the group's covered people who have one (seeded paired bootstrap "
+        "interval). With a method that proves its answers nearest (MACE) under the same "
+        "distance, the per-person cost is the lowest possible, so the ratio is at least 1 and "
+        "says how much more the common actions cost than each person's best; with a heuristic it "
+        "can be below 1. cost_ratio_median: the median of the per-person ratios.",
     ),
     "n_new": (
         "added",
-        "People for whom the action works and none of the actions listed before it does (actions are listed "
-        "in the order greedy would add them).",
+        "People for whom the action works and none of the actions listed before it does (actions "
+        "are listed in the order greedy would add them).",
     ),
     "bound": (
         "bound",
-        "No set of that many of the verified candidate actions covers more people than this: the MILP's "
-        "proof when solved to optimality (HiGHS), else the least of everyone coverable, the largest single "
-        "coverages summed and greedy's 1 - (1 - 1/k)^k guarantee. Actions outside the candidates are not "
-        "covered by the bound. Among the sets that cover the most, the cheapest is sought by local search "
-        "(single swaps), without a proof.",
+        "No set of that many of the verified candidate actions covers more people than this: the "
+        "MILP's proof when solved to optimality (HiGHS), else the least of everyone coverable, "
+        "the largest single coverages summed and greedy's 1 - (1 - 1/k)^k guarantee. Actions "
+        "outside the candidates are not covered by the bound. Among the sets that cover the "
+        "most, the cheapest is sought by local search (single swaps), without a proof.",
     ),
 }
 
@@ -91,10 +96,10 @@ def findings(g: Any) -> list[str]:
     k = len(g.rules)
     own = "individual best" if meta.get("individual_lower_bound") else "own counterfactual"
     out = [
-        f"{k} action{'s' if k != 1 else ''}, each applied to a person's own row within their constraints and "
-        f"checked with the real model, get {g.n_covered} of the {g.n_rejected} rejected people "
-        f"({_pct(o['coverage'])}, {conf} interval [{_pct(o['coverage_ci_low'])}, {_pct(o['coverage_ci_high'])}]) "
-        f"to the class {meta.get('target')!r}.",
+        f"{k} action{'s' if k != 1 else ''}, each applied to a person's own row within their "
+        f"constraints and checked with the real model, get {g.n_covered} of the {g.n_rejected} "
+        f"rejected people ({_pct(o['coverage'])}, {conf} interval [{_pct(o['coverage_ci_low'])}, "
+        f"{_pct(o['coverage_ci_high'])}]) to the class {meta.get('target')!r}.",
         f"One counterfactual per person ({meta.get('display_name', meta.get('method'))}) reached "
         f"{int(o['n_individual'])} ({_pct(o['individual_rate'])}); the common actions cover "
         f"{_pct(o['relative_coverage'])} of that.",
@@ -103,12 +108,13 @@ def findings(g: Any) -> list[str]:
     if o["n_paired"]:
         out.append(
             f"For the people they cover, the common actions cost {_x(o['cost_ratio'])} their {own} "
-            f"({conf} interval [{_x(o['cost_ratio_ci_low'])}, {_x(o['cost_ratio_ci_high'])}]; median per-person "
-            f"ratio {_x(o['cost_ratio_median'])})."
+            f"({conf} interval [{_x(o['cost_ratio_ci_low'])}, {_x(o['cost_ratio_ci_high'])}]; "
+            f"median per-person ratio {_x(o['cost_ratio_median'])})."
             + (
                 " Each person's own cost is the proven minimum, so no action can cost them less."
                 if meta.get("individual_lower_bound")
-                else " The per-person counterfactuals are not proven nearest, so a common action can cost less."
+                else " The per-person counterfactuals are not proven nearest, so a common "
+                "action can cost less."
             )
         )
     for grouping in g.groupings:
@@ -121,10 +127,13 @@ def _choice_sentence(g: Any) -> str:
     n = g.meta.get("candidates", {}).get("verified", 0)
     if last is None or not n:
         return (
-            "No candidate action was found: the per-person method gave no counterfactual to build one from "
-            "(see the audit's reasons)."
+            "No candidate action was found: the per-person method gave no counterfactual to build "
+            "one from (see the audit's reasons)."
         )
-    cheaper = " Among the sets that cover as many, a local search made it cheaper (no single swap of one action lowers the total cost)."
+    cheaper = (
+        " Among the sets that cover as many, a local search made it cheaper (no single swap "
+        "of one action lowers the total cost)."
+    )
     if bool(last["optimal"]):
         how = (
             "proven by the MILP on HiGHS"
@@ -132,13 +141,13 @@ def _choice_sentence(g: Any) -> str:
             else "it reaches an upper bound on what any such set covers"
         )
         return (
-            f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people ({how})."
-            + cheaper
+            f"No set of {int(last['k'])} of the {n} verified candidate actions covers more people "
+            f"({how})." + cheaper
         )
     return (
-        f"Chosen by {'a time-limited MILP' if last['solver'] == 'milp' else 'greedy max-coverage'} among the "
-        f"{n} verified candidates; no set of {int(last['k'])} of them covers more than {int(last['bound'])} people."
-        + cheaper
+        f"Chosen by {'a time-limited MILP' if last['solver'] == 'milp' else 'greedy max-coverage'} "
+        f"among the {n} verified candidates; no set of {int(last['k'])} of them covers more than "
+        f"{int(last['bound'])} people." + cheaper
     )
 
 
@@ -163,7 +172,8 @@ def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> 
     if worst["coverage_gap"] > 0 and pd.notna(worst["coverage_gap_ci_low"]):
         lo, hi = worst["coverage_gap_ci_low"], worst["coverage_gap_ci_high"]
         text += (
-            f", a gap of {100 * worst['coverage_gap']:.1f} points ({conf} interval [{100 * lo:.1f}, {100 * hi:.1f}]"
+            f", a gap of {100 * worst['coverage_gap']:.1f} points ({conf} interval "
+            f"[{100 * lo:.1f}, {100 * hi:.1f}]"
             + ("; it includes 0: no evidence of a gap)" if lo <= 0 else ")")
         )
     out = [text + "."]
@@ -174,8 +184,9 @@ def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> 
             ratios.loc[ratios["cost_ratio"].idxmin()],
         )
         out.append(
-            f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} would "
-            f"({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, {_x(hi_r['cost_ratio_ci_high'])}]), "
-            f"against {_x(lo_r['cost_ratio'])} for {lo_r['group']}."
+            f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} "
+            f"would ({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, "
+            f"{_x(hi_r['cost_ratio_ci_high'])}]), against {_x(lo_r['cost_ratio'])} for "
+            f"{lo_r['group']}."
         )
     return out

@@ -1,0 +1,122 @@
+"""The options that several subcommands share, each declared once.
+
+``explain`` and ``audit`` read rows the same way, fit or load a model the same way,
+build a method from the registry the same way and take the same constraint flags;
+each group of options is one function here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .. import constraints, datasets, methods, models
+
+__all__ = [
+    "add_constraint_flags",
+    "add_method",
+    "add_model",
+    "add_requirements",
+    "add_run",
+    "add_source",
+    "method_help",
+]
+
+
+def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> None:
+    """--dataset or --data (with --target): where the rows come from."""
+    src = p.add_mutually_exclusive_group()
+    listed = f": {', '.join(datasets.names())}" if list_datasets else ""
+    src.add_argument(
+        "--dataset",
+        default="german_credit",
+        metavar="NAME",
+        help=f"a dataset of the package (default german_credit){listed}",
+    )
+    src.add_argument(
+        "--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)"
+    )
+    p.add_argument("--target", metavar="COLUMN", help="the target column of --data")
+
+
+def add_model(p: argparse.ArgumentParser, *, default: str) -> None:
+    """--model KIND, or --model-file with --allow-unsafe-model-load."""
+    p.add_argument(
+        "--model",
+        default=default,
+        choices=list(models.KINDS),
+        metavar="KIND",
+        help=f"model kind to fit (default {default}): {', '.join(models.KINDS)}",
+    )
+    p.add_argument(
+        "--model-file",
+        metavar="FILE",
+        help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)",
+    )
+    p.add_argument(
+        "--allow-unsafe-model-load",
+        action="store_true",
+        help="acknowledge that loading --model-file runs code from it",
+    )
+
+
+def method_help(choices: list[str], what: str = "counterfactual method") -> str:
+    """The --method help: the registry's default and choices."""
+    return f"{what} (default: {methods.default_method()}): {', '.join(choices)}"
+
+
+def add_method(p: argparse.ArgumentParser, *, proofs: bool = False) -> None:
+    """--method (the registry's names), --param NAME=VALUE and --solver."""
+    choices = methods.names(peers=True)
+    text = method_help(choices)
+    if proofs:
+        proving = [n for n in choices if methods.get_class(n).tags.proves_infeasibility]
+        text += f"; {' and '.join(proving)} can prove that no recourse exists"
+    p.add_argument("--method", choices=choices, metavar="METHOD", help=text)
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="NAME=VALUE",
+        help="a method parameter, e.g. time_limit=10 (repeatable)",
+    )
+    p.add_argument(
+        "--solver",
+        metavar="NAME",
+        help="the method's solver, for methods that offer a choice (their solver parameter)",
+    )
+
+
+def add_constraint_flags(p: argparse.ArgumentParser) -> None:
+    """The constraint flags, merged into --constraints FILE (keys as cf.Constraints)."""
+    for _, form in constraints.cli_arguments():  # one flag per kind that has one
+        p.add_argument(form.flag, **form.argparse_kwargs())
+    p.add_argument(
+        "--constraints",
+        metavar="FILE",
+        help="a YAML or JSON file of constraints (keys as cf.Constraints)",
+    )
+
+
+def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
+    """--seed, --time-limit, --test-size and --n-jobs."""
+    p.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
+    p.add_argument(
+        "--time-limit",
+        type=float,
+        metavar="SECONDS",
+        help="time limit per row, for methods that have one",
+    )
+    p.add_argument(
+        "--test-size",
+        type=float,
+        default=0.2,
+        help=f"share of a --dataset held out as {rows} (default 0.2)",
+    )
+    p.add_argument(
+        "--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)"
+    )
+
+
+def add_requirements(p: argparse.ArgumentParser, *, probability: str, robust: str) -> None:
+    """--min-probability P and --robust-to N (see cf.Requirements), with their help texts."""
+    p.add_argument("--min-probability", type=float, metavar="P", help=probability)
+    p.add_argument("--robust-to", type=int, default=0, metavar="N", help=robust)

@@ -1,0 +1,128 @@
+"""Per-feature costs (:class:`~counterfact.constraints.FeatureCost`) as exact MILP terms.
+
+:func:`cost_terms` gives, for every feature of one query's raw inputs, an
+expression equal to the feature's cost at every feasible point (an epigraph
+where it can only be over-estimated, which is exact whether the cost is
+minimised or bounded above):
+
+* a categorical feature: ``sum_c cost(c) * z_c`` over its one-hot indicators
+  (the query's category is fixed, so the cost is linear in them);
+* a numeric feature or ordinal rank restricted to a finite set of values:
+  the same over its value indicators;
+* an ordinal rank: one indicator per rank in its box (``sum = 1``, ``rank =
+  sum_r r * y_r``) and ``sum_r cost(r) * y_r``;
+* a numeric feature with a convex curve (linear weights, up/down): a variable
+  ``t >= `` each affine piece (exact: minimised, or bounded by the caller);
+* a numeric feature with a non-convex curve (a percentile shift): the
+  segment formulation -- one binary per piece of the curve inside the
+  variable's box, ``x = sum_k (b_k y_k + l_k)``, ``0 <= l_k <= (b_{k+1} - b_k) y_k``,
+  ``sum_k y_k = 1``, ``cost = sum_k (c(b_k) y_k + s_k l_k)``: the exact curve.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ...exceptions import UnsupportedConstraintError
+from ._expr import Expr, lin, quicksum
+from ._inputs import FeatureVars, RawInputs
+from ._model import Model
+
+__all__ = ["cost_terms"]
+
+
+def cost_terms(m: Model, inputs: RawInputs, costs: Sequence[Any]) -> list[Expr]:
+    """One expression per feature equal to its cost (see the module docstring);
+    ``costs``: the query's :class:`~counterfact.constraints.FeatureCost`, schema order."""
+    out: list[Expr] = []
+    for f, c in zip(inputs.features, costs, strict=True):
+        if f.fixed or c.free:
+            out.append(Expr())
+        elif f.value is None:
+            out.append(
+                _over(m, f.indicators, [float(c(k)[()]) for k in range(len(f.indicators))], f.name)
+            )
+        elif f.values is not None:
+            out.append(_over(m, f.indicators, [float(c(v)[()]) for v in f.values], f.name))
+        elif c.kind == "table":
+            out.append(_ranks(m, f, c))
+        elif c.convex:
+            out.append(_epigraph(m, f, c))
+        else:
+            out.append(_segments(m, f, c))
+    return out
+
+
+def _over(m: Model, indicators: Sequence[Any], values: Sequence[float], name: str) -> Expr:
+    """``sum_k values[k] * indicators[k]``; a forbidden value's indicator must be off already."""
+    coefs = []
+    for v, c in zip(indicators, values, strict=True):
+        if not math.isfinite(c):
+            if m.var_bounds(v)[1] > 0:
+                raise UnsupportedConstraintError(
+                    f"feature {name!r}: a forbidden value (infinite cost) is still allowed by "
+                    "the query's bounds"
+                )
+            c = 0.0
+        coefs.append(c)
+    return lin(list(indicators), coefs)
+
+
+def _ranks(m: Model, f: FeatureVars, c: Any) -> Expr:
+    assert f.value is not None  # internal invariant: a rank variable
+    lo, hi = (round(b) for b in m.var_bounds(f.value))
+    ranks = list(range(lo, hi + 1))
+    y = [m.add_binary(name=f"{f.name}#r{r}") for r in ranks]
+    m.add_eq(quicksum(y), 1.0)
+    m.add_eq(f.value - lin(y, [float(r) for r in ranks]), 0.0)  # type: ignore[operator]
+    return _over(m, y, [float(c(r)[()]) for r in ranks], f.name)
+
+
+def _epigraph(m: Model, f: FeatureVars, c: Any) -> Expr:
+    x = f.value
+    assert x is not None  # internal invariant: a numeric variable
+    lo, hi = m.var_bounds(x)
+    t = m.add_var(0.0, math.inf, name=f"cost_{f.name}")
+    xs, cs = c.xs, c.cs
+    if c.left > 0 and lo < xs[0]:
+        m.add_ge(t + c.left * x, cs[0] + c.left * xs[0])  # t >= cs0 + left (x0 - x)
+    if c.right > 0 and hi > xs[-1]:
+        m.add_ge(t - c.right * x, cs[-1] - c.right * xs[-1])  # t >= csN + right (x - xN)
+    for x0, x1, c0, c1 in c.segments():
+        s = (c1 - c0) / (x1 - x0)
+        m.add_ge(t - s * x, c0 - s * x0)
+    return t.expr()
+
+
+def _segments(m: Model, f: FeatureVars, c: Any) -> Expr:
+    x = f.value
+    assert x is not None  # internal invariant: a numeric variable
+    lo, hi = m.var_bounds(x)
+    inner = [a for a in c.xs if lo < a < hi]
+    b = np.array([lo, *inner, hi], dtype=float)
+    val = c(b)
+    if not np.all(np.isfinite(val)):
+        raise UnsupportedConstraintError(
+            f"feature {f.name!r}: its box reaches a forbidden direction"
+        )
+    if len(b) == 2 or b[-1] <= b[0]:
+        if b[-1] <= b[0]:
+            return Expr({}, float(val[0]))
+        s = (val[1] - val[0]) / (b[1] - b[0])
+        return (x - float(b[0])) * float(s) + float(val[0])
+    ys, ls, cost = [], [], Expr()
+    for k in range(len(b) - 1):
+        w = float(b[k + 1] - b[k])
+        y = m.add_binary(name=f"{f.name}#s{k}")
+        lam = m.add_var(0.0, w, name=f"{f.name}#l{k}")
+        m.add_le(lam - w * y, 0.0)
+        ys.append(y)
+        ls.append(lam)
+        cost = cost + y * float(val[k]) + lam * float((val[k + 1] - val[k]) / w)
+    m.add_eq(quicksum(ys), 1.0)
+    m.add_eq(x - lin(ys, [float(a) for a in b[:-1]]) - quicksum(ls), 0.0)  # type: ignore[operator]
+    return cost
