@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 
 import counterfact as cf
-from counterfact.testing import fast_method
+from counterfact.testing._fast import fast_method
 
 #: the previous actionability of the features the review changed (explicitly, for "before")
 OLD_ACTIONABILITY = {

@@ -174,12 +174,15 @@ def main() -> None:
 
     rows: list[dict[str, Any]] = []
     notes = [
-        f"norm {args.norm}, alpha {args.alpha}, time limit {args.time_limit} s per query, {args.queries} queries per cell, "
-        f"training rows capped at {args.max_train}; trust region 'hull' = convex hull (enlarged by epsilon "
-        f"{args.trust_epsilon}) of target-class training rows predicted as the target (at most 4000 points)",
-        "validity = distinct valid CFs / requested (DiCE); valid_rows = share of returned rows the real model flips (bar: 1.0)",
+        f"norm {args.norm}, alpha {args.alpha}, time limit {args.time_limit} s per query, "
+        f"{args.queries} queries per cell, training rows capped at {args.max_train}; trust region "
+        f"'hull' = convex hull (enlarged by epsilon {args.trust_epsilon}) of target-class training "
+        "rows predicted as the target (at most 4000 points)",
+        "validity = distinct valid CFs / requested (DiCE); valid_rows = share of returned rows "
+        "the real model flips (bar: 1.0)",
         "cont_prox is MAD-normalised (counterfact.metrics); the paper's is in raw units",
-        "seconds per query, n_jobs=1, on a 2-core machine shared with other jobs: compare ratios within this table",
+        "seconds per query, n_jobs=1, on a 2-core machine shared with other jobs: compare ratios "
+        "within this table",
     ]
     if not args.skip_main:
         for ds in args.datasets:
@@ -328,9 +331,11 @@ def trust_timing(args: Any) -> None:
         f"ceocl{args.tag}_trust",
         table,
         [
-            f"Adult (all {len(train)} training rows), {args.hull_queries} queries, 1 CF, norm {args.norm}, alpha {args.alpha}; "
-            f"trust region: hull of up to {args.hull_points} target-class points enlarged by epsilon {args.hull_epsilon} (linf)",
-            "target: median < 10 s per query for LR and MLP; x_vs_no_trust = median / median without trust region (same run)",
+            f"Adult (all {len(train)} training rows), {args.hull_queries} queries, 1 CF, norm "
+            f"{args.norm}, alpha {args.alpha}; trust region: hull of up to {args.hull_points} "
+            f"target-class points enlarged by epsilon {args.hull_epsilon} (linf)",
+            "target: median < 10 s per query for LR and MLP; x_vs_no_trust = median / median "
+            "without trust region (same run)",
             "2-core machine shared with other jobs",
         ],
     )

@@ -1,6 +1,8 @@
-"""CE-OCL against MACE on the same queries and models: seconds per query, and where CE-OCL's time goes.
+"""CE-OCL against MACE on the same queries and models: seconds per query, and where
+CE-OCL's time goes.
 
-    python benchmarks/exact_speed.py [--queries 5] [--datasets german_credit compas graduate_admission]
+    python benchmarks/exact_speed.py [--queries 5]
+                                     [--datasets german_credit compas graduate_admission]
                                      [--models rf mlp rf_onehot] [--n-cfs 1 3] [--time-limit 30]
                                      [--tag NAME] [--baseline benchmarks/out/exact_speed_before.csv]
 
@@ -103,12 +105,15 @@ def main() -> None:
     )
     args = p.parse_args()
     notes = [
-        f"{args.queries} queries per cell (the first test rows predicted unfavourable), one query per call, "
-        f"time limit {args.time_limit:g} s per query; forest 50 trees depth 6, MLP (20, 20); rf_onehot: the same "
-        "forest behind a scikit-learn Pipeline that one-hot encodes every discrete feature (ordinal ones included)",
-        "CE-OCL defaults (l2, HiGHS); MACE defaults (l1, epsilon 1e-3); ratio = median CE-OCL s / median MACE s",
-        "ceocl_build_s / ceocl_solve_s: CE-OCL's time summed over the cell's queries (model building, including "
-        "the incumbent search, vs solver calls); *_optimal: queries whose first answer is proven optimal",
+        f"{args.queries} queries per cell (the first test rows predicted unfavourable), one query "
+        f"per call, time limit {args.time_limit:g} s per query; forest 50 trees depth 6, MLP (20, "
+        "20); rf_onehot: the same forest behind a scikit-learn Pipeline that one-hot encodes "
+        "every discrete feature (ordinal ones included)",
+        "CE-OCL defaults (l2, HiGHS); MACE defaults (l1, epsilon 1e-3); ratio = median CE-OCL s / "
+        "median MACE s",
+        "ceocl_build_s / ceocl_solve_s: CE-OCL's time summed over the cell's queries (model "
+        "building, including the incumbent search, vs solver calls); *_optimal: queries whose "
+        "first answer is proven optimal",
     ]
     rows = []
     for ds in args.datasets:
@@ -168,7 +173,8 @@ def main() -> None:
         )
         table = table.merge(keep, on=["dataset", "model", "n_cf"], how="left")
         notes.append(
-            f"ratio_before / ceocl_median_s_before: from the earlier run {args.baseline.split('/')[-1]}"
+            "ratio_before / ceocl_median_s_before: from the earlier run "
+            f"{args.baseline.split('/')[-1]}"
         )
     write_table("exact_speed" + (f"_{args.tag}" if args.tag else ""), table, notes)
 

@@ -38,7 +38,7 @@ import counterfact as cf
 data = cf.datasets.load("german_credit")
 train, test = data.split(test_size=0.2, random_state=0)
 model = cf.models.fit(train, "rf", random_state=0)
-mace = cf.MACE(norm="l1", epsilon=1e-3, time_limit=60).fit(model, train)
+mace = cf.MACE(norm="l1", time_limit=60).fit(model, train)
 result = mace.explain(
     test.X.iloc[:10],
     n_counterfactuals=3,
@@ -99,7 +99,7 @@ def run_timed(argv: list[str], timeout: float) -> dict[str, float | int | str]:
     }
 
 
-def main() -> None:
+def _parse_args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument(
         "--quick", action="store_true", help="leave out the old README example (about 5 minutes)"
@@ -113,7 +113,11 @@ def main() -> None:
         default=8,
         help="rejected rows per case in the answers' table (default 8)",
     )
-    args = ap.parse_args()
+    return ap.parse_args()
+
+
+def main() -> None:
+    args = _parse_args()
     answers(args.queries)
     if args.answers_only:
         return

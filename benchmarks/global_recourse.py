@@ -2,8 +2,10 @@
 recourse a few common actions achieve, at what cost to each person, for which groups,
 and what it costs in time.
 
-    python benchmarks/global_recourse.py [--quick | --full] [--datasets german_credit,adult,default_credit]
-                                         [--models lr,rf] [--rows-adult 300] [--rows-credit 1500] [--docs]
+    python benchmarks/global_recourse.py [--quick | --full]
+                                         [--datasets german_credit,adult,default_credit]
+                                         [--models lr,rf] [--rows-adult 300] [--rows-credit 1500]
+                                         [--docs]
 
 For each dataset (80/20 split, seed 0) and model (logistic regression; random forest of 20
 trees of depth 5), a population of test rows -- every German Credit test row; a seeded sample
@@ -185,9 +187,13 @@ def main() -> None:
     if args.scale:
         _scale(args)
         return
+    sampled = (
+        f"German Credit every test row, seeded samples of {args.rows_adult} Adult and "
+        f"{args.rows_credit} Default-of-credit test rows"
+    )
     notes = [
         "population: "
-        f"{'every test row' if args.full else f'German Credit every test row, seeded samples of {args.rows_adult} Adult and {args.rows_credit} Default-of-credit test rows'} "
+        f"{'every test row' if args.full else sampled} "
         "(80/20 split, seed 0); training rows: "
         f"{'all' if args.full else f'a seeded sample of at most {args.max_train}'}; forest: "
         f"{FOREST}",
@@ -286,31 +292,38 @@ def _scale(args: argparse.Namespace) -> None:
             g, secs = timed(
                 partial(cf.global_recourse, method, test.X, max_actions=3, individual=audit, **kw)
             )
-            o = g.summary().iloc[0]
-            c, t = g.meta["candidates"], g.meta["seconds"]
             row = {
                 "dataset": name,
                 "model": kind,
                 "rows": len(test.X),
-                "rejected": g.n_rejected,
-                "per-person recourse": o["individual_rate"],
-                "cov@3": g.coverage,
-                "cov@3 / per-person": o["relative_coverage"],
-                "candidates": c["pool"],
-                "verified": c["verified"],
-                "pairs": c["pairs"],
-                "predicted": c["predicted"],
-                "solver": g.curve.iloc[-1]["solver"],
-                "audit s": audit_s,
-                "global s": secs,
-                "global / audit": secs / audit_s,
-                "verify s": t["verify"],
-                "candidates s": t["candidates"],
-                "select s": t["select"],
+                **_scale_figures(g, audit_s, secs),
             }
             rows.append(row)
             print(row, flush=True)
     write_table("global_recourse_scale", pd.DataFrame(rows), notes)
+
+
+def _scale_figures(g: Any, audit_s: float, secs: float) -> dict[str, Any]:
+    """One row of the scale table: coverage, candidate counts and seconds of a result."""
+    o = g.summary().iloc[0]
+    c, t = g.meta["candidates"], g.meta["seconds"]
+    return {
+        "rejected": g.n_rejected,
+        "per-person recourse": o["individual_rate"],
+        "cov@3": g.coverage,
+        "cov@3 / per-person": o["relative_coverage"],
+        "candidates": c["pool"],
+        "verified": c["verified"],
+        "pairs": c["pairs"],
+        "predicted": c["predicted"],
+        "solver": g.curve.iloc[-1]["solver"],
+        "audit s": audit_s,
+        "global s": secs,
+        "global / audit": secs / audit_s,
+        "verify s": t["verify"],
+        "candidates s": t["candidates"],
+        "select s": t["select"],
+    }
 
 
 def _img() -> Path:

@@ -34,32 +34,44 @@ from _common import timed, write_table
 
 import counterfact as cf
 from counterfact.methods.l2c import TrainingOptions
+from counterfact.metrics import _proximity as proximity
 from counterfact.metrics._diversity import harmonic_mean, l2c_bins, l2c_diversity
 from counterfact.metrics._proximity import l2c_proximity_cat, l2c_proximity_num
 
 SPECS: dict[str, dict[str, Any]] = {
     "german_credit": {
-        "load": {}, "model": ("lr", {}), "split": "random",
+        "load": {},
+        "model": ("lr", {}),
+        "split": "random",
         "immutable": ["foreign_worker", "people_liable", "personal_status_sex", "purpose"],
     },
     "graduate_admission": {
-        "load": {"threshold": 0.7}, "model": ("mlp", {"hidden_layer_sizes": (40, 40)}), "split": "random",
+        "load": {"threshold": 0.7},
+        "model": ("mlp", {"hidden_layer_sizes": (40, 40)}),
+        "split": "random",
         "immutable": ["university_rating"],
     },
     "student_performance": {
-        "load": {"features": "l2c"}, "model": ("lr", {}), "split": "school",
+        "load": {"features": "l2c"},
+        "model": ("lr", {}),
+        "split": "school",
         "immutable": ["Medu", "Fedu", "famsup", "G1"],
     },
     "sba": {
-        "load": {}, "model": ("mlp", {"hidden_layer_sizes": (30, 30)}), "split": "selected",
+        "load": {},
+        "model": ("mlp", {"hidden_layer_sizes": (30, 30)}),
+        "split": "selected",
         "immutable": ["UrbanRural", "New", "Recession"],
     },
     # not in the paper: a random forest, trained through the score-function (REINFORCE) gradient
     "german_credit_rf": {
-        "dataset": "german_credit", "load": {}, "model": ("rf", {}), "split": "random",
+        "dataset": "german_credit",
+        "load": {},
+        "model": ("rf", {}),
+        "split": "random",
         "immutable": ["foreign_worker", "people_liable", "personal_status_sex", "purpose"],
     },
-}  # fmt: skip
+}
 PAPER_SETS = ["german_credit", "graduate_admission", "student_performance", "sba"]
 
 DICE_ROWS = 5
@@ -67,8 +79,13 @@ DICE_ROWS = 5
 # What the paper's text states (its Table 2 cells are not in the copy we have)
 # and what the released code measured (../shared/reference/originals.md).
 PAPER = {
-    "german_credit": "paper: validity 100%, coverage 100%; released code: one-hot validity 0.82, inference 44-73 s for 200 rows",
-    "graduate_admission": "paper: validity 100%, coverage 100%; released code: one-hot validity 0.88",
+    "german_credit": (
+        "paper: validity 100%, coverage 100%; released code: one-hot validity 0.82, "
+        "inference 44-73 s for 200 rows"
+    ),
+    "graduate_admission": (
+        "paper: validity 100%, coverage 100%; released code: one-hot validity 0.88"
+    ),
     "student_performance": "paper: validity 100%, coverage 100%",
     "sba": "paper: validity 100%, coverage 100%",
 }
@@ -92,7 +109,7 @@ def load(name: str) -> tuple[cf.Dataset, cf.Dataset]:
 
 def measure(result: cf.CounterfactualResult, train: cf.Dataset, bins: Any) -> dict[str, float]:
     m = cf.metrics
-    sparsity = float(m.sparsity(result).mean())
+    sparsity = float(proximity.sparsity(result).mean())
     diversity = float(l2c_diversity(result, bins=bins).fillna(0.0).mean())
     return {
         "validity": float(m.validity(result).mean()),
@@ -149,16 +166,18 @@ def run(
                 "sample_validity": float(result.diagnostics["sample_validity"].mean()),
                 **measure(result, train, bins),
             }
-            # the paper's threshold only: rows found by a relaxed last draw (relax_threshold) do not count
+            # the paper's threshold only: rows found by a relaxed last draw (relax_threshold) do
+            # not count
             src = result.diagnostics["source"]
             relaxed = (src == "l2c (relaxed)").to_numpy()
             row["relaxed_rows"] = int(relaxed.sum())
             row["fallback_rows"] = 0
             row["coverage_threshold"] = float(((result.found > 0).to_numpy() & ~relaxed).mean())
-            row["sparsity_threshold"] = float(cf.metrics.sparsity(result)[~relaxed].mean())
+            row["sparsity_threshold"] = float(proximity.sparsity(result)[~relaxed].mean())
             rows.append(row)
             if fallback and label == "l2c":
-                # the same trained L2C, rows it cannot cover answered by the nearest admissible training row
+                # the same trained L2C, rows it cannot cover answered by the nearest admissible
+                # training row
                 l2c.set_params(fallback="nearest")
                 res_fb, wall_fb = timed(lambda m=l2c: m.explain(test.X, n_counterfactuals=100))
                 l2c.set_params(fallback=None)
@@ -175,8 +194,9 @@ def run(
                     }
                 )
             print(
-                f"{name} seed {seed} {label}: train {row['train_s']:.1f}s ({row['epochs']} epochs), generate {row['generate_s']:.2f}s, "
-                f"explain {wall:.2f}s, sample validity {row['sample_validity']:.3f}, coverage {row['coverage']:.3f}",
+                f"{name} seed {seed} {label}: train {row['train_s']:.1f}s ({row['epochs']} "
+                f"epochs), generate {row['generate_s']:.2f}s, explain {wall:.2f}s, sample validity "
+                f"{row['sample_validity']:.3f}, coverage {row['coverage']:.3f}",
                 flush=True,
             )
         near = cf.NearestObservable(norm="l1")
@@ -233,7 +253,8 @@ def main() -> None:
     ap.add_argument(
         "--dice",
         action="store_true",
-        help=f"add DiCE-random (dice-ml) on {DICE_ROWS} test rows, first seed (about 30 s per row for 100 CFs)",
+        help=f"add DiCE-random (dice-ml) on {DICE_ROWS} test rows, first seed "
+        "(about 30 s per row for 100 CFs)",
     )
     ap.add_argument("--max-epochs", type=int, default=200)
     ap.add_argument(
@@ -309,30 +330,35 @@ def main() -> None:
     raw.to_csv(os.path.join(OUT, f"{stem}_runs.csv"), index=False)
     g = table[(table.dataset == "german_credit") & (table.method == "l2c")]
     notes = [
-        f"{args.seeds} seed(s); L2C: alpha 0.001, tau 0.2, Adam lr 1e-3 (the paper's 1e-4 in the 'paper' rows), <= {args.max_epochs} epochs "
-        "(early stopping on validation validity and yield, patience 10), 100 samples per row, sparsity threshold 2 numeric features; torch "
-        f"{_torch_version()}, {os.cpu_count()} CPU(s); whole run {time.perf_counter() - started:.0f} s",
-        "sample_validity: share of L2C's 100 discrete samples per row that the real model assigns to the target "
-        "(the paper's Validity); validity / coverage / sparsity / proximities / diversity / score: over the "
-        "counterfactuals returned (distinct, verified by the base class), per row, then averaged (cf.metrics)",
-        "generate_s: L2C's batched sampling + decoding + one model call for all test rows; model_call_s: one "
-        "predict_proba on 100 rows per test row, timed in the same run (the floor for any method that checks 100 "
-        "candidates per row); explain_s: the whole explain() call including the base class's re-verification of "
-        "every candidate",
-        "coverage / sparsity include the rows L2C covered only by its last-resort draw with the sparsity threshold relaxed "
-        "(relax_threshold, diagnostics source 'l2c (relaxed)'; relaxed_rows counts them); coverage_threshold / "
-        "sparsity_threshold leave them out (the paper's threshold of 2 numeric changes)",
-        "diversity: L2C's discretised Hamming diversity / d (rows with < 2 counterfactuals count 0, the paper's convention); "
-        "score = harmonic mean(diversity, 1 - sparsity); max_sparsity = 1 - immutables / features (App. A.1)",
+        f"{args.seeds} seed(s); L2C: alpha 0.001, tau 0.2, Adam lr 1e-3 (the paper's 1e-4 in the "
+        f"'paper' rows), <= {args.max_epochs} epochs (early stopping on validation validity and "
+        "yield, patience 10), 100 samples per row, sparsity threshold 2 numeric features; torch "
+        f"{_torch_version()}, {os.cpu_count()} CPU(s); whole run "
+        f"{time.perf_counter() - started:.0f} s",
+        "sample_validity: share of L2C's 100 discrete samples per row that the real model assigns "
+        "to the target (the paper's Validity); validity / coverage / sparsity / proximities / "
+        "diversity / score: over the counterfactuals returned (distinct, verified by the base "
+        "class), per row, then averaged (cf.metrics)",
+        "generate_s: L2C's batched sampling + decoding + one model call for all test rows; "
+        "model_call_s: one predict_proba on 100 rows per test row, timed in the same run (the "
+        "floor for any method that checks 100 candidates per row); explain_s: the whole explain() "
+        "call including the base class's re-verification of every candidate",
+        "coverage / sparsity include the rows L2C covered only by its last-resort draw with the "
+        "sparsity threshold relaxed (relax_threshold, diagnostics source 'l2c (relaxed)'; "
+        "relaxed_rows counts them); coverage_threshold / sparsity_threshold leave them out (the "
+        "paper's threshold of 2 numeric changes)",
+        "diversity: L2C's discretised Hamming diversity / d (rows with < 2 counterfactuals count "
+        "0, the paper's convention); score = harmonic mean(diversity, 1 - sparsity); max_sparsity "
+        "= 1 - immutables / features (App. A.1)",
         "Paper numbers: "
         + "; ".join(f"{k}: {v}" for k, v in PAPER.items() if k in args.datasets.split(",")),
     ]
     if len(g):
         notes.append(
-            f"targets (German Credit, 2-core CPU): training {g['train_s'].iloc[0]:.1f} s (target < 120 s); 100 CFs for "
-            f"{int(g['test_rows'].iloc[0])} rows: generation {g['generate_s'].iloc[0]:.2f} s, whole explain() "
-            f"{g['explain_s'].iloc[0]:.2f} s (target < 1 s, verification included); "
-            "released code 44-73 s"
+            f"targets (German Credit, 2-core CPU): training {g['train_s'].iloc[0]:.1f} s (target < "
+            f"120 s); 100 CFs for {int(g['test_rows'].iloc[0])} rows: generation "
+            f"{g['generate_s'].iloc[0]:.2f} s, whole explain() {g['explain_s'].iloc[0]:.2f} s "
+            "(target < 1 s, verification included); released code 44-73 s"
         )
     write_table(stem, table, notes)
 

@@ -1,4 +1,5 @@
-"""L2C on CPU and CUDA, same machine, same script: fit seconds per epoch and explain seconds per row.
+"""L2C on CPU and CUDA, same machine, same script: fit seconds per epoch and explain seconds
+per row.
 
     python benchmarks/l2c_device.py [--quick]
 
@@ -56,6 +57,16 @@ def _cell(l2c_kw: dict, model, train, X) -> dict[str, float | str]:
     }
 
 
+def _epoch_ratio_to_one_cpu_thread(table: pd.DataFrame) -> list[float]:
+    """Each row's seconds per epoch over the same cell's on the CPU with one thread."""
+    key = ["dataset", "model", "batch"]
+    base = table[(table["device"] == "cpu") & (table["threads"] == 1)].set_index(key)["s_per_epoch"]
+    return [
+        r["s_per_epoch"] / base.get(tuple(r[k] for k in key), float("nan"))
+        for _, r in table.iterrows()
+    ]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
@@ -101,17 +112,12 @@ def main(argv: list[str] | None = None) -> int:
                 print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     if len(table):
-        key = ["dataset", "model", "batch"]
-        base = table[(table["device"] == "cpu") & (table["threads"] == 1)].set_index(key)[
-            "s_per_epoch"
-        ]
-        table["epoch / cpu 1 thread"] = [
-            r["s_per_epoch"] / base.get(tuple(r[k] for k in key), float("nan"))
-            for _, r in table.iterrows()
-        ]
+        table["epoch / cpu 1 thread"] = _epoch_ratio_to_one_cpu_thread(table)
     notes = [
-        f"torch {torch.__version__}; CUDA: {torch.cuda.get_device_name(0) if cuda else 'not available'}",
-        "fit: fixed epochs (early stopping off); explain: 200 rejected test rows, 100 counterfactuals each",
+        f"torch {torch.__version__}; CUDA: "
+        f"{torch.cuda.get_device_name(0) if cuda else 'not available'}",
+        "fit: fixed epochs (early stopping off); explain: 200 rejected test rows, 100 "
+        "counterfactuals each",
     ]
     write_table("l2c_device", table, notes)
     return 0

@@ -31,7 +31,7 @@ import numpy as np
 import pandas as pd
 from _common import markdown, mean_ci, wilson
 
-import counterfact as cf
+from counterfact.benchmark._runner import collect
 
 NORMS = ("l0", "l1", "linf")
 ORDER = {
@@ -46,7 +46,7 @@ ORDER = {
 
 
 def table(results: Path) -> pd.DataFrame:
-    long = cf.benchmark.collect(results)
+    long = collect(results)
     first = long.sort_values("rank", na_position="last").drop_duplicates(
         ["dataset", "model", "method", "seed", "query"]
     )

@@ -54,6 +54,7 @@ import counterfact as cf
 from counterfact._utils._deps import is_available
 from counterfact.methods.mdpso import SwarmOptions
 from counterfact.metrics._diversity import normalized_diversity
+from counterfact.metrics._proximity import sparsity
 
 DATASETS = ["compas", "hill_valley", "arrhythmia", "lsvt"]
 
@@ -107,7 +108,7 @@ def table2(res: cf.CounterfactualResult, train: cf.Dataset, k: int) -> dict[str,
     many = res.found > 1
     return {
         "proximity": float(proximity[found].mean()),
-        "sparsity": float(m.sparsity(res)[found].mean()),
+        "sparsity": float(sparsity(res)[found].mean()),
         "diversity": float(div[many].mean()),
         "norm_diversity": float(normalized_diversity(res, mad=mad)[many].mean()),
         "coverage": float(m.validity(res, n_requested=k).mean()),
@@ -314,21 +315,28 @@ def main() -> None:
     lines = [
         "# MD-PSO (Shekhar et al. 2023): Table II protocol and speed",
         "",
-        f"machine: {platform.machine()}, {cpus} cores, load average {load:.1f} at the end, python {platform.python_version()}; "
-        f"total {time.perf_counter() - t_start:.0f} s. Command: `python benchmarks/mdpso.py {' '.join(os.sys.argv[1:])}`",
+        f"machine: {platform.machine()}, {cpus} cores, load average {load:.1f} at the end, python "
+        f"{platform.python_version()}; total {time.perf_counter() - t_start:.0f} s. Command: "
+        f"`python benchmarks/mdpso.py {' '.join(os.sys.argv[1:])}`",
         "",
-        "- Random forest (100 trees, depth 8), 80/20 split seed 0, random test rows, k counterfactuals per row.",
-        "- proximity = eq. (8) + eq. (10); diversity = eq. (14) with the same distance; coverage = distinct valid CFs / k.",
-        "- Rows `paper: ...` are Table II of the paper (their preprocessing and model; only the shape is comparable).",
+        "- Random forest (100 trees, depth 8), 80/20 split seed 0, random test rows, k "
+        "counterfactuals per row.",
+        "- proximity = eq. (8) + eq. (10); diversity = eq. (14) with the same distance; coverage "
+        "= distinct valid CFs / k.",
+        "- Rows `paper: ...` are Table II of the paper (their preprocessing and model; only the "
+        "shape is comparable).",
         "- DiCE-random: "
         + (
-            f"dice-ml through cf.methods.get('dice'), on datasets with at most {dmax} features (--dice-max-features)."
+            f"dice-ml through cf.methods.get('dice'), on datasets with at most {dmax} features "
+            "(--dice-max-features)."
             if is_available("dice_ml")
             else "dice-ml is not installed here, so it is not run; the paper's row is shown."
         ),
-        "- `fast_model=False` rows: the model's whole pipeline is called every iteration (the path before the shortcut of "
-        "MDPSO(fast_model=True), which calls the model's own estimator on preprocessing folded by the model compiler; same swarm, same results).",
-        "- Immutable features are the loaders' (COMPAS: age, race, sex; Arrhythmia: age, sex, height); `_no_immutables` sections free them, as in the paper's experiments.",
+        "- `fast_model=False` rows: the model's whole pipeline is called every iteration (the "
+        "path before the shortcut of MDPSO(fast_model=True), which calls the model's own "
+        "estimator on preprocessing folded by the model compiler; same swarm, same results).",
+        "- Immutable features are the loaders' (COMPAS: age, race, sex; Arrhythmia: age, sex, "
+        "height); `_no_immutables` sections free them, as in the paper's experiments.",
         "",
     ]
     for label, part in table.groupby("section", sort=False):

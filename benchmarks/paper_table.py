@@ -7,7 +7,7 @@ RESULTS is a folder written by ``counterfact benchmark``.  One row per dataset x
 model x method (the report's grouping): the queries explained, coverage with
 its Wilson 95 % interval, and for every other metric the mean over the queries
 with the half-width of its normal 95 % interval (``mean ± h``), as in the
-report's summary tables (:func:`counterfact.benchmark.summarise`).
+report's summary tables (:func:`counterfact.benchmark._runner.summarise`).
 ``time_median`` is the median seconds per query (``a``: a batch method's
 amortized time, batch time / n).  Printed as Markdown, with a line giving the
 run's size: finished cells, seeds, folds, and the date of the last finished
@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 from _common import markdown
 
-import counterfact as cf
+from counterfact.benchmark._runner import summarise
 
 
 def _cell(value: float, half: float | None, digits: int) -> str:
@@ -39,7 +39,7 @@ def _cell(value: float, half: float | None, digits: int) -> str:
 
 def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]:
     """(the size line, the Markdown table) of a results folder."""
-    summary = cf.benchmark.summarise(results)
+    summary = summarise(results)
     done = summary[summary.get("state", "done") == "done"]
     rows = []
     for _, r in done.sort_values(["dataset", "model", "method"]).iterrows():
@@ -73,7 +73,11 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
                 "queries": r["state"],
             }
         )
-    df = pd.DataFrame(rows).fillna("")
+    return _size_line(results), markdown(pd.DataFrame(rows).fillna(""))
+
+
+def _size_line(results: Path) -> str:
+    """Finished and failed cells, seeds, folds and when the last cell finished."""
     metas = [
         json.loads(p.read_text())
         for p in (results / "cells").glob("*.json")
@@ -85,7 +89,7 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
     )
     seeds = sorted({m["seed"] for m in finished})
     folds = sorted({m["fold"] for m in finished if "fold" in m})
-    size = (
+    return (
         (
             f"{len(finished)} finished cells ({len(metas) - len(finished)} skipped or failed), "
             f"seeds {seeds}"
@@ -97,7 +101,6 @@ def table(results: Path, metrics: list[str], digits: int = 3) -> tuple[str, str]
             else ""
         )
     )
-    return size, markdown(df)
 
 
 def main() -> None:

@@ -19,8 +19,8 @@ import pandas as pd
 from _common import timed, write_table
 
 import counterfact as cf
-from counterfact.constraints import changed
-from counterfact.testing import fast_method
+from counterfact.constraints._bounds import changed
+from counterfact.testing._fast import fast_method
 
 METHODS = ("ufce", "mdpso", "l2c", "nearest")
 

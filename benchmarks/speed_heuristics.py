@@ -174,7 +174,8 @@ def mdpso_part(
                 }
             )
             # a baseline that answered nothing is no baseline: leave the ratio empty, unless every
-            # query ran into the cap (DiCE-random needs more than the cap: the ratio is an upper bound)
+            # query ran into the cap (DiCE-random needs more than the cap: the ratio is an upper
+            # bound)
             answered = sum(int((r.found > 0).sum()) for r in r_dice)
             all_capped = capped == len(r_dice)
             row["ratio_mdpso_vs_dice"] = (
@@ -329,15 +330,16 @@ def l2c_large_part(
 
 
 def _write(stem: str, table: pd.DataFrame, notes: list[str], started: float) -> None:
-    """The table as ``benchmarks/out/<stem>.md`` (with the run's machine, load and command) and ``.csv``."""
+    """The table as ``benchmarks/out/<stem>.md`` (with the run's machine, load and command) and
+    ``.csv``."""
     OUT.mkdir(parents=True, exist_ok=True)
     table.to_csv(OUT / f"{stem}.csv", index=False)
     load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
     lines = [
         f"# {stem}",
         "",
-        f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the end, python "
-        f"{platform.python_version()}; {time.perf_counter() - started:.0f} s. Command: "
+        f"machine: {platform.machine()}, {os.cpu_count()} cores, load average {load:.1f} at the "
+        f"end, python {platform.python_version()}; {time.perf_counter() - started:.0f} s. Command: "
         f"`python benchmarks/speed_heuristics.py {' '.join(os.sys.argv[1:])}`",
         "",
         *[f"- {n}" for n in notes],
@@ -350,28 +352,31 @@ def _write(stem: str, table: pd.DataFrame, notes: list[str], started: float) -> 
 
 
 MDPSO_NOTES = [
-    "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1); empty when DiCE-random "
-    "answered no query before its cap; ratio_is_bound: the median DiCE-random query reached the cap, so its "
-    "true time is longer and the ratio an upper bound.",
-    "proximity: eq. (8) + eq. (10) of the MD-PSO paper (MAD-weighted; lower is nearer), averaged over each query's "
-    "counterfactuals, then over queries with a counterfactual; proximity_first: the same for each query's first "
-    "(best) counterfactual only, which does not depend on how many were found.",
+    "ratio_mdpso_vs_dice = median seconds per query, MD-PSO / DiCE-random (target <= 1); empty "
+    "when DiCE-random answered no query before its cap; ratio_is_bound: the median DiCE-random "
+    "query reached the cap, so its true time is longer and the ratio an upper bound.",
+    "proximity: eq. (8) + eq. (10) of the MD-PSO paper (MAD-weighted; lower is nearer), averaged "
+    "over each query's counterfactuals, then over queries with a counterfactual; proximity_first: "
+    "the same for each query's first (best) counterfactual only, which does not depend on how "
+    "many were found.",
 ]
 L2C_NOTES = [
-    "break_even_rows_vs_X = ceil(train_s / (X_s_per_row - l2c_s_per_row)): from this many rows on, L2C's "
-    "training plus inference costs less than X (target <= 20); train_s is L2C's fit() with torch already "
-    "imported (a process pays the import once).",
-    "inference_ratio_vs_mdpso = l2c_s_per_row / mdpso_s_per_row (target <= 0.1); inference_speedup_vs_dice = "
-    "dice_s_per_row / l2c_s_per_row (target >= 50); l2c_s_per_row is the whole explain() call (verification and "
-    "the sparsification pass included); l2c_generate_s_per_row is L2C's own sampling; *_nosparsify: the same "
-    "trained L2C with sparsify=False.",
+    "break_even_rows_vs_X = ceil(train_s / (X_s_per_row - l2c_s_per_row)): from this many rows "
+    "on, L2C's training plus inference costs less than X (target <= 20); train_s is L2C's fit() "
+    "with torch already imported (a process pays the import once).",
+    "inference_ratio_vs_mdpso = l2c_s_per_row / mdpso_s_per_row (target <= 0.1); "
+    "inference_speedup_vs_dice = dice_s_per_row / l2c_s_per_row (target >= 50); l2c_s_per_row is "
+    "the whole explain() call (verification and the sparsification pass included); "
+    "l2c_generate_s_per_row is L2C's own sampling; *_nosparsify: the same trained L2C with "
+    "sparsify=False.",
 ]
 LARGE_NOTES = [
-    "coverage: rows with at least one verified answer (no fallback; target >= 0.95); answers_per_row: the reported "
-    "counterfactuals per row (verified, distinct under the diversity rule, sparsified; target >= 10); "
-    "valid_samples_per_row: L2C's distinct valid samples per row before the pipeline's selection; best_epoch: the "
-    "epoch of the highest validation validity; answers_per_row_nosparsify: the same trained L2C with "
-    "sparsify=False (every verified, distinct sample).",
+    "coverage: rows with at least one verified answer (no fallback; target >= 0.95); "
+    "answers_per_row: the reported counterfactuals per row (verified, distinct under the "
+    "diversity rule, sparsified; target >= 10); valid_samples_per_row: L2C's distinct valid "
+    "samples per row before the pipeline's selection; best_epoch: the epoch of the highest "
+    "validation validity; answers_per_row_nosparsify: the same trained L2C with sparsify=False "
+    "(every verified, distinct sample).",
 ]
 
 
@@ -442,10 +447,11 @@ def main() -> None:
                 args.dice_max_features,
             )
             head = (
-                f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random test rows per dataset, "
-                f"{args.k} counterfactuals, one query per explain() call (MD-PSO and DiCE-random alternate query by query, so that "
-                f"both see the same load); DiCE-random capped at {args.dice_limit:g} s per query "
-                "(dice_capped: queries that reached the cap, counted at the cap)."
+                f"Random forest (100 trees, depth 8), 80/20 split seed 0, {args.queries} random "
+                f"test rows per dataset, {args.k} counterfactuals, one query per explain() call "
+                "(MD-PSO and DiCE-random alternate query by query, so that both see the same "
+                f"load); DiCE-random capped at {args.dice_limit:g} s per query (dice_capped: "
+                "queries that reached the cap, counted at the cap)."
             )
             _write(f"speed_heuristics_mdpso{suffix}", table, [head, *MDPSO_NOTES], started)
             continue
@@ -460,8 +466,9 @@ def main() -> None:
         )
         head = (
             "100 counterfactuals per row (the paper's setting); L2C with its defaults (at most "
-            f"{args.max_epochs} epochs), trained once, explains the whole test split in one call; MD-PSO"
-            f"{'' if args.no_dice else ' and DiCE-random'} explain {args.rows} of the same rows, one per call."
+            f"{args.max_epochs} epochs), trained once, explains the whole test split in one call; "
+            f"MD-PSO{'' if args.no_dice else ' and DiCE-random'} explain {args.rows} of the same "
+            "rows, one per call."
         )
         _write(f"speed_heuristics_l2c{suffix}", table, [head, *L2C_NOTES], started)
         if args.large_datasets:
@@ -471,8 +478,9 @@ def main() -> None:
                 args.large_datasets, args.large_models, args.large_rows, 100, epochs
             )
             head = (
-                f"L2C with its defaults (at most {epochs} epochs, no fallback), 80/20 split seed 0, "
-                f"{args.large_rows} random rejected test rows per cell, 100 counterfactuals asked."
+                f"L2C with its defaults (at most {epochs} epochs, no fallback), 80/20 split seed "
+                f"0, {args.large_rows} random rejected test rows per cell, 100 counterfactuals "
+                "asked."
             )
             _write(f"speed_heuristics_l2c_large{suffix}", table, [head, *LARGE_NOTES], started)
 

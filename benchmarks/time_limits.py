@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import os
 import time
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -33,6 +34,25 @@ PARAMS = {
 
 def _within(wall: float, limit: float) -> bool:
     return wall <= limit + max(0.5, 0.1 * limit)
+
+
+def _time_queries(
+    m: Any, X: pd.DataFrame
+) -> tuple[list[float], list[float], list[Any], list[float]]:
+    """One query per explain call: wall seconds, the method's own seconds, statuses and
+    process-time / wall-time shares."""
+    walls: list[float] = []
+    inside: list[float] = []
+    statuses: list[Any] = []
+    shares: list[float] = []
+    for k in range(len(X)):
+        t0, c0 = time.perf_counter(), time.process_time()
+        r = m.explain(X.iloc[[k]], _position_offset=k)
+        walls.append(time.perf_counter() - t0)
+        shares.append((time.process_time() - c0) / walls[-1])
+        inside.append(float(r.runtime.iloc[0]))
+        statuses.append(r.status.iloc[0])
+    return walls, inside, statuses, shares
 
 
 def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
@@ -66,15 +86,8 @@ def _cells(args: argparse.Namespace, notes: list[str]) -> list[dict]:
                 continue
             for limit in args.limits:
                 m.set_params(time_limit=float(limit))
-                walls, inside, statuses, shares = [], [], [], []
                 load = os.getloadavg()[0]
-                for k in range(len(X)):
-                    t0, c0 = time.perf_counter(), time.process_time()
-                    r = m.explain(X.iloc[[k]], _position_offset=k)
-                    walls.append(time.perf_counter() - t0)
-                    shares.append((time.process_time() - c0) / walls[-1])
-                    inside.append(float(r.runtime.iloc[0]))
-                    statuses.append(r.status.iloc[0])
+                walls, inside, statuses, shares = _time_queries(m, X)
                 w = np.array(walls)
                 over = w - np.nan_to_num(np.array(inside))
                 rows.append(

@@ -3,27 +3,28 @@
     python benchmarks/trees_vs_peers.py [--queries 3] [--time-limit 10] [--max-train 5000]
                                         [--datasets adult default_credit_taiwan]
                                         [--models rf10x4 rf50x6 rf100x8 rf200x6 xgb100x4 xgb300x6
-                                                  lgbm100x4 lgbm300x6]
+                                                  lgbm100x4 lgbm300x6 cb50x4 cb200x6 cbcat50x4]
                                         [--oracles bnb z3 cpsat auto] [--tag NAME]
 
-Needs ``pip install "counterfact[peers,boost]"`` (treecf 0.3.2, XGBoost, LightGBM).
+Needs ``pip install "counterfact[peers,boost,catboost]"`` (treecf 0.3.2, XGBoost,
+LightGBM, CatBoost).
 
 For every dataset (its numeric features only, every feature mutable, the
-schema's bounds and grids) and model (scikit-learn random forests, XGBoost and
-LightGBM, ``trees x depth``), the first ``--queries`` test rows the model
+schema's bounds and grids) and model (scikit-learn random forests, XGBoost,
+LightGBM and CatBoost, ``trees x depth``), the first ``--queries`` test rows the model
 rejects are explained by treecf's exact backend (``backend="exact"``, no warm
 start) and by MACE with each oracle, one query per call, under the same cost
 and domain:
 
 * cost: range-scaled l1, ``sum_j |x_j - q_j| / R_j`` (treecf's normalizers =
   the schema's ranges; MACE's ``norm="l1"`` divides the same sum by the number
-  of features, which the table undoes);
+  of features, which the table undoes); a changed category costs 1 in both;
 * domain: the schema's bounds (treecf ``Range``), integers and grids (treecf
   ``value_policy``: ``"integer"`` / ``Grid(resolution)``, MACE: the same grid);
 * target: the model's decision with MACE's default margin 1e-4 (forests: mean
   probability of the favourable class ``>= 0.5 + 0.5e-4``; boosted models: raw
   margin ``>= 1e-4``), the same region both searches encode;
-* MACE with ``epsilon=1e-6`` (``bnb``, ``z3``, ``cpsat``) and with its defaults
+* MACE with ``rel_gap=1e-6`` (``bnb``, ``z3``, ``cpsat``) and with its defaults
   (``auto``).
 
 Every answer is re-scored independently: the real model's prediction, the
@@ -35,6 +36,14 @@ checks and verification), the queries proven optimal, valid answers, answers who
 equals treecf's proven optimum (relative 1e-6), and the ratio of the method's median to
 treecf's measured in the same run.  Ratios are the figure; absolute seconds
 are context only.
+
+CatBoost cells: ``cb`` models read the numeric features only; ``cbcat`` models
+also read the dataset's categorical and binary features with at most
+``ONE_HOT_MAX`` categories as native CatBoost categories (strings,
+``one_hot_max_size=ONE_HOT_MAX``, so every one is one-hot encoded and the model
+compiles exactly), e.g. ``--datasets adult --models cb50x4`` and
+``--datasets german_credit --models cbcat50x4``.  treecf reads the same model
+with its ``categories`` (code -> name lists) and the query as category codes.
 
 Writes benchmarks/out/trees_vs_peers[_TAG].md and .csv.
 """
@@ -62,14 +71,31 @@ MODELS = (
     "xgb300x6",
     "lgbm100x4",
     "lgbm300x6",
+    "cb50x4",
+    "cb200x6",
+    "cbcat50x4",
 )
+#: ``cbcat`` models: categorical features with at most this many categories, one-hot in CatBoost
+ONE_HOT_MAX = 10
 
 
-def numeric_data(name: str) -> cf.Dataset:
-    """The dataset's integer and real features (every one mutable) and its target."""
+def numeric_data(name: str, categories: bool = False) -> cf.Dataset:
+    """The dataset's integer and real features (every one mutable) and its target; with
+    ``categories``, also its categorical and binary features of at most ``ONE_HOT_MAX``
+    categories."""
     d = cf.datasets.load(name)
-    cols = [f.name for f in d.schema if f.kind in ("integer", "real")]
+    kinds = ("integer", "real", "categorical", "binary") if categories else ("integer", "real")
+    cols = [
+        f.name
+        for f in d.schema
+        if f.kind in kinds and (f.is_numeric or len(f.categories or ()) <= ONE_HOT_MAX)
+    ]
     return cf.Dataset.from_frame(d.frame[[*cols, d.target]], target=d.target, name=name)
+
+
+def model_input(X: pd.DataFrame) -> pd.DataFrame:
+    """``X`` as the models read it: numeric columns as floats, categories as they are."""
+    return X.apply(lambda c: c.astype(float) if pd.api.types.is_numeric_dtype(c) else c)
 
 
 def train_model(spec: str, train: cf.Dataset) -> Any:
@@ -79,7 +105,7 @@ def train_model(spec: str, train: cf.Dataset) -> Any:
         spec.lstrip("abcdefghijklmnopqrstuvwxyz"),
     )
     n, depth = (int(v) for v in size.split("x"))
-    X, y = train.X.astype(float), train.y
+    X, y = model_input(train.X), train.y
     if kind == "rf":
         from sklearn.ensemble import RandomForestClassifier
 
@@ -92,6 +118,8 @@ def train_model(spec: str, train: cf.Dataset) -> Any:
         return xgboost.XGBClassifier(n_estimators=n, max_depth=depth, random_state=0, n_jobs=1).fit(
             X, y
         )
+    if kind.startswith("cb"):
+        return train_catboost(n, depth, train)
     import lightgbm
 
     return lightgbm.LGBMClassifier(
@@ -99,17 +127,68 @@ def train_model(spec: str, train: cf.Dataset) -> Any:
     ).fit(X, y)
 
 
+def train_catboost(n: int, depth: int, train: cf.Dataset) -> Any:
+    """A CatBoost model of ``n`` symmetric trees of ``depth``; categorical features native,
+    one-hot encoded (``one_hot_max_size=ONE_HOT_MAX``)."""
+    import catboost
+
+    cats = [f.name for f in train.schema if not f.is_numeric]
+    model = catboost.CatBoostClassifier(
+        iterations=n,
+        depth=depth,
+        one_hot_max_size=ONE_HOT_MAX,
+        cat_features=cats,
+        random_seed=0,
+        thread_count=1,
+        verbose=0,
+        allow_writing_files=False,
+    )
+    return model.fit(model_input(train.X), train.y)
+
+
+class Codes:
+    """Rows as numbers: numeric values as they are, a category as its position in the schema
+    (the query and answer form treecf reads and returns)."""
+
+    def __init__(self, schema: cf.Schema) -> None:
+        self.schema = schema
+        self.names = schema.names
+
+    def encode(self, X: pd.DataFrame) -> np.ndarray:
+        cols = [
+            X[f.name].astype(float)
+            if f.is_numeric
+            else X[f.name].map({c: float(i) for i, c in enumerate(f.categories)})
+            for f in self.schema
+        ]
+        return np.column_stack(cols).astype(float)
+
+    def decode(self, x: np.ndarray) -> pd.DataFrame:
+        row = {
+            f.name: float(v) if f.is_numeric else f.categories[int(np.rint(v))]
+            for f, v in zip(self.schema, x, strict=True)
+        }
+        return model_input(pd.DataFrame([row], columns=self.names))
+
+
 class Scorer:
-    """Independent re-scoring of an answer: validity with the real model, the domain, the cost."""
+    """Independent re-scoring of an answer: validity with the real model, the domain, the cost
+    (a changed category costs 1)."""
 
     def __init__(self, model: Any, schema: cf.Schema) -> None:
         self.model = model
-        self.names = schema.names
-        self.R = np.array([f.range for f in schema], dtype=float)
-        self.lower = np.array([f.lower for f in schema], dtype=float)
-        self.upper = np.array([f.upper for f in schema], dtype=float)
+        self.codes = Codes(schema)
+        self.cat = np.array([not f.is_numeric for f in schema])
+        self.R = np.array([1.0 if not f.is_numeric else f.range for f in schema], dtype=float)
+        self.lower = np.array([0.0 if not f.is_numeric else f.lower for f in schema], dtype=float)
+        self.upper = np.array(
+            [len(f.categories) - 1 if not f.is_numeric else f.upper for f in schema], dtype=float
+        )
         self.step = np.array(
-            [1.0 if f.kind == "integer" else float(f.resolution or 0.0) for f in schema]
+            [
+                1.0 if f.kind == "integer" or not f.is_numeric else float(f.resolution or 0.0)
+                for f in schema
+            ]
         )
 
     def __call__(self, q: np.ndarray, x: np.ndarray | None) -> tuple[bool, float]:
@@ -124,9 +203,10 @@ class Scorer:
             | (np.abs(k - np.round(k)) <= 1e-9 * np.maximum(1.0, np.abs(k)))
         )
         inside = (x >= self.lower - 1e-9) & (x <= self.upper + 1e-9)
-        pred = self.model.predict(pd.DataFrame([x], columns=self.names))[0]
+        pred = self.model.predict(self.codes.decode(x))[0]
         valid = bool(pred == 1 and on_grid.all() and inside.all())
-        return valid, float(np.sum(np.abs(x - q) / self.R))
+        change = np.where(self.cat, (x != q).astype(float), np.abs(x - q))
+        return valid, float(np.sum(change / self.R))
 
 
 def run_treecf(
@@ -134,21 +214,25 @@ def run_treecf(
 ) -> list[dict[str, Any]]:
     import treecf
 
-    cons = [treecf.Range(f.name, float(f.lower), float(f.upper)) for f in schema]
+    numeric = [f for f in schema if f.is_numeric]
+    cons = [treecf.Range(f.name, float(f.lower), float(f.upper)) for f in numeric]
     policy = {
         f.name: ("integer" if f.kind == "integer" else treecf.Grid(step=float(f.resolution)))
-        for f in schema
+        for f in numeric
     }
+    categories = {f.name: [str(c) for c in f.categories] for f in schema if not f.is_numeric}
     ex = treecf.Explainer(
         model,
-        normalizers={f.name: float(f.range) for f in schema},
+        normalizers={f.name: float(f.range) if f.is_numeric else 1.0 for f in schema},
         constraints=cons,
         value_policy=policy,
+        categories=categories or None,
     )
+    Q = Codes(schema).encode(X)
     target = treecf.Target.raw(op=">=", value=MARGIN if boosted else 0.5 + MARGIN / 2)
     out = []
     for i in range(len(X)):
-        x = X.iloc[i].to_numpy(dtype=float)
+        x = Q[i]
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -171,7 +255,7 @@ def run_mace(
 ) -> list[dict[str, Any]]:
     params: dict[str, Any] = {"norm": "l1", "time_limit": limit, "random_state": 0}
     if oracle != "auto":
-        params.update(solver=oracle, epsilon=1e-6)
+        params.update(solver=oracle, rel_gap=1e-6)
     m = cf.MACE(**params).fit(model, train)
     out = []
     for i in range(len(X)):
@@ -179,7 +263,7 @@ def run_mace(
         r = m.explain(X.iloc[[i]])
         secs = time.perf_counter() - t0
         cfs = r.counterfactuals
-        x = cfs.iloc[0][X.columns].to_numpy(dtype=float) if len(cfs) else None
+        x = Codes(train.schema).encode(cfs.iloc[[0]])[0] if len(cfs) else None
         diag = r.diagnostics.iloc[0]
         out.append(
             {
@@ -193,18 +277,17 @@ def run_mace(
 
 
 def cell(ds: str, spec: str, args: argparse.Namespace) -> list[dict[str, Any]]:
-    data = numeric_data(ds)
+    data = numeric_data(ds, categories=spec.startswith("cbcat"))
     train, test = data.split(test_size=0.2, random_state=0)
     if args.max_train and len(train) > args.max_train:
         train = train.subset(train.frame.sample(args.max_train, random_state=0).index)
     model = train_model(spec, train)
-    Xt = test.X.astype(float)
-    X = test.X[model.predict(Xt) == 0].iloc[: args.queries]
+    X = test.X[model.predict(model_input(test.X)) == 0].iloc[: args.queries]
     score = Scorer(model, data.schema)
-    Q = X.to_numpy(dtype=float)
+    Q = Codes(data.schema).encode(X)
     runs = {
         "treecf": run_treecf(
-            model, data.schema, X.astype(float), not spec.startswith("rf"), args.time_limit
+            model, data.schema, model_input(X), not spec.startswith("rf"), args.time_limit
         )
     }
     for o in args.oracles:
@@ -261,8 +344,9 @@ def main() -> None:
         f"{args.queries} queries per cell (the first test rows each model rejects), one "
         f"query per call, time limit {args.time_limit:g} s per query and method; training "
         f"rows capped at {args.max_train}",
-        "numeric features only, every one mutable; cost sum_j |x_j - q_j| / R_j; schema "
-        "bounds and grids; margin 1e-4",
+        "numeric features only (cbcat models: also the categorical and binary features of at "
+        f"most {ONE_HOT_MAX} categories, native one-hot in CatBoost), every one mutable; cost "
+        "sum_j |x_j - q_j| / R_j, a changed category 1; schema bounds and grids; margin 1e-4",
         "median_s: wall seconds per query (a query without a proof counts with its full "
         "time); ratio_vs_treecf: median_s / treecf's median_s in the same run; "
         "median_search_s: MACE's solver seconds alone (diagnostics 'solver_seconds': the "

@@ -1,4 +1,5 @@
-"""UFCE (Suffian et al. 2024, Sec. 5) reproduced with logistic regression, beside the paper's numbers.
+"""UFCE (Suffian et al. 2024, Sec. 5) reproduced with logistic regression, beside the paper's
+numbers.
 
     python benchmarks/ufce.py [--queries 10] [--draws 10] [--rq3-queries 10]
                               [--timing-queries 10] [--baseline-queries 2] [--batch-queries 50]
@@ -43,10 +44,12 @@ import pandas as pd
 from _common import OUT, _markdown
 
 import counterfact as cf
-from counterfact.methods.ufce import UFCE, feedback_levels, random_feedback
+from counterfact.methods.ufce import UFCE
 from counterfact.methods.ufce._dependency import DependencyModels
+from counterfact.methods.ufce._feedback import feedback_levels, random_feedback
 from counterfact.metrics._actionability import actionable_share
 from counterfact.metrics._distances import n_changes
+from counterfact.metrics._proximity import prox_euc, prox_jac
 from counterfact.metrics._validity import is_valid
 
 HERE = Path(__file__).resolve().parent
@@ -107,26 +110,44 @@ PAPER_T6 = {
 # The UFCE3 rows of Graduate and Bank Loan are missing from the paper's text version.
 PAPER_T7 = {
     "graduate_admission": {
-        "DiCE": (0.40, 22.12, 4.40, 3, 9, 3), "DiCE-UF": (0.30, 6.32, 3.40, 6, 10, 6), "AR": (0.40, 13.34, 4.15, 5, 9, 5),
-        "UFCE1": (0.00, 2.34, 1.00, 8, 8, 8), "UFCE2": (0.00, 4.85, 2.00, 13, 13, 13),
+        "DiCE": (0.40, 22.12, 4.40, 3, 9, 3),
+        "DiCE-UF": (0.30, 6.32, 3.40, 6, 10, 6),
+        "AR": (0.40, 13.34, 4.15, 5, 9, 5),
+        "UFCE1": (0.00, 2.34, 1.00, 8, 8, 8),
+        "UFCE2": (0.00, 4.85, 2.00, 13, 13, 13),
     },
     "bank_loan": {
-        "DiCE": (0.70, 121.45, 5.20, 8, 39, 8), "DiCE-UF": (0.65, 26.12, 3.20, 34, 20, 20), "AR": (0.62, 129.56, 5.30, 9, 45, 9),
-        "UFCE1": (0.60, 10.00, 1.00, 14, 14, 14), "UFCE2": (0.00, 23.10, 2.00, 30, 30, 30),
+        "DiCE": (0.70, 121.45, 5.20, 8, 39, 8),
+        "DiCE-UF": (0.65, 26.12, 3.20, 34, 20, 20),
+        "AR": (0.62, 129.56, 5.30, 9, 45, 9),
+        "UFCE1": (0.60, 10.00, 1.00, 14, 14, 14),
+        "UFCE2": (0.00, 23.10, 2.00, 30, 30, 30),
     },
     "wine_quality_red": {
-        "DiCE": (None, 43.10, 7.00, 10, 33, 10), "DiCE-UF": (None, 28.15, 3.00, 50, 25, 25), "AR": (None, 38.25, 7.20, 11, 42, 11),
-        "UFCE1": (None, 14.90, 1.00, 43, 28, 28), "UFCE2": (None, 8.45, 2.00, 50, 41, 41), "UFCE3": (None, 21.95, 3.00, 50, 42, 42),
+        "DiCE": (None, 43.10, 7.00, 10, 33, 10),
+        "DiCE-UF": (None, 28.15, 3.00, 50, 25, 25),
+        "AR": (None, 38.25, 7.20, 11, 42, 11),
+        "UFCE1": (None, 14.90, 1.00, 43, 28, 28),
+        "UFCE2": (None, 8.45, 2.00, 50, 41, 41),
+        "UFCE3": (None, 21.95, 3.00, 50, 42, 42),
     },
     "bupa_liver": {
-        "DiCE": (None, 51.45, 4.50, 1, 1, 1), "DiCE-UF": (None, 20.34, 2.90, 5, 12, 5), "AR": (None, 40.65, 4.20, 9, 15, 9),
-        "UFCE1": (None, 10.00, 1.00, 17, 15, 15), "UFCE2": (None, 9.00, 2.00, 15, 15, 15), "UFCE3": (None, 17.10, 2.90, 13, 13, 13),
+        "DiCE": (None, 51.45, 4.50, 1, 1, 1),
+        "DiCE-UF": (None, 20.34, 2.90, 5, 12, 5),
+        "AR": (None, 40.65, 4.20, 9, 15, 9),
+        "UFCE1": (None, 10.00, 1.00, 17, 15, 15),
+        "UFCE2": (None, 9.00, 2.00, 15, 15, 15),
+        "UFCE3": (None, 17.10, 2.90, 13, 13, 13),
     },
     "movie_oscar": {
-        "DiCE": (0.55, 78.00, 10.00, 5, 19, 5), "DiCE-UF": (0.00, 56.00, 4.00, 20, 17, 17), "AR": (0.45, 80.00, 9.00, 8, 19, 8),
-        "UFCE1": (0.00, 20.00, 1.00, 20, 8, 8), "UFCE2": (0.00, 32.00, 2.00, 14, 14, 14), "UFCE3": (0.00, 43.00, 3.00, 18, 18, 18),
+        "DiCE": (0.55, 78.00, 10.00, 5, 19, 5),
+        "DiCE-UF": (0.00, 56.00, 4.00, 20, 17, 17),
+        "AR": (0.45, 80.00, 9.00, 8, 19, 8),
+        "UFCE1": (0.00, 20.00, 1.00, 20, 8, 8),
+        "UFCE2": (0.00, 32.00, 2.00, 14, 14, 14),
+        "UFCE3": (0.00, 43.00, 3.00, 18, 18, 18),
     },
-}  # fmt: skip
+}
 PAPER_TIME = {
     "UFCE1": 0.28,
     "UFCE2": 0.47,
@@ -171,7 +192,8 @@ class PerPointUFCE(UFCE):
 
 
 class Setting:
-    """One dataset: split, LR model, queries (predicted unfavourable), UFCE fitted once, LOF for the metrics."""
+    """One dataset: split, LR model, queries (predicted unfavourable), UFCE fitted once, LOF for
+    the metrics."""
 
     def __init__(
         self, name: str, data: cf.Dataset, n_queries: int, seed: int = 0, label: str | None = None
@@ -226,8 +248,13 @@ def load_bank_oversampled(data_dir: Path) -> cf.Dataset | None:
     df["Education"] = pd.Categorical(
         df["Education"].map(dict(enumerate(edu, start=1))), categories=edu, ordered=True
     )
-    data = cf.Dataset.from_frame(df, target="Personal Loan", name="bank_loan", kinds={"Income": "real", "CCAvg": "real", "Mortgage": "real"},
-                                 immutable=["Age", "Experience"])  # fmt: skip
+    data = cf.Dataset.from_frame(
+        df,
+        target="Personal Loan",
+        name="bank_loan",
+        kinds={"Income": "real", "CCAvg": "real", "Mortgage": "real"},
+        immutable=["Age", "Experience"],
+    )
     return cf.Dataset(data.frame, data.schema, "bank_loan", metadata={"favourable_class": 1})
 
 
@@ -251,17 +278,26 @@ def explain(
 def explain_each(
     method: Any, X: pd.DataFrame, constraints: list[cf.Constraints], n: int
 ) -> cf.CounterfactualResult:
-    """Explain every row of ``X`` under its own constraints in one call (one ``Constraints`` per row)."""
+    """Explain every row of ``X`` under its own constraints in one call (one ``Constraints`` per
+    row)."""
     return method.explain(X, n_counterfactuals=n, constraints=list(constraints))
 
 
 def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str, Any]:
-    """The paper's choice: the nearest feasible counterfactual, else the nearest one; its metrics."""
+    """The paper's choice: the nearest feasible counterfactual, else the nearest one; its
+    metrics."""
     q = r.queries.index[0]
     x = r.queries.loc[q]
     cfs = r.for_query(q)
-    row: dict[str, Any] = {"found": len(cfs) > 0, "plausible": False, "actionable": False, "feasible": False,
-                           "prox_jac": np.nan, "prox_euc": np.nan, "n_changes": np.nan}  # fmt: skip
+    row: dict[str, Any] = {
+        "found": len(cfs) > 0,
+        "plausible": False,
+        "actionable": False,
+        "feasible": False,
+        "prox_jac": np.nan,
+        "prox_euc": np.nan,
+        "n_changes": np.nan,
+    }
     if len(cfs) == 0:
         return row
     schema = s.train.schema
@@ -275,8 +311,8 @@ def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str
         plausible=bool(plaus[k] == 1.0),
         actionable=bool(share[k] >= THRESHOLD),
         feasible=bool(feas[k]),
-        prox_jac=float(np.asarray(cf.metrics.prox_jac(x, best, schema))[0]),
-        prox_euc=float(np.asarray(cf.metrics.prox_euc(x, best, schema, mad=s.mad))[0]),
+        prox_jac=float(np.asarray(prox_jac(x, best, schema))[0]),
+        prox_euc=float(np.asarray(prox_euc(x, best, schema, mad=s.mad))[0]),
         n_changes=float(np.asarray(n_changes(x, best, schema))[0]),
     )
     return row
@@ -285,7 +321,8 @@ def judge(s: Setting, r: cf.CounterfactualResult, c: cf.Constraints) -> dict[str
 def run_cell(
     s: Setting, method: Any, feedback: Any, n: int = 5
 ) -> tuple[pd.DataFrame, float, float]:
-    """Every query with its own feedback; per-query judgements, total explain seconds, method seconds."""
+    """Every query with its own feedback; per-query judgements, total explain seconds, method
+    seconds."""
     rows, wall, own = [], 0.0, 0.0
     for qid, x in s.queries.iterrows():
         c = feedback(qid, x)
@@ -297,6 +334,27 @@ def run_cell(
 
 
 # ------------------------------------------------------------------------ sections
+def _rq1_paper_only_rows() -> list[dict[str, Any]]:
+    """Table 4 rows of the methods we do not run: the paper's counts only."""
+    rows = []
+    for name in ("AR", "DiCE", "DiCE-UF"):
+        for code in LEVEL_CODES.values():
+            paper = PAPER_T4[name][code]
+            rows.append(
+                {
+                    "level": code,
+                    "method": f"{name} (paper only)",
+                    "Plaus": "-",
+                    "Act": "-",
+                    "Feas": "-",
+                    "Feas %": np.nan,
+                    "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)),
+                    "paper Feas %": 100 * paper[2] / 50,
+                }
+            )
+    return rows
+
+
 def rq1(s: Setting, csv: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFrame]:
     n = len(s.queries)
     table, times = [], []
@@ -307,22 +365,38 @@ def rq1(s: Setting, csv: list[dict[str, Any]]) -> tuple[pd.DataFrame, pd.DataFra
             )
             p, a, f = int(res.plausible.sum()), int(res.actionable.sum()), int(res.feasible.sum())
             paper = PAPER_T4.get(name, {}).get(code)
-            table.append({
-                "level": code, "method": name, "Plaus": p, "Act": a, "Feas": f, "Feas %": 100 * f / n,
-                "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)) if paper else "-",
-                "paper Feas %": 100 * paper[2] / 50 if paper else np.nan,
-            })  # fmt: skip
+            table.append(
+                {
+                    "level": code,
+                    "method": name,
+                    "Plaus": p,
+                    "Act": a,
+                    "Feas": f,
+                    "Feas %": 100 * f / n,
+                    "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)) if paper else "-",
+                    "paper Feas %": 100 * paper[2] / 50 if paper else np.nan,
+                }
+            )
             times.append(
                 {"method": name, "level": code, "s/query": wall / n, "method s/query": own / n}
             )
             for metric, v in (("plausible", p), ("actionable", a), ("feasible", f)):
-                csv.append({"section": "RQ1", "dataset": s.label, "setting": code, "method": name, "metric": metric,
-                            "ours": v, "n_queries": n, "paper": None if paper is None else paper[("plausible", "actionable", "feasible").index(metric)], "paper_n": 50})  # fmt: skip
-    for name in ("AR", "DiCE", "DiCE-UF"):
-        for code in LEVEL_CODES.values():
-            paper = PAPER_T4[name][code]
-            table.append({"level": code, "method": f"{name} (paper only)", "Plaus": "-", "Act": "-", "Feas": "-", "Feas %": np.nan,
-                          "paper Plaus/Act/Feas (of 50)": "/".join(map(str, paper)), "paper Feas %": 100 * paper[2] / 50})  # fmt: skip
+                csv.append(
+                    {
+                        "section": "RQ1",
+                        "dataset": s.label,
+                        "setting": code,
+                        "method": name,
+                        "metric": metric,
+                        "ours": v,
+                        "n_queries": n,
+                        "paper": None
+                        if paper is None
+                        else paper[("plausible", "actionable", "feasible").index(metric)],
+                        "paper_n": 50,
+                    }
+                )
+    table += _rq1_paper_only_rows()
     t = (
         pd.DataFrame(times)
         .groupby("method", sort=False)[["s/query", "method s/query"]]
@@ -347,11 +421,31 @@ def rq2(s: Setting, draws: int, csv: list[dict[str, Any]]) -> pd.DataFrame:
             )
             p, a, f = int(res.plausible.sum()), int(res.actionable.sum()), int(res.feasible.sum())
             paper = PAPER_T6.get(name)
-            table.append({"draw": d + 1, "method": name, "Plaus": p, "Act": a, "Feas": f, "Feas %": 100 * f / n,
-                          "paper Feas (of 50)": paper[d] if paper and d < 10 else "-",
-                          "paper Feas %": 100 * paper[d] / 50 if paper and d < 10 else np.nan})  # fmt: skip
-            csv.append({"section": "RQ2", "dataset": s.label, "setting": f"draw {d + 1}", "method": name, "metric": "feasible",
-                        "ours": f, "n_queries": n, "paper": paper[d] if paper and d < 10 else None, "paper_n": 50})  # fmt: skip
+            table.append(
+                {
+                    "draw": d + 1,
+                    "method": name,
+                    "Plaus": p,
+                    "Act": a,
+                    "Feas": f,
+                    "Feas %": 100 * f / n,
+                    "paper Feas (of 50)": paper[d] if paper and d < 10 else "-",
+                    "paper Feas %": 100 * paper[d] / 50 if paper and d < 10 else np.nan,
+                }
+            )
+            csv.append(
+                {
+                    "section": "RQ2",
+                    "dataset": s.label,
+                    "setting": f"draw {d + 1}",
+                    "method": name,
+                    "metric": "feasible",
+                    "ours": f,
+                    "n_queries": n,
+                    "paper": paper[d] if paper and d < 10 else None,
+                    "paper_n": 50,
+                }
+            )
     df = pd.DataFrame(table)
     avg = df.groupby("method", sort=False)[["Feas %", "paper Feas %"]].mean().reset_index()
     for name in ("AR", "DiCE", "DiCE-UF"):
@@ -398,8 +492,19 @@ def rq3(
                 row[f"paper {label}"] = (
                     "-" if paper is None else ("na" if paper[k] is None else paper[k])
                 )
-                csv.append({"section": "RQ3", "dataset": name, "setting": "x +/- 50% MAD" if two_sided else "50% MAD", "method": mname, "metric": label,
-                            "ours": ours[k], "n_queries": n, "paper": None if paper is None else paper[k], "paper_n": None})  # fmt: skip
+                csv.append(
+                    {
+                        "section": "RQ3",
+                        "dataset": name,
+                        "setting": "x +/- 50% MAD" if two_sided else "50% MAD",
+                        "method": mname,
+                        "metric": label,
+                        "ours": ours[k],
+                        "n_queries": n,
+                        "paper": None if paper is None else paper[k],
+                        "paper_n": None,
+                    }
+                )
             table.append(row)
         if not two_sided and "oversampled" not in name:
             for mname in ("DiCE", "DiCE-UF", "AR"):
@@ -473,10 +578,20 @@ def timing(
                 found.append(int(r.found.sum()))
                 answers.append(r.counterfactuals)
             n_cf = sum(found)
-            row = {"variant": f"UFCE{v}", "evaluation": label, "queries": len(sub), "counterfactuals": n_cf,
-                   "search s/query": np.mean(owns), "explain s/query": np.mean(walls), "explain CPU s/query": np.mean(cpus),
-                   "explain s/CF": sum(walls) / max(n_cf, 1), "explain CPU s/CF": sum(cpus) / max(n_cf, 1),
-                   "_answers": answers, "_own": owns, "_wall": walls}  # fmt: skip
+            row = {
+                "variant": f"UFCE{v}",
+                "evaluation": label,
+                "queries": len(sub),
+                "counterfactuals": n_cf,
+                "search s/query": np.mean(owns),
+                "explain s/query": np.mean(walls),
+                "explain CPU s/query": np.mean(cpus),
+                "explain s/CF": sum(walls) / max(n_cf, 1),
+                "explain CPU s/CF": sum(cpus) / max(n_cf, 1),
+                "_answers": answers,
+                "_own": owns,
+                "_wall": walls,
+            }
             rows.append(row)
             pair.append(row)
         fast, slow = pair
@@ -495,34 +610,89 @@ def timing(
             r_["paper / ours (search)"] = paper / max(r_["search s/query"], 1e-12)
             r_["paper / ours (explain, s/CF)"] = paper / max(r_["explain s/CF"], 1e-12)
             r_["paper / ours (explain CPU, s/CF)"] = paper / max(r_["explain CPU s/CF"], 1e-12)
-            csv.append({"section": "time", "dataset": s.label, "setting": r_["evaluation"], "method": f"UFCE{v}", "metric": "explain s/counterfactual",
-                        "ours": r_["explain s/CF"], "n_queries": r_["queries"], "paper": paper, "paper_n": None})  # fmt: skip
-            csv.append({"section": "time", "dataset": s.label, "setting": r_["evaluation"], "method": f"UFCE{v}", "metric": "search s/query",
-                        "ours": r_["search s/query"], "n_queries": r_["queries"], "paper": paper, "paper_n": None})  # fmt: skip
+            csv.append(
+                {
+                    "section": "time",
+                    "dataset": s.label,
+                    "setting": r_["evaluation"],
+                    "method": f"UFCE{v}",
+                    "metric": "explain s/counterfactual",
+                    "ours": r_["explain s/CF"],
+                    "n_queries": r_["queries"],
+                    "paper": paper,
+                    "paper_n": None,
+                }
+            )
+            csv.append(
+                {
+                    "section": "time",
+                    "dataset": s.label,
+                    "setting": r_["evaluation"],
+                    "method": f"UFCE{v}",
+                    "metric": "search s/query",
+                    "ours": r_["search s/query"],
+                    "n_queries": r_["queries"],
+                    "paper": paper,
+                    "paper_n": None,
+                }
+            )
     # the paper's setting (every query with its own feedback) with all queries searched together
     for v in (1, 2, 3):
         s.ufce.set_params(variant=v)
-        single = [s.ufce.explain(qs.iloc[[k]], n_counterfactuals=1, constraints=feedback_levels(s.train, qs.iloc[k], "medium"))
-                  for k in range(len(qs))]  # fmt: skip
+        single = [
+            s.ufce.explain(
+                qs.iloc[[k]],
+                n_counterfactuals=1,
+                constraints=feedback_levels(s.train, qs.iloc[k], "medium"),
+            )
+            for k in range(len(qs))
+        ]
         w0, c0 = _clock()
         r = explain_each(
             s.ufce, qs, [feedback_levels(s.train, x, "medium") for _, x in qs.iterrows()], 1
         )
         w1, c1 = _clock()
         n_cf = int(r.found.sum())
-        same = all(_same(a.counterfactuals, r.counterfactuals.loc[[q]]) if len(a.counterfactuals) else q not in r.counterfactuals.index
-                   for q, a in zip(qs.index, single, strict=True))  # fmt: skip
+        same = all(
+            _same(a.counterfactuals, r.counterfactuals.loc[[q]])
+            if len(a.counterfactuals)
+            else q not in r.counterfactuals.index
+            for q, a in zip(qs.index, single, strict=True)
+        )
         paper = PAPER_TIME[f"UFCE{v}"]
-        rows.append({"variant": f"UFCE{v}", "evaluation": "batched, per-query feedback, one call", "queries": len(qs),
-                     "counterfactuals": n_cf, "search s/query": float(r.runtime.sum()) / len(qs), "explain s/query": (w1 - w0) / len(qs),
-                     "explain CPU s/query": (c1 - c0) / len(qs), "explain s/CF": (w1 - w0) / max(n_cf, 1),
-                     "explain CPU s/CF": (c1 - c0) / max(n_cf, 1), "same answers": same, "paper s/CF": paper,
-                     "paper / ours (explain CPU, s/CF)": paper / max((c1 - c0) / max(n_cf, 1), 1e-12),
-                     "paper / ours (search)": paper / max(float(r.runtime.sum()) / len(qs), 1e-12),
-                     "paper / ours (explain, s/CF)": paper / max((w1 - w0) / max(n_cf, 1), 1e-12)})  # fmt: skip
-        csv.append({"section": "time", "dataset": s.label, "setting": "batched, per-query feedback", "method": f"UFCE{v}", "metric": "explain s/counterfactual",
-                    "ours": (w1 - w0) / max(n_cf, 1), "n_queries": len(qs), "paper": paper, "paper_n": None})  # fmt: skip
-    # library use: many queries in one call (shared constraints: the user's features, no per-query ranges)
+        rows.append(
+            {
+                "variant": f"UFCE{v}",
+                "evaluation": "batched, per-query feedback, one call",
+                "queries": len(qs),
+                "counterfactuals": n_cf,
+                "search s/query": float(r.runtime.sum()) / len(qs),
+                "explain s/query": (w1 - w0) / len(qs),
+                "explain CPU s/query": (c1 - c0) / len(qs),
+                "explain s/CF": (w1 - w0) / max(n_cf, 1),
+                "explain CPU s/CF": (c1 - c0) / max(n_cf, 1),
+                "same answers": same,
+                "paper s/CF": paper,
+                "paper / ours (explain CPU, s/CF)": paper / max((c1 - c0) / max(n_cf, 1), 1e-12),
+                "paper / ours (search)": paper / max(float(r.runtime.sum()) / len(qs), 1e-12),
+                "paper / ours (explain, s/CF)": paper / max((w1 - w0) / max(n_cf, 1), 1e-12),
+            }
+        )
+        csv.append(
+            {
+                "section": "time",
+                "dataset": s.label,
+                "setting": "batched, per-query feedback",
+                "method": f"UFCE{v}",
+                "metric": "explain s/counterfactual",
+                "ours": (w1 - w0) / max(n_cf, 1),
+                "n_queries": len(qs),
+                "paper": paper,
+                "paper_n": None,
+            }
+        )
+    # library use: many queries in one call (shared constraints: the user's features, no
+    # per-query ranges)
     batch = s.pool.iloc[:n_batch]
     c = cf.Constraints(
         features_to_vary=[f.name for f in s.train.schema if f.actionability != "immutable"]
@@ -534,15 +704,36 @@ def timing(
         w1, c1 = _clock()
         n_cf = int(r.found.sum())
         paper = PAPER_TIME[f"UFCE{v}"]
-        rows.append({"variant": f"UFCE{v}", "evaluation": "batched, all queries in one call, features only", "queries": len(batch),
-                     "counterfactuals": n_cf, "search s/query": float(r.runtime.sum()) / len(batch), "explain s/query": (w1 - w0) / len(batch),
-                     "explain CPU s/query": (c1 - c0) / len(batch), "explain s/CF": (w1 - w0) / max(n_cf, 1),
-                     "explain CPU s/CF": (c1 - c0) / max(n_cf, 1), "paper s/CF": paper,
-                     "paper / ours (explain CPU, s/CF)": paper / max((c1 - c0) / max(n_cf, 1), 1e-12),
-                     "paper / ours (search)": paper / max(float(r.runtime.sum()) / len(batch), 1e-12),
-                     "paper / ours (explain, s/CF)": paper / max((w1 - w0) / max(n_cf, 1), 1e-12)})  # fmt: skip
-        csv.append({"section": "time", "dataset": s.label, "setting": "batch", "method": f"UFCE{v}", "metric": "explain s/counterfactual",
-                    "ours": (w1 - w0) / max(n_cf, 1), "n_queries": len(batch), "paper": paper, "paper_n": None})  # fmt: skip
+        rows.append(
+            {
+                "variant": f"UFCE{v}",
+                "evaluation": "batched, all queries in one call, features only",
+                "queries": len(batch),
+                "counterfactuals": n_cf,
+                "search s/query": float(r.runtime.sum()) / len(batch),
+                "explain s/query": (w1 - w0) / len(batch),
+                "explain CPU s/query": (c1 - c0) / len(batch),
+                "explain s/CF": (w1 - w0) / max(n_cf, 1),
+                "explain CPU s/CF": (c1 - c0) / max(n_cf, 1),
+                "paper s/CF": paper,
+                "paper / ours (explain CPU, s/CF)": paper / max((c1 - c0) / max(n_cf, 1), 1e-12),
+                "paper / ours (search)": paper / max(float(r.runtime.sum()) / len(batch), 1e-12),
+                "paper / ours (explain, s/CF)": paper / max((w1 - w0) / max(n_cf, 1), 1e-12),
+            }
+        )
+        csv.append(
+            {
+                "section": "time",
+                "dataset": s.label,
+                "setting": "batch",
+                "method": f"UFCE{v}",
+                "metric": "explain s/counterfactual",
+                "ours": (w1 - w0) / max(n_cf, 1),
+                "n_queries": len(batch),
+                "paper": paper,
+                "paper_n": None,
+            }
+        )
     return pd.DataFrame(rows).drop(columns=["_answers", "_own", "_wall"])
 
 
@@ -582,8 +773,13 @@ def main() -> None:
         action="store_true",
         help="also run RQ1-RQ3 on the paper's oversampled Bank Loan copy (ufce_bank.csv)",
     )
-    ap.add_argument("--bank", choices=("raw", "oversampled", "both"), default="raw",
-                    help="Bank Loan copy for RQ1/RQ2: the raw Kaggle file, the paper's oversampled ufce_bank.csv, or both")  # fmt: skip
+    ap.add_argument(
+        "--bank",
+        choices=("raw", "oversampled", "both"),
+        default="raw",
+        help="Bank Loan copy for RQ1/RQ2: the raw Kaggle file, the paper's oversampled "
+        "ufce_bank.csv, or both",
+    )
     ap.add_argument(
         "--tag",
         default="",
@@ -593,18 +789,34 @@ def main() -> None:
     args = ap.parse_args()
     skip = {x.strip() for x in args.skip.split(",") if x.strip()}
     csv: list[dict[str, Any]] = []
-    md = ["# UFCE (Suffian et al. 2024) with logistic regression", "",
-          f"machine: {platform.machine()}, python {platform.python_version()}, {os.cpu_count()} cores (shared with other jobs: absolute times are noisy, "
-          "ratios within the run are not); one 80/20 split (seed 0), LR (`cf.models.fit(train, 'lr')`), `cf.UFCE(random_state=0)` defaults.", "",
-          f"Queries: test rows the model assigns the unfavourable class; RQ1/RQ2 {args.queries} (paper 50), RQ3 {args.rq3_queries} per dataset "
-          "(paper: 50 per fold, 5 folds). Every method gets the same feedback as `Constraints` and may return 5 counterfactuals; as in the paper "
-          "the nearest feasible one (else the nearest) is judged. Plausible: LOF inlier (`cf.metrics.LOFPlausibility`, reference = all training rows, "
-          "the paper's plausible space). Actionable: at least 30 % of the changed features are in the user's list (`actionable_share`). "
-          "Feasible: valid and plausible and actionable (eq. 9). Every counterfactual we count was re-checked with the model and the constraints. "
-          "`nearest` is the library's nearest admissible observed row, for reference.",
-          "", "Bank Loan (`cf.datasets.load`) is the raw Kaggle file (5,000 rows, 9.6 % positive); the paper used an oversampled copy (7,636 rows, "
-          "41 % positive), so fewer of our queries lie within a MAD of the boundary" + (" (the oversampled copy is run as well: `bank_loan (oversampled)`)" if (args.oversampled or args.bank != "raw") else "")
-          + ". `Family` is protected, as in the paper; `Age`, `Experience` are immutable (loader)."]  # fmt: skip
+    md = [
+        "# UFCE (Suffian et al. 2024) with logistic regression",
+        "",
+        f"machine: {platform.machine()}, python {platform.python_version()}, {os.cpu_count()} "
+        "cores (shared with other jobs: absolute times are noisy, ratios within the run are not); "
+        "one 80/20 split (seed 0), LR (`cf.models.fit(train, 'lr')`), `cf.UFCE(random_state=0)` "
+        "defaults.",
+        "",
+        f"Queries: test rows the model assigns the unfavourable class; RQ1/RQ2 {args.queries} "
+        f"(paper 50), RQ3 {args.rq3_queries} per dataset (paper: 50 per fold, 5 folds). Every "
+        "method gets the same feedback as `Constraints` and may return 5 counterfactuals; as in "
+        "the paper the nearest feasible one (else the nearest) is judged. Plausible: LOF inlier "
+        "(`cf.metrics.LOFPlausibility`, reference = all training rows, the paper's plausible "
+        "space). Actionable: at least 30 % of the changed features are in the user's list "
+        "(`actionable_share`). Feasible: valid and plausible and actionable (eq. 9). Every "
+        "counterfactual we count was re-checked with the model and the constraints. `nearest` is "
+        "the library's nearest admissible observed row, for reference.",
+        "",
+        "Bank Loan (`cf.datasets.load`) is the raw Kaggle file (5,000 rows, 9.6 % positive); the "
+        "paper used an oversampled copy (7,636 rows, 41 % positive), so fewer of our queries lie "
+        "within a MAD of the boundary"
+        + (
+            " (the oversampled copy is run as well: `bank_loan (oversampled)`)"
+            if (args.oversampled or args.bank != "raw")
+            else ""
+        )
+        + ". `Family` is protected, as in the paper; `Age`, `Experience` are immutable (loader).",
+    ]
     settings: dict[str, Setting] = {}
     n_bank = max(args.queries, args.rq3_queries)
     for name in RQ3_DATASETS:
@@ -622,43 +834,88 @@ def main() -> None:
             )
     for k, v in settings.items():
         print(
-            f"{k}: {len(v.train)} train rows, {len(v.queries)} queries, UFCE fit {v.fit_seconds:.2f} s"
+            f"{k}: {len(v.train)} train rows, {len(v.queries)} queries, UFCE fit "
+            f"{v.fit_seconds:.2f} s"
         )
     if not banks:
         md += [
             "",
-            "RQ1, RQ2 and the timing need Bank Loan, which was not found under --data-dir: skipped.",
+            "RQ1, RQ2 and the timing need Bank Loan, which was not found under --data-dir: "
+            "skipped.",
         ]
     for label, bank in banks.items():
         b = bank.with_queries(args.queries)
         if "rq1" not in skip:
             t4, t5 = rq1(b, csv)
-            md += ["", f"## RQ1: feedback levels, {label} (Table 4)", "", f"{len(b.queries)} queries; counts of queries whose chosen counterfactual is plausible / actionable / feasible.", "", _markdown(t4),
-                   "", "Time per query in RQ1 (explain = the whole call incl. the library's input checks and re-verification; method = UFCE's own search):", "", _markdown(t5)]  # fmt: skip
+            md += [
+                "",
+                f"## RQ1: feedback levels, {label} (Table 4)",
+                "",
+                f"{len(b.queries)} queries; counts of queries whose chosen counterfactual is "
+                "plausible / actionable / feasible.",
+                "",
+                _markdown(t4),
+                "",
+                "Time per query in RQ1 (explain = the whole call incl. the library's input checks "
+                "and re-verification; method = UFCE's own search):",
+                "",
+                _markdown(t5),
+            ]
         if "rq2" not in skip:
             t6 = rq2(b, args.draws, csv)
-            md += ["", f"## RQ2: random feedback, {label} (Table 6), {args.draws} draws", "",
-                   "Upper bounds drawn per feature as x + u * MAD, u ~ U[0, 1) (`random_feedback`); mean feasible share over the draws.", "", _markdown(t6)]  # fmt: skip
+            md += [
+                "",
+                f"## RQ2: random feedback, {label} (Table 6), {args.draws} draws",
+                "",
+                "Upper bounds drawn per feature as x + u * MAD, u ~ U[0, 1) (`random_feedback`); "
+                "mean feasible share over the draws.",
+                "",
+                _markdown(t6),
+            ]
     if "rq3" not in skip and settings:
         rq3_settings = {k: v.with_queries(args.rq3_queries) for k, v in settings.items()}
         for two_sided in (False, True):
             t7 = rq3(rq3_settings, csv, two_sided=two_sided)
-            head = ("## RQ3: five datasets at 50 % of MAD (Table 7)" if not two_sided else
-                    "## RQ3 with two-sided feedback (x +/- 50 % of MAD; not in the paper, ours only)")  # fmt: skip
-            md += ["", head, "",
-                   "prox-Jac, prox-Euc (MAD-weighted, eq. 6), sparsity (features changed): means over queries with a counterfactual; "
-                   "actionability / plausibility / feasibility: counts of queries (ours out of `queries`, the paper's out of its fold's queries). "
-                   "Missing datasets: " + (", ".join(sorted(set(RQ3_DATASETS) - set(settings))) or "none") + ".", "", _markdown(t7)]  # fmt: skip
+            head = (
+                "## RQ3: five datasets at 50 % of MAD (Table 7)"
+                if not two_sided
+                else "## RQ3 with two-sided feedback "
+                "(x +/- 50 % of MAD; not in the paper, ours only)"
+            )
+            md += [
+                "",
+                head,
+                "",
+                "prox-Jac, prox-Euc (MAD-weighted, eq. 6), sparsity (features changed): means "
+                "over queries with a counterfactual; actionability / plausibility / feasibility: "
+                "counts of queries (ours out of `queries`, the paper's out of its fold's "
+                "queries). Missing datasets: "
+                + (", ".join(sorted(set(RQ3_DATASETS) - set(settings))) or "none")
+                + ".",
+                "",
+                _markdown(t7),
+            ]
     for label, bank in banks.items() if "time" not in skip else ():
         tt = timing(bank, args.timing_queries, args.baseline_queries, args.batch_queries, csv)
-        md += ["", f"## Time per counterfactual (Table 5), {label}, medium feedback, one counterfactual per query", "",
-               "search = UFCE's own time (`result.runtime`); explain = the whole `explain` call, including the library's input checks, "
-               "model calls on the queries and the final re-verification (about four pipeline calls per call); CPU = process time "
-               "(less inflated than wall time on a shared machine). s/CF divides by the counterfactuals found (queries without one count too). "
-               f"Per-point loop: the same search with one model call, one LOF call and one dependency-model call per candidate row, on the first "
-               f"{args.baseline_queries} queries; 'speed-up vs loop' is taken on those same queries, whose answers must be identical. "
-               "'batched, per-query feedback': the same queries, each with its own feedback, searched in one call (`explain_each`); "
-               "'all queries in one call': shared constraints (the user's features, no ranges). Target: paper / ours >= 10.", "", _markdown(tt)]  # fmt: skip
+        md += [
+            "",
+            f"## Time per counterfactual (Table 5), {label}, medium feedback, one counterfactual "
+            "per query",
+            "",
+            "search = UFCE's own time (`result.runtime`); explain = the whole `explain` call, "
+            "including the library's input checks, model calls on the queries and the final "
+            "re-verification (about four pipeline calls per call); CPU = process time (less "
+            "inflated than wall time on a shared machine). s/CF divides by the counterfactuals "
+            "found (queries without one count too). Per-point loop: the same search with one "
+            "model call, one LOF call and one dependency-model call per candidate row, on the "
+            f"first {args.baseline_queries} queries; 'speed-up vs loop' is taken on those same "
+            "queries, whose answers must be identical. 'batched, per-query feedback': the same "
+            "queries, each with its own feedback, searched in one call (`explain_each`); 'all "
+            "queries in one call': shared constraints (the user's features, no ranges). Target: "
+            "paper / ours >= 10.",
+            "",
+            _markdown(tt),
+        ]
     OUT.mkdir(parents=True, exist_ok=True)
     stem = f"ufce_{args.tag}" if args.tag else "ufce"
     pd.DataFrame(csv).to_csv(OUT / f"{stem}.csv", index=False)

@@ -27,7 +27,7 @@ import numpy as np
 import pandas as pd
 from _common import markdown, mean_ci, wilson
 
-import counterfact as cf
+from counterfact.benchmark._runner import collect
 
 
 def _mean_ci(x: pd.Series) -> str:
@@ -38,7 +38,7 @@ def _mean_ci(x: pd.Series) -> str:
 
 
 def table(results: Path) -> pd.DataFrame:
-    long = cf.benchmark.collect(results)
+    long = collect(results)
     # the metrics are per query (repeated on each of its counterfactuals' rows)
     first = long.sort_values("rank", na_position="last").drop_duplicates(
         ["dataset", "model", "method", "seed", "fold", "query"]
@@ -55,7 +55,9 @@ def table(results: Path) -> pd.DataFrame:
                 "dataset": ds,
                 "method": method,
                 "queries": n,
-                "with a counterfactual, per 50 [95% CI]": f"{50 * k / n:.1f} [{50 * lo:.1f}, {50 * hi:.1f}]",
+                "with a counterfactual, per 50 [95% CI]": (
+                    f"{50 * k / n:.1f} [{50 * lo:.1f}, {50 * hi:.1f}]"
+                ),
                 "per fold": "/".join(str(int(v)) for v in per_fold),
                 "prox_euc": _mean_ci(g.loc[found, "metric_prox_euc"]),
                 "changes": _mean_ci(g.loc[found, "metric_changes"]),

@@ -3,10 +3,11 @@ classifiers."""
 
 from __future__ import annotations
 
-from . import constraints, data, exceptions, methods, models, result, schema
+# the subpackages every session uses, loaded with the package (others load on first use)
+from . import constraints, data, exceptions, methods, models, result, schema  # noqa: F401
 from ._utils._version import __version__
 from .constraints import Causal, Constraints, Costs, Requirements, violations
-from .data import Dataset, Encoder, encoding
+from .data import Dataset, Encoder
 from .exceptions import (
     ConstraintError,
     CounterfactError,
@@ -83,16 +84,7 @@ __all__ = [
     "ValidationError",
     "__version__",
     "audit",
-    "constraints",
-    "data",
-    "encoding",
-    "exceptions",
     "global_recourse",
-    "methods",
-    "models",
-    "recourse",
-    "result",
     "rows_to_explain",
-    "schema",
     "violations",
 ]

@@ -278,7 +278,7 @@ def test_spec_dataset_errors(tmp_path, bad, message):
 
 
 def test_feedback_gives_each_query_its_own_ranges(tmp_path):
-    from counterfact.methods.ufce import feedback_levels
+    from counterfact.methods.ufce._feedback import feedback_levels
 
     spec = {
         "datasets": [{"name": "bupa_liver"}],

@@ -6,8 +6,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from counterfact.benchmark import average_ranks, friedman, load_spec, nemenyi_cd
-from counterfact.benchmark._stats import all_tied, nemenyi_q
+from counterfact.benchmark import load_spec
+from counterfact.benchmark._stats import all_tied, average_ranks, friedman, nemenyi_cd, nemenyi_q
 from counterfact.exceptions import ValidationError
 
 

@@ -12,6 +12,7 @@ import pytest
 from scipy import stats
 
 import counterfact as cf
+from counterfact.benchmark._runner import collect
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
 
@@ -37,7 +38,7 @@ def mace_run(tmp_path_factory):
         "datasets": [{"name": "compas", "max_rows": 800}],
         "models": ["lr"],
         "methods": [
-            {"name": "mace", "label": "MACE-l1", "params": {"norm": "l1", "epsilon": 0.001}},
+            {"name": "mace", "label": "MACE-l1", "params": {"norm": "l1", "rel_gap": 0.001}},
             {"name": "nearest", "label": "MO-l1", "params": {"norm": "l1"}},
         ],
         "queries": 6,
@@ -54,7 +55,7 @@ def test_mace_paper_table_recomputes_coverage_and_improvement(mace_run):
     mod = _load("mace_paper_table")
     df = mod.table(mace_run)
     assert list(df["norm"]) == ["l1"] and int(df["queries"].iloc[0]) == 6
-    long = cf.benchmark.collect(mace_run).drop_duplicates(["method", "query"])
+    long = collect(mace_run).drop_duplicates(["method", "query"])
     mace = long[long["method"] == "MACE-l1"].set_index("query")
     mo = long[long["method"] == "MO-l1"].set_index("query")
     both = mace.index[mace["metric_found"] > 0].intersection(mo.index[mo["metric_found"] > 0])
@@ -98,7 +99,7 @@ def test_ufce_paper_table_counts_per_fold(tmp_path):
     }
     cf.benchmark.run(spec, out=tmp_path, verbose=False)
     df = _load("ufce_paper_table").table(tmp_path)
-    long = cf.benchmark.collect(tmp_path).drop_duplicates(["method", "fold", "query"])
+    long = collect(tmp_path).drop_duplicates(["method", "fold", "query"])
     for _, row in df.iterrows():
         g = long[long["method"] == row["method"]]
         found = g["metric_found"].fillna(0) > 0

@@ -22,7 +22,7 @@ from counterfact.cli import main
 #: tiny parameters: German Credit test rows 0-2 on a logistic regression (one of them is rejected)
 PARAMS: dict[str, list[str]] = {
     "nearest": [],
-    "mace": ["--param", "epsilon=0.01"],
+    "mace": ["--param", "rel_gap=0.01"],
     "ceocl": [],
     "ufce": ["--param", "variant=1", "--param", "n_neighbors=10", "--param", "n_grid=8"],
     "mdpso": ["--param", "swarm={n_particles: 16, max_iter: 20, patience: 5}"],

@@ -180,7 +180,7 @@ def test_validation_error_for_non_constraints():
 
 def test_satisfied_many_matches_per_query(toy_frame, schema):
     """The batched check used by result assembly gives the per-query answers."""
-    from counterfact.constraints import satisfied_many
+    from counterfact.constraints._bounds import satisfied_many
 
     rng = np.random.default_rng(2)
     X = schema.validate_frame(toy_frame.drop(columns="y"))
@@ -229,7 +229,8 @@ def test_open_range_side_as_none_still_accepted(schema, query):
 def test_satisfied_many_agrees_with_violations_on_any_column_dtypes(toy_frame, schema):
     """The block-wise check gives the same answer on typed and all-object frames,
     and agrees with :func:`violations` (no violation <=> satisfied)."""
-    from counterfact.constraints import satisfied_many, violations
+    from counterfact.constraints import violations
+    from counterfact.constraints._bounds import satisfied_many
 
     rng = np.random.default_rng(5)
     X = schema.validate_frame(toy_frame.drop(columns="y"))

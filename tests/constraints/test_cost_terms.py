@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.constraints import BoundCosts
+from counterfact.constraints._costs import BoundCosts
 
 INF = float("inf")
 

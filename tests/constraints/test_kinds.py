@@ -11,18 +11,17 @@ import pytest
 
 import counterfact as cf
 from counterfact.constraints import (
-    CONSTRAINT_KINDS,
     ConstraintKind,
     Constraints,
-    cli_arguments,
-    constraint_kind,
+    _kinds,
     constraint_kinds,
     register_constraint_kind,
 )
-from counterfact.constraints import _kinds
+from counterfact.constraints._kinds import CONSTRAINT_KINDS, cli_arguments, constraint_kind
 from counterfact.exceptions import ConstraintError, UnsupportedConstraintError
 from counterfact.methods import MethodTags
-from counterfact.testing import fast_method, make_setting
+from counterfact.testing import make_setting
+from counterfact.testing._fast import fast_method
 
 
 def test_the_kinds_are_the_registry_in_order():

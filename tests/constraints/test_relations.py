@@ -10,7 +10,8 @@ import pytest
 import yaml
 
 import counterfact as cf
-from counterfact.constraints import BoundCategory, BoundConst, BoundLinear, Relation
+from counterfact.constraints import Relation
+from counterfact.constraints._relations_bound import BoundCategory, BoundConst, BoundLinear
 from counterfact.exceptions import ConstraintError
 
 
@@ -151,7 +152,8 @@ def test_violations_count_relations(credit):
 def test_conditions_hold_only_clearly_and_consequences_within_tolerance(credit):
     schema, x, rows = _query_and_rows(credit)
     rows = rows.iloc[[0]].copy()
-    # a condition on the boundary (credit == 3000 > 3000 * (1 - 1e-12)) is within the tolerance: not "clearly true"
+    # a condition on the boundary (credit == 3000 > 3000 * (1 - 1e-12)) is within the
+    # tolerance: not "clearly true"
     c = cf.Constraints(
         relations=["if credit_amount > 3000 * (1 - 1e-12) then duration_months >= 60"]
     )
@@ -215,7 +217,11 @@ def test_round_trip_through_dict_json_and_yaml():
     ):
         assert back == c
         assert back.relations == c.relations
-    text = "relations:\n  - credit_amount <= 600 * duration_months\n  - if housing != housing@ then residence_since == 1\n"
+    text = (
+        "relations:\n"
+        "  - credit_amount <= 600 * duration_months\n"
+        "  - if housing != housing@ then residence_since == 1\n"
+    )
     assert cf.Constraints.from_dict(yaml.safe_load(text)) == cf.Constraints(relations=c.relations)
 
 

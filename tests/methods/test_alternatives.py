@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.testing import fast_method
+from counterfact.testing._fast import fast_method
 
 _NEEDS = {"mace": "z3", "ceocl": "highspy", "l2c": "torch", "dice": "dice_ml"}
 
@@ -122,7 +122,8 @@ def test_three_answers_differ_and_are_sorted(name, setting):
                 assert (
                     model.predict(pd.DataFrame([back]))[0] == model.predict(pd.DataFrame([x]))[0]
                 ), (
-                    f"{name}, query {q}: the do-nothing move of {n} ({x[n]} -> {row[n]}) was not reverted"
+                    f"{name}, query {q}: the do-nothing move of {n} ({x[n]} -> {row[n]}) "
+                    "was not reverted"
                 )
         assert with_substep <= 1, (
             f"{name}, query {q}: {with_substep} answers keep a move smaller than its step"
@@ -142,7 +143,7 @@ def test_method_order_is_the_explicit_opt_out(setting):
     """``alternatives="method"``: the method's own answers and order; the default
     never reports more near-duplicates or sub-step moves than it."""
     train, model, X = setting
-    mace = cf.MACE(norm="l1", epsilon=1e-2, time_limit=20.0, random_state=0).fit(model, train)
+    mace = cf.MACE(norm="l1", rel_gap=1e-2, time_limit=20.0, random_state=0).fit(model, train)
     steps = _steps(train)
     counts = {}
     for mode in ("method", "distinct"):

@@ -10,7 +10,7 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._validation import Interval
-from counterfact.constraints import CONSTRAINT_KINDS
+from counterfact.constraints._kinds import CONSTRAINT_KINDS
 from counterfact.exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from counterfact.methods import Candidates, CounterfactualMethod, MethodTags
 from counterfact.methods._pipeline._prepare import prepare
@@ -228,7 +228,7 @@ def test_predict_with_proba_is_the_models_own(kind, setting):
     """One preprocessing pass, the final estimator's own predict and predict_proba:
     identical to the pipeline's two calls (SVC's predict is not an argmax of its
     probabilities, so this also checks that no argmax is taken)."""
-    from counterfact.models import as_adapter
+    from counterfact.models._adapter import as_adapter
 
     train, test, _ = setting
     model = cf.models.fit(train, kind, random_state=0)
@@ -294,7 +294,8 @@ def test_contradictory_row_is_invalid_others_explained(setting):
     with pytest.raises(cf.ConstraintError, match="immutable"):
         m.explain(X, constraints=[None, None, per_row[2], None, None], errors="raise")
     assert CountingProbe.calls == []
-    # a shared Constraints that contradicts itself still raises; one the row cannot reach is infeasible
+    # a shared Constraints that contradicts itself still raises; one the row cannot reach is
+    # infeasible
     with pytest.raises(cf.ConstraintError):
         m.explain(X, constraints=per_row[1])
     assert (m.explain(X.iloc[:2], constraints=per_row[3]).status == "infeasible").all()

@@ -161,7 +161,7 @@ def test_bnb_equals_z3(setting):
         X = _queries(model, test, 4)
         b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X, target=1)
         z = (
-            cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0)
+            cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0)
             .fit(model, train)
             .explain(X, target=1)
         )
@@ -209,7 +209,7 @@ def test_bnb_adult_matches_z3_xgboost():
     model = cf.models.fit(train, "xgb", random_state=0, n_estimators=30, max_depth=4)
     X = test.X[model.predict(test.X) != model.classes_[-1]].iloc[:3]
     b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X)
-    z = cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0).fit(model, train).explain(X)
+    z = cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0).fit(model, train).explain(X)
     assert (b.status == "optimal").all() and (z.status == "optimal").all()
     assert (b.diagnostics["n_margin_retries"] == 0).all() and (
         z.diagnostics["n_margin_retries"] == 0
@@ -227,7 +227,7 @@ def test_bnb_robust_to_another_forest_equals_z3(setting):
     kw = {"target": 1, "requirements": cf.Requirements(robust_to=[other])}
     b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(models["rf"], train).explain(X, **kw)
     z = (
-        cf.MACE(norm="l1", solver="z3", epsilon=1e-6, random_state=0)
+        cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0)
         .fit(models["rf"], train)
         .explain(X, **kw)
     )

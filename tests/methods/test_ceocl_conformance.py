@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import counterfact as cf
-from counterfact.testing import conformance_checks, make_setting
+from counterfact.testing import make_setting
+from counterfact.testing._conformance import conformance_checks
 
 pytest.importorskip("highspy")
 pytest.importorskip("pyscipopt")

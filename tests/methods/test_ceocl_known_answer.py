@@ -71,7 +71,7 @@ def test_lr_closed_form_and_mace(lr_setting, backend):
     X = test.X.iloc[:6]
     ceocl = _ceocl(backend, train, model)
     res = ceocl.explain(X)
-    mace = cf.MACE(norm="l1", epsilon=EPS, margin=ceocl.margin).fit(model, train).explain(X)
+    mace = cf.MACE(norm="l1", rel_gap=EPS, margin=ceocl.margin).fit(model, train).explain(X)
     for qid, x in X.iterrows():
         q = x.to_numpy(dtype=float)
         sign = 1.0 if model.predict(x.to_frame().T)[0] == 0 else -1.0
@@ -129,7 +129,7 @@ def test_tree_enumerated_and_mace(tree_setting, backend):
     J = len(schema)
     X = test.X.iloc[:8]
     res = _ceocl(backend, train, model).explain(X)
-    mace = cf.MACE(norm="l1", epsilon=EPS).fit(model, train).explain(X)
+    mace = cf.MACE(norm="l1", rel_gap=EPS).fit(model, train).explain(X)
     classes = list(model.classes_)
     for qid, x in X.iterrows():
         opt = K._tree_opt(model, schema, x, classes.index(res.target[qid]), "l1")

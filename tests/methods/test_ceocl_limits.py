@@ -42,7 +42,8 @@ def forest_setting():
 
 def test_template_gives_the_same_optimum(forest_setting):
     """The ensemble embedded once per fitted method (the default for forests) and
-    the per-query build give the same optimal objective."""
+    the per-query build give the same optimal objective (the MIP's, before its point is
+    rounded to the grids: the solver closed its gap on both)."""
     train, test, _ = forest_setting
     model = cf.models.fit(train, "rf", random_state=0, n_estimators=8, max_depth=4)
     X = test.X.iloc[:4]
@@ -52,7 +53,8 @@ def test_template_gives_the_same_optimum(forest_setting):
     b.template_ = None
     ra, rb = a.explain(X), b.explain(X)
     assert ra.diagnostics["template"].all() and not rb.diagnostics["template"].any()
-    both = (ra.status == "optimal") & (rb.status == "optimal")
+    closed = [(r.status != "failed") & (r.diagnostics["gap"] <= 1e-4) for r in (ra, rb)]
+    both = closed[0] & closed[1]
     assert both.sum() >= 3
     np.testing.assert_allclose(
         ra.diagnostics.loc[both, "objective"].to_numpy(float),

@@ -16,9 +16,11 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._validation import Interval
-from counterfact.constraints import CONSTRAINT_KINDS
+from counterfact.constraints._kinds import CONSTRAINT_KINDS
 from counterfact.methods import Candidates, CounterfactualMethod, MethodTags, Query
-from counterfact.testing import check_method, conformance_checks, fast_method, make_setting
+from counterfact.testing import check_method, make_setting
+from counterfact.testing._conformance import conformance_checks
+from counterfact.testing._fast import fast_method
 
 METHODS = cf.methods.names(peers=True)
 CHECKS = conformance_checks()

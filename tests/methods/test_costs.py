@@ -89,7 +89,7 @@ def _first_costs(result):
 @pytest.mark.parametrize("oracle", ["z3", "highs"])
 def test_mace_finds_the_brute_force_optimum(setting, oracle):
     data, model, grid, pred, queries = setting
-    mace = cf.MACE(solver=oracle, epsilon=1e-3, time_limit=60, random_state=0).fit(model, data)
+    mace = cf.MACE(solver=oracle, rel_gap=1e-3, time_limit=60, random_state=0).fit(model, data)
     res = mace.explain(queries, requirements=cf.Requirements(costs=COSTS))
     got = _first_costs(res)
     for q in queries.index:
@@ -119,7 +119,7 @@ def test_forest_auto_oracle_is_exact_and_bnb_refuses(setting):
     X = data.X
     rejected = X[np.asarray(forest.predict(X)) == 0].drop_duplicates().iloc[:3]
     res = (
-        cf.MACE(solver="auto", epsilon=1e-3, time_limit=60, random_state=0)
+        cf.MACE(solver="auto", rel_gap=1e-3, time_limit=60, random_state=0)
         .fit(forest, data)
         .explain(rejected, requirements=cf.Requirements(costs=COSTS))
     )

@@ -40,8 +40,8 @@ def setting():
 def test_cpsat_matches_z3(setting, norm):
     train, test, model = setting
     X = test.X.iloc[:6]
-    z = cf.MACE(norm=norm, epsilon=EPS, solver="z3", random_state=0).fit(model, train).explain(X)
-    c = cf.MACE(norm=norm, epsilon=EPS, solver="cpsat", random_state=0).fit(model, train).explain(X)
+    z = cf.MACE(norm=norm, rel_gap=EPS, solver="z3", random_state=0).fit(model, train).explain(X)
+    c = cf.MACE(norm=norm, rel_gap=EPS, solver="cpsat", random_state=0).fit(model, train).explain(X)
     assert (c.diagnostics["solver"] == "cpsat").all()
     both = (z.status == "optimal") & (c.status == "optimal")
     assert both.sum() >= 4
@@ -114,7 +114,7 @@ def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
         data = cf.Dataset.from_frame(data.X.assign(y=y), target="y", name="three")
         train, test = data.split(test_size=0.2, random_state=0)
         model = cf.models.fit(train, "gbm", random_state=0, n_estimators=10, max_depth=2)
-    mace = cf.MACE(norm="l1", epsilon=EPS, random_state=0).fit(model, train)
+    mace = cf.MACE(norm="l1", rel_gap=EPS, random_state=0).fit(model, train)
     # as measured (see MACE._auto_solvers)
     assert mace.solvers_ == (("bnb", "z3") if kind == "xgb" else ("bnb", "cpsat", "z3"))
     X = test.X.iloc[:3]

@@ -12,13 +12,15 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.data._dataset import mad
 from counterfact.methods._pipeline import (
     DEFAULT_DIVERSITY_FRACTION,
     different,
     diversity_steps,
     keep_different,
 )
-from counterfact.testing import fast_method, make_setting
+from counterfact.testing import make_setting
+from counterfact.testing._fast import fast_method
 
 _NEEDS = {"mace": "z3", "ceocl": "highspy", "l2c": "torch"}
 
@@ -100,7 +102,7 @@ def test_rule_examples():
     )
     data = cf.Dataset.from_frame(frame, target="y")
     schema = data.schema
-    steps = diversity_steps(schema, cf.data.mad(data.X, schema))
+    steps = diversity_steps(schema, mad(data.X, schema))
     x = pd.Series({"income": 30000, "duration": 24})
     a = pd.Series({"income": 34412, "duration": 24})
     assert not different(

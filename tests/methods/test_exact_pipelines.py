@@ -129,7 +129,7 @@ def test_mace_proves_nearest_on_the_quoted_pipeline(
     model = _model(kind, train)
     queries = pool.iloc[:N_QUERIES]
     res = (
-        cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0)
+        cf.MACE(norm="l1", rel_gap=EPS, time_limit=60, random_state=0)
         .fit(model, train)
         .explain(queries)
     )
@@ -191,7 +191,7 @@ def test_missing_value_in_a_query_is_a_clear_error(data: tuple[cf.Dataset, pd.Da
     model = Pipeline([("pre", pre), ("clf", LogisticRegression(max_iter=2000))]).fit(
         train.X, train.y
     )
-    mace = cf.MACE(epsilon=EPS, time_limit=30).fit(model, train)
+    mace = cf.MACE(rel_gap=EPS, time_limit=30).fit(model, train)
     q = pool.iloc[:1].copy()
     assert mace.explain(q).status.iloc[0] in ("optimal", "feasible")
     q.loc[q.index[0], "age"] = np.nan
@@ -259,7 +259,7 @@ def test_exact_methods_on_other_variants(case: str, data: tuple[cf.Dataset, pd.D
     model = Pipeline([("pre", pre), ("clf", est)]).fit(train.X, train.y)
     queries = pool.iloc[:1]
     for method in (
-        cf.MACE(norm="l1", epsilon=EPS, time_limit=60, random_state=0),
+        cf.MACE(norm="l1", rel_gap=EPS, time_limit=60, random_state=0),
         cf.CEOCL(time_limit=60),
     ):
         res = method.fit(model, train).explain(queries)

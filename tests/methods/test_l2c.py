@@ -11,9 +11,10 @@ from counterfact.testing import make_setting
 
 torch = pytest.importorskip("torch")
 
-from counterfact.methods.l2c import L2C, Representation, TrainingOptions  # noqa: E402
+from counterfact.methods.l2c import L2C, TrainingOptions  # noqa: E402
 from counterfact.methods.l2c._blackbox import mirror_of  # noqa: E402
 from counterfact.methods.l2c._networks import build_mlp  # noqa: E402
+from counterfact.methods.l2c._representation import Representation  # noqa: E402
 from counterfact.methods.l2c._training import TrainConfig, cap_changes, train  # noqa: E402
 
 
@@ -165,17 +166,22 @@ def test_mirror_is_translated_from_the_compiled_model(lr_setting):
     assert mirror_of(torch, tanh, rep) is None
 
 
-def test_mirror_equals_torch_model(lr_setting):
+@pytest.mark.parametrize("tanh", [False, True])
+def test_mirror_equals_torch_model(lr_setting, tanh):
+    """A torch Sequential of Linear/ReLU is mirrored through the compiled model (the IR);
+    a module the compiler refuses (a Tanh) is used as it is."""
     train = lr_setting.train
     enc = cf.Encoder(train.schema)
     V = torch.as_tensor(enc.transform(train.X), dtype=torch.float32)
     g = torch.Generator().manual_seed(0)
     module = build_mlp(torch, V.shape[1], 2, 8, g, "cpu")
+    if tanh:
+        module[1] = torch.nn.Tanh()
     tm = cf.models.TorchModel(module, enc, classes=list(train.classes))
     X = train.X.reset_index(drop=True)
     rep = Representation.from_data(train.schema, X, min_count=20)
     mirror = mirror_of(torch, tm, rep)
-    assert mirror is not None and mirror.kind == "torch module"
+    assert mirror is not None and mirror.kind == ("torch module" if tanh else "ReLU network")
     levels, values = rep.levels(X), rep.values(X)
     lower, upper, allowed, _ = rep.schema_bounds(levels, values)
     table, _ = rep.tables(levels, values, lower, upper, allowed)

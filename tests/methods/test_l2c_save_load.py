@@ -13,7 +13,7 @@ from counterfact.testing import make_setting
 torch = pytest.importorskip("torch")
 
 from counterfact.methods.l2c import L2C, TrainingOptions, _persist  # noqa: E402
-from counterfact.models import as_adapter  # noqa: E402
+from counterfact.models._adapter import as_adapter  # noqa: E402
 from counterfact.models._fastpredict import FastPredictor  # noqa: E402
 
 

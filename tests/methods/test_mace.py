@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.constraints._bounds import changed
 from counterfact.methods._pipeline._prepare import prepare
 
 pytest.importorskip("z3")
@@ -120,7 +121,7 @@ def test_lr_known_answer(lr_setting, norm):
     hi = np.array([schema[n].upper for n in schema.names])
     R = schema.ranges()
     X = test.X.iloc[:6]
-    mace = cf.MACE(norm=norm, epsilon=EPS).fit(model, train)
+    mace = cf.MACE(norm=norm, rel_gap=EPS).fit(model, train)
     res = mace.explain(X)
     opt_fn = _lr_l1_opt if norm == "l1" else _lr_linf_opt
     for qid, x in X.iterrows():
@@ -160,7 +161,7 @@ def test_lr_known_answer_with_bounds(lr_setting):
     pred = model.predict(x.to_frame().T)[0]
     sign = 1.0 if pred == 0 else -1.0
     opt = _lr_l1_opt(w, b, q, qlo, qhi, schema.ranges(), sign, 1e-4)
-    res = cf.MACE(norm="l1", epsilon=EPS).fit(model, train).explain(x, constraints=cons)
+    res = cf.MACE(norm="l1", rel_gap=EPS).fit(model, train).explain(x, constraints=cons)
     d = res.diagnostics.iloc[0]
     if np.isinf(opt):
         assert res.status.iloc[0] == "infeasible"
@@ -246,7 +247,7 @@ def tree_setting():
 def test_tree_known_answer(tree_setting, norm):
     train, test, model = tree_setting
     X = test.X.iloc[:8]
-    mace = cf.MACE(norm=norm, epsilon=EPS).fit(model, train)
+    mace = cf.MACE(norm=norm, rel_gap=EPS).fit(model, train)
     res = mace.explain(X)
     classes = list(model.classes_)
     for qid, x in X.iterrows():
@@ -265,7 +266,7 @@ def test_multiclass_tree_target(tree_setting):
     model = cf.models.fit(train, "tree", random_state=0, max_depth=3)
     X = test.X.iloc[:6]
     preds = model.predict(X)
-    mace = cf.MACE(norm="l1", epsilon=EPS).fit(model, train)
+    mace = cf.MACE(norm="l1", rel_gap=EPS).fit(model, train)
     with pytest.raises(cf.ValidationError, match="target"):
         mace.explain(X)
     target = 2
@@ -361,10 +362,7 @@ def test_diversity_blocking(tree_setting, min_diff):
         )  # nearest first (up to epsilon)
         for i in range(len(cfs)):
             for j in range(i):
-                n_diff = sum(
-                    cf.constraints.changed(f, cfs.iloc[i][f.name], cfs.iloc[j][f.name])
-                    for f in schema
-                )
+                n_diff = sum(changed(f, cfs.iloc[i][f.name], cfs.iloc[j][f.name]) for f in schema)
                 assert n_diff >= min_diff
 
 
@@ -382,7 +380,7 @@ def test_pickles_after_fit_and_parallel(tree_setting):
 def test_time_limit_statuses(lr_setting):
     train, test, model = lr_setting
     res = (
-        cf.MACE(norm="l1", epsilon=1e-9, time_limit=1e-3).fit(model, train).explain(test.X.iloc[:2])
+        cf.MACE(norm="l1", rel_gap=1e-9, time_limit=1e-3).fit(model, train).explain(test.X.iloc[:2])
     )
     assert set(res.status) <= {"feasible", "timeout", "optimal"}
     for qid in res.status.index:
@@ -439,9 +437,9 @@ def test_multiclass_forest_target_and_warm_start():
     model = cf.models.fit(train, "rf", random_state=0, n_estimators=8, max_depth=4)
     X = test.X.iloc[:6]
     target = 1
-    warm = cf.MACE(norm="l1", epsilon=EPS, solver="z3").fit(model, train).explain(X, target=target)
+    warm = cf.MACE(norm="l1", rel_gap=EPS, solver="z3").fit(model, train).explain(X, target=target)
     cold = (
-        cf.MACE(norm="l1", epsilon=EPS, solver="z3", warm_start=0)
+        cf.MACE(norm="l1", rel_gap=EPS, solver="z3", warm_start=0)
         .fit(model, train)
         .explain(X, target=target)
     )
@@ -478,8 +476,8 @@ def test_polish_keeps_the_certificate():
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "rf", random_state=0, n_estimators=10, max_depth=4)
     X = test.X.iloc[:6]
-    on = cf.MACE(norm="l1", epsilon=EPS).fit(model, train)
-    off = cf.MACE(norm="l1", epsilon=EPS, polish=False).fit(model, train)
+    on = cf.MACE(norm="l1", rel_gap=EPS).fit(model, train)
+    off = cf.MACE(norm="l1", rel_gap=EPS, polish=False).fit(model, train)
     r_on, r_off = on.explain(X), off.explain(X)
     for qid in X.index:
         assert r_on.status[qid] == r_off.status[qid] == "optimal"
@@ -550,7 +548,7 @@ def test_diversity_features_mode(forest_setting):
         cfs = res.for_query(qid)
         x = X.loc[qid]
         sets = [
-            frozenset(f.name for f in schema if cf.constraints.changed(f, x[f.name], r[f.name]))
+            frozenset(f.name for f in schema if changed(f, x[f.name], r[f.name]))
             for _, r in cfs.iterrows()
         ]
         n_multi += len(sets) >= 2
@@ -566,7 +564,7 @@ def test_time_limit_holds_on_a_forest(forest_setting):
     """An expired search still returns a verified answer or times out (the wall time
     against the limit is measured by ``benchmarks/time_limits.py``)."""
     train, test, model = forest_setting
-    mace = cf.MACE(norm="linf", epsilon=1e-9, time_limit=0.5, random_state=0).fit(model, train)
+    mace = cf.MACE(norm="linf", rel_gap=1e-9, time_limit=0.5, random_state=0).fit(model, train)
     for i in range(3):
         res = mace.explain(test.X.iloc[[i]], n_counterfactuals=2)
         assert res.status.iloc[0] in {"optimal", "feasible", "timeout", "failed"}

@@ -60,7 +60,7 @@ def test_linear_model_answer_on_a_two_decimal_grid():
     data = cf.Dataset.from_frame(frame, target="y")
     assert data.schema["rate"].resolution == pytest.approx(0.01)
     model = cf.models.fit(data, "lr", random_state=0)
-    m = cf.methods.get("mace", random_state=0, epsilon=1e-4).fit(model, data)
+    m = cf.methods.get("mace", random_state=0, rel_gap=1e-4).fit(model, data)
     X = data.X[model.predict(data.X) == 0].iloc[:4]
     r = m.explain(X)
     assert (r.status == "optimal").all(), r.diagnostics
@@ -94,7 +94,7 @@ def test_mip_oracle_answers_on_the_grid():
     model = cf.models.fit(data, "mlp", random_state=0, hidden_layer_sizes=(8,), max_iter=600)
     X = data.X[model.predict(data.X) == 0].iloc[:6]
     for norm in ("l1", "linf"):
-        m = cf.methods.get("mace", norm=norm, solver="highs", random_state=0, epsilon=1e-4).fit(
+        m = cf.methods.get("mace", norm=norm, solver="highs", random_state=0, rel_gap=1e-4).fit(
             model, data
         )
         r = m.explain(X)

@@ -12,16 +12,12 @@ import counterfact as cf
 from counterfact.constraints import violations
 from counterfact.exceptions import ValidationError
 from counterfact.methods._pipeline import explain as explain_at
-from counterfact.methods.mdpso import (
-    Swarm,
-    SwarmOptions,
-    build_problem,
-    information_value,
-    run,
-)
-from counterfact.methods.mdpso._iv import bin_feature, iv_from_bins
+from counterfact.methods.mdpso import SwarmOptions
+from counterfact.methods.mdpso._iv import bin_feature, information_value, iv_from_bins
+from counterfact.methods.mdpso._problem import build_problem
+from counterfact.methods.mdpso._search import Swarm, run
 from counterfact.methods.mdpso._select import kmeans, select
-from counterfact.testing import conformance_checks
+from counterfact.testing._conformance import conformance_checks
 
 FAST_SWARM = {"n_particles": 16, "max_iter": 30, "patience": 8}
 FAST = {"swarm": SwarmOptions(**FAST_SWARM)}
@@ -465,7 +461,7 @@ def test_time_limit_bounds_the_search(mixed) -> None:  # type: ignore[no-untyped
 def test_pool_fills_up_from_the_visited_positions() -> None:
     """A converged swarm holds few distinct valid rows: the valid positions it
     visited fill the pool up to the candidates handed on (personal bests: only up to k)."""
-    from counterfact.methods.mdpso import SwarmResult
+    from counterfact.methods.mdpso._search import SwarmResult
     from counterfact.methods.mdpso._select import n_handed_on, pool
 
     same = np.array([[0.5, 0.5]] * 4)

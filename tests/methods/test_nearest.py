@@ -5,7 +5,8 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.testing import conformance_checks, make_setting
+from counterfact.testing import make_setting
+from counterfact.testing._conformance import conformance_checks
 
 
 @pytest.mark.parametrize("check", conformance_checks(), ids=lambda c: c.__name__)

@@ -114,7 +114,7 @@ def _compare(kind: str, relations: list[str], method, *, tol: float) -> None:
 @pytest.mark.parametrize("kind", ["lr", "tree", "rf"])
 @pytest.mark.parametrize("oracle", ["z3", "highs"])
 def test_mace_matches_brute_force(oracle, kind, relations):
-    mace = cf.MACE(norm="l1", epsilon=EPSILON, solver=oracle, time_limit=60, random_state=0)
+    mace = cf.MACE(norm="l1", rel_gap=EPSILON, solver=oracle, time_limit=60, random_state=0)
     _compare(kind, RELATIONS[relations], mace, tol=EPSILON + 1e-9)
 
 
@@ -153,10 +153,12 @@ def test_ceocl_refuses_a_strict_inequality_over_a_continuous_feature():
     model = cf.models.fit(train, "lr", random_state=0)
     x = cf.rows_to_explain(model, test).head(1)
     ceocl = cf.CEOCL(time_limit=20).fit(model, train)
-    closed = "if credit_amount <= 5000 then duration_months <= 24"  # its negation 'credit_amount > 5000' is open
+    # its negation 'credit_amount > 5000' is open
+    closed = "if credit_amount <= 5000 then duration_months <= 24"
     with pytest.raises(cf.UnsupportedConstraintError, match="credit_amount <= 5000"):
         ceocl.explain(x, constraints=cf.Constraints(relations=[closed]))
-    strict = "if credit_amount < 5000 then duration_months <= 24"  # negation 'credit_amount >= 5000': closed
+    # negation 'credit_amount >= 5000': closed
+    strict = "if credit_amount < 5000 then duration_months <= 24"
     r = ceocl.explain(x, constraints=cf.Constraints(relations=[strict]))
     assert r.status.iloc[0] in ("optimal", "feasible", "infeasible")
     if len(r.counterfactuals):

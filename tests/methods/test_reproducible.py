@@ -11,7 +11,7 @@ import pytest
 import counterfact as cf
 from counterfact.methods._pipeline._batch import explain_in_chunks
 from counterfact.methods._pipeline._prepare import row_seeds
-from counterfact.testing import fast_method
+from counterfact.testing._fast import fast_method
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 
 import counterfact as cf
 from counterfact.cli import main
-from counterfact.testing import fast_method
+from counterfact.testing._fast import fast_method
 
 METHODS = ["nearest", "mace", "ceocl", "ufce", "mdpso", "l2c"]
 
@@ -41,7 +41,7 @@ def test_the_margin_is_a_known_answer_for_the_exact_methods(line):
     X = data.X[model.predict(data.X) == 0].iloc[:4]
     for p in (0.6, 0.8):
         r = (
-            cf.MACE(epsilon=1e-4, time_limit=30)
+            cf.MACE(rel_gap=1e-4, time_limit=30)
             .fit(model, data)
             .explain(X, requirements=cf.Requirements(min_probability=p))
         )
@@ -166,6 +166,19 @@ def _inside(region, x, schema, n, rng):
     return frame[region.contains(frame)]
 
 
+def _corners(region, x, schema):
+    """Every corner of a region's numeric ranges (its sets at their first value)."""
+    rows = [x.copy()]
+    for name, b in region.bounds.items():
+        for row in rows:
+            row[name] = sorted(b, key=str)[0] if isinstance(b, frozenset) else b[0]
+        if not isinstance(b, frozenset) and b[1] != b[0]:
+            rows += [row.copy() for row in rows]
+            for row in rows[len(rows) // 2 :]:
+                row[name] = b[1]
+    return schema.coerce(pd.DataFrame(rows))
+
+
 @pytest.mark.parametrize("kind", ["lr", "rf", "mlp"])
 def test_every_point_of_a_certified_region_reaches_the_target(kind):
     data = cf.datasets.load("german_credit")
@@ -186,6 +199,10 @@ def test_every_point_of_a_certified_region_reaches_the_target(kind):
         inside = _inside(region, r.queries.loc[q], train.schema, 300, rng)
         assert len(inside) > 0
         assert (model.predict_proba(inside)[:, 1] >= 0.6).all()
+        corners = _corners(region, r.queries.loc[q], train.schema)
+        assert region.contains(corners).all()
+        assert (model.predict_proba(corners)[:, 1] >= 0.6).all()
+        assert region.corners >= len(corners) and region.check_seconds > 0
         assert region.describe(train.schema)
 
 

@@ -176,7 +176,7 @@ def test_mace_and_ceocl_find_the_brute_force_optimum(
         norm="l1", distance_scale="range", solution_pool=False, time_limit=60, random_state=0
     ).fit(model, train)
     res = ceocl.explain(queries)
-    mace = cf.MACE(norm="l1", epsilon=EPS, margin=ceocl.margin, time_limit=60, random_state=0).fit(
+    mace = cf.MACE(norm="l1", rel_gap=EPS, margin=ceocl.margin, time_limit=60, random_state=0).fit(
         model, train
     )
     resm = mace.explain(queries)
@@ -216,7 +216,7 @@ def test_z3_and_cpsat_oracles_agree_on_the_scorecard(data: tuple[cf.Dataset, cf.
     out = {}
     for oracle in ("z3", "cpsat"):
         res = (
-            cf.MACE(norm="l1", epsilon=EPS, solver=oracle, time_limit=60, random_state=0)
+            cf.MACE(norm="l1", rel_gap=EPS, solver=oracle, time_limit=60, random_state=0)
             .fit(model, train)
             .explain(queries)
         )

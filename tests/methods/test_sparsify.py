@@ -11,8 +11,9 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.constraints import changed, violations
-from counterfact.testing import fast_method
+from counterfact.constraints import violations
+from counterfact.constraints._bounds import changed
+from counterfact.testing._fast import fast_method
 
 METHODS = ["ufce", "mdpso", "l2c"]
 

@@ -17,8 +17,8 @@ from counterfact.result import STATUSES
 def test_tags_reject_what_they_cannot_mean():
     with pytest.raises(ValueError, match="unknown kinds"):
         MethodTags(display_name="x", summary="y", constraints=frozenset({"teleport"}))
-    with pytest.raises(ValueError, match="cost"):
-        MethodTags(display_name="x", summary="y", cost="money")
+    with pytest.raises(ValueError, match="measure"):
+        MethodTags(display_name="x", summary="y", measure="money")
     t = MethodTags(display_name="x", summary="y", fast_params={"a": 1})
     with pytest.raises(TypeError):
         t.fast_params["a"] = 2  # type: ignore[index]
@@ -68,7 +68,7 @@ def test_results_keep_the_words_of_the_method(lr_german):
     assert res.certificate(q) == cf.MACE.certificate(
         res.status[q], res.diagnostics.loc[q].to_dict()
     )
-    assert res.certificate(q).startswith("MACE: proven nearest within epsilon")
+    assert res.certificate(q).startswith("MACE: proven nearest")
     back = cf.CounterfactualResult.from_json(res.to_json())
     assert back.certificate(q) == res.certificate(q)
 

@@ -87,7 +87,8 @@ def test_batch_methods_run_in_sub_batches_with_their_own_clock(setting):
 
 
 class _SlowModel:
-    """A fitted model whose every call takes ``delay`` seconds (a large forest on a busy machine)."""
+    """A fitted model whose every call takes ``delay`` seconds (a large forest on a busy
+    machine)."""
 
     def __init__(self, inner, delay: float):
         self.inner = inner
@@ -197,7 +198,8 @@ def test_explain_leaves_the_fitted_method_unchanged(setting):
 
 @pytest.mark.parametrize("name", ["nearest", "mdpso", "ufce"])
 def test_a_method_is_unchanged_by_explain(name):
-    from counterfact.testing import fast_method, make_setting
+    from counterfact.testing import make_setting
+    from counterfact.testing._fast import fast_method
 
     s = make_setting("lr", n_queries=3)
     m = fast_method(name)

@@ -9,16 +9,10 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.methods.ufce import (
-    FEEDBACK_LEVELS,
-    _search,
-    feedback_levels,
-    mutual_information,
-    prox_euc,
-    prox_jac,
-    random_feedback,
-    rank_pairs,
-)
+from counterfact.methods.ufce import _search
+from counterfact.methods.ufce._feedback import FEEDBACK_LEVELS, feedback_levels, random_feedback
+from counterfact.methods.ufce._mi import mutual_information, rank_pairs
+from counterfact.methods.ufce._search import prox_euc, prox_jac
 
 
 # --------------------------------------------------------------------------- data

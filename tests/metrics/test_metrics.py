@@ -27,7 +27,7 @@ import pytest
 import counterfact as cf
 from counterfact import metrics as M
 from counterfact.exceptions import ValidationError
-from counterfact.metrics._actionability import actionable_share
+from counterfact.metrics._actionability import actionability, actionable_share, feasibility
 from counterfact.metrics._distances import DistanceEncoder, feature_deltas, n_changes
 from counterfact.metrics._diversity import (
     harmonic_mean,
@@ -37,8 +37,14 @@ from counterfact.metrics._diversity import (
     normalized_diversity,
 )
 from counterfact.metrics._evaluate import METRIC_COLUMNS
-from counterfact.metrics._plausibility import lof_score
-from counterfact.metrics._proximity import l2c_proximity_cat, l2c_proximity_num
+from counterfact.metrics._plausibility import lof_score, plausibility
+from counterfact.metrics._proximity import (
+    l2c_proximity_cat,
+    l2c_proximity_num,
+    prox_euc,
+    prox_jac,
+    sparsity,
+)
 from counterfact.metrics._validity import is_valid
 from counterfact.metrics._violations import VIOLATION_KINDS, time_per_counterfactual, time_stats
 
@@ -190,15 +196,15 @@ def test_dice_proximity_and_sparsity():
     # dist_cat = mean over (c, s) of mismatches: 0, 1, 1/2 -> 1 - 1.5/3 = .5
     assert M.categorical_proximity(X, CFS, SCHEMA) == approx(0.5)
     # sparsity = mean fraction changed = (2 + 3 + 4) / 15 = .6; DiCE's = .4
-    assert M.sparsity(X, CFS, SCHEMA) == approx(0.6)
+    assert sparsity(X, CFS, SCHEMA) == approx(0.6)
     assert M.dice_sparsity(X, CFS, SCHEMA) == approx(0.4)
 
 
 def test_ufce_and_l2c_proximity():
     # prox_Euc = sum |diff| / MAD: 2, 4, 6.5
-    np.testing.assert_allclose(M.prox_euc(X, CFS, SCHEMA, mad=MAD), [2.0, 4.0, 6.5])
+    np.testing.assert_allclose(prox_euc(X, CFS, SCHEMA, mad=MAD), [2.0, 4.0, 6.5])
     # prox_Jac = 2c / (m + c), m = 2 categorical features, c = 0, 2, 1 changed
-    np.testing.assert_allclose(M.prox_jac(X, CFS, SCHEMA), [0.0, 1.0, 2 / 3])
+    np.testing.assert_allclose(prox_jac(X, CFS, SCHEMA), [0.0, 1.0, 2 / 3])
     # L2C Prox Num in raw units: CF1 2 + 0 + 1, CF2 0 + 2 + 0, CF3 5 + 1 + 2 -> 13/3
     assert l2c_proximity_num(X, CFS, SCHEMA, scale=1.0 * np.ones(5)) == approx(13 / 3)
     # scaled by the training standard deviations: std(a) = 2, std(b) = 1 over [0, 4] / [0, 2], std(e
@@ -287,19 +293,19 @@ def test_actionability_and_feasibility():
     np.testing.assert_allclose(
         actionable_share(X, CFS, SCHEMA, features_to_vary=["a", "b"]), [0.5, 1 / 3, 0.5]
     )
-    assert M.actionability(X, CFS, SCHEMA, features_to_vary=["a", "b"]) == approx(
+    assert actionability(X, CFS, SCHEMA, features_to_vary=["a", "b"]) == approx(
         (0.5 + 1 / 3 + 0.5) / 3
     )
     # default list: every non-immutable feature -> all changes actionable
-    assert M.actionability(X, CFS, SCHEMA) == 1.0
-    assert M.actionability(X, CFS, SCHEMA, constraints=cf.Constraints(immutable=["c"])) == approx(
+    assert actionability(X, CFS, SCHEMA) == 1.0
+    assert actionability(X, CFS, SCHEMA, constraints=cf.Constraints(immutable=["c"])) == approx(
         (1 + 2 / 3 + 3 / 4) / 3
     )
     # eq. 9: valid (F, T, T) & plausible (T, T, F) & share >= .3 (T, T, T) -> only CF2
     kw = {"model": Rule(), "target": 1, "features_to_vary": ["a", "b"], "lof": StubLOF()}
-    assert M.feasibility(X, CFS, SCHEMA, threshold=0.3, **kw) == approx(1 / 3)
+    assert feasibility(X, CFS, SCHEMA, threshold=0.3, **kw) == approx(1 / 3)
     # threshold .4 drops CF2 (share 1/3)
-    assert M.feasibility(X, CFS, SCHEMA, threshold=0.4, **kw) == 0.0
+    assert feasibility(X, CFS, SCHEMA, threshold=0.4, **kw) == 0.0
 
 
 def test_lof_plausibility():
@@ -312,10 +318,10 @@ def test_lof_plausibility():
     far = pd.DataFrame({"x1": [5.0], "x2": [5.0]})
     # against the target class 1, a point in the class-0 cluster is an outlier; against all rows it
     # is not
-    assert M.plausibility(near0, 1, train=data) == 0.0
-    assert M.plausibility(near0, 1, train=data, reference="all") == 1.0
-    assert M.plausibility(near0, 0, train=data) == 1.0
-    assert M.plausibility(far, 0, train=data, reference="all") == 0.0
+    assert plausibility(near0, 1, train=data) == 0.0
+    assert plausibility(near0, 1, train=data, reference="all") == 1.0
+    assert plausibility(near0, 0, train=data) == 1.0
+    assert plausibility(far, 0, train=data, reference="all") == 0.0
     # the same numbers as scikit-learn's LOF on the min-max encoded rows
     from sklearn.neighbors import LocalOutlierFactor
 
@@ -326,7 +332,7 @@ def test_lof_plausibility():
         lof_score(rows, 1, train=data), -ref.score_samples(enc.transform(rows))
     )
     with pytest.raises(ValidationError, match="train="):
-        M.plausibility(near0, 1)
+        plausibility(near0, 1)
 
 
 def test_violation_counts():
@@ -384,7 +390,7 @@ def test_result_level_functions():
     v = M.validity(r)
     assert v["q0"] == approx(2 / 3) and np.isnan(v["q1"]) and v["q2"] == 1.0
     assert M.coverage(r) == approx(2 / 3)  # q1 has none
-    sp = M.sparsity(r)
+    sp = sparsity(r)
     assert sp["q0"] == approx(0.6) and np.isnan(sp["q1"]) and sp["q2"] == approx(0.8)
     div = M.count_diversity(r)
     assert div["q0"] == approx(2.8 / 3) and np.isnan(div["q1"]) and np.isnan(div["q2"])
@@ -466,12 +472,12 @@ def test_evaluate_real_result_matches_functions():
     assert (ev["found"] > 0).any()
     assert (ev.loc[ev["found"] > 0, "validity"] == 1.0).all() and (ev["violations"] == 0).all()
     assert (ev["coverage"] == (ev["found"] > 0)).all()
-    pd.testing.assert_series_equal(ev["sparsity"], M.sparsity(r), check_names=False)
+    pd.testing.assert_series_equal(ev["sparsity"], sparsity(r), check_names=False)
     pd.testing.assert_series_equal(
-        ev["plausibility"], M.plausibility(r, train=train), check_names=False
+        ev["plausibility"], plausibility(r, train=train), check_names=False
     )
     pd.testing.assert_series_equal(
-        ev["feasibility"], M.feasibility(r, train=train), check_names=False
+        ev["feasibility"], feasibility(r, train=train), check_names=False
     )
     pd.testing.assert_series_equal(
         ev["diversity_cont"], M.continuous_diversity(r, train=train), check_names=False

@@ -34,6 +34,7 @@ from sklearn.svm import LinearSVC
 
 import counterfact as cf
 from counterfact.exceptions import UnsupportedModelError
+from counterfact.models._adapter import as_adapter
 from counterfact.models._compile import StepMLP, TreeEnsemble, compile_model, interval_bounds
 
 pytestmark = pytest.mark.filterwarnings("ignore")
@@ -384,9 +385,7 @@ def test_scorecard(german: cf.Dataset) -> None:
     assert isinstance(compiled.estimator, TreeEnsemble)
     assert compiled.classes.tolist() == sc.estimator_.classes_.tolist()
     assert_faithful(sc, compiled, german)
-    adapter = cf.models.as_adapter(
-        sc, s
-    )  # the methods' view of a Scorecard (no classes_ of its own)
+    adapter = as_adapter(sc, s)  # the methods' view of a Scorecard (no classes_ of its own)
     assert adapter.classes_.tolist() == sc.estimator_.classes_.tolist()
     pred, proba = adapter.predict_with_proba(german.X.iloc[:20])
     np.testing.assert_array_equal(pred, sc.predict(german.X.iloc[:20]))
@@ -431,9 +430,7 @@ def test_pickle_and_fast_predictor(german: cf.Dataset) -> None:
         X = random_frame(german.schema, 400, np.random.default_rng(8))
         again = pickle.loads(pickle.dumps(compiled))
         np.testing.assert_array_equal(again.predict(X), compiled.predict(X))
-        fast = FastPredictor.build(
-            cf.models.as_adapter(model, german.schema), german.schema, german.X
-        )
+        fast = FastPredictor.build(as_adapter(model, german.schema), german.schema, german.X)
         assert fast is not None
         np.testing.assert_array_equal(fast.predict_proba(X), model.predict_proba(X))
 

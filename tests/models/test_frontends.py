@@ -24,6 +24,7 @@ from counterfact.models._compile import (
     front_ends,
     register_front_end,
 )
+from counterfact.models._fit import KINDS
 
 
 def _numeric_data(n: int = 300, classes: int = 2) -> tuple[cf.Schema, pd.DataFrame, np.ndarray]:
@@ -156,7 +157,7 @@ def test_register_front_end_refuses_clashes(monkeypatch: pytest.MonkeyPatch) -> 
 
 # ----------------------------------------------------------------- model kinds
 def test_model_kinds_are_one_table() -> None:
-    assert cf.models.KINDS == tuple(_fit.MODEL_KINDS)
+    assert KINDS == tuple(_fit.MODEL_KINDS)
     assert all(name == spec.name for name, spec in _fit.MODEL_KINDS.items())
     trees = {name for name, spec in _fit.MODEL_KINDS.items() if spec.trees}
     assert trees == {"tree", "rf", "gbm", "xgb", "lgbm"}

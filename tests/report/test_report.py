@@ -14,7 +14,9 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.constraints import changed
+from counterfact.benchmark._runner import collect
+from counterfact.benchmark._stats import nemenyi_cd
+from counterfact.constraints._bounds import changed
 from counterfact.report import KEY_METRICS
 from counterfact.report._stats_section import MIN_BLOCKS, stats_section
 from counterfact.result import CounterfactualResult
@@ -106,7 +108,7 @@ def test_best_value_highlighted_and_rounded(results):
 
 def test_amortized_time_is_labelled_and_training_time_separate(results):
     out, page = results
-    table = cf.benchmark.collect(out)
+    table = collect(out)
     kinds = table.drop_duplicates(["method"]).set_index("method")["time_kind"]
     assert kinds["mdpso"] == "amortized" and kinds["nearest-l1"] == "per query"
     summary = pd.read_csv(out / "summary.csv")
@@ -173,7 +175,7 @@ def test_statistical_tests_only_where_they_mean_something():
     means = pq.groupby(["dataset", "model", "method"])["distance_l1"].mean().unstack("method")
     ref = stats.friedmanchisquare(*(means[c] for c in means.columns))
     assert f"{ref.pvalue:.3g}" in enough["table"] and ">7<" in enough["table"]
-    cd = cf.benchmark.nemenyi_cd(3, 7)
+    cd = nemenyi_cd(3, 7)
     assert f"{cd:.3g}" in enough["table"]
     assert all(set(f.metrics) <= KEY_COLUMNS for f in enough["figures"]) and enough["figures"]
 
@@ -314,7 +316,7 @@ def test_summary_intervals_match_scipy_on_the_per_query_rows(results):
     from scipy import stats
 
     out, page = results
-    table = cf.benchmark.collect(out)
+    table = collect(out)
     summary = pd.read_csv(out / "summary.csv")
     done = summary[summary["state"] == "done"]
     per_query = table.drop_duplicates(["dataset", "model", "method", "seed", "query"])

@@ -5,6 +5,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.data._dataset import quantile_bins
 from counterfact.exceptions import SchemaError, ValidationError
 
 
@@ -86,9 +87,9 @@ def test_mad_fallback():
 
 
 def test_quantile_bins():
-    edges = cf.data.quantile_bins(np.arange(100), n_bins=4)
+    edges = quantile_bins(np.arange(100), n_bins=4)
     assert len(edges) == 5
-    edges = cf.data.quantile_bins([0, 0, 0, 0, 0, 0, 1], n_bins=4)
+    edges = quantile_bins([0, 0, 0, 0, 0, 0, 1], n_bins=4)
     assert edges[0] == 0 and edges[-1] == 1
 
 

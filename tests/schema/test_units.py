@@ -6,8 +6,10 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.result import changes, describe_changes
-from counterfact.schema import Feature, format_value
+from counterfact.result import changes
+from counterfact.result._text import describe_changes
+from counterfact.schema import Feature
+from counterfact.schema._format import format_value
 
 
 def test_a_unit_is_kept_written_and_serialised() -> None:

@@ -149,7 +149,8 @@ def test_a_boolean_is_not_a_class_label(client, row):
     ],
 )
 def test_bad_causal_coefficients_are_named(client, row, relation, message):
-    """'coef': {} passed validation; a coefficient of 1e308 surfaced as 'SolverError: HiGHS rejected the model'."""
+    """'coef': {} passed validation; a coefficient of 1e308 surfaced as 'SolverError: HiGHS
+    rejected the model'."""
     r = _post(client, {"rows": [row], "method": "nearest", "constraints": {"causal": [relation]}})
     assert r.status_code == 422 and r.json()["error"] == "ConstraintError"
     assert message in r.json()["detail"]
@@ -192,7 +193,8 @@ _values = st.recursive(
 
 
 def _sometimes_junk(strategy):  # type: ignore[no-untyped-def]
-    """Mostly values of the right JSON type (so that the request reaches the library), now and then anything."""
+    """Mostly values of the right JSON type (so that the request reaches the library), now and
+    then anything."""
     return st.integers(0, 15).flatmap(lambda k: _values if k == 0 else strategy)
 
 
@@ -281,7 +283,8 @@ def _bodies(draw, row, categories):  # type: ignore[no-untyped-def]
 
 
 def test_fuzzed_bodies_never_get_a_5xx(client, row, service):
-    """Hypothesis over JSON bodies of /api/explain: never a 5xx, always JSON, /health healthy after each."""
+    """Hypothesis over JSON bodies of /api/explain: never a 5xx, always JSON, /health healthy
+    after each."""
     statuses: list[int] = []
     categories = {f.name: list(f.categories) for f in service.schema if not f.is_numeric}
 

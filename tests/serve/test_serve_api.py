@@ -18,6 +18,7 @@ from fastapi.testclient import TestClient
 import counterfact as cf
 from counterfact.exceptions import ConstraintError, UnsupportedConstraintError
 from counterfact.methods import Candidates, NearestObservable
+from counterfact.schema._format import format_value
 from counterfact.serve import Limits, ServerBusy, Service, create_app
 from counterfact.serve._docs import swagger_ui_assets
 
@@ -127,7 +128,8 @@ def test_predict_matches_the_model(client, setting, service, example_rows):
 
 # ------------------------------------------------------------------ explaining
 def _recheck(service, model, request, answer):
-    """Every counterfactual: flips the real model, keeps the constraints, lists exactly its changes."""
+    """Every counterfactual: flips the real model, keeps the constraints, lists exactly its
+    changes."""
     schema = service.schema
     constraints = cf.Constraints.from_dict(request.get("constraints"))
     queries = _frame(service, request["rows"])
@@ -149,7 +151,7 @@ def _recheck(service, model, request, answer):
             ]
             assert c["changes"], "a counterfactual changes at least one feature"
             for ch in c["changes"]:
-                assert ch["after_text"] == cf.schema.format_value(
+                assert ch["after_text"] == format_value(
                     schema[ch["feature"]], row.iloc[0][ch["feature"]]
                 )
             n_found += 1

@@ -20,6 +20,7 @@ sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not 
 
 import counterfact as cf  # noqa: E402
 from counterfact.methods import NearestObservable  # noqa: E402
+from counterfact.schema._format import format_value  # noqa: E402
 from counterfact.serve import Service, create_app  # noqa: E402
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
@@ -84,7 +85,8 @@ def browser():
 
 def _wait_answers(page, n):
     page.wait_for_function(
-        "n => document.querySelectorAll('#cards .card').length === n && !document.querySelector('#cards').hasAttribute('aria-busy')",
+        "n => document.querySelectorAll('#cards .card').length === n"
+        " && !document.querySelector('#cards').hasAttribute('aria-busy')",
         arg=n,
         timeout=60_000,
     )
@@ -112,9 +114,7 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
     example = service.example(0)["row"]
     for f in schema:
         shown = page.input_value(f"#v-{f.name}")
-        assert shown == (
-            str(example[f.name]) if f.categories else cf.schema.format_value(f, example[f.name])
-        )
+        assert shown == (str(example[f.name]) if f.categories else format_value(f, example[f.name]))
     assert (
         page.get_attribute("#v-age", "min") == "19" and page.get_attribute("#v-age", "max") == "75"
     )
@@ -194,7 +194,7 @@ def test_page_feedback_two_methods_and_a_method_that_cannot_honour(served, brows
             assert "telephone" not in shown
             for li in item.query_selector_all("li[data-feature]"):
                 f = schema[li.get_attribute("data-feature")]
-                assert li.query_selector(".after").inner_text() == cf.schema.format_value(
+                assert li.query_selector(".after").inner_text() == format_value(
                     f, row.iloc[0][f.name]
                 )
             assert lo <= row.iloc[0]["duration_months"] <= hi

@@ -100,7 +100,8 @@ def _methods(page, *names):
 def _explain(page, n):
     _button(page, EXPLAIN).click()
     page.wait_for_function(
-        "n => document.querySelectorAll('#cards .card').length === n && !document.querySelector('#cards').hasAttribute('aria-busy')",
+        "n => document.querySelectorAll('#cards .card').length === n"
+        " && !document.querySelector('#cards').hasAttribute('aria-busy')",
         arg=n,
         timeout=60_000,
     )
@@ -215,13 +216,15 @@ def _no_value_cut_off(page):
         """() => [...document.querySelectorAll('#features select')].filter(s => {
             const text = s.options[s.selectedIndex].text;
             const probe = document.createElement('span');
-            probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:' + getComputedStyle(s).font;
+            probe.style.cssText = 'position:absolute;visibility:hidden;white-space:nowrap;font:'
+                + getComputedStyle(s).font;
             probe.textContent = text;
             document.body.append(probe);
             const fits = probe.offsetWidth + 30 <= s.clientWidth;
             probe.remove();
             const caption = document.getElementById('full-' + s.dataset.feature);
-            const written = caption && !caption.hidden && caption.offsetParent !== null && caption.textContent === text;
+            const written = caption && !caption.hidden && caption.offsetParent !== null
+                && caption.textContent === text;
             return !(fits || written);
         }).map(s => s.id)"""
     )
@@ -270,7 +273,8 @@ def test_layout_descriptions_regions_and_reasons(served, browser, tmp_path, widt
 
 
 def test_docs_render_without_the_internet(served, browser):
-    """/docs is Swagger UI from local files: it renders every endpoint and asks nothing of another site."""
+    """/docs is Swagger UI from local files: it renders every endpoint and asks nothing of
+    another site."""
     if swagger_ui_assets() is None:
         pytest.skip("no local Swagger UI installed (swagger-ui-bundle-v2): /docs is not served")
     url, _ = served

@@ -2,13 +2,18 @@
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 import numpy as np
 import pandas as pd
 import pytest
 
 import counterfact as cf
 from counterfact import solvers
-from counterfact.solvers import Answer, Search, Solver
+from counterfact.solvers import Solver
+from counterfact.solvers._oracle import Answer
+from counterfact.solvers._problem import Search
+from counterfact.solvers._registry import build_first, milp_names, unregister
 
 BUILT_IN = {"z3", "highs", "scip", "cpsat", "bnb"}
 
@@ -35,12 +40,12 @@ def registered():
 
     yield add
     for name in added:
-        solvers.unregister(name)
+        unregister(name)
 
 
 def test_every_backend_declares_a_name_requirements_and_reasons():
     assert BUILT_IN <= set(solvers.names())
-    assert solvers.milp_names()[:2] == ("highs", "scip")
+    assert milp_names()[:2] == ("highs", "scip")
     for name in solvers.names():
         s = solvers.get(name)
         assert s.name == name and isinstance(s.requires, tuple) and s.summary
@@ -61,7 +66,7 @@ def test_missing_package_is_a_reason_with_the_install_hint():
 
 
 def test_unknown_names_and_bad_classes_are_refused():
-    with pytest.raises(cf.ValidationError, match="Unknown solver 'gurobi'.*z3"):
+    with pytest.raises(cf.ValidationError, match=r"Unknown solver 'gurobi'.*z3"):
         solvers.get("gurobi")
     with pytest.raises(cf.ValidationError, match="subclass"):
         solvers.register(int)  # type: ignore[arg-type]
@@ -105,7 +110,7 @@ class _Echo(Solver):
 
     name = "echo"
     summary = "test double"
-    built: list[Search] = []
+    built: ClassVar[list[Search]] = []
 
     def supports(self, problem=None):
         return None
@@ -166,12 +171,12 @@ def test_a_problem_no_solver_takes_raises_naming_every_reason(registered, linear
     # the walk itself names every backend's reason
     search = Search(problem=None, compiled=None)  # type: ignore[arg-type]
     with pytest.raises(cf.UnsupportedConstraintError) as info:
-        solvers.build_first(("refuses", "also_refuses"), search)
+        build_first(("refuses", "also_refuses"), search)
     text = str(info.value)
     assert "refuses: it refuses every problem" in text and "also_refuses: no, twice" in text
 
 
 def test_a_named_solver_is_checked_before_any_search(linear_setting):
     data, model, rows = linear_setting
-    with pytest.raises(cf.UnsupportedConstraintError, match="bnb: .*no tree ensemble"):
+    with pytest.raises(cf.UnsupportedConstraintError, match=r"bnb: .*no tree ensemble"):
         cf.MACE(solver="bnb").fit(model, data).explain(rows.head(1))

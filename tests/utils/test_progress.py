@@ -8,7 +8,8 @@ import importlib.util
 import pytest
 
 import counterfact as cf
-from counterfact.testing import fast_method, make_setting
+from counterfact.testing import make_setting
+from counterfact.testing._fast import fast_method
 
 _NEEDS = {"mace": "z3", "ceocl": "highspy", "l2c": "torch"}
 

@@ -1,4 +1,4 @@
-"""Config-driven benchmark runner and the statistics to compare methods.
+"""Config-driven benchmark runner.
 
 ``cf.benchmark.run("benchmarks/papers/mace.yaml", out="results/")`` runs every
 dataset x model x method x seed cell, resumably, and writes a long results
@@ -8,21 +8,7 @@ errored (``counterfact benchmark`` exits with status 1 when there is one).
 """
 
 from ._outcome import failed_cells
-from ._runner import collect, run, summarise
-from ._spec import DatasetSpec, MethodSpec, ModelSpec, Spec, load_spec
-from ._stats import average_ranks, friedman, nemenyi_cd
+from ._runner import run
+from ._spec import load_spec
 
-__all__ = [
-    "DatasetSpec",
-    "MethodSpec",
-    "ModelSpec",
-    "Spec",
-    "average_ranks",
-    "collect",
-    "failed_cells",
-    "friedman",
-    "load_spec",
-    "nemenyi_cd",
-    "run",
-    "summarise",
-]
+__all__ = ["failed_cells", "load_spec", "run"]

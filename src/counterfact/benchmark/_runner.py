@@ -183,7 +183,7 @@ def _feedback_constraints(
     """One Constraints per query: ``constraints`` merged with the simulated user's feedback."""
     # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
     # specs with UFCE-style feedback need this one
-    from ..methods.ufce import feedback_levels
+    from ..methods.ufce._feedback import feedback_levels
 
     return [
         constraints.merge(

@@ -10,10 +10,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from .. import datasets, methods, models
+from .. import datasets, methods
 from ..constraints import Constraints
-from ..data import read_structured
+from ..data._loading import read_structured
 from ..exceptions import CounterfactError, ValidationError
+from ..models._fit import KINDS
 
 __all__ = ["DatasetSpec", "MethodSpec", "ModelSpec", "Spec", "load_spec"]
 
@@ -556,10 +557,9 @@ def _check_names(spec: Spec) -> None:
         except ValidationError as exc:
             raise ValidationError(f"Benchmark spec: dataset {ds.id!r}: {exc}") from None
     for mo in spec.models:
-        if mo.kind not in models.KINDS:
+        if mo.kind not in KINDS:
             raise ValidationError(
-                f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: "
-                f"{list(models.KINDS)}."
+                f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(KINDS)}."
             )
     known = methods.names(available=False, peers=True)
     for me in spec.methods:

@@ -19,9 +19,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
-from .. import methods, models
+from .. import methods
 from .._utils._version import __version__
 from ..exceptions import CounterfactError
+from ..models._fit import KINDS
 from ._audit import add_audit
 from ._commands import cmd_benchmark, cmd_datasets, cmd_demo, cmd_explain, cmd_report
 from ._methods import add_parser as add_methods
@@ -43,7 +44,8 @@ EXTRA_COMMANDS = ("counterfact.serve._cli",)
 
 _UNSAFE_EPILOG = (
     "Loading a pickled/joblib model runs arbitrary code from the file: only load files you "
-    "trust. --model-file therefore requires --allow-unsafe-model-load."
+    "trust. A pickle --model-file therefore requires --allow-unsafe-model-load; an ONNX file "
+    "(--model-file model.onnx) is data, runs nothing from the file and needs no flag."
 )
 
 _EXPLAIN_EPILOG = (
@@ -205,9 +207,9 @@ def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     m.add_argument(
         "--model",
         default="lr",
-        choices=list(models.KINDS),
+        choices=list(KINDS),
         metavar="KIND",
-        help=f"model kind (default lr): {', '.join(models.KINDS)}",
+        help=f"model kind (default lr): {', '.join(KINDS)}",
     )
     m.add_argument(
         "--rows", type=int, default=3, help="how many rejected applicants to explain (default 3)"

@@ -11,7 +11,7 @@ from typing import Any
 
 from .. import methods
 from ..constraints import Constraints
-from ..data import read_structured
+from ..data._loading import read_structured
 from ..exceptions import CounterfactError, ValidationError
 
 __all__ = [

@@ -45,7 +45,8 @@ global_actions.csv, global_summary.csv, global_per_row.csv, global_counterfactua
 global.json, and a section of audit.html.
 
 Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust.
---model-file therefore requires --allow-unsafe-model-load."""
+A pickle --model-file therefore requires --allow-unsafe-model-load; an ONNX file (--model-file
+model.onnx) runs nothing from the file and needs no flag."""
 
 #: the summary columns printed on standard output
 _SUMMARY_COLUMNS = [

@@ -19,9 +19,10 @@ from .. import benchmark, constraints, datasets, methods, models, report
 from .._utils._values import _py
 from ..benchmark._runner import _cells
 from ..constraints import Requirements
-from ..data import load_csv, read_csv
+from ..data._loading import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
-from ..models import desired_class, load_model_file, rows_to_explain
+from ..models import desired_class, rows_to_explain
+from ..models._loading import load_model_file
 from ._args import (
     check_writable,
     class_names,

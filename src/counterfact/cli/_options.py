@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import argparse
 
-from .. import constraints, datasets, methods, models
+from .. import datasets, methods
+from ..constraints._kinds import cli_arguments
+from ..models._fit import KINDS
 
 __all__ = [
     "add_constraint_flags",
@@ -39,23 +41,25 @@ def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> Non
 
 
 def add_model(p: argparse.ArgumentParser, *, default: str) -> None:
-    """--model KIND, or --model-file with --allow-unsafe-model-load."""
+    """--model KIND, or --model-file (an .onnx file, or a pickle with
+    --allow-unsafe-model-load)."""
     p.add_argument(
         "--model",
         default=default,
-        choices=list(models.KINDS),
+        choices=list(KINDS),
         metavar="KIND",
-        help=f"model kind to fit (default {default}): {', '.join(models.KINDS)}",
+        help=f"model kind to fit (default {default}): {', '.join(KINDS)}",
     )
     p.add_argument(
         "--model-file",
         metavar="FILE",
-        help="a joblib/pickle file with a fitted model (needs --allow-unsafe-model-load)",
+        help="a fitted model: an .onnx file (loads safely), or a joblib/pickle file "
+        "(needs --allow-unsafe-model-load)",
     )
     p.add_argument(
         "--allow-unsafe-model-load",
         action="store_true",
-        help="acknowledge that loading --model-file runs code from it",
+        help="acknowledge that loading a joblib/pickle --model-file runs code from it",
     )
 
 
@@ -87,7 +91,7 @@ def add_method(p: argparse.ArgumentParser, *, proofs: bool = False) -> None:
 
 def add_constraint_flags(p: argparse.ArgumentParser) -> None:
     """The constraint flags, merged into --constraints FILE (keys as cf.Constraints)."""
-    for _, form in constraints.cli_arguments():  # one flag per kind that has one
+    for _, form in cli_arguments():  # one flag per kind that has one
         p.add_argument(form.flag, **form.argparse_kwargs())
     p.add_argument(
         "--constraints",

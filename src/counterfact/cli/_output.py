@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
-from ..result import describe_changes
+from ..result._text import describe_changes
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 

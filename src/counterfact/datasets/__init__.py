@@ -46,8 +46,6 @@ if TYPE_CHECKING:
     from ..data import Dataset
 
 __all__ = [
-    "DATA_DIR_ENV",
-    "DatasetInfo",
     "describe",
     "favourable",
     "info",

@@ -63,13 +63,14 @@ import pandas as pd
 from .._utils._deadline import CancelToken
 from .._utils._validation import Interval, Options, TypeSpec, validate_params
 from ..constraints import Constraints, Requirements
-from ..data import Dataset, mad
+from ..data import Dataset
+from ..data._dataset import mad
 from ..exceptions import NotFittedError, ValidationError
 from ..metrics import distance
-from ..models import ModelAdapter, as_adapter
-from ..models._adapter import check_model
-from ..result import CounterfactualResult, certificate_text
-from ..result._text import diagnostic_number
+from ..models import ModelAdapter
+from ..models._adapter import as_adapter, check_model
+from ..result import Certificate, CounterfactualResult
+from ..result._text import certificate_text, diagnostic_number
 from ..schema import Schema
 from ._pipeline import Candidates, Judge, Query, check_rows, diversity_steps, explain
 from ._tags import MethodTags
@@ -443,6 +444,22 @@ class CounterfactualMethod:
         )
 
     @classmethod
+    def certificate_record(
+        cls, status: str, diagnostics: Mapping[str, Any] | None = None
+    ) -> Certificate:
+        """The fields behind one query's certificate (``result.certificate_record``):
+        here the status and the sentence; methods that prove bounds add the measure,
+        the bounds and the tolerances."""
+        return Certificate(status=status, sentence=cls.certificate(status, diagnostics))
+
+    def answer_value(self, query: Query, row: pd.Series) -> float | None:
+        """The reported answer ``row``'s value under the measure the certificate bounds
+        (after it was rounded to the grids), or None for a method that proves no bound.
+        The pipeline writes it into ``diagnostics["answer_value"]`` before it asks for
+        :meth:`certificate_record`, so that the certificate states the returned answer."""
+        return None
+
+    @classmethod
     def guarantee(cls, params: Mapping[str, Any]) -> dict[str, str]:
         """What a run's answers mean, for an audit: ``"recourse"`` (a
         counterfactual found) and ``"none"`` (none found)."""
@@ -467,10 +484,12 @@ class CounterfactualMethod:
         kind = type(self).tags.measure
         if kind == "objective":
             diag = result.diagnostics.reindex(result.queries.index)
-            if "objective" not in diag.columns:
+            # the returned answer's own objective (after rounding), else the solver's
+            key = "answer_value" if "answer_value" in diag.columns else "objective"
+            if key not in diag.columns:
                 return None
             first = result.found > 0
-            return pd.to_numeric(diag["objective"], errors="coerce").where(first)
+            return pd.to_numeric(diag[key], errors="coerce").where(first)
         norm = self._distance_norm()
         if kind == "distance" and norm is not None:
             d = distance(result, norm=tuple(norm) if isinstance(norm, list) else norm)

@@ -32,7 +32,7 @@ from typing import Any
 
 from .._utils._deps import is_available
 from ..exceptions import ValidationError
-from ..result import certificate_text as plain_certificate
+from ..result._text import certificate_text as plain_certificate
 from ._base import CounterfactualMethod
 from ._tags import MethodTags
 

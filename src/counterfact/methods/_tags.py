@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
-from ..constraints import CONSTRAINT_KINDS
+from ..constraints._kinds import CONSTRAINT_KINDS
 
 __all__ = ["MethodTags"]
 

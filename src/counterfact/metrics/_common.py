@@ -13,12 +13,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import mad as _mad
+from ..data._dataset import mad as _mad
 from ..exceptions import ValidationError
 from ..schema import Schema
 
 #: relative tolerance under which two numeric values count as equal (the same
-#: as :func:`counterfact.constraints.changed`)
+#: as :func:`counterfact.constraints._bounds.changed`)
 NUM_TOL = 1e-7
 
 
@@ -136,7 +136,7 @@ def resolve_mad(
     schema: Schema, mad: Any = None, train: Any = None, fn: str = "this metric"
 ) -> np.ndarray:
     """The MAD vector: given explicitly, else computed from ``train`` (see
-    :func:`counterfact.data.mad`)."""
+    :func:`counterfact.data._dataset.mad`)."""
     if mad is not None:
         if isinstance(mad, Mapping):
             missing = [f.name for f in schema if not f.is_categorical and f.name not in mad]

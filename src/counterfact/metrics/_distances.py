@@ -14,7 +14,7 @@ with ``R_j`` the feature's range (:meth:`counterfact.schema.Schema.ranges`:
 the domain width, observed when the schema was inferred; zero widths count
 as 1), so ``delta_j`` lies in [0, 1] for values inside the domain.  A numeric
 difference below the relative tolerance of
-:func:`counterfact.constraints.changed` (1e-7) counts as no change, so that
+:func:`counterfact.constraints._bounds.changed` (1e-7) counts as no change, so that
 float noise from a solver never counts as a changed feature.
 
 Distances, normalised by the number of features ``J``::
@@ -182,7 +182,7 @@ class DistanceEncoder:
 
         The relative tolerance uses ``max(1, |q_j|) / (1 - 1e-7)`` as the scale,
         a per-column threshold (one broadcast comparison instead of three
-        full-size temporaries); it agrees with :func:`counterfact.constraints.changed`
+        full-size temporaries); it agrees with :func:`counterfact.constraints._bounds.changed`
         except for differences within 1e-14 of the tolerance itself.
         """
         M = np.asarray(matrix, dtype=float)

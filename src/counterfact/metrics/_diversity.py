@@ -13,7 +13,7 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
-from ..data import quantile_bins
+from ..data._dataset import quantile_bins
 from ..exceptions import ValidationError
 from ..schema import Schema
 from ._common import (
@@ -138,7 +138,7 @@ def count_diversity(counterfactuals: Any, schema: Schema | None = None) -> float
 def l2c_bins(schema: Schema, train: Any, n_bins: int = 4) -> dict[str, np.ndarray]:
     """L2C's discretisation of the numeric features (Learning to Counter, App. A.3):
     up to ``n_bins`` (4) quantile buckets of the training values, duplicate
-    edges merged (:func:`counterfact.data.quantile_bins`, like ``pandas.qcut``)."""
+    edges merged (:func:`counterfact.data._dataset.quantile_bins`, like ``pandas.qcut``)."""
     X, _ = train_parts(train, schema)
     return {
         f.name: quantile_bins(pd.to_numeric(X[f.name]).to_numpy(dtype=float), n_bins)
@@ -245,7 +245,7 @@ def l2c_score(
 ) -> float | pd.Series:
     """L2C's harmonic mean of diversity and ``1 - sparsity`` for one query
     (:func:`harmonic_mean` of :func:`l2c_diversity` and
-    :func:`counterfact.metrics.sparsity` over all the counterfactuals)."""
+    :func:`counterfact.metrics._proximity.sparsity` over all the counterfactuals)."""
     if is_result(query):
         res = query
         div = l2c_diversity(res, bins=bins, train=train)

@@ -114,7 +114,7 @@ def continuous_proximity(
     MD-PSO's eqs. (8)-(9) are the same average without the minus sign.
 
     ``MAD_p`` comes from ``mad`` (per feature) or is computed from ``train``
-    (:func:`counterfact.data.mad`, with its documented fallback where MAD is 0).
+    (:func:`counterfact.data._dataset.mad`, with its documented fallback where MAD is 0).
     NaN without counterfactuals or without continuous features.
     """
     if is_result(query):

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..exceptions import ValidationError
-from ..models import as_adapter
+from ..models._adapter import as_adapter
 from ._common import is_result, query_frames
 
 __all__ = ["coverage", "is_valid", "validity"]

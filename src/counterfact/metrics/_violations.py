@@ -7,7 +7,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import CONSTRAINT_KINDS, Constraints, violations
+from ..constraints import Constraints, violations
+from ..constraints._kinds import CONSTRAINT_KINDS
 from ..exceptions import ValidationError
 from ..schema import Schema
 from ._common import as_frame, as_row, is_result, need_schema, query_frames

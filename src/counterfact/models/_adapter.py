@@ -28,6 +28,7 @@ from ..schema import Schema
 from ._classref import ClassRef, instance_of
 
 __all__ = [
+    "TORCH_OUTPUTS",
     "ModelAdapter",
     "TorchModel",
     "as_adapter",
@@ -37,28 +38,109 @@ __all__ = [
 ]
 
 
+#: what a :class:`TorchModel`'s module returns (``"auto"``: read from an ``nn.Sequential``)
+TORCH_OUTPUTS = ("auto", "logits", "probabilities")
+
+
 class TorchModel:
     """A PyTorch classifier over encoded vectors, with the encoder it was trained on.
 
-    ``module(tensor)`` must return logits of shape (n, n_classes).  ``classes``
-    are the labels of the logit columns.
+    Parameters
+    ----------
+    module : torch.nn.Module
+        Maps the encoded rows (``encoder.transform(X)`` as a float32 tensor) to one
+        score per class, shape ``(n, n_classes)``, in ``classes`` order; a binary
+        model may return one score, shape ``(n, 1)``, for ``classes[1]``.
+    encoder : Encoder
+        The :class:`~counterfact.data.Encoder` the module was trained on (one-hot
+        categories, scaled numeric and ordinal features).
+    classes : array-like
+        The labels of the module's outputs.
+    output : {"auto", "logits", "probabilities"}
+        What the module returns: logits (the probabilities are their softmax, or the
+        sigmoid of a single score), or probabilities (a module ending in
+        ``nn.Softmax``, or ``nn.Sigmoid`` on a single score).  ``"auto"``:
+        probabilities when the module is an ``nn.Sequential`` whose last module is
+        ``nn.Softmax`` or ``nn.Sigmoid``, logits otherwise.
+
+    The exact methods compile an ``nn.Sequential`` of ``Linear`` and ``ReLU``
+    (``docs/models.md``); other modules are explained by the model-agnostic methods.
     """
 
-    def __init__(self, module: Any, encoder: Any, classes: Any) -> None:
+    def __init__(self, module: Any, encoder: Any, classes: Any, *, output: str = "auto") -> None:
+        if output not in TORCH_OUTPUTS:
+            raise ValidationError(
+                f"TorchModel output must be one of {list(TORCH_OUTPUTS)}. Got {output!r}."
+            )
         self.module = module
         self.encoder = encoder
         self.classes_ = np.asarray(classes)
+        self.output = _torch_output(module) if output == "auto" else output
 
-    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+    def _forward(self, X: pd.DataFrame) -> Any:
+        """The module's output tensor on the raw rows ``X`` (eval mode, no gradient)."""
         torch = import_optional("torch", purpose="TorchModel")
         V = self.encoder.transform(X)
         self.module.eval()
         with torch.no_grad():
-            logits = self.module(torch.as_tensor(V, dtype=torch.float32))
-            return torch.softmax(logits, dim=1).cpu().numpy().astype(float)
+            return self.module(torch.as_tensor(V, dtype=torch.float32))
+
+    def outputs(self, X: pd.DataFrame) -> np.ndarray:
+        """The module's outputs on the raw rows ``X`` (eval mode), shape ``(n, k)``."""
+        return self._forward(X).cpu().numpy().astype(float)
+
+    def probabilities(self, out: Any) -> Any:
+        """Class probabilities (a tensor ``(n, n_classes)``) from the module's outputs
+        ``out`` (a tensor ``(n, k)``), as :attr:`output` reads them."""
+        torch = import_optional("torch", purpose="TorchModel")
+        self._check_width(out)
+        if out.shape[1] == 1:
+            p = out[:, 0] if self.output == "probabilities" else torch.sigmoid(out[:, 0])
+            return torch.stack([1 - p, p], dim=1)
+        return out if self.output == "probabilities" else torch.softmax(out, dim=1)
+
+    def log_probabilities(self, out: Any) -> Any:
+        """The logarithm of :meth:`probabilities`, computed stably from logits."""
+        torch = import_optional("torch", purpose="TorchModel")
+        if self.output == "probabilities":
+            return torch.log(self.probabilities(out).clamp_min(torch.finfo(out.dtype).tiny))
+        self._check_width(out)
+        if out.shape[1] == 1:
+            logsigmoid = torch.nn.functional.logsigmoid
+            return torch.stack([logsigmoid(-out[:, 0]), logsigmoid(out[:, 0])], dim=1)
+        return torch.log_softmax(out, dim=1)
+
+    def _check_width(self, out: Any) -> None:
+        """The error for module outputs that are not one per class (or one, binary)."""
+        k = len(self.classes_)
+        if out.ndim != 2 or (out.shape[1] != k and not (k == 2 and out.shape[1] == 1)):
+            raise ValidationError(
+                f"TorchModel: the module returned outputs of shape {tuple(out.shape)}; expected "
+                f"(n, {k}), one per class in {self.classes_.tolist()}"
+                + (", or (n, 1) for classes[1]." if k == 2 else ".")
+            )
+
+    def predict_proba(self, X: pd.DataFrame) -> np.ndarray:
+        """Class probabilities, columns in ``classes_`` order."""
+        return self.probabilities(self._forward(X)).cpu().numpy().astype(float)
 
     def predict(self, X: pd.DataFrame) -> np.ndarray:
+        """The class of the largest probability (the first on ties)."""
         return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+
+def _torch_output(module: Any) -> str:
+    """``"probabilities"`` for an ``nn.Sequential`` ending in ``nn.Softmax`` or
+    ``nn.Sigmoid``, else ``"logits"``."""
+    torch = import_optional("torch", purpose="TorchModel")
+    nn = torch.nn
+    if isinstance(module, nn.Sequential) and len(module) > 0:
+        last = module[-1]
+        while isinstance(last, nn.Sequential) and len(last) > 0:
+            last = last[-1]
+        if isinstance(last, nn.Softmax | nn.Sigmoid):
+            return "probabilities"
+    return "logits"
 
 
 class ModelAdapter:

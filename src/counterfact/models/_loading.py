@@ -1,9 +1,12 @@
-"""Loading the user's model file (a pickled or joblib model) with clean errors.
+"""Loading the user's model file (an ONNX file, or a pickled or joblib model) with clean errors.
 
 Shared by the command line and the server: every problem with a file the user
 named becomes one :class:`~counterfact.exceptions.ValidationError` that says
 which file, what is wrong with it and how to fix it, never a parser's
-traceback.
+traceback.  An ``.onnx`` file is data (a graph of standard operators), read
+and run without executing anything its author wrote, so it needs no
+acknowledgement; a pickle or joblib file runs code from the file as it loads,
+so it needs ``--allow-unsafe-model-load``.
 """
 
 from __future__ import annotations
@@ -17,15 +20,19 @@ from ..data._loading import _existing_file
 from ..exceptions import ValidationError
 from ._adapter import as_adapter
 from ._adapter import check_model as _check_against
+from ._onnx_adapter import OnnxModel
 
-__all__ = ["UNSAFE_MODEL_HELP", "check_model", "load_model_file"]
+__all__ = ["ONNX_SUFFIX", "UNSAFE_MODEL_HELP", "check_model", "load_model_file"]
 
 
 #: why loading a model file needs an explicit acknowledgement
 UNSAFE_MODEL_HELP = (
     "loading a pickled/joblib model runs arbitrary code from the file: only load files you trust, "
-    "and pass --allow-unsafe-model-load to acknowledge it"
+    "and pass --allow-unsafe-model-load to acknowledge it, or export the model to ONNX "
+    "(a model.onnx file loads safely, without the flag)"
 )
+#: the file suffix of ONNX models, loaded without running code from the file
+ONNX_SUFFIX = ".onnx"
 
 
 def _not_a_model(p: Path, exc: BaseException) -> ValidationError:
@@ -44,16 +51,17 @@ def _not_a_model(p: Path, exc: BaseException) -> ValidationError:
 def load_model_file(
     path: str | os.PathLike[str], *, allow_unsafe: bool, data: Dataset | None = None
 ) -> Any:
-    """A fitted classifier from a joblib/pickle file, checked against ``data``.
+    """A fitted classifier from an ONNX or joblib/pickle file, checked against ``data``.
 
     Parameters
     ----------
     path : path-like
-        The file written with ``joblib.dump(model, path)`` (or ``pickle``).
+        An ``.onnx`` file (read as an :class:`~counterfact.models.OnnxModel`),
+        or the file written with ``joblib.dump(model, path)`` (or ``pickle``).
     allow_unsafe : bool
         Loading a pickle runs code from the file; it is refused unless the
         caller acknowledges that (the command line's
-        ``--allow-unsafe-model-load``).
+        ``--allow-unsafe-model-load``).  An ONNX file needs no acknowledgement.
     data : Dataset, optional
         The data the model will be explained on: the model is checked to
         accept its columns (see :func:`check_model`).
@@ -64,6 +72,25 @@ def load_model_file(
         Not acknowledged, missing file, not a pickle, not a fitted classifier,
         or a model that does not accept ``data``'s columns.
     """
+    if Path(path).suffix.lower() == ONNX_SUFFIX:
+        model: Any = _load_onnx(_existing_file(path, "--model-file"))
+    else:
+        model = _load_pickle(path, allow_unsafe)
+    if data is not None:
+        check_model(model, data, what=f"--model-file {str(path)!r}")
+    return model
+
+
+def _load_onnx(p: Path) -> OnnxModel:
+    """An ONNX file as a model (reading it runs nothing from the file)."""
+    try:
+        return OnnxModel(p)
+    except ValidationError as exc:
+        raise ValidationError(f"--model-file: {exc}") from None
+
+
+def _load_pickle(path: str | os.PathLike[str], allow_unsafe: bool) -> Any:
+    """A joblib/pickle file's model, once the caller acknowledged that it runs code."""
     if not allow_unsafe:
         raise ValidationError(f"--model-file: {UNSAFE_MODEL_HELP}.")
     p = _existing_file(path, "--model-file")
@@ -79,8 +106,6 @@ def load_model_file(
         raise
     except Exception as exc:  # a pickle can fail in any way: every failure means "not a model file"
         raise _not_a_model(p, exc) from None
-    if data is not None:
-        check_model(model, data, what=f"--model-file {str(p)!r}")
     return model
 
 

@@ -12,7 +12,7 @@ rather than one person:
   nothing).  The rates, costs and burdens are aggregated overall and per group, with
   intervals.
 * :func:`global_recourse` (:class:`GlobalRecourse`) -- which few changes, the same for
-  everyone (:class:`Action`, made of one :class:`Atom` per feature, such as "reduce
+  everyone (:class:`Action`, one change per feature, such as "reduce
   duration_months by 12"), would help most of the rejected people, and do they serve
   every group equally?  The actions are built from the per-person counterfactuals,
   each applied to every rejected person's own row and checked against that person's
@@ -27,7 +27,7 @@ global recourse also takes an :class:`ActionSearch`.  ``cf.audit``, ``cf.AuditRe
 
 from __future__ import annotations
 
-from ._actions import Action, Atom
+from ._actions import Action
 from ._global._result import GlobalRecourse
 from ._global._run import global_recourse
 from ._result import AuditResult
@@ -37,7 +37,6 @@ from ._settings import ActionSearch, Batch, Statistics
 __all__ = [
     "Action",
     "ActionSearch",
-    "Atom",
     "AuditResult",
     "Batch",
     "GlobalRecourse",

@@ -10,10 +10,10 @@ An :class:`Action` is one to a few :class:`Atom` s on distinct features:
   ("raise capital_gain to at least 7,000").
 
 :class:`ActionSpace` codes rows as one float matrix (numeric values, ordinal ranks,
-category indices: the coding of :class:`counterfact.metrics.DistanceEncoder`), so
+category indices: the coding of :class:`counterfact.metrics._distances.DistanceEncoder`), so
 that an action applies to thousands of rows in a few numpy operations.
 :func:`verify` applies every action to every person and checks each result against
-*that person's* bounds (:func:`counterfact.constraints.satisfied_many`) and with the
+*that person's* bounds (:func:`counterfact.constraints._bounds.satisfied_many`) and with the
 real model's ``predict``, block by block, one batched prediction per block.
 """
 
@@ -27,10 +27,12 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import QueryBounds, satisfied_many
+from ..constraints._bounds import QueryBounds, satisfied_many
 from ..exceptions import ValidationError
 from ..metrics._distances import DistanceEncoder, norm_weights
-from ..schema import Schema, format_value, snap_array
+from ..schema import Schema
+from ..schema._format import format_value
+from ..schema._resolution import snap_array
 
 __all__ = ["OPS", "Action", "ActionSpace", "Atom", "Cost", "Coverage", "verify"]
 

@@ -8,7 +8,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..data import Dataset, quantile_bins
+from ..data import Dataset
+from ..data._dataset import quantile_bins
 from ..exceptions import ValidationError
 
 __all__ = ["MISSING", "resolve_groups"]

@@ -11,7 +11,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import Constraints, QueryBounds
+from ..constraints import Constraints
+from ..constraints._bounds import QueryBounds
 from ..exceptions import ConstraintError, ValidationError
 from ..result import CounterfactualResult
 from ..result._json import constraints_json

@@ -16,7 +16,16 @@ from .._utils._deps import import_optional
 from ..exceptions import ValidationError
 from ..methods import CounterfactualMethod, get_class
 from ..methods._base import plain_guarantee
-from ..result._json import constraints_json, index_key, jsonable, read_document
+from ..result._integrity import Integrity
+from ..result._json import (
+    HASH_KEY,
+    constraints_json,
+    content_hash,
+    hash_matches,
+    index_key,
+    jsonable,
+    read_document,
+)
 from . import _stats
 from ._report import render
 from ._text import GLOSSARY
@@ -24,7 +33,24 @@ from ._text import GLOSSARY
 __all__ = ["AuditResult"]
 
 FORMAT = "counterfact.audit"
-VERSION = 1
+VERSION = 2
+#: per older format, every top-level key a document of it can have
+FORMAT_KEYS = {
+    1: frozenset(
+        (
+            "format",
+            "version",
+            "meta",
+            "per_row",
+            "sensitivity_rows",
+            "summary",
+            "actions",
+            "change_sets",
+            "sensitivity",
+            "guarantee",
+        )
+    )
+}
 
 
 def _plain(meta: dict[str, Any]) -> dict[str, Any]:
@@ -62,6 +88,10 @@ class AuditResult:
         bin edges), statistical settings, wall seconds.
     result : CounterfactualResult or None
         The explained rows' result (not serialised).
+    integrity : Integrity
+        What vouches for the content (see :class:`~counterfact.result.Integrity`): computed
+        here, or a file's matching content hash; an audit read from a format-1 file (no
+        hash) or from an edited one is unverified.
     """
 
     def __init__(
@@ -71,8 +101,10 @@ class AuditResult:
         *,
         sensitivity_rows: pd.DataFrame | None = None,
         result: Any = None,
+        integrity: Integrity | None = None,
     ) -> None:
         self.per_row = per_row
+        self.integrity = integrity if integrity is not None else Integrity()
         self.meta = meta
         self.sensitivity_rows = sensitivity_rows
         self.result = result
@@ -214,13 +246,21 @@ class AuditResult:
             "change_sets": table(self._change_sets),
             "sensitivity": jsonable(self._sensitivity),
             "guarantee": self.guarantee,
+            "integrity": self.integrity.to_dict(),
         }
+        payload[HASH_KEY] = content_hash(payload)
         return json.dumps(payload)
 
     @classmethod
-    def from_json(cls, text: str) -> AuditResult:
-        """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table)."""
-        d = read_document(text, FORMAT, VERSION, "an audit")
+    def from_json(cls, text: str, *, verify: bool = True) -> AuditResult:
+        """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-row table).
+
+        The content must match the SHA-256 that :meth:`to_json` wrote; a document that
+        declares format 1 (no hash) but carries a later key is refused, a genuine one
+        loads as unverified (:attr:`integrity`).  ``verify=False`` loads an edited
+        document (its hash no longer matches), marked unverified."""
+        d = read_document(text, FORMAT, VERSION, "an audit", keys=FORMAT_KEYS)
+        integrity = _written_integrity(d, verify)
 
         def table(t: Any) -> pd.DataFrame | None:
             if t is None:
@@ -241,6 +281,8 @@ class AuditResult:
                     )
                 elif dtype == "bool":
                     df[c] = pd.Series(vals, index=idx, dtype=bool)
+                elif dtype in ("str", "string"):  # pandas' text dtype, kept as written
+                    df[c] = pd.Series(vals, index=idx, dtype=dtype)
                 else:
                     df[c] = pd.Series(vals, index=idx, dtype=object)
             return df
@@ -248,7 +290,12 @@ class AuditResult:
         per_row = table(d["per_row"])
         if per_row is None:
             raise ValidationError("Audit document has no per-row table.")
-        return cls(per_row, d["meta"], sensitivity_rows=table(d.get("sensitivity_rows")))
+        return cls(
+            per_row,
+            d["meta"],
+            sensitivity_rows=table(d.get("sensitivity_rows")),
+            integrity=integrity,
+        )
 
     def to_html(self, path: str | Path | None = None, *, global_recourse: Any = None) -> str:
         """A self-contained HTML report (plots embedded); written to ``path`` when given.
@@ -318,3 +365,26 @@ def _method_class(name: str) -> type[CounterfactualMethod] | None:
         return get_class(name)
     except ValidationError:
         return None
+
+
+def _written_integrity(d: dict[str, Any], verify: bool) -> Integrity:
+    """What vouches for an audit document as read: its hash (refused when it does not
+    match, unless ``verify`` is False) and what the writer said vouched for it."""
+    if not isinstance(verify, bool):
+        raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
+    version = int(d["version"])
+    if version < 2:  # format 1 has no hash
+        return Integrity((), version)
+    if not hash_matches(d):
+        if verify:
+            raise ValidationError(
+                "Audit document: its content does not match its sha256, so it was damaged or "
+                "edited after to_json wrote it. Write it again with to_json, or load it on "
+                "purpose with AuditResult.from_json(text, verify=False) (marked unverified)."
+            )
+        return Integrity(
+            (),
+            version,
+            ("Its content does not match its sha256: it was edited after it was written.",),
+        )
+    return Integrity.from_dict(d.get("integrity"), version)

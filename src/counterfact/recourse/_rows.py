@@ -8,7 +8,8 @@ import numpy as np
 import pandas as pd
 
 from ..metrics._distances import feature_deltas
-from ..result import SUCCESS, changes, describe_changes
+from ..result import SUCCESS, changes
+from ..result._text import describe_changes
 
 __all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
 

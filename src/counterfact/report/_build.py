@@ -19,7 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deps import import_optional
-from ..benchmark import collect, summarise
+from ..benchmark._runner import collect, summarise
 from ..exceptions import ValidationError
 from ._cards import collect_cards
 from ._figures import Figure, key_metric_figures

@@ -20,7 +20,7 @@ class CardAnswer:
     """One counterfactual of a card."""
 
     rank: int
-    changes: list[Any]  # counterfact.result.Change
+    changes: list[Any]  # counterfact.result._text.Change
     after: str  # P(target) of the counterfactual, formatted
 
 

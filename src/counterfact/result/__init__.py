@@ -1,21 +1,23 @@
 """One result type for every method (:class:`CounterfactualResult`), the query
-statuses as named constants, its JSON format and its text for people."""
+statuses as named constants (:data:`STATUSES`, :data:`SUCCESS`), what vouches for it
+(:class:`Integrity`, :class:`Certificate`), the regions of its answers (:class:`Region`,
+read with the slack :data:`SLACK`)
+and its text for people (:func:`changes`)."""
 
-from ._json import FORMAT_VERSION
-from ._region import Region
+from ._certificate import Certificate
+from ._integrity import Integrity
+from ._region import SLACK, Region
 from ._result import CounterfactualResult
-from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
-from ._text import Change, certificate_text, changes, describe_changes
+from ._status import STATUSES, SUCCESS
+from ._text import changes
 
 __all__ = [
-    "DEFAULT_REASONS",
-    "FORMAT_VERSION",
+    "SLACK",
     "STATUSES",
     "SUCCESS",
-    "Change",
+    "Certificate",
     "CounterfactualResult",
+    "Integrity",
     "Region",
-    "certificate_text",
     "changes",
-    "describe_changes",
 ]

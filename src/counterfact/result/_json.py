@@ -2,17 +2,25 @@
 (``to_json``) and reading it back (``from_json``), where every damaged document
 raises a :class:`~counterfact.exceptions.ValidationError` naming what is wrong.
 
-A document (format version 3) carries the schema of its rows and a SHA-256
-of its content (``"sha256"``: of the document without that key, serialised
-with sorted keys and no spaces).  Reading it checks the structure, every row
-against the schema (features present, dtypes, categories, the domain of
-changed values), the counterfactuals' index against the queries and their
-statuses, the constraints against the schema, and then the hash: a bit
-flipped anywhere, or an edit, is reported instead of loaded.  An edited
-document loads with ``verify=False`` and a model, which re-checks every
-counterfactual instead (it must still flip the model and satisfy its
-constraints).  Versions 1 and 2 (no hash) still load, with every check but
-the hash.
+A document (format version 4) carries the schema of its rows, what vouched
+for the result when it was written (``"integrity"``, see
+:class:`~counterfact.result.Integrity`) and a SHA-256 of its content
+(``"sha256"``: of the document without that key, serialised with sorted keys
+and no spaces).  Reading it checks the structure, every row against the
+schema (features present, dtypes, categories, the domain of changed values),
+the counterfactuals' index against the queries and their statuses, the
+constraints against the schema, and then the hash: a bit flipped anywhere, or
+an edit, is reported instead of loaded.
+
+A document that declares an older format but carries a key that format never
+had (a newer document whose version was lowered to skip the hash) is refused,
+naming the key.  Documents of formats 1 and 2 (no hash) still load, with
+every check but the hash, and are marked unverified.
+
+With a model, every claim the model can test is re-checked
+(:mod:`counterfact.result._recheck`): the answers, the margin, the other
+models given as ``robust_to``, and the regions.  An edited document loads only
+that way (``verify=False``).
 """
 
 from __future__ import annotations
@@ -28,17 +36,22 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import BoundCosts, Constraints
+from ..constraints import Constraints
+from ..constraints._costs import BoundCosts
 from ..exceptions import ValidationError
-from ..models import as_adapter
 from ..models._select import check_label
 from ..schema import Schema
+from ._certificate import Certificate
+from ._integrity import Integrity
+from ._recheck import recheck
 from ._region import Region
 from ._status import STATUSES, SUCCESS
 
 __all__ = [
+    "FORMAT_KEYS",
     "FORMAT_VERSION",
     "HASH_KEY",
+    "check_format_keys",
     "constraints_json",
     "content_hash",
     "dump",
@@ -49,9 +62,37 @@ __all__ = [
     "unsaved_constraints",
 ]
 
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: the key of the content hash
 HASH_KEY = "sha256"
+_KEYS_1 = frozenset(
+    (
+        "format",
+        "version",
+        "method",
+        "params",
+        "schema",
+        "constraints",
+        "query_constraints",
+        "n_counterfactuals",
+        "queries",
+        "counterfactuals",
+        "status",
+        "runtime",
+        "target",
+        "confidence",
+        "query_confidence",
+        "diagnostics",
+    )
+)
+_KEYS_2 = _KEYS_1 | {"certificates"}
+#: per older format, every top-level key a document of it can have (the current format's
+#: keys are covered by its hash)
+FORMAT_KEYS: dict[int, frozenset[str]] = {
+    1: _KEYS_1,
+    2: _KEYS_2,
+    3: _KEYS_2 | {"requirements", "regions", "costs", "constraints_note", HASH_KEY},
+}
 
 
 def jsonable(v: Any) -> Any:
@@ -142,11 +183,13 @@ def dump(result: Any) -> str:
         "confidence": jsonable(list(result.confidence.reindex(cf.index))) if len(cf) else [],
         "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
         "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
+        "certificate_records": _records_json(result),
         "requirements": jsonable(result.requirements),
         "regions": [
             [jsonable(q), int(r), region.to_dict()] for (q, r), region in result.regions.items()
         ],
         "costs": _costs_json(result),
+        "integrity": result.integrity.to_dict(),
         "diagnostics": {
             "columns": list(map(str, result.diagnostics.columns)),
             "rows": rows(result.diagnostics.reindex(result.queries.index)),
@@ -166,24 +209,68 @@ def content_hash(payload: Mapping[str, Any]) -> str:
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 
 
-def read_document(text: str, fmt: str, version: int, what: str) -> dict[str, Any]:
+def check_format_keys(
+    d: Mapping[str, Any], version: int, keys: Mapping[int, frozenset[str]], what: str
+) -> None:
+    """Refuse a document that declares format ``version`` but carries a top-level key that
+    format never had (``keys``: per older format, its keys; the current format is not
+    listed, its hash covers every key); ``what`` names the kind ("Result")."""
+    allowed = keys.get(version)
+    if allowed is None:
+        return
+    extra = sorted(set(d) - allowed)
+    if not extra:
+        return
+    came = "; ".join(f"{k!r}: {_since(k, keys)}" for k in extra)
+    raise ValidationError(
+        f"{what} document: it declares format version {version}, but carries keys that "
+        f"format {version} never had ({came}): a newer document whose version was lowered, "
+        "which would skip its content hash. Use the file as written "
+        "(or write it again with to_json)."
+    )
+
+
+def _since(key: str, keys: Mapping[int, frozenset[str]]) -> str:
+    """The format that brought ``key``, in words."""
+    since = [v for v in sorted(keys) if key in keys[v]]
+    return f"since format {since[0]}" if since else f"since format {max(keys) + 1} or later"
+
+
+def hash_matches(d: Mapping[str, Any]) -> bool:
+    """Whether ``d`` carries a content hash that matches its content."""
+    return isinstance(d.get(HASH_KEY), str) and content_hash(d) == d[HASH_KEY]
+
+
+def read_document(
+    text: str,
+    fmt: str,
+    version: int,
+    what: str,
+    *,
+    keys: Mapping[int, frozenset[str]] | None = None,
+) -> dict[str, Any]:
     """The JSON object of a tagged document (an audit's, a global recourse's): ``text``
     parsed, its ``format`` tag ``fmt`` and a ``version`` this code reads (at most
-    ``version``); ``what`` names the kind in the errors ("audit")."""
+    ``version``); ``what`` names the kind in the errors ("audit"); ``keys``: per older
+    format, the top-level keys it can have (:func:`check_format_keys`)."""
+    kind = what.split(" ", 1)[-1]
     try:
         d = json.loads(text)
-    except json.JSONDecodeError as exc:
+    except (ValueError, RecursionError) as exc:
         raise ValidationError(f"Not {what} document: invalid JSON ({exc}).") from None
     if not isinstance(d, dict) or d.get("format") != fmt:
+        raise ValidationError(f"Not a counterfact {kind} document (missing format tag).")
+    declared = d.get("version")
+    if isinstance(declared, bool) or not isinstance(declared, int) or declared < 1:
         raise ValidationError(
-            f"Not a counterfact {what.split(' ', 1)[-1]} document (missing format tag)."
+            f"{kind.capitalize()} document: 'version' must be an integer >= 1. Got {declared!r}."
         )
-    if d.get("version", 0) > version:
+    if declared > version:
         raise ValidationError(
-            f"{what.split(' ', 1)[-1].capitalize()} format version {d['version']} is newer than "
-            "this "
-            f"counterfact understands ({version}); upgrade counterfact."
+            f"{kind.capitalize()} format version {declared} is newer than this counterfact "
+            f"understands ({version}); upgrade counterfact."
         )
+    check_format_keys(d, declared, keys or {}, kind.capitalize())
     return d
 
 
@@ -200,17 +287,16 @@ def _looks_like_path(text: str) -> bool:
         return False
 
 
-def load(cls: Any, text: str | bytes, *, verify: bool = True, model: Any = None) -> Any:
+def load(
+    cls: Any,
+    text: str | bytes,
+    *,
+    verify: bool = True,
+    model: Any = None,
+    robust_to: Any = None,
+) -> Any:
     """Parse and check a result document (see ``CounterfactualResult.from_json``)."""
-    if not isinstance(verify, bool):
-        raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
-    if not verify and model is None:
-        raise ValidationError(
-            "from_json(verify=False) loads a document whose content hash does not match (an "
-            "edited file) only "
-            "with the model to re-check it: pass model=<the fitted model>, and every "
-            "counterfactual is re-verified."
-        )
+    _check_load_arguments(verify, model, robust_to)
     d = _parse(text)
     version = _check_header(d)
     try:
@@ -221,11 +307,50 @@ def load(cls: Any, text: str | bytes, *, verify: bool = True, model: Any = None)
         raise ValidationError(
             f"Result document is damaged: {type(exc).__name__}: {exc}. Write it again with to_json."
         ) from None
-    if verify and version >= 3:
-        _check_hash(d)
-    if model is not None:
-        result = _reverify(result, model)
-    return result
+    integrity = _written_integrity(d, version, verify)
+    if model is None:
+        return type(result)(**{**result.parts(), "integrity": integrity})
+    protected = "sha256" in integrity.verified_by
+    parts, notes = recheck(result, model, robust_to, protected=protected)
+    checked = replace(
+        integrity,
+        verified_by=(*integrity.verified_by, "model"),
+        notes=(*integrity.notes, *notes),
+    )
+    return type(result)(**{**parts, "integrity": checked})
+
+
+def _check_load_arguments(verify: Any, model: Any, robust_to: Any) -> None:
+    if not isinstance(verify, bool):
+        raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
+    if not verify and model is None:
+        raise ValidationError(
+            "from_json(verify=False) loads a document whose content hash does not match (an "
+            "edited file) only with the model to re-check it: pass model=<the fitted model>, "
+            "and every counterfactual, margin and region is re-verified."
+        )
+    if robust_to is not None and (
+        model is None or isinstance(robust_to, (str, bytes)) or not hasattr(robust_to, "__len__")
+    ):
+        raise ValidationError(
+            "from_json: robust_to is the list of the other models the answers were asked to "
+            "hold for, and needs model=<the explained model>. Got "
+            f"{type(robust_to).__name__}" + ("" if model is not None else " without a model") + "."
+        )
+
+
+def _written_integrity(d: Mapping[str, Any], version: int, verify: bool) -> Integrity:
+    """What vouches for the document as read: its hash (refused when it does not match,
+    unless ``verify`` is False) and what the writer said vouched for the result."""
+    if version < 3:  # no hash in these formats: nothing vouches for the content
+        return Integrity((), version)
+    if not hash_matches(d):
+        if verify:
+            _hash_error()
+        return Integrity((), version)
+    if version < 4:  # written before results said what vouched for them
+        return Integrity(("sha256",), version)
+    return Integrity.from_dict(d["integrity"], version)
 
 
 def _parse(text: Any) -> dict[str, Any]:
@@ -294,6 +419,9 @@ def _check_header(d: dict[str, Any]) -> int:
     _need(d, "n_counterfactuals", int)
     if version >= 3:
         _need(d, HASH_KEY, str)
+    if version >= 4:
+        _need(d, "integrity", dict)
+    check_format_keys(d, version, FORMAT_KEYS, "Result")
     for part, keys in (
         ("queries", ("index", "rows")),
         ("counterfactuals", ("index", "rows")),
@@ -304,16 +432,13 @@ def _check_header(d: dict[str, Any]) -> int:
     return version
 
 
-def _check_hash(d: Mapping[str, Any]) -> None:
-    if content_hash(d) != d[HASH_KEY]:
-        raise ValidationError(
-            "Result document: its content does not match its sha256, so it was damaged or edited "
-            "after to_json "
-            "wrote it. Write it again with to_json; to load an edited file on purpose, use "
-            "CounterfactualResult.from_json(text, verify=False, model=<the fitted model>), which "
-            "re-checks every "
-            "counterfactual with the model."
-        )
+def _hash_error() -> None:
+    raise ValidationError(
+        "Result document: its content does not match its sha256, so it was damaged or edited "
+        "after to_json wrote it. Write it again with to_json; to load an edited file on "
+        "purpose, use CounterfactualResult.from_json(text, verify=False, model=<the fitted "
+        "model>), which re-checks every counterfactual, margin and region with the model."
+    )
 
 
 def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
@@ -365,8 +490,9 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
             d["query_confidence"], qidx, "query_confidence", low=0.0, high=1.0
         ),
         certificates=_certificates(d, qidx),
+        certificate_records=_records(d, qidx),
         requirements=_requirements(d),
-        regions=_regions(d),
+        regions=_regions(d, cidx, schema),
         costs=_costs(d, schema),
     )
 
@@ -408,12 +534,28 @@ def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
     return {"min_probability": p, "robust_to": n}
 
 
-def _regions(d: Mapping[str, Any]) -> dict[tuple[Any, int], Region]:
+def _regions(
+    d: Mapping[str, Any], cidx: pd.MultiIndex, schema: Schema
+) -> dict[tuple[Any, int], Region]:
+    """The regions, each around a counterfactual of the document, on the schema's features."""
     out = {}
     for item in d.get("regions") or []:
         if not isinstance(item, list) or len(item) != 3 or not isinstance(item[2], Mapping):
             raise ValidationError("a 'regions' entry must be [query, rank, region].")
-        out[(index_key(item[0]), int(item[1]))] = Region.from_dict(item[2])
+        key = (index_key(item[0]), item[1])
+        if key not in cidx:
+            raise ValidationError(
+                f"a region names (query {key[0]!r}, rank {key[1]!r}), which is no "
+                "counterfactual of the document."
+            )
+        region = Region.from_dict(item[2])
+        unknown = sorted(set(region.bounds) - set(schema.names))
+        if unknown:
+            raise ValidationError(
+                f"the region of (query {key[0]!r}, rank {key[1]!r}) names features {unknown} "
+                "that are not in the schema."
+            )
+        out[(key[0], int(key[1]))] = region
     return out
 
 
@@ -546,8 +688,8 @@ def _targets(schema: Schema, values: list[Any], qidx: pd.Index) -> pd.Series:
 
 def _constraints(spec: Any, schema: Schema, where: str) -> Constraints | None:
     """Constraints from the document, checked against the schema (unknown features,
-    contradictions)."""
-    if not spec:
+    contradictions); ``{}`` (no constraint) stays an empty Constraints."""
+    if spec is None:
         return None
     try:
         c = Constraints.from_dict(spec)
@@ -582,53 +724,27 @@ def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Con
     return out
 
 
-def _reverify(result: Any, model: Any) -> Any:
-    """A copy of ``result`` holding ``model``, with the confidences recomputed with it,
-    after checking that every counterfactual flips the model to its query's target and
-    satisfies its constraints (ValidationError naming the rows that fail)."""
-    cfs = result.counterfactuals
-    adapter = as_adapter(model, result.schema)
-    _, qproba = adapter.predict_with_proba(result.queries)
-    tcol = [adapter.class_index(t) for t in result.target.reindex(result.queries.index)]
-    parts = {
-        **result.parts(),
-        "model": model,
-        "query_confidence": pd.Series(
-            qproba[np.arange(len(tcol)), tcol], index=result.queries.index, dtype=float
-        ),
-    }
-    if not len(cfs):
-        return type(result)(**parts)
-    preds, proba = adapter.predict_with_proba(cfs)
-    want = result.target.reindex(cfs.index.get_level_values(0)).to_numpy()
-    cols = [adapter.class_index(t) for t in want]
-    parts["confidence"] = pd.Series(proba[np.arange(len(cols)), cols], index=cfs.index, dtype=float)
-    problems = [
-        f"(query {q!r}, rank {r}): the model predicts {_py(p)!r}, not the target {_py(t)!r}"
-        for (q, r), p, t in zip(cfs.index, preds, want, strict=True)
-        if p != t
-    ]
-    problems += _violations(result)
-    if problems:
-        more = f" (and {len(problems) - 5} more)" if len(problems) > 5 else ""
+def _records_json(result: Any) -> list[Any]:
+    """Per query, its certificate's fields (:class:`Certificate`) as an object, or null."""
+    recs = result.certificate_records.reindex(result.queries.index)
+    return [r.to_dict() if isinstance(r, Certificate) else None for r in recs]
+
+
+def _records(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:
+    """The per-query certificate fields (format 4; None for older documents)."""
+    recs = d.get("certificate_records")
+    if recs is None:
+        return None
+    if not isinstance(recs, list) or len(recs) != len(qidx):
         raise ValidationError(
-            f"Result document: {len(problems)} counterfactuals fail the re-check with the "
-            f"given model: {'; '.join(problems[:5])}{more}."
+            f"'certificate_records' must be an array of {len(qidx)} objects or nulls (one per "
+            "query)."
         )
-    return type(result)(**parts)
-
-
-def _violations(result: Any) -> list[str]:
-    """Every constraint a counterfactual of ``result`` violates, in words."""
-    cfs, out = result.counterfactuals, []
-    for q in dict.fromkeys(cfs.index.get_level_values(0)):
-        rows = cfs.xs(q, level=0, drop_level=False)
-        c = result.constraints_for(q) or Constraints()
-        table = c.violations(result.queries.loc[q], rows.set_axis(range(len(rows))), result.schema)
-        for _, v in table.iterrows():
-            rank = rows.index[int(v["row"])][1]
-            out.append(f"(query {q!r}, rank {rank}): {v['kind']} {v['feature']}: {v['detail']}")
-    return out
+    out = [
+        None if r is None else Certificate.from_dict(r, f"certificate_records[{i}]")
+        for i, r in enumerate(recs)
+    ]
+    return pd.Series(out, index=qidx, dtype=object)
 
 
 def _certificates(d: Mapping[str, Any], qidx: pd.Index) -> pd.Series | None:

@@ -25,7 +25,7 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..exceptions import ValidationError
-from ..schema import format_value
+from ..schema._format import format_value
 
 __all__ = ["notice", "reasons"]
 

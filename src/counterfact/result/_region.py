@@ -6,6 +6,12 @@ with.  A region keeps the features a counterfactual leaves unchanged at the
 query's values and gives each changed feature a range (numeric) or a set of
 values (categorical, ordinal); every point of the box reaches the target, with
 the margin and in every model the explanation was asked to hold for.
+
+A numeric value belongs to the region when it lies in its range widened by
+:data:`SLACK` (relative) on each side, or within :data:`SLACK` of a fixed
+value: the round-off of a value written out and read back in.  The proof
+behind a certified region covers that widened box, every float64 value of
+it, so :meth:`Region.contains` says True only where the proof holds.
 """
 
 from __future__ import annotations
@@ -19,9 +25,13 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..schema import Schema, format_value
+from ..schema import Schema
+from ..schema._format import format_value
 
-__all__ = ["Region"]
+__all__ = ["SLACK", "Region"]
+
+#: relative slack with which a numeric value at a bound (or at a fixed value) is inside
+SLACK = 1e-9
 
 
 @dataclass(frozen=True)
@@ -37,12 +47,22 @@ class Region:
         The query's values of the other features (they stay as they are).
     certified : bool
         True only when a solver proved, for the compiled models, that no point of
-        the box fails (with the margin and every ``robust_to`` model); False when
-        the box was only checked on samples (a model the compiler does not support).
+        the box fails (with the margin and every ``robust_to`` model), and the real
+        models then accepted every corner and sampled point of it; False when the
+        box was only checked on samples (a model the compiler does not support),
+        or when the real models rejected a checked point (``how`` says so).
     how : str
         How it was established ("proven by interval bounds and a MILP over the box", ...).
     n_checked : int
-        Sampled points checked with the real models (0 for a certified region).
+        Points inside the box (corners aside) checked with the real models.
+    domain : dict
+        Per numeric changed feature, the range it was allowed to take (the query's
+        constraints within the schema's domain): how :meth:`describe` words a bound.
+    corners : int
+        Corners of the box checked with the real models (all of them up to
+        4,096; a seeded sample of that many beyond).
+    check_seconds : float
+        Seconds the check with the real models took.
     """
 
     bounds: Mapping[str, Any]
@@ -51,10 +71,20 @@ class Region:
     how: str
     n_checked: int = 0
     domain: Mapping[str, tuple[float, float]] = field(default_factory=dict)
+    corners: int = 0
+    check_seconds: float = 0.0
+
+    @staticmethod
+    def accepts(low: float, high: float) -> tuple[float, float]:
+        """The values :meth:`contains` accepts for a numeric range ``[low, high]`` (a
+        fixed value: ``low == high``): the range widened by :data:`SLACK`."""
+        lo, hi = float(low), float(high)
+        return lo - SLACK * max(1.0, abs(lo)), hi + SLACK * max(1.0, abs(hi))
 
     def contains(self, X: pd.DataFrame | pd.Series) -> np.ndarray:
         """Whether each row of ``X`` lies in the region (changed features in their
-        range or set, the others at the query's values)."""
+        range or set, the others at the query's values; numeric values up to
+        :data:`SLACK`, as the proof covers)."""
         frame = X.to_frame().T if isinstance(X, pd.Series) else X
         ok = np.ones(len(frame), dtype=bool)
         for name, b in self.bounds.items():
@@ -62,16 +92,13 @@ class Region:
             if isinstance(b, frozenset):
                 ok &= np.array([_py(v) in b for v in col.tolist()], dtype=bool)
             else:
-                v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
-                ok &= (v >= float(b[0]) - 1e-9 * max(1.0, abs(float(b[0])))) & (
-                    v <= float(b[1]) + 1e-9 * max(1.0, abs(float(b[1])))
-                )
+                ok &= _within(col, *self.accepts(b[0], b[1]))
         for name, value in self.fixed.items():
-            col = frame[name].tolist()
+            col = frame[name]
             if isinstance(value, (int, float)) and not isinstance(value, bool):
-                ok &= np.array([_close(c, value) for c in col], dtype=bool)
+                ok &= _within(col, *self.accepts(value, value))
             else:
-                ok &= np.array([_py(c) == value for c in col], dtype=bool)
+                ok &= np.array([_py(c) == value for c in col.tolist()], dtype=bool)
         return ok
 
     def describe(self, schema: Schema) -> str:
@@ -122,6 +149,8 @@ class Region:
             "how": self.how,
             "n_checked": int(self.n_checked),
             "domain": {k: [float(a), float(b)] for k, (a, b) in self.domain.items()},
+            "corners": int(self.corners),
+            "check_seconds": float(self.check_seconds),
         }
 
     @classmethod
@@ -136,12 +165,12 @@ class Region:
             how=str(d["how"]),
             n_checked=int(d.get("n_checked", 0)),
             domain={k: (float(a), float(b)) for k, (a, b) in dict(d.get("domain", {})).items()},
+            corners=int(d.get("corners", 0)),
+            check_seconds=float(d.get("check_seconds", 0.0)),
         )
 
 
-def _close(a: Any, b: float) -> bool:
-    try:
-        fa = float(a)
-    except (TypeError, ValueError):
-        return False
-    return abs(fa - b) <= 1e-9 * max(1.0, abs(fa), abs(b))
+def _within(col: pd.Series, lo: float, hi: float) -> np.ndarray:
+    """Whether each value of ``col`` is a number in ``[lo, hi]``."""
+    v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
+    return (v >= lo) & (v <= hi)

@@ -12,9 +12,12 @@ import pandas as pd
 
 from .. import metrics
 from .._utils._deps import import_optional
-from ..constraints import BoundCosts, Constraints
+from ..constraints import Constraints
+from ..constraints._costs import BoundCosts
 from ..exceptions import ValidationError
 from ..schema import Schema
+from ._certificate import Certificate
+from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
@@ -85,6 +88,10 @@ class CounterfactualResult:
     certificates : Series
         Per query, the guarantee behind its answer in plain words, worded by
         the method's class when it explained the query (:meth:`certificate`).
+    certificate_records : Series
+        Per query, the certificate's fields (a :class:`Certificate`: measure,
+        the answer's value, the proven bound, the tolerances, the grid; None
+        where the method gave none); :meth:`certificate_record`.
     requirements : dict
         What every counterfactual was asked to satisfy beyond the model's
         decision: ``min_probability`` (the least probability of the target) and
@@ -95,6 +102,10 @@ class CounterfactualResult:
     regions : dict
         ``(query, rank) -> Region`` for the counterfactuals whose certified region
         was computed (``Requirements(regions=True)`` or :meth:`region`).
+    integrity : Integrity
+        What vouches for the content: computed by ``explain``, a file's matching
+        content hash, a re-check with the model when read; a file of a format
+        without a hash read without a model is unverified (:meth:`describe` says so).
     """
 
     def __init__(
@@ -116,10 +127,12 @@ class CounterfactualResult:
         confidence: pd.Series | None = None,
         query_confidence: pd.Series | None = None,
         certificates: pd.Series | None = None,
+        certificate_records: pd.Series | None = None,
         requirements: Mapping[str, Any] | None = None,
         regions: Mapping[tuple[Any, int], Region] | None = None,
         costs: BoundCosts | None = None,
         region_source: Callable[..., Region] | None = None,
+        integrity: Integrity | None = None,
     ) -> None:
         bad = sorted(set(status) - set(STATUSES))
         if bad:
@@ -138,6 +151,11 @@ class CounterfactualResult:
         self.model = model
         self.n_counterfactuals = int(n_counterfactuals)
         self._fill(confidence, query_confidence, certificates)
+        self.certificate_records = (
+            certificate_records
+            if certificate_records is not None
+            else pd.Series(None, index=queries.index, dtype=object)
+        )
         self.requirements: dict[str, Any] = {
             "min_probability": None,
             "robust_to": 0,
@@ -148,6 +166,7 @@ class CounterfactualResult:
         self.costs = costs
         #: computes a region on demand (from the pipeline; not saved with the result)
         self.region_source = region_source
+        self.integrity = integrity if integrity is not None else Integrity()
 
     def _fill(
         self,
@@ -195,10 +214,12 @@ class CounterfactualResult:
             "confidence": self.confidence,
             "query_confidence": self.query_confidence,
             "certificates": self.certificates,
+            "certificate_records": self.certificate_records,
             "requirements": self.requirements,
             "regions": self.regions,
             "costs": self.costs,
             "region_source": self.region_source,
+            "integrity": self.integrity,
         }
 
     # --------------------------------------------------------------- basics
@@ -263,13 +284,22 @@ class CounterfactualResult:
     def certificate(self, query: Any) -> str:
         """The guarantee behind ``query``'s answer in plain words, as the method
         worded it (``CounterfactualMethod.certificate``); for a result without
-        one (written by an older version) the text that holds for any method
-        (:func:`counterfact.result.certificate_text`)."""
+        one (written by an older version) the text that holds for any method."""
         text = self.certificates.get(query) if query in self.certificates.index else None
         if isinstance(text, str) and text:
             return text
         d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
         return certificate_text(self.method, str(self.status.get(query, "")), d)
+
+    def certificate_record(self, query: Any) -> Certificate | None:
+        """The fields behind ``query``'s certificate (:class:`Certificate`: the measure,
+        the answer's value, the proven lower bound, the relative gap and absolute
+        floor, the margin tolerance, the grids the proof is over, the status they
+        support, the sentence); None when the method gave none."""
+        if query not in self.certificate_records.index:
+            return None
+        rec = self.certificate_records.get(query)
+        return rec if isinstance(rec, Certificate) else None
 
     def region(self, query: Any, rank: int = 0) -> Region:
         """The certified region around counterfactual ``rank`` of ``query``: a box of
@@ -382,8 +412,12 @@ class CounterfactualResult:
         (``...; cost about 3 months of saving``), and the certified region
         under it when one was computed; a query
         without one gets its status and reason
-        (``query 5: no counterfactual (failed: query already predicted as target)``)."""
-        lines = []
+        (``query 5: no counterfactual (failed: query already predicted as target)``).
+        A result read from a file that nothing vouches for (an old format without a
+        hash, read without a model) starts with a line saying it is unverified, and one
+        with claims that were not re-checked says which (:attr:`integrity`)."""
+        shown = not self.integrity.verified or self.integrity.notes
+        lines = [self.integrity.describe()] if shown else []
         queries = [query] if query is not None else list(self.queries.index)
         reasons = self.reason
         groups = (
@@ -497,7 +531,12 @@ class CounterfactualResult:
 
     @classmethod
     def from_json(
-        cls, text: str | bytes, *, verify: bool = True, model: Any = None
+        cls,
+        text: str | bytes,
+        *,
+        verify: bool = True,
+        model: Any = None,
+        robust_to: Sequence[Any] | None = None,
     ) -> CounterfactualResult:
         """Inverse of :meth:`to_json`.
 
@@ -506,7 +545,10 @@ class CounterfactualResult:
         integer features, known categories, changed values inside the
         domain), the counterfactuals against their queries and statuses, the
         constraints against the schema, and the content against the SHA-256
-        that :meth:`to_json` wrote.
+        that :meth:`to_json` wrote.  A document that declares an older format
+        but carries a key that format never had is refused; one of formats 1
+        and 2 (no hash) loads as unverified (:attr:`integrity`) unless it is
+        re-checked with ``model``.
 
         Parameters
         ----------
@@ -516,10 +558,19 @@ class CounterfactualResult:
             Check the content hash.  ``False`` loads a document edited on
             purpose (its hash no longer matches); it then needs ``model``.
         model : classifier, optional
-            Re-check every counterfactual with this fitted model: it must be
-            predicted as its query's target and satisfy the query's
-            constraints; the confidences are recomputed with it and it becomes
-            the result's ``model``.  Required with ``verify=False``.
+            Re-check every claim with this fitted model: every counterfactual
+            must be predicted as its query's target, with the margin
+            (``requirements["min_probability"]``), and satisfy the query's
+            constraints; every region is checked at its corners and at 200
+            seeded points inside (a certified region in a file whose hash does
+            not vouch for it is kept as checked, not certified).  The
+            confidences are recomputed with it and it becomes the result's
+            ``model``.  Required with ``verify=False``.
+        robust_to : list of classifiers, optional
+            The other models the answers were asked to hold for
+            (``requirements["robust_to"]`` of them): each is re-checked too.
+            Without them, in a file whose hash does not vouch for it, that claim
+            is "not re-checked" and :attr:`integrity` says so.
 
         Raises
         ------
@@ -527,8 +578,9 @@ class CounterfactualResult:
             Naming what is wrong: not JSON (e.g. a truncated file), not a
             result document, a newer format version, a missing key or a value
             of the wrong type, a row that does not fit the schema, a content
-            hash that does not match (a damaged or edited file), or a
-            counterfactual that fails the re-check with ``model``.
+            hash that does not match (a damaged or edited file), an older
+            format declared by a newer document, or a counterfactual or region
+            that fails the re-check with ``model`` (or a ``robust_to`` model).
 
         Examples
         --------
@@ -537,7 +589,7 @@ class CounterfactualResult:
         ...     text, verify=False, model=model
         ... )
         """
-        return load(cls, text, verify=verify, model=model)
+        return load(cls, text, verify=verify, model=model, robust_to=robust_to)
 
     # ----------------------------------------------------------------- join
     @classmethod
@@ -579,7 +631,11 @@ class CounterfactualResult:
             confidence=pd.concat([r.confidence for r in results]),
             query_confidence=pd.concat([r.query_confidence for r in results]),
             certificates=pd.concat([r.certificates.reindex(r.queries.index) for r in results]),
+            certificate_records=pd.concat(
+                [r.certificate_records.reindex(r.queries.index) for r in results]
+            ),
             requirements=first.requirements,
             regions={k: v for r in results for k, v in r.regions.items()},
             costs=first.costs,
+            integrity=Integrity.join(r.integrity for r in results),
         )

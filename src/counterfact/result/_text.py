@@ -22,7 +22,8 @@ from typing import Any
 import pandas as pd
 
 from .._utils._values import _is_missing, _py
-from ..schema import Feature, Schema, format_value
+from ..schema import Feature, Schema
+from ..schema._format import format_value
 
 __all__ = ["Change", "certificate_text", "changes", "describe_changes", "diagnostic_number"]
 

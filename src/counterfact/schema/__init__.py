@@ -7,37 +7,12 @@ Every method reads the schema instead of guessing feature types.  A feature has
   the categories for binary, categorical and ordinal features (in order for
   ordinal ones);
 * an **actionability**: ``free`` | ``immutable`` | ``increasing`` | ``decreasing``;
-* a **resolution** for numeric features: the step of its grid (:mod:`._resolution`).
-
-Values are written for people by :func:`format_value`.
+* a **resolution** for numeric features: the step of its grid (:mod:`._resolution`;
+  :func:`infer_resolution` reads it off the data).
 """
 
-from ._feature import (
-    ACTIONABILITY,
-    DISCRETE_KINDS,
-    KINDS,
-    NUMERIC_KINDS,
-    Actionability,
-    Feature,
-    Kind,
-)
-from ._format import format_value
-from ._resolution import COARSEST, FINEST, decimals, infer_resolution, snap_array
+from ._feature import Feature
+from ._resolution import infer_resolution
 from ._schema import Schema
 
-__all__ = [
-    "ACTIONABILITY",
-    "COARSEST",
-    "DISCRETE_KINDS",
-    "FINEST",
-    "KINDS",
-    "NUMERIC_KINDS",
-    "Actionability",
-    "Feature",
-    "Kind",
-    "Schema",
-    "decimals",
-    "format_value",
-    "infer_resolution",
-    "snap_array",
-]
+__all__ = ["Feature", "Schema", "infer_resolution"]

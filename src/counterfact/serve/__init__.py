@@ -26,7 +26,7 @@ from typing import Any
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
-from ._build import build_service, fit_methods
+from ._build import build_service
 from ._quota import Quotas
 from ._request import Limits, QuotaExceeded, ServerBusy
 from ._requestlog import RequestLog
@@ -41,8 +41,6 @@ __all__ = [
     "Service",
     "build_service",
     "create_app",
-    "fit_methods",
-    "require_server_deps",
 ]
 
 

@@ -15,7 +15,8 @@ from ..exceptions import (
     UnsupportedModelError,
     ValidationError,
 )
-from ..models import as_adapter, rows_to_explain
+from ..models import rows_to_explain
+from ..models._adapter import as_adapter
 from ._meaning import resolve_class_names
 from ._request import Limits
 from ._service import Service

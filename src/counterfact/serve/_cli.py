@@ -16,9 +16,10 @@ import sys
 from typing import Any
 
 from .. import datasets
-from ..data import load_csv
+from ..data._loading import load_csv
 from ..exceptions import ValidationError
-from ..models import KINDS, load_model_file
+from ..models._fit import KINDS
+from ..models._loading import load_model_file
 from . import create_app, require_server_deps
 from ._build import build_service
 from ._docs import swagger_ui_assets
@@ -43,8 +44,9 @@ needs --token (or {TOKEN_ENV}) to require 'Authorization: Bearer <token>' on /ap
 Each client (address) may send --requests-per-minute requests and be answered
 --counterfactuals-per-hour counterfactuals (0: no quota); --request-log FILE appends one JSON
 line per request: who asked what, and what was revealed. No model or pickle is ever accepted
-over HTTP: the model is the one given here. Loading --model-file runs code from the file, so it
-requires --allow-unsafe-model-load.
+over HTTP: the model is the one given here. An ONNX --model-file (model.onnx) is data and runs
+nothing from the file: the safe way to deploy a model. Loading a joblib/pickle --model-file runs
+code from the file, so it requires --allow-unsafe-model-load.
 """
 
 
@@ -110,12 +112,13 @@ def _add_model_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--model-file",
         metavar="FILE",
-        help="a joblib/pickle file with a fitted model (see --allow-unsafe-model-load)",
+        help="a fitted model: an .onnx file (loads safely), or a joblib/pickle file "
+        "(see --allow-unsafe-model-load)",
     )
     p.add_argument(
         "--allow-unsafe-model-load",
         action="store_true",
-        help="acknowledge that loading --model-file runs code from the file",
+        help="acknowledge that loading a joblib/pickle --model-file runs code from the file",
     )
     p.add_argument(
         "--methods",

@@ -22,9 +22,9 @@ def status_meanings(tags: MethodTags) -> dict[str, str]:
     name = tags.display_name
     if tags.proves_optimality:
         nearest = (
-            f"Proven nearest: {name} proved that no smaller change reaches the outcome under your "
-            "constraints "
-            "(up to its stated tolerance)."
+            f"Proven nearest: {name} proved that no noticeably smaller change reaches the "
+            "outcome under your constraints (the certificate says how much smaller one could "
+            "be at most, e.g. 1 %)."
         )
         found = (
             f"Found by search and checked with the model, but not proven nearest: {name} ran out "

@@ -10,8 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..result import changes, describe_changes
+from ..result import changes
 from ..result._notice import notice
+from ..result._text import describe_changes
 from ..schema import Schema
 from ._request import ExplainJob
 

@@ -40,7 +40,8 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import CONSTRAINT_KINDS, Constraints, Requirements
+from ..constraints import Constraints, Requirements
+from ..constraints._kinds import CONSTRAINT_KINDS
 from ..data import Dataset
 from ..exceptions import (
     ConstraintError,
@@ -51,9 +52,10 @@ from ..exceptions import (
 from ..methods import CounterfactualMethod
 from ..methods import default_method as registry_default
 from ..methods import names as registered_methods
-from ..models import as_adapter, desired_class, rows_to_explain
+from ..models import desired_class, rows_to_explain
+from ..models._adapter import as_adapter
 from ..models._select import check_label
-from ..schema import format_value
+from ..schema._format import format_value
 from ..schema._numbers import MAX_INTEGER, finite_number, show_number
 from ._meaning import resolve_class_names, status_meanings
 from ._pool import MethodPool

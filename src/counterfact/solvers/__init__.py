@@ -38,35 +38,6 @@ highspy, pyscipopt, ortools) until a problem is built.
 from __future__ import annotations
 
 from . import _bnb, _cpsat, _milp, _smt  # noqa: F401  (each registers its backends)
-from ._oracle import Answer, Oracle
-from ._problem import Problem, Search, VarSpec
-from ._registry import (
-    MilpSolver,
-    Solver,
-    SolverChoice,
-    build_first,
-    first_available,
-    get,
-    milp_names,
-    names,
-    register,
-    unregister,
-)
+from ._registry import MilpSolver, Solver, get, names, register
 
-__all__ = [
-    "Answer",
-    "MilpSolver",
-    "Oracle",
-    "Problem",
-    "Search",
-    "Solver",
-    "SolverChoice",
-    "VarSpec",
-    "build_first",
-    "first_available",
-    "get",
-    "milp_names",
-    "names",
-    "register",
-    "unregister",
-]
+__all__ = ["MilpSolver", "Solver", "get", "names", "register"]

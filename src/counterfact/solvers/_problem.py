@@ -25,7 +25,8 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import BoundRelation, QueryBounds
+from ..constraints._bounds import QueryBounds
+from ..constraints._relations_bound import BoundRelation
 from ..schema import Schema
 
 __all__ = [
@@ -232,8 +233,8 @@ class Search:
 
     ``problem``: the query in solver units; ``compiled``: the model's IR;
     ``others``: further models (IR, target index) every answer must also
-    reach (``robust_to``); ``schema``: the features; ``epsilon``: the search's
-    accuracy (a MILP's relative gap follows it); ``seed``: the solver's random
+    reach (``robust_to``); ``schema``: the features; ``rel_gap``: the search's
+    relative tolerance (a MILP's relative gap follows it); ``seed``: the solver's random
     seed; ``cache``: per-model artefacts shared by a method's searches.
     """
 
@@ -241,6 +242,6 @@ class Search:
     compiled: Any
     others: Sequence[tuple[Any, int]] = ()
     schema: Any = None
-    epsilon: float = 1e-3
+    rel_gap: float = 0.01
     seed: int = 0
     cache: dict[str, Any] | None = None

@@ -1,7 +1,6 @@
-"""Testing utilities: the conformance checks every method passes
-(:func:`check_method`), and fast instances of the registered methods."""
+"""Testing utilities for a method's author: the conformance checks every method passes
+(:func:`check_method`) and the small fitted setting they run on (:func:`make_setting`)."""
 
-from ._conformance import Setting, check_method, conformance_checks, make_setting
-from ._fast import fast_method
+from ._conformance import check_method, make_setting
 
-__all__ = ["Setting", "check_method", "conformance_checks", "fast_method", "make_setting"]
+__all__ = ["check_method", "make_setting"]

@@ -33,7 +33,8 @@ import pandas as pd
 
 from .. import datasets, models
 from .._utils._validation import invalid_example
-from ..constraints import CONSTRAINT_KINDS, Causal, Constraints, violations
+from ..constraints import Causal, Constraints, violations
+from ..constraints._kinds import CONSTRAINT_KINDS
 from ..data import Dataset
 from ..exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from ..methods import CounterfactualMethod, MethodTags

@@ -54,7 +54,7 @@ def diversity_steps(
     """Per feature, by how much two counterfactuals must differ to count as different.
 
     Numeric features: the larger of the feature's resolution and ``fraction``
-    times its MAD (:func:`counterfact.data.mad` of the training data).
+    times its MAD (:func:`counterfact.data._dataset.mad` of the training data).
     Categorical and ordinal features: 0 (any different value counts).
     """
     out = np.zeros(len(schema), dtype=float)

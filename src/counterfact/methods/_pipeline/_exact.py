@@ -7,6 +7,19 @@ margin, over the same input variables, so that "optimal" and "infeasible" stay
 proofs for exactly what the pipeline verifies.  :class:`ExactModels` holds the
 explained model's compiled form and its probability link, compiles the other
 models once each, and hands out :class:`CompiledViews` per query.
+
+Faithfulness before trust: before an exact method relies on a compiled model,
+:func:`check_training_rows` runs it beside the model's own runtime (scikit-learn,
+XGBoost, LightGBM, CatBoost, onnxruntime, torch) on the training rows (up to
+:data:`CHECK_ROWS`; a seeded sample of that many beyond).  The compiled decision
+must equal the runtime's ``predict`` on every row that is not a tie (compiled
+outputs within :data:`TIE_TOLERANCE` times ``1 + |outputs|`` of the decision
+boundary, where float32 and float64 arithmetic may decide either way).  Where the
+model's probability follows from the compiled outputs (the probability function
+:func:`probability_function` finds on a spread of the rows, which a probability
+margin is encoded with), the compiled probabilities must equal ``predict_proba``
+to :data:`PROBABILITY_TOLERANCE` (absolute) on every row.  Otherwise
+:class:`UnsupportedModelError` names the largest disagreement and its row.
 """
 
 from __future__ import annotations
@@ -14,15 +27,39 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
+from scipy.special import expit, softmax
 
 from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
-from ...models._compile import CompiledModel, compile_model, probability_link, with_min_probability
+from ...models._compile import (
+    CompiledModel,
+    compile_model,
+    probability_function,
+    probability_link,
+    with_min_probability,
+)
 from ...models._fastpredict import spread_rows
 from ...schema import Schema
 from ._query import Query
 
-__all__ = ["CompiledViews", "ExactModels"]
+__all__ = [
+    "CHECK_ROWS",
+    "PROBABILITY_TOLERANCE",
+    "TIE_TOLERANCE",
+    "CompiledViews",
+    "ExactModels",
+    "check_training_rows",
+    "training_rows",
+]
+
+#: the most training rows the faithfulness check reads (a seeded sample beyond)
+CHECK_ROWS = 2000
+#: the largest absolute difference between the compiled and the runtime's probabilities
+PROBABILITY_TOLERANCE = 1e-6
+#: a row is a tie, where either decision is faithful, when its compiled outputs lie within
+#: this times ``1 + the row's largest |output|`` of the decision boundary
+TIE_TOLERANCE = 1e-5
 
 
 @dataclass(frozen=True)
@@ -49,6 +86,8 @@ class ExactModels:
         Rows the links are measured on (a spread of the training rows).
     owner : str
         The method's name, for messages.
+    rows : DataFrame, optional
+        The training rows compiled models are checked on (:func:`check_training_rows`).
     """
 
     compiled: CompiledModel
@@ -56,6 +95,7 @@ class ExactModels:
     schema: Schema
     sample: pd.DataFrame
     owner: str
+    rows: pd.DataFrame | None = None
     link: str = ""
     _others: dict[int, tuple[Any, CompiledModel, str]] = field(default_factory=dict)
 
@@ -63,8 +103,10 @@ class ExactModels:
     def of(
         cls, compiled: CompiledModel, model: Any, schema: Schema, data_X: pd.DataFrame, owner: str
     ) -> ExactModels:
+        rows = training_rows(data_X)
+        check_training_rows(compiled, model, rows, owner)
         sample = spread_rows(data_X)
-        out = cls(compiled, model.predict_proba, schema, sample, owner)
+        out = cls(compiled, model.predict_proba, schema, sample, owner, rows=rows)
         out.link = probability_link(compiled, model.predict_proba, sample)
         return out
 
@@ -97,6 +139,8 @@ class ExactModels:
                     "(another "
                     "preprocessing); refit it with the same pipeline (cf.models.retrained does)"
                 )
+            rows = self.sample if self.rows is None else self.rows
+            check_training_rows(compiled, adapter, rows, self.owner)
             link = probability_link(compiled, adapter.predict_proba, self.sample)
             hit = self._others[key] = (adapter.model, compiled, link)
         return hit[1], hit[2]
@@ -105,3 +149,103 @@ class ExactModels:
         state = dict(self.__dict__)
         state["_others"] = {}  # recompiled in a worker on first use
         return state
+
+
+# ------------------------------------------------------------------ faithfulness
+def training_rows(X: pd.DataFrame, n: int = CHECK_ROWS) -> pd.DataFrame:
+    """``X``, or a seeded sample of ``n`` of its rows (in their order) when it has more."""
+    if len(X) <= n:
+        return X
+    keep = np.sort(np.random.default_rng(0).choice(len(X), size=n, replace=False))
+    return X.iloc[keep]
+
+
+def _tie_distance(compiled: CompiledModel, Y: np.ndarray) -> np.ndarray:
+    """How far each row's outputs lie from the decision boundary (0 on it)."""
+    if compiled.rule.kind == "threshold":
+        return np.abs(Y[:, 0])
+    if compiled.rule.kind == "argmax" and Y.shape[1] > 1:
+        top = np.sort(Y, axis=1)
+        return top[:, -1] - top[:, -2]
+    return np.min(np.abs(Y), axis=1)  # one-vs-one: the closest pairwise vote
+
+
+def _compiled_probabilities(function: str, Y: np.ndarray) -> np.ndarray:
+    """The probabilities ``function`` (a name :func:`probability_function` returns)
+    gives for the compiled outputs ``Y``."""
+    if function == "sigmoid":
+        return np.c_[expit(-Y[:, 0]), expit(Y[:, 0])]
+    if function == "softmax":
+        return softmax(Y, axis=1)
+    if function == "ovr":
+        S = expit(Y)
+        return S / S.sum(axis=1, keepdims=True)
+    return Y  # identity: the mean leaf probabilities
+
+
+def _refuse(what: str, rows: pd.DataFrame, at: int, owner: str) -> UnsupportedModelError:
+    row = rows.iloc[at].to_dict()
+    return UnsupportedModelError(
+        f"{owner} cannot rely on the compiled model: on the training rows {what} (row "
+        f"{rows.index[at]!r}: {row}). The exact search would answer for another model than "
+        "the one explained; use a model-agnostic method (e.g. cf.UFCE, cf.MDPSO, "
+        "cf.NearestObservable), and please report the model."
+    )
+
+
+def _check_decisions(
+    compiled: CompiledModel, adapter: Any, rows: pd.DataFrame, Y: np.ndarray, owner: str
+) -> None:
+    """Refuse a compiled decision other than the runtime's ``predict`` off the ties."""
+    got = compiled.rule.predict(Y)
+    labels = np.asarray(adapter.predict(rows))
+    want = np.array([np.flatnonzero(compiled.classes == v)[0] for v in labels], dtype=int)
+    size = 1.0 + np.max(np.abs(Y), axis=1)
+    bad = np.flatnonzero((got != want) & (_tie_distance(compiled, Y) > TIE_TOLERANCE * size))
+    if bad.size:
+        at = int(bad[np.argmax(_tie_distance(compiled, Y)[bad])])
+        raise _refuse(
+            f"it decides {bad.size} of {len(rows)} rows otherwise than the model's own predict "
+            f"(away from ties: outputs further than {TIE_TOLERANCE:g} x (1 + |outputs|) from "
+            f"the decision boundary); the clearest: compiled class "
+            f"{compiled.classes[got[at]]!r}, the model's {labels[at]!r}",
+            rows,
+            at,
+            owner,
+        )
+
+
+def _check_probabilities(
+    compiled: CompiledModel, adapter: Any, rows: pd.DataFrame, Y: np.ndarray, owner: str
+) -> None:
+    """Refuse compiled probabilities further than :data:`PROBABILITY_TOLERANCE` from
+    ``predict_proba``, where the probability follows from the outputs on a spread of
+    the rows (its function: :func:`probability_function`)."""
+    function = probability_function(compiled, adapter.predict_proba, spread_rows(rows))
+    if not function:
+        return  # no probability function of the outputs: no exact margin either
+    gap = np.abs(_compiled_probabilities(function, Y) - adapter.predict_proba(rows))
+    worst = np.max(gap, axis=1)
+    at = int(np.argmax(worst))
+    if worst[at] > PROBABILITY_TOLERANCE:
+        raise _refuse(
+            f"its probabilities ({function} of the outputs) differ from the model's own "
+            f"predict_proba by up to {worst[at]:.3g} (tolerance {PROBABILITY_TOLERANCE:g}, "
+            f"absolute; {int(np.sum(worst > PROBABILITY_TOLERANCE))} of {len(rows)} rows beyond)",
+            rows,
+            at,
+            owner,
+        )
+
+
+def check_training_rows(
+    compiled: CompiledModel, adapter: Any, rows: pd.DataFrame, owner: str
+) -> None:
+    """Refuse (:class:`UnsupportedModelError`) a compiled model that does not reproduce
+    ``adapter``'s runtime on ``rows`` (module docstring: decisions off the ties, and
+    probabilities where they follow from the outputs)."""
+    if len(rows) == 0:
+        return
+    Y = compiled.outputs_raw(compiled.encode(rows))
+    _check_decisions(compiled, adapter, rows, Y, owner)
+    _check_probabilities(compiled, adapter, rows, Y, owner)

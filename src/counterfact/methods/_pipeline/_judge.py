@@ -23,8 +23,8 @@ import pandas as pd
 from ...constraints import Requirements
 from ...data import Dataset
 from ...exceptions import ValidationError
-from ...models import ModelAdapter, as_adapter
-from ...models._adapter import check_model
+from ...models import ModelAdapter
+from ...models._adapter import as_adapter, check_model
 
 __all__ = ["Judge", "make_judge"]
 

@@ -47,7 +47,7 @@ class Pool:
     #: the distance answers are listed by (the normalised distance) and its norm
     encoder: Any = None
     norm: Any = "l1"
-    #: the call's costs (:class:`~counterfact.constraints.BoundCosts`): answers are
+    #: the call's costs (:class:`~counterfact.constraints._costs.BoundCosts`): answers are
     #: then listed by cost
     costs: Any = None
     #: filled by verify: constraints hold, the target is reached, its probability,

@@ -17,16 +17,11 @@ import pandas as pd
 
 from ..._utils._deadline import CancelToken
 from ..._utils._values import _py
-from ...constraints import (
-    BoundCosts,
-    Constraints,
-    Costs,
-    QueryBounds,
-    Requirements,
-    ResolvedConstraints,
-)
+from ...constraints import Constraints, Costs, Requirements
+from ...constraints._bounds import QueryBounds, ResolvedConstraints
+from ...constraints._costs import BoundCosts
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
-from ...models import check_label
+from ...models._select import check_label
 from ._diversity import ALTERNATIVES
 from ._judge import make_judge
 from ._protocol import PipelineMethod

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from ...data import Dataset
     from ...models import ModelAdapter
+    from ...result import Certificate
     from ...schema import Schema
     from .._tags import MethodTags
     from ._query import Candidates, Query
@@ -55,6 +56,8 @@ PIPELINE_READS: frozenset[str] = frozenset(
         "_own_region",
         "_distance_norm",
         "certificate",
+        "certificate_record",
+        "answer_value",
         "verify",
     }
 )
@@ -123,6 +126,14 @@ class PipelineMethod(Protocol):
 
     def certificate(self, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
         """The guarantee behind one query's answer, in plain words."""
+
+    def certificate_record(
+        self, status: str, diagnostics: Mapping[str, Any] | None = None
+    ) -> Certificate:
+        """The fields behind one query's certificate (measure, bounds, tolerances)."""
+
+    def answer_value(self, query: Query, row: pd.Series) -> float | None:
+        """The reported answer's value under the certificate's measure (None: no measure)."""
 
     def verify(
         self, query: Query, frame: pd.DataFrame

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._deadline import CancelToken, Deadline
-from ...constraints import QueryBounds, ResolvedConstraints
+from ...constraints._bounds import QueryBounds, ResolvedConstraints
 from ._judge import Judge
 
 __all__ = ["Candidates", "Query", "pooled_deadline"]
@@ -59,12 +59,13 @@ class Query:
     #: "distinct" (meaningful steps, see :mod:`._diversity`) or "method"
     alternatives: str = "distinct"
     #: the call's costs (``Requirements(costs=...)``) bound to the method's training data
-    #: (:class:`~counterfact.constraints.BoundCosts`), or None: the method's own norm
+    #: (:class:`~counterfact.constraints._costs.BoundCosts`), or None: the method's own norm
     costs: Any = None
 
     def feature_costs(self) -> tuple[Any, ...] | None:
         """Per feature, the cost of a new value for this row
-        (:class:`~counterfact.constraints.FeatureCost`, solver units), or None without costs."""
+        (:class:`~counterfact.constraints._costs.FeatureCost`, solver units), or None
+        without costs."""
         return None if self.costs is None else self.costs.for_query(self.x)
 
     @property

@@ -17,6 +17,26 @@ the box:
    (:mod:`counterfact.solvers._milp`): its proven dual bound must clear the
    threshold.  Exact for linear models, ReLU networks and tree ensembles.
 
+The proof is over every float64 value of the box as :meth:`Region.contains`
+reads it (each range widened by :meth:`Region.accepts`, the fixed
+features too), not only over its grid.  A tree compares the value the
+model itself compares (``float32(x) <= threshold`` for scikit-learn trees and
+XGBoost, float64 for LightGBM and HistGradientBoosting): the compiler turns
+each threshold into the exact float64 cut in raw units, and the MILP lets every
+value reach the branch the model sends it to -- next to a cut too
+(``encode_outputs(..., cover=True)``), where a search keeps a safety distance
+from the cut.  The box's bounds are grid values as a person writes them
+(``k * step`` rounded to the step's decimals).
+
+Before a region is returned it is *checked* with the real models (the judge:
+the decision, the margin, every ``robust_to`` model): at every corner of the
+box (all of them up to :data:`_MAX_CORNERS`, a seeded sample of that many
+beyond) and at :data:`_INSIDE` seeded points inside it, half on the grid.  This
+is a check, not the proof: it guards the proof's encoding against a
+disagreement with the model.  A box that fails it is never certified: the
+region falls back to the counterfactual itself, with the reason in ``how``.
+The region records the corners and points checked and the check's time.
+
 A model the compiler does not support (or a decision that is not one
 conjunction, as a multi-class one-vs-one SVM) cannot be certified: its box is
 checked on sampled points with the real models and reported with
@@ -27,7 +47,9 @@ counterfactual itself.
 
 from __future__ import annotations
 
+import itertools
 import math
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +58,7 @@ import pandas as pd
 
 from ..._utils._deadline import Deadline
 from ..._utils._values import _py
-from ...constraints import FeatureBounds, QueryBounds
+from ...constraints._bounds import FeatureBounds, QueryBounds
 from ...exceptions import UnsupportedModelError
 from ...models._compile import (
     compile_model,
@@ -46,6 +68,7 @@ from ...models._compile import (
 )
 from ...models._fastpredict import spread_rows
 from ...result import Region
+from ...schema._resolution import decimals
 from ...solvers._milp import Model, encode_inputs, encode_outputs, quicksum
 from ._judge import Judge
 from ._snap import resolution
@@ -56,6 +79,10 @@ __all__ = ["RegionFinder"]
 _STEPS = 8
 #: sampled points per check of a box that cannot be proven
 _SAMPLES = 256
+#: corners checked with the real models before a region is returned (2 ** 12; sampled beyond)
+_MAX_CORNERS = 4096
+#: seeded points inside the box checked with the real models before it is returned
+_INSIDE = 200
 
 
 @dataclass
@@ -116,13 +143,46 @@ class RegionFinder:
         """The region around counterfactual ``row`` of query ``x`` (constraints: ``bounds``)."""
         deadline = deadline or Deadline.after(self.seconds)
         box = _Box.start(self.schema, x, bounds, row)
+        start = dict(box.bounds)
         check = _Checker(self, box, target)
-        if check(box.bounds) and not bounds.causal and not bounds.relations:
+        held = check(box.bounds)
+        if held and not bounds.causal and not bounds.relations:
             for name in box.order():
                 if deadline.expired():
                     break
                 box.grow(name, check, deadline)
-        return box.region(check.certified, check.how, check.n_checked)
+        certified, how = check.certified and held, check.how
+        if not held:
+            how = "the counterfactual itself, checked with the real models: " + (
+                "the solvers could not prove it (the encoding's margin or time limit)"
+                if check.certified
+                else "a sampled point around it failed"
+            )
+        return self._checked(box, target, start, (certified, how, check.n_checked))
+
+    def _checked(
+        self, box: _Box, target: Any, start: dict[str, Any], claim: tuple[bool, str, int]
+    ) -> Region:
+        """The region of ``box`` after the check with the real models (module docstring);
+        a box that fails it shrinks to the counterfactual itself (``start``), not
+        certified.  ``claim``: (certified, how, points sampled while growing)."""
+        certified, how, n_sampled = claim
+        clock = time.perf_counter()
+        corners, inside, failed = _RealCheck(self, box, target).run()
+        if failed:
+            how = (
+                f"not certified: the real models reject {failed} of {corners + inside} points "
+                f"checked in the box ({how or 'sampled'}); the counterfactual itself is given"
+            )
+            certified, box.bounds = False, start
+            corners, inside, _ = _RealCheck(self, box, target).run()
+        return box.region(
+            certified,
+            how,
+            n_sampled + inside,
+            corners=corners,
+            check_seconds=time.perf_counter() - clock,
+        )
 
 
 class _Checker:
@@ -162,7 +222,7 @@ class _Checker:
         """Whether min over the box of ``coef @ y`` is proven at least ``threshold``."""
         m = Model("region")
         inputs = encode_inputs(m, view.inputs, qb)
-        out = encode_outputs(m, view, inputs.z)
+        out = encode_outputs(m, view, inputs.z, cover=True)  # every value of the box
         m.add_objective(quicksum(float(coef[k]) * out[k] for k in np.flatnonzero(coef)))
         sol = m.solve("highs", time_limit=5.0, gap=1e-9)
         return bool(math.isfinite(sol.bound) and sol.bound >= threshold)
@@ -176,6 +236,27 @@ class _Checker:
             frame, [t] * len(frame), [self.finder.judge.model.class_index(t)] * len(frame)
         )
         return bool(ok.all())
+
+
+class _RealCheck:
+    """The check with the real models before a region is returned (module docstring):
+    its corners and seeded points inside it, judged as the answers were."""
+
+    def __init__(self, finder: RegionFinder, box: _Box, target: Any) -> None:
+        self.finder, self.box, self.target = finder, box, target
+        self.rng = np.random.default_rng(0)
+
+    def run(self) -> tuple[int, int, int]:
+        """(corners checked, points inside checked, points the real models reject)."""
+        corners = self.box.corners(self.rng, _MAX_CORNERS)
+        frames = [corners]
+        if len(corners) > 1:  # a box, not a point
+            frames.append(self.box.inside(self.rng, _INSIDE))
+        frame = pd.concat(frames, ignore_index=True)
+        judge = self.finder.judge
+        n = len(frame)
+        ok, _ = judge(frame, [self.target] * n, [judge.model.class_index(self.target)] * n)
+        return len(corners), n - len(corners), int(n - np.count_nonzero(ok))
 
 
 @dataclass
@@ -197,11 +278,8 @@ class _Box:
             if not _differs(f, _py(x[f.name]), v):
                 continue
             if f.is_numeric:
-                limits[f.name] = (
-                    (float(v), float(v))
-                    if b.values is not None
-                    else (float(b.lower), float(b.upper))
-                )  # type: ignore[arg-type]
+                ends = (v, v) if b.values is not None else (b.lower, b.upper)
+                limits[f.name] = (float(ends[0]), float(ends[1]))  # type: ignore[arg-type]
                 bounds[f.name] = (float(v), float(v))
             else:
                 limits[f.name] = frozenset(
@@ -248,21 +326,22 @@ class _Box:
                 far = trial_value
 
     def query_bounds(self, changed: dict[str, Any]) -> QueryBounds:
-        """The box as a query's bounds (unchanged features fixed at the query's values)."""
+        """The box as a query's bounds, as :meth:`Region.contains` reads it (numeric
+        ranges widened by its slack; unchanged features at the query's values)."""
         feats = []
         for f in self.schema:
             v = _py(self.x[f.name])
             b = changed.get(f.name)
             if b is None:
                 feats.append(
-                    FeatureBounds(f, v, float(v), float(v))
+                    FeatureBounds(f, v, *Region.accepts(v, v))
                     if f.is_numeric
                     else FeatureBounds(f, v, values=(v,))
                 )
             elif isinstance(b, frozenset):
                 feats.append(FeatureBounds(f, v, values=tuple(c for c in f.categories if c in b)))
             else:
-                feats.append(FeatureBounds(f, v, float(b[0]), float(b[1])))
+                feats.append(FeatureBounds(f, v, *Region.accepts(b[0], b[1])))
         return QueryBounds(self.schema, self.x, tuple(feats), None, ())
 
     def z_box(self, space: Any, changed: dict[str, Any]) -> tuple[np.ndarray, np.ndarray]:
@@ -281,8 +360,8 @@ class _Box:
                 ranks = [list(blk.categories).index(c) for c in vals]
                 lo[blk.start], hi[blk.start] = min(ranks), max(ranks)
             else:
-                lo[blk.start], hi[blk.start] = (
-                    (float(b[0]), float(b[1])) if b is not None else (float(v), float(v))
+                lo[blk.start], hi[blk.start] = Region.accepts(
+                    *((b[0], b[1]) if b is not None else (v, v))
                 )
         return lo, hi
 
@@ -312,14 +391,54 @@ class _Box:
             frame[name] = cols[name]
         return self.schema.coerce(frame)
 
-    def region(self, certified: bool, how: str, n_checked: int) -> Region:
+    def corners(self, rng: np.random.Generator, cap: int) -> pd.DataFrame:
+        """The box's corners (each numeric range's two ends, each set's every value):
+        all of them up to ``cap``, else ``cap`` drawn with ``rng``."""
+        axes = [
+            sorted(b, key=str) if isinstance(b, frozenset) else sorted({b[0], b[1]})
+            for b in self.bounds.values()
+        ]
+        if math.prod(len(a) for a in axes) <= cap:
+            picks = list(itertools.product(*axes))
+        else:
+            picks = [tuple(a[int(rng.integers(len(a)))] for a in axes) for _ in range(cap)]
+        return self._frame({n: [p[j] for p in picks] for j, n in enumerate(self.bounds)})
+
+    def inside(self, rng: np.random.Generator, n: int) -> pd.DataFrame:
+        """``n`` points drawn inside the box with ``rng``: numeric values uniform, every
+        other point's on the grid (integers always); set values uniform."""
+        cols: dict[str, list[Any]] = {}
+        for name, b in self.bounds.items():
+            if isinstance(b, frozenset):
+                options = sorted(b, key=str)
+                cols[name] = [options[int(k)] for k in rng.integers(len(options), size=n)]
+                continue
+            lo, hi = float(b[0]), float(b[1])
+            step = resolution(self.schema[name])
+            grid = self.schema[name].kind == "integer"
+            cols[name] = [
+                min(max(_on_grid(v, step, toward=lo), lo), hi) if grid or k % 2 else v
+                for k, v in enumerate(rng.uniform(lo, hi, size=n).tolist())
+            ]
+        return self._frame(cols, n)
+
+    def _frame(self, cols: dict[str, list[Any]], n: int = 1) -> pd.DataFrame:
+        """Rows of the query with the columns ``cols`` set (``n`` rows when none is)."""
+        n = len(next(iter(cols.values()))) if cols else n
+        frame = pd.DataFrame([self.x] * n).reset_index(drop=True)
+        for name, values in cols.items():
+            frame[name] = values
+        return self.schema.coerce(frame)
+
+    def region(self, certified: bool, how: str, n_checked: int, **check: Any) -> Region:
+        """The box as a :class:`Region`; ``check``: what the real models checked."""
         fixed = {f.name: _py(self.x[f.name]) for f in self.schema if f.name not in self.bounds}
         domain = {
             n: (float(self.limits[n][0]), float(self.limits[n][1]))
             for n, b in self.bounds.items()
             if not isinstance(b, frozenset)
         }
-        return Region(dict(self.bounds), fixed, certified, how, n_checked, domain)
+        return Region(dict(self.bounds), fixed, certified, how, n_checked, domain, **check)
 
 
 def _differs(f: Any, a: Any, b: Any) -> bool:
@@ -329,11 +448,13 @@ def _differs(f: Any, a: Any, b: Any) -> bool:
 
 
 def _on_grid(v: float, step: float | None, toward: float) -> float:
-    """``v`` on the grid ``k * step``, rounded toward ``toward`` (the proven side)."""
+    """``v`` on the grid ``k * step``, rounded toward ``toward`` (the proven side),
+    written as a person writes it (the step's decimals: ``3.37``, not
+    ``3.3700000000000006``)."""
     if not step:
         return float(v)
     k = v / step
-    return float((math.floor(k) if toward <= v else math.ceil(k)) * step)
+    return float(round((math.floor(k) if toward <= v else math.ceil(k)) * step, decimals(step)))
 
 
 def _same(a: float, b: float, step: float | None) -> bool:

@@ -21,7 +21,8 @@ import pandas as pd
 
 from ...exceptions import ValidationError
 from ...metrics._distances import DistanceEncoder
-from ...schema import Feature, Schema, decimals
+from ...schema import Feature, Schema
+from ...schema._resolution import decimals
 from ._pool import Pool
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query

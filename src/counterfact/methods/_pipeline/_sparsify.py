@@ -26,7 +26,7 @@ import pandas as pd
 
 from ..._utils._deadline import Deadline
 from ..._utils._values import _py_array
-from ...constraints import satisfied_many
+from ...constraints._bounds import satisfied_many
 from ...schema import Schema
 from ._diversity import substep_mask
 from ._pool import Pool, judge_of, leading_valid, write_rows

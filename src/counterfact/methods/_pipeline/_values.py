@@ -8,7 +8,7 @@ import pandas as pd
 __all__ = ["TOL", "floats"]
 
 #: the relative tolerance under which two numeric values are the same (as
-#: :func:`counterfact.constraints.changed`)
+#: :func:`counterfact.constraints._bounds.changed`)
 TOL = 1e-7
 
 

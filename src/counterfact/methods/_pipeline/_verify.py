@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...constraints import satisfied_many
+from ...constraints._bounds import satisfied_many
 from ._judge import Judge
 from ._pool import Pool, judge_of
 from ._protocol import PipelineMethod

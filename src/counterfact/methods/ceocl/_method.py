@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -13,17 +14,20 @@ import pandas as pd
 from ..._utils._deps import import_optional
 from ..._utils._validation import Interval, Options, TypeSpec
 from ..._utils._values import _py
-from ...constraints import changed
-from ...data import mad
+from ...constraints._bounds import changed
+from ...data._dataset import mad
 from ...models._compile import TreeEnsemble, compile_model
-from ...solvers import SolverChoice, first_available, get, milp_names
+from ...result import Certificate
+from ...solvers import get
 from ...solvers._milp import changed_set, decode, encode_template, exclude_point
+from ...solvers._milp._tolerance import bound_slack
+from ...solvers._registry import SolverChoice, first_available, milp_names
 from .._base import CounterfactualMethod, diagnostic
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
 from ._formulation import build, solve
-from ._starts import MAX_CANDIDATES, StartPool, Starts
+from ._starts import MAX_CANDIDATES, StartPool, Starts, objective_values
 from ._trust import HullData, prepare_hull
 from ._warm import Prepared, prepare, room, solve_limit, z_of
 
@@ -157,10 +161,16 @@ class CEOCL(CounterfactualMethod):
     hull_sampling : {"random", "kmeans"}
         How points are kept when there are more than ``max_hull_points``.
     solver : {"auto", "highs", "scip"} or another registered MILP solver
-        MIP solver (:func:`counterfact.solvers.milp_names`); ``"auto"``: the
+        MIP solver (a MILP backend of :mod:`counterfact.solvers`); ``"auto"``: the
         first one installed, HiGHS before SCIP.  The one used is ``solver_``.
     margin : float
         Decision margin of the classification constraint.
+    rel_gap : float
+        Relative tolerance of ``optimal``, in (0, 1): the first answer is
+        ``optimal`` only when the solver's proven relative gap (objective
+        minus its lower bound, over the objective) is at most this; a larger
+        gap, or one the solver does not prove, is ``feasible`` with the gap in
+        the diagnostics and the certificate.
     solution_pool : bool
         Also propose the solver's stored incumbents as candidates.
     warm_start : bool
@@ -231,24 +241,55 @@ class CEOCL(CounterfactualMethod):
         "hull_sampling": [Options(("random", "kmeans"))],
         "solver": [SolverChoice(milp=True)],
         "margin": [Interval(float, 0, None, closed="neither")],
+        "rel_gap": [Interval(float, 0, 1, closed="neither")],
         "solution_pool": [TypeSpec((bool,), "a bool")],
         "warm_start": [TypeSpec((bool,), "a bool")],
     }
 
     @classmethod
+    def certificate_record(
+        cls, status: str, diagnostics: Mapping[str, Any] | None = None
+    ) -> Certificate:
+        """The returned answer's objective (``answer_value``, after rounding to the
+        grids), the proven lower bound (the solver's, from its relative gap, less its
+        tolerances' slack, never above the answer), the stated tolerance and the
+        sentence worded from them."""
+        value, lower, slack = _bounds(status, diagnostics)
+        record = Certificate(
+            status=status,
+            sentence="",
+            measure=f"{cls.tags.display_name} objective",
+            value=value,
+            lower_bound=lower,
+            rel_gap=diagnostic(diagnostics, "rel_gap"),
+            abs_floor=None if slack is None else 2.0 * slack,
+            solver_slack=slack,
+            answer_margin=diagnostic(diagnostics, "margin"),
+            margin_tolerance=_margin_tolerance(diagnostics),
+            margin_scale="model output",
+        )
+        words = _sentence(cls.tags.display_name, record, diagnostic(diagnostics, "gap"))
+        if words is None:
+            words = super().certificate(status, diagnostics)
+        return replace(record, sentence=words)
+
+    @classmethod
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
-        gap = diagnostic(diagnostics, "gap")
-        if status == "optimal":
-            text = "optimal (solver-proven nearest under the model encoding)"
-            if gap is not None and gap > 1e-9:
-                text = f"optimal within a MIP gap of {100 * gap:.2g}%"
-            return f"{cls.tags.display_name}: {text}"
-        if status == "feasible":
-            text = "valid; not proven nearest"
-            if gap is not None:
-                text += f" (MIP gap {100 * gap:.2g}% when the solver stopped)"
-            return f"{cls.tags.display_name}: {text}"
-        return super().certificate(status, diagnostics)
+        return cls.certificate_record(status, diagnostics).sentence
+
+    def answer_value(self, query: Query, row: pd.Series) -> float | None:
+        """The returned answer's CE-OCL objective (``norm`` over the scaled features,
+        plus ``alpha`` per change; or the call's costs)."""
+        cost, _ = objective_values(
+            self.schema_,
+            query.x,
+            row.to_frame().T,
+            self.scales_,
+            self.norm,
+            float(self.alpha),
+            query.costs,
+        )
+        return float(cost[0])
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """A margin or other models the MIP cannot encode exactly raise here, before any search."""
@@ -291,6 +332,7 @@ class CEOCL(CounterfactualMethod):
         hull_sampling: str = "random",
         solver: str = "auto",
         margin: float = 1e-4,
+        rel_gap: float = 1e-4,
         solution_pool: bool = True,
         warm_start: bool = True,
         time_limit: float | None = None,
@@ -309,6 +351,7 @@ class CEOCL(CounterfactualMethod):
         self.hull_sampling = hull_sampling
         self.solver = solver
         self.margin = margin
+        self.rel_gap = rel_gap
         self.solution_pool = solution_pool
         self.warm_start = warm_start
         self.time_limit = time_limit
@@ -425,7 +468,12 @@ class CEOCL(CounterfactualMethod):
             solver_status=first.message,
             margin=solves.margin,
         )
+        diag["rel_gap"] = float(self.rel_gap)
+        if first.has_solution:  # one distance term per feature (:func:`bound_slack`)
+            diag["solver_slack"] = bound_slack(len(self.schema_), obj)
         status = "failed" if first.status in ("unbounded", "error") else first.status
+        if status == "optimal" and not float(first.gap) <= float(self.rel_gap):
+            status = "feasible"  # the solver's proven gap is larger than the stated one
         if not first.has_solution:
             diag.update(n_solves=solves.n_solves, solve_seconds=solves.seconds)
             if status == "timeout" and self.warm_start:
@@ -695,3 +743,59 @@ def _meaningful(
 def _changed(schema: Any, x: pd.Series, row: dict[str, Any]) -> list[str]:
     """Names of the features a decoded row changes (the same tolerance as the checker)."""
     return [f.name for f in schema if changed(f, _py(x[f.name]), row[f.name])]
+
+
+def _bounds(
+    status: str, diagnostics: Mapping[str, Any] | None
+) -> tuple[float | None, float | None, float | None]:
+    """(the answer's value, the stated lower bound, the solver's slack) of one query.
+
+    The value is the returned answer's objective when the pipeline measured it,
+    else the solver's.  The solver proves ``objective * (1 - gap)`` for the points
+    its tolerances accept; less :func:`bound_slack` it holds for exact points, and
+    a bound above the (valid) answer's value is clamped to it."""
+    if status not in ("optimal", "feasible"):
+        return None, None, None
+    obj, gap = diagnostic(diagnostics, "objective"), diagnostic(diagnostics, "gap")
+    own = diagnostic(diagnostics, "answer_value")
+    value = own if own is not None and math.isfinite(own) else obj
+    if obj is None or gap is None or not math.isfinite(obj) or not math.isfinite(gap):
+        return value, None, None
+    slack = diagnostic(diagnostics, "solver_slack")
+    slack = bound_slack(0, obj) if slack is None else slack
+    lower = max(0.0, obj - gap * abs(obj) - slack)
+    if value is not None:
+        lower = min(lower, value)
+    return value, lower, slack
+
+
+def _margin_tolerance(diagnostics: Mapping[str, Any] | None) -> float | None:
+    """How far below the threshold the proofs reach: negative, the margin the MIP asks
+    of every point (its proofs cover only the points that pass the threshold by it)."""
+    margin = diagnostic(diagnostics, "margin")
+    return None if margin is None else -margin
+
+
+def _sentence(name: str, record: Certificate, solver_gap: float | None) -> str | None:
+    """The certificate of an answer in words, from the record's fields (the solver's
+    own relative gap where they hold no bound; None without an answer: the base class
+    words it)."""
+    tol, gap = record.rel_gap, record.proven_gap
+    within = f" within {100 * tol:.2g} %" if tol is not None else ""
+    if record.status == "optimal":
+        text = "optimal (solver-proven nearest under the model encoding)"
+        gap = solver_gap if gap is None else gap
+        if gap is not None and gap > 1e-9:
+            text = (
+                f"proven optimal{within}: no answer has an objective more than "
+                f"{100 * gap:.2g} % lower"
+            )
+        return f"{name}: {text}"
+    if record.status == "feasible":
+        text = f"valid; not proven nearest{within}"
+        if gap is not None and gap < 1.0:
+            text += f": an answer may be up to {100 * gap:.2g} % closer"
+        elif gap is None and solver_gap is not None:
+            text += f" (relative gap {100 * solver_gap:.2g} % when the solver stopped)"
+        return f"{name}: {text}"
+    return None

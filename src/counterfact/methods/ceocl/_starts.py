@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["StartPool", "Starts"]
+__all__ = ["StartPool", "Starts", "objective_values"]
 
 #: observed rows kept per class (a seeded subsample above this)
 MAX_POOL = 5000
@@ -60,36 +60,15 @@ class Starts:
             self._changed = np.zeros((0, len(schema)), dtype=bool)
             return
         frame = frame[self.query.bounds.satisfied(frame)]
-        x = self.query.x
-        n, J = len(frame), len(schema)
-        dev = np.zeros((n, J))
-        changed = np.zeros((n, J), dtype=bool)
-        for j, f in enumerate(schema):
-            col = frame[f.name]
-            if f.is_numeric:
-                v = pd.to_numeric(col).to_numpy(dtype=float)
-                q = float(x[f.name])
-                changed[:, j] = np.abs(v - q) > 1e-7 * np.maximum(1.0, np.abs(q))
-                dev[:, j] = (v - q) / float(self.scales[j])
-            elif f.kind == "ordinal":
-                rank = {c: k for k, c in enumerate(f.categories)}  # type: ignore[arg-type]
-                v = col.map(rank).to_numpy(dtype=float)
-                q = float(rank[x[f.name]])
-                changed[:, j] = v != q
-                dev[:, j] = (v - q) / float(self.scales[j])
-            else:
-                changed[:, j] = col.astype(object).to_numpy() != x[f.name]
-                dev[:, j] = changed[:, j]
-        num = np.array([f.is_numeric or f.kind == "ordinal" for f in schema])
-        if self.norm == "l0":
-            cost = changed.sum(axis=1).astype(float)
-        elif self.norm == "l1":
-            cost = np.abs(dev).sum(axis=1)
-        else:
-            cost = (dev[:, num] ** 2).sum(axis=1) + changed[:, ~num].sum(axis=1)
-        if getattr(self.query, "costs", None) is not None:  # the call's costs replace the norm
-            cost = self.query.costs.evaluate(x, frame) if n else np.zeros(0)
-        cost = cost + self.alpha * changed.sum(axis=1)
+        cost, changed = objective_values(
+            schema,
+            self.query.x,
+            frame,
+            self.scales,
+            self.norm,
+            self.alpha,
+            getattr(self.query, "costs", None),
+        )
         order = np.argsort(cost, kind="stable")[:MAX_CANDIDATES]
         self._frame = frame.iloc[order]
         self._changed = changed[order]
@@ -130,3 +109,56 @@ def _same(a: Any, b: Any) -> bool:
         return bool(abs(float(a) - float(b)) <= 1e-9 * max(1.0, abs(float(a))))
     except (TypeError, ValueError):
         return bool(a == b)
+
+
+def objective_values(
+    schema: Any,
+    x: pd.Series,
+    frame: pd.DataFrame,
+    scales: np.ndarray,
+    norm: str,
+    alpha: float,
+    costs: Any = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """CE-OCL's objective of each row of ``frame`` against the query ``x`` (its
+    ``norm`` over the scaled numeric and ordinal deviations, 1 per changed
+    categorical feature, or the call's ``costs``; plus ``alpha`` per change), and
+    which features each row changes."""
+    dev, changed = _deviations(schema, x, frame, scales)
+    num = np.array([f.is_numeric or f.kind == "ordinal" for f in schema], dtype=bool)
+    if norm == "l0":
+        cost = changed.sum(axis=1).astype(float)
+    elif norm == "l1":
+        cost = np.abs(dev).sum(axis=1)
+    else:
+        cost = (dev[:, num] ** 2).sum(axis=1) + changed[:, ~num].sum(axis=1)
+    if costs is not None:  # the call's costs replace the norm
+        cost = np.asarray(costs.evaluate(x, frame), dtype=float) if len(frame) else np.zeros(0)
+    return cost + float(alpha) * changed.sum(axis=1), changed
+
+
+def _deviations(
+    schema: Any, x: pd.Series, frame: pd.DataFrame, scales: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per row and feature: the scaled deviation from ``x`` (numeric, ordinal rank;
+    1 for a changed categorical) and whether the feature changed."""
+    n, J = len(frame), len(schema)
+    dev = np.zeros((n, J))
+    changed = np.zeros((n, J), dtype=bool)
+    for j, f in enumerate(schema):
+        col = frame[f.name]
+        if f.is_numeric:
+            v = pd.to_numeric(col).to_numpy(dtype=float)
+            q = float(x[f.name])
+            changed[:, j] = np.abs(v - q) > 1e-7 * np.maximum(1.0, np.abs(q))
+            dev[:, j] = (v - q) / float(scales[j])
+        elif f.kind == "ordinal":
+            rank = {c: k for k, c in enumerate(f.categories)}  # type: ignore[arg-type]
+            v = col.map(rank).to_numpy(dtype=float)
+            q = float(rank[x[f.name]])
+            changed[:, j] = v != q
+            dev[:, j] = (v - q) / float(scales[j])
+        else:
+            changed[:, j] = col.astype(object).to_numpy() != x[f.name]
+            dev[:, j] = changed[:, j]
+    return dev, changed

@@ -9,6 +9,5 @@ from __future__ import annotations
 
 from ._method import L2C
 from ._options import TrainingOptions
-from ._representation import Representation
 
-__all__ = ["L2C", "Representation", "TrainingOptions"]
+__all__ = ["L2C", "TrainingOptions"]

@@ -12,10 +12,12 @@ equal to the real model on discrete rows:
   compiled outputs (measured on sample rows:
   :func:`~counterfact.models._compile.probability_function`):
   scikit-learn's ``LogisticRegression`` and ReLU ``MLPClassifier``, bare or in
-  a pipeline, among others.  The torch copy is translated from the IR: its
-  preprocessing ``x = A z + c`` and its layers;
-* a :class:`~counterfact.models.TorchModel`: its module behind a
-  differentiable version of its :class:`~counterfact.data.Encoder`.
+  a pipeline, among others, and a :class:`~counterfact.models.TorchModel`
+  whose module is an ``nn.Sequential`` of ``Linear`` and ``ReLU`` (its encoder
+  is the compiled preprocessing).  The torch copy is translated from the IR:
+  its preprocessing ``x = A z + c`` and its layers;
+* any other :class:`~counterfact.models.TorchModel`: its module itself, behind
+  a differentiable version of its :class:`~counterfact.data.Encoder`.
 
 The input map is linear in the representation: with ``zbar`` the (relaxed)
 one-hot vector and ``table`` the per-row decoding table
@@ -125,15 +127,17 @@ _LINKS = ("sigmoid", "softmax", "ovr")
 
 
 class _ModuleHead:
-    def __init__(self, torch: Any, module: Any) -> None:
-        self.torch = torch
-        self.module = module
+    """A :class:`TorchModel`'s module, its outputs read as the model reads them."""
+
+    def __init__(self, model: TorchModel) -> None:
+        self.model = model
+        self.module = model.module
 
     def __call__(self, x: Any) -> Any:
         p = next(iter(self.module.parameters()), None)
         if p is not None and (x.dtype != p.dtype or x.device != p.device):
             x = x.to(dtype=p.dtype, device=p.device)
-        return self.torch.log_softmax(self.module(x), dim=1)
+        return self.model.log_probabilities(self.module(x))
 
 
 # --------------------------------------------------------------- builders
@@ -243,15 +247,16 @@ def mirror_of(
     """A differentiable :class:`Mirror` of ``model`` (the user's object), or ``None``
     when the model is not one of the supported differentiable kinds."""
     dtype = dtype or torch.float32
-    if isinstance(model, TorchModel):
+    mirror = _compiled_mirror(torch, model, rep, dtype, device)
+    if mirror is None and isinstance(model, TorchModel):  # a module the compiler refuses
         return _torch_mirror(torch, model, rep, dtype, device)
-    return _compiled_mirror(torch, model, rep, dtype, device)
+    return mirror
 
 
 def _torch_mirror(
     torch: Any, model: TorchModel, rep: Representation, dtype: Any, device: Any
 ) -> Mirror | None:
-    """A :class:`TorchModel`'s module behind its encoder's differentiable form."""
+    """A :class:`TorchModel`'s module itself behind its encoder's differentiable form."""
     mod = model.module
     if not isinstance(mod, torch.nn.Module):
         return None
@@ -259,7 +264,7 @@ def _torch_mirror(
     if inputs is None:
         return None
     mod.eval()
-    return Mirror(torch, *inputs, _ModuleHead(torch, mod), "torch module", dtype, device)
+    return Mirror(torch, *inputs, _ModuleHead(model), "torch module", dtype, device)
 
 
 def _compiled_mirror(

@@ -57,11 +57,12 @@ class L2C(CounterfactualMethod):
     Departures from the paper, and why:
 
     * **Any model.** The pathwise (Gumbel-softmax) gradient needs the model as
-      a differentiable function: used for PyTorch classifiers
-      (:class:`~counterfact.models.TorchModel`) and, through an exact torch
-      mirror of their weights and the pipeline's preprocessing, for models the
-      model compiler turns into a linear model or a ReLU network
-      (scikit-learn ``LogisticRegression``, ReLU ``MLPClassifier``).  Every other
+      a differentiable function: an exact torch mirror of the weights and the
+      preprocessing of models the model compiler turns into a linear model or
+      a ReLU network (scikit-learn ``LogisticRegression``, ReLU
+      ``MLPClassifier``, a :class:`~counterfact.models.TorchModel` of an
+      ``nn.Sequential`` of ``Linear`` and ``ReLU``), and any other
+      ``TorchModel``'s module itself.  Every other
       model (trees, forests, boosting, SVMs, anything with ``predict_proba``)
       is trained with a score-function (REINFORCE) estimator with a
       leave-one-out baseline -- the paper's future work (Sec. 6).

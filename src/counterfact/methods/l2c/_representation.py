@@ -31,16 +31,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...data import quantile_bins
+from ...data._dataset import quantile_bins
 from ...schema import Schema
 
 __all__ = ["Representation", "bin_edges"]
 
 
 def bin_edges(v: np.ndarray, n_bins: int, min_count: int) -> np.ndarray:
-    """Edges of a numeric feature's bins: quantile bins (:func:`~counterfact.data.quantile_bins`),
-    except that a smallest value holding so many rows that the quantiles collapse
-    gets a bin of its own, the other values their quantile bins.
+    """Edges of a numeric feature's bins: quantile bins
+    (:func:`~counterfact.data._dataset.quantile_bins`), except that a smallest value
+    holding so many rows that the quantiles collapse gets a bin of its own, the other
+    values their quantile bins.
 
     Adult's capital gain is 0 in 92 % of the rows: its quantiles are all 0, and
     quantile bins alone give it a single bin, so that it could never change.
@@ -355,7 +356,7 @@ class Representation:
     ) -> tuple[
         np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[tuple[int, int], Sequence[float]]
     ]:
-        """Bounds of queries (a list of :class:`~counterfact.constraints.QueryBounds`).
+        """Bounds of queries (a list of :class:`~counterfact.constraints._bounds.QueryBounds`).
 
         Returns ``(lower, upper, allowed, mutable, numeric_values)`` as for
         :meth:`tables` plus the mutable mask.

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import math
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
 import numpy as np
@@ -16,14 +18,20 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import MissingDependencyError, UnsupportedConstraintError
 from ...metrics._distances import DistanceEncoder
 from ...models._compile import TreeEnsemble, compile_model
-from ...solvers import Problem, Search, SolverChoice, build_first, get
-from .._base import CounterfactualMethod, diagnostic
+from ...result import Certificate
+from ...solvers import get
+from ...solvers._milp._tolerance import bound_slack
+from ...solvers._problem import Problem, Search
+from ...solvers._registry import SolverChoice, build_first, milp_names
+from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
+from ._certify import certificate_record, percent
 from ._polish import Polisher
 from ._problem import build_problem, decode, norm_weights, solver_values
-from ._search import Answer, SearchOutcome, binary_search
+from ._proof import distance_floor, grid_of, margin_tolerance, refuse_off_grid
+from ._search import Answer, SearchOutcome, Tolerance, binary_search
 
 __all__ = ["MACE"]
 
@@ -51,7 +59,8 @@ class MACE(CounterfactualMethod):
     Algorithm 1 binary-searches the distance bound ``delta`` over a
     satisfiability oracle and returns a counterfactual at distance
     ``delta_max`` together with a proof that none lies at ``delta_min`` or
-    closer, with ``delta_max - delta_min <= epsilon``.
+    closer, with ``delta_max - delta_min <= max(rel_gap * delta_max, floor)``
+    (``floor``: a thousandth of the smallest one-step distance of the data).
 
     Distance (eq. 3): per feature ``|x_j - q_j| / R_j`` for numeric features
     (``R_j`` = the schema's range), ``|rank - rank_q| / R_j`` for ordinal ones and
@@ -101,7 +110,7 @@ class MACE(CounterfactualMethod):
       outright, with per-tree bounds on the reachable leaves (as Veritas and
       treecf) and the exact least distance of each box (the distance is
       separable); its answer comes with ``delta_min == delta_max``, the
-      optimum itself rather than one within ``epsilon``
+      optimum itself rather than one within ``rel_gap``
       (:mod:`counterfact.solvers._bnb`).  It encodes the same problem as the
       Z3 and CP-SAT oracles (margin, probability floor, grids, integers,
       categories, bounds, change cap, ``robust_to`` forests); a second and
@@ -146,7 +155,18 @@ class MACE(CounterfactualMethod):
       from the compiler), and every decoded counterfactual is re-checked with
       the real model; on failure the search is re-run with a 10x larger margin
       (at most ``max_retries`` times).  ``delta_min`` is proven for the encoded
-      model with the margin used.
+      model with the margin used.  The proofs hold with a stated tolerance
+      instead (``Certificate.margin_tolerance``): once a search ends
+      ``optimal`` or ``infeasible``, one more oracle call on the problem whose
+      conditions are ``>= threshold - tolerance`` confirms the lower bound or
+      the infeasibility -- 1e-6 below a ``min_probability`` (``infeasible``
+      there says "no answer reaches p minus the tolerance"), 1e-6 above the
+      model's strict decision otherwise (ties, which the model rejects, stay
+      out).  When that call finds a point,
+      Algorithm 1 runs on that problem: its lower bound is the one proven,
+      every point it meets that the real model accepts is an answer (points
+      between the threshold and the margin, which the first search skips),
+      and the status is ``optimal`` only if the tolerance closes the gap.
     * **Multi-class.**  The target class must beat every other class (the
       paper treats binary models; its Sec. 6 names this extension).
     * **Diversity.**  Counterfactual k+1 re-runs Algorithm 1 with the paper's
@@ -168,6 +188,11 @@ class MACE(CounterfactualMethod):
       cuts), so every answer drops at least one earlier change.  The search
       for k+1 starts from the lower bound of k (more clauses can only push
       the optimum up).
+    * **Grids.**  ``optimal`` and ``infeasible`` are proven over the grids of
+      the real features with a resolution (above); the certificate names them
+      (``Certificate.grid``).  An equality relation whose solutions all lie
+      between two grid values is refused with a
+      :class:`~counterfact.exceptions.ConstraintError` naming the resolution.
     * **Time limit.**  Per query; each oracle call gets the time left.  On
       expiry the best counterfactual so far is returned with status
       ``feasible`` and both bounds in the diagnostics; ``timeout`` if none was
@@ -177,18 +202,16 @@ class MACE(CounterfactualMethod):
     ----------
     norm : {"l0", "l1", "linf"} or tuple (alpha, beta, gamma)
         Distance (eq. 3).
-    epsilon : float
-        Accuracy of the binary search, in (0, 1]: an ``optimal`` answer of the
-        Z3, MIP or CP-SAT oracle lies at most ``epsilon`` (on the normalised
-        distance) above the true optimum -- with the default 1e-3 that is
-        often 1-5 % of the optimum's distance -- and its certificate then says
-        "within epsilon" and gives the gap (``delta_max - delta_min``).  The
-        branch-and-bound oracle (``"bnb"``, what ``"auto"`` uses for tree
-        ensembles) finds the optimum itself whatever ``epsilon``
-        (``delta_min == delta_max``, on the features' grids), and its
-        certificate says "proven nearest".  The default stays 1e-3 because
-        for the other oracles a smaller one costs more calls (Z3 on a forest:
-        about 2x the time at 1e-6), and the gap is always reported.
+    rel_gap : float
+        Relative tolerance of ``optimal``, in (0, 1): the search stops when the
+        proven lower bound is at least ``(1 - rel_gap)`` times the answer's
+        distance (or within an absolute floor a thousand times smaller than one
+        grid step of the data), so with the default 0.01 no answer is more
+        than 1 % closer.  An answer whose gap stays larger (time limit) is
+        ``feasible``.  The branch-and-bound oracle (``"bnb"``) usually proves
+        the optimum itself (``delta_min == delta_max``).  The certificate
+        states the tolerance and the proven gap
+        (:meth:`CounterfactualResult.certificate_record`).
     solver : {"auto", "bnb", "z3", "highs", "scip", "cpsat"} or another registered name
         The solver of Algorithm 1's oracle (:func:`counterfact.solvers.names`;
         ``"bnb"``, ``"cpsat"``: tree ensembles only).  ``"auto"`` picks by model
@@ -201,7 +224,10 @@ class MACE(CounterfactualMethod):
         above): earlier points (differ in ``min_diff`` features by more than a
         step), or earlier sets of changed features.
     margin : float
-        Decision margin (logit, or mean probability for forests).
+        Decision margin (logit, or mean probability for forests) of the first
+        search: its answers reach the threshold by this much.  Proofs cover every
+        point up to the certificate's ``margin_tolerance`` (1e-6 below a
+        ``min_probability``, 1e-6 above the decision), whatever the margin.
     max_retries : int
         Re-runs with a 10x larger margin when the real model disagrees.
     warm_start : int
@@ -221,7 +247,7 @@ class MACE(CounterfactualMethod):
 
     Examples
     --------
-    >>> mace = cf.MACE(norm="l1", epsilon=1e-3).fit(model, train)  # doctest: +SKIP
+    >>> mace = cf.MACE(norm="l1", rel_gap=0.01).fit(model, train)  # doctest: +SKIP
     >>> result = mace.explain(test.X.iloc[:5], n_counterfactuals=2)  # doctest: +SKIP
     >>> result.diagnostics[["delta_min", "delta_max"]]  # doctest: +SKIP
     """
@@ -230,8 +256,8 @@ class MACE(CounterfactualMethod):
     tags: ClassVar[MethodTags] = MethodTags(
         display_name="MACE",
         summary=(
-            "provably nearest counterfactual within epsilon, with a lower bound (SMT / MILP / "
-            "CP-SAT)"
+            "provably nearest counterfactual within a stated relative gap, with a lower bound "
+            "(SMT / MILP / CP-SAT)"
         ),
         paper="Karimi et al., AISTATS 2020",
         constraints=frozenset(
@@ -248,7 +274,7 @@ class MACE(CounterfactualMethod):
         ),
         proves_optimality=True,
         proves_infeasibility=True,
-        fast_params={"norm": "l1", "epsilon": 1e-2, "time_limit": 20.0},
+        fast_params={"norm": "l1", "rel_gap": 0.05, "time_limit": 20.0},
         order=0,
         measure="distance",
         costs="exact",
@@ -262,7 +288,7 @@ class MACE(CounterfactualMethod):
                 _valid_norm,
             ),
         ],
-        "epsilon": [Interval(float, 0, 1, closed="right")],
+        "rel_gap": [Interval(float, 0, 1, closed="neither")],
         "solver": [SolverChoice()],
         "min_diff": [Interval(int, 1, None)],
         "margin": [Interval(float, 0, None, closed="neither")],
@@ -276,7 +302,7 @@ class MACE(CounterfactualMethod):
         self,
         *,
         norm: str | tuple[float, float, float] = "l1",
-        epsilon: float = 1e-3,
+        rel_gap: float = 0.01,
         solver: str = "auto",
         min_diff: int = 1,
         margin: float = 1e-4,
@@ -289,7 +315,7 @@ class MACE(CounterfactualMethod):
         verbose: int = 0,
     ) -> None:
         self.norm = norm
-        self.epsilon = epsilon
+        self.rel_gap = rel_gap
         self.solver = solver
         self.min_diff = min_diff
         self.margin = margin
@@ -324,40 +350,37 @@ class MACE(CounterfactualMethod):
             self._observed(0)
 
     @classmethod
+    def certificate_record(
+        cls, status: str, diagnostics: Mapping[str, Any] | None = None
+    ) -> Certificate:
+        """The fields of what the search proved (measure, bounds, tolerances, grid) and
+        the sentence worded from them (:mod:`._certify`)."""
+        return certificate_record(cls.tags.display_name, status, diagnostics)
+
+    def answer_value(self, query: Query, row: pd.Series) -> float | None:
+        """The returned answer's distance (eq. (3) under ``norm``), or its cost under the
+        call's costs, in the units of ``delta_max``."""
+        return self._dist(query.x, dict(row), query.costs)
+
+    @classmethod
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
-        if status == "optimal":
-            lo, hi = diagnostic(diagnostics, "delta_min"), diagnostic(diagnostics, "delta_max")
-            if lo is not None and hi is not None and hi - lo <= _EXACT * max(1.0, abs(hi)):
-                text = "proven nearest" + bound_words(lo, hi, diagnostics)  # the optimum itself
-            else:
-                text = "proven nearest within epsilon"
-                if lo is not None and hi is not None:
-                    text += f" (at most {hi - lo:.2g} above the optimum)" + bound_words(
-                        lo, hi, diagnostics
-                    )
-            return f"{cls.tags.display_name}: {text}"
-        if status == "feasible":
-            return (
-                f"{cls.tags.display_name}: valid; not proven nearest (the search stopped before "
-                "closing the bound)"
-            )
-        return super().certificate(status, diagnostics)
+        return cls.certificate_record(status, diagnostics).sentence
 
     @classmethod
     def guarantee(cls, params: Mapping[str, Any]) -> dict[str, str]:
-        eps = params.get("epsilon", "epsilon")
+        tol = params.get("rel_gap", 0.01)
+        tol_text = percent(float(tol)) if isinstance(tol, (int, float)) else str(tol)
         return {
             "recourse": (
                 "MACE: every counterfactual was re-checked with the real model; with status "
-                "'optimal' no "
-                f"counterfactual lies closer than its distance minus epsilon={eps} under the norm "
-                f"{params.get('norm', '')!s} (proven by the SMT/MILP oracle for the encoded "
-                "model; for tree "
-                "ensembles the branch-and-bound oracle proves that none lies closer than its "
-                "distance)."
+                f"'optimal' no counterfactual is more than {tol_text} closer under the norm "
+                f"{params.get('norm', '')!s} (proven by the solver for the encoded model, on "
+                "the grids of the features with a resolution, for every point within the "
+                "margin of the decision threshold)."
             ),
             "none": "MACE 'infeasible': proven that no counterfactual exists under the "
-            "audit's constraints.",
+            "audit's constraints (on the features' grids, within the margin of the decision "
+            "threshold).",
         }
 
     def _named_solvers(self) -> tuple[str, ...]:
@@ -419,7 +442,7 @@ class MACE(CounterfactualMethod):
             views.main,
             views.others,
             self.schema_,
-            float(self.epsilon),
+            float(self.rel_gap),
             seed,
             self._cache,
         )
@@ -553,6 +576,7 @@ class MACE(CounterfactualMethod):
         )
         if query.costs is not None:  # the call's costs replace eq. (3)
             problem.costs, problem.weights = query.feature_costs(), (0.0, 0.0, 0.0)
+        refuse_off_grid(problem)
         return problem
 
     def _explain_one(self, query: Query) -> Candidates:
@@ -562,6 +586,9 @@ class MACE(CounterfactualMethod):
         problem = self._problem(query)
         run = _Run(int(query.rng.integers(0, 2**31 - 1)), self.exact_.views(query))
         run.margin = float(self.margin)
+        run.floor = distance_floor(problem)
+        run.n_terms = sum(not v.fixed for v in problem.vars)
+        run.grid = grid_of(problem)
         for k in range(query.n_counterfactuals):
             if k > 0 and query.expired():
                 break
@@ -612,15 +639,91 @@ class MACE(CounterfactualMethod):
         start, n_warm = self._warm_start(query, oracle, deadline)
         if start is not None and isinstance(oracle, _Polished):
             start = oracle.improve(start)
-        outcome = binary_search(
-            oracle, float(self.epsilon), lower=run.lower, deadline=deadline, initial=start
-        )
-        run.t_solve += time.perf_counter() - t0
+        if name in milp_names():
+            # a bound the solver's feasibility tolerance leaves unproven cannot close the gap
+            run.milp = True
+            run.floor = max(run.floor, 2.0 * bound_slack(run.n_terms))
+        tol = Tolerance(float(self.rel_gap), run.floor)
+        outcome = binary_search(oracle, tol, lower=run.lower, deadline=deadline, initial=start)
         run.calls += outcome.n_calls + n_warm
         if isinstance(oracle, _Polished):
             run.polished += oracle.n_polished
         run.warm += start is not None
+        if name in milp_names():
+            # a MILP solver's integrality and feasibility tolerances (1e-6 per binary) make
+            # a smaller tolerance unprovable: its proofs are stated for the margin it used
+            run.proof_margin = -float(problem.margin)
+        else:
+            run.proof_margin = margin_tolerance(query.min_probability)
+            outcome = self._confirm(query, problem, run, outcome, deadline)
+        run.t_solve += time.perf_counter() - t0
         return outcome
+
+    def _confirm(
+        self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline
+    ) -> SearchOutcome:
+        """An ``optimal`` or ``infeasible`` outcome re-proven with a stated tolerance.
+
+        One oracle call on the same problem with the margin tolerance
+        (:func:`~._proof.margin_tolerance`) subtracted (every condition
+        ``>= threshold - tolerance``: a superset of the answers, whatever the
+        margin of the answers): no point there at the lower bound (or anywhere,
+        for ``infeasible``) confirms the proof for every point within the
+        tolerance of the threshold.  A point there starts Algorithm 1 on that
+        problem (:meth:`_relaxed_search`).
+        """
+        if outcome.status not in ("optimal", "infeasible"):
+            return outcome
+        if deadline.expired():
+            return _unconfirmed(outcome, run.lower)
+        relaxed = replace(problem, margin=-run.proof_margin, blocked=list(problem.blocked))
+        _, oracle = self._make_oracle(relaxed, run.seed, run.views)
+        bound = None if outcome.status == "infeasible" else outcome.delta_min
+        ans = oracle.check(bound, deadline)
+        run.calls += 1
+        if ans.verdict == "unsat":
+            return outcome
+        if ans.verdict == "unknown" or ans.point is None:
+            return _unconfirmed(outcome, run.lower)
+        if outcome.status == "infeasible":
+            valid = self._accepts(query, ans.point)
+            run.boundary = not valid
+            status = "feasible" if valid else "failed"
+            return replace(outcome, status=status, point=ans.point if valid else None)
+        return self._relaxed_search(query, oracle, ans, outcome, run, deadline)
+
+    def _relaxed_search(
+        self,
+        query: Query,
+        oracle: Any,
+        found: Answer,
+        outcome: SearchOutcome,
+        run: _Run,
+        deadline: Deadline,
+    ) -> SearchOutcome:
+        """Algorithm 1 on the problem with the margin subtracted, from the point ``found``
+        there: its lower bound holds for every answer; every point it meets that the
+        real model accepts is an answer, and the nearest one replaces ``outcome``'s
+        when nearer.  ``optimal`` when the tolerance closes the gap between that bound
+        and the answer, else ``feasible``."""
+        recorder = _Recording(oracle, lambda point: self._accepts(query, point))
+        recorder.see(found)
+        tol = Tolerance(float(self.rel_gap), run.floor)
+        out = binary_search(recorder, tol, lower=run.lower, deadline=deadline, initial=found)
+        run.calls += out.n_calls
+        point, hi = outcome.point, outcome.delta_max
+        best = recorder.best
+        if best is not None and best.distance is not None and float(best.distance) < hi:
+            point, hi = best.point, float(best.distance)
+        lo = min(float(out.delta_min), hi)
+        status = "optimal" if tol.closed(lo, hi) else "feasible"
+        return replace(outcome, status=status, point=point, delta_min=lo, delta_max=hi)
+
+    def _accepts(self, query: Query, point: Any) -> bool:
+        """Whether the real model (and the constraints) accept a point in solver units."""
+        row = decode(self.schema_, point)
+        valid, _, _ = self.verify(query, pd.DataFrame([row], columns=self.schema_.names))
+        return bool(valid[0])
 
     def _candidates(self, query: Query, run: _Run) -> Candidates:
         """The answers, or on a time-out without one the nearest observed
@@ -662,10 +765,50 @@ class MACE(CounterfactualMethod):
             "warm_starts": int(run.warm),
             "n_polished": int(run.polished),
             "solver_seconds": run.t_solve,
+            **self._tolerances(query, run),
         }
         if len(run.distances) > 1:
             diag["distances"] = [float(d) for d in run.distances]
+        if run.boundary:
+            diag["reason"] = (
+                f"no counterfactual reaches the target by the margin {float(self.margin):g}; "
+                "a point within the margin tolerance of the decision threshold is rejected by "
+                "the model (not a proof that none exists)"
+            )
         return diag
+
+    def _tolerances(self, query: Query, run: _Run) -> dict[str, Any]:
+        """What the certificate states the proofs up to: the search's relative gap and
+        absolute floor, the margin tolerance (and the probability the proofs reach
+        down to under ``min_probability``), the grids they are over."""
+        m, link = run.proof_margin, self.exact_.link
+        out: dict[str, Any] = {
+            "rel_gap": float(self.rel_gap),
+            "abs_floor": float(run.floor),
+            "solver_slack": _slack_of(run),
+            "margin_tolerance": m,
+            "margin_scale": {"sigmoid": "logit", "identity": "probability"}.get(
+                link, "model output"
+            ),
+            "grid": json.dumps([[n, g] for n, g in run.grid]),
+        }
+        p = query.min_probability
+        if p is not None and 0.0 < float(p) < 1.0 and link in ("sigmoid", "identity"):
+            out["target_probability"] = float(p)
+            out["proof_probability"] = (
+                float(1.0 / (1.0 + math.exp(m - math.log(p / (1.0 - p)))))
+                if link == "sigmoid"
+                else float(p) - m
+            )
+        return out
+
+
+def _slack_of(run: _Run) -> float | None:
+    """What the stated bounds allow for a MILP solver's tolerances (None: none searched)."""
+    if not run.milp:
+        return None
+    hi = run.first.delta_max if run.first is not None else 1.0
+    return bound_slack(run.n_terms, hi if math.isfinite(hi) else 1.0)
 
 
 @dataclass
@@ -676,6 +819,18 @@ class _Run:
     views: CompiledViews
     margin: float = 0.0
     lower: float = 0.0
+    #: the absolute floor of the search's tolerance (:func:`._proof.distance_floor`)
+    floor: float = 0.0
+    #: the features whose grids the proofs are over (:func:`._proof.grid_of`)
+    grid: tuple[tuple[str, float], ...] = ()
+    #: the only points found lie within the margin of the threshold, and the model rejects them
+    boundary: bool = False
+    #: how far below the threshold the proofs reach (negative: above; :mod:`._proof`)
+    proof_margin: float = 0.0
+    #: movable features: the terms of the distance a MILP solver's slack grows with
+    n_terms: int = 0
+    #: whether a MILP solver searched (its bounds carry :func:`bound_slack`)
+    milp: bool = False
     first: SearchOutcome | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     distances: list[float] = field(default_factory=list)
@@ -698,21 +853,35 @@ def cost_words(costs: Any) -> dict[str, Any]:
     return {"cost_unit": costs.unit or "", "cost_unit_scale": float(costs.costs.unit_scale or 1.0)}
 
 
-#: relative gap below which delta_min == delta_max up to float rounding: the optimum itself
-_EXACT = 1e-9
+def _unconfirmed(outcome: SearchOutcome, lower: float) -> SearchOutcome:
+    """An outcome whose proof the tolerance call could not confirm (time): ``optimal``
+    keeps its answer as ``feasible`` with the bound it started from; ``infeasible``
+    becomes ``timeout``."""
+    if outcome.status == "infeasible":
+        return replace(outcome, status="timeout")
+    return replace(outcome, status="feasible", delta_min=min(outcome.delta_min, lower))
 
 
-def bound_words(lo: float, hi: float, diagnostics: Mapping[str, Any] | None) -> str:
-    """The proven bounds in words: normalised distances, or costs in the user's unit."""
-    d = dict(diagnostics or {})
-    unit = d.get("cost_unit")
-    if not isinstance(unit, str):
-        return (
-            f": no counterfactual closer than {lo:.4g}, this one at {hi:.4g} (normalised distance)"
-        )
-    scale = diagnostic(d, "cost_unit_scale") or 1.0
-    u = f" {unit}" if unit else " (cost)"
-    return f": no counterfactual costs less than {lo * scale:.4g}{u}, this one {hi * scale:.4g}{u}"
+class _Recording:
+    """An oracle whose SAT answers are kept when ``accepts`` (the real model) takes
+    their point: :attr:`best` is the nearest such answer."""
+
+    def __init__(self, oracle: Any, accepts: Any) -> None:
+        self.oracle = oracle
+        self.accepts = accepts
+        self.best: Answer | None = None
+
+    def check(self, bound: float | None, deadline: Deadline) -> Answer:
+        return self.see(self.oracle.check(bound, deadline))
+
+    def see(self, ans: Answer) -> Answer:
+        if ans.verdict != "sat" or ans.point is None or ans.distance is None:
+            return ans
+        best = None if self.best is None else self.best.distance
+        nearer = best is None or float(ans.distance) < float(best)
+        if nearer and self.accepts(ans.point):
+            self.best = ans
+        return ans
 
 
 def _reserve(limit: float | None) -> float:

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._deadline import Deadline
-from ...schema import decimals
+from ...schema._resolution import decimals
 from ._problem import Problem
 
 __all__ = ["Polisher"]

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..._utils._values import _py
-from ...constraints import FeatureBounds, QueryBounds
+from ...constraints._bounds import FeatureBounds, QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Feature, Schema
 from ...solvers._problem import (

@@ -18,6 +18,13 @@ these refinements that keep its guarantee:
   certificate is: no counterfactual lies at a distance below ``delta_min``
   (the paper's is strict, ``> delta_min``; with these bounds it can be
   attained, so ``delta_min == delta_max`` is possible and means exact).
+
+The search stops on a gap *relative* to the answer's distance
+(:class:`Tolerance`): ``delta_max - delta_min <= max(rel_gap * delta_max,
+abs_floor)``, where ``abs_floor`` lies far below the smallest distance step of
+the data.  An absolute gap alone says nothing about a distance smaller than it
+(a range-normalised distance is divided by the number of features and is often
+below 1e-3).
 """
 
 from __future__ import annotations
@@ -28,16 +35,29 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..._utils._deadline import Deadline
-from ...solvers import Answer, Oracle
+from ...solvers._oracle import Answer, Oracle
 
-__all__ = ["Answer", "Oracle", "SearchOutcome", "binary_search"]
+__all__ = ["Answer", "Oracle", "SearchOutcome", "Tolerance", "binary_search"]
+
+
+@dataclass(frozen=True)
+class Tolerance:
+    """When the search may stop: the gap relative to the answer's distance, with an
+    absolute floor far below the smallest distance step of the data."""
+
+    rel_gap: float
+    abs_floor: float = 0.0
+
+    def closed(self, lo: float, hi: float) -> bool:
+        """Whether ``[lo, hi]`` proves ``hi`` within the tolerance of the optimum."""
+        return hi - lo <= max(self.rel_gap * hi, self.abs_floor)
 
 
 @dataclass
 class SearchOutcome:
     """What Algorithm 1 returns, plus bookkeeping.
 
-    ``status``: ``optimal`` (``delta_max - delta_min <= epsilon``), ``feasible``
+    ``status``: ``optimal`` (``tolerance.closed(delta_min, delta_max)``), ``feasible``
     (a point was found but the search stopped early: time limit or an
     ``unknown`` answer), ``infeasible`` (the unbounded check was UNSAT) or
     ``timeout`` (no point found in time).
@@ -53,20 +73,20 @@ class SearchOutcome:
 
 def binary_search(
     oracle: Oracle,
-    epsilon: float,
+    tolerance: Tolerance,
     *,
     lower: float = 0.0,
     deadline: Deadline | None = None,
     initial: Answer | None = None,
 ) -> SearchOutcome:
-    """Nearest counterfactual within ``epsilon`` (Karimi et al. 2020, Algorithm 1).
+    """Nearest counterfactual within ``tolerance`` (Karimi et al. 2020, Algorithm 1).
 
     Parameters
     ----------
     oracle : Oracle
         Satisfiability oracle over "counterfactual and distance <= bound".
-    epsilon : float
-        Stop when ``delta_max - delta_min <= epsilon``.
+    tolerance : Tolerance
+        Stop when ``delta_max - delta_min <= max(rel_gap * delta_max, abs_floor)``.
     lower : float
         A distance already proven to admit no counterfactual (e.g. the bound of
         a previous, less constrained search); the search starts there.
@@ -98,7 +118,7 @@ def binary_search(
     hi = float(first.distance)  # type: ignore[arg-type]
     if first.lower_bound is not None:
         lo = max(lo, float(first.lower_bound))
-    return _bisect(oracle, epsilon, deadline, clock, first.point, min(lo, hi), hi)
+    return _bisect(oracle, tolerance, deadline, clock, first.point, min(lo, hi), hi)
 
 
 @dataclass
@@ -114,15 +134,15 @@ class _Clock:
 
 def _bisect(
     oracle: Oracle,
-    epsilon: float,
+    tolerance: Tolerance,
     deadline: Deadline,
     clock: _Clock,
     best: Any,
     lo: float,
     hi: float,
 ) -> SearchOutcome:
-    """Halve ``[lo, hi]`` (``best`` lies at ``hi``) until it is at most ``epsilon`` wide."""
-    while hi - lo > epsilon:
+    """Halve ``[lo, hi]`` (``best`` lies at ``hi``) until ``tolerance`` closes it."""
+    while not tolerance.closed(lo, hi):
         if deadline.expired():
             return clock.done("feasible", best, lo, hi)
         mid = (lo + hi) / 2.0

@@ -10,19 +10,7 @@ and ``_method`` (the method class).
 
 from __future__ import annotations
 
-from ._iv import information_value
 from ._method import MDPSO
 from ._options import SwarmOptions
-from ._problem import Problem, build_problem
-from ._search import Swarm, SwarmResult, run
 
-__all__ = [
-    "MDPSO",
-    "Problem",
-    "Swarm",
-    "SwarmOptions",
-    "SwarmResult",
-    "build_problem",
-    "information_value",
-    "run",
-]
+__all__ = ["MDPSO", "SwarmOptions"]

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._values import _py
-from ...constraints import QueryBounds
+from ...constraints._bounds import QueryBounds
 from ...schema import Schema
 
 __all__ = ["FeatureSpec", "Problem", "build_problem"]

@@ -10,18 +10,6 @@ batched search over arrays), ``_score`` (eq. 4-6 ranking) and ``_method``
 
 from __future__ import annotations
 
-from ._feedback import FEEDBACK_LEVELS, feedback_levels, random_feedback
 from ._method import UFCE
-from ._mi import mutual_information, rank_pairs
-from ._search import prox_euc, prox_jac
 
-__all__ = [
-    "FEEDBACK_LEVELS",
-    "UFCE",
-    "feedback_levels",
-    "mutual_information",
-    "prox_euc",
-    "prox_jac",
-    "random_feedback",
-    "rank_pairs",
-]
+__all__ = ["UFCE"]

@@ -20,7 +20,8 @@ import numpy as np
 import pandas as pd
 
 from ...constraints import Constraints
-from ...data import Dataset, mad
+from ...data import Dataset
+from ...data._dataset import mad
 from ...exceptions import ValidationError
 
 __all__ = ["FEEDBACK_LEVELS", "feedback_levels", "random_feedback"]

@@ -9,7 +9,8 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._utils._validation import Interval, Options, TypeSpec
-from ...data import Encoder, mad
+from ...data import Encoder
+from ...data._dataset import mad
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query, pooled_deadline
 from .._tags import MethodTags

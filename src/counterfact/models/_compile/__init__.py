@@ -25,7 +25,8 @@ Supported (``docs/models.md`` has the tested matrix)
   ends (LogisticRegression and the other linear classifiers, SVC / NuSVC with
   a linear kernel, ReLU MLPClassifier, scikit-learn's trees, forests and
   gradient boosting, XGBClassifier and LGBMClassifier with native categorical
-  splits, interpret's ExplainableBoostingClassifier; binary
+  splits, binary CatBoostClassifier with float and one-hot categorical splits,
+  interpret's ExplainableBoostingClassifier; binary
   ``CalibratedClassifierCV`` with one calibrated model and optbinning's
   ``Scorecard`` around them).
 
@@ -56,8 +57,8 @@ Layout (a module imports only modules listed before it)
   models and MLPs over bins of real values as trees: scorecards);
 * front ends, one per family: :mod:`._encoders`, :mod:`._numeric`,
   :mod:`._optbinning` and :mod:`._pre` (pipelines and preprocessing),
-  :mod:`._sk_linear`, :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._ebm`,
-  :mod:`._calibrated` (wrappers, given the dispatcher as a callable);
+  :mod:`._sk_linear`, :mod:`._sk_trees`, :mod:`._boosters`, :mod:`._catboost`,
+  :mod:`._ebm`, :mod:`._calibrated` (wrappers, given the dispatcher as a callable);
 * the dispatcher, :mod:`._dispatch`: ``compile_model``, which imports every
   front-end module (registering its front ends).
 """

@@ -28,7 +28,17 @@ from .._adapter import ModelAdapter, booster_category_frame
 from .._fit import _Relabelled
 
 # the front-end modules: importing one registers its front ends
-from . import _boosters, _calibrated, _ebm, _optbinning, _sk_linear, _sk_trees  # noqa: F401
+from . import (  # noqa: F401
+    _boosters,
+    _calibrated,
+    _catboost,
+    _ebm,
+    _onnx,
+    _optbinning,
+    _sk_linear,
+    _sk_trees,
+    _torch,
+)
 from ._calibrated import unfreeze
 from ._frontend import FrontEnd, WrapperFrontEnd, front_end_for, supported_estimators
 from ._ir import MLP, CompiledModel, InputSpace, Linear
@@ -102,7 +112,7 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
     margin = float(margin)
     est, pre = split_pipeline(_unwrap(model))
     classes = _model_classes(model, est)
-    if not hasattr(est, "fit") or not hasattr(est, "predict"):
+    if not hasattr(est, "predict"):
         raise UnsupportedModelError(f"{type(est).__name__} is not a fitted estimator.")
     est = unfreeze(est)
     entry = _front_end(est)

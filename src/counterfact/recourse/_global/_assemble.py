@@ -11,9 +11,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...constraints import Constraints, QueryBounds, satisfied_many
-from ...result import changes, describe_changes
+from ...constraints import Constraints
+from ...constraints._bounds import QueryBounds, satisfied_many
+from ...result import changes
 from ...result._json import constraints_json, jsonable
+from ...result._text import describe_changes
 from .._actions import Action, ActionSpace
 from .._cover import Choice
 from .._individual import Individual

@@ -4,24 +4,44 @@ from the per-person table."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-from ...result._json import index_key, jsonable, read_document
+from ...exceptions import ValidationError
+from ...result._integrity import Integrity
+from ...result._json import HASH_KEY, content_hash, hash_matches, index_key, jsonable, read_document
 from ...schema import Schema
 from .._actions import Action
 from .._stats import Settings
 from . import _report
 from ._stats import action_table, summarize
 from ._text import GLOBAL_GLOSSARY, findings
+from ._verify import consistency_problems, model_problems, refuse
 
 __all__ = ["GlobalRecourse"]
 
 FORMAT = "counterfact.global_recourse"
-VERSION = 1
+VERSION = 2
+#: per older format, every top-level key a document of it can have
+FORMAT_KEYS = {
+    1: frozenset(
+        (
+            "format",
+            "version",
+            "meta",
+            "actions",
+            "per_row",
+            "counterfactuals",
+            "curve",
+            "summary",
+            "action_table",
+        )
+    )
+}
 
 
 class GlobalRecourse:
@@ -47,6 +67,9 @@ class GlobalRecourse:
     meta : dict
         Method, its guarantee, cost, constraints, target, groups, settings, the candidate
         counts and the seconds of each step.
+    integrity : Integrity
+        What vouches for the content (see :class:`~counterfact.result.Integrity`): computed
+        here, a file's matching content hash, a re-check with the model when read.
     """
 
     def __init__(
@@ -56,8 +79,10 @@ class GlobalRecourse:
         counterfactuals: pd.DataFrame,
         meta: dict[str, Any],
         curve: pd.DataFrame,
+        integrity: Integrity | None = None,
     ) -> None:
         self.per_row = per_row
+        self.integrity = integrity if integrity is not None else Integrity()
         self.meta = meta
         self.curve = curve
         self.schema = Schema.from_dict(meta["schema"])
@@ -127,8 +152,10 @@ class GlobalRecourse:
         return self._summary.copy()
 
     def findings(self) -> list[str]:
-        """The main figures in plain sentences."""
-        return findings(self)
+        """The main figures in plain sentences; first, for a global recourse read from a
+        file that nothing vouches for, that it is unverified (:attr:`integrity`)."""
+        shown = not self.integrity.verified or self.integrity.notes
+        return ([self.integrity.describe("global recourse")] if shown else []) + findings(self)
 
     def glossary(self) -> pd.DataFrame:
         """Every figure's name and definition."""
@@ -156,28 +183,67 @@ class GlobalRecourse:
             "curve": _table_json(self.curve),
             "summary": _table_json(self._summary),
             "action_table": _table_json(self._actions.reset_index()),
+            "integrity": self.integrity.to_dict(),
         }
+        payload[HASH_KEY] = content_hash(payload)
         return json.dumps(payload)
 
     @classmethod
-    def from_json(cls, text: str) -> GlobalRecourse:
-        """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-person table)."""
-        d = read_document(text, FORMAT, VERSION, "a global-recourse")
-        meta = d["meta"]
-        schema = Schema.from_dict(meta["schema"])
-        reached = _table_from_json(d["counterfactuals"])
-        reached = (
-            schema.coerce(reached[schema.names])
-            if len(reached)
-            else pd.DataFrame(columns=schema.names)
+    def from_json(
+        cls, text: str, *, verify: bool = True, model: Any = None, data: Any = None
+    ) -> GlobalRecourse:
+        """Inverse of :meth:`to_json` (the aggregates are recomputed from the per-person table).
+
+        The per-person table must agree with itself (who is covered, by which action), and
+        the content with the SHA-256 that :meth:`to_json` wrote; a document that declares
+        format 1 (no hash) but carries a later key is refused, a genuine one loads as
+        unverified (:attr:`integrity`).
+
+        Parameters
+        ----------
+        text : str
+            The JSON document written by :meth:`to_json`.
+        verify : bool, default True
+            Check the content hash.  ``False`` loads an edited document (its hash no longer
+            matches); it then needs ``model`` and ``data``.
+        model : classifier, optional
+            Re-check with this fitted model: every covered person's reached row must be
+            predicted as the target.
+        data : DataFrame or Dataset, optional
+            With ``model``, the population the global recourse was computed for: each
+            person's rejection and every cell that says an action works for them are
+            re-derived (the action applied to their row, checked with the model).
+
+        Raises
+        ------
+        ValidationError
+            Naming what is wrong: not a global-recourse document, a newer or a lowered
+            format version, a hash that does not match, a table that contradicts itself, or
+            a claim that the model contradicts.
+        """
+        _check_arguments(verify, model, data)
+        d = read_document(text, FORMAT, VERSION, "a global-recourse", keys=FORMAT_KEYS)
+        integrity = _written_integrity(d, verify)
+        g = _build(cls, d, integrity)
+        refuse(consistency_problems(g.per_row, g.names), "rows contradict the table itself")
+        if model is None:
+            return g
+        refuse(model_problems(g, model, data), "claims fail the re-check with the given model")
+        partly = (
+            ()
+            if data is not None
+            else (
+                "The rows the covered people reach were re-checked with the model; who is "
+                "rejected and which actions work for whom were not (pass data=<the population> "
+                "with model=).",
+            )
         )
-        return cls(
-            _table_from_json(d["per_row"]),
-            d["actions"],
-            reached,
-            meta,
-            _table_from_json(d["curve"]),
+        g.integrity = replace(
+            integrity,
+            verified_by=(*integrity.verified_by, *(("model",) if data is not None else ())),
+            notes=(*integrity.notes, *partly),
         )
+        return g
 
     def to_html(self, path: str | Path | None = None) -> str:
         """A self-contained HTML page of the global recourse (plot embedded); written to
@@ -230,6 +296,65 @@ def _table_from_json(t: dict[str, Any]) -> pd.DataFrame:
                 df[c] = df[c].astype(dtype)
         elif dtype == "bool":
             df[c] = pd.Series(vals, index=idx, dtype=bool)
+        elif dtype in ("str", "string"):  # pandas' text dtype, kept as written
+            df[c] = pd.Series(vals, index=idx, dtype=dtype)
         else:
             df[c] = pd.Series(vals, index=idx, dtype=object)
     return df
+
+
+def _check_arguments(verify: Any, model: Any, data: Any) -> None:
+    if not isinstance(verify, bool):
+        raise ValidationError(f"from_json: verify must be True or False. Got {verify!r}.")
+    if not verify and (model is None or data is None):
+        raise ValidationError(
+            "GlobalRecourse.from_json(verify=False) loads a document whose content hash does "
+            "not match (an edited file) only with the model and the population to re-check "
+            "it: pass model=<the fitted model> and data=<the rows it was computed for>."
+        )
+    if data is not None and model is None:
+        raise ValidationError("GlobalRecourse.from_json: data= needs model=<the fitted model>.")
+
+
+def _written_integrity(d: dict[str, Any], verify: bool) -> Integrity:
+    """What vouches for the document as read: its hash (refused when it does not match,
+    unless ``verify`` is False) and what the writer said vouched for it."""
+    version = int(d["version"])
+    if version < 2:  # format 1 has no hash
+        return Integrity((), version)
+    if not hash_matches(d):
+        if verify:
+            raise ValidationError(
+                "Global-recourse document: its content does not match its sha256, so it was "
+                "damaged or edited after to_json wrote it. Write it again with to_json; to load "
+                "an edited file on purpose, use GlobalRecourse.from_json(text, verify=False, "
+                "model=<the fitted model>, data=<the population>), which re-checks it."
+            )
+        return Integrity((), version)
+    return Integrity.from_dict(d.get("integrity"), version)
+
+
+def _build(cls: Any, d: dict[str, Any], integrity: Integrity) -> GlobalRecourse:
+    """The object of a parsed document (ValidationError when a part is damaged)."""
+    try:
+        meta = d["meta"]
+        schema = Schema.from_dict(meta["schema"])
+        reached = _table_from_json(d["counterfactuals"])
+        reached = (
+            schema.coerce(reached[schema.names])
+            if len(reached)
+            else pd.DataFrame(columns=schema.names)
+        )
+        return cls(  # type: ignore[no-any-return]
+            _table_from_json(d["per_row"]),
+            d["actions"],
+            reached,
+            meta,
+            _table_from_json(d["curve"]),
+            integrity,
+        )
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise ValidationError(
+            f"Global-recourse document is damaged: {type(exc).__name__}: {exc}. Write it again "
+            "with to_json."
+        ) from None

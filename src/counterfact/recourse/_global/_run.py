@@ -30,7 +30,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...constraints import Constraints, QueryBounds
+from ...constraints import Constraints
+from ...constraints._bounds import QueryBounds
 from ...data import Dataset
 from ...models import desired_class
 from ...result import CounterfactualResult

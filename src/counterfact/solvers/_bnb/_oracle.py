@@ -7,7 +7,7 @@ splits cut, with per-tree bounds on the reachable leaves and the exact least
 distance of each box (see :mod:`counterfact.solvers._bnb._search`).  Its first
 answer carries a lower bound equal to its distance, so Algorithm 1 stops
 after one call with ``delta_min == delta_max`` (up to float rounding): the
-exact optimum of the encoded problem, not one within ``epsilon``.
+exact optimum of the encoded problem, not one within ``rel_gap``.
 
 It encodes what the Z3 and CP-SAT oracles encode for a tree ensemble: the
 target region with the decision margin (and a probability floor, through the

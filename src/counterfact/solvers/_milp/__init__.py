@@ -23,7 +23,7 @@ The encoder runs in three steps, each a plain function:
 1. :func:`encode_inputs` -- the raw input vector ``z`` of one query (the
    :class:`~counterfact.models._compile.InputSpace` layout: numeric raw values,
    one 0/1 indicator per category, ordinal ranks) as variables whose domain is
-   the query's :class:`~counterfact.constraints.QueryBounds`: one-hot
+   the query's :class:`~counterfact.constraints._bounds.QueryBounds`: one-hot
    coherence (``sum = 1``, disallowed categories fixed to 0), integer domains,
    immutables (fixed), directions and ranges (bounds), finite allowed values
    (value indicators), and optionally *change indicators* ``b_j`` with direction
@@ -105,10 +105,12 @@ from ._regressor import SCALERS, encode_regressor
 from ._relations import encode_relations, lattice_steps
 from ._solution import Solution, SolverError, SolveSettings
 from ._sparse import INF, SparseModel
+from ._tolerance import FEASIBILITY_TOLERANCE, bound_slack
 from ._trees import SPLIT_ABS, SPLIT_TOL, FeatureCuts, encode_trees
 
 __all__ = [
     "ENCODERS",
+    "FEASIBILITY_TOLERANCE",
     "INF",
     "REAL_STEP",
     "SCALERS",
@@ -131,6 +133,7 @@ __all__ = [
     "Var",
     "add_change_limit",
     "as_expr",
+    "bound_slack",
     "changed_set",
     "cost_terms",
     "cut_cost_bounds",

@@ -28,7 +28,7 @@ class _Milp(MilpSolver):
             problem.problem,
             problem.compiled,
             problem.schema,
-            epsilon=float(problem.epsilon),
+            rel_gap=float(problem.rel_gap),
             random_seed=problem.seed,
             backend=self.name,
             others=problem.others,

@@ -1,4 +1,4 @@
-"""Per-feature costs (:class:`~counterfact.constraints.FeatureCost`) as exact MILP terms.
+"""Per-feature costs (:class:`~counterfact.constraints._costs.FeatureCost`) as exact MILP terms.
 
 :func:`cost_terms` gives, for every feature of one query's raw inputs, an
 expression equal to the feature's cost at every feasible point (an epigraph
@@ -37,7 +37,7 @@ __all__ = ["cost_terms"]
 
 def cost_terms(m: Model, inputs: RawInputs, costs: Sequence[Any]) -> list[Expr]:
     """One expression per feature equal to its cost (see the module docstring);
-    ``costs``: the query's :class:`~counterfact.constraints.FeatureCost`, schema order."""
+    ``costs``: the query's :class:`~counterfact.constraints._costs.FeatureCost`, schema order."""
     out: list[Expr] = []
     for f, c in zip(inputs.features, costs, strict=True):
         if f.fixed or c.free:

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ...constraints import QueryBounds
+from ...constraints._bounds import QueryBounds
 from ...exceptions import UnsupportedModelError
 from ...models._compile import MLP, Linear, StepMLP, TreeEnsemble
 from .._dispatch import encoder_for
@@ -72,11 +72,11 @@ def _encode_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
     return _network(m, compiled, compiled.estimator.layers, z)
 
 
-def _encode_step_mlp(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
+def _encode_step_mlp(m: Model, compiled: Any, z: list[Var], cover: bool = False) -> list[Expr]:
     """:class:`~counterfact.models._compile.StepMLP`: its step trees in Mišić's
     formulation (:mod:`._trees`), added to the first layer of the big-M network."""
     est = compiled.estimator
-    steps = encode_trees(m, replace(compiled, estimator=est.steps), z)
+    steps = encode_trees(m, replace(compiled, estimator=est.steps), z, cover=cover)
     return _network(m, compiled, est.net.layers, z, steps)
 
 
@@ -119,10 +119,15 @@ ENCODERS: dict[type, OutputEncoder] = {
     StepMLP: _encode_step_mlp,
 }
 
+#: the nodes whose encoders split on cuts and take ``cover`` (:func:`encode_outputs`)
+_SPLITTING = (TreeEnsemble, StepMLP)
 
-def encode_outputs(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
+
+def encode_outputs(m: Model, compiled: Any, z: list[Var], *, cover: bool = False) -> list[Expr]:
     """The estimator's outputs ``y`` as expressions over ``z`` (the :data:`ENCODERS` entry of
-    its node)."""
+    its node).  ``cover``: for a proof over the variables' box, every value of the box
+    (next to a tree cut too) reaches the branch the model sends it to (:mod:`._trees`);
+    by default a solution keeps a safety distance from every cut."""
     encode = encoder_for(
         ENCODERS,
         compiled.estimator,
@@ -131,6 +136,8 @@ def encode_outputs(m: Model, compiled: Any, z: list[Var]) -> list[Expr]:
             "Use a model kind the compiler supports (lr, svm, tree, rf, gbm, mlp, xgb, lgbm)."
         ),
     )
+    if cover and isinstance(compiled.estimator, _SPLITTING):
+        return encode(m, compiled, z, cover=True)  # type: ignore[call-arg]
     return encode(m, compiled, z)
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._values import _py
-from ...constraints import QueryBounds
+from ...constraints._bounds import QueryBounds
 from ._expr import Expr, Var, lin, quicksum
 from ._model import Model
 

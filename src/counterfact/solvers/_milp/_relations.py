@@ -1,6 +1,6 @@
 """Relations between features as MILP rows (CE-OCL, MACE's MILP oracle).
 
-A relation of one query (:class:`~counterfact.constraints.BoundRelation`, in
+A relation of one query (:class:`~counterfact.constraints._relations_bound.BoundRelation`, in
 solver units) over the raw inputs of :func:`~._inputs.encode_inputs`:
 
 * a linear atom ``sum(coef * x) + const  op  0`` is a row over the features'
@@ -30,7 +30,13 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from ...constraints import BoundCategory, BoundConst, BoundLinear, BoundRelation, negate
+from ...constraints._relations_bound import (
+    BoundCategory,
+    BoundConst,
+    BoundLinear,
+    BoundRelation,
+    negate,
+)
 from ...exceptions import UnsupportedConstraintError
 from ._expr import Expr, Var
 from ._inputs import FeatureVars, RawInputs

@@ -243,6 +243,6 @@ def _status(raw: str, has_sol: bool, g: float, gap: float) -> tuple[str, float]:
         status = "feasible" if has_sol else "timeout"
     else:
         status = "feasible" if has_sol else "error"
-    if status == "optimal":
-        g = 0.0 if not math.isfinite(g) or g < gap else g
+    if status == "optimal" and not math.isfinite(g):
+        g = 0.0  # proven optimal where the relative gap is undefined (an objective of 0)
     return status, g

@@ -7,6 +7,10 @@
   keep a further ``max(SPLIT_TOL * |t|, SPLIT_ABS)`` away from the cut on both sides,
   ``reference/solvers.md`` §3.3), ordered
   ``y_{j,k} <= y_{j,k+1}``.  Cuts outside the query's box are constants.
+  With ``cover=True`` (a proof over a box) the two sides overlap by that
+  distance instead: every value of the box, including the ones next to a cut,
+  can take the branch the model sends it to, so a bound proven over the
+  box holds at every one of its float64 values.
 * Categorical splits need no binary: "goes left" is the sum of the one-hot
   indicators of the categories sent left.  An ordinal with a non-prefix split
   (an ordinal one-hot encoded in a pipeline: "rank == k") gets rank
@@ -67,8 +71,10 @@ class FeatureCuts:
 class _Splits:
     """Builds and caches the "goes left" expression of every split."""
 
-    def __init__(self, m: Model, compiled: Any, z: list[Var]) -> None:
+    def __init__(self, m: Model, compiled: Any, z: list[Var], cover: bool = False) -> None:
         self.m = m
+        #: the branches overlap by the safety distance (a proof) instead of keeping away
+        self.cover = cover
         self.space = compiled.inputs
         self.z = z
         self.cut_vars: dict[tuple[str, float], Expr | float] = {}
@@ -105,6 +111,8 @@ class _Splits:
                     continue
                 y = self.m.add_binary(name=f"split_{feat}<={le:g}")
                 tol = 0.0 if self.m.is_integer(x) else max(SPLIT_TOL * abs(le), SPLIT_ABS)
+                if self.cover:
+                    tol = -tol
                 self.m.add_indicator(y, x.expr(), "<=", le - tol)
                 self.m.add_indicator(y, x.expr(), ">=", ge + tol, active=0)
                 if prev is not None:
@@ -162,12 +170,18 @@ class _Splits:
 
 
 def encode_trees(
-    m: Model, compiled: Any, z: list[Var], *, cuts: dict[str, FeatureCuts] | None = None
+    m: Model,
+    compiled: Any,
+    z: list[Var],
+    *,
+    cuts: dict[str, FeatureCuts] | None = None,
+    cover: bool = False,
 ) -> list[Expr]:
     """The ensemble's outputs over ``z`` (module docstring).  With ``cuts`` (a
-    dict), it is filled with each feature's :class:`FeatureCuts`."""
+    dict), it is filled with each feature's :class:`FeatureCuts`; with ``cover``
+    every value of the variables' box reaches its own branch (module docstring)."""
     ens = compiled.estimator
-    sp = _Splits(m, compiled, z)
+    sp = _Splits(m, compiled, z, cover)
     outs = [Expr() for _ in range(int(ens.n_outputs))]
     inv = 1.0 / float(ens.divisor)
     for t, tree in enumerate(ens.trees):

@@ -1,4 +1,5 @@
-"""The call's costs (:class:`~counterfact.constraints.FeatureCost`) in MACE's Z3 oracle, exactly.
+"""The call's costs (:class:`~counterfact.constraints._costs.FeatureCost`) in MACE's Z3
+oracle, exactly.
 
 Every coefficient is an exact rational, so "cost <= bound" is decided exactly
 and an UNSAT answer is a proof under the costs:

@@ -1,6 +1,6 @@
 """Relations between features as Z3 formulas (exact rationals).
 
-Each relation of a query (a :class:`~counterfact.constraints.BoundRelation`,
+Each relation of a query (a :class:`~counterfact.constraints._relations_bound.BoundRelation`,
 in solver units) becomes one formula: a linear atom
 ``sum(coef * x) + const  op  0`` with every coefficient an exact rational
 (the relation's own numbers, written in decimal, are exact), a category atom
@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ...constraints import BoundCategory, BoundConst, BoundLinear, BoundRelation
+from ...constraints._relations_bound import BoundCategory, BoundConst, BoundLinear, BoundRelation
 
 __all__ = ["encode_relations"]
 
