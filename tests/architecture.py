@@ -209,9 +209,7 @@ def name_literals(
     return sorted(out)
 
 
-def long_lines(
-    src: Path = SRC, package: str = PACKAGE, limit: int = MAX_LINE_CHARS
-) -> list[str]:
+def long_lines(src: Path = SRC, package: str = PACKAGE, limit: int = MAX_LINE_CHARS) -> list[str]:
     """``path:line (n chars)`` of every source line longer than ``limit`` characters."""
     out = []
     for mod in modules(src, package).values():
@@ -221,9 +219,7 @@ def long_lines(
     return sorted(out)
 
 
-def attribute_reads(
-    folder: Path, names: tuple[str, ...] = ("method",)
-) -> list[tuple[str, str]]:
+def attribute_reads(folder: Path, names: tuple[str, ...] = ("method",)) -> list[tuple[str, str]]:
     """``(path:line, attribute)`` for each ``method.<attr>``, ``getattr(method, "<attr>")``,
     ``hasattr(method, "<attr>")`` and ``type(method).<attr>`` in the modules of ``folder``."""
     out = []

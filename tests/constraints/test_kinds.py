@@ -116,9 +116,7 @@ def test_a_new_kind_is_honoured_by_no_method(curfew, name):
 
 def test_a_method_that_declares_the_new_kind_accepts_it(curfew):
     base = type(fast_method(cf.methods.names()[0]))
-    tags: Any = dataclasses.replace(
-        base.tags, constraints=base.tags.constraints | {"curfew"}
-    )
+    tags: Any = dataclasses.replace(base.tags, constraints=base.tags.constraints | {"curfew"})
     declares = type("DeclaresCurfew", (base,), {"tags": tags})
     assert isinstance(declares.tags, MethodTags)
     s = make_setting("lr")

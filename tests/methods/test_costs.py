@@ -144,9 +144,7 @@ def _heuristics():
 def test_heuristics_rank_by_the_costs_and_report_them(setting, name, params):
     data, model, grid, pred, queries = setting
     method = cf.methods.get(name, **params).fit(model, data)
-    res = method.explain(
-        queries, n_counterfactuals=2, requirements=cf.Requirements(costs=COSTS)
-    )
+    res = method.explain(queries, n_counterfactuals=2, requirements=cf.Requirements(costs=COSTS))
     assert method.tags.costs == "search"
     bound = COSTS.bind(data.schema, data.X)
     got = res.cost()

@@ -22,6 +22,21 @@ __all__ = ["MethodTags"]
 #: named in its tags, so a new kind is honoured by no method until one declares it)
 DEFAULT_CONSTRAINTS: frozenset[str] = frozenset()
 
+#: the kinds the built-in search methods honour (all but causal relations), written out:
+#: a kind added to the registry joins no method's tags until someone adds it here or there
+SEARCH_KINDS: frozenset[str] = frozenset(
+    {
+        "immutable",
+        "increasing",
+        "decreasing",
+        "ranges",
+        "allowed_values",
+        "features_to_vary",
+        "max_changes",
+        "relations",
+    }
+)
+
 
 def _frozen(params: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType(dict(params))

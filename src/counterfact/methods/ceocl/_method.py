@@ -798,4 +798,10 @@ def _sentence(name: str, record: Certificate, solver_gap: float | None) -> str |
         elif gap is None and solver_gap is not None:
             text += f" (relative gap {100 * solver_gap:.2g} % when the solver stopped)"
         return f"{name}: {text}"
+    if record.status == "infeasible" and record.answer_margin:
+        return (
+            f"{name}: proven: no counterfactual passes the decision threshold by more than "
+            f"{record.answer_margin:.2g} on the model output under these constraints (the "
+            "margin the solver asks of every point)"
+        )
     return None

@@ -19,7 +19,7 @@ from ..._utils._validation import Interval, Options
 from ...exceptions import UnsupportedModelError
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 
 __all__ = ["DiCE"]
 
@@ -65,18 +65,7 @@ class DiCE(CounterfactualMethod):
         display_name="DiCE",
         summary="the dice-ml package's explainers, for comparisons (peer adapter)",
         paper="Mothilal et al., FAT* 2020",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         peer=True,
         requires=("dice_ml",),
         extra="peers",

@@ -15,7 +15,7 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import UnsupportedModelError, ValidationError
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 from ..nearest import NearestObservable
 from . import _persist
 from ._blackbox import mirror_of
@@ -25,7 +25,7 @@ from ._options import TrainingOptions
 from ._representation import Representation
 from ._scoring import LevelScorer
 from ._training import RowSet, TrainConfig, auto_batch_size, train
-from ._util import _take, _threads
+from ._util import _threads
 
 __all__ = ["L2C"]
 
@@ -255,18 +255,7 @@ class L2C(CounterfactualMethod):
             "counterfactuals per row in milliseconds"
         ),
         paper="Vo et al., KDD 2023",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         batch=True,
         sparsify=True,
         extra="l2c",
@@ -433,8 +422,8 @@ class L2C(CounterfactualMethod):
         self.generator_, self.selector_, self.history_ = train(
             torch,
             self.representation_,
-            _take(rows, tr_idx),
-            _take(rows, val_idx),
+            rows.take(tr_idx),
+            rows.take(val_idx),
             len(self.classes_),
             self._train_config(options),
             mirror=mirror,

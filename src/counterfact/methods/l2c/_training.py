@@ -84,6 +84,18 @@ class RowSet:
     predicted: np.ndarray  # (n,) index of the model's class for the row
     values: np.ndarray  # (n, N) raw numeric values (ordinal ranks)
 
+    def take(self, idx: np.ndarray) -> RowSet:
+        """The rows at ``idx``, in that order."""
+        return RowSet(
+            self.levels[idx],
+            self.z[idx],
+            self.table[idx],
+            self.mask[idx],
+            self.mutable[idx],
+            self.predicted[idx],
+            self.values[idx],
+        )
+
 
 @dataclass
 class TrainConfig:
@@ -359,15 +371,7 @@ def _validation_subset(rows: RowSet, k: int, rng: np.random.Generator) -> RowSet
     if n <= k:
         return rows
     idx = np.sort(rng.choice(n, size=k, replace=False))
-    return RowSet(
-        rows.levels[idx],
-        rows.z[idx],
-        rows.table[idx],
-        rows.mask[idx],
-        rows.mutable[idx],
-        rows.predicted[idx],
-        rows.values[idx],
-    )
+    return rows.take(idx)
 
 
 def _epochs(

@@ -8,9 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from ._training import RowSet
-
-__all__ = ["_distinct", "_take", "_threads"]
+__all__ = ["_distinct", "_threads"]
 
 
 def _distinct(draws: np.ndarray, sizes: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -44,15 +42,3 @@ def _threads(torch: Any, n: int | None) -> Iterator[None]:
         yield
     finally:
         torch.set_num_threads(before)
-
-
-def _take(rows: RowSet, idx: np.ndarray) -> RowSet:
-    return RowSet(
-        rows.levels[idx],
-        rows.z[idx],
-        rows.table[idx],
-        rows.mask[idx],
-        rows.mutable[idx],
-        rows.predicted[idx],
-        rows.values[idx],
-    )

@@ -26,7 +26,7 @@ from ...solvers._registry import SolverChoice, build_first, milp_names
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 from ._certify import certificate_record, percent
 from ._polish import Polisher
 from ._problem import build_problem, decode, norm_weights, solver_values
@@ -260,18 +260,7 @@ class MACE(CounterfactualMethod):
             "(SMT / MILP / CP-SAT)"
         ),
         paper="Karimi et al., AISTATS 2020",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         proves_optimality=True,
         proves_infeasibility=True,
         fast_params={"norm": "l1", "rel_gap": 0.05, "time_limit": 20.0},

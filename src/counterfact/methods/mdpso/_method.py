@@ -12,7 +12,7 @@ from ...exceptions import ValidationError
 from ...models._fastpredict import FastPredictor, spread_rows
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 from ._arrays import NumpyArrays, array_library
 from ._costs import CostProximity
 from ._fast import QueryInputs
@@ -203,18 +203,7 @@ class MDPSO(CounterfactualMethod):
         display_name="MD-PSO",
         summary="mixed-discrete particle swarm for high-dimensional data",
         paper="Shekhar et al., arXiv:2311.12825 (2023)",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         batch=True,
         sparsify=True,
         fast_params={

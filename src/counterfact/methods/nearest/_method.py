@@ -12,7 +12,7 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ...metrics._distances import DistanceEncoder
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 
 __all__ = ["NearestObservable"]
 
@@ -60,18 +60,7 @@ class NearestObservable(CounterfactualMethod):
         display_name="nearest observed row",
         summary="the nearest observed row the model accepts (MACE's minimum-observable baseline)",
         paper="Karimi et al., AISTATS 2020 (Sec. 5, MO)",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         order=3,
         measure="distance",
         costs="search",

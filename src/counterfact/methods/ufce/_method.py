@@ -13,7 +13,7 @@ from ...data import Encoder
 from ...data._dataset import mad
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query, pooled_deadline
-from .._tags import MethodTags
+from .._tags import SEARCH_KINDS, MethodTags
 from . import _search
 from ._dependency import DependencyModels
 from ._fast import FastDecide, one_thread
@@ -184,18 +184,7 @@ class UFCE(CounterfactualMethod):
             "neighbours, LOF plausibility"
         ),
         paper="Suffian, Alonso-Moral & Bogliolo, arXiv:2403.00011 (2024)",
-        constraints=frozenset(
-            {
-                "immutable",
-                "increasing",
-                "decreasing",
-                "ranges",
-                "allowed_values",
-                "features_to_vary",
-                "max_changes",
-                "relations",
-            }
-        ),
+        constraints=SEARCH_KINDS,
         batch=True,
         sparsify=True,
         fast_params={"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},
