@@ -134,6 +134,9 @@ def test_a_broken_plugin_does_not_break_the_import(tmp_path):
 def test_a_source_checkout_reads_its_own_pyproject():
     """The library's own methods come from the checkout's pyproject.toml (no reinstall
     needed after adding one), the same list the installed metadata holds."""
-    own = _registry._checkout_entry_points()
-    assert own is not None and own["mace"] == "counterfact.methods.mace:MACE"
+    declared = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    own = declared["project"]["entry-points"][_registry.GROUP]
+    assert own["mace"] == "counterfact.methods.mace:MACE"
     assert set(own) == set(_registry.builtin_classes().values())
+    checkout = _registry._checkout_entry_points()  # None when installed (not editable)
+    assert checkout is None or checkout == own

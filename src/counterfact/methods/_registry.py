@@ -88,14 +88,13 @@ def _own_distribution(ep: importlib.metadata.EntryPoint) -> bool:
 
 def _entry_points() -> tuple[dict[str, str], dict[str, tuple[str, str]]]:
     """(the library's own {name: target}, other packages' {name: (target, package)})."""
+    points = list(importlib.metadata.entry_points(group=GROUP))
     own = _checkout_entry_points()
-    from_checkout = own is not None
-    own = own or {}
+    if own is None:  # an install: the library's own entries from its metadata, first
+        own = {ep.name: ep.value for ep in points if _own_distribution(ep)}
     others: dict[str, tuple[str, str]] = {}
-    for ep in importlib.metadata.entry_points(group=GROUP):
+    for ep in points:
         if _own_distribution(ep):
-            if not from_checkout:
-                own.setdefault(ep.name, ep.value)
             continue
         dist = getattr(getattr(ep, "dist", None), "name", None) or "an installed package"
         if ep.name in own or ep.name in others:
