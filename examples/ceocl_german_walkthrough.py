@@ -122,7 +122,7 @@ def part_constraints(part: str, s: Setup) -> cf.Constraints | None:
 def part_method(
     part: str,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: float = 60.0,
     max_hull_points: int | None = 4000,
 ) -> cf.CEOCL:
@@ -136,7 +136,7 @@ def part_method(
         trust_epsilon=TRUST_EPSILON if trust else 0.0,
         trust_scope="all",  # the paper's region: the hull over every feature
         max_hull_points=max_hull_points,
-        solver=backend,
+        solver=solver,
         time_limit=time_limit,
         random_state=0,
     )
@@ -146,13 +146,13 @@ def run_part(
     part: str,
     s: Setup,
     *,
-    backend: str = "highs",
+    solver: str = "highs",
     time_limit: float = 60.0,
     max_hull_points: int | None = 4000,
 ) -> tuple[cf.CEOCL, cf.CounterfactualResult]:
     """Fit and run one part; returns the fitted method and its result."""
     method = part_method(
-        part, backend=backend, time_limit=time_limit, max_hull_points=max_hull_points
+        part, solver=solver, time_limit=time_limit, max_hull_points=max_hull_points
     )
     train = s.unbounded if part in ("A", "B", "C") else s.train
     method.fit(s.model, train)
@@ -195,7 +195,7 @@ def main() -> None:
     )
     ap.add_argument("--model", default="svm", help="model kind (the paper: a linear SVM)")
     ap.add_argument("--row", type=int, default=0, help="which bad-risk test applicant to explain")
-    ap.add_argument("--backend", default="highs", choices=["highs", "scip"])
+    ap.add_argument("--solver", default="highs", choices=["highs", "scip"])
     args = ap.parse_args()
     s = setup(args.model, n_queries=args.row + 1)
     s.queries = s.queries.iloc[[args.row]]
@@ -216,7 +216,7 @@ def main() -> None:
     )
     table = []
     for part in PARTS:
-        _method, res = run_part(part, s, backend=args.backend)
+        _method, res = run_part(part, s, solver=args.solver)
         cfs = res.for_query(s.queries.index[0])
         print(f"\nPart {part} (status {res.status.iloc[0]}):")
         for k, line in enumerate(changes(x, cfs)):

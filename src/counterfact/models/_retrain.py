@@ -24,7 +24,7 @@ def retrained(
     """``n`` copies of ``model`` refitted as a practitioner would meet them: on
     bootstrap resamples of ``data`` with other seeds.
 
-    Pass them to ``explain(..., robust_to=...)`` for counterfactuals that still hold
+    Pass them as ``explain(..., requirements=cf.Requirements(robust_to=...))`` for answers that hold
     when the model is retrained (Pawelczyk et al.; Forel, Parmentier & Vidal:
     naive counterfactuals are often revoked by a retrain).
 

@@ -263,7 +263,7 @@ def _refuse_miqp(m: SparseModel) -> None:
     if m.has_quadratic and m.n_integer:
         raise SolverError(
             "HiGHS cannot solve models with both quadratic objective terms and integer variables "
-            "(MIQP). Use backend='scip', or a piecewise-linear square (Model.add_pwl_square)."
+            "(MIQP). Use solver='scip', or a piecewise-linear square (Model.add_pwl_square)."
         )
 
 
