@@ -174,3 +174,29 @@ def test_every_kind_builds_its_declared_pipeline() -> None:
     scorecard = cf.models.make_pipeline(schema, "scorecard")
     assert type(scorecard.named_steps["pre"].transformers[0][1]).__name__ == "KBinsDiscretizer"
     assert cf.models.make_pipeline(schema, "tree", random_state=3)[-1].random_state == 3
+
+
+def test_a_front_end_without_its_compile_hook_is_refused():
+    from counterfact.models._compile._frontend import (
+        FrontEnd,
+        WrapperFrontEnd,
+        front_ends,
+        register_front_end,
+    )
+
+    class NoCompile(FrontEnd):
+        name = "no-compile"
+        estimators = ("no_such_library:Model",)
+        supported = ("nothing",)
+
+    class NoWrap(WrapperFrontEnd):
+        name = "no-wrap"
+        estimators = ("no_such_library:Wrapper",)
+        supported = ("nothing",)
+
+    before = front_ends()
+    with pytest.raises(cf.ValidationError, match=r"must implement compile\("):
+        register_front_end(NoCompile)
+    with pytest.raises(cf.ValidationError, match=r"must implement compile_wrapper\("):
+        register_front_end(NoWrap)
+    assert front_ends() == before

@@ -180,3 +180,12 @@ def test_a_named_solver_is_checked_before_any_search(linear_setting):
     data, model, rows = linear_setting
     with pytest.raises(cf.UnsupportedConstraintError, match=r"bnb: .*no tree ensemble"):
         cf.MACE(solver="bnb").fit(model, data).explain(rows.head(1))
+
+
+def test_a_milp_solver_without_solve_is_refused():
+    class Incomplete(solvers.MilpSolver):
+        name = "incomplete"
+
+    with pytest.raises(cf.ValidationError, match="must implement solve"):
+        solvers.register(Incomplete)
+    assert "incomplete" not in solvers.names()

@@ -21,6 +21,7 @@ builds the first backend that takes the problem.
 from __future__ import annotations
 
 import importlib.util
+from abc import ABCMeta, abstractmethod
 from collections.abc import Sequence
 from typing import Any, ClassVar, TypeVar
 
@@ -92,14 +93,15 @@ class Solver:
         raise UnsupportedModelError(f"The solver {self.name!r} builds no oracle.")
 
 
-class MilpSolver(Solver):
-    """A backend that solves the in-house MILP model (HiGHS, SCIP, ...)."""
+class MilpSolver(Solver, metaclass=ABCMeta):
+    """A backend that solves the in-house MILP model (HiGHS, SCIP, ...); a subclass
+    without :meth:`solve` cannot be registered (it cannot be instantiated)."""
 
+    @abstractmethod
     def solve(self, model: Any, settings: Any) -> Any:
         """Solve ``model`` (a :class:`~counterfact.solvers._milp.SparseModel`)
         under ``settings`` (:class:`~counterfact.solvers._milp.SolveSettings`);
         returns a :class:`~counterfact.solvers._milp.Solution`."""
-        raise NotImplementedError
 
 
 _REGISTRY: dict[str, Solver] = {}
@@ -112,6 +114,9 @@ def register(cls: S) -> S:
         raise ValidationError(
             f"register() takes a subclass of counterfact.solvers.Solver with a name; got {cls!r}."
         )
+    if getattr(cls, "__abstractmethods__", None):
+        missing = ", ".join(sorted(cls.__abstractmethods__))
+        raise ValidationError(f"Solver {cls.__name__} must implement {missing} to be registered.")
     _REGISTRY[cls.name] = cls()
     return cls
 

@@ -75,8 +75,9 @@ class FrontEnd:
 
     def compile(self, est: Any, affine: AffineMap, margin: float) -> tuple[Estimator, DecisionRule]:
         """The estimator node and decision rule of the fitted estimator ``est``,
-        whose input columns are ``affine``'s; ``margin`` is the rule's margin."""
-        raise NotImplementedError
+        whose input columns are ``affine``'s; ``margin`` is the rule's margin.
+        Every front end but a wrapper overrides it (:func:`register_front_end` checks)."""
+        raise NotImplementedError(f"Front end {self.name!r} does not compile estimators.")
 
     def inputs(
         self, est: Any, cols: list[XColumn], schema: Schema, space: InputSpace
@@ -97,8 +98,9 @@ class WrapperFrontEnd(FrontEnd):
         compile_inner: Callable[[Any, str], CompiledModel],
     ) -> CompiledModel:
         """The compiled wrapper ``est`` at position ``where``, given the dispatcher as
-        ``compile_inner(model, where)`` for the model it wraps."""
-        raise NotImplementedError
+        ``compile_inner(model, where)`` for the model it wraps.  Every wrapper overrides
+        it (:func:`register_front_end` checks)."""
+        raise NotImplementedError(f"Front end {self.name!r} does not compile wrappers.")
 
 
 _REGISTRY: list[FrontEnd] = []
@@ -119,6 +121,10 @@ def register_front_end(cls: type[FrontEnd]) -> type[FrontEnd]:
         raise ValidationError(
             f"Front end {cls.__name__} must declare name, estimators and supported."
         )
+    hook = "compile_wrapper" if issubclass(cls, WrapperFrontEnd) else "compile"
+    base = WrapperFrontEnd if hook == "compile_wrapper" else FrontEnd
+    if getattr(cls, hook) is getattr(base, hook):
+        raise ValidationError(f"Front end {cls.__name__} must implement {hook}(...).")
     for other in _REGISTRY:
         shared = {class_key(c) for c in cls.estimators} & {class_key(c) for c in other.estimators}
         if other.name == cls.name or shared:
