@@ -6,8 +6,8 @@ the model can test.
 * every other model it is given (``robust_to``): the same decision and margin; without
   them a claim to hold for other models is "not re-checked", and says so;
 * every region: the real model (and the margin, and every other model given) at all
-  its corners (at most :data:`MAX_CORNERS`, a seeded sample beyond) and at
-  :data:`N_INSIDE` seeded points inside, on the features' grids.
+  its corners (at most :data:`CHECK_CORNERS`, a seeded sample beyond) and at
+  :data:`CHECK_INSIDE` seeded points inside, half of them on the features' grids.
 
 An answer or a region that the model contradicts is refused (a
 :class:`~counterfact.exceptions.ValidationError` naming it), as the library
@@ -18,7 +18,6 @@ sampling is a check, not the proof.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Any
@@ -31,14 +30,11 @@ from ..constraints import Constraints
 from ..exceptions import ValidationError
 from ..models._adapter import ModelAdapter, as_adapter
 from ..schema import Schema
+from ._points import CHECK_CORNERS, CHECK_INSIDE, corner_values, inside_values
 from ._region import Region
 
-__all__ = ["MAX_CORNERS", "N_INSIDE", "Recheck", "recheck"]
+__all__ = ["Recheck", "recheck"]
 
-#: the corners of a region checked (a seeded sample of them beyond)
-MAX_CORNERS = 1024
-#: the seeded points inside a region checked, besides its corners
-N_INSIDE = 200
 _SEED = 0
 #: how far below the margin a probability may fall (floating-point noise only)
 _TOL = 1e-12
@@ -221,15 +217,15 @@ def _regions(
     notes = [_dropped_note(dropped)] if dropped else []
     if sampled:
         notes.append(
-            f"{sampled} regions have more than {MAX_CORNERS} corners: a seeded sample of "
-            f"{MAX_CORNERS} of them was checked."
+            f"{sampled} regions have more than {CHECK_CORNERS} corners: a seeded sample of "
+            f"{CHECK_CORNERS} of them was checked."
         )
     return kept, problems, notes
 
 
 def _checked_how(region: Region) -> str:
     return (
-        f"checked with the model at its corners and {N_INSIDE} points inside when read "
+        f"checked with the model at its corners and {CHECK_INSIDE} points inside when read "
         f"from a file whose hash does not vouch for the proof it stated ({region.how})"
     )
 
@@ -247,43 +243,16 @@ def _point(row: pd.Series, region: Region) -> str:
 
 
 def region_points(region: Region, schema: Schema, base: pd.Series) -> tuple[pd.DataFrame, bool]:
-    """The points of ``region`` to check: every corner (a seeded sample when there are more
-    than :data:`MAX_CORNERS`) and :data:`N_INSIDE` seeded points inside on the features'
-    grids; the other features at ``fixed`` (else ``base``, its counterfactual).  Also
-    whether the corners were sampled."""
-    names = list(region.bounds)
+    """The points of ``region`` to check (:mod:`counterfact.result._points`: its corners
+    and :data:`CHECK_INSIDE` seeded points inside); the other features at ``fixed`` (else
+    ``base``, its counterfactual).  Also whether the corners were sampled."""
     rng = np.random.default_rng(_SEED)
-    ends = [_ends(region.bounds[n]) for n in names]
-    n_corners = int(np.prod([len(e) for e in ends])) if names else 1
-    capped = n_corners > MAX_CORNERS
-    if capped:
-        corners = [[e[rng.integers(len(e))] for e in ends] for _ in range(MAX_CORNERS)]
-    else:
-        corners = [list(c) for c in itertools.product(*ends)]
-    inside = [[_inside(schema[n], region.bounds[n], rng) for n in names] for _ in range(N_INSIDE)]
+    corners, sampled = corner_values(region.bounds, rng)
+    inside = inside_values(region.bounds, schema, rng)
     row = {**{k: _py(v) for k, v in base.items()}, **dict(region.fixed)}
-    rows = [{**row, **dict(zip(names, values, strict=True))} for values in corners + inside]
-    frame = pd.DataFrame(rows, columns=schema.names)
-    return schema.coerce(frame), capped
-
-
-def _ends(bound: Any) -> list[Any]:
-    """A feature's values at the region's corners: its two ends, or every allowed value."""
-    if isinstance(bound, frozenset):
-        return sorted(bound, key=str)
-    lo, hi = float(bound[0]), float(bound[1])
-    return [lo] if lo == hi else [lo, hi]
-
-
-def _inside(feature: Any, bound: Any, rng: np.random.Generator) -> Any:
-    """A seeded value of ``feature`` inside ``bound``, on the feature's grid."""
-    if isinstance(bound, frozenset):
-        values = sorted(bound, key=str)
-        return values[int(rng.integers(len(values)))]
-    lo, hi = float(bound[0]), float(bound[1])
-    v = float(rng.uniform(lo, hi)) if hi > lo else lo
-    try:
-        v = float(feature.snap(v))
-    except ValidationError:
-        return v
-    return min(max(v, lo), hi)
+    n = len(next(iter(corners.values()))) if corners else 1
+    columns = {name: corners[name] + inside[name] for name in region.bounds}
+    frame = pd.DataFrame([row] * (n + (CHECK_INSIDE if corners else 0)), columns=schema.names)
+    for name, values in columns.items():
+        frame[name] = values
+    return schema.coerce(frame), sampled

@@ -30,8 +30,8 @@ from the cut.  The box's bounds are grid values as a person writes them
 
 Before a region is returned it is *checked* with the real models (the judge:
 the decision, the margin, every ``robust_to`` model): at every corner of the
-box (all of them up to :data:`_MAX_CORNERS`, a seeded sample of that many
-beyond) and at :data:`_INSIDE` seeded points inside it, half on the grid.  This
+box and at seeded points inside it, half on the grid (the points of
+:mod:`counterfact.result._points`, the same rule as a loaded file's re-check).  This
 is a check, not the proof: it guards the proof's encoding against a
 disagreement with the model.  A box that fails it is never certified: the
 region falls back to the counterfactual itself, with the reason in ``how``.
@@ -47,7 +47,6 @@ counterfactual itself.
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from dataclasses import dataclass, field
@@ -68,7 +67,7 @@ from ...models._compile import (
 )
 from ...models._fastpredict import spread_rows
 from ...result import Region
-from ...schema._resolution import decimals
+from ...result._points import CHECK_CORNERS, CHECK_INSIDE, corner_values, inside_values, on_grid
 from ...solvers._milp import Model, encode_inputs, encode_outputs, quicksum
 from ._judge import Judge
 from ._snap import resolution
@@ -79,10 +78,6 @@ __all__ = ["RegionFinder"]
 _STEPS = 8
 #: sampled points per check of a box that cannot be proven
 _SAMPLES = 256
-#: corners checked with the real models before a region is returned (2 ** 12; sampled beyond)
-_MAX_CORNERS = 4096
-#: seeded points inside the box checked with the real models before it is returned
-_INSIDE = 200
 
 
 @dataclass
@@ -248,10 +243,10 @@ class _RealCheck:
 
     def run(self) -> tuple[int, int, int]:
         """(corners checked, points inside checked, points the real models reject)."""
-        corners = self.box.corners(self.rng, _MAX_CORNERS)
+        corners = self.box.corners(self.rng, CHECK_CORNERS)
         frames = [corners]
         if len(corners) > 1:  # a box, not a point
-            frames.append(self.box.inside(self.rng, _INSIDE))
+            frames.append(self.box.inside(self.rng, CHECK_INSIDE))
         frame = pd.concat(frames, ignore_index=True)
         judge = self.finder.judge
         n = len(frame)
@@ -312,7 +307,7 @@ class _Box:
         for k in range(_STEPS + 1):
             if deadline.expired() or _same(good, far, step):
                 return
-            trial_value = far if k == 0 else _on_grid((good + far) / 2.0, step, toward=good)
+            trial_value = far if k == 0 else on_grid((good + far) / 2.0, step, toward=good)
             if _same(trial_value, good, step):
                 return
             trial = list(self.bounds[name])
@@ -380,7 +375,7 @@ class _Box:
                     cols[name].append(b[(k >> j) & 1])
                 else:
                     cols[name].append(
-                        _on_grid(
+                        on_grid(
                             float(rng.uniform(b[0], b[1])),
                             resolution(self.schema[name]),
                             toward=b[0],
@@ -392,35 +387,12 @@ class _Box:
         return self.schema.coerce(frame)
 
     def corners(self, rng: np.random.Generator, cap: int) -> pd.DataFrame:
-        """The box's corners (each numeric range's two ends, each set's every value):
-        all of them up to ``cap``, else ``cap`` drawn with ``rng``."""
-        axes = [
-            sorted(b, key=str) if isinstance(b, frozenset) else sorted({b[0], b[1]})
-            for b in self.bounds.values()
-        ]
-        if math.prod(len(a) for a in axes) <= cap:
-            picks = list(itertools.product(*axes))
-        else:
-            picks = [tuple(a[int(rng.integers(len(a)))] for a in axes) for _ in range(cap)]
-        return self._frame({n: [p[j] for p in picks] for j, n in enumerate(self.bounds)})
+        """The box's corners (:func:`~counterfact.result._points.corner_values`)."""
+        return self._frame(corner_values(self.bounds, rng, cap)[0])
 
     def inside(self, rng: np.random.Generator, n: int) -> pd.DataFrame:
-        """``n`` points drawn inside the box with ``rng``: numeric values uniform, every
-        other point's on the grid (integers always); set values uniform."""
-        cols: dict[str, list[Any]] = {}
-        for name, b in self.bounds.items():
-            if isinstance(b, frozenset):
-                options = sorted(b, key=str)
-                cols[name] = [options[int(k)] for k in rng.integers(len(options), size=n)]
-                continue
-            lo, hi = float(b[0]), float(b[1])
-            step = resolution(self.schema[name])
-            grid = self.schema[name].kind == "integer"
-            cols[name] = [
-                min(max(_on_grid(v, step, toward=lo), lo), hi) if grid or k % 2 else v
-                for k, v in enumerate(rng.uniform(lo, hi, size=n).tolist())
-            ]
-        return self._frame(cols, n)
+        """``n`` points inside the box (:func:`~counterfact.result._points.inside_values`)."""
+        return self._frame(inside_values(self.bounds, self.schema, rng, n), n)
 
     def _frame(self, cols: dict[str, list[Any]], n: int = 1) -> pd.DataFrame:
         """Rows of the query with the columns ``cols`` set (``n`` rows when none is)."""
@@ -445,16 +417,6 @@ def _differs(f: Any, a: Any, b: Any) -> bool:
     if f.is_numeric:
         return abs(float(a) - float(b)) > 1e-9 * max(1.0, abs(float(a)), abs(float(b)))
     return bool(a != b)
-
-
-def _on_grid(v: float, step: float | None, toward: float) -> float:
-    """``v`` on the grid ``k * step``, rounded toward ``toward`` (the proven side),
-    written as a person writes it (the step's decimals: ``3.37``, not
-    ``3.3700000000000006``)."""
-    if not step:
-        return float(v)
-    k = v / step
-    return float(round((math.floor(k) if toward <= v else math.ceil(k)) * step, decimals(step)))
 
 
 def _same(a: float, b: float, step: float | None) -> bool:

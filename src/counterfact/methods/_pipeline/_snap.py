@@ -21,12 +21,15 @@ import pandas as pd
 
 from ...exceptions import ValidationError
 from ...metrics._distances import DistanceEncoder
-from ...schema import Feature, Schema
+from ...result._points import grid_step
+from ...schema import Schema
 from ...schema._resolution import decimals
 from ._pool import Pool
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 from ._values import TOL, floats
+
+resolution = grid_step  # the pipeline's name for a feature's grid step
 
 __all__ = [
     "allowed_cells",
@@ -40,19 +43,6 @@ __all__ = [
 
 
 # ------------------------------------------------------------------ resolution
-def resolution(feature: Feature) -> float | None:
-    """The grid step of a numeric feature (``Feature.resolution``; integers 1),
-    or None when the feature has none (discrete kinds, or unknown)."""
-    if not feature.is_numeric:
-        return None
-    res = getattr(feature, "resolution", None)
-    if res is None and feature.kind == "integer":
-        res = 1.0
-    if res is None or not np.isfinite(res) or res <= 0:
-        return None
-    return float(res)
-
-
 def snap_matrix(
     V: np.ndarray, Q: np.ndarray, res: np.ndarray, lower: np.ndarray, upper: np.ndarray, mode: str
 ) -> np.ndarray:
