@@ -121,6 +121,21 @@ class InputSpace:
             out[b.columns] = b.upper
         return out
 
+    def spread(self, n: int, seed: int = 0) -> np.ndarray:
+        """``n`` seeded raw vectors spread over the domain (one category per indicator
+        block, integral blocks integral, real blocks uniform): the rows a compiled model
+        is checked on against its runtime when no data is at hand."""
+        rng = np.random.default_rng(seed)
+        Z = np.zeros((n, self.n))
+        for b in self.blocks:
+            if b.is_indicator:
+                Z[np.arange(n), b.start + rng.integers(0, b.size, n)] = 1.0
+            elif b.integral:
+                Z[:, b.start] = rng.integers(int(b.lower), int(b.upper) + 1, n)
+            else:
+                Z[:, b.start] = rng.uniform(b.lower, b.upper, n)
+        return Z
+
     def encode(self, frame: pd.DataFrame) -> np.ndarray:
         """Raw DataFrame (schema columns) -> ``z`` matrix of shape ``(n_rows, n)``."""
         missing = [b.name for b in self.blocks if b.name not in frame.columns]

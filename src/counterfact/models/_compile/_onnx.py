@@ -205,20 +205,6 @@ def linear_node(op: Any, n_x: int, n_classes: int, margin: float) -> tuple[Linea
 
 
 # ----------------------------------------------------------------------- faithfulness
-def _domain_rows(space: InputSpace, n: int) -> np.ndarray:
-    """``n`` seeded raw vectors spread over the domain (integers integral, one category)."""
-    rng = np.random.default_rng(0)
-    Z = np.zeros((n, space.n))
-    for b in space.blocks:
-        if b.is_indicator:
-            Z[np.arange(n), b.start + rng.integers(0, b.size, n)] = 1.0
-        elif b.integral:
-            Z[:, b.start] = rng.integers(int(b.lower), int(b.upper) + 1, n)
-        else:
-            Z[:, b.start] = rng.uniform(b.lower, b.upper, n)
-    return Z
-
-
 def _tie_distance(Y: np.ndarray, rule: DecisionRule) -> np.ndarray:
     if rule.kind == "threshold":
         return np.abs(Y[:, 0])
@@ -232,7 +218,7 @@ def check_faithful(est: OnnxModel, affine: AffineMap, node: Estimator, rule: Dec
     if not is_available("onnxruntime"):
         return
     space = affine.space
-    frame = space.decode(_domain_rows(space, N_CHECK_ROWS))
+    frame = space.decode(space.spread(N_CHECK_ROWS))
     Y = node.forward(affine.apply(space.encode(frame)))
     got = rule.predict(Y)
     labels = np.asarray(est.predict(frame))

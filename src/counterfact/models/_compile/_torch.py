@@ -353,20 +353,6 @@ def _check_final(final: str, output: str, n_out: int) -> None:
 
 
 # ------------------------------------------------------------------ faithfulness
-def _probe_rows(space: InputSpace, n: int) -> np.ndarray:
-    """``n`` seeded raw vectors spread over the domain (every block drawn uniformly)."""
-    rng = np.random.default_rng(0)
-    Z = np.zeros((n, space.n))
-    for blk in space.blocks:
-        if blk.is_indicator:
-            Z[np.arange(n), blk.start + rng.integers(0, blk.size, size=n)] = 1.0
-        elif blk.kind == "ordinal":
-            Z[:, blk.start] = rng.integers(0, int(blk.upper) + 1, size=n)
-        else:
-            Z[:, blk.start] = rng.uniform(blk.lower, blk.upper, size=n)
-    return Z
-
-
 def _gap(model: TorchModel, frame: Any, Y: np.ndarray) -> tuple[float, float]:
     """The largest gap between the module and the compiled outputs ``Y`` on the rows
     ``frame``, and the scale it is measured against (``1 + the largest |output|``):
@@ -385,7 +371,7 @@ def check_faithful(model: TorchModel, affine: AffineMap, network: MLP) -> None:
     """Refuse a compiled network that does not reproduce the module on
     :data:`PROBE_ROWS` rows spread over the domain (to :data:`TOLERANCE`)."""
     space = affine.space
-    frame = space.decode(_probe_rows(space, PROBE_ROWS))
+    frame = space.decode(space.spread(PROBE_ROWS))
     Y = network.forward(affine.apply(space.encode(frame)))
     gap, scale = _gap(model, frame, Y)
     if not gap <= TOLERANCE * scale:
