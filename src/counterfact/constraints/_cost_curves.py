@@ -10,9 +10,13 @@ categorical features as the index of the category):
   slope ``left`` (cost per unit moved down) and above the last with slope
   ``right``.  Each side of the query is non-decreasing away from it (weights
   are non-negative and a percentile is monotone), so ``{x : cost(x) <= b}`` is
-  one interval (:meth:`FeatureCost.interval`);
+  one interval (:meth:`FeatureCost.interval`).  A fixed **change** charge is
+  added to every value other than the query's (the count of changed features
+  in the default measure of effort): the curve jumps from 0 at the query to
+  ``change`` beside it, so it is not convex, but each side stays
+  non-decreasing away from the query;
 * a discrete feature: a **table**, the cost of each category (0 for the
-  query's own, ``inf`` for a forbidden transition).
+  query's own, ``inf`` for a forbidden transition), its change charge included.
 
 The exact solvers encode these same numbers (Z3 in exact rationals, the MILP
 as an epigraph or a segment formulation), so the cost they prove is the cost
@@ -54,6 +58,8 @@ class FeatureCost:
     #: the sides the feature may not move to (cost infinite)
     no_down: bool = False
     no_up: bool = False
+    #: a curve's fixed charge for any value other than the query's (tables hold theirs)
+    change: float = 0.0
 
     # ------------------------------------------------------------ floats
     def __call__(self, values: Any) -> np.ndarray:
@@ -72,6 +78,8 @@ class FeatureCost:
         out = np.where(below, cs[0] + self.left * (xs[0] - v), out)
         out = np.where(above, cs[-1] + self.right * (v - xs[-1]), out)
         tol = 1e-9 * max(1.0, abs(self.query))
+        if self.change:
+            out = out + np.where(np.abs(v - self.query) > tol, self.change, 0.0)
         if self.no_down:
             out = np.where(v < self.query - tol, np.inf, out)
         if self.no_up:
@@ -89,6 +97,12 @@ class FeatureCost:
                 )
             return Fraction(c)
         x = value if isinstance(value, Fraction) else Fraction(value)
+        if self.change and x != Fraction(self.query):
+            return Fraction(self.change) + self._exact_curve(x)
+        return self._exact_curve(x)
+
+    def _exact_curve(self, x: Fraction) -> Fraction:
+        """The curve without its change charge, in exact rationals."""
         xs = [Fraction(a) for a in self.xs]
         cs = [Fraction(c) for c in self.cs]
         if x <= xs[0]:
@@ -107,7 +121,8 @@ class FeatureCost:
         ]
 
     def slopes(self) -> list[float]:
-        """Slopes of the curve from left to right, the outer pieces included."""
+        """Slopes of the curve from left to right, the outer pieces included (the change
+        charge is a jump at the query, not a slope)."""
         inner = [(c1 - c0) / (x1 - x0) for x0, x1, c0, c1 in self.segments()]
         return [-self.left, *inner, self.right]
 
@@ -115,7 +130,7 @@ class FeatureCost:
     def convex(self) -> bool:
         """Whether the curve is convex (slopes non-decreasing): then its epigraph is a
         few linear inequalities; otherwise a solver needs a segment choice."""
-        if self.kind == "table":
+        if self.kind == "table" or self.change > 0:
             return False
         s = self.slopes()
         return all(b >= a - 1e-12 * max(1.0, abs(a)) for a, b in itertools.pairwise(s))
@@ -125,7 +140,8 @@ class FeatureCost:
         """Whether every allowed value costs nothing."""
         if self.kind == "table":
             return all(c == 0 or not math.isfinite(c) for c in self.table)
-        return self.left == 0 and self.right == 0 and all(c == 0 for c in self.cs)
+        flat = self.left == 0 and self.right == 0 and all(c == 0 for c in self.cs)
+        return flat and self.change == 0
 
     def interval(self, budget: float, lo: float, hi: float) -> tuple[float, float]:
         """The values in ``[lo, hi]`` costing at most ``budget`` (one interval: each
@@ -135,6 +151,9 @@ class FeatureCost:
             raise ValueError("interval() is for curves; read the table for a discrete feature")
         b = float(budget) * (1 + 1e-9) + 1e-12
         q = self.query
+        if self.change > b:  # any change costs more than the budget
+            return max(lo, min(hi, q)), min(hi, max(lo, q))
+        b -= self.change
         return max(lo, self._reach(b, q, lo, -1)), min(hi, self._reach(b, q, hi, +1))
 
     def _reach(self, b: float, q: float, end: float, side: int) -> float:

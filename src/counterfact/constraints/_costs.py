@@ -23,17 +23,38 @@ A counterfactual's cost is a sum over features (a *separable* cost)::
 
 Rules for what is not given, stated once:
 
-* a feature named nowhere costs as in the normalised l1 distance: crossing
-  its whole range costs 1 (``|x' - x| / range``; ordinal ``|rank' - rank| /
-  (levels - 1)``; 1 per categorical change);
+* a feature named nowhere costs its **move** on the population's scale
+  (``scale="mad"``, the default: ``|x' - x| / MAD``, the median absolute
+  deviation of the training data as in Wachter et al. and DiCE; ordinal
+  features in ranks; see :func:`counterfact.schema._spread.mad` for the
+  fallback where MAD is 0; ``scale="range"``: ``|x' - x| / range``, ordinal
+  ``|rank' - rank| / (levels - 1)``), times ``moves``; a category change
+  moves one unit (times ``moves``);
+* every change of a feature named nowhere is also **counted**: ``per_change``
+  (1 by default) is added once for any new value.  Together these make the
+  default **measure of effort**: the number of changed features plus the
+  MAD-scaled move (numeric and ordinal features' ``|Δ| / MAD``, one per
+  category change).  An answer that is at least as good on both counts and
+  better on one is therefore always cheaper, so a proven-cheapest answer is
+  never beaten on both;
+* a feature named in ``weights``, ``transitions`` or ``percentile`` costs what
+  they say and is not counted unless ``per_change`` names it (or is one
+  number, which counts every feature);
 * a transition that ``transitions`` leaves out costs what the feature's
   weight (and percentile) give -- a feature with transitions but no weight
-  takes the normalised-l1 weight above -- or is forbidden with
+  takes the default move weight above -- or is forbidden with
   ``missing="forbid"``;
 * an infinite cost forbids the move: ``inf`` as a transition's cost removes
   that category from the query's allowed values, ``up=inf`` (``down=inf``)
   makes the feature unable to rise (fall).  These become constraints that
   every method honours, never a large number.
+
+Named measures (:data:`MEASURES`, :meth:`Costs.preset`): ``"effort"`` (the
+default above), ``"fewest-changes"`` (``moves=0.01``: the count decides, a
+move of one MAD weighs a hundredth of a change), ``"smallest-moves"``
+(``per_change=0``: MAD-scaled moves alone) and ``"range-l1"`` (``scale="range",
+per_change=0``: the range-normalised l1 distance, MACE's eq. (3) l1 without its
+``1 / J`` factor).
 
 ``unit`` names what one unit of cost means to people and ``unit_scale`` how
 many of that unit one unit of cost is (``unit="months of saving",
@@ -54,12 +75,15 @@ import pandas as pd
 from .._utils._values import _py
 from ..exceptions import ValidationError
 from ..schema import Feature, Schema
+from ..schema._spread import mad
 from ._bounds import FeatureBounds, QueryBounds
 from ._cost_curves import FeatureCost
 
-__all__ = ["BoundCosts", "Costs", "FeatureCost"]
+__all__ = ["MEASURES", "BoundCosts", "Costs", "FeatureCost"]
 
 MISSING_RULES = ("weight", "forbid")
+#: the population scales a move of a feature named nowhere is measured on
+SCALES = ("mad", "range")
 
 
 def _cost_number(value: Any, what: str, *, allow_inf: bool = True) -> float:
@@ -140,6 +164,17 @@ class Costs:
     percentile : mapping str -> float, or iterable of str, optional
         Percentile shift: ``p * |P(x') - P(x)|``, with ``P`` the training
         data's empirical CDF (a name alone: ``p = 1``).
+    per_change : float or mapping str -> float, optional
+        A fixed charge for any change of a feature, added to its move.  One
+        number charges every feature; a mapping the features it names.  Not
+        given: 1 for every feature named nowhere else, 0 for the features
+        ``weights``, ``transitions`` or ``percentile`` name.
+    scale : {"mad", "range"}
+        The unit of a move of a feature named nowhere: its median absolute
+        deviation in the training data (``"mad"``) or its range (``"range"``).
+    moves : float
+        A multiplier of the moves of features named nowhere (``0.01``: a move of
+        one MAD weighs a hundredth of a change).
     missing : {"weight", "forbid"}
         What a transition left out of ``transitions`` costs: the feature's
         weight (``"weight"``), or it is forbidden (``"forbid"``).
@@ -163,6 +198,9 @@ class Costs:
         *,
         transitions: Mapping[str, Any] | None = None,
         percentile: Mapping[str, Any] | Iterable[str] | None = None,
+        per_change: float | Mapping[str, Any] | None = None,
+        scale: str = "mad",
+        moves: float = 1.0,
         missing: str = "weight",
         unit: str | None = None,
         unit_scale: float | None = None,
@@ -174,6 +212,11 @@ class Costs:
             for k, v in _mapping(transitions, "transitions").items()
         }
         self.percentile = _percentile(percentile)
+        self.per_change = _per_change(per_change)
+        if scale not in SCALES:
+            raise ValidationError(f"Costs.scale must be one of {list(SCALES)}. Got {scale!r}.")
+        self.scale = scale
+        self.moves = _cost_number(moves, "Costs.moves", allow_inf=False)
         if missing not in MISSING_RULES:
             raise ValidationError(
                 f"Costs.missing must be one of {list(MISSING_RULES)}. Got {missing!r}."
@@ -189,20 +232,66 @@ class Costs:
         for k in ("weights", "transitions", "percentile"):
             if getattr(self, k):
                 parts.append(f"{k}={getattr(self, k)!r}")
+        if self.per_change is not None:
+            parts.append(f"per_change={self.per_change!r}")
+        if self.scale != "mad" or self.moves != 1.0:
+            parts.append(f"scale={self.scale!r}, moves={self.moves!r}")
         if self.unit is not None:
             parts.append(f"unit={self.unit!r}, unit_scale={self.unit_scale!r}")
         return f"Costs({', '.join(parts)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Costs) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash(repr(self))
 
     @property
     def named(self) -> set[str]:
         """Every feature this object names."""
         return set(self.weights) | set(self.transitions) | set(self.percentile)
 
+    def charge(self, name: str) -> float:
+        """The fixed charge for any change of feature ``name`` (see ``per_change``)."""
+        pc = self.per_change
+        if isinstance(pc, float):
+            return pc
+        if isinstance(pc, dict) and name in pc:
+            return float(pc[name])
+        return 0.0 if name in self.named else 1.0
+
+    @classmethod
+    def preset(cls, name: str) -> Costs:
+        """The named measure ``name`` (:data:`MEASURES`)."""
+        if name not in MEASURES:
+            raise ValidationError(
+                f"Unknown measure {name!r}. Named measures: {sorted(MEASURES)}; or build a "
+                "cf.Costs in your own units."
+            )
+        return cls(**MEASURES[name][0])
+
+    @property
+    def preset_name(self) -> str | None:
+        """The name of the measure these costs are (:data:`MEASURES`), or None."""
+        for name, (kwargs, _) in MEASURES.items():
+            if self == Costs(**kwargs):
+                return name
+        return None
+
+    def words(self) -> str:
+        """What "smaller" means under these costs, in words."""
+        name = self.preset_name
+        if name is not None:
+            return MEASURES[name][1]
+        unit = f" ({self.unit})" if self.unit else ""
+        return f"your costs{unit}: " + ", ".join(_named_words(self))
+
     # ------------------------------------------------------------ binding
     def bind(self, schema: Schema, X: pd.DataFrame | None = None) -> BoundCosts:
         """These costs checked against ``schema``, with each percentile curve learnt
         from the training rows ``X`` (needed only when ``percentile`` names features)."""
         _check_names(self, schema)
+        spread = self._spread(schema, X)
         knots: dict[str, tuple[tuple[float, ...], tuple[float, ...]]] = {}
         for name in self.percentile:
             if X is None or name not in X.columns:
@@ -212,7 +301,18 @@ class Costs:
                     "pass the training rows (X) with that column."
                 )
             knots[name] = percentile_knots(schema[name], X[name], self.n_knots)
-        return BoundCosts(self, schema, knots)
+        return BoundCosts(self, schema, knots, spread)
+
+    def _spread(self, schema: Schema, X: pd.DataFrame | None) -> tuple[float, ...]:
+        """The unit of each feature's move: its MAD in ``X`` or its range."""
+        if self.scale == "range":
+            return tuple(float(v) for v in schema.ranges())
+        if X is None or any(name not in X.columns for name in schema.names):
+            raise ValidationError(
+                "Costs(scale='mad') measures moves in MADs of the training data: pass the "
+                "training rows (X) with every feature, or use scale='range'."
+            )
+        return tuple(float(v) for v in mad(X, schema))
 
     # --------------------------------------------------------- serialising
     def to_dict(self) -> dict[str, Any]:
@@ -224,6 +324,9 @@ class Costs:
                 for k, t in self.transitions.items()
             },
             "percentile": dict(self.percentile),
+            "per_change": self.per_change,
+            "scale": self.scale,
+            "moves": self.moves,
             "missing": self.missing,
             "unit": self.unit,
             "unit_scale": self.unit_scale,
@@ -243,6 +346,9 @@ class Costs:
                     for k, t in dict(d.get("transitions") or {}).items()
                 },
                 percentile=dict(d.get("percentile") or {}),
+                per_change=d.get("per_change"),
+                scale=d.get("scale", "mad"),
+                moves=float(d.get("moves", 1.0)),
                 missing=d.get("missing", "weight"),
                 unit=d.get("unit"),
                 unit_scale=d.get("unit_scale"),
@@ -252,6 +358,50 @@ class Costs:
             if isinstance(exc, ValidationError):
                 raise
             raise ValidationError(f"Not a Costs document: {exc}.") from None
+
+
+#: the named measures: name -> (Costs keywords, what "smaller" means in words)
+MEASURES: dict[str, tuple[dict[str, Any], str]] = {
+    "effort": (
+        {},
+        "fewer changes or smaller moves: 1 per changed feature plus each move in MADs "
+        "(median absolute deviations of the population; a category change moves 1)",
+    ),
+    "fewest-changes": (
+        {"moves": 0.01},
+        "fewer changes first: 1 per changed feature plus a hundredth per MAD moved",
+    ),
+    "smallest-moves": (
+        {"per_change": 0.0},
+        "smaller moves: each move in MADs (median absolute deviations of the population; "
+        "a category change moves 1)",
+    ),
+    "range-l1": (
+        {"per_change": 0.0, "scale": "range"},
+        "smaller moves: each move as a share of the feature's range (a category change counts 1)",
+    ),
+}
+
+
+def _named_words(costs: Costs) -> list[str]:
+    parts = [f"{k} per unit {u:g} up, {d:g} down" for k, (u, d) in costs.weights.items()]
+    parts += [f"{k} by transition" for k in costs.transitions]
+    parts += [f"{k} by percentile" for k in costs.percentile]
+    unit = "MADs" if costs.scale == "mad" else "shares of its range"
+    charge = costs.charge("\0")  # a feature named nowhere
+    rest = f"others: {charge:g} per change plus {costs.moves:g} per move in {unit}"
+    return [*parts, rest]
+
+
+def _per_change(value: Any) -> float | dict[str, float] | None:
+    if value is None:
+        return None
+    if isinstance(value, Mapping):
+        return {
+            str(k): _cost_number(v, f"Costs.per_change[{k!r}]", allow_inf=False)
+            for k, v in value.items()
+        }
+    return _cost_number(value, "Costs.per_change", allow_inf=False)
 
 
 def _mapping(value: Any, what: str) -> dict[Any, Any]:
@@ -404,10 +554,17 @@ class BoundCosts:
         costs: Costs,
         schema: Schema,
         knots: Mapping[str, tuple[tuple[float, ...], tuple[float, ...]]],
+        spread: tuple[float, ...],
     ) -> None:
         _check_names(costs, schema)
         self.costs = costs
         self.schema = schema
+        self.spread = tuple(float(v) for v in spread)
+        if len(self.spread) != len(schema) or not all(v > 0 for v in self.spread):
+            raise ValidationError(
+                f"BoundCosts needs one positive spread per feature ({len(schema)}); got "
+                f"{list(self.spread)}. Bind the Costs to training data."
+            )
         self.knots = {
             k: (tuple(map(float, v[0])), tuple(map(float, v[1]))) for k, v in knots.items()
         }
@@ -420,6 +577,7 @@ class BoundCosts:
         self.up = np.zeros(len(schema))
         self.down = np.zeros(len(schema))
         self.pct = np.zeros(len(schema))
+        self.change = np.zeros(len(schema))
         self.tables: dict[int, np.ndarray] = {}
         for j, f in enumerate(schema):
             self._feature(j, f)
@@ -430,9 +588,10 @@ class BoundCosts:
         named = f.name in c.named
         if f.name in c.weights:
             self.up[j], self.down[j] = c.weights[f.name]
-        elif not named or f.name in c.transitions:  # the normalised-l1 rule
-            self.up[j] = self.down[j] = 1.0 if f.is_categorical else 1.0 / f.range
+        elif not named or f.name in c.transitions:  # a move on the population's scale
+            self.up[j] = self.down[j] = c.moves * (1.0 if f.is_categorical else 1 / self.spread[j])
         self.pct[j] = c.percentile.get(f.name, 0.0)
+        self.change[j] = c.charge(f.name)
         if f.is_numeric:
             return
         n = len(f.categories or ())
@@ -454,6 +613,7 @@ class BoundCosts:
                 T = np.where(np.eye(n, dtype=bool), 0.0, np.inf)
             for (a, b), cost in c.transitions[f.name].items():
                 T[f.rank(a), f.rank(b)] = cost
+        T = np.where(np.eye(n, dtype=bool), 0.0, T + self.change[j])
         T.flags.writeable = False
         self.tables[j] = T
 
@@ -502,6 +662,7 @@ class BoundCosts:
             right=0.0 if no_up else up,
             no_down=no_down,
             no_up=no_up,
+            change=float(self.change[j]),
         )
 
     def restrict(self, bounds: QueryBounds) -> QueryBounds:
@@ -600,6 +761,7 @@ class BoundCosts:
         return {
             "costs": self.costs.to_dict(),
             "knots": {k: [list(a), list(b)] for k, (a, b) in self.knots.items()},
+            "spread": list(self.spread),
         }
 
     @classmethod
@@ -607,7 +769,7 @@ class BoundCosts:
         """Inverse of :meth:`to_dict` (against the result's schema)."""
         try:
             knots = {k: (tuple(v[0]), tuple(v[1])) for k, v in dict(d.get("knots") or {}).items()}
-            return cls(Costs.from_dict(d["costs"]), schema, knots)
+            return cls(Costs.from_dict(d["costs"]), schema, knots, tuple(d["spread"]))
         except (KeyError, TypeError, IndexError) as exc:
             raise ValidationError(f"Not a costs document: missing or malformed {exc}.") from None
 

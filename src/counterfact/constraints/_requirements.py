@@ -15,9 +15,24 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..exceptions import ValidationError
-from ._costs import Costs
+from ._costs import MEASURES, Costs
 
-__all__ = ["Requirements"]
+__all__ = ["OWN_MEASURE", "Requirements"]
+
+#: ``Requirements(costs=OWN_MEASURE)``: each method's own objective (the papers' measures)
+OWN_MEASURE = "own"
+
+
+def _check_costs(value: Any) -> Costs | str | None:
+    if value is None or isinstance(value, Costs) or value == OWN_MEASURE:
+        return value
+    if isinstance(value, str) and value in MEASURES:
+        return Costs.preset(value)
+    raise ValidationError(
+        "Requirements(costs=...) must be a cf.Costs (costs in your units), a named measure "
+        f"({sorted(MEASURES)}) or {OWN_MEASURE!r} (each method's own objective, as in its "
+        f"paper). Got {value!r}."
+    )
 
 
 def _check_probability(value: Any) -> float | None:
@@ -63,9 +78,13 @@ class Requirements:
     regions : bool
         Also compute each answer's certified region
         (:meth:`~counterfact.CounterfactualResult.region`) after the search.
-    costs : Costs, optional
-        Costs in the user's units, replacing the method's distance
-        (:class:`~counterfact.Costs`).
+    costs : Costs or str, optional
+        The measure of effort every method minimises, ranks by and reports
+        (:class:`~counterfact.Costs`): costs in the user's units, or a named measure
+        (``"effort"``, ``"fewest-changes"``, ``"smallest-moves"``, ``"range-l1"``).
+        Not given: ``"effort"``, one per changed feature plus each move in MADs.
+        ``"own"``: each method's own objective, as in its paper (MACE's eq. (3)
+        under its ``norm``, CE-OCL's objective), for reproducing the papers' tables.
 
     Examples
     --------
@@ -77,7 +96,7 @@ class Requirements:
     min_probability: float | None = None
     robust_to: tuple[Any, ...] = field(default=())
     regions: bool = False
-    costs: Costs | None = None
+    costs: Costs | str | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_probability", _check_probability(self.min_probability))
@@ -86,11 +105,7 @@ class Requirements:
             raise ValidationError(
                 f"Requirements(regions=...) must be True or False. Got {self.regions!r}."
             )
-        if self.costs is not None and not isinstance(self.costs, Costs):
-            raise ValidationError(
-                "Requirements(costs=...) must be a cf.Costs (costs in your units). "
-                f"Got {type(self.costs).__name__}."
-            )
+        object.__setattr__(self, "costs", _check_costs(self.costs))
 
     @property
     def empty(self) -> bool:

@@ -20,6 +20,7 @@ from ..._utils._values import _py
 from ...constraints import Constraints, Costs, Requirements
 from ...constraints._bounds import QueryBounds, ResolvedConstraints
 from ...constraints._costs import BoundCosts
+from ...constraints._requirements import OWN_MEASURE
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
 from ...models._select import check_label
 from ._diversity import ALTERNATIVES
@@ -214,9 +215,17 @@ def _check_call(n_counterfactuals: Any, alternatives: Any) -> None:
 def bind_costs(method: PipelineMethod, costs: Any) -> BoundCosts | None:
     """The call's :class:`~counterfact.constraints.Costs` bound to the method's schema
     and training rows (a copy: the user's object is not changed), after checking that
-    the method can honour costs (``tags.costs``)."""
-    if costs is None:
+    the method can honour costs (``tags.costs``).
+
+    Not given: the default measure of effort (``Costs()``), for every method that can
+    take costs into its search; a method that cannot keeps its own objective.
+    ``"own"``: no costs, each method's own objective (the papers' measures)."""
+    if costs == OWN_MEASURE:
         return None
+    if costs is None:
+        if method.tags.costs is None:
+            return None
+        costs = Costs()
     if not isinstance(costs, (Costs, BoundCosts)):
         raise ValidationError(
             "costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got "
