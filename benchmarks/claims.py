@@ -362,6 +362,8 @@ def check_optimal(run: MethodRun, pool: pd.DataFrame, schema: Any, tally: Tally)
     bound against every other valid point of the same row (``pool``), under the run's
     own measure."""
     result, measure = run.result, measure_for(run.method, schema)
+    if result.costs is not None:  # the call's measure (the effort by default), not the norm
+        measure = result.costs.evaluate
     for q in result.status.index[result.status == "optimal"]:
         claim = optimal_claim(result, q)
         if claim is None:

@@ -24,6 +24,18 @@ change) the table adds that run's ratio beside today's.  Ratios measured in
 one run are robust to machine load; absolute seconds are context only.
 
 Writes benchmarks/out/exact_speed[_TAG].md and .csv.
+
+    python benchmarks/exact_speed.py --effort [--quick]
+
+compares instead each exact method under the default measure of effort (1 per
+changed feature plus each move in MADs, what ``explain`` uses when no costs are
+given) with its time under its own objective (``costs="own"``: MACE's eq. (3),
+CE-OCL's objective, the default before the measure), on German Credit, Adult
+and COMPAS x logistic regression, forest and MLP: per cell the median seconds
+per query under each, their ratio effort / own (target: at most 1.5) and the
+queries proven optimal under each.  Both are timed on the same queries in the
+same run, one query per call, alternating.  ``--quick``: 3 queries, smaller
+training sets and models.  Writes benchmarks/out/exact_speed_effort[_quick].md.
 """
 
 from __future__ import annotations
@@ -34,11 +46,12 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from _common import load_split, write_table
+from _common import load_split, timed, write_table
 
 import counterfact as cf
 
 KIND_PARAMS: dict[str, tuple[str, dict[str, Any]]] = {
+    "lr": ("lr", {}),
     "rf": ("rf", {"n_estimators": 50, "max_depth": 6}),
     "mlp": ("mlp", {"hidden_layer_sizes": (20, 20)}),
     # the same forest behind a pipeline that one-hot encodes every discrete feature
@@ -47,9 +60,18 @@ KIND_PARAMS: dict[str, tuple[str, dict[str, Any]]] = {
 }
 
 
-def fit_model(kind: str, train: cf.Dataset) -> Any:
-    """The cell's model: ``cf.models.fit`` or, for ``rf_onehot``, a scikit-learn Pipeline."""
+QUICK_PARAMS: dict[str, dict[str, Any]] = {
+    "rf": {"n_estimators": 20, "max_depth": 5},
+    "mlp": {"hidden_layer_sizes": (10, 10)},
+}
+
+
+def fit_model(kind: str, train: cf.Dataset, *, quick: bool = False) -> Any:
+    """The cell's model: ``cf.models.fit`` or, for ``rf_onehot``, a scikit-learn Pipeline
+    (``quick``: smaller forests and networks)."""
     base, params = KIND_PARAMS[kind]
+    if quick:
+        params = QUICK_PARAMS.get(kind, params)
     if kind != "rf_onehot":
         return cf.models.fit(train, base, random_state=0, **params)
     from sklearn.compose import ColumnTransformer
@@ -87,15 +109,13 @@ def per_query(
     return secs, counts, pd.DataFrame(diags)
 
 
-def main() -> None:
+def parse_args() -> argparse.Namespace:
     p = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     p.add_argument("--queries", type=int, default=5)
-    p.add_argument(
-        "--datasets", nargs="+", default=["german_credit", "compas", "graduate_admission"]
-    )
-    p.add_argument("--models", nargs="+", default=["rf", "mlp"], choices=sorted(KIND_PARAMS))
+    p.add_argument("--datasets", nargs="+", default=None)
+    p.add_argument("--models", nargs="+", default=None, choices=sorted(KIND_PARAMS))
     p.add_argument("--n-cfs", nargs="+", type=int, default=[1, 3])
     p.add_argument("--time-limit", type=float, default=30.0)
     p.add_argument("--max-train", type=int, default=3000)
@@ -103,7 +123,20 @@ def main() -> None:
     p.add_argument(
         "--baseline", default=None, help="an earlier run's CSV: its ratio is shown beside today's"
     )
-    args = p.parse_args()
+    p.add_argument(
+        "--effort", action="store_true", help="the measure of effort against costs='own'"
+    )
+    p.add_argument("--quick", action="store_true", help="with --effort: a small, fast run")
+    return p.parse_args()
+
+
+def main() -> None:
+    args = parse_args()
+    if args.effort:
+        effort_table(args)
+        return
+    args.datasets = args.datasets or ["german_credit", "compas", "graduate_admission"]
+    args.models = args.models or ["rf", "mlp"]
     notes = [
         f"{args.queries} queries per cell (the first test rows predicted unfavourable), one query "
         f"per call, time limit {args.time_limit:g} s per query; forest 50 trees depth 6, MLP (20, "
@@ -115,57 +148,9 @@ def main() -> None:
         "building, including the incumbent search, vs solver calls); *_optimal: queries whose "
         "first answer is proven optimal",
     ]
-    rows = []
-    for ds in args.datasets:
-        split = load_split(ds, cf.datasets.load, notes, max_train=args.max_train)
-        if split is None:
-            continue
-        train, test = split
-        for mk in args.models:
-            model = fit_model(mk, train)
-            X = unfavourable_rows(model, test, args.queries)
-            if not len(X):
-                continue
-            t0 = time.perf_counter()
-            ceocl = cf.CEOCL(time_limit=args.time_limit, random_state=0).fit(model, train)
-            fit_ce = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            mace = cf.MACE(time_limit=args.time_limit, random_state=0).fit(model, train)
-            fit_mace = time.perf_counter() - t0
-            for n_cf in args.n_cfs:
-                s_ce, c_ce, d_ce = per_query(ceocl, X, n_cf)
-                s_ma, c_ma, d_ma = per_query(mace, X, n_cf)
-                build = float(
-                    pd.to_numeric(
-                        d_ce.get("build_seconds", pd.Series(dtype=float)), errors="coerce"
-                    ).sum()
-                )
-                med_ce, med_ma = float(np.median(s_ce)), float(np.median(s_ma))
-                row = {
-                    "dataset": ds,
-                    "model": mk,
-                    "n_cf": n_cf,
-                    "queries": len(X),
-                    "ceocl_median_s": med_ce,
-                    "mace_median_s": med_ma,
-                    "ratio": med_ce / med_ma if med_ma > 0 else np.nan,
-                    "ceocl_build_s": build,
-                    "ceocl_solve_s": float(np.sum(s_ce)) - build,
-                    "ceocl_solves": float(
-                        pd.to_numeric(
-                            d_ce.get("n_solves", pd.Series(dtype=float)), errors="coerce"
-                        ).mean()
-                    ),
-                    "ceocl_cfs": float(np.mean(c_ce)),
-                    "ceocl_optimal": int((d_ce["_status"] == "optimal").sum()),
-                    "mace_optimal": int((d_ma["_status"] == "optimal").sum()),
-                    "mace_cfs": float(np.mean(c_ma)),
-                    "fit_s_ceocl": fit_ce,
-                    "fit_s_mace": fit_mace,
-                }
-                rows.append(row)
-                print(row, flush=True)
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(
+        [row for ds, mk, cell in cells(args, notes) for row in speed_rows(ds, mk, cell, args)]
+    )
     if args.baseline and len(table):
         before = pd.read_csv(args.baseline)
         keep = before[["dataset", "model", "n_cf", "ratio", "ceocl_median_s"]].rename(
@@ -177,6 +162,119 @@ def main() -> None:
             f"{args.baseline.split('/')[-1]}"
         )
     write_table("exact_speed" + (f"_{args.tag}" if args.tag else ""), table, notes)
+
+
+def cells(args: argparse.Namespace, notes: list[str]) -> Any:
+    """Every dataset x model cell: ``(dataset, model kind, (model, train, queries))``."""
+    for ds in args.datasets:
+        split = load_split(ds, cf.datasets.load, notes, max_train=args.max_train)
+        if split is None:
+            continue
+        train, test = split
+        for mk in args.models:
+            model = fit_model(mk, train, quick=args.quick)
+            X = unfavourable_rows(model, test, args.queries)
+            if len(X):
+                yield ds, mk, (model, train, X)
+
+
+def speed_rows(ds: str, mk: str, cell: tuple[Any, Any, pd.DataFrame], args: Any) -> list[dict]:
+    """CE-OCL against MACE in one cell, one row per number of counterfactuals."""
+    model, train, X = cell
+    ceocl, fit_ce = timed(
+        lambda: cf.CEOCL(time_limit=args.time_limit, random_state=0).fit(model, train)
+    )
+    mace, fit_mace = timed(
+        lambda: cf.MACE(time_limit=args.time_limit, random_state=0).fit(model, train)
+    )
+    rows = []
+    for n_cf in args.n_cfs:
+        s_ce, c_ce, d_ce = per_query(ceocl, X, n_cf)
+        s_ma, c_ma, d_ma = per_query(mace, X, n_cf)
+        build = float(
+            pd.to_numeric(d_ce.get("build_seconds", pd.Series(dtype=float)), errors="coerce").sum()
+        )
+        med_ce, med_ma = float(np.median(s_ce)), float(np.median(s_ma))
+        solves = pd.to_numeric(d_ce.get("n_solves", pd.Series(dtype=float)), errors="coerce")
+        row = {
+            "dataset": ds,
+            "model": mk,
+            "n_cf": n_cf,
+            "queries": len(X),
+            "ceocl_median_s": med_ce,
+            "mace_median_s": med_ma,
+            "ratio": med_ce / med_ma if med_ma > 0 else np.nan,
+            "ceocl_build_s": build,
+            "ceocl_solve_s": float(np.sum(s_ce)) - build,
+            "ceocl_solves": float(solves.mean()),
+            "ceocl_cfs": float(np.mean(c_ce)),
+            "ceocl_optimal": int((d_ce["_status"] == "optimal").sum()),
+            "mace_optimal": int((d_ma["_status"] == "optimal").sum()),
+            "mace_cfs": float(np.mean(c_ma)),
+            "fit_s_ceocl": fit_ce,
+            "fit_s_mace": fit_mace,
+        }
+        rows.append(row)
+        print(row, flush=True)
+    return rows
+
+
+# ------------------------------------------------------- measure of effort vs own
+EFFORT_DATASETS = ["german_credit", "adult", "compas"]
+EFFORT_MODELS = ["lr", "rf", "mlp"]
+
+
+def effort_table(args: argparse.Namespace) -> None:
+    """Each exact method under the default measure of effort against ``costs="own"``
+    (module docstring)."""
+    if args.quick:
+        args.queries, args.max_train = min(args.queries, 3), min(args.max_train, 1500)
+        args.time_limit = min(args.time_limit, 20.0)
+    args.datasets = args.datasets or EFFORT_DATASETS
+    args.models = args.models or EFFORT_MODELS
+    notes = [
+        f"{args.queries} queries per cell (the first test rows predicted unfavourable), one "
+        f"query and one counterfactual per call, time limit {args.time_limit:g} s per query; "
+        + (
+            "forest 20 trees depth 5, MLP (10, 10)"
+            if args.quick
+            else "forest 50 trees depth 6, MLP (20, 20)"
+        ),
+        "effort: the default measure (1 per changed feature plus each move in MADs); own: "
+        "costs='own' (MACE's eq. (3) l1, CE-OCL's l2 objective: the default before); "
+        "ratio = median s under effort / median s under own, same queries, same run, "
+        "alternating (target: at most 1.5); *_optimal: queries proven optimal",
+    ]
+    rows = []
+    for ds, mk, (model, train, X) in cells(args, notes):
+        for name in ("MACE", "CEOCL"):
+            method = getattr(cf, name)(time_limit=args.time_limit, random_state=0).fit(model, train)
+            rows.append({"dataset": ds, "model": mk, "method": name, **effort_cell(method, X)})
+            print(rows[-1], flush=True)
+    table = pd.DataFrame(rows)
+    write_table("exact_speed_effort" + ("_quick" if args.quick else ""), table, notes)
+
+
+def effort_cell(method: Any, X: pd.DataFrame) -> dict[str, Any]:
+    """Median seconds per query under the measure of effort and under ``costs="own"``."""
+    secs: dict[str, list[float]] = {"effort": [], "own": []}
+    proven = {"effort": 0, "own": 0}
+    for i in range(len(X)):
+        for key, costs in (("own", "own"), ("effort", None)):
+            req = cf.Requirements(costs=costs)
+            row = X.iloc[[i]]
+            res, s = timed(lambda r=row, c=req: method.explain(r, requirements=c))
+            secs[key].append(s)
+            proven[key] += int(res.status.iloc[0] == "optimal")
+    med = {k: float(np.median(v)) for k, v in secs.items()}
+    return {
+        "queries": len(X),
+        "effort_median_s": med["effort"],
+        "own_median_s": med["own"],
+        "ratio": med["effort"] / med["own"] if med["own"] > 0 else np.nan,
+        "effort_optimal": proven["effort"],
+        "own_optimal": proven["own"],
+    }
 
 
 if __name__ == "__main__":

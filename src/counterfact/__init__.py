@@ -6,7 +6,15 @@ from __future__ import annotations
 # the subpackages every session uses, loaded with the package (others load on first use)
 from . import constraints, data, exceptions, methods, models, result, schema  # noqa: F401
 from ._utils._version import __version__
-from .constraints import Causal, Constraints, Costs, Requirements, violations
+from .constraints import (
+    Causal,
+    Constraints,
+    Costs,
+    Requirements,
+    Timeline,
+    violations,
+    vote_share_for,
+)
 from .data import Dataset, Encoder
 from .exceptions import (
     ConstraintError,
@@ -77,6 +85,7 @@ __all__ = [
     "NearestObservable",
     "NotFittedError",
     "Requirements",
+    "Timeline",
     "Schema",
     "SchemaError",
     "UnsupportedConstraintError",
@@ -87,4 +96,5 @@ __all__ = [
     "global_recourse",
     "rows_to_explain",
     "violations",
+    "vote_share_for",
 ]

@@ -244,7 +244,9 @@ def test_json_round_trip(mace_audit, tmp_path):
 
 
 def test_sensitivity_paired_and_never_mixed(linear, population):
-    """x1 plays the protected feature: freezing it can only raise MACE's proven-nearest cost."""
+    """x1 plays the protected feature: freezing it can only raise MACE's proven-nearest cost.
+    MACE's own l1 (costs="own"), aggregated as l1: there both features are equally cheap to
+    move, so answers change x1 (the measure of effort prefers changing one feature only)."""
     data, model = linear
     mace = cf.MACE(random_state=0, rel_gap=1e-4).fit(model, data)
     res = cf.audit(
@@ -252,6 +254,8 @@ def test_sensitivity_paired_and_never_mixed(linear, population):
         population,
         groups="region",
         protected="x1",
+        requirements=cf.Requirements(costs="own"),
+        measure="l1",
         statistics=Statistics(n_bootstrap=50),
     )
     s = res.sensitivity()
@@ -584,3 +588,29 @@ def test_audit_refuses_to_resume_under_another_margin(linear, population, tmp_pa
             batch=Batch(out_dir=tmp_path),
             requirements=cf.Requirements(min_probability=0.8),
         )
+
+
+def test_the_default_cost_is_the_effort_with_its_unit(linear, population, mace_audit):
+    """Every method's audit aggregates the same measure by default: 1 per changed feature
+    plus each move in MAD-units of the training data, named with its unit."""
+    data, model = linear
+    pr = mace_audit.per_row
+    rec = pr[pr["outcome"] == "recourse"]
+    assert mace_audit.meta["measure"] == "effort"
+    assert mace_audit.meta["cost_unit"] == "changes + MAD-units"
+    assert (rec["cost"] == rec["cost_effort"]).all() and len(rec)
+    bound = cf.Costs().bind(data.schema, data.X)
+    q = rec.index[0]
+    answer = mace_audit.result.for_query(q).iloc[[0]]
+    assert bound.evaluate(population.loc[q, ["x1", "x2"]], answer)[0] == pytest.approx(
+        rec.loc[q, "cost"]
+    )
+    # the effort counts each changed feature once, plus the moves
+    assert (rec["cost_effort"] >= rec["n_changed"]).all()
+    assert (mace_audit.summary()["cost_measure"].str.contains("MAD-units")).all()
+    # a heuristic's audit is on the same scale, and "own" costs do not change the measure
+    near = cf.NearestObservable().fit(model, data)
+    own = cf.audit(near, population, requirements=cf.Requirements(costs="own"))
+    assert own.meta["measure"] == "effort" and own.meta["cost_unit"] == "changes + MAD-units"
+    with pytest.raises(ValidationError, match="measure='costs' needs the costs"):
+        cf.audit(near, population, requirements=cf.Requirements(costs="own"), measure="costs")

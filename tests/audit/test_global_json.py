@@ -19,6 +19,9 @@ from counterfact.result._json import content_hash
 @pytest.fixture(scope="module")
 def german():
     data = cf.datasets.load("german_credit")
+    # the features only time moves may rise here, so that nearest observed rows are admissible
+    rising = {f.name: "increasing" for f in data.schema if f.actionability == "time"}
+    data = data.with_schema(data.schema.with_actionability(**rising))
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     method = cf.NearestObservable().fit(model, train)

@@ -55,7 +55,13 @@ def test_run_writes_tables(results):
     ):
         assert col in table.columns
     assert any(c.startswith("metric_") for c in table.columns)
+    # every answer has its effort (the default measure), the first one also as a metric
+    answers = table[table["rank"] >= 0]
+    assert len(answers) and answers["effort"].notna().all() and (answers["effort"] >= 1).all()
+    firsts = answers[answers["rank"] == 0]
+    assert (firsts["effort"] == firsts["metric_effort"]).all()
     summary = pd.read_csv(out / "summary.csv")
+    assert summary.loc[summary["state"] == "done", "effort"].notna().all()
     broken = summary[summary["method"] == "broken"]
     assert (broken["state"] == "error").all() and broken["reason"].str.contains("norm").all()
 
@@ -203,6 +209,29 @@ def test_paper_specs_are_valid(paper):
         cf.methods.get(m.name, **m.params)._validate_params()
     quick = cf.benchmark.load_spec(path, queries=2)
     assert quick.queries == min(2, spec.queries) and all(d.queries == 2 for d in quick.datasets)
+    # the papers' tables keep each method's own objective
+    assert spec.costs == "own"
+
+
+def test_effort_is_the_same_scale_whatever_the_method_searched(tmp_path):
+    """A cell run under costs 'own' records the same effort for its answers as one computed
+    by hand with cf.Costs() on the training rows; a bad costs name is refused up front."""
+    spec = {**SPEC, "methods": [SPEC["methods"][0]], "models": ["lr"], "costs": "own"}
+    table = cf.benchmark.run(spec, out=tmp_path, verbose=False)
+    meta = json.loads(next((tmp_path / "cells").glob("*lr*nearest*s0.json")).read_text())
+    assert meta["costs"] == "own"
+    data = cf.datasets.load("german_credit")
+    row = table[table["rank"] == 0].iloc[0]
+    spec_obj = cf.benchmark.load_spec(spec)
+    from counterfact.benchmark._runner import _load_split
+
+    train, test = _load_split(spec_obj.datasets[0], spec_obj, 0)
+    bound = cf.Costs().bind(train.schema, train.X)
+    answer = pd.DataFrame([json.loads(row["features"])])[data.schema.names]
+    query = test.X.loc[row["query"]]
+    assert bound.evaluate(query, answer)[0] == pytest.approx(row["effort"])
+    with pytest.raises(cf.ValidationError, match="costs must be one of"):
+        cf.benchmark.load_spec({**spec, "costs": "cheapest"})
 
 
 def test_spec_dataset_options_split_actionability_models_and_queries(tmp_path):

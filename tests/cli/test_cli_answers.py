@@ -23,9 +23,19 @@ def test_table_shows_class_names_probability_after_and_descriptions(capsys):
     assert "wanted: good (1)" in out and "P(good) now " in out  # German Credit's class names
     answers = [ln for ln in out.splitlines() if re.match(r"\s+#\d+: ", ln)]
     assert answers, out
-    assert all(re.search(r"-> P\(good\) \d+\.\d %$", ln) for ln in answers), (
+    # the probability after, then the cost in the measure of effort
+    assert all(re.search(r"-> P\(good\) \d+\.\d %; cost \d+(\.\d+)?$", ln) for ln in answers), (
         answers
-    )  # the probability after
+    )
+    # what "smaller" means, once; per query one line: the guarantee, constraints, margin
+    assert "Smaller means fewer changes or smaller moves, counting 1 per changed feature" in out
+    heads = [i for i, ln in enumerate(out.splitlines()) if ln.startswith("query ")]
+    lines = out.splitlines()
+    for i in heads:
+        said = lines[i + 1]
+        assert said.startswith("  MACE: ") and "; constraints: none beyond the schema" in said
+        assert "margin: none (crossing is enough)" in said, said
+        assert "closer" not in said and "costs less than" not in said  # no raw certificate
     described = [
         f.description for f in cf.datasets.load("german_credit").schema if f.description in out
     ]

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.constraints._costs import BoundCosts
+from counterfact.constraints._costs import BoundCosts, FeatureCost
 
 INF = float("inf")
 
@@ -53,7 +55,7 @@ def test_percentile_shift_matches_a_hand_computation(data):
 
 def test_weights_transitions_and_the_unlisted_rule(data):
     costs = cf.Costs(weights={"n": (2.0, 0.5), "c": 3.0}, transitions={"o": {("lo", "hi"): 4.0}})
-    bound = costs.bind(data.schema)
+    bound = costs.bind(data.schema, data.X)
     x = _row(data, n=2, r=1.5, c="y", o="lo")
     row = _row(data, n=5, r=3.5, c="x", o="mid")
     per = dict(
@@ -62,11 +64,11 @@ def test_weights_transitions_and_the_unlisted_rule(data):
         )
     )
     assert per["n"] == pytest.approx(2.0 * 3)
-    assert per["r"] == pytest.approx(2.0 / data.schema["r"].range)  # unlisted: |change| / range
+    # named nowhere: 1 for the change plus |change| / MAD (r's MAD: 1.0)
+    assert per["r"] == pytest.approx(1.0 + 2.0 / 1.0)
     assert per["c"] == pytest.approx(3.0)
-    assert per["o"] == pytest.approx(
-        1.0 / 2
-    )  # a transition left out: the unlisted weight per level
+    # a transition left out: the default weight per rank moved (the ranks' MAD: 1), no charge
+    assert per["o"] == pytest.approx(1.0)
     hi = _row(data, n=2, r=1.5, c="y", o="hi")
     assert bound.evaluate(x, hi.to_frame().T)[0] == pytest.approx(4.0)
     down = _row(data, n=1)
@@ -77,13 +79,15 @@ def test_forbidden_moves_become_bounds(data):
     costs = cf.Costs(
         weights={"n": (INF, 1.0)}, transitions={"c": {("y", "z"): INF}}, missing="weight"
     )
-    bound = costs.bind(data.schema)
+    bound = costs.bind(data.schema, data.X)
     x = _row(data, n=2, c="y")
     b = bound.restrict(cf.Constraints().resolve(data.schema).for_query(x))
     assert b["n"].upper == 2 and b["n"].lower == 1
     assert b["c"].values == ("x", "y")
     assert bound.forbids
-    strict = cf.Costs(transitions={"c": {("y", "x"): 1.0}}, missing="forbid").bind(data.schema)
+    strict = cf.Costs(transitions={"c": {("y", "x"): 1.0}}, missing="forbid").bind(
+        data.schema, data.X
+    )
     assert strict.restrict(cf.Constraints().resolve(data.schema).for_query(x))["c"].values == (
         "x",
         "y",
@@ -113,7 +117,29 @@ def test_round_trip_and_words(data):
     x, rows = data.X.iloc[0], data.X.iloc[1:]
     np.testing.assert_array_equal(back.evaluate(x, rows), bound.evaluate(x, rows))
     assert bound.describe(1.49) == "about 3 months of saving"
-    assert cf.Costs().bind(data.schema).describe(0.41234) == "0.4123"
+    assert cf.Costs().bind(data.schema, data.X).describe(0.41234) == "0.4123"
+
+
+def test_range_l1_keeps_the_old_unlisted_rule(data):
+    bound = cf.Costs.preset("range-l1").bind(data.schema)
+    x = _row(data, r=1.5)
+    per = bound.evaluate(x, _row(data, r=3.5).to_frame().T, per_feature=True)[0]
+    assert per[data.schema.index("r")] == pytest.approx(2.0 / data.schema["r"].range)
+
+
+def test_a_change_charge_is_a_jump_at_the_query():
+    c = FeatureCost("x", "curve", 2.0, (2.0,), (0.0,), left=1.0, right=0.5, change=1.0)
+    assert c(np.array([2.0, 2.0 + 1e-6, 3.0, 1.0])) == pytest.approx([0.0, 1.0, 1.5, 2.0])
+    assert c.exact(Fraction(2)) == 0
+    assert c.exact(Fraction(2) + Fraction(1, 10**9)) == 1 + Fraction(1, 2 * 10**9)
+    assert c.exact(3.0) == Fraction(3, 2)
+    assert not c.convex and not c.free
+    assert replace(c, change=0.0).convex  # the curve itself is convex; the jump is not
+    # a budget below the charge leaves only the query's value; above it, the curve's reach
+    assert c.interval(0.9, -10.0, 10.0) == (2.0, 2.0)
+    lo, hi = c.interval(1.5, -10.0, 10.0)
+    assert (lo, hi) == pytest.approx((1.5, 3.0))
+    assert c.interval(0.9, 3.0, 10.0) == (3.0, 3.0)  # the box leaves out the query
 
 
 @pytest.mark.parametrize(

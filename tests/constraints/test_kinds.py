@@ -49,6 +49,7 @@ def test_every_kind_round_trips_through_json():
         max_changes=2,
         causal=[cf.Causal(child="debt", parents=("income",), coef={"income": 0.5})],
         relations=["income <= 3 * debt"],
+        timeline=cf.Timeline(6, rates={"income": 1.0}),
     )
     d = c.to_dict()
     assert list(d) == list(CONSTRAINT_KINDS)

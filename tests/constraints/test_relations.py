@@ -18,7 +18,8 @@ from counterfact.exceptions import ConstraintError
 @pytest.fixture(scope="module")
 def credit():
     data = cf.datasets.load("german_credit")
-    free = {f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")}
+    moved = ("increasing", "decreasing", "time")
+    free = {f.name: "free" for f in data.schema if f.actionability in moved}
     return data.schema.with_actionability(**free), data.X
 
 

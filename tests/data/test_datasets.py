@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import math
 import subprocess
 import sys
 from importlib import resources
@@ -152,17 +153,56 @@ RECORDS = {
 }
 
 
+#: features only time changes (actionability "time": immutable without a timeline)
+TIME = {
+    "german_credit": {"age", "residence_since", "employment_since"},
+    "adult": {"age"},
+    "compas": {"age"},
+    "default_credit_taiwan": {"AGE"},
+    "student_performance": {"age"},
+}
+
+
 @pytest.mark.parametrize("name", list(IMMUTABLE))
 def test_papers_immutables(name):
-    assert set(load(name).schema.immutable) == IMMUTABLE[name] | RECORDS.get(name, set())
+    """The papers' immutables hold without a timeline: fixed facts, records and the
+    features only time changes."""
+    data = load(name)
+    fixed = set(cf.Constraints().resolve(data.schema).immutable)
+    assert fixed == IMMUTABLE[name] | RECORDS.get(name, set()) | TIME.get(name, set())
+    assert {f.name for f in data.schema if f.actionability == "time"} == TIME.get(name, set())
+
+
+@pytest.mark.parametrize("name", list(TIME))
+def test_time_features_and_default_timeline(name):
+    """Each dataset with features only time changes carries a default timeline under
+    which those features advance (and only with time): 24 months, waiting priced."""
+    data = load(name)
+    timeline = cf.datasets.timeline(data)
+    assert timeline is not None and timeline.horizon == 24 and timeline.wait_cost > 0
+    assert cf.datasets.timeline(data, horizon=12).horizon == 12
+    resolved = cf.Constraints(timeline=timeline).resolve(data.schema)
+    assert not (TIME[name] & set(resolved.immutable))
+    x = data.X.iloc[0]
+    older = timeline.advance(data.schema, x, 12)
+    for f in data.schema:
+        if f.actionability == "time" and f.is_numeric:
+            assert older[f.name] == x[f.name] + 1, f.name  # one year per 12 months
+    assert timeline.elapsed(data.schema, x, older) == 12
+
+
+def test_no_default_timeline_without_time_features():
+    assert cf.datasets.timeline("wine_quality_red") is None
+    assert cf.datasets.timeline(load("compas", variant="mace")) is None
 
 
 def test_realistic_defaults():
     """No bundled default lets an answer rewrite a record or advise getting worse."""
     s = load("german_credit").schema
     assert s["credit_history"].actionability == "immutable"
-    for name in ("checking_status", "savings", "job", "employment_since"):
+    for name in ("checking_status", "savings", "job"):
         assert (s[name].kind, s[name].actionability) == ("ordinal", "increasing"), name
+    assert s["employment_since"].edges == (0.0, 1.0, 4.0, 7.0, math.inf)  # a band of years
     # "no account" / "unknown" is the lowest level: nobody is advised to close an account
     assert s["checking_status"].categories[0] == "no checking account"
     assert s["checking_status"].categories[-1] == ">= 200 DM / salary assigned"
@@ -209,7 +249,7 @@ def test_german_credit_decoded():
         s["employment_since"].kind == "ordinal"
         and s["employment_since"].categories[0] == "unemployed"
     )
-    assert s["age"].actionability == "increasing"
+    assert s["age"].actionability == "time" and s["age"].per_month == pytest.approx(1 / 12)
     assert "duration_months" in s and "credit_amount" in s  # used by other tests and the docs
 
 
@@ -220,7 +260,7 @@ def test_adult_options_and_types():
     assert (
         s["education"].categories[0] == "Preschool" and s["education"].categories[-1] == "Doctorate"
     )
-    assert s["age"].actionability == "increasing" and s["sex"].kind == "binary"
+    assert s["age"].actionability == "time" and s["sex"].kind == "binary"
     assert "fnlwgt" not in s and "education_num" not in s
     assert not (data.X == "?").any().any()
     train, test = predefined_split(data)

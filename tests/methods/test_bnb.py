@@ -90,7 +90,11 @@ def test_bnb_equals_brute_force(setting, kind, norm):
     data, train, test, models = setting
     model = models[kind]
     X = _queries(model, test)
-    res = cf.MACE(norm=norm, solver="bnb", random_state=0).fit(model, train).explain(X, target=1)
+    res = (
+        cf.MACE(norm=norm, solver="bnb", random_state=0)
+        .fit(model, train)
+        .explain(X, target=1, requirements=cf.Requirements(costs="own"))
+    )
     assert (res.diagnostics["solver"] == "bnb").all()
     for qid in X.index:
         best = _brute(model, data.schema, X.loc[qid], norm, lambda g: np.ones(len(g), dtype=bool))
@@ -110,7 +114,7 @@ def test_bnb_constraints_equal_brute_force(setting):
     res = (
         cf.MACE(norm="l1", solver="bnb", random_state=0)
         .fit(model, train)
-        .explain(X, target=1, constraints=cons)
+        .explain(X, target=1, constraints=cons, requirements=cf.Requirements(costs="own"))
     )
     order = {c: i for i, c in enumerate(data.schema["lvl"].categories)}
     for qid in X.index:
@@ -137,7 +141,7 @@ def test_bnb_min_probability(setting):
     res = (
         cf.MACE(norm="l1", solver="bnb", random_state=0)
         .fit(model, train)
-        .explain(X, target=1, requirements=cf.Requirements(min_probability=0.8))
+        .explain(X, target=1, requirements=cf.Requirements(costs="own", min_probability=0.8))
     )
     for qid in X.index:
         best = _brute(
@@ -159,11 +163,15 @@ def test_bnb_equals_z3(setting):
     _, train, test, models = setting
     for model in models.values():
         X = _queries(model, test, 4)
-        b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X, target=1)
+        b = (
+            cf.MACE(norm="l1", solver="bnb", random_state=0)
+            .fit(model, train)
+            .explain(X, target=1, requirements=cf.Requirements(costs="own"))
+        )
         z = (
             cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0)
             .fit(model, train)
-            .explain(X, target=1)
+            .explain(X, target=1, requirements=cf.Requirements(costs="own"))
         )
         both = (b.status == "optimal") & (z.status == "optimal")
         assert both.sum() >= 3
@@ -181,7 +189,9 @@ def test_auto_chooses_bnb_for_ensembles_and_falls_back_for_diversity(setting):
     X = _queries(models["rf"], test, 2)
     m = cf.MACE(norm="l1", random_state=0).fit(models["rf"], train)
     assert m.solver_ == "bnb"
-    res = m.explain(X, target=1, n_counterfactuals=2)  # the second answer: another oracle
+    res = m.explain(
+        X, target=1, n_counterfactuals=2, requirements=cf.Requirements(costs="own")
+    )  # the second answer: another oracle
     assert (res.status == "optimal").all()
     assert res.counterfactuals.groupby(level=0).size().max() == 2
 
@@ -191,10 +201,12 @@ def test_explicit_bnb_raises_on_what_it_cannot_search(setting):
     X = _queries(models["rf"], test, 1)
     m = cf.MACE(solver="bnb").fit(models["rf"], train)
     with pytest.raises(cf.UnsupportedConstraintError, match="diversity"):
-        m.explain(X, target=1, n_counterfactuals=2)
+        m.explain(X, target=1, n_counterfactuals=2, requirements=cf.Requirements(costs="own"))
     lr = cf.models.fit(train, "lr", random_state=0)
     with pytest.raises(cf.UnsupportedConstraintError, match="no tree ensemble"):
-        cf.MACE(solver="bnb").fit(lr, train).explain(_queries(lr, test, 1), target=1)
+        cf.MACE(solver="bnb").fit(lr, train).explain(
+            _queries(lr, test, 1), target=1, requirements=cf.Requirements(costs="own")
+        )
 
 
 def test_bnb_adult_matches_z3_xgboost():
@@ -208,8 +220,16 @@ def test_bnb_adult_matches_z3_xgboost():
     train = train.subset(train.frame.sample(4000, random_state=0).index)
     model = cf.models.fit(train, "xgb", random_state=0, n_estimators=30, max_depth=4)
     X = test.X[model.predict(test.X) != model.classes_[-1]].iloc[:3]
-    b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(model, train).explain(X)
-    z = cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0).fit(model, train).explain(X)
+    b = (
+        cf.MACE(norm="l1", solver="bnb", random_state=0)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(costs="own"))
+    )
+    z = (
+        cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(costs="own"))
+    )
     assert (b.status == "optimal").all() and (z.status == "optimal").all()
     assert (b.diagnostics["n_margin_retries"] == 0).all() and (
         z.diagnostics["n_margin_retries"] == 0
@@ -224,7 +244,7 @@ def test_bnb_robust_to_another_forest_equals_z3(setting):
     _, train, test, models = setting
     other = cf.models.fit(train, "rf", random_state=1, n_estimators=5, max_depth=3)
     X = _queries(models["rf"], test, 3)
-    kw = {"target": 1, "requirements": cf.Requirements(robust_to=[other])}
+    kw = {"target": 1, "requirements": cf.Requirements(costs="own", robust_to=[other])}
     b = cf.MACE(norm="l1", solver="bnb", random_state=0).fit(models["rf"], train).explain(X, **kw)
     z = (
         cf.MACE(norm="l1", solver="z3", rel_gap=1e-6, random_state=0)

@@ -130,5 +130,5 @@ def test_the_suite_catches_an_override_of_the_pipeline():
     with pytest.raises(AssertionError, match="_check_fitted") as info:
         check_method(lambda: Meddler(random_state=0), setting=make_setting("lr"))
     report = str(info.value)
-    assert report.startswith("Meddler failed ") and "of 12 conformance checks" in report
+    assert report.startswith("Meddler failed ") and "of 13 conformance checks" in report
     assert "- check_tags: The class declares its facts" in report

@@ -20,7 +20,9 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.constraints._costs import BoundCosts
 from counterfact.methods._tags import MethodTags
+from counterfact.schema._spread import mad as mad_of
 from counterfact.methods.nearest import NearestObservable
 
 pytest.importorskip("highspy")
@@ -216,8 +218,6 @@ def test_costs_are_not_mutated_and_bad_use_is_refused(setting):
             queries.iloc[:1],
             requirements=cf.Requirements(costs=cf.Costs(weights={"income": 1.0})),
         )
-    with pytest.raises(cf.ValidationError, match="explained without costs"):
-        NearestObservable().fit(model, data).explain(queries.iloc[:1]).cost()
     assert repr(COSTS) == before
 
 
@@ -235,3 +235,76 @@ def test_audit_costs_carry_the_unit(setting):
     assert len(rec) and np.allclose(rec["cost"], rec["cost_user"])
     res = mace.explain(queries, requirements=cf.Requirements(costs=COSTS))
     assert np.allclose(rec["cost_user"].to_numpy(), _first_costs(res).reindex(rec.index).to_numpy())
+
+
+# ------------------------------------------------------------ the measure of effort
+
+
+def test_the_default_measure_counts_changes_and_moves_in_mads(setting):
+    """Known answers of ``Costs()``: 1 per changed feature plus each numeric or ordinal
+    move in MADs of the training data, a category change moving one unit."""
+    data, *_ = setting
+    bound = cf.Costs().bind(data.schema, data.X)
+    mad = mad_of(data.X, data.schema)
+    q = data.X.iloc[0]
+    one_cat = q.copy()
+    one_cat["c"] = "z" if q["c"] != "z" else "x"
+    far = q.copy()
+    far["a"] = 10 if q["a"] < 5 else 0
+    far["b"] = 8 if q["b"] < 4 else 0
+    both = one_cat.copy()
+    both["a"] = q["a"] + 1 if q["a"] < 10 else q["a"] - 1
+    cost = bound.evaluate(q, pd.DataFrame([q, one_cat, far, both]))
+    expected_far = 2 + abs(far["a"] - q["a"]) / mad[0] + abs(far["b"] - q["b"]) / mad[1]
+    assert cost == pytest.approx([0.0, 2.0, expected_far, 2.0 + 1.0 + 1 / mad[0]])
+    # a category change beats a large numeric move, one change beats two
+    assert cost[1] < cost[2] and cost[1] < cost[3]
+
+
+def test_named_measures_and_own(setting):
+    data, model, _grid, _pred, queries = setting
+    assert cf.Costs().preset_name == "effort"
+    assert cf.Costs.preset("fewest-changes").moves == 0.01
+    assert cf.Requirements(costs="smallest-moves").costs == cf.Costs(per_change=0.0)
+    assert "MADs" in cf.Costs().words() and "range" in cf.Costs.preset("range-l1").words()
+    with pytest.raises(cf.ValidationError, match="named measure"):
+        cf.Requirements(costs="cheapest")
+    with pytest.raises(cf.ValidationError, match="Unknown measure"):
+        cf.Costs.preset("cheapest")
+    with pytest.raises(cf.ValidationError, match="Costs.scale"):
+        cf.Costs(scale="std")
+    near = NearestObservable().fit(model, data)
+    own = near.explain(queries.iloc[:2], requirements=cf.Requirements(costs="own"))
+    assert own.costs is None
+    default = near.explain(queries.iloc[:2])
+    assert default.costs is not None and default.costs.costs == cf.Costs()
+
+
+def test_range_scale_is_the_range_normalised_l1(setting):
+    data, *_ = setting
+    bound = cf.Costs.preset("range-l1").bind(data.schema)
+    q = data.X.iloc[0]
+    row = q.copy()
+    row["a"] = 10 if q["a"] < 5 else 0
+    row["c"] = "z" if q["c"] != "z" else "x"
+    rng = data.schema.ranges()
+    assert bound.evaluate(q, row.to_frame().T)[0] == pytest.approx(
+        abs(row["a"] - q["a"]) / rng[0] + 1.0
+    )
+
+
+def test_per_change_and_its_round_trip(setting):
+    data, *_ = setting
+    costs = cf.Costs(weights={"a": 0.5}, per_change={"a": 3.0, "b": 0.0})
+    assert costs.charge("a") == 3.0 and costs.charge("b") == 0.0 and costs.charge("c") == 1.0
+    bound = costs.bind(data.schema, data.X)
+    again = BoundCosts.from_dict(json.loads(json.dumps(bound.to_dict())), data.schema)
+    assert again.spread == bound.spread and again.costs == costs
+    q = data.X.iloc[0]
+    row = q.copy()
+    row["a"] = q["a"] + 2 if q["a"] <= 8 else q["a"] - 2
+    assert bound.evaluate(q, row.to_frame().T)[0] == pytest.approx(3.0 + 2 * 0.5)
+    with pytest.raises(cf.ValidationError, match="per_change"):
+        cf.Costs(per_change=-1)
+    with pytest.raises(cf.ValidationError, match="scale='range'"):
+        cf.Costs().bind(data.schema)

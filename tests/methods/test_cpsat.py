@@ -40,8 +40,16 @@ def setting():
 def test_cpsat_matches_z3(setting, norm):
     train, test, model = setting
     X = test.X.iloc[:6]
-    z = cf.MACE(norm=norm, rel_gap=EPS, solver="z3", random_state=0).fit(model, train).explain(X)
-    c = cf.MACE(norm=norm, rel_gap=EPS, solver="cpsat", random_state=0).fit(model, train).explain(X)
+    z = (
+        cf.MACE(norm=norm, rel_gap=EPS, solver="z3", random_state=0)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(costs="own"))
+    )
+    c = (
+        cf.MACE(norm=norm, rel_gap=EPS, solver="cpsat", random_state=0)
+        .fit(model, train)
+        .explain(X, requirements=cf.Requirements(costs="own"))
+    )
     assert (c.diagnostics["solver"] == "cpsat").all()
     both = (z.status == "optimal") & (c.status == "optimal")
     assert both.sum() >= 4
@@ -63,7 +71,7 @@ def test_cpsat_falls_back_to_z3_for_diversity(setting):
     res = (
         cf.MACE(norm="l1", solver="cpsat", random_state=0)
         .fit(model, train)
-        .explain(test.X.iloc[:2], n_counterfactuals=2)
+        .explain(test.X.iloc[:2], n_counterfactuals=2, requirements=cf.Requirements(costs="own"))
     )
     assert (res.found >= 1).all()
 
@@ -83,9 +91,13 @@ def test_auto_oracle_is_chosen_per_model_class(setting, monkeypatch):
     boosted = cf.MACE(random_state=0).fit(gbm, train)
     assert boosted.solvers_ == ("bnb", "cpsat", "z3")
     X = test.X.iloc[:3]
-    r = boosted.explain(X)
+    r = boosted.explain(X, requirements=cf.Requirements(costs="own"))
     assert (r.diagnostics["solver"] == "bnb").all() and (r.status == "optimal").all()
-    r = cf.MACE(random_state=0, solver="cpsat").fit(gbm, train).explain(X)
+    r = (
+        cf.MACE(random_state=0, solver="cpsat")
+        .fit(gbm, train)
+        .explain(X, requirements=cf.Requirements(costs="own"))
+    )
     assert (r.diagnostics["solver"] == "cpsat").all() and (r.status == "optimal").all()
     assert (
         gbm.predict(r.counterfactuals[X.columns])
@@ -118,7 +130,11 @@ def test_auto_on_boosted_models_returns_verified_optimal_answers(kind):
     # as measured (see MACE._auto_solvers)
     assert mace.solvers_ == (("bnb", "z3") if kind == "xgb" else ("bnb", "cpsat", "z3"))
     X = test.X.iloc[:3]
-    r = mace.explain(X, target=0) if kind == "gbm-3class" else mace.explain(X)
+    r = (
+        mace.explain(X, target=0, requirements=cf.Requirements(costs="own"))
+        if kind == "gbm-3class"
+        else mace.explain(X, requirements=cf.Requirements(costs="own"))
+    )
     assert (r.status == "optimal").all(), r.reason
     cfs = r.counterfactuals
     assert (

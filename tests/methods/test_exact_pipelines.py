@@ -131,7 +131,7 @@ def test_mace_proves_nearest_on_the_quoted_pipeline(
     res = (
         cf.MACE(norm="l1", rel_gap=EPS, time_limit=60, random_state=0)
         .fit(model, train)
-        .explain(queries)
+        .explain(queries, requirements=cf.Requirements(costs="own"))  # eq. (3), l1
     )
     rng = np.random.default_rng(0)
     for qid, q in queries.iterrows():

@@ -98,7 +98,11 @@ def _compare(kind: str, relations: list[str], method, *, tol: float) -> None:
     data, model, _, _, queries = setting(kind)
     best = brute_force(kind, relations)
     m = method.fit(model, data)
-    r = m.explain(queries, constraints=cf.Constraints(relations=relations))
+    r = m.explain(
+        queries,
+        constraints=cf.Constraints(relations=relations),
+        requirements=cf.Requirements(costs="own"),
+    )
     for qid, x in queries.iterrows():
         if best[qid] is None:
             assert r.status[qid] == "infeasible", (qid, r.status[qid])
@@ -136,11 +140,19 @@ def test_cpsat_oracle_refuses_relations_and_auto_answers_with_z3():
     with pytest.raises(
         cf.UnsupportedConstraintError, match="credit_amount <= 600 \\* duration_months"
     ):
-        cf.MACE(solver="cpsat", time_limit=20).fit(model, train).explain(x, constraints=c)
+        cf.MACE(solver="cpsat", time_limit=20).fit(model, train).explain(
+            x, constraints=c, requirements=cf.Requirements(costs="own")
+        )
     # the branch-and-bound oracle refuses them too
     with pytest.raises(cf.UnsupportedConstraintError, match="relations"):
-        cf.MACE(solver="bnb", time_limit=20).fit(model, train).explain(x, constraints=c)
-    r = cf.MACE(time_limit=30).fit(model, train).explain(x, constraints=c)  # "auto": Z3 answers it
+        cf.MACE(solver="bnb", time_limit=20).fit(model, train).explain(
+            x, constraints=c, requirements=cf.Requirements(costs="own")
+        )
+    r = (
+        cf.MACE(time_limit=30)
+        .fit(model, train)
+        .explain(x, constraints=c, requirements=cf.Requirements(costs="own"))
+    )  # "auto": Z3 answers it
     assert r.status.iloc[0] in ("optimal", "infeasible")
     assert r.diagnostics["solver"].iloc[0] == "z3"  # the oracle that searched, not the default one
     if len(r.counterfactuals):
@@ -156,10 +168,16 @@ def test_ceocl_refuses_a_strict_inequality_over_a_continuous_feature():
     # its negation 'credit_amount > 5000' is open
     closed = "if credit_amount <= 5000 then duration_months <= 24"
     with pytest.raises(cf.UnsupportedConstraintError, match="credit_amount <= 5000"):
-        ceocl.explain(x, constraints=cf.Constraints(relations=[closed]))
+        ceocl.explain(
+            x,
+            constraints=cf.Constraints(relations=[closed]),
+            requirements=cf.Requirements(costs="own"),
+        )
     # negation 'credit_amount >= 5000': closed
     strict = "if credit_amount < 5000 then duration_months <= 24"
-    r = ceocl.explain(x, constraints=cf.Constraints(relations=[strict]))
+    r = ceocl.explain(
+        x, constraints=cf.Constraints(relations=[strict]), requirements=cf.Requirements(costs="own")
+    )
     assert r.status.iloc[0] in ("optimal", "feasible", "infeasible")
     if len(r.counterfactuals):
         assert cf.violations(

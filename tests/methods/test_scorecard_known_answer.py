@@ -175,11 +175,11 @@ def test_mace_and_ceocl_find_the_brute_force_optimum(
     ceocl = cf.CEOCL(
         norm="l1", distance_scale="range", solution_pool=False, time_limit=60, random_state=0
     ).fit(model, train)
-    res = ceocl.explain(queries)
+    res = ceocl.explain(queries, requirements=cf.Requirements(costs="own"))
     mace = cf.MACE(norm="l1", rel_gap=EPS, margin=ceocl.margin, time_limit=60, random_state=0).fit(
         model, train
     )
-    resm = mace.explain(queries)
+    resm = mace.explain(queries, requirements=cf.Requirements(costs="own"))
     for qid, q in queries.iterrows():
         target = int(res.target[qid])
         opt = _brute_force(model, schema, edges, q, target, ceocl.margin)
@@ -218,7 +218,7 @@ def test_z3_and_cpsat_oracles_agree_on_the_scorecard(data: tuple[cf.Dataset, cf.
         res = (
             cf.MACE(norm="l1", rel_gap=EPS, solver=oracle, time_limit=60, random_state=0)
             .fit(model, train)
-            .explain(queries)
+            .explain(queries, requirements=cf.Requirements(costs="own"))
         )
         assert (res.status == "optimal").all(), (oracle, res.status.tolist())
         out[oracle] = res.diagnostics["delta_max"].to_numpy(dtype=float)

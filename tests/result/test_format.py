@@ -134,7 +134,7 @@ def test_result_renderings_list_only_changes_at_resolution(schema):
     r = _result(schema)
     text = r.describe()
     assert "query 10, #0: credit_amount 1330 -> 1031; drinks 0.50 -> 0.57" in text
-    assert "query 10, #1: purpose car -> radio" in text
+    assert "query 10, #1: purpose 'car' -> 'radio'" in text  # categories quoted next to "->"
     assert "mcv" not in text and "1031.000061" not in text
     d = r.diffs()
     assert set(d["feature"]) == {"credit_amount", "drinks", "purpose"}
@@ -176,7 +176,7 @@ def test_every_non_success_has_a_reason(schema):
 def test_real_run_renders_only_changes():
     data = cf.datasets.load("german_credit")
     model = cf.models.fit(data, "lr")
-    method = cf.methods.get("nearest").fit(model, data)
+    method = cf.methods.get("ufce", random_state=0).fit(model, data)
     pred = model.predict(data.X)
     rows = data.X[pred == 0].iloc[:5]
     r = method.explain(rows, target=1, n_counterfactuals=2)

@@ -239,6 +239,25 @@ def test_describe_prints_domains_at_resolution_and_short():
     assert d.loc["size", "domain"] == "S, M, L"
 
 
+def test_describe_prints_whole_in_a_narrow_terminal():
+    """print(schema.describe()) shows every column (pandas would cut the middle ones to
+    '...' in an 80-column terminal); the table is still a DataFrame."""
+    import pandas as pd
+
+    schema = cf.datasets.load("german_credit").schema
+    d = schema.describe()
+    with pd.option_context("display.width", 80, "display.max_columns", 4):
+        text = str(d)
+        assert repr(d) == text
+    lines = text.splitlines()
+    for col in ("kind", "domain", "resolution", "actionability", "unit"):
+        assert col in lines[0]
+    assert "..." not in lines[0] and len(lines) == len(schema) + 2
+    assert "months" in text and "DM" in text  # the unit column is shown
+    assert isinstance(d, pd.DataFrame) and list(d.index) == schema.names
+    assert type(d[["kind"]]) is pd.DataFrame  # a slice is a plain DataFrame
+
+
 def _coerce_reference(schema, X):
     """Column-by-column statement of what ``Schema.coerce`` returns."""
     cols = {}

@@ -145,8 +145,10 @@ def test_methods_say_what_their_answers_mean(client, setting):
         )
         assert m["display_name"] == tags.display_name
         assert set(m["meaning"]) >= {"optimal", "feasible", "infeasible", "timeout", "failed"}
-    assert methods["mace"]["meaning"]["optimal"].startswith("Proven nearest")
-    assert "not proven nearest" in methods["mace"]["meaning"]["feasible"]
+    # the meaning names the measure of effort
+    optimal = methods["mace"]["meaning"]["optimal"]
+    assert optimal.startswith("Proven smallest") and "fewer changes or smaller moves" in optimal
+    assert "not proven smallest" in methods["mace"]["meaning"]["feasible"]
     assert methods["mace"]["meaning"]["infeasible"].startswith("Proven")
     assert "does not prove" in methods["nearest"]["meaning"]["optimal"]
     assert "does not prove that none exists" in methods["nearest"]["meaning"]["infeasible"]
@@ -265,7 +267,9 @@ def test_reasons_for_a_notice(client, service, row):
         assert c["notice"].startswith(
             "Principal reasons the application was not assigned to 'granted':"
         )
-        assert "How this was established: " + res["certificate"] in c["notice"]
+        # the guarantee in words for a lay reader, with the measure; no raw bound
+        assert "How this was established: " + res["plain_certificate"] in c["notice"]
+        assert "Smaller means fewer changes or smaller moves" in c["notice"]
     without = _explain(client, row, method="mace")["results"][0]["counterfactuals"][0]
     assert without["reasons"] is None and without["notice"] is None
 

@@ -7,9 +7,15 @@ Output folder layout::
       models/<ds>-<model>-<seed>.joblib   fitted models (reused on resume)
       cells/<cell>.json         one per cell: status (done | skipped | error), reason, timings
       cells/<cell>.result.json  the CounterfactualResult of a finished cell
+      cells/<cell>.metrics.csv  its metrics per query (``effort``: the first answer's effort)
+      cells/<cell>.effort.csv   every answer's effort, in the result's answer order
       cells/<cell>.chunks/      with ``chunk_size``: each finished chunk of a cell (resumed from)
       results.csv / .parquet    long table: one row per (cell, query, rank)
       summary.csv               one row per dataset x model x method
+
+Every answer's *effort* -- the default measure of effort, 1 per changed feature plus each
+move in MAD-units of the cell's training data -- is recorded whatever measure the methods
+searched in (the spec's ``costs:``), so that the tables compare every method on one scale.
 """
 
 from __future__ import annotations
@@ -29,7 +35,7 @@ import numpy as np
 import pandas as pd
 
 from .. import datasets, methods, models
-from ..constraints import Constraints
+from ..constraints import Constraints, Costs, Requirements
 from ..exceptions import (
     DatasetNotFoundError,
     MissingDependencyError,
@@ -43,7 +49,12 @@ from ..metrics import LOFPlausibility
 from ..result import CounterfactualResult
 from ._spec import DatasetSpec, MethodSpec, ModelSpec, Spec, load_spec
 
-__all__ = ["collect", "run", "summarise"]
+__all__ = ["EFFORT", "collect", "effort", "run", "summarise"]
+
+#: the column of every answer's effort (the default measure), in results and summaries
+EFFORT = "effort"
+#: what ``costs`` a cell ran under when the spec names none
+DEFAULT_MEASURE = "effort"
 
 # a combination the method cannot handle, or an input not available on this machine
 _SKIP_ERRORS = (
@@ -337,11 +348,12 @@ def _run_cell(
         t0 = time.perf_counter()
         chunk_dir = _chunk_dir(out / "cells" / f"{cid}.chunks", resume, meta)
         result, metrics = _explain(
-            method, X, train, spec, constraints, n_jobs, me.explain, lof, chunk_dir
+            method, X, train, spec, constraints, n_jobs, _explain_options(spec, me), lof, chunk_dir
         )
         meta["explain_seconds"] = time.perf_counter() - t0
+        meta["costs"] = spec.costs or DEFAULT_MEASURE
         (out / "cells" / f"{cid}.result.json").write_text(result.to_json())
-        metrics.to_csv(out / "cells" / f"{cid}.metrics.csv")
+        _save_effort(out / "cells" / cid, result, method, train, metrics)
         meta.update(
             status="done",
             n_queries=len(X),
@@ -356,6 +368,55 @@ def _run_cell(
             traceback=traceback.format_exc(limit=8),
         )
     return meta
+
+
+def _explain_options(spec: Spec, me: MethodSpec) -> dict[str, Any]:
+    """The method's extra explain() keywords, with the spec's measure (``costs:``) in its
+    requirements."""
+    extra = dict(me.explain)
+    if spec.costs is None:
+        return extra
+    req = extra.get("requirements")
+    if req is None:
+        extra["requirements"] = Requirements(costs=spec.costs)
+    elif isinstance(req, Requirements):
+        extra["requirements"] = replace(req, costs=spec.costs)
+    else:
+        raise ValidationError(
+            f"Benchmark spec: method {me.id!r} explain.requirements must be a cf.Requirements; "
+            "set the measure with the spec's costs: key."
+        )
+    return extra
+
+
+def effort(result: CounterfactualResult, method: Any, train: Any) -> pd.Series:
+    """Each answer's effort (the default measure: 1 per changed feature plus each move in
+    MAD-units of ``train``), whatever measure the method searched in; index ``(query, rank)``."""
+    cfs = result.counterfactuals
+    bound = Costs().bind(method.schema_, train.X)
+    out = np.full(len(cfs), np.nan)
+    for q, rows in cfs.groupby(level=0, sort=False) if len(cfs) else []:
+        out[cfs.index.get_indexer(rows.index)] = bound.evaluate(result.queries.loc[q], rows)
+    return pd.Series(out, index=cfs.index, name=EFFORT, dtype=float)
+
+
+def _save_effort(
+    stem: Path, result: CounterfactualResult, method: Any, train: Any, metrics: pd.DataFrame
+) -> None:
+    """Every answer's effort (``<cell>.effort.csv``, in the result's answer order) and each
+    query's first answer's effort as the metric ``effort`` (``<cell>.metrics.csv``)."""
+    per_answer = effort(result, method, train)
+    pd.DataFrame({EFFORT: per_answer.to_numpy()}).to_csv(
+        stem.with_name(stem.name + ".effort.csv"), index=False
+    )
+    first = per_answer[per_answer.index.get_level_values(1) == 0]
+    metrics = metrics.copy()
+    metrics[EFFORT] = (
+        pd.Series(first.to_numpy(), index=first.index.get_level_values(0))
+        .reindex(metrics.index)
+        .to_numpy(dtype=float)
+    )
+    metrics.to_csv(stem.with_name(stem.name + ".metrics.csv"))
 
 
 def _split(
@@ -500,6 +561,7 @@ def collect(out: str | Path) -> pd.DataFrame:
         r = CounterfactualResult.from_json((out / "cells" / f"{cid}.result.json").read_text())
         m = pd.read_csv(out / "cells" / f"{cid}.metrics.csv", index_col=0)
         m.index = r.queries.index
+        per_answer = _read_effort(out / "cells" / f"{cid}.effort.csv", r)
         kind = _time_kind(meta, r.runtime)
         reasons = r.reason
         for q in r.queries.index:
@@ -525,6 +587,7 @@ def collect(out: str | Path) -> pd.DataFrame:
                     {
                         **base,
                         "rank": rank,
+                        EFFORT: per_answer.get((q, rank), np.nan),
                         "features": json.dumps(
                             {k: (v.item() if hasattr(v, "item") else v) for k, v in row.items()}
                         ),
@@ -538,6 +601,18 @@ def collect(out: str | Path) -> pd.DataFrame:
         except ImportError:
             pass
     return table
+
+
+def _read_effort(path: Path, result: CounterfactualResult) -> pd.Series:
+    """The answers' effort saved with a cell (index ``(query, rank)``; empty for a cell
+    written before it was recorded)."""
+    cfs = result.counterfactuals
+    if not path.exists():
+        return pd.Series(dtype=float)
+    values = pd.read_csv(path)[EFFORT].to_numpy(dtype=float)
+    if len(values) != len(cfs):
+        return pd.Series(dtype=float)
+    return pd.Series(values, index=cfs.index, dtype=float)
 
 
 def _wilson(k: int, n: int) -> tuple[float, float]:

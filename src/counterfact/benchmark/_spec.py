@@ -12,6 +12,8 @@ from typing import Any
 
 from .. import datasets, methods
 from ..constraints import Constraints
+from ..constraints._costs import MEASURES
+from ..constraints._requirements import OWN_MEASURE
 from ..data._loading import read_structured
 from ..exceptions import CounterfactError, ValidationError
 from ..models._fit import KINDS
@@ -92,6 +94,10 @@ class Spec:
     rows are the test set of cell fold i.  ``chunk_size`` explains a cell's
     queries in chunks of that many rows, each saved as it finishes, so that an
     interrupted run resumes inside a long cell instead of starting it again.
+    ``costs`` is the measure every method minimises and ranks by (``None``: the default
+    measure of effort; ``"own"``: each method's own objective, as the papers' tables use);
+    whatever it is, every answer's effort is also recorded, so that the tables compare
+    the methods on one scale.
     ``full`` holds the validated ``full:`` section (the paper's size);
     ``protocol`` is ``"full"`` once it has been applied (``load_spec(...,
     full=True)``), else ``"default"``.
@@ -119,6 +125,9 @@ class Spec:
     chunk_size: int | None = None
     full: dict[str, Any] | None = None
     protocol: str = "default"
+    #: the measure every method minimises and ranks by: ``None`` (the default measure of
+    #: effort), a named measure, or ``"own"`` (each method's own objective: the papers')
+    costs: str | None = None
 
 
 _TOP_KEYS = {
@@ -139,6 +148,7 @@ _TOP_KEYS = {
     "folds",
     "chunk_size",
     "full",
+    "costs",
 }
 #: what a ``full:`` section may override
 _FULL_KEYS = {"queries", "seeds", "folds", "time_limit", "chunk_size", "datasets"}
@@ -312,6 +322,7 @@ def _spec_from_mapping(d: Mapping[str, Any]) -> Spec:
         if d.get("chunk_size") is None
         else _positive_int(d["chunk_size"], "chunk_size"),
         full=_full_section(d.get("full"), ds_specs),
+        costs=_costs(d.get("costs")),
     )
 
 
@@ -434,6 +445,20 @@ def _queries(v: Any, what: str) -> int | None:
             f"Benchmark spec: {what} must be an integer >= 1 or 'all'. Got {v!r}."
         )
     return _positive_int(v, f"{what} (an integer >= 1 or 'all')")
+
+
+def _costs(v: Any) -> str | None:
+    """The spec's ``costs:``: a named measure or ``own`` (None: the default measure)."""
+    if v is None:
+        return None
+    choices = [*MEASURES, OWN_MEASURE]
+    if v not in choices:
+        raise ValidationError(
+            f"Benchmark spec: costs must be one of {choices} (default effort: 1 per changed "
+            f"feature plus each move in MADs; {OWN_MEASURE!r}: each method's own objective, "
+            f"as in its paper). Got {v!r}."
+        )
+    return str(v)
 
 
 def _folds(v: Any) -> int | None:

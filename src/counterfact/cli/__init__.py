@@ -215,6 +215,13 @@ def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
         "--rows", type=int, default=3, help="how many rejected applicants to explain (default 3)"
     )
     m.add_argument(
+        "--horizon",
+        type=int,
+        default=12,
+        metavar="N",
+        help="answers may take up to N months: age and tenure move with them (default 12)",
+    )
+    m.add_argument(
         "-n",
         "--n-counterfactuals",
         type=int,

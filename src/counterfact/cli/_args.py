@@ -21,6 +21,7 @@ __all__ = [
     "parse_rows",
     "parse_value",
     "split_list",
+    "units",
 ]
 
 
@@ -66,6 +67,20 @@ def class_names(text: str | None) -> dict[Any, str]:
                 "0=rejected,1=approved."
             )
         out[parse_value(key.strip())] = name.strip()
+    return out
+
+
+def units(text: str | None) -> dict[str, str]:
+    """``--units income=USD,loan_term=months`` -> ``{"income": "USD", "loan_term": "months"}``."""
+    out: dict[str, str] = {}
+    for item in split_list(text):
+        name, sep, unit = item.partition("=")
+        if not sep or not name.strip() or not unit.strip():
+            raise ValidationError(
+                f"--units {text!r}: {item!r} is not FEATURE=UNIT; write e.g. --units "
+                "income=USD,loan_term=months."
+            )
+        out[name.strip()] = unit.strip()
     return out
 
 
@@ -201,6 +216,7 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
         allowed_values=allowed,
         features_to_vary=split_list(args.vary) or None,
         max_changes=args.max_changes,
+        timeline=getattr(args, "horizon", None),
     )
     return base.merge(flags)
 

@@ -11,6 +11,8 @@ from .. import methods
 from .._utils._deps import import_optional, install_hint, is_available
 from ..exceptions import MissingDependencyError, ValidationError
 from ..recourse import ActionSearch, Batch, Statistics, audit, global_recourse
+from ..recourse._rows import COST_COLUMNS
+from ..recourse._text import measure_words
 from ._args import constraints_from_args, method_params, parse_value, split_list
 from ._commands import (
     _check_requirements,
@@ -121,9 +123,10 @@ def _add_population(a: argparse.ArgumentParser) -> None:
     )
     a.add_argument(
         "--cost",
-        choices=["l1", "method", "n_changed"],
-        default="l1",
-        help="the cost aggregated (default l1: normalised l1)",
+        choices=list(COST_COLUMNS),
+        help="the cost aggregated (default effort: 1 per changed feature plus each move in "
+        "MAD-units, the same scale for every method); l1: the range-normalised l1 distance; "
+        "method: the method's own objective; n_changed; costs: the --measure's costs",
     )
     a.add_argument(
         "--max-rows",
@@ -226,6 +229,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
     s = result.summary()
     sys.stdout.write(s[_SUMMARY_COLUMNS].to_string(index=False) + "\n")
+    sys.stdout.write(f"cost: {measure_words(result.meta)}\n")
     if found is not None:
         _print_global(found)
     return 0
@@ -280,7 +284,7 @@ def _global(
         pool,
         max_actions=args.global_k,
         groups=split_list(args.groups) or None,
-        measure=args.cost,
+        measure=args.cost or "effort",
         constraints=constraints,
         target=_target(args),
         individual=result,

@@ -30,6 +30,7 @@ from ._args import (
     method_params,
     parse_rows,
     parse_value,
+    units,
 )
 from ._output import emit, info, stdout_to_stderr
 
@@ -85,10 +86,21 @@ def _queries_frame(path: str, data: Any) -> pd.DataFrame:
     return frame
 
 
+def _with_units(args: argparse.Namespace, data: Any) -> Any:
+    """``data`` with the units of --units (each checked against its schema)."""
+    given = units(getattr(args, "units", None))
+    if not given:
+        return data
+    try:
+        return data.with_schema(data.schema.with_units(**given))
+    except CounterfactError as exc:
+        raise ValidationError(f"--units {args.units!r}: {exc}") from None
+
+
 def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, str]:
     """(all data, training data, rows to choose from, what the row positions index)."""
     if args.data:
-        data = load_csv(args.data, target=args.target, what="--data")
+        data = _with_units(args, load_csv(args.data, target=args.target, what="--data"))
         info(
             args,
             f"{args.data}: {len(data)} rows, {len(data.schema)} features, target {data.target!r}",
@@ -100,7 +112,7 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
             raise ValidationError(
                 "--target names the target column of --data; a bundled --dataset has its own."
             )
-        data = datasets.load(args.dataset)
+        data = _with_units(args, datasets.load(args.dataset))
         if args.queries:
             train = data
             pool, what = data.X, "the dataset"
@@ -263,7 +275,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
 def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:
     """The :class:`~counterfact.Requirements` of --min-probability, --robust-to (that many
-    copies of ``model`` retrained on resamples of ``train``) and --regions."""
+    copies of ``model`` retrained on resamples of ``train``), --regions and --measure (a
+    named measure, or each method's own objective; not given: the default measure)."""
     robust = (
         models.retrained(model, train, n=args.robust_to, random_state=args.seed)
         if args.robust_to
@@ -273,6 +286,7 @@ def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> 
         min_probability=args.min_probability,
         robust_to=robust,
         regions=bool(getattr(args, "regions", False)),
+        costs=getattr(args, "measure", None),
     )
 
 
@@ -290,7 +304,8 @@ def _check_requirements(args: argparse.Namespace) -> None:
 # ---------------------------------------------------------------------- demo
 def cmd_demo(args: argparse.Namespace) -> int:
     """``counterfact demo``: a few rejected German Credit applicants, explained as a lender
-    would advise them: the dataset's actionability, and age frozen (waiting years is no advice)."""
+    would advise them: the dataset's actionability and its default timeline (age, years at
+    the address and in the job move only with time, within --horizon months)."""
     name = args.method or methods.default_method()
     cls = methods.get_class(name)
     names = cls._param_names()  # type: ignore[attr-defined]
@@ -314,14 +329,16 @@ def cmd_demo(args: argparse.Namespace) -> int:
             f"applicants are rejected; explaining {min(args.rows, len(rejected))} with {name}",
         )
         method = methods.get(name, **params).fit(model, train)
-        advice = constraints.Constraints(immutable=["age"])
+        advice = constraints.Constraints(timeline=datasets.timeline(data, horizon=args.horizon))
         result = method.explain(
             rejected.iloc[: args.rows], n_counterfactuals=args.n_counterfactuals, constraints=advice
         )
-    frozen = [*data.schema.immutable, "age"]
+    frozen = list(data.schema.immutable)
+    timed = [f.name for f in data.schema if f.actionability == "time"]
     print(
         f"German Credit, model '{args.model}' (test accuracy {acc:.3f}), method {name}; "
-        f"not changed: {', '.join(frozen)}"
+        f"not changed: {', '.join(frozen)}; moved only by time, within {args.horizon} months: "
+        f"{', '.join(timed)}"
     )
     emit(result, "table", None, labels=dict(data.metadata.get("target_labels") or {}))
     if args.out:

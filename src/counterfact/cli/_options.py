@@ -10,10 +10,13 @@ from __future__ import annotations
 import argparse
 
 from .. import datasets, methods
+from ..constraints._costs import MEASURES
 from ..constraints._kinds import cli_arguments
+from ..constraints._requirements import OWN_MEASURE
 from ..models._fit import KINDS
 
 __all__ = [
+    "MEASURE_CHOICES",
     "add_constraint_flags",
     "add_method",
     "add_model",
@@ -24,8 +27,13 @@ __all__ = [
 ]
 
 
+#: the names --measure takes: the named measures and each method's own objective
+MEASURE_CHOICES = [*MEASURES, OWN_MEASURE]
+
+
 def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> None:
-    """--dataset or --data (with --target): where the rows come from."""
+    """--dataset or --data (with --target): where the rows come from; --units: the units
+    of its numeric features, used in the answers' words."""
     src = p.add_mutually_exclusive_group()
     listed = f": {', '.join(datasets.names())}" if list_datasets else ""
     src.add_argument(
@@ -38,6 +46,12 @@ def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> Non
         "--data", metavar="FILE", help="a CSV file of your own, header row first (needs --target)"
     )
     p.add_argument("--target", metavar="COLUMN", help="the target column of --data")
+    p.add_argument(
+        "--units",
+        metavar="F=UNIT,...",
+        help="units of numeric features, shown in the answers (e.g. income=USD,"
+        "loan_term=months); a bundled dataset has its own, which these replace",
+    )
 
 
 def add_model(p: argparse.ArgumentParser, *, default: str) -> None:
@@ -121,6 +135,16 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
 
 
 def add_requirements(p: argparse.ArgumentParser, *, probability: str, robust: str) -> None:
-    """--min-probability P and --robust-to N (see cf.Requirements), with their help texts."""
+    """--min-probability P, --robust-to N and --measure NAME (see cf.Requirements), with
+    their help texts."""
     p.add_argument("--min-probability", type=float, metavar="P", help=probability)
     p.add_argument("--robust-to", type=int, default=0, metavar="N", help=robust)
+    p.add_argument(
+        "--measure",
+        choices=MEASURE_CHOICES,
+        metavar="NAME",
+        help="what 'smaller' means: the measure every method minimises, ranks its answers by "
+        "and reports (default effort: 1 per changed feature plus each move in MADs, the "
+        "median absolute deviations of the training data); fewest-changes, smallest-moves, "
+        f"range-l1, or {OWN_MEASURE} (each method's own objective, as in its paper)",
+    )

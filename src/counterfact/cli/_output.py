@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
-from ..result._text import describe_changes
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
@@ -94,9 +93,8 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
         cost = (
             f"; cost {result.costs.describe(float(costs.loc[(q, r)]))}" if costs is not None else ""
         )
-        lines.append(
-            f"  #{r}: {describe_changes(changes)} -> P({label}) {_probability(after)}{cost}"
-        )
+        said = result._change_text(q, result.queries.loc[q], result.counterfactuals.loc[(q, r)])
+        lines.append(f"  #{r}: {said} -> P({label}) {_probability(after)}{cost}")
         region = result.regions.get((q, int(r)))
         if region is not None:  # the certified box around the answer (explain --regions)
             lines.append(f"     any of: {region.describe(result.schema)}")
@@ -106,9 +104,47 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
     return lines
 
 
+def _constraints_text(constraints: Any) -> str:
+    """``"immutable age; max_changes 2"`` (``"none beyond the schema"`` without any)."""
+    used = constraints.to_dict(strict=False) if constraints is not None else {}
+    parts = []
+    for kind, value in used.items():
+        if isinstance(value, Mapping):
+            value = ", ".join(f"{k} {v}" for k, v in value.items())
+        elif isinstance(value, (list, tuple)):
+            value = ", ".join(map(str, value))
+        parts.append(f"{kind} {value}")
+    return "; ".join(parts) if parts else "none beyond the schema"
+
+
+def _terms(result: Any, q: Any, name: str) -> str:
+    """What query ``q`` was explained under: its constraints and margin (and the other
+    models the answers had to convince)."""
+    req = getattr(result, "requirements", None) or {}
+    p = req.get("min_probability")
+    margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
+    robust = f"; also holds for {req['robust_to']} other models" if req.get("robust_to") else ""
+    return f"constraints: {_constraints_text(result.constraints_for(q))}; margin: {margin}{robust}"
+
+
+def _guarantee(result: Any, q: Any, name: str) -> str:
+    """One line: the method's guarantee in words (the measure named), the constraints
+    and the margin the query was explained under."""
+    try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
+        text = result.certificate(q, numbers=False)
+    except Exception:  # a result without diagnostics: the reason alone
+        why = str(result.reason.get(q, "")) if hasattr(result, "reason") else ""
+        text = f"no counterfactual{': ' + why if why else ''}"
+    why = str(result.reason.get(q, "")) if int(result.found.get(q, 0)) == 0 else ""
+    if why and why not in text and not why.startswith(_SAID):
+        text += f" ({why})"
+    return f"  {text}; {_terms(result, q, name)}"
+
+
 def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
     lines = [repr(result), ""]
-    reasons = getattr(result, "reason", None)
+    if int(result.found.sum()) > 0:
+        lines.append(f"Smaller means {result.measure_words()}.")
     for q in result.queries.index:
         target = result.target[q]
         name = labels.get(target, labels.get(str(target), target)) if labels else target
@@ -117,19 +153,9 @@ def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
             f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; "
             f"P({name}) now {now}):"
         )
-        if int(result.found.get(q, 0)) == 0:
-            why = str(reasons.get(q, "")) if reasons is not None else ""
-            try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
-                text = result.certificate(q)
-            except Exception:  # a result without diagnostics: the reason alone
-                text = ""
-            if not text:
-                text = f"no counterfactual{': ' + why if why else ''}"
-            elif why and why not in text and not why.startswith(_SAID):
-                text += f" ({why})"
-            lines.append(f"  {text}")
-            continue
-        lines += _answers(result, q, str(name))
+        lines.append(_guarantee(result, q, str(name)))
+        if int(result.found.get(q, 0)) > 0:
+            lines += _answers(result, q, str(name))
     return "\n".join(lines)
 
 

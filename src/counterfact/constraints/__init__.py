@@ -12,6 +12,8 @@ bounds, and the one checker.
 * :class:`Costs` (:mod:`._costs`): per-feature costs of a change in the user's
   units (weights, transitions, percentile shift); infinite costs forbid moves,
   as constraints.
+* :class:`Timeline` (:mod:`._timeline`): recourse over time: elapsed months, the
+  features time moves, the cost of waiting.
 * :class:`Requirements` (:mod:`._requirements`): what every answer must also satisfy
   (a margin, other models, certified regions) and how it is priced (costs).
 * :class:`ConstraintKind` (:mod:`._kinds`): each kind declared once (its keyword,
@@ -27,6 +29,8 @@ from ._kinds import ConstraintKind, constraint_kinds, register_constraint_kind
 from ._language import Causal, Constraints, violations
 from ._relations import Relation
 from ._requirements import Requirements
+from ._timeline import Timeline
+from ._votes import vote_share_for
 
 __all__ = [
     "Causal",
@@ -35,7 +39,9 @@ __all__ = [
     "Costs",
     "Relation",
     "Requirements",
+    "Timeline",
     "constraint_kinds",
     "register_constraint_kind",
     "violations",
+    "vote_share_for",
 ]

@@ -69,6 +69,8 @@ class QueryBounds:
     causal: tuple[Causal, ...]
     #: relations between features (:mod:`._relations_bound`)
     relations: tuple[ResolvedRelation, ...] = ()
+    #: the query's timeline (:class:`~counterfact.constraints._timeline.QueryTimeline`)
+    timeline: Any = None
 
     def __getitem__(self, name: str) -> FeatureBounds:
         return self.features[self.schema.index(name)]
@@ -106,8 +108,9 @@ def satisfied_many(
     ``owner[k]`` is the index into ``bounds`` of the query that row ``k`` of
     ``frame`` (raw, schema columns) belongs to.  Every bound is checked for all
     rows together, per-query values gathered by ``owner``: ranges, integrality,
-    allowed values, the change cap, then the causal relations and the relations
-    between features of the queries that have them.  :meth:`QueryBounds.satisfied`
+    allowed values, the change cap, then the causal relations, the relations
+    between features and the timeline (one elapsed month for every time-driven
+    feature) of the queries that have them.  :meth:`QueryBounds.satisfied`
     is this with one query; it is the vectorised twin of "no row in
     :func:`violations`".
     """
@@ -125,7 +128,21 @@ def satisfied_many(
         & _within_change_cap(bounds, owner, n_changed)
         & _causal_ok(bounds, frame, rows_of)
         & _relations_ok(bounds, frame, rows_of)
+        & _timeline_ok(bounds, frame, rows_of)
     )
+
+
+def _timeline_ok(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, rows_of: dict[int, np.ndarray]
+) -> np.ndarray:
+    """Per row: whether its time-driven features agree on one elapsed month within its
+    query's horizon (``QueryTimeline.months``); rows of a query without a timeline pass."""
+    ok = np.ones(len(frame), dtype=bool)
+    for i, r in rows_of.items():
+        qt = bounds[i].timeline
+        if qt is not None and len(r):
+            ok[r] = qt.months(frame.iloc[r]) >= 0
+    return ok
 
 
 def _numeric_ok(
@@ -360,6 +377,8 @@ class ResolvedConstraints:
     source: Any
     #: relations between features, checked against the schema
     relations: tuple[ResolvedRelation, ...] = ()
+    #: the timeline (:class:`~counterfact.Timeline`), or None
+    timeline: Any = None
 
     def for_query(self, x: pd.Series) -> QueryBounds:
         """Per-feature bounds around one (validated) query row."""
@@ -414,6 +433,9 @@ class ResolvedConstraints:
                     allowed = set(self.allowed_values[name])
                     cats = [c for c in cats if c in allowed]
                 out.append(FeatureBounds(f, v, values=tuple(cats)))
+        qt = None if self.timeline is None else self.timeline.bind(self.schema, x)
+        if qt is not None:
+            out = list(qt.narrow(tuple(out), self.ranges))
         return QueryBounds(
-            self.schema, x, tuple(out), self.max_changes, self.causal, self.relations
+            self.schema, x, tuple(out), self.max_changes, self.causal, self.relations, qt
         )

@@ -769,6 +769,9 @@ class BoundCosts:
         """Inverse of :meth:`to_dict` (against the result's schema)."""
         try:
             knots = {k: (tuple(v[0]), tuple(v[1])) for k, v in dict(d.get("knots") or {}).items()}
+            if "spread" not in d:  # written before the measure of effort: range-l1 rules
+                old = {"per_change": 0.0, "scale": "range", **dict(d["costs"])}
+                return cls(Costs.from_dict(old), schema, knots, tuple(schema.ranges()))
             return cls(Costs.from_dict(d["costs"]), schema, knots, tuple(d["spread"]))
         except (KeyError, TypeError, IndexError) as exc:
             raise ValidationError(f"Not a costs document: missing or malformed {exc}.") from None

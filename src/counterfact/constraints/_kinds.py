@@ -8,7 +8,8 @@ of the library needs to know about it:
 * ``help``: what it says, in one sentence (the command line's help, the HTTP
   API's description);
 * ``shape``: the form of its value (``"names"``, ``"names_or_all"``,
-  ``"ranges"``, ``"values"``, ``"count"``, ``"causal"``, ``"relations"``), from
+  ``"ranges"``, ``"values"``, ``"count"``, ``"causal"``, ``"relations"``,
+  ``"timeline"``), from
   which its JSON form and the HTTP API's field type follow;
 * ``empty``: the value that means "no such constraint";
 * ``cli``: its command-line flag (:class:`CliForm`), or ``None`` when it is
@@ -29,6 +30,7 @@ from typing import Any
 
 from ..exceptions import ConstraintError
 from ._inputs import _causal_from_dict, _mapping, _sequence
+from ._timeline import Timeline
 
 __all__ = [
     "CONSTRAINT_KINDS",
@@ -41,7 +43,7 @@ __all__ = [
 ]
 
 #: the forms a kind's value may take (each has a JSON form and an HTTP field type)
-SHAPES = ("names", "names_or_all", "ranges", "values", "count", "causal", "relations")
+SHAPES = ("names", "names_or_all", "ranges", "values", "count", "causal", "relations", "timeline")
 
 
 @dataclass(frozen=True)
@@ -103,6 +105,8 @@ class ConstraintKind:
             return value
         if self.shape == "causal":
             return _causal_json(value, strict)
+        if self.shape == "timeline":
+            return value.to_dict()
         return [str(v) for v in value]
 
     def from_json(self, value: Any) -> Any:
@@ -113,6 +117,8 @@ class ConstraintKind:
             return [_causal_from_dict(c, k) for k, c in enumerate(_sequence(value, self.name))]
         if self.shape == "relations":
             return _sequence(value, self.name)
+        if self.shape == "timeline":
+            return Timeline.from_dict(value)
         return value
 
 
@@ -194,6 +200,16 @@ _BUILT_IN = (
         "Relations between features, e.g. 'credit_amount <= 600 * duration_months' or "
         "'if housing != housing@ then residence_since == 1' (name@: the row's own value).",
         "relations",
+    ),
+    ConstraintKind(
+        "timeline",
+        "Recourse over time: a horizon in months, the features time moves or lets change at "
+        "a bounded rate, and the cost of waiting (cf.Timeline; a number is a horizon).",
+        "timeline",
+        empty=None,
+        cli=CliForm(
+            "--horizon", "N", "allow answers that take up to N months (a timeline)", integer=True
+        ),
     ),
 )
 

@@ -50,6 +50,7 @@ from ._inputs import _allowed_values, _feature_relations, _kind, _names, _ranges
 from ._kinds import CONSTRAINT_KINDS, constraint_kinds
 from ._relations import Relation
 from ._resolve import resolve
+from ._timeline import Timeline
 from ._violations import check_violations
 
 __all__ = ["CONSTRAINT_KINDS", "Constraints", "violations"]
@@ -87,6 +88,11 @@ class Constraints:
         category (``purpose == 'car'``, ``housing != housing@``).  A name that
         is not an identifier goes in backticks (`` `capital-gain` <= 5000 ``).
         See ``docs/constraints.md``.
+    timeline : Timeline or int, optional
+        Recourse over time (:class:`~counterfact.Timeline`; a number is its horizon in
+        months): every answer then has an elapsed time, features only time moves advance
+        with it, rate-bound features change at most so fast.  Without one, a feature
+        whose actionability is ``"time"`` is immutable.
 
     Examples
     --------
@@ -102,8 +108,11 @@ class Constraints:
     max_changes: int | None = None
     causal: Sequence[Causal] = ()
     relations: Sequence[str | Relation] = ()
+    timeline: Timeline | None = None
 
     def __post_init__(self) -> None:
+        if self.timeline is not None:
+            object.__setattr__(self, "timeline", Timeline.from_dict(self.timeline))
         for attr in ("immutable", "increasing", "decreasing"):
             object.__setattr__(self, attr, _names(getattr(self, attr), f"Constraints.{attr}"))
         if self.features_to_vary is not None:
@@ -187,6 +196,9 @@ class Constraints:
             max_changes=min(caps) if caps else None,
             causal=(*self.causal, *other.causal),
             relations=tuple(dict.fromkeys((*self.relations, *other.relations))),
+            timeline=other.timeline if self.timeline is None else self.timeline.merge(
+                other.timeline
+            ),
         )
 
     # -------------------------------------------------------------- resolving
@@ -257,8 +269,9 @@ def violations(
     counterfactual's index label), ``feature``, ``kind`` and ``detail``.  Kinds:
     ``domain`` (changed value outside the feature's domain, not integral, unknown
     category), ``immutable``, ``increasing``, ``decreasing``, ``ranges``,
-    ``allowed_values``, ``features_to_vary``, ``max_changes``, ``causal`` and
-    ``relations`` (``feature``: the features the relation reads).  An
+    ``allowed_values``, ``features_to_vary``, ``max_changes``, ``causal``,
+    ``relations`` (``feature``: the features the relation reads) and ``timeline``
+    (time-driven features that agree on no elapsed month within the horizon).  An
     empty frame means every counterfactual satisfies everything.
     """
     constraints = constraints or Constraints()

@@ -17,10 +17,12 @@ from typing import Any
 from ..exceptions import ValidationError
 from ._costs import MEASURES, Costs
 
-__all__ = ["OWN_MEASURE", "Requirements"]
+__all__ = ["OWN_MEASURE", "ROBUSTNESS_COPIES", "Requirements"]
 
 #: ``Requirements(costs=OWN_MEASURE)``: each method's own objective (the papers' measures)
 OWN_MEASURE = "own"
+#: retrained copies that estimate ``Requirements(robustness=p)`` when none is given
+ROBUSTNESS_COPIES = 8
 
 
 def _check_costs(value: Any) -> Costs | str | None:
@@ -46,6 +48,49 @@ def _check_probability(value: Any) -> float | None:
         raise ValidationError(
             f"Requirements(min_probability=...) must lie strictly between 0 and 1. Got {value!r}; "
             "0.5 is the plain decision of a binary model, 0.6 asks for a 10-point margin."
+        )
+    return float(value)
+
+
+def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> float | None:
+    """The share of retrained models ``robustness`` asks for, and its number of copies."""
+    if value is None:
+        if copies is not None:
+            raise ValidationError(
+                "Requirements(robustness_copies=...) sets how many retrained copies estimate "
+                "robustness=p; pass robustness too (e.g. robustness=0.95), or drop it."
+            )
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+        raise ValidationError(
+            "Requirements(robustness=...) must be a number strictly between 0 and 1: the share "
+            f"of retrained models that should still accept each answer (e.g. 0.95). Got {value!r}."
+        )
+    if robust_to:
+        raise ValidationError(
+            "Requirements(robustness=...) retrains its own copies of the model (some enter the "
+            "search, the others estimate the share and are never shown to it), so it cannot be "
+            "combined with robust_to. Drop robust_to, or drop robustness and keep your copies."
+        )
+    if copies is not None and (
+        isinstance(copies, bool) or not isinstance(copies, int) or not 2 <= copies <= 1000
+    ):
+        raise ValidationError(
+            "Requirements(robustness_copies=...) must be an int in [2, 1000] (retrained copies "
+            f"that estimate the share; default {ROBUSTNESS_COPIES}). Got {copies!r}."
+        )
+    return float(value)
+
+
+def _check_vote_share(value: Any) -> float | None:
+    if value is None:
+        return None
+    bad = isinstance(value, bool) or not isinstance(value, int | float)
+    if bad or not math.isfinite(value) or not 0.0 < float(value) <= 1.0:
+        raise ValidationError(
+            "Requirements(min_vote_share=...) must be a number in (0, 1]: the least share of a "
+            "forest's trees voting for the target (cf.vote_share_for(n_trees, alpha) derives "
+            f"one). Got {value!r}."
         )
     return float(value)
 
@@ -85,6 +130,24 @@ class Requirements:
         Not given: ``"effort"``, one per changed feature plus each move in MADs.
         ``"own"``: each method's own objective, as in its paper (MACE's eq. (3)
         under its ``norm``, CE-OCL's objective), for reproducing the papers' tables.
+    robustness : float, optional
+        The share of retrained models (in ``(0, 1)``) that should still accept each
+        answer.  The model is retrained on bootstrap resamples of the training data;
+        some copies may enter the search, the others (``robustness_copies``) are never
+        shown to it and estimate the share.  Each row gets the first setting of a
+        ladder of margins and copies whose answer reaches ``p`` on them, or, when none
+        does, the most robust answer found and its shortfall
+        (:meth:`~counterfact.CounterfactualResult.robustness`).  ``min_probability``,
+        when given too, is the least margin the ladder starts from; ``robust_to``
+        cannot be combined with it.
+    robustness_copies : int, optional
+        How many retrained copies estimate ``robustness`` (default 8; at least 2).
+    min_vote_share : float, optional
+        Random forests and extra trees only: at least this share (in ``(0, 1]``) of the
+        trees must vote for the target (each tree's vote: its leaf's largest class), in
+        every model; :func:`~counterfact.vote_share_for` derives it from the number of
+        trees and a level (Forel, Parmentier & Vidal).  Exact methods count the votes in
+        their solver, so "optimal" and "infeasible" stay proofs under the rule.
 
     Examples
     --------
@@ -97,6 +160,9 @@ class Requirements:
     robust_to: tuple[Any, ...] = field(default=())
     regions: bool = False
     costs: Costs | str | None = None
+    robustness: float | None = None
+    robustness_copies: int | None = None
+    min_vote_share: float | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "min_probability", _check_probability(self.min_probability))
@@ -106,6 +172,9 @@ class Requirements:
                 f"Requirements(regions=...) must be True or False. Got {self.regions!r}."
             )
         object.__setattr__(self, "costs", _check_costs(self.costs))
+        robustness = _check_robustness(self.robustness, self.robustness_copies, self.robust_to)
+        object.__setattr__(self, "robustness", robustness)
+        object.__setattr__(self, "min_vote_share", _check_vote_share(self.min_vote_share))
 
     @property
     def empty(self) -> bool:
@@ -118,5 +187,10 @@ class Requirements:
             f"robust_to=<{len(self.robust_to)} models>" if self.robust_to else "",
             "regions=True" if self.regions else "",
             f"costs={self.costs!r}" if self.costs is not None else "",
+            f"robustness={self.robustness!r}" if self.robustness is not None else "",
+            f"robustness_copies={self.robustness_copies!r}"
+            if self.robustness_copies is not None
+            else "",
+            f"min_vote_share={self.min_vote_share!r}" if self.min_vote_share is not None else "",
         ]
         return f"Requirements({', '.join(p for p in parts if p)})"

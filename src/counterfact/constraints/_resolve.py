@@ -18,6 +18,7 @@ from ..exceptions import ConstraintError
 from ..schema import Schema
 from ._bounds import ResolvedConstraints
 from ._relations_bound import resolve_relations
+from ._timeline import resolve_timeline
 
 __all__ = ["resolve"]
 
@@ -27,6 +28,7 @@ def resolve(constraints: Any, schema: Schema) -> ResolvedConstraints:
     against ``schema`` and merged with its actionability."""
     _check_names(constraints, schema)
     immutable, direction = _mutability(constraints, schema)
+    timeline = resolve_timeline(constraints, schema, immutable, direction)
     ranges = _ranges(constraints, schema)
     allowed = _allowed(constraints, schema)
     _check_causal(constraints, schema, immutable)
@@ -40,6 +42,7 @@ def resolve(constraints: Any, schema: Schema) -> ResolvedConstraints:
         causal=tuple(constraints.causal),
         source=constraints,
         relations=resolve_relations(constraints.relations, schema),
+        timeline=timeline,
     )
 
 
@@ -72,7 +75,7 @@ def _mutability(c: Any, schema: Schema) -> tuple[set[str], dict[str, int]]:
     immutable = set(c.immutable)
     direction: dict[str, int] = {}
     for f in schema:
-        if f.actionability == "immutable":
+        if f.actionability in ("immutable", "time"):
             immutable.add(f.name)
         elif f.actionability == "increasing":
             direction[f.name] = 1

@@ -55,7 +55,25 @@ def check_violations(
         names = ",".join(rel.changed_names() or rel.names)
         for k in np.flatnonzero(~held).tolist():
             rows.append((labels[k], names, "relations", f"'{rel.text}' does not hold"))
+    rows += _timeline_rows(query, counterfactuals, schema, resolved, labels)
     return pd.DataFrame(rows, columns=_VIOLATION_COLUMNS)
+
+
+def _timeline_rows(
+    query: pd.Series,
+    counterfactuals: pd.DataFrame,
+    schema: Schema,
+    resolved: ResolvedConstraints,
+    labels: list[Any],
+) -> list[Row]:
+    """Each row whose time-driven features agree on no elapsed month within the horizon."""
+    if resolved.timeline is None:
+        return []
+    qt = resolved.timeline.bind(schema, query)
+    names = ",".join(schema.names[j] for j, _r in qt.indexed())
+    detail = f"no elapsed time within {qt.horizon} months gives these values"
+    late = np.flatnonzero(qt.months(counterfactuals) < 0)
+    return [(labels[k], names, "timeline", detail) for k in late.tolist()]
 
 
 def _feature_rows(

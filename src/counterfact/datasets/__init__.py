@@ -27,6 +27,9 @@ says which outcome a person would want, ``None`` where neither is);
 features carry their kind, observed bounds or ordered categories, readable
 labels (coded levels decoded) and the actionability the papers use, all
 overridable with ``data.with_schema(data.schema.with_actionability(...))``.
+Features only time changes (age, years at an address) have actionability
+``"time"``: immutable unless a timeline is given; datasets with such features
+carry a default timeline (:func:`timeline`).
 Datasets with a split of their own (Adult and Hill-Valley files, the
 Student schools, SBA's flags) expose it in ``metadata["splits"]``;
 :func:`predefined_split` applies it.
@@ -43,6 +46,7 @@ from ._common import DATA_DIR_ENV, DatasetInfo
 from ._registry import ALIASES, INFO
 
 if TYPE_CHECKING:
+    from ..constraints import Timeline
     from ..data import Dataset
 
 __all__ = [
@@ -52,6 +56,7 @@ __all__ = [
     "load",
     "names",
     "predefined_split",
+    "timeline",
 ]
 
 
@@ -193,3 +198,29 @@ def predefined_split(data: Dataset, split: str | None = None) -> tuple[Dataset, 
             f"({len(train_idx)} / {len(test_idx)} rows); load the full dataset (e.g. part='all')."
         )
     return data.subset(train_idx), data.subset(test_idx)
+
+
+def timeline(data: Dataset | str, *, horizon: int | None = None) -> Timeline | None:
+    """The default timeline of a dataset (a loaded one, or a name to load), or None for
+    one without features only time changes.
+
+    The loaders document theirs (``metadata["timeline"]``): a horizon of 24 months,
+    a month of waiting costing 1/24 (two years as much as one changed feature in the
+    default measure of effort), and for some features a bound on how fast they may
+    change (German Credit's savings, Adult's education).  ``horizon`` replaces the
+    horizon (months).  Pass it as ``cf.Constraints(timeline=...)``.
+
+    >>> data = load("german_credit")
+    >>> constraints = cf.Constraints(timeline=timeline(data, horizon=12))  # doctest: +SKIP
+    """
+    from ..constraints import Timeline
+
+    if isinstance(data, str):
+        data = load(data)
+    spec = getattr(data, "metadata", {}).get("timeline")
+    if spec is None:
+        return None
+    spec = dict(spec)
+    if horizon is not None:
+        spec["horizon"] = horizon
+    return Timeline.from_dict(spec)

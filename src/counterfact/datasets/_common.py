@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..constraints import Timeline
 from ..data import Dataset
 from ..exceptions import DatasetNotFoundError, ValidationError
 from ..schema import Feature, Schema
@@ -175,6 +176,25 @@ def _how_to(info: DatasetInfo) -> str:
     )
 
 
+# -------------------------------------------------------------- timelines
+#: one month of waiting in the default timelines, in the default measure of effort's units:
+#: two years of waiting cost as much as one changed feature
+WAIT_COST = 1 / 24
+#: the default horizon, in months
+HORIZON = 24
+#: one year per month, for a feature counted in years (age, years at an address)
+YEARLY = 1 / 12
+
+
+def default_timeline(**rates: tuple[float, float]) -> dict[str, Any]:
+    """The JSON form of a loader's default timeline: :data:`HORIZON`, :data:`WAIT_COST` and
+    the given ``(up, down)`` rates per month (the advancing features are the schema's)."""
+    out: dict[str, Any] = {"horizon": HORIZON, "wait_cost": WAIT_COST}
+    if rates:
+        out["rates"] = {name: list(pair) for name, pair in rates.items()}
+    return out
+
+
 # ---------------------------------------------------------------- schema
 @dataclass(frozen=True)
 class Col:
@@ -191,6 +211,12 @@ class Col:
     categories: tuple[Any, ...] | None = None
     #: the unit a person reads a numeric value in ("months", "DM")
     unit: str = ""
+    #: a feature only time changes (actionability "time"): its advance per month, in its
+    #: unit (age in years: 1/12), and for an ordinal band the upper edge of each level
+    per_month: float | None = None
+    edges: tuple[float, ...] | None = None
+    #: a numeric time feature whose largest value is an open-ended top level ("4 or more")
+    top_coded: bool = False
 
 
 def make_dataset(
@@ -204,9 +230,12 @@ def make_dataset(
     target_labels: Mapping[int, str],
     splits: Mapping[str, pd.Series] | None = None,
     notes: Sequence[str] = (),
+    timeline: Mapping[str, Any] | None = None,
 ) -> Dataset:
     """A :class:`Dataset` with the features ``cols`` of ``frame`` (in order) and
-    the 0/1 target ``y`` (aligned with the rows of ``frame``) named ``target``."""
+    the 0/1 target ``y`` (aligned with the rows of ``frame``) named ``target``;
+    ``timeline``: its default timeline's JSON form (``metadata["timeline"]``), for a
+    dataset with features only time changes."""
     import numpy as np
     import pandas as pd
 
@@ -223,6 +252,9 @@ def make_dataset(
     out = pd.DataFrame(data)
     schema = Schema(tuple(feats), target=target, classes=(0, 1))
     metadata = _metadata(info, options, target_labels, splits, notes, out.index)
+    if timeline is not None:
+        Timeline.from_dict(timeline).rules(schema)  # a loader's own mistake fails here
+        metadata["timeline"] = dict(timeline)
     return Dataset(out, schema, name=info.name, description=info.description, metadata=metadata)
 
 
@@ -241,6 +273,8 @@ def _numeric_column(name: str, c: Col, s: pd.Series) -> tuple[Any, Feature]:
         actionability=c.actionability,  # type: ignore[arg-type]
         description=c.description,
         unit=c.unit,
+        per_month=c.per_month,
+        top_coded=c.top_coded,
     )
     return values, feature
 
@@ -269,6 +303,8 @@ def _categorical_column(
         categories=tuple(cats),
         actionability=c.actionability,  # type: ignore[arg-type]
         description=c.description,
+        per_month=c.per_month,
+        edges=c.edges,
     )
     return pd.Series(vals, dtype=object), feature
 

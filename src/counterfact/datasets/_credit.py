@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..data import Dataset
 from ..exceptions import ValidationError
-from ._common import Col, find_external, make_dataset, read_bundled
+from ._common import YEARLY, Col, default_timeline, find_external, make_dataset, read_bundled
 from ._registry import INFO
 
 PathArg = str | os.PathLike[str] | None
@@ -97,6 +97,8 @@ _SAVINGS_ORDER = (
     "500 <= ... < 1000 DM",
     ">= 1000 DM",
 )
+#: the upper edge of each band of ``employment_since``, in years (unemployed: none yet)
+_EMPLOYMENT_EDGES = (0.0, 1.0, 4.0, 7.0, float("inf"))
 _GERMAN_COLUMNS = [
     "checking_status",
     "duration_months",
@@ -138,16 +140,14 @@ def load_german_credit() -> Dataset:
     Actionability, as a lender would advise an applicant (the papers' choices
     first): ``personal_status_sex``, ``foreign_worker`` and ``purpose``
     immutable (CE-OCL Table 4 and L2C), ``people_liable`` immutable (L2C),
-    ``age`` increasing (CE-OCL: ``x_age >= x̂_age``).  And, so that no answer
-    is advice a lender cannot give:
+    ``age`` only moved by time (CE-OCL: ``x_age >= x̂_age``; see below).  And, so
+    that no answer is advice a lender cannot give:
 
     * ``credit_history`` immutable: a credit record, not an action (no one can
       be advised to have had "critical account / other credits existing");
-    * ``checking_status``, ``savings``, ``job`` and ``employment_since``
-      increasing: a balance, a job or a tenure can be advised to improve,
-      never to get worse (and no one is advised to close an account: "no
-      account" / "unknown" is the lowest level);
-    * ``residence_since`` increasing (only time moves it);
+    * ``checking_status``, ``savings`` and ``job`` increasing: a balance or a
+      job can be advised to improve, never to get worse (and no one is advised
+      to close an account: "no account" / "unknown" is the lowest level);
     * ``existing_credits`` decreasing (a credit can be paid off; taking more
       is no advice) and ``credit_amount`` decreasing (a smaller loan is a
       counter-offer; a larger one is not advice).  How far a loan may shrink
@@ -155,8 +155,19 @@ def load_german_credit() -> Dataset:
       pass ``cf.Constraints(ranges={"credit_amount": (0.5 * x["credit_amount"],
       None)})`` per applicant to keep an answer to, say, half the amount asked.
 
+    Only time moves ``age`` (one year per 12 months, past the oldest applicant in
+    the data too), ``residence_since`` (read as years at the address: one more per
+    12 months, top-coded: 4 means "4 years or more", so it stops at 4) and
+    ``employment_since`` (a band with upper edges 0 = "unemployed", 1, 4, 7, inf
+    years: after ``t`` months *at most* the band its lower edge plus ``t`` certainly
+    reaches, so "< 1 year" becomes "1 <= ... < 4 years" after 12 months; an
+    unemployed applicant reaches no band by waiting); without a timeline they are
+    immutable.  Default timeline (``cf.datasets.timeline(data)``): 24 months, a month
+    of waiting costing 1/24 (two years = one changed feature in the default measure),
+    ``savings`` rising at most one level per 6 months and never falling.
+
     The papers' actionability: ``data.with_schema(data.schema.with_actionability(
-    credit_history="free", checking_status="free", ...))``.
+    credit_history="free", checking_status="free", age="increasing", ...))``.
     """
     df = read_bundled("german.data.gz", sep=" ", header=None, names=_GERMAN_COLUMNS)
     for col, codes in _GERMAN_CODES.items():
@@ -170,6 +181,7 @@ def load_german_credit() -> Dataset:
         INFO["german_credit"],
         {},
         target_labels={0: "bad", 1: "good"},
+        timeline=default_timeline(savings=(1 / 6, 0.0)),
     )
 
 
@@ -182,7 +194,7 @@ def _german_features() -> dict[str, Col]:
     """The features: kind, description, levels and the actionability explained in
     :func:`load_german_credit`."""
     cats = _german_levels
-    imm, inc = "immutable", "increasing"
+    imm, inc, time = "immutable", "increasing", "time"
     return {
         "checking_status": Col(
             "ordinal", "Status of the existing checking account", inc, _CHECKING_ORDER
@@ -193,7 +205,12 @@ def _german_features() -> dict[str, Col]:
         "credit_amount": Col("real", "Credit amount (DM)", "decreasing", unit="DM"),
         "savings": Col("ordinal", "Savings account / bonds", inc, _SAVINGS_ORDER),
         "employment_since": Col(
-            "ordinal", "Present employment since", inc, cats("employment_since")
+            "ordinal",
+            "Present employment since",
+            time,
+            cats("employment_since"),
+            per_month=YEARLY,
+            edges=_EMPLOYMENT_EDGES,
         ),
         "installment_rate": Col(
             "integer", "Installment rate in % of disposable income (coded 1-4)"
@@ -204,9 +221,15 @@ def _german_features() -> dict[str, Col]:
         "other_debtors": Col(
             "categorical", "Other debtors / guarantors", categories=cats("other_debtors")
         ),
-        "residence_since": Col("integer", "Present residence since (coded 1-4)", inc),
+        "residence_since": Col(
+            "integer",
+            "Present residence since (coded 1-4)",
+            time,
+            per_month=YEARLY,
+            top_coded=True,
+        ),
         "property": Col("categorical", "Most valuable property", categories=cats("property")),
-        "age": Col("integer", "Age in years", "increasing", unit="years"),
+        "age": Col("integer", "Age in years", time, unit="years", per_month=YEARLY),
         "other_installment_plans": Col(
             "categorical", "Other installment plans", categories=cats("other_installment_plans")
         ),
@@ -250,9 +273,11 @@ def load_default_credit_taiwan() -> Dataset:
     married, 2 single, 3 others, 0 "unknown") are decoded and categorical.
     Amounts (NT dollars) are real; repayment statuses integers in [-2, 8].
 
-    Immutable: ``SEX``, ``MARRIAGE``, ``AGE`` (MACE's plausibility constraints
-    on "age, sex, and marital status", Table 5).  MACE's own version is a
-    14-feature aggregation by Ustun et al. (29,623 rows); this loader keeps
+    Immutable: ``SEX``, ``MARRIAGE``; ``AGE`` only moved by time (immutable
+    without a timeline: MACE's plausibility constraints on "age, sex, and marital
+    status", Table 5; one year per 12 months under one).  Default timeline
+    (``cf.datasets.timeline(data)``): 24 months, a month of waiting costing 1/24.
+    MACE's own version is a 14-feature aggregation by Ustun et al. (29,623 rows); this loader keeps
     the raw attributes.
 
     As a lender would advise a card holder: the six months of repayment
@@ -284,7 +309,7 @@ def load_default_credit_taiwan() -> Dataset:
         "MARRIAGE": Col(
             "categorical", "Marital status", imm, ("married", "single", "others", "unknown")
         ),
-        "AGE": Col("integer", "Age in years", imm, unit="years"),
+        "AGE": Col("integer", "Age in years", "time", unit="years", per_month=YEARLY),
     }
     for i, m in zip((0, 2, 3, 4, 5, 6), _MONTHS, strict=True):
         cols[f"PAY_{i}"] = Col("integer", _PAY_DOC.format(m), imm)
@@ -293,8 +318,9 @@ def load_default_credit_taiwan() -> Dataset:
     for i, m in enumerate(_MONTHS, start=1):
         cols[f"PAY_AMT{i}"] = Col("real", f"Amount paid {m} (NT dollars)", imm)
     return make_dataset(
-        df, cols, "default", y, info, {}, target_labels={0: "no default", 1: "default next month"}
-    )
+        df, cols, "default", y, info, {}, target_labels={0: "no default", 1: "default next month"},
+        timeline=default_timeline(),
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------- SBA
@@ -430,7 +456,9 @@ def load_give_me_some_credit(*, path: PathArg) -> Dataset:
     ``MonthlyIncome`` or ``NumberOfDependents`` dropped (120,269 rows), as
     CARLA.  Target ``SeriousDlqin2yrs`` as Kaggle defines it: 1 = serious
     delinquency within two years (unfavourable; CARLA flips it).  Immutable:
-    ``age``, ``NumberOfDependents`` (CARLA).  CARLA also removes rows with a
+    ``NumberOfDependents`` (CARLA); ``age`` only moved by time (immutable without
+    a timeline, as CARLA; one year per 12 months under one; default timeline:
+    24 months, a month of waiting costing 1/24).  CARLA also removes rows with a
     |z-score| >= 3; this loader keeps them (raw values, e.g. the 96/98 codes in
     the late-payment counts).
     """
@@ -444,14 +472,16 @@ def load_give_me_some_credit(*, path: PathArg) -> Dataset:
         )
     df = df.dropna()
     real = ("RevolvingUtilizationOfUnsecuredLines", "DebtRatio", "MonthlyIncome")
-    imm = ("age", "NumberOfDependents")
+    imm = ("NumberOfDependents",)
     cols = {
         c: Col("real" if c in real else "integer", c, "immutable" if c in imm else "free")
         for c in df.columns if c != "SeriousDlqin2yrs"
     }  # fmt: skip
+    cols["age"] = Col("integer", "age", "time", unit="years", per_month=YEARLY)
     return make_dataset(
         df, cols, "SeriousDlqin2yrs", df["SeriousDlqin2yrs"], info, {"path": str(file)},
         target_labels={0: "no serious delinquency", 1: "serious delinquency within 2 years"},
+        timeline=default_timeline(),
     )  # fmt: skip
 
 
@@ -467,8 +497,9 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
     pipeline if you need to).  Target ``Personal Loan``: 1 = accepted the loan
     offer (480).  ``Education`` decoded (1 undergraduate, 2 graduate, 3
     advanced/professional; ordinal); the account/card columns are 0/1.
-    Immutable: ``Age`` and ``Experience`` (years of professional experience
-    move with age).
+    ``Age`` and ``Experience`` (years of professional experience) are only moved
+    by time: immutable without a timeline, one year per 12 months under one
+    (default timeline: 24 months, a month of waiting costing 1/24).
     """
     info = INFO["bank_loan"]
     file = find_external(info, path, ("Bank_Personal_Loan_Modelling.csv",))
@@ -481,11 +512,12 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
     df = df.drop(columns=[c for c in ("ID", "ZIP Code") if c in df.columns])
     edu = ("undergraduate", "graduate", "advanced/professional")
     df["Education"] = df["Education"].map(dict(enumerate(edu, start=1)))
-    imm = "immutable"
     yn = (0, 1)
     cols = {
-        "Age": Col("integer", "Age in years", imm, unit="years"),
-        "Experience": Col("integer", "Years of professional experience", imm, unit="years"),
+        "Age": Col("integer", "Age in years", "time", unit="years", per_month=YEARLY),
+        "Experience": Col(
+            "integer", "Years of professional experience", "time", unit="years", per_month=YEARLY
+        ),
         "Income": Col("real", "Annual income (thousand USD)", unit="thousand USD"),
         "Family": Col("integer", "Family size"),
         "CCAvg": Col(
@@ -506,4 +538,5 @@ def load_bank_loan(*, path: PathArg) -> Dataset:
         info,
         {"path": str(file)},
         target_labels={0: "declined the loan", 1: "accepted the loan"},
+        timeline=default_timeline(),
     )

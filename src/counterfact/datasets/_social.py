@@ -10,7 +10,7 @@ import pandas as pd
 
 from ..data import Dataset
 from ..exceptions import ValidationError
-from ._common import Col, make_dataset, read_bundled
+from ._common import YEARLY, Col, default_timeline, make_dataset, read_bundled
 from ._registry import INFO
 
 # --------------------------------------------------------------------- Adult
@@ -46,9 +46,14 @@ def load_adult(*, part: str, missing: str) -> Dataset:
       ``fnlwgt`` is the census sampling weight, not a property of the person.
     * Actionability: ``sex``, ``race``, ``native_country``, ``marital_status``
       and ``relationship`` (which encodes sex and marital status: Husband/Wife)
-      immutable; ``age`` and ``education`` increasing (MACE's Appendix B
-      "non-decreasing age"; a degree cannot be lost).  Override with
-      ``data.with_schema(data.schema.with_actionability(age="free"))``.
+      immutable; ``education`` increasing (a degree cannot be lost); ``age``
+      only moved by time: immutable without a timeline, one year per 12 months
+      under one.  MACE's Appendix B ("non-decreasing age"):
+      ``data.with_schema(data.schema.with_actionability(age="increasing"))``.
+    * Default timeline (``cf.datasets.timeline(data)``, ``metadata["timeline"]``):
+      24 months, a month of waiting costing 1/24 (two years cost as much as one
+      changed feature in the default measure of effort), and ``education``
+      rising at most one level per 12 months (a degree takes time).
     """
     df = _adult_missing(_read_adult(part), missing)
     return make_dataset(
@@ -60,12 +65,13 @@ def load_adult(*, part: str, missing: str) -> Dataset:
         {"part": part, "missing": missing},
         target_labels={0: "<=50K", 1: ">50K"},
         splits={"part": df["_part"].to_numpy()},
+        timeline=default_timeline(education=(YEARLY, 0.0)),
     )
 
 
 #: the features kept, with their actionability (see :func:`load_adult`)
 _ADULT_FEATURES = {
-    "age": Col("integer", "Age in years", "increasing", unit="years"),
+    "age": Col("integer", "Age in years", "time", unit="years", per_month=YEARLY),
     "workclass": Col("categorical", "Employer type"),
     "education": Col("ordinal", "Highest education level", "increasing", _ADULT_EDUCATION),
     "marital_status": Col("categorical", "Marital status", "immutable"),
@@ -138,7 +144,10 @@ def load_compas(*, variant: str) -> Dataset:
 
     Target ``two_year_recid``: 1 = reoffended within two years (the
     unfavourable outcome; ``metadata["favourable_class"] == 0``).  Immutable:
-    ``age`` / ``age_cat``, ``sex``, ``race`` (MACE, CARLA).
+    ``age_cat``, ``sex``, ``race`` (MACE, CARLA); ``age`` only moved by time
+    (immutable without a timeline, as MACE and CARLA; one year per 12 months under
+    one).  Default timeline of ``variant="default"`` (``cf.datasets.timeline(data)``):
+    24 months, a month of waiting costing 1/24; ``variant="mace"`` has none.
 
     Prior and juvenile counts are a record: they can only grow, so they are
     ``increasing`` (MACE made them mutable, which lets an answer erase a
@@ -160,6 +169,7 @@ def load_compas(*, variant: str) -> Dataset:
         INFO["compas"],
         {"variant": variant},
         target_labels={0: "no recidivism within two years", 1: "recidivism within two years"},
+        timeline=None if variant == _MACE_VARIANT else default_timeline(),
     )
 
 
@@ -204,7 +214,7 @@ def _compas_features(variant: str) -> dict[str, Col]:
     if variant == _MACE_VARIANT:
         return {"age_cat": Col("ordinal", "Age group", imm, _AGE_CAT), **common}
     return {
-        "age": Col("integer", "Age in years", imm, unit="years"),
+        "age": Col("integer", "Age in years", "time", unit="years", per_month=YEARLY),
         **common,
         "juv_fel_count": Col("integer", "Juvenile felonies", "increasing"),
         "juv_misd_count": Col("integer", "Juvenile misdemeanours", "increasing"),
@@ -234,7 +244,7 @@ def _student_cols() -> dict[str, Col]:
             "binary", "School: GP = Gabriel Pereira, MS = Mousinho da Silveira", imm, ("GP", "MS")
         ),
         "sex": Col("binary", "Sex", imm, ("F", "M")),
-        "age": Col("integer", "Age in years", imm, unit="years"),
+        "age": Col("integer", "Age in years", "time", unit="years", per_month=YEARLY),
         "address": Col("binary", "Home address: U = urban, R = rural", categories=("U", "R")),
         "famsize": Col(
             "binary", "Family size: LE3 = at most 3, GT3 = more than 3", imm, ("LE3", "GT3")
@@ -288,7 +298,9 @@ def load_student_performance(
 
     Coded levels are decoded (Medu/Fedu "none" ... "higher", travel and
     study time ranges); 1-5 scales stay integers.  Immutable: L2C's Medu, Fedu,
-    famsup and G1, plus school, sex, age, nursery (past or fixed facts) and G2.
+    famsup and G1, plus school, sex, nursery (past or fixed facts) and G2;
+    ``age`` only moved by time (immutable without a timeline, one year per 12
+    months under one; default timeline: 24 months, a month of waiting costing 1/24).
     As a school would advise a student, also immutable: the family's
     circumstances (``famsize``, ``Pstatus``, ``Mjob``, ``Fjob``, ``guardian``)
     and the past choice of school (``reason``); ``failures`` increasing (a
@@ -310,6 +322,7 @@ def load_student_performance(
         {"subject": subject, "threshold": threshold, "features": features, "grades": grades},
         target_labels={0: f"G3 < {threshold}", 1: f"G3 >= {threshold}"},
         splits={"school": np.where(df["school"].to_numpy() == "GP", "train", "test")},
+        timeline=default_timeline(),
     )
 
 

@@ -120,10 +120,14 @@ class CounterfactualMethod:
     the model allows, else the answer is kept only as the query's first),
     the counterfactuals of one query are pairwise *different* -- another
     set of meaningfully changed features, or some feature differing by
-    more than its step; discrete features by value -- and they are listed
-    nearest first.  Diagnostics count each step (``n_snapped``,
-    ``n_snap_failed``, ``n_reverted``, ``n_substep_reverted``,
-    ``n_substep_dropped``, ``n_duplicates``, ``n_too_similar``).
+    more than its step; discrete features by value -- they are options, not
+    copies (none dominated by another; two with the same changes a step of
+    the measure apart, see :mod:`counterfact.methods._pipeline._diversity`)
+    and they are listed nearest first.  Diagnostics count each step
+    (``n_snapped``, ``n_snap_failed``, ``n_reverted``, ``n_substep_reverted``,
+    ``n_substep_dropped``, ``n_duplicates``, ``n_dominated``,
+    ``n_too_similar``, ``n_region_copies``); a query with fewer answers than
+    asked says why in ``diagnostics["reason"]``.
 
     Time limit (``time_limit``, seconds per query): it covers the whole
     call, not only the search.  Each query's search gets the limit less

@@ -95,7 +95,9 @@ class Cost:
     """The cost of moving a person from ``M`` to ``V`` (rows coded by :class:`ActionSpace`).
 
     ``kind``: ``"l1"`` (the range-normalised l1 distance, optionally weighted per feature),
-    ``"n_changed"`` (changed features) or ``"norm"`` (the range-normalised ``norm``).
+    ``"n_changed"`` (changed features), ``"effort"`` (the measure of effort: 1 per changed
+    feature plus each range-normalised move times ``weights``, which turn it into MAD-units)
+    or ``"norm"`` (the range-normalised ``norm``).
     """
 
     kind: str
@@ -106,6 +108,8 @@ class Cost:
         delta, ch = space.deltas(V, M)
         if self.kind == "n_changed":
             return ch.sum(axis=1).astype(float)
+        if self.kind == "effort":
+            return ch.sum(axis=1) + (delta * self.weights).sum(axis=1)
         J = float(max(delta.shape[1], 1))
         if self.kind == "l1":
             return (delta * self.weights).sum(axis=1) / J

@@ -15,7 +15,7 @@ import joblib
 import numpy as np
 import pandas as pd
 
-from ..constraints import Constraints, Requirements
+from ..constraints import Constraints, Costs, Requirements
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ..methods._pipeline._batch import BatchReport, explain_in_chunks
@@ -62,12 +62,14 @@ class Run:
         under other requirements."""
         req = self.requirements
         facts: dict[str, Any] = {
-            "costs": None if req.costs is None else req.costs.to_dict(),
+            "costs": req.costs.to_dict() if isinstance(req.costs, Costs) else req.costs,
             "min_probability": req.min_probability,
             "robust_to": [joblib.hash(m) for m in req.robust_to],
         }
         if req.regions:
             facts["regions"] = True
+        if req.robustness is not None:
+            facts["robustness"] = [req.robustness, req.robustness_copies]
         return json.dumps(facts, sort_keys=True, default=str)
 
 

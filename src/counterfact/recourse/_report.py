@@ -12,7 +12,7 @@ import pandas as pd
 from .._utils._deps import import_optional
 from . import _plots
 from ._global import _report as _global_report
-from ._text import GLOSSARY
+from ._text import GLOSSARY, measure_words
 
 __all__ = ["render"]
 
@@ -81,13 +81,8 @@ def _img(png: bytes) -> str:
 
 
 def _cost_label(result: Any) -> str:
-    measure = result.meta.get("measure", "l1")
-    if measure == "method":
-        return str(result.meta.get("cost_method_name") or "method's distance")
-    if measure == "costs":  # costs in the requirements: in the costs' unit
-        return f"cost in {result.meta.get('cost_unit') or 'cost units'}"
-    names = {"l1": "range-normalised l1 distance", "n_changed": "number of changed features"}
-    return names.get(measure, str(measure))
+    """The aggregated cost's measure and unit, in words."""
+    return measure_words(result.meta)
 
 
 def _constraints_text(c: Any) -> str:

@@ -26,9 +26,10 @@ from ..result._json import (
     jsonable,
     read_document,
 )
+from ..result._robustness import robustness_words
 from . import _stats
 from ._report import render
-from ._text import GLOSSARY
+from ._text import GLOSSARY, measure_words
 
 __all__ = ["AuditResult"]
 
@@ -72,7 +73,8 @@ class AuditResult:
         labels (``group:<name>``), the model's prediction, ``rejected``, then
         for rejected rows ``status``, ``outcome`` (``recourse`` /
         ``proven_none`` / ``unknown``; ``accepted`` for the others),
-        ``reason``, ``certificate`` (the answer's guarantee), ``cost_l1``
+        ``reason``, ``certificate`` (the answer's guarantee), ``cost_effort``
+        (the measure of effort, in changes + MAD-units), ``cost_l1``
         (the range-normalised l1 distance), ``cost_method`` (the method's own
         distance), ``cost_user`` (with costs in the requirements: the cost in
         the costs' unit), ``n_changed``, ``changed`` (tuple of features),
@@ -114,6 +116,7 @@ class AuditResult:
         )  # type: ignore[arg-type]
         order = {g: list(v["order"]) for g, v in (meta.get("groups") or {}).items()}
         self._summary = _stats.summarize(per_row, order, self._settings)
+        self._summary["cost_measure"] = measure_words(meta)  # what the cost columns count
         self._actions = _stats.actions(per_row, meta.get("features", []))
         self._change_sets = _stats.change_sets(per_row, self._settings.top_change_sets)
         self._sensitivity = (
@@ -162,9 +165,15 @@ class AuditResult:
             if n
             else []
         )
+        held = robustness_words(self.meta.get("robustness"))
         return (
             (" Every answer " + " and ".join(parts) + ", checked with the real models.")
             if parts
+            else ""
+        ) + (
+            f" Asked for {held} (each answer's share estimated on retrained copies never "
+            "shown to the search; a row short of it keeps its most robust answer)."
+            if held
             else ""
         )
 

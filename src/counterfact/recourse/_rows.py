@@ -7,14 +7,26 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..constraints import Costs
 from ..metrics._distances import feature_deltas
 from ..result import SUCCESS, changes
 from ..result._text import describe_changes
 
-__all__ = ["COST_COLUMNS", "explained_rows", "method_distance_name", "outcome"]
+__all__ = [
+    "COST_COLUMNS",
+    "EFFORT_UNIT",
+    "effort_costs",
+    "explained_rows",
+    "method_distance_name",
+    "outcome",
+]
+
+#: the unit of the default measure of effort: one per changed feature, one per MAD moved
+EFFORT_UNIT = "changes + MAD-units"
 
 #: cost= choices -> per-row column
 COST_COLUMNS = {
+    "effort": "cost_effort",
     "l1": "cost_l1",
     "method": "cost_method",
     "n_changed": "n_changed",
@@ -55,6 +67,12 @@ def _reason(status: str, diag: dict[str, Any], proves_infeasibility: bool) -> st
     return base
 
 
+def effort_costs(method: Any) -> Any:
+    """The default measure of effort (``cf.Costs()``) bound to ``method``'s training data:
+    the same scale for every method, whatever measure it searched in."""
+    return Costs().bind(method.schema_, method.data_.X)
+
+
 def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.DataFrame:
     """One row per query of ``res``: status, outcome, reason, certificate, costs, changes."""
     proves = type(method).tags.proves_infeasibility
@@ -67,7 +85,7 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
     out["certificate"] = [res.certificate(qid) for qid in q.index]
     out["n_found"] = res.found.reindex(q.index).astype(int)
     out["runtime"] = res.runtime.reindex(q.index).astype(float)
-    for col in ("cost_l1", "cost_method", "n_changed", "cost_user"):
+    for col in COST_COLUMNS.values():
         out[col] = np.nan
     out["changed"] = [() for _ in range(len(q))]
     out["changes"] = ""
@@ -117,6 +135,13 @@ def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | No
         describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)
     ]
     _put(out, "changes", pos, texts)
+    effort = effort_costs(method)
+    _put(
+        out,
+        "cost_effort",
+        pos,
+        [float(effort.evaluate(q.iloc[p], cf0.iloc[[k]])[0]) for k, p in enumerate(pos)],
+    )
     if getattr(res, "costs", None) is not None:  # costs required: each cost in their unit
         user = res.cost()[first].to_numpy(dtype=float)
         _put(out, "cost_user", pos, [res.costs.amount(v) for v in user])

@@ -17,14 +17,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import Constraints, Requirements
+from ..constraints import Constraints, Costs, Requirements
 from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
 from ..models import desired_class
 from ._batch import Run, explain_rows, population, rejected
 from ._groups import resolve_groups
 from ._result import AuditResult
-from ._rows import COST_COLUMNS, explained_rows, method_distance_name
+from ._rows import COST_COLUMNS, EFFORT_UNIT, explained_rows, method_distance_name
 from ._settings import Batch, Statistics, given
 
 __all__ = ["Settings", "audit"]
@@ -75,7 +75,7 @@ def audit(
     ----------
     method : fitted CounterfactualMethod
     X : DataFrame or Dataset
-        The population (unique index); a Dataset also serves as ``data``.
+        The population (unique index; a Dataset also serves as ``data``).
     groups, bins : str, list, Series or DataFrame, optional; int or mapping
         Columns of ``X`` or ``data``, or labels indexed like ``X``; a numeric column with
         over 10 values is cut into ``bins`` quantile bins (or ``{name: edges or n}``).
@@ -83,16 +83,16 @@ def audit(
         One of each for every row, as in ``explain`` (a list of Constraints is refused).
     target : label, optional
         The favourable class (default: :func:`counterfact.models.desired_class`).
-    measure : {"l1", "method", "n_changed", "costs"}, optional
-        The per-row cost aggregated: the range-normalised l1 distance (the default,
-        comparable across methods), the method's own distance, the number of changed
-        features, or the requirements' costs in their unit (the default with costs).
-    n_counterfactuals : int
-        Counterfactuals per row (the cost is the first's).
+    measure : {"effort", "l1", "method", "n_changed", "costs"}, optional
+        The per-row cost aggregated: the measure of effort (1 per change plus each move in
+        MAD-units; one scale for every method: the default), the range-normalised l1, the
+        method's own distance, the changed features, or the requirements' costs in their
+        unit (the default with your own ``cf.Costs``).
+    n_counterfactuals : int (counterfactuals per row; the cost is the first's)
     protected : str, optional
         A feature whose sensitivity is measured (:meth:`AuditResult.sensitivity`).
     data : Dataset or DataFrame, optional
-        Where named group columns and the favourable class are looked up.
+        Where group columns and the favourable class are looked up.
     statistics, batch : Statistics, Batch, optional
         How the figures are estimated, and how the rows are explained (in chunks, in
         parallel, resumably); the defaults of :class:`Statistics` and :class:`Batch`.
@@ -196,16 +196,19 @@ def _check_constraints(constraints: Any) -> None:
 
 
 def _measure(method: Any, measure: str | None, requirements: Requirements) -> str:
-    """The measure the audit aggregates: the requirements' costs by default when there are
-    costs, else the range-normalised l1 distance."""
+    """The measure the audit aggregates: by default the requirements' costs when they are
+    the user's own (not a named measure), else the measure of effort."""
+    costs = requirements.costs
+    own_costs = isinstance(costs, Costs) and costs.preset_name is None
     if measure is None:
-        return "costs" if requirements.costs is not None else "l1"
+        return "costs" if own_costs else "effort"
     if measure not in COST_COLUMNS:
         raise ValidationError(f"measure must be one of {sorted(COST_COLUMNS)}. Got {measure!r}.")
-    if measure == "costs" and requirements.costs is None:
+    if measure == "costs" and not isinstance(costs, Costs):
         raise ValidationError(
             "measure='costs' needs the costs themselves: pass "
-            "requirements=cf.Requirements(costs=cf.Costs(...))."
+            "requirements=cf.Requirements(costs=cf.Costs(...)) or a named measure; or use "
+            "measure='effort' (the default measure of effort)."
         )
     if measure == "method" and method_distance_name(method) is None:
         raise ValidationError(
@@ -239,7 +242,7 @@ def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | No
     out["certificate"] = "not explained (not a proof)"
     out["n_found"] = 0
     out["runtime"] = np.nan
-    for col in ("cost_l1", "cost_method", "n_changed"):
+    for col in COST_COLUMNS.values():
         out[col] = np.nan
     out["changed"] = pd.Series([() for _ in range(len(index))], index=index, dtype=object)
     out["changes"] = ""
@@ -334,9 +337,10 @@ def _meta(
         "n_counterfactuals": run.n_counterfactuals,
         "measure": run.measure,
         "cost_method_name": method_distance_name(method),
-        "cost_unit": None if req.costs is None else (req.costs.unit or "cost"),
+        "cost_unit": _cost_unit(run.measure, req),
         "min_probability": req.min_probability,
         "robust_to": len(req.robust_to),
+        "robustness": req.robustness,
         "protected": run.protected,
         "groups": groups,
         "features": list(method.schema_.names),
@@ -348,6 +352,17 @@ def _meta(
         "dataset": getattr(data, "name", None),
         "model": type(method.model_.model).__name__,
     }
+
+
+def _cost_unit(measure: str, req: Requirements) -> str | None:
+    """The unit of the aggregated cost (None: the measure has none, such as a distance)."""
+    if measure == "effort":
+        return EFFORT_UNIT
+    if measure == "n_changed":
+        return "changed features"
+    if measure == "costs" and isinstance(req.costs, Costs):
+        return req.costs.unit or "cost"
+    return None
 
 
 def _sensitivity(

@@ -3,7 +3,10 @@ guarantee (``CounterfactualMethod.guarantee`` and ``certificate``)."""
 
 from __future__ import annotations
 
-__all__ = ["GLOSSARY"]
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = ["GLOSSARY", "measure_words"]
 
 GLOSSARY: dict[str, tuple[str, str]] = {
     "n": ("rows", "Rows of the audited population in the group (accepted and rejected)."),
@@ -34,11 +37,18 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     ),
     "cost": (
         "cost",
-        "Per row with recourse, the distance from the row to its (first) counterfactual. "
-        "Default: the range-normalised l1 distance: the mean over all features of |change| / "
-        "range (numeric), rank change / (levels - 1) (ordinal) and 1 if changed (categorical); 0 "
-        "= no change, 1 = every feature moved across its whole range. 'method' uses the method's "
-        "own objective; 'n_changed' counts changed features.",
+        "Per row with recourse, what its (first) counterfactual asks of the person, in the "
+        "audit's measure (meta['measure'], its unit in meta['cost_unit']). Default: the measure "
+        "of effort, in changes + MAD-units: 1 per changed feature plus each numeric or ordinal "
+        "move divided by the feature's MAD (median absolute deviation in the training data), a "
+        "category change moving 1; the same scale for every method. 'l1': the range-normalised "
+        "l1 distance (the mean over all features of |change| / range, rank change / (levels - "
+        "1), 1 per category change; no unit); 'method': the method's own objective; "
+        "'n_changed': changed features; 'costs': your cf.Costs, in their unit.",
+    ),
+    "cost_measure": (
+        "cost measure",
+        "What the cost figures count, and in which unit: the audit's measure in words.",
     ),
     "cost_median": (
         "median cost",
@@ -98,3 +108,21 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "restriction; for a heuristic this is an assumption).",
     ),
 }
+
+
+#: the audit's measures (``audit(measure=...)``) in words, with their unit
+_MEASURE_WORDS = {
+    "effort": "effort, in changes + MAD-units (1 per changed feature plus each move in MADs)",
+    "l1": "range-normalised l1 distance (no unit: 1 = every feature across its whole range)",
+    "n_changed": "number of changed features",
+}
+
+
+def measure_words(meta: Mapping[str, Any]) -> str:
+    """The measure an audit aggregated and its unit, in words (its report's cost label)."""
+    measure = meta.get("measure", "l1")
+    if measure == "method":
+        return str(meta.get("cost_method_name") or "method's distance")
+    if measure == "costs":  # costs in the requirements: in the costs' unit
+        return f"cost in {meta.get('cost_unit') or 'cost units'}"
+    return _MEASURE_WORDS.get(str(measure), str(measure))

@@ -5,7 +5,10 @@ what a result's JSON carries per query (``"certificate_records"``), so that a
 claim can be checked without reading the sentence:
 
 * ``measure``/``unit``: what the answer's value and the bound are measured in
-  (the range-normalised distance of eq. (3), or the call's costs in their unit);
+  (the call's measure of effort -- by default 1 per changed feature plus each move
+  in MADs -- or the user's costs in their unit; under ``costs="own"`` the method's
+  own objective, such as the range-normalised distance of eq. (3)); the result's
+  ``certificate(query, numbers=False)`` says it in words;
 * ``value``: the answer's value under that measure; ``lower_bound``: the proven
   bound (no answer lies below it);
 * ``rel_gap``/``abs_floor``: the stated tolerance of ``optimal`` -- the answer is
@@ -62,7 +65,7 @@ class Certificate:
     measure : str
         What ``value`` and ``lower_bound`` measure ("" when the method proves none).
     unit : str
-        The measure's unit ("" for the normalised distance).
+        The measure's unit ("" when the measure has none, as the default).
     value : float or None
         The answer's value under the measure.
     lower_bound : float or None

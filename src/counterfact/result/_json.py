@@ -531,7 +531,12 @@ def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
     n = req.get("robust_to", 0)
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise ValidationError(f"'requirements.robust_to' must be a count of models. Got {n!r}.")
-    return {"min_probability": p, "robust_to": n}
+    r = req.get("robustness")
+    if r is not None and (isinstance(r, bool) or not isinstance(r, (int, float)) or not 0 < r < 1):
+        raise ValidationError(
+            f"'requirements.robustness' must be a number in (0, 1) or null. Got {r!r}."
+        )
+    return {"min_probability": p, "robust_to": n, **({"robustness": r} if r is not None else {})}
 
 
 def _regions(

@@ -11,8 +11,9 @@ value and the value that would have been needed.
 target each closes on its own (the model's probability of the target with only
 that feature changed, against the applicant's own), keeps at most four, and
 words each; :func:`notice` renders them as a text (or HTML) a lender can adapt,
-stating how the answer was established (proven nearest, or found by search) and
-any margin or robustness the explanation asked for.
+stating how the answer was established (proven: no answer with fewer changes or
+smaller moves, or found by search), what "smaller" counts, and any margin or
+robustness the explanation asked for.
 """
 
 from __future__ import annotations
@@ -26,6 +27,8 @@ import pandas as pd
 from .._utils._values import _py
 from ..exceptions import ValidationError
 from ..schema._format import format_value
+from ._text import changes, timed_changes
+from ._time import _timeline
 
 __all__ = ["notice", "reasons"]
 
@@ -119,6 +122,19 @@ def _sentence(feature: Any, before: Any, after: Any, bound: Any) -> str:
     )
 
 
+def _when(result: Any, query: Any, rank: int) -> str | None:
+    """For an answer that takes time under a timeline: ``"When: in 8 months, if ..."``."""
+    timeline = _timeline(result, query)
+    if timeline is None:
+        return None
+    x, cf = result.queries.loc[query], result.counterfactuals.loc[(query, rank)]
+    months = timeline.elapsed(result.schema, x, cf)
+    if not months:
+        return None
+    moved = {r.name for r in timeline.rules(result.schema) if r.kind != "rate"}
+    return f"When: {timed_changes(changes(result.schema, x, cf), moved, months)}."
+
+
 def notice(
     result: Any,
     query: Any,
@@ -129,7 +145,8 @@ def notice(
     target_label: str | None = None,
 ) -> str:
     """A plain-language statement of the principal reasons for ``query``'s decision,
-    to adapt into an adverse-action notice; it says how the answer was established.
+    to adapt into an adverse-action notice; it says how the answer was established,
+    naming what "smaller" means in words (never the certificate's raw numbers).
     ``target_label`` names the target class in the text (default: its raw label)."""
     table = reasons(result, query, rank, max_reasons)
     target = result.target.get(query) if target_label is None else target_label
@@ -137,7 +154,11 @@ def notice(
     lines += [f"{k + 1}. {s}." for k, s in enumerate(table["sentence"])]
     together = "these changes together" if len(table) > 1 else "this change"
     lines.append(f"With {together}, the model's decision would have been '{target}'.")
-    lines.append(f"How this was established: {result.certificate(query)}.")
+    when = _when(result, query, rank)
+    if when:
+        lines.append(when)
+    lines.append(f"How this was established: {result.certificate(query, numbers=False)}.")
+    lines.append(f"Smaller means {result.measure_words()}.")
     req = getattr(result, "requirements", {}) or {}
     if req.get("min_probability") is not None:
         lines.append(

@@ -132,6 +132,24 @@ class Region:
             "" if self.certified else f" (checked on {self.n_checked} samples, not proven)"
         )
 
+    def sentence(self, schema: Schema) -> str:
+        """The region as an option a person can plan with: ``"any duration months up
+        to 33 months with credit amount between 1,292 and 3,773 DM"`` (the features
+        it changes, each bound at the edge of what the query's constraints allow left
+        out; the features it keeps stay as they are).  Numbers at the feature's
+        resolution, thousands grouped, with the feature's unit."""
+        parts = [_phrase(schema[name], b, self.domain.get(name)) for name, b in self.bounds.items()]
+        if not parts:
+            text = "no change"
+        elif len(parts) == 1:
+            text = f"any {parts[0]}"
+        else:
+            rest = ", ".join(parts[1:-1])
+            text = f"any {parts[0]} with {rest + ' and ' if rest else ''}{parts[-1]}"
+        return text + (
+            "" if self.certified else f" (checked on {self.n_checked} samples, not proven)"
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (sets as sorted lists)."""
 
@@ -174,3 +192,31 @@ def _within(col: pd.Series, lo: float, hi: float) -> np.ndarray:
     """Whether each value of ``col`` is a number in ``[lo, hi]``."""
     v = pd.to_numeric(col, errors="coerce").to_numpy(dtype=float)
     return (v >= lo) & (v <= hi)
+
+
+def _phrase(f: Any, b: Any, domain: tuple[float, float] | None) -> str:
+    """One changed feature's part of :meth:`Region.sentence`."""
+    name = f.name.replace("_", " ")
+    if isinstance(b, frozenset):
+        vals = [v for v in (f.categories or sorted(b, key=str)) if v in b]
+        shown = ", ".join(f"'{v}'" for v in vals[:-1])
+        return f"{name} '{vals[0]}'" if len(vals) == 1 else f"{name} {shown} or '{vals[-1]}'"
+    lo, hi = float(b[0]), float(b[1])
+    dlo, dhi = domain if domain is not None else (-math.inf, math.inf)
+    if lo == hi:
+        return f"{name} of {_number(f, lo)}"
+    if lo <= dlo and hi < dhi:
+        return f"{name} up to {_number(f, hi)}"
+    if hi >= dhi and lo > dlo:
+        return f"{name} from {_number(f, lo)}"
+    return f"{name} between {_number(f, lo, unit=False)} and {_number(f, hi)}"
+
+
+def _number(f: Any, value: float, *, unit: bool = True) -> str:
+    """A value at the feature's resolution with its thousands grouped (``1,292 DM``)."""
+    text = format_value(f, value)
+    sign, digits = ("-", text[1:]) if text.startswith("-") else ("", text)
+    whole, dot, frac = digits.partition(".")
+    if whole.isdigit() and len(whole) > 3:
+        text = f"{sign}{int(whole):,}{dot}{frac}"
+    return f"{text} {f.unit}" if unit and f.unit else text

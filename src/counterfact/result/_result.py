@@ -13,16 +13,26 @@ import pandas as pd
 from .. import metrics
 from .._utils._deps import import_optional
 from ..constraints import Constraints
-from ..constraints._costs import BoundCosts
+from ..constraints._costs import MEASURES, BoundCosts, Costs
 from ..exceptions import ValidationError
 from ..schema import Schema
+from . import _time
 from ._certificate import Certificate
 from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
+from ._robustness import robustness_table
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
-from ._text import Change, certificate_text, describe_changes
+from ._text import (
+    Change,
+    MeasureWords,
+    certificate_text,
+    describe_changes,
+    measure_words,
+    plain_certificate,
+    timed_changes,
+)
 from ._text import changes as _changes
 
 __all__ = ["CounterfactualResult"]
@@ -156,17 +166,17 @@ class CounterfactualResult:
             if certificate_records is not None
             else pd.Series(None, index=queries.index, dtype=object)
         )
-        self.requirements: dict[str, Any] = {
-            "min_probability": None,
-            "robust_to": 0,
-            **dict(requirements or {}),
-        }
+        self.requirements: dict[str, Any] = {"min_probability": None, "robust_to": 0}
+        self.requirements.update(requirements or {})
         #: computed regions; :meth:`region` adds the ones it computes on demand
         self.regions: dict[tuple[Any, int], Region] = dict(regions or {})
         self.costs = costs
         #: computes a region on demand (from the pipeline; not saved with the result)
         self.region_source = region_source
         self.integrity = integrity if integrity is not None else Integrity()
+        #: horizon (months) -> the result of one explain call under that horizon
+        #: (``explain_by_horizon``; read by :meth:`plans`, not saved with the result)
+        self.horizon_results: dict[int, CounterfactualResult] = {}
 
     def _fill(
         self,
@@ -262,10 +272,12 @@ class CounterfactualResult:
 
     @property
     def reason(self) -> pd.Series:
-        """Per query, why it has no counterfactual (empty text for a success):
-        the method's own reason, else a default per status (``failed``: "no
-        counterfactual found", ``timeout``: "time limit reached before a
-        counterfactual was found", ...)."""
+        """Per query, why it has no counterfactual, or fewer than asked ("2 of 3: no
+        other option within the method's limits that is not dominated by these or a
+        copy of one; ..."); empty text when it got all it asked for: the method's
+        own reason, else a default per status (``failed``: "no counterfactual
+        found", ``timeout``: "time limit reached before a counterfactual was
+        found", ...)."""
         r = self.diagnostics["reason"].reindex(self.queries.index)
         return r.where(r.notna(), "").astype(object)
 
@@ -281,15 +293,29 @@ class CounterfactualResult:
             }
         )
 
-    def certificate(self, query: Any) -> str:
+    def certificate(self, query: Any, *, numbers: bool = True) -> str:
         """The guarantee behind ``query``'s answer in plain words, as the method
         worded it (``CounterfactualMethod.certificate``); for a result without
-        one (written by an older version) the text that holds for any method."""
+        one (written by an older version) the text that holds for any method.
+
+        ``numbers=False``: the same guarantee for a lay reader, with the measure named
+        in words and no raw values or bounds (``"MACE: proven: no answer with fewer
+        changes or smaller moves (to within 1 %)"``; :meth:`measure_words` says how the
+        measure counts); the numbers stay in :meth:`certificate_record`."""
         text = self.certificates.get(query) if query in self.certificates.index else None
-        if isinstance(text, str) and text:
+        if not (isinstance(text, str) and text):
+            d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
+            text = certificate_text(self.method, str(self.status.get(query, "")), d)
+        if numbers:
             return text
-        d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
-        return certificate_text(self.method, str(self.status.get(query, "")), d)
+        return plain_certificate(
+            text.partition(": ")[0],
+            str(self.status.get(query, "")),
+            self.measure_words(),
+            self.certificate_record(query),
+            text,
+            str(self.reason.get(query, "")) or None,
+        )
 
     def certificate_record(self, query: Any) -> Certificate | None:
         """The fields behind ``query``'s certificate (:class:`Certificate`: the measure,
@@ -321,6 +347,14 @@ class CounterfactualResult:
         self.regions[key] = self.region_source(query, int(rank), cfs.loc[rank])
         return self.regions[key]
 
+    def robustness(self) -> pd.DataFrame:
+        """Each answer's estimated robustness (``Requirements(robustness=p)``), index
+        ``(query, rank)``: the retrained copies never shown to the search that still
+        accept it (``accepted`` of ``copies``), their share (``estimate``), its exact 95 %
+        Clopper-Pearson interval (``low``, ``high``), the share asked for, the
+        ``shortfall`` (0 when reached) and the ``setting`` the answer came from."""
+        return robustness_table(self)
+
     def reasons(self, query: Any, rank: int = 0, max_reasons: int = 4) -> pd.DataFrame:
         """The principal reasons behind ``query``'s decision, from counterfactual ``rank``:
         each changed feature, its current value, what would have been needed, how much
@@ -340,31 +374,118 @@ class CounterfactualResult:
         """Every applicable metric, one row per query (see :mod:`counterfact.metrics`)."""
         return metrics.evaluate(self, train, **kwargs)
 
-    def cost(self, per_feature: bool = False) -> pd.Series | pd.DataFrame:
-        """Each counterfactual's cost under the call's costs (``Requirements(costs=...)``),
-        in cost units (:meth:`cost_text` words it in the user's unit); with
-        ``per_feature``, one column per feature.  Index: ``(query, rank)``."""
-        if self.costs is None:
-            raise ValidationError(
-                "This result was explained without costs; pass "
-                "requirements=cf.Requirements(costs=cf.Costs(...)) to explain, or use "
-                "cf.metrics.distance(result) for the normalised distance."
-            )
+    def elapsed(self) -> pd.Series:
+        """Each answer's elapsed months under its timeline (index ``(query, rank)``;
+        :func:`~counterfact.result._time.elapsed`)."""
+        return _time.elapsed(self)
+
+    def plans(self, query: Any, horizons: Sequence[int] | None = None) -> pd.DataFrame:
+        """The cheapest answer of ``query`` for each horizon in months (default 0, 3, 6,
+        12, 24), proven where the method proves (:func:`~counterfact.result._time.plans`)."""
+        return _time.plans(self, query, horizons)
+
+    def cost(
+        self,
+        query: Any = None,
+        *,
+        per_feature: bool = False,
+        costs: Costs | BoundCosts | str | None = None,
+        train: Any = None,
+    ) -> pd.Series | pd.DataFrame:
+        """Each answer's cost: its value in the measure of effort the call searched,
+        ranked and proved in (``Requirements(costs=...)``; not given: the default
+        measure, 1 per changed feature plus each move in MADs).  Index ``(query,
+        rank)``; the Series' ``attrs`` hold the ``unit`` (None when the measure has
+        none, as the default) and the ``measure`` in words (:meth:`measure_words`).
+
+        Parameters
+        ----------
+        query : optional
+            Only this query's answers.
+        per_feature : bool
+            One column per feature (the terms of the sum) instead of the total.
+        costs : Costs, BoundCosts or str, optional
+            Measure the answers in these costs instead (a named measure such as
+            ``"effort"``, a :class:`~counterfact.Costs` bound to ``train``, or costs
+            already bound), for example to put answers of several results on one scale.
+        train : DataFrame or Dataset, optional
+            The training rows a measure is scaled by (MADs): needed with ``costs``, and
+            for a result explained without costs (``costs="own"`` or a method that
+            takes none), which is then measured in the default measure.
+        """
+        bound = self._measure(costs, train)
         cfs = self.counterfactuals
+        if query is not None:
+            if query not in self.queries.index:
+                raise ValidationError(
+                    f"Unknown query {query!r}. Queries: {list(self.queries.index)[:10]}."
+                )
+            cfs = cfs[cfs.index.get_level_values(0) == query] if len(cfs) else cfs
         cols = self.schema.names
         out = np.full((len(cfs), len(cols)), np.nan)
         for q, rows in cfs.groupby(level=0, sort=False) if len(cfs) else []:
             pos = cfs.index.get_indexer(rows.index)
-            out[pos] = self.costs.evaluate(self.queries.loc[q], rows, per_feature=True)
-        if per_feature:
-            return pd.DataFrame(out, index=cfs.index, columns=cols)
-        return pd.Series(out.sum(axis=1), index=cfs.index, name="cost", dtype=float)
+            out[pos] = bound.evaluate(self.queries.loc[q], rows, per_feature=True)
+        value = (
+            pd.DataFrame(out, index=cfs.index, columns=cols)
+            if per_feature
+            else pd.Series(out.sum(axis=1), index=cfs.index, name="cost", dtype=float)
+        )
+        value.attrs.update(unit=bound.unit, measure=str(measure_words(bound.costs)))
+        return value
+
+    def _measure(self, costs: Any, train: Any) -> BoundCosts:
+        """The bound measure :meth:`cost` evaluates in (its docstring)."""
+        if isinstance(costs, BoundCosts):
+            return costs
+        if costs is None and self.costs is not None:
+            if train is not None:
+                raise ValidationError(
+                    "train= scales a measure this result does not hold: its answers are "
+                    "measured in the call's own costs. Pass costs=cf.Costs(...) with train= to "
+                    "measure them in other costs, or leave train out."
+                )
+            return self.costs
+        if train is None:
+            raise ValidationError(
+                "This result was explained without costs (costs='own': each method's own "
+                "objective, or a method that takes no costs), and the default measure of "
+                "effort counts moves in MADs of the training data, which a result does not "
+                "keep. Pass the training rows: result.cost(train=train)."
+                if costs is None
+                else "costs= needs the training rows its moves are scaled by: pass train=."
+            )
+        X = getattr(train, "X", train)
+        if not isinstance(X, pd.DataFrame):
+            raise ValidationError(
+                f"train must be a DataFrame or a counterfact Dataset. Got {type(train).__name__}."
+            )
+        c = Costs.preset(costs) if isinstance(costs, str) else costs or Costs()
+        if not isinstance(c, Costs):
+            raise ValidationError(
+                "costs must be a cf.Costs, a bound costs object or a named measure "
+                f"({sorted(MEASURES)}). Got {type(costs).__name__}."
+            )
+        return c.bind(self.schema, X)
 
     def cost_text(self, query: Any, rank: int = 0) -> str:
-        """Counterfactual ``rank`` of ``query``'s cost in plain words
-        (``"cost about 3 months of saving"``; without a unit ``"cost 0.412"``)."""
-        value = float(self.cost().loc[(query, rank)])
+        """Answer ``rank`` of ``query``'s cost in plain words (``"cost about 3 months of
+        saving"``; without a unit ``"cost 2.5"``), in the call's measure."""
+        value = float(self.cost(query).loc[(query, rank)])
         return f"cost {self.costs.describe(value)}"  # type: ignore[union-attr]
+
+    def measure_words(self) -> MeasureWords:
+        """What "smaller" meant for these answers, in words (``str()`` of it: ``"fewer
+        changes or smaller moves, counting 1 per changed feature plus each move in MADs
+        (...)"``): the call's costs, else the method's own objective."""
+        if self.costs is not None:
+            return measure_words(self.costs.costs)
+        own = ""
+        for rec in self.certificate_records:
+            if isinstance(rec, Certificate) and rec.measure:
+                own = rec.measure
+                break
+        return measure_words(None, own)
 
     # ---------------------------------------------------------------- diffs
     def changes(self, query: Any, rank: int = 0) -> list[Change]:
@@ -406,12 +527,14 @@ class CounterfactualResult:
 
     def describe(self, query: Any = None) -> str:
         """Readable changes, one line per counterfactual, with the model's probability
-        of the target before and after:
-        ``query 3, #0: duration_months 24 -> 12; purpose car -> radio (P(1) 31.0 % -> 66.0 %)``,
-        the answer's cost in the user's unit when the call had costs
-        (``...; cost about 3 months of saving``), and the certified region
-        under it when one was computed; a query
-        without one gets its status and reason
+        of the target before and after and the answer's cost:
+        ``query 3, #0: duration_months 24 -> 12; purpose 'car' -> 'radio' (P(1) 31.0 % ->
+        66.0 %); cost 3.2`` (in the user's unit when the costs have one: ``cost about 3
+        months of saving``), the certified region under it when one was computed, then
+        the query's certificate in words, naming what "smaller" means; the first line
+        says how the cost is counted (``Smaller means fewer changes or smaller moves,
+        counting 1 per changed feature plus each move in MADs ...``).  A query without
+        an answer gets its status and reason
         (``query 5: no counterfactual (failed: query already predicted as target)``).
         A result read from a file that nothing vouches for (an old format without a
         hash, read without a model) starts with a line saying it is unverified, and one
@@ -419,37 +542,50 @@ class CounterfactualResult:
         shown = not self.integrity.verified or self.integrity.notes
         lines = [self.integrity.describe()] if shown else []
         queries = [query] if query is not None else list(self.queries.index)
-        reasons = self.reason
         groups = (
             {k: g.droplevel(0) for k, g in self.counterfactuals.groupby(level=0, sort=False)}
             if len(self.counterfactuals)
             else {}
         )
+        measure = self.measure_words()
+        if any(q in groups for q in queries):
+            lines.append(f"Smaller means {measure}.")
         costs = self.cost() if self.costs is not None and len(self.counterfactuals) else None
         for q in queries:
-            cfs = groups.get(q, self.counterfactuals.iloc[0:0])
-            if len(cfs) == 0:
-                st = self.status.get(q, "?")
-                reason = reasons.get(q, "")
-                lines.append(
-                    f"query {q}: no counterfactual ({st}: {reason})"
-                    if reason
-                    else f"query {q}: no counterfactual ({st})"
-                )
+            if q not in groups:
+                st, reason = self.status.get(q, "?"), self.reason.get(q, "")
+                tail = f"{st}: {reason}" if reason else f"{st}"
+                lines.append(f"query {q}: no counterfactual ({tail})")
                 continue
-            x = self.queries.loc[q]
-            for r, cf in cfs.sort_index().iterrows():
-                cost = (
-                    f"; cost {self.costs.describe(float(costs.loc[(q, r)]))}"
-                    if self.costs is not None and costs is not None
-                    else ""
-                )
-                change = describe_changes(_changes(self.schema, x, cf))
-                lines.append(f"query {q}, #{r}: {change}{self._probability_text(q, r)}{cost}")
-                region = self.regions.get((q, int(r)))
-                if region is not None:
-                    lines.append(f"  any of: {region.describe(self.schema)}")
+            lines += self._answer_lines(q, groups[q], costs)
+            lines.append("  " + self.certificate(q, numbers=False))
         return "\n".join(lines)
+
+    def _answer_lines(self, q: Any, cfs: pd.DataFrame, costs: pd.Series | None) -> list[str]:
+        """One line per answer of query ``q`` (:meth:`describe`), with its region."""
+        lines = []
+        x = self.queries.loc[q]
+        for r, cf in cfs.sort_index().iterrows():
+            cost = (
+                f"; cost {self.costs.describe(float(costs.loc[(q, r)]))}"
+                if self.costs is not None and costs is not None
+                else ""
+            )
+            change = self._change_text(q, x, cf)
+            lines.append(f"query {q}, #{r}: {change}{self._probability_text(q, r)}{cost}")
+            region = self.regions.get((q, int(r)))
+            if region is not None:
+                lines.append(f"  any of: {region.describe(self.schema)}")
+        return lines
+
+    def _change_text(self, q: Any, x: pd.Series, cf: pd.Series) -> str:
+        """An answer's changes; under a timeline with when: "in 8 months, if ..."."""
+        items = _changes(self.schema, x, cf)
+        timeline = _time._timeline(self, q)
+        if timeline is None:
+            return describe_changes(items)
+        moved = {r.name for r in timeline.rules(self.schema) if r.kind != "rate"}
+        return timed_changes(items, moved, timeline.elapsed(self.schema, x, cf))
 
     def _probability_text(self, query: Any, rank: Any) -> str:
         """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before

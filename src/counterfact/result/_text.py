@@ -25,7 +25,16 @@ from .._utils._values import _is_missing, _py
 from ..schema import Feature, Schema
 from ..schema._format import format_value
 
-__all__ = ["Change", "certificate_text", "changes", "describe_changes", "diagnostic_number"]
+__all__ = [
+    "Change",
+    "MeasureWords",
+    "certificate_text",
+    "changes",
+    "describe_changes",
+    "diagnostic_number",
+    "measure_words",
+    "plain_certificate",
+]
 
 _NUM_TOL = 1e-9
 
@@ -56,10 +65,16 @@ class Change:
     after_text: str
     #: the feature's unit ("" when it has none), written once after the new value
     unit: str = ""
+    #: whether the values are categories (quoted in text, so that they read clearly next
+    #: to "->": ``other_debtors 'none' -> 'guarantor'``)
+    category: bool = False
 
     def __str__(self) -> str:
         unit = f" {self.unit}" if self.unit else ""
-        return f"{self.feature} {self.before_text} -> {self.after_text}{unit}"
+        before, after = self.before_text, self.after_text
+        if self.category:
+            before, after = f"'{before}'", f"'{after}'"
+        return f"{self.feature} {before} -> {after}{unit}"
 
 
 def _differs(feature: Feature, a: Any, b: Any) -> bool:
@@ -93,14 +108,32 @@ def changes(
         ta, tb = format_value(f, a), format_value(f, b)
         if ta == tb and f.is_numeric:
             ta, tb = _precise(a), _precise(b)
-        out.append(Change(f.name, a, b, ta, tb, f.unit))
+        out.append(Change(f.name, a, b, ta, tb, f.unit, not f.is_numeric))
     return out
 
 
 def describe_changes(items: Iterable[Change], *, empty: str = "no change") -> str:
-    """``"duration_months 24 -> 12; purpose car -> radio"`` (``empty`` when there are none)."""
+    """``"duration_months 24 -> 12; purpose 'car' -> 'radio'"`` (``empty`` when there are
+    none)."""
     parts = [str(c) for c in items]
     return "; ".join(parts) if parts else empty
+
+
+def timed_changes(items: Iterable[Change], moved: set[str], months: int | None) -> str:
+    """One answer's changes said with its elapsed time (``months``, None without a
+    timeline): ``"in 8 months, if savings ... (then age 26 -> 27 years)"``, or ``"no
+    change needed: wait 12 months (then ...)"`` when only the features time moves
+    (``moved``) change; as :func:`describe_changes` at 0 months or without a timeline."""
+    items = list(items)
+    if not months:
+        return describe_changes(items)
+    span = "1 month" if months == 1 else f"{months} months"
+    acts = [c for c in items if c.feature not in moved]
+    aged = [c for c in items if c.feature in moved]
+    then = f" (then {describe_changes(aged)})" if aged else ""
+    if not acts:
+        return f"no change needed: wait {span}{then}"
+    return f"in {span}, if {describe_changes(acts)}{then}"
 
 
 def diagnostic_number(diagnostics: Mapping[str, Any], key: str) -> float | None:
@@ -172,3 +205,113 @@ def certificate_text(
     else:
         text = "found by search; valid (checked with the model), not proven nearest"
     return f"{name or 'method'}: {text}"
+
+
+# ------------------------------------------------------------------ the measure
+#: per named measure (:data:`counterfact.constraints._costs.MEASURES`), what an answer that
+#: is smaller has: "no answer with fewer changes or smaller moves"
+_LESSER = {
+    "effort": "fewer changes or smaller moves",
+    "fewest-changes": "fewer changes",
+    "smallest-moves": "smaller moves",
+    "range-l1": "smaller moves",
+}
+
+
+@dataclass(frozen=True)
+class MeasureWords:
+    """What "smaller" meant for a result's answers, in words.
+
+    Attributes
+    ----------
+    lesser : str
+        What a smaller answer has: ``"fewer changes or smaller moves"``, ``"a lower
+        cost"`` (the user's costs), ``"a smaller range-normalised distance"`` (a
+        method's own objective).
+    counting : str
+        How the value is counted (``"1 per changed feature plus each move in MADs
+        (...)"``; "" when there is nothing more to say).
+    """
+
+    lesser: str
+    counting: str
+
+    def __str__(self) -> str:
+        return f"{self.lesser}, counting {self.counting}" if self.counting else self.lesser
+
+
+def measure_words(costs: Any, own: str = "") -> MeasureWords:
+    """The words of a result's measure: ``costs`` (a :class:`~counterfact.Costs`, or None
+    when each method kept its own objective, ``own`` naming it when known)."""
+    if costs is None:
+        what = (
+            f"{own} (the method's own objective, as in its paper)"
+            if own
+            else ("value of the method's own objective (as in its paper)")
+        )
+        return MeasureWords(f"a smaller {what}", "")
+    words = costs.words()
+    name = costs.preset_name
+    if name is None:
+        return MeasureWords("a lower cost", words)
+    head, _, detail = words.partition(": ")
+    return MeasureWords(_LESSER.get(name, head), detail or words)
+
+
+def _percent(x: float) -> str:
+    return f"{100 * x:.2g} %"
+
+
+def plain_certificate(
+    name: str,
+    status: str,
+    measure: MeasureWords,
+    record: Any = None,
+    sentence: str = "",
+    reason: str | None = None,
+) -> str:
+    """A query's certificate for a lay reader: what was proven or found, naming the
+    measure in words (what a smaller answer has; ``str(measure)`` says how it counts),
+    with no raw values or bounds (those stay in the certificate's fields and the
+    result's JSON).
+
+    Parameters
+    ----------
+    name : str
+        The method's name as people see it.
+    status : str
+        The query's status.
+    measure : MeasureWords
+        What "smaller" meant (:func:`measure_words`).
+    record : Certificate, optional
+        The certificate's fields (a proven lower bound makes ``optimal`` a proof).
+    sentence : str
+        The method's own sentence, said instead where a success is neither proven nor a
+        plain search (for example the nearest observed row); for a status without an
+        answer it tells whether ``infeasible`` is a proof.
+    reason : str, optional
+        Why a query has no answer.
+
+    Examples
+    --------
+    >>> m = MeasureWords("fewer changes or smaller moves", "1 per changed feature")
+    >>> plain_certificate("UFCE", "feasible", m)
+    'UFCE: found by search and checked with the model; not proven: an answer with fewer \
+changes or smaller moves may exist'
+    """
+    bound = None if record is None else getattr(record, "lower_bound", None)
+    if status == "optimal" and bound is not None:
+        tol = getattr(record, "rel_gap", None)
+        within = f" (to within {_percent(tol)})" if tol else ""
+        return f"{name}: proven: no answer with {measure.lesser}{within}"
+    if status == "feasible" or (status == "optimal" and not sentence):
+        gap = getattr(record, "proven_gap", None) if bound is not None else None
+        most = f" (its cost at most {_percent(gap)} lower)" if gap is not None and gap < 1 else ""
+        return (
+            f"{name}: found by search and checked with the model; not proven: an answer with "
+            f"{measure.lesser} may exist{most}"
+        )
+    if status == "optimal":
+        return f"{sentence}; smaller meaning {measure.lesser}"
+    proven = sentence.partition(": ")[2].startswith("proven")
+    return certificate_text(name, status, {"reason": reason}, proves_infeasibility=proven)

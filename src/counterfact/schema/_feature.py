@@ -12,12 +12,13 @@ import numpy as np
 from .._utils._values import _py
 from ..exceptions import SchemaError, ValidationError
 from ._resolution import snap_array
+from ._time import check_time_fields
 
 Kind = Literal["real", "integer", "binary", "categorical", "ordinal"]
-Actionability = Literal["free", "immutable", "increasing", "decreasing"]
+Actionability = Literal["free", "immutable", "increasing", "decreasing", "time"]
 
 KINDS: tuple[str, ...] = ("real", "integer", "binary", "categorical", "ordinal")
-ACTIONABILITY: tuple[str, ...] = ("free", "immutable", "increasing", "decreasing")
+ACTIONABILITY: tuple[str, ...] = ("free", "immutable", "increasing", "decreasing", "time")
 NUMERIC_KINDS = frozenset({"real", "integer"})
 DISCRETE_KINDS = frozenset({"binary", "categorical", "ordinal"})
 
@@ -37,9 +38,12 @@ class Feature:
     categories : tuple, optional
         The values a binary, categorical or ordinal feature takes; for ordinal
         features the order is the order of the levels (lowest first).
-    actionability : {"free", "immutable", "increasing", "decreasing"}
+    actionability : {"free", "immutable", "increasing", "decreasing", "time"}
         What a counterfactual may do with the feature.  ``increasing`` and
         ``decreasing`` need an order: numeric or ordinal features only.
+        ``time``: only the passing of time changes it (age, years at an
+        address); it advances by ``per_month`` per month of a
+        :class:`~counterfact.Timeline` and is immutable without one.
     description : str, optional
         Human-readable description (used in reports).
     resolution : float, optional
@@ -55,6 +59,23 @@ class Feature:
         The unit a person reads the value in (``"months"``, ``"DM"``,
         ``"hours per week"``): shown after the value in notices, reasons,
         regions, the command line and the page.  Numeric features only.
+    per_month : float, optional
+        For a ``time`` feature: how much it advances per month, in its unit
+        (age in years: ``1/12``).  A numeric one is pinned to its value plus
+        the elapsed months' advance, rounded down on its grid.
+    edges : tuple of float, optional
+        For an ordinal ``time`` feature (a band such as "1 to 4 years"): the
+        upper edge of each level in the unit ``per_month`` counts in (the last
+        may be ``inf``), optionally preceded by the lowest level's lower edge
+        (one value more).  The exact tenure inside a band is unknown, so after
+        ``t`` months an answer may assume at most the level its *lower* edge
+        plus ``per_month * t`` certainly reaches (the lowest level, without a
+        lower edge, reaches none), never less than today's.
+    top_coded : bool
+        For a numeric ``time`` feature: its upper bound is an open-ended top
+        level (German Credit's ``residence_since`` 4 reads "4 years or more"),
+        so time advances it to at most that bound.  Not top-coded (the
+        default), it may pass the largest value seen (age past the oldest).
     """
 
     name: str
@@ -66,9 +87,13 @@ class Feature:
     description: str = ""
     resolution: float | None = None
     unit: str = ""
+    per_month: float | None = None
+    edges: tuple[float, ...] | None = None
+    top_coded: bool = False
 
     def __post_init__(self) -> None:
         self._check_labels()
+        check_time_fields(self)
         if self.kind in NUMERIC_KINDS:
             self._normalise_numeric()
         else:
@@ -254,9 +279,14 @@ class Feature:
         """A copy with some fields changed (``feature.with_(actionability="immutable")``).
 
         Changing the kind drops the resolution unless one is given (it is
-        re-inferred or defaulted for the new kind)."""
+        re-inferred or defaulted for the new kind); an actionability other than
+        ``"time"`` drops ``per_month``, ``edges`` and ``top_coded`` unless they are given."""
         if "kind" in changes and changes["kind"] != self.kind and "resolution" not in changes:
             changes["resolution"] = None
+        if changes.get("actionability", "time") != "time":
+            changes.setdefault("per_month", None)
+            changes.setdefault("edges", None)
+            changes.setdefault("top_coded", False)
         return replace(self, **changes)
 
     def to_dict(self) -> dict[str, Any]:
@@ -273,6 +303,12 @@ class Feature:
             out["description"] = self.description
         if self.unit:
             out["unit"] = self.unit
+        if self.per_month is not None:
+            out["per_month"] = self.per_month
+        if self.edges is not None:
+            out["edges"] = [e if math.isfinite(e) else "inf" for e in self.edges]
+        if self.top_coded:
+            out["top_coded"] = True
         return out
 
     @classmethod
@@ -281,4 +317,6 @@ class Feature:
         d = dict(d)
         if "categories" in d and d["categories"] is not None:
             d["categories"] = tuple(d["categories"])
+        if d.get("edges") is not None:
+            d["edges"] = tuple(float(e) for e in d["edges"])
         return cls(**d)

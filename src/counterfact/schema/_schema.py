@@ -34,6 +34,7 @@ from ._format import format_value
 from ._infer import infer_features
 from ._numbers import MAX_INTEGER, integer_out_of_range, show_number
 from ._resolution import infer_resolution, snap_array
+from ._table import WholeTable
 
 
 @dataclass(frozen=True)
@@ -384,8 +385,9 @@ class Schema:
 
         Numeric domains print at the feature's resolution; categories are listed
         in order (the order of an ordinal's levels), long lists cut to their first
-        levels and a count, so the table prints in a terminal
-        (``schema[name].categories`` has them all).
+        levels and a count (``schema[name].categories`` has them all).  The table
+        prints whole: ``print(schema.describe())`` shows every column, whatever the
+        terminal's width (a DataFrame in every other respect).
         """
         rows = []
         for f in self.features:
@@ -404,7 +406,7 @@ class Schema:
                     "unit": f.unit,
                 }
             )
-        return pd.DataFrame(rows).set_index("feature")
+        return WholeTable(pd.DataFrame(rows).set_index("feature"))
 
 
 def _numeric_values(col: pd.Series, f: Feature, what: str) -> pd.Series:

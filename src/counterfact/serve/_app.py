@@ -587,6 +587,8 @@ def _explain_request(body: ExplainRequest) -> dict[str, Any]:
         "constraints": None if body.constraints is None else body.constraints.model_dump(),
         "time_limit": body.time_limit,
         "min_probability": body.min_probability,
+        "robustness": body.robustness,
+        "measure": body.measure,
         "regions": body.regions,
         "robust": body.robust,
         "reasons": body.reasons,

@@ -2,7 +2,8 @@
 
 The words follow from what the method's class declares (``tags.proves_optimality``,
 ``tags.proves_infeasibility``), never from its name: a method that proves its
-answers nearest gets "proven nearest", any other "found by search".
+answers smallest gets "proven smallest", any other "found by search"; both name the
+measure of effort ("no answer with fewer changes or smaller moves").
 """
 
 from __future__ import annotations
@@ -17,29 +18,29 @@ from ..methods import MethodTags
 __all__ = ["resolve_class_names", "status_meanings"]
 
 
-def status_meanings(tags: MethodTags) -> dict[str, str]:
-    """Per status, what an answer of a method with these ``tags`` means, in plain words."""
+def status_meanings(
+    tags: MethodTags, lesser: str = "fewer changes or smaller moves"
+) -> dict[str, str]:
+    """Per status, what an answer of a method with these ``tags`` means, in plain words;
+    ``lesser`` says what a smaller answer has under the measure of effort (the page's)."""
     name = tags.display_name
     if tags.proves_optimality:
         nearest = (
-            f"Proven nearest: {name} proved that no noticeably smaller change reaches the "
-            "outcome under your constraints (the certificate says how much smaller one could "
-            "be at most, e.g. 1 %)."
+            f"Proven smallest: {name} proved that no answer with {lesser} reaches the outcome "
+            "under your constraints (to within a small stated tolerance, such as 1 %)."
         )
         found = (
-            f"Found by search and checked with the model, but not proven nearest: {name} ran out "
-            "of time before "
-            "it could prove that no smaller change exists."
+            f"Found by search and checked with the model, but not proven smallest: {name} ran "
+            f"out of time before it could prove that no answer with {lesser} exists."
         )
     else:
         nearest = (
-            f"Found by search and checked with the model; {name} does not prove that no smaller "
-            "change exists "
-            "(its 'optimal' is the best among what it examined)."
+            f"Found by search and checked with the model; {name} does not prove that no answer "
+            f"with {lesser} exists (its 'optimal' is the best among what it examined)."
         )
         found = (
-            f"Found by search and checked with the model; a smaller change may exist ({name} "
-            "does not prove it)."
+            f"Found by search and checked with the model; an answer with {lesser} may exist "
+            f"({name} does not prove it)."
         )
     if tags.proves_infeasibility:
         none = f"Proven: {name} showed that no change within your constraints reaches the outcome."

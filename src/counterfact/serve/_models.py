@@ -50,6 +50,7 @@ _FIELD_OF_SHAPE: dict[str, tuple[Any, dict[str, Any]]] = {
         list[Annotated[StrictStr, Field(max_length=1000)]],
         {"default_factory": list, "max_length": 50},
     ),
+    "timeline": (dict[str, Any] | StrictInt | None, {"default": None}),
 }
 
 
@@ -99,10 +100,22 @@ class ExplainRequest(_Strict):
         "(strictly between 0 and 1), checked with the real model; null: crossing the decision "
         "boundary is enough.",
     )
+    robustness: Number | None = Field(
+        default=None,
+        description="The share of retrained models that should still accept each answer "
+        "(strictly between 0 and 1, e.g. 0.95); each answer then reports its estimated share "
+        "with an interval. Not with robust=true.",
+    )
     regions: StrictBool = Field(
         default=False,
         description="Add each answer's certified region: the ranges within which every change "
         "keeps the outcome.",
+    )
+    measure: str | None = Field(
+        default=None,
+        description="What 'smaller' means (null: effort, 1 per changed feature plus each move "
+        "in MADs): effort, fewest-changes, smallest-moves, range-l1, or own (each method's own "
+        "objective, as in its paper).",
     )
     robust: StrictBool = Field(
         default=False,
@@ -160,6 +173,10 @@ class SchemaOut(BaseModel):
     limits: LimitsOut
     api_docs: str = Field(
         default="/openapi.json", description="Where the API is documented (/docs when served)."
+    )
+    measure: str | None = Field(
+        default=None,
+        description="What 'smaller' means for every answer's cost, in words.",
     )
 
 
@@ -251,6 +268,12 @@ class ReasonOut(BaseModel):
 class CounterfactualOut(BaseModel):
     rank: int
     row: dict[str, Any]
+    cost: float | None = Field(
+        default=None,
+        description="The answer's value in the page's measure of effort (one scale for every "
+        "method: see ExplainOut.measure); smaller is less effort.",
+    )
+    cost_text: str | None = Field(default=None, description="The value, in words.")
     changes: list[ChangeOut] = Field(
         description="Only the features that changed, formatted at their resolution."
     )
@@ -278,7 +301,15 @@ class RowResultOut(BaseModel):
     decision: DecisionOut
     probability_before: float
     counterfactuals: list[CounterfactualOut]
-    certificate: str = Field(description="The method's guarantee for this answer, in plain words.")
+    certificate: str = Field(
+        description="The method's guarantee for this answer, as the method words it (with its "
+        "raw values and bounds)."
+    )
+    plain_certificate: str | None = Field(
+        default=None,
+        description="The same guarantee for a lay reader: the measure named in words, no raw "
+        "numbers.",
+    )
     meaning: str | None = Field(
         default=None, description="What the status means for this method, in plain words."
     )
@@ -294,6 +325,11 @@ class ExplainOut(BaseModel):
     min_probability: float | None = None
     robust_to: int = Field(default=0, description="Retrained models every answer also holds for.")
     regions: bool = False
+    measure: str | None = Field(
+        default=None,
+        description="What 'smaller' means for the answers' cost, in words (the same measure "
+        "for every method).",
+    )
     elapsed_s: float
     results: list[RowResultOut]
 

@@ -1,4 +1,6 @@
-"""The JSON answer of an explanation: per row, status, reason, counterfactuals and certificate."""
+"""The JSON answer of an explanation: per row, status, reason, counterfactuals (each with its
+cost in the page's one measure of effort) and certificate (as the method words it, and for a
+lay reader)."""
 
 from __future__ import annotations
 
@@ -12,7 +14,8 @@ import pandas as pd
 from .._utils._values import _py
 from ..result import changes
 from ..result._notice import notice
-from ..result._text import describe_changes
+from ..result._robustness import robustness_words
+from ..result._text import describe_changes, measure_words
 from ..schema import Schema
 from ._request import ExplainJob
 
@@ -43,6 +46,7 @@ def render(
     class_labels: Mapping[str, str],
     decision: Callable[[Any, np.ndarray], dict[str, Any]],
     meanings: Mapping[str, str] | None = None,
+    measure: Any = None,
 ) -> dict[str, Any]:
     """The JSON answer for a :class:`~counterfact.CounterfactualResult`.
 
@@ -64,6 +68,8 @@ def render(
         ``decision(prediction, probabilities)``: the model's decision for one row, as JSON data.
     meanings : mapping, optional
         Per status, what an answer of the method means in plain words.
+    measure : BoundCosts, optional
+        The measure of effort of every answer's ``cost``, one scale for every method.
     """
     preds, proba = model.predict_with_proba(job.frame)
     rows_out = []
@@ -75,6 +81,7 @@ def render(
             "probability_before": float(proba[i, model.class_index(target)]),
         }
         rows_out.append(_row(result, q, i, job, schema, label, before, meanings))
+    _add_costs(result, rows_out, measure)
     return {
         "method": job.method,
         "n_counterfactuals": job.n_counterfactuals,
@@ -82,10 +89,25 @@ def render(
         "constraints": None if job.constraints is None else jsonable(job.constraints.to_dict()),
         "min_probability": job.min_probability,
         "robust_to": len(job.robust_to),
+        "robustness": job.robustness,
+        "robustness_words": robustness_words(job.robustness),
         "regions": job.regions,
+        "measure": None if measure is None else str(measure_words(measure.costs)),
         "elapsed_s": elapsed,
         "results": rows_out,
     }
+
+
+def _add_costs(result: Any, rows: list[dict[str, Any]], measure: Any) -> None:
+    """Each counterfactual's ``cost`` in ``measure`` (one scale for every method) and its
+    words, written into the rendered ``rows``; None without a measure."""
+    has = measure is not None and len(result.counterfactuals) > 0
+    costs = result.cost(costs=measure) if has else pd.Series(dtype=float)
+    for q, row in zip(result.queries.index, rows, strict=True):
+        for cf in row["counterfactuals"]:
+            value = costs.get((q, cf["rank"]))
+            cf["cost"] = None if value is None else jsonable(float(value))
+            cf["cost_text"] = None if value is None else measure.describe(float(value))
 
 
 def _row(
@@ -113,6 +135,7 @@ def _row(
         **before,
         "counterfactuals": _counterfactuals(result, q, job.frame.iloc[i], schema, job, label),
         "certificate": result.certificate(q),
+        "plain_certificate": result.certificate(q, numbers=False),
         "meaning": (meanings or {}).get(status),
         "runtime_s": jsonable(float(result.runtime[q])),
         "diagnostics": diag,
@@ -165,10 +188,21 @@ def _counterfactuals(
                 "description": describe_changes(ch),
                 "probability_after": jsonable(float(conf)),
                 "region": _region(result.regions.get((q, int(rank))), schema),
+                "robustness": _robustness(result, q, int(rank)) if job.robustness else None,
                 **(_reasons(result, q, int(rank), label) if job.reasons else {}),
             }
         )
     return cfs
+
+
+def _robustness(result: Any, q: Any, rank: int) -> dict[str, Any]:
+    """An answer's estimated share of retrained models that still accept it, with its 95 %
+    Clopper-Pearson interval, the copies it was estimated on and its shortfall."""
+    row = result.robustness().loc[(q, rank)]
+    return {
+        k: jsonable(row[k])
+        for k in ("estimate", "low", "high", "accepted", "copies", "shortfall", "setting")
+    }
 
 
 def _region(region: Any, schema: Schema) -> dict[str, Any] | None:

@@ -120,8 +120,12 @@ class ExplainJob:
     regions: bool = False
     #: the retrained models every answer must also hold for (empty: only the served model)
     robust_to: tuple[Any, ...] = ()
+    #: the share of retrained models that should still accept each answer (None: not asked)
+    robustness: float | None = None
     #: add each answer's reasons for a notice and the notice's text
     reasons: bool = False
+    #: the named measure of "smaller" (``Requirements(costs=...)``; None: the measure of effort)
+    measure: str | None = None
 
     @property
     def deadline(self) -> float:

@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import Constraints, Requirements
+from ..constraints import Constraints, Costs, Requirements
 from ..constraints._kinds import CONSTRAINT_KINDS
 from ..data import Dataset
 from ..exceptions import (
@@ -55,6 +55,7 @@ from ..methods import names as registered_methods
 from ..models import desired_class, rows_to_explain
 from ..models._adapter import as_adapter
 from ..models._select import check_label
+from ..result._text import measure_words
 from ..schema._format import format_value
 from ..schema._numbers import MAX_INTEGER, finite_number, show_number
 from ._meaning import resolve_class_names, status_meanings
@@ -131,6 +132,9 @@ class Service:
         labels = (getattr(data, "metadata", None) or {}).get("target_labels") or {}
         self._class_labels = resolve_class_names(list(self.model.classes_), class_names, labels)
         self.robust_to = _robust_models(robust_to, self.model, data)
+        #: the measure of effort every answer's cost is given in, whatever the method: one
+        #: scale for "compare all" (the default measure, its moves in MADs of ``data``)
+        self.measure = Costs().bind(self.schema, data.X)
         self.examples = self._example_rows(examples)
         self.default_method = self._choose_default_method(default_method)
         self._pending = 0
@@ -201,6 +205,7 @@ class Service:
             "features": feats,
             "n_examples": len(self.examples),
             "robust_to": len(self.robust_to),
+            "measure": str(measure_words(self.measure.costs)),
             "limits": {
                 "max_rows": self.limits.max_rows,
                 "max_body_bytes": self.limits.max_body_bytes,
@@ -232,7 +237,7 @@ class Service:
                     "display_name": type(m).tags.display_name,
                     "proves_optimality": type(m).tags.proves_optimality,
                     "proves_infeasibility": type(m).tags.proves_infeasibility,
-                    "meaning": status_meanings(type(m).tags),
+                    "meaning": self._meanings(m),
                 }
             )
         return out
@@ -346,15 +351,21 @@ class Service:
         regions: bool = False,
         robust: bool = False,
         reasons: bool = False,
+        measure: str | None = None,
+        robustness: float | None = None,
     ) -> ExplainJob:
         """Validate an explain request (fast; raises on anything invalid).
 
         ``min_probability``: the least probability of the target every answer must
         reach; ``regions``: add each answer's certified region; ``robust``: answers
         must also hold for the server's retrained models (``robust_to``);
-        ``reasons``: add each answer's reasons for a notice.
+        ``reasons``: add each answer's reasons for a notice; ``robustness``: the share of
+        retrained models that should still accept each answer.
         """
         extra = self._requirements(min_probability, regions, robust, reasons)
+        # an unknown measure, or a robustness outside (0, 1) or beside robust, raises
+        Requirements(costs=measure, robustness=robustness, robust_to=extra["robust_to"])
+        extra["measure"], extra["robustness"] = measure, robustness
         name = method or self.default_method
         m = self._method(name)
         self._check_n_counterfactuals(n_counterfactuals)
@@ -522,8 +533,13 @@ class Service:
             model=self.model,
             class_labels=self.class_labels(),
             decision=self.decision,
-            meanings=status_meanings(type(self._methods[job.method]).tags),
+            meanings=self._meanings(self._methods[job.method]),
+            measure=self.measure,
         )
+
+    def _meanings(self, method: CounterfactualMethod) -> dict[str, str]:
+        """Per status, what an answer of ``method`` means, naming the page's measure."""
+        return status_meanings(type(method).tags, measure_words(self.measure.costs).lesser)
 
     @staticmethod
     def _explain_on(instance: CounterfactualMethod, job: ExplainJob) -> tuple[Any, float]:
@@ -541,6 +557,8 @@ class Service:
                 min_probability=job.min_probability,
                 robust_to=tuple(job.robust_to),
                 regions=job.regions,
+                costs=job.measure,
+                robustness=job.robustness,
             ),
         )
         return result, time.perf_counter() - start

@@ -37,6 +37,7 @@ __all__ = [
     "exact_distance",
     "grid_value",
     "solver_values",
+    "waiting",
 ]
 
 VarKind = Literal["real", "integer", "categorical", "ordinal"]
@@ -104,6 +105,12 @@ class Problem:
     #: units; they replace eq. (3), the distance is then their sum
     costs: tuple[Any, ...] | None = None
 
+    @property
+    def timeline(self) -> Any:
+        """The query's timeline (``QueryBounds.timeline``: elapsed months, the features time
+        moves), or None; its waiting is part of the distance."""
+        return None if self.bounds is None else self.bounds.timeline
+
     def meaningful(self, j: int, value: Any) -> bool:
         """Whether ``value`` (solver units) moves feature ``j`` by at least its
         meaningful step (any other category or rank; :meth:`moved` without steps)."""
@@ -146,13 +153,15 @@ class Problem:
     def distance(self, point: tuple[Any, ...]) -> float:
         """Eq. (3) for a point in solver units (the sum of the call's costs when it has them)."""
         if self.costs is not None:
-            return float(sum(float(c(x)[()]) for c, x in zip(self.costs, point, strict=True)))
+            return float(
+                sum(float(c(x)[()]) for c, x in zip(self.costs, point, strict=True))
+            ) + waiting(self, point)
         a, b, g = self.weights
         J = self.n_features
         d = np.array([_delta(v, x) for v, x in zip(self.vars, point, strict=True)], dtype=float)
         return float(
             a * np.count_nonzero(d > 0) / J + b * d.sum() / J + g * (d.max() if d.size else 0.0)
-        )
+        ) + waiting(self, point)
 
 
 def _delta(v: VarSpec, x: Any) -> float:
@@ -209,6 +218,7 @@ def exact_distance(problem: Problem, point: tuple[Any, ...]) -> float:
     if problem.costs is not None:
         return float(
             sum((c.exact(x) for c, x in zip(problem.costs, point, strict=True)), Fraction(0))
+            + waiting(problem, point, exact=True)
         )
     a, b, g = problem.weights
     J = problem.n_features
@@ -224,7 +234,19 @@ def exact_distance(problem: Problem, point: tuple[Any, ...]) -> float:
         + Fraction(b) * sum(deltas, Fraction(0)) / J
         + Fraction(g) * max(deltas, default=Fraction(0))
     )
-    return float(total)
+    return float(total + waiting(problem, point, exact=True))
+
+
+def waiting(problem: Problem, point: tuple[Any, ...], *, exact: bool = False) -> Any:
+    """The cost of the months ``point`` needs under the query's timeline (0 without one;
+    inf when no month within the horizon is consistent with it); ``exact``: a Fraction."""
+    tl = problem.timeline
+    if tl is None or not tl.wait_cost:
+        return Fraction(0) if exact else 0.0
+    t = tl.elapsed_point(point)
+    if t is None:
+        return math.inf
+    return Fraction(tl.wait_cost) * t if exact else tl.wait_cost * t
 
 
 @dataclass

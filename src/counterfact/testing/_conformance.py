@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import functools
+import itertools
 import pickle
 import random
 from collections.abc import Callable, Sequence
@@ -33,15 +34,16 @@ import pandas as pd
 
 from .. import datasets, models
 from .._utils._validation import invalid_example
-from ..constraints import Causal, Constraints, violations
+from ..constraints import Causal, Constraints, Costs, violations
 from ..constraints._kinds import CONSTRAINT_KINDS
 from ..data import Dataset
 from ..exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from ..methods import CounterfactualMethod, MethodTags
 from ..methods._base import COMMON_PARAMS, HOOKS
+from ..methods._pipeline._diversity import SAME_CHANGE_SHARE
 from ..result import STATUSES, CounterfactualResult
 
-__all__ = ["Setting", "check_method", "conformance_checks", "make_setting"]
+__all__ = ["Setting", "check_method", "conformance_checks", "make_setting", "option_faults"]
 
 Factory = Callable[[], Any]
 
@@ -70,11 +72,11 @@ def make_setting(
     every kind a method is expected to honour (immutable, increasing, range,
     allowed values, max changes)."""
     data = datasets.load(dataset)
-    # the dataset's monotone directions are left to the setting's own constraints below, so
-    # that a method returning observed rows (nearest) still finds some to check
-    directed = {
-        f.name: "free" for f in data.schema if f.actionability in ("increasing", "decreasing")
-    }
+    # the dataset's monotone directions (and the features only time moves) are left to the
+    # setting's own constraints below, so that a method returning observed rows (nearest)
+    # still finds some to check
+    moved = ("increasing", "decreasing", "time")
+    directed = {f.name: "free" for f in data.schema if f.actionability in moved}
     data = data.with_schema(data.schema.with_actionability(**directed))
     rng = np.random.default_rng(random_state)
     idx = rng.choice(len(data), size=min(n_rows, len(data)), replace=False)
@@ -339,6 +341,88 @@ def check_relations_honoured(factory: Factory, s: Setting) -> None:
             assert v.empty, f"query {q}: constraint violations under relations\n{v}"
 
 
+def check_options_not_copies(factory: Factory, s: Setting) -> None:
+    """The answers of a query are options, not copies: none is dominated by another
+    (fewer or the same changes, each moved on the same side at most as far, no worse
+    probability, no higher cost), two with the same changes are a step of the measure
+    apart, and a query with fewer answers than asked says why."""
+    n = max(3, s.n_counterfactuals)
+    m = _fitted(factory, s)
+    r = m.explain(s.queries, n_counterfactuals=n, constraints=s.constraints)
+    measure = r.costs if r.costs is not None else Costs().bind(s.train.schema, s.train.X)
+    faults = option_faults(r, measure)
+    assert not faults, "answers that are not distinct options:\n" + "\n".join(faults[:5])
+    for q in s.queries.index:
+        if 0 < r.found[q] < n:
+            assert r.reason[q], f"query {q}: {r.found[q]} of {n} answers and no reason why"
+
+
+def option_faults(result: CounterfactualResult, measure: Any) -> list[str]:
+    """Each pair of answers of one query where one dominates the other, or which are
+    the same option under ``measure`` (a bound cost measure: the same changes in the
+    same directions, apart by less than ``SAME_CHANGE_SHARE`` of the cheaper one's
+    cost), in words; empty when the answers are distinct options.  Written from the
+    definitions, independently of the pipeline's arrays."""
+    schema = result.schema
+    faults = []
+    for q in result.queries.index:
+        cfs = result.for_query(q)
+        if len(cfs) < 2:
+            continue
+        x = result.queries.loc[q]
+        cost = measure.evaluate(x, cfs.loc[:, schema.names], per_feature=True)
+        proba = result.confidence.loc[q].reindex(cfs.index).to_numpy(dtype=float)
+        moves = [_moves_of(schema, x, row) for _, row in cfs.iterrows()]
+        for a, b in itertools.permutations(range(len(cfs)), 2):
+            ca, cb = float(cost[a].sum()), float(cost[b].sum())
+            if _dominates(moves[b], moves[a]) and (
+                proba[b] >= proba[a] - 1e-9 and cb <= ca + 1e-9 * max(1.0, abs(ca))
+            ):
+                faults.append(f"query {q}: answer {cfs.index[b]} dominates {cfs.index[a]}")
+            elif a < b and moves[a].keys() == moves[b].keys():
+                apart = float(np.abs(cost[a] - cost[b]).sum())
+                same = all(_same_way(moves[a][k], moves[b][k]) for k in moves[a])
+                if same and apart < SAME_CHANGE_SHARE * min(ca, cb) - 1e-9:
+                    faults.append(
+                        f"query {q}: answers {cfs.index[a]} and {cfs.index[b]} change the same "
+                        f"features the same way, only {apart:.3g} apart (costs {ca:.3g}, {cb:.3g})"
+                    )
+    return faults
+
+
+def _moves_of(schema: Any, x: pd.Series, row: pd.Series) -> dict[str, tuple[str, Any]]:
+    """Each changed feature's move: ``("by", signed move)`` for a numeric (units) or
+    ordinal (ranks) feature, ``("to", value)`` for a binary or categorical one."""
+    out: dict[str, tuple[str, Any]] = {}
+    for f in schema:
+        a, v = row[f.name], x[f.name]
+        if f.is_numeric:
+            if float(a) != float(v):
+                out[f.name] = ("by", float(a) - float(v))
+        elif a != v:
+            by = f.kind == "ordinal"
+            out[f.name] = ("by", float(f.rank(a) - f.rank(v))) if by else ("to", a)
+    return out
+
+
+def _same_way(b: tuple[str, Any], a: tuple[str, Any]) -> bool:
+    if b[0] != a[0]:
+        return False
+    return b[1] * a[1] > 0 if b[0] == "by" else b[1] == a[1]
+
+
+def _dominates(b: dict[str, tuple[str, Any]], a: dict[str, tuple[str, Any]]) -> bool:
+    """Whether moves ``b`` change a subset of ``a``'s features, each the same way and
+    at most as far."""
+    for name, mb in b.items():
+        ma = a.get(name)
+        if ma is None or not _same_way(mb, ma):
+            return False
+        if mb[0] == "by" and abs(mb[1]) > abs(ma[1]) * (1 + 1e-9) + 1e-12:
+            return False
+    return True
+
+
 def check_serialisation(factory: Factory, s: Setting) -> None:
     """to_json/from_json round-trips the counterfactuals and statuses."""
     r = _explain(factory, s)
@@ -418,6 +502,7 @@ def conformance_checks() -> list[Callable[[Factory, Setting], None]]:
         check_bad_input,
         check_unsupported_constraints_raise,
         check_relations_honoured,
+        check_options_not_copies,
         check_serialisation,
     ]
 

@@ -24,9 +24,12 @@ immutable once prepared, and nothing changes the fitted method.
    does not need (methods that sparsify); then (``alternatives="distinct"``)
    revert the moves smaller than their feature's meaningful step.
 7. **select** (:func:`._select.select`, :mod:`._diversity`): valid, distinct,
-   pairwise different answers up to ``n_counterfactuals``; the status.
+   pairwise different answers up to ``n_counterfactuals``, none dominated by
+   another and none a copy of another under the measure; the status, and why
+   fewer than asked.
 8. **regions** (:func:`._regions.regions`): what the answers were asked to
-   satisfy, and their certified regions when asked for.
+   satisfy, and their certified regions when asked for (an answer inside
+   another's region is then dropped, :func:`._select.without_region_copies`).
 9. **assemble** (:func:`._assemble.assemble`): one
    :class:`~counterfact.result.CounterfactualResult`, built with everything.
 

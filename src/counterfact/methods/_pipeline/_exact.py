@@ -4,7 +4,9 @@ An exact method (MACE, CE-OCL) embeds the model in its solver.  When the call
 asks for a probability margin (``min_probability``) or for other models
 (``robust_to``), it embeds every model the answer must hold for, each with the
 margin, over the same input variables, so that "optimal" and "infeasible" stay
-proofs for exactly what the pipeline verifies.  :class:`ExactModels` holds the
+proofs for exactly what the pipeline verifies; under a vote-share rule
+(``min_vote_share``, forests) each view also counts its trees' votes, checked once
+against the real trees (:func:`check_votes`).  :class:`ExactModels` holds the
 explained model's compiled form and its probability link, compiles the other
 models once each, and hands out :class:`CompiledViews` per query.
 
@@ -37,9 +39,12 @@ from ...models._compile import (
     compile_model,
     probability_function,
     probability_link,
+    vote_shares,
     with_min_probability,
+    with_min_vote_share,
 )
 from ...models._fastpredict import spread_rows
+from ...models._votes import tree_votes
 from ...schema import Schema
 from ._query import Query
 
@@ -50,6 +55,7 @@ __all__ = [
     "CompiledViews",
     "ExactModels",
     "check_training_rows",
+    "check_votes",
     "training_rows",
 ]
 
@@ -97,7 +103,10 @@ class ExactModels:
     owner: str
     rows: pd.DataFrame | None = None
     link: str = ""
+    #: the explained model's adapter (its real trees' votes, for the vote-share rule)
+    adapter: Any = None
     _others: dict[int, tuple[Any, CompiledModel, str]] = field(default_factory=dict)
+    _votes_checked: set[int] = field(default_factory=set)
 
     @classmethod
     def of(
@@ -106,7 +115,7 @@ class ExactModels:
         rows = training_rows(data_X)
         check_training_rows(compiled, model, rows, owner)
         sample = spread_rows(data_X)
-        out = cls(compiled, model.predict_proba, schema, sample, owner, rows=rows)
+        out = cls(compiled, model.predict_proba, schema, sample, owner, rows=rows, adapter=model)
         out.link = probability_link(compiled, model.predict_proba, sample)
         return out
 
@@ -115,16 +124,32 @@ class ExactModels:
         :class:`UnsupportedConstraintError` for what cannot be encoded exactly."""
         try:
             main = with_min_probability(self.compiled, self.link, query.min_probability)
+            main = self._votes(main, self.compiled, None, query.min_vote_share)
             others = []
             for adapter in query.robust_to:
                 compiled, link = self._other(adapter)
                 view = with_min_probability(compiled, link, query.min_probability)
+                view = self._votes(view, compiled, adapter, query.min_vote_share)
                 others.append((view, view.class_index(query.target)))
         except UnsupportedModelError as exc:
             raise UnsupportedConstraintError(
                 f"{self.owner} cannot encode this exactly: {exc}"
             ) from None
         return CompiledViews(main, tuple(others))
+
+    def _votes(
+        self, view: CompiledModel, compiled: CompiledModel, adapter: Any, share: float | None
+    ) -> CompiledModel:
+        """``view`` under the vote-share rule; the compiled votes checked once per model
+        against the real trees' (:func:`check_votes`; ``adapter`` None: the explained one)."""
+        if share is None:
+            return view
+        out = with_min_vote_share(view, share)
+        if id(compiled) not in self._votes_checked:
+            rows = self.sample if self.rows is None else self.rows
+            check_votes(compiled, adapter or self.adapter, rows, self.owner)
+            self._votes_checked.add(id(compiled))
+        return out
 
     def _other(self, adapter: Any) -> tuple[CompiledModel, str]:
         """A ``robust_to`` model compiled (once per model object) and its link; it must
@@ -148,6 +173,7 @@ class ExactModels:
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
         state["_others"] = {}  # recompiled in a worker on first use
+        state["_votes_checked"] = set()
         return state
 
 
@@ -232,6 +258,26 @@ def _check_probabilities(
             f"its probabilities ({function} of the outputs) differ from the model's own "
             f"predict_proba by up to {worst[at]:.3g} (tolerance {PROBABILITY_TOLERANCE:g}, "
             f"absolute; {int(np.sum(worst > PROBABILITY_TOLERANCE))} of {len(rows)} rows beyond)",
+            rows,
+            at,
+            owner,
+        )
+
+
+def check_votes(compiled: CompiledModel, adapter: Any, rows: pd.DataFrame, owner: str) -> None:
+    """Refuse (:class:`UnsupportedModelError`) a compiled forest whose trees' votes on
+    ``rows`` differ from the real trees' (:func:`~counterfact.models._votes.tree_votes`)."""
+    if len(rows) == 0:
+        return
+    n_trees = len(compiled.estimator.trees)
+    got = np.rint(vote_shares(compiled, compiled.encode(rows)) * n_trees).astype(int)
+    want = tree_votes(adapter, rows)
+    bad = np.flatnonzero(np.any(got != want, axis=1))
+    if bad.size:
+        at = int(bad[0])
+        raise _refuse(
+            f"its trees' votes differ from the real trees' on {bad.size} of {len(rows)} rows "
+            f"(compiled {got[at].tolist()}, real {want[at].tolist()})",
             rows,
             at,
             owner,

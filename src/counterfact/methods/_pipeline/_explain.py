@@ -16,8 +16,9 @@ from ._budget import budget
 from ._prepare import check_requirements, prepare
 from ._protocol import PipelineMethod
 from ._regions import regions
+from ._robustness import explain_robust
 from ._search import search
-from ._select import select
+from ._select import select, without_region_copies
 from ._snap import snap
 from ._sparsify import sparsify
 from ._verify import verify
@@ -50,6 +51,13 @@ def explain(
     """
     begin = time.perf_counter()
     req = check_requirements(requirements)
+    if req.robustness is not None:  # one call per setting of a ladder (_robustness.py)
+        call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
+        call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}
+        call |= {"chunk_size": chunk_size, "constraints": constraints, "target": target}
+        result = explain_robust(explain, method, X, req, **call)
+        _summary(method, result, feedback)
+        return result
     tasks, given = prepare(
         method,
         X,
@@ -71,7 +79,13 @@ def explain(
     sparsify(method, pool, tasks, n_cf, deadline)
     answers = select(method, pool, tasks, outcomes, n_cf)
     found = regions(method, tasks, answers, compute=req.regions)
+    answers, found = without_region_copies(answers, found, n_cf)
     result = assemble(method, pool, tasks, outcomes, answers, found, given, n_cf)
-    if feedback and should_show(method.verbose, len(tasks)):
-        print(summary_line(result.status, result.diagnostics), file=sys.stderr, flush=True)
+    _summary(method, result, feedback)
     return result
+
+
+def _summary(method: PipelineMethod, result: CounterfactualResult, feedback: bool) -> None:
+    """The closing summary line on standard error, when feedback is shown."""
+    if feedback and should_show(method.verbose, len(result.queries)):
+        print(summary_line(result.status, result.diagnostics), file=sys.stderr, flush=True)

@@ -8,7 +8,9 @@ through ``CounterfactualMethod.verify``) then asks the same judge:
 * ``Requirements(min_probability=p)``: the explained model's probability of the target is at
   least ``p`` (a margin against recalibration and noise);
 * ``Requirements(robust_to=[model, ...])``: every listed model predicts the target too (and
-  with the margin, when one was asked): advice that survives a retrained model.
+  with the margin, when one was asked): advice that survives a retrained model;
+* ``Requirements(min_vote_share=s)`` (forests): at least ``ceil(s T)`` of a forest's ``T``
+  trees vote for the target, read from the real trees, in every model.
 """
 
 from __future__ import annotations
@@ -21,10 +23,12 @@ import numpy as np
 import pandas as pd
 
 from ...constraints import Requirements
+from ...constraints._votes import votes_needed
 from ...data import Dataset
 from ...exceptions import ValidationError
 from ...models import ModelAdapter
 from ...models._adapter import as_adapter, check_model
+from ...models._votes import forest_of, tree_votes
 
 __all__ = ["Judge", "make_judge"]
 
@@ -41,16 +45,21 @@ class Judge:
         The models the answer must also hold for (``robust_to``).
     min_probability : float or None
         The least probability of the target, in every model.
+    min_vote_share : float or None
+        The least share of a forest's trees voting for the target, in every model.
     """
 
     model: ModelAdapter
     others: tuple[ModelAdapter, ...] = ()
     min_probability: float | None = None
+    min_vote_share: float | None = None
 
     @property
     def demanding(self) -> bool:
         """Whether more than the explained model's decision is asked."""
-        return bool(self.others) or self.min_probability is not None
+        return (
+            bool(self.others) or self.min_probability is not None or self.min_vote_share is not None
+        )
 
     def __call__(
         self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]
@@ -67,12 +76,28 @@ class Judge:
         ok = np.array([p == t for p, t in zip(pred, tgt, strict=True)], dtype=bool)
         if self.min_probability is not None:
             ok &= conf >= self.min_probability
+        if self.min_vote_share is not None and ok.any():
+            keep = np.flatnonzero(ok)
+            ok[keep] = _voted(self.model, rows.iloc[keep], tgt[keep], self.min_vote_share)
         for other in self.others:
             if not ok.any():
                 break
             keep = np.flatnonzero(ok)
             ok[keep] = _reaches(other, rows.iloc[keep], tgt[keep], self.min_probability)
+            if self.min_vote_share is not None and ok.any():
+                keep = np.flatnonzero(ok)
+                ok[keep] = _voted(other, rows.iloc[keep], tgt[keep], self.min_vote_share)
         return ok, conf
+
+
+def _voted(
+    model: ModelAdapter, rows: pd.DataFrame, targets: np.ndarray, share: float
+) -> np.ndarray:
+    """Whether at least ``share`` of the forest's trees vote for each row's target."""
+    votes = tree_votes(model, rows)
+    cols = np.array([model.class_index(t) for t in targets], dtype=int)
+    need = votes_needed(share, len(forest_of(model).estimators_))
+    return votes[np.arange(len(rows)), cols] >= need
 
 
 def _reaches(
@@ -93,7 +118,12 @@ def make_judge(
     model checked against the explained one (the same training columns and classes)."""
     req = requirements if requirements is not None else Requirements()
     others = tuple(_other_model(k, other, model, data) for k, other in enumerate(req.robust_to))
-    return Judge(model, others, req.min_probability)
+    share = req.min_vote_share
+    if share is not None:
+        forest_of(model, "the explained model")
+        for k, other in enumerate(others):
+            forest_of(other, f"robust_to[{k}]")
+    return Judge(model, others, req.min_probability, share)
 
 
 def _other_model(k: int, other: Any, model: ModelAdapter, data: Dataset) -> ModelAdapter:

@@ -21,6 +21,7 @@ from ...constraints import Constraints, Costs, Requirements
 from ...constraints._bounds import QueryBounds, ResolvedConstraints
 from ...constraints._costs import BoundCosts
 from ...constraints._requirements import OWN_MEASURE
+from ...constraints._timeline import time_free_costs
 from ...exceptions import ConstraintError, UnsupportedConstraintError, ValidationError
 from ...models._select import check_label
 from ._diversity import ALTERNATIVES
@@ -143,7 +144,8 @@ def prepare(
         "cancel": cancel,
         "judge": make_judge(method.model_, method.data_, req),
         "alternatives": alternatives,
-        "costs": bind_costs(method, req.costs),
+        # the features a timeline advances cost nothing: their change is the waiting
+        "costs": time_free_costs(bind_costs(method, req.costs), constraints, method.schema_),
     }
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))

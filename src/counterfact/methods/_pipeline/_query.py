@@ -74,6 +74,11 @@ class Query:
         return None if self.judge is None else self.judge.min_probability
 
     @property
+    def min_vote_share(self) -> float | None:
+        """The least share of a forest's trees voting for the target (None: no vote rule)."""
+        return None if self.judge is None else self.judge.min_vote_share
+
+    @property
     def robust_to(self) -> tuple[Any, ...]:
         """The other models (adapters) the answer must reach the target in."""
         return () if self.judge is None else self.judge.others

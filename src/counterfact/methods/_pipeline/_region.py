@@ -64,6 +64,7 @@ from ...models._compile import (
     interval_bounds,
     probability_link,
     with_min_probability,
+    with_min_vote_share,
 )
 from ...models._fastpredict import spread_rows
 from ...result import Region
@@ -115,6 +116,7 @@ class RegionFinder:
                     compiled = compile_model(adapter.model, self.schema)
                     link = probability_link(compiled, adapter.predict_proba, sample)
                     view = with_min_probability(compiled, link, self.judge.min_probability)
+                    view = with_min_vote_share(view, self.judge.min_vote_share)
                 except UnsupportedModelError:
                     view = None
                 out.append(_Exact(view, adapter))

@@ -2,9 +2,12 @@
 
 Valid rows are kept in the method's order, without duplicates or the query
 itself; a row that still needs a move smaller than its feature's step only as
-the query's first row; each *different* from every earlier kept one under the
-diversity rule (:func:`._diversity.keep_different`), up to ``n_counterfactuals``,
-then listed nearest first (:func:`nearest_first`).  With
+the query's first row; none dominated by another valid row of the query, each
+neither the same option under the measure as an earlier kept one nor within
+the steps of one (the options rule and the diversity rule,
+:func:`._diversity.pick_options`), up to ``n_counterfactuals``, then listed
+nearest first (:func:`nearest_first`).  A query that gets fewer answers than
+asked says why in ``diagnostics["reason"]`` (:func:`fewer_reason`).  With
 ``alternatives="method"``: the first distinct rows, in the method's order.  The
 method's status claim is checked against what survived: an ``optimal`` claim
 stays only when its first row was reported unchanged.
@@ -18,21 +21,39 @@ candidates each (L2C's 100 answers per row) costs a few array operations.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from ...constraints import Costs
 from ...exceptions import ValidationError
 from ...result import STATUSES, SUCCESS
-from ._diversity import keep_different_arrays, meaningful_mask
+from ._diversity import (
+    OptionArrays,
+    changed_mask,
+    different_arrays,
+    keep_different_arrays,
+    meaningful_mask,
+    pick_options,
+    signed_moves,
+)
 from ._pool import Pool
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 from ._values import floats
 
-__all__ = ["Answers", "RowArrays", "Selection", "row_arrays", "select", "select_query"]
+__all__ = [
+    "Answers",
+    "RowArrays",
+    "Selection",
+    "fewer_reason",
+    "row_arrays",
+    "select",
+    "select_query",
+    "without_region_copies",
+]
 
 #: the reason of a non-success when the method gave none
 _REASONS = {
@@ -48,6 +69,16 @@ class Selection:
     chosen: list[int] = field(default_factory=list)
     status: str = "failed"
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    #: the method's own reason (``diagnostics["reason"]`` before :func:`fewer_reason`)
+    own_reason: str | None = None
+
+    def say_why(self, n_cf: int) -> None:
+        """``diagnostics["reason"]``: why fewer than ``n_cf`` answers (:func:`fewer_reason`)
+        before the method's own reason, if any."""
+        why = fewer_reason(len(self.chosen), n_cf, self.diagnostics)
+        if why is not None:
+            own = self.own_reason
+            self.diagnostics["reason"] = f"{why}; {own}" if own else why
 
 
 @dataclass
@@ -72,8 +103,9 @@ def select(
     steps = method.diversity_steps_
     distinct = not tasks or tasks[0].alternatives == "distinct"
     pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
+    measure = options_measure(method, pool) if distinct and len(pool.rows) else None
     chosen = [
-        select_query(pool, i, c, steps, n_cf, pool.sparsified, distinct=distinct)
+        select_query(pool, i, c, steps, n_cf, pool.sparsified, distinct=distinct, measure=measure)
         for i, c in enumerate(outcomes)
     ]
     unknown = {s.status for s in chosen} - set(STATUSES)
@@ -92,12 +124,23 @@ def select(
     return Answers(chosen, frame, rows)
 
 
+def options_measure(method: PipelineMethod, pool: Any) -> Any:
+    """The measure the options rule prices answers in: the call's costs, else the
+    default measure of effort bound to the method's training data."""
+    if pool.costs is not None:
+        return pool.costs
+    return Costs().bind(method.schema_, method.data_.X)
+
+
 @dataclass
 class RowArrays:
     """What selection compares, for every row of the pool (computed for the valid
     rows; the others hold zeros): the meaningful changes (rows x features), the
-    numeric and the discrete values, and the distance codes of the rows and of
-    the queries (``None`` when the encoder is missing or refused a value)."""
+    numeric and the discrete values, the distance codes of the rows and of the
+    queries (``None`` when the encoder is missing or refused a value), and for
+    the options rule every change, the signed moves
+    (:func:`._diversity.signed_moves`) and the binary and categorical values
+    (0 on the other features)."""
 
     changed: np.ndarray
     numeric: np.ndarray
@@ -105,6 +148,9 @@ class RowArrays:
     num_steps: np.ndarray
     codes: np.ndarray | None
     query_codes: np.ndarray | None
+    all_changes: np.ndarray | None = None
+    moves: np.ndarray | None = None
+    values: np.ndarray | None = None
 
 
 def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
@@ -118,6 +164,7 @@ def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
     C = np.zeros((n, len(cat)), dtype=object)
     codes = query_codes = None
     valid = np.flatnonzero(pool.valid) if n else np.zeros(0, dtype=int)
+    every, moves, values = _option_columns(pool, valid)
     if valid.size:
         sub = pool.rows.iloc[valid]
         changed[valid] = meaningful_mask(schema, sub, pool.queries.iloc[pool.own[valid]], steps)
@@ -132,7 +179,27 @@ def row_arrays(pool: Any, steps: np.ndarray) -> RowArrays:
             query_codes = pool.encoder.transform(pool.queries)
         except ValidationError:  # a value the encoder does not know: ordered query by query
             codes = query_codes = None
-    return RowArrays(changed, V, C, np.asarray(steps, dtype=float)[num], codes, query_codes)
+    steps_num = np.asarray(steps, dtype=float)[num]
+    return RowArrays(changed, V, C, steps_num, codes, query_codes, every, moves, values)
+
+
+def _option_columns(pool: Any, valid: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Every change, the signed moves and the unordered values of the valid rows
+    (zeros elsewhere), for the options rule."""
+    schema = pool.schema
+    n, width = len(pool.rows), len(schema)
+    every = np.zeros((n, width), dtype=bool)
+    moves = np.zeros((n, width))
+    values = np.zeros((n, width), dtype=object)
+    if valid.size:
+        sub = pool.rows.iloc[valid]
+        queries = pool.queries.iloc[pool.own[valid]]
+        every[valid] = changed_mask(schema, sub, queries)
+        moves[valid] = signed_moves(schema, sub, queries)
+        for j, f in enumerate(schema):
+            if f.is_categorical:
+                values[valid, j] = sub[f.name].astype(object).to_numpy()
+    return every, moves, values
 
 
 def select_query(
@@ -144,9 +211,11 @@ def select_query(
     sparse: bool,
     *,
     distinct: bool = True,
+    measure: Any = None,
 ) -> Selection:
     """The selection of query ``i`` (``pool``: the verified rows of every query, see
-    :class:`._pool.Pool`); ``distinct``: the rule of ``alternatives="distinct"``."""
+    :class:`._pool.Pool`); ``distinct``: the rules of ``alternatives="distinct"``,
+    the options priced in ``measure`` (a bound cost measure; default: the pool's)."""
     idx = pool.rows_of[i]
     d = _counts(pool, idx, outcome)
     rows, dup = _distinct(pool, idx, i)
@@ -155,17 +224,13 @@ def select_query(
         rows, d["n_substep_dropped"] = _first_may_need_substeps(pool, rows)
         if pool.arrays is None:
             pool.arrays = row_arrays(pool, steps)
-        a = pool.arrays
-        pos, d["n_too_similar"] = (
-            keep_different_arrays(
-                a.changed[rows], a.numeric[rows], a.discrete[rows], a.num_steps, n_cf
-            )
-            if rows
-            else ([], 0)
+        pos, d["n_dominated"], d["n_too_similar"] = _options(
+            pool, i, rows, n_cf, measure if measure is not None else pool.costs
         )
-        chosen = nearest_first(
-            pool, i, [rows[p] for p in pos], keep_first=outcome.status == "optimal"
-        )
+        picked = [rows[p] for p in pos]
+        # a proven optimum keeps its rank when it is still the method's first answer
+        first = outcome.status == "optimal" and bool(picked) and picked[0] == int(idx[0])
+        chosen = nearest_first(pool, i, picked, keep_first=first)
         if chosen and pool.trimmed is not None:
             d["n_substep_reverted"] = int(pool.trimmed[chosen].sum())
     else:
@@ -175,7 +240,71 @@ def select_query(
         if pool.stopped[i]:
             d["sparsify_stopped"] = True
     status = _status(pool, idx, chosen, outcome, d)
-    return Selection(chosen, status, d)
+    sel = Selection(chosen, status, d, own_reason=d.get("reason") or None)
+    sel.say_why(n_cf)
+    return sel
+
+
+def _options(
+    pool: Any, i: int, rows: list[int], n_cf: int, measure: Any
+) -> tuple[list[int], int, int]:
+    """Positions in ``rows`` (query ``i``'s candidates, in the method's order) of
+    its options (:func:`._diversity.pick_options`), the number of dominated rows
+    and of copies skipped."""
+    if not rows:
+        return [], 0, 0
+    a = pool.arrays
+    R = np.asarray(rows, dtype=int)
+    if len(rows) == 1 or measure is None or a.all_changes is None:
+        # one row has nothing to be compared with (no measure: the steps alone)
+        pos, skipped = keep_different_arrays(
+            a.changed[R], a.numeric[R], a.discrete[R], a.num_steps, n_cf
+        )
+        return pos, 0, skipped
+    cost = measure.evaluate(pool.queries.iloc[i], pool.rows.iloc[R], per_feature=True)
+    o = OptionArrays(a.all_changes[R], a.moves[R], a.values[R], pool.conf[R].astype(float), cost)
+
+    def differs(r: int, kept: list[int]) -> np.ndarray:
+        return different_arrays(a.changed[R], a.numeric[R], a.discrete[R], a.num_steps, r, kept)
+
+    return pick_options(o, n_cf, differs)
+
+
+def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
+    """Why a query got ``n_found`` answers when ``n_cf`` were asked (None when it
+    got them all, or none: its status then says why), from its diagnostics: the
+    method's answers dropped as dominated or as copies, those that failed
+    verification, and whether the method proved it has no other answer within
+    its limits (``diagnostics["alternatives_exhausted"]``, set only by a proof)."""
+    if not 0 < n_found < n_cf:
+        return None
+    head = f"{n_found} of {n_cf}"
+    dom, copies = int(d.get("n_dominated", 0)), int(d.get("n_too_similar", 0))
+    parts = []
+    if dom:
+        parts.append(
+            f"{dom} dominated by these (the same or more changes, each moved at least as far, "
+            "no better probability)"
+        )
+    if copies:
+        parts.append(f"{copies} copies of these (the same changes within a step of the measure)")
+    regions = int(d.get("n_region_copies", 0))
+    if regions:
+        parts.append(f"{regions} inside the certified region of one of these, or holding one")
+    proven = bool(d.get("alternatives_exhausted"))
+    if parts:
+        why = (
+            f"{head}: no other option within the method's limits that is not dominated by "
+            "these or a copy of one; of its other answers, " + " and ".join(parts)
+        )
+        if proven:
+            why += "; the method proved it has no other answer within its limits"
+    elif proven:
+        why = f"{head}: the method proved there is no other answer within its limits"
+    else:
+        why = f"{head}: the method found no other valid answer within its limits"
+    failed = int(d.get("n_rejected_constraints", 0)) + int(d.get("n_rejected_model", 0))
+    return why + (f" ({failed} candidates failed verification)" if failed else "")
 
 
 def _first_may_need_substeps(pool: Any, rows: list[int]) -> tuple[list[int], int]:
@@ -301,3 +430,69 @@ def keys(frame: pd.DataFrame, names: Sequence[str]) -> list[tuple[Any, ...]]:
         else:
             cols.append([_norm(v) for v in col.tolist()])
     return list(zip(*cols, strict=True)) if cols else [() for _ in range(len(frame))]
+
+
+def without_region_copies(answers: Answers, found: Any, n_cf: int) -> tuple[Answers, Any]:
+    """The answers (and their regions, ``found``: the regions phase's record) without
+    those that are copies by their certified regions: an answer that lies in the
+    region of an earlier answer of its query, or whose region contains an earlier
+    answer, is a point of an option already shown (``#1 = #0 plus loan_amount
+    3446 -> 3334``, its region holding the original amount).  Only where regions
+    were computed (``Requirements(regions=True)``); counted in
+    ``diagnostics["n_region_copies"]``."""
+    computed = dict(getattr(found, "computed", None) or {})
+    if not computed or not answers.rows:
+        return answers, found
+    keep: list[int] = []  # positions in the frame
+    regions: dict[tuple[Any, int], Any] = {}
+    start = 0
+    for sel in answers.selections:
+        n = len(sel.chosen)
+        kept = _region_options(answers.frame, computed, start, n)
+        if len(kept) < n:
+            sel.diagnostics["n_region_copies"] = n - len(kept)
+            sel.chosen = [sel.chosen[p - start] for p in kept]
+            sel.say_why(n_cf)
+        for rank, p in enumerate(kept):
+            q = answers.frame.index[p][0]
+            if (q, p - start) in computed:
+                regions[(q, rank)] = computed[(q, p - start)]
+        keep.extend(kept)
+        start += n
+    frame = answers.frame.iloc[keep]
+    frame.index = pd.MultiIndex.from_tuples(
+        [(q, rank) for q, g in _groups(frame.index) for rank in range(g)], names=["query", "rank"]
+    )
+    rows = [answers.rows[p] for p in keep]
+    return Answers(answers.selections, frame, rows), replace(found, computed=regions)
+
+
+def _groups(index: pd.MultiIndex) -> list[tuple[Any, int]]:
+    """``(query, count)`` of consecutive rows of each query."""
+    out: list[tuple[Any, int]] = []
+    for q, _rank in index:
+        if out and out[-1][0] == q:
+            out[-1] = (q, out[-1][1] + 1)
+        else:
+            out.append((q, 1))
+    return out
+
+
+def _region_options(frame: pd.DataFrame, computed: dict[Any, Any], start: int, n: int) -> list[int]:
+    """Frame positions of one query's answers (``start`` to ``start + n``) that are
+    neither in an earlier kept answer's region nor have a region holding one."""
+    kept: list[int] = []
+    for p in range(start, start + n):
+        q = frame.index[p][0]
+        region, row = computed.get((q, p - start)), frame.iloc[p]
+        copy = False
+        for k in kept:
+            other = computed.get((q, k - start))
+            if (other is not None and bool(other.contains(row)[0])) or (
+                region is not None and bool(region.contains(frame.iloc[k])[0])
+            ):
+                copy = True
+                break
+        if not copy:
+            kept.append(p)
+    return kept

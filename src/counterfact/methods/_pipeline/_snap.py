@@ -10,6 +10,8 @@ model needed), the others towards it (a change never grows, so a method's own
 search box is kept); the other rounding of every moved row is kept too, for the
 verify phase to try when the first fails.  A value the query's constraints
 allow explicitly (``allowed_values`` of a numeric feature) is kept as it is.
+A candidate whose time-driven features agree on no elapsed month is moved onto
+its query's timeline (:mod:`._calendar`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from ...metrics._distances import DistanceEncoder
 from ...result._points import grid_step
 from ...schema import Schema
 from ...schema._resolution import decimals
+from ._calendar import project_time
 from ._pool import Pool
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
@@ -138,6 +141,8 @@ def snap(method: PipelineMethod, tasks: list[Query], outcomes: list[Candidates])
     claims = [c.status for c in outcomes]
     qrows = queries.iloc[own].reset_index(drop=True)
     first, moved, alt, second = _roundings(schema, tasks, claims, rows, own, qrows)
+    first = project_time(schema, tasks, own, first)  # onto each query's timeline, if any
+    second = project_time(schema, tasks, own[alt], second)
     order = np.argsort(own, kind="stable")  # each query's rows, in the method's order
     return Pool(
         schema=schema,

@@ -73,6 +73,7 @@ from ...solvers._milp import (
     quicksum,
     snap_to_cuts,
 )
+from ...solvers._milp._timeline import encode_timeline, waiting_term
 from ._causal import encode_causal
 from ._trust import HullData, encode_hull
 
@@ -232,13 +233,13 @@ def _full_objective(
     solver: str,
     ties: Mapping[str, FeatureCuts] | None,
 ) -> None:
-    """The call's costs (exact terms, :func:`cost_terms`) plus ``alpha`` per change, or
-    the distance under ``norm``, whose terms a tree ensemble's cuts (``ties``, from the
-    template) tie to the distance each feature must travel."""
+    """The call's costs (exact terms, :func:`cost_terms`; they are the whole objective,
+    ``alpha`` is not added), or the distance under ``norm`` plus ``alpha`` per change,
+    whose terms a tree ensemble's cuts (``ties``, from the template) tie to the
+    distance each feature must travel."""
     if costs is not None:
         for term in cost_terms(form.m, form.inputs, costs):
             form.m.add_objective(term)
-        _objective(form, "l0", scales, alpha, solver, distance=False)
     else:
         _objective(form, norm, scales, alpha, solver, cuts=ties)
 
@@ -312,6 +313,10 @@ def _query_constraints(m: Model, inputs: Any, query: Any, schema: Any) -> dict[s
     if query.bounds.relations:
         # relations between features; a strict inequality only over integral features
         encode_relations(m, inputs, query.bounds.bound_relations(), lattice_steps(inputs))
+    timeline = query.bounds.timeline
+    if timeline is not None:  # elapsed months; waiting joins the objective
+        m.add_objective(waiting_term(timeline, encode_timeline(m, inputs, timeline)))
+        diag["horizon_months"] = timeline.horizon
     return diag
 
 

@@ -255,7 +255,7 @@ class L2C(CounterfactualMethod):
             "counterfactuals per row in milliseconds"
         ),
         paper="Vo et al., KDD 2023",
-        constraints=SEARCH_KINDS,
+        constraints=SEARCH_KINDS | {"timeline"},  # through the checker and the snap phase
         batch=True,
         sparsify=True,
         extra="l2c",

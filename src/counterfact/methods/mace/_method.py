@@ -260,7 +260,7 @@ class MACE(CounterfactualMethod):
             "(SMT / MILP / CP-SAT)"
         ),
         paper="Karimi et al., AISTATS 2020",
-        constraints=SEARCH_KINDS,
+        constraints=SEARCH_KINDS | {"timeline"},
         proves_optimality=True,
         proves_infeasibility=True,
         fast_params={"norm": "l1", "rel_gap": 0.05, "time_limit": 20.0},
@@ -420,9 +420,13 @@ class MACE(CounterfactualMethod):
             return ("cpsat",)  # named CP-SAT with relations: it raises, naming the relation
         if self.solver != "auto":
             return self.solvers_
-        if search.problem.costs is not None and not _sum_of_trees(search.compiled):
-            # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
-            return ("highs", "z3")
+        if search.problem.costs is not None:
+            if not _sum_of_trees(search.compiled):
+                # costs: HiGHS proves their optimum in seconds where Z3's If chains need minutes
+                return ("highs", "z3")
+            # a tree ensemble under costs: the branch and bound and CP-SAT price each
+            # interval between cuts exactly; Z3's If chains are the slow last resort
+            return tuple(n for n in ("bnb", "cpsat", "z3") if get(n).supports(None) is None)
         return self.solvers_
 
     def _search(self, problem: Problem, seed: int, views: CompiledViews) -> Search:
@@ -642,11 +646,26 @@ class MACE(CounterfactualMethod):
             # a MILP solver's integrality and feasibility tolerances (1e-6 per binary) make
             # a smaller tolerance unprovable: its proofs are stated for the margin it used
             run.proof_margin = -float(problem.margin)
+            if outcome.status == "infeasible":
+                outcome = self._near_threshold(query, problem, run, outcome, deadline)
         else:
             run.proof_margin = margin_tolerance(query.min_probability)
             outcome = self._confirm(query, problem, run, outcome, deadline)
         run.t_solve += time.perf_counter() - t0
         return outcome
+
+    def _near_threshold(
+        self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline
+    ) -> SearchOutcome:
+        """A MILP's ``infeasible`` (proven for the margin it used) checked once more with
+        the margin tolerance subtracted (:meth:`_confirm`): a point there that the real
+        model accepts is an answer (``feasible``) where the margin alone hid it."""
+        used = run.proof_margin
+        run.proof_margin = margin_tolerance(query.min_probability)
+        out = self._confirm(query, problem, run, outcome, deadline)
+        if out.status == "infeasible":
+            run.proof_margin = used
+        return out
 
     def _confirm(
         self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline

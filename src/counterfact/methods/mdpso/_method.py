@@ -203,7 +203,7 @@ class MDPSO(CounterfactualMethod):
         display_name="MD-PSO",
         summary="mixed-discrete particle swarm for high-dimensional data",
         paper="Shekhar et al., arXiv:2311.12825 (2023)",
-        constraints=SEARCH_KINDS,
+        constraints=SEARCH_KINDS | {"timeline"},  # through the checker and the snap phase
         batch=True,
         sparsify=True,
         fast_params={

@@ -12,9 +12,23 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ...metrics._distances import DistanceEncoder
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
+from .._pipeline._calendar import project_time
 from .._tags import SEARCH_KINDS, MethodTags
 
 __all__ = ["NearestObservable"]
+
+
+#: the diagnostics key of the nearest admissible observed row's value in the measure
+NEAREST_VALUE = "nearest_value"
+
+
+def _is_nearest(d: Mapping[str, Any]) -> bool:
+    """Whether the returned answer is the nearest admissible observed row: its value is the
+    nearest's (no change was reverted, the first candidate was kept)."""
+    value, nearest = d.get("answer_value"), d.get(NEAREST_VALUE)
+    if value is None or nearest is None or "measure" not in d or d.get("n_reverted"):
+        return False
+    return bool(np.isclose(float(value), float(nearest), rtol=1e-9, atol=1e-12))
 
 
 class NearestObservable(CounterfactualMethod):
@@ -30,8 +44,11 @@ class NearestObservable(CounterfactualMethod):
     vary, max changes), so the result is the nearest *admissible* observed
     row.  Up to ``n_counterfactuals`` distinct rows are returned, nearest first.
 
-    The status is ``optimal``: the answer is exactly the nearest admissible
-    observed row (not the nearest possible counterfactual).
+    The status is ``feasible``, never ``optimal``: the first answer is exactly
+    the nearest admissible observed row under the call's measure (the measure of
+    effort by default, ``norm`` under ``Requirements(costs="own")``), which is
+    not a proof that no smaller change exists.  Its certificate says so: "nearest
+    observed row".
 
     With ``sparsify=True`` the pipeline then reverts every change of that
     row the model does not need (verified with the real model and the
@@ -60,7 +77,7 @@ class NearestObservable(CounterfactualMethod):
         display_name="nearest observed row",
         summary="the nearest observed row the model accepts (MACE's minimum-observable baseline)",
         paper="Karimi et al., AISTATS 2020 (Sec. 5, MO)",
-        constraints=SEARCH_KINDS,
+        constraints=SEARCH_KINDS | {"timeline"},  # through the checker and the snap phase
         order=3,
         measure="distance",
         costs="search",
@@ -95,12 +112,25 @@ class NearestObservable(CounterfactualMethod):
 
     @classmethod
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
-        if status == "optimal":
+        d = dict(diagnostics or {})
+        if status == "feasible" and _is_nearest(d):
             return (
-                f"{cls.tags.display_name}: the nearest observed row of the target class "
-                "(exact among the observed rows, not over all points)"
+                f"{cls.tags.display_name}: the nearest observed row of the target class that "
+                "the constraints admit (exact among the observed rows; not a proof that no "
+                f"smaller change exists), smaller meaning {d['measure']}"
             )
         return super().certificate(status, diagnostics)
+
+    def answer_value(self, query: Query, row: pd.Series) -> float | None:
+        """The returned answer's value in the measure the rows were ordered by."""
+        if query.costs is not None:
+            return float(query.costs.evaluate(query.x, row.to_frame().T)[0])
+        enc = self._encoder
+        q = enc.transform(query.x.to_frame().T)[0]
+        return float(enc.distances(enc.transform(row.to_frame().T), q, self._norm())[0])
+
+    def _norm(self) -> Any:
+        return tuple(self.norm) if isinstance(self.norm, list) else self.norm
 
     def _fit(self) -> None:
         X = self.data_.X
@@ -109,35 +139,50 @@ class NearestObservable(CounterfactualMethod):
         self._encoder = DistanceEncoder(self.schema_)
         self._matrix = self._encoder.transform(self._pool)
 
+    def _observed(self, query: Query) -> tuple[pd.DataFrame, np.ndarray, np.ndarray]:
+        """The observed rows, their predictions and encodings; under a timeline each row
+        moved onto the query's (its features only time moves at the month its other
+        values need, :func:`~counterfact.methods._pipeline._calendar.project_time`) and
+        predicted again."""
+        if query.bounds.timeline is None:
+            return self._pool, self._pred, self._matrix
+        own = np.zeros(len(self._pool), dtype=int)
+        pool = project_time(self.schema_, [query], own, self._pool)
+        if pool is self._pool:
+            return self._pool, self._pred, self._matrix
+        return pool, np.asarray(self.model_.predict(pool)), self._encoder.transform(pool)
+
     def _explain_one(self, query: Query) -> Candidates:
-        cand = np.flatnonzero(self._pred == query.target)
+        pool, pred, matrix = self._observed(query)
+        cand = np.flatnonzero(pred == query.target)
         if cand.size == 0:
             return Candidates(
-                self._pool.iloc[0:0],
+                pool.iloc[0:0],
                 "failed",
                 {"reason": "no training row is predicted as the target"},
             )
-        ok = query.bounds.satisfied(self._pool.iloc[cand])
+        ok = query.bounds.satisfied(pool.iloc[cand])
         cand = cand[ok]
         if cand.size == 0:
             return Candidates(
-                self._pool.iloc[0:0],
+                pool.iloc[0:0],
                 "failed",
                 {"reason": "no admissible observed row of the target class"},
             )
         qv = self._encoder.transform(query.x.to_frame().T)[0]
-        norm: Any = tuple(self.norm) if isinstance(self.norm, list) else self.norm
         if query.costs is not None:  # the call's costs replace the norm
-            d = query.costs.matrix(self._matrix[cand], qv)
+            d = query.costs.matrix(matrix[cand], qv)
+            measure = query.costs.costs.words()
         else:
-            d = self._encoder.distances(self._matrix[cand], qv, norm)
+            d = self._encoder.distances(matrix[cand], qv, self._norm())
+            measure = f"the range-normalised distance, norm {self.norm}"
         order = np.argsort(d, kind="stable")
         # enough rows to survive de-duplication
         want = max(4 * query.n_counterfactuals, query.n_counterfactuals + 10)
-        pos = self._reaching(query, cand, order, want)
+        pos = self._reaching(query, pool, cand, order, want)
         if pos.size == 0:
             return Candidates(
-                self._pool.iloc[0:0],
+                pool.iloc[0:0],
                 "failed",
                 {
                     "reason": (
@@ -146,20 +191,23 @@ class NearestObservable(CounterfactualMethod):
                 },
             )
         take = cand[pos]
-        frame = self._pool.iloc[take]
+        frame = pool.iloc[take]
         uniq = ~frame.duplicated().to_numpy()
         frame = frame[uniq]
         dist = d[pos][uniq]
         return Candidates(
             pd.DataFrame(frame).reset_index(drop=True),
-            "optimal",
+            "feasible",
             {
-                "cost" if query.costs is not None else "distance": float(dist[0]),
+                NEAREST_VALUE: float(dist[0]),
+                "measure": measure,
                 "n_admissible": int(cand.size),
             },
         )
 
-    def _reaching(self, query: Query, cand: np.ndarray, order: np.ndarray, want: int) -> np.ndarray:
+    def _reaching(
+        self, query: Query, pool: pd.DataFrame, cand: np.ndarray, order: np.ndarray, want: int
+    ) -> np.ndarray:
         """Positions (into ``cand``, nearest first) of the first ``want`` rows that reach
         the target in the call's judge: with a margin or other models asked for, rows
         are judged a growing block at a time (the same rows as judging them all)."""
@@ -169,7 +217,7 @@ class NearestObservable(CounterfactualMethod):
         lo, size = 0, max(64, 4 * want)
         while lo < len(order) and len(found) < want:
             block = order[lo : lo + size]
-            rows = self._pool.iloc[cand[block]]
+            rows = pool.iloc[cand[block]]
             ok, _ = query.judge(
                 rows, [query.target] * len(block), [query.target_index] * len(block)
             )

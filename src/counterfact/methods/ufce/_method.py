@@ -184,7 +184,7 @@ class UFCE(CounterfactualMethod):
             "neighbours, LOF plausibility"
         ),
         paper="Suffian, Alonso-Moral & Bogliolo, arXiv:2403.00011 (2024)",
-        constraints=SEARCH_KINDS,
+        constraints=SEARCH_KINDS | {"timeline"},  # through the checker and the snap phase
         batch=True,
         sparsify=True,
         fast_params={"n_grid": 8, "n_refine": 1, "n_pairs": 3, "random_state": 0},

@@ -92,6 +92,7 @@ from ._ir import (
 )
 from ._probability import probability_function, probability_link, with_min_probability
 from ._support import SUPPORTED_TRANSFORMERS
+from ._votes import vote_shares, with_min_vote_share
 
 __all__ = [
     "MLP",
@@ -124,5 +125,7 @@ __all__ = [
     "probability_link",
     "raw_thresholds",
     "register_front_end",
+    "vote_shares",
     "with_min_probability",
+    "with_min_vote_share",
 ]

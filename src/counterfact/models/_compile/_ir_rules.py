@@ -50,6 +50,10 @@ class DecisionRule:
     link: str = ""
     #: the least probability of the target class the region asks for (None: the decision alone)
     min_probability: float | None = None
+    #: forests under a vote-share rule (:mod:`._votes`): outputs ``n_classes ..
+    #: 2 n_classes - 1`` are each class's share of the trees' votes, and the region asks
+    #: the target's share to be at least this (None: no vote rule)
+    vote_floor: float | None = None
 
     def predict(self, Y: np.ndarray) -> np.ndarray:
         """Class indices for outputs ``Y`` (shape ``(n_rows, n_outputs)``)."""
@@ -58,7 +62,7 @@ class DecisionRule:
             pos = Y[:, 0] >= 0 if self.positive_on_tie else Y[:, 0] > 0
             return pos.astype(int)
         if self.kind == "argmax":
-            return np.argmax(Y, axis=1)
+            return np.argmax(Y[:, : self.n_classes], axis=1)
         votes = np.zeros((Y.shape[0], self.n_classes), dtype=int)
         for p, (i, j) in enumerate(self.pairs):
             win = Y[:, p] > 0
@@ -78,7 +82,8 @@ class DecisionRule:
           target wins all its own pairs are merged into one conjunction.
 
         With ``min_probability`` each conjunction also asks ``P(target) >= p``
-        through the link (a linear condition on the outputs).
+        through the link (a linear condition on the outputs); with ``vote_floor``, the
+        target's vote share at least that.
         """
         target = int(target)
         if not 0 <= target < self.n_classes:
@@ -86,10 +91,14 @@ class DecisionRule:
                 f"Target class index must be in [0, {self.n_classes - 1}]. Got {target}."
             )
         decision = self._decision_region(target)
-        if self.min_probability is None:
-            return decision
-        floor = self._floor(target, float(self.min_probability))
-        return tuple((*conj, floor) for conj in decision)
+        extra = []
+        if self.min_probability is not None:
+            extra.append(self._floor(target, float(self.min_probability)))
+        if self.vote_floor is not None:
+            coef = np.zeros(self.n_outputs)
+            coef[self.n_classes + target] = 1.0
+            extra.append(OutputCondition(coef=coef, rhs=float(self.vote_floor), strict=False))
+        return tuple((*conj, *extra) for conj in decision) if extra else decision
 
     def _floor(self, target: int, p: float) -> OutputCondition:
         """``P(target) >= p`` as a condition on the outputs (exact for the two links)."""
@@ -98,7 +107,7 @@ class DecisionRule:
         if self.link == "sigmoid" and self.kind == "threshold" and n == 1:
             coef[0] = 1.0 if target == 1 else -1.0
             return OutputCondition(coef=coef, rhs=float(np.log(p) - np.log1p(-p)), strict=False)
-        if self.link == "identity" and n == self.n_classes:
+        if self.link == "identity" and n >= self.n_classes:  # (vote shares follow)
             coef[target] = 1.0
             return OutputCondition(coef=coef, rhs=p, strict=False)
         raise UnsupportedModelError(

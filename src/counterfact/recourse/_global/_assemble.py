@@ -190,7 +190,7 @@ def meta(
     """The run's settings, facts about the method and timings (kept in the JSON)."""
     tags = type(method).tags
     per_row = constraints is not None and not isinstance(constraints, Constraints)
-    same = measure == "method" or (
+    same = measure in ("method", "effort") or (
         measure == "l1" and tags.measure == "distance" and getattr(method, "norm", None) == "l1"
     )
     return {

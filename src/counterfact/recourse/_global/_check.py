@@ -11,6 +11,7 @@ import pandas as pd
 
 from ...constraints import Constraints
 from ...exceptions import NotFittedError, ValidationError
+from ...schema._spread import mad
 from .._actions import Cost
 
 __all__ = ["checked_frame", "measure_of", "positive_or_none", "row_constraints"]
@@ -60,19 +61,29 @@ def measure_of(method: Any, measure: Any) -> Cost:
         return Cost("l1", _weights(method.schema_, measure))
     if measure in ("l1", "n_changed"):
         return Cost(str(measure), ones)
+    if measure == "effort":
+        return Cost("effort", _effort_weights(method))
     if measure == "method":
         norm = getattr(method, "norm", None)
         if type(method).tags.measure != "distance" or norm is None:
             raise ValidationError(
                 f"The 'measure' parameter is 'method', but {type(method).__name__} has no "
-                "distance of its own; use measure='l1' (the range-normalised l1 distance), "
-                "'n_changed' or {feature: weight}."
+                "distance of its own; use measure='effort' (the measure of effort), 'l1' (the "
+                "range-normalised l1 distance), 'n_changed' or {feature: weight}."
             )
         return Cost("norm", ones, tuple(norm) if isinstance(norm, list) else norm)
     raise ValidationError(
-        f"The 'measure' parameter of global_recourse must be 'l1', 'n_changed', 'method' or "
-        f"a mapping {{feature: weight}}. Got {measure!r}."
+        "The 'measure' parameter of global_recourse must be 'effort', 'l1', 'n_changed', "
+        f"'method' or a mapping {{feature: weight}}. Got {measure!r}."
     )
+
+
+def _effort_weights(method: Any) -> np.ndarray:
+    """Per feature, what turns a range-normalised move into MAD-units (``range / MAD`` of the
+    method's training data; 1 for a categorical feature, whose change moves one unit)."""
+    schema = method.schema_
+    cat = np.array([f.is_categorical for f in schema], dtype=bool)
+    return np.where(cat, 1.0, schema.ranges() / mad(method.data_.X, schema))
 
 
 def _weights(schema: Any, weights: Mapping[str, Any]) -> np.ndarray:

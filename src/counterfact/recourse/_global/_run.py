@@ -30,8 +30,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...constraints import Constraints
+from ...constraints import Constraints, Requirements
 from ...constraints._bounds import QueryBounds
+from ...constraints._requirements import OWN_MEASURE
 from ...data import Dataset
 from ...models import desired_class
 from ...result import CounterfactualResult
@@ -115,10 +116,10 @@ def global_recourse(
     groups, data, bins, constraints, target, n_counterfactuals
         As in :func:`counterfact.audit`, but ``constraints`` may also give one Constraints
         per row of ``X`` (each person's own): an action must satisfy theirs.
-    measure : {"l1", "n_changed", "method"} or mapping
-        The cost of a person's move: the range-normalised l1 distance, the number of
-        changed features, the method's own distance, or ``{feature: weight}`` for a
-        weighted range-normalised l1 distance (features not named weigh 1).
+    measure : {"l1", "effort", "n_changed", "method"} or mapping
+        The cost of a person's move: the range-normalised l1 distance, the measure of
+        effort (1 per change plus each move in MAD-units; own answers minimised in it too),
+        the changed features, the method's own distance, or ``{feature: weight}``.
     max_cost, max_cost_ratio : float, optional
         An action counts for a person only if it costs them at most ``max_cost`` (in the
         measure's unit), and at most ``max_cost_ratio`` times their own answer's cost.
@@ -135,16 +136,19 @@ def global_recourse(
     X, data = population(X, data, method)
     frame = checked_frame(method, X, max_actions, n_counterfactuals)
     s = _settings(max_actions, max_cost, max_cost_ratio, search, statistics)
-    run = _run(method, target, n_counterfactuals, batch)
+    run = _run(method, target, n_counterfactuals, batch, measure)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
     how = (measure, measure_of(method, measure))
     return _global(run, frame, s, (labels, info), how, constraints, individual, data)
 
 
-def _run(method: Any, target: Any, n_counterfactuals: int, batch: Any) -> Run:
-    """What every per-person explanation shares (the target is resolved later)."""
+def _run(method: Any, target: Any, n_counterfactuals: int, batch: Any, measure: Any) -> Run:
+    """What every per-person explanation shares (the target is resolved later): under
+    ``measure="effort"`` each person's own answer is minimised in the measure of effort,
+    under the other measures in the method's own objective."""
     b = given(batch, Batch, "batch", "global_recourse")
-    return Run(method, None, target, int(n_counterfactuals), b, None, "l1")
+    req = Requirements(costs=None if measure == "effort" else OWN_MEASURE)
+    return Run(method, None, target, int(n_counterfactuals), b, None, "l1", requirements=req)
 
 
 def _settings(
@@ -198,8 +202,22 @@ def _global(
         space, method, frame, labels, mask, people, picked, target, s.capped
     )
     facts = meta(method, asdict(s), asked, constraints, target, info, data, found, seconds)
+    if not _same_measure(individual, run.requirements):  # answers minimised in another measure
+        facts["individual_lower_bound"] = False
     actions = [a.to_dict() for a in picked.actions]
     return GlobalRecourse(per_row, actions, reached, facts, picked.curve)
+
+
+def _same_measure(individual: Any, req: Requirements) -> bool:
+    """Whether given per-person answers were minimised in the measure this run asks of them
+    (answers computed here always are)."""
+    res = individual.result if isinstance(individual, AuditResult) else individual
+    if res is None:
+        return individual is None
+    bound = getattr(res, "costs", None)
+    if req.costs == OWN_MEASURE:
+        return bound is None
+    return bound is not None and bound.costs.preset_name == "effort"
 
 
 def _people(

@@ -101,6 +101,14 @@
     return data;
   }
 
+  // the Explain button and its copy in the bar that stays on screen on a narrow page
+  function setExplainDisabled(disabled) {
+    for (const id of ["explain", "explain-quick"]) {
+      const button = $(id);
+      if (button) button.disabled = disabled;
+    }
+  }
+
   function showLoadError(message) {
     const box = $("load-error");
     box.textContent = message;
@@ -119,8 +127,9 @@
     state.lastAnswer = null;
     $("cards").textContent = "";
     $("cards").removeAttribute("aria-busy");
+    clearRanking();
     $("download").disabled = true;
-    $("explain").disabled = false;
+    setExplainDisabled(false);
     if (had) {
       state.notice = `${why} The answers for the previous case were removed; press Explain for this one.`;
       $("busy").textContent = "";
@@ -131,8 +140,12 @@
   }
 
   // --------------------------------------------------------------- form
+  // a feature the person cannot change: fixed, or moved only by the passing of time
+  const isFixed = (f) => f.actionability === "immutable" || f.actionability === "time";
+
   function hintFor(f) {
     if (f.actionability === "immutable") return "fixed";
+    if (f.actionability === "time") return "changes only as time passes";
     if (f.actionability === "increasing") return "can only increase";
     if (f.actionability === "decreasing") return "can only decrease";
     return null;
@@ -210,7 +223,7 @@
     const tbody = document.querySelector("#features tbody");
     tbody.textContent = "";
     for (const f of state.schema.features) {
-      const fixed = f.actionability === "immutable";
+      const fixed = isFixed(f);
       const vid = "v-" + f.name;
       const hint = hintFor(f);
       tbody.append(
@@ -276,7 +289,7 @@
 
   function readConstraints() {
     const c = {};
-    const mutable = state.schema.features.filter((f) => f.actionability !== "immutable");
+    const mutable = state.schema.features.filter((f) => !isFixed(f));
     const canChange = mutable.filter((f) => $("c-" + f.name).checked).map((f) => f.name);
     if (canChange.length < mutable.length) c.features_to_vary = canChange;
     const ranges = {};
@@ -343,7 +356,7 @@
     list.textContent = "";
     for (const m of state.methods) {
       const box = el("input", { type: "checkbox", id: "m-" + m.name, value: m.name, checked: m.default });
-      const how = m.proves_optimality ? " (proves its answers are the nearest)" : " (finds answers by search; not proven nearest)";
+      const how = m.proves_optimality ? " (proves its answers are the smallest)" : " (finds answers by search; not proven smallest)";
       list.append(el("label", { for: "m-" + m.name }, box, " ", m.name, el("span", { class: "summary", text: how })));
     }
   }
@@ -395,6 +408,12 @@
     return changes;
   }
 
+  // an answer's value in the page's one measure of effort ("cost 2")
+  function costLine(cf) {
+    if (cf.cost === null || cf.cost === undefined) return null;
+    return el("p", { class: "cost", "data-cost": String(cf.cost), text: `Cost: ${cf.cost_text} (smaller is less effort).` });
+  }
+
   function answerItem(cf, r, robustTo) {
     const sentence = cf.region ? regionSentence(cf.region, r.target_label, robustTo) : null;
     return el(
@@ -402,8 +421,66 @@
       { class: "cf", "data-rank": String(cf.rank) },
       changeList(cf),
       el("p", { class: "prob", text: `Probability of ${r.target_label} after: ${pct(cf.probability_after)} (now ${pct(r.probability_before)}).` }),
+      costLine(cf),
       sentence ? el("p", { class: "region", text: sentence }) : null,
+      cf.robustness ? el("p", { class: "robustness", text: robustnessSentence(cf.robustness) }) : null,
     );
+  }
+
+  // An answer's estimated share of retrained models that still accept it.
+  function robustnessSentence(rb) {
+    const pctOf = (v) => `${Math.round(100 * v)} %`;
+    const short = rb.shortfall > 0 ? ` (${pctOf(rb.shortfall)} short of what was asked: the most robust answer found)` : "";
+    return `Still holds after the model is retrained: ${pctOf(rb.estimate)} (95 % interval ${pctOf(rb.low)}-${pctOf(rb.high)}, ${rb.accepted} of ${rb.copies} retrained copies)${short}.`;
+  }
+
+  // ------------------------------------------------------------ ranking
+  // Every method's answers on one scale (the page's measure of effort), smallest first.
+  function clearRanking() {
+    const box = $("ranking");
+    if (!box) return;
+    box.textContent = "";
+    box.hidden = true;
+  }
+
+  function rankedAnswers(record) {
+    const items = [];
+    for (const a of record.answers) {
+      if (!a.answer) continue;
+      for (const cf of a.answer.results[0].counterfactuals) {
+        if (cf.cost !== null && cf.cost !== undefined) items.push({ method: a.method, cf, measure: a.answer.measure });
+      }
+    }
+    // smallest first; ties in the order the methods were asked, then by rank
+    items.sort((x, y) => x.cf.cost - y.cf.cost || record.methods.indexOf(x.method) - record.methods.indexOf(y.method) || x.cf.rank - y.cf.rank);
+    return items;
+  }
+
+  function renderRanking(record) {
+    clearRanking();
+    const items = rankedAnswers(record);
+    // one method's card already lists its answers in order
+    if (record.methods.length < 2 || !items.length) return;
+    const list = el("ol", { class: "ranking-list" });
+    for (const { method, cf } of items) {
+      list.append(
+        el(
+          "li",
+          { "data-method": method, "data-rank": String(cf.rank), "data-cost": String(cf.cost) },
+          el("span", { class: "value", text: `cost ${cf.cost_text}` }),
+          " \u2014 ",
+          el("b", { text: method }),
+          ` answer ${cf.rank + 1}: ${cf.description}`,
+        ),
+      );
+    }
+    const box = $("ranking");
+    box.append(
+      el("h3", { text: "All answers on one scale, smallest first" }),
+      el("p", { class: "muted help", text: `Smaller means ${items[0].measure}.` }),
+      list,
+    );
+    box.hidden = false;
   }
 
   function noticeBlock(method, cf) {
@@ -436,7 +513,9 @@
       parts.push(`gives "${r.target_label}" a probability of at least ${pct(answer.min_probability)}`);
     }
     if (answer.robust_to) parts.push(`also holds for ${copies(answer.robust_to)}`);
-    return parts.length ? el("p", { class: "requirements", text: `Every answer ${parts.join(" and ")}.` }) : null;
+    const every = parts.length ? `Every answer ${parts.join(" and ")}.` : "";
+    const held = answer.robustness_words ? ` Asked for ${answer.robustness_words}.` : "";
+    return every || held ? el("p", { class: "requirements", text: (every + held).trim() }) : null;
   }
 
   function errorCard(card, head, method, error) {
@@ -458,7 +537,8 @@
     head.append(el("span", { class: "badge " + r.status, text: r.status }));
     // what the status means for this method ("failed" says it with its reason below)
     if (r.meaning && r.status !== "failed") card.append(el("p", { class: "meaning", text: r.meaning }));
-    card.append(el("p", { class: "certificate", text: r.certificate }));
+    // the guarantee in words; its raw values and bounds stay in the downloaded JSON
+    if (r.plain_certificate) card.append(el("p", { class: "certificate", text: r.plain_certificate }));
     if (!r.counterfactuals.length) {
       const why = r.reason ? r.reason : "no reason given";
       card.append(el("p", { class: "notice", role: "note", text: `No counterfactual found: ${why}.` }));
@@ -509,10 +589,11 @@
     state.inflight = controller;
     state.notice = null;
     state.lastAnswer = null;
-    $("explain").disabled = true;
+    setExplainDisabled(true);
     $("download").disabled = true;
     $("answers-empty").hidden = true;
     cards.textContent = "";
+    clearRanking();
     cards.setAttribute("aria-busy", "true");
     busy.textContent = `Asking ${methods.join(", ")}\u2026`;
     const slots = {};
@@ -539,11 +620,12 @@
     );
     if (generation !== state.generation) return;
     record.answers.sort((a, b) => methods.indexOf(a.method) - methods.indexOf(b.method));
+    renderRanking({ ...record, methods });
     state.lastAnswer = record;
     state.inflight = null;
     cards.removeAttribute("aria-busy");
     busy.textContent = `Done: ${methods.length} method${methods.length > 1 ? "s" : ""} answered.`;
-    $("explain").disabled = false;
+    setExplainDisabled(false);
     $("download").disabled = false;
   }
 
@@ -636,6 +718,10 @@
   document.addEventListener("DOMContentLoaded", () => {
     $("another").addEventListener("click", () => loadExample(state.exampleIndex + 1));
     $("explain").addEventListener("click", explain);
+    $("explain-quick").addEventListener("click", () => {
+      explain();
+      $("answers").scrollIntoView({ block: "start" });
+    });
     $("download").addEventListener("click", download);
     $("compare-all").addEventListener("click", () => {
       for (const m of state.methods) $("m-" + m.name).checked = true;

@@ -12,7 +12,9 @@ value nearest to the query and its distance ``delta`` (eq. 3 per feature).
   largest domain value that goes left (``left_max``), so splits between the same
   two grid values (or integers) are one cut and every atom holds a value.  The
   distance of the nearest value of a run of atoms is unimodal in the atom index,
-  so its minimum over a run ``[lo, hi]`` is at ``clip(query atom, lo, hi)``.
+  so its minimum over a run ``[lo, hi]`` is at ``clip(query atom, lo, hi)``;
+  so is the call's cost (``Domain.cost``: each side of a cost curve is
+  non-decreasing away from the query, a rank table is checked to be).
 * A **set** feature (categorical, an ordinal with other splits, a numeric
   feature restricted to a finite set of values) has one atom per allowed value,
   at most :data:`~._flat.MAX_ATOMS`, and splits are bit masks over them.
@@ -27,6 +29,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 
@@ -57,6 +60,9 @@ class Domain:
     integral: bool = False
     grid: float | None = None
     fixed: bool = False
+    #: the call's cost of the feature (a FeatureCost): an atom's ``delta`` is then the
+    #: cost of its cheapest value instead of eq. 3's distance
+    cost: Any = None
 
 
 @dataclass
@@ -173,7 +179,7 @@ def _range_atoms(forest: FlatForest, f: int, d: Domain) -> FeatureAtoms | None:
     B[: m - 1] = keys
     A[cut_of[inside] + 1] = rm[inside]
     point = np.clip(q, A, B)
-    delta = np.abs(point - q) / float(d.scale)
+    delta = np.abs(point - q) / float(d.scale) if d.cost is None else _costs(d, point)
     qa = int(min(np.searchsorted(B, q, side="left"), m - 1))
     return FeatureAtoms("range", point, delta, cut_of=cut_of, query_atom=qa)
 
@@ -188,7 +194,9 @@ def _set_atoms(forest: FlatForest, f: int, d: Domain) -> FeatureAtoms | None:
     else:
         lo, hi = math.ceil(d.lower), math.floor(d.upper)
         vals = np.arange(lo, hi + 1, dtype=float)
-    if d.categorical:
+    if d.cost is not None:
+        delta = _costs(d, vals)
+    elif d.categorical:
         delta = (vals != q).astype(float)
     else:
         delta = np.abs(vals - q) / float(d.scale)
@@ -211,3 +219,27 @@ def _set_atoms(forest: FlatForest, f: int, d: Domain) -> FeatureAtoms | None:
     return FeatureAtoms(
         "set", vals, delta, threshold_mask=tmask, category=vals.astype(np.int64), by_delta=order
     )
+
+
+def _costs(d: Domain, points: np.ndarray) -> np.ndarray:
+    """The call's cost of each atom's value (``d.cost``), after checking what the search
+    relies on: every allowed value has a finite cost, and a rank table (an ordinal
+    feature searched as runs of atoms) is non-decreasing away from the query, so that
+    an atom's value nearest the query is its cheapest."""
+    c = d.cost
+    out = np.asarray(c(points), dtype=float)
+    if not np.all(np.isfinite(out)):
+        raise UnsupportedModelError(
+            f"The branch-and-bound oracle does not search '{c.name}': a value its bounds "
+            "allow has an infinite cost."
+        )
+    if c.kind == "table" and not d.categorical and d.values is None and not d.fixed:
+        ranks = np.arange(math.ceil(d.lower), math.floor(d.upper) + 1)
+        t = np.asarray(c(ranks), dtype=float)
+        up, down = t[ranks >= d.query], t[ranks <= d.query][::-1]
+        if np.any(np.diff(up) < 0) or np.any(np.diff(down) < 0):
+            raise UnsupportedModelError(
+                f"The branch-and-bound oracle does not search '{c.name}': its costs fall "
+                "somewhere away from the query's rank."
+            )
+    return out

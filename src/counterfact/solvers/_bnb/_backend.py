@@ -29,8 +29,8 @@ class BnbSolver(Solver):
         why = bnb_unsupported(
             bool(p.blocked), problem.compiled, problem.others, relations=bool(p.relations)
         )
-        if why is None and p.costs is not None:
-            why = "the costs of explain(costs=...) (its box bounds are normalised distances)"
+        if why is None and p.timeline is not None:
+            why = "a timeline (elapsed months)"
         return None if why is None else f"the branch-and-bound does not search {why}"
 
     def build(self, problem: Search) -> BnbOracle:

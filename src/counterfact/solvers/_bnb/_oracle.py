@@ -14,8 +14,10 @@ target region with the decision margin (and a probability floor, through the
 compiled rule), the domain of every feature (ranges, immutables and
 directions through the query's bounds, integers, ordinal ranks, the real
 features' grids with the query's own value, allowed categories and value
-sets), the change cap, and the ``robust_to`` models when they are tree
-ensembles over the same inputs.  What it does not encode raises
+sets), the change cap, the ``robust_to`` models when they are tree ensembles over
+the same inputs, and the call's costs (each atom's cost is the cost of its
+value nearest the query, the change charge included; the distance is their
+sum).  What it does not encode raises
 :class:`~counterfact.exceptions.UnsupportedModelError`, and the method then
 uses another oracle (``solver="auto"``) or raises
 :class:`~counterfact.exceptions.UnsupportedConstraintError` (``solver="bnb"``):
@@ -95,8 +97,25 @@ def _conditions(
     return hit[1]  # type: ignore[no-any-return]
 
 
-def _domain(v: VarSpec) -> Domain:
-    """A :class:`VarSpec` as the solver's :class:`Domain`."""
+def _costs_unsupported(problem: Problem) -> str | None:
+    """What of the call's costs the search cannot take: with a change cap it counts a
+    feature as changed by a positive cost, so every change must cost something."""
+    costs = problem.costs
+    if costs is None or problem.max_changes is None:
+        return None
+    for v, c in zip(problem.vars, costs, strict=True):
+        if v.fixed:
+            continue
+        table = [t for k, t in enumerate(c.table) if k != round(float(c.query))]
+        free = c.change <= 0 if c.kind == "curve" else min(table, default=1.0) <= 0
+        if free:
+            return f"a change cap with costs under which a change of '{v.name}' costs nothing"
+    return None
+
+
+def _domain(v: VarSpec, cost: Any = None) -> Domain:
+    """A :class:`VarSpec` as the solver's :class:`Domain` (with the call's cost of the
+    feature, if any)."""
     if v.kind == "categorical":
         return Domain(
             query=float(v.query),
@@ -104,6 +123,7 @@ def _domain(v: VarSpec) -> Domain:
             categorical=True,
             values=tuple(float(k) for k in v.values or ()),
             fixed=v.fixed,
+            cost=cost,
         )
     return Domain(
         query=float(v.query),
@@ -114,6 +134,7 @@ def _domain(v: VarSpec) -> Domain:
         integral=v.integral,
         grid=v.grid,
         fixed=v.fixed,
+        cost=cost,
     )
 
 
@@ -134,18 +155,21 @@ class BnbOracle:
             others,
             relations=bool(getattr(problem, "relations", ())),
         )
-        if why is None and getattr(problem, "costs", None) is not None:
-            why = "the costs of explain(costs=...) (its box bounds are normalised distances)"
+        if why is None:
+            why = _costs_unsupported(problem)
         if why is not None:
             raise UnsupportedModelError(f"The branch-and-bound oracle does not search {why}.")
         self.problem = problem
         ff = _forest(compiled, others, cache)
         views = [(compiled, int(problem.target_index)), *others]
         self.conditions = _conditions(ff, views, float(problem.margin), cache)
-        self.qf = query_forest(ff, [_domain(v) for v in problem.vars])
+        costs = problem.costs or (None,) * problem.n_features
+        domains = [_domain(v, c) for v, c in zip(problem.vars, costs, strict=True)]
+        self.qf = query_forest(ff, domains)
         a, b, g = problem.weights
         J = problem.n_features
-        self.weights = (a / J, b / J, g)
+        # under the call's costs each atom's delta is its cost: the distance is their sum
+        self.weights = (0.0, 1.0, 0.0) if problem.costs is not None else (a / J, b / J, g)
         self.n_calls = 0
         self.n_nodes = 0
         self._outcome: Outcome | None = None

@@ -44,8 +44,8 @@ def _refusal(search: Search) -> str | None:
             f"'{p.relations[0].text}'): it searches the ensemble's split intervals, not the "
             "features' values"
         )
-    if p.costs is not None:
-        return "the CP-SAT oracle does not encode explain(costs=...)"
+    if getattr(p, "timeline", None) is not None:
+        return "the CP-SAT oracle does not encode a timeline (elapsed months)"
     if search.others:
         return "the CP-SAT oracle does not encode other models (robust_to)"
     if not isinstance(search.compiled.estimator, TreeEnsemble):

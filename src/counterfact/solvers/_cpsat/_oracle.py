@@ -18,26 +18,38 @@ Boolean/integer program):
   ``i``-th cut away from the query costs the distance from the previous cut
   (or the query) to this one, and the cost of every increment is rounded
   **down** (scale :data:`COST_SCALE`); l0 through "some literal differs from
-  the query's", linf through ``T >= cost_j``.
+  the query's", linf through ``T >= cost_j``;
+* or the call's costs (``Problem.costs``, one
+  :class:`~counterfact.constraints._costs.FeatureCost` per feature): a
+  numeric or ordinal feature's interval between cuts costs what its cheapest
+  point costs (the point nearest the query on a curve, each side of which is
+  non-decreasing away from the query; the cheapest rank of a table), the
+  change charge included, computed in exact rationals and rounded **down**;
+  the interval of the query's value is the base and the increments between
+  consecutive intervals sit on the order literals; a categorical feature's
+  cost is its table over the indicators, each entry rounded **down**.
 
 Both roundings make the integer program a *relaxation* of the exact one: every
 true counterfactual satisfies it with an integer cost no larger than its true
 distance times the scale.  Hence an infeasible check (or CP-SAT's proven
 objective bound, divided by the scale) is a valid lower bound on the true
 optimum.  A feasible answer is decoded to the point of its intervals nearest to
-the query, its distance recomputed exactly (:func:`exact_distance`), and the
-point re-checked with the compiled model in float64 with the margin; a point
-the relaxation admitted but the exact model rejects is answered ``unknown``.
-The pipeline verifies every returned counterfactual with the real model.
-:meth:`CpsatOracle.check_point` checks a given point the same way (the
-method's warm start from observed rows, and polishing).
+the query (under costs: the cheapest), its distance recomputed exactly
+(:func:`exact_distance`), and the point re-checked with the compiled model in
+float64 with the margin; a point the relaxation admitted but the exact model
+rejects is answered ``unknown``.  The pipeline verifies every returned
+counterfactual with the real model.  :meth:`CpsatOracle.check_point` checks a
+given point the same way (the method's warm start from observed rows, and
+polishing).
 
 A real feature with a resolution (``Feature.resolution``) is searched on its
 grid, as the Z3 oracle does: each cut separates the largest grid value that
 goes left from the smallest that goes right, splits that fall between the same
 two grid values share one literal, and the decoded point is a grid value, so
 the answer is the value reported (no rounding afterwards that could cross a
-split) and the lower bound is proven for the grid.
+split) and the lower bound is proven for the grid.  A query whose own value
+lies off the grid between the two grid values a split separates is refused
+(its value would have no interval; Z3 searches it).
 
 Not covered (the method uses Z3 instead): finite allowed-value sets on numeric
 features, diversity clauses, non-prefix ordinal splits, multi-conjunction
@@ -69,6 +81,8 @@ __all__ = ["COST_SCALE", "VOTE_SCALE", "CpsatOracle"]
 COST_SCALE = 10**7
 #: integer units per unit of a leaf value (probabilities / margins)
 VOTE_SCALE = 10**7
+#: the largest scaled cost the integer model holds (a larger one: Z3 searches instead)
+MAX_COST = 10**15
 
 
 class CpsatOracle:
@@ -76,8 +90,6 @@ class CpsatOracle:
     :class:`UnsupportedModelError` for what it does not cover."""
 
     def __init__(self, problem: Problem, compiled: Any, *, random_seed: int = 0) -> None:
-        if problem.costs is not None:  # MACE then answers the search with Z3, exactly
-            raise UnsupportedModelError("The CP-SAT oracle does not encode explain(costs=...).")
         cp = import_optional(
             "ortools.sat.python.cp_model", purpose="MACE's CP-SAT oracle (solver='cpsat')"
         )
@@ -91,10 +103,12 @@ class CpsatOracle:
             str, list[tuple[float, float, Any]]
         ] = {}  # feature -> [(left_max, right_min, literal)]
         self.inds: dict[str, list[Any]] = {}
+        #: the cost every point pays (a feature whose box leaves out the query's value)
+        self.base = 0
         obj = self._features()
         self._vote(conjunction)
-        self.dist = self.m.NewIntVar(0, 10**15, "dist")
-        self.m.Add(self.dist == sum(c * x for c, x in obj))
+        self.dist = self.m.NewIntVar(0, MAX_COST, "dist")
+        self.m.Add(self.dist == sum(c * x for c, x in obj) + self.base)
         self.m.Minimize(self.dist)
         self.n_calls = 0
 
@@ -135,13 +149,17 @@ class CpsatOracle:
             for s in est.splits
             if s.raw_le is not None
         }
-        for v, blk in zip(problem.vars, self.compiled.inputs.blocks, strict=True):
+        costs = problem.costs or (None,) * J
+        for v, blk, cost in zip(problem.vars, self.compiled.inputs.blocks, costs, strict=True):
             if v.kind == "categorical":
                 chg = self._categorical(v, blk)
-                if chg is not None:
+                if chg is not None and cost is not None:
+                    self._table_cost(obj, v, cost)
+                elif chg is not None:
                     self._cost(obj, chg, (a / J) + (b / J), g, linf_t, per_feature=[(chg, g)])
             else:
-                chg = self._numeric(v, blk, sorted(cuts.get(v.name, ())), ge_of, obj, linf_t)
+                les = sorted(cuts.get(v.name, ()))
+                chg = self._numeric(v, blk, les, ge_of, obj, linf_t, cost)
             if chg is not None:
                 changed.append(chg)
         if linf_t is not None:
@@ -174,13 +192,17 @@ class CpsatOracle:
         ge_of: dict[tuple[str, float], float],
         obj: list[tuple[int, Any]],
         linf_t: Any,
+        cost: Any = None,
     ) -> Any:
         """A numeric or ordinal feature's order literals (one per open cut ``les``)
-        and its cost increments, added to ``obj``; returns the literal "changed"
-        (None when the feature cannot move)."""
+        and its cost increments (eq. 3's, or those of the call's ``cost``: a
+        :class:`~counterfact.constraints._costs.FeatureCost`), added to ``obj``;
+        returns the literal "changed" (None when the feature cannot move)."""
         m = self.m
         lits = self._order_literals(v, blk, les, ge_of)
         self.cuts[v.name] = lits
+        if cost is not None and not v.fixed:
+            self._interval_costs(obj, v, lits, cost)
         if v.fixed or not lits:
             return None
         terms = _increments(v, lits)
@@ -191,6 +213,8 @@ class CpsatOracle:
         m.AddBoolOr(moved).OnlyEnforceIf(chg)
         for t in moved:
             m.AddImplication(t, chg)
+        if cost is not None:
+            return chg
         a, b, g = self.problem.weights
         J = self.problem.n_features
         self._cost(obj, chg, a / J, 0.0, None, per_feature=[])
@@ -211,6 +235,11 @@ class CpsatOracle:
         step = Fraction(repr(float(v.grid))) if v.grid is not None and not v.integral else None
         for le in les:
             left_max, right_min = _sides(v, le, ge_of[(v.name, le)], step)
+            if not v.fixed and left_max < float(v.query) < right_min:
+                raise UnsupportedModelError(
+                    f"The CP-SAT oracle searches '{v.name}' on its grid, and the query's own "
+                    "value lies between the two grid values a split separates."
+                )
             if left_max >= self.hi[blk.start]:
                 continue  # the whole box goes left
             if right_min <= self.lo[blk.start]:
@@ -228,6 +257,52 @@ class CpsatOracle:
             lits.append((left_max, right_min, lit))
             self.order[(v.name, le)] = lit
         return lits
+
+    def _table_cost(self, obj: list[tuple[int, Any]], v: VarSpec, cost: Any) -> None:
+        """A categorical feature's costs on its indicators, each rounded down to the
+        integer scale; a category of infinite cost (forbidden) is closed."""
+        for k, ind in enumerate(self.inds[v.name]):
+            if k == int(v.query):
+                continue
+            c = cost.table[k]
+            if not math.isfinite(c):
+                self.m.Add(ind == 0)
+                continue
+            w = _scaled(Fraction(c))
+            if w > 0:
+                obj.append((w, ind))
+
+    def _interval_costs(
+        self,
+        obj: list[tuple[int, Any]],
+        v: VarSpec,
+        lits: list[tuple[float, float, Any]],
+        cost: Any,
+    ) -> None:
+        """The call's cost of a numeric or ordinal feature over its intervals between
+        cuts: each interval costs what its cheapest point costs (:func:`_best_point`,
+        the change charge included), rounded down to the integer scale; the
+        interval of the query's value is the base and the increments between
+        consecutive intervals sit on the order literals (module docstring)."""
+        L, U = float(v.lower), float(v.upper)  # type: ignore[arg-type]
+        ends = [(lo, hi) for lo, hi in _interval_ends(L, U, lits)]
+        C = []
+        for lo, hi in ends:
+            x = _best_point(v, cost, lo, hi)
+            C.append(_scaled(cost.exact(Fraction(x))) if x is not None else None)
+        if any(c is None for c in C):
+            raise UnsupportedModelError(
+                f"The CP-SAT oracle does not encode '{v.name}': an interval between cuts "
+                "holds only forbidden values."
+            )
+        q = min(max(float(v.query), L), U)
+        home = next(i for i, (lo, hi) in enumerate(ends) if q <= hi or i == len(ends) - 1)
+        self.base += C[home]
+        for j, (_, _, lit) in enumerate(lits):
+            if j >= home:  # moving right past cut j: from interval j to j + 1
+                _append(obj, C[j + 1] - C[j], lit.Not())
+            else:  # moving left past cut j: from interval j + 1 to j
+                _append(obj, C[j] - C[j + 1], lit)
 
     def _vote(self, conjunction: Any) -> None:
         """One leaf Boolean per reachable leaf (exactly one per tree), and each
@@ -377,7 +452,7 @@ class CpsatOracle:
 
     def _decode(self, solver: Any) -> tuple[Any, ...]:
         out: list[Any] = []
-        for v in self.problem.vars:
+        for j, v in enumerate(self.problem.vars):
             if v.kind == "categorical":
                 ind = self.inds[v.name]
                 k = next((i for i, x in enumerate(ind) if solver.BooleanValue(x)), int(v.query))
@@ -392,7 +467,9 @@ class CpsatOracle:
                     U = min(U, left_max)
                 else:
                     L = max(L, right_min)
-            x = min(max(float(v.query), L), U)
+            cost = self.problem.costs[j] if self.problem.costs is not None else None
+            x = _best_point(v, cost, L, U)
+            x = min(max(float(v.query), L), U) if x is None else x
             out.append(round(x) if v.integral else x)
         return tuple(out)
 
@@ -481,3 +558,42 @@ def _increments(v: VarSpec, lits: list[tuple[float, float, Any]]) -> list[tuple[
             terms.append((lit, inc))
             pos = min(pos, left_max)
     return terms
+
+
+def _scaled(cost: Fraction) -> int:
+    """A cost on the integer scale, rounded down (the relaxation stays a relaxation)."""
+    w = math.floor(cost * COST_SCALE)
+    if w > MAX_COST:
+        raise UnsupportedModelError(
+            f"The CP-SAT oracle's integer scale holds costs up to {MAX_COST / COST_SCALE:g}; "
+            f"got {float(cost):g}."
+        )
+    return w
+
+
+def _append(obj: list[tuple[int, Any]], w: int, lit: Any) -> None:
+    if w:
+        obj.append((w, lit))
+
+
+def _interval_ends(
+    L: float, U: float, lits: list[tuple[float, float, Any]]
+) -> list[tuple[float, float]]:
+    """The value ranges ``[lo, hi]`` of a feature between its consecutive open cuts
+    (``lits``: ``(left_max, right_min, literal)`` in order), within ``[L, U]``."""
+    los = [L, *(right_min for _, right_min, _ in lits)]
+    his = [*(left_max for left_max, _, _ in lits), U]
+    return [(max(L, a), min(U, b)) for a, b in zip(los, his, strict=True)]
+
+
+def _best_point(v: VarSpec, cost: Any, lo: float, hi: float) -> float | None:
+    """The cheapest value of ``[lo, hi]`` under ``cost``: the one nearest the query for
+    a curve (each side non-decreasing away from it) or without costs; the cheapest
+    rank (nearest the query among equals) for an ordinal table; None when every
+    value is forbidden."""
+    q = float(v.query)
+    if cost is None or cost.kind != "table":
+        return min(max(q, lo), hi)
+    ranks = range(math.ceil(lo - 1e-9), math.floor(hi + 1e-9) + 1)
+    ok = [(cost.table[r], abs(r - q), r) for r in ranks if math.isfinite(cost.table[r])]
+    return float(min(ok)[2]) if ok else None

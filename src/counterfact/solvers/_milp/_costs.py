@@ -16,13 +16,19 @@ minimised or bounded above):
 * a numeric feature with a non-convex curve (a percentile shift): the
   segment formulation -- one binary per piece of the curve inside the
   variable's box, ``x = sum_k (b_k y_k + l_k)``, ``0 <= l_k <= (b_{k+1} - b_k) y_k``,
-  ``sum_k y_k = 1``, ``cost = sum_k (c(b_k) y_k + s_k l_k)``: the exact curve.
+  ``sum_k y_k = 1``, ``cost = sum_k (c(b_k) y_k + s_k l_k)``: the exact curve;
+* a numeric feature's change charge (``FeatureCost.change``): ``change * z``
+  on a change indicator ``z`` that every value other than the query's turns
+  on (the inputs' own when they have one, e.g. for a change cap; else
+  ``x - q <= (hi - q) z``, ``q - x <= (q - lo) z``), added to the curve
+  above (convex or not, without the charge): the jump at the query is exact.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -50,11 +56,46 @@ def cost_terms(m: Model, inputs: RawInputs, costs: Sequence[Any]) -> list[Expr]:
             out.append(_over(m, f.indicators, [float(c(v)[()]) for v in f.values], f.name))
         elif c.kind == "table":
             out.append(_ranks(m, f, c))
-        elif c.convex:
-            out.append(_epigraph(m, f, c))
         else:
-            out.append(_segments(m, f, c))
+            out.append(_numeric(m, f, c))
     return out
+
+
+def _numeric(m: Model, f: FeatureVars, c: Any) -> Expr:
+    """A numeric feature's curve (an epigraph when convex, else segments) plus its
+    change charge on a change indicator (:func:`_charge`)."""
+    curve = replace(c, change=0.0)
+    if curve.free:
+        term = Expr()
+    elif curve.convex:
+        term = _epigraph(m, f, curve)
+    else:
+        term = _segments(m, f, curve)
+    if c.change > 0:
+        term = term + _charge(m, f) * float(c.change)
+    return term
+
+
+def _charge(m: Model, f: FeatureVars) -> Expr:
+    """An expression that is 1 whenever ``x != q`` (and 0 or 1 at ``x = q``): the
+    inputs' change indicator when they have one, else a binary ``z`` with
+    ``x - q <= (hi - q) z`` and ``q - x <= (q - lo) z``.  At the query's value
+    ``z = 1`` only over-estimates the cost, so minimised or bounded above the
+    charge is exact: a jump at the query, never interpolated."""
+    if f.changed is not None:
+        return f.changed
+    x = f.value
+    assert x is not None  # internal invariant: a numeric variable
+    lo, hi = m.var_bounds(x)
+    q = float(f.query)
+    if not lo <= q <= hi:  # the box leaves out the query's value: always a change
+        return Expr({}, 1.0)
+    z = m.add_binary(name=f"{f.name}#changed")
+    if hi > q:
+        m.add_le(x - q - (hi - q) * z, 0.0)  # x <= q unless z
+    if lo < q:
+        m.add_le(q - x - (q - lo) * z, 0.0)  # x >= q unless z
+    return z.expr()
 
 
 def _over(m: Model, indicators: Sequence[Any], values: Sequence[float], name: str) -> Expr:

@@ -203,6 +203,8 @@ class Template:
         """A copy narrowed to one query with its decision region (target, margin),
         or None when the query's box leaves the template's domain.  ``decision``: the
         same compiled model under another decision rule (a probability margin)."""
+        if decision is not None and decision.estimator is not self.compiled.estimator:
+            return None  # other outputs (a forest's vote shares): not embedded in the template
         m = self.model.copy()
         inp = restrict_inputs(m, self.compiled.inputs, self.z, bounds, changes=changes)
         if inp is None:

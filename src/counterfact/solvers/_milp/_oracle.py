@@ -38,6 +38,7 @@ from ._inputs import (
 )
 from ._model import Model
 from ._relations import encode_relations, lattice_steps
+from ._timeline import encode_timeline, waiting_term
 from ._tolerance import bound_slack
 
 __all__ = ["MipOracle"]
@@ -105,6 +106,8 @@ class MipOracle:
             terms = terms + quicksum(inp.changed()) * (a / J)
         if problem.costs is not None:  # the call's costs (eq. 3's weights are then 0)
             terms = terms + quicksum(cost_terms(m, inp, problem.costs))
+        # elapsed months and the features time moves (:mod:`._timeline`)
+        terms = terms + waiting_term(problem.timeline, encode_timeline(m, inp, problem.timeline))
         for p in problem.blocked:
             self._block(p)
         self._meaningful_moves()

@@ -9,7 +9,8 @@ and an UNSAT answer is a proof under the costs:
 * an ordinal rank: ``If(rank == r, cost(r), ...)`` over the ranks in its box;
 * a numeric feature: its piecewise-linear curve as an ``If`` chain over the
   knots inside the variable's box (``If(x <= b1, piece 0, If(x <= b2, piece 1, ...))``),
-  each piece the exact line through its two knots.
+  each piece the exact line through its two knots; a change charge is a jump at
+  the query (``If(x == q, 0, change + curve)``), never interpolated.
 
 :func:`cost_caps` gives the per-feature consequences of ``total cost <= bound``
 (each feature's cost is at most the bound, costs being non-negative): an
@@ -19,6 +20,7 @@ interval of values, or the categories within the bound.  They only prune.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from fractions import Fraction
 from typing import Any
 
@@ -63,12 +65,26 @@ def _rank_cost(z3: Any, ctx: Any, c: Any, x: Any, lo: int, hi: int) -> Any:
 
 def _curve_cost(z3: Any, ctx: Any, c: Any, x: Any, lo: float, hi: float) -> Any:
     """The curve restricted to ``[lo, hi]``: the line through each pair of
-    consecutive breakpoints (the box's ends and the knots inside it)."""
+    consecutive breakpoints (the box's ends and the knots inside it), plus the
+    change charge at every value other than the query's (a jump, never a line)."""
     X = z3.ToReal(x) if z3.is_int(x) else x
     flo, fhi = Fraction(lo), Fraction(hi)
-    pts = [flo, *sorted(Fraction(a) for a in c.xs if lo < a < hi), fhi]
     if fhi <= flo:
         return z3.RealVal(c.exact(flo), ctx)
+    curve = _pieces(z3, ctx, replace(c, change=0.0), X, flo, fhi)
+    if not c.change:
+        return curve
+    charged = z3.RealVal(Fraction(c.change), ctx) + curve
+    q = Fraction(c.query)
+    if not flo <= q <= fhi:  # the box leaves out the query's value: every value is a change
+        return charged
+    return z3.If(X == z3.RealVal(q, ctx), z3.RealVal(0, ctx), charged)
+
+
+def _pieces(z3: Any, ctx: Any, c: Any, X: Any, flo: Fraction, fhi: Fraction) -> Any:
+    """A continuous curve ``c`` (no change charge) on ``[flo, fhi]`` as an ``If`` chain
+    of the exact lines between its breakpoints."""
+    pts = [flo, *sorted(Fraction(a) for a in c.xs if flo < a < fhi), fhi]
     vals = [c.exact(p) for p in pts]
 
     def piece(k: int) -> Any:

@@ -50,6 +50,7 @@ from .._problem import Problem, VarSpec, exact_distance, grid_value
 from ._costs import cost_caps, cost_sum
 from ._encoder import encode_model, forest_in_box, is_forest
 from ._relations import encode_relations
+from ._timeline import encode_timeline
 
 __all__ = ["Z3Oracle"]
 
@@ -139,6 +140,7 @@ class Z3Oracle:
         ):  # robust_to: every other model reaches its target too
             self._add_other(other, target, terms, prefix=f"r{k}_")
         self.distance_expr = self._distance(terms)
+        self._timeline()
         self.build_seconds = time.perf_counter() - t0
 
     # ------------------------------------------------------------ formula
@@ -233,6 +235,16 @@ class Z3Oracle:
 
         for f in encode_relations(self.z3, self.ctx, self.problem.relations, value, indicator):
             self.solver.add(f)
+
+    def _timeline(self) -> None:
+        """Elapsed months and the features time moves (:mod:`._timeline`); the cost of
+        waiting joins the distance."""
+        formulas, wait = encode_timeline(
+            self.z3, self.ctx, self.problem.timeline, lambda j: self._vars[j][1]
+        )
+        self.solver.add(*formulas)
+        if wait is not None:
+            self.distance_expr = self.distance_expr + wait
 
     def _change_cap(self) -> None:
         """At most ``max_changes`` features change."""

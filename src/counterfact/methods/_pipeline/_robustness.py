@@ -1,0 +1,320 @@
+"""``Requirements(robustness=p)``: per row, the first setting of a ladder of margins and
+retrained copies whose answer enough retrained models still accept.
+
+The ladder (:func:`ladder`) goes from the plain decision (or the user's
+``min_probability``) through, for a forest, growing shares of its trees' votes (Forel,
+Parmentier & Vidal's threshold), then growing margins, then the same margins with
+:data:`~._copies.SEARCH_COPIES` retrained copies the answer must also convince.  Each
+setting is one ordinary ``explain`` call over the rows still short of ``p``, so every
+method honours it as it honours ``min_probability`` and ``robust_to``: the exact methods
+through the requirements they encode, the others through the shared checker.  After
+each call every answer is shown to the held-out copies (never given to a search); a row
+whose answers all reach ``p`` on them leaves the ladder with that answer.  A row that
+no setting brings to ``p`` keeps the most robust answer found (the earliest setting
+among equals) and its shortfall.  A setting that leaves a row without an answer
+removes every stricter setting (a larger margin and at least as many copies) for that
+row.  Each setting tried gets the method's ``time_limit`` per row.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ...constraints import Requirements, vote_share_for
+from ...constraints._requirements import ROBUSTNESS_COPIES
+from ...exceptions import UnsupportedModelError, ValidationError
+from ...models._votes import forest_of
+from ...result import CounterfactualResult, Region
+from ...result._robustness import ACCEPTED, COPIES, SETTING, SHORTFALL
+from ._copies import SEARCH_COPIES, Copies, accepted, copies_for
+from ._protocol import PipelineMethod
+
+__all__ = ["Setting", "explain_robust", "ladder"]
+
+#: the margins tried without copies, after the plain decision
+MARGINS = (0.6, 0.7, 0.8, 0.9)
+#: the margins tried with the search copies
+COPY_MARGINS = (0.6, 0.7, 0.8)
+#: for forests, the levels whose vote shares (Forel et al.) are tried after the plain
+#: decision, with ``1 - p`` (the chance a retrained forest may reject the answer)
+VOTE_LEVELS = (0.01, 0.001)
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One rung of the ladder: a margin (None: the plain decision), how many of the
+    search copies every answer must also convince, and for forests the least share of
+    the trees voting for the target (None: no vote rule)."""
+
+    margin: float | None
+    copies: int
+    vote_share: float | None = None
+
+    def words(self) -> str:
+        """``"plain"``, ``"margin 0.7"``, ``"4 copies + margin 0.7"``, ``"vote share 0.67"``."""
+        parts = (
+            ([f"{self.copies} copies"] if self.copies else [])
+            + ([f"margin {self.margin:g}"] if self.margin is not None else [])
+            + ([f"vote share {self.vote_share:.2f}"] if self.vote_share is not None else [])
+        )
+        return " + ".join(parts) or "plain"
+
+    def covers(self, other: Setting) -> bool:
+        """Whether ``other`` asks at least as much (no answer here: none there)."""
+        return (
+            (other.margin or 0.0) >= (self.margin or 0.0)
+            and other.copies >= self.copies
+            and (other.vote_share or 0.0) >= (self.vote_share or 0.0)
+        )
+
+    def requirements(self, req: Requirements, copies: Copies) -> Requirements:
+        """The requirements of one ``explain`` call at this setting."""
+        return Requirements(
+            min_probability=self.margin,
+            robust_to=copies.search(self.copies),
+            regions=req.regions,
+            costs=req.costs,
+            min_vote_share=self.vote_share,
+        )
+
+
+def ladder(floor: float | None, p: float, n_trees: int | None = None) -> list[Setting]:
+    """The settings tried, in order: the floor (the user's ``min_probability``, else the
+    plain decision); for a forest of ``n_trees`` trees, Forel et al.'s vote shares for
+    the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the margins with
+    the search copies."""
+    least = 0.0 if floor is None else floor
+    votes: list[Setting] = []
+    if n_trees is not None:
+        levels = {a for a in (*VOTE_LEVELS, 1.0 - p) if 0.0 < a < 0.5}
+        shares = sorted({vote_share_for(n_trees, a) for a in levels})
+        votes = [Setting(floor, 0, share) for share in shares]
+    margins = [Setting(m, 0) for m in MARGINS if m > least]
+    with_copies = sorted({max(m, least) for m in COPY_MARGINS})
+    return [
+        Setting(floor, 0),
+        *votes,
+        *margins,
+        *(Setting(m, SEARCH_COPIES) for m in with_copies),
+    ]
+
+
+def _trees(method: PipelineMethod) -> int | None:
+    """The number of trees of the explained forest (None for any other model)."""
+    try:
+        return len(forest_of(method.model_).estimators_)
+    except UnsupportedModelError:
+        return None
+
+
+@dataclass
+class _Attempt:
+    """One setting's answers for one row, with the held-out copies that accept each."""
+
+    result: CounterfactualResult
+    setting: Setting
+    counts: list[int]
+
+    def worst(self, n: int) -> float:
+        """The least robust answer's share of held-out copies (-1 without answers)."""
+        return min(self.counts) / n if self.counts else -1.0
+
+
+@dataclass
+class _Rows:
+    """Where every row stands on the ladder."""
+
+    p: float
+    n: int
+    best: dict[Any, _Attempt] = field(default_factory=dict)
+    first: dict[Any, CounterfactualResult] = field(default_factory=dict)
+    done: set[Any] = field(default_factory=set)
+    blocked: dict[Any, list[Setting]] = field(default_factory=dict)
+    seconds: dict[Any, float] = field(default_factory=dict)
+
+    def todo(self, ids: list[Any], setting: Setting) -> list[Any]:
+        """The rows still short of ``p`` that this setting may help."""
+        return [
+            q
+            for q in ids
+            if q not in self.done and not any(b.covers(setting) for b in self.blocked.get(q, []))
+        ]
+
+    def record(self, setting: Setting, result: CounterfactualResult, copies: Copies) -> None:
+        """Judge one setting's answers with the held-out copies and update each row."""
+        names = result.schema.names
+        for q in result.queries.index:
+            self.first.setdefault(q, result)
+            self.seconds[q] = self.seconds.get(q, 0.0) + float(result.runtime.get(q, 0.0) or 0.0)
+            cfs = result.for_query(q)
+            if len(cfs) == 0:
+                self.blocked.setdefault(q, []).append(setting)
+                continue
+            targets = np.array([result.target[q]] * len(cfs), dtype=object)
+            counts = accepted(copies, cfs.loc[:, names], targets).tolist()
+            attempt = _Attempt(result, setting, counts)
+            best = self.best.get(q)
+            if best is None or attempt.worst(self.n) > best.worst(self.n):
+                self.best[q] = attempt
+            if attempt.worst(self.n) >= self.p - 1e-12:
+                self.done.add(q)
+
+
+def explain_robust(
+    run: Callable[..., CounterfactualResult],
+    method: PipelineMethod,
+    X: Any,
+    req: Requirements,
+    *,
+    constraints: Any = None,
+    target: Any = None,
+    **call: Any,
+) -> CounterfactualResult:
+    """``explain`` under ``Requirements(robustness=p)`` (see the module docstring):
+    ``run`` is the pipeline's ``explain``, called once per setting over the rows still
+    short of ``p``; ``call`` holds its other keywords."""
+    frame = method.schema_.validate_frame(X, what="X")
+    ids = list(frame.index)
+    p = float(req.robustness)  # type: ignore[arg-type]
+    n = req.robustness_copies or ROBUSTNESS_COPIES
+    copies = copies_for(method, n)
+    rows = _Rows(p, n)
+    for setting in ladder(req.min_probability, p, _trees(method)):
+        todo = rows.todo(ids, setting)
+        if not todo:
+            continue
+        pos = frame.index.get_indexer(todo)
+        result = run(
+            method,
+            frame.iloc[pos],
+            requirements=setting.requirements(req, copies),
+            constraints=_rows_of(constraints, pos),
+            target=_rows_of(target, pos),
+            feedback=False,
+            **call,
+        )
+        rows.record(setting, result, copies)
+    return _assemble(rows, ids, req)
+
+
+def _rows_of(value: Any, pos: np.ndarray) -> Any:
+    """The entries of a per-row argument (a list, tuple, array or Series) at ``pos``;
+    anything else is common to every row and passed as is."""
+    if isinstance(value, list | tuple | np.ndarray | pd.Series):
+        items = list(value.tolist() if isinstance(value, np.ndarray | pd.Series) else value)
+        return [items[int(i)] for i in pos]
+    return value
+
+
+def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualResult:
+    """One result in the order of ``ids``: each row's chosen answers (its first setting's
+    result where no setting found any), with its summed runtime, its robustness in the
+    diagnostics and the certificate, and the floor of the requirements every answer meets."""
+    groups: dict[int, tuple[CounterfactualResult, list[Any]]] = {}
+    for q in ids:
+        attempt = rows.best.get(q)
+        res = attempt.result if attempt is not None else rows.first[q]
+        groups.setdefault(id(res), (res, []))[1].append(q)
+    parts = [_take(res, qs) for res, qs in groups.values()]
+    joined = _take(CounterfactualResult.concat(parts), ids) if len(parts) > 1 else parts[0]
+    index = joined.queries.index
+    floor = {"min_probability": req.min_probability, "robust_to": 0}
+    return type(joined)(
+        **{
+            **joined.parts(),
+            "runtime": pd.Series([rows.seconds[q] for q in ids], index=index, dtype=float),
+            "diagnostics": _diagnostics(joined.diagnostics, rows, ids),
+            "certificates": _certificates(joined.certificates, rows, ids),
+            "requirements": {**floor, "robustness": rows.p},
+            "region_source": _region_source(rows),
+        }
+    )
+
+
+def _take(res: CounterfactualResult, qs: list[Any]) -> CounterfactualResult:
+    """The part of ``res`` about the queries ``qs``, in that order."""
+    cfs = res.counterfactuals
+    if len(cfs):
+        level = cfs.index.get_level_values(0)
+        pos = {q: i for i, q in enumerate(qs)}
+        keep = np.flatnonzero(level.isin(qs))
+        order = np.lexsort((cfs.index.get_level_values(1)[keep], [pos[q] for q in level[keep]]))
+        cfs = cfs.iloc[keep[order]]
+    wanted = set(qs)
+    qc = res.query_constraints
+    return type(res)(
+        **{
+            **res.parts(),
+            "queries": res.queries.loc[qs],
+            "counterfactuals": cfs,
+            "status": res.status.loc[qs],
+            "runtime": res.runtime.loc[qs],
+            "diagnostics": res.diagnostics.loc[qs],
+            "target": res.target.loc[qs],
+            "confidence": res.confidence.reindex(cfs.index),
+            "query_confidence": res.query_confidence.loc[qs],
+            "certificates": res.certificates.reindex(qs),
+            "certificate_records": res.certificate_records.reindex(qs),
+            "query_constraints": None if qc is None else {q: qc[q] for q in qs},
+            "regions": {k: v for k, v in res.regions.items() if k[0] in wanted},
+        }
+    )
+
+
+def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFrame:
+    """The diagnostics with each row's setting, held-out counts per rank, number of
+    copies and shortfall (NaN for a row without answers)."""
+    out = diag.copy()
+    best = [rows.best.get(q) for q in ids]
+    out[SETTING] = pd.Series(
+        [None if a is None else a.setting.words() for a in best], index=out.index, dtype=object
+    )
+    out[ACCEPTED] = pd.Series(
+        [[] if a is None else list(a.counts) for a in best], index=out.index, dtype=object
+    )
+    out[COPIES] = rows.n
+    out[SHORTFALL] = [np.nan if a is None else max(0.0, rows.p - a.worst(rows.n)) for a in best]
+    return out
+
+
+def _certificates(certs: pd.Series, rows: _Rows, ids: list[Any]) -> pd.Series:
+    """Each row's certificate, followed by the setting its answer came from and how many
+    held-out copies accept it, or by how much it falls short."""
+    out = []
+    for q, text in zip(ids, certs.reindex(ids).tolist(), strict=True):
+        a = rows.best.get(q)
+        base = text if isinstance(text, str) else ""
+        if a is None:
+            out.append(base)
+            continue
+        k, share = min(a.counts), a.worst(rows.n)
+        held = f"{k} of {rows.n} retrained copies never shown to the search accept it"
+        if share >= rows.p - 1e-12:
+            say = f"Setting for robustness {rows.p:.0%}: {a.setting.words()}; {held}."
+        else:
+            say = (
+                f"No setting reached robustness {rows.p:.0%}: the most robust answer found "
+                f"({a.setting.words()}); {held}, {rows.p - share:.2f} short."
+            )
+        stop = "" if not base or base.rstrip().endswith((".", "!", "?")) else "."
+        out.append(f"{base}{stop} {say}".strip())
+    return pd.Series(out, index=certs.index, dtype=object)
+
+
+def _region_source(rows: _Rows) -> Callable[..., Region]:
+    """Regions on demand, each from the setting its answer came from (the region then
+    holds under that setting's margin and copies)."""
+    sources = {q: a.result.region_source for q, a in rows.best.items()}
+
+    def source(query: Any, rank: int, row: pd.Series) -> Region:
+        fn = sources.get(query)
+        if fn is None:
+            raise ValidationError(f"Query {query!r} has no counterfactual of rank {rank!r}.")
+        return fn(query, rank, row)
+
+    return source

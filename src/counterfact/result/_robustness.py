@@ -1,0 +1,106 @@
+"""Each answer's estimated robustness: the share of retrained models that still accept it.
+
+``explain(..., requirements=cf.Requirements(robustness=p))`` retrains the model on
+bootstrap resamples of the training data and counts, for every answer, how many of the
+copies never shown to the search still predict the target.  The counts travel in the
+result's diagnostics (one entry per rank, :data:`ACCEPTED`) with the number of copies
+(:data:`COPIES`), so that they survive a saved result; :func:`robustness_table` turns
+them into the estimate and its exact (Clopper-Pearson) interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..exceptions import ValidationError
+
+__all__ = [
+    "ACCEPTED",
+    "COPIES",
+    "LEVEL",
+    "SETTING",
+    "SHORTFALL",
+    "clopper_pearson",
+    "robustness_table",
+    "robustness_words",
+]
+
+#: diagnostics column: per query, how many held-out copies accept each answer (by rank)
+ACCEPTED = "robustness_accepted"
+#: diagnostics column: per query, how many held-out copies judged its answers
+COPIES = "robustness_copies"
+#: diagnostics column: per query, the setting of the ladder its answers came from
+SETTING = "robustness_setting"
+#: diagnostics column: per query, by how much its least robust answer falls short of ``p``
+SHORTFALL = "robustness_shortfall"
+#: the confidence level of the reported interval
+LEVEL = 0.95
+
+
+def clopper_pearson(k: int, n: int, level: float = LEVEL) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) two-sided interval for a share after ``k`` successes
+    in ``n`` trials: it covers the true share at least ``level`` of the time, for any
+    share (conservative; ``(0, 1)`` when ``n`` is 0)."""
+    from scipy.stats import beta
+
+    if n <= 0:
+        return 0.0, 1.0
+    alpha = 1.0 - level
+    low = 0.0 if k <= 0 else float(beta.ppf(alpha / 2, k, n - k + 1))
+    high = 1.0 if k >= n else float(beta.ppf(1 - alpha / 2, k + 1, n - k))
+    return low, high
+
+
+def _counts(value: Any) -> list[int]:
+    """The per-rank counts of one query (a list; nothing for a query without answers)."""
+    if isinstance(value, Sequence | np.ndarray) and not isinstance(value, str):
+        return [int(v) for v in value]
+    return []
+
+
+def robustness_table(result: Any) -> pd.DataFrame:
+    """Per answer ``(query, rank)``: the held-out copies that accept it (``accepted`` of
+    ``copies``), the estimate (their share), its 95 % Clopper-Pearson interval (``low``,
+    ``high``), the share asked for, by how much the answer falls short of it (0 when it
+    reaches it) and the setting it came from."""
+    p = result.requirements.get("robustness")
+    diag = result.diagnostics
+    if p is None or ACCEPTED not in diag.columns:
+        raise ValidationError(
+            "This result was explained without a robustness requirement; pass "
+            "requirements=cf.Requirements(robustness=0.95) to explain for each answer's "
+            "estimated share of retrained models that still accept it."
+        )
+    rows = []
+    for q, rank in result.counterfactuals.index:
+        counts = _counts(diag.at[q, ACCEPTED])
+        n = int(diag.at[q, COPIES])
+        k = counts[int(rank)] if int(rank) < len(counts) else 0
+        low, high = clopper_pearson(k, n)
+        share = k / n if n else float("nan")
+        rows.append(
+            {
+                "estimate": share,
+                "low": low,
+                "high": high,
+                "accepted": k,
+                "copies": n,
+                "asked": float(p),
+                "shortfall": max(0.0, float(p) - share),
+                "setting": diag.at[q, SETTING],
+            }
+        )
+    columns = ["estimate", "low", "high", "accepted", "copies", "asked", "shortfall", "setting"]
+    return pd.DataFrame(rows, index=result.counterfactuals.index, columns=columns)
+
+
+def robustness_words(p: float | None) -> str:
+    """The requirement in a person's words: ``"advice that still holds after the model is
+    retrained: 95 %"`` ("" without one)."""
+    if p is None:
+        return ""
+    return f"advice that still holds after the model is retrained: {100 * float(p):.0f} %"

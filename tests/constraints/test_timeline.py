@@ -1,0 +1,149 @@
+"""cf.Timeline: elapsed months, advancing features, bands, rates, the constraint kind."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.constraints._kinds import constraint_kind
+from counterfact.exceptions import ConstraintError, SchemaError
+from counterfact.schema import Feature
+
+EMPLOYMENT = ("<1", "1<=X<4", "4<=X<7", ">=7")
+JOBS = ("unemployed", "< 1 year", "1 <= ... < 4 years", "4 <= ... < 7 years", ">= 7 years")
+
+
+@pytest.fixture(scope="module")
+def credit() -> cf.Dataset:
+    """German Credit with age the only feature time moves (the tests set the others)."""
+    ds = cf.datasets.load("german_credit")
+    schema = ds.schema
+    for f in schema:
+        if f.actionability == "time":
+            schema = schema.with_feature(f.name, actionability="free", per_month=None, edges=None)
+    schema = schema.with_feature("age", actionability="time", per_month=1 / 12)
+    return ds.with_schema(schema)
+
+
+def _row(ds: cf.Dataset, **values: object) -> pd.Series:
+    row = ds.X.iloc[0].copy()
+    for k, v in values.items():
+        row[k] = v
+    return row
+
+
+def test_age_is_pinned_to_whole_years(credit: cf.Dataset) -> None:
+    tl = cf.Timeline(horizon=30)
+    x = _row(credit, age=30)
+    assert [tl.advance(credit.schema, x, t)["age"] for t in (0, 11, 12, 23, 24, 30)] == [
+        30,
+        30,
+        31,
+        31,
+        32,
+        32,
+    ]
+    assert tl.elapsed(credit.schema, x, _row(credit, age=31)) == 12
+    assert tl.elapsed(credit.schema, x, _row(credit, age=30)) == 0
+    assert tl.elapsed(credit.schema, x, _row(credit, age=33)) is None  # 36 months > 30
+    assert tl.elapsed(credit.schema, x, _row(credit, age=29)) is None
+
+
+def test_rate_feature_needs_enough_months(credit: cf.Dataset) -> None:
+    tl = cf.Timeline(horizon=12, rates={"credit_amount": (math.inf, 100.0)})
+    x = _row(credit, credit_amount=2000.0, age=30)
+    assert tl.elapsed(credit.schema, x, _row(credit, credit_amount=1750.0, age=30)) == 3
+    assert tl.elapsed(credit.schema, x, _row(credit, credit_amount=5000.0, age=30)) == 0
+    # 1,250 less needs 13 months: beyond the horizon
+    assert tl.elapsed(credit.schema, x, _row(credit, credit_amount=750.0, age=30)) is None
+    # the rate and the age together: 300 less needs 3 months, age 31 needs 12
+    both = _row(credit, credit_amount=1700.0, age=31)
+    assert tl.elapsed(credit.schema, x, both) == 12
+    assert tl.window(credit.schema, x, 5)["credit_amount"] == (1500.0, math.inf)
+
+
+def test_band_advances_at_most_to_its_reach(credit: cf.Dataset) -> None:
+    edges = (0.0, 1.0, 4.0, 7.0, math.inf)
+    tl = cf.Timeline(horizon=40, advancing={"employment_since": (1 / 12, edges)})
+    x = _row(credit, employment_since=JOBS[2], age=30)
+    qt = tl.bind(credit.schema, x)
+    j = credit.schema.index("employment_since")
+    # tenure < 4 years now: "4<=X<7" may be reached at once, ">=7" after more than 3 years
+    assert qt.band_reach(j, 0) == 2
+    assert qt.band_reach(j, 1) == 3
+    assert qt.band_reach(j, 36) == 3
+    assert qt.band_reach(j, 37) == 4
+    later = _row(credit, employment_since=JOBS[4], age=33)
+    assert tl.elapsed(credit.schema, x, later) == 37
+    assert tl.elapsed(credit.schema, x, _row(credit, employment_since=JOBS[1], age=30)) is None
+
+
+def test_without_a_timeline_a_time_feature_is_immutable(credit: cf.Dataset) -> None:
+    x = _row(credit, age=30)
+    plain = cf.Constraints().resolve(credit.schema).for_query(x)
+    assert plain["age"].fixed
+    timed = cf.Constraints(timeline=cf.Timeline(25)).resolve(credit.schema).for_query(x)
+    assert (timed["age"].lower, timed["age"].upper) == (30.0, 32.0)
+    assert timed.timeline is not None and timed.timeline.horizon == 25
+
+
+def test_a_timeline_may_take_age_past_the_oldest_seen(credit: cf.Dataset) -> None:
+    top = credit.schema["age"].upper
+    x = _row(credit, age=int(top))
+    b = cf.Constraints(timeline=12).resolve(credit.schema).for_query(x)["age"]
+    assert b.upper == top + 1
+
+
+def test_json_form_and_cli_flag_round_trip() -> None:
+    c = cf.Constraints(
+        timeline=cf.Timeline(12, rates={"savings": (100.0, math.inf)}, wait_cost=0.5)
+    )
+    d = c.to_dict()
+    assert d["timeline"]["rates"]["savings"] == [100.0, "inf"]
+    assert cf.Constraints.from_dict(d) == c
+    assert cf.Constraints.from_dict({"timeline": 6}).timeline == cf.Timeline(6)
+    assert constraint_kind("timeline").cli.flag == "--horizon"
+    assert "timeline" in c.kinds()
+
+
+def test_merge_keeps_the_stricter_timeline() -> None:
+    a = cf.Constraints(timeline=cf.Timeline(24, rates={"savings": 100.0}))
+    b = cf.Constraints(timeline=cf.Timeline(12, rates={"savings": 50.0}, wait_cost=1.0))
+    m = a.merge(b).timeline
+    assert (m.horizon, m.rates["savings"], m.wait_cost) == (12, (50.0, 50.0), 1.0)
+
+
+@pytest.mark.parametrize(
+    "kwargs, match",
+    [
+        ({"horizon": -1}, "between 0 and"),
+        ({"horizon": 2.5}, "whole number"),
+        ({"wait_cost": -1}, ">= 0"),
+        ({"rates": {"savings": -5}}, ">= 0 per month"),
+        ({"rates": {"x": 1}, "advancing": {"x": 1}}, "both advancing"),
+        ({"advancing": {"age": 0}}, "positive advance"),
+    ],
+)
+def test_bad_timelines_are_refused(kwargs: dict, match: str) -> None:
+    with pytest.raises(ConstraintError, match=match):
+        cf.Timeline(**kwargs)
+
+
+def test_schema_checks_and_constraint_conflicts(credit: cf.Dataset) -> None:
+    with pytest.raises(SchemaError, match="unordered"):
+        Feature("c", "categorical", categories=("a", "b"), actionability="time")
+    with pytest.raises(SchemaError, match="actionability='time'"):
+        Feature("a", "integer", 0, 9, per_month=1.0)
+    with pytest.raises(SchemaError, match="upper edge"):
+        Feature("e", "ordinal", categories=EMPLOYMENT, actionability="time", edges=(1, 2))
+    bad = cf.Constraints(immutable=["age"], timeline=cf.Timeline(12))
+    with pytest.raises(ConstraintError, match="advances it"):
+        bad.resolve(credit.schema)
+    with pytest.raises(ConstraintError, match="unknown features"):
+        cf.Constraints(timeline=cf.Timeline(12, rates={"nope": 1})).resolve(credit.schema)
+    no_rate = credit.schema.with_feature("residence_since", actionability="time")
+    with pytest.raises(ConstraintError, match="advance per month is unknown"):
+        cf.Constraints(timeline=cf.Timeline(12)).resolve(no_rate)

@@ -1,0 +1,215 @@
+"""``Requirements(robustness=p)``: the share of retrained models that should still accept
+each answer, estimated on retrained copies never shown to the search, checked against
+five more retrained models (the judges) that the method never sees either."""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.exceptions import ValidationError
+from counterfact.methods._pipeline._copies import accepted, copies_for
+from counterfact.result._robustness import clopper_pearson
+from counterfact.testing._fast import fast_method
+
+pytest.importorskip("z3")
+
+
+@pytest.fixture(scope="module")
+def german():
+    """German Credit, a logistic regression, six rejected test rows and five judges:
+    retrained copies with seeds of their own, never given to any method."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    rows = cf.rows_to_explain(model, test).head(6)
+    judges = cf.models.retrained(model, train, n=5, random_state=123)
+    method = fast_method("mace", random_state=0).fit(model, train)
+    return train, model, rows, judges, method
+
+
+def _judged(result: cf.CounterfactualResult, judges: list) -> np.ndarray:
+    """Per answer, the share of the judges that predict its target."""
+    cfs = result.counterfactuals
+    targets = result.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    names = result.schema.names
+    return np.mean([j.predict(cfs.loc[:, names]) == targets for j in judges], axis=0)
+
+
+@pytest.fixture(scope="module")
+def half(german):
+    """Robustness 0.5: mostly the plain answers, on the boundary, where the estimate
+    has something to say (neither all nor none of the copies accept)."""
+    _, _, rows, _, method = german
+    return method.explain(rows, requirements=cf.Requirements(robustness=0.5))
+
+
+def test_the_interval_covers_the_validity_measured_on_unseen_judges(german, half):
+    _, _, _, judges, _ = german
+    table = half.robustness()
+    assert len(table) == len(half.counterfactuals) >= 5
+    measured = _judged(half, judges)
+    # on average, and answer by answer (five judges are themselves a small sample)
+    assert table["low"].mean() <= measured.mean() <= table["high"].mean()
+    covered = (table["low"].to_numpy() <= measured) & (measured <= table["high"].to_numpy())
+    assert covered.mean() >= 0.8
+    # the estimates are not all the same: they measure something
+    assert table["estimate"].nunique() > 1
+    assert table["estimate"].min() < 1.0
+
+
+def test_the_estimate_is_the_share_of_the_held_out_copies(german, half):
+    _, _, _, _, method = german
+    table = half.robustness()
+    copies = copies_for(method, 8)
+    assert len(copies.held_out) == 8 and (table["copies"] == 8).all()
+    cfs = half.counterfactuals
+    targets = half.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    counts = accepted(copies, cfs.loc[:, half.schema.names], targets)
+    assert table["accepted"].tolist() == counts.tolist()
+    assert np.allclose(table["estimate"], counts / 8)
+    low, high = clopper_pearson(int(counts[0]), 8)
+    assert (table["low"].iloc[0], table["high"].iloc[0]) == pytest.approx((low, high))
+    reached = table["estimate"] >= 0.5
+    assert (table.loc[reached, "shortfall"] == 0).all()
+    assert (half.requirements["robustness"], half.requirements["min_probability"]) == (0.5, None)
+
+
+def test_the_copies_are_fitted_once_per_fitted_method(german):
+    train, model, _, _, _ = german
+    method = fast_method("mace", random_state=0).fit(model, train)
+    first = copies_for(method, 2)
+    assert copies_for(method, 2) is first and len(first.held_out) == 2
+    assert first.search(0) == ()  # the search's copies are fitted only when asked for
+    method.fit(model, train)  # refitted: new copies
+    assert copies_for(method, 2) is not first
+
+
+def test_a_high_share_holds_better_under_unseen_retrains(german, half):
+    _, _, rows, judges, method = german
+    strict = method.explain(rows.head(3), requirements=cf.Requirements(robustness=0.95))
+    table = strict.robustness()
+    assert len(table) == 3
+    reached = table["shortfall"] == 0
+    assert (table.loc[reached, "estimate"] >= 0.95).all()
+    assert (table["setting"] != "plain").any()
+    before = _judged(half, judges)[:3].mean()  # half's first answers: its first rows'
+    assert list(half.counterfactuals.index.get_level_values(0)[:3]) == list(rows.index[:3])
+    assert _judged(strict, judges).mean() > before
+    for q in strict.queries.index:
+        assert "retrained copies never shown to the search" in strict.certificate(q)
+
+
+def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
+    _, _, rows, _, method = german
+    only = cf.Constraints(features_to_vary=["duration_months"])
+    result = method.explain(rows, constraints=only, requirements=cf.Requirements(robustness=0.95))
+    table = result.robustness()
+    short = table[table["shortfall"] > 0]
+    assert len(short) >= 1
+    assert np.allclose(short["shortfall"], 0.95 - short["estimate"])
+    queries = short.index.get_level_values(0)
+    # no stricter setting has an answer for them: the plain one is the most robust found
+    margin = method.explain(
+        rows.loc[queries], constraints=only, requirements=cf.Requirements(min_probability=0.6)
+    )
+    assert (margin.status == "infeasible").all()
+    for q in queries:
+        assert result.found[q] == 1
+        assert "No setting reached robustness 95%" in result.certificate(q)
+        assert result.diagnostics.loc[q, "robustness_shortfall"] > 0
+    # rows without any answer keep their status and reason, and no robustness
+    none = result.found[result.found == 0].index
+    assert (result.status[none] == "infeasible").all()
+    assert result.diagnostics.loc[none, "robustness_shortfall"].isna().all()
+
+
+def test_the_robustness_survives_a_saved_result(half):
+    back = cf.CounterfactualResult.from_json(half.to_json())
+    pd.testing.assert_frame_equal(back.robustness(), half.robustness())
+    assert back.requirements["robustness"] == 0.5
+
+
+def test_a_result_without_the_requirement_says_how_to_get_it(german):
+    _, _, rows, _, method = german
+    plain = method.explain(rows.head(1))
+    with pytest.raises(ValidationError, match=r"Requirements\(robustness=0.95\)"):
+        plain.robustness()
+
+
+@pytest.mark.parametrize("bad", [0, 1, 1.5, -0.1, True, float("nan"), "high"])
+def test_a_share_outside_the_open_unit_interval_is_refused(bad):
+    with pytest.raises(ValidationError, match=r"robustness=.*strictly between 0 and 1"):
+        cf.Requirements(robustness=bad)
+
+
+def test_robustness_and_robust_to_together_are_refused(german):
+    train, model, _, _, _ = german
+    copies = cf.models.retrained(model, train, n=1, random_state=5)
+    with pytest.raises(ValidationError, match="cannot be combined with robust_to"):
+        cf.Requirements(robustness=0.9, robust_to=copies)
+
+
+@pytest.mark.parametrize("bad", [1, 0, 2.5, True, "8"])
+def test_a_bad_number_of_copies_is_refused(bad):
+    with pytest.raises(ValidationError, match=r"robustness_copies=.*int in \[2, 1000\]"):
+        cf.Requirements(robustness=0.9, robustness_copies=bad)
+    with pytest.raises(ValidationError, match="pass robustness too"):
+        cf.Requirements(robustness_copies=8)
+
+
+class _Frozen:
+    """A classifier that cannot be refitted (not a scikit-learn estimator)."""
+
+    def __init__(self, model):
+        self._model = model
+        self.classes_ = model.classes_
+
+    def predict_proba(self, X):
+        return self._model.predict_proba(X)
+
+    def predict(self, X):
+        return self._model.predict(X)
+
+
+def test_a_model_that_cannot_be_retrained_is_refused_with_the_way_out(german):
+    train, model, rows, _, _ = german
+    method = fast_method("nearest", random_state=0).fit(_Frozen(model), train)
+    with pytest.raises(ValidationError, match=r"cannot be retrained.*robust_to"):
+        method.explain(rows.head(1), requirements=cf.Requirements(robustness=0.9))
+
+
+def test_a_heuristic_honours_it_through_the_shared_checker(german):
+    train, model, rows, _, _ = german
+    method = fast_method("mdpso", random_state=0).fit(model, train)
+    asked = cf.Requirements(robustness=0.8, robustness_copies=5)
+    result = method.explain(rows.head(3), requirements=asked)
+    table = result.robustness()
+    assert len(table) >= 1
+    assert (model.predict(result.counterfactuals) == 1).all()
+    reached = table["shortfall"] == 0
+    assert (table.loc[reached, "estimate"] >= 0.8).all()
+    assert (table.loc[~reached, "estimate"] < 0.8).all()
+
+
+def test_the_audit_and_the_page_say_what_was_asked(german):
+    from counterfact.serve import Limits, Service
+
+    train, model, rows, _, method = german
+    asked = cf.Requirements(robustness=0.95, robustness_copies=8)
+    audit = cf.audit(method, rows.head(2), requirements=asked)
+    words = "advice that still holds after the model is retrained: 95 %"
+    assert words in audit.guarantee["recourse"]
+    limits = Limits(max_rows=3, max_time_limit=60.0, default_time_limit=30.0)
+    service = Service(data=train, model=model, methods={"mace": method}, limits=limits)
+    row = rows.iloc[0].to_dict()
+    out = service.explain(rows=[row], method="mace", robustness=0.95)
+    assert out["robustness_words"] == words
+    result = out["results"][0]
+    assert result["status"] in ("optimal", "feasible"), result["reason"]
+    answer = result["counterfactuals"][0]["robustness"]
+    assert answer["copies"] == 8 and 0 <= answer["low"] <= answer["estimate"] <= answer["high"]
+    with pytest.raises(ValidationError, match="strictly between 0 and 1"):
+        service.explain(rows=[row], method="mace", robustness=1.2)

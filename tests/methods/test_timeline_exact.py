@@ -1,0 +1,129 @@
+"""Known answers of recourse over time: MACE (Z3 and HiGHS) and CE-OCL, exactly.
+
+A linear model ``age + savings / 500 > 45.5`` (class 1), age advancing one year per
+12 months (pinned to whole years) and savings rising at most 100 a month.  From
+(age, savings = 0), the answers are known by hand:
+
+* age 45: waiting 12 months alone flips the decision (age 46);
+* age 44, horizon 12: age 45 and savings 251 -- time plus one action is cheapest;
+* age 40: savings 1,750 more needs age 42 (24 months), savings 2,250 more needs
+  age 41 and 23 months of saving; within 22 months there is none (proven);
+* age 30: none within 24 months (proven).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn.linear_model import LogisticRegression
+
+import counterfact as cf
+from counterfact.methods._pipeline._time import explain_by_horizon
+
+pytest.importorskip("highspy")
+pytestmark = pytest.mark.filterwarnings("ignore")
+
+RATE = {"savings": (100.0, math.inf)}
+QUERIES = pd.DataFrame({"age": [45, 44, 40, 30], "savings": [0, 0, 0, 0]})
+
+
+@pytest.fixture(scope="module")
+def fitted() -> tuple[cf.Dataset, LogisticRegression]:
+    rng = np.random.default_rng(0)
+    X = pd.DataFrame({"age": rng.integers(20, 70, 300), "savings": rng.integers(0, 5000, 300)})
+    y = (X["age"] + X["savings"] / 500 - 45.5 > 0).astype(int)
+    ds = cf.Dataset.from_frame(X.assign(y=y), target="y", bounds={"savings": (0, 10000)})
+    ds = ds.with_schema(ds.schema.with_feature("age", actionability="time", per_month=1 / 12))
+    model = LogisticRegression().fit(ds.X, ds.y)
+    model.coef_, model.intercept_ = np.array([[1.0, 1 / 500]]), np.array([-45.5])
+    return ds, model
+
+
+def _methods() -> list[tuple[str, dict]]:
+    out = [("MACE", {"solver": "highs"}), ("CEOCL", {})]
+    try:
+        import z3  # noqa: F401
+
+        out.append(("MACE", {"solver": "z3", "rel_gap": 1e-3}))
+    except ImportError:  # pragma: no cover - z3 is a test dependency
+        pass
+    return out
+
+
+@pytest.fixture(scope="module", params=_methods(), ids=lambda p: f"{p[0]}-{p[1]}")
+def method(request: pytest.FixtureRequest, fitted: tuple) -> object:
+    ds, model = fitted
+    name, kw = request.param
+    return getattr(cf, name)(random_state=0, **kw).fit(model, ds)
+
+
+def _explain(method: object, horizon: int) -> cf.CounterfactualResult:
+    c = cf.Constraints(timeline=cf.Timeline(horizon, rates=RATE))
+    return method.explain(QUERIES, constraints=c, target=1)  # type: ignore[attr-defined]
+
+
+def _answer(result: cf.CounterfactualResult, q: int) -> dict:
+    return result.for_query(q).iloc[0].to_dict()
+
+
+def test_waiting_alone_flips_the_decision(method: object) -> None:
+    r = _explain(method, 12)
+    assert r.status[0] == "optimal"
+    assert _answer(r, 0) == {"age": 46, "savings": 0}
+    assert r.elapsed()[(0, 0)] == 12
+    assert r.cost()[(0, 0)] == pytest.approx(0.0)  # the age is the waiting: free
+
+
+def test_time_plus_one_action_is_cheapest(method: object) -> None:
+    r = _explain(method, 12)
+    a = _answer(r, 1)
+    assert a["age"] == 45 and 251 <= a["savings"] <= 252
+    assert r.elapsed()[(1, 0)] == 12 and r.status[1] == "optimal"
+
+
+def test_a_rate_reaches_its_bound_only_with_enough_months(method: object) -> None:
+    short, just, long = (_explain(method, h) for h in (22, 23, 24))
+    assert short.status[2] == "infeasible"  # proven: none within 22 months
+    a = _answer(just, 2)
+    assert a["age"] == 41 and 2251 <= a["savings"] <= 2300 and just.elapsed()[(2, 0)] == 23
+    b = _answer(long, 2)
+    assert b["age"] == 42 and 1751 <= b["savings"] <= 1753 and long.elapsed()[(2, 0)] == 24
+
+
+def test_horizon_too_short_is_proven(method: object) -> None:
+    r = _explain(method, 24)
+    assert r.status[3] == "infeasible"
+    assert len(r.for_query(3)) == 0
+    assert r.status[0] == "optimal"
+
+
+def test_plans_by_horizon(fitted: tuple) -> None:
+    ds, model = fitted
+    mace = cf.MACE(solver="highs", random_state=0).fit(model, ds)
+    c = cf.Constraints(timeline=cf.Timeline(24, rates=RATE, wait_cost=0.01))
+    r = explain_by_horizon(mace, QUERIES.head(2), (0, 6, 12), constraints=c, target=1)
+    p0 = r.plans(0, horizons=(0, 6, 12)).set_index("horizon")
+    assert p0.loc[0, "plan"] == "none within the horizon" and p0.loc[0, "proven"]
+    assert p0.loc[6, "plan"] == "in 3 months, if savings 0 -> 251" and p0.loc[6, "months"] == 3
+    assert p0.loc[12, "plan"] == "no change needed: wait 12 months"
+    assert p0.loc[12, "cost"] == pytest.approx(0.12) and p0.loc[12, "proven"]
+    p1 = r.plans(1, horizons=(6, 12)).set_index("horizon")
+    assert p1.loc[6, "plan"] == "none within the horizon" and p1.loc[6, "proven"]
+    assert p1.loc[12, "months"] == 12
+
+
+def test_cpsat_refuses_a_timeline() -> None:
+    from counterfact.solvers._cpsat._backend import _refusal
+
+    class _P:
+        relations = ()
+        timeline = object()
+
+    class _S:
+        problem = _P()
+        others = ()
+
+    assert "timeline" in (_refusal(_S()) or "")
