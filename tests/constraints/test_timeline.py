@@ -65,20 +65,94 @@ def test_rate_feature_needs_enough_months(credit: cf.Dataset) -> None:
     assert tl.window(credit.schema, x, 5)["credit_amount"] == (1500.0, math.inf)
 
 
-def test_band_advances_at_most_to_its_reach(credit: cf.Dataset) -> None:
+def test_band_advances_to_the_level_certainly_reached(credit: cf.Dataset) -> None:
     edges = (0.0, 1.0, 4.0, 7.0, math.inf)
     tl = cf.Timeline(horizon=40, advancing={"employment_since": (1 / 12, edges)})
     x = _row(credit, employment_since=JOBS[2], age=30)
     qt = tl.bind(credit.schema, x)
     j = credit.schema.index("employment_since")
-    # tenure < 4 years now: "4<=X<7" may be reached at once, ">=7" after more than 3 years
-    assert qt.band_reach(j, 0) == 2
-    assert qt.band_reach(j, 1) == 3
-    assert qt.band_reach(j, 36) == 3
-    assert qt.band_reach(j, 37) == 4
-    later = _row(credit, employment_since=JOBS[4], age=33)
-    assert tl.elapsed(credit.schema, x, later) == 37
+    # tenure at least 1 year now: "4 <= ... < 7" is certain after 3 years, not before
+    assert [qt.band_reach(j, t) for t in (0, 1, 35, 36, 40)] == [2, 2, 2, 3, 3]
+    assert tl.elapsed(credit.schema, x, _row(credit, employment_since=JOBS[3], age=33)) == 36
+    assert tl.elapsed(credit.schema, x, _row(credit, employment_since=JOBS[4], age=33)) is None
     assert tl.elapsed(credit.schema, x, _row(credit, employment_since=JOBS[1], age=30)) is None
+
+
+def test_under_a_year_waits_twelve_months_not_one(credit: cf.Dataset) -> None:
+    """Someone hired yesterday is in "< 1 year": only after 12 months is everyone in it
+    certainly in "1 <= ... < 4 years" (the upper edge would have said 1 month)."""
+    edges = (0.0, 1.0, 4.0, 7.0, math.inf)
+    tl = cf.Timeline(horizon=24, advancing={"employment_since": (1 / 12, edges)})
+    x = _row(credit, employment_since=JOBS[1], age=30)
+    later = _row(credit, employment_since=JOBS[2], age=31)
+    assert tl.elapsed(credit.schema, x, later) == 12
+    assert tl.window(credit.schema, x, 11)["employment_since"] == (1.0, 1.0)
+    assert tl.window(credit.schema, x, 12)["employment_since"] == (1.0, 2.0)
+
+
+def test_unemployed_reaches_no_band_unless_a_lower_edge_says_so(credit: cf.Dataset) -> None:
+    j = credit.schema.index("employment_since")
+    upper_only = (0.0, 1.0, 4.0, 7.0, math.inf)
+    x = _row(credit, employment_since=JOBS[0], age=30)
+    qt = cf.Timeline(24, advancing={"employment_since": (1 / 12, upper_only)}).bind(
+        credit.schema, x
+    )
+    assert [qt.band_reach(j, t) for t in (0, 12, 24)] == [0, 0, 0]
+    # the data may say more: a lower edge for the lowest level (one value more), here
+    # "unemployed" read as a tenure from -1 to 0 years (a job starts within a year)
+    with_lower = (-1.0, *upper_only)
+    qt = cf.Timeline(24, advancing={"employment_since": (1 / 12, with_lower)}).bind(
+        credit.schema, x
+    )
+    assert [qt.band_reach(j, t) for t in (0, 11, 12, 23, 24)] == [0, 0, 1, 1, 2]
+    f = Feature("e", "ordinal", categories=EMPLOYMENT, actionability="time", edges=(0, 1, 4, 7, 99))
+    assert f.edges == (0.0, 1.0, 4.0, 7.0, 99.0)
+
+
+def test_bundled_german_credit_bands_and_top_code() -> None:
+    data = cf.datasets.load("german_credit")
+    tl = cf.datasets.timeline(data)
+    x = data.X.iloc[0].copy()
+    x["employment_since"], x["residence_since"], x["age"] = "< 1 year", 3, 30
+    months = {
+        t: tl.advance(data.schema, x, t)[["residence_since", "age"]].tolist() for t in (11, 12, 24)
+    }
+    assert months == {11: [3, 30], 12: [4, 31], 24: [4, 32]}  # 4 = "4 years or more"
+    after = x.copy()
+    after["employment_since"], after["residence_since"], after["age"] = (
+        "1 <= ... < 4 years",
+        4,
+        31,
+    )
+    assert tl.elapsed(data.schema, x, after) == 12
+    after["residence_since"] = 5
+    assert tl.elapsed(data.schema, x, after) is None
+    x["residence_since"] = 4
+    assert tl.window(data.schema, x, 24)["residence_since"] == (4.0, 4.0)
+    bounds = cf.Constraints(timeline=tl).resolve(data.schema).for_query(x)["residence_since"]
+    assert (bounds.lower, bounds.upper) == (4.0, 4.0)
+
+
+def test_top_coded_is_declared_on_numeric_time_features_only() -> None:
+    f = Feature("r", "integer", 1, 4, actionability="time", per_month=1 / 12, top_coded=True)
+    assert Feature.from_dict(f.to_dict()) == f
+    assert f.with_(actionability="increasing").top_coded is False
+    with pytest.raises(SchemaError, match="top_coded"):
+        Feature("r", "integer", 1, 4, top_coded=True)
+    with pytest.raises(SchemaError, match="top_coded"):
+        Feature("e", "ordinal", categories=EMPLOYMENT, actionability="time", top_coded=True)
+
+
+def test_max_changes_does_not_count_what_time_moved(credit: cf.Dataset) -> None:
+    x = _row(credit, age=30, credit_amount=2000.0, duration_months=12)
+    row = _row(credit, age=31, credit_amount=1500.0, duration_months=12)  # a year older, one change
+    frame = pd.DataFrame([row])
+    timed = cf.Constraints(max_changes=1, timeline=cf.Timeline(12))
+    assert timed.resolve(credit.schema).for_query(x).satisfied(frame).tolist() == [True]
+    assert cf.violations(x, frame, credit.schema, timed).empty
+    two = pd.DataFrame([_row(credit, age=31, credit_amount=1500.0, duration_months=24)])
+    assert timed.resolve(credit.schema).for_query(x).satisfied(two).tolist() == [False]
+    assert "max_changes" in set(cf.violations(x, two, credit.schema, timed)["kind"])
 
 
 def test_without_a_timeline_a_time_feature_is_immutable(credit: cf.Dataset) -> None:

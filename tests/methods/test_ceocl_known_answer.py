@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import counterfact as cf
+from counterfact.methods._pipeline import resolution
 
 pytest.importorskip("highspy")
 pytest.importorskip("pyscipopt")
@@ -210,11 +211,11 @@ def test_l2_highs_certified_equals_scip_miqp(widen):
 
 
 @pytest.mark.parametrize("backend", ["highs", "scip"])
-def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
-    """One feature may move: after the optimum no other change set exists, so the
-    2nd and 3rd counterfactuals are the next nearest points that differ from every
-    earlier one (by more than the shared diversity step, and >= 1 % of the range),
-    each valid; the first stays the optimum."""
+def test_no_other_option_when_one_feature_may_move(lr_setting, backend):
+    """One feature may move on a logistic regression: after the optimum every other
+    counterfactual moves that feature further the same way (the optimum plus more),
+    so the default blocking ("options") proves that no other option exists: one
+    answer, ``alternatives_exhausted``, and a reason that says it is proven."""
     train, test, model = lr_setting
     schema = train.schema
     w, _ = K._raw_linear(model)
@@ -224,7 +225,45 @@ def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
     X = test.X.iloc[:4]
     three = ceocl.explain(X, n_counterfactuals=3, constraints=c, requirements=OWN)
     one = ceocl.explain(X, constraints=c, requirements=OWN)
-    step = max(0.01 * schema[f].range, float(ceocl.diversity_steps_[schema.index(f)]))
+    for qid in X.index:
+        if one.found[qid] == 0:
+            continue
+        d = three.diagnostics.loc[qid]
+        assert three.found[qid] == 1 and bool(d["alternatives_exhausted"])
+        assert d["n_options"] == 0 and "proved" in d["reason"]
+        assert float(three.for_query(qid)[f].iloc[0]) == pytest.approx(
+            float(one.for_query(qid)[f].iloc[0]), abs=1e-6 * schema[f].range
+        )
+    assert (one.found > 0).sum() >= 2
+
+
+@pytest.mark.parametrize("backend", ["highs", "scip"])
+def test_point_diversity_when_no_other_change_set_is_left(lr_setting, backend):
+    """blocking="features", one feature may move: after the optimum no other change
+    set exists, so the 2nd and 3rd counterfactuals are the next nearest points that
+    differ from every earlier one (by >= 1 % of the range: the paper's criterion under
+    ``alternatives="method"``, the method's own answers, which the shared selection
+    would drop as copies), each valid; the first stays the optimum."""
+    train, test, model = lr_setting
+    schema = train.schema
+    w, _ = K._raw_linear(model)
+    f = schema.names[int(np.argmax(np.abs(w) * schema.ranges()))]
+    c = cf.Constraints(features_to_vary=[f])
+    ceocl = cf.CEOCL(
+        norm="l1",
+        distance_scale="range",
+        solver=backend,
+        solution_pool=False,
+        blocking="features",
+        random_state=0,
+    ).fit(model, train)
+    X = test.X.iloc[:4]
+    three = ceocl.explain(
+        X, n_counterfactuals=3, constraints=c, requirements=OWN, alternatives="method"
+    )
+    one = ceocl.explain(X, constraints=c, requirements=OWN)
+    # answers are snapped to the feature's grid afterwards: one resolution unit less
+    step = 0.01 * schema[f].range - (resolution(schema[f]) or 0.0)
     for qid in X.index:
         if one.found[qid] == 0:
             continue

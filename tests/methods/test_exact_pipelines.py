@@ -103,7 +103,9 @@ def _closer_points(
 ) -> pd.DataFrame:
     """Random actionable points at distance < radius from q (one or two features moved,
     each in its allowed direction)."""
-    mutable = [f for f in schema.features if f.name not in schema.immutable]
+    mutable = [  # without a timeline, the features only time moves stay as they are
+        f for f in schema.features if f.name not in schema.immutable and f.actionability != "time"
+    ]
     rows = []
     for _ in range(n):
         x = q.copy()

@@ -362,7 +362,7 @@ def test_diversity_blocking(tree_setting, min_diff):
     train, test, model = tree_setting
     X = test.X.iloc[:3]
     res = (
-        cf.MACE(norm="l1", min_diff=min_diff)
+        cf.MACE(norm="l1", min_diff=min_diff, blocking="points")
         .fit(model, train)
         .explain(X, n_counterfactuals=3, requirements=OWN)
     )

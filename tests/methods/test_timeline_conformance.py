@@ -6,7 +6,8 @@ small seeded logistic regression and a few rejected rows:
 * under the defaults (no timeline) no answer changes a feature only time changes;
 * under the dataset's default timeline (methods that declare the kind), every answer
   has an elapsed time within the horizon, each advancing feature moved by exactly the
-  advance of that time (an ordinal band by at most its reach, never down), and each
+  advance of that time (a top-coded one no further than its cap; an ordinal band by at
+  most the level its lower edge plus that time certainly reaches, never down), and each
   rate-bound feature by at most its rate times that time.
 """
 
@@ -90,12 +91,13 @@ def test_time_moves_no_faster_than_elapsed(name: str, setting: tuple) -> None:
 
 def _check_rule(f: cf.schema.Feature, rule: object, before: object, after: object, t: int) -> None:
     """One time-driven feature moved by no more than ``t`` months allow."""
-    if rule.kind == "pinned":
-        assert float(after) - float(before) == math.floor(rule.per_month * t + 1e-9), f.name
-    elif rule.kind == "band":
-        assert f.rank(before) <= f.rank(after), f.name
-        top = rule.edges[f.rank(before)] + rule.per_month * t
-        assert f.rank(after) == 0 or rule.edges[f.rank(after) - 1] < top, f.name
+    if rule.kind == "pinned":  # a top-coded feature stops at its cap
+        moved = float(before) + math.floor(rule.per_month * t + 1e-9)
+        assert float(after) == min(moved, max(float(before), rule.cap)), f.name
+    elif rule.kind == "band":  # at most the level its lower edge plus t certainly reaches
+        b, a = f.rank(before), f.rank(after)
+        low = rule.edges[b - 1] if b > 0 else rule.lower
+        assert a == b or (b < a and rule.edges[a - 1] <= low + rule.per_month * t + 1e-9), f.name
     else:
         d = (f.rank(after) - f.rank(before)) if not f.is_numeric else float(after) - float(before)
         rate = rule.up if d > 0 else rule.down

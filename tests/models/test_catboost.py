@@ -160,7 +160,7 @@ def test_mace_finds_the_brute_force_optimum(setting) -> None:
     data, model = setting
     mace = cf.MACE(norm="l1", random_state=0).fit(model, data)
     X = data.X[model.predict(data.X) == 0].iloc[:4]
-    res = mace.explain(X)
+    res = mace.explain(X, requirements=cf.Requirements(costs="own"))  # eq. (3), l1
     for qid, x in X.iterrows():
         opt = _brute_force(model, data.schema, x, mace.margin)
         d = res.diagnostics.loc[qid]
@@ -178,7 +178,7 @@ def test_ceocl_answers_are_valid_and_optimal(setting) -> None:
     ceocl = cf.CEOCL(norm="l1", distance_scale="range", solution_pool=False, random_state=0)
     ceocl.fit(model, data)
     X = data.X[model.predict(data.X) == 0].iloc[:3]
-    res = ceocl.explain(X)
+    res = ceocl.explain(X, requirements=cf.Requirements(costs="own"))  # its l1 objective
     J = len(data.schema)
     for qid, x in X.iterrows():
         answer = res.for_query(qid)[data.schema.names]

@@ -166,7 +166,7 @@ def test_the_margin_is_exact(setting):
     data, model = setting
     X = _queries(data, model, n=2)
     for p in (0.7, 0.95):
-        req = cf.Requirements(min_probability=p)
+        req = cf.Requirements(costs="own", min_probability=p)  # eq. (3), as brute-forced
         r = cf.MACE(time_limit=30).fit(model, data).explain(X, requirements=req)
         for q in X.index:
             assert r.status[q] == "optimal"

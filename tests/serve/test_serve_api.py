@@ -131,7 +131,10 @@ def _recheck(service, model, request, answer):
     """Every counterfactual: flips the real model, keeps the constraints, lists exactly its
     changes."""
     schema = service.schema
-    constraints = cf.Constraints.from_dict(request.get("constraints"))
+    # the answer's constraints: the request's plus the server's default timeline
+    constraints = cf.Constraints.from_dict(answer.get("constraints"))
+    asked = cf.Constraints.from_dict(request.get("constraints"))
+    assert constraints == asked.merge(cf.Constraints(timeline=constraints.timeline))
     queries = _frame(service, request["rows"])
     n_found = 0
     for res in answer["results"]:
@@ -191,12 +194,16 @@ def test_explain_respects_features_to_vary(client, setting, service, example_row
     }
     answer = client.post("/api/explain", json=request).json()
     assert _recheck(service, setting[1], request, answer) >= 1
+    # what the person changes; age and the years at the address and in the job move only
+    # with time (the server's default timeline), and each answer says when
+    by_time = {f.name for f in service.schema if f.actionability == "time"}
     for c in answer["results"][0]["counterfactuals"]:
-        assert {ch["feature"] for ch in c["changes"]} <= {
+        assert {ch["feature"] for ch in c["changes"]} - by_time <= {
             "duration_months",
             "credit_amount",
             "savings",
         }
+        assert c["when"] and c["months"] is not None
     assert answer["results"][0]["certificate"].startswith("MACE")
 
 

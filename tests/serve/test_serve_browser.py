@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 import shutil
 import socket
 import threading
@@ -151,11 +152,14 @@ def _check_answer_item(item, c, schema, model, x, constraints, lo, hi):
 
 def _check_cards(page, cards, record, schema, model, case, lo, hi):
     """Every card shows its method's answers, its guarantee in words and why it has none."""
-    constraints = cf.Constraints.from_dict(record["request"]["constraints"])
+    asked = cf.Constraints.from_dict(record["request"]["constraints"])
     x = schema.coerce(pd.DataFrame([case])).iloc[0]
     n_cf = 0
     for card, entry in zip(cards, record["answers"], strict=True):
         assert entry["method"] == card.get_attribute("data-method")
+        # the answer's constraints: the feedback plus the timeline of the horizon chosen
+        constraints = cf.Constraints.from_dict(entry["answer"]["constraints"])
+        assert constraints == asked.merge(cf.Constraints(timeline=constraints.timeline))
         res = entry["answer"]["results"][0]
         assert card.get_attribute("data-status") == res["status"]
         # the guarantee in words, never the certificate's raw numbers
@@ -332,4 +336,34 @@ def test_explain_bar_is_hidden_when_the_form_and_the_button_fit_side_by_side(ser
     page.goto(url)
     page.wait_for_selector("body[data-ready=true]", timeout=30_000)
     assert not page.is_visible("#explain-quick") and page.is_visible("#explain")
+    page.close()
+
+
+def test_a_chosen_horizon_gives_answers_that_say_when(served, browser):
+    """The horizon picker (German Credit's default timeline: 24 months) moves age and the
+    years at the address and in the job with time; each answer then says when."""
+    url, _, _ = served
+    page, errors, external = _open(browser, url, viewport={"width": 1366, "height": 900})
+    assert page.is_visible("#horizon-field") and page.input_value("#horizon") == "24"
+    options = page.eval_on_selector_all("#horizon option", "os => os.map(o => o.value)")
+    assert options == ["0", "6", "12", "24"]
+    hint = "#features tr[data-feature='age'] .hint"
+    assert page.inner_text(hint) == "changes with time"
+    page.select_option("#horizon", "0")
+    assert page.inner_text(hint) == "fixed (no waiting)"
+    page.select_option("#horizon", "12")
+    assert page.inner_text(hint) == "changes with time"
+    page.check("#m-mace")
+    for other in ("nearest", "nearest_nocap", "ufce"):
+        page.uncheck(f"#m-{other}")
+    page.click("#explain")
+    _wait_answers(page, 1)
+    whens = page.eval_on_selector_all("#cards li.cf p.when", "ps => ps.map(p => p.textContent)")
+    assert whens and len(whens) == len(page.query_selector_all("#cards li.cf"))
+    span = r"(1 month|\d+ months)"
+    pattern = rf"^(Now: .+|In {span}, if .+|No change needed: wait {span}.*)\.$"
+    assert all(re.match(pattern, w) for w in whens), whens
+    months = [int(m) for w in whens for m in re.findall(r"(\d+) months?", w.split(",")[0])]
+    assert all(m <= 12 for m in months)
+    assert errors == [] and external == []
     page.close()

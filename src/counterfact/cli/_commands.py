@@ -244,6 +244,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         check_writable(args.out)  # a bad path fails now, not after the computation
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
+        constraints = _horizon(args, data, constraints)
         constraints.resolve(data.schema)  # unknown features and contradictions, before any training
         if args.rows is not None:
             pool = pool.iloc[parse_rows(args.rows, len(pool), what=what)]
@@ -271,6 +272,18 @@ def cmd_explain(args: argparse.Namespace) -> int:
     labels = class_names(args.class_names) or dict(data.metadata.get("target_labels") or {})
     emit(result, args.format, args.out, labels=labels)
     return 0
+
+
+def _horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
+    """``--horizon N`` on a bundled dataset: its default timeline (its rates and cost of
+    waiting, ``cf.datasets.timeline``) with horizon N, merged into ``given``; on the user's
+    own file (``--data``) the horizon alone, as ``given`` already holds."""
+    if getattr(args, "horizon", None) is None or args.data:
+        return given
+    default = datasets.timeline(data, horizon=args.horizon)
+    if default is None:
+        return given
+    return given.merge(constraints.Constraints(timeline=default))
 
 
 def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:

@@ -121,7 +121,8 @@ def satisfied_many(
     rows_of = {int(i): np.flatnonzero(owner == i) for i in np.unique(owner)}
     numeric_ok, numeric_changed = _numeric_ok(bounds, frame, owner, rows_of)
     discrete_ok, discrete_changed = _discrete_ok(bounds, frame, owner)
-    n_changed = numeric_changed + discrete_changed
+    # a feature only time moves is no change one makes: max_changes does not count it
+    n_changed = numeric_changed + discrete_changed - _time_moved(bounds, frame, rows_of)
     return (
         numeric_ok
         & discrete_ok
@@ -143,6 +144,19 @@ def _timeline_ok(
         if qt is not None and len(r):
             ok[r] = qt.months(frame.iloc[r]) >= 0
     return ok
+
+
+def _time_moved(
+    bounds: Sequence[QueryBounds], frame: pd.DataFrame, rows_of: dict[int, np.ndarray]
+) -> np.ndarray:
+    """Per row: how many features only its query's timeline moves it changed
+    (``QueryTimeline.moved``; 0 without a timeline)."""
+    out = np.zeros(len(frame), dtype=int)
+    for i, r in rows_of.items():
+        qt = bounds[i].timeline
+        if qt is not None and len(r):
+            out[r] = qt.moved(frame.iloc[r])
+    return out
 
 
 def _numeric_ok(

@@ -208,7 +208,11 @@ _BUILT_IN = (
         "timeline",
         empty=None,
         cli=CliForm(
-            "--horizon", "N", "allow answers that take up to N months (a timeline)", integer=True
+            "--horizon",
+            "N",
+            "allow answers that take up to N months (a timeline; on a bundled --dataset its "
+            "default one: its rates and cost of waiting)",
+            integer=True,
         ),
     ),
 )

@@ -196,9 +196,9 @@ class Constraints:
             max_changes=min(caps) if caps else None,
             causal=(*self.causal, *other.causal),
             relations=tuple(dict.fromkeys((*self.relations, *other.relations))),
-            timeline=other.timeline if self.timeline is None else self.timeline.merge(
-                other.timeline
-            ),
+            timeline=other.timeline
+            if self.timeline is None
+            else self.timeline.merge(other.timeline),
         )
 
     # -------------------------------------------------------------- resolving

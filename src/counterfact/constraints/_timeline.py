@@ -29,6 +29,10 @@ Semantics (documented decisions)
 * ``wait_cost``: the cost of one month in the call's measure of effort (``cf.Costs``
   units), added to an answer's cost.  The change of an advancing feature costs nothing:
   it is the waiting, priced by ``wait_cost``.
+* An advancing feature is no change one makes: ``max_changes`` does not count it (the
+  shared checker, :func:`~counterfact.constraints.violations` and the exact encodings).
+  The waiting is part of every answer's cost (``result.cost()``, the ranking of answers,
+  the value MACE and CE-OCL prove).
 * Without a timeline, a feature whose actionability is ``"time"`` is immutable.
 
 For the other parts of the library (the shared checker, heuristics, the exact encodings):
@@ -318,8 +322,9 @@ class QueryTimeline:
         if cached is None:
             idx = [j for j, _r in self.indexed()]
             wins = [self.window(t) for t in range(self.horizon + 1)]
-            lo = np.array([[w[j][0] for j in idx] for w in wins], dtype=float).reshape(-1, len(idx))
-            hi = np.array([[w[j][1] for j in idx] for w in wins], dtype=float).reshape(-1, len(idx))
+            shape = (len(wins), len(idx))  # explicit: no time-driven feature is 0 columns
+            lo = np.array([[w[j][0] for j in idx] for w in wins], dtype=float).reshape(shape)
+            hi = np.array([[w[j][1] for j in idx] for w in wins], dtype=float).reshape(shape)
             q = np.array([self.x[j] for j in idx], dtype=float)
             lo, hi = np.where(np.isnan(lo), q, lo), np.where(np.isnan(hi), q, hi)
             cached = self._grid = (idx, lo, hi)
@@ -334,6 +339,25 @@ class QueryTimeline:
         inside = (V[:, None, :] >= lo[None] - tol) & (V[:, None, :] <= hi[None] + tol)
         fits = inside.all(axis=2)
         return np.where(fits.any(axis=1), fits.argmax(axis=1), -1)
+
+    def waiting(self, frame: pd.DataFrame) -> np.ndarray:
+        """Per raw row of ``frame``: ``wait_cost`` times its elapsed months (:meth:`months`),
+        inf for a row no month within the horizon fits; part of every answer's cost."""
+        if not self.wait_cost or not len(frame):
+            return np.zeros(len(frame))
+        t = self.months(frame).astype(float)
+        return np.where(t < 0, np.inf, self.wait_cost * t)  # type: ignore[no-any-return]
+
+    def moved(self, frame: pd.DataFrame) -> np.ndarray:
+        """Per raw row of ``frame``: how many features only time moves differ from the
+        query (``max_changes`` does not count them: waiting is no change one makes)."""
+        idx = self.advancing
+        if not idx or not len(frame):
+            return np.zeros(len(frame), dtype=int)
+        V = self.units(frame, idx)
+        Q = np.array([self.x[j] for j in idx], dtype=float)[None, :]
+        same = np.abs(V - Q) <= 1e-7 * np.maximum(1.0, np.maximum(np.abs(V), np.abs(Q)))
+        return (~same).sum(axis=1)  # type: ignore[no-any-return]
 
     def units(self, frame: pd.DataFrame, idx: list[int]) -> np.ndarray:
         """Columns ``idx`` of raw ``frame`` in solver units (numbers; ordinal ranks, -1 for

@@ -43,6 +43,8 @@ def check_violations(
     for f in schema:
         col = counterfactuals[f.name].tolist()
         rows += _feature_rows(f, query, col, labels, constraints, resolved, n_changed)
+    if resolved.timeline is not None:  # a feature only time moves is no change one makes
+        n_changed -= resolved.timeline.bind(schema, query).moved(counterfactuals)
     if resolved.max_changes is not None:
         for i, k in enumerate(n_changed):
             if k > resolved.max_changes:

@@ -394,7 +394,9 @@ class CounterfactualResult:
     ) -> pd.Series | pd.DataFrame:
         """Each answer's cost: its value in the measure of effort the call searched,
         ranked and proved in (``Requirements(costs=...)``; not given: the default
-        measure, 1 per changed feature plus each move in MADs).  Index ``(query,
+        measure, 1 per changed feature plus each move in MADs).  Under a timeline the
+        features time advances cost nothing and the waiting, ``wait_cost`` per elapsed
+        month, is added: the value the exact methods minimise.  Index ``(query,
         rank)``; the Series' ``attrs`` hold the ``unit`` (None when the measure has
         none, as the default) and the ``measure`` in words (:meth:`measure_words`).
 
@@ -403,7 +405,8 @@ class CounterfactualResult:
         query : optional
             Only this query's answers.
         per_feature : bool
-            One column per feature (the terms of the sum) instead of the total.
+            One column per feature (the terms of the sum) instead of the total; for a
+            result explained under a timeline, one more, ``"(waiting)"``.
         costs : Costs, BoundCosts or str, optional
             Measure the answers in these costs instead (a named measure such as
             ``"effort"``, a :class:`~counterfact.Costs` bound to ``train``, or costs
@@ -422,15 +425,20 @@ class CounterfactualResult:
                 )
             cfs = cfs[cfs.index.get_level_values(0) == query] if len(cfs) else cfs
         cols = self.schema.names
-        out = np.full((len(cfs), len(cols)), np.nan)
+        out, wait = np.full((len(cfs), len(cols)), np.nan), np.zeros(len(cfs))
         for q, rows in cfs.groupby(level=0, sort=False) if len(cfs) else []:
             pos = cfs.index.get_indexer(rows.index)
-            out[pos] = bound.evaluate(self.queries.loc[q], rows, per_feature=True)
+            measure = _time.time_free(self, q, bound)  # under a timeline: waiting, not moves
+            out[pos] = measure.evaluate(self.queries.loc[q], rows, per_feature=True)
+            wait[pos] = _time.waiting(self, q, rows)
+        timed = any(_time._timeline(self, q) is not None for q in self.queries.index)
         value = (
             pd.DataFrame(out, index=cfs.index, columns=cols)
             if per_feature
-            else pd.Series(out.sum(axis=1), index=cfs.index, name="cost", dtype=float)
+            else pd.Series(out.sum(axis=1) + wait, index=cfs.index, name="cost", dtype=float)
         )
+        if per_feature and timed:
+            value[_time.WAITING] = wait
         value.attrs.update(unit=bound.unit, measure=str(measure_words(bound.costs)))
         return value
 

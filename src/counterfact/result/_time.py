@@ -13,8 +13,10 @@
   marked proven (a longer horizon was searched; a cheaper answer within a shorter one
   may exist that the method did not return).
 
-Cost: the result's cost (its measure of effort, where the features time advances are
-free) plus ``wait_cost`` per month; without costs, NaN.
+Cost: :meth:`~counterfact.CounterfactualResult.cost`, which for a query explained under a
+timeline is the measure of effort (the features time advances free: their change is the
+waiting) plus ``wait_cost`` per elapsed month (:func:`time_free`, :func:`waiting`) -- the
+value the exact methods minimise and prove; without costs, NaN.
 """
 
 from __future__ import annotations
@@ -26,9 +28,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..constraints._costs import BoundCosts
+from ..constraints._timeline import time_free_costs
 from ..exceptions import ValidationError
 
-__all__ = ["HORIZONS", "elapsed", "plans"]
+__all__ = ["HORIZONS", "WAITING", "elapsed", "plans", "time_free", "waiting"]
+
+#: the column of ``result.cost(per_feature=True)`` holding an answer's waiting
+WAITING = "(waiting)"
 
 #: the horizons a plan shows by default, in months
 HORIZONS: tuple[int, ...] = (0, 3, 6, 12, 24)
@@ -124,19 +131,27 @@ def _months(t: int) -> str:
 
 
 def _costs(result: Any, months: pd.Series) -> pd.Series:
-    """Each answer's cost plus its waiting (NaN without costs)."""
+    """Each answer's cost, its waiting included (NaN without costs)."""
     if result.costs is None:
         return pd.Series(np.nan, index=months.index)
-    base = result.cost()
-    wait = pd.Series(
-        [
-            (_timeline(result, q).wait_cost if _timeline(result, q) is not None else 0.0)
-            for q, _r in months.index
-        ],
-        index=months.index,
-        dtype=float,
-    )
-    return base + wait * months
+    return result.cost()
+
+
+def time_free(result: Any, query: Any, bound: BoundCosts) -> BoundCosts:
+    """``bound`` with the features ``query``'s timeline advances made free (their change is
+    the waiting); ``bound`` itself without a timeline."""
+    c = result.constraints_for(query)
+    return bound if c is None else time_free_costs(bound, c, result.schema)
+
+
+def waiting(result: Any, query: Any, rows: pd.DataFrame) -> np.ndarray:
+    """Per answer of ``query`` (raw ``rows``): ``wait_cost`` times its elapsed months under
+    the query's timeline (0 without one or without a cost of waiting; inf for a row that
+    no month within the horizon is consistent with)."""
+    timeline = _timeline(result, query)
+    if timeline is None:
+        return np.zeros(len(rows))
+    return timeline.bind(result.schema, result.queries.loc[query]).waiting(rows)
 
 
 def _timeline(result: Any, query: Any) -> Any:

@@ -592,6 +592,7 @@ def _explain_request(body: ExplainRequest) -> dict[str, Any]:
         "regions": body.regions,
         "robust": body.robust,
         "reasons": body.reasons,
+        "horizon": body.horizon,
     }
 
 

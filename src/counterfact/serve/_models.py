@@ -126,6 +126,13 @@ class ExplainRequest(_Strict):
         default=False,
         description="Add each answer's principal reasons for a notice, and the notice's text.",
     )
+    horizon: StrictInt | None = Field(
+        default=None,
+        description="Months an answer may take (age, years at an address move with them): "
+        "0 for answers today with nothing moved by time, or e.g. 6, 12, 24 (the dataset's "
+        "default timeline, its rates and cost of waiting, with this horizon); null: the "
+        "dataset's default timeline (SchemaOut.timeline), if it has one.",
+    )
 
 
 class FeatureOut(BaseModel):
@@ -177,6 +184,12 @@ class SchemaOut(BaseModel):
     measure: str | None = Field(
         default=None,
         description="What 'smaller' means for every answer's cost, in words.",
+    )
+    timeline: dict[str, Any] | None = Field(
+        default=None,
+        description="The dataset's default timeline (null: none): its horizon in months "
+        "(the default of ExplainRequest.horizon), the horizons the page offers, and the "
+        "features only time moves.",
     )
 
 
@@ -274,6 +287,15 @@ class CounterfactualOut(BaseModel):
         "method: see ExplainOut.measure); smaller is less effort.",
     )
     cost_text: str | None = Field(default=None, description="The value, in words.")
+    months: int | None = Field(
+        default=None,
+        description="Under a timeline: the months the answer takes (null without one).",
+    )
+    when: str | None = Field(
+        default=None,
+        description="Under a timeline, the answer with when: 'in 8 months, if ...' or 'no "
+        "change needed: wait 12 months' (null without one).",
+    )
     changes: list[ChangeOut] = Field(
         description="Only the features that changed, formatted at their resolution."
     )

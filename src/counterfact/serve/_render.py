@@ -15,7 +15,7 @@ from .._utils._values import _py
 from ..result import changes
 from ..result._notice import notice
 from ..result._robustness import robustness_words
-from ..result._text import describe_changes, measure_words
+from ..result._text import describe_changes, measure_words, timed_changes
 from ..schema import Schema
 from ._request import ExplainJob
 
@@ -186,6 +186,7 @@ def _counterfactuals(
                     for c in ch
                 ],
                 "description": describe_changes(ch),
+                **_when(result, q, x, cfrow, ch),
                 "probability_after": jsonable(float(conf)),
                 "region": _region(result.regions.get((q, int(rank))), schema),
                 "robustness": _robustness(result, q, int(rank)) if job.robustness else None,
@@ -193,6 +194,19 @@ def _counterfactuals(
             }
         )
     return cfs
+
+
+def _when(result: Any, q: Any, x: pd.Series, row: pd.Series, ch: list[Any]) -> dict[str, Any]:
+    """Under query ``q``'s timeline: the months answer ``row`` takes and the answer said
+    with them ("in 8 months, if ...", "now: ..."); both None without a timeline."""
+    c = result.constraints_for(q)
+    timeline = None if c is None else c.timeline
+    if timeline is None:
+        return {"months": None, "when": None}
+    months = timeline.elapsed(result.schema, x, row)
+    moved = {r.name for r in timeline.rules(result.schema) if r.kind != "rate"}
+    text = timed_changes(ch, moved, months)
+    return {"months": months, "when": text if months else f"now: {text}"}
 
 
 def _robustness(result: Any, q: Any, rank: int) -> dict[str, Any]:

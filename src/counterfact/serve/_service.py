@@ -40,9 +40,11 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import Constraints, Costs, Requirements
+from ..constraints import Constraints, Costs, Requirements, Timeline
 from ..constraints._kinds import CONSTRAINT_KINDS
+from ..constraints._timeline import MAX_HORIZON
 from ..data import Dataset
+from ..datasets import timeline as default_timeline
 from ..exceptions import (
     ConstraintError,
     NotFittedError,
@@ -135,6 +137,8 @@ class Service:
         #: the measure of effort every answer's cost is given in, whatever the method: one
         #: scale for "compare all" (the default measure, its moves in MADs of ``data``)
         self.measure = Costs().bind(self.schema, data.X)
+        #: the dataset's default timeline (None: it has none), for a request without a horizon
+        self.timeline = default_timeline(data)
         self.examples = self._example_rows(examples)
         self.default_method = self._choose_default_method(default_method)
         self._pending = 0
@@ -206,6 +210,7 @@ class Service:
             "n_examples": len(self.examples),
             "robust_to": len(self.robust_to),
             "measure": str(measure_words(self.measure.costs)),
+            "timeline": self._timeline_info(),
             "limits": {
                 "max_rows": self.limits.max_rows,
                 "max_body_bytes": self.limits.max_body_bytes,
@@ -327,6 +332,44 @@ class Service:
             )
         return c
 
+    def _timeline_info(self) -> dict[str, Any] | None:
+        """The dataset's default timeline for the page: its horizon, the horizons offered
+        (0: answers today) and the features only time moves; None without one."""
+        if self.timeline is None:
+            return None
+        moved = [r.name for r in self.timeline.rules(self.schema) if r.kind != "rate"]
+        offered = sorted({0, 6, 12, 24, self.timeline.horizon})
+        return {"horizon": self.timeline.horizon, "horizons": offered, "time_features": moved}
+
+    def _timed(
+        self, c: Constraints | None, m: CounterfactualMethod, horizon: Any
+    ) -> Constraints | None:
+        """The request's constraints with the timeline of ``horizon``: the dataset's default
+        timeline with that horizon (the horizon alone for a dataset without one); 0: none,
+        answers today.  Not given: the default timeline, for a method that honours one and
+        a request that states no timeline of its own."""
+        if horizon is None:
+            own = c is not None and c.timeline is not None
+            if self.timeline is None or own or "timeline" not in m.supported_constraints:
+                return c
+            timeline = self.timeline
+        else:
+            if isinstance(horizon, bool) or not isinstance(horizon, int):
+                horizon = -1
+            if not 0 <= horizon <= MAX_HORIZON:
+                raise ValidationError(
+                    f"horizon must be a whole number of months from 0 to {MAX_HORIZON} (0: "
+                    "answers today), or null for the dataset's default timeline."
+                )
+            if horizon == 0:
+                return c
+            timeline = (
+                Timeline(horizon)
+                if self.timeline is None
+                else Timeline.from_dict({**self.timeline.to_dict(), "horizon": horizon})
+            )
+        return (c or Constraints()).merge(Constraints(timeline=timeline))
+
     def _method(self, name: str) -> CounterfactualMethod:
         if name not in self._methods:
             known = self.method_names
@@ -353,6 +396,7 @@ class Service:
         reasons: bool = False,
         measure: str | None = None,
         robustness: float | None = None,
+        horizon: Any = None,
     ) -> ExplainJob:
         """Validate an explain request (fast; raises on anything invalid).
 
@@ -360,7 +404,8 @@ class Service:
         reach; ``regions``: add each answer's certified region; ``robust``: answers
         must also hold for the server's retrained models (``robust_to``);
         ``reasons``: add each answer's reasons for a notice; ``robustness``: the share of
-        retrained models that should still accept each answer.
+        retrained models that should still accept each answer; ``horizon``: the months an
+        answer may take (:meth:`_timed`).
         """
         extra = self._requirements(min_probability, regions, robust, reasons)
         # an unknown measure, or a robustness outside (0, 1) or beside robust, raises
@@ -371,7 +416,7 @@ class Service:
         self._check_n_counterfactuals(n_counterfactuals)
         seconds = self._time_limit(time_limit)
         frame = self.rows_frame(rows)
-        c = self.constraints_from(constraints)
+        c = self._timed(self.constraints_from(constraints), m, horizon)
         if c is not None:
             self._check_constraints_for(m, c, frame)
         if target is None:

@@ -79,8 +79,9 @@ class Problem:
     """Everything an oracle encodes for one query (besides the model).
 
     ``blocked``: earlier counterfactuals (solver units, one tuple per point)
-    from which a new one must differ in at least ``min_diff`` features
-    (MACE's diversity clauses).  ``margin``: the decision margin.
+    that a new one must not repeat (``blocking``: not dominated by any, or
+    differing in at least ``min_diff`` features, or another change set).
+    ``margin``: the decision margin.
     """
 
     vars: list[VarSpec]
@@ -94,7 +95,8 @@ class Problem:
     #: per feature, by how much (solver units) a value must move away from an
     #: earlier counterfactual's to count as a difference (0: any move)
     steps: tuple[float, ...] | None = None
-    #: "points" (blocking clauses) or "features" (a different set of changed features)
+    #: "options" (no earlier answer dominates the point, :mod:`._options`), "points"
+    #: (blocking clauses) or "features" (a different set of changed features)
     blocking: str = "points"
     #: relations between features, in solver units (``QueryBounds.bound_relations()``)
     relations: tuple[BoundRelation, ...] = ()

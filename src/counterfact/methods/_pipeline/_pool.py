@@ -50,6 +50,9 @@ class Pool:
     #: the call's costs (:class:`~counterfact.constraints._costs.BoundCosts`): answers are
     #: then listed by cost
     costs: Any = None
+    #: per query, its timeline (``QueryTimeline``) or None: answers are then ranked by cost
+    #: plus waiting (``wait_cost`` per elapsed month), as the exact methods minimise
+    timelines: list[Any] = field(default_factory=list)
     #: filled by verify: constraints hold, the target is reached, its probability,
     #: and the moved rows for which neither rounding verifies
     sat: np.ndarray = field(default_factory=lambda: _flags(0))

@@ -262,6 +262,7 @@ def _options(
         )
         return pos, 0, skipped
     cost = measure.evaluate(pool.queries.iloc[i], pool.rows.iloc[R], per_feature=True)
+    cost = np.column_stack([cost, waiting(pool, i, R)])  # the waiting: one more term
     o = OptionArrays(a.all_changes[R], a.moves[R], a.values[R], pool.conf[R].astype(float), cost)
 
     def differs(r: int, kept: list[int]) -> np.ndarray:
@@ -321,19 +322,30 @@ def nearest_first(pool: Any, i: int, chosen: list[int], *, keep_first: bool) -> 
     """The chosen rows of query ``i`` ordered by their distance to the query (MACE's
     eq. 3 under ``pool.norm``; ties keep the method's order).  A proven-optimal
     first answer keeps its rank (its certificate is about rank 0).  With the call's
-    costs (``pool.costs``) the order is by cost."""
+    costs (``pool.costs``) the order is by cost, plus the waiting under a timeline
+    (:func:`waiting`): the value the exact methods minimise."""
     if len(chosen) < 2 or pool.encoder is None:
         return chosen
     head, rest = (chosen[:1], chosen[1:]) if keep_first else ([], chosen)
     a = getattr(pool, "arrays", None)
     if getattr(pool, "costs", None) is not None:
         d = pool.costs.evaluate(pool.queries.iloc[i], pool.rows.iloc[rest])
+        d = d + waiting(pool, i, np.asarray(rest, dtype=int))
     elif a is not None and a.codes is not None:
         d = pool.encoder.distances(a.codes[rest], a.query_codes[i], pool.norm)
     else:
         q = pool.encoder.transform(pool.queries.iloc[[i]])[0]
         d = pool.encoder.distances(pool.encoder.transform(pool.rows.iloc[rest]), q, pool.norm)
     return head + [rest[k] for k in np.argsort(d, kind="stable")]
+
+
+def waiting(pool: Any, i: int, rows: np.ndarray) -> np.ndarray:
+    """Per pool row in ``rows`` (of query ``i``): ``wait_cost`` times its elapsed months
+    under the query's timeline (0 without one; inf for a row no month fits)."""
+    qt = pool.timelines[i] if i < len(getattr(pool, "timelines", ())) else None
+    if qt is None:
+        return np.zeros(len(rows))
+    return qt.waiting(pool.rows.iloc[rows])  # type: ignore[no-any-return]
 
 
 def _counts(pool: Any, idx: np.ndarray, outcome: Candidates) -> dict[str, Any]:

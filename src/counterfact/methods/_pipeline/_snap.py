@@ -157,6 +157,7 @@ def snap(method: PipelineMethod, tasks: list[Query], outcomes: list[Candidates])
         encoder=DistanceEncoder(schema),
         norm=_norm_of(method),
         costs=tasks[0].costs if tasks else None,
+        timelines=[t.bounds.timeline for t in tasks],
     )
 
 

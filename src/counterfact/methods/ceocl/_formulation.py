@@ -73,7 +73,7 @@ from ...solvers._milp import (
     quicksum,
     snap_to_cuts,
 )
-from ...solvers._milp._timeline import encode_timeline, waiting_term
+from ...solvers._milp._timeline import encode_timeline, time_moved, waiting_term
 from ._causal import encode_causal
 from ._trust import HullData, encode_hull
 
@@ -187,7 +187,8 @@ def build(
         diag.update(_narrow(m, inputs, float(radius), costs, norm, scales, alpha))
     _validity(m, inputs, compiled, query, margin, others, embedded=inst is not None)
     if query.bounds.max_changes is not None:
-        add_change_limit(m, inputs, int(query.bounds.max_changes))
+        skip = time_moved(query.bounds.timeline)  # waiting is no change one makes
+        add_change_limit(m, inputs, int(query.bounds.max_changes), skip=skip)
     if hull is not None:
         trust = (hull, hull_scales, trust_epsilon, trust_norm, trust_scope)
         diag.update(_trust_region(m, inputs, *trust))
@@ -238,7 +239,7 @@ def _full_objective(
     whose terms a tree ensemble's cuts (``ties``, from the template) tie to the
     distance each feature must travel."""
     if costs is not None:
-        for term in cost_terms(form.m, form.inputs, costs):
+        for term in cost_terms(form.m, form.inputs, costs, cuts=ties):
             form.m.add_objective(term)
     else:
         _objective(form, norm, scales, alpha, solver, cuts=ties)

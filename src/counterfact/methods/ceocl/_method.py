@@ -19,11 +19,14 @@ from ...data._dataset import mad
 from ...models._compile import TreeEnsemble, compile_model
 from ...result import Certificate
 from ...solvers import get
-from ...solvers._milp import changed_set, decode, encode_template, exclude_point
+from ...solvers._milp import REAL_STEP, changed_set, decode, encode_template, exclude_point
+from ...solvers._milp._options import exclude_dominated, require_meaningful
 from ...solvers._milp._tolerance import bound_slack
+from ...solvers._options import OPTIONS_PROVEN, options_proven
+from ...solvers._problem import solver_values
 from ...solvers._registry import SolverChoice, first_available, milp_names
 from .._base import CounterfactualMethod, diagnostic
-from .._pipeline import Candidates, Query, solver_steps
+from .._pipeline import Candidates, Query, resolution, solver_steps
 from .._pipeline._exact import CompiledViews, ExactModels
 from .._tags import MethodTags
 from ._formulation import build, solve
@@ -35,6 +38,8 @@ __all__ = ["CEOCL"]
 
 #: A point-diverse counterfactual moves a real feature by at least this share of its range.
 DIVERSITY_STEP = 1e-2
+#: what further answers of a query exclude (``blocking=``; see the class docstring)
+BLOCKINGS: tuple[str, ...] = ("options", "features", "points")
 #: Under a time limit with several counterfactuals requested, the first (certified)
 #: solve may use at most this share of the time left; the diverse ones share the rest.
 FIRST_SHARE = 0.6
@@ -74,26 +79,42 @@ class CEOCL(CounterfactualMethod):
       gap when the time limit cuts the certificate short); SCIP solves the
       MIQP exactly.  Above 1000 trust-region points HiGHS runs without
       presolve (2x faster on those dense columns).
-    * **Diversity.**  The paper returns the solver's pool of incumbents
-      (Gurobi's pool); no open-source solver has Gurobi's k-best pool, and
-      incumbents are mostly 10-75x worse than the optimum or near-duplicates.
-      We re-solve up to ``n_counterfactuals - 1`` times, each time excluding
-      every *superset* of each earlier change set (``sum_{j in S} b_j <=
-      |S| - 1``: one of the earlier changes must be dropped), which gives
-      genuinely different explanations (the paper's Discussion recommends such
-      iterative cuts when diversity matters).  When no other change set is
-      left (few mutable features, or a trust region that forces the same
-      changes), the remaining counterfactuals are the next nearest points
-      that differ from every earlier one in at least one feature (the paper's
-      own diversity criterion, Sec. 1; a numeric feature must move by more
-      than the shared diversity step, the larger of its resolution and a
-      fraction of its MAD, and a real one by at least 1% of its range;
-      an earlier change set counts only its moves of at least that step, so
-      a one-unit move is never what makes an answer new);
-      ``n_point_diverse`` in the
-      diagnostics counts them.  With ``solution_pool=True`` the
-      solver's stored incumbents (SCIP's solution store, HiGHS's improving
-      solutions) are appended as extra candidates.
+    * **Diversity: options, not copies.**  The paper returns the solver's
+      pool of incumbents (Gurobi's pool); no open-source solver has Gurobi's
+      k-best pool, and incumbents are mostly 10-75x worse than the optimum
+      or near-duplicates.  We re-solve up to ``n_counterfactuals - 1`` times
+      (the paper's Discussion recommends such iterative cuts when diversity
+      matters), by ``blocking``:
+
+      - ``"options"`` (default): the nearest point that *no earlier answer
+        dominates* -- for each earlier answer, at least one feature it
+        changes keeps the query's value, moves less far on the same side by
+        at least the feature's step (integers: the larger of 1 and the
+        shared diversity step; reals: that step plus one resolution unit,
+        as the answer is snapped to the grid afterwards), or moves the other
+        way (another category): one binary per such feature and a sum of at
+        least one per earlier answer
+        (:func:`counterfact.solvers._milp._options.exclude_dominated`); each
+        numeric move is then at least its diversity step, or none.  A point
+        that repeats an earlier answer's changes, each at least as far, is
+        never searched.  When the MIP is proven infeasible (not a time-out)
+        the query has no further option:
+        ``diagnostics["alternatives_exhausted"]`` is True and the result
+        says so instead of padding; ``n_options`` counts these answers.
+      - ``"features"``: exclude every *superset* of each earlier change set
+        (``sum_{j in S} b_j <= |S| - 1``: one of the earlier changes must be
+        dropped); when no other change set is left, the next nearest points
+        that differ from every earlier one in at least one feature (as
+        ``"points"``).
+      - ``"points"``: the next nearest points that differ from every earlier
+        one in at least one feature (the paper's own diversity criterion,
+        Sec. 1; a numeric feature must move by more than the shared
+        diversity step and a real one by at least 1% of its range);
+        ``n_point_diverse`` in the diagnostics counts them.
+
+      With ``solution_pool=True`` the solver's stored incumbents (SCIP's
+      solution store, HiGHS's improving solutions) are appended as extra
+      candidates (the shared selection drops those an answer dominates).
     * **Validity.**  The classification constraint has a margin (1e-4 on the
       logit / mean probability; the original code put the optimum on the
       boundary and 20-80% of its answers did not flip the model); tree splits
@@ -176,6 +197,10 @@ class CEOCL(CounterfactualMethod):
         the diagnostics and the certificate.
     solution_pool : bool
         Also propose the solver's stored incumbents as candidates.
+    blocking : {"options", "features", "points"}
+        What further counterfactuals exclude (see *Diversity* above): every
+        point an earlier answer dominates, supersets of earlier change sets
+        (then points), or points within a step of an earlier answer.
     warm_start : bool
         When the time limit runs out before the solver has any incumbent,
         return the nearest observed counterfactuals (training rows the model
@@ -248,6 +273,7 @@ class CEOCL(CounterfactualMethod):
         "rel_gap": [Interval(float, 0, 1, closed="neither")],
         "solution_pool": [TypeSpec((bool,), "a bool")],
         "warm_start": [TypeSpec((bool,), "a bool")],
+        "blocking": [Options(BLOCKINGS)],
     }
 
     @classmethod
@@ -257,7 +283,8 @@ class CEOCL(CounterfactualMethod):
         """The returned answer's objective (``answer_value``, after rounding to the
         grids), the proven lower bound (the solver's, from its relative gap, less its
         tolerances' slack, never above the answer), the stated tolerance and the
-        sentence worded from them."""
+        sentence worded from them (which says when the search proved that no further
+        option is left, ``alternatives_exhausted``)."""
         value, lower, slack = _bounds(status, diagnostics)
         record = Certificate(
             status=status,
@@ -275,6 +302,8 @@ class CEOCL(CounterfactualMethod):
         words = _sentence(cls.tags.display_name, record, diagnostic(diagnostics, "gap"))
         if words is None:
             words = super().certificate(status, diagnostics)
+        if status in ("optimal", "feasible") and options_proven(diagnostics):
+            words += OPTIONS_PROVEN
         return replace(record, sentence=words)
 
     @classmethod
@@ -283,7 +312,7 @@ class CEOCL(CounterfactualMethod):
 
     def answer_value(self, query: Query, row: pd.Series) -> float | None:
         """The returned answer's CE-OCL objective (``norm`` over the scaled features,
-        plus ``alpha`` per change; or the call's costs)."""
+        plus ``alpha`` per change; or the call's costs), plus its waiting under a timeline."""
         cost, _ = objective_values(
             self.schema_,
             query.x,
@@ -293,7 +322,9 @@ class CEOCL(CounterfactualMethod):
             self._alpha(query),
             query.costs,
         )
-        return float(cost[0])
+        timeline = query.bounds.timeline  # the waiting is part of the objective too
+        wait = 0.0 if timeline is None else float(timeline.waiting(row.to_frame().T)[0])
+        return float(cost[0]) + wait
 
     def _alpha(self, query: Query) -> float:
         """The sparsity penalty of ``query``'s objective: ``alpha`` under the method's own
@@ -345,6 +376,7 @@ class CEOCL(CounterfactualMethod):
         rel_gap: float = 1e-4,
         solution_pool: bool = True,
         warm_start: bool = True,
+        blocking: str = "options",
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
@@ -364,6 +396,7 @@ class CEOCL(CounterfactualMethod):
         self.rel_gap = rel_gap
         self.solution_pool = solution_pool
         self.warm_start = warm_start
+        self.blocking = blocking
         self.time_limit = time_limit
         self.random_state = random_state
         self.verbose = verbose
@@ -491,16 +524,10 @@ class CEOCL(CounterfactualMethod):
             return Candidates(pd.DataFrame(columns=self.schema_.names), status, diag)
         found = _Answers([row], [np.asarray(first.x)])
         self._collect_pool(form, first, found.pool)
-        self._superset_diverse(solves, form, found)
-        n_point = self._point_diverse(solves, found)
+        diag.update(self._further(solves, form, found))
         found.pool.sort(key=lambda t: t[0])
         frame = pd.DataFrame(found.rows + [r for _, r in found.pool], columns=self.schema_.names)
-        diag.update(
-            n_solves=solves.n_solves,
-            n_pool=len(found.pool),
-            n_point_diverse=n_point,
-            solve_seconds=solves.seconds,
-        )
+        diag.update(n_solves=solves.n_solves, n_pool=len(found.pool), solve_seconds=solves.seconds)
         if status == "timeout":
             status = "feasible"
         return Candidates(frame, status, diag)
@@ -529,6 +556,67 @@ class CEOCL(CounterfactualMethod):
             solves.margin *= 10.0
             t0 = time.perf_counter()
         return sol, obj, prep.form, row, searched
+
+    def _further(self, solves: _Solves, form: Any, found: _Answers) -> dict[str, Any]:
+        """The further answers under ``blocking`` (class docstring); their diagnostics."""
+        if self.blocking == "options":
+            n, exhausted = self._option_diverse(solves, found)
+            return {"n_options": n, **({"alternatives_exhausted": True} if exhausted else {})}
+        if self.blocking == "features":
+            self._superset_diverse(solves, form, found)
+        return {"n_point_diverse": self._point_diverse(solves, found)}
+
+    def _option_diverse(self, solves: _Solves, found: _Answers) -> tuple[int, bool]:
+        """Diversity by options: the next nearest point that no earlier answer dominates
+        (fresh model; :func:`~counterfact.solvers._milp._options.exclude_dominated`).
+        Returns the number of such answers and whether the MIP proved that none is left
+        (infeasible, not a time-out)."""
+        query = solves.query
+        if len(found.rows) >= query.n_counterfactuals or not room(query):
+            return 0, False
+        form = self._build(query, solves.margin, solves.hull, changes=True)
+        inputs, distinct = form.inputs, query.alternatives == "distinct"
+        steps = self._option_steps(inputs, distinct)
+        if distinct:  # every numeric move at least its step, as the pipeline counts moves
+            require_meaningful(form.m, inputs, self._by_name(inputs, self.diversity_steps_))
+        for row in found.rows:
+            exclude_dominated(form.m, inputs, self._point(inputs, row), steps)
+        n = 0
+        while len(found.rows) < query.n_counterfactuals and room(query):
+            sol, _obj = solves.run(Prepared(form), ("options", found.rows))
+            if not sol.has_solution:
+                return n, sol.status == "infeasible"
+            n += 1
+            self._add(found, form, sol)
+            exclude_dominated(form.m, inputs, self._point(inputs, found.rows[-1]), steps)
+        return n, False
+
+    def _point(self, inputs: Any, row: dict[str, Any]) -> tuple[Any, ...]:
+        """A decoded answer in solver units, in the order of ``inputs.features``."""
+        values = solver_values(self.schema_, pd.Series(row))
+        vals = dict(zip(self.schema_.names, values, strict=True))
+        return tuple(vals[f.name] for f in inputs.features)
+
+    def _by_name(self, inputs: Any, per_feature: np.ndarray) -> list[float]:
+        """A per-feature array (schema order) in the order of ``inputs.features``."""
+        return [float(per_feature[self.schema_.index(f.name)]) for f in inputs.features]
+
+    def _option_steps(self, inputs: Any, distinct: bool) -> list[float]:
+        """By how much a further answer must move a feature less far than an earlier one
+        to escape it (solver units): integers the larger of 1 and the diversity step,
+        reals that step plus one resolution unit (answers are snapped to the grid
+        afterwards), ranks 1; without ``distinct`` one resolution unit (reals
+        without one: 1e-5 of the range)."""
+        out = []
+        for f in inputs.features:
+            feat = self.schema_[f.name]
+            d = float(self.diversity_steps_[self.schema_.index(f.name)]) if distinct else 0.0
+            if feat.kind == "real":
+                res = float(resolution(feat) or 0.0)
+                out.append(d + res if distinct else max(res, REAL_STEP * feat.range))
+            else:
+                out.append(max(1.0, d))
+        return out
 
     def _superset_diverse(self, solves: _Solves, form: Any, found: _Answers) -> None:
         """Diversity, stage 1: re-solve excluding supersets of every earlier change set

@@ -7,7 +7,9 @@ margin tolerance, the grid, the costs' unit) and returns a
 :class:`~counterfact.result.Certificate` whose sentence says only what the
 fields support: "no answer is more than 1 % closer", "on the grid of
 credit_amount (resolution 1)", "none reaches P >= 0.54999 (0.55 less the
-tolerance)".  The page shows the sentence; the numbers are in the fields.
+tolerance)"; where a further answer's search proved that no other option is
+left (``alternatives_exhausted``), it says so.  The page shows the sentence; the
+numbers are in the fields.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 
 from ...result import Certificate
 from ...result._text import certificate_text, diagnostic_number
+from ...solvers._options import OPTIONS_PROVEN, options_proven
 
 __all__ = ["certificate_record", "grid_text", "percent"]
 
@@ -85,6 +88,8 @@ def certificate_record(
     if status != "infeasible" and hi is None:
         fields["lower_bound"] = None
     sentence = _sentence(name, status, d, fields)
+    if status in ("optimal", "feasible") and options_proven(d):
+        sentence += OPTIONS_PROVEN
     return Certificate(status=status, sentence=sentence, **fields)
 
 

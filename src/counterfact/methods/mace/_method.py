@@ -37,6 +37,8 @@ __all__ = ["MACE"]
 
 #: backends "auto" skips when their package is missing (a measured speed-up, not a need)
 _OPTIONAL = frozenset({"cpsat"})
+#: what further answers of a query exclude (``blocking=``; see the class docstring)
+BLOCKINGS: tuple[str, ...] = ("options", "points", "features")
 #: what a named solver hands to another when it does not encode a search (CP-SAT: Z3)
 _HANDOFF: dict[str, tuple[str, ...]] = {"cpsat": ("z3",)}
 
@@ -169,25 +171,34 @@ class MACE(CounterfactualMethod):
       and the status is ``optimal`` only if the tolerance closes the gap.
     * **Multi-class.**  The target class must beat every other class (the
       paper treats binary models; its Sec. 6 names this extension).
-    * **Diversity.**  Counterfactual k+1 re-runs Algorithm 1 with the paper's
-      blocking clauses, generalised to "differs from every earlier one in at
-      least ``min_diff`` features" (``blocking="points"``, the default).  A
+    * **Diversity: options, not copies.**  Counterfactual k+1 re-runs
+      Algorithm 1 for the nearest point that *no earlier answer dominates*
+      (``blocking="options"``, the default): for each earlier answer, at
+      least one feature it changes keeps the query's value, moves less far
+      on the same side by at least the feature's step, or moves the other
+      way (another category) -- a disjunction of linear conditions per
+      earlier answer (:mod:`counterfact.solvers._options`; Z3 and the MILP
+      oracle encode it, the branch and bound and CP-SAT hand further answers
+      to them).  A point that repeats an earlier answer's changes, each at
+      least as far, is that answer plus unnecessary moves
+      (``#1 = #0 plus loan_amount 3446 -> 3334``) and is never searched; the
+      step is the feature's meaningful step (the larger of its resolution
+      and a fraction of its MAD, the rule every method's answers follow; one
+      unit under ``alternatives="method"``), so "less far" is never a
+      one-unit hair.  When the oracle proves that no such point exists
+      within the constraints (infeasible, not a time-out), the query has no
+      further option: ``diagnostics["alternatives_exhausted"]`` is True and
+      the result says so instead of padding.
+      ``blocking="points"``: the paper's blocking clauses, generalised to
+      "differs from every earlier one in at least ``min_diff`` features"; a
       numeric feature differs only when it moves by *more than its diversity
-      step* -- the larger of its resolution and a fraction of its MAD, the
-      rule every method's set of counterfactuals follows (moving a feature the
-      earlier answer kept counts only by as much); a discrete feature differs
-      with any other value.  Further answers also move each numeric feature
-      by at least that step or not at all.  Why: with the paper's literal
-      clause (any different value) the second answer is the first moved by
-      one unit (``income -> 34412``, then ``income -> 34413``), or the first
-      plus a one-unit move elsewhere (``loan_amount 3600 -> 3599``), which is
-      no alternative at all.  ``explain(alternatives="method")`` restores the
-      literal clauses.
-      ``blocking="features"`` asks more: each further counterfactual changes
-      a set of features that contains no earlier one's (CE-OCL's no-good
-      cuts), so every answer drops at least one earlier change.  The search
-      for k+1 starts from the lower bound of k (more clauses can only push
-      the optimum up).
+      step* (with the paper's literal clause, ``explain(alternatives="method")``,
+      the second answer may be the first moved by one unit).
+      ``blocking="features"``: each further counterfactual changes a set of
+      features that contains no earlier one's (CE-OCL's no-good cuts).
+      Under every blocking, further answers move each numeric feature by at
+      least its meaningful step or not at all, and the search for k+1 starts
+      from the lower bound of k (more clauses can only push the optimum up).
     * **Grids.**  ``optimal`` and ``infeasible`` are proven over the grids of
       the real features with a resolution (above); the certificate names them
       (``Certificate.grid``).  An equality relation whose solutions all lie
@@ -218,11 +229,12 @@ class MACE(CounterfactualMethod):
         class (above); the one that searched is ``diagnostics["solver"]``.
     min_diff : int
         Diversity: each further counterfactual differs from every earlier one
-        in at least this many features (``blocking="points"``).
-    blocking : {"points", "features"}
+        in at least this many features (``blocking="points"`` only).
+    blocking : {"options", "points", "features"}
         What the blocking clauses of further counterfactuals exclude (see
-        above): earlier points (differ in ``min_diff`` features by more than a
-        step), or earlier sets of changed features.
+        above): every point an earlier answer dominates (``"options"``), earlier
+        points (differ in ``min_diff`` features by more than a step), or
+        earlier sets of changed features.
     margin : float
         Decision margin (logit, or mean probability for forests) of the first
         search: its answers reach the threshold by this much.  Proofs cover every
@@ -284,7 +296,7 @@ class MACE(CounterfactualMethod):
         "max_retries": [Interval(int, 0, None)],
         "warm_start": [Interval(int, 0, None)],
         "polish": [TypeSpec((bool,), "a bool")],
-        "blocking": [Options(("points", "features"))],
+        "blocking": [Options(BLOCKINGS)],
     }
 
     def __init__(
@@ -298,7 +310,7 @@ class MACE(CounterfactualMethod):
         max_retries: int = 2,
         warm_start: int = 3,
         polish: bool = True,
-        blocking: str = "points",
+        blocking: str = "options",
         time_limit: float | None = None,
         random_state: int | None = None,
         verbose: int = 0,
@@ -349,7 +361,7 @@ class MACE(CounterfactualMethod):
     def answer_value(self, query: Query, row: pd.Series) -> float | None:
         """The returned answer's distance (eq. (3) under ``norm``), or its cost under the
         call's costs, in the units of ``delta_max``."""
-        return self._dist(query.x, dict(row), query.costs)
+        return self._dist(query.x, dict(row), query.costs, query.bounds.timeline)
 
     @classmethod
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
@@ -589,9 +601,11 @@ class MACE(CounterfactualMethod):
             if k == 0:
                 run.first = outcome
             if row is None or outcome is None:
+                # proven: every other point within the limits repeats an earlier answer
+                run.exhausted = _exhausted(problem, outcome, k)
                 break
             run.rows.append(row)
-            run.distances.append(self._dist(query.x, row, query.costs))
+            run.distances.append(self._dist(query.x, row, query.costs, query.bounds.timeline))
             if not ok:
                 break
             problem.blocked.append(outcome.point)
@@ -750,7 +764,8 @@ class MACE(CounterfactualMethod):
                 fallback = (
                     "nearest observed counterfactual (no oracle answer within the time limit)"
                 )
-                run.distances = [self._dist(query.x, r, query.costs) for r in run.rows]
+                tl = query.bounds.timeline
+                run.distances = [self._dist(query.x, r, query.costs, tl) for r in run.rows]
         diag = self._diagnostics(query, run, first)
         if fallback is not None:
             diag["fallback"] = fallback
@@ -777,6 +792,8 @@ class MACE(CounterfactualMethod):
         }
         if len(run.distances) > 1:
             diag["distances"] = [float(d) for d in run.distances]
+        if run.exhausted:
+            diag["alternatives_exhausted"] = True
         if run.boundary:
             diag["reason"] = (
                 f"no counterfactual reaches the target by the margin {float(self.margin):g}; "
@@ -839,6 +856,9 @@ class _Run:
     n_terms: int = 0
     #: whether a MILP solver searched (its bounds carry :func:`bound_slack`)
     milp: bool = False
+    #: a further answer's search proved that no point is left that no earlier answer
+    #: dominates (``blocking="options"``, infeasible rather than a time-out)
+    exhausted: bool = False
     first: SearchOutcome | None = None
     rows: list[dict[str, Any]] = field(default_factory=list)
     distances: list[float] = field(default_factory=list)
@@ -848,6 +868,17 @@ class _Run:
     warm: int = 0
     polished: int = 0
     t_solve: float = 0.0
+
+
+def _exhausted(problem: Problem, outcome: SearchOutcome | None, k: int) -> bool:
+    """Whether the search for answer ``k`` (``k > 0``) proved that the query has no
+    further option: infeasible (not a time-out) under ``blocking="options"``."""
+    return (
+        k > 0
+        and problem.blocking == "options"
+        and outcome is not None
+        and outcome.status == "infeasible"
+    )
 
 
 def _sum_of_trees(compiled: Any) -> bool:
@@ -940,15 +971,20 @@ class _Polished:
 
 
 class _Distance:
-    """Eq. (3) distance of a decoded raw row to the query, through :mod:`counterfact.metrics`."""
+    """Eq. (3) distance of a decoded raw row to the query, through :mod:`counterfact.metrics`
+    (or its cost under the call's costs), plus its waiting under the query's timeline."""
 
     def __init__(self, schema: Any, norm: Any) -> None:
         self.encoder = DistanceEncoder(schema)
         self.norm = tuple(norm) if isinstance(norm, list) else norm
 
-    def __call__(self, x: pd.Series, row: dict[str, Any], costs: Any = None) -> float:
+    def __call__(
+        self, x: pd.Series, row: dict[str, Any], costs: Any = None, timeline: Any = None
+    ) -> float:
+        frame = pd.DataFrame([row])
+        wait = 0.0 if timeline is None else float(timeline.waiting(frame)[0])
         if costs is not None:  # the call's costs replace eq. (3)
-            return float(costs.evaluate(x, pd.DataFrame([row]))[0])
+            return float(costs.evaluate(x, frame)[0]) + wait
         q = self.encoder.transform(x.to_frame().T)
-        r = self.encoder.transform(pd.DataFrame([row]))
-        return float(self.encoder.distances(r, q[0], self.norm)[0])
+        r = self.encoder.transform(frame)
+        return float(self.encoder.distances(r, q[0], self.norm)[0]) + wait

@@ -73,7 +73,7 @@ def build_problem(
     margin: float,
     min_diff: int = 1,
     steps: Any = None,
-    blocking: str = "points",
+    blocking: str = "options",
     min_moves: Any = None,
 ) -> Problem:
     """The :class:`Problem` of one query (every constraint kind through ``bounds``)."""

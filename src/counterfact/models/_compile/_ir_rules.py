@@ -91,6 +91,15 @@ class DecisionRule:
                 f"Target class index must be in [0, {self.n_classes - 1}]. Got {target}."
             )
         decision = self._decision_region(target)
+        extra = self.floors(target)
+        return tuple((*conj, *extra) for conj in decision) if extra else decision
+
+    def floors(self, target: int) -> tuple[OutputCondition, ...]:
+        """The conditions :meth:`region` adds to every conjunction of the decision: the
+        probability floor (``min_probability``) and the vote-share floor (``vote_floor``);
+        empty without either.  A solver that decides the class of a constant output (a
+        leaf of a single tree) through :meth:`predict` must still ask these."""
+        target = int(target)
         extra = []
         if self.min_probability is not None:
             extra.append(self._floor(target, float(self.min_probability)))
@@ -98,7 +107,7 @@ class DecisionRule:
             coef = np.zeros(self.n_outputs)
             coef[self.n_classes + target] = 1.0
             extra.append(OutputCondition(coef=coef, rhs=float(self.vote_floor), strict=False))
-        return tuple((*conj, *extra) for conj in decision) if extra else decision
+        return tuple(extra)
 
     def _floor(self, target: int, p: float) -> OutputCondition:
         """``P(target) >= p`` as a condition on the outputs (exact for the two links)."""

@@ -143,9 +143,12 @@
   // a feature the person cannot change: fixed, or moved only by the passing of time
   const isFixed = (f) => f.actionability === "immutable" || f.actionability === "time";
 
+  // a horizon is chosen: features only time moves change with it (else they stay as they are)
+  const horizonChosen = () => !$("horizon-field").hidden && Number($("horizon").value) > 0;
+
   function hintFor(f) {
     if (f.actionability === "immutable") return "fixed";
-    if (f.actionability === "time") return "changes only as time passes";
+    if (f.actionability === "time") return horizonChosen() ? "changes with time" : "fixed (no waiting)";
     if (f.actionability === "increasing") return "can only increase";
     if (f.actionability === "decreasing") return "can only decrease";
     return null;
@@ -195,6 +198,7 @@
   }
 
   function toggleCell(f, fixed) {
+    if (f.actionability === "time") return el("span", { class: "time-toggle", text: timeToggleText() });
     if (fixed) return el("span", { text: "no (fixed)" });
     const box = el("input", { type: "checkbox", id: "c-" + f.name, checked: true, "aria-label": `I can change ${f.name}` });
     box.addEventListener("change", () => {
@@ -205,6 +209,22 @@
       }
     });
     return el("label", { class: "toggle-label" }, box, el("span", { class: "narrow-only", text: " I can change this" }));
+  }
+
+  const timeToggleText = () => (horizonChosen() ? "no (changes with time)" : "no (fixed)");
+
+  // the rows of features only time moves say whether the chosen horizon moves them
+  function markTimeFeatures() {
+    for (const f of state.schema.features) {
+      if (f.actionability !== "time") continue;
+      const row = document.querySelector(`#features tr[data-feature="${CSS.escape(f.name)}"]`);
+      if (!row) continue;
+      row.classList.toggle("timed", horizonChosen());
+      const hint = row.querySelector(".hint");
+      if (hint) hint.textContent = hintFor(f);
+      const toggle = row.querySelector(".time-toggle");
+      if (toggle) toggle.textContent = timeToggleText();
+    }
   }
 
   function rangeCell(f, fixed) {
@@ -408,6 +428,11 @@
     return changes;
   }
 
+  // when an answer holds: "In 8 months, if ...", "No change needed: wait 12 months", "Now: ..."
+  function whenSentence(cf) {
+    return cf.when.charAt(0).toUpperCase() + cf.when.slice(1) + ".";
+  }
+
   // an answer's value in the page's one measure of effort ("cost 2")
   function costLine(cf) {
     if (cf.cost === null || cf.cost === undefined) return null;
@@ -419,6 +444,7 @@
     return el(
       "li",
       { class: "cf", "data-rank": String(cf.rank) },
+      cf.when ? el("p", { class: "when", text: whenSentence(cf) }) : null,
       changeList(cf),
       el("p", { class: "prob", text: `Probability of ${r.target_label} after: ${pct(cf.probability_after)} (now ${pct(r.probability_before)}).` }),
       costLine(cf),
@@ -564,6 +590,7 @@
     const margin = readNumber("margin");
     if (margin !== null) request.min_probability = margin / 100;
     if (state.schema.robust_to && $("robust").checked) request.robust = true;
+    if (!$("horizon-field").hidden) request.horizon = Number($("horizon").value);
     if (state.schema.favourable !== null) request.target = state.schema.favourable;
     else request.target = state.schema.classes.find((c) => String(c) === $("target").value);
     return request;
@@ -653,6 +680,19 @@
     if (state.schema.robust_to) {
       $("robust-label").textContent = `Must also hold for ${copies(state.schema.robust_to)}`;
       $("robust-field").hidden = false;
+    }
+    const timeline = state.schema.timeline;
+    if (timeline) {
+      const select = $("horizon");
+      select.textContent = "";
+      for (const h of timeline.horizons) {
+        const text = h === 0 ? "now (no waiting)" : `${h} months`;
+        select.append(el("option", { value: String(h), text, selected: h === timeline.horizon }));
+      }
+      select.value = String(timeline.horizon);
+      select.addEventListener("change", markTimeFeatures);
+      $("horizon-field").hidden = false;
+      $("horizon-help").hidden = false;
     }
     if (state.schema.api_docs === "/docs") {
       $("api-links").append(" \u00b7 ", el("a", { href: "/docs", text: "/docs" }));

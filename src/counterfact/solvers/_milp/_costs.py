@@ -27,7 +27,7 @@ minimised or bounded above):
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -36,14 +36,28 @@ import numpy as np
 from ...exceptions import UnsupportedConstraintError
 from ._expr import Expr, lin, quicksum
 from ._inputs import FeatureVars, RawInputs
+from ._intervals import cut_cost_bounds, link_changes
 from ._model import Model
+from ._trees import FeatureCuts
 
 __all__ = ["cost_terms"]
 
 
-def cost_terms(m: Model, inputs: RawInputs, costs: Sequence[Any]) -> list[Expr]:
+def cost_terms(
+    m: Model,
+    inputs: RawInputs,
+    costs: Sequence[Any],
+    *,
+    cuts: Mapping[str, FeatureCuts] | None = None,
+) -> list[Expr]:
     """One expression per feature equal to its cost (see the module docstring);
-    ``costs``: the query's :class:`~counterfact.constraints._costs.FeatureCost`, schema order."""
+    ``costs``: the query's :class:`~counterfact.constraints._costs.FeatureCost`, schema order.
+
+    ``cuts``: a tree ensemble's cuts per feature (:attr:`Template.cuts`): each
+    numeric or ordinal term is then also bounded below by the cost of the last
+    cut its feature crosses, change charge included, and the inputs' change
+    indicators are tied to the cuts (:mod:`._intervals`; valid rows, the
+    optimum is unchanged, the relaxation sees the cost of crossing a cut)."""
     out: list[Expr] = []
     for f, c in zip(inputs.features, costs, strict=True):
         if f.fixed or c.free:
@@ -54,11 +68,28 @@ def cost_terms(m: Model, inputs: RawInputs, costs: Sequence[Any]) -> list[Expr]:
             )
         elif f.values is not None:
             out.append(_over(m, f.indicators, [float(c(v)[()]) for v in f.values], f.name))
-        elif c.kind == "table":
-            out.append(_ranks(m, f, c))
         else:
-            out.append(_numeric(m, f, c))
+            term = _ranks(m, f, c) if c.kind == "table" else _numeric(m, f, c)
+            if cuts is not None and f.name in cuts:
+                _tie_to_cuts(m, f, c, term, cuts[f.name])
+            out.append(term)
     return out
+
+
+def _tie_to_cuts(m: Model, f: FeatureVars, c: Any, term: Expr, fc: FeatureCuts) -> None:
+    """``term >= E`` for each bound ``E`` of :func:`._intervals.cut_cost_bounds` under
+    the feature's own cost (0 at the query, non-decreasing away from it on either
+    side, the change charge a jump at the query), and the change indicators tied
+    to the cuts (:func:`._intervals.link_changes`).  Skipped where a cut's cost is
+    not finite (a forbidden direction: the box already keeps the value on its side)."""
+    q = float(f.query)
+    values = [q, *(a for cut in fc.cuts for a in cut[:2]), *range(len(fc.ranks))]
+    if not all(math.isfinite(float(c(v)[()])) for v in values):
+        return
+    if term.terms:
+        for e in cut_cost_bounds(fc, q, lambda v: float(c(v)[()])):
+            m.add_ge(term - e, 0.0)
+    link_changes(m, f, fc)
 
 
 def _numeric(m: Model, f: FeatureVars, c: Any) -> Expr:

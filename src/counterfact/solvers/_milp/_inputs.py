@@ -11,6 +11,7 @@ solution (:func:`changed_set`, :func:`decode`).
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -290,9 +291,14 @@ def _change_indicator(m: Model, fv: FeatureVars, step: float) -> None:
 
 
 # ------------------------------------------------- cuts and read-back
-def add_change_limit(m: Model, inputs: RawInputs, k: int) -> None:
-    """``sum_j b_j <= k`` (needs ``encode_inputs(..., changes=True)``)."""
-    ch = inputs.changed()
+def add_change_limit(m: Model, inputs: RawInputs, k: int, *, skip: Collection[str] = ()) -> None:
+    """``sum_j b_j <= k`` over the features not named in ``skip`` (those only time moves)
+    (needs ``encode_inputs(..., changes=True)``)."""
+    ch = [
+        f.changed
+        for f in inputs.features
+        if f.changed is not None and not f.fixed and f.name not in skip
+    ]
     if ch:
         m.add_le(quicksum(ch), float(k))
     elif k < 0:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._deadline import Deadline
+from .._options import option_steps
 from .._oracle import Answer
 from .._problem import Problem, exact_distance, grid_value, solver_values
 from ._costs import cost_terms
@@ -37,11 +38,17 @@ from ._inputs import (
     no_good_superset,
 )
 from ._model import Model
+from ._narrow import narrow_bounds
+from ._options import exclude_dominated
 from ._relations import encode_relations, lattice_steps
-from ._timeline import encode_timeline, waiting_term
+from ._timeline import encode_timeline, time_moved, waiting_term
 from ._tolerance import bound_slack
 
-__all__ = ["MipOracle"]
+__all__ = ["RENARROW", "MipOracle"]
+
+#: the least relative drop of the distance bound for which the model is rebuilt over a
+#: narrower box (:meth:`MipOracle._narrow`)
+RENARROW = 0.02
 
 
 class MipOracle:
@@ -75,21 +82,31 @@ class MipOracle:
         self.backend = backend
         self.seed = int(random_seed)
         self.gap = min(1e-4, float(rel_gap) / 2)
-        m = self.m = Model("nearest-counterfactual")
+        self.compiled = compiled
+        self.others = tuple(others)
+        if problem.bounds is None:  # pragma: no cover - build_problem always sets it
+            raise ValueError("MipOracle needs the query's bounds (Problem.bounds).")
+        #: the distance bound the model's box is narrowed to (:mod:`._narrow`; inf: the query's)
+        self.radius = math.inf
+        self._build(problem.bounds)
+
+    def _build(self, bounds: Any) -> None:
+        """The model over the box ``bounds``: the inputs, the change cap, the grids, the
+        relations, every model's decision, the distance ``D`` (minimised), the
+        diversity clauses."""
+        problem = self.problem
         a, b, g = problem.weights
         J = problem.n_features
-        bounds = problem.bounds
-        if bounds is None:  # pragma: no cover - build_problem always sets it
-            raise ValueError("MipOracle needs the query's bounds (Problem.bounds).")
+        m = self.m = Model("nearest-counterfactual")
         need_changes = a > 0 or problem.max_changes is not None or problem.blocking == "features"
-        inp = self.inputs = encode_inputs(m, compiled.inputs, bounds, changes=need_changes)
+        inp = self.inputs = encode_inputs(m, self.compiled.inputs, bounds, changes=need_changes)
         if problem.max_changes is not None:
-            add_change_limit(m, inp, int(problem.max_changes))
+            add_change_limit(m, inp, int(problem.max_changes), skip=time_moved(problem.timeline))
         self._grid(inp)
         if problem.relations:
             encode_relations(m, inp, problem.relations, lattice_steps(inp, self._gridded(inp)))
-        encode_model(m, compiled, inp.z, problem.target_index, problem.margin)
-        for other, target in others:  # robust_to: the same inputs, every model's decision
+        encode_model(m, self.compiled, inp.z, problem.target_index, problem.margin)
+        for other, target in self.others:  # robust_to: the same inputs, every model's decision
             encode_model(m, other, inp.z, target, problem.margin)
         terms = Expr()
         if b > 0 or g > 0:
@@ -114,6 +131,20 @@ class MipOracle:
         D = self.D = m.add_var(0.0, math.inf, name="distance")
         m.add_ge(D - terms, 0.0)
         m.add_objective(D)
+
+    def _narrow(self, bound: float) -> None:
+        """Rebuild the model over the box a distance of at most ``bound`` can reach
+        (:func:`._narrow.narrow_bounds`) when that is smaller than the current one:
+        every point within ``bound`` stays in it, and its big-M rows (change
+        indicators, ReLU bounds) are tighter.  Narrowing is skipped when the
+        bound shrinks by less than :data:`RENARROW` (a rebuild is not free)."""
+        if not bound < self.radius * (1.0 - RENARROW):
+            return
+        narrowed = narrow_bounds(self.problem, bound)
+        if narrowed is None:
+            return
+        self.radius = float(bound)
+        self._build(narrowed)
 
     def _grid(self, inp: Any) -> None:
         """Real features searched on their resolution grid: ``x = k * resolution``
@@ -182,8 +213,12 @@ class MipOracle:
     def _block(self, p: tuple[Any, ...]) -> None:
         """At least ``min_diff`` features differ from the earlier counterfactual ``p`` (a
         numeric one by more than its diversity step); with ``blocking="features"``
-        the change set must not contain ``p``'s (CE-OCL's no-good cut)."""
+        the change set must not contain ``p``'s (CE-OCL's no-good cut); with
+        ``blocking="options"`` no point ``p`` dominates (:mod:`._options`)."""
         m = self.m
+        if self.problem.blocking == "options":
+            exclude_dominated(m, self.inputs, p, option_steps(self.problem))
+            return
         diffs: list[Expr] = []
         if self.problem.blocking == "features":
             moved = [
@@ -230,7 +265,10 @@ class MipOracle:
         m.add_ge(quicksum(diffs), float(self.problem.min_diff))
 
     def check(self, bound: float | None, deadline: Deadline) -> Answer:
-        """Nearest counterfactual at distance <= ``bound`` (or a proof that there is none)."""
+        """Nearest counterfactual at distance <= ``bound`` (or a proof that there is none),
+        over the box that bound can reach (:meth:`_narrow`)."""
+        if bound is not None:
+            self._narrow(float(bound))
         self.m.set_bounds(self.D, 0.0, math.inf if bound is None else float(bound))
         sol = self.m.solve(
             self.backend,

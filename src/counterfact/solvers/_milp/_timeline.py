@@ -13,7 +13,8 @@ For one query's :class:`~counterfact.constraints._timeline.QueryTimeline`
   edge plus the elapsed time, ``QueryTimeline.band_reach``): ``x <= sum_k v_k y_k`` (its
   lower bound, the query's level, is in its box already);
 * a rate feature changes by at most ``up * t`` upwards and ``down * t`` downwards;
-* :func:`waiting_term` is ``wait_cost * t``, added to the objective.
+* :func:`waiting_term` is ``wait_cost * t``, added to the objective;
+* :func:`time_moved`: the features the change cap (``max_changes``) leaves out.
 
 Every row is exact, so an optimum or an infeasibility the solver proves holds for
 the timeline too.
@@ -28,7 +29,15 @@ from ._expr import Expr, Var, lin, quicksum
 from ._inputs import RawInputs
 from ._model import Model
 
-__all__ = ["encode_timeline", "waiting_term"]
+__all__ = ["encode_timeline", "time_moved", "waiting_term"]
+
+
+def time_moved(timeline: Any) -> frozenset[str]:
+    """Names of the features only ``timeline`` moves (empty without one): the change cap
+    (``max_changes``) does not count them, as waiting is no change one makes."""
+    if timeline is None:
+        return frozenset()
+    return frozenset(timeline.schema.names[j] for j in timeline.advancing)
 
 
 def encode_timeline(m: Model, inputs: RawInputs, timeline: Any) -> Var | None:

@@ -33,10 +33,12 @@ terms, :func:`encode_outputs`).  IR node -> Z3:
   the same region restricted to a box (splits the box decides are resolved,
   conditions the reachable leaves decide dropped); MACE's oracle asserts it
   per check with the box of that check's bound.  A single tree (no base
-  score) is encoded as the disjunction of the paths to the leaves the rule
-  assigns to the target, with no margin: its leaf values are constants, so
-  the class of each leaf is exact.  Its outputs have no entry in
-  :data:`OUTPUT_ENCODERS`.
+  score) is encoded as the disjunction of the paths to the leaves in the
+  target region: the leaves the rule assigns to the target, with no margin
+  (its leaf values are constants, so the class of each leaf is exact), whose
+  values also meet the region's floors (``min_probability``, a forest's vote
+  share) with the margin, as every other encoding asks them.  Its outputs have
+  no entry in :data:`OUTPUT_ENCODERS`.
 * :class:`~counterfact.models._compile.DecisionRule`:
   :meth:`~counterfact.models._compile.DecisionRule.region` conditions as
   ``coef @ y >= rhs + margin``; a disjunctive region (one-vs-one SVC) as an
@@ -318,15 +320,42 @@ class _Cuts:
         return b
 
 
-def _single_tree(compiled: Any, cuts: _Cuts, target_index: int) -> Any:
-    """Disjunction of the paths to leaves the rule assigns to ``target_index``."""
-    z3 = _z3()
+def _target_leaves(compiled: Any, target_index: int, mg: Fraction) -> set[int]:
+    """The leaves of a single tree inside the target region: the rule assigns them to
+    ``target_index`` (exact, with its tie-breaking) and their outputs meet each of the
+    rule's floors (probability, vote share) with the margin, ``coef @ y >= rhs + mg``,
+    in exact rationals of the floats, as the forests' encoding states them."""
     est = compiled.estimator
     tree = est.trees[0]
     leaves = np.flatnonzero(tree.split < 0)
-    y = tree.value[leaves] / est.divisor + est.base
-    cls = compiled.rule.predict(y)
-    good = set(leaves[cls == target_index].tolist())
+    values = np.asarray(tree.value, dtype=float)[leaves]
+    y = values / est.divisor + est.base
+    good = compiled.rule.predict(y) == target_index
+    floors = compiled.rule.floors(int(target_index))
+    if floors:
+        div = Fraction(float(est.divisor))
+        base = np.broadcast_to(np.asarray(est.base, dtype=float), (values.shape[1],))
+        for k in np.flatnonzero(good):
+            y_k = [
+                Fraction(float(v)) / div + Fraction(float(b))
+                for v, b in zip(values[k], base, strict=True)
+            ]
+            good[k] = all(_meets(cnd, y_k, mg) for cnd in floors)
+    return set(leaves[good].tolist())
+
+
+def _meets(cnd: Any, y: list[Fraction], mg: Fraction) -> bool:
+    """``coef @ y >= rhs + mg`` in exact rationals (an output condition at constant outputs)."""
+    lhs = sum((Fraction(float(c)) * v for c, v in zip(cnd.coef, y, strict=True) if c), Fraction(0))
+    return lhs >= Fraction(float(cnd.rhs)) + mg
+
+
+def _single_tree(compiled: Any, cuts: _Cuts, target_index: int, mg: Fraction) -> Any:
+    """Disjunction of the paths to the leaves inside the target region
+    (:func:`_target_leaves`)."""
+    z3 = _z3()
+    tree = compiled.estimator.trees[0]
+    good = _target_leaves(compiled, target_index, mg)
     memo: dict[int, Any] = {}
     for n in tree.bottom_up():
         if tree.split[n] < 0:
@@ -472,7 +501,7 @@ def _trees_region(
     :class:`ForestText`."""
     if not is_forest(compiled):
         side: list[Any] = []
-        formula = _single_tree(compiled, _Cuts(compiled, z, box, side), target_index)
+        formula = _single_tree(compiled, _Cuts(compiled, z, box, side), target_index, mg)
         return [*side, formula]
     z3 = _z3()
     side, parsed = _parse_over_z(_forest_text(compiled, cache).region(target_index, mg), z)

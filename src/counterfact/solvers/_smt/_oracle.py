@@ -45,6 +45,7 @@ import numpy as np
 
 from ..._utils._deadline import Deadline
 from ..._utils._deps import import_optional
+from .._options import Escape, escapes
 from .._oracle import Answer
 from .._problem import Problem, VarSpec, exact_distance, grid_value
 from ._costs import cost_caps, cost_sum
@@ -67,8 +68,9 @@ class _Terms:
     z: list[Any] = field(default_factory=list)
     zlo: list[float] = field(default_factory=list)
     zhi: list[float] = field(default_factory=list)
-    #: per movable feature, "it changed"
+    #: per movable feature, "it changed", and the feature's index
     changed: list[Any] = field(default_factory=list)
+    changed_at: list[int] = field(default_factory=list)
     #: per-feature distances of the l1 part, and of the linf part as (expr, is_bool)
     l1: list[Any] = field(default_factory=list)
     inf: list[tuple[Any, bool]] = field(default_factory=list)
@@ -131,7 +133,7 @@ class Z3Oracle:
         self._zstart: list[int] = []
         terms = self._variables()
         self.changed = terms.changed
-        self._change_cap()
+        self._change_cap(terms)
         self._relations()
         self._diversity()
         self._model_formula(compiled, terms, cache)
@@ -172,6 +174,7 @@ class Z3Oracle:
             return
         self._caps.append((v, None, chg))
         terms.changed.append(chg)
+        terms.changed_at.append(j)
         terms.l1.append(self.z3.If(chg, self._one, self._zero))
         terms.inf.append((chg, True))
 
@@ -198,6 +201,7 @@ class Z3Oracle:
                 )
             )
             terms.changed.append(c)
+            terms.changed_at.append(j)
         if need_slack:
             d = self._deviation(j, v, x, lo, hi)
             terms.l1.append(d)
@@ -246,20 +250,26 @@ class Z3Oracle:
         if wait is not None:
             self.distance_expr = self.distance_expr + wait
 
-    def _change_cap(self) -> None:
-        """At most ``max_changes`` features change."""
-        if self.problem.max_changes is not None and self.changed:
-            self.solver.add(
-                self.z3.PbLe([(c, 1) for c in self.changed], int(self.problem.max_changes))
-            )
+    def _change_cap(self, terms: _Terms) -> None:
+        """At most ``max_changes`` features change (those only time moves not counted)."""
+        timeline = self.problem.timeline
+        skip = set() if timeline is None else set(timeline.advancing)
+        counted = [c for c, j in zip(terms.changed, terms.changed_at, strict=True) if j not in skip]
+        if self.problem.max_changes is not None and counted:
+            self.solver.add(self.z3.PbLe([(c, 1) for c in counted], int(self.problem.max_changes)))
 
     def _diversity(self) -> None:
-        """Diversity clauses: differ from each earlier counterfactual in >= min_diff
-        features ("points"), or change a set of features that is no superset of any
-        earlier one's ("features")."""
+        """Diversity clauses: no earlier counterfactual dominates the point ("options",
+        :mod:`counterfact.solvers._options`), differ from each earlier counterfactual in
+        >= min_diff features ("points"), or change a set of features that is no superset
+        of any earlier one's ("features")."""
         z3, ctx, s, problem = self.z3, self.ctx, self.solver, self.problem
         self._meaningful_moves()
         for p in problem.blocked:
+            if problem.blocking == "options":
+                ways = [self._escape(e) for e in escapes(problem, p)]
+                s.add(z3.Or(ways) if ways else z3.BoolVal(False, ctx))
+                continue
             if problem.blocking == "features":
                 moved = [
                     j for j, v in enumerate(problem.vars) if not v.fixed and problem.moved(j, p[j])
@@ -281,6 +291,16 @@ class Z3Oracle:
                 s.add(z3.BoolVal(False, ctx))
             else:
                 s.add(z3.PbGe([(dj, 1) for dj in diffs], int(problem.min_diff)))
+
+    def _escape(self, e: Escape) -> Any:
+        """One way out of an earlier answer's domination as a formula (:class:`Escape`)."""
+        z3, ctx = self.z3, self.ctx
+        kind, h = self._vars[e.j]
+        if kind == "cat":
+            k = int(e.value)
+            return z3.Not(h[k]) if 0 <= k < len(h) else z3.BoolVal(True, ctx)
+        bound = int(e.value) if self.problem.vars[e.j].integral else z3.RealVal(_q(e.value), ctx)
+        return h <= bound if e.sense == "<=" else h >= bound
 
     def _meaningful_moves(self) -> None:
         """Further answers: each numeric feature keeps the query's value or moves by

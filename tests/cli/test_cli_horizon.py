@@ -1,0 +1,31 @@
+"""--horizon N: a bundled dataset's default timeline with horizon N; a CSV's, the horizon alone."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import counterfact as cf
+from counterfact.cli import main
+
+ROWS = ["--model", "lr", "--method", "nearest", "--rows", "0:3", "-q", "--format", "json"]
+
+
+def _constraints(capsys: pytest.CaptureFixture, argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out)["constraints"]
+
+
+def test_bundled_dataset_uses_its_default_timeline(capsys: pytest.CaptureFixture) -> None:
+    got = _constraints(capsys, ["explain", "--dataset", "german_credit", *ROWS, "--horizon", "6"])
+    timeline = cf.Timeline.from_dict(got["timeline"])
+    assert timeline == cf.datasets.timeline("german_credit", horizon=6)
+    assert timeline.wait_cost == pytest.approx(1 / 24) and "savings" in timeline.rates
+
+
+def test_own_csv_takes_the_horizon_alone(capsys: pytest.CaptureFixture, tmp_path) -> None:
+    path = tmp_path / "credit.csv"
+    cf.datasets.load("german_credit").frame.iloc[:300].to_csv(path, index=False)
+    argv = ["explain", "--data", str(path), "--target", "credit_risk", *ROWS, "--horizon", "6"]
+    assert cf.Timeline.from_dict(_constraints(capsys, argv)["timeline"]) == cf.Timeline(6)
