@@ -121,7 +121,10 @@ def test_fewer_answers_say_why_and_claim_a_proof_only_when_given():
     assert fewer_reason(3, 3, d) is None and fewer_reason(0, 3, d) is None
     assert "found no other valid answer" in fewer_reason(2, 3, {})
     proven = fewer_reason(2, 3, {"alternatives_exhausted": True})
-    assert proven == "2 of 3: the method proved there is no other answer within its limits"
+    assert proven == (
+        "2 of 3: the method proved that every other answer repeats the changes of one of "
+        "these, each as far or further (up to a step)"
+    )
 
 
 def test_an_answer_inside_an_earlier_region_is_a_copy(credit):

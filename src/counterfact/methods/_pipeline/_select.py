@@ -271,6 +271,13 @@ def _options(
     return pick_options(o, n_cf, differs)
 
 
+#: what ``diagnostics["alternatives_exhausted"]`` proves (the exact methods' option search)
+_PROVEN = (
+    "the method proved that every other answer repeats the changes of one of these, each "
+    "as far or further (up to a step)"
+)
+
+
 def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
     """Why a query got ``n_found`` answers when ``n_cf`` were asked (None when it
     got them all, or none: its status then says why), from its diagnostics: the
@@ -299,9 +306,9 @@ def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
             "these or a copy of one; of its other answers, " + " and ".join(parts)
         )
         if proven:
-            why += "; the method proved it has no other answer within its limits"
+            why += f"; {_PROVEN}"
     elif proven:
-        why = f"{head}: the method proved there is no other answer within its limits"
+        why = f"{head}: {_PROVEN}"
     else:
         why = f"{head}: the method found no other valid answer within its limits"
     failed = int(d.get("n_rejected_constraints", 0)) + int(d.get("n_rejected_model", 0))

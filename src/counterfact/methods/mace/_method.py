@@ -794,7 +794,7 @@ class MACE(CounterfactualMethod):
             diag["distances"] = [float(d) for d in run.distances]
         if run.exhausted:
             diag["alternatives_exhausted"] = True
-        if run.boundary:
+        if run.boundary and not run.rows:  # (a further answer's search: no such claim)
             diag["reason"] = (
                 f"no counterfactual reaches the target by the margin {float(self.margin):g}; "
                 "a point within the margin tolerance of the decision threshold is rejected by "
