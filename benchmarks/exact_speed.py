@@ -25,7 +25,7 @@ one run are robust to machine load; absolute seconds are context only.
 
 Writes benchmarks/out/exact_speed[_TAG].md and .csv.
 
-    python benchmarks/exact_speed.py --effort [--quick]
+    python benchmarks/exact_speed.py --effort [--quick] [--methods MACE CEOCL] [--repeat N]
 
 compares instead each exact method under the default measure of effort (1 per
 changed feature plus each move in MADs, what ``explain`` uses when no costs are
@@ -35,7 +35,9 @@ and COMPAS x logistic regression, forest and MLP: per cell the median seconds
 per query under each, their ratio effort / own (target: at most 1.5), the
 same ratio in CPU seconds, and the queries proven optimal under each.  Both
 are timed on the same queries in the same run, one query per call,
-alternating.  ``--quick``: 3 queries, smaller training sets and models.
+alternating.  ``--quick``: 3 queries, smaller training sets and models;
+``--methods MACE``: one method only; ``--repeat N``: each cell timed N times,
+medians reported (with ``--datasets adult --models mlp``: one cell, repeated).
 Writes benchmarks/out/exact_speed_effort[_quick][_TAG].md.
 """
 
@@ -128,6 +130,20 @@ def parse_args() -> argparse.Namespace:
         "--effort", action="store_true", help="the measure of effort against costs='own'"
     )
     p.add_argument("--quick", action="store_true", help="with --effort: a small, fast run")
+    p.add_argument(
+        "--methods",
+        nargs="+",
+        default=["MACE", "CEOCL"],
+        choices=["MACE", "CEOCL"],
+        help="with --effort: the exact methods timed",
+    )
+    p.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="with --effort: time each cell this many times and report the medians "
+        "(a shared machine is noisy)",
+    )
     return p.parse_args()
 
 
@@ -248,15 +264,33 @@ def effort_table(args: argparse.Namespace) -> None:
         "seconds (the solvers' threads included), steadier than wall time on a shared "
         "machine; *_optimal: queries proven optimal",
     ]
+    if args.repeat > 1:
+        notes.append(
+            f"each cell timed {args.repeat} times: medians over the runs, and the range of "
+            "the wall ratio (ratio_min, ratio_max)"
+        )
     rows = []
     for ds, mk, (model, train, X) in cells(args, notes):
-        for name in ("MACE", "CEOCL"):
+        for name in args.methods:
             method = getattr(cf, name)(time_limit=args.time_limit, random_state=0).fit(model, train)
-            rows.append({"dataset": ds, "model": mk, "method": name, **effort_cell(method, X)})
+            runs = [effort_cell(method, X) for _ in range(max(1, args.repeat))]
+            rows.append({"dataset": ds, "model": mk, "method": name, **_median_run(runs)})
             print(rows[-1], flush=True)
     table = pd.DataFrame(rows)
     name = "exact_speed_effort" + ("_quick" if args.quick else "")
     write_table(name + (f"_{args.tag}" if args.tag else ""), table, notes)
+
+
+def _median_run(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row from repeated timings of a cell: the median of each figure (the range of
+    the wall ratio beside it when there are several runs)."""
+    if len(runs) == 1:
+        return runs[0]
+    out = {k: float(np.median([r[k] for r in runs])) for k in runs[0]}
+    out["queries"] = runs[0]["queries"]
+    ratios = [r["ratio"] for r in runs]
+    out["ratio_min"], out["ratio_max"] = float(np.min(ratios)), float(np.max(ratios))
+    return out
 
 
 def effort_cell(method: Any, X: pd.DataFrame) -> dict[str, Any]:

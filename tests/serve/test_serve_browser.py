@@ -321,7 +321,7 @@ def test_explain_is_within_reach_on_a_phone(served, browser):
     box = quick.bounding_box()
     assert quick.is_visible() and box["y"] + box["height"] <= 844  # on the first screen
     page.mouse.wheel(0, 2500)  # and it stays on screen while the form is scrolled
-    page.wait_for_function("window.scrollY > 2000")
+    page.wait_for_function("() => window.scrollY > 2000")
     box = quick.bounding_box()
     assert 0 <= box["y"] and box["y"] + box["height"] <= 844
     quick.click()

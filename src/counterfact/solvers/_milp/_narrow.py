@@ -67,8 +67,7 @@ def _narrow_one(v: VarSpec, b: FeatureBounds, cost: Any, r: float) -> FeatureBou
         return b if len(keep) == len(b.values) else replace(b, values=keep)
     lo, hi, q = float(b.lower), float(b.upper), float(v.query)  # type: ignore[arg-type]
     if not lo <= q <= hi or getattr(cost, "kind", "curve") != "curve":
-        return b  # the query lies outside its own box: nothing to centre on
-        return b
+        return b  # the query lies outside its own box (or a table): nothing to centre on
     nlo, nhi = cost.interval(r, lo, hi)
     nlo, nhi = max(lo, min(nlo, q)), min(hi, max(nhi, q))
     if nlo <= lo and nhi >= hi:
