@@ -130,14 +130,8 @@ def changed_mask(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame
 
 def _moves(schema: Schema, rows: pd.DataFrame, x: pd.Series | pd.DataFrame) -> np.ndarray:
     """``|row - x|`` per numeric feature (0 elsewhere), rows x features."""
-    out = np.zeros((len(rows), len(schema)), dtype=float)
-    per_row = isinstance(x, pd.DataFrame)
-    for j, f in enumerate(schema):
-        if f.is_numeric:
-            v = pd.to_numeric(rows[f.name], errors="coerce").to_numpy(dtype=float)
-            q = pd.to_numeric(x[f.name]).to_numpy(dtype=float) if per_row else float(x[f.name])
-            out[:, j] = np.abs(v - q)
-    return out
+    numeric = np.array([f.is_numeric for f in schema], dtype=bool)
+    return np.where(numeric, np.abs(signed_moves(schema, rows, x)), 0.0)
 
 
 def substep_mask(
