@@ -28,15 +28,19 @@ model x method:
 * **dominated, effort / own** (exact methods): rows whose first answer is dominated by a
   verified answer of another run for the same row -- the other's changes and move both at
   most the first answer's, one strictly smaller -- by more than the method's stated
-  tolerance: the other's effort (changes + move) is below the first answer's by more than
+  tolerance: the other answer is one the proof speaks about (where the certificate leaves
+  out the answers within its margin tolerance of the decision threshold -- a MILP solver's
+  tolerance, stated in the certificate -- an answer that close does not count), and its
+  effort (changes + move) is below the first answer's by more than
   its certificate's relative gap times the first answer's effort (MACE: ``rel_gap`` of the
   measure; CE-OCL: its MIP gap) or its absolute floor.  Under the effort, the other runs
   are every other run of the cell (the heuristics, the other exact method under both
   measures, the same method under its own objective: any valid point refutes a proof);
   under "own" (today's default), the heuristics and the other exact method's own run.  The
-  heuristics run once, under the default.  Any answer the model accepts counts, also one
-  closer to the decision boundary than the small margin the exact methods keep (MACE:
-  1e-4 in logit), which may beat theirs by a hair.  "k / n (j proven)": k of the n rows with a first
+  heuristics run once, under the default.  An unproven first answer may be beaten by any
+  answer the model accepts, also one closer to the decision boundary than the small
+  margin the exact methods keep (1e-4 in logit), which may beat it by a hair.
+  "k / n (j proven)": k of the n rows with a first
   answer, j of them with status ``optimal`` (proven in the run's measure: under "own", its
   own objective, not the effort).  Target under the effort: 0 proven.  The dominated first
   answers are written out, with the answer that beats them, under the table.
@@ -272,6 +276,29 @@ def tolerance(run: Run, q: Any, effort: float) -> float:
     return max(float(rel) * effort, float(floor or 0.0))
 
 
+def covered(run: Run, q: Any, rows: pd.DataFrame, judge: Judge) -> np.ndarray:
+    """Which of ``rows`` the proof of ``run``'s answer to ``q`` speaks about: where its
+    certificate leaves out the answers nearest the decision (``margin_tolerance < 0`` on
+    the logit: a MILP solver's tolerance), the rows past the threshold by more than that;
+    every row otherwise."""
+    rec = run.result.certificate_record(q)
+    tol = None if rec is None else rec.margin_tolerance
+    everyone = np.ones(len(rows), dtype=bool)
+    classes = list(judge.model.classes_)
+    if len(rows) == 0 or tol is None or tol >= 0 or len(classes) != 2:
+        return everyone
+    p = np.asarray(judge.model.predict_proba(rows))[:, classes.index(run.result.target[q])]
+    p = np.clip(p, 1e-15, 1 - 1e-15)
+    floor = run.result.requirements.get("min_probability") or 0.5
+    logit = np.log(p / (1 - p)) - np.log(floor / (1 - floor))
+    margin = {"logit": logit, "probability": p - floor}.get(rec.margin_scale)
+    if margin is None and hasattr(judge.model, "decision_function"):  # CE-OCL's model output
+        sign = 1.0 if classes.index(run.result.target[q]) == 1 else -1.0
+        df = np.asarray(judge.model.decision_function(rows), dtype=float)
+        margin = sign * df - np.log(floor / (1 - floor))
+    return everyone if margin is None else margin > -float(tol)
+
+
 def others_of(run: Run, runs: list[Run]) -> list[Run]:
     """The runs whose answers may beat ``run``'s (module docstring)."""
     if run.measure == EFFORT:
@@ -295,6 +322,7 @@ def beaten(run: Run, runs: list[Run], judge: Judge) -> tuple[int, list[Beaten]]:
             rows, c2, m2 = other.answers[q]
             win = (c2 <= c) & (m2 <= m + SLACK) & ((c2 < c) | (m2 < m - SLACK))
             win &= (c + m) - (c2 + m2) > tol + SLACK
+            win &= covered(run, q, rows, judge)
             for k in np.flatnonzero(win):
                 if best is None or c2[k] + m2[k] < best[0]:
                     best = (float(c2[k] + m2[k]), other, int(k))

@@ -97,9 +97,12 @@ def _planted(run, judge, back: float):
     return other, effort.tolerance(run, q, c + m)
 
 
-def test_beaten_catches_a_dominating_answer_beyond_the_tolerance(case):
+def test_beaten_catches_a_dominating_answer_beyond_the_tolerance(case, monkeypatch):
     run, judge, _, _ = case
     assert run.result.status.iloc[0] == "optimal"
+    # the planted rows move toward the query, across the decision: count them all here
+    # (test_an_answer_within_the_margin_gap_is_not_covered checks the coverage rule)
+    monkeypatch.setattr(effort, "covered", lambda run, q, rows, judge: np.ones(len(rows), bool))
     same, tol = _planted(run, judge, 0.0)
     assert tol > 0
     assert effort.beaten(run, [run, same], judge) == (1, [])
@@ -121,3 +124,18 @@ def test_own_runs_are_compared_with_the_heuristics_and_the_other_own_run(case):
     runs = [a_own, a_eff, b_own, b_eff, h]
     assert [r.key for r in effort.others_of(a_own, runs)] == ["B (own)", "H (effort)"]
     assert len(effort.others_of(a_eff, runs)) == 4
+
+
+def test_an_answer_within_the_margin_gap_is_not_covered(case):
+    """A proof stated for answers past the threshold by more than its margin tolerance
+    says nothing about an answer nearer the threshold, and one far past it is covered."""
+    run, judge, _, _ = case
+    q = run.result.queries.index[0]
+    rec = run.result.certificate_record(q)
+    rows = run.result.for_query(q).loc[:, judge.schema.names].astype(judge.dtypes.to_dict())
+    if rec.margin_tolerance is None or rec.margin_tolerance >= 0:
+        assert effort.covered(run, q, rows, judge).all()
+        return
+    query = run.result.queries.loc[[q]].astype(judge.dtypes.to_dict())
+    # the query itself is rejected: below the threshold, outside what the proof covers
+    assert not effort.covered(run, q, query, judge).any()

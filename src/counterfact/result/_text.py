@@ -262,6 +262,15 @@ def _percent(x: float) -> str:
     return f"{100 * x:.2g} %"
 
 
+def _margin_words(record: Any) -> str:
+    """The answers a proof leaves out, in words, when a solver's tolerance leaves out those
+    nearest the decision (``margin_tolerance < 0``); nothing when it covers every answer."""
+    tol = getattr(record, "margin_tolerance", None)
+    if tol is None or tol >= 0:
+        return ""
+    return f", among answers the model accepts by a margin of more than {-tol:g}"
+
+
 def plain_certificate(
     name: str,
     status: str,
@@ -303,7 +312,7 @@ changes or smaller moves may exist'
     if status == "optimal" and bound is not None:
         tol = getattr(record, "rel_gap", None)
         within = f" (to within {_percent(tol)})" if tol else ""
-        return f"{name}: proven: no answer with {measure.lesser}{within}"
+        return f"{name}: proven: no answer with {measure.lesser}{within}{_margin_words(record)}"
     if status == "feasible" or (status == "optimal" and not sentence):
         gap = getattr(record, "proven_gap", None) if bound is not None else None
         most = f" (its cost at most {_percent(gap)} lower)" if gap is not None and gap < 1 else ""

@@ -888,6 +888,12 @@ def _sentence(name: str, record: Certificate, solver_gap: float | None) -> str |
                 f"proven optimal{within}: no answer has an objective more than "
                 f"{100 * gap:.2g} % lower"
             )
+        tol_m = record.margin_tolerance
+        if tol_m is not None and tol_m < 0:  # the MIP's proof covers the answers past it
+            text += (
+                f" (among answers past the decision threshold by more than {-tol_m:g} on "
+                f"the {record.margin_scale or 'model output'})"
+            )
         return f"{name}: {text}"
     if record.status == "feasible":
         text = f"valid; not proven nearest{within}"

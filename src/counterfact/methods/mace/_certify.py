@@ -138,7 +138,18 @@ def _optimal(f: Mapping[str, Any]) -> str:
         text = f"proven nearest{within}: no answer is more than {percent(gap)} closer{where}"
     else:
         text = f"proven nearest{where}"
-    return text + _costs(f)
+    return text + _costs(f) + _covered(f)
+
+
+def _covered(f: Mapping[str, Any]) -> str:
+    """Which answers the proof covers when it leaves out those nearest the threshold (a
+    MILP solver's tolerance): ``" (among answers past the threshold by more than 0.0001 on
+    the logit)"``; nothing when it covers every answer."""
+    tol = f.get("margin_tolerance")
+    if tol is None or tol >= 0:
+        return ""
+    scale = f" on the {f['margin_scale']}" if f.get("margin_scale") else ""
+    return f" (among answers past the decision threshold by more than {-tol:g}{scale})"
 
 
 def _feasible(f: Mapping[str, Any]) -> str:

@@ -665,6 +665,10 @@ class MACE(CounterfactualMethod):
         else:
             run.proof_margin = margin_tolerance(query.min_probability)
             outcome = self._confirm(query, problem, run, outcome, deadline)
+        # the certificate states the narrowest margin any of the query's searches proved for
+        # (a further answer's search on another solver must not widen the first one's claim)
+        m = run.proof_margin
+        run.stated_margin = m if run.stated_margin is None else min(run.stated_margin, m)
         run.t_solve += time.perf_counter() - t0
         return outcome
 
@@ -806,7 +810,8 @@ class MACE(CounterfactualMethod):
         """What the certificate states the proofs up to: the search's relative gap and
         absolute floor, the margin tolerance (and the probability the proofs reach
         down to under ``min_probability``), the grids they are over."""
-        m, link = run.proof_margin, self.exact_.link
+        m = run.proof_margin if run.stated_margin is None else run.stated_margin
+        link = self.exact_.link
         out: dict[str, Any] = {
             "rel_gap": float(self.rel_gap),
             "abs_floor": float(run.floor),
@@ -852,6 +857,8 @@ class _Run:
     boundary: bool = False
     #: how far below the threshold the proofs reach (negative: above; :mod:`._proof`)
     proof_margin: float = 0.0
+    #: what the certificate states: the narrowest ``proof_margin`` of the query's searches
+    stated_margin: float | None = None
     #: movable features: the terms of the distance a MILP solver's slack grows with
     n_terms: int = 0
     #: whether a MILP solver searched (its bounds carry :func:`bound_slack`)
