@@ -221,3 +221,11 @@ def test_schema_checks_and_constraint_conflicts(credit: cf.Dataset) -> None:
     no_rate = credit.schema.with_feature("residence_since", actionability="time")
     with pytest.raises(ConstraintError, match="advance per month is unknown"):
         cf.Constraints(timeline=cf.Timeline(12)).resolve(no_rate)
+
+
+def test_the_timeline_in_words():
+    t = cf.Timeline(horizon=12, rates={"savings": (1 / 6, 0.0)}, wait_cost=1 / 24)
+    assert t.words() == (
+        "within 12 months; savings up at most 0.17 a month; a month of waiting costs 0.042"
+    )
+    assert cf.Timeline(horizon=6).words() == "within 6 months"

@@ -109,6 +109,9 @@ def _constraints_text(constraints: Any) -> str:
     used = constraints.to_dict(strict=False) if constraints is not None else {}
     parts = []
     for kind, value in used.items():
+        if kind == "timeline":
+            parts.append(f"timeline {constraints.timeline.words()}")
+            continue
         if isinstance(value, Mapping):
             value = ", ".join(f"{k} {v}" for k, v in value.items())
         elif isinstance(value, (list, tuple)):

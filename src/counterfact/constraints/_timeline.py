@@ -199,6 +199,21 @@ class Timeline:
             advancing={**self.advancing, **other.advancing},
         )
 
+    def words(self) -> str:
+        """The timeline for people: ``"within 12 months; savings up at most 0.17 a month;
+        a month of waiting costs 0.042"``."""
+        parts = [f"within {self.horizon} months"]
+        for name, (up, down) in self.rates.items():
+            sides = [(side, r) for side, r in (("up", up), ("down", down)) if r > 0]
+            moves = [
+                f"{side} at most {_about(r)} a month" if math.isfinite(r) else f"{side} freely"
+                for side, r in sides
+            ]
+            parts.append(f"{name} " + (" and ".join(moves) if moves else "unchanged"))
+        if self.wait_cost:
+            parts.append(f"a month of waiting costs {_about(self.wait_cost)}")
+        return "; ".join(parts)
+
     # ---------------------------------------------------------------- (de)serial
     def to_dict(self) -> dict[str, Any]:
         """JSON-friendly form (``inf`` written as the string ``"inf"``)."""
@@ -665,3 +680,8 @@ def time_free_costs(costs: Any, constraints: Any, schema: Schema) -> Any:
             table.flags.writeable = False
             out.tables[j] = table
     return out
+
+
+def _about(value: float) -> str:
+    """A rate or cost for people: two significant digits (``0.1667 -> "0.17"``)."""
+    return f"{value:.2g}"
