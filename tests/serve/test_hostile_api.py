@@ -506,7 +506,7 @@ def server():
 def test_a_dropped_large_request_is_cancelled(server):
     """The reproduction: a 20-row MACE request (5 answers, 30 s limit) dropped after 0.5 s
     kept the method for ~40 s, and a 1-row request sent 2 s later took 40 s.  Now the
-    small request is answered within twice its solo time."""
+    small request is answered within twice its solo time (or a second more than it)."""
     port, base = server
     with httpx.Client(base_url=base, timeout=120) as c:
         rows = [c.get(f"/api/example?index={k}").json()["row"] for k in range(20)]
@@ -535,7 +535,8 @@ def test_a_dropped_large_request_is_cancelled(server):
         assert c.get("/health").json()["pending"] == 0
         time.sleep(max(0.0, 2.0 - (time.perf_counter() - dropped)))
         after = statistics.median(timed() for _ in range(3))
-        assert after <= 2 * solo, (after, solo)
+        # the stall was tens of seconds; a second of slack keeps a loaded machine's noise out
+        assert after <= max(2 * solo, solo + 1.0), (after, solo)
 
 
 # ------------------------------------------------------- public by accident
