@@ -62,7 +62,8 @@ import pandas as pd
 
 from .._utils._deadline import CancelToken
 from .._utils._validation import Interval, Options, TypeSpec, validate_params
-from ..constraints import Constraints, Requirements
+from ..constraints import Constraints, Costs, Requirements
+from ..constraints._costs import BoundCosts
 from ..data import Dataset
 from ..data._dataset import mad
 from ..exceptions import NotFittedError, ValidationError
@@ -325,7 +326,10 @@ class CounterfactualMethod:
         check_model(self.model_, data, owner=type(self).__name__)
         self.classes_ = self.model_.classes_
         #: per feature, by how much two answers of one query must differ (the diversity rule)
-        self.diversity_steps_: np.ndarray = diversity_steps(data.schema, mad(data.X, data.schema))
+        spread = mad(data.X, data.schema)
+        self.diversity_steps_: np.ndarray = diversity_steps(data.schema, spread)
+        #: the default measure of effort bound to the training data, once (``cf.Costs()``)
+        self.effort_: BoundCosts = BoundCosts(Costs(), data.schema, {}, tuple(spread))
 
     def _fit(self) -> None:
         """Hook: one-off work after the base class stored model, data and schema."""

@@ -7,7 +7,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ..constraints import Costs
 from ..metrics._distances import feature_deltas
 from ..result import SUCCESS, changes
 from ..result._text import describe_changes
@@ -69,8 +68,8 @@ def _reason(status: str, diag: dict[str, Any], proves_infeasibility: bool) -> st
 
 def effort_costs(method: Any) -> Any:
     """The default measure of effort (``cf.Costs()``) bound to ``method``'s training data:
-    the same scale for every method, whatever measure it searched in."""
-    return Costs().bind(method.schema_, method.data_.X)
+    the same scale for every method, whatever measure it searched in (bound at fit)."""
+    return method.effort_
 
 
 def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.DataFrame:

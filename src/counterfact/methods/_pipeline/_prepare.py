@@ -225,9 +225,7 @@ def bind_costs(method: PipelineMethod, costs: Any) -> BoundCosts | None:
     if costs == OWN_MEASURE:
         return None
     if costs is None:
-        if method.tags.costs is None:
-            return None
-        costs = Costs()
+        return None if method.tags.costs is None else method.effort_
     if not isinstance(costs, (Costs, BoundCosts)):
         raise ValidationError(
             "costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got "

@@ -42,6 +42,7 @@ PIPELINE_READS: frozenset[str] = frozenset(
         "data_",
         "schema_",
         "diversity_steps_",
+        "effort_",
         "_check_fitted",
         # common parameters (class-level defaults on the base class)
         "random_state",
@@ -78,6 +79,8 @@ class PipelineMethod(Protocol):
         The wrapped model, the training data and its schema.
     diversity_steps_ : ndarray
         Per feature, by how much two answers of one query must differ.
+    effort_ : BoundCosts
+        The default measure of effort bound to the training data.
     random_state, time_limit, verbose :
         The common parameters (None, None and 0 for a method without them).
     """
@@ -88,6 +91,7 @@ class PipelineMethod(Protocol):
     data_: Dataset
     schema_: Schema
     diversity_steps_: np.ndarray
+    effort_: Any
     random_state: int | None
     time_limit: float | None
     verbose: int

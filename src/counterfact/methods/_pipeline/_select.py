@@ -27,7 +27,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ...constraints import Costs
 from ...exceptions import ValidationError
 from ...result import STATUSES, SUCCESS
 from ._diversity import (
@@ -127,9 +126,7 @@ def select(
 def options_measure(method: PipelineMethod, pool: Any) -> Any:
     """The measure the options rule prices answers in: the call's costs, else the
     default measure of effort bound to the method's training data."""
-    if pool.costs is not None:
-        return pool.costs
-    return Costs().bind(method.schema_, method.data_.X)
+    return pool.costs if pool.costs is not None else method.effort_
 
 
 @dataclass
