@@ -24,6 +24,8 @@ our settings at least as valid and covering at least as many rows.
 
     python benchmarks/robust.py                    # German, COMPAS, Adult x lr, rf, mlp; 50 rows
     python benchmarks/robust.py --quick            # 10 rows, German Credit only
+    python benchmarks/robust.py --models lr --name robust_lr   # one part of a split run
+    python benchmarks/robust.py --merge robust_lr,robust_rf,robust_mlp   # join the parts
     python benchmarks/robust.py --guards           # the earlier guard table (one held-out copy)
     python benchmarks/robust.py --sweep --time-limit 15   # German forest: 4 / 8 copies x margins
 """
@@ -42,7 +44,7 @@ import pandas as pd
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from _common import wilson, write_table
+from _common import OUT, wilson, write_table
 
 import counterfact as cf
 
@@ -209,23 +211,39 @@ def our_settings(s: Setup) -> list[tuple[str, str, cf.Requirements]]:
     return out
 
 
-def _mace_first(s: Setup, req: cf.Requirements) -> tuple[pd.DataFrame, pd.Series, float]:
-    """(first answer per answered row, every row's target, seconds)."""
+def _mace_first(s: Setup, req: cf.Requirements) -> tuple[pd.DataFrame, pd.Series, float, list]:
+    """(first answer per answered row, every row's target, seconds, the rows the library
+    says reach the robustness asked for: None without that requirement)."""
     t0 = time.perf_counter()
     r = s.mace.explain(s.X, constraints=cf.Constraints(features_to_vary=s.vary), requirements=req)
     seconds = time.perf_counter() - t0
     cfs = r.counterfactuals
     first = cfs[cfs.index.get_level_values(1) == 0].loc[:, s.train.schema.names]
-    return first.droplevel(1), r.target, seconds
+    reached = r.diagnostics.get("robustness_reached")
+    said = None if reached is None else [q for q in first.index.get_level_values(0) if reached[q]]
+    return first.droplevel(1), r.target, seconds, said
 
 
-def point(s: Setup, who: str, label: str, first: pd.DataFrame, targets, seconds) -> dict:
-    """One point of the curve: coverage, validity over the judges, median effort."""
-    names = s.train.schema.names
+def _judged(s: Setup, first: pd.DataFrame, targets) -> tuple[int, int]:
+    """(accepted (row, judge) pairs, pairs) over the rows of ``first``."""
     tgt = targets.loc[first.index].to_numpy()
-    k = sum(int((j.predict(first.loc[:, names]) == tgt).sum()) for j in s.judges)
-    n = len(first) * len(s.judges)
+    rows = first.loc[:, s.train.schema.names]
+    k = sum(int((j.predict(rows) == tgt).sum()) for j in s.judges)
+    return k, len(first) * len(s.judges)
+
+
+#: per (dataset, model, who, setting): each answered row's cost, for the paired verdict
+COSTS: dict[tuple[str, str, str, str], pd.Series] = {}
+
+
+def point(s: Setup, who: str, label: str, first: pd.DataFrame, targets, seconds, said=None) -> dict:
+    """One point of the curve: coverage, validity over the judges, median effort, and
+    for ``robustness`` the rows the library says reach it with their own validity."""
+    names = s.train.schema.names
+    k, n = _judged(s, first, targets)
     costs = [float(s.effort.evaluate(s.X.loc[q], first.loc[[q], names])[0]) for q in first.index]
+    COSTS[(s.dataset, s.kind, who, label)] = pd.Series(costs, index=first.index, dtype=float)
+    k_said, n_said = (0, 0) if said is None else _judged(s, first.loc[said], targets)
     return {
         "dataset": s.dataset,
         "model": s.kind,
@@ -237,6 +255,9 @@ def point(s: Setup, who: str, label: str, first: pd.DataFrame, targets, seconds)
         "valid (judges)": round(k / n, 3) if n else float("nan"),
         "valid 95 % CI": _share(k, n),
         "median cost": round(float(np.median(costs)), 2) if costs else float("nan"),
+        "said to reach": "-" if said is None else len(said),
+        "valid where said": round(k_said / n_said, 3) if n_said else "-",
+        "valid where said 95 % CI": _share(k_said, n_said) if said is not None else "-",
         "seconds per row": round(seconds / max(len(s.X), 1), 2),
     }
 
@@ -247,12 +268,12 @@ def curve(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> l
     out, targets = [], None
     for who, label, req in our_settings(s):
         try:
-            first, tgt, seconds = _mace_first(s, req)
+            first, tgt, seconds, said = _mace_first(s, req)
         except Exception as exc:  # a setting the installed library refuses: say so
             print(f"{dataset} {kind} {label}: {type(exc).__name__}: {exc}")
             continue
         targets = tgt if targets is None else targets
-        out.append(point(s, who, label, first, tgt, seconds))
+        out.append(point(s, who, label, first, tgt, seconds, said))
         print(out[-1])
     if kind in ("lr", "mlp") and targets is not None:
         out += _ellice_points(s, targets)
@@ -276,9 +297,43 @@ def _ellice_points(s: Setup, targets: pd.Series) -> list[dict]:
     return out
 
 
-def verdict(table: pd.DataFrame) -> pd.DataFrame:
-    """Per peer point: the cheapest of our settings at least as valid, covering at least
-    as many rows (the issue's target), and whether it costs no more."""
+def costs_frame() -> pd.DataFrame:
+    """Every answered row's cost per setting (from :data:`COSTS`), one row per answer."""
+    parts = [
+        pd.DataFrame(
+            {
+                "dataset": d,
+                "model": m,
+                "who": w,
+                "setting": st,
+                "query": c.index,
+                "cost": c.to_numpy(),
+            }
+        )
+        for (d, m, w, st), c in COSTS.items()
+    ]
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
+
+
+def _paired(costs: pd.DataFrame, cell: tuple[str, str], a: tuple[str, str], b: tuple[str, str]):
+    """(median cost of ``a``, of ``b``) over the rows both answered, and their number."""
+    here = costs[(costs["dataset"] == cell[0]) & (costs["model"] == cell[1])]
+
+    def of(who_setting: tuple[str, str]) -> pd.Series:
+        pick = here[(here["who"] == who_setting[0]) & (here["setting"] == who_setting[1])]
+        return pick.set_index(pick["query"].astype(str))["cost"]
+
+    ca, cb = of(a), of(b)
+    both = ca.index.intersection(cb.index)
+    if len(both) == 0:
+        return float("nan"), float("nan"), 0
+    return float(ca[both].median()), float(cb[both].median()), len(both)
+
+
+def verdict(table: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
+    """Per peer point: among our settings at least as valid on the judges and answering
+    at least as many rows (the issue's target), the one cheapest on the rows both
+    answer (paired medians), and whether it costs no more there."""
     out = []
     for (d, m), cell_rows in table.groupby(["dataset", "model"], sort=False):
         ours = cell_rows[cell_rows["who"] == "ours"]
@@ -287,7 +342,12 @@ def verdict(table: pd.DataFrame) -> pd.DataFrame:
                 (ours["valid (judges)"] >= peer["valid (judges)"])
                 & (ours["answered"] >= peer["answered"])
             ]
-            best = ok.sort_values("median cost").iloc[0] if len(ok) else None
+            pairs = [
+                (*_paired(costs, (d, m), ("ours", o["setting"]), (peer["who"], peer["setting"])), o)
+                for _, o in ok.iterrows()
+            ]
+            pairs = [x for x in pairs if x[2] > 0]
+            best = min(pairs, key=lambda x: x[0] - x[1]) if pairs else None
             out.append(
                 {
                     "dataset": d,
@@ -295,12 +355,15 @@ def verdict(table: pd.DataFrame) -> pd.DataFrame:
                     "peer": f"{peer['who']} {peer['setting']}",
                     "peer valid": peer["valid (judges)"],
                     "peer answered": peer["answered"],
-                    "peer cost": peer["median cost"],
-                    "ours at least as valid and covering": "-" if best is None else best["setting"],
-                    "our valid": "-" if best is None else best["valid (judges)"],
-                    "our answered": "-" if best is None else best["answered"],
-                    "our cost": "-" if best is None else best["median cost"],
-                    "target met": best is not None and best["median cost"] <= peer["median cost"],
+                    "ours at least as valid and covering": "-"
+                    if best is None
+                    else best[3]["setting"],
+                    "our valid": "-" if best is None else best[3]["valid (judges)"],
+                    "our answered": "-" if best is None else best[3]["answered"],
+                    "rows both answer": 0 if best is None else best[2],
+                    "our cost (paired)": "-" if best is None else round(best[0], 2),
+                    "peer cost (paired)": "-" if best is None else round(best[1], 2),
+                    "target met": best is not None and best[0] <= best[1] + 1e-9,
                 }
             )
     return pd.DataFrame(out)
@@ -380,6 +443,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--time-limit", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--quick", action="store_true", help="10 rows of German Credit")
+    p.add_argument("--name", default=None, help="the tables' name (to split a run in parts)")
+    p.add_argument("--merge", default=None, help="comma-separated --name parts to join")
     p.add_argument("--guards", action="store_true", help="the earlier guard table")
     p.add_argument(
         "--sweep",
@@ -411,22 +476,18 @@ def _guards(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
     write_table("robust_guards", table, notes)
 
 
-def _curve(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
-    points = [
-        p
-        for d in datasets
-        for k in args.models.split(",")
-        for p in curve(d, k, rows, args.time_limit, args.seed)
-    ]
-    table = pd.DataFrame(points)
-    name = "robust_quick" if args.quick else "robust"
-    notes = [
+def _curve_notes(rows: int, args: argparse.Namespace) -> list[str]:
+    return [
         f"{rows} rejected test rows per cell, seed {args.seed}; MACE with a time limit of "
-        f"{args.time_limit:g} s per row; only the numeric features may change (their "
-        "schema directions and bounds kept), for every setting.",
+        f"{args.time_limit:g} s per row (per setting of the robustness ladder); only the "
+        "numeric features may change (their schema directions and bounds kept), for every "
+        "setting.",
         f"valid (judges): accepted (answered row, judge) pairs over all such pairs, {N_JUDGES} "
         "retrained copies (bootstrap resamples, other seeds) never given to any method; "
         "Wilson 95 % interval over the pairs.",
+        "said to reach / valid where said: for robustness=p, the rows whose answer the "
+        "library says reaches p (robustness_reached) and the judges' validity on them; the "
+        "other rows get the most robust answer found, with its shortfall.",
         "median cost: the first answer in the default measure of effort (cf.Costs(): 1 per "
         "changed feature plus each move in MADs), median over the answered rows.",
         f"forests: {MODELS['rf']}; {FOREL}: cf.vote_share_for(n_trees, alpha) as "
@@ -434,17 +495,42 @@ def _curve(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
         f"{ELLICE} 0.1.4: robustness_epsilon swept, in the pipeline's encoded space, decoded "
         "back (integers rounded); an answer counts when the explained model accepts it.",
     ]
+
+
+def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: list[str]) -> None:
     write_table(name, table, notes)
-    target = verdict(table)
+    costs.to_csv(OUT / f"{name}_costs.csv", index=False)
+    target = verdict(table, costs)
     if len(target):
         write_table(
             f"{name}_target",
             target,
             [
-                "For each peer point: the cheapest of our settings whose validity on the "
-                "judges is at least the peer's and that answers at least as many rows."
+                "For each peer point: among our settings whose validity on the judges is at "
+                "least the peer's and that answer at least as many rows, the one cheapest on "
+                "the rows both answer (paired medians in the default measure of effort); "
+                "'target met' when it costs no more there."
             ],
         )
+
+
+def _curve(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
+    points = [
+        p
+        for d in datasets
+        for k in args.models.split(",")
+        for p in curve(d, k, rows, args.time_limit, args.seed)
+    ]
+    name = args.name or ("robust_quick" if args.quick else "robust")
+    _write_curve(name, pd.DataFrame(points), costs_frame(), _curve_notes(rows, args))
+
+
+def _merge(args: argparse.Namespace) -> None:
+    """One table (and its verdict) from the parts of runs split by --name."""
+    parts = args.merge.split(",")
+    table = pd.concat([pd.read_csv(OUT / f"{n}.csv") for n in parts], ignore_index=True)
+    costs = pd.concat([pd.read_csv(OUT / f"{n}_costs.csv") for n in parts], ignore_index=True)
+    _write_curve("robust", table, costs, _curve_notes(args.rows, args))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -457,6 +543,9 @@ def main(argv: list[str] | None = None) -> int:
             "given to the method (mean over them)."
         ]
         write_table("robust_sweep", sweep(30, args.time_limit, args.seed), notes)
+        return 0
+    if args.merge:
+        _merge(args)
         return 0
     datasets = ["german_credit"] if args.quick else args.datasets.split(",")
     rows = 10 if args.quick else args.rows

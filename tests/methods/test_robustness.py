@@ -1,6 +1,6 @@
 """``Requirements(robustness=p)``: the share of retrained models that should still accept
 each answer, estimated on retrained copies never shown to the search, checked against
-five more retrained models (the judges) that the method never sees either."""
+20 more retrained models (the judges) that the method never sees either."""
 
 from __future__ import annotations
 
@@ -10,7 +10,13 @@ import pytest
 
 import counterfact as cf
 from counterfact.exceptions import ValidationError
-from counterfact.methods._pipeline._copies import accepted, copies_for
+from counterfact.methods._pipeline._copies import (
+    accepted,
+    copies_for,
+    predicted_share,
+    reaches,
+    scores,
+)
 from counterfact.result._robustness import clopper_pearson
 from counterfact.testing._fast import fast_method
 
@@ -19,13 +25,13 @@ pytest.importorskip("z3")
 
 @pytest.fixture(scope="module")
 def german():
-    """German Credit, a logistic regression, six rejected test rows and five judges:
+    """German Credit, a logistic regression, six rejected test rows and 20 judges:
     retrained copies with seeds of their own, never given to any method."""
     data = cf.datasets.load("german_credit")
     train, test = data.split(test_size=0.2, random_state=0)
     model = cf.models.fit(train, "lr", random_state=0)
     rows = cf.rows_to_explain(model, test).head(6)
-    judges = cf.models.retrained(model, train, n=5, random_state=123)
+    judges = cf.models.retrained(model, train, n=20, random_state=123)
     method = fast_method("mace", random_state=0).fit(model, train)
     return train, model, rows, judges, method
 
@@ -51,7 +57,7 @@ def test_the_interval_covers_the_validity_measured_on_unseen_judges(german, half
     table = half.robustness()
     assert len(table) == len(half.counterfactuals) >= 5
     measured = _judged(half, judges)
-    # on average, and answer by answer (five judges are themselves a small sample)
+    # on average, and answer by answer (20 judges are themselves a sample)
     assert table["low"].mean() <= measured.mean() <= table["high"].mean()
     covered = (table["low"].to_numpy() <= measured) & (measured <= table["high"].to_numpy())
     assert covered.mean() >= 0.8
@@ -75,6 +81,39 @@ def test_the_estimate_is_the_share_of_the_held_out_copies(german, half):
     reached = table["estimate"] >= 0.5
     assert (table.loc[reached, "shortfall"] == 0).all()
     assert (half.requirements["robustness"], half.requirements["min_probability"]) == (0.5, None)
+
+
+def test_the_copies_that_choose_are_not_the_ones_that_estimate(german, half):
+    _, _, _, _, method = german
+    copies = copies_for(method, 8)
+    assert len(copies.choosing) == len(copies.held_out) == 8
+    assert not {id(m.model) for m in copies.choosing} & {id(m.model) for m in copies.held_out}
+    cfs = half.counterfactuals
+    rows = cfs.loc[:, half.schema.names]
+    targets = half.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    # different refits: their scores differ answer by answer
+    assert not np.allclose(
+        scores(copies.choosing, rows, targets), scores(copies.held_out, rows, targets)
+    )
+    # a row is said to reach p exactly when the choosing copies let all its answers reach it
+    ok, _ = reaches(copies, rows, targets, 0.5)
+    per_row = pd.Series(ok.astype(bool), index=cfs.index).groupby(level=0).all()
+    said = half.diagnostics["robustness_reached"]
+    assert said.loc[per_row.index].tolist() == per_row.tolist()
+    assert (half.robustness()["reached"] == said.loc[cfs.index.get_level_values(0)].values).all()
+
+
+def test_the_predicted_share_is_the_student_prediction_interval():
+    from scipy.stats import t as student
+
+    draws = np.array([[1.0, -1.0, 3.0], [2.0, -2.0, 3.0], [3.0, 0.5, 3.0], [2.0, 0.0, 3.0]])
+    share = predicted_share(draws)
+    mean, sd = draws[:, 0].mean(), draws[:, 0].std(ddof=1)
+    assert share[0] == pytest.approx(student.cdf(mean / (sd * np.sqrt(1 + 1 / 4)), df=3))
+    assert 0.2 < share[1] < 0.5  # leans to the other class
+    assert share[2] == 1.0  # every copy the same and for the target: no spread, certain
+    # all four copies accept the first answer, yet a fifth is not certain to
+    assert (draws[:, 0] > 0).all() and share[0] < 0.99
 
 
 def test_the_copies_are_fitted_once_per_fitted_method(german):
@@ -189,9 +228,15 @@ def test_a_heuristic_honours_it_through_the_shared_checker(german):
     table = result.robustness()
     assert len(table) >= 1
     assert (model.predict(result.counterfactuals) == 1).all()
-    reached = table["shortfall"] == 0
-    assert (table.loc[reached, "estimate"] >= 0.8).all()
-    assert (table.loc[~reached, "estimate"] < 0.8).all()
+    assert (table["copies"] == 5).all()
+    copies = copies_for(method, 5)
+    cfs = result.counterfactuals
+    targets = result.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    ok, _ = reaches(copies, cfs.loc[:, result.schema.names], targets, 0.8)
+    assert table["reached"].tolist() == ok.astype(bool).tolist()  # one answer per row
+    for (q, _rank), said in table["reached"].items():
+        words = "chosen on 5 other retrained copies" if said else "No setting reached"
+        assert words in result.certificate(q)
 
 
 def test_the_audit_and_the_page_say_what_was_asked(german):
@@ -213,3 +258,24 @@ def test_the_audit_and_the_page_say_what_was_asked(german):
     assert answer["copies"] == 8 and 0 <= answer["low"] <= answer["estimate"] <= answer["high"]
     with pytest.raises(ValidationError, match="strictly between 0 and 1"):
         service.explain(rows=[row], method="mace", robustness=1.2)
+
+
+def test_the_ladder_goes_from_the_floor_to_the_search_copies():
+    from counterfact.methods._pipeline._robustness import ladder
+
+    plain = ladder(None, 0.95)
+    words = [s.words() for s in plain]
+    assert words[0] == "plain" and "margin 0.9" in words
+    assert words.index("margin 0.9") < words.index("4 copies") < words.index("8 copies")
+    assert words[-1] == "8 copies + margin 0.6"
+    # a floor of 0.65: no margin below it, the copies' bare rungs keep the floor
+    floored = [s.words() for s in ladder(0.65, 0.95)]
+    assert floored[0] == "margin 0.65" and "margin 0.6" not in floored
+    assert "4 copies + margin 0.65" in floored and "8 copies + margin 0.65" in floored
+    # a forest of 30 trees: Forel et al.'s vote shares right after the floor
+    forest = ladder(None, 0.95, n_trees=30)
+    shares = [s.vote_share for s in forest[1:4]]
+    assert all(v is not None for v in shares) and shares == sorted(shares)
+    assert shares[0] == pytest.approx(cf.vote_share_for(30, 0.05))
+    # no rung repeats, and each stricter rung covers the looser ones it follows in kind
+    assert len(set(forest)) == len(forest)

@@ -349,10 +349,12 @@ class CounterfactualResult:
 
     def robustness(self) -> pd.DataFrame:
         """Each answer's estimated robustness (``Requirements(robustness=p)``), index
-        ``(query, rank)``: the retrained copies never shown to the search that still
-        accept it (``accepted`` of ``copies``), their share (``estimate``), its exact 95 %
-        Clopper-Pearson interval (``low``, ``high``), the share asked for, the
-        ``shortfall`` (0 when reached) and the ``setting`` the answer came from."""
+        ``(query, rank)``: the retrained copies never shown to the search nor used to
+        choose that still accept it (``accepted`` of ``copies``), their share
+        (``estimate``), its exact 95 % Clopper-Pearson interval (``low``, ``high``), the
+        share asked for, the ``shortfall`` of the estimate (0 when it reaches it),
+        whether the copies that choose let the row reach it (``reached``) and the
+        ``setting`` the answer came from."""
         return robustness_table(self)
 
     def reasons(self, query: Any, rank: int = 0, max_reasons: int = 4) -> pd.DataFrame:

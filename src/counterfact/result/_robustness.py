@@ -22,6 +22,7 @@ __all__ = [
     "ACCEPTED",
     "COPIES",
     "LEVEL",
+    "REACHED",
     "SETTING",
     "SHORTFALL",
     "clopper_pearson",
@@ -35,6 +36,8 @@ ACCEPTED = "robustness_accepted"
 COPIES = "robustness_copies"
 #: diagnostics column: per query, the setting of the ladder its answers came from
 SETTING = "robustness_setting"
+#: diagnostics column: per query, whether the copies that choose let its answers reach ``p``
+REACHED = "robustness_reached"
 #: diagnostics column: per query, by how much its least robust answer falls short of ``p``
 SHORTFALL = "robustness_shortfall"
 #: the confidence level of the reported interval
@@ -65,8 +68,10 @@ def _counts(value: Any) -> list[int]:
 def robustness_table(result: Any) -> pd.DataFrame:
     """Per answer ``(query, rank)``: the held-out copies that accept it (``accepted`` of
     ``copies``), the estimate (their share), its 95 % Clopper-Pearson interval (``low``,
-    ``high``), the share asked for, by how much the answer falls short of it (0 when it
-    reaches it) and the setting it came from."""
+    ``high``), the share asked for, by how much the estimate falls short of it (0 when
+    it reaches it), whether the copies that chose the setting let the row reach it
+    (``reached``; they are not the held-out ones, so the estimate carries no optimism
+    from the choice) and the setting it came from."""
     p = result.requirements.get("robustness")
     diag = result.diagnostics
     if p is None or ACCEPTED not in diag.columns:
@@ -91,10 +96,21 @@ def robustness_table(result: Any) -> pd.DataFrame:
                 "copies": n,
                 "asked": float(p),
                 "shortfall": max(0.0, float(p) - share),
+                "reached": bool(diag.at[q, REACHED]) if REACHED in diag.columns else None,
                 "setting": diag.at[q, SETTING],
             }
         )
-    columns = ["estimate", "low", "high", "accepted", "copies", "asked", "shortfall", "setting"]
+    columns = [
+        "estimate",
+        "low",
+        "high",
+        "accepted",
+        "copies",
+        "asked",
+        "shortfall",
+        "reached",
+        "setting",
+    ]
     return pd.DataFrame(rows, index=result.counterfactuals.index, columns=columns)
 
 

@@ -215,7 +215,16 @@ def _robustness(result: Any, q: Any, rank: int) -> dict[str, Any]:
     row = result.robustness().loc[(q, rank)]
     return {
         k: jsonable(row[k])
-        for k in ("estimate", "low", "high", "accepted", "copies", "shortfall", "setting")
+        for k in (
+            "estimate",
+            "low",
+            "high",
+            "accepted",
+            "copies",
+            "shortfall",
+            "reached",
+            "setting",
+        )
     }
 
 

@@ -1,12 +1,26 @@
 """The retrained copies behind ``Requirements(robustness=p)``: fitted once per fitted
-method, split into the copies a search may be asked to convince and the held-out
-copies that only estimate an answer's robustness.
+method, in three independent sets: the copies a search may be asked to convince, the
+choosing copies that decide whether an answer reaches ``p``, and the held-out copies
+that only estimate an answer's robustness.
 
 Every copy is the explained model refitted on a bootstrap resample of the training
 data with its own seed (:func:`counterfact.models.retrained`), the way a model is met
-after a retrain.  The held-out copies are never passed to a search, so the share of
-them that accepts an answer estimates the share of retrained models that would.  The
-copies are seeded from the method's ``random_state`` (0 when it has none), so the same
+after a retrain.  Neither the choosing nor the held-out copies are passed to a search.
+The choosing copies pick each row's setting (:func:`reaches`); the held-out copies,
+never used to choose, then estimate the share of retrained models that accept the
+chosen answer without the optimism of an estimate that also chose (an answer picked
+because all of 8 copies accept it is accepted by fewer than all of 8 others).
+
+Decision: the rule on the choosing copies asks for more than their share.  An answer
+reaches ``p`` when at least ``p`` of them accept it *and* a new retrained copy is
+predicted to accept it with probability at least ``p``: each copy's score (the log-odds
+of the target against the likeliest other class, probabilities clipped to
+``[1e-6, 1 - 1e-6]``) is taken as a draw from a normal law, and a new copy's score from
+the Student prediction interval of ``n`` draws, ``T_{n-1}(mean / (sd * sqrt(1 + 1/n)))``.
+The share of 8 copies cannot tell 0.8 from 0.99; their scores can (an answer all 8
+accept by a hair is not held by the next one).
+
+The copies are seeded from the method's ``random_state`` (0 when it has none), so the same
 fitted method gets the same copies in every call, chunk and worker, and they are kept
 (weakly, beside the fitted model, never on the method) for the next call while the
 model lives; refitting the method wraps a new model, and so gets new copies.
@@ -26,10 +40,10 @@ from ...models import ModelAdapter, retrained
 from ...models._adapter import as_adapter
 from ._protocol import PipelineMethod
 
-__all__ = ["SEARCH_COPIES", "Copies", "accepted", "copies_for"]
+__all__ = ["SEARCH_COPIES", "Copies", "accepted", "copies_for", "predicted_share", "reaches"]
 
 #: how many retrained copies the ladder's strictest settings ask the search to convince
-SEARCH_COPIES = 4
+SEARCH_COPIES = 8
 
 #: fitted model -> {(training data id, seed, held-out count): (training data, Copies)}
 _CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[int, Any, int], tuple[Any, Copies]]] = (
@@ -38,13 +52,18 @@ _CACHE: weakref.WeakKeyDictionary[Any, dict[tuple[int, Any, int], tuple[Any, Cop
 
 
 class Copies:
-    """Retrained copies of one fitted method's model: the held-out ones, fitted at once,
-    and the ones a search may be asked to convince, fitted when first asked for.
+    """Retrained copies of one fitted method's model: the held-out and choosing ones,
+    fitted at once, and the ones a search may be asked to convince, fitted when first
+    asked for.
 
     Attributes
     ----------
     held_out : tuple of ModelAdapter
-        Copies never shown to a search: they estimate each answer's robustness.
+        Copies never shown to a search nor used to choose: they estimate each answer's
+        robustness.
+    choosing : tuple of ModelAdapter
+        As many copies, never shown to a search: they decide whether an answer reaches
+        the share asked for (:func:`reaches`).
     seconds : float
         Wall seconds spent refitting copies so far (once per fitted method).
     """
@@ -54,13 +73,17 @@ class Copies:
         self._model = weakref.ref(method.model_)
         self._data, self._schema = method.data_, method.schema_
         seed = 0 if method.random_state is None else int(method.random_state)
-        # two independent seed streams: the held-out copies never meet the search's
-        self._seeds = [int(np.random.SeedSequence([seed, k]).generate_state(1)[0]) for k in (0, 1)]
+        # independent seed streams: held-out, search and choosing copies never meet
+        self._seeds = [
+            int(np.random.SeedSequence([seed, k]).generate_state(1)[0]) for k in (0, 1, 2)
+        ]
         self.seconds = 0.0
-        self.held_out: tuple[ModelAdapter, ...] = tuple(
-            as_adapter(m, self._schema) for m in self._refit(n_held_out, self._seeds[0])
-        )
+        self.held_out: tuple[ModelAdapter, ...] = self._adapters(n_held_out, self._seeds[0])
+        self.choosing: tuple[ModelAdapter, ...] = self._adapters(n_held_out, self._seeds[2])
         self._search: tuple[Any, ...] = ()
+
+    def _adapters(self, n: int, seed: int) -> tuple[ModelAdapter, ...]:
+        return tuple(as_adapter(m, self._schema) for m in self._refit(n, seed))
 
     def search(self, k: int) -> tuple[Any, ...]:
         """The first ``k`` copies a search may be asked to convince (``robust_to``)."""
@@ -103,3 +126,53 @@ def accepted(copies: Copies, rows: pd.DataFrame, targets: np.ndarray) -> np.ndar
         pred = model.predict(rows)
         counts += np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=int)
     return counts
+
+
+#: probabilities are clipped to [CLIP, 1 - CLIP] before their log-odds are taken
+CLIP = 1e-6
+
+
+def scores(models: tuple[ModelAdapter, ...], rows: pd.DataFrame, targets: np.ndarray) -> np.ndarray:
+    """Per model (rows of the result) and answer (columns): the log-odds of the answer's
+    target against the likeliest other class; positive where the model leans to the
+    target."""
+    out = np.zeros((len(models), len(rows)))
+    for i, model in enumerate(models):
+        proba = np.clip(model.predict_proba(rows), CLIP, 1.0 - CLIP)
+        cols = np.array([model.class_index(t) for t in targets])
+        take = np.arange(len(rows))
+        own = proba[take, cols]
+        proba[take, cols] = -np.inf
+        out[i] = np.log(own) - np.log(proba.max(axis=1))
+    return out
+
+
+def predicted_share(score: np.ndarray) -> np.ndarray:
+    """Per answer (columns of ``score``): the chance that one more retrained copy leans
+    to the target, from the Student prediction interval of the copies' scores."""
+    from scipy.stats import t as student
+
+    n = score.shape[0]
+    mean = score.mean(axis=0)
+    sd = score.std(axis=0, ddof=1) if n > 1 else np.zeros(score.shape[1])
+    spread = sd * np.sqrt(1.0 + 1.0 / n)
+    safe = np.where(spread > 0, spread, 1.0)
+    share = student.cdf(mean / safe, df=max(n - 1, 1))
+    return np.where(spread > 0, share, (mean > 0).astype(float))
+
+
+def reaches(copies: Copies, rows: pd.DataFrame, targets: np.ndarray, p: float) -> np.ndarray:
+    """Per answer: ``(reached, predicted)``, whether the choosing copies let it reach
+    ``p`` (at least ``p`` of them accept it and one more copy is predicted to with
+    probability at least ``p``) and that predicted probability."""
+    n = len(copies.choosing)
+    if len(rows) == 0:
+        return np.zeros((2, 0))
+    score = scores(copies.choosing, rows, targets)
+    votes = np.zeros(len(rows), dtype=int)
+    for model in copies.choosing:
+        pred = model.predict(rows)
+        votes += np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=int)
+    share = predicted_share(score)
+    ok = (votes >= np.ceil(p * n - 1e-9)) & (share >= p - 1e-12)
+    return np.vstack([ok.astype(float), share])

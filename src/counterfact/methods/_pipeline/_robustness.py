@@ -3,17 +3,22 @@ retrained copies whose answer enough retrained models still accept.
 
 The ladder (:func:`ladder`) goes from the plain decision (or the user's
 ``min_probability``) through, for a forest, growing shares of its trees' votes (Forel,
-Parmentier & Vidal's threshold), then growing margins, then the same margins with
-:data:`~._copies.SEARCH_COPIES` retrained copies the answer must also convince.  Each
-setting is one ordinary ``explain`` call over the rows still short of ``p``, so every
-method honours it as it honours ``min_probability`` and ``robust_to``: the exact methods
-through the requirements they encode, the others through the shared checker.  After
-each call every answer is shown to the held-out copies (never given to a search); a row
-whose answers all reach ``p`` on them leaves the ladder with that answer.  A row that
-no setting brings to ``p`` keeps the most robust answer found (the earliest setting
-among equals) and its shortfall.  A setting that leaves a row without an answer
-removes every stricter setting (a larger margin and at least as many copies) for that
-row.  Each setting tried gets the method's ``time_limit`` per row.
+Parmentier & Vidal's threshold), then growing margins, then half of
+:data:`~._copies.SEARCH_COPIES` retrained copies the answer must also convince (alone,
+then with growing margins), then all of them (a margin costs a solver one bound, a copy
+a whole model). Each setting is one ordinary ``explain`` call over the rows still short
+of ``p``, so every method honours it as it honours ``min_probability`` and
+``robust_to``: the exact methods through the requirements they encode, the others
+through the shared checker. After each call every answer is shown to the choosing copies
+(never given to a search); a row whose answers all reach ``p`` on them
+(:func:`~._copies.reaches`) leaves the ladder with that answer. A row that no setting
+brings to ``p`` keeps the most robust answer found (the highest predicted share on the
+choosing copies; the earliest setting among equals). Every kept answer is then shown to
+the held-out copies, which neither a search nor the choice ever saw: their share is the
+estimate the result reports, with its interval, and the shortfall is ``p`` less that
+estimate. A setting that leaves a row without an answer removes every stricter setting
+(a larger margin and at least as many copies) for that row. Each setting tried gets the
+method's ``time_limit`` per row.
 """
 
 from __future__ import annotations
@@ -30,16 +35,16 @@ from ...constraints._requirements import ROBUSTNESS_COPIES
 from ...exceptions import UnsupportedModelError, ValidationError
 from ...models._votes import forest_of
 from ...result import CounterfactualResult, Region
-from ...result._robustness import ACCEPTED, COPIES, SETTING, SHORTFALL
-from ._copies import SEARCH_COPIES, Copies, accepted, copies_for
+from ...result._robustness import ACCEPTED, COPIES, REACHED, SETTING, SHORTFALL
+from ._copies import SEARCH_COPIES, Copies, accepted, copies_for, reaches
 from ._protocol import PipelineMethod
 
 __all__ = ["Setting", "explain_robust", "ladder"]
 
 #: the margins tried without copies, after the plain decision
 MARGINS = (0.6, 0.7, 0.8, 0.9)
-#: the margins tried with the search copies
-COPY_MARGINS = (0.6, 0.7, 0.8)
+#: (copies, margins) tried with the search copies, in order (None: the floor alone)
+WITH_COPIES = ((SEARCH_COPIES // 2, (None, 0.6, 0.7, 0.8)), (SEARCH_COPIES, (None, 0.6)))
 #: for forests, the levels whose vote shares (Forel et al.) are tried after the plain
 #: decision, with ``1 - p`` (the chance a retrained forest may reject the answer)
 VOTE_LEVELS = (0.01, 0.001)
@@ -86,8 +91,8 @@ class Setting:
 def ladder(floor: float | None, p: float, n_trees: int | None = None) -> list[Setting]:
     """The settings tried, in order: the floor (the user's ``min_probability``, else the
     plain decision); for a forest of ``n_trees`` trees, Forel et al.'s vote shares for
-    the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the margins with
-    the search copies."""
+    the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the search copies
+    with the margins of :data:`WITH_COPIES`."""
     least = 0.0 if floor is None else floor
     votes: list[Setting] = []
     if n_trees is not None:
@@ -95,13 +100,12 @@ def ladder(floor: float | None, p: float, n_trees: int | None = None) -> list[Se
         shares = sorted({vote_share_for(n_trees, a) for a in levels})
         votes = [Setting(floor, 0, share) for share in shares]
     margins = [Setting(m, 0) for m in MARGINS if m > least]
-    with_copies = sorted({max(m, least) for m in COPY_MARGINS})
-    return [
-        Setting(floor, 0),
-        *votes,
-        *margins,
-        *(Setting(m, SEARCH_COPIES) for m in with_copies),
+    with_copies = [
+        Setting(floor if m is None or m <= least else m, k)
+        for k, ms in WITH_COPIES
+        for m in ms
     ]
+    return [Setting(floor, 0), *votes, *margins, *dict.fromkeys(with_copies)]
 
 
 def _trees(method: PipelineMethod) -> int | None:
@@ -114,10 +118,13 @@ def _trees(method: PipelineMethod) -> int | None:
 
 @dataclass
 class _Attempt:
-    """One setting's answers for one row, with the held-out copies that accept each."""
+    """One setting's answers for one row: whether the choosing copies let each reach
+    ``p``, each one's predicted share on them, and the held-out copies that accept each."""
 
     result: CounterfactualResult
     setting: Setting
+    reached: bool
+    predicted: float
     counts: list[int]
 
     def worst(self, n: int) -> float:
@@ -156,12 +163,17 @@ class _Rows:
                 self.blocked.setdefault(q, []).append(setting)
                 continue
             targets = np.array([result.target[q]] * len(cfs), dtype=object)
-            counts = accepted(copies, cfs.loc[:, names], targets).tolist()
-            attempt = _Attempt(result, setting, counts)
+            rows = cfs.loc[:, names]
+            ok, share = reaches(copies, rows, targets, self.p)
+            counts = accepted(copies, rows, targets).tolist()
+            attempt = _Attempt(result, setting, bool(ok.all()), float(share.min()), counts)
             best = self.best.get(q)
-            if best is None or attempt.worst(self.n) > best.worst(self.n):
+            if best is None or (attempt.reached, attempt.predicted) > (
+                best.reached,
+                best.predicted,
+            ):
                 self.best[q] = attempt
-            if attempt.worst(self.n) >= self.p - 1e-12:
+            if attempt.reached:
                 self.done.add(q)
 
 
@@ -278,6 +290,7 @@ def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFram
         [[] if a is None else list(a.counts) for a in best], index=out.index, dtype=object
     )
     out[COPIES] = rows.n
+    out[REACHED] = pd.Series([a is not None and a.reached for a in best], index=out.index)
     out[SHORTFALL] = [np.nan if a is None else max(0.0, rows.p - a.worst(rows.n)) for a in best]
     return out
 
@@ -293,13 +306,21 @@ def _certificates(certs: pd.Series, rows: _Rows, ids: list[Any]) -> pd.Series:
             out.append(base)
             continue
         k, share = min(a.counts), a.worst(rows.n)
-        held = f"{k} of {rows.n} retrained copies never shown to the search accept it"
-        if share >= rows.p - 1e-12:
-            say = f"Setting for robustness {rows.p:.0%}: {a.setting.words()}; {held}."
+        held = (
+            f"{k} of {rows.n} retrained copies never shown to the search nor used to choose "
+            "accept it"
+        )
+        if a.reached:
+            short = "" if share >= rows.p - 1e-12 else f" (estimate {share:.2f})"
+            say = (
+                f"Setting for robustness {rows.p:.0%}, chosen on {rows.n} other retrained "
+                f"copies: {a.setting.words()}; {held}{short}."
+            )
         else:
             say = (
-                f"No setting reached robustness {rows.p:.0%}: the most robust answer found "
-                f"({a.setting.words()}); {held}, {rows.p - share:.2f} short."
+                f"No setting reached robustness {rows.p:.0%} on the copies that choose: "
+                f"the most robust answer found ({a.setting.words()}); {held}, "
+                f"{max(0.0, rows.p - share):.2f} short of the estimate asked for."
             )
         stop = "" if not base or base.rstrip().endswith((".", "!", "?")) else "."
         out.append(f"{base}{stop} {say}".strip())

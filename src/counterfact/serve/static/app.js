@@ -456,7 +456,9 @@
   // An answer's estimated share of retrained models that still accept it.
   function robustnessSentence(rb) {
     const pctOf = (v) => `${Math.round(100 * v)} %`;
-    const short = rb.shortfall > 0 ? ` (${pctOf(rb.shortfall)} short of what was asked: the most robust answer found)` : "";
+    let short = "";
+    if (rb.reached === false) short = ` (${pctOf(rb.shortfall)} short of what was asked: no setting reached it, this is the most robust answer found)`;
+    else if (rb.shortfall > 0) short = " (below what was asked, though other retrained copies chose it as reaching it)";
     return `Still holds after the model is retrained: ${pctOf(rb.estimate)} (95 % interval ${pctOf(rb.low)}-${pctOf(rb.high)}, ${rb.accepted} of ${rb.copies} retrained copies)${short}.`;
   }
 
