@@ -367,3 +367,29 @@ def test_a_chosen_horizon_gives_answers_that_say_when(served, browser):
     assert all(m <= 12 for m in months)
     assert errors == [] and external == []
     page.close()
+
+
+def test_advice_that_holds_after_a_retrain_is_asked_and_answered_in_words(served, browser):
+    """The page asks for robustness=0.9; each answer says the share of retrained models
+    that still accept it, with its interval and the copies it was estimated on."""
+    url, _, _ = served
+    page, errors, external = _open(browser, url, viewport={"width": 1366, "height": 900})
+    options = page.eval_on_selector_all("#robustness option", "os => os.map(o => o.value)")
+    assert options == ["", "80", "90", "95"]
+    page.select_option("#robustness", "90")
+    page.check("#m-mace")
+    for other in ("nearest", "nearest_nocap", "ufce"):
+        page.uncheck(f"#m-{other}")
+    with page.expect_request(lambda r: r.url.endswith("/explain")) as sent:
+        page.click("#explain")
+    assert sent.value.post_data_json["robustness"] == 0.9
+    _wait_answers(page, 1)
+    said = page.eval_on_selector_all("#cards p.robustness", "ps => ps.map(p => p.textContent)")
+    assert said and len(said) == len(page.query_selector_all("#cards li.cf"))
+    pattern = (
+        r"^Still holds after the model is retrained: \d+ % "
+        r"\(95 % interval \d+ %-\d+ %, \d of 8 retrained copies\)"
+    )
+    assert all(re.match(pattern, s) for s in said), said
+    assert errors == [] and external == []
+    page.close()

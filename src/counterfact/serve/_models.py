@@ -268,6 +268,22 @@ class RegionOut(BaseModel):
     text: str = Field(description="The region in words.")
 
 
+class RobustnessOut(BaseModel):
+    estimate: float = Field(
+        description="Share of retrained copies (never used to search or choose) that still "
+        "accept the answer."
+    )
+    low: float = Field(description="Lower end of its exact 95 % interval.")
+    high: float = Field(description="Upper end of its exact 95 % interval.")
+    accepted: int = Field(description="Copies that accept it.")
+    copies: int = Field(description="Copies it was estimated on.")
+    shortfall: float = Field(description="The share asked for less the estimate (0 at least).")
+    reached: bool | None = Field(
+        description="Whether the copies that choose let the row reach the share asked for."
+    )
+    setting: str | None = Field(description="The margin, copies or vote share it came from.")
+
+
 class ReasonOut(BaseModel):
     feature: str
     current: Any
@@ -312,6 +328,11 @@ class CounterfactualOut(BaseModel):
     notice: str | None = Field(
         default=None, description="The reasons as a text to adapt into a notice (when asked)."
     )
+    robustness: RobustnessOut | None = Field(
+        default=None,
+        description="Its estimated share of retrained models that still accept it (when "
+        "robustness was asked for).",
+    )
 
 
 class RowResultOut(BaseModel):
@@ -346,6 +367,10 @@ class ExplainOut(BaseModel):
     constraints: dict[str, Any] | None
     min_probability: float | None = None
     robust_to: int = Field(default=0, description="Retrained models every answer also holds for.")
+    robustness: float | None = Field(
+        default=None, description="The share of retrained models asked to still accept each answer."
+    )
+    robustness_words: str = Field(default="", description="That share in words.")
     regions: bool = False
     measure: str | None = Field(
         default=None,

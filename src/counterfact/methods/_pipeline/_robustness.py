@@ -101,9 +101,7 @@ def ladder(floor: float | None, p: float, n_trees: int | None = None) -> list[Se
         votes = [Setting(floor, 0, share) for share in shares]
     margins = [Setting(m, 0) for m in MARGINS if m > least]
     with_copies = [
-        Setting(floor if m is None or m <= least else m, k)
-        for k, ms in WITH_COPIES
-        for m in ms
+        Setting(floor if m is None or m <= least else m, k) for k, ms in WITH_COPIES for m in ms
     ]
     return [Setting(floor, 0), *votes, *margins, *dict.fromkeys(with_copies)]
 

@@ -591,7 +591,9 @@
     };
     const margin = readNumber("margin");
     if (margin !== null) request.min_probability = margin / 100;
-    if (state.schema.robust_to && $("robust").checked) request.robust = true;
+    const share = $("robustness").value;
+    if (share) request.robustness = Number(share) / 100;
+    else if (state.schema.robust_to && $("robust").checked) request.robust = true;
     if (!$("horizon-field").hidden) request.horizon = Number($("horizon").value);
     if (state.schema.favourable !== null) request.target = state.schema.favourable;
     else request.target = state.schema.classes.find((c) => String(c) === $("target").value);
