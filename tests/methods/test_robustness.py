@@ -279,3 +279,25 @@ def test_the_ladder_goes_from_the_floor_to_the_search_copies():
     assert shares[0] == pytest.approx(cf.vote_share_for(30, 0.05))
     # no rung repeats, and each stricter rung covers the looser ones it follows in kind
     assert len(set(forest)) == len(forest)
+
+
+def test_each_row_keeps_the_cheapest_answer_that_reaches_the_share(german):
+    """Against every setting of the ladder run on its own: no setting whose answer the
+    choosing copies let reach p has a cheaper first answer than the one kept."""
+    from counterfact.methods._pipeline._robustness import ladder
+
+    _, _, rows, _, method = german
+    some = rows.head(3)
+    result = method.explain(some, requirements=cf.Requirements(robustness=0.9))
+    copies = copies_for(method, 8)
+    kept = result.cost().groupby(level=0).first()
+    for setting in ladder(None, 0.9):
+        alone = method.explain(some, requirements=setting.requirements(cf.Requirements(), copies))
+        for q in alone.queries.index:
+            cfs = alone.for_query(q)
+            if len(cfs) == 0 or not result.diagnostics.at[q, "robustness_reached"]:
+                continue
+            targets = np.array([alone.target[q]] * len(cfs), dtype=object)
+            ok, _ = reaches(copies, cfs.loc[:, alone.schema.names], targets, 0.9)
+            if ok.all():
+                assert kept[q] <= float(alone.cost(q).iloc[0]) + 1e-6, (q, setting.words())

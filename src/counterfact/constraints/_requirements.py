@@ -135,9 +135,9 @@ class Requirements:
         answer.  The model is retrained on bootstrap resamples of the training data;
         some copies may enter the search, as many as ``robustness_copies`` choose each
         row's setting, and ``robustness_copies`` more, never shown to a search nor used
-        to choose, estimate the share.  Each row gets the first setting of a ladder of
-        margins and copies whose answer reaches ``p`` on the choosing copies, or, when
-        none does, the most robust answer found and its shortfall
+        to choose, estimate the share.  Each row gets the cheapest answer among the
+        settings of a ladder of margins and copies whose answer reaches ``p`` on the
+        choosing copies, or, when none does, the most robust answer found and its shortfall
         (:meth:`~counterfact.CounterfactualResult.robustness`).  ``min_probability``,
         when given too, is the least margin the ladder starts from; ``robust_to``
         cannot be combined with it.

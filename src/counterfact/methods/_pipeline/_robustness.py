@@ -1,5 +1,5 @@
-"""``Requirements(robustness=p)``: per row, the first setting of a ladder of margins and
-retrained copies whose answer enough retrained models still accept.
+"""``Requirements(robustness=p)``: per row, the cheapest answer among the settings of a
+ladder of margins and retrained copies whose answer enough retrained models still accept.
 
 The ladder (:func:`ladder`) goes from the plain decision (or the user's
 ``min_probability``) through, for a forest, growing shares of its trees' votes (Forel,
@@ -11,7 +11,10 @@ of ``p``, so every method honours it as it honours ``min_probability`` and
 ``robust_to``: the exact methods through the requirements they encode, the others
 through the shared checker. After each call every answer is shown to the choosing copies
 (never given to a search); a row whose answers all reach ``p`` on them
-(:func:`~._copies.reaches`) leaves the ladder with that answer. A row that no setting
+(:func:`~._copies.reaches`) skips every setting stricter than that one (an exact
+method's answer there costs no less), and still tries the settings it does not cover (8
+copies without a margin may be cheaper than a margin of 0.9); the row keeps the
+cheapest first answer that reached ``p``. A row that no setting
 brings to ``p`` keeps the most robust answer found (the highest predicted share on the
 choosing copies; the earliest setting among equals). Every kept answer is then shown to
 the held-out copies, which neither a search nor the choice ever saw: their share is the
@@ -124,6 +127,17 @@ class _Attempt:
     reached: bool
     predicted: float
     counts: list[int]
+    cost: float
+
+    def beats(self, other: _Attempt | None) -> bool:
+        """Whether to keep this attempt over ``other``: reaching ``p`` first; among
+        attempts that reach it the cheaper first answer; among those that do not, the
+        higher predicted share (the earlier setting among equals)."""
+        if other is None or self.reached != other.reached:
+            return other is None or self.reached
+        if self.reached:
+            return self.cost < other.cost - 1e-9
+        return self.predicted > other.predicted
 
     def worst(self, n: int) -> float:
         """The least robust answer's share of held-out copies (-1 without answers)."""
@@ -138,16 +152,20 @@ class _Rows:
     n: int
     best: dict[Any, _Attempt] = field(default_factory=dict)
     first: dict[Any, CounterfactualResult] = field(default_factory=dict)
-    done: set[Any] = field(default_factory=set)
+    reached: dict[Any, list[Setting]] = field(default_factory=dict)
     blocked: dict[Any, list[Setting]] = field(default_factory=dict)
     seconds: dict[Any, float] = field(default_factory=dict)
 
     def todo(self, ids: list[Any], setting: Setting) -> list[Any]:
-        """The rows still short of ``p`` that this setting may help."""
+        """The rows this setting may help: not stricter than a setting that left the row
+        without an answer (none here either), nor than one that reached ``p`` (its
+        answer would cost no less)."""
         return [
             q
             for q in ids
-            if q not in self.done and not any(b.covers(setting) for b in self.blocked.get(q, []))
+            if not any(
+                b.covers(setting) for b in self.blocked.get(q, []) + self.reached.get(q, [])
+            )
         ]
 
     def record(self, setting: Setting, result: CounterfactualResult, copies: Copies) -> None:
@@ -164,15 +182,12 @@ class _Rows:
             rows = cfs.loc[:, names]
             ok, share = reaches(copies, rows, targets, self.p)
             counts = accepted(copies, rows, targets).tolist()
-            attempt = _Attempt(result, setting, bool(ok.all()), float(share.min()), counts)
-            best = self.best.get(q)
-            if best is None or (attempt.reached, attempt.predicted) > (
-                best.reached,
-                best.predicted,
-            ):
+            cost = float(result.cost(q).iloc[0])
+            attempt = _Attempt(result, setting, bool(ok.all()), float(share.min()), counts, cost)
+            if attempt.beats(self.best.get(q)):
                 self.best[q] = attempt
             if attempt.reached:
-                self.done.add(q)
+                self.reached.setdefault(q, []).append(setting)
 
 
 def explain_robust(
