@@ -119,10 +119,15 @@ def copies_for(method: PipelineMethod, n_held_out: int) -> Copies:
 
 def accepted(copies: Copies, rows: pd.DataFrame, targets: np.ndarray) -> np.ndarray:
     """Per row, how many held-out copies predict its target (ints, one per row)."""
+    return _votes(copies.held_out, rows, targets)
+
+
+def _votes(models: tuple[ModelAdapter, ...], rows: pd.DataFrame, targets: np.ndarray) -> np.ndarray:
+    """Per row, how many of ``models`` predict its target (ints, one per row)."""
     counts = np.zeros(len(rows), dtype=int)
     if len(rows) == 0:
         return counts
-    for model in copies.held_out:
+    for model in models:
         pred = model.predict(rows)
         counts += np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=int)
     return counts
@@ -169,10 +174,7 @@ def reaches(copies: Copies, rows: pd.DataFrame, targets: np.ndarray, p: float) -
     if len(rows) == 0:
         return np.zeros((2, 0))
     score = scores(copies.choosing, rows, targets)
-    votes = np.zeros(len(rows), dtype=int)
-    for model in copies.choosing:
-        pred = model.predict(rows)
-        votes += np.array([a == t for a, t in zip(pred, targets, strict=True)], dtype=int)
+    votes = _votes(copies.choosing, rows, targets)
     share = predicted_share(score)
     ok = (votes >= np.ceil(p * n - 1e-9)) & (share >= p - 1e-12)
     return np.vstack([ok.astype(float), share])
