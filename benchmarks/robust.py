@@ -6,8 +6,7 @@ settings, each judged by 5 copies of the model retrained on bootstrap resamples
 
 * ours (MACE, proven-nearest answers): plain; ``min_probability`` 0.6 / 0.7; ``robust_to``
   4 other retrained copies, alone and with ``min_probability=0.6``; and
-  ``Requirements(robustness=p)`` for p = 0.8 / 0.9 / 0.95 / 0.99 where the installed
-  library has it;
+  ``Requirements(robustness=p)`` for p = 0.6 / 0.7 / 0.8 / 0.9 / 0.95 / 0.99;
 * Forel, Parmentier & Vidal's vote threshold on forests: at least
   ``cf.vote_share_for(T, alpha)`` of the T trees vote for the target
   (``Requirements(min_vote_share=...)``, searched by MACE), alpha = 0.2 / 0.05 / 0.01;
@@ -152,7 +151,9 @@ def cell(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> di
 
 #: our margins, the robustness levels asked for, Forel's levels, ElliCE's epsilons
 MARGINS = (0.6, 0.7)
-ROBUSTNESS = (0.8, 0.9, 0.95, 0.99)
+ROBUSTNESS = [0.6, 0.7, 0.8, 0.9, 0.95, 0.99]
+#: --only-levels: run robustness=p alone (a part of a split run that adds levels)
+ONLY_LEVELS = False
 ALPHAS = (0.2, 0.05, 0.01)
 EPSILONS = (0.01, 0.05, 0.1)
 #: actionability that no setting may change (time moves only with a cf.Timeline)
@@ -199,14 +200,16 @@ def setup(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> S
 
 def our_settings(s: Setup) -> list[tuple[str, str, cf.Requirements]]:
     """(who, setting, requirements) of every MACE run of the cell."""
+    levels = [("ours", f"robustness {p}", cf.Requirements(robustness=p)) for p in ROBUSTNESS]
+    if ONLY_LEVELS:
+        return levels
     out = [("ours", "plain", cf.Requirements())]
     out += [("ours", f"margin {p}", cf.Requirements(min_probability=p)) for p in MARGINS]
     out.append(("ours", "4 copies", cf.Requirements(robust_to=s.pool)))
     out.append(
         ("ours", "4 copies + margin 0.6", cf.Requirements(robust_to=s.pool, min_probability=0.6))
     )
-    if "robustness" in cf.Requirements.__dataclass_fields__:
-        out += [("ours", f"robustness {p}", cf.Requirements(robustness=p)) for p in ROBUSTNESS]
+    out += levels
     if s.kind == "rf":
         n_trees = int(MODELS["rf"]["n_estimators"])
         for a in ALPHAS:
@@ -292,7 +295,7 @@ def curve(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> l
         targets = tgt if targets is None else targets
         out.append(point(s, who, label, first, tgt, seconds, said))
         print(out[-1])
-    if kind in ("lr", "mlp") and targets is not None:
+    if kind in ("lr", "mlp") and targets is not None and not ONLY_LEVELS:
         out += _ellice_points(s, targets)
     return out
 
@@ -476,6 +479,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--time-limit", type=float, default=30.0)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--reference", type=int, default=REFERENCE, help="more copies that judge")
+    p.add_argument("--levels", default=",".join(map(str, ROBUSTNESS)), help="robustness=p levels")
+    p.add_argument("--only-levels", action="store_true", help="run robustness=p alone")
     p.add_argument("--quick", action="store_true", help="10 rows of German Credit")
     p.add_argument("--name", default=None, help="the tables' name (to split a run in parts)")
     p.add_argument("--merge", default=None, help="comma-separated --name parts to join")
@@ -573,8 +578,9 @@ def _merge(args: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _args(argv)
-    global REFERENCE
-    REFERENCE = args.reference
+    global REFERENCE, ROBUSTNESS, ONLY_LEVELS
+    REFERENCE, ONLY_LEVELS = args.reference, args.only_levels
+    ROBUSTNESS = [float(v) for v in args.levels.split(",")]
     warnings.filterwarnings("ignore")
     if args.sweep:
         notes = [

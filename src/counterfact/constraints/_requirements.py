@@ -133,8 +133,8 @@ class Requirements:
     robustness : float, optional
         The share of retrained models (in ``(0, 1)``) that should still accept each
         answer.  The model is retrained on bootstrap resamples of the training data;
-        some copies may enter the search, as many as ``robustness_copies`` choose each
-        row's setting, and ``robustness_copies`` more, never shown to a search nor used
+        some copies may enter the search, twice ``robustness_copies`` choose each row's
+        setting, and ``robustness_copies`` more, never shown to a search nor used
         to choose, estimate the share.  Each row gets the cheapest answer among the
         settings of a ladder of margins and copies whose answer reaches ``p`` on the
         choosing copies, or, when none does, the most robust answer found and its shortfall
@@ -142,8 +142,8 @@ class Requirements:
         when given too, is the least margin the ladder starts from; ``robust_to``
         cannot be combined with it.
     robustness_copies : int, optional
-        How many retrained copies estimate ``robustness``, and how many choose (default
-        8 each; at least 2).
+        How many retrained copies estimate ``robustness`` (default 8; at least 2); twice
+        as many choose.
     min_vote_share : float, optional
         Random forests and extra trees only: at least this share (in ``(0, 1]``) of the
         trees must vote for the target (each tree's vote: its leaf's largest class), in

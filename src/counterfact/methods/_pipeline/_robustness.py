@@ -39,7 +39,7 @@ from ...exceptions import UnsupportedModelError, ValidationError
 from ...models._votes import forest_of
 from ...result import CounterfactualResult, Region
 from ...result._robustness import ACCEPTED, COPIES, REACHED, SETTING, SHORTFALL
-from ._copies import SEARCH_COPIES, Copies, accepted, copies_for, reaches
+from ._copies import CHOOSING, SEARCH_COPIES, Copies, accepted, copies_for, reaches
 from ._protocol import PipelineMethod
 
 __all__ = ["Setting", "explain_robust", "ladder"]
@@ -163,9 +163,7 @@ class _Rows:
         return [
             q
             for q in ids
-            if not any(
-                b.covers(setting) for b in self.blocked.get(q, []) + self.reached.get(q, [])
-            )
+            if not any(b.covers(setting) for b in self.blocked.get(q, []) + self.reached.get(q, []))
         ]
 
     def record(self, setting: Setting, result: CounterfactualResult, copies: Copies) -> None:
@@ -326,8 +324,8 @@ def _certificates(certs: pd.Series, rows: _Rows, ids: list[Any]) -> pd.Series:
         if a.reached:
             short = "" if share >= rows.p - 1e-12 else f" (estimate {share:.2f})"
             say = (
-                f"Setting for robustness {rows.p:.0%}, chosen on {rows.n} other retrained "
-                f"copies: {a.setting.words()}; {held}{short}."
+                f"Setting for robustness {rows.p:.0%}, chosen on {CHOOSING * rows.n} other "
+                f"retrained copies: {a.setting.words()}; {held}{short}."
             )
         else:
             say = (
