@@ -568,11 +568,21 @@ def _curve(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
             pd.concat(ANSWERS).to_csv(OUT / f"{name}_answers.csv")
 
 
+def _parts(names: list[str], suffix: str, key: list[str]) -> pd.DataFrame:
+    """The parts' tables joined; a setting measured in several parts keeps the last
+    part's rows (a rerun replaces what it reran)."""
+    frames = [pd.read_csv(OUT / f"{n}{suffix}.csv").assign(_part=i) for i, n in enumerate(names)]
+    joined = pd.concat(frames, ignore_index=True)
+    last = joined.groupby(key)["_part"].transform("max")
+    return joined[joined["_part"] == last].drop(columns="_part").reset_index(drop=True)
+
+
 def _merge(args: argparse.Namespace) -> None:
     """One table (and its verdict) from the parts of runs split by --name."""
     parts = args.merge.split(",")
-    table = pd.concat([pd.read_csv(OUT / f"{n}.csv") for n in parts], ignore_index=True)
-    costs = pd.concat([pd.read_csv(OUT / f"{n}_costs.csv") for n in parts], ignore_index=True)
+    key = ["dataset", "model", "who", "setting"]
+    table = _parts(parts, "", key)
+    costs = _parts(parts, "_costs", key)
     _write_curve("robust", table, costs, _curve_notes(args.rows, args))
 
 
