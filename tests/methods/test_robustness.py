@@ -301,3 +301,10 @@ def test_each_row_keeps_the_cheapest_answer_that_reaches_the_share(german):
             ok, _ = reaches(copies, cfs.loc[:, alone.schema.names], targets, 0.9)
             if ok.all():
                 assert kept[q] <= float(alone.cost(q).iloc[0]) + 1e-6, (q, setting.words())
+
+
+def test_it_works_under_each_methods_own_objective(german):
+    _, _, rows, _, method = german
+    result = method.explain(rows.head(2), requirements=cf.Requirements(robustness=0.8, costs="own"))
+    table = result.robustness()
+    assert len(table) >= 1 and table["reached"].notna().all()

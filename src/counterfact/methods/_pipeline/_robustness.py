@@ -166,9 +166,14 @@ class _Rows:
             if not any(b.covers(setting) for b in self.blocked.get(q, []) + self.reached.get(q, []))
         ]
 
-    def record(self, setting: Setting, result: CounterfactualResult, copies: Copies) -> None:
-        """Judge one setting's answers with the held-out copies and update each row."""
+    def record(
+        self, setting: Setting, result: CounterfactualResult, copies: Copies, effort: Any
+    ) -> None:
+        """Judge one setting's answers with the choosing and held-out copies and update
+        each row; ``effort`` prices answers when the call kept its method's own objective
+        (``costs="own"``), so that settings compare on one scale."""
         names = result.schema.names
+        first = _first_costs(result, effort)
         for q in result.queries.index:
             self.first.setdefault(q, result)
             self.seconds[q] = self.seconds.get(q, 0.0) + float(result.runtime.get(q, 0.0) or 0.0)
@@ -180,7 +185,7 @@ class _Rows:
             rows = cfs.loc[:, names]
             ok, share = reaches(copies, rows, targets, self.p)
             counts = accepted(copies, rows, targets).tolist()
-            cost = float(result.cost(q).iloc[0])
+            cost = float(first[q])
             attempt = _Attempt(result, setting, bool(ok.all()), float(share.min()), counts, cost)
             if attempt.beats(self.best.get(q)):
                 self.best[q] = attempt
@@ -221,8 +226,15 @@ def explain_robust(
             feedback=False,
             **call,
         )
-        rows.record(setting, result, copies)
+        rows.record(setting, result, copies, method.effort_)
     return _assemble(rows, ids, req)
+
+
+def _first_costs(result: CounterfactualResult, effort: Any) -> pd.Series:
+    """Each query's first answer's cost, in the call's measure (``effort`` when the call
+    kept its method's own objective)."""
+    cost = result.cost() if result.costs is not None else result.cost(costs=effort)
+    return cost.groupby(level=0).first() if len(cost) else pd.Series(dtype=float)
 
 
 def _rows_of(value: Any, pos: np.ndarray) -> Any:
