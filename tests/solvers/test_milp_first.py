@@ -10,8 +10,6 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._deadline import Deadline
-from counterfact.constraints._resolve import resolve
-from counterfact.methods.mace._problem import build_problem
 from counterfact.models._compile import compile_model
 from counterfact.solvers._milp import _oracle
 from counterfact.solvers._milp._first import encode_points, first_answer
@@ -30,14 +28,6 @@ def credit_mlp():
     return train, model, compile_model(model, train.schema), X
 
 
-def _problem(train, x, costs: bool):
-    bounds = resolve(cf.Constraints(), train.schema).for_query(x)
-    p = build_problem(train.schema, bounds, weights=(0.0, 1.0, 0.0), target_index=1, margin=1e-4)
-    if costs:
-        p.costs, p.weights = cf.Costs().bind(train.schema, train.X).for_query(x), (0.0, 0.0, 0.0)
-    return p
-
-
 def _unbounded(p, compiled, schema, monkeypatch):
     """The unbounded check without a first answer."""
     with monkeypatch.context() as mp:
@@ -45,11 +35,13 @@ def _unbounded(p, compiled, schema, monkeypatch):
         return MipOracle(p, compiled, schema, rel_gap=0.01).check(None, Deadline.none())
 
 
-def test_the_first_answer_is_accepted_and_no_nearer_than_the_optimum(credit_mlp, monkeypatch):
+def test_the_first_answer_is_accepted_and_no_nearer_than_the_optimum(
+    credit_mlp, monkeypatch, milp_problem
+):
     train, model, compiled, X = credit_mlp
     found = 0
     for i in range(len(X)):
-        p = _problem(train, X.iloc[i], costs=True)
+        p = milp_problem(train, X.iloc[i], costs=True)
         first = first_answer(p, compiled)
         if first is None:
             continue
@@ -67,10 +59,10 @@ def test_the_first_answer_is_accepted_and_no_nearer_than_the_optimum(credit_mlp,
     assert found >= 2
 
 
-def test_the_bounded_first_call_proves_the_unbounded_optimum(credit_mlp, monkeypatch):
+def test_the_bounded_first_call_proves_the_unbounded_optimum(credit_mlp, monkeypatch, milp_problem):
     train, _, compiled, X = credit_mlp
     for i in range(len(X)):
-        p = _problem(train, X.iloc[i], costs=True)
+        p = milp_problem(train, X.iloc[i], costs=True)
         whole = _unbounded(p, compiled, train.schema, monkeypatch)
         oracle = MipOracle(p, compiled, train.schema, rel_gap=0.01)
         ans = oracle.check(None, Deadline.none())
@@ -81,10 +73,10 @@ def test_the_bounded_first_call_proves_the_unbounded_optimum(credit_mlp, monkeyp
 
 
 def test_a_first_answer_the_encoding_rejects_falls_back_to_the_unbounded_call(
-    credit_mlp, monkeypatch
+    credit_mlp, monkeypatch, milp_problem
 ):
     train, _, compiled, X = credit_mlp
-    p = _problem(train, X.iloc[0], costs=True)
+    p = milp_problem(train, X.iloc[0], costs=True)
     whole = _unbounded(p, compiled, train.schema, monkeypatch)
     query = tuple(v.query for v in p.vars)  # not a counterfactual: cost far below the optimum
     monkeypatch.setattr(_oracle, "first_answer", lambda *a, **k: (query, whole.distance / 4))
@@ -95,6 +87,8 @@ def test_a_first_answer_the_encoding_rejects_falls_back_to_the_unbounded_call(
     assert oracle.radius == np.inf  # rebuilt over the query's whole box
 
 
-def test_no_first_answer_for_a_distance_that_is_not_a_sum_of_feature_costs(credit_mlp):
+def test_no_first_answer_for_a_distance_that_is_not_a_sum_of_feature_costs(
+    credit_mlp, milp_problem
+):
     train, _, compiled, X = credit_mlp
-    assert first_answer(_problem(train, X.iloc[0], costs=False), compiled) is None
+    assert first_answer(milp_problem(train, X.iloc[0], costs=False), compiled) is None

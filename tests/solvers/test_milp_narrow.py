@@ -9,8 +9,6 @@ import pytest
 
 import counterfact as cf
 from counterfact._utils._deadline import Deadline
-from counterfact.constraints._resolve import resolve
-from counterfact.methods.mace._problem import build_problem
 from counterfact.models._compile import compile_model
 from counterfact.solvers._milp._narrow import narrow_bounds
 from counterfact.solvers._milp._oracle import MipOracle
@@ -26,14 +24,6 @@ def credit():
     return train, model, x
 
 
-def _problem(train, x, costs: bool):
-    bounds = resolve(cf.Constraints(), train.schema).for_query(x)
-    p = build_problem(train.schema, bounds, weights=(0.0, 1.0, 0.0), target_index=1, margin=1e-4)
-    if costs:
-        p.costs, p.weights = cf.Costs().bind(train.schema, train.X).for_query(x), (0.0, 0.0, 0.0)
-    return p
-
-
 def _in_box(bounds, row) -> bool:
     for b in bounds.features:
         v = row[b.feature.name]
@@ -45,9 +35,9 @@ def _in_box(bounds, row) -> bool:
 
 
 @pytest.mark.parametrize("costs", [True, False], ids=["effort", "eq3"])
-def test_every_point_within_the_radius_stays_in_the_narrowed_box(credit, costs):
+def test_every_point_within_the_radius_stays_in_the_narrowed_box(credit, costs, milp_problem):
     train, _, x = credit
-    p = _problem(train, x, costs)
+    p = milp_problem(train, x, costs)
     rng = np.random.default_rng(0)
     rows = train.X.sample(400, random_state=0).copy()
     for name in train.schema.names:  # most of each row keeps the query's values
@@ -66,11 +56,11 @@ def test_every_point_within_the_radius_stays_in_the_narrowed_box(credit, costs):
 
 
 @pytest.mark.parametrize("costs", [True, False], ids=["effort", "eq3"])
-def test_a_bounded_check_proves_the_same_optimum_over_the_narrowed_box(credit, costs):
+def test_a_bounded_check_proves_the_same_optimum_over_the_narrowed_box(credit, costs, milp_problem):
     pytest.importorskip("highspy")
     train, model, x = credit
     compiled = compile_model(model, train.schema)
-    p = _problem(train, x, costs)
+    p = milp_problem(train, x, costs)
     whole = MipOracle(p, compiled, train.schema, rel_gap=0.01).check(None, Deadline.none())
     assert whole.verdict == "sat"
     for factor in (1.5, 1.0 + 1e-6):
