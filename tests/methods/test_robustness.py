@@ -142,6 +142,8 @@ def test_a_high_share_holds_better_under_unseen_retrains(german, half):
 
 
 def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
+    from counterfact.methods._pipeline._robustness import ladder
+
     _, _, rows, _, method = german
     only = cf.Constraints(features_to_vary=["duration_months"])
     result = method.explain(rows, constraints=only, requirements=cf.Requirements(robustness=0.95))
@@ -149,12 +151,20 @@ def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
     short = table[table["shortfall"] > 0]
     assert len(short) >= 1
     assert np.allclose(short["shortfall"], 0.95 - short["estimate"])
-    queries = short.index.get_level_values(0)
-    # no stricter setting has an answer for them: the plain one is the most robust found
-    margin = method.explain(
-        rows.loc[queries], constraints=only, requirements=cf.Requirements(min_probability=0.6)
-    )
-    assert (margin.status == "infeasible").all()
+    queries = short.index.get_level_values(0).unique()
+    # no answer every ladder setting could give them is more robust than the one kept
+    copies, names = copies_for(method, 8), result.schema.names
+    for q in queries:
+        kept = result.for_query(q).loc[:, names]
+        target = np.array([result.target[q]] * len(kept), dtype=object)
+        share = reaches(copies, kept, target, 0.95)[1].min()
+        for setting in ladder(None, 0.95):
+            req = setting.requirements(cf.Requirements(), copies)
+            alone = method.explain(rows.loc[[q]], constraints=only, requirements=req)
+            cfs = alone.for_query(q).loc[:, names]
+            if len(cfs):
+                other = reaches(copies, cfs, target[:1].repeat(len(cfs)), 0.95)[1].min()
+                assert share >= other - 1e-9, (q, setting.words())
     for q in queries:
         assert result.found[q] == 1
         assert "No setting reached robustness 95%" in result.certificate(q)
@@ -163,6 +173,30 @@ def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
     none = result.found[result.found == 0].index
     assert (result.status[none] == "infeasible").all()
     assert result.diagnostics.loc[none, "robustness_shortfall"].isna().all()
+
+
+def test_a_short_row_bisects_the_margin_up_to_where_answers_stop():
+    """Bisection steps for rows short of p, on the settings each row met: halfway between
+    the last answered and the first blocked margin per number of copies; a blocked margin
+    with fewer copies bounds more copies too; a vote rung bounds no margin."""
+    from counterfact.methods._pipeline._robustness import RESOLUTION, Setting, _Rows
+
+    rows = _Rows(0.95, 8)
+    rows.answered = {"a": [Setting(None, 0), Setting(0.6, 0)], "b": [Setting(None, 4)]}
+    rows.blocked = {"a": [Setting(0.7, 0)], "b": [Setting(0.6, 0), Setting(None, 8, 0.8)]}
+    rows.answered["c"], rows.reached["c"] = [Setting(None, 0)], [Setting(None, 0)]
+    rows.answered["d"] = [Setting(None, 0), Setting(0.9, 0)]  # nothing blocked: nothing to do
+    steps = rows.between(["a", "b", "c", "d"])
+    assert steps == {Setting(0.65, 0): ["a"], Setting(0.55, 4): ["b"]}
+    rows.answered["a"].append(Setting(0.65, 0))
+    rows.blocked["a"].append(Setting(0.67, 0))
+    rows.blocked["b"].append(Setting(0.55, 4))
+    assert rows.between(["a", "b"]) == {Setting(0.525, 4): ["b"]}  # a: 0.02 apart
+    assert 0.67 - 0.65 <= RESOLUTION + 1e-12 < 0.55 - 0.5
+    floored = _Rows(0.95, 8, floor=0.52)
+    floored.answered = {"e": [Setting(0.52, 0)]}
+    floored.blocked = {"e": [Setting(0.6, 0)]}
+    assert floored.between(["e"]) == {Setting(0.56, 0): ["e"]}
 
 
 def test_the_robustness_survives_a_saved_result(half):
@@ -272,11 +306,16 @@ def test_the_ladder_goes_from_the_floor_to_the_search_copies():
     floored = [s.words() for s in ladder(0.65, 0.95)]
     assert floored[0] == "margin 0.65" and "margin 0.6" not in floored
     assert "4 copies + margin 0.65" in floored and "8 copies + margin 0.65" in floored
-    # a forest of 30 trees: Forel et al.'s vote shares right after the floor
+    # a forest of 30 trees: Forel et al.'s vote shares right after the floor, whole
+    # numbers of trees from the level 0.4 to 0.001, 1 - p among them, none twice
     forest = ladder(None, 0.95, n_trees=30)
-    shares = [s.vote_share for s in forest[1:4]]
-    assert all(v is not None for v in shares) and shares == sorted(shares)
-    assert shares[0] == pytest.approx(cf.vote_share_for(30, 0.05))
+    shares = [s.vote_share for s in forest if s.vote_share is not None]
+    assert forest[1 : 1 + len(shares)] == [s for s in forest if s.vote_share is not None]
+    trees = [round(v * 30) for v in shares]
+    assert trees == sorted(set(trees)) and np.allclose(np.array(trees) / 30, shares)
+    needed = [int(np.ceil(cf.vote_share_for(30, a) * 30 - 1e-9)) for a in (0.4, 0.05, 0.001)]
+    assert trees[0] == needed[0] and needed[1] in trees and trees[-1] == needed[2]
+    assert 6 <= len(trees) <= 9
     # no rung repeats, and each stricter rung covers the looser ones it follows in kind
     assert len(set(forest)) == len(forest)
 
