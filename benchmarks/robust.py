@@ -22,7 +22,8 @@ rows.  A second table checks the issue's target: for every peer point, the cheap
 our settings at least as valid and covering at least as many rows (``<name>_target``,
 every answered row of ours counted, those short of p too); a third (``<name>_vouched``)
 counts, for ``robustness=p``, only the rows the library says reach p, as a peer counts
-only the rows it answers.
+only the rows it answers; a fourth (``<name>_finer``) measures validity on the 20 more
+copies instead of the 5 judges.
 
     python benchmarks/robust.py                    # German, COMPAS, Adult x lr, rf, mlp; 50 rows
     python benchmarks/robust.py --quick            # 10 rows, German Credit only
@@ -371,11 +372,13 @@ def _nothing_to_beat(d: str, m: str, peer: pd.Series) -> dict:
     }
 
 
-def verdict(table: pd.DataFrame, costs: pd.DataFrame, ours_are=("ours",)) -> pd.DataFrame:
-    """Per peer point: among our settings (the rows of ``ours_are``) at least as valid on
-    the judges and answering at least as many rows (the issue's target), the one
-    cheapest on the rows both answer (paired medians), and whether it costs no more
-    there."""
+def verdict(
+    table: pd.DataFrame, costs: pd.DataFrame, ours_are=("ours",), valid="valid (judges)"
+) -> pd.DataFrame:
+    """Per peer point: among our settings (the rows of ``ours_are``) at least as valid
+    (column ``valid``: the judges by default) and answering at least as many rows (the
+    issue's target), the one cheapest on the rows both answer (paired medians), and
+    whether it costs no more there."""
     out = []
     for (d, m), cell_rows in table.groupby(["dataset", "model"], sort=False):
         ours = cell_rows[cell_rows["who"].isin(ours_are)]
@@ -384,7 +387,7 @@ def verdict(table: pd.DataFrame, costs: pd.DataFrame, ours_are=("ours",)) -> pd.
                 out.append(_nothing_to_beat(d, m, peer))
                 continue
             ok = ours[
-                (ours["valid (judges)"] >= peer["valid (judges)"])
+                (pd.to_numeric(ours[valid], errors="coerce") >= float(peer[valid]))
                 & (ours["answered"] >= peer["answered"])
             ]
             pairs = [
@@ -398,10 +401,10 @@ def verdict(table: pd.DataFrame, costs: pd.DataFrame, ours_are=("ours",)) -> pd.
                     "dataset": d,
                     "model": m,
                     "peer": f"{peer['who']} {peer['setting']}",
-                    "peer valid": peer["valid (judges)"],
+                    "peer valid": peer[valid],
                     "peer answered": peer["answered"],
                     "ours at least as valid and covering": "-" if best is None else _named(best[3]),
-                    "our valid": "-" if best is None else best[3]["valid (judges)"],
+                    "our valid": "-" if best is None else best[3][valid],
                     "our answered": "-" if best is None else best[3]["answered"],
                     "rows both answer": 0 if best is None else best[2],
                     "our cost (paired)": "-" if best is None else round(best[0], 2),
@@ -559,11 +562,21 @@ def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: lis
         "says reaches p, as a peer counts only the rows it answers; the rows it answers "
         "short of p, with their shortfall, are left out of this view."
     )
-    for suffix, ours_are, why in (
-        ("target", ("ours",), "every answered row of each of our settings counts"),
-        ("vouched", ("ours", SAID), said),
+    finer = f"valid ({REFERENCE} more copies)"
+    for suffix, ours_are, valid, why in (
+        ("target", ("ours",), "valid (judges)", "every answered row of ours counts"),
+        ("vouched", ("ours", SAID), "valid (judges)", said),
+        (
+            "finer",
+            ("ours",),
+            finer,
+            f"validity is measured on the {REFERENCE} more copies instead of the "
+            f"{N_JUDGES} judges (four times the pairs), every answered row of ours counted",
+        ),
     ):
-        target = verdict(table, costs, ours_are)
+        if valid not in table.columns:
+            continue
+        target = verdict(table, costs, ours_are, valid)
         if len(target):
             write_table(
                 f"{name}_{suffix}",
