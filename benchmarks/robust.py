@@ -391,7 +391,12 @@ def verdict(
                 & (ours["answered"] >= peer["answered"])
             ]
             pairs = [
-                (*_paired(costs, (d, m), ("ours", o["setting"]), (peer["who"], peer["setting"])), o)
+                (
+                    *_paired(
+                        costs, (d, m), (o["who"], o["setting"]), (peer["who"], peer["setting"])
+                    ),
+                    o,
+                )
                 for _, o in ok.iterrows()
             ]
             pairs = [x for x in pairs if x[2] > 0]

@@ -1,0 +1,105 @@
+"""benchmarks/robust.py's verdict on known tables: for each peer point, the cheapest of
+our settings at least as valid and covering at least as many rows, costs paired on the
+rows both answer; the vouched view adds the rows said to reach p, the finer view reads
+validity from the 20 more copies."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def _load(name: str):
+    if str(BENCH) not in sys.path:  # the script imports benchmarks/_common.py
+        sys.path.insert(0, str(BENCH))
+    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[name] = mod
+    spec.loader.exec_module(mod)
+    return mod
+
+
+robust = _load("robust")
+FINER = "valid (20 more copies)"
+
+
+def _point(who: str, setting: str, answered: int, valid: float, finer: float) -> dict:
+    return {
+        "dataset": "d",
+        "model": "rf",
+        "who": who,
+        "setting": setting,
+        "answered": answered,
+        "valid (judges)": valid,
+        FINER: finer,
+    }
+
+
+def _costs(who: str, setting: str, costs: dict[int, float]) -> pd.DataFrame:
+    return pd.DataFrame(
+        {"dataset": "d", "model": "rf", "who": who, "setting": setting, "query": list(costs)}
+        | {"cost": list(costs.values())}
+    )
+
+
+def _tables():
+    peer = (robust.FOREL, "alpha 0.2")
+    table = pd.DataFrame(
+        [
+            _point(*peer, 4, 0.80, 0.70),
+            _point("ours", "cheap", 5, 0.75, 0.75),  # too few judges agree; 20 copies do
+            _point("ours", "dear", 5, 0.85, 0.60),  # valid enough on the judges, dearer
+            _point(robust.SAID, "robustness 0.9", 4, 0.90, 0.65),  # the rows said to reach
+            _point(robust.ELLICE, "epsilon 0.1", 0, float("nan"), float("nan")),
+        ]
+    )
+    costs = pd.concat(
+        [
+            _costs(*peer, {1: 2.0, 2: 2.0, 3: 3.0, 4: 3.0}),
+            _costs("ours", "cheap", {1: 1.0, 2: 1.0, 3: 2.0, 4: 2.0, 5: 9.0}),
+            _costs("ours", "dear", {1: 4.0, 2: 4.0, 3: 4.0, 4: 4.0, 5: 1.0}),
+            _costs(robust.SAID, "robustness 0.9", {1: 2.0, 2: 2.0, 3: 2.0, 9: 1.0}),
+        ],
+        ignore_index=True,
+    )
+    return table, costs
+
+
+def _row(out: pd.DataFrame, peer: str) -> pd.Series:
+    return out.set_index("peer").loc[peer]
+
+
+def test_the_target_takes_the_cheapest_setting_at_least_as_valid_and_covering():
+    table, costs = _tables()
+    out = robust.verdict(table, costs)
+    forel = _row(out, f"{robust.FOREL} alpha 0.2")
+    # only "dear" is as valid on the judges: paired on rows 1-4, 4.0 against 2.5
+    assert forel["ours at least as valid and covering"] == "dear"
+    assert forel["rows both answer"] == 4
+    assert (forel["our cost (paired)"], forel["peer cost (paired)"]) == (4.0, 2.5)
+    assert not forel["target met"]
+    # a peer point without answers has nothing to beat
+    assert _row(out, f"{robust.ELLICE} epsilon 0.1")["target met"]
+
+
+def test_the_vouched_view_counts_the_rows_said_to_reach():
+    table, costs = _tables()
+    out = robust.verdict(table, costs, ("ours", robust.SAID))
+    forel = _row(out, f"{robust.FOREL} alpha 0.2")
+    # 4 rows said to reach, 0.90 on the judges: paired on rows 1-3, 2.0 against 2.0
+    assert forel["ours at least as valid and covering"] == "robustness 0.9 (rows said to reach)"
+    assert forel["rows both answer"] == 3 and forel["target met"]
+
+
+def test_the_finer_view_reads_validity_from_the_more_copies():
+    table, costs = _tables()
+    out = robust.verdict(table, costs, valid=FINER)
+    forel = _row(out, f"{robust.FOREL} alpha 0.2")
+    assert forel["peer valid"] == 0.70 and forel["our valid"] == 0.75
+    assert forel["ours at least as valid and covering"] == "cheap"
+    assert (forel["our cost (paired)"], forel["target met"]) == (1.5, True)
