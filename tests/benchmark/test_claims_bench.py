@@ -5,30 +5,15 @@ an answer below the margin, "infeasible" beside a valid answer)."""
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
+from bench_scripts import load
 
 import counterfact as cf
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str):
-    if str(BENCH) not in sys.path:  # the script imports benchmarks/_common.py
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-claims = _load("claims")
+claims = load("claims")
 
 
 @pytest.fixture(scope="module")

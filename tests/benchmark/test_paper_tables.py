@@ -3,30 +3,13 @@ tiny real run: their numbers are recomputed here from the long results table."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import numpy as np
 import pytest
+from bench_scripts import load
 from scipy import stats
 
 import counterfact as cf
 from counterfact.benchmark._runner import collect
-
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str):
-    if (
-        str(BENCH) not in sys.path
-    ):  # the scripts import their shared helpers (benchmarks/_common.py)
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
@@ -52,7 +35,7 @@ def mace_run(tmp_path_factory):
 
 
 def test_mace_paper_table_recomputes_coverage_and_improvement(mace_run):
-    mod = _load("mace_paper_table")
+    mod = load("mace_paper_table")
     df = mod.table(mace_run)
     assert list(df["norm"]) == ["l1"] and int(df["queries"].iloc[0]) == 6
     long = collect(mace_run).drop_duplicates(["method", "query"])
@@ -75,7 +58,7 @@ def test_mace_paper_table_recomputes_coverage_and_improvement(mace_run):
 
 
 def test_paper_table_prints_intervals_and_the_run_size(mace_run):
-    mod = _load("paper_table")
+    mod = load("paper_table")
     size, text = mod.table(mace_run, ["coverage", "distance_l1", "time_median"])
     assert size.startswith("2 finished cells (0 skipped or failed), seeds [0]")
     rows = [line for line in text.splitlines()[2:]]
@@ -98,7 +81,7 @@ def test_ufce_paper_table_counts_per_fold(tmp_path):
         "time_limit": 30,
     }
     cf.benchmark.run(spec, out=tmp_path, verbose=False)
-    df = _load("ufce_paper_table").table(tmp_path)
+    df = load("ufce_paper_table").table(tmp_path)
     long = collect(tmp_path).drop_duplicates(["method", "fold", "query"])
     for _, row in df.iterrows():
         g = long[long["method"] == row["method"]]

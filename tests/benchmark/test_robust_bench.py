@@ -5,26 +5,10 @@ validity from the 20 more copies."""
 
 from __future__ import annotations
 
-import importlib.util
-import sys
-from pathlib import Path
-
 import pandas as pd
+from bench_scripts import load
 
-BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-
-
-def _load(name: str):
-    if str(BENCH) not in sys.path:  # the script imports benchmarks/_common.py
-        sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location(name, BENCH / f"{name}.py")
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules[name] = mod
-    spec.loader.exec_module(mod)
-    return mod
-
-
-robust = _load("robust")
+robust = load("robust")
 FINER = "valid (20 more copies)"
 
 
