@@ -569,7 +569,12 @@ def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: lis
     )
     finer = f"valid ({REFERENCE} more copies)"
     for suffix, ours_are, valid, why in (
-        ("target", ("ours",), "valid (judges)", "every answered row of ours counts"),
+        (
+            "target",
+            ("ours",),
+            "valid (judges)",
+            "validity is on the judges, every answered row of ours counted",
+        ),
         ("vouched", ("ours", SAID), "valid (judges)", said),
         (
             "finer",
@@ -587,8 +592,8 @@ def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: lis
                 f"{name}_{suffix}",
                 target,
                 [
-                    "For each peer point: among our settings whose validity on the judges is "
-                    "at least the peer's and that answer at least as many rows, the one "
+                    "For each peer point: among our settings whose validity is at least the "
+                    "peer's and that answer at least as many rows, the one "
                     "cheapest on the rows both answer (paired medians in the default measure "
                     "of effort); 'target met' when it costs no more there.",
                     f"Here {why}.",

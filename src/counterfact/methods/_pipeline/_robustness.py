@@ -216,7 +216,7 @@ class _Rows:
         ]
         if not done or not stop:
             return None
-        lo, hi = max([*done, plain]), min(stop)
+        lo, hi = max(done), min(stop)
         return round(0.5 * (lo + hi), 6) if hi - lo > RESOLUTION + 1e-12 else None
 
     def record(
