@@ -5,6 +5,7 @@ validity from the 20 more copies."""
 
 from __future__ import annotations
 
+import numpy as np
 import pandas as pd
 from bench_scripts import load
 
@@ -67,6 +68,8 @@ def test_the_target_takes_the_cheapest_setting_at_least_as_valid_and_covering():
     assert forel["rows both answer"] == 4
     assert (forel["our cost (paired)"], forel["peer cost (paired)"]) == (4.0, 2.5)
     assert not forel["target met"]
+    # 4 rows both answer: too few to resample
+    assert forel["cost difference 95 % CI"] == "too few rows (4)"
     # a peer point without answers has nothing to beat
     assert _row(out, f"{robust.ELLICE} epsilon 0.1")["target met"]
 
@@ -87,3 +90,17 @@ def test_the_finer_view_reads_validity_from_the_more_copies():
     assert forel["peer valid"] == 0.70 and forel["our valid"] == 0.75
     assert forel["ours at least as valid and covering"] == "cheap"
     assert (forel["our cost (paired)"], forel["target met"]) == (1.5, True)
+
+
+def test_the_difference_interval_is_paired_and_tells_ties_apart_from_gaps():
+    same = np.array([1.0, 2.0, 3.0, 9.0])
+    assert robust.difference_interval(same, same) == (0.0, 0.0)  # paired: no spread at all
+    low, high = robust.difference_interval(same + 1.0, same)
+    assert (low, high) == (1.0, 1.0)
+    dear, cheap = np.array([4.0, 4.0, 4.0, 4.0, 4.0]), np.array([2.0, 2.0, 3.0, 3.0, 2.0])
+    low, high = robust.difference_interval(dear, cheap)
+    assert 1.0 <= low < high <= 2.0  # dearer on every row: the interval lies above 0
+    rng = np.random.default_rng(1)
+    noisy = rng.normal(5.0, 2.0, 30)
+    low, high = robust.difference_interval(noisy, rng.normal(5.0, 2.0, 30))
+    assert low < 0 < high  # two draws of one distribution: not told apart
