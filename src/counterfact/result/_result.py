@@ -353,8 +353,8 @@ class CounterfactualResult:
         choose that still accept it (``accepted`` of ``copies``), their share
         (``estimate``), its exact 95 % Clopper-Pearson interval (``low``, ``high``), the
         share asked for, the ``shortfall`` of the estimate (0 when it reaches it),
-        whether the copies that choose let the row reach it (``reached``) and the
-        ``setting`` the answer came from."""
+        whether the row is said to reach it (``reached``: the copies that choose let it
+        and the estimate confirms it) and the ``setting`` the answer came from."""
         return robustness_table(self)
 
     def reasons(self, query: Any, rank: int = 0, max_reasons: int = 4) -> pd.DataFrame:

@@ -36,7 +36,8 @@ ACCEPTED = "robustness_accepted"
 COPIES = "robustness_copies"
 #: diagnostics column: per query, the setting of the ladder its answers came from
 SETTING = "robustness_setting"
-#: diagnostics column: per query, whether the copies that choose let its answers reach ``p``
+#: diagnostics column: per query, whether its answers are said to reach ``p``: the copies
+#: that choose let them, and the held-out copies' share confirms it
 REACHED = "robustness_reached"
 #: diagnostics column: per query, by how much its least robust answer falls short of ``p``
 SHORTFALL = "robustness_shortfall"
@@ -69,9 +70,10 @@ def robustness_table(result: Any) -> pd.DataFrame:
     """Per answer ``(query, rank)``: the held-out copies that accept it (``accepted`` of
     ``copies``), the estimate (their share), its 95 % Clopper-Pearson interval (``low``,
     ``high``), the share asked for, by how much the estimate falls short of it (0 when
-    it reaches it), whether the copies that chose the setting let the row reach it
-    (``reached``; they are not the held-out ones, so the estimate carries no optimism
-    from the choice) and the setting it came from."""
+    it reaches it), whether the row is said to reach it (``reached``: the copies that
+    chose the setting let it, and the estimate confirms it; the choosing copies are not
+    the held-out ones, so the estimate carries no optimism from the choice) and the
+    setting it came from."""
     p = result.requirements.get("robustness")
     diag = result.diagnostics
     if p is None or ACCEPTED not in diag.columns:

@@ -457,8 +457,11 @@
   function robustnessSentence(rb) {
     const pctOf = (v) => `${Math.round(100 * v)} %`;
     let short = "";
-    if (rb.reached === false) short = ` (${pctOf(rb.shortfall)} short of what was asked: no setting reached it, this is the most robust answer found)`;
-    else if (rb.shortfall > 0) short = " (below what was asked, though other retrained copies chose it as reaching it)";
+    if (rb.reached === false) {
+      short = rb.shortfall > 0
+        ? ` (${pctOf(rb.shortfall)} short of what was asked)`
+        : " (not said to reach what was asked: the retrained copies that choose did not let it)";
+    }
     return `Still holds after the model is retrained: ${pctOf(rb.estimate)} (95 % interval ${pctOf(rb.low)}-${pctOf(rb.high)}, ${rb.accepted} of ${rb.copies} retrained copies)${short}.`;
   }
 
