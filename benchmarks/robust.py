@@ -29,6 +29,8 @@ copies instead of the 5 judges.
     python benchmarks/robust.py --quick            # 10 rows, German Credit only
     python benchmarks/robust.py --models lr --name robust_lr   # one part of a split run
     python benchmarks/robust.py --merge robust_lr,robust_rf,robust_mlp   # join the parts
+    python benchmarks/robust.py --models rf --seed 1 --name rf_seed1   # another seed
+    python benchmarks/robust.py --merge rf_seed0,rf_seed1 --pool      # pool the seeds' rows
     python benchmarks/robust.py --guards           # the earlier guard table (one held-out copy)
     python benchmarks/robust.py --sweep --time-limit 15   # German forest: 4 / 8 copies x margins
 """
@@ -527,6 +529,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--quick", action="store_true", help="10 rows of German Credit")
     p.add_argument("--name", default=None, help="the tables' name (to split a run in parts)")
     p.add_argument("--merge", default=None, help="comma-separated --name parts to join")
+    p.add_argument(
+        "--pool", action="store_true", help="with --merge: the parts are other seeds, pool rows"
+    )
     p.add_argument("--guards", action="store_true", help="the earlier guard table")
     p.add_argument(
         "--sweep",
@@ -650,12 +655,92 @@ def _parts(names: list[str], suffix: str, key: list[str]) -> pd.DataFrame:
 
 
 def _merge(args: argparse.Namespace) -> None:
-    """One table (and its verdict) from the parts of runs split by --name."""
+    """One table (and its verdict) from the parts of runs split by --name; with --pool the
+    parts are runs on other seeds, whose rows are pooled."""
     parts = args.merge.split(",")
     key = ["dataset", "model", "who", "setting"]
+    if args.pool:
+        _write_pooled(args, parts)
+        return
     table = _parts(parts, "", key)
     costs = _parts(parts, "_costs", key)
     _write_curve(args.name or "robust", table, costs, _curve_notes(args.rows, args))
+
+
+def _write_pooled(args: argparse.Namespace, parts: list[str]) -> None:
+    tables = [pd.read_csv(OUT / f"{n}.csv") for n in parts]
+    costs = [pd.read_csv(OUT / f"{n}_costs.csv") for n in parts]
+    table, cost = pooled(tables, costs, parts)
+    notes = [
+        f"Pooled over the runs {', '.join(parts)} (one seed each: another split, model, "
+        "judges and copies); each row's costs are paired within its run."
+    ]
+    _write_curve(args.name or "robust_pooled", table, cost, notes + _curve_notes(0, args))
+
+
+#: the key of a point: one setting of one cell
+POINT = ["dataset", "model", "who", "setting"]
+
+
+def pooled(
+    tables: list[pd.DataFrame], costs: list[pd.DataFrame], runs: list[str]
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Runs of the same cells on other seeds as one: rows, answers and the rows said to
+    reach are summed, each validity is the mean of the runs' weighted by the rows it is
+    measured on (every run has as many judges and as many more copies), the Wilson
+    interval is recomputed over the pooled pairs and the median cost is taken over the
+    pooled rows.  A row's query is prefixed with its run, so that costs are paired only
+    within the run that produced them.  A setting missing from a run is pooled over the
+    runs that have it."""
+    tagged = [
+        c.assign(query=f"{r}:" + c["query"].astype(str)) for c, r in zip(costs, runs, strict=True)
+    ]
+    cost = pd.concat(tagged, ignore_index=True)
+    joined = pd.concat(tables, ignore_index=True)
+    by_point = {k: g["cost"] for k, g in cost.groupby(POINT, sort=False)}
+    out = [
+        _pool_point(g, by_point.get(k, pd.Series(dtype=float)), k)
+        for k, g in joined.groupby(POINT, sort=False)
+    ]
+    return pd.DataFrame(out)[list(joined.columns)], cost
+
+
+def _pool_point(g: pd.DataFrame, costs: pd.Series, key: tuple) -> dict:
+    """One point pooled over the runs in ``g``; ``costs``: its pooled rows' costs."""
+    row = dict(zip(POINT, key, strict=True))
+    num = {c: pd.to_numeric(g[c], errors="coerce").fillna(0) for c in g.columns if c not in POINT}
+    row["rows"], row["answered"] = int(num["rows"].sum()), int(num["answered"].sum())
+    row["coverage"] = round(row["answered"] / max(row["rows"], 1), 2)
+    said = pd.to_numeric(g["said to reach"], errors="coerce")
+    row["said to reach"] = "-" if said.isna().all() else int(said.sum())
+    for col in g.columns:
+        if col.startswith("valid") and "95 % CI" not in col:
+            row[col] = _weighted(
+                g[col], num["said to reach" if "where said" in col else "answered"]
+            )
+    row["valid 95 % CI"] = _pooled_share(g["valid (judges)"], num["answered"])
+    row["valid where said 95 % CI"] = _pooled_share(g["valid where said"], num["said to reach"])
+    row["median cost"] = round(float(np.median(costs)), 2) if len(costs) else float("nan")
+    total = float((num["seconds per row"] * num["rows"]).sum())
+    row["seconds per row"] = round(total / max(row["rows"], 1), 2)
+    return row
+
+
+def _weighted(values: pd.Series, weights: pd.Series) -> float | str:
+    """The mean of a column's numbers weighted by the rows each is measured on ("-" when
+    no run has one)."""
+    v = pd.to_numeric(values, errors="coerce")
+    ok = v.notna() & (weights > 0)
+    return round(float((v[ok] * weights[ok]).sum() / weights[ok].sum()), 3) if ok.any() else "-"
+
+
+def _pooled_share(valid: pd.Series, rows: pd.Series) -> str:
+    """The Wilson interval over the pooled (row, judge) pairs: each run's accepted pairs
+    recovered from its validity (kept to 3 decimals, exact up to 1,000 pairs) and summed."""
+    v = pd.to_numeric(valid, errors="coerce")
+    ok = v.notna() & (rows > 0)
+    pairs = rows[ok] * N_JUDGES
+    return _share(int((v[ok] * pairs).round().sum()), int(pairs.sum())) if ok.any() else "-"
 
 
 def main(argv: list[str] | None = None) -> int:

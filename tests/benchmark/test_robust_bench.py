@@ -104,3 +104,52 @@ def test_the_difference_interval_is_paired_and_tells_ties_apart_from_gaps():
     noisy = rng.normal(5.0, 2.0, 30)
     low, high = robust.difference_interval(noisy, rng.normal(5.0, 2.0, 30))
     assert low < 0 < high  # two draws of one distribution: not told apart
+
+
+def _run(answered: int, valid: float, said: int | str, where: float | str, seconds: float):
+    return {
+        "dataset": "d",
+        "model": "rf",
+        "who": "ours",
+        "setting": "robustness 0.9",
+        "rows": 10,
+        "answered": answered,
+        "coverage": answered / 10,
+        "valid (judges)": valid,
+        "valid 95 % CI": "",
+        "median cost": 0.0,
+        FINER: valid,
+        "said to reach": said,
+        "valid where said": where,
+        "valid where said 95 % CI": "",
+        "seconds per row": seconds,
+    }
+
+
+def test_runs_on_other_seeds_pool_their_rows_and_pair_costs_within_a_run():
+    runs = [
+        pd.DataFrame([_run(4, 0.75, 2, 1.0, 1.0)]),  # 15 of 20 pairs; 10 of 10 where said
+        pd.DataFrame([_run(6, 0.9, 0, "-", 3.0)]),  # 27 of 30 pairs; none said to reach
+    ]
+    costs = [
+        _costs("ours", "robustness 0.9", {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0}),
+        _costs("ours", "robustness 0.9", {1: 5.0, 2: 6.0, 3: 7.0, 4: 8.0, 5: 9.0, 6: 10.0}),
+    ]
+    table, cost = robust.pooled(runs, costs, ["s0", "s1"])
+    row = table.iloc[0]
+    assert (row["rows"], row["answered"], row["coverage"]) == (20, 10, 0.5)
+    assert row["valid (judges)"] == 0.84 and row[FINER] == 0.84  # 42 of 50 pairs
+    assert row["valid 95 % CI"] == robust._share(42, 50)
+    assert (row["said to reach"], row["valid where said"]) == (2, 1.0)
+    assert row["valid where said 95 % CI"] == robust._share(10, 10)
+    assert row["median cost"] == 5.5 and row["seconds per row"] == 2.0
+    # the same query number in two runs is two rows: a peer answering run s0's rows only
+    # is paired with s0's costs, not with s1's
+    peer = _costs(robust.FOREL, "alpha 0.2", {1: 1.0, 2: 2.0}).assign(
+        query=lambda c: "s0:" + c["query"].astype(str)
+    )
+    both = pd.concat([cost, peer], ignore_index=True)
+    ours, theirs, n, _ = robust._paired(
+        both, ("d", "rf"), ("ours", "robustness 0.9"), (robust.FOREL, "alpha 0.2")
+    )
+    assert (ours, theirs, n) == (1.5, 1.5, 2)
