@@ -252,6 +252,9 @@ def _judged(s: Setup, first: pd.DataFrame, targets, judges=None) -> tuple[int, i
     return k, len(first) * len(judges)
 
 
+#: the key of a point: one setting of one cell
+POINT = ["dataset", "model", "who", "setting"]
+
 #: per (dataset, model, who, setting): each answered row's cost, for the paired verdict
 COSTS: dict[tuple[str, str, str, str], pd.Series] = {}
 #: every setting's first answers (written beside the table, to judge again later)
@@ -658,16 +661,16 @@ def _merge(args: argparse.Namespace) -> None:
     """One table (and its verdict) from the parts of runs split by --name; with --pool the
     parts are runs on other seeds, whose rows are pooled."""
     parts = args.merge.split(",")
-    key = ["dataset", "model", "who", "setting"]
     if args.pool:
         _write_pooled(args, parts)
         return
-    table = _parts(parts, "", key)
-    costs = _parts(parts, "_costs", key)
+    table = _parts(parts, "", POINT)
+    costs = _parts(parts, "_costs", POINT)
     _write_curve(args.name or "robust", table, costs, _curve_notes(args.rows, args))
 
 
 def _write_pooled(args: argparse.Namespace, parts: list[str]) -> None:
+    """The curve and its verdicts over the parts' rows pooled (:func:`pooled`)."""
     tables = [pd.read_csv(OUT / f"{n}.csv") for n in parts]
     costs = [pd.read_csv(OUT / f"{n}_costs.csv") for n in parts]
     table, cost = pooled(tables, costs, parts)
@@ -676,10 +679,6 @@ def _write_pooled(args: argparse.Namespace, parts: list[str]) -> None:
         "judges and copies); each row's costs are paired within its run."
     ]
     _write_curve(args.name or "robust_pooled", table, cost, notes + _curve_notes(0, args))
-
-
-#: the key of a point: one setting of one cell
-POINT = ["dataset", "model", "who", "setting"]
 
 
 def pooled(
