@@ -153,3 +153,74 @@ def test_runs_on_other_seeds_pool_their_rows_and_pair_costs_within_a_run():
         both, ("d", "rf"), ("ours", "robustness 0.9"), (robust.FOREL, "alpha 0.2")
     )
     assert (ours, theirs, n) == (1.5, 1.5, 2)
+
+
+def _estimate(model: str, k: int, more: float, judges: float, query: int) -> dict:
+    from counterfact.result._robustness import clopper_pearson
+
+    low, high = clopper_pearson(k, 8)
+    return {
+        "dataset": "d",
+        "model": model,
+        "setting": "robustness 0.9",
+        "query": query,
+        "accepted": k,
+        "copies": 8,
+        "low": low,
+        "high": high,
+        "reached": k == 8,
+        "judges": judges,
+        "more copies": more,
+        "more copies n": 20,
+    }
+
+
+def test_the_estimate_check_groups_answers_by_held_out_copies_accepting():
+    est = pd.DataFrame(
+        [
+            _estimate("rf", 8, 0.95, 1.0, 1),  # 19 of 20, inside [0.63, 1]
+            _estimate("rf", 8, 0.40, 0.6, 2),  # 8 of 20, below 0.63: the interval misses
+            _estimate("rf", 4, 0.50, 0.4, 3),
+            _estimate("lr", 8, 1.00, 1.0, 1),
+        ]
+    )
+    table = robust.calibration(est).set_index(["model", "held-out copies accepting"])
+    assert list(table.index) == [
+        ("lr", "8 of 8"),
+        ("lr", "all"),
+        ("rf", "4 of 8"),
+        ("rf", "8 of 8"),
+        ("rf", "all"),
+    ]
+    eight = table.loc[("rf", "8 of 8")]
+    assert (eight["answers"], eight["estimate"]) == (2, 1.0)
+    assert eight["estimate 95 % interval"] == "[0.63, 1.00]"
+    assert eight["more copies accepting (mean)"] == 0.675
+    assert eight["more copies 95 % CI"] == robust._share(27, 40)  # pairs pooled
+    assert eight["judges accepting (mean)"] == 0.8
+    assert eight["answers whose interval holds their more-copies share"] == 0.5
+    assert table.loc[("rf", "4 of 8"), "answers whose interval holds their more-copies share"] == 1
+    every = table.loc[("rf", "all")]  # 4, 8 and 8 of 8 copies; 2 of 3 intervals hold
+    assert (every["answers"], every["estimate"]) == (3, round(5 / 6, 3))
+    assert every["more copies accepting (mean)"] == round(1.85 / 3, 3)
+    assert every["answers whose interval holds their more-copies share"] == 0.67
+    # 8 of 8 against 8 of 20 disagree (Fisher p = 0.008); the others do not
+    disagree = "answers whose two sets of copies disagree (Fisher, 5 %)"
+    assert eight[disagree] == 0.5 and every[disagree] == round(1 / 3, 3)
+    assert table.loc[("lr", "8 of 8"), disagree] == 0
+
+
+def test_pooled_runs_keep_each_runs_estimates_apart(tmp_path, monkeypatch):
+    monkeypatch.setattr(robust, "OUT", tmp_path)
+    written = {}
+    monkeypatch.setattr(robust, "_write_estimates", lambda name, est: written.update({name: est}))
+    for run, more in (("s0", 0.9), ("s1", 0.5)):
+        pd.DataFrame([_estimate("rf", 8, more, 1.0, 1)]).to_csv(
+            tmp_path / f"{run}_estimates.csv", index=False
+        )
+    robust._merge_estimates("pooled", ["s0", "s1", "older"], pool=True)  # older: none kept
+    est = written["pooled"]
+    assert est["query"].tolist() == ["s0:1", "s1:1"]
+    assert est["more copies"].tolist() == [0.9, 0.5]
+    robust._merge_estimates("joined", ["s0"], pool=False)
+    assert written["joined"]["query"].tolist() == [1]

@@ -354,7 +354,9 @@ class CounterfactualResult:
         (``estimate``), its exact 95 % Clopper-Pearson interval (``low``, ``high``), the
         share asked for, the ``shortfall`` of the estimate (0 when it reaches it),
         whether the row is said to reach it (``reached``: the copies that choose let it
-        and the estimate confirms it) and the ``setting`` the answer came from."""
+        and the estimate confirms it) and the ``setting`` the answer came from. The
+        answers of one call share their held-out copies, so their estimates err together
+        (docs/robust.md, "How true the estimate is")."""
         return robustness_table(self)
 
     def reasons(self, query: Any, rank: int = 0, max_reasons: int = 4) -> pd.DataFrame:

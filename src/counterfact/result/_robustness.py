@@ -73,7 +73,10 @@ def robustness_table(result: Any) -> pd.DataFrame:
     it reaches it), whether the row is said to reach it (``reached``: the copies that
     chose the setting let it, and the estimate confirms it; the choosing copies are not
     the held-out ones, so the estimate carries no optimism from the choice) and the
-    setting it came from."""
+    setting it came from. Each interval holds for its own answer; the answers of one call
+    share the same held-out copies, so their estimates err together (a set of copies that
+    leans one way lifts or lowers them all; ``Requirements(robustness_copies=...)``
+    narrows that)."""
     p = result.requirements.get("robustness")
     diag = result.diagnostics
     if p is None or ACCEPTED not in diag.columns:
