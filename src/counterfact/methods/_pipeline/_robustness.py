@@ -154,7 +154,12 @@ class _Attempt:
     def beats(self, other: _Attempt | None) -> bool:
         """Whether to keep this attempt over ``other``: reaching ``p`` first; among
         attempts that reach it the cheaper first answer; among those that do not, the
-        higher predicted share (the earlier setting among equals)."""
+        higher predicted share (the earlier setting among equals). Decision: the most
+        robust, not the cheapest of those nearly as robust: on COMPAS's and German
+        Credit's forests (seeds 0-1, p = 0.7 and 0.9), keeping the cheapest within 1/16
+        of the best prediction cut the short rows' mean cost by 7-15 % and their share of
+        20 unseen retrained copies by 0.02-0.04; the prediction tracks a real gain, and a
+        row short of ``p`` asked for robustness first."""
         if other is None or self.reached != other.reached:
             return other is None or self.reached
         if self.reached:
