@@ -44,6 +44,7 @@ import time
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -229,12 +230,10 @@ def our_settings(s: Setup) -> list[tuple[str, str, cf.Requirements]]:
     return out
 
 
-def _mace_first(
-    s: Setup, req: cf.Requirements, label: str = ""
-) -> tuple[pd.DataFrame, pd.Series, float, list]:
+def _mace_first(s: Setup, req: cf.Requirements) -> tuple[pd.DataFrame, pd.Series, float, list, Any]:
     """(first answer per answered row, every row's target, seconds, the rows the library
-    says reach the robustness asked for: None without that requirement); under
-    ``robustness`` each first answer's estimate joins :data:`ESTIMATES`."""
+    says reach the robustness asked for, and their estimates (``result.robustness()`` at
+    rank 0): both None without that requirement)."""
     t0 = time.perf_counter()
     r = s.mace.explain(s.X, constraints=cf.Constraints(features_to_vary=s.vary), requirements=req)
     seconds = time.perf_counter() - t0
@@ -242,10 +241,8 @@ def _mace_first(
     first = cfs[cfs.index.get_level_values(1) == 0].loc[:, s.train.schema.names]
     reached = r.diagnostics.get("robustness_reached")
     said = None if reached is None else [q for q in first.index.get_level_values(0) if reached[q]]
-    first = first.droplevel(1)
-    if req.robustness is not None and len(first):
-        ESTIMATES.append(estimates(s, label, r.robustness().xs(0, level=1), first, r.target))
-    return first, r.target, seconds, said
+    held = None if req.robustness is None else r.robustness().xs(0, level=1)
+    return first.droplevel(1), r.target, seconds, said, held
 
 
 #: per first answer under robustness=p: the library's estimate beside the share of the
@@ -254,11 +251,12 @@ ESTIMATES: list[pd.DataFrame] = []
 
 
 def estimates(
-    s: Setup, label: str, table: pd.DataFrame, first: pd.DataFrame, targets
+    s: Setup, label: str, table: pd.DataFrame, first: pd.DataFrame, judges, more
 ) -> pd.DataFrame:
     """One row per first answer: the held-out copies that accept it (``accepted`` of
     ``copies``), the estimate's 95 % interval, and the share of the judges and of the
-    more copies that accept it (both never seen by the library)."""
+    more copies that accept it (``judges``, ``more``: :func:`_accepts` of each; both
+    never seen by the library)."""
     table = table.loc[first.index]
     return pd.DataFrame(
         {
@@ -271,19 +269,19 @@ def estimates(
             "low": table["low"].to_numpy(),
             "high": table["high"].to_numpy(),
             "reached": table["reached"].to_numpy(),
-            "judges": _accepting(first, targets, s.judges),
-            "more copies": _accepting(first, targets, s.reference),
-            "more copies n": len(s.reference),
+            "judges": judges.mean(axis=0) if len(judges) else np.nan,
+            "more copies": more.mean(axis=0) if len(more) else np.nan,
+            "more copies n": len(more),
         }
     )
 
 
-def _accepting(first: pd.DataFrame, targets, models: list) -> np.ndarray:
-    """Per answer, the share of ``models`` that predict its row's target."""
+def _accepts(first: pd.DataFrame, targets, models: list) -> np.ndarray:
+    """Whether each of ``models`` (rows) predicts each answer's target (columns)."""
+    if len(first) == 0 or not models:
+        return np.zeros((len(models), len(first)), dtype=bool)
     tgt = targets.loc[first.index].to_numpy()
-    if not models:
-        return np.full(len(first), np.nan)
-    return np.mean([m.predict(first) == tgt for m in models], axis=0)
+    return np.array([m.predict(first) == tgt for m in models], dtype=bool)
 
 
 def _pairs_share(g: pd.DataFrame) -> str:
@@ -347,15 +345,9 @@ def _disagree(g: pd.DataFrame) -> np.ndarray:
     )
 
 
-def _judged(s: Setup, first: pd.DataFrame, targets, judges=None) -> tuple[int, int]:
-    """(accepted (row, judge) pairs, pairs) over the rows of ``first``."""
-    judges = s.judges if judges is None else judges
-    if len(first) == 0 or not judges:
-        return 0, 0
-    tgt = targets.loc[first.index].to_numpy()
-    rows = first.loc[:, s.train.schema.names]
-    k = sum(int((j.predict(rows) == tgt).sum()) for j in judges)
-    return k, len(first) * len(judges)
+def _judged(accepts: np.ndarray) -> tuple[int, int]:
+    """(accepted (answer, model) pairs, pairs) of an :func:`_accepts` table."""
+    return int(accepts.sum()), int(accepts.size)
 
 
 #: the key of a point: one setting of one cell
@@ -367,16 +359,23 @@ COSTS: dict[tuple[str, str, str, str], pd.Series] = {}
 ANSWERS: list[pd.DataFrame] = []
 
 
-def point(s: Setup, who: str, label: str, first: pd.DataFrame, targets, seconds, said=None) -> dict:
+def point(
+    s: Setup, who: str, label: str, first: pd.DataFrame, targets, seconds, said=None, held=None
+) -> dict:
     """One point of the curve: coverage, validity over the judges, median effort, and
-    for ``robustness`` the rows the library says reach it with their own validity."""
+    for ``robustness`` the rows the library says reach it with their own validity (and,
+    given their estimates ``held``, each answer's estimate joins :data:`ESTIMATES`)."""
     names = s.train.schema.names
-    k, n = _judged(s, first, targets)
+    judges, more = _accepts(first, targets, s.judges), _accepts(first, targets, s.reference)
+    where = first.index.isin(said or [])
+    k, n = _judged(judges)
     costs = [float(s.effort.evaluate(s.X.loc[q], first.loc[[q], names])[0]) for q in first.index]
     COSTS[(s.dataset, s.kind, who, label)] = pd.Series(costs, index=first.index, dtype=float)
-    k_said, n_said = (0, 0) if said is None else _judged(s, first.loc[said], targets)
-    k_ref, n_ref = _judged(s, first, targets, s.reference)
-    ref_said = (0, 0) if said is None else _judged(s, first.loc[said], targets, s.reference)
+    k_said, n_said = (0, 0) if said is None else _judged(judges[:, where])
+    k_ref, n_ref = _judged(more)
+    ref_said = (0, 0) if said is None else _judged(more[:, where])
+    if held is not None and len(first):
+        ESTIMATES.append(estimates(s, label, held, first, judges, more))
     ANSWERS.append(first.assign(_dataset=s.dataset, _model=s.kind, _who=who, _setting=label))
     return {
         "dataset": s.dataset,
@@ -406,12 +405,12 @@ def curve(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> l
     out, targets = [], None
     for who, label, req in our_settings(s):
         try:
-            first, tgt, seconds, said = _mace_first(s, req, label)
+            first, tgt, seconds, said, held = _mace_first(s, req)
         except Exception as exc:  # a setting the installed library refuses: say so
             print(f"{dataset} {kind} {label}: {type(exc).__name__}: {exc}")
             continue
         targets = tgt if targets is None else targets
-        out.append(point(s, who, label, first, tgt, seconds, said))
+        out.append(point(s, who, label, first, tgt, seconds, said, held))
         if said is not None:
             out.append(point(s, SAID, label, first.loc[said], tgt, seconds))
         print(out[-1])
@@ -760,10 +759,10 @@ def _write_estimates(name: str, est: pd.DataFrame) -> None:
     """Every estimate beside the unseen copies (``<name>_estimates.csv``) and the check
     by number of held-out copies accepting (``<name>_estimate``)."""
     est.to_csv(OUT / f"{name}_estimates.csv", index=False)
-    n = int(est["more copies n"].max())
+    n, held = int(est["more copies n"].max()), int(est["copies"].max())
     notes = [
         "For every first answer under robustness=p (every level, every row answered, those "
-        "short of p too): the library's estimate, the share of its 8 held-out copies that "
+        f"short of p too): the library's estimate, the share of its {held} held-out copies that "
         "accept the answer, with its exact 95 % Clopper-Pearson interval "
         "(result.robustness()), beside the share of copies it never saw that accept it.",
         f"more copies: {n} retrained copies from a seed stream of their own (bootstrap "
@@ -775,7 +774,7 @@ def _write_estimates(name: str, est: pd.DataFrame) -> None:
         f"itself, it may fall outside (a {n}-copy share of 1 lies above the interval of 7 of "
         "8, [0.47, 0.997]). disagree: a two-sided Fisher exact test at 5 % between the "
         "held-out copies' and the more copies' counts; an honest estimate disagrees for at "
-        "most 5 % of answers, but all answers of one fitted model share its 8 copies, so "
+        f"most 5 % of answers, but all answers of one fitted model share its {held} copies, so "
         "their misses come together.",
     ]
     write_table(f"{name}_estimate", calibration(est), notes)
@@ -811,7 +810,7 @@ def _merge_estimates(name: str, parts: list[str], pool: bool) -> None:
         path = OUT / f"{run}_estimates.csv"
         if path.exists():
             est = pd.read_csv(path)
-            frames.append(est.assign(query=f"{run}:" + est["query"].astype(str)) if pool else est)
+            frames.append(_of_run(est, run) if pool else est)
     if frames:
         _write_estimates(name, pd.concat(frames, ignore_index=True))
 
@@ -839,10 +838,7 @@ def pooled(
     pooled rows.  A row's query is prefixed with its run, so that costs are paired only
     within the run that produced them.  A setting missing from a run is pooled over the
     runs that have it."""
-    tagged = [
-        c.assign(query=f"{r}:" + c["query"].astype(str)) for c, r in zip(costs, runs, strict=True)
-    ]
-    cost = pd.concat(tagged, ignore_index=True)
+    cost = pd.concat([_of_run(c, r) for c, r in zip(costs, runs, strict=True)], ignore_index=True)
     joined = pd.concat(tables, ignore_index=True)
     by_point = {k: g["cost"] for k, g in cost.groupby(POINT, sort=False)}
     out = [
@@ -850,6 +846,11 @@ def pooled(
         for k, g in joined.groupby(POINT, sort=False)
     ]
     return pd.DataFrame(out)[list(joined.columns)], cost
+
+
+def _of_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
+    """``frame`` with each query prefixed by its run (``"run:query"``)."""
+    return frame.assign(query=f"{run}:" + frame["query"].astype(str))
 
 
 def _pool_point(g: pd.DataFrame, costs: pd.Series, key: tuple) -> dict:

@@ -9,6 +9,8 @@ import numpy as np
 import pandas as pd
 from bench_scripts import load
 
+from counterfact.result._robustness import clopper_pearson
+
 robust = load("robust")
 FINER = "valid (20 more copies)"
 
@@ -156,8 +158,6 @@ def test_runs_on_other_seeds_pool_their_rows_and_pair_costs_within_a_run():
 
 
 def _estimate(model: str, k: int, more: float, judges: float, query: int) -> dict:
-    from counterfact.result._robustness import clopper_pearson
-
     low, high = clopper_pearson(k, 8)
     return {
         "dataset": "d",
