@@ -44,7 +44,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import robust
 from _common import OUT, write_table
 
+from counterfact.constraints._requirements import ROBUSTNESS_COPIES
 from counterfact.methods._pipeline._copies import copies_for, predicted_share, scores
+from counterfact.methods._pipeline._prepare import targets_of
 
 #: how the chosen answers are named in the curve
 BY_MEAN = "ours (mean over the call)"
@@ -67,10 +69,9 @@ def candidates(run: str, seed: int, rows: int) -> pd.DataFrame:
     ans = ans.assign(query=ans["query"].astype(s.X.index.dtype))
     ans = ans.drop_duplicates(subset=["query", *names]).reset_index(drop=True)
     X = ans[names].astype(s.X.dtypes.to_dict())
-    target = _target(s)
-    targets = np.array([target[q] for q in ans["query"]], dtype=object)
-    share = predicted_share(scores(copies_for(s.mace, 8).choosing, X, targets))
     x = s.X.loc[ans["query"]]
+    targets = np.array(targets_of(s.model, s.model.predict(x), None, len(x)), dtype=object)
+    share = predicted_share(scores(copies_for(s.mace, ROBUSTNESS_COPIES).choosing, X, targets))
     cost = [float(s.effort.evaluate(x.iloc[i], X.iloc[[i]])[0]) for i in range(len(X))]
     return pd.DataFrame(
         {
@@ -81,23 +82,10 @@ def candidates(run: str, seed: int, rows: int) -> pd.DataFrame:
             "setting": ans["_setting"].to_numpy(),
             "predicted": share,
             "cost": cost,
-            "judges": _share_of(s.judges, X, targets),
-            "more": _share_of(s.reference, X, targets),
+            "judges": robust._accepts(X, pd.Series(targets), s.judges).mean(axis=0),
+            "more": robust._accepts(X, pd.Series(targets), s.reference).mean(axis=0),
         }
     )
-
-
-def _target(s: robust.Setup) -> dict:
-    """Each rejected row's target: the class the model does not predict (binary)."""
-    pred = s.model.predict(s.X)
-    return {
-        q: next(c for c in s.model.classes_ if c != p) for q, p in zip(s.X.index, pred, strict=True)
-    }
-
-
-def _share_of(models: list, X: pd.DataFrame, targets: np.ndarray) -> np.ndarray:
-    """Per answer, the share of ``models`` that predict its target."""
-    return np.mean([m.predict(X) == targets for m in models], axis=0)
 
 
 def pick(cands: pd.DataFrame, lam: float) -> pd.DataFrame:
@@ -154,10 +142,11 @@ def verdicts(name: str, points: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFra
     joined = pd.concat([table, points[[c for c in points if c in table]]], ignore_index=True)
     every = pd.concat([pd.read_csv(OUT / f"{name}_costs.csv"), costs], ignore_index=True)
     out = []
-    for valid in ("valid (judges)", f"valid ({robust.REFERENCE} more copies)"):
+    more = f"{robust.REFERENCE} more copies"
+    for valid, on in (("valid (judges)", "judges"), (f"valid ({more})", more)):
         for ours, counted in ((("ours",), "ours"), (("ours", BY_MEAN), f"ours + {BY_MEAN}")):
             v = robust.verdict(joined, every, ours, valid)
-            out.append(v.assign(**{"validity on": valid[7:-1], "counted": counted}))
+            out.append(v.assign(**{"validity on": on, "counted": counted}))
     return pd.concat(out, ignore_index=True)
 
 
