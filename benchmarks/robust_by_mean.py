@@ -113,7 +113,9 @@ def study(cands: pd.DataFrame, rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
     ``rows``: the rows explained over all runs."""
     points, costs = [], []
     for p in LEVELS:
-        chosen = pd.concat([allocate(g, p) for _, g in cands.groupby("run", sort=False)])
+        chosen = pd.concat(
+            [robust._of_run(allocate(g, p), r) for r, g in cands.groupby("run", sort=False)]
+        )
         label = f"mean {p:g}"
         points.append(
             {
@@ -129,8 +131,7 @@ def study(cands: pd.DataFrame, rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
                 "median cost": round(float(chosen["cost"].median()), 2),
             }
         )
-        query = chosen["run"] + ":" + chosen["query"].astype(str)
-        costs.append(chosen.assign(who=BY_MEAN, setting=label, query=query))
+        costs.append(chosen.assign(who=BY_MEAN, setting=label))
     keep = ["dataset", "model", "who", "setting", "query", "cost"]
     return pd.DataFrame(points), pd.concat(costs)[keep]
 
