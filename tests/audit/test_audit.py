@@ -590,6 +590,20 @@ def test_audit_refuses_to_resume_under_another_margin(linear, population, tmp_pa
         )
 
 
+def test_a_vote_share_is_part_of_what_a_resumed_run_must_share():
+    """Chunks explained under one ``min_vote_share`` are not mixed with another's (nor
+    with none), and requirements without one keep the fingerprint they had."""
+    from counterfact.recourse._batch import Run
+
+    def fingerprint(**req):
+        run = Run(None, None, 1, 1, Batch(), None, "effort", cf.Requirements(**req))
+        return run.requirements_fingerprint()
+
+    plain, share = fingerprint(), fingerprint(min_vote_share=0.6)
+    assert len({plain, share, fingerprint(min_vote_share=0.7)}) == 3
+    assert "min_vote_share" not in plain and share == fingerprint(min_vote_share=0.6)
+
+
 def test_the_default_cost_is_the_effort_with_its_unit(linear, population, mace_audit):
     """Every method's audit aggregates the same measure by default: 1 per changed feature
     plus each move in MAD-units of the training data, named with its unit."""

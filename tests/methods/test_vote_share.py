@@ -155,3 +155,30 @@ def test_refused_for_other_models(setting):
     mace = cf.MACE(random_state=0).fit(lr, train)
     with pytest.raises(UnsupportedModelError, match="RandomForestClassifier"):
         mace.explain(X.head(1), requirements=cf.Requirements(min_vote_share=SHARE))
+
+
+def test_robustness_keeps_the_users_vote_share(setting):
+    """``robustness`` climbs its own ladder of vote shares and margins; a ``min_vote_share``
+    the user asked for stays in every setting (it was dropped once), like the user's
+    margin, and the result records it."""
+    from counterfact.methods._pipeline._robustness import ladder
+
+    rungs = ladder(None, 0.95, n_trees=9, vote_floor=SHARE)
+    assert rungs[0].words() == "vote share 0.80"
+    assert all(votes_needed(s.vote_share, 9) >= votes_needed(SHARE, 9) for s in rungs)
+    assert [s.vote_share for s in rungs].count(SHARE) == len(rungs) - 1  # and 9 of 9 trees
+    schema, train, model, X = setting
+    method = cf.MACE(time_limit=20, random_state=0).fit(model, train)
+    req = cf.Requirements(robustness=0.6, min_vote_share=SHARE, costs=MEASURE)
+    result = method.explain(X, requirements=req)
+    assert result.requirements["min_vote_share"] == SHARE
+    cfs = result.counterfactuals
+    assert len(cfs) > 0
+    votes = tree_votes(ModelAdapter(model), cfs.loc[:, schema.names])
+    targets = result.target.loc[cfs.index.get_level_values(0)].to_numpy()
+    classes = list(model.classes_)
+    got = votes[np.arange(len(cfs)), [classes.index(t) for t in targets]]
+    assert (got >= votes_needed(SHARE, 9)).all()
+    assert result.robustness()["setting"].str.contains("vote share").all()
+    back = cf.CounterfactualResult.from_json(result.to_json())
+    assert back.requirements == result.requirements

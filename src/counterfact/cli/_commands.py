@@ -288,8 +288,9 @@ def _horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
 
 def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:
     """The :class:`~counterfact.Requirements` of --min-probability, --robust-to (that many
-    copies of ``model`` retrained on resamples of ``train``), --regions and --measure (a
-    named measure, or each method's own objective; not given: the default measure)."""
+    copies of ``model`` retrained on resamples of ``train``), --robustness,
+    --min-vote-share, --regions and --measure (a named measure, or each method's own
+    objective; not given: the default measure)."""
     robust = (
         models.retrained(model, train, n=args.robust_to, random_state=args.seed)
         if args.robust_to
@@ -300,17 +301,37 @@ def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> 
         robust_to=robust,
         regions=bool(getattr(args, "regions", False)),
         costs=getattr(args, "measure", None),
+        robustness=args.robustness,
+        min_vote_share=args.min_vote_share,
     )
 
 
 def _check_requirements(args: argparse.Namespace) -> None:
-    """--min-probability and --robust-to, checked before any loading or training."""
+    """--min-probability, --robust-to, --robustness and --min-vote-share, checked before
+    any loading or training."""
     p = args.min_probability
     if p is not None and not 0.0 < p < 1.0:
         raise ValidationError(f"--min-probability must be between 0 and 1 (exclusive). Got {p}.")
     if args.robust_to < 0:
         raise ValidationError(
             f"--robust-to must be a number of retrained models (0 or more). Got {args.robust_to}."
+        )
+    r = args.robustness
+    if r is not None and not 0.0 < r < 1.0:
+        raise ValidationError(
+            "--robustness must be between 0 and 1 (exclusive): the share of retrained models "
+            f"that should still accept each answer, e.g. 0.95. Got {r}."
+        )
+    if r is not None and args.robust_to:
+        raise ValidationError(
+            "--robustness retrains its own copies of the model, so it cannot be combined with "
+            "--robust-to. Drop one of them."
+        )
+    v = args.min_vote_share
+    if v is not None and not 0.0 < v <= 1.0:
+        raise ValidationError(
+            "--min-vote-share must be in (0, 1]: the least share of the forest's trees voting "
+            f"for the desired class, e.g. 0.66. Got {v}."
         )
 
 

@@ -135,10 +135,28 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
 
 
 def add_requirements(p: argparse.ArgumentParser, *, probability: str, robust: str) -> None:
-    """--min-probability P, --robust-to N and --measure NAME (see cf.Requirements), with
-    their help texts."""
+    """--min-probability P, --robust-to N, --robustness P, --min-vote-share S and --measure
+    NAME (see cf.Requirements), the first two with the command's help texts."""
     p.add_argument("--min-probability", type=float, metavar="P", help=probability)
     p.add_argument("--robust-to", type=int, default=0, metavar="N", help=robust)
+    p.add_argument(
+        "--robustness",
+        type=float,
+        metavar="P",
+        help="the share of retrained models that should still accept each answer "
+        "(0 < P < 1, e.g. 0.95): the model is retrained on resamples, each row gets the "
+        "cheapest setting whose answer reaches P (else its most robust answer, and by how "
+        "much it falls short), and each answer is reported with its estimate; not with "
+        "--robust-to",
+    )
+    p.add_argument(
+        "--min-vote-share",
+        type=float,
+        metavar="S",
+        help="random forests and extra-trees: at least a share S of the trees vote for the "
+        "desired class (0 < S <= 1; cf.vote_share_for(n_trees, alpha) gives Forel et al.'s "
+        "threshold)",
+    )
     p.add_argument(
         "--measure",
         choices=MEASURE_CHOICES,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
+from ..result._robustness import robustness_words
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
@@ -86,6 +87,7 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
     was asked for; then what each changed feature is (the schema's descriptions)."""
     lines, seen = [], []
     costs = result.cost() if getattr(result, "costs", None) is not None else None
+    held = result.robustness() if result.requirements.get("robustness") is not None else None
     for r in result.for_query(q).index:
         changes = result.changes(q, r)
         seen += [c.feature for c in changes if c.feature not in seen]
@@ -95,6 +97,8 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
         )
         said = result._change_text(q, result.queries.loc[q], result.counterfactuals.loc[(q, r)])
         lines.append(f"  #{r}: {said} -> P({label}) {_probability(after)}{cost}")
+        if held is not None:  # explain --robustness: the held-out copies' verdict
+            lines.append(f"     {_held(held.loc[(q, r)])}")
         region = result.regions.get((q, int(r)))
         if region is not None:  # the certified box around the answer (explain --regions)
             lines.append(f"     any of: {region.describe(result.schema)}")
@@ -102,6 +106,21 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
     if notes:
         lines.append(f"  ({'; '.join(notes)})")
     return lines
+
+
+def _held(row: Any) -> str:
+    """One answer's estimated robustness in words: ``"holds for 7 of 8 retrained models
+    kept out of the search (estimate 88 %, 95 % interval 47-100 %); reaches the 95 %
+    asked: no, short by 7 points"``."""
+    said = f"{int(row['accepted'])} of {int(row['copies'])}"
+    shown = f"{100 * row['estimate']:.0f} %, 95 % interval {100 * row['low']:.0f}-"
+    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.0f} points"
+    if not row["reached"] and row["shortfall"] <= 0:
+        verdict = "not confirmed by the models that chose the setting"
+    return (
+        f"holds for {said} retrained models kept out of the search (estimate {shown}"
+        f"{100 * row['high']:.0f} %); reaches the {100 * row['asked']:.0f} % asked: {verdict}"
+    )
 
 
 def _constraints_text(constraints: Any) -> str:
@@ -127,6 +146,10 @@ def _terms(result: Any, q: Any, name: str) -> str:
     p = req.get("min_probability")
     margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
     robust = f"; also holds for {req['robust_to']} other models" if req.get("robust_to") else ""
+    if req.get("min_vote_share") is not None:
+        robust += f"; at least {100 * float(req['min_vote_share']):g} % of the trees' votes"
+    if req.get("robustness") is not None:
+        robust += f"; {robustness_words(req['robustness'])}"
     return f"constraints: {_constraints_text(result.constraints_for(q))}; margin: {margin}{robust}"
 
 

@@ -70,6 +70,8 @@ class Run:
             facts["regions"] = True
         if req.robustness is not None:
             facts["robustness"] = [req.robustness, req.robustness_copies]
+        if req.min_vote_share is not None:
+            facts["min_vote_share"] = req.min_vote_share
         return json.dumps(facts, sort_keys=True, default=str)
 
 

@@ -165,6 +165,9 @@ class AuditResult:
             if n
             else []
         )
+        votes = self.meta.get("min_vote_share")
+        if votes is not None:
+            parts.append(f"gets at least {float(votes):.0%} of the trees' votes")
         held = robustness_words(self.meta.get("robustness"))
         return (
             (" Every answer " + " and ".join(parts) + ", checked with the real models.")

@@ -341,6 +341,7 @@ def _meta(
         "min_probability": req.min_probability,
         "robust_to": len(req.robust_to),
         "robustness": req.robustness,
+        "min_vote_share": req.min_vote_share,
         "protected": run.protected,
         "groups": groups,
         "features": list(method.schema_.names),

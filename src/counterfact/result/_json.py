@@ -536,7 +536,17 @@ def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
         raise ValidationError(
             f"'requirements.robustness' must be a number in (0, 1) or null. Got {r!r}."
         )
-    return {"min_probability": p, "robust_to": n, **({"robustness": r} if r is not None else {})}
+    v = req.get("min_vote_share")
+    if v is not None and (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < v <= 1):
+        raise ValidationError(
+            f"'requirements.min_vote_share' must be a number in (0, 1] or null. Got {v!r}."
+        )
+    optional = {"robustness": r, "min_vote_share": v}
+    return {
+        "min_probability": p,
+        "robust_to": n,
+        **{k: x for k, x in optional.items() if x is not None},
+    }
 
 
 def _regions(

@@ -61,6 +61,8 @@ def regions(method: PipelineMethod, tasks: list[Query], answers: Answers, comput
         "min_probability": None if judge is None else judge.min_probability,
         "robust_to": 0 if judge is None else len(judge.others),
     }
+    if judge is not None and judge.min_vote_share is not None:
+        asked["min_vote_share"] = judge.min_vote_share
     if judge is None:
         return Regions(asked)
     finder = RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS)

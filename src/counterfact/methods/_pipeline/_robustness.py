@@ -113,22 +113,29 @@ class Setting:
         )
 
 
-def ladder(floor: float | None, p: float, n_trees: int | None = None) -> list[Setting]:
+def ladder(
+    floor: float | None, p: float, n_trees: int | None = None, vote_floor: float | None = None
+) -> list[Setting]:
     """The settings tried, in order: the floor (the user's ``min_probability``, else the
     plain decision); for a forest of ``n_trees`` trees, Forel et al.'s vote shares for
     the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the search copies
-    with the margins of :data:`WITH_COPIES`."""
+    with the margins of :data:`WITH_COPIES`. The user's ``min_vote_share``
+    (``vote_floor``) stays in every setting, as the user's margin does: the vote rungs
+    below it are dropped and every other setting keeps it."""
     least = 0.0 if floor is None else floor
     votes: list[Setting] = []
     if n_trees is not None:
         levels = {a for a in (*VOTE_LEVELS, 1.0 - p) if 0.0 < a < 0.5}
         needed = sorted({votes_needed(vote_share_for(n_trees, a), n_trees) for a in levels})
-        votes = [Setting(floor, 0, k / n_trees) for k in needed]
-    margins = [Setting(m, 0) for m in MARGINS if m > least]
+        kept = votes_needed(vote_floor, n_trees) if vote_floor is not None else 0
+        votes = [Setting(floor, 0, k / n_trees) for k in needed if k > kept]
+    margins = [Setting(m, 0, vote_floor) for m in MARGINS if m > least]
     with_copies = [
-        Setting(floor if m is None or m <= least else m, k) for k, ms in WITH_COPIES for m in ms
+        Setting(floor if m is None or m <= least else m, k, vote_floor)
+        for k, ms in WITH_COPIES
+        for m in ms
     ]
-    return [Setting(floor, 0), *votes, *margins, *dict.fromkeys(with_copies)]
+    return [Setting(floor, 0, vote_floor), *votes, *margins, *dict.fromkeys(with_copies)]
 
 
 def _trees(method: PipelineMethod) -> int | None:
@@ -190,6 +197,7 @@ class _Rows:
     p: float
     n: int
     floor: float | None = None
+    vote_floor: float | None = None
     best: dict[Any, _Attempt] = field(default_factory=dict)
     first: dict[Any, CounterfactualResult] = field(default_factory=dict)
     reached: dict[Any, list[Setting]] = field(default_factory=dict)
@@ -220,7 +228,7 @@ class _Rows:
             for k in sorted({s.copies for s in self.answered.get(q, [])}):
                 mid = self._middle(q, k)
                 if mid is not None:
-                    steps.setdefault(Setting(mid, k), []).append(q)
+                    steps.setdefault(Setting(mid, k, self.vote_floor), []).append(q)
         return steps
 
     def _middle(self, q: Any, k: int) -> float | None:
@@ -231,7 +239,7 @@ class _Rows:
         stop = [
             s.margin
             for s in self.blocked.get(q, [])
-            if s.copies <= k and s.vote_share is None and s.margin is not None
+            if s.copies <= k and s.vote_share == self.vote_floor and s.margin is not None
         ]
         if not done or not stop:
             return None
@@ -253,7 +261,7 @@ class _Rows:
             if len(cfs) == 0:
                 self.blocked.setdefault(q, []).append(setting)
                 continue
-            if setting.vote_share is None:
+            if setting.vote_share == self.vote_floor:  # a margin rung, not a vote rung
                 self.answered.setdefault(q, []).append(setting)
             targets = np.array([result.target[q]] * len(cfs), dtype=object)
             rows = cfs.loc[:, names]
@@ -285,7 +293,7 @@ def explain_robust(
     p = float(req.robustness)  # type: ignore[arg-type]
     n = req.robustness_copies or ROBUSTNESS_COPIES
     copies = copies_for(method, n)
-    rows = _Rows(p, n, req.min_probability)
+    rows = _Rows(p, n, req.min_probability, req.min_vote_share)
 
     def attempt(setting: Setting, todo: list[Any]) -> None:
         pos = frame.index.get_indexer(todo)
@@ -300,7 +308,7 @@ def explain_robust(
         )
         rows.record(setting, result, copies, method.effort_)
 
-    for setting in ladder(req.min_probability, p, _trees(method)):
+    for setting in ladder(req.min_probability, p, _trees(method), req.min_vote_share):
         todo = rows.todo(ids, setting)
         if todo:
             attempt(setting, todo)
@@ -339,6 +347,8 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
     joined = _take(CounterfactualResult.concat(parts), ids) if len(parts) > 1 else parts[0]
     index = joined.queries.index
     floor = {"min_probability": req.min_probability, "robust_to": 0}
+    if req.min_vote_share is not None:
+        floor["min_vote_share"] = req.min_vote_share
     return type(joined)(
         **{
             **joined.parts(),

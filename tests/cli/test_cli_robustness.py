@@ -1,0 +1,67 @@
+"""--robustness and --min-vote-share on the command line: each answer with the share of
+retrained models kept out of the search that still accept it, and clear errors."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+import counterfact as cf
+from counterfact.cli import main
+
+pytest.importorskip("z3")
+
+RUN = ["explain", "--dataset", "german_credit", "--model", "lr", "--method", "mace"]
+ROWS = ["--rows", "0:12", "--time-limit", "10", "-q"]
+
+
+def test_each_answer_says_how_many_retrained_models_accept_it(capsys):
+    assert main([*RUN, *ROWS, "--robustness", "0.8"]) == 0
+    out = capsys.readouterr().out
+    assert "advice that still holds after the model is retrained: 80 %" in out
+    held = [line for line in out.splitlines() if "retrained models kept out of the search" in line]
+    answers = [line for line in out.splitlines() if line.startswith("  #")]
+    assert held and len(held) == len(answers)
+    assert all("of 8 retrained models" in line for line in held)
+    assert all("reaches the 80 % asked" in line for line in held)
+
+
+def test_the_json_keeps_the_estimates(capsys):
+    assert main([*RUN, *ROWS, "--robustness", "0.8", "--format", "json"]) == 0
+    result = cf.CounterfactualResult.from_json(capsys.readouterr().out)
+    assert result.requirements["robustness"] == 0.8
+    table = result.robustness()
+    assert len(table) == len(result.counterfactuals) > 0
+    assert ((table["low"] <= table["estimate"]) & (table["estimate"] <= table["high"])).all()
+
+
+@pytest.mark.parametrize(
+    ("flags", "says"),
+    [
+        (["--robustness", "1.2"], "--robustness must be between 0 and 1"),
+        (["--robustness", "0.9", "--robust-to", "2"], "cannot be combined with --robust-to"),
+        (["--min-vote-share", "0"], "--min-vote-share must be in (0, 1]"),
+    ],
+)
+def test_bad_values_are_named_before_any_work(capsys, flags, says):
+    assert main([*RUN, *ROWS, *flags]) == 2
+    assert says in capsys.readouterr().err
+
+
+def test_a_vote_share_is_refused_for_a_model_without_trees(capsys):
+    assert main([*RUN, *ROWS, "--min-vote-share", "0.6", "--format", "json"]) == 2
+    assert "forest" in capsys.readouterr().err.lower()
+
+
+def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
+    argv = ["audit", "--dataset", "german_credit", "--model", "rf", "--method", "mace"]
+    argv += ["--max-rows", "12", "--robustness", "0.7", "--min-vote-share", "0.6"]
+    assert main([*argv, "--no-html", "--out", str(tmp_path), "--time-limit", "10", "-q"]) == 0
+    saved = json.loads((tmp_path / "audit.json").read_text())
+    assert (saved["meta"]["robustness"], saved["meta"]["min_vote_share"]) == (0.7, 0.6)
+    said = saved["guarantee"]["recourse"]
+    assert "at least 60% of the trees' votes" in said and "retrained: 70 %" in said
+    per_row = pd.read_csv(tmp_path / "per_row.csv")
+    assert (per_row["outcome"] == "recourse").any()
