@@ -207,6 +207,22 @@ def test_the_robustness_survives_a_saved_result(half):
     assert back.requirements["robustness"] == 0.5
 
 
+def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
+    """ "Proven: no answer with fewer changes" holds among the answers under the setting a
+    row kept, not among every answer that crosses the boundary: the words say so."""
+    settings = half.robustness()["setting"].groupby(level=0).first()
+    for q, setting in settings.items():
+        said = half.certificate(q, numbers=False)
+        named = "the plain decision" if setting == "plain" else setting
+        assert said.endswith(f", under the setting chosen for robustness 50 % ({named})"), said
+    back = cf.CounterfactualResult.from_json(half.to_json())
+    q = settings.index[0]
+    assert back.certificate(q, numbers=False) == half.certificate(q, numbers=False)
+    _, _, rows, _, method = german
+    plain = method.explain(rows.head(1))
+    assert "under the setting" not in plain.certificate(rows.index[0], numbers=False)
+
+
 def test_a_result_without_the_requirement_says_how_to_get_it(german):
     _, _, rows, _, method = german
     plain = method.explain(rows.head(1))

@@ -111,10 +111,10 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
 def _held(row: Any) -> str:
     """One answer's estimated robustness in words: ``"holds for 7 of 8 retrained models
     kept out of the search (estimate 88 %, 95 % interval 47-100 %); reaches the 95 %
-    asked: no, short by 7 points"``."""
+    asked: no, short by 7.5 points"``."""
     said = f"{int(row['accepted'])} of {int(row['copies'])}"
     shown = f"{100 * row['estimate']:.0f} %, 95 % interval {100 * row['low']:.0f}-"
-    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.0f} points"
+    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.1f} points"
     if not row["reached"] and row["shortfall"] <= 0:
         verdict = "not confirmed by the models that chose the setting"
     return (
@@ -145,6 +145,8 @@ def _terms(result: Any, q: Any, name: str) -> str:
     req = getattr(result, "requirements", None) or {}
     p = req.get("min_probability")
     margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
+    if req.get("robustness") is not None:  # each row's setting may add a margin
+        margin = f"{'none' if p is None else margin} asked, and the row's setting"
     robust = f"; also holds for {req['robust_to']} other models" if req.get("robust_to") else ""
     if req.get("min_vote_share") is not None:
         robust += f"; at least {100 * float(req['min_vote_share']):g} % of the trees' votes"

@@ -22,7 +22,7 @@ from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
-from ._robustness import robustness_table
+from ._robustness import robustness_table, setting_words
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import (
     Change,
@@ -308,7 +308,7 @@ class CounterfactualResult:
             text = certificate_text(self.method, str(self.status.get(query, "")), d)
         if numbers:
             return text
-        return plain_certificate(
+        plain = plain_certificate(
             text.partition(": ")[0],
             str(self.status.get(query, "")),
             self.measure_words(),
@@ -316,6 +316,8 @@ class CounterfactualResult:
             text,
             str(self.reason.get(query, "")) or None,
         )
+        found = int(self.found.get(query, 0)) > 0
+        return plain + (setting_words(self, query) if found else "")
 
     def certificate_record(self, query: Any) -> Certificate | None:
         """The fields behind ``query``'s certificate (:class:`Certificate`: the measure,

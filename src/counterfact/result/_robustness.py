@@ -28,6 +28,7 @@ __all__ = [
     "clopper_pearson",
     "robustness_table",
     "robustness_words",
+    "setting_words",
 ]
 
 #: diagnostics column: per query, how many held-out copies accept each answer (by rank)
@@ -117,6 +118,23 @@ def robustness_table(result: Any) -> pd.DataFrame:
         "setting",
     ]
     return pd.DataFrame(rows, index=result.counterfactuals.index, columns=columns)
+
+
+def setting_words(result: Any, query: Any) -> str:
+    """Under ``Requirements(robustness=p)``: which answers a query's certificate speaks of,
+    ``", under the setting chosen for robustness 90 % (margin 0.8)"`` (""
+    without a robustness requirement or a setting). Each row's answers were searched under
+    the setting of the ladder it kept, so "no answer with fewer changes" holds among
+    the answers under that setting, not among every answer that crosses the boundary."""
+    p = result.requirements.get("robustness")
+    diag = result.diagnostics
+    if p is None or SETTING not in diag.columns or query not in diag.index:
+        return ""
+    setting = diag.at[query, SETTING]
+    if not isinstance(setting, str) or not setting:
+        return ""
+    said = "the plain decision" if setting == "plain" else setting
+    return f", under the setting chosen for robustness {100 * float(p):.0f} % ({said})"
 
 
 def robustness_words(p: float | None) -> str:
