@@ -63,5 +63,6 @@ def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     assert (saved["meta"]["robustness"], saved["meta"]["min_vote_share"]) == (0.7, 0.6)
     said = saved["guarantee"]["recourse"]
     assert "at least 60% of the trees' votes" in said and "retrained: 70 %" in said
+    assert "holds among the answers under that setting" in said
     per_row = pd.read_csv(tmp_path / "per_row.csv")
     assert (per_row["outcome"] == "recourse").any()

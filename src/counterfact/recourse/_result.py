@@ -175,7 +175,9 @@ class AuditResult:
             else ""
         ) + (
             f" Asked for {held} (each answer's share estimated on retrained copies never "
-            "shown to the search; a row short of it keeps its most robust answer)."
+            "shown to the search; a row short of it keeps its most robust answer). Each row's "
+            "answer was searched under the margin, retrained copies or share of votes chosen "
+            "for it, and what is said of its cost holds among the answers under that setting."
             if held
             else ""
         )
