@@ -178,6 +178,20 @@ class Requirements:
         object.__setattr__(self, "robustness", robustness)
         object.__setattr__(self, "min_vote_share", _check_vote_share(self.min_vote_share))
 
+    def record(self) -> dict[str, Any]:
+        """What a result records of these requirements (``result.requirements``): the
+        margin, the number of other models, and the robustness and the share of the
+        trees' votes when asked for."""
+        asked: dict[str, Any] = {
+            "min_probability": self.min_probability,
+            "robust_to": len(self.robust_to),
+        }
+        if self.robustness is not None:
+            asked["robustness"] = self.robustness
+        if self.min_vote_share is not None:
+            asked["min_vote_share"] = self.min_vote_share
+        return asked
+
     @property
     def empty(self) -> bool:
         """No requirement beyond the constraints (the plain decision, the method's distance)."""

@@ -78,7 +78,7 @@ def explain(
     verify(method, pool, tasks)
     sparsify(method, pool, tasks, n_cf, deadline)
     answers = select(method, pool, tasks, outcomes, n_cf)
-    found = regions(method, tasks, answers, compute=req.regions)
+    found = regions(method, tasks, answers, req)
     answers, found = without_region_copies(answers, found, n_cf)
     result = assemble(method, pool, tasks, outcomes, answers, found, given, n_cf)
     _summary(method, result, feedback)

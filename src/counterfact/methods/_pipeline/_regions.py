@@ -15,6 +15,7 @@ from typing import Any
 import pandas as pd
 
 from ..._utils._deadline import Deadline
+from ...constraints import Requirements
 from ...result import Region
 from ._protocol import PipelineMethod
 from ._query import Query
@@ -51,23 +52,20 @@ class Regions:
     source: _Source | None = None
 
 
-def regions(method: PipelineMethod, tasks: list[Query], answers: Answers, compute: bool) -> Regions:
-    """Record what the answers were asked to satisfy; with a margin or other models,
-    let the result compute regions on demand, and compute them now when asked
-    (``compute``): each region is grown for up to the method's ``time_limit``
+def regions(
+    method: PipelineMethod, tasks: list[Query], answers: Answers, req: Requirements
+) -> Regions:
+    """Record what the answers were asked to satisfy (``req``); with a margin or other
+    models, let the result compute regions on demand, and compute them now when asked
+    (``req.regions``): each region is grown for up to the method's ``time_limit``
     (else :data:`REGION_SECONDS`), after the search."""
     judge = tasks[0].judge if tasks else None
-    asked = {
-        "min_probability": None if judge is None else judge.min_probability,
-        "robust_to": 0 if judge is None else len(judge.others),
-    }
-    if judge is not None and judge.min_vote_share is not None:
-        asked["min_vote_share"] = judge.min_vote_share
+    asked = req.record()
     if judge is None:
         return Regions(asked)
     finder = RegionFinder(method.schema_, judge, method.data_.X, seconds=REGION_SECONDS)
     source = _Source(finder, tasks)
-    if not compute:
+    if not req.regions:
         return Regions(asked, source=source)
     seconds = method.time_limit or REGION_SECONDS
     token = tasks[0].cancel

@@ -346,16 +346,13 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
     parts = [_take(res, qs) for res, qs in groups.values()]
     joined = _take(CounterfactualResult.concat(parts), ids) if len(parts) > 1 else parts[0]
     index = joined.queries.index
-    floor = {"min_probability": req.min_probability, "robust_to": 0}
-    if req.min_vote_share is not None:
-        floor["min_vote_share"] = req.min_vote_share
     return type(joined)(
         **{
             **joined.parts(),
             "runtime": pd.Series([rows.seconds[q] for q in ids], index=index, dtype=float),
             "diagnostics": _diagnostics(joined.diagnostics, rows, ids),
             "certificates": _certificates(joined.certificates, rows, ids),
-            "requirements": {**floor, "robustness": rows.p},
+            "requirements": req.record(),
             "region_source": _region_source(rows),
         }
     )
