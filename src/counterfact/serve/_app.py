@@ -587,6 +587,7 @@ def _explain_request(body: ExplainRequest) -> dict[str, Any]:
         "constraints": None if body.constraints is None else body.constraints.model_dump(),
         "time_limit": body.time_limit,
         "min_probability": body.min_probability,
+        "min_vote_share": body.min_vote_share,
         "robustness": body.robustness,
         "measure": body.measure,
         "regions": body.regions,

@@ -100,6 +100,12 @@ class ExplainRequest(_Strict):
         "(strictly between 0 and 1), checked with the real model; null: crossing the decision "
         "boundary is enough.",
     )
+    min_vote_share: Number | None = Field(
+        default=None,
+        description="For a server whose model is a random forest or extra-trees: every answer "
+        "must get at least this share of the trees' votes (in (0, 1], e.g. 0.6), checked with "
+        "the real trees; null: no share asked.",
+    )
     robustness: Number | None = Field(
         default=None,
         description="The share of retrained models that should still accept each answer "
@@ -366,6 +372,9 @@ class ExplainOut(BaseModel):
     time_limit: float
     constraints: dict[str, Any] | None
     min_probability: float | None = None
+    min_vote_share: float | None = Field(
+        default=None, description="The least share of the trees' votes every answer gets."
+    )
     robust_to: int = Field(default=0, description="Retrained models every answer also holds for.")
     robustness: float | None = Field(
         default=None, description="The share of retrained models asked to still accept each answer."

@@ -82,19 +82,23 @@ def render(
         }
         rows_out.append(_row(result, q, i, job, schema, label, before, meanings))
     _add_costs(result, rows_out, measure)
+    return {**_asked(job, measure), "elapsed_s": elapsed, "results": rows_out}
+
+
+def _asked(job: ExplainJob, measure: Any) -> dict[str, Any]:
+    """What the request asked for, as the answer repeats it."""
     return {
         "method": job.method,
         "n_counterfactuals": job.n_counterfactuals,
         "time_limit": job.time_limit,
         "constraints": None if job.constraints is None else jsonable(job.constraints.to_dict()),
         "min_probability": job.min_probability,
+        "min_vote_share": job.min_vote_share,
         "robust_to": len(job.robust_to),
         "robustness": job.robustness,
         "robustness_words": robustness_words(job.robustness),
         "regions": job.regions,
         "measure": None if measure is None else str(measure_words(measure.costs)),
-        "elapsed_s": elapsed,
-        "results": rows_out,
     }
 
 

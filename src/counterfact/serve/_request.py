@@ -116,6 +116,8 @@ class ExplainJob:
     cancel: CancelToken = field(default_factory=CancelToken)
     #: the least probability of the target every answer must reach (None: cross the boundary)
     min_probability: float | None = None
+    #: the least share of a forest's trees voting for the target (None: not asked)
+    min_vote_share: float | None = None
     #: compute each answer's certified region (grown for up to ``time_limit`` seconds each)
     regions: bool = False
     #: the retrained models every answer must also hold for (empty: only the served model)

@@ -57,6 +57,7 @@ from ..methods import names as registered_methods
 from ..models import desired_class, rows_to_explain
 from ..models._adapter import as_adapter
 from ..models._select import check_label
+from ..models._votes import forest_of
 from ..result._text import measure_words
 from ..schema._format import format_value
 from ..schema._numbers import MAX_INTEGER, finite_number, show_number
@@ -391,6 +392,7 @@ class Service:
         constraints: Mapping[str, Any] | None = None,
         time_limit: float | None = None,
         min_probability: float | None = None,
+        min_vote_share: float | None = None,
         regions: bool = False,
         robust: bool = False,
         reasons: bool = False,
@@ -401,15 +403,22 @@ class Service:
         """Validate an explain request (fast; raises on anything invalid).
 
         ``min_probability``: the least probability of the target every answer must
-        reach; ``regions``: add each answer's certified region; ``robust``: answers
-        must also hold for the server's retrained models (``robust_to``);
+        reach; ``min_vote_share``: the least share of the trees' votes every answer gets
+        (a forest's server only); ``regions``: add each answer's certified region;
+        ``robust``: answers must also hold for the server's retrained models (``robust_to``);
         ``reasons``: add each answer's reasons for a notice; ``robustness``: the share of
         retrained models that should still accept each answer; ``horizon``: the months an
         answer may take (:meth:`_timed`).
         """
         extra = self._requirements(min_probability, regions, robust, reasons)
+        extra["min_vote_share"] = self._vote_share(min_vote_share)
         # an unknown measure, or a robustness outside (0, 1) or beside robust, raises
-        Requirements(costs=measure, robustness=robustness, robust_to=extra["robust_to"])
+        Requirements(
+            costs=measure,
+            robustness=robustness,
+            robust_to=extra["robust_to"],
+            min_vote_share=extra["min_vote_share"],
+        )
         extra["measure"], extra["robustness"] = measure, robustness
         name = method or self.default_method
         m = self._method(name)
@@ -511,6 +520,23 @@ class Service:
             "reasons": reasons,
         }
 
+    def _vote_share(self, value: Any) -> float | None:
+        """The checked ``min_vote_share`` of a request: a JSON number in (0, 1], asked of a
+        server whose model is a forest."""
+        if value is None:
+            return None
+        hint = "Send a share in (0, 1] (0.6 for 60 % of the trees), or null for none."
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ValidationError(f"min_vote_share must be a JSON number. Got {value!r}. {hint}")
+        share = finite_number(value, "min_vote_share", hint=hint)
+        if not 0.0 < share <= 1.0:
+            raise ValidationError(
+                "min_vote_share must be in (0, 1] (the least share of the trees' votes an "
+                f"answer must get). Got {show_number(value)}. {hint}"
+            )
+        forest_of(self.model, "this server's model")
+        return share
+
     def _check_target(self, target: Any) -> None:
         """``target`` is one of the model's classes (a boolean only when the classes are
         booleans)."""
@@ -600,6 +626,7 @@ class Service:
             cancel=job.cancel,
             requirements=Requirements(
                 min_probability=job.min_probability,
+                min_vote_share=job.min_vote_share,
                 robust_to=tuple(job.robust_to),
                 regions=job.regions,
                 costs=job.measure,

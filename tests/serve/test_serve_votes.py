@@ -1,0 +1,110 @@
+"""The trees' vote share through the HTTP API (``min_vote_share``): a forest's server
+honours it with the real trees' votes, repeats it, keeps it under ``robustness``, and
+refuses bad values and other models with a ``422`` naming the field.
+
+FastAPI's test client; German Credit on five features, a forest of nine shallow trees.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("fastapi")
+pytest.importorskip("httpx")
+pytest.importorskip("z3")
+
+from fastapi.testclient import TestClient
+
+import counterfact as cf
+from counterfact.constraints._votes import votes_needed
+from counterfact.models import ModelAdapter
+from counterfact.models._votes import tree_votes
+from counterfact.serve import Service, create_app
+
+COLUMNS = ["checking_status", "duration_months", "savings", "installment_rate", "housing"]
+N_TREES = 9
+SHARE = 7 / 9
+
+
+@pytest.fixture(scope="module")
+def train():
+    full = cf.datasets.load("german_credit")
+    schema = cf.Schema([full.schema[c] for c in COLUMNS], target=full.target)
+    data = cf.Dataset(full.frame[[*COLUMNS, full.target]], schema, name="german_credit_5")
+    return data.split(test_size=0.2, random_state=0)[0]
+
+
+def _client(train, kind, **params):
+    model = cf.models.fit(train, kind, random_state=0, **params)
+    methods = {n: cf.methods.get(n, random_state=0).fit(model, train) for n in ("mace", "nearest")}
+    return TestClient(create_app(Service(data=train, model=model, methods=methods)))
+
+
+@pytest.fixture(scope="module")
+def forest(train):
+    with _client(train, "rf", n_estimators=N_TREES, max_depth=4) as c:
+        yield c
+
+
+@pytest.fixture(scope="module")
+def rows(forest):
+    return [forest.get(f"/api/example?index={k}").json()["row"] for k in range(3)]
+
+
+def _explain(client, rows, **body):
+    r = client.post("/api/explain", json={"rows": rows, "n_counterfactuals": 2, **body})
+    assert r.status_code == 200, r.text
+    return r.json()
+
+
+def _votes(client, train, answer) -> list[int]:
+    """The real trees' votes for each answer's target class."""
+    model = client.app.state.service.model
+    found = [c["row"] for res in answer["results"] for c in res["counterfactuals"]]
+    frame = train.schema.coerce(pd.DataFrame(found, columns=train.schema.names))
+    adapter = ModelAdapter(model.model, train.schema)
+    target = answer["results"][0]["target"]
+    return list(tree_votes(adapter, frame)[:, adapter.class_index(target)])
+
+
+def test_every_answer_gets_the_share_by_the_real_trees(forest, train, rows):
+    need = votes_needed(SHARE, N_TREES)
+    plain = _votes(forest, train, _explain(forest, rows, method="mace"))
+    assert plain and min(plain) < need  # the share asks for more than the decision
+    for name in ("mace", "nearest"):
+        out = _explain(forest, rows, method=name, min_vote_share=SHARE)
+        assert out["min_vote_share"] == pytest.approx(SHARE)
+        votes = _votes(forest, train, out)
+        assert votes and min(votes) >= need, (name, votes)
+        if name == "mace":
+            assert {r["status"] for r in out["results"]} <= {"optimal", "infeasible"}
+
+
+def test_robustness_keeps_the_share(forest, train, rows):
+    out = _explain(forest, rows[:1], method="nearest", robustness=0.6, min_vote_share=SHARE)
+    votes = _votes(forest, train, out)
+    assert votes and min(votes) >= votes_needed(SHARE, N_TREES)
+    assert all(c["robustness"] for c in out["results"][0]["counterfactuals"])
+
+
+@pytest.mark.parametrize("value", [0, 1.5, -0.1, "0.6", True, "NaN"])
+def test_a_bad_share_is_a_422_naming_it(forest, rows, value):
+    body = json.dumps({"rows": rows[:1], "method": "nearest", "min_vote_share": value})
+    if value == "NaN":
+        body = body.replace('"NaN"', "NaN")
+    r = forest.post("/api/explain", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert "min_vote_share" in r.json()["detail"]
+
+
+def test_another_model_refuses_the_share(train, rows):
+    with _client(train, "lr") as lr:
+        r = lr.post("/api/explain", json={"rows": rows[:1], "min_vote_share": 0.6})
+        assert r.status_code == 422, r.text
+        out = r.json()
+        assert out["error"] == "UnsupportedModelError"
+        assert "min_vote_share" in out["detail"] and "LogisticRegression" in out["detail"]
+        assert lr.post("/api/explain", json={"rows": rows[:1]}).status_code == 200
