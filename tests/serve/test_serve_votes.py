@@ -108,3 +108,12 @@ def test_another_model_refuses_the_share(train, rows):
         assert out["error"] == "UnsupportedModelError"
         assert "min_vote_share" in out["detail"] and "LogisticRegression" in out["detail"]
         assert lr.post("/api/explain", json={"rows": rows[:1]}).status_code == 200
+
+
+def test_the_notice_states_the_share(forest, rows):
+    asked = _explain(forest, rows[:1], method="mace", min_vote_share=SHARE, reasons=True)
+    plain = _explain(forest, rows[:1], method="mace", reasons=True)
+    said = "at least 77.8 % of the forest's trees voting for"
+    notices = [c["notice"] for c in asked["results"][0]["counterfactuals"]]
+    assert notices and all(said in n for n in notices)
+    assert not any("trees voting" in c["notice"] for c in plain["results"][0]["counterfactuals"])

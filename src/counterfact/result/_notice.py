@@ -165,6 +165,11 @@ def notice(
             f"The change was required to give '{target}' a probability of at least "
             f"{req['min_probability']:g}."
         )
+    if req.get("min_vote_share") is not None:
+        lines.append(
+            f"The change was required to get at least {100 * float(req['min_vote_share']):.3g} % "
+            f"of the forest's trees voting for '{target}'."
+        )
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")
     region = result.regions.get((query, int(rank)))
