@@ -223,6 +223,21 @@ def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     assert "under the setting" not in plain.certificate(rows.index[0], numbers=False)
 
 
+def test_the_notice_states_each_answers_estimate(german, half):
+    """The notice of an answer says how many held-out copies accept it, its estimate and
+    interval, and whether it reaches the share asked, as result.robustness() holds them."""
+    table = half.robustness()
+    for (q, rank), row in table.iterrows():
+        accepted, copies = int(row["accepted"]), int(row["copies"])
+        text = half.notice(q, rank)
+        assert f"This change holds for {accepted} of {copies} retrained models" in text, text
+        assert f"estimate {100 * row['estimate']:.0f} %" in text
+        assert f"reaches the 50 % asked: {'yes' if row['reached'] else 'no'}" in text
+    _, _, rows, _, method = german
+    plain = method.explain(rows.head(1))
+    assert "retrained models" not in plain.notice(rows.index[0])
+
+
 def test_a_result_without_the_requirement_says_how_to_get_it(german):
     _, _, rows, _, method = german
     plain = method.explain(rows.head(1))

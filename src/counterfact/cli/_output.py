@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
-from ..result._robustness import robustness_words
+from ..result._robustness import held_words, robustness_words
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
@@ -98,7 +98,7 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
         said = result._change_text(q, result.queries.loc[q], result.counterfactuals.loc[(q, r)])
         lines.append(f"  #{r}: {said} -> P({label}) {_probability(after)}{cost}")
         if held is not None:  # explain --robustness: the held-out copies' verdict
-            lines.append(f"     {_held(held.loc[(q, r)])}")
+            lines.append(f"     {held_words(held.loc[(q, r)])}")
         region = result.regions.get((q, int(r)))
         if region is not None:  # the certified box around the answer (explain --regions)
             lines.append(f"     any of: {region.describe(result.schema)}")
@@ -106,21 +106,6 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
     if notes:
         lines.append(f"  ({'; '.join(notes)})")
     return lines
-
-
-def _held(row: Any) -> str:
-    """One answer's estimated robustness in words: ``"holds for 7 of 8 retrained models
-    kept out of the search (estimate 88 %, 95 % interval 47-100 %); reaches the 95 %
-    asked: no, short by 7.5 points"``."""
-    said = f"{int(row['accepted'])} of {int(row['copies'])}"
-    shown = f"{100 * row['estimate']:.0f} %, 95 % interval {100 * row['low']:.0f}-"
-    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.1f} points"
-    if not row["reached"] and row["shortfall"] <= 0:
-        verdict = "not confirmed by the models that chose the setting"
-    return (
-        f"holds for {said} retrained models kept out of the search (estimate {shown}"
-        f"{100 * row['high']:.0f} %); reaches the {100 * row['asked']:.0f} % asked: {verdict}"
-    )
 
 
 def _constraints_text(constraints: Any) -> str:

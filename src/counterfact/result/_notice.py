@@ -27,6 +27,7 @@ import pandas as pd
 from .._utils._values import _py
 from ..exceptions import ValidationError
 from ..schema._format import format_value
+from ._robustness import held_words
 from ._text import changes, timed_changes
 from ._time import _timeline
 
@@ -170,6 +171,8 @@ def notice(
             f"The change was required to get at least {100 * float(req['min_vote_share']):.3g} % "
             f"of the forest's trees voting for '{target}'."
         )
+    if req.get("robustness") is not None:
+        lines.append(f"This change {held_words(result.robustness().loc[(query, int(rank))])}.")
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")
     region = result.regions.get((query, int(rank)))

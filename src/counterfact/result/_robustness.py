@@ -26,6 +26,7 @@ __all__ = [
     "SETTING",
     "SHORTFALL",
     "clopper_pearson",
+    "held_words",
     "robustness_table",
     "robustness_words",
     "setting_words",
@@ -135,6 +136,22 @@ def setting_words(result: Any, query: Any) -> str:
         return ""
     said = "the plain decision" if setting == "plain" else setting
     return f", under the setting chosen for robustness {100 * float(p):.0f} % ({said})"
+
+
+def held_words(row: Any) -> str:
+    """One answer's estimated robustness in words, from its row of
+    :func:`robustness_table`: ``"holds for 7 of 8 retrained models kept out of the search
+    (estimate 88 %, 95 % interval 47-100 %); reaches the 95 % asked: no, short by 7.5
+    points"``."""
+    said = f"{int(row['accepted'])} of {int(row['copies'])}"
+    shown = f"{100 * row['estimate']:.0f} %, 95 % interval {100 * row['low']:.0f}-"
+    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.1f} points"
+    if not row["reached"] and row["shortfall"] <= 0:
+        verdict = "not confirmed by the models that chose the setting"
+    return (
+        f"holds for {said} retrained models kept out of the search (estimate {shown}"
+        f"{100 * row['high']:.0f} %); reaches the {100 * row['asked']:.0f} % asked: {verdict}"
+    )
 
 
 def robustness_words(p: float | None) -> str:
