@@ -212,15 +212,18 @@ def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     row kept, not among every answer that crosses the boundary: the words say so."""
     settings = half.robustness()["setting"].groupby(level=0).first()
     for q, setting in settings.items():
-        said = half.certificate(q, numbers=False)
         named = "the plain decision" if setting == "plain" else setting
-        assert said.endswith(f", under the setting chosen for robustness 50 % ({named})"), said
+        for numbers in (False, True):  # the lay words, and the numbers (the HTTP API, audits)
+            said = half.certificate(q, numbers=numbers)
+            assert said.endswith(f", under the setting chosen for robustness 50 % ({named})"), said
     back = cf.CounterfactualResult.from_json(half.to_json())
     q = settings.index[0]
-    assert back.certificate(q, numbers=False) == half.certificate(q, numbers=False)
+    for numbers in (False, True):
+        assert back.certificate(q, numbers=numbers) == half.certificate(q, numbers=numbers)
     _, _, rows, _, method = german
     plain = method.explain(rows.head(1))
-    assert "under the setting" not in plain.certificate(rows.index[0], numbers=False)
+    for numbers in (False, True):
+        assert "under the setting" not in plain.certificate(rows.index[0], numbers=numbers)
 
 
 def test_the_notice_states_each_answers_estimate(german, half):

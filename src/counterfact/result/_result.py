@@ -301,13 +301,18 @@ class CounterfactualResult:
         ``numbers=False``: the same guarantee for a lay reader, with the measure named
         in words and no raw values or bounds (``"MACE: proven: no answer with fewer
         changes or smaller moves (to within 1 %)"``; :meth:`measure_words` says how the
-        measure counts); the numbers stay in :meth:`certificate_record`."""
+        measure counts); the numbers stay in :meth:`certificate_record`. Under
+        ``Requirements(robustness=p)`` both end with the setting the row kept (", under the
+        setting chosen for robustness 90 % (margin 0.8)"): the proof holds among the answers
+        under that setting."""
         text = self.certificates.get(query) if query in self.certificates.index else None
         if not (isinstance(text, str) and text):
             d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
             text = certificate_text(self.method, str(self.status.get(query, "")), d)
+        found = int(self.found.get(query, 0)) > 0
+        setting = setting_words(self, query) if found else ""
         if numbers:
-            return text
+            return text + setting
         plain = plain_certificate(
             text.partition(": ")[0],
             str(self.status.get(query, "")),
@@ -316,8 +321,7 @@ class CounterfactualResult:
             text,
             str(self.reason.get(query, "")) or None,
         )
-        found = int(self.found.get(query, 0)) > 0
-        return plain + (setting_words(self, query) if found else "")
+        return plain + setting
 
     def certificate_record(self, query: Any) -> Certificate | None:
         """The fields behind ``query``'s certificate (:class:`Certificate`: the measure,
