@@ -182,3 +182,36 @@ def test_robustness_keeps_the_users_vote_share(setting):
     assert result.robustness()["setting"].str.contains("vote share").all()
     back = cf.CounterfactualResult.from_json(result.to_json())
     assert back.requirements == result.requirements
+
+
+def test_the_certificate_says_what_the_answers_were_held_to(setting):
+    """A proof under a vote share or a margin speaks of the answers that meet it: "no
+    counterfactual exists" under all nine trees' votes is not "none crosses the boundary"
+    (the plain decision has answers), so both wordings end with what was required, after
+    a JSON round trip too; a plain result's do not."""
+    _, train, _, X = setting
+    model = cf.models.fit(train, "rf", random_state=0, n_estimators=9, max_depth=4)
+    mace = cf.MACE(time_limit=20, random_state=0).fit(model, train)
+    row = X.iloc[[1]]  # with three features kept, no change wins all nine trees
+    q = row.index[0]
+    fixed = cf.Constraints(immutable=["checking_status", "savings", "housing"])
+    plain = mace.explain(row, constraints=fixed)
+    assert plain.found[q] > 0
+    cases = {
+        cf.Requirements(min_vote_share=1.0): "; required: at least 100 % of the trees' votes",
+        cf.Requirements(min_probability=0.6, min_vote_share=SHARE): (
+            "; required: a probability of at least 0.6 for the target, at least 80 % of the "
+            "trees' votes"
+        ),
+    }
+    statuses = set()
+    for req, said in cases.items():
+        result = mace.explain(row, constraints=fixed, requirements=req)
+        statuses.add(result.status[q])
+        back = cf.CounterfactualResult.from_json(result.to_json())
+        for r in (result, back):
+            for numbers in (True, False):
+                assert r.certificate(q, numbers=numbers).endswith(said), r.certificate(q)
+    assert statuses == {"infeasible", "optimal"}
+    for numbers in (True, False):
+        assert "required:" not in plain.certificate(q, numbers=numbers)

@@ -113,7 +113,9 @@ def test_another_model_refuses_the_share(train, rows):
 def test_the_notice_states_the_share(forest, rows):
     asked = _explain(forest, rows[:1], method="mace", min_vote_share=SHARE, reasons=True)
     plain = _explain(forest, rows[:1], method="mace", reasons=True)
-    said = "at least 77.8 % of the forest's trees voting for"
+    said = "; required: at least 77.8 % of the trees' votes"
     notices = [c["notice"] for c in asked["results"][0]["counterfactuals"]]
     assert notices and all(said in n for n in notices)
-    assert not any("trees voting" in c["notice"] for c in plain["results"][0]["counterfactuals"])
+    assert not any("trees' votes" in c["notice"] for c in plain["results"][0]["counterfactuals"])
+    assert asked["results"][0]["certificate"].endswith(said)
+    assert said in asked["results"][0]["plain_certificate"]

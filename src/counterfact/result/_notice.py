@@ -161,16 +161,6 @@ def notice(
     lines.append(f"How this was established: {result.certificate(query, numbers=False)}.")
     lines.append(f"Smaller means {result.measure_words()}.")
     req = getattr(result, "requirements", {}) or {}
-    if req.get("min_probability") is not None:
-        lines.append(
-            f"The change was required to give '{target}' a probability of at least "
-            f"{req['min_probability']:g}."
-        )
-    if req.get("min_vote_share") is not None:
-        lines.append(
-            f"The change was required to get at least {100 * float(req['min_vote_share']):.3g} % "
-            f"of the forest's trees voting for '{target}'."
-        )
     if req.get("robustness") is not None:
         lines.append(f"This change {held_words(result.robustness().loc[(query, int(rank))])}.")
     if req.get("robust_to"):

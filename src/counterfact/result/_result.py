@@ -22,7 +22,7 @@ from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
-from ._robustness import robustness_table, setting_words
+from ._robustness import robustness_table, scope_words
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import (
     Change,
@@ -301,16 +301,18 @@ class CounterfactualResult:
         ``numbers=False``: the same guarantee for a lay reader, with the measure named
         in words and no raw values or bounds (``"MACE: proven: no answer with fewer
         changes or smaller moves (to within 1 %)"``; :meth:`measure_words` says how the
-        measure counts); the numbers stay in :meth:`certificate_record`. Under
-        ``Requirements(robustness=p)`` both end with the setting the row kept (", under the
-        setting chosen for robustness 90 % (margin 0.8)"): the proof holds among the answers
-        under that setting."""
+        measure counts); the numbers stay in :meth:`certificate_record`. Both end with
+        what the answers were held to beyond the constraints: a margin or a share of the
+        trees' votes asked for ("; required: a probability of at least 0.6 for the
+        target"), or under ``Requirements(robustness=p)`` the setting the row kept (",
+        under the setting chosen for robustness 90 % (margin 0.8)"); the proof holds
+        among those answers."""
         text = self.certificates.get(query) if query in self.certificates.index else None
         if not (isinstance(text, str) and text):
             d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
             text = certificate_text(self.method, str(self.status.get(query, "")), d)
-        found = int(self.found.get(query, 0)) > 0
-        setting = setting_words(self, query) if found else ""
+        claims = int(self.found.get(query, 0)) > 0 or self.status.get(query) == "infeasible"
+        setting = scope_words(self, query) if claims else ""
         if numbers:
             return text + setting
         plain = plain_certificate(

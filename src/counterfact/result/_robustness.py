@@ -29,6 +29,7 @@ __all__ = [
     "held_words",
     "robustness_table",
     "robustness_words",
+    "scope_words",
     "setting_words",
 ]
 
@@ -152,6 +153,25 @@ def held_words(row: Any) -> str:
         f"holds for {said} retrained models kept out of the search (estimate {shown}"
         f"{100 * row['high']:.0f} %); reaches the {100 * row['asked']:.0f} % asked: {verdict}"
     )
+
+
+def scope_words(result: Any, query: Any) -> str:
+    """Which answers a query's certificate speaks of, beyond its constraints: under
+    ``Requirements(robustness=p)`` the setting the row kept (:func:`setting_words`);
+    otherwise the margin and the share of a forest's trees' votes the call asked for,
+    ``"; required: a probability of at least 0.6 for the target, at least 70 % of the
+    trees' votes"`` ("" when neither was asked). Without it, "no answer costs less" or
+    "none passes the decision threshold" would read as said of every answer that crosses
+    the boundary."""
+    req = result.requirements or {}
+    if req.get("robustness") is not None:
+        return setting_words(result, query)
+    parts = []
+    if req.get("min_probability") is not None:
+        parts.append(f"a probability of at least {float(req['min_probability']):g} for the target")
+    if req.get("min_vote_share") is not None:
+        parts.append(f"at least {100 * float(req['min_vote_share']):.3g} % of the trees' votes")
+    return "; required: " + ", ".join(parts) if parts else ""
 
 
 def robustness_words(p: float | None) -> str:
