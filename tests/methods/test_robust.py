@@ -125,6 +125,11 @@ def test_robust_answers_hold_in_every_model(name, credit):
     assert r.requirements["robust_to"] == 2
     cfs = r.counterfactuals.loc[:, train.schema.names]
     assert len(cfs) > 0
+    for q in cfs.index.get_level_values(0).unique():  # the proof is among such answers only
+        for numbers in (True, False):
+            assert r.certificate(q, numbers=numbers).endswith(
+                "; required: the target in each of 2 other models too"
+            )
     targets = r.target.loc[cfs.index.get_level_values(0)].to_numpy()
     for m in (model, *others):
         assert (m.predict(cfs) == targets).all()

@@ -158,9 +158,10 @@ def held_words(row: Any) -> str:
 def scope_words(result: Any, query: Any) -> str:
     """Which answers a query's certificate speaks of, beyond its constraints: under
     ``Requirements(robustness=p)`` the setting the row kept (:func:`setting_words`);
-    otherwise the margin and the share of a forest's trees' votes the call asked for,
-    ``"; required: a probability of at least 0.6 for the target, at least 70 % of the
-    trees' votes"`` ("" when neither was asked). Without it, "no answer costs less" or
+    otherwise the margin, the share of a forest's trees' votes and the other models
+    (``robust_to``) the call asked for, ``"; required: a probability of at least 0.6 for
+    the target, at least 70 % of the trees' votes, the target in each of 4 other models
+    too"`` ("" when none was asked). Without it, "no answer costs less" or
     "none passes the decision threshold" would read as said of every answer that crosses
     the boundary."""
     req = result.requirements or {}
@@ -171,6 +172,9 @@ def scope_words(result: Any, query: Any) -> str:
         parts.append(f"a probability of at least {float(req['min_probability']):g} for the target")
     if req.get("min_vote_share") is not None:
         parts.append(f"at least {100 * float(req['min_vote_share']):.3g} % of the trees' votes")
+    if req.get("robust_to"):
+        n = int(req["robust_to"])
+        parts.append(f"the target in each of {n} other model{'s' if n > 1 else ''} too")
     return "; required: " + ", ".join(parts) if parts else ""
 
 
