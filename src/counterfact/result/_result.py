@@ -302,9 +302,9 @@ class CounterfactualResult:
         in words and no raw values or bounds (``"MACE: proven: no answer with fewer
         changes or smaller moves (to within 1 %)"``; :meth:`measure_words` says how the
         measure counts); the numbers stay in :meth:`certificate_record`. Both end with
-        what the answers were held to beyond the constraints: a margin or a share of the
-        trees' votes asked for ("; required: a probability of at least 0.6 for the
-        target"), or under ``Requirements(robustness=p)`` the setting the row kept (",
+        what the answers were held to beyond the constraints: a margin, a share of the
+        trees' votes or other models asked for ("; required: a probability of at least 0.6
+        for the target"), or under ``Requirements(robustness=p)`` the setting the row kept (",
         under the setting chosen for robustness 90 % (margin 0.8)"); the proof holds
         among those answers."""
         text = self.certificates.get(query) if query in self.certificates.index else None
@@ -312,9 +312,9 @@ class CounterfactualResult:
             d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
             text = certificate_text(self.method, str(self.status.get(query, "")), d)
         claims = int(self.found.get(query, 0)) > 0 or self.status.get(query) == "infeasible"
-        setting = scope_words(self, query) if claims else ""
+        scope = scope_words(self, query) if claims else ""
         if numbers:
-            return text + setting
+            return text + scope
         plain = plain_certificate(
             text.partition(": ")[0],
             str(self.status.get(query, "")),
@@ -323,7 +323,7 @@ class CounterfactualResult:
             text,
             str(self.reason.get(query, "")) or None,
         )
-        return plain + setting
+        return plain + scope
 
     def certificate_record(self, query: Any) -> Certificate | None:
         """The fields behind ``query``'s certificate (:class:`Certificate`: the measure,
