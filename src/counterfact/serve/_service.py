@@ -493,20 +493,12 @@ class Service:
         for name, flag in (("regions", regions), ("robust", robust), ("reasons", reasons)):
             if not isinstance(flag, bool):
                 raise ValidationError(f"{name} must be true or false. Got {flag!r}.")
-        p = None
-        if min_probability is not None:
-            hint = "Send a probability strictly between 0 and 1 (0.6 for 60 %), or null for none."
-            if isinstance(min_probability, bool) or not isinstance(min_probability, (int, float)):
-                raise ValidationError(
-                    f"min_probability must be a JSON number. Got {min_probability!r}. {hint}"
-                )
-            p = finite_number(min_probability, "min_probability", hint=hint)
-            if not 0.0 < p < 1.0:
-                raise ValidationError(
-                    "min_probability must be strictly between 0 and 1 (the least probability of "
-                    "the target "
-                    f"an answer must reach). Got {show_number(min_probability)}. {hint}"
-                )
+        p = _fraction(
+            min_probability,
+            "min_probability",
+            "the least probability of the target an answer must reach",
+            "Send a probability strictly between 0 and 1 (0.6 for 60 %), or null for none.",
+        )
         if robust and not self.robust_to:
             raise ValidationError(
                 "robust: this server has no retrained models to check answers against; start it "
@@ -523,18 +515,15 @@ class Service:
     def _vote_share(self, value: Any) -> float | None:
         """The checked ``min_vote_share`` of a request: a JSON number in (0, 1], asked of a
         server whose model is a forest."""
-        if value is None:
-            return None
-        hint = "Send a share in (0, 1] (0.6 for 60 % of the trees), or null for none."
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ValidationError(f"min_vote_share must be a JSON number. Got {value!r}. {hint}")
-        share = finite_number(value, "min_vote_share", hint=hint)
-        if not 0.0 < share <= 1.0:
-            raise ValidationError(
-                "min_vote_share must be in (0, 1] (the least share of the trees' votes an "
-                f"answer must get). Got {show_number(value)}. {hint}"
-            )
-        forest_of(self.model, "this server's model")
+        share = _fraction(
+            value,
+            "min_vote_share",
+            "the least share of the trees' votes an answer must get",
+            "Send a share in (0, 1] (0.6 for 60 % of the trees), or null for none.",
+            one_allowed=True,
+        )
+        if share is not None:
+            forest_of(self.model, "this server's model")
         return share
 
     def _check_target(self, target: Any) -> None:
@@ -743,3 +732,22 @@ def _check_number(v: Any, f: Any, where: str) -> None:
                 f"[{format_value(f, f.lower)}, "
                 f"{format_value(f, f.upper)}]."
             )
+
+
+def _fraction(
+    value: Any, name: str, what: str, hint: str, *, one_allowed: bool = False
+) -> float | None:
+    """``value`` of request field ``name`` checked as a finite JSON number strictly between
+    0 and 1 (up to 1 itself when ``one_allowed``); None stays None. ``what`` says what the
+    number means, ``hint`` what to send instead."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValidationError(f"{name} must be a JSON number. Got {value!r}. {hint}")
+    x = finite_number(value, name, hint=hint)
+    if not (0.0 < x <= 1.0 if one_allowed else 0.0 < x < 1.0):
+        interval = "in (0, 1]" if one_allowed else "strictly between 0 and 1"
+        raise ValidationError(
+            f"{name} must be {interval} ({what}). Got {show_number(value)}. {hint}"
+        )
+    return x
