@@ -563,7 +563,7 @@ def test_audit_under_a_margin_and_retrained_models(linear, population):
     for m in copies:
         assert (m.predict(cfs) == 1).all()
     assert (
-        "at least 70%" in res.guarantee["recourse"]
+        "at least 70 %" in res.guarantee["recourse"]
         and "2 retrained copies" in res.guarantee["recourse"]
     )
     plain = cf.audit(method, population, groups="region", statistics=Statistics(n_bootstrap=50))

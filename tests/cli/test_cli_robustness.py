@@ -52,7 +52,17 @@ def test_bad_values_are_named_before_any_work(capsys, flags, says):
 
 def test_a_vote_share_is_refused_for_a_model_without_trees(capsys):
     assert main([*RUN, *ROWS, "--min-vote-share", "0.6", "--format", "json"]) == 2
-    assert "forest" in capsys.readouterr().err.lower()
+    err = capsys.readouterr().err
+    assert "forest" in err.lower()
+    # in the command line's words, and before the method is fitted (no "fitted in" line)
+    assert "--min-vote-share counts the votes" in err and "--model lr" in err
+    assert "Use --min-probability or --robust-to" in err
+
+
+def test_a_vote_share_is_refused_before_the_method_is_fitted(capsys):
+    assert main([*RUN, "--rows", "0:2", "--min-vote-share", "0.6"]) == 2
+    err = capsys.readouterr().err
+    assert "fitted a 'lr' model" in err and "mace: fitted in" not in err
 
 
 def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
@@ -62,7 +72,7 @@ def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     saved = json.loads((tmp_path / "audit.json").read_text())
     assert (saved["meta"]["robustness"], saved["meta"]["min_vote_share"]) == (0.7, 0.6)
     said = saved["guarantee"]["recourse"]
-    assert "at least 60% of the trees' votes" in said and "retrained: 70 %" in said
+    assert "at least 60 % of the trees' votes" in said and "retrained: 70 %" in said
     assert "holds among the answers under that setting" in said
     per_row = pd.read_csv(tmp_path / "per_row.csv")
     assert (per_row["outcome"] == "recourse").any()

@@ -169,7 +169,7 @@ def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
                 assert share >= other - 1e-9, (q, setting.words())
     for q in queries:
         assert result.found[q] == 1
-        assert "No setting reached robustness 95%" in result.certificate(q)
+        assert "No setting tried reached robustness 95 %" in result.certificate(q)
         assert result.diagnostics.loc[q, "robustness_shortfall"] > 0
     # rows without any answer keep their status and reason, and no robustness
     none = result.found[result.found == 0].index
@@ -213,9 +213,14 @@ def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     settings = half.robustness()["setting"].groupby(level=0).first()
     for q, setting in settings.items():
         named = "the plain decision" if setting == "plain" else setting
-        for numbers in (False, True):  # the lay words, and the numbers (the HTTP API, audits)
-            said = half.certificate(q, numbers=numbers)
-            assert said.endswith(f", under the setting chosen for robustness 50 % ({named})"), said
+        scope = f", under the setting chosen for robustness 50 % ({named})"
+        lay = half.certificate(q, numbers=False)
+        assert lay.endswith(scope), lay
+        # the numbers (the HTTP API, audits): the scope once, then the held-out count
+        said = half.certificate(q, numbers=True)
+        assert said.count("under the setting chosen") == 1, said
+        assert f"{scope}. " in said and said.endswith(" accept it."), said
+        assert "., " not in said and ".." not in said, said
     back = cf.CounterfactualResult.from_json(half.to_json())
     q = settings.index[0]
     for numbers in (False, True):
@@ -252,6 +257,23 @@ def test_a_result_without_the_requirement_says_how_to_get_it(german):
 def test_a_share_outside_the_open_unit_interval_is_refused(bad):
     with pytest.raises(ValidationError, match=r"robustness=.*strictly between 0 and 1"):
         cf.Requirements(robustness=bad)
+
+
+def test_numpy_numbers_are_numbers():
+    """A share or a count read from an array is as good as a Python number."""
+    asked = cf.Requirements(
+        robustness=np.float32(0.9),
+        robustness_copies=np.int64(6),
+        min_probability=np.float32(0.6),
+        min_vote_share=np.float64(0.7),
+    )
+    assert asked.robustness == pytest.approx(0.9) and asked.robustness_copies == 6
+    assert type(asked.robustness_copies) is int and type(asked.robustness) is float
+    assert cf.vote_share_for(np.int64(100), np.float32(0.05)) == pytest.approx(
+        cf.vote_share_for(100, 0.05), abs=1e-6
+    )
+    with pytest.raises(ValidationError, match="robustness"):
+        cf.Requirements(robustness=np.bool_(True))
 
 
 def test_robustness_and_robust_to_together_are_refused(german):
@@ -306,7 +328,7 @@ def test_a_heuristic_honours_it_through_the_shared_checker(german):
     said = ok.astype(bool) & (table["estimate"].to_numpy() >= 0.8)  # one answer per row
     assert table["reached"].tolist() == said.tolist()
     for (q, _rank), chosen in zip(table.index, ok.astype(bool), strict=True):
-        words = "chosen on 10 other retrained copies" if chosen else "No setting reached"
+        words = "chosen on 10 other retrained copies" if chosen else "No setting tried reached"
         assert words in result.certificate(q)
 
 
@@ -393,7 +415,6 @@ def test_a_row_is_said_to_reach_p_only_when_the_held_out_copies_confirm_it():
     from counterfact.methods._pipeline._robustness import (
         Setting,
         _Attempt,
-        _certificates,
         _diagnostics,
         _Rows,
     )
@@ -409,10 +430,83 @@ def test_a_row_is_said_to_reach_p_only_when_the_held_out_copies_confirm_it():
     diag = _diagnostics(pd.DataFrame(index=ids), rows, ids)
     assert diag["robustness_reached"].tolist() == [True, False, False]
     assert diag["robustness_shortfall"].tolist() == pytest.approx([0.0, 0.95 - 5 / 8, 0.95 - 7 / 8])
-    certs = _certificates(pd.Series("", index=ids, dtype=object), rows, ids)
+    certs = diag["robustness_note"]
     assert "short" not in certs["confirmed"]
     assert (
         "0.32 short of the estimate asked for, so the row is not said to reach it"
         in (certs["not confirmed"])
     )
-    assert certs["short"].startswith("No setting reached robustness 95%")
+    assert certs["short"].startswith("No setting tried reached robustness 95 %")
+
+
+def test_a_cancelled_ladder_says_it_stopped_before_every_setting(german):
+    """Cancelled after its first setting (a server's deadline, a client gone), the ladder
+    tries nothing more: no row is said to have no setting that reaches p, each says the
+    search stopped before every setting was tried, in both wordings and its reason."""
+    from counterfact._utils._deadline import CancelToken
+    from counterfact.methods._pipeline._explain import explain as run_pipeline
+    from counterfact.methods._pipeline._robustness import STOPPED_REASON, explain_robust
+
+    _, _, rows, _, method = german
+    token, calls = CancelToken(), []
+
+    def run(*args, **kwargs):
+        calls.append(kwargs["requirements"])
+        out = run_pipeline(*args, **kwargs)
+        token.cancel()
+        return out
+
+    asked = cf.Requirements(robustness=0.99)
+    result = explain_robust(run, method, rows.head(3), asked, cancel=token)
+    assert len(calls) == 1  # the plain decision, then nothing
+    table = result.robustness()
+    assert (table["setting"] == "plain").all() and not table["reached"].any()
+    for q in result.queries.index[result.found > 0]:
+        for numbers in (True, False):
+            said = result.certificate(q, numbers=numbers)
+            assert "the search stopped before every setting was tried" in said, said
+        assert STOPPED_REASON in result.reason[q]
+        assert "No setting tried reached robustness 99 %" in result.certificate(q)
+
+
+def test_a_setting_that_ran_out_of_time_does_not_count_as_none_there():
+    """A setting that leaves a row without an answer because its search ran out of time
+    proves nothing: the stricter settings it skips make the row 'stopped', unlike those
+    skipped after a proof (infeasible)."""
+    from counterfact.methods._pipeline._robustness import Setting, _Rows
+
+    rows = _Rows(0.9, 8)
+    rows.timed_out = {"a": [Setting(0.7, 0)]}
+    rows.blocked = {"b": [Setting(0.7, 0)]}
+    assert rows.todo(["a", "b"], Setting(0.8, 0)) == []
+    assert rows.todo(["a", "b"], Setting(None, 4)) == ["a", "b"]
+    assert rows.stopped == {"a"}
+
+
+def test_duplicate_row_ids_are_refused_as_without_robustness(german):
+    _, _, rows, _, method = german
+    twice = rows.head(2).set_axis([7, 7])
+    with pytest.raises(ValidationError, match="duplicate index labels"):
+        method.explain(twice, requirements=cf.Requirements(robustness=0.8))
+
+
+def test_the_share_asked_is_never_rounded_to_another():
+    """0.995 is not "100 %": the words keep four significant digits."""
+    from counterfact.result._robustness import held_words, robustness_words
+
+    assert robustness_words(0.995).endswith(": 99.5 %")
+    assert robustness_words(0.95).endswith(": 95 %")
+    row = {"accepted": 8, "copies": 8, "estimate": 1.0, "low": 0.63, "high": 1.0}
+    said = held_words({**row, "asked": 0.995, "shortfall": 0.0, "reached": True})
+    assert "reaches the 99.5 % asked: yes" in said
+
+
+def test_a_row_the_choosing_copies_held_back_is_not_said_short(german):
+    """Its held-out copies accept the answer as often as asked, but the copies that
+    choose did not let any setting reach p: the certificate says so, not "0.00 short"."""
+    from counterfact.methods._pipeline._robustness import Setting, _Attempt, _note, _Rows
+
+    rows = _Rows(0.9, 8)
+    said = _note(_Attempt(None, Setting(0.6, 0), False, 0.8, [8], 2.0), rows)
+    assert "0.00 short" not in said
+    assert said.endswith("as many as asked, but the copies that choose did not confirm it.")

@@ -213,5 +213,10 @@ def test_the_certificate_says_what_the_answers_were_held_to(setting):
             for numbers in (True, False):
                 assert r.certificate(q, numbers=numbers).endswith(said), r.certificate(q)
     assert statuses == {"infeasible", "optimal"}
+    # a method that found nothing says what its search was held to as well
+    nearest = cf.methods.get("nearest").fit(model, train)
+    none = nearest.explain(row, constraints=fixed, requirements=cf.Requirements(min_vote_share=1.0))
+    assert none.found[q] == 0
+    assert none.certificate(q).endswith("; required: at least 100 % of the trees' votes")
     for numbers in (True, False):
         assert "required:" not in plain.certificate(q, numbers=numbers)

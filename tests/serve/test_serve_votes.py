@@ -107,15 +107,47 @@ def test_another_model_refuses_the_share(train, rows):
         out = r.json()
         assert out["error"] == "UnsupportedModelError"
         assert "min_vote_share" in out["detail"] and "LogisticRegression" in out["detail"]
+        # the way out in the request's own fields: this server has no retrained copies
+        assert "Send min_probability" in out["detail"] and "robust_to" not in out["detail"]
         assert lr.post("/api/explain", json={"rows": rows[:1]}).status_code == 200
+
+
+@pytest.mark.parametrize(
+    ("body", "says"),
+    [
+        ({"robustness": 1.5}, "robustness must be strictly between 0 and 1"),
+        ({"robustness": "0.9"}, "robustness: must be a finite JSON number"),
+        ({"robustness": 0.9, "robust": True}, "cannot be combined with robust: true"),
+    ],
+)
+def test_a_bad_robustness_is_a_422_in_the_requests_words(train, rows, body, says):
+    model = cf.models.fit(train, "lr", random_state=0)
+    mace = cf.methods.get("mace", random_state=0).fit(model, train)
+    copies = cf.models.retrained(model, train, n=2, random_state=1)
+    service = Service(data=train, model=model, methods={"mace": mace}, robust_to=copies)
+    with TestClient(create_app(service)) as client:
+        r = client.post("/api/explain", json={"rows": rows[:1], **body})
+    assert r.status_code == 422, r.text
+    detail = r.json()["detail"]
+    assert says in detail and "Requirements(" not in detail and "robust_to" not in detail
 
 
 def test_the_notice_states_the_share(forest, rows):
     asked = _explain(forest, rows[:1], method="mace", min_vote_share=SHARE, reasons=True)
     plain = _explain(forest, rows[:1], method="mace", reasons=True)
-    said = "; required: at least 77.8 % of the trees' votes"
+    said = "; required: at least 77.78 % of the trees' votes"
     notices = [c["notice"] for c in asked["results"][0]["counterfactuals"]]
     assert notices and all(said in n for n in notices)
     assert not any("trees' votes" in c["notice"] for c in plain["results"][0]["counterfactuals"])
     assert asked["results"][0]["certificate"].endswith(said)
     assert said in asked["results"][0]["plain_certificate"]
+
+
+def test_a_robustness_request_gets_time_for_every_setting(forest, rows):
+    """The server's deadline covers every search the ladder may make for a row (a forest's
+    vote shares, margins, copies and bisections), not one search per row."""
+    service = forest.app.state.service
+    plain = service.prepare_explain(rows=rows[:2], method="mace", time_limit=2)
+    robust = service.prepare_explain(rows=rows[:2], method="mace", time_limit=2, robustness=0.9)
+    assert plain.calls == 1 and robust.calls >= 10
+    assert robust.deadline >= 1.25 * robust.calls * 2 * 2 > plain.deadline

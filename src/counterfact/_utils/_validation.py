@@ -16,7 +16,28 @@ from typing import Any
 
 from ..exceptions import ValidationError
 
-__all__ = ["Interval", "Options", "Spec", "TypeSpec", "invalid_example", "validate_params"]
+__all__ = [
+    "Interval",
+    "Options",
+    "Spec",
+    "TypeSpec",
+    "invalid_example",
+    "is_number",
+    "is_whole",
+    "validate_params",
+]
+
+
+def is_number(value: Any) -> bool:
+    """Whether ``value`` is a real number, numpy's included (``np.float32(0.9)``), and
+    not a boolean (``True`` is no probability)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool)
+
+
+def is_whole(value: Any) -> bool:
+    """Whether ``value`` is an integer, numpy's included (``np.int64(8)``), and not a
+    boolean."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
 class Spec:

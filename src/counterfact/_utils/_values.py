@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-__all__ = ["_is_missing", "_numeric_block", "_numeric_column", "_py", "_py_array"]
+__all__ = ["_is_missing", "_numeric_block", "_numeric_column", "_py", "_py_array", "share_percent"]
 
 
 def _py(value: Any) -> Any:
@@ -15,6 +15,13 @@ def _py(value: Any) -> Any:
     if isinstance(value, np.generic):
         return value.item()
     return value
+
+
+def share_percent(x: float) -> str:
+    """A share asked for or required, in percent, to four significant digits so that it
+    never reads as another requirement: ``0.95 -> "95 %"``, ``0.995 -> "99.5 %"`` (not
+    "100 %"), ``0.716 -> "71.6 %"``."""
+    return f"{100 * float(x):.4g} %"
 
 
 def _is_missing(value: Any) -> bool:

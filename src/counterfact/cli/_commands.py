@@ -23,6 +23,7 @@ from ..data._loading import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
 from ..models import desired_class, rows_to_explain
 from ..models._loading import load_model_file
+from ..models._votes import forest_of
 from ._args import (
     check_writable,
     class_names,
@@ -127,6 +128,17 @@ def _data_and_pool(args: argparse.Namespace) -> tuple[Any, Any, pd.DataFrame, st
 
 
 def _model(args: argparse.Namespace, train: Any) -> Any:
+    """The model of --model-file, or of --model fitted on ``train``; one that a
+    --min-vote-share cannot apply to is refused here, before any method or copy is fitted."""
+    model = _loaded_or_fitted(args, train)
+    if getattr(args, "min_vote_share", None) is not None:
+        owner = f"--model-file {args.model_file!r}" if args.model_file else f"--model {args.model}"
+        instead = "Use --min-probability or --robust-to for other models."
+        forest_of(model, owner, asked="--min-vote-share", instead=instead)
+    return model
+
+
+def _loaded_or_fitted(args: argparse.Namespace, train: Any) -> Any:
     if args.model_file:
         model = load_model_file(
             args.model_file, allow_unsafe=args.allow_unsafe_model_load, data=train

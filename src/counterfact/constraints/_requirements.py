@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._utils._validation import is_number, is_whole
 from ..exceptions import ValidationError
 from ._costs import MEASURES, Costs
 
@@ -40,7 +41,7 @@ def _check_costs(value: Any) -> Costs | str | None:
 def _check_probability(value: Any) -> float | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+    if not is_number(value) or not math.isfinite(value):
         raise ValidationError(
             f"Requirements(min_probability=...) must be a number in (0, 1) or None. Got {value!r}."
         )
@@ -61,7 +62,7 @@ def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> fl
                 "robustness=p; pass robustness too (e.g. robustness=0.95), or drop it."
             )
         return None
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < 1:
+    if not is_number(value) or not 0 < value < 1:
         raise ValidationError(
             "Requirements(robustness=...) must be a number strictly between 0 and 1: the share "
             f"of retrained models that should still accept each answer (e.g. 0.95). Got {value!r}."
@@ -72,9 +73,7 @@ def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> fl
             "search, the others estimate the share and are never shown to it), so it cannot be "
             "combined with robust_to. Drop robust_to, or drop robustness and keep your copies."
         )
-    if copies is not None and (
-        isinstance(copies, bool) or not isinstance(copies, int) or not 2 <= copies <= 1000
-    ):
+    if copies is not None and (not is_whole(copies) or not 2 <= copies <= 1000):
         raise ValidationError(
             "Requirements(robustness_copies=...) must be an int in [2, 1000] (retrained copies "
             f"that estimate the share; default {ROBUSTNESS_COPIES}). Got {copies!r}."
@@ -85,8 +84,7 @@ def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> fl
 def _check_vote_share(value: Any) -> float | None:
     if value is None:
         return None
-    bad = isinstance(value, bool) or not isinstance(value, int | float)
-    if bad or not math.isfinite(value) or not 0.0 < float(value) <= 1.0:
+    if not is_number(value) or not math.isfinite(value) or not 0.0 < float(value) <= 1.0:
         raise ValidationError(
             "Requirements(min_vote_share=...) must be a number in (0, 1]: the least share of a "
             "forest's trees voting for the target (cf.vote_share_for(n_trees, alpha) derives "
@@ -176,6 +174,8 @@ class Requirements:
         object.__setattr__(self, "costs", _check_costs(self.costs))
         robustness = _check_robustness(self.robustness, self.robustness_copies, self.robust_to)
         object.__setattr__(self, "robustness", robustness)
+        if self.robustness_copies is not None:
+            object.__setattr__(self, "robustness_copies", int(self.robustness_copies))
         object.__setattr__(self, "min_vote_share", _check_vote_share(self.min_vote_share))
 
     def record(self) -> dict[str, Any]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from .._utils._validation import is_number, is_whole
 from ..exceptions import ValidationError
 
 __all__ = ["vote_share_for", "votes_needed"]
@@ -35,7 +36,7 @@ _TOL = 1e-12
 
 
 def _check_trees(n_trees: Any) -> int:
-    if isinstance(n_trees, bool) or not isinstance(n_trees, int) or n_trees < 1:
+    if not is_whole(n_trees) or n_trees < 1:
         raise ValidationError(
             f"n_trees must be an int >= 1 (the number of trees in the forest). Got {n_trees!r}."
         )
@@ -43,8 +44,7 @@ def _check_trees(n_trees: Any) -> int:
 
 
 def _check_alpha(alpha: Any) -> float:
-    bad = isinstance(alpha, bool) or not isinstance(alpha, int | float)
-    if bad or not math.isfinite(alpha) or not 0.0 < float(alpha) < 0.5:
+    if not is_number(alpha) or not math.isfinite(alpha) or not 0.0 < float(alpha) < 0.5:
         raise ValidationError(
             "alpha must be a number in (0, 0.5): the chance a retrained forest may reject the "
             f"answer (0.05 asks for 95 %). Got {alpha!r}."

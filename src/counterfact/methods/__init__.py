@@ -14,7 +14,14 @@ from typing import Any
 from .._utils._deadline import CancelToken
 from . import _registry
 from ._base import CounterfactualMethod
-from ._pipeline import BatchReport, Candidates, Query, explain_in_chunks
+from ._pipeline import (
+    BatchReport,
+    Candidates,
+    Query,
+    explain_in_chunks,
+    fit_robustness_copies,
+    robustness_calls,
+)
 from ._registry import classes, default_method, get, get_class, names, register
 from ._tags import MethodTags
 
@@ -28,10 +35,12 @@ __all__ = [
     "classes",
     "default_method",
     "explain_in_chunks",
+    "fit_robustness_copies",
     "get",
     "get_class",
     "names",
     "register",
+    "robustness_calls",
 ]
 
 

@@ -21,19 +21,24 @@ __all__ = ["FOREST_CLASSES", "forest_of", "tree_votes"]
 FOREST_CLASSES = ("RandomForestClassifier", "ExtraTreesClassifier")
 
 
-def forest_of(model: Any, owner: str = "the model") -> Any:
+def forest_of(
+    model: Any,
+    owner: str = "the model",
+    asked: str = "min_vote_share",
+    instead: str = "Use min_probability or robust_to for other models.",
+) -> Any:
     """The fitted forest of ``model`` (a forest, or a scikit-learn pipeline ending in
-    one); raises :class:`UnsupportedModelError` for any other model."""
+    one); raises :class:`UnsupportedModelError` for any other model, naming the setting
+    (``asked``) as the caller's user wrote it and what to use ``instead``."""
     from sklearn.pipeline import Pipeline
 
     inner = getattr(model, "model", model)  # a ModelAdapter
     final = inner.steps[-1][1] if isinstance(inner, Pipeline) else inner
     if type(final).__name__ not in FOREST_CLASSES or not hasattr(final, "estimators_"):
         raise UnsupportedModelError(
-            f"min_vote_share counts the votes of a forest's trees; {owner} is "
+            f"{asked} counts the votes of a forest's trees; {owner} is "
             f"{type(final).__name__}, not a fitted RandomForestClassifier or "
-            "ExtraTreesClassifier (alone or at the end of a pipeline). Use min_probability "
-            "or robust_to for other models."
+            f"ExtraTreesClassifier (alone or at the end of a pipeline). {instead}"
         )
     return final
 

@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from .._utils._deps import import_optional
+from .._utils._values import share_percent
 from ..exceptions import ValidationError
 from ..methods import CounterfactualMethod, get_class
 from ..methods._base import plain_guarantee
@@ -157,7 +158,7 @@ class AuditResult:
         if none)."""
         p, n = self.meta.get("min_probability"), int(self.meta.get("robust_to") or 0)
         parts = (
-            [f"reaches a probability of at least {float(p):.0%} for the favourable class"]
+            [f"reaches a probability of at least {share_percent(p)} for the favourable class"]
             if p is not None
             else []
         ) + (
@@ -167,7 +168,7 @@ class AuditResult:
         )
         votes = self.meta.get("min_vote_share")
         if votes is not None:
-            parts.append(f"gets at least {float(votes):.0%} of the trees' votes")
+            parts.append(f"gets at least {share_percent(votes)} of the trees' votes")
         held = robustness_words(self.meta.get("robustness"))
         return (
             (" Every answer " + " and ".join(parts) + ", checked with the real models.")

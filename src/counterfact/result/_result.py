@@ -22,7 +22,7 @@ from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
-from ._robustness import robustness_table, scope_words
+from ._robustness import robustness_note, robustness_table, scope_words
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import (
     Change,
@@ -63,6 +63,14 @@ def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
             reasons.append(DEFAULT_REASONS.get(str(s), "no counterfactual") if missing else str(r))
     diag["reason"] = pd.Series(reasons, index=diag.index, dtype=object)
     return diag
+
+
+def _sentences(first: str, then: str) -> str:
+    """``first`` followed by the sentence ``then`` (``first`` closed with a full stop)."""
+    if not then:
+        return first
+    stop = "" if not first or first.rstrip().endswith((".", "!", "?")) else "."
+    return f"{first}{stop} {then}".strip()
 
 
 class CounterfactualResult:
@@ -311,10 +319,9 @@ class CounterfactualResult:
         if not (isinstance(text, str) and text):
             d = self.diagnostics.loc[query].to_dict() if query in self.diagnostics.index else {}
             text = certificate_text(self.method, str(self.status.get(query, "")), d)
-        claims = int(self.found.get(query, 0)) > 0 or self.status.get(query) == "infeasible"
-        scope = scope_words(self, query) if claims else ""
+        scope = scope_words(self, query)
         if numbers:
-            return text + scope
+            return _sentences(text + scope, robustness_note(self, query))
         plain = plain_certificate(
             text.partition(": ")[0],
             str(self.status.get(query, "")),

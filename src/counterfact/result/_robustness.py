@@ -16,17 +16,21 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._utils._values import share_percent
 from ..exceptions import ValidationError
 
 __all__ = [
     "ACCEPTED",
     "COPIES",
     "LEVEL",
+    "NOTE",
     "REACHED",
     "SETTING",
     "SHORTFALL",
+    "STOPPED",
     "clopper_pearson",
     "held_words",
+    "robustness_note",
     "robustness_table",
     "robustness_words",
     "scope_words",
@@ -44,6 +48,10 @@ SETTING = "robustness_setting"
 REACHED = "robustness_reached"
 #: diagnostics column: per query, by how much its least robust answer falls short of ``p``
 SHORTFALL = "robustness_shortfall"
+#: diagnostics column: per query, what its certificate adds (the held-out copies' count)
+NOTE = "robustness_note"
+#: diagnostics column: per query, whether its search stopped before every setting was tried
+STOPPED = "robustness_stopped"
 #: the confidence level of the reported interval
 LEVEL = 0.95
 
@@ -125,7 +133,8 @@ def robustness_table(result: Any) -> pd.DataFrame:
 def setting_words(result: Any, query: Any) -> str:
     """Under ``Requirements(robustness=p)``: which answers a query's certificate speaks of,
     ``", under the setting chosen for robustness 90 % (margin 0.8)"`` (""
-    without a robustness requirement or a setting). Each row's answers were searched under
+    without a robustness requirement or a setting; a search stopped before every setting
+    was tried says so inside the brackets). Each row's answers were searched under
     the setting of the ladder it kept, so "no answer with fewer changes" holds among
     the answers under that setting, not among every answer that crosses the boundary."""
     p = result.requirements.get("robustness")
@@ -136,7 +145,20 @@ def setting_words(result: Any, query: Any) -> str:
     if not isinstance(setting, str) or not setting:
         return ""
     said = "the plain decision" if setting == "plain" else setting
-    return f", under the setting chosen for robustness {100 * float(p):.0f} % ({said})"
+    if STOPPED in diag.columns and bool(diag.at[query, STOPPED]):
+        said += "; the search stopped before every setting was tried"
+    return f", under the setting chosen for robustness {share_percent(p)} ({said})"
+
+
+def robustness_note(result: Any, query: Any) -> str:
+    """Under ``Requirements(robustness=p)``: the sentence a query's certificate ends with,
+    how many retrained copies kept out of the search accept its answer, or that no
+    setting tried reached ``p`` and by how much it falls short ("" otherwise)."""
+    diag = result.diagnostics
+    if NOTE not in diag.columns or query not in diag.index:
+        return ""
+    note = diag.at[query, NOTE]
+    return note if isinstance(note, str) else ""
 
 
 def held_words(row: Any) -> str:
@@ -151,7 +173,7 @@ def held_words(row: Any) -> str:
         verdict = "not confirmed by the models that chose the setting"
     return (
         f"holds for {said} retrained models kept out of the search (estimate {shown}"
-        f"{100 * row['high']:.0f} %); reaches the {100 * row['asked']:.0f} % asked: {verdict}"
+        f"{100 * row['high']:.0f} %); reaches the {share_percent(row['asked'])} asked: {verdict}"
     )
 
 
@@ -171,7 +193,7 @@ def scope_words(result: Any, query: Any) -> str:
     if req.get("min_probability") is not None:
         parts.append(f"a probability of at least {float(req['min_probability']):g} for the target")
     if req.get("min_vote_share") is not None:
-        parts.append(f"at least {100 * float(req['min_vote_share']):.3g} % of the trees' votes")
+        parts.append(f"at least {share_percent(req['min_vote_share'])} of the trees' votes")
     if req.get("robust_to"):
         n = int(req["robust_to"])
         parts.append(f"the target in each of {n} other model{'s' if n > 1 else ''} too")
@@ -183,4 +205,4 @@ def robustness_words(p: float | None) -> str:
     retrained: 95 %"`` ("" without one)."""
     if p is None:
         return ""
-    return f"advice that still holds after the model is retrained: {100 * float(p):.0f} %"
+    return f"advice that still holds after the model is retrained: {share_percent(p)}"

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deadline import CancelToken
-from ..constraints import Constraints
+from ..constraints import Constraints, Requirements
 from ..exceptions import CounterfactError, ValidationError
 from ..schema._numbers import finite_number
 
@@ -128,10 +128,24 @@ class ExplainJob:
     reasons: bool = False
     #: the named measure of "smaller" (``Requirements(costs=...)``; None: the measure of effort)
     measure: str | None = None
+    #: the most searches one row may take (a robustness ladder's settings; 1 otherwise)
+    calls: int = 1
 
     @property
     def deadline(self) -> float:
         """Seconds the explanation may run before the server cancels it: the search's
-        time limit per row, and with regions the time limit of each answer's region."""
-        per_row = 1.25 + (self.n_counterfactuals if self.regions else 0)
+        time limit per row for each search a row may take (every setting of a robustness
+        ladder), and with regions the time limit of each answer's region."""
+        per_row = 1.25 * self.calls + (self.n_counterfactuals if self.regions else 0)
         return per_row * len(self.frame) * self.time_limit + 2.0
+
+    def requirements(self) -> Requirements:
+        """What every answer is held to, as the library's :class:`~counterfact.Requirements`."""
+        return Requirements(
+            min_probability=self.min_probability,
+            min_vote_share=self.min_vote_share,
+            robust_to=tuple(self.robust_to),
+            regions=self.regions,
+            costs=self.measure,
+            robustness=self.robustness,
+        )

@@ -51,7 +51,7 @@ from ..exceptions import (
     UnsupportedConstraintError,
     ValidationError,
 )
-from ..methods import CounterfactualMethod
+from ..methods import CounterfactualMethod, fit_robustness_copies, robustness_calls
 from ..methods import default_method as registry_default
 from ..methods import names as registered_methods
 from ..models import desired_class, rows_to_explain
@@ -412,16 +412,19 @@ class Service:
         """
         extra = self._requirements(min_probability, regions, robust, reasons)
         extra["min_vote_share"] = self._vote_share(min_vote_share)
-        # an unknown measure, or a robustness outside (0, 1) or beside robust, raises
-        Requirements(
+        robustness = self._robustness(robustness, robust)
+        # an unknown measure raises
+        asked = Requirements(
             costs=measure,
             robustness=robustness,
             robust_to=extra["robust_to"],
             min_vote_share=extra["min_vote_share"],
+            min_probability=extra["min_probability"],
         )
         extra["measure"], extra["robustness"] = measure, robustness
         name = method or self.default_method
         m = self._method(name)
+        extra["calls"] = robustness_calls(m, asked)
         self._check_n_counterfactuals(n_counterfactuals)
         seconds = self._time_limit(time_limit)
         frame = self.rows_frame(rows)
@@ -523,8 +526,28 @@ class Service:
             one_allowed=True,
         )
         if share is not None:
-            forest_of(self.model, "this server's model")
+            instead = "Send min_probability (a margin on the probability) instead" + (
+                ", or robust: true for this server's retrained models." if self.robust_to else "."
+            )
+            forest_of(self.model, "this server's model", instead=instead)
         return share
+
+    def _robustness(self, value: Any, robust: bool) -> float | None:
+        """The checked ``robustness`` of a request: a JSON number strictly between 0 and 1,
+        not beside ``robust`` (it retrains copies of its own)."""
+        p = _fraction(
+            value,
+            "robustness",
+            "the share of retrained models that should still accept each answer",
+            "Send a share strictly between 0 and 1 (0.95 for 95 %), or null for none.",
+        )
+        if p is not None and robust:
+            raise ValidationError(
+                "robustness retrains copies of the model of its own (some enter the search, "
+                "the others estimate the share), so it cannot be combined with robust: true. "
+                "Send robust: false to keep robustness, or drop robustness."
+            )
+        return p
 
     def _check_target(self, target: Any) -> None:
         """``target`` is one of the model's classes (a boolean only when the classes are
@@ -577,6 +600,9 @@ class Service:
         and a cancellation gives the method's slot back at once.
         """
         lease = self._pools[job.method].checkout(job.cancel)  # a cancellation gives its slot back
+        # once per instance, before the clock starts: a row's searches, not the retraining,
+        # are what the deadline is sized for
+        fit_robustness_copies(lease.instance, job.requirements())
         timer = threading.Timer(job.deadline, job.cancel.cancel)
         timer.daemon = True
         timer.start()
@@ -613,14 +639,7 @@ class Service:
             constraints=job.constraints,
             target=job.target,
             cancel=job.cancel,
-            requirements=Requirements(
-                min_probability=job.min_probability,
-                min_vote_share=job.min_vote_share,
-                robust_to=tuple(job.robust_to),
-                regions=job.regions,
-                costs=job.measure,
-                robustness=job.robustness,
-            ),
+            requirements=job.requirements(),
         )
         return result, time.perf_counter() - start
 

@@ -53,6 +53,7 @@ from ._explain import explain
 from ._judge import Judge, make_judge
 from ._protocol import PIPELINE_READS, PipelineMethod
 from ._query import Candidates, Query, pooled_deadline
+from ._robustness import fit_robustness_copies, robustness_calls
 from ._snap import resolution, snap_frame, snap_matrix
 from ._verify import check_rows
 
@@ -71,12 +72,14 @@ __all__ = [
     "diversity_steps",
     "explain",
     "explain_in_chunks",
+    "fit_robustness_copies",
     "keep_different",
     "make_judge",
     "meaningful_mask",
     "parallel_backend",
     "pooled_deadline",
     "resolution",
+    "robustness_calls",
     "snap_frame",
     "snap_matrix",
     "solver_steps",

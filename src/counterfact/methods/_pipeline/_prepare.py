@@ -29,7 +29,7 @@ from ._judge import make_judge
 from ._protocol import PipelineMethod
 from ._query import Query
 
-__all__ = ["prepare"]
+__all__ = ["prepare", "query_frame"]
 
 
 def resolve_rows(
@@ -135,7 +135,7 @@ def prepare(
     """
     _check_call(n_counterfactuals, alternatives)
     req = check_requirements(requirements)
-    frame = _frame(method, X)
+    frame = query_frame(method, X)
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
         method, frame, constraints, errors
     )
@@ -175,7 +175,7 @@ def prepare(
     return tasks, given
 
 
-def _frame(method: PipelineMethod, X: Any) -> pd.DataFrame:
+def query_frame(method: PipelineMethod, X: Any) -> pd.DataFrame:
     """``X`` checked against the schema, with unique query ids."""
     frame = method.schema_.validate_frame(X, what="X")
     if frame.index.has_duplicates:

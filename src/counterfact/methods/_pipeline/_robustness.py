@@ -42,17 +42,28 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..._utils._deadline import CancelToken
+from ..._utils._values import share_percent
 from ...constraints import Requirements, vote_share_for
 from ...constraints._requirements import ROBUSTNESS_COPIES
 from ...constraints._votes import votes_needed
 from ...exceptions import UnsupportedModelError, ValidationError
 from ...models._votes import forest_of
 from ...result import CounterfactualResult, Region
-from ...result._robustness import ACCEPTED, COPIES, REACHED, SETTING, SHORTFALL
+from ...result._robustness import (
+    ACCEPTED,
+    COPIES,
+    NOTE,
+    REACHED,
+    SETTING,
+    SHORTFALL,
+    STOPPED,
+)
 from ._copies import CHOOSING, SEARCH_COPIES, Copies, accepted, copies_for, reaches
+from ._prepare import query_frame
 from ._protocol import PipelineMethod
 
-__all__ = ["Setting", "explain_robust", "ladder"]
+__all__ = ["Setting", "explain_robust", "fit_robustness_copies", "ladder", "robustness_calls"]
 
 #: the margins tried without copies, after the plain decision
 MARGINS = (0.6, 0.7, 0.8, 0.9)
@@ -138,6 +149,24 @@ def ladder(
     return [Setting(floor, 0, vote_floor), *votes, *margins, *dict.fromkeys(with_copies)]
 
 
+def robustness_calls(method: PipelineMethod, req: Requirements) -> int:
+    """The most ``explain`` calls ``req``'s robustness makes for one row of ``method``:
+    every setting of the ladder, then :data:`REFINE_STEPS` bisection steps per number of
+    search copies (each call gets the method's ``time_limit`` per row); 1 without a
+    robustness requirement. A caller with a deadline (the server) sizes it by this."""
+    if req.robustness is None:
+        return 1
+    steps = ladder(req.min_probability, float(req.robustness), _trees(method), req.min_vote_share)
+    return len(steps) + REFINE_STEPS * (1 + len(WITH_COPIES))
+
+
+def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> None:
+    """Fit (once per fitted model) the retrained copies ``req``'s robustness uses, so that
+    a caller with a deadline can do it before its clock starts."""
+    if req.robustness is not None:
+        copies_for(method, req.robustness_copies or ROBUSTNESS_COPIES)
+
+
 def _trees(method: PipelineMethod) -> int | None:
     """The number of trees of the explained forest (None for any other model)."""
     try:
@@ -204,16 +233,24 @@ class _Rows:
     blocked: dict[Any, list[Setting]] = field(default_factory=dict)
     answered: dict[Any, list[Setting]] = field(default_factory=dict)
     seconds: dict[Any, float] = field(default_factory=dict)
+    timed_out: dict[Any, list[Setting]] = field(default_factory=dict)
+    stopped: set[Any] = field(default_factory=set)
 
     def todo(self, ids: list[Any], setting: Setting) -> list[Any]:
         """The rows this setting may help: not stricter than a setting that left the row
         without an answer (none here either), nor than one that reached ``p`` (its
-        answer would cost no less)."""
-        return [
-            q
-            for q in ids
-            if not any(b.covers(setting) for b in self.blocked.get(q, []) + self.reached.get(q, []))
-        ]
+        answer would cost no less). A row skipped only because a looser setting ran out
+        of time without an answer is noted as :attr:`stopped` (the setting was not
+        tried, so "no setting reached ``p``" would overstate)."""
+        out = []
+        for q in ids:
+            if any(s.covers(setting) for s in self.blocked.get(q, []) + self.reached.get(q, [])):
+                continue
+            if any(s.covers(setting) for s in self.timed_out.get(q, [])):
+                self.stopped.add(q)
+                continue
+            out.append(q)
+        return out
 
     def between(self, ids: list[Any]) -> dict[Setting, list[Any]]:
         """The next bisection step for the rows no setting brought to ``p``: per number
@@ -238,7 +275,7 @@ class _Rows:
         done = [s.margin or plain for s in self.answered.get(q, []) if s.copies == k]
         stop = [
             s.margin
-            for s in self.blocked.get(q, [])
+            for s in self.blocked.get(q, []) + self.timed_out.get(q, [])
             if s.copies <= k and s.vote_share == self.vote_floor and s.margin is not None
         ]
         if not done or not stop:
@@ -259,7 +296,8 @@ class _Rows:
             self.seconds[q] = self.seconds.get(q, 0.0) + float(result.runtime.get(q, 0.0) or 0.0)
             cfs = result.for_query(q)
             if len(cfs) == 0:
-                self.blocked.setdefault(q, []).append(setting)
+                out_of_time = result.status.get(q) == "timeout"
+                (self.timed_out if out_of_time else self.blocked).setdefault(q, []).append(setting)
                 continue
             if setting.vote_share == self.vote_floor:  # a margin rung, not a vote rung
                 self.answered.setdefault(q, []).append(setting)
@@ -288,7 +326,7 @@ def explain_robust(
     """``explain`` under ``Requirements(robustness=p)`` (see the module docstring):
     ``run`` is the pipeline's ``explain``, called once per setting over the rows still
     short of ``p``; ``call`` holds its other keywords."""
-    frame = method.schema_.validate_frame(X, what="X")
+    frame = query_frame(method, X)
     ids = list(frame.index)
     p = float(req.robustness)  # type: ignore[arg-type]
     n = req.robustness_copies or ROBUSTNESS_COPIES
@@ -308,14 +346,30 @@ def explain_robust(
         )
         rows.record(setting, result, copies, method.effort_)
 
+    token = call.get("cancel")
     for setting in ladder(req.min_probability, p, _trees(method), req.min_vote_share):
-        todo = rows.todo(ids, setting)
-        if todo:
-            attempt(setting, todo)
+        _step(rows, setting, rows.todo(ids, setting), attempt, token)
     for _ in range(REFINE_STEPS):
         for setting, todo in rows.between(ids).items():
-            attempt(setting, todo)
+            _step(rows, setting, todo, attempt, token)
     return _assemble(rows, ids, req)
+
+
+def _step(
+    rows: _Rows,
+    setting: Setting,
+    todo: list[Any],
+    attempt: Callable[[Setting, list[Any]], None],
+    token: CancelToken | None,
+) -> None:
+    """Try ``setting`` on the rows ``todo``; once the call is cancelled, note them as
+    stopped instead (the setting was not tried for them)."""
+    if not todo:
+        return
+    if token is not None and token.cancelled:
+        rows.stopped.update(todo)
+        return
+    attempt(setting, todo)
 
 
 def _first_costs(result: CounterfactualResult, effort: Any) -> pd.Series:
@@ -351,7 +405,6 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
             **joined.parts(),
             "runtime": pd.Series([rows.seconds[q] for q in ids], index=index, dtype=float),
             "diagnostics": _diagnostics(joined.diagnostics, rows, ids),
-            "certificates": _certificates(joined.certificates, rows, ids),
             "requirements": req.record(),
             "region_source": _region_source(rows),
         }
@@ -404,45 +457,60 @@ def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFram
         [a is not None and a.confirmed(rows.p, rows.n) for a in best], index=out.index
     )
     out[SHORTFALL] = [np.nan if a is None else max(0.0, rows.p - a.worst(rows.n)) for a in best]
+    out[NOTE] = pd.Series(_notes(rows, ids), index=out.index, dtype=object)
+    out[STOPPED] = pd.Series([q in rows.stopped for q in ids], index=out.index, dtype=bool)
+    said = out["reason"].tolist() if "reason" in out.columns else [""] * len(ids)
+    out["reason"] = [
+        _stopped_reason(r) if q in rows.stopped else r for q, r in zip(ids, said, strict=True)
+    ]
     return out
 
 
-def _certificates(certs: pd.Series, rows: _Rows, ids: list[Any]) -> pd.Series:
-    """Each row's certificate, followed by the setting its answer came from and how many
-    held-out copies accept it, or by how much it falls short."""
-    out = []
-    for q, text in zip(ids, certs.reindex(ids).tolist(), strict=True):
-        a = rows.best.get(q)
-        base = text if isinstance(text, str) else ""
-        if a is None:
-            out.append(base)
-            continue
-        k, share = min(a.counts), a.worst(rows.n)
-        held = (
-            f"{k} of {rows.n} retrained copies never shown to the search nor used to choose "
-            "accept it"
+#: the reason given to a row whose ladder was not tried to its end
+STOPPED_REASON = (
+    "the robustness search stopped before every setting was tried (a setting ran out of "
+    "time, or the call was cancelled)"
+)
+
+
+def _stopped_reason(reason: Any) -> str:
+    """The row's reason with :data:`STOPPED_REASON` added."""
+    said = reason if isinstance(reason, str) and reason else ""
+    return f"{said}; {STOPPED_REASON}" if said else STOPPED_REASON
+
+
+def _notes(rows: _Rows, ids: list[Any]) -> list[str]:
+    """Per row, what its certificate adds under robustness: where the setting was chosen
+    and how many held-out copies accept the answer, or that no setting tried reached
+    ``p`` and by how much the most robust answer falls short ("" without answers)."""
+    return [_note(rows.best.get(q), rows) for q in ids]
+
+
+def _note(a: _Attempt | None, rows: _Rows) -> str:
+    if a is None:
+        return ""
+    k, share = min(a.counts), a.worst(rows.n)
+    held = (
+        f"{k} of {rows.n} retrained copies never shown to the search nor used to choose accept it"
+    )
+    choosing = CHOOSING * rows.n
+    if a.reached:
+        short = (
+            ""
+            if a.confirmed(rows.p, rows.n)
+            else f", {rows.p - share:.2f} short of the estimate asked for, so the row is "
+            "not said to reach it"
         )
-        if a.reached:
-            chosen = (
-                f"Setting for robustness {rows.p:.0%}, chosen on {CHOOSING * rows.n} other "
-                f"retrained copies: {a.setting.words()}; {held}"
-            )
-            short = (
-                ""
-                if a.confirmed(rows.p, rows.n)
-                else f", {rows.p - share:.2f} short of the estimate asked for, so the row is "
-                "not said to reach it"
-            )
-            say = f"{chosen}{short}."
-        else:
-            say = (
-                f"No setting reached robustness {rows.p:.0%} on the copies that choose: "
-                f"the most robust answer found ({a.setting.words()}); {held}, "
-                f"{max(0.0, rows.p - share):.2f} short of the estimate asked for."
-            )
-        stop = "" if not base or base.rstrip().endswith((".", "!", "?")) else "."
-        out.append(f"{base}{stop} {say}".strip())
-    return pd.Series(out, index=certs.index, dtype=object)
+        return f"The setting was chosen on {choosing} other retrained copies; {held}{short}."
+    gap = (
+        f"{rows.p - share:.2f} short of the estimate asked for"
+        if share < rows.p - 1e-12
+        else "as many as asked, but the copies that choose did not confirm it"
+    )
+    return (
+        f"No setting tried reached robustness {share_percent(rows.p)} on the {choosing} "
+        f"retrained copies that choose; this is the most robust answer found: {held}, {gap}."
+    )
 
 
 def _region_source(rows: _Rows) -> Callable[..., Region]:

@@ -374,10 +374,12 @@ class MACE(CounterfactualMethod):
         return {
             "recourse": (
                 "MACE: every counterfactual was re-checked with the real model; with status "
-                f"'optimal' no counterfactual is more than {tol_text} closer under the norm "
-                f"{params.get('norm', '')!s} (proven by the solver for the encoded model, on "
-                "the grids of the features with a resolution, for every point within the "
-                "margin of the decision threshold)."
+                f"'optimal' no counterfactual is more than {tol_text} cheaper in the measure "
+                "the search minimised (the run's costs, by default the measure of effort; "
+                f"MACE's own distance, norm {params.get('norm', '')!s}, only with "
+                "costs='own'; each row's certificate states its bound), proven by the solver "
+                "for the encoded model, on the grids of the features with a resolution, for "
+                "every point within the margin of the decision threshold."
             ),
             "none": "MACE 'infeasible': proven that no counterfactual exists under the "
             "audit's constraints (on the features' grids, within the margin of the decision "
