@@ -340,6 +340,13 @@ def test_the_audit_and_the_page_say_what_was_asked(german):
     audit = cf.audit(method, rows.head(2), requirements=asked)
     words = "advice that still holds after the model is retrained: 95 %"
     assert words in audit.guarantee["recourse"]
+    # how many rows with recourse reach the share, and that the others count too
+    said = audit.per_row["robustness_reached"]
+    rec = audit.per_row["outcome"] == "recourse"
+    n, k = int(rec.sum()), int(said[rec].fillna(False).astype(bool).sum())
+    assert f"Of the {n} rows with recourse, {k} are said to reach it" in audit.guarantee["recourse"]
+    first = audit.result.robustness().xs(0, level="rank")["estimate"]
+    assert audit.per_row.loc[first.index, "robustness_estimate"].tolist() == first.tolist()
     limits = Limits(max_rows=3, max_time_limit=60.0, default_time_limit=30.0)
     service = Service(data=train, model=model, methods={"mace": method}, limits=limits)
     row = rows.iloc[0].to_dict()
@@ -510,3 +517,42 @@ def test_a_row_the_choosing_copies_held_back_is_not_said_short(german):
     said = _note(_Attempt(None, Setting(0.6, 0), False, 0.8, [8], 2.0), rows)
     assert "0.00 short" not in said
     assert said.endswith("as many as asked, but the copies that choose did not confirm it.")
+
+
+def test_a_proof_without_an_answer_keeps_the_users_margin_in_its_words(german):
+    """Under robustness a row with no answer kept no setting: its proof was made under the
+    user's own floor, and both wordings say so."""
+    _, _, rows, _, method = german
+    only = cf.Constraints(features_to_vary=["duration_months"])
+    asked = cf.Requirements(robustness=0.9, min_probability=0.6)
+    result = method.explain(rows.head(2), constraints=only, requirements=asked)
+    none = [q for q in result.queries.index if result.status[q] == "infeasible"]
+    assert none
+    for q in none:
+        for numbers in (True, False):
+            said = result.certificate(q, numbers=numbers)
+            assert said.endswith("; required: a probability of at least 0.6 for the target"), said
+
+
+def test_each_answer_is_said_to_reach_p_on_its_own_count():
+    """With two answers, the row's verdict speaks of the weaker; each answer's own says
+    whether the choosing copies let it and its own estimate confirms it."""
+    from counterfact.methods._pipeline._robustness import Setting, _Attempt, _diagnostics, _Rows
+    from counterfact.result._robustness import _reached
+
+    rows = _Rows(0.9, 8)
+    rows.best = {"q": _Attempt(None, Setting(0.6, 0), True, 0.95, [8, 7], 2.0, [True, True])}
+    diag = _diagnostics(pd.DataFrame(index=["q"]), rows, ["q"])
+    assert diag.at["q", "robustness_reached"] == False  # noqa: E712 (a numpy bool)
+    assert _reached(diag, "q", 0, 8 / 8, 0.9) is True
+    assert _reached(diag, "q", 1, 7 / 8, 0.9) is False
+    assert "7 of 8" in diag.at["q", "robustness_note"]  # the certificate: the weaker one
+    old = diag.drop(columns="robustness_chosen")  # a result saved before: the row's verdict
+    assert _reached(old, "q", 0, 8 / 8, 0.9) is False
+
+
+def test_a_share_just_short_of_all_is_not_written_as_all():
+    from counterfact._utils._values import share_percent
+
+    assert share_percent(0.99999) == "99.999 %" and share_percent(1.0) == "100 %"
+    assert share_percent(0.995) == "99.5 %" and share_percent(0.8) == "80 %"

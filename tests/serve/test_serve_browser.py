@@ -380,16 +380,24 @@ def test_advice_that_holds_after_a_retrain_is_asked_and_answered_in_words(served
     page.check("#m-mace")
     for other in ("nearest", "nearest_nocap", "ufce"):
         page.uncheck(f"#m-{other}")
-    with page.expect_request(lambda r: r.url.endswith("/explain")) as sent:
+    with page.expect_response(lambda r: r.url.endswith("/explain")) as got:
         page.click("#explain")
-    assert sent.value.post_data_json["robustness"] == 0.9
+    assert got.value.request.post_data_json["robustness"] == 0.9
     _wait_answers(page, 1)
     said = page.eval_on_selector_all("#cards p.robustness", "ps => ps.map(p => p.textContent)")
     assert said and len(said) == len(page.query_selector_all("#cards li.cf"))
     pattern = (
-        r"^Still holds after the model is retrained: \d+ % "
+        r"^Still holds after the model is retrained: [\d.]+ % "
         r"\(95 % interval \d+ %-\d+ %, \d of 8 retrained copies\)"
     )
     assert all(re.match(pattern, s) for s in said), said
+    # each sentence says what the server sent for its answer, to one decimal
+    sent = [c["robustness"] for r in got.value.json()["results"] for c in r["counterfactuals"]]
+    for s, rb in zip(said, sent, strict=True):
+        estimate = round(100 * rb["estimate"], 1)
+        assert s.split(": ")[1].startswith(f"{estimate:g} %"), s
+        short = f"{100 * rb['shortfall']:.1f} points short" in s
+        assert short == (rb["reached"] is False and rb["shortfall"] > 0), (s, rb)
+        assert ("not said to reach" in s) == (rb["reached"] is False and rb["shortfall"] == 0)
     assert errors == [] and external == []
     page.close()

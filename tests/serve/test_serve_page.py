@@ -292,3 +292,24 @@ def test_docs_render_without_the_internet(served, browser):
     assert "/api/explain" in " ".join(paths) and "/api/schema" in " ".join(paths)
     assert external == []
     page.close()
+
+
+def test_a_share_of_retrained_models_takes_the_place_of_the_servers_copies(served, browser):
+    """Choosing "Advice that still holds after the model is retrained" retrains copies of
+    its own: the box asking for the server's copies is unticked, disabled and says why,
+    and the request does not carry it; choosing no share gives the box back."""
+    url, _ = served
+    page, errors = _open(browser, url, 1280)
+    page.check("#robust")
+    page.select_option("#robustness", "80")
+    assert page.is_disabled("#robust") and not page.is_checked("#robust")
+    assert page.is_visible("#robust-note")
+    _methods(page, "nearest")
+    with page.expect_request(lambda r: r.url.endswith("/explain")) as sent:
+        _button(page, EXPLAIN).click()
+    body = sent.value.post_data_json
+    assert body["robustness"] == 0.8 and "robust" not in body
+    page.select_option("#robustness", "")
+    assert page.is_enabled("#robust") and not page.is_visible("#robust-note")
+    assert errors == []
+    page.close()

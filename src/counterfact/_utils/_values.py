@@ -18,10 +18,16 @@ def _py(value: Any) -> Any:
 
 
 def share_percent(x: float) -> str:
-    """A share asked for or required, in percent, to four significant digits so that it
-    never reads as another requirement: ``0.95 -> "95 %"``, ``0.995 -> "99.5 %"`` (not
-    "100 %"), ``0.716 -> "71.6 %"``."""
-    return f"{100 * float(x):.4g} %"
+    """A share asked for or required, in percent, to four significant digits, and more
+    where four would round a share short of all (or above none) to "100 %" ("0 %"):
+    ``0.95 -> "95 %"``, ``0.995 -> "99.5 %"``, ``0.716 -> "71.6 %"``,
+    ``0.99999 -> "99.999 %"``."""
+    value = 100 * float(x)
+    digits, text = 4, f"{value:.4g}"
+    while digits < 15 and float(text) in (0.0, 100.0) and value not in (0.0, 100.0):
+        digits += 1
+        text = f"{value:.{digits}g}"
+    return f"{text} %"
 
 
 def _is_missing(value: Any) -> bool:

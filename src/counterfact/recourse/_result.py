@@ -179,8 +179,27 @@ class AuditResult:
             "shown to the search; a row short of it keeps its most robust answer). Each row's "
             "answer was searched under the margin, retrained copies or share of votes chosen "
             "for it, and what is said of its cost holds among the answers under that setting."
+            f"{self._short_words()}"
             if held
             else ""
+        )
+
+    def _short_words(self) -> str:
+        """Under robustness: how many rows with recourse are said to reach the share, and
+        that the others count as recourse too ("" for an audit saved without the column)."""
+        said = self.per_row.get("robustness_reached")
+        if said is None:
+            return ""
+        rec = self.per_row["outcome"] == "recourse"
+        n, k = int(rec.sum()), int(said[rec].fillna(False).astype(bool).sum())
+        rest = (
+            "the other one keeps its most robust answer, short of it, and still counts"
+            if n - k == 1
+            else f"the other {n - k} keep their most robust answer, short of it, and still count"
+        )
+        return (
+            f" Of the {n} rows with recourse, {k} are said to reach it; {rest} as recourse (per "
+            "row: robustness_reached, robustness_estimate)."
         )
 
     @property

@@ -9,6 +9,7 @@ import pandas as pd
 
 from ..metrics._distances import feature_deltas
 from ..result import SUCCESS, changes
+from ..result._robustness import REACHED
 from ..result._text import describe_changes
 
 __all__ = [
@@ -92,7 +93,26 @@ def explained_rows(res: Any, method: Any, protected: str | None = None) -> pd.Da
         out["protected_changed"] = np.nan
     if len(res.counterfactuals):
         _first_answers(out, res, method, protected)
+    if res.requirements.get("robustness") is not None:
+        _robustness_columns(out, res)
     return out
+
+
+def _robustness_columns(out: pd.DataFrame, res: Any) -> None:
+    """Under ``Requirements(robustness=p)``: each row's first answer's estimated share of
+    retrained models that accept it, and whether the row is said to reach ``p`` (missing
+    for a row without an answer)."""
+    found = res.found.reindex(out.index).fillna(0).to_numpy() > 0
+    estimate = pd.Series(np.nan, index=out.index)
+    if len(res.counterfactuals):
+        first = res.robustness().xs(0, level="rank")["estimate"]
+        estimate = first.reindex(out.index).astype(float)
+    out["robustness_estimate"] = estimate
+    said = res.diagnostics.get(REACHED)
+    said = said.reindex(out.index) if said is not None else pd.Series(False, index=out.index)
+    out["robustness_reached"] = pd.array(
+        [bool(v) if f else pd.NA for v, f in zip(said, found, strict=True)], dtype="boolean"
+    )
 
 
 def _diagnostics(diag: pd.DataFrame, n: int) -> list[dict[str, Any]]:

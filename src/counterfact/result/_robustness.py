@@ -21,6 +21,7 @@ from ..exceptions import ValidationError
 
 __all__ = [
     "ACCEPTED",
+    "CHOSEN",
     "COPIES",
     "LEVEL",
     "NOTE",
@@ -48,6 +49,9 @@ SETTING = "robustness_setting"
 REACHED = "robustness_reached"
 #: diagnostics column: per query, by how much its least robust answer falls short of ``p``
 SHORTFALL = "robustness_shortfall"
+#: diagnostics column: per query, whether the copies that choose let each answer (by rank)
+#: reach ``p``
+CHOSEN = "robustness_chosen"
 #: diagnostics column: per query, what its certificate adds (the held-out copies' count)
 NOTE = "robustness_note"
 #: diagnostics column: per query, whether its search stopped before every setting was tried
@@ -81,13 +85,14 @@ def robustness_table(result: Any) -> pd.DataFrame:
     """Per answer ``(query, rank)``: the held-out copies that accept it (``accepted`` of
     ``copies``), the estimate (their share), its 95 % Clopper-Pearson interval (``low``,
     ``high``), the share asked for, by how much the estimate falls short of it (0 when
-    it reaches it), whether the row is said to reach it (``reached``: the copies that
-    chose the setting let it, and the estimate confirms it; the choosing copies are not
-    the held-out ones, so the estimate carries no optimism from the choice) and the
-    setting it came from. Each interval holds for its own answer; the answers of one call
-    share the same held-out copies, so their estimates err together (a set of copies that
-    leans one way lifts or lowers them all; ``Requirements(robustness_copies=...)``
-    narrows that)."""
+    it reaches it), whether the answer is said to reach it (``reached``: the copies that
+    chose the setting let it, and its estimate confirms it; the choosing copies are not
+    the held-out ones, so the estimate carries no optimism from the choice; the row's own
+    verdict, ``diagnostics["robustness_reached"]`` and its certificate, speaks of its
+    least robust answer) and the setting it came from. Each interval holds for its own
+    answer; the answers of one call share the same held-out copies, so their estimates err
+    together (a set of copies that leans one way lifts or lowers them all;
+    ``Requirements(robustness_copies=...)`` narrows that)."""
     p = result.requirements.get("robustness")
     diag = result.diagnostics
     if p is None or ACCEPTED not in diag.columns:
@@ -112,7 +117,7 @@ def robustness_table(result: Any) -> pd.DataFrame:
                 "copies": n,
                 "asked": float(p),
                 "shortfall": max(0.0, float(p) - share),
-                "reached": bool(diag.at[q, REACHED]) if REACHED in diag.columns else None,
+                "reached": _reached(diag, q, int(rank), share, float(p)),
                 "setting": diag.at[q, SETTING],
             }
         )
@@ -128,6 +133,16 @@ def robustness_table(result: Any) -> pd.DataFrame:
         "setting",
     ]
     return pd.DataFrame(rows, index=result.counterfactuals.index, columns=columns)
+
+
+def _reached(diag: pd.DataFrame, query: Any, rank: int, share: float, p: float) -> bool | None:
+    """Whether answer ``rank`` of ``query`` is said to reach ``p``: the copies that choose
+    let it, and its own estimate confirms it (a result saved before the per-answer verdict
+    was kept gives its row's: whether the row's least robust answer is)."""
+    chosen = diag.at[query, CHOSEN] if CHOSEN in diag.columns else None
+    if isinstance(chosen, Sequence | np.ndarray) and not isinstance(chosen, str):
+        return rank < len(chosen) and bool(chosen[rank]) and share >= p - 1e-12
+    return bool(diag.at[query, REACHED]) if REACHED in diag.columns else None
 
 
 def setting_words(result: Any, query: Any) -> str:
@@ -179,7 +194,8 @@ def held_words(row: Any) -> str:
 
 def scope_words(result: Any, query: Any) -> str:
     """Which answers a query's certificate speaks of, beyond its constraints: under
-    ``Requirements(robustness=p)`` the setting the row kept (:func:`setting_words`);
+    ``Requirements(robustness=p)`` the setting the row kept (:func:`setting_words`; a row
+    without an answer kept none, and its proof holds under the user's own floor);
     otherwise the margin, the share of a forest's trees' votes and the other models
     (``robust_to``) the call asked for, ``"; required: a probability of at least 0.6 for
     the target, at least 70 % of the trees' votes, the target in each of 4 other models
@@ -187,8 +203,10 @@ def scope_words(result: Any, query: Any) -> str:
     "none passes the decision threshold" would read as said of every answer that crosses
     the boundary."""
     req = result.requirements or {}
-    if req.get("robustness") is not None:
+    if req.get("robustness") is not None and setting_words(result, query):
         return setting_words(result, query)
+    # without a setting (no answer under robustness) the row's search was the ladder's
+    # first rung: the user's own margin and vote share, said as without robustness
     parts = []
     if req.get("min_probability") is not None:
         parts.append(f"a probability of at least {float(req['min_probability']):g} for the target")

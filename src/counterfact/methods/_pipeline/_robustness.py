@@ -52,6 +52,7 @@ from ...models._votes import forest_of
 from ...result import CounterfactualResult, Region
 from ...result._robustness import (
     ACCEPTED,
+    CHOSEN,
     COPIES,
     NOTE,
     REACHED,
@@ -177,8 +178,9 @@ def _trees(method: PipelineMethod) -> int | None:
 
 @dataclass
 class _Attempt:
-    """One setting's answers for one row: whether the choosing copies let each reach
-    ``p``, each one's predicted share on them, and the held-out copies that accept each."""
+    """One setting's answers for one row: whether the choosing copies let all of them
+    reach ``p`` (``reached``) and each one (``chosen``; None: as ``reached``), the least
+    predicted share on them, and the held-out copies that accept each."""
 
     result: CounterfactualResult
     setting: Setting
@@ -186,6 +188,11 @@ class _Attempt:
     predicted: float
     counts: list[int]
     cost: float
+    chosen: list[bool] | None = None
+
+    def each(self) -> list[bool]:
+        """Per answer, whether the choosing copies let it reach ``p``."""
+        return list(self.chosen) if self.chosen is not None else [self.reached] * len(self.counts)
 
     def beats(self, other: _Attempt | None) -> bool:
         """Whether to keep this attempt over ``other``: reaching ``p`` first; among
@@ -306,7 +313,8 @@ class _Rows:
             ok, share = reaches(copies, rows, targets, self.p)
             counts = accepted(copies, rows, targets).tolist()
             cost = float(first[q])
-            attempt = _Attempt(result, setting, bool(ok.all()), float(share.min()), counts, cost)
+            each = [bool(v) for v in ok]
+            attempt = _Attempt(result, setting, all(each), float(share.min()), counts, cost, each)
             if attempt.beats(self.best.get(q)):
                 self.best[q] = attempt
             if attempt.reached:
@@ -455,6 +463,9 @@ def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFram
     out[COPIES] = rows.n
     out[REACHED] = pd.Series(
         [a is not None and a.confirmed(rows.p, rows.n) for a in best], index=out.index
+    )
+    out[CHOSEN] = pd.Series(
+        [[] if a is None else a.each() for a in best], index=out.index, dtype=object
     )
     out[SHORTFALL] = [np.nan if a is None else max(0.0, rows.p - a.worst(rows.n)) for a in best]
     out[NOTE] = pd.Series(_notes(rows, ids), index=out.index, dtype=object)

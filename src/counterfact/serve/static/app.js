@@ -454,15 +454,19 @@
   }
 
   // An answer's estimated share of retrained models that still accept it.
+  // The estimate to one decimal (7 of 8 is 87.5 %, not 88 %), the interval rounded outwards,
+  // the shortfall in points to one decimal: the figures add up to what was asked.
   function robustnessSentence(rb) {
-    const pctOf = (v) => `${Math.round(100 * v)} %`;
+    const pctOf = (v) => `${+(100 * v).toFixed(1)} %`;
+    const low = Math.floor(100 * rb.low + 1e-9);
+    const high = Math.ceil(100 * rb.high - 1e-9);
     let short = "";
     if (rb.reached === false) {
       short = rb.shortfall > 0
-        ? ` (${pctOf(rb.shortfall)} short of what was asked)`
+        ? ` (${(100 * rb.shortfall).toFixed(1)} points short of what was asked)`
         : " (not said to reach what was asked: the retrained copies that choose did not let it)";
     }
-    return `Still holds after the model is retrained: ${pctOf(rb.estimate)} (95 % interval ${pctOf(rb.low)}-${pctOf(rb.high)}, ${rb.accepted} of ${rb.copies} retrained copies)${short}.`;
+    return `Still holds after the model is retrained: ${pctOf(rb.estimate)} (95 % interval ${low} %-${high} %, ${rb.accepted} of ${rb.copies} retrained copies)${short}.`;
   }
 
   // ------------------------------------------------------------ ranking
@@ -583,6 +587,15 @@
     return card;
   }
 
+  // A share of retrained models retrains copies of its own: the server's copies are then
+  // not asked for, and the box says so rather than being dropped silently.
+  function syncRobust() {
+    const share = Boolean($("robustness").value);
+    $("robust").disabled = share;
+    if (share) $("robust").checked = false;
+    $("robust-note").hidden = !share;
+  }
+
   function buildRequest(row) {
     const request = {
       rows: [row],
@@ -688,6 +701,8 @@
       $("robust-label").textContent = `Must also hold for ${copies(state.schema.robust_to)}`;
       $("robust-field").hidden = false;
     }
+    $("robustness").addEventListener("change", syncRobust);
+    syncRobust();
     const timeline = state.schema.timeline;
     if (timeline) {
       const select = $("horizon");
