@@ -21,9 +21,14 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
 
 
 def write_table(
-    name: str, table: pd.DataFrame, notes: list[str] | None = None, quiet: bool = False
+    name: str,
+    table: pd.DataFrame,
+    notes: list[str] | None = None,
+    quiet: bool = False,
+    hidden: tuple[str, ...] = (),
 ) -> Path:
-    """Write ``table`` as Markdown (with notes) and CSV under benchmarks/out/."""
+    """Write ``table`` as Markdown (with notes, without the columns ``hidden``: counts
+    kept for later computations) and CSV (every column) under benchmarks/out/."""
     OUT.mkdir(parents=True, exist_ok=True)
     table.to_csv(OUT / f"{name}.csv", index=False)
     lines = [
@@ -33,7 +38,7 @@ def write_table(
         "",
     ]
     lines += [f"- {n}" for n in notes or []]
-    lines += ["", _markdown(table), ""]
+    lines += ["", _markdown(table.drop(columns=[c for c in hidden if c in table])), ""]
     path = OUT / f"{name}.md"
     path.write_text("\n".join(lines))
     if not quiet:

@@ -32,6 +32,7 @@ estimated robustness (``result.robustness()``) against the copies it never saw.
     python benchmarks/robust.py --merge robust_lr,robust_rf,robust_mlp   # join the parts
     python benchmarks/robust.py --models rf --seed 1 --name rf_seed1   # another seed
     python benchmarks/robust.py --merge rf_seed0,rf_seed1 --pool      # pool the seeds' rows
+    python benchmarks/robust.py --rejudge rf_seed0,rf_seed1   # their verdicts again, nothing solved
     python benchmarks/robust.py --guards           # the earlier guard table (one held-out copy)
     python benchmarks/robust.py --sweep --time-limit 15   # German forest: 4 / 8 copies x margins
 """
@@ -353,6 +354,42 @@ def _judged(accepts: np.ndarray) -> tuple[int, int]:
 #: the key of a point: one setting of one cell
 POINT = ["dataset", "model", "who", "setting"]
 
+#: per validity column, the CSV columns of its pairs accepted and judged (not in the Markdown)
+ACCEPTED_PAIRS = {
+    "valid (judges)": "valid (judges): accepted pairs",
+    f"valid ({REFERENCE} more copies)": f"valid ({REFERENCE} more copies): accepted pairs",
+}
+JUDGED_PAIRS = {
+    "valid (judges)": "valid (judges): pairs",
+    f"valid ({REFERENCE} more copies)": f"valid ({REFERENCE} more copies): pairs",
+}
+COUNTS = (*ACCEPTED_PAIRS.values(), *JUDGED_PAIRS.values())
+
+
+def _models_per_row(valid: str) -> int:
+    """How many models judge each answered row for a validity column (5 judges, or the
+    N of "valid (N more copies)")."""
+    return N_JUDGES if valid == "valid (judges)" else int(valid.split("(")[1].split()[0])
+
+
+def pair_counts(row: pd.Series, valid: str) -> tuple[int, int]:
+    """(accepted pairs, pairs) behind a point's validity ``valid``: its count columns, else
+    (a table written before they were kept) recovered from the 3-decimal share and the
+    rows answered, exact up to 1,000 pairs (a run of 50 rows judged by 20 copies)."""
+    k, n = row.get(ACCEPTED_PAIRS.get(valid, "")), row.get(JUDGED_PAIRS.get(valid, ""))
+    if k is not None and n is not None and pd.notna(k) and pd.notna(n):
+        return int(k), int(n)
+    share = pd.to_numeric(pd.Series([row.get(valid)]), errors="coerce").iloc[0]
+    pairs = int(row["answered"]) * _models_per_row(valid)
+    return (0, 0) if pd.isna(share) or pairs == 0 else (int(np.rint(share * pairs)), pairs)
+
+
+def exact_valid(row: pd.Series, valid: str) -> float:
+    """A point's validity as the exact share of its pairs (NaN without pairs)."""
+    k, n = pair_counts(row, valid)
+    return k / n if n else float("nan")
+
+
 #: per (dataset, model, who, setting): each answered row's cost, for the paired verdict
 COSTS: dict[tuple[str, str, str, str], pd.Series] = {}
 #: every setting's first answers (written beside the table, to judge again later)
@@ -396,6 +433,19 @@ def point(
             round(ref_said[0] / ref_said[1], 3) if ref_said[1] else "-"
         ),
         "seconds per row": round(seconds / max(len(s.X), 1), 2),
+        **_count_columns(k, n, k_ref, n_ref, len(s.reference)),
+    }
+
+
+def _count_columns(k: int, n: int, k_ref: int, n_ref: int, more: int) -> dict[str, int]:
+    """The (answer, model) pairs accepted and judged behind the two validities, kept in the
+    CSV so that a verdict compares exact shares (:func:`exact_valid`), not rounded ones."""
+    finer = f"valid ({more} more copies)"
+    return {
+        ACCEPTED_PAIRS["valid (judges)"]: k,
+        JUDGED_PAIRS["valid (judges)"]: n,
+        ACCEPTED_PAIRS.get(finer, f"{finer}: accepted pairs"): k_ref,
+        JUDGED_PAIRS.get(finer, f"{finer}: pairs"): n_ref,
     }
 
 
@@ -507,10 +557,11 @@ def verdict(
             if peer["answered"] == 0:  # no validity level reached: nothing to beat
                 out.append(_nothing_to_beat(d, m, peer))
                 continue
-            ok = ours[
-                (pd.to_numeric(ours[valid], errors="coerce") >= float(peer[valid]))
-                & (ours["answered"] >= peer["answered"])
-            ]
+            # exact shares: 0.67076 of ours is not "at least" Forel's 0.67115, though both
+            # print as 0.671
+            level = exact_valid(peer, valid)
+            as_valid = [exact_valid(o, valid) >= level - 1e-12 for _, o in ours.iterrows()]
+            ok = ours[np.array(as_valid, dtype=bool) & (ours["answered"] >= peer["answered"])]
             pairs = [
                 (
                     *_paired(
@@ -640,6 +691,9 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument(
         "--pool", action="store_true", help="with --merge: the parts are other seeds, pool rows"
     )
+    p.add_argument(
+        "--rejudge", default=None, help="comma-separated --name runs: write their verdicts again"
+    )
     p.add_argument("--guards", action="store_true", help="the earlier guard table")
     p.add_argument(
         "--sweep",
@@ -671,12 +725,18 @@ def _guards(args: argparse.Namespace, datasets: list[str], rows: int) -> None:
     write_table("robust_guards", table, notes)
 
 
-def _curve_notes(rows: int, args: argparse.Namespace) -> list[str]:
+def _curve_notes(rows: int | None, args: argparse.Namespace) -> list[str]:
+    """The notes of a curve's table; ``rows`` None for pooled runs (each part's rows, seed
+    and time limit are its own, written in its table)."""
+    run = (
+        "the parts' own rows, seeds and time limits (see each part's table)"
+        if rows is None
+        else f"{rows} rejected test rows per cell, seed {args.seed}; MACE with a time limit "
+        f"of {args.time_limit:g} s per row (per setting of the robustness ladder)"
+    )
     return [
-        f"{rows} rejected test rows per cell, seed {args.seed}; MACE with a time limit of "
-        f"{args.time_limit:g} s per row (per setting of the robustness ladder); only the "
-        "numeric features may change (their schema directions and bounds kept), for every "
-        "setting.",
+        f"{run}; only the numeric features may change (their schema directions and bounds "
+        "kept), for every setting.",
         f"valid (judges): accepted (answered row, judge) pairs over all such pairs, {N_JUDGES} "
         "retrained copies (bootstrap resamples, other seeds) never given to any method; "
         "Wilson 95 % interval over the pairs.",
@@ -696,8 +756,22 @@ def _curve_notes(rows: int, args: argparse.Namespace) -> list[str]:
 
 
 def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: list[str]) -> None:
-    write_table(name, table, notes)
+    write_table(name, table, notes, hidden=COUNTS)
     costs.to_csv(OUT / f"{name}_costs.csv", index=False)
+    _write_verdicts(name, table, costs)
+
+
+def _rejudge(args: argparse.Namespace) -> None:
+    """The verdicts of stored runs written again from their tables and costs (after a change
+    to how a verdict is reached; nothing is solved again)."""
+    for name in args.rejudge.split(","):
+        table = pd.read_csv(OUT / f"{name}.csv")
+        _write_verdicts(name, table, pd.read_csv(OUT / f"{name}_costs.csv"))
+
+
+def _write_verdicts(name: str, table: pd.DataFrame, costs: pd.DataFrame) -> None:
+    """The curve's verdicts: every answered row (``_target``), the rows said to reach p
+    (``_vouched``) and the finer measure (``_finer``)."""
     said = (
         "Rows said to reach: robustness=p counted only on the rows whose answer the library "
         "says reaches p, as a peer counts only the rows it answers; the rows it answers "
@@ -824,7 +898,7 @@ def _write_pooled(args: argparse.Namespace, parts: list[str]) -> None:
         f"Pooled over the runs {', '.join(parts)} (one seed each: another split, model, "
         "judges and copies); each row's costs are paired within its run."
     ]
-    _write_curve(args.name or "robust_pooled", table, cost, notes + _curve_notes(0, args))
+    _write_curve(args.name or "robust_pooled", table, cost, notes + _curve_notes(None, args))
     _merge_estimates(args.name or "robust_pooled", parts, pool=True)
 
 
@@ -845,7 +919,9 @@ def pooled(
         _pool_point(g, by_point.get(k, pd.Series(dtype=float)), k)
         for k, g in joined.groupby(POINT, sort=False)
     ]
-    return pd.DataFrame(out)[list(joined.columns)], cost
+    columns = [*joined.columns, *(c for c in COUNTS if c not in joined.columns)]
+    frame = pd.DataFrame(out)
+    return frame[[c for c in columns if c in frame.columns]], cost
 
 
 def _of_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -862,10 +938,15 @@ def _pool_point(g: pd.DataFrame, costs: pd.Series, key: tuple) -> dict:
     said = pd.to_numeric(g["said to reach"], errors="coerce")
     row["said to reach"] = "-" if said.isna().all() else int(said.sum())
     for col in g.columns:
-        if col.startswith("valid") and "95 % CI" not in col:
+        if col.startswith("valid") and "95 % CI" not in col and col not in COUNTS:
             row[col] = _weighted(
                 g[col], num["said to reach" if "where said" in col else "answered"]
             )
+    for valid in ACCEPTED_PAIRS:
+        if valid in g.columns:
+            counts = [pair_counts(r, valid) for _, r in g.iterrows()]
+            row[ACCEPTED_PAIRS[valid]] = sum(k for k, _ in counts)
+            row[JUDGED_PAIRS[valid]] = sum(n for _, n in counts)
     row["valid 95 % CI"] = _pooled_share(g["valid (judges)"], num["answered"])
     row["valid where said 95 % CI"] = _pooled_share(g["valid where said"], num["said to reach"])
     row["median cost"] = round(float(np.median(costs)), 2) if len(costs) else float("nan")
@@ -907,6 +988,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.merge:
         _merge(args)
+        return 0
+    if args.rejudge:
+        _rejudge(args)
         return 0
     datasets = ["german_credit"] if args.quick else args.datasets.split(",")
     rows = 10 if args.quick else args.rows

@@ -129,11 +129,24 @@ def study(cands: pd.DataFrame, rows: int) -> tuple[pd.DataFrame, pd.DataFrame]:
                 "valid (judges)": round(float(chosen["judges"].mean()), 3),
                 f"valid ({robust.REFERENCE} more copies)": round(float(chosen["more"].mean()), 3),
                 "median cost": round(float(chosen["cost"].median()), 2),
+                **_pairs(chosen),
             }
         )
         costs.append(chosen.assign(who=BY_MEAN, setting=label))
     keep = ["dataset", "model", "who", "setting", "query", "cost"]
     return pd.DataFrame(points), pd.concat(costs)[keep]
+
+
+def _pairs(chosen: pd.DataFrame) -> dict[str, int]:
+    """The (answer, model) pairs accepted and judged behind the chosen answers' validities,
+    so that the verdict compares exact shares (``robust.exact_valid``)."""
+    return robust._count_columns(
+        int(np.rint(chosen["judges"].sum() * robust.N_JUDGES)),
+        len(chosen) * robust.N_JUDGES,
+        int(np.rint(chosen["more"].sum() * robust.REFERENCE)),
+        len(chosen) * robust.REFERENCE,
+        robust.REFERENCE,
+    )
 
 
 def verdicts(name: str, points: pd.DataFrame, costs: pd.DataFrame) -> pd.DataFrame:
@@ -184,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         "library's 16 choosing copies; validity: the judges and the more copies of the "
         "run, never used to choose.",
     ]
-    write_table(f"{args.name}_by_mean", points, notes)
+    write_table(f"{args.name}_by_mean", points, notes, hidden=robust.COUNTS)
     write_table(
         f"{args.name}_by_mean_target",
         verdicts(args.name, points, costs),

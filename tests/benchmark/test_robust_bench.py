@@ -224,3 +224,45 @@ def test_pooled_runs_keep_each_runs_estimates_apart(tmp_path, monkeypatch):
     assert est["more copies"].tolist() == [0.9, 0.5]
     robust._merge_estimates("joined", ["s0"], pool=False)
     assert written["joined"]["query"].tolist() == [1]
+
+
+def test_validity_is_compared_on_exact_pairs_not_on_three_decimals():
+    """1,583 of 2,360 pairs (0.67076) is not "at least" 1,396 of 2,080 (0.67115), though
+    both read 0.671: the verdict compares the pairs the CSV keeps."""
+    peer = (robust.FOREL, "alpha 0.2")
+    counts = (robust.ACCEPTED_PAIRS[FINER], robust.JUDGED_PAIRS[FINER])
+    table = pd.DataFrame(
+        [
+            _point(*peer, 104, 0.8, 0.671) | dict(zip(counts, (1396, 2080), strict=True)),
+            _point("ours", "cheap", 118, 0.8, 0.671) | dict(zip(counts, (1583, 2360), strict=True)),
+            _point("ours", "dear", 118, 0.8, 0.697) | dict(zip(counts, (1645, 2360), strict=True)),
+        ]
+    )
+    costs = pd.concat(
+        [
+            _costs(*peer, dict.fromkeys(range(104), 2.0)),
+            _costs("ours", "cheap", dict.fromkeys(range(118), 1.0)),
+            _costs("ours", "dear", dict.fromkeys(range(118), 2.0)),
+        ],
+        ignore_index=True,
+    )
+    out = robust.verdict(table, costs, valid=FINER)
+    assert _row(out, f"{robust.FOREL} alpha 0.2")["ours at least as valid and covering"] == "dear"
+    # without the counts (a table written before), each share is recovered from its rows
+    assert robust.pair_counts(table.drop(columns=list(counts)).iloc[0], FINER) == (1396, 2080)
+
+
+def test_pooling_sums_each_runs_exact_pairs():
+    runs = [
+        pd.DataFrame([_run(4, 0.75, 2, 1.0, 1.0)]),  # 15 of 20 pairs
+        pd.DataFrame([_run(6, 0.9, 0, "-", 3.0)]),  # 27 of 30 pairs
+    ]
+    costs = [
+        _costs("ours", "robustness 0.9", {1: 1.0, 2: 2.0, 3: 3.0, 4: 4.0}),
+        _costs("ours", "robustness 0.9", {1: 5.0, 2: 6.0, 3: 7.0, 4: 8.0, 5: 9.0, 6: 10.0}),
+    ]
+    table, _ = robust.pooled(runs, costs, ["s0", "s1"])
+    row = table.iloc[0]
+    judges = "valid (judges)"
+    assert (row[robust.ACCEPTED_PAIRS[judges]], row[robust.JUDGED_PAIRS[judges]]) == (42, 50)
+    assert robust.exact_valid(row, judges) == 42 / 50
