@@ -239,7 +239,7 @@ def test_the_notice_states_each_answers_estimate(german, half):
         accepted, copies = int(row["accepted"]), int(row["copies"])
         text = half.notice(q, rank)
         assert f"This change holds for {accepted} of {copies} retrained models" in text, text
-        assert f"estimate {100 * row['estimate']:.0f} %" in text
+        assert f"estimate {round(100 * row['estimate'], 1):g} %" in text
         assert f"reaches the 50 % asked: {'yes' if row['reached'] else 'no'}" in text
     _, _, rows, _, method = german
     plain = method.explain(rows.head(1))
@@ -506,6 +506,12 @@ def test_the_share_asked_is_never_rounded_to_another():
     row = {"accepted": 8, "copies": 8, "estimate": 1.0, "low": 0.63, "high": 1.0}
     said = held_words({**row, "asked": 0.995, "shortfall": 0.0, "reached": True})
     assert "reaches the 99.5 % asked: yes" in said
+    # 7 of 8 is 87.5 %, 2.5 points short of 90 %: the figures add up (not "88 %")
+    low, high = clopper_pearson(7, 8)
+    short = {"accepted": 7, "copies": 8, "estimate": 7 / 8, "low": low, "high": high}
+    said = held_words({**short, "asked": 0.9, "shortfall": 0.025, "reached": False})
+    assert "(estimate 87.5 %, 95 % interval 47-100 %)" in said
+    assert said.endswith("no, short by 2.5 points")
 
 
 def test_a_row_the_choosing_copies_held_back_is_not_said_short(german):

@@ -10,6 +10,7 @@ them into the estimate and its exact (Clopper-Pearson) interval.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -179,16 +180,18 @@ def robustness_note(result: Any, query: Any) -> str:
 def held_words(row: Any) -> str:
     """One answer's estimated robustness in words, from its row of
     :func:`robustness_table`: ``"holds for 7 of 8 retrained models kept out of the search
-    (estimate 88 %, 95 % interval 47-100 %); reaches the 95 % asked: no, short by 7.5
-    points"``."""
+    (estimate 87.5 %, 95 % interval 47-100 %); reaches the 95 % asked: no, short by 7.5
+    points"``. The estimate to one decimal and the interval rounded outwards, so that the
+    figures add up to the share asked."""
     said = f"{int(row['accepted'])} of {int(row['copies'])}"
-    shown = f"{100 * row['estimate']:.0f} %, 95 % interval {100 * row['low']:.0f}-"
+    low, high = math.floor(100 * row["low"] + 1e-9), math.ceil(100 * row["high"] - 1e-9)
+    shown = f"{round(100 * row['estimate'], 1):g} %, 95 % interval {low}-"
     verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.1f} points"
     if not row["reached"] and row["shortfall"] <= 0:
         verdict = "not confirmed by the models that chose the setting"
     return (
         f"holds for {said} retrained models kept out of the search (estimate {shown}"
-        f"{100 * row['high']:.0f} %); reaches the {share_percent(row['asked'])} asked: {verdict}"
+        f"{high} %); reaches the {share_percent(row['asked'])} asked: {verdict}"
     )
 
 
