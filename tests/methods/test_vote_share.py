@@ -155,16 +155,27 @@ def test_refused_for_other_models(setting):
     mace = cf.MACE(random_state=0).fit(lr, train)
     with pytest.raises(UnsupportedModelError, match="RandomForestClassifier"):
         mace.explain(X.head(1), requirements=cf.Requirements(min_vote_share=SHARE))
+    # a model in robust_to that is no forest: the way out names it, not robust_to itself
+    forest = cf.models.fit(train, "rf", random_state=0, n_estimators=9, max_depth=4)
+    near = cf.methods.get("nearest").fit(forest, train)
+    mixed = cf.Requirements(min_vote_share=SHARE, robust_to=[lr])
+    with pytest.raises(UnsupportedModelError, match=r"drop robust_to\[0\], or drop min_vote_share"):
+        near.explain(X.head(1), requirements=mixed)
 
 
 def test_robustness_keeps_the_users_vote_share(setting):
     """``robustness`` climbs its own ladder of vote shares and margins; a ``min_vote_share``
     the user asked for stays in every setting (it was dropped once), like the user's
     margin, and the result records it."""
-    from counterfact.methods._pipeline._robustness import ladder
+    from counterfact.methods._pipeline._robustness import Setting, ladder
 
     rungs = ladder(None, 0.95, n_trees=9, vote_floor=SHARE)
-    assert rungs[0].words() == "vote share 0.80"
+    assert rungs[0].words() == "vote share 0.8"
+    # the share written asks for the trees the answers got: 13 of 15 is 0.8666, not 0.87
+    # (ceil(0.87 * 15) is 14 trees)
+    thirteen = Setting(None, 0, 13 / 15)
+    assert thirteen.words() == "vote share 0.8666"
+    assert votes_needed(float(thirteen.words().split()[-1]), 15) == 13
     assert all(votes_needed(s.vote_share, 9) >= votes_needed(SHARE, 9) for s in rungs)
     assert [s.vote_share for s in rungs].count(SHARE) == len(rungs) - 1  # and 9 of 9 trees
     schema, train, model, X = setting

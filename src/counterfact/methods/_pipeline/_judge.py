@@ -122,7 +122,11 @@ def make_judge(
     if share is not None:
         forest_of(model, "the explained model")
         for k, other in enumerate(others):
-            forest_of(other, f"robust_to[{k}]")
+            instead = (
+                "With min_vote_share every model in robust_to must be a forest too: drop "
+                f"robust_to[{k}], or drop min_vote_share (min_probability works for any model)."
+            )
+            forest_of(other, f"robust_to[{k}]", instead=instead)
     return Judge(model, others, req.min_probability, share)
 
 

@@ -35,6 +35,7 @@ margin and at least as many copies) for that row. Each setting tried gets the me
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -98,11 +99,14 @@ class Setting:
     vote_share: float | None = None
 
     def words(self) -> str:
-        """``"plain"``, ``"margin 0.7"``, ``"4 copies + margin 0.7"``, ``"vote share 0.67"``."""
+        """``"plain"``, ``"margin 0.7"``, ``"4 copies + margin 0.7"``, ``"vote share 0.6666"``
+        (20 of 30 trees). A vote share is cut, not rounded, to four decimals: the answers meet
+        the share written, and the same ``min_vote_share`` asks for the same number of
+        trees (13 of 15 trees, 0.8667, written 0.87 would ask for 14)."""
         parts = (
             ([f"{self.copies} copies"] if self.copies else [])
             + ([f"margin {self.margin:g}"] if self.margin is not None else [])
-            + ([f"vote share {self.vote_share:.2f}"] if self.vote_share is not None else [])
+            + ([f"vote share {_cut(self.vote_share)}"] if self.vote_share is not None else [])
         )
         return " + ".join(parts) or "plain"
 
@@ -123,6 +127,11 @@ class Setting:
             costs=req.costs,
             min_vote_share=self.vote_share,
         )
+
+
+def _cut(share: float) -> str:
+    """``share`` cut (never rounded up) to four decimals: ``13 / 15 -> "0.8666"``."""
+    return f"{math.floor(share * 1e4 + 1e-9) / 1e4:g}"
 
 
 def ladder(
