@@ -170,6 +170,8 @@ def test_a_row_that_cannot_reach_the_share_gets_its_most_robust_answer(german):
     for q in queries:
         assert result.found[q] == 1
         assert "No setting tried reached robustness 95 %" in result.certificate(q)
+        # the lay words too: the row is not said to reach the share
+        assert "; not said to reach it)" in result.certificate(q, numbers=False)
         assert result.diagnostics.loc[q, "robustness_shortfall"] > 0
     # rows without any answer keep their status and reason, and no robustness
     none = result.found[result.found == 0].index
@@ -211,8 +213,10 @@ def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     """ "Proven: no answer with fewer changes" holds among the answers under the setting a
     row kept, not among every answer that crosses the boundary: the words say so."""
     settings = half.robustness()["setting"].groupby(level=0).first()
+    reached = half.diagnostics["robustness_reached"]
     for q, setting in settings.items():
         named = "the plain decision" if setting == "plain" else setting
+        named += "" if reached[q] else "; not said to reach it"
         scope = f", under the setting chosen for robustness 50 % ({named})"
         lay = half.certificate(q, numbers=False)
         assert lay.endswith(scope), lay

@@ -149,10 +149,11 @@ def _reached(diag: pd.DataFrame, query: Any, rank: int, share: float, p: float) 
 def setting_words(result: Any, query: Any) -> str:
     """Under ``Requirements(robustness=p)``: which answers a query's certificate speaks of,
     ``", under the setting chosen for robustness 90 % (margin 0.8)"`` (""
-    without a robustness requirement or a setting; a search stopped before every setting
-    was tried says so inside the brackets). Each row's answers were searched under
-    the setting of the ladder it kept, so "no answer with fewer changes" holds among
-    the answers under that setting, not among every answer that crosses the boundary."""
+    without a robustness requirement or a setting; a row not said to reach ``p``, and a
+    search stopped before every setting was tried, say so inside the brackets). Each row's
+    answers were searched under the setting of the ladder it kept, so "no answer with
+    fewer changes" holds among the answers under that setting, not among every answer that
+    crosses the boundary."""
     p = result.requirements.get("robustness")
     diag = result.diagnostics
     if p is None or SETTING not in diag.columns or query not in diag.index:
@@ -161,6 +162,8 @@ def setting_words(result: Any, query: Any) -> str:
     if not isinstance(setting, str) or not setting:
         return ""
     said = "the plain decision" if setting == "plain" else setting
+    if REACHED in diag.columns and not bool(diag.at[query, REACHED]):
+        said += "; not said to reach it"
     if STOPPED in diag.columns and bool(diag.at[query, STOPPED]):
         said += "; the search stopped before every setting was tried"
     return f", under the setting chosen for robustness {share_percent(p)} ({said})"
