@@ -40,6 +40,7 @@ estimated robustness (``result.robustness()``) against the copies it never saw.
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 import time
 import warnings
@@ -354,16 +355,23 @@ def _judged(accepts: np.ndarray) -> tuple[int, int]:
 #: the key of a point: one setting of one cell
 POINT = ["dataset", "model", "who", "setting"]
 
-#: per validity column, the CSV columns of its pairs accepted and judged (not in the Markdown)
-ACCEPTED_PAIRS = {
-    "valid (judges)": "valid (judges): accepted pairs",
-    f"valid ({REFERENCE} more copies)": f"valid ({REFERENCE} more copies): accepted pairs",
-}
-JUDGED_PAIRS = {
-    "valid (judges)": "valid (judges): pairs",
-    f"valid ({REFERENCE} more copies)": f"valid ({REFERENCE} more copies): pairs",
-}
-COUNTS = (*ACCEPTED_PAIRS.values(), *JUDGED_PAIRS.values())
+#: what ends the name of a CSV column of pair counts (kept out of the Markdown)
+ACCEPTED, JUDGED = ": accepted pairs", ": pairs"
+
+
+def pair_columns(valid: str) -> tuple[str, str]:
+    """The CSV columns of the pairs accepted and judged behind validity column ``valid``."""
+    return f"{valid}{ACCEPTED}", f"{valid}{JUDGED}"
+
+
+def count_columns(table: pd.DataFrame) -> tuple[str, ...]:
+    """The pair-count columns of ``table``."""
+    return tuple(c for c in table.columns if c.endswith((ACCEPTED, JUDGED)))
+
+
+def _counted(columns: Any) -> list[str]:
+    """The validity columns that have pair counts: the judges' and the more copies'."""
+    return [c for c in columns if re.fullmatch(r"valid \((judges|\d+ more copies)\)", c)]
 
 
 def _models_per_row(valid: str) -> int:
@@ -376,7 +384,7 @@ def pair_counts(row: pd.Series, valid: str) -> tuple[int, int]:
     """(accepted pairs, pairs) behind a point's validity ``valid``: its count columns, else
     (a table written before they were kept) recovered from the 3-decimal share and the
     rows answered, exact up to 1,000 pairs (a run of 50 rows judged by 20 copies)."""
-    k, n = row.get(ACCEPTED_PAIRS.get(valid, "")), row.get(JUDGED_PAIRS.get(valid, ""))
+    k, n = (row.get(c) for c in pair_columns(valid))
     if k is not None and n is not None and pd.notna(k) and pd.notna(n):
         return int(k), int(n)
     share = pd.to_numeric(pd.Series([row.get(valid)]), errors="coerce").iloc[0]
@@ -440,13 +448,8 @@ def point(
 def _count_columns(k: int, n: int, k_ref: int, n_ref: int, more: int) -> dict[str, int]:
     """The (answer, model) pairs accepted and judged behind the two validities, kept in the
     CSV so that a verdict compares exact shares (:func:`exact_valid`), not rounded ones."""
-    finer = f"valid ({more} more copies)"
-    return {
-        ACCEPTED_PAIRS["valid (judges)"]: k,
-        JUDGED_PAIRS["valid (judges)"]: n,
-        ACCEPTED_PAIRS.get(finer, f"{finer}: accepted pairs"): k_ref,
-        JUDGED_PAIRS.get(finer, f"{finer}: pairs"): n_ref,
-    }
+    judges, finer = pair_columns("valid (judges)"), pair_columns(f"valid ({more} more copies)")
+    return dict(zip((*judges, *finer), (k, n, k_ref, n_ref), strict=True))
 
 
 def curve(dataset: str, kind: str, rows: int, time_limit: float, seed: int) -> list[dict]:
@@ -756,7 +759,7 @@ def _curve_notes(rows: int | None, args: argparse.Namespace) -> list[str]:
 
 
 def _write_curve(name: str, table: pd.DataFrame, costs: pd.DataFrame, notes: list[str]) -> None:
-    write_table(name, table, notes, hidden=COUNTS)
+    write_table(name, table, notes, hidden=count_columns(table))
     costs.to_csv(OUT / f"{name}_costs.csv", index=False)
     _write_verdicts(name, table, costs)
 
@@ -919,9 +922,9 @@ def pooled(
         _pool_point(g, by_point.get(k, pd.Series(dtype=float)), k)
         for k, g in joined.groupby(POINT, sort=False)
     ]
-    columns = [*joined.columns, *(c for c in COUNTS if c not in joined.columns)]
     frame = pd.DataFrame(out)
-    return frame[[c for c in columns if c in frame.columns]], cost
+    columns = [*joined.columns, *(c for c in count_columns(frame) if c not in joined.columns)]
+    return frame[columns], cost
 
 
 def _of_run(frame: pd.DataFrame, run: str) -> pd.DataFrame:
@@ -938,15 +941,14 @@ def _pool_point(g: pd.DataFrame, costs: pd.Series, key: tuple) -> dict:
     said = pd.to_numeric(g["said to reach"], errors="coerce")
     row["said to reach"] = "-" if said.isna().all() else int(said.sum())
     for col in g.columns:
-        if col.startswith("valid") and "95 % CI" not in col and col not in COUNTS:
+        if col.startswith("valid") and "95 % CI" not in col and col not in count_columns(g):
             row[col] = _weighted(
                 g[col], num["said to reach" if "where said" in col else "answered"]
             )
-    for valid in ACCEPTED_PAIRS:
-        if valid in g.columns:
-            counts = [pair_counts(r, valid) for _, r in g.iterrows()]
-            row[ACCEPTED_PAIRS[valid]] = sum(k for k, _ in counts)
-            row[JUDGED_PAIRS[valid]] = sum(n for _, n in counts)
+    for valid in _counted(g.columns):
+        counts = [pair_counts(r, valid) for _, r in g.iterrows()]
+        accepted, judged = pair_columns(valid)
+        row[accepted], row[judged] = sum(k for k, _ in counts), sum(n for _, n in counts)
     row["valid 95 % CI"] = _pooled_share(g["valid (judges)"], num["answered"])
     row["valid where said 95 % CI"] = _pooled_share(g["valid where said"], num["said to reach"])
     row["median cost"] = round(float(np.median(costs)), 2) if len(costs) else float("nan")

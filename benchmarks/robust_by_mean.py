@@ -197,7 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         "library's 16 choosing copies; validity: the judges and the more copies of the "
         "run, never used to choose.",
     ]
-    write_table(f"{args.name}_by_mean", points, notes, hidden=robust.COUNTS)
+    write_table(f"{args.name}_by_mean", points, notes, hidden=robust.count_columns(points))
     write_table(
         f"{args.name}_by_mean_target",
         verdicts(args.name, points, costs),

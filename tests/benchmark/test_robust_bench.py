@@ -230,7 +230,7 @@ def test_validity_is_compared_on_exact_pairs_not_on_three_decimals():
     """1,583 of 2,360 pairs (0.67076) is not "at least" 1,396 of 2,080 (0.67115), though
     both read 0.671: the verdict compares the pairs the CSV keeps."""
     peer = (robust.FOREL, "alpha 0.2")
-    counts = (robust.ACCEPTED_PAIRS[FINER], robust.JUDGED_PAIRS[FINER])
+    counts = robust.pair_columns(FINER)
     table = pd.DataFrame(
         [
             _point(*peer, 104, 0.8, 0.671) | dict(zip(counts, (1396, 2080), strict=True)),
@@ -264,5 +264,5 @@ def test_pooling_sums_each_runs_exact_pairs():
     table, _ = robust.pooled(runs, costs, ["s0", "s1"])
     row = table.iloc[0]
     judges = "valid (judges)"
-    assert (row[robust.ACCEPTED_PAIRS[judges]], row[robust.JUDGED_PAIRS[judges]]) == (42, 50)
+    assert tuple(row[c] for c in robust.pair_columns(judges)) == (42, 50)
     assert robust.exact_valid(row, judges) == 42 / 50

@@ -60,12 +60,7 @@ class Interval(Spec):
     closed: str = "both"  # "both" | "left" | "right" | "neither"
 
     def accepts(self, value: Any) -> bool:
-        if isinstance(value, bool):
-            return False
-        if self.kind is int:
-            if not isinstance(value, numbers.Integral):
-                return False
-        elif not isinstance(value, numbers.Real):
+        if not (is_whole(value) if self.kind is int else is_number(value)):
             return False
         v = float(value)
         if math.isnan(v):

@@ -209,8 +209,9 @@ def scope_words(result: Any, query: Any) -> str:
     "none passes the decision threshold" would read as said of every answer that crosses
     the boundary."""
     req = result.requirements or {}
-    if req.get("robustness") is not None and setting_words(result, query):
-        return setting_words(result, query)
+    kept = setting_words(result, query)  # "" without robustness or without a setting
+    if kept:
+        return kept
     # without a setting (no answer under robustness) the row's search was the ladder's
     # first rung: the user's own margin and vote share, said as without robustness
     parts = []
