@@ -209,6 +209,22 @@ def test_the_robustness_survives_a_saved_result(half):
     assert back.requirements["robustness"] == 0.5
 
 
+def test_a_chunked_parallel_run_gives_what_one_call_gives(german, half):
+    """Each worker process fits its own retrained copies from the method's seed, so the
+    settings, held-out counts and words equal those of one ``explain`` call."""
+    _, _, rows, _, method = german
+    report = cf.methods.explain_in_chunks(
+        method, rows, chunk_size=4, n_jobs=2, requirements=cf.Requirements(robustness=0.5)
+    )
+    assert report.failed == {}
+    got = report.result
+    pd.testing.assert_frame_equal(got.counterfactuals, half.counterfactuals)
+    pd.testing.assert_frame_equal(got.robustness(), half.robustness())
+    for q in rows.index:
+        assert got.certificate(q) == half.certificate(q)
+        assert got.diagnostics.at[q, "robustness_note"] == half.diagnostics.at[q, "robustness_note"]
+
+
 def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     """ "Proven: no answer with fewer changes" holds among the answers under the setting a
     row kept, not among every answer that crosses the boundary: the words say so."""
@@ -476,7 +492,7 @@ def test_a_cancelled_ladder_says_it_stopped_before_every_setting(german):
         for numbers in (True, False):
             said = result.certificate(q, numbers=numbers)
             assert "the search stopped before every setting was tried" in said, said
-        assert STOPPED_REASON in result.reason[q]
+        assert f"{STOPPED_REASON}: a setting not tried may reach the share" in result.reason[q]
         assert "No setting tried reached robustness 99 %" in result.certificate(q)
 
 
@@ -492,6 +508,20 @@ def test_a_setting_that_ran_out_of_time_does_not_count_as_none_there():
     assert rows.todo(["a", "b"], Setting(0.8, 0)) == []
     assert rows.todo(["a", "b"], Setting(None, 4)) == ["a", "b"]
     assert rows.stopped == {"a"}
+
+
+def test_a_stopped_row_says_what_the_untried_settings_leave_open():
+    """Said to reach p, a row cut short may still have a cheaper answer; not said to
+    reach it, a setting not tried may reach it. The row's own reason is kept first."""
+    from counterfact.methods._pipeline._robustness import STOPPED_REASON, _stopped_reason
+
+    assert (
+        _stopped_reason("", True)
+        == f"{STOPPED_REASON}: a cheaper answer that reaches the share may exist"
+    )
+    said = _stopped_reason("2 answers asked, 1 found", False)
+    assert said.startswith("2 answers asked, 1 found; " + STOPPED_REASON)
+    assert said.endswith(": a setting not tried may reach the share")
 
 
 def test_duplicate_row_ids_are_refused_as_without_robustness(german):

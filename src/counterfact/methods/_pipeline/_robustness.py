@@ -481,7 +481,8 @@ def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFram
     out[STOPPED] = pd.Series([q in rows.stopped for q in ids], index=out.index, dtype=bool)
     said = out["reason"].tolist() if "reason" in out.columns else [""] * len(ids)
     out["reason"] = [
-        _stopped_reason(r) if q in rows.stopped else r for q, r in zip(ids, said, strict=True)
+        _stopped_reason(r, ok) if q in rows.stopped else r
+        for q, r, ok in zip(ids, said, out[REACHED], strict=True)
     ]
     return out
 
@@ -493,10 +494,18 @@ STOPPED_REASON = (
 )
 
 
-def _stopped_reason(reason: Any) -> str:
-    """The row's reason with :data:`STOPPED_REASON` added."""
+def _stopped_reason(reason: Any, reached: bool) -> str:
+    """The row's reason with :data:`STOPPED_REASON` added, and what it leaves open: for a
+    row said to reach ``p``, a cheaper answer that reaches it (the settings not tried are
+    looser than, or beside, the one kept); for any other row, a setting that reaches it."""
+    left = (
+        "a cheaper answer that reaches the share may exist"
+        if reached
+        else "a setting not tried may reach the share"
+    )
     said = reason if isinstance(reason, str) and reason else ""
-    return f"{said}; {STOPPED_REASON}" if said else STOPPED_REASON
+    stopped = f"{STOPPED_REASON}: {left}"
+    return f"{said}; {stopped}" if said else stopped
 
 
 def _notes(rows: _Rows, ids: list[Any]) -> list[str]:
