@@ -225,6 +225,32 @@ def test_a_chunked_parallel_run_gives_what_one_call_gives(german, half):
         assert got.diagnostics.at[q, "robustness_note"] == half.diagnostics.at[q, "robustness_note"]
 
 
+def test_a_chunked_run_fits_the_copies_once_not_per_chunk(german, monkeypatch):
+    """Each task unpickles a model of its own; the copies fitted before the tasks travel
+    with it, so three chunks refit nothing (before: every chunk refitted all of them)."""
+    from counterfact.methods._pipeline._copies import Copies
+
+    train, _, rows, _, _ = german
+    method = fast_method("mace", random_state=0).fit(
+        cf.models.fit(train, "lr", random_state=0), train
+    )
+    refits = []
+    original = Copies._refit
+
+    def counted(self, n, seed):
+        refits.append(n)
+        return original(self, n, seed)
+
+    monkeypatch.setattr(Copies, "_refit", counted)
+    asked = cf.Requirements(robustness=0.5)
+    report = cf.methods.explain_in_chunks(method, rows, chunk_size=2, requirements=asked)
+    assert report.failed == {} and len(report.done) == 3
+    assert sorted(refits) == [8, 8, 16]  # held out, search, choosing: once each
+    alone = method.explain(rows, requirements=asked)
+    pd.testing.assert_frame_equal(report.result.robustness(), alone.robustness())
+    assert sorted(refits) == [8, 8, 16]
+
+
 def test_the_lay_guarantee_names_the_setting_it_holds_under(german, half):
     """ "Proven: no answer with fewer changes" holds among the answers under the setting a
     row kept, not among every answer that crosses the boundary: the words say so."""

@@ -45,7 +45,15 @@ from ...models import ModelAdapter, retrained
 from ...models._adapter import as_adapter
 from ._protocol import PipelineMethod
 
-__all__ = ["SEARCH_COPIES", "Copies", "accepted", "copies_for", "predicted_share", "reaches"]
+__all__ = [
+    "SEARCH_COPIES",
+    "Copies",
+    "accepted",
+    "adopt_copies",
+    "copies_for",
+    "predicted_share",
+    "reaches",
+]
 
 #: how many retrained copies the ladder's strictest settings ask the search to convince
 SEARCH_COPIES = 8
@@ -96,6 +104,17 @@ class Copies:
         )
         self._search: tuple[Any, ...] = ()
 
+    def __getstate__(self) -> dict[str, Any]:
+        """What travels to another process (a batch's workers): all but the weak
+        reference to the model, which :func:`adopt_copies` sets again there."""
+        return {**self.__dict__, "_model": None}
+
+    def complete(self) -> Copies:
+        """These copies with every search copy fitted too, so that a process they travel
+        to refits none."""
+        self.search(SEARCH_COPIES)
+        return self
+
     def _adapters(self, n: int, seed: int) -> tuple[ModelAdapter, ...]:
         return tuple(as_adapter(m, self._schema) for m in self._refit(n, seed))
 
@@ -123,12 +142,27 @@ def copies_for(method: PipelineMethod, n_held_out: int) -> Copies:
     """The copies of ``method``'s model with ``n_held_out`` held out, made on the first
     call and kept for the next ones while the fitted model lives (a copy of the method
     that shares its model and training data, as a server's per-request copy, shares them)."""
-    model, data = method.model_, method.data_
-    kept = _CACHE.setdefault(model, {})
-    key = (id(data), method.random_state, n_held_out)
+    data = method.data_
+    kept, key = _slot(method, n_held_out)
     if key not in kept or kept[key][0] is not data:
         kept[key] = (data, Copies(method, n_held_out))
     return kept[key][1]
+
+
+def adopt_copies(method: PipelineMethod, copies: Copies) -> None:
+    """Keep ``copies``, fitted in another process for a method equal to ``method`` (the
+    same model, training data and seed, as a batch ships them), as ``method``'s own, so
+    that :func:`copies_for` refits nothing here."""
+    copies._model = weakref.ref(method.model_)
+    copies._data, copies._schema = method.data_, method.schema_
+    kept, key = _slot(method, len(copies.held_out))
+    kept[key] = (method.data_, copies)
+
+
+def _slot(method: PipelineMethod, n_held_out: int) -> tuple[dict[Any, Any], tuple[int, Any, int]]:
+    """Where ``method``'s copies are kept: its model's entry and the key within it."""
+    kept = _CACHE.setdefault(method.model_, {})
+    return kept, (id(method.data_), method.random_state, n_held_out)
 
 
 def accepted(copies: Copies, rows: pd.DataFrame, targets: np.ndarray) -> np.ndarray:

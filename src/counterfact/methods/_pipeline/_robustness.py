@@ -170,11 +170,13 @@ def robustness_calls(method: PipelineMethod, req: Requirements) -> int:
     return len(steps) + REFINE_STEPS * (1 + len(WITH_COPIES))
 
 
-def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> None:
+def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> Copies | None:
     """Fit (once per fitted model) the retrained copies ``req``'s robustness uses, so that
-    a caller with a deadline can do it before its clock starts."""
-    if req.robustness is not None:
-        copies_for(method, req.robustness_copies or ROBUSTNESS_COPIES)
+    a caller with a deadline can do it before its clock starts; returns them (None
+    without a robustness requirement)."""
+    if req.robustness is None:
+        return None
+    return copies_for(method, req.robustness_copies or ROBUSTNESS_COPIES)
 
 
 def _trees(method: PipelineMethod) -> int | None:
