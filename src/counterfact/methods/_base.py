@@ -199,7 +199,8 @@ class CounterfactualMethod:
         Parallel workers (joblib); ``-1`` for all cores.
     parallel : str, optional
         joblib's backend: ``"loky"`` (default), ``"threading"``, ``"dask"``
-        (needs a ``distributed.Client``), ``"ray"`` (needs ``ray``).
+        (the running ``distributed.Client``, else a local cluster for the call),
+        ``"ray"`` (needs ``ray``; started locally for the call when not running).
     chunk_size : int, optional
         Queries per task when running in parallel.
     cancel : CancelToken, optional

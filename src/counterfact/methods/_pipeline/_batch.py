@@ -1,7 +1,7 @@
 """Batch explanation at scale: chunked, resumable, fault-tolerant.
 
 :func:`explain_in_chunks` splits a large query table into chunks, runs each
-chunk as one task through joblib (``loky`` processes by default; ``"dask"``
+chunk as one task (through joblib: ``loky`` processes by default; ``"dask"``
 for a ``dask.distributed`` cluster, local or at an address; ``"ray"``), writes
 each finished chunk's result to ``out_dir`` as soon as it arrives, and returns
 the joined result.  A chunk that raises is recorded (with its error) and the
@@ -9,8 +9,8 @@ others still finish; re-running with the same ``out_dir`` skips the chunks
 already written.  Every query is seeded from its own values, never from its
 position (see ``CounterfactualMethod``), so the result does not depend on the
 chunk size, the ``parallel`` backend or the number of workers: it equals
-``method.explain(X)``.  No home-made scheduler: joblib's loky / Ray backends,
-or the Dask scheduler itself (one task per chunk, submitted directly), do the
+``method.explain(X)``.  No home-made scheduler: joblib's loky backend, or the
+Dask scheduler or Ray itself (one task per chunk, submitted directly), do the
 work, and Dask reschedules the tasks of a worker that dies.  Under
 ``Requirements(robustness=p)`` the retrained copies are fitted once, here, and travel
 with the method, so no task refits them.
@@ -18,25 +18,24 @@ with the method, so no task refits them.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import pickle
 import sys
 import time
 import traceback
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed, parallel_config
+from joblib import Parallel, delayed
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
+from ._backends import parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
 from ._prepare import check_requirements
@@ -61,59 +60,6 @@ class BatchReport:
     #: CPU seconds of each chunk's worker process over the same span (well below
     #: ``chunk_seconds``: the worker waited for a core that other processes held)
     chunk_cpu_seconds: dict[int, float] = field(default_factory=dict)
-
-
-@contextlib.contextmanager
-def parallel_backend(
-    parallel: str | None, *, address: str | None = None, n_workers: int | None = None
-) -> Iterator[Any]:
-    """Context in which joblib uses the backend ``parallel``.
-
-    ``"dask"``: connects to ``address`` (a scheduler) or, if none and no client
-    exists, starts a local cluster with ``n_workers`` workers for the duration.
-    ``"ray"``: registers Ray's joblib backend (``ray.init`` locally if needed).
-    Anything else is passed to ``joblib.parallel_config``.
-    """
-    if parallel == "dask":
-        distributed = import_optional("distributed", purpose="parallel='dask'")
-        client = None
-        cluster = None
-        try:
-            client = distributed.get_client() if address is None else None
-        except ValueError:
-            client = None
-        own = client is None
-        if own:
-            if address is not None:
-                client = distributed.Client(address)
-            else:
-                cluster = distributed.LocalCluster(
-                    n_workers=n_workers or 2,
-                    threads_per_worker=1,
-                    processes=True,
-                    dashboard_address=None,
-                )
-                client = distributed.Client(cluster)
-        try:
-            with parallel_config(backend="dask"):
-                yield client
-        finally:
-            if own and client is not None:
-                client.close()
-                if cluster is not None:
-                    cluster.close()
-    elif parallel == "ray":
-        ray = import_optional("ray", purpose="parallel='ray'")
-        from ray.util.joblib import register_ray
-
-        register_ray()
-        if not ray.is_initialized():
-            ray.init(num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
-        with parallel_config(backend="ray"):
-            yield None
-    else:
-        with parallel_config(backend=parallel or "loky"):
-            yield None
 
 
 def _run_chunk(method: PipelineMethod, X: pd.DataFrame, kwargs: dict[str, Any]) -> str:
@@ -212,6 +158,8 @@ def _run_tasks(
     ) as client:
         if parallel == "dask":
             _run_on_dask(client, blob, tasks, collector)
+        elif parallel == "ray":
+            _run_on_ray(blob, tasks, collector)
         else:
             _run_on_joblib(blob, tasks, n_jobs, collector)
 
@@ -337,6 +285,26 @@ def _run_on_dask(
             text, err = None, f"{type(exc).__name__}: {exc}"
         collector.finished(i, sizes[i], text, err, seconds)
         fut.release()
+
+
+def _run_on_ray(blob: bytes, tasks: list[tuple[int, int, bytes]], collector: _Collector) -> None:
+    """One Ray task per chunk, submitted to Ray directly and taken as each finishes (so
+    that each chunk is written, and a run can resume, as it arrives): joblib's Ray
+    backend returns only the whole list, at the end. The method is put in Ray's object
+    store once."""
+    ray = import_optional("ray", purpose="parallel='ray'")
+    task = ray.remote(num_cpus=1)(_chunk_task)
+    method_ref = ray.put(blob)
+    pending = {task.remote(method_ref, chunk, i): (i, size) for i, size, chunk in tasks}
+    while pending:
+        (ref,), _ = ray.wait(list(pending), num_returns=1)
+        i, size = pending.pop(ref)
+        seconds = (float("nan"), float("nan"))
+        try:
+            _, text, err, seconds = ray.get(ref)
+        except Exception as exc:  # the task never raises; this is Ray (a worker died, ...)
+            text, err = None, f"{type(exc).__name__}: {exc}"
+        collector.finished(i, size, text, err, seconds)
 
 
 def _chunk_task(

@@ -28,6 +28,7 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 from ..._utils._progress import progress
+from ._backends import RETURN_AS, parallel_backend
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 
@@ -100,13 +101,15 @@ def _in_parallel(
     chunk_size: int | None,
     bar: Any,
 ) -> list[Candidates]:
-    """``sub`` in chunks through joblib (the method is pickled to each worker)."""
+    """``sub`` in chunks through joblib (the method is pickled to each worker), on the
+    backend ``parallel`` (:func:`parallel_backend`)."""
     workers = effective_n_jobs(n_jobs)
     size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
     chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
     parts = []
-    with parallel_config(backend=parallel or "loky", n_jobs=n_jobs):
-        gen = Parallel(return_as="generator")(delayed(run_hooks)(method, c) for c in chunks)
+    how = RETURN_AS.get(parallel or "loky", "generator")
+    with parallel_backend(parallel, n_workers=workers), parallel_config(n_jobs=n_jobs):
+        gen = Parallel(return_as=how)(delayed(run_hooks)(method, c) for c in chunks)
         for chunk, part in zip(chunks, gen, strict=True):
             parts.append(part)
             bar.update(len(chunk))
