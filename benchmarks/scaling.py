@@ -1,5 +1,5 @@
-"""Batch explanation at scale: throughput at 1 and 2 workers, through joblib (loky)
-and through a local Dask cluster, as ratios measured in the same run.
+"""Batch explanation at scale: throughput at 1 and 2 workers, through joblib (loky),
+a local Dask cluster and local Ray, as ratios measured in the same run.
 
     python benchmarks/scaling.py [--rows 10000] [--exact-rows 200]
                                  [--methods nearest,l2c] [--rows-for mdpso=1000]
@@ -8,8 +8,8 @@ and through a local Dask cluster, as ratios measured in the same run.
 methods (`mace`, `ceocl`) explain 200 rows the same way.  ``--methods`` runs a
 subset (its rows replace that method's rows in ``benchmarks/out/scaling.*``, the
 others are kept), ``--rows-for`` sets one method's row count.  The Dask cluster
-is started, and every backend's workers are warmed up with one single-row task
-each, before the clock starts (that time is the ``setup_s`` column), so the
+and Ray are started, and every backend's workers are warmed up with one single-row
+task each, before the clock starts (that time is the ``setup_s`` column), so the
 throughput compares the explaining itself.
 """
 
@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import importlib.util
 import math
 import sys
 import tempfile
@@ -35,6 +36,8 @@ FAST = {
     "l2c": {"training": {"max_epochs": 20}},
 }
 EXACT = {"mace": {"time_limit": 30.0}, "ceocl": {"time_limit": 30.0}}
+#: the backends compared (Ray where it is installed)
+BACKENDS = ("loky", "dask", *(("ray",) if importlib.util.find_spec("ray") else ()))
 
 
 def _method(name: str, params: dict, model, train):  # type: ignore[no-untyped-def]
@@ -71,7 +74,7 @@ def _run(  # type: ignore[no-untyped-def]
     t0 = time.perf_counter()
     ctx = (
         parallel_backend(backend, n_workers=workers)
-        if backend == "dask"
+        if backend in ("dask", "ray")
         else _one_thread()
         if workers == 1
         else _null()
@@ -136,7 +139,7 @@ def main() -> None:
         X = test.X.iloc[: rows_for.get(name, n_rows)]
         chunk = min(args.chunk, max(10, math.ceil(len(X) / 8)))
         base = None
-        for backend in ("loky", "dask"):
+        for backend in BACKENDS:
             same = None
             for workers in (1, 2):
                 rep, secs, setup = _run(m, X, chunk, backend, workers)
@@ -177,8 +180,9 @@ def main() -> None:
             "Adult, logistic regression; ratio_vs_loky_1: throughput relative to loky "
             "(in-process) with 1 worker, same method and run; ratio_vs_1_worker: 2 workers "
             "vs 1 on the same backend",
-            "the Dask cluster (1 or 2 worker processes, 1 thread each) is started and the "
-            "workers warmed up (one single-row task each) before timing (setup_s); loky "
+            "the Dask cluster (1 or 2 worker processes, 1 thread each) and Ray (1 or 2 "
+            "CPUs, one per task) are started and the workers warmed up (one single-row "
+            "task each) before timing (setup_s); loky "
             "with 1 worker runs in-process, limited to one BLAS/OpenMP/torch thread like "
             "the workers",
             "2-core machine, shared with other jobs: 2 workers can at best double throughput",
