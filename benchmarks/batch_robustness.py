@@ -21,12 +21,10 @@ from typing import Any
 
 import pandas as pd
 from _common import timed, write_table
+from robust import MODELS  # the model kinds and sizes of the robustness benchmark
 
 import counterfact as cf
 from counterfact.methods._pipeline._batch import explain_in_chunks
-
-#: model kinds and their sizes, as in benchmarks/robust.py
-MODELS = {"lr": {}, "rf": {"n_estimators": 30, "max_depth": 6}, "mlp": {}}
 
 
 def _fresh(args: argparse.Namespace, train: Any) -> Any:

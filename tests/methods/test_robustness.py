@@ -475,9 +475,9 @@ def test_a_row_is_said_to_reach_p_only_when_the_held_out_copies_confirm_it():
     rows = _Rows(0.95, 8)
     chosen = Setting(0.6, 0)
     rows.best = {
-        "confirmed": _Attempt(None, chosen, True, 0.97, [8], 2.0),
-        "not confirmed": _Attempt(None, chosen, True, 0.96, [5], 2.0),
-        "short": _Attempt(None, Setting(0.9, 8), False, 0.70, [7], 9.0),
+        "confirmed": _Attempt(None, chosen, [True], 0.97, [8], 2.0),
+        "not confirmed": _Attempt(None, chosen, [True], 0.96, [5], 2.0),
+        "short": _Attempt(None, Setting(0.9, 8), [False], 0.70, [7], 9.0),
     }
     ids = list(rows.best)
     diag = _diagnostics(pd.DataFrame(index=ids), rows, ids)
@@ -580,7 +580,7 @@ def test_a_row_the_choosing_copies_held_back_is_not_said_short(german):
     from counterfact.methods._pipeline._robustness import Setting, _Attempt, _note, _Rows
 
     rows = _Rows(0.9, 8)
-    said = _note(_Attempt(None, Setting(0.6, 0), False, 0.8, [8], 2.0), rows)
+    said = _note(_Attempt(None, Setting(0.6, 0), [False], 0.8, [8], 2.0), rows)
     assert "0.00 short" not in said
     assert said.endswith("as many as asked, but the copies that choose did not confirm it.")
 
@@ -607,7 +607,7 @@ def test_each_answer_is_said_to_reach_p_on_its_own_count():
     from counterfact.result._robustness import _reached
 
     rows = _Rows(0.9, 8)
-    rows.best = {"q": _Attempt(None, Setting(0.6, 0), True, 0.95, [8, 7], 2.0, [True, True])}
+    rows.best = {"q": _Attempt(None, Setting(0.6, 0), [True, True], 0.95, [8, 7], 2.0)}
     diag = _diagnostics(pd.DataFrame(index=["q"]), rows, ["q"])
     assert diag.at["q", "robustness_reached"] == False  # noqa: E712 (a numpy bool)
     assert _reached(diag, "q", 0, 8 / 8, 0.9) is True

@@ -189,21 +189,21 @@ def _trees(method: PipelineMethod) -> int | None:
 
 @dataclass
 class _Attempt:
-    """One setting's answers for one row: whether the choosing copies let all of them
-    reach ``p`` (``reached``) and each one (``chosen``; None: as ``reached``), the least
-    predicted share on them, and the held-out copies that accept each."""
+    """One setting's answers for one row: whether the choosing copies let each one reach
+    ``p`` (``chosen``), the least predicted share on them, and the held-out copies that
+    accept each."""
 
     result: CounterfactualResult
     setting: Setting
-    reached: bool
+    chosen: list[bool]
     predicted: float
     counts: list[int]
     cost: float
-    chosen: list[bool] | None = None
 
-    def each(self) -> list[bool]:
-        """Per answer, whether the choosing copies let it reach ``p``."""
-        return list(self.chosen) if self.chosen is not None else [self.reached] * len(self.counts)
+    @property
+    def reached(self) -> bool:
+        """Whether the choosing copies let every answer reach ``p``."""
+        return all(self.chosen)
 
     def beats(self, other: _Attempt | None) -> bool:
         """Whether to keep this attempt over ``other``: reaching ``p`` first; among
@@ -325,7 +325,7 @@ class _Rows:
             counts = accepted(copies, rows, targets).tolist()
             cost = float(first[q])
             each = [bool(v) for v in ok]
-            attempt = _Attempt(result, setting, all(each), float(share.min()), counts, cost, each)
+            attempt = _Attempt(result, setting, each, float(share.min()), counts, cost)
             if attempt.beats(self.best.get(q)):
                 self.best[q] = attempt
             if attempt.reached:
@@ -476,7 +476,7 @@ def _diagnostics(diag: pd.DataFrame, rows: _Rows, ids: list[Any]) -> pd.DataFram
         [a is not None and a.confirmed(rows.p, rows.n) for a in best], index=out.index
     )
     out[CHOSEN] = pd.Series(
-        [[] if a is None else a.each() for a in best], index=out.index, dtype=object
+        [[] if a is None else list(a.chosen) for a in best], index=out.index, dtype=object
     )
     out[SHORTFALL] = [np.nan if a is None else max(0.0, rows.p - a.worst(rows.n)) for a in best]
     out[NOTE] = pd.Series(_notes(rows, ids), index=out.index, dtype=object)
