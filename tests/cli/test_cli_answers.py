@@ -42,6 +42,19 @@ def test_table_shows_class_names_probability_after_and_descriptions(capsys):
     assert described, out  # the changed features' descriptions from the schema
 
 
+def test_a_margin_is_said_once_in_the_certificate_not_again(capsys):
+    argv = ["explain", "--model", "lr", "--method", "mace", "--rows", "0:6", "-q"]
+    assert main([*argv, "--min-probability", "0.7", "--robust-to", "1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = [lines[i + 1] for i, ln in enumerate(lines) if ln.startswith("query ")]
+    assert said, lines
+    for line in said:
+        scope = "required: a probability of at least 0.7 for the target, the target in each of 1"
+        assert scope in line, line
+        assert "margin:" not in line and "also holds for" not in line, line
+        assert line.endswith("; constraints: none beyond the schema"), line
+
+
 def test_own_class_names(tmp_path, capsys):
     data = cf.datasets.load("graduate_admission")
     path = tmp_path / "own.csv"

@@ -532,8 +532,10 @@ def test_a_setting_that_ran_out_of_time_does_not_count_as_none_there():
     rows.timed_out = {"a": [Setting(0.7, 0)]}
     rows.blocked = {"b": [Setting(0.7, 0)]}
     assert rows.todo(["a", "b"], Setting(0.8, 0)) == []
+    assert rows.cut_short(["a", "b"], Setting(0.8, 0)) == ["a"]  # "b" is proven blocked
     assert rows.todo(["a", "b"], Setting(None, 4)) == ["a", "b"]
-    assert rows.stopped == {"a"}
+    assert rows.cut_short(["a", "b"], Setting(None, 4)) == []
+    assert rows.stopped == set()  # asking records nothing; the ladder notes them
 
 
 def test_a_stopped_row_says_what_the_untried_settings_leave_open():

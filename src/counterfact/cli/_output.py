@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
-from ..result._robustness import held_words, robustness_words
+from ..result._robustness import held_words, robustness_words, scope_words
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
@@ -124,34 +124,46 @@ def _constraints_text(constraints: Any) -> str:
     return "; ".join(parts) if parts else "none beyond the schema"
 
 
-def _terms(result: Any, q: Any, name: str) -> str:
-    """What query ``q`` was explained under: its constraints and margin (and the other
-    models the answers had to convince)."""
+def _terms(result: Any, q: Any, name: str, scoped: bool) -> str:
+    """What query ``q`` was explained under, beyond what its certificate already said: its
+    constraints; its margin (and the trees' votes and other models the answers had to
+    convince) unless the certificate named them (``scoped``: it ended with "required: ..."
+    or the row's robustness setting); and the share of retrained models asked for."""
     req = getattr(result, "requirements", None) or {}
+    said = f"constraints: {_constraints_text(result.constraints_for(q))}"
+    if not scoped:
+        said += f"; margin: {_margin(req, name)}"
+    if req.get("robustness") is not None:
+        said += f"; {robustness_words(req['robustness'])}"
+    return said
+
+
+def _margin(req: Mapping[str, Any], name: str) -> str:
+    """The margin, share of the trees' votes and other models asked for, in words."""
     p = req.get("min_probability")
     margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
     if req.get("robustness") is not None:  # each row's setting may add a margin
         margin = f"{'none' if p is None else margin} asked, and the row's setting"
-    robust = f"; also holds for {req['robust_to']} other models" if req.get("robust_to") else ""
+    if req.get("robust_to"):
+        margin += f"; also holds for {req['robust_to']} other models"
     if req.get("min_vote_share") is not None:
-        robust += f"; at least {100 * float(req['min_vote_share']):g} % of the trees' votes"
-    if req.get("robustness") is not None:
-        robust += f"; {robustness_words(req['robustness'])}"
-    return f"constraints: {_constraints_text(result.constraints_for(q))}; margin: {margin}{robust}"
+        margin += f"; at least {100 * float(req['min_vote_share']):g} % of the trees' votes"
+    return margin
 
 
 def _guarantee(result: Any, q: Any, name: str) -> str:
-    """One line: the method's guarantee in words (the measure named), the constraints
-    and the margin the query was explained under."""
+    """One line: the method's guarantee in words (the measure named, and what the answers
+    were held to), the constraints and what the certificate did not already name."""
     try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
         text = result.certificate(q, numbers=False)
+        scoped = bool(scope_words(result, q))
     except Exception:  # a result without diagnostics: the reason alone
         why = str(result.reason.get(q, "")) if hasattr(result, "reason") else ""
-        text = f"no counterfactual{': ' + why if why else ''}"
+        text, scoped = f"no counterfactual{': ' + why if why else ''}", False
     why = str(result.reason.get(q, "")) if int(result.found.get(q, 0)) == 0 else ""
     if why and why not in text and not why.startswith(_SAID):
         text += f" ({why})"
-    return f"  {text}; {_terms(result, q, name)}"
+    return f"  {text}; {_terms(result, q, name, scoped)}"
 
 
 def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:

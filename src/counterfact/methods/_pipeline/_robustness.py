@@ -255,20 +255,25 @@ class _Rows:
     stopped: set[Any] = field(default_factory=set)
 
     def todo(self, ids: list[Any], setting: Setting) -> list[Any]:
-        """The rows this setting may help: not stricter than a setting that left the row
-        without an answer (none here either), nor than one that reached ``p`` (its
-        answer would cost no less). A row skipped only because a looser setting ran out
-        of time without an answer is noted as :attr:`stopped` (the setting was not
-        tried, so "no setting reached ``p``" would overstate)."""
-        out = []
-        for q in ids:
-            if any(s.covers(setting) for s in self.blocked.get(q, []) + self.reached.get(q, [])):
-                continue
-            if any(s.covers(setting) for s in self.timed_out.get(q, [])):
-                self.stopped.add(q)
-                continue
-            out.append(q)
-        return out
+        """The rows this setting may help (:meth:`_helps`) and may still be tried on: not
+        stricter than a setting that ran out of time without an answer for the row."""
+        return [q for q in ids if self._helps(q, setting) and not self._cut_short(q, setting)]
+
+    def cut_short(self, ids: list[Any], setting: Setting) -> list[Any]:
+        """The rows this setting may help but that are skipped because a looser setting
+        ran out of time without an answer: the setting is not tried for them, so they are
+        noted as :attr:`stopped` ("no setting reached ``p``" would overstate)."""
+        return [q for q in ids if self._helps(q, setting) and self._cut_short(q, setting)]
+
+    def _helps(self, q: Any, setting: Setting) -> bool:
+        """Whether ``setting`` may help row ``q``: it is not stricter than a setting that
+        left the row without an answer (none here either), nor than one that reached
+        ``p`` (its answer would cost no less)."""
+        done = self.blocked.get(q, []) + self.reached.get(q, [])
+        return not any(s.covers(setting) for s in done)
+
+    def _cut_short(self, q: Any, setting: Setting) -> bool:
+        return any(s.covers(setting) for s in self.timed_out.get(q, []))
 
     def between(self, ids: list[Any]) -> dict[Setting, list[Any]]:
         """The next bisection step for the rows no setting brought to ``p``: per number
@@ -367,6 +372,7 @@ def explain_robust(
 
     token = call.get("cancel")
     for setting in ladder(req.min_probability, p, _trees(method), req.min_vote_share):
+        rows.stopped.update(rows.cut_short(ids, setting))
         _step(rows, setting, rows.todo(ids, setting), attempt, token)
     for _ in range(REFINE_STEPS):
         for setting, todo in rows.between(ids).items():
