@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -34,3 +37,39 @@ def toy_frame() -> pd.DataFrame:
 @pytest.fixture
 def rng() -> np.random.Generator:
     return np.random.default_rng(0)
+
+
+#: a Ray head node in a process of its own, on this machine: it prints its address and
+#: keeps the cluster up until its standard input closes
+_RAY_HEAD = """
+import sys, ray
+ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+print(ray.get_runtime_context().gcs_address, flush=True)
+sys.stdin.read()
+ray.shutdown()
+"""
+
+
+@pytest.fixture
+def ray_cluster():
+    """The address of a running Ray cluster on this machine, started here and stopped
+    after the test (without token authentication, which Ray 2.59+ turns on for a local
+    cluster and which a process can load only once)."""
+    pytest.importorskip("ray")
+    head = subprocess.Popen(
+        [sys.executable, "-c", _RAY_HEAD],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "RAY_AUTH_MODE": "disabled"},
+    )
+    try:
+        address = head.stdout.readline().strip()
+        assert address, "the Ray head did not start"
+        yield address
+    finally:
+        head.stdin.close()
+        try:
+            head.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            head.kill()

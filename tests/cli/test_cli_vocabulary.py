@@ -61,3 +61,26 @@ def test_audit_runs_its_chunks_where_parallel_says(tmp_path, capsys):
         main([*base, "--backend", "loky", "--out", str(tmp_path / "b")])
     assert exc.value.code == 2
     assert "--backend" in capsys.readouterr().err
+
+
+def test_audit_address_needs_a_cluster_backend(tmp_path, capsys):
+    argv = ["audit", "--model", "lr", "--method", "nearest", "--max-rows", "5", "--no-html"]
+    argv += ["--address", "127.0.0.1:6379", "--out", str(tmp_path)]
+    assert main(argv) == 2
+    assert "--address names a cluster: pass --parallel dask" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_audit_runs_on_the_ray_cluster_at_its_address(ray_cluster, tmp_path, capsys, monkeypatch):
+    import ray
+
+    joined: list = []
+    init = ray.init
+    monkeypatch.setattr(ray, "init", lambda **kw: (joined.append(kw.get("address")), init(**kw))[1])
+    argv = ["audit", "--model", "lr", "--method", "nearest", "--max-rows", "30"]
+    argv += ["--n-bootstrap", "20", "--no-html", "-q", "--chunk-size", "10"]
+    argv += ["--parallel", "ray", "--address", ray_cluster, "--out", str(tmp_path)]
+    assert main(argv) == 0
+    assert "recourse_rate" in capsys.readouterr().out
+    assert list((tmp_path / "chunks").rglob("chunk-*.json"))  # written by the Ray tasks
+    assert joined == [ray_cluster]

@@ -96,6 +96,38 @@ def test_ray_runs_each_chunk_as_a_task_and_writes_it(setting, tmp_path):
 
 
 @pytest.mark.slow
+def test_ray_joins_the_cluster_at_its_address(setting, ray_cluster, monkeypatch):
+    """address= with parallel="ray" joins that cluster (before, it was silently ignored and
+    a local Ray started), and leaves it after the run."""
+    import ray
+
+    joined: list[dict] = []
+    init = ray.init
+    monkeypatch.setattr(ray, "init", lambda **kw: (joined.append(kw), init(**kw))[1])
+    method, X = setting
+    rep = explain_in_chunks(method, X, chunk_size=20, parallel="ray", address=ray_cluster)
+    assert [kw.get("address") for kw in joined] == [ray_cluster]
+    assert not rep.failed and sorted(rep.done) == [0, 1, 2] and not ray.is_initialized()
+    pd.testing.assert_frame_equal(
+        rep.result.counterfactuals, method.explain(X).counterfactuals, check_dtype=False
+    )
+
+
+def test_an_address_is_refused_where_it_would_be_ignored(setting):
+    """An address names a Dask scheduler or a Ray cluster: on the backends that run on this
+    machine it would be ignored, so it is refused, before any work starts."""
+    method, X = setting
+    for parallel in (None, "loky", "threading"):
+        with pytest.raises(cf.ValidationError, match=r"names a cluster.*parallel='dask'"):
+            explain_in_chunks(method, X, parallel=parallel, address="tcp://127.0.0.1:8786")
+        with pytest.raises(cf.ValidationError, match="runs on this machine"):
+            cf.recourse.Batch(parallel=parallel, address="127.0.0.1:6379")
+    with pytest.raises(cf.ValidationError, match="non-empty string"):
+        cf.recourse.Batch(parallel="ray", address="")
+    assert cf.recourse.Batch(parallel="ray", address="auto").address == "auto"
+
+
+@pytest.mark.slow
 def test_killed_dask_worker_loses_nothing(setting, tmp_path):
     distributed = pytest.importorskip("distributed")
     method, X = setting

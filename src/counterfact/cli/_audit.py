@@ -143,6 +143,12 @@ def _add_batch(a: argparse.ArgumentParser) -> None:
         choices=["loky", "dask", "ray"],
         help="where the chunks run: joblib's loky processes, Dask or Ray (default loky)",
     )
+    a.add_argument(
+        "--address",
+        metavar="URL",
+        help="a running cluster to run on, with --parallel: a Dask scheduler "
+        "(tcp://host:8786) or a Ray cluster (host:6379); default: a local one for the run",
+    )
     a.add_argument("--chunk-size", type=int, default=200, help="rows per task (default 200)")
     a.add_argument(
         "--n-bootstrap",
@@ -208,6 +214,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
     constraints = constraints_from_args(args)
     if args.max_rows is not None and args.max_rows < 1:
         raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
+    if args.address and args.parallel not in ("dask", "ray"):
+        raise ValidationError("--address names a cluster: pass --parallel dask or --parallel ray.")
     _check_global(args)
     _check_requirements(args)
     if not args.no_html:  # before any work: a missing extra fails now, not after the audit
@@ -262,6 +270,7 @@ def _audit(
             parallel=args.parallel,
             chunk_size=args.chunk_size,
             out_dir=out / "chunks",
+            address=args.address,
         ),
     )
 

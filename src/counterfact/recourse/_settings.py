@@ -14,6 +14,7 @@ import numpy as np
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
+from ..methods._pipeline._backends import check_address
 from ._cover import SOLVERS
 
 __all__ = ["ActionSearch", "Batch", "Statistics", "given"]
@@ -111,7 +112,9 @@ class Batch:
         Where each chunk's answers are written as it finishes: a re-run with the same
         settings resumes there, and a run with other settings is refused.
     address : str, optional
-        A Dask scheduler's address (``tcp://host:8786``) for ``parallel="dask"``.
+        Where the cluster is: a Dask scheduler (``tcp://host:8786``) for
+        ``parallel="dask"``, or a Ray cluster (``host:6379``, ``"auto"``) for
+        ``parallel="ray"``; refused for the backends that run on this machine.
 
     Examples
     --------
@@ -134,6 +137,7 @@ class Batch:
         object.__setattr__(self, "chunk_size", _int("Batch", "chunk_size", self.chunk_size, 1))
         if self.out_dir is not None:
             object.__setattr__(self, "out_dir", Path(self.out_dir))
+        check_address(self.parallel, self.address)
 
 
 @dataclass(frozen=True)

@@ -11,8 +11,12 @@ from typing import Any
 from joblib import parallel_config
 
 from ..._utils._deps import import_optional
+from ...exceptions import ValidationError
 
-__all__ = ["RETURN_AS", "parallel_backend"]
+__all__ = ["RETURN_AS", "check_address", "parallel_backend"]
+
+#: the backends that run on a cluster at an address
+CLUSTERS = ("dask", "ray")
 
 #: how joblib returns results on each backend: as they come where it can, as a whole
 #: list on Ray (its joblib backend supports no generator)
@@ -27,11 +31,14 @@ def parallel_backend(
 
     ``"dask"``: connects to ``address`` (a scheduler) or, if none and no client
     exists, starts a local cluster with ``n_workers`` workers for the duration.
-    ``"ray"``: registers Ray's joblib backend; starts Ray locally with ``n_workers``
-    CPUs for the duration when it is not running (joblib's Ray backend returns a whole
-    list only: see :data:`RETURN_AS`).
-    Anything else is passed to ``joblib.parallel_config``.
+    ``"ray"``: registers Ray's joblib backend; connects to the Ray cluster at
+    ``address`` (``"host:6379"``, ``"auto"``, ``"ray://host:10001"``) or, if none and
+    Ray is not running, starts it locally with ``n_workers`` CPUs, for the duration
+    (joblib's Ray backend returns a whole list only: see :data:`RETURN_AS`).
+    Anything else is passed to ``joblib.parallel_config`` (an ``address`` is refused:
+    :func:`check_address`).
     """
+    check_address(parallel, address)
     if parallel == "dask":
         distributed = import_optional("distributed", purpose="parallel='dask'")
         client = None
@@ -61,22 +68,46 @@ def parallel_backend(
                 if cluster is not None:
                     cluster.close()
     elif parallel == "ray":
-        with _ray(n_workers):
+        with _ray(n_workers, address):
             yield None
     else:
         with parallel_config(backend=parallel or "loky"):
             yield None
 
 
+def check_address(parallel: str | None, address: Any) -> None:
+    """An ``address`` names a Dask scheduler or a Ray cluster; for any other backend it
+    would be ignored, so it is refused."""
+    if address is None:
+        return
+    if not isinstance(address, str) or not address:
+        raise ValidationError(f"address must be a non-empty string. Got {address!r}.")
+    if parallel not in CLUSTERS:
+        raise ValidationError(
+            f"address={address!r} names a cluster, but parallel={parallel!r} runs on this "
+            "machine. Pass parallel='dask' (a scheduler, 'tcp://host:8786') or "
+            "parallel='ray' (a cluster, 'host:6379'), or drop the address."
+        )
+
+
 @contextlib.contextmanager
-def _ray(n_workers: int | None) -> Iterator[Any]:
-    """Ray's joblib backend, with Ray started locally (and stopped after) if needed."""
+def _ray(n_workers: int | None, address: str | None) -> Iterator[Any]:
+    """Ray's joblib backend, connected to the cluster at ``address`` or with Ray started
+    locally, if needed; the connection is closed after, unless Ray was already running
+    (then ``address`` is refused: a process joins one Ray cluster at a time)."""
     ray = import_optional("ray", purpose="parallel='ray'")
     from ray.util.joblib import register_ray
 
     register_ray()
     own = not ray.is_initialized()
-    if own:
+    if not own and address is not None:
+        raise ValidationError(
+            f"Ray is already running in this process, so address={address!r} cannot be "
+            "joined. Drop the address to use the running Ray, or call ray.shutdown() first."
+        )
+    if own and address is not None:
+        ray.init(address=address, log_to_driver=False)
+    elif own:
         ray.init(num_cpus=n_workers, include_dashboard=False, log_to_driver=False)
     try:
         with parallel_config(backend="ray"):

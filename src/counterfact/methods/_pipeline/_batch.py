@@ -2,7 +2,7 @@
 
 :func:`explain_in_chunks` splits a large query table into chunks, runs each
 chunk as one task (through joblib: ``loky`` processes by default; ``"dask"``
-for a ``dask.distributed`` cluster, local or at an address; ``"ray"``), writes
+for a ``dask.distributed`` cluster, ``"ray"`` for a Ray one, local or at an address), writes
 each finished chunk's result to ``out_dir`` as soon as it arrives, and returns
 the joined result.  A chunk that raises is recorded (with its error) and the
 others still finish; re-running with the same ``out_dir`` skips the chunks
@@ -35,7 +35,7 @@ from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
-from ._backends import parallel_backend
+from ._backends import check_address, parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
 from ._prepare import check_requirements
@@ -97,7 +97,8 @@ def explain_in_chunks(
         joblib's backend (default ``"loky"``); ``"dask"`` submits one task per
         chunk to a Dask cluster.
     address : str, optional
-        Dask scheduler address (``tcp://host:8786``).
+        A Dask scheduler (``tcp://host:8786``) or a Ray cluster (``host:6379``,
+        ``"auto"``) to run on; refused for the backends that run on this machine.
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
         ``target``, ``requirements``, ...).
@@ -108,7 +109,7 @@ def explain_in_chunks(
     summary line go to standard error when the method's ``verbose`` is set or
     standard error is a terminal.
     """
-    _check_chunks(chunk_size, X)
+    _check_chunks(chunk_size, X, parallel, address)
     out = Path(out_dir) if out_dir is not None else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
@@ -164,8 +165,10 @@ def _run_tasks(
             _run_on_joblib(blob, tasks, n_jobs, collector)
 
 
-def _check_chunks(chunk_size: Any, X: pd.DataFrame) -> None:
-    """``chunk_size`` is an int >= 1 and the query ids are unique."""
+def _check_chunks(chunk_size: Any, X: pd.DataFrame, parallel: Any, address: Any) -> None:
+    """``chunk_size`` is an int >= 1, the query ids are unique and an ``address`` names a
+    cluster only for a backend that runs on one (:func:`check_address`)."""
+    check_address(parallel, address)
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))
