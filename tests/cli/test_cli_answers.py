@@ -49,7 +49,7 @@ def test_a_margin_is_said_once_in_the_certificate_not_again(capsys):
     said = [lines[i + 1] for i, ln in enumerate(lines) if ln.startswith("query ")]
     assert said, lines
     for line in said:
-        scope = "required: a probability of at least 0.7 for the target, the target in each of 1"
+        scope = "required: a probability of at least 0.7 for the target, the target in 1 other"
         assert scope in line, line
         assert "margin:" not in line and "also holds for" not in line, line
         assert line.endswith("; constraints: none beyond the schema"), line

@@ -221,7 +221,11 @@ def scope_words(result: Any, query: Any) -> str:
         parts.append(f"at least {share_percent(req['min_vote_share'])} of the trees' votes")
     if req.get("robust_to"):
         n = int(req["robust_to"])
-        parts.append(f"the target in each of {n} other model{'s' if n > 1 else ''} too")
+        parts.append(
+            f"the target in each of {n} other models too"
+            if n > 1
+            else "the target in 1 other model too"
+        )
     return "; required: " + ", ".join(parts) if parts else ""
 
 
