@@ -76,3 +76,17 @@ def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     assert "holds among the answers under that setting" in said
     per_row = pd.read_csv(tmp_path / "per_row.csv")
     assert (per_row["outcome"] == "recourse").any()
+
+
+def test_a_row_without_an_answer_says_the_margin_it_was_searched_under(capsys):
+    """Under --robustness, a row that kept no setting was searched under the user's own
+    margin alone (none here): it says so, not "and the row's setting"."""
+    argv = ["explain", "--dataset", "german_credit", "--model", "rf", "--method", "nearest"]
+    assert main([*argv, "--rows", "0:40", "--robustness", "0.8", "-q"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    said = [lines[i + 1] for i, ln in enumerate(lines) if ln.startswith("query ")]
+    unanswered = [line for line in said if "no admissible observed row" in line]
+    assert unanswered, said
+    for line in unanswered:
+        assert "margin: none (crossing is enough)" in line and "row's setting" not in line
+        assert line.endswith("advice that still holds after the model is retrained: 80 %")

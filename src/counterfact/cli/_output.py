@@ -139,11 +139,10 @@ def _terms(result: Any, q: Any, name: str, scoped: bool) -> str:
 
 
 def _margin(req: Mapping[str, Any], name: str) -> str:
-    """The margin, share of the trees' votes and other models asked for, in words."""
+    """The margin, share of the trees' votes and other models asked for, in words (under
+    robustness, said only of a row that kept no setting: it searched under these alone)."""
     p = req.get("min_probability")
     margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
-    if req.get("robustness") is not None:  # each row's setting may add a margin
-        margin = f"{'none' if p is None else margin} asked, and the row's setting"
     if req.get("robust_to"):
         margin += f"; also holds for {req['robust_to']} other models"
     if req.get("min_vote_share") is not None:
