@@ -121,7 +121,8 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
         "--time-limit",
         type=float,
         metavar="SECONDS",
-        help="time limit per row, for methods that have one",
+        help="time limit per row, for methods that have one (under --robustness, per row and "
+        "setting tried: a row may take several times the limit)",
     )
     p.add_argument(
         "--test-size",
