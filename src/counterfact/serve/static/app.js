@@ -542,13 +542,16 @@
     );
   }
 
+  // What every answer was held to, unless the guarantee above already says it ("required:
+  // ..."): then only the share of retrained models asked for, which it does not.
   function requirementsLine(answer, r) {
     const parts = [];
+    const said = (r.plain_certificate || "").includes("; required: ");
     if (answer.min_probability !== null && answer.min_probability !== undefined) {
       parts.push(`gives "${r.target_label}" a probability of at least ${pct(answer.min_probability)}`);
     }
     if (answer.robust_to) parts.push(`also holds for ${copies(answer.robust_to)}`);
-    const every = parts.length ? `Every answer ${parts.join(" and ")}.` : "";
+    const every = parts.length && !said ? `Every answer ${parts.join(" and ")}.` : "";
     const held = answer.robustness_words ? ` Asked for ${answer.robustness_words}.` : "";
     return every || held ? el("p", { class: "requirements", text: (every + held).trim() }) : null;
   }
