@@ -34,7 +34,7 @@ def test_table_shows_class_names_probability_after_and_descriptions(capsys):
     for i in heads:
         said = lines[i + 1]
         assert said.startswith("  MACE: ") and "; constraints: none beyond the schema" in said
-        assert "margin: none (crossing is enough)" in said, said
+        assert "margin asked: none (crossing is enough)" in said, said
         assert "closer" not in said and "costs less than" not in said  # no raw certificate
     described = [
         f.description for f in cf.datasets.load("german_credit").schema if f.description in out
@@ -51,7 +51,7 @@ def test_a_margin_is_said_once_in_the_certificate_not_again(capsys):
     for line in said:
         scope = "required: a probability of at least 0.7 for the target, the target in 1 other"
         assert scope in line, line
-        assert "margin:" not in line and "also holds for" not in line, line
+        assert "margin asked:" not in line and "also holds for" not in line, line
         assert line.endswith("; constraints: none beyond the schema"), line
 
 

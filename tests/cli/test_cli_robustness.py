@@ -88,5 +88,5 @@ def test_a_row_without_an_answer_says_the_margin_it_was_searched_under(capsys):
     unanswered = [line for line in said if "no admissible observed row" in line]
     assert unanswered, said
     for line in unanswered:
-        assert "margin: none (crossing is enough)" in line and "row's setting" not in line
+        assert "margin asked: none (crossing is enough)" in line and "row's setting" not in line
         assert line.endswith("advice that still holds after the model is retrained: 80 %")

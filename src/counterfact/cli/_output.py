@@ -132,7 +132,7 @@ def _terms(result: Any, q: Any, name: str, scoped: bool) -> str:
     req = getattr(result, "requirements", None) or {}
     said = f"constraints: {_constraints_text(result.constraints_for(q))}"
     if not scoped:
-        said += f"; margin: {_margin(req, name)}"
+        said += f"; margin asked: {_margin(req, name)}"
     if req.get("robustness") is not None:
         said += f"; {robustness_words(req['robustness'])}"
     return said
