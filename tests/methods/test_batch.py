@@ -124,6 +124,22 @@ def test_an_address_is_refused_where_it_would_be_ignored(setting):
             cf.recourse.Batch(parallel=parallel, address="127.0.0.1:6379")
     with pytest.raises(cf.ValidationError, match="non-empty string"):
         cf.recourse.Batch(parallel="ray", address="")
+
+
+def test_a_backend_not_known_is_refused_before_any_work(setting):
+    """A misspelt backend is refused by name, with the ones there are, before the rows are
+    prepared or any retrained copy fitted (before, joblib raised late, without Dask or Ray
+    among the names)."""
+    method, X = setting
+    said = r"parallel='rayy' is not a backend\. Pass one of \['dask', 'loky', .*'ray'"
+    with pytest.raises(cf.ValidationError, match=said):
+        method.explain(X, n_jobs=2, parallel="rayy")
+    with pytest.raises(cf.ValidationError, match=said):
+        method.explain(X, parallel="rayy", requirements=cf.Requirements(robustness=0.9))
+    with pytest.raises(cf.ValidationError, match=said):
+        explain_in_chunks(method, X, parallel="rayy")
+    with pytest.raises(cf.ValidationError, match=said):
+        cf.recourse.Batch(parallel="rayy")
     assert cf.recourse.Batch(parallel="ray", address="auto").address == "auto"
 
 

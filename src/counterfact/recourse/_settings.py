@@ -14,7 +14,7 @@ import numpy as np
 
 from .._utils._deps import import_optional
 from ..exceptions import ValidationError
-from ..methods._pipeline._backends import check_address
+from ..methods._pipeline._backends import check_parallel
 from ._cover import SOLVERS
 
 __all__ = ["ActionSearch", "Batch", "Statistics", "given"]
@@ -137,7 +137,7 @@ class Batch:
         object.__setattr__(self, "chunk_size", _int("Batch", "chunk_size", self.chunk_size, 1))
         if self.out_dir is not None:
             object.__setattr__(self, "out_dir", Path(self.out_dir))
-        check_address(self.parallel, self.address)
+        check_parallel(self.parallel, self.address)
 
 
 @dataclass(frozen=True)

@@ -8,12 +8,13 @@ import contextlib
 from collections.abc import Iterator
 from typing import Any
 
+import joblib.parallel
 from joblib import parallel_config
 
 from ..._utils._deps import import_optional
 from ...exceptions import ValidationError
 
-__all__ = ["RETURN_AS", "check_address", "parallel_backend"]
+__all__ = ["RETURN_AS", "check_parallel", "parallel_backend"]
 
 #: the backends that run on a cluster at an address
 CLUSTERS = ("dask", "ray")
@@ -36,9 +37,9 @@ def parallel_backend(
     Ray is not running, starts it locally with ``n_workers`` CPUs, for the duration
     (joblib's Ray backend returns a whole list only: see :data:`RETURN_AS`).
     Anything else is passed to ``joblib.parallel_config`` (an ``address`` is refused:
-    :func:`check_address`).
+    :func:`check_parallel`).
     """
-    check_address(parallel, address)
+    check_parallel(parallel, address)
     if parallel == "dask":
         distributed = import_optional("distributed", purpose="parallel='dask'")
         client = None
@@ -75,9 +76,17 @@ def parallel_backend(
             yield None
 
 
-def check_address(parallel: str | None, address: Any) -> None:
-    """An ``address`` names a Dask scheduler or a Ray cluster; for any other backend it
-    would be ignored, so it is refused."""
+def check_parallel(parallel: Any, address: Any = None) -> None:
+    """``parallel`` names a backend: joblib's own or one registered with
+    ``joblib.register_parallel_backend``, or ``"dask"`` or ``"ray"`` (set up here); an
+    ``address`` names a Dask scheduler or a Ray cluster, and would be ignored by any other
+    backend, so it is refused there. Checked before any work starts."""
+    known = sorted({*getattr(joblib.parallel, "BACKENDS", {}), *CLUSTERS})
+    if parallel is not None and (not isinstance(parallel, str) or parallel not in known):
+        raise ValidationError(
+            f"parallel={parallel!r} is not a backend. Pass one of {known} (or None: "
+            "loky), or register your own with joblib.register_parallel_backend."
+        )
     if address is None:
         return
     if not isinstance(address, str) or not address:

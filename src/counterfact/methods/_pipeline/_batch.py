@@ -35,7 +35,7 @@ from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
-from ._backends import check_address, parallel_backend
+from ._backends import check_parallel, parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
 from ._prepare import check_requirements
@@ -166,9 +166,9 @@ def _run_tasks(
 
 
 def _check_chunks(chunk_size: Any, X: pd.DataFrame, parallel: Any, address: Any) -> None:
-    """``chunk_size`` is an int >= 1, the query ids are unique and an ``address`` names a
-    cluster only for a backend that runs on one (:func:`check_address`)."""
-    check_address(parallel, address)
+    """``chunk_size`` is an int >= 1, the query ids are unique, ``parallel`` is a backend
+    and an ``address`` names a cluster only for one that runs on it (:func:`check_parallel`)."""
+    check_parallel(parallel, address)
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))
