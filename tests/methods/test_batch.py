@@ -113,6 +113,29 @@ def test_ray_joins_the_cluster_at_its_address(setting, ray_cluster, monkeypatch)
     )
 
 
+@pytest.mark.slow
+def test_dask_runs_on_the_scheduler_at_its_address(setting):
+    """address= with parallel="dask" submits the chunks to that scheduler (a cluster of
+    its own here, on 127.0.0.1), which sees one task per chunk; the caller's cluster is
+    left running."""
+    distributed = pytest.importorskip("distributed")
+    method, X = setting
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as cluster:
+        rep = explain_in_chunks(
+            method, X, chunk_size=20, parallel="dask", address=cluster.scheduler_address
+        )
+        # Dask names a task's prefix after its function, without the leading underscore
+        seen = cluster.scheduler.task_prefixes.get("chunk_task")
+        assert seen is not None and seen.state_counts["memory"] == 3  # one per chunk
+        assert cluster.status.name == "running"
+    assert not rep.failed and sorted(rep.done) == [0, 1, 2]
+    pd.testing.assert_frame_equal(
+        rep.result.counterfactuals, method.explain(X).counterfactuals, check_dtype=False
+    )
+
+
 def test_an_address_is_refused_where_it_would_be_ignored(setting):
     """An address names a Dask scheduler or a Ray cluster: on the backends that run on this
     machine it would be ignored, so it is refused, before any work starts."""
