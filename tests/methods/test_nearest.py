@@ -62,3 +62,26 @@ def test_constraints_are_filters():
     for q in r.queries.index:
         v = cf.violations(r.queries.loc[q], r.for_query(q), data.schema, c)
         assert v.empty
+
+
+def test_a_row_without_an_answer_says_whether_its_fixed_values_rule_out_every_row():
+    """No observed row of the target class is admissible: when the values that may not
+    change (immutable, not allowed to vary, moved only by time) already rule out every one,
+    the reason says so; when other constraints do, the general reason stays."""
+    from counterfact.methods.nearest._method import NO_ADMISSIBLE, NONE_KEEPS
+
+    # a in [0, 10] free, b held fixed; the class is 1 iff a > 5, and no row of class 1 has b 9
+    frame = pd.DataFrame({"a": np.tile(np.arange(11), 20), "b": np.repeat(np.arange(20), 11)})
+    frame = frame[~((frame["b"] == 9) & (frame["a"] > 5))]
+    frame["y"] = (frame["a"] > 5).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(data, "tree", max_depth=None)
+    m = cf.NearestObservable().fit(model, data)
+    x = pd.DataFrame({"a": [2, 2], "b": [9, 3]})
+    plain = m.explain(x, constraints=cf.Constraints(immutable=["b"]))
+    assert plain.status.tolist() == ["failed", "feasible"]
+    assert plain.reason[0] == NONE_KEEPS  # b 9 is kept by no row of class 1
+    capped = m.explain(
+        x.iloc[[1]], constraints=cf.Constraints(immutable=["b"], ranges={"a": (0, 4)})
+    )
+    assert capped.reason[1] == NO_ADMISSIBLE  # rows keep b 3, but a may not reach them

@@ -21,6 +21,15 @@ __all__ = ["NearestObservable"]
 #: the diagnostics key of the nearest admissible observed row's value in the measure
 NEAREST_VALUE = "nearest_value"
 
+#: why no observed row of the target class is admissible: in general, and when the values
+#: that may not change for the row (:attr:`FeatureBounds.fixed`) already rule out every one
+NO_ADMISSIBLE = "no admissible observed row of the target class"
+NONE_KEEPS = (
+    f"{NO_ADMISSIBLE}: none keeps the values that may not change for this row (immutable "
+    "features, those not allowed to vary, and those only time moves unless a timeline is "
+    "given)"
+)
+
 
 def _is_nearest(d: Mapping[str, Any]) -> bool:
     """Whether the returned answer is the nearest admissible observed row: its value is the
@@ -29,6 +38,22 @@ def _is_nearest(d: Mapping[str, Any]) -> bool:
     if value is None or nearest is None or "measure" not in d or d.get("n_reverted"):
         return False
     return bool(np.isclose(float(value), float(nearest), rtol=1e-9, atol=1e-12))
+
+
+def _any_keeps(query: Query, rows: pd.DataFrame) -> bool:
+    """Whether some of ``rows`` keeps every value that may not change for ``query`` (its
+    fixed features: immutable, not allowed to vary, or moved only by time without a
+    timeline); True when none is fixed."""
+    keeps = np.ones(len(rows), dtype=bool)
+    for b in query.bounds.features:
+        if not b.fixed:
+            continue
+        col = rows[b.feature.name].to_numpy()
+        if b.feature.is_numeric:
+            keeps &= np.isclose(col.astype(float), float(b.value))
+        else:
+            keeps &= col == b.value
+    return bool(keeps.any())
 
 
 class NearestObservable(CounterfactualMethod):
@@ -162,13 +187,10 @@ class NearestObservable(CounterfactualMethod):
                 {"reason": "no training row is predicted as the target"},
             )
         ok = query.bounds.satisfied(pool.iloc[cand])
+        if not ok.any():
+            why = NO_ADMISSIBLE if _any_keeps(query, pool.iloc[cand]) else NONE_KEEPS
+            return Candidates(pool.iloc[0:0], "failed", {"reason": why})
         cand = cand[ok]
-        if cand.size == 0:
-            return Candidates(
-                pool.iloc[0:0],
-                "failed",
-                {"reason": "no admissible observed row of the target class"},
-            )
         qv = self._encoder.transform(query.x.to_frame().T)[0]
         if query.costs is not None:  # the call's costs replace the norm
             d = query.costs.matrix(matrix[cand], qv)
