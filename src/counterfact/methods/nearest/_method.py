@@ -25,7 +25,7 @@ NEAREST_VALUE = "nearest_value"
 #: that may not change for the row (:attr:`FeatureBounds.fixed`) already rule out every one
 NO_ADMISSIBLE = "no admissible observed row of the target class"
 NONE_KEEPS = (
-    f"{NO_ADMISSIBLE}: none keeps the values that may not change for this row (immutable "
+    f"{NO_ADMISSIBLE}: none keeps the values that may not change for this row (such as immutable "
     "features, those not allowed to vary, and those only time moves unless a timeline is "
     "given)"
 )
@@ -48,11 +48,12 @@ def _any_keeps(query: Query, rows: pd.DataFrame) -> bool:
     for b in query.bounds.features:
         if not b.fixed:
             continue
+        only = b.values[0] if b.values is not None else b.lower  # the one value allowed
         col = rows[b.feature.name].to_numpy()
         if b.feature.is_numeric:
-            keeps &= np.isclose(col.astype(float), float(b.value))
+            keeps &= np.isclose(col.astype(float), float(only))
         else:
-            keeps &= col == b.value
+            keeps &= col == only
     return bool(keeps.any())
 
 
