@@ -124,45 +124,33 @@ def _constraints_text(constraints: Any) -> str:
     return "; ".join(parts) if parts else "none beyond the schema"
 
 
-def _terms(result: Any, q: Any, name: str, scoped: bool) -> str:
-    """What query ``q`` was explained under, beyond what its certificate already said: its
-    constraints; its margin (and the trees' votes and other models the answers had to
-    convince) unless the certificate named them (``scoped``: it ended with "required: ..."
-    or the row's robustness setting); and the share of retrained models asked for."""
+def _terms(result: Any, q: Any, scoped: bool) -> str:
+    """What query ``q`` was explained under, beyond what its guarantee already said: its
+    constraints; that no margin was asked, where the guarantee names no requirement
+    (``scoped``: it ends with "required: ..." or the row's robustness setting,
+    :func:`scope_words`); and the share of retrained models asked for."""
     req = getattr(result, "requirements", None) or {}
     said = f"constraints: {_constraints_text(result.constraints_for(q))}"
     if not scoped:
-        said += f"; margin asked: {_margin(req, name)}"
+        said += "; margin asked: none (crossing is enough)"
     if req.get("robustness") is not None:
         said += f"; {robustness_words(req['robustness'])}"
     return said
 
 
-def _margin(req: Mapping[str, Any], name: str) -> str:
-    """The margin, share of the trees' votes and other models asked for, in words (under
-    robustness, said only of a row that kept no setting: it searched under these alone)."""
-    p = req.get("min_probability")
-    margin = f"P({name}) >= {100 * float(p):g} %" if p is not None else "none (crossing is enough)"
-    if req.get("robust_to"):
-        margin += f"; also holds for {req['robust_to']} other models"
-    if req.get("min_vote_share") is not None:
-        margin += f"; at least {100 * float(req['min_vote_share']):g} % of the trees' votes"
-    return margin
-
-
-def _guarantee(result: Any, q: Any, name: str) -> str:
+def _guarantee(result: Any, q: Any) -> str:
     """One line: the method's guarantee in words (the measure named, and what the answers
-    were held to), the constraints and what the certificate did not already name."""
+    were held to), the constraints and what the guarantee did not already name."""
+    scope = scope_words(result, q)
     try:  # the method's words: a proof (MACE, CE-OCL 'infeasible') or not
         text = result.certificate(q, numbers=False)
-        scoped = bool(scope_words(result, q))
-    except Exception:  # a result without diagnostics: the reason alone
+    except Exception:  # a result without diagnostics: the reason alone, and what was asked
         why = str(result.reason.get(q, "")) if hasattr(result, "reason") else ""
-        text, scoped = f"no counterfactual{': ' + why if why else ''}", False
+        text = f"no counterfactual{': ' + why if why else ''}{scope}"
     why = str(result.reason.get(q, "")) if int(result.found.get(q, 0)) == 0 else ""
     if why and why not in text and not why.startswith(_SAID):
         text += f" ({why})"
-    return f"  {text}; {_terms(result, q, name, scoped)}"
+    return f"  {text}; {_terms(result, q, bool(scope))}"
 
 
 def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
@@ -177,7 +165,7 @@ def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
             f"query {q} (status {result.status[q]}; wanted: {class_label(target, labels)}; "
             f"P({name}) now {now}):"
         )
-        lines.append(_guarantee(result, q, str(name)))
+        lines.append(_guarantee(result, q))
         if int(result.found.get(q, 0)) > 0:
             lines += _answers(result, q, str(name))
     return "\n".join(lines)

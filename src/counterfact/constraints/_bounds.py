@@ -80,6 +80,18 @@ class QueryBounds:
         """Features that may change."""
         return [b.feature.name for b in self.features if not b.fixed]
 
+    def keep_fixed(self, frame: pd.DataFrame) -> np.ndarray:
+        """Per row of ``frame`` (raw, schema columns): whether it keeps every fixed
+        feature's one allowed value (:attr:`FeatureBounds.fixed`: immutable, not allowed
+        to vary, or moved only by time without a timeline), as :func:`changed` compares."""
+        keeps = np.ones(len(frame), dtype=bool)
+        for b in self.features:
+            if b.fixed:
+                only = b.values[0] if b.values is not None else b.lower
+                col = frame[b.feature.name].tolist()
+                keeps &= np.array([not changed(b.feature, v, only) for v in col], dtype=bool)
+        return keeps
+
     def bound_relations(self) -> tuple[BoundRelation, ...]:
         """The relations of this query in solver units (values, ranks, category indices)."""
         return tuple(r.bind(self.query, self.schema) for r in self.relations)

@@ -40,23 +40,6 @@ def _is_nearest(d: Mapping[str, Any]) -> bool:
     return bool(np.isclose(float(value), float(nearest), rtol=1e-9, atol=1e-12))
 
 
-def _any_keeps(query: Query, rows: pd.DataFrame) -> bool:
-    """Whether some of ``rows`` keeps every value that may not change for ``query`` (its
-    fixed features: immutable, not allowed to vary, or moved only by time without a
-    timeline); True when none is fixed."""
-    keeps = np.ones(len(rows), dtype=bool)
-    for b in query.bounds.features:
-        if not b.fixed:
-            continue
-        only = b.values[0] if b.values is not None else b.lower  # the one value allowed
-        col = rows[b.feature.name].to_numpy()
-        if b.feature.is_numeric:
-            keeps &= np.isclose(col.astype(float), float(only))
-        else:
-            keeps &= col == only
-    return bool(keeps.any())
-
-
 class NearestObservable(CounterfactualMethod):
     """Closest training row that the model assigns to the target class.
 
@@ -189,7 +172,7 @@ class NearestObservable(CounterfactualMethod):
             )
         ok = query.bounds.satisfied(pool.iloc[cand])
         if not ok.any():
-            why = NO_ADMISSIBLE if _any_keeps(query, pool.iloc[cand]) else NONE_KEEPS
+            why = NO_ADMISSIBLE if query.bounds.keep_fixed(pool.iloc[cand]).any() else NONE_KEEPS
             return Candidates(pool.iloc[0:0], "failed", {"reason": why})
         cand = cand[ok]
         qv = self._encoder.transform(query.x.to_frame().T)[0]
