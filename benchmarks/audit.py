@@ -60,6 +60,8 @@ PROTECTED = {
     "adult": "age",
     "default_credit": None,
 }  # AGE is immutable in the Default-of-credit schema
+#: months of the timeline the age sensitivity is measured under
+HORIZON = 24
 AGE_BANDS = {"adult": [17, 25, 35, 45, 55, 65, 91], "default_credit": [21, 25, 35, 45, 55, 80]}
 CONFIGS = {
     "mace-lr": ("mace", "lr", {"time_limit": 20.0}),
@@ -88,6 +90,15 @@ def _audit(method, X, data, name, n_bootstrap=1000, **kw):  # type: ignore[no-un
         statistics=cf.recourse.Statistics(n_bootstrap=n_bootstrap, random_state=0),
         **kw,
     )
+
+
+def _sensitivity(method, X, data, name, **kw):  # type: ignore[no-untyped-def]
+    """The age sensitivity: age moves only with time, so it is measured under the dataset's
+    timeline (horizon :data:`HORIZON`), and "age frozen" means no waiting."""
+    timeline = cf.Constraints(timeline=cf.datasets.timeline(name, horizon=HORIZON))
+    return _audit(
+        method, X, data, name, protected=PROTECTED[name], constraints=timeline, **kw
+    ).sensitivity()
 
 
 def _dask_seconds(method: Any, X: Any, data: Any, name: Any, workers: int, chunk: int) -> float:
@@ -241,7 +252,7 @@ def main() -> None:
         sens = None
         if PROTECTED[name] and mname == "mace":
             with _one_thread():
-                sens = _audit(method, X, test, name, protected=PROTECTED[name]).sensitivity()
+                sens = _sensitivity(method, X, test, name)
         s = res.summary()
         o = s.iloc[0]
         row = {
@@ -378,14 +389,7 @@ def _main_full(args: argparse.Namespace) -> None:
         sens = None
         if PROTECTED[name] and mname == "mace":
             with _one_thread():
-                sens = _audit(
-                    method,
-                    sample,
-                    test,
-                    name,
-                    protected=PROTECTED[name],
-                    n_bootstrap=0,
-                ).sensitivity()
+                sens = _sensitivity(method, sample, test, name, n_bootstrap=0)
         _group_figures(row, s, name, sens)
         if not args.no_dask:
             row.update(_dask_ratio(method, sample, sample, test, name))

@@ -19,6 +19,7 @@ from ._commands import (
     _data_and_pool,
     _model,
     requirements_from_args,
+    with_horizon,
 )
 from ._options import (
     add_constraint_flags,
@@ -223,6 +224,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
     out = _out_dir(args.out)
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
+        constraints = with_horizon(args, data, constraints)
         constraints.resolve(data.schema)
         _check_groups(args.groups, data, pool)
         if args.max_rows is not None and len(pool) > args.max_rows:

@@ -42,6 +42,7 @@ __all__ = [
     "cmd_explain",
     "cmd_report",
     "requirements_from_args",
+    "with_horizon",
 ]
 
 #: rows explained when --rows is not given
@@ -256,7 +257,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
         check_writable(args.out)  # a bad path fails now, not after the computation
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
-        constraints = _horizon(args, data, constraints)
+        constraints = with_horizon(args, data, constraints)
         constraints.resolve(data.schema)  # unknown features and contradictions, before any training
         if args.rows is not None:
             pool = pool.iloc[parse_rows(args.rows, len(pool), what=what)]
@@ -286,7 +287,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     return 0
 
 
-def _horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
+def with_horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
     """``--horizon N`` on a bundled dataset: its default timeline (its rates and cost of
     waiting, ``cf.datasets.timeline``) with horizon N, merged into ``given``; on the user's
     own file (``--data``) the horizon alone, as ``given`` already holds."""

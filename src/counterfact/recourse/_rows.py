@@ -8,9 +8,9 @@ import numpy as np
 import pandas as pd
 
 from ..metrics._distances import feature_deltas
-from ..result import SUCCESS, changes
+from ..result import SUCCESS
 from ..result._robustness import REACHED
-from ..result._text import describe_changes
+from ..result._time import moved_by_time
 
 __all__ = [
     "COST_COLUMNS",
@@ -134,7 +134,12 @@ def _put(out: pd.DataFrame, col: str, pos: np.ndarray, values: Any) -> None:
 
 
 def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | None) -> None:
-    """The costs and changes of each query's first answer, written into ``out``."""
+    """The costs and changes of each query's first answer, written into ``out``.  Under a
+    timeline a feature only time moves is not an action: it is left out of ``changed`` and
+    ``n_changed`` (the change text says it: "in 12 months, if ... (then age 26 -> 27
+    years)"), its move costs nothing in ``cost_effort`` and the waiting is priced instead,
+    as :meth:`~counterfact.CounterfactualResult.cost` does; ``protected_changed`` counts a
+    change by waiting too; ``cost_l1`` is the whole move."""
     cfs, q = res.counterfactuals, res.queries
     first = cfs.index.get_level_values(1) == 0
     deltas = feature_deltas(res)
@@ -142,25 +147,23 @@ def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | No
     d0 = deltas[first]
     names = list(d0.columns)
     D = d0.to_numpy(dtype=float)
-    pos = out.index.get_indexer(d0.index.get_level_values(0))
-    changed = [tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D]
+    ids = d0.index.get_level_values(0)
+    pos = out.index.get_indexer(ids)
+    moved = [
+        tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D
+    ]  # every feature whose value differs, by an action or by waiting
+    changed = [
+        tuple(n for n in m if n not in moved_by_time(res, qid))
+        for m, qid in zip(moved, ids, strict=True)
+    ]
     _put(out, "cost_l1", pos, D.sum(axis=1) / max(len(names), 1))
-    _put(out, "n_changed", pos, (D > 0).sum(axis=1).astype(float))
+    _put(out, "n_changed", pos, [float(len(c)) for c in changed])
     _put(out, "changed", pos, changed)
     if protected is not None:
-        _put(out, "protected_changed", pos, [float(protected in c) for c in changed])
-    cf0 = cfs[first]
-    texts = [
-        describe_changes(changes(res.schema, q.iloc[p], cf0.iloc[k])) for k, p in enumerate(pos)
-    ]
-    _put(out, "changes", pos, texts)
-    effort = effort_costs(method)
-    _put(
-        out,
-        "cost_effort",
-        pos,
-        [float(effort.evaluate(q.iloc[p], cf0.iloc[[k]])[0]) for k, p in enumerate(pos)],
-    )
+        _put(out, "protected_changed", pos, [float(protected in m) for m in moved])
+    _put(out, "changes", pos, [res.change_text(qid, 0) for qid in ids])
+    effort = res.cost(costs=effort_costs(method))  # waiting priced, time's moves free
+    _put(out, "cost_effort", pos, effort[first].to_numpy(dtype=float))
     if getattr(res, "costs", None) is not None:  # costs required: each cost in their unit
         user = res.cost()[first].to_numpy(dtype=float)
         _put(out, "cost_user", pos, [res.costs.amount(v) for v in user])

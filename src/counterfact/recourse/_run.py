@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -220,18 +220,27 @@ def _measure(method: Any, measure: str | None, requirements: Requirements) -> st
 
 def _check_protected(method: Any, constraints: Constraints | None, protected: str) -> None:
     """The protected feature is a feature the audit's answers may change."""
-    if protected not in method.schema_.names:
+    schema = method.schema_
+    if protected not in schema.names:
         raise ValidationError(
-            f"protected={protected!r} is not a feature of the model ({method.schema_.names})."
+            f"protected={protected!r} is not a feature of the model ({schema.names})."
         )
-    resolved = (constraints or Constraints()).resolve(method.schema_)
-    if protected in resolved.immutable:
+    resolved = (constraints or Constraints()).resolve(schema)
+    if protected not in resolved.immutable:
+        return
+    if schema[protected].actionability == "time":
         raise ValidationError(
-            f"The protected feature {protected!r} may not change under the audit's constraints "
-            "(schema actionability or constraints make it immutable), so no answer can change "
-            "it and freezing it costs nothing. Make it mutable (Schema/Feature actionability) "
-            "to measure the sensitivity."
+            f"The protected feature {protected!r} moves only with time, and the audit's "
+            "constraints give no timeline, so no answer can change it. Give one to measure "
+            "what waiting is worth: constraints=cf.Constraints(timeline=cf.datasets.timeline"
+            "(data, horizon=24)) (--horizon 24 on the command line)."
         )
+    raise ValidationError(
+        f"The protected feature {protected!r} may not change under the audit's constraints "
+        "(schema actionability or constraints make it immutable), so no answer can change "
+        "it and freezing it costs nothing. Make it mutable (Schema/Feature actionability) "
+        "to measure the sensitivity."
+    )
 
 
 def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | None) -> pd.DataFrame:
@@ -251,8 +260,20 @@ def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | No
     return out
 
 
-def _frozen(constraints: Constraints | None, protected: str) -> Constraints:
+def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Constraints:
+    """``constraints`` with ``protected`` frozen, all else kept (the timeline too).
+
+    Decision: a feature only time moves (age under a timeline) is frozen by allowing no
+    time to pass, the timeline kept with a horizon of 0 months: every answer holds today,
+    and a feature the timeline paces (savings, one level per 6 months) cannot move either.
+    Any other feature is made immutable, its direction, range and allowed values dropped.
+    """
     c = constraints or Constraints()
+    timeline = c.timeline
+    if timeline is not None and any(
+        r.name == protected and r.kind != "rate" for r in timeline.rules(schema)
+    ):
+        return replace(c, timeline=replace(timeline, horizon=0))
     ftv = None
     if c.features_to_vary is not None:
         ftv = tuple(f for f in c.features_to_vary if f != protected)
@@ -262,16 +283,14 @@ def _frozen(constraints: Constraints | None, protected: str) -> Constraints:
                 "frozen no feature may change, so the sensitivity is trivial. Allow more "
                 "features."
             )
-    return Constraints(
+    return replace(
+        c,
         immutable=(*c.immutable, protected),
         increasing=[f for f in c.increasing if f != protected],
         decreasing=[f for f in c.decreasing if f != protected],
         ranges={k: v for k, v in c.ranges.items() if k != protected},
         allowed_values={k: v for k, v in c.allowed_values.items() if k != protected},
         features_to_vary=ftv,
-        max_changes=c.max_changes,
-        causal=c.causal,
-        relations=c.relations,
     )
 
 
@@ -377,7 +396,7 @@ def _sensitivity(
     res, failed = explain_rows(
         run,
         frame.loc[ids],
-        _frozen(run.constraints, protected),
+        _frozen(run.constraints, protected, run.method.schema_),
         run.folder(f"frozen-{protected}"),
     )
     rows = _answers(run, res, ids, failed, None).reindex(ids)

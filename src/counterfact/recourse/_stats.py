@@ -212,12 +212,13 @@ def actions(per_row: pd.DataFrame, features: Sequence[str], by: str | None = Non
 
 
 def change_sets(per_row: pd.DataFrame, top: int = 10) -> pd.DataFrame:
-    """The most common sets of changed features among the rows with recourse."""
+    """The most common sets of changed features among the rows with recourse ("(waiting
+    only)": an answer under a timeline that asks for no action, only time)."""
     rec = per_row[per_row["rejected"] & (per_row["outcome"] == "recourse")]
     n = len(rec)
     counts = rec["changed"].map(lambda t: tuple(sorted(t))).value_counts()
     rows = [
-        {"features": " + ".join(k) if k else "(none)", "n": int(v), "share": v / n}
+        {"features": " + ".join(k) if k else "(waiting only)", "n": int(v), "share": v / n}
         for k, v in counts.items()
     ]
     out = pd.DataFrame(rows, columns=["features", "n", "share"])

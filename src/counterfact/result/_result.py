@@ -605,14 +605,27 @@ class CounterfactualResult:
                 lines.append(f"  any of: {region.describe(self.schema)}")
         return lines
 
+    def change_text(self, query: Any, rank: int = 0) -> str:
+        """Answer ``rank`` of ``query``'s changes in plain words (``"duration_months 24 ->
+        12; purpose 'car' -> 'radio'"``); under a timeline with the time it takes and what
+        time moves meanwhile (``"in 12 months, if savings ... (then age 26 -> 27
+        years)"``)."""
+        if (query, rank) not in self.counterfactuals.index:
+            raise ValidationError(
+                f"No answer {rank} for query {query!r}: {int(self.found.get(query, 0))} found."
+            )
+        return self._change_text(
+            query, self.queries.loc[query], self.counterfactuals.loc[(query, rank)]
+        )
+
     def _change_text(self, q: Any, x: pd.Series, cf: pd.Series) -> str:
         """An answer's changes; under a timeline with when: "in 8 months, if ..."."""
         items = _changes(self.schema, x, cf)
         timeline = _time._timeline(self, q)
         if timeline is None:
             return describe_changes(items)
-        moved = {r.name for r in timeline.rules(self.schema) if r.kind != "rate"}
-        return timed_changes(items, moved, timeline.elapsed(self.schema, x, cf))
+        moved = _time.moved_by_time(self, q)
+        return timed_changes(items, set(moved), timeline.elapsed(self.schema, x, cf))
 
     def _probability_text(self, query: Any, rank: Any) -> str:
         """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before

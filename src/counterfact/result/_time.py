@@ -32,7 +32,7 @@ from ..constraints._costs import BoundCosts
 from ..constraints._timeline import time_free_costs
 from ..exceptions import ValidationError
 
-__all__ = ["HORIZONS", "WAITING", "elapsed", "plans", "time_free", "waiting"]
+__all__ = ["HORIZONS", "WAITING", "elapsed", "moved_by_time", "plans", "time_free", "waiting"]
 
 #: the column of ``result.cost(per_feature=True)`` holding an answer's waiting
 WAITING = "(waiting)"
@@ -152,6 +152,15 @@ def waiting(result: Any, query: Any, rows: pd.DataFrame) -> np.ndarray:
     if timeline is None:
         return np.zeros(len(rows))
     return timeline.bind(result.schema, result.queries.loc[query]).waiting(rows)
+
+
+def moved_by_time(result: Any, query: Any) -> frozenset[str]:
+    """The features only time moves for ``query`` (its timeline's advancing features, not
+    those it paces): their change is the waiting, never an action (empty without one)."""
+    timeline = _timeline(result, query)
+    if timeline is None:
+        return frozenset()
+    return frozenset(r.name for r in timeline.rules(result.schema) if r.kind != "rate")
 
 
 def _timeline(result: Any, query: Any) -> Any:
