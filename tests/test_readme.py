@@ -3,6 +3,9 @@
 A block can be left out only with a first line ``# readme-test: skip (<reason>)``.
 The README's commands are checked too: the test command is the one CI runs, and
 every ``counterfact ...`` line parses with the real argument parser.
+
+Every page of ``docs/`` is held to the same: its ```python blocks run (one page, one
+fresh interpreter, in a temporary folder) and its ``counterfact ...`` lines parse.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
+DOCS = sorted((ROOT / "docs").glob("*.md"))
 SKIP = re.compile(r"^#\s*readme-test:\s*skip\s*\((.+)\)\s*$")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
 
@@ -43,6 +47,64 @@ def runnable(python_blocks: list[str]) -> tuple[list[str], list[str]]:
     return run, skipped
 
 
+def cli_lines(text: str) -> list[str]:
+    """The ``counterfact ...`` command lines of ``text``: lines of shell blocks (``bash``,
+    ``sh``, ``shell``, ``console`` or no language), and ``$ counterfact ...`` lines of any
+    of these or of a ``text`` block; continuation lines joined."""
+    commands = []
+    for tag, body in FENCE.findall(text):
+        if tag not in ("bash", "sh", "shell", "console", "", "text"):
+            continue
+        for line in body.replace("\\\n", " ").splitlines():
+            line = line.strip()
+            if line.startswith("$ "):
+                line = line[2:].lstrip()
+            elif tag == "text":
+                continue
+            if line.startswith("counterfact "):
+                commands.append(line)
+    return commands
+
+
+def parse_cli_line(parser, line: str, where: str) -> None:
+    """Parse one ``counterfact ...`` line with the real parser; fail naming the line."""
+    argv = shlex.split(line, comments=True)[1:]
+    if argv in (["--help"], ["--version"]):
+        return
+    try:
+        parser.parse_args(argv)  # unknown options or choices exit with status 2
+    except SystemExit as exc:
+        pytest.fail(f"{where}: {line!r} does not parse (exit status {exc.code}; why: in stderr)")
+
+
+def run_blocks(run: list[str], name: str, tmp_path: Path) -> subprocess.CompletedProcess:
+    """Run the python blocks ``run`` of page ``name`` in order, in one namespace, in a
+    fresh interpreter whose working folder is ``tmp_path``."""
+    parts = [f"# ---- {name} python block {k + 1}\n{body}" for k, body in enumerate(run)]
+    # a name no example imports (a script named after a module would shadow it)
+    script = tmp_path / "_blocks_under_test.py"
+    script.write_text("\n".join(parts))
+    return subprocess.run(
+        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
+    )
+
+
+def failed_block(proc: subprocess.CompletedProcess, run: list[str]) -> str:
+    """Which block a failed run stopped in, from the last frame of the script in its
+    traceback ("python block k of the n run: <its first line>"), or "" when unknown."""
+    frames = re.findall(r'_blocks_under_test\.py", line (\d+)', proc.stderr)
+    if not frames:
+        return ""
+    line, start = int(frames[-1]), 1
+    for k, body in enumerate(run):
+        end = start + 2 + body.count("\n")  # its header line, its lines, a blank line
+        if line < end:
+            first = next((ln for ln in body.splitlines() if ln.strip()), "")
+            return f"python block {k + 1} of the {len(run)} run: {first.strip()!r}"
+        start = end
+    return ""
+
+
 def test_fence_parser_and_skip_marker():
     text = (
         "x\n```python\na = 1\n```\n```bash\nls\n```\n"
@@ -55,17 +117,34 @@ def test_fence_parser_and_skip_marker():
         runnable(["# readme-test: skip\nc = 3\n"])
 
 
+def test_cli_lines():
+    text = (
+        "```bash\ncounterfact explain --dataset adult \\\n    --rows 2  # two rows\n"
+        "pip install counterfact\n```\n"
+        "```\ncounterfact audit --dataset adult\n```\n"
+        "```text\n$ counterfact demo --rows 1\ncounterfact 1.0 (an output line)\n```\n"
+        "```python\ncounterfact = 1\n```\n"
+    )
+    assert cli_lines(text) == [
+        "counterfact explain --dataset adult      --rows 2  # two rows",
+        "counterfact audit --dataset adult",
+        "counterfact demo --rows 1",
+    ]
+
+
+def test_a_broken_block_fails_and_is_named(tmp_path):
+    run = ["a = 1\n", "\nb = a + 1\nprint(undefined)\n", "c = 3\n"]
+    proc = run_blocks(run, "page", tmp_path)
+    assert proc.returncode != 0 and "NameError" in proc.stderr
+    assert failed_block(proc, run) == "python block 2 of the 3 run: 'b = a + 1'"
+    proc = run_blocks(["import json\n", "print(json.dumps(1))\n"], "page", tmp_path)
+    assert proc.returncode == 0 and proc.stdout == "1\n"
+
+
 def test_readme_python_blocks_run(tmp_path):
     run, _skipped = runnable(blocks(README.read_text(), "python"))
     assert len(run) >= 2, "the README should have its quick start and the own-data example"
-    script = tmp_path / "readme_blocks.py"
-    parts = []
-    for k, body in enumerate(run):
-        parts.append(f"# ---- README python block {k}\n{body}")
-    script.write_text("\n".join(parts))
-    proc = subprocess.run(
-        [sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=600
-    )
+    proc = run_blocks(run, "README", tmp_path)
     assert proc.returncode == 0, (
         f"README block failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-5000:]}"
     )
@@ -96,17 +175,45 @@ def test_readme_commands_match_ci():
 def test_readme_cli_lines_parse():
     from counterfact.cli import build_parser
 
-    text = README.read_text()
-    joined = "\n".join(blocks(text, "bash")).replace("\\\n", " ")
-    lines = [ln.split("#")[0].strip() for ln in joined.splitlines()]
-    commands = [ln for ln in lines if ln.startswith("counterfact ")]
+    commands = cli_lines(README.read_text())
     assert len(commands) >= 5
     parser = build_parser()
     for line in commands:
-        argv = shlex.split(line)[1:]
-        if argv in (["--help"], ["--version"]):
-            continue
-        parser.parse_args(argv)  # unknown options or choices exit with status 2
+        parse_cli_line(parser, line, "README.md")
+
+
+def test_docs_are_found():
+    assert DOCS, "docs/*.md not found"
+    assert [p for p in DOCS if blocks(p.read_text(), "python")], "no page of docs/ has python"
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in DOCS if blocks(p.read_text(), "python")], ids=lambda p: p.name
+)
+def test_docs_python_blocks_run(page, tmp_path):
+    """A page's python blocks run in order, in one namespace: an example that needs the
+    setting of an earlier block on the same page has it; one that cannot run here (a
+    server that runs until stopped, a fragment of another page's example) says why with
+    ``# readme-test: skip (<reason>)``."""
+    run, _skipped = runnable(blocks(page.read_text(), "python"))
+    if not run:
+        return  # every block is marked, each with its reason (checked by runnable)
+    proc = run_blocks(run, f"docs/{page.name}", tmp_path)
+    assert proc.returncode == 0, (
+        f"docs/{page.name}: {failed_block(proc, run) or 'a python block'} failed:\n"
+        f"{proc.stdout[-2000:]}\n{proc.stderr[-5000:]}"
+    )
+
+
+@pytest.mark.parametrize(
+    "page", [p for p in DOCS if cli_lines(p.read_text())], ids=lambda p: p.name
+)
+def test_docs_cli_lines_parse(page):
+    from counterfact.cli import build_parser
+
+    parser = build_parser()
+    for line in cli_lines(page.read_text()):
+        parse_cli_line(parser, line, f"docs/{page.name}")
 
 
 def test_the_methods_table_is_the_registry():
