@@ -10,7 +10,7 @@ import pytest
 
 import counterfact as cf
 from counterfact.cli import main
-from counterfact.exceptions import ValidationError
+from counterfact.exceptions import UnsupportedConstraintError, ValidationError
 from counterfact.recourse import Statistics
 from counterfact.recourse._run import _frozen
 
@@ -111,3 +111,14 @@ def test_an_answers_change_text_says_when(setting, timed_audit):
         assert text == timed_audit.per_row.loc[q, "changes"]
     with pytest.raises(ValidationError, match="No answer 5"):
         result.change_text(X.index[0], 5)
+
+
+def test_global_recourse_refuses_a_timeline_rather_than_ignore_it(setting, tmp_path, capsys):
+    _, mace, X, advice = setting
+    with pytest.raises(UnsupportedConstraintError, match="timeline"):
+        cf.global_recourse(mace, X, max_actions=2, constraints=advice)
+    with pytest.raises(UnsupportedConstraintError, match="timeline"):
+        cf.global_recourse(mace, X, max_actions=2, constraints=[None, advice] + [None] * 10)
+    args = ["audit", "--model", "lr", "--method", "mace", "--global", "2", "--horizon", "24"]
+    assert main([*args, "--out", str(tmp_path), "-q"]) == 2
+    assert "drop --horizon" in capsys.readouterr().err

@@ -164,6 +164,19 @@ def test_without_a_timeline_a_time_feature_is_immutable(credit: cf.Dataset) -> N
     assert timed.timeline is not None and timed.timeline.horizon == 25
 
 
+def test_features_to_vary_may_name_what_time_moves_under_a_timeline(credit: cf.Dataset) -> None:
+    vary = ["credit_amount", "age"]
+    with pytest.raises(ConstraintError, match=r"only time moves.*no timeline"):
+        cf.Constraints(features_to_vary=vary).resolve(credit.schema)
+    x = _row(credit, age=30)
+    timed = cf.Constraints(features_to_vary=vary, timeline=cf.Timeline(25))
+    bounds = timed.resolve(credit.schema).for_query(x)
+    assert (bounds["age"].lower, bounds["age"].upper) == (30.0, 32.0)
+    assert bounds["duration_months"].fixed and not bounds["credit_amount"].fixed
+    with pytest.raises(ConstraintError, match="immutable"):  # an immutable one still refused
+        cf.Constraints(features_to_vary=["foreign_worker"]).resolve(credit.schema)
+
+
 def test_a_timeline_may_take_age_past_the_oldest_seen(credit: cf.Dataset) -> None:
     top = credit.schema["age"].upper
     x = _row(credit, age=int(top))

@@ -133,6 +133,19 @@ def test_plans_by_horizon(fitted: tuple) -> None:
     assert p1.loc[12, "months"] == 12
 
 
+def test_one_calls_plans_say_none_found_not_none_exists(fitted: tuple) -> None:
+    ds, model = fitted
+    mace = cf.MACE(solver="highs", random_state=0).fit(model, ds)
+    c = cf.Constraints(timeline=cf.Timeline(24, rates=RATE, wait_cost=0.01))
+    r = mace.explain(QUERIES.head(1), constraints=c, target=1)  # one call, horizon 24
+    assert r.elapsed()[(0, 0)] == 12  # its answer waits 12 months
+    p = r.plans(0, horizons=(6, 12)).set_index("horizon")
+    # 3 months and a savings move would do (test_plans_by_horizon), but this call did not
+    # return it: no claim that none exists within 6 months
+    assert p.loc[6, "plan"] == "none among the answers found" and not p.loc[6, "proven"]
+    assert p.loc[12, "plan"] == "no change needed: wait 12 months" and not p.loc[12, "proven"]
+
+
 def test_cpsat_refuses_a_timeline() -> None:
     from counterfact.solvers._cpsat._backend import _refusal
 

@@ -329,6 +329,11 @@ def _check_global(args: argparse.Namespace) -> None:
         raise ValidationError(
             f"--global must be at least 1 (the number of actions). Got {args.global_k}."
         )
+    if getattr(args, "horizon", None) is not None:
+        raise ValidationError(
+            "--global finds actions applied today and takes no timeline: drop --horizon, or "
+            "--global (the audit alone honours --horizon)."
+        )
     if not 1 <= args.global_features <= 5:
         raise ValidationError(f"--global-features must be in [1, 5]. Got {args.global_features}.")
     if args.global_max_cost_ratio is not None and not args.global_max_cost_ratio > 0:

@@ -86,7 +86,16 @@ def _mutability(c: Any, schema: Schema) -> tuple[set[str], dict[str, int]]:
             _check_direction(schema, n, d, immutable, direction)
             direction[n] = d
     if c.features_to_vary is not None:
-        protected = sorted(set(c.features_to_vary) & immutable)
+        listed = set(c.features_to_vary) & immutable
+        timed = sorted(n for n in listed if schema[n].actionability == "time")
+        if timed and getattr(c, "timeline", None) is None:
+            raise ConstraintError(
+                f"features_to_vary lists {timed}, which only time moves (actionability "
+                "'time'), and the constraints give no timeline. Give one for time to move "
+                "them (Constraints(timeline=cf.datasets.timeline(data, horizon=24))), or "
+                "leave them out of features_to_vary: no action changes them."
+            )
+        protected = sorted(listed - set(timed))  # under a timeline, time moves the timed ones
         if protected:
             raise ConstraintError(
                 f"features_to_vary lists {protected}, which are immutable (in the schema or the "

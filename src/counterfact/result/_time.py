@@ -59,7 +59,8 @@ def elapsed(result: Any) -> pd.Series:
 def plans(result: Any, query: Any, horizons: Sequence[int] | None = None) -> pd.DataFrame:
     """The cheapest answer of ``query`` for each horizon (see the module docstring):
     columns ``horizon``, ``plan`` ("no change needed", "wait N months", "in N months, if
-    ...", "none within the horizon"), ``months``, ``cost``, ``proven``, ``rank``."""
+    ...", "none within the horizon" where a proof says so, else "none among the answers
+    found"), ``months``, ``cost``, ``proven``, ``rank``."""
     if query not in result.queries.index:
         raise ValidationError(
             f"Query {query!r} is not in this result; its queries: "
@@ -96,12 +97,14 @@ def _plan_row(result: Any, query: Any, h: int, *, proven_ok: bool) -> dict[str, 
         score = (c if math.isfinite(c) else math.inf, float(months.loc[key]), key[1])
         best = score if best is None or score < best else best
     if best is None:
+        none = proven and status == "infeasible"
         return {
             "horizon": h,
-            "plan": "none within the horizon",
+            # without a proof the call may have found no answer that short, not that none is
+            "plan": "none within the horizon" if none else "none among the answers found",
             "months": np.nan,
             "cost": np.nan,
-            "proven": proven and status == "infeasible",
+            "proven": none,
             "rank": None,
         }
     c, t, rank = best
@@ -117,8 +120,7 @@ def _plan_row(result: Any, query: Any, h: int, *, proven_ok: bool) -> dict[str, 
 
 def _words(result: Any, query: Any, rank: Any, t: int) -> str:
     """'no change needed', 'wait N months' or 'in N months, if <actions>'."""
-    timeline = _timeline(result, query)
-    time_moved = {r.name for r in timeline.rules(result.schema) if r.kind != "rate"}
+    time_moved = moved_by_time(result, query)
     acts = [c for c in result.changes(query, rank) if c.feature not in time_moved]
     if not acts:
         return "no change needed" if t == 0 else f"no change needed: wait {_months(t)}"

@@ -221,9 +221,11 @@ def select_query(
         rows, d["n_substep_dropped"] = _first_may_need_substeps(pool, rows)
         if pool.arrays is None:
             pool.arrays = row_arrays(pool, steps)
+        rows, same_advice = _time_copies(pool, i, rows)
         pos, d["n_dominated"], d["n_too_similar"] = _options(
             pool, i, rows, n_cf, measure if measure is not None else pool.costs
         )
+        d["n_too_similar"] += same_advice
         picked = [rows[p] for p in pos]
         # a proven optimum keeps its rank when it is still the method's first answer
         first = outcome.status == "optimal" and bool(picked) and picked[0] == int(idx[0])
@@ -240,6 +242,29 @@ def select_query(
     sel = Selection(chosen, status, d, own_reason=d.get("reason") or None)
     sel.say_why(n_cf)
     return sel
+
+
+def _time_copies(pool: Any, i: int, rows: list[int]) -> tuple[list[int], int]:
+    """``rows`` without those that repeat an earlier one's advice under query ``i``'s
+    timeline: the same actions (every feature time does not move at the same value) after
+    the same months.  Time may move a banded feature to any level between today's and the
+    one certainly reached, so two such rows differ only in what time does, which no one
+    chooses: the earlier (the method's order) is kept.  Returns the rows kept and how many
+    were dropped."""
+    qt = pool.timelines[i] if i < len(getattr(pool, "timelines", ())) else None
+    if qt is None or len(rows) < 2 or not qt.advancing:
+        return rows, 0
+    names = pool.schema.names
+    acts = [n for j, n in enumerate(names) if j not in set(qt.advancing)]
+    frame = pool.rows.iloc[rows]
+    months = qt.months(frame).tolist()
+    seen: set[tuple[Any, ...]] = set()
+    kept = []
+    for r, t, k in zip(rows, months, keys(frame, acts), strict=True):
+        if (t, *k) not in seen:
+            seen.add((t, *k))
+            kept.append(r)
+    return kept, len(rows) - len(kept)
 
 
 def _options(
@@ -288,14 +313,18 @@ def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
     parts = []
     if dom:
         parts.append(
-            f"{dom} dominated by these (the same or more changes, each moved at least as far, "
-            "no better probability)"
+            f"{dom} {'was' if dom == 1 else 'were'} dominated by these (the same or more "
+            "changes, each moved at least as far, no better probability)"
         )
     if copies:
-        parts.append(f"{copies} copies of these (the same changes within a step of the measure)")
+        word = "was a copy" if copies == 1 else "were copies"
+        parts.append(f"{copies} {word} of these (the same changes within a step of the measure)")
     regions = int(d.get("n_region_copies", 0))
     if regions:
-        parts.append(f"{regions} inside the certified region of one of these, or holding one")
+        parts.append(
+            f"{regions} {'was' if regions == 1 else 'were'} inside the certified region of one "
+            "of these, or held one"
+        )
     proven = bool(d.get("alternatives_exhausted"))
     if parts:
         why = (

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ...constraints import Constraints
-from ...exceptions import NotFittedError, ValidationError
+from ...exceptions import NotFittedError, UnsupportedConstraintError, ValidationError
 from ...schema._spread import mad
 from .._actions import Cost
 
@@ -112,6 +112,7 @@ def _weights(schema: Any, weights: Mapping[str, Any]) -> np.ndarray:
 def row_constraints(constraints: Any, frame: pd.DataFrame) -> list[Constraints | None]:
     """One Constraints (or None) per row of ``frame``."""
     if constraints is None or isinstance(constraints, Constraints):
+        _no_timeline([constraints])
         return [constraints] * len(frame)
     if isinstance(constraints, str | bytes | Mapping) or not isinstance(constraints, Sequence):
         raise ValidationError(
@@ -128,4 +129,15 @@ def row_constraints(constraints: Any, frame: pd.DataFrame) -> list[Constraints |
             raise ValidationError(
                 f"The 'constraints' entries must be cf.Constraints or None. Got {type(c).__name__}."
             )
+    _no_timeline(constraints)
     return list(constraints)
+
+
+def _no_timeline(constraints: Sequence[Constraints | None]) -> None:
+    """Global actions are applied today: a timeline is refused, not ignored."""
+    if any(c is not None and c.timeline is not None for c in constraints):
+        raise UnsupportedConstraintError(
+            "global_recourse does not take a timeline (Constraints(timeline=...)): its actions "
+            "are changes applied today, and it would price the aging in each person's own "
+            "answer as effort. Drop the timeline for global recourse; cf.audit honours it."
+        )
