@@ -19,6 +19,19 @@ def shared_datasets() -> Path:
     return SHARED
 
 
+@pytest.fixture(scope="session")
+def credit_mace():
+    """German Credit (80/20 split, seed 0), a logistic regression and MACE fitted on it:
+    ``(train, test, model, mace)``."""
+    pytest.importorskip("z3")
+    import counterfact as cf
+
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    return train, test, model, cf.MACE(time_limit=20, random_state=0).fit(model, train)
+
+
 @pytest.fixture
 def toy_frame() -> pd.DataFrame:
     return pd.DataFrame(

@@ -22,14 +22,11 @@ WAIT = re.compile(r"^no change needed: wait (\d+) months?")
 
 
 @pytest.fixture(scope="module")
-def setting():
-    data = cf.datasets.load("german_credit")
-    train, test = data.split(test_size=0.2, random_state=0)
-    model = cf.models.fit(train, "lr", random_state=0)
-    mace = cf.MACE(time_limit=10, random_state=0).fit(model, train)
+def setting(credit_mace):
+    train, test, model, mace = credit_mace
     X = test.X[model.predict(test.X) == 0].iloc[:12]
     advice = cf.Constraints(timeline=cf.datasets.timeline("german_credit", horizon=24))
-    return data, mace, X, advice
+    return train, mace, X, advice
 
 
 @pytest.fixture(scope="module")
@@ -67,8 +64,8 @@ def test_freezing_age_allows_no_waiting_and_never_costs_less(timed_audit):
 
 
 def test_frozen_keeps_the_timeline_and_everything_else(setting):
-    data, _, _, advice = setting
-    schema = data.schema
+    train, _, _, advice = setting
+    schema = train.schema
     given = cf.Constraints(
         timeline=advice.timeline, max_changes=3, ranges={"duration_months": (6, 48)}
     )

@@ -11,11 +11,8 @@ pytest.importorskip("z3")
 
 
 @pytest.fixture(scope="module")
-def timed():
-    data = cf.datasets.load("german_credit")
-    train, test = data.split(test_size=0.2, random_state=0)
-    model = cf.models.fit(train, "lr", random_state=0)
-    mace = cf.MACE(time_limit=20, random_state=0).fit(model, train)
+def timed(credit_mace):
+    _, test, model, mace = credit_mace
     timeline = cf.Timeline(horizon=24, rates={"savings": (1 / 6, 0.0)}, wait_cost=1 / 24)
     X = cf.rows_to_explain(model, test).loc[[383, 79]]
     return mace.explain(X, n_counterfactuals=3, constraints=cf.Constraints(timeline=timeline))
