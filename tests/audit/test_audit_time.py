@@ -119,3 +119,13 @@ def test_global_recourse_refuses_a_timeline_rather_than_ignore_it(setting, tmp_p
     args = ["audit", "--model", "lr", "--method", "mace", "--global", "2", "--horizon", "24"]
     assert main([*args, "--out", str(tmp_path), "-q"]) == 2
     assert "drop --horizon" in capsys.readouterr().err
+
+
+def test_the_report_says_frozen_means_no_waiting(timed_audit):
+    pytest.importorskip("jinja2")
+    pytest.importorskip("matplotlib")
+    assert timed_audit.sensitivity()["by_time"]
+    again = type(timed_audit).from_json(timed_audit.to_json())
+    assert again.sensitivity()["by_time"]
+    page = timed_audit.to_html()
+    assert "answers ask the person to wait" in page and "with no waiting (age frozen)" in page

@@ -122,6 +122,7 @@ class AuditResult:
         self._change_sets = _stats.change_sets(per_row, self._settings.top_change_sets)
         self._sensitivity = (
             _stats.sensitivity_summary(per_row, sensitivity_rows, self._settings, meta["protected"])
+            | {"by_time": bool(meta.get("protected_by_time", False))}
             if sensitivity_rows is not None and meta.get("protected")
             else None
         )

@@ -260,6 +260,15 @@ def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | No
     return out
 
 
+def only_time_moves(constraints: Constraints | None, feature: str, schema: Any) -> bool:
+    """Whether only time moves ``feature`` under ``constraints``' timeline (age, when one is
+    given): it is then frozen by allowing no waiting."""
+    timeline = constraints.timeline if constraints is not None else None
+    return timeline is not None and any(
+        r.name == feature and r.kind != "rate" for r in timeline.rules(schema)
+    )
+
+
 def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Constraints:
     """``constraints`` with ``protected`` frozen, all else kept (the timeline too).
 
@@ -269,11 +278,8 @@ def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Con
     Any other feature is made immutable, its direction, range and allowed values dropped.
     """
     c = constraints or Constraints()
-    timeline = c.timeline
-    if timeline is not None and any(
-        r.name == protected and r.kind != "rate" for r in timeline.rules(schema)
-    ):
-        return replace(c, timeline=replace(timeline, horizon=0))
+    if only_time_moves(c, protected, schema):
+        return replace(c, timeline=replace(c.timeline, horizon=0))
     ftv = None
     if c.features_to_vary is not None:
         ftv = tuple(f for f in c.features_to_vary if f != protected)
@@ -362,6 +368,9 @@ def _meta(
         "robustness": req.robustness,
         "min_vote_share": req.min_vote_share,
         "protected": run.protected,
+        # frozen by allowing no waiting (only time moves it): the report says so
+        "protected_by_time": run.protected is not None
+        and only_time_moves(run.constraints, run.protected, method.schema_),
         "groups": groups,
         "features": list(method.schema_.names),
         "seconds": seconds,

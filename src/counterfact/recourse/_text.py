@@ -101,7 +101,8 @@ GLOSSARY: dict[str, tuple[str, str]] = {
     "sensitivity": (
         "cost of freezing the protected feature",
         "Every row whose answer changed the protected feature is explained again with that "
-        "feature immutable (all other constraints unchanged); the increase is paired per row: "
+        "feature immutable (all other constraints unchanged; a feature only time moves, such as "
+        "age under a timeline, is frozen by allowing no waiting); the increase is paired per row: "
         "frozen cost - allowed cost, over the rows with recourse both times; the relative "
         "increase is MACE's E[d_frozen / d_allowed - 1]. Rows whose answer did not change the "
         "feature keep their answer (for an exact method its optimum is unchanged by the "
