@@ -361,12 +361,10 @@ def _main_full(args: argparse.Namespace) -> None:
         o = s.iloc[0]
         sample = Xr.sample(min(args.timing_rows, len(Xr)), random_state=0)
         with _one_thread():
-            method.explain(
-                sample.iloc[:1], target=target, _feedback=False
-            )  # warm-up, off the clock
+            method.explain(sample.iloc[:1], target=target)  # warm-up, off the clock
 
             def plain_call() -> Any:
-                return method.explain(sample, target=target, _feedback=False)  # noqa: B023
+                return method.explain(sample, target=target)  # noqa: B023
 
             _, plain = timed(plain_call)
             _, secs = timed(lambda: _audit(method, sample, test, name, n_bootstrap=0))  # noqa: B023

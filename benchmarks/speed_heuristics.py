@@ -284,7 +284,8 @@ def l2c_large_part(
     for ds in datasets:
         try:
             train, test = _split(ds)
-        except cf.exceptions.ValidationError as err:  # not bundled and no copy given (HELOC)
+        except (cf.exceptions.ValidationError, cf.exceptions.DatasetNotFoundError) as err:
+            # not bundled and no copy given (HELOC)
             rows.append({"dataset": ds, "note": f"skipped: {str(err).splitlines()[0][:120]}"})
             print(rows[-1], flush=True)
             continue

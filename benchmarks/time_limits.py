@@ -47,7 +47,7 @@ def _time_queries(
     shares: list[float] = []
     for k in range(len(X)):
         t0, c0 = time.perf_counter(), time.process_time()
-        r = m.explain(X.iloc[[k]], _position_offset=k)
+        r = m.explain(X.iloc[[k]])
         walls.append(time.perf_counter() - t0)
         shares.append((time.process_time() - c0) / walls[-1])
         inside.append(float(r.runtime.iloc[0]))

@@ -40,8 +40,9 @@ def _mean_ci(x: pd.Series) -> str:
 def table(results: Path) -> pd.DataFrame:
     long = collect(results)
     # the metrics are per query (repeated on each of its counterfactuals' rows)
+    key = ["dataset", "model", "method", "seed", "fold", "query"]  # fold: --full runs only
     first = long.sort_values("rank", na_position="last").drop_duplicates(
-        ["dataset", "model", "method", "seed", "fold", "query"]
+        [c for c in key if c in long.columns]
     )
     rows = []
     for (ds, method), g in first.groupby(["dataset", "method"], sort=True):

@@ -621,3 +621,17 @@ def test_cli_global(tmp_path, capsys):
         == 2
     )
     assert "--global must be at least 1" in capsys.readouterr().err
+
+
+def test_by_default_an_audits_answers_bound_every_actions_cost(credit_mace):
+    """The default measure is the audit's (effort), so MACE's proven answers are each
+    person's minimum and no action costs a covered person less (to within its 1 %)."""
+    _, test, model, mace = credit_mace
+    X = cf.rows_to_explain(model, test).head(15)
+    audit = cf.audit(mace, X, statistics=Statistics(n_bootstrap=0))
+    g = cf.global_recourse(
+        mace, X, max_actions=2, individual=audit, statistics=Statistics(n_bootstrap=0)
+    )
+    assert g.meta["individual_lower_bound"]
+    covered = g.per_row[g.per_row["covered"]]
+    assert len(covered) >= 5 and (covered["cost_ratio"] >= 0.99).all()

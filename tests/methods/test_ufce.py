@@ -142,6 +142,17 @@ def test_feedback_helpers(mixed):
         feedback_levels(train, x, features=["nope"])
 
 
+def test_feedback_leaves_out_what_only_time_moves():
+    """German Credit's age, job tenure and years at the address move only with time: the
+    user's default features leave them out, and the constraints resolve (they raised)."""
+    credit = cf.datasets.load("german_credit")
+    x = credit.X.iloc[0]
+    for c in (feedback_levels(credit, x, "limited"), random_feedback(credit, x, 0)):
+        assert not {"age", "employment_since", "residence_since"} & set(c.features_to_vary)
+        assert "duration_months" in c.features_to_vary
+        c.resolve(credit.schema)
+
+
 # --------------------------------------------------------------------- variants
 @pytest.mark.parametrize("variant", [1, 2, 3, "all"])
 def test_variants(mixed, variant):

@@ -230,3 +230,24 @@ def test_an_unserialisable_causal_function_drops_only_itself():
     assert [r.child for r in back.constraints.causal] == ["a"]
     # with nothing to leave out, the document carries no note
     assert "constraints_note" not in json.loads(_with_constraints(cf.Constraints()).to_json())
+
+
+def test_a_row_recorded_invalid_keeps_its_contradicting_constraints():
+    """A row whose own constraints contradict is ``invalid`` in the result; reading the
+    result back keeps them as written (it raised), and any other query's are still checked."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    near = cf.NearestObservable().fit(model, train)
+    X = cf.rows_to_explain(model, test).head(2)
+    bad = cf.Constraints(features_to_vary=["age", "credit_amount"])  # age: only time moves it
+    r = near.explain(X, constraints=[bad, None])
+    assert r.status.iloc[0] == "invalid"
+    again = CounterfactualResult.from_json(r.to_json())
+    assert again.status.iloc[0] == "invalid" and again.reason.iloc[0] == r.reason.iloc[0]
+    assert again.query_constraints[X.index[0]] == bad
+    doc = json.loads(r.to_json())
+    doc["status"][0] = "failed"  # the same constraints, on a row not recorded invalid
+    doc["sha256"] = content_hash(doc)
+    with pytest.raises(ValidationError, match="query_constraints"):
+        CounterfactualResult.from_json(json.dumps(doc))

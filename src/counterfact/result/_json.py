@@ -483,7 +483,9 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         method=d["method"],
         params=d["params"],
         constraints=_constraints(d.get("constraints"), schema, "'constraints'"),
-        query_constraints=_query_constraints(d.get("query_constraints"), schema, qidx),
+        query_constraints=_query_constraints(
+            d.get("query_constraints"), schema, qidx, _invalid(d["status"], qidx)
+        ),
         n_counterfactuals=d["n_counterfactuals"],
         confidence=_numbers(d["confidence"], cidx, "confidence", low=0.0, high=1.0),
         query_confidence=_numbers(
@@ -701,20 +703,33 @@ def _targets(schema: Schema, values: list[Any], qidx: pd.Index) -> pd.Series:
     return pd.Series(values, index=qidx)
 
 
-def _constraints(spec: Any, schema: Schema, where: str) -> Constraints | None:
+def _constraints(
+    spec: Any, schema: Schema, where: str, *, resolve: bool = True
+) -> Constraints | None:
     """Constraints from the document, checked against the schema (unknown features,
-    contradictions); ``{}`` (no constraint) stays an empty Constraints."""
+    contradictions; not with ``resolve=False``, for a query the result itself records as
+    ``invalid`` because its constraints contradict); ``{}`` (no constraint) stays an
+    empty Constraints."""
     if spec is None:
         return None
     try:
         c = Constraints.from_dict(spec)
-        c.resolve(schema)
+        if resolve:
+            c.resolve(schema)
     except ValidationError as exc:
         raise ValidationError(f"{where}: {exc}") from None
     return c
 
 
-def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Constraints] | None:
+def _invalid(status: Any, qidx: pd.Index) -> set[Any]:
+    """The queries the document records as ``invalid`` (their constraints contradict)."""
+    values = list(status) if isinstance(status, list) else []
+    return {q for q, st in zip(qidx, values, strict=False) if st == "invalid"}
+
+
+def _query_constraints(
+    qc: Any, schema: Schema, qidx: pd.Index, invalid: set[Any]
+) -> dict[Any, Constraints] | None:
     if qc is None:
         return None
     if not isinstance(qc, list):
@@ -733,9 +748,8 @@ def _query_constraints(qc: Any, schema: Schema, qidx: pd.Index) -> dict[Any, Con
             raise ValidationError(
                 f"'query_constraints' names the query {q!r}, which is not in the document."
             )
-        out[q] = (
-            _constraints(item[1], schema, f"'query_constraints' of query {q!r}") or Constraints()
-        )
+        where = f"'query_constraints' of query {q!r}"
+        out[q] = _constraints(item[1], schema, where, resolve=q not in invalid) or Constraints()
     return out
 
 

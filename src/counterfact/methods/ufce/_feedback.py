@@ -50,7 +50,8 @@ def _prepare(
     x = data.schema.validate_frame(query, what="query").iloc[0]
     schema = data.schema
     if features is None:
-        feats = [f.name for f in schema if f.actionability != "immutable"]
+        # a feature only time moves (age) is no change the user makes: left out
+        feats = [f.name for f in schema if f.actionability not in ("immutable", "time")]
     else:
         feats = [features] if isinstance(features, str) else list(features)
         unknown = sorted(set(feats) - set(schema.names))
@@ -60,7 +61,8 @@ def _prepare(
             )
     if not feats:
         raise ValidationError(
-            "No feature is left for the user to change: every feature is immutable in the schema."
+            "No feature is left for the user to change: every feature is immutable in the "
+            "schema or moved only by time."
         )
     m = dict(zip(schema.names, mad(data.X, schema), strict=True))
     return x, feats, m
@@ -87,7 +89,7 @@ def feedback_levels(
         ``"more_flexible"`` = 1.0) or the share of MAD itself (> 0).
     features : iterable of str, optional
         The features the user will change; default every feature the schema
-        does not mark immutable (the paper: "all the features").
+        does not mark immutable or moved only by time (the paper: "all the features").
     two_sided : bool
         Also allow a fall by the same amount: ``(x_f - level * MAD_f, x_f +
         level * MAD_f)``.  The paper's experiments only allow rises (its

@@ -86,7 +86,7 @@ def global_recourse(
     *,
     max_actions: int = 3,
     groups: Groups = None,
-    measure: str | Mapping[str, float] = "l1",
+    measure: str | Mapping[str, float] = "effort",
     constraints: Constraints | Sequence[Constraints | None] | None = None,
     target: Any = None,
     max_cost: float | None = None,
@@ -116,10 +116,10 @@ def global_recourse(
     groups, data, bins, constraints, target, n_counterfactuals
         As in :func:`counterfact.audit`, but ``constraints`` may also give one Constraints
         per row of ``X`` (each person's own): an action must satisfy theirs.
-    measure : {"l1", "effort", "n_changed", "method"} or mapping
-        The cost of a person's move: the range-normalised l1 distance, the measure of
-        effort (1 per change plus each move in MAD-units; own answers minimised in it too),
-        the changed features, the method's own distance, or ``{feature: weight}``.
+    measure : {"effort", "l1", "n_changed", "method"} or mapping
+        The cost of a move: the measure of effort (default, as in ``audit``; own answers
+        minimised in it too), the range-normalised l1 distance, the changed features, the
+        method's own distance, or ``{feature: weight}``.
     max_cost, max_cost_ratio : float, optional
         An action counts for a person only if it costs them at most ``max_cost`` (in the
         measure's unit), and at most ``max_cost_ratio`` times their own answer's cost.
