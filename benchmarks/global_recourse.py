@@ -203,7 +203,7 @@ def main() -> None:
         "exact@3: the coverage of the 3 actions is proven the best among the candidates",
         "cov@k / per-person: people covered by k common actions over people with a per-person "
         "counterfactual; cost@k / min: median over covered people of (their action's cost / "
-        "their proven minimal cost), normalised l1",
+        "their proven minimal cost), in the measure of effort (changes + MAD-units)",
         "gap@3: largest coverage gap of the 3 actions between groups with >= 30 rejected rows "
         "(best-covered minus group, percentage points, Newcombe 95% interval, the group named; * "
         "every group has fewer than 30 rejected rows: indicative only); sex is "
