@@ -149,18 +149,15 @@ def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | No
     D = d0.to_numpy(dtype=float)
     ids = d0.index.get_level_values(0)
     pos = out.index.get_indexer(ids)
-    moved = [
-        tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D
-    ]  # every feature whose value differs, by an action or by waiting
-    changed = [
-        tuple(n for n in m if n not in moved_by_time(res, qid))
-        for m, qid in zip(moved, ids, strict=True)
-    ]
+    # every feature whose value differs, by an action or by waiting; then the actions
+    differs = [tuple(n for n, v in zip(names, row, strict=True) if v > 0) for row in D]
+    by_time = [moved_by_time(res, qid) for qid in ids]  # once per answer
+    changed = [tuple(n for n in d if n not in t) for d, t in zip(differs, by_time, strict=True)]
     _put(out, "cost_l1", pos, D.sum(axis=1) / max(len(names), 1))
     _put(out, "n_changed", pos, [float(len(c)) for c in changed])
     _put(out, "changed", pos, changed)
     if protected is not None:
-        _put(out, "protected_changed", pos, [float(protected in m) for m in moved])
+        _put(out, "protected_changed", pos, [float(protected in d) for d in differs])
     _put(out, "changes", pos, [res.change_text(qid, 0) for qid in ids])
     effort = res.cost(costs=effort_costs(method))  # waiting priced, time's moves free
     _put(out, "cost_effort", pos, effort[first].to_numpy(dtype=float))
