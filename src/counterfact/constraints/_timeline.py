@@ -152,6 +152,11 @@ class Timeline:
         """Every time-driven feature of ``schema`` under this timeline, in schema order."""
         return time_features(self, schema)
 
+    def moved_by_time(self, schema: Schema) -> tuple[str, ...]:
+        """The features of ``schema`` only time moves under this timeline (pinned and bands,
+        not those it paces), in schema order: their change is the waiting, no action."""
+        return tuple(r.name for r in self.rules(schema) if r.kind != "rate")
+
     def bind(self, schema: Schema, x: pd.Series | Mapping[str, Any]) -> QueryTimeline:
         """This timeline for one query row ``x`` (raw values), in solver units."""
         return QueryTimeline(self, schema, self.rules(schema), _solver_row(schema, x))

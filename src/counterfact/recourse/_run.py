@@ -260,13 +260,11 @@ def _unexplained(index: pd.Index, failed: Mapping[Any, str], protected: str | No
     return out
 
 
-def only_time_moves(constraints: Constraints | None, feature: str, schema: Any) -> bool:
+def _only_time_moves(constraints: Constraints | None, feature: str, schema: Any) -> bool:
     """Whether only time moves ``feature`` under ``constraints``' timeline (age, when one is
     given): it is then frozen by allowing no waiting."""
     timeline = constraints.timeline if constraints is not None else None
-    return timeline is not None and any(
-        r.name == feature and r.kind != "rate" for r in timeline.rules(schema)
-    )
+    return timeline is not None and feature in timeline.moved_by_time(schema)
 
 
 def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Constraints:
@@ -278,7 +276,7 @@ def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Con
     Any other feature is made immutable, its direction, range and allowed values dropped.
     """
     c = constraints or Constraints()
-    if only_time_moves(c, protected, schema):
+    if _only_time_moves(c, protected, schema):
         return replace(c, timeline=replace(c.timeline, horizon=0))
     ftv = None
     if c.features_to_vary is not None:
@@ -370,7 +368,7 @@ def _meta(
         "protected": run.protected,
         # frozen by allowing no waiting (only time moves it): the report says so
         "protected_by_time": run.protected is not None
-        and only_time_moves(run.constraints, run.protected, method.schema_),
+        and _only_time_moves(run.constraints, run.protected, method.schema_),
         "groups": groups,
         "features": list(method.schema_.names),
         "seconds": seconds,

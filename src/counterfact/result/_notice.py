@@ -132,7 +132,7 @@ def _when(result: Any, query: Any, rank: int) -> str | None:
     months = timeline.elapsed(result.schema, x, cf)
     if not months:
         return None
-    moved = {r.name for r in timeline.rules(result.schema) if r.kind != "rate"}
+    moved = timeline.moved_by_time(result.schema)
     return f"When: {timed_changes(changes(result.schema, x, cf), moved, months)}."
 
 

@@ -624,8 +624,8 @@ class CounterfactualResult:
         timeline = _time._timeline(self, q)
         if timeline is None:
             return describe_changes(items)
-        moved = _time.moved_by_time(self, q)
-        return timed_changes(items, set(moved), timeline.elapsed(self.schema, x, cf))
+        moved = timeline.moved_by_time(self.schema)
+        return timed_changes(items, moved, timeline.elapsed(self.schema, x, cf))
 
     def _probability_text(self, query: Any, rank: Any) -> str:
         """`` (P(target) 49.8 % -> 50.2 %)``: the model's probability of the target before

@@ -15,7 +15,7 @@ everywhere:
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -119,7 +119,7 @@ def describe_changes(items: Iterable[Change], *, empty: str = "no change") -> st
     return "; ".join(parts) if parts else empty
 
 
-def timed_changes(items: Iterable[Change], moved: set[str], months: int | None) -> str:
+def timed_changes(items: Iterable[Change], moved: Collection[str], months: int | None) -> str:
     """One answer's changes said with its elapsed time (``months``, None without a
     timeline): ``"in 8 months, if savings ... (then age 26 -> 27 years)"``, or ``"no
     change needed: wait 12 months (then ...)"`` when only the features time moves

@@ -160,9 +160,7 @@ def moved_by_time(result: Any, query: Any) -> frozenset[str]:
     """The features only time moves for ``query`` (its timeline's advancing features, not
     those it paces): their change is the waiting, never an action (empty without one)."""
     timeline = _timeline(result, query)
-    if timeline is None:
-        return frozenset()
-    return frozenset(r.name for r in timeline.rules(result.schema) if r.kind != "rate")
+    return frozenset() if timeline is None else frozenset(timeline.moved_by_time(result.schema))
 
 
 def _timeline(result: Any, query: Any) -> Any:

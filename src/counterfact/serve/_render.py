@@ -208,8 +208,7 @@ def _when(result: Any, q: Any, x: pd.Series, row: pd.Series, ch: list[Any]) -> d
     if timeline is None:
         return {"months": None, "when": None}
     months = timeline.elapsed(result.schema, x, row)
-    moved = {r.name for r in timeline.rules(result.schema) if r.kind != "rate"}
-    text = timed_changes(ch, moved, months)
+    text = timed_changes(ch, timeline.moved_by_time(result.schema), months)
     return {"months": months, "when": text if months else f"now: {text}"}
 
 

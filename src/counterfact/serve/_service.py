@@ -338,7 +338,7 @@ class Service:
         (0: answers today) and the features only time moves; None without one."""
         if self.timeline is None:
             return None
-        moved = [r.name for r in self.timeline.rules(self.schema) if r.kind != "rate"]
+        moved = list(self.timeline.moved_by_time(self.schema))
         offered = sorted({0, 6, 12, 24, self.timeline.horizon})
         return {"horizon": self.timeline.horizon, "horizons": offered, "time_features": moved}
 
