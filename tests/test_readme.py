@@ -20,9 +20,14 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
-DOCS = sorted((ROOT / "docs").glob("*.md"))
+DOCS = sorted((ROOT / "docs").rglob("*.md"))  # docs/papers/ too
 SKIP = re.compile(r"^#\s*readme-test:\s*skip\s*\((.+)\)\s*$")
 FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```\s*$", re.S | re.M)
+
+
+def _rel(page: Path) -> str:
+    """``docs/papers/mace.md``: a page's path from the repository's root."""
+    return page.relative_to(ROOT).as_posix()
 
 
 def blocks(text: str, lang: str) -> list[str]:
@@ -188,7 +193,7 @@ def test_docs_are_found():
 
 
 @pytest.mark.parametrize(
-    "page", [p for p in DOCS if blocks(p.read_text(), "python")], ids=lambda p: p.name
+    "page", [p for p in DOCS if blocks(p.read_text(), "python")], ids=lambda p: _rel(p)
 )
 def test_docs_python_blocks_run(page, tmp_path):
     """A page's python blocks run in order, in one namespace: an example that needs the
@@ -198,22 +203,22 @@ def test_docs_python_blocks_run(page, tmp_path):
     run, _skipped = runnable(blocks(page.read_text(), "python"))
     if not run:
         return  # every block is marked, each with its reason (checked by runnable)
-    proc = run_blocks(run, f"docs/{page.name}", tmp_path)
+    proc = run_blocks(run, f"{_rel(page)}", tmp_path)
     assert proc.returncode == 0, (
-        f"docs/{page.name}: {failed_block(proc, run) or 'a python block'} failed:\n"
+        f"{_rel(page)}: {failed_block(proc, run) or 'a python block'} failed:\n"
         f"{proc.stdout[-2000:]}\n{proc.stderr[-5000:]}"
     )
 
 
 @pytest.mark.parametrize(
-    "page", [p for p in DOCS if cli_lines(p.read_text())], ids=lambda p: p.name
+    "page", [p for p in DOCS if cli_lines(p.read_text())], ids=lambda p: _rel(p)
 )
 def test_docs_cli_lines_parse(page):
     from counterfact.cli import build_parser
 
     parser = build_parser()
     for line in cli_lines(page.read_text()):
-        parse_cli_line(parser, line, f"docs/{page.name}")
+        parse_cli_line(parser, line, f"{_rel(page)}")
 
 
 def test_the_methods_table_is_the_registry():

@@ -3,6 +3,7 @@ retrained models kept out of the search that still accept it, and clear errors."
 
 from __future__ import annotations
 
+import argparse
 import json
 
 import pandas as pd
@@ -10,6 +11,8 @@ import pytest
 
 import counterfact as cf
 from counterfact.cli import main
+from counterfact.cli._commands import bound_robustness
+from counterfact.cli._options import ROBUSTNESS_TIME_LIMIT
 
 pytest.importorskip("z3")
 
@@ -20,7 +23,7 @@ ROWS = ["--rows", "0:12", "--time-limit", "10", "-q"]
 def test_each_answer_says_how_many_retrained_models_accept_it(capsys):
     assert main([*RUN, *ROWS, "--robustness", "0.8"]) == 0
     out = capsys.readouterr().out
-    assert "advice that still holds after the model is retrained: 80 %" in out
+    assert "asked for advice that still holds after the model is retrained: 80 %" in out
     held = [line for line in out.splitlines() if "retrained models kept out of the search" in line]
     answers = [line for line in out.splitlines() if line.startswith("  #")]
     assert held and len(held) == len(answers)
@@ -89,4 +92,48 @@ def test_a_row_without_an_answer_says_the_margin_it_was_searched_under(capsys):
     assert unanswered, said
     for line in unanswered:
         assert "margin asked: none (crossing is enough)" in line and "row's setting" not in line
-        assert line.endswith("advice that still holds after the model is retrained: 80 %")
+        assert line.endswith("asked for advice that still holds after the model is retrained: 80 %")
+
+
+def _fitted(kind: str, method: str, **params):
+    data = cf.datasets.load("german_credit")
+    train, _ = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(
+        train, kind, random_state=0, **({"n_estimators": 5} if kind == "rf" else {})
+    )
+    return cf.methods.get(method, **params).fit(model, train)
+
+
+def _args(time_limit=None):
+    return argparse.Namespace(time_limit=time_limit, quiet=False)
+
+
+def test_robustness_bounds_a_method_without_a_time_limit(capsys):
+    """MACE has no time limit by default; under --robustness each of the ladder's searches
+    gets ROBUSTNESS_TIME_LIMIT per row, and the status line says so and how many searches a
+    row may take (a forest: vote shares too)."""
+    method = _fitted("rf", "mace")
+    req = cf.Requirements(robustness=0.9)
+    bound_robustness(_args(), method, req)
+    assert method.time_limit == ROBUSTNESS_TIME_LIMIT
+    err = capsys.readouterr().err
+    calls = cf.methods.robustness_calls(method, req)
+    assert f"--robustness 0.9: up to {calls} searches per row" in err
+    assert "(margins, vote shares, retrained copies)" in err
+    assert f"time limit of {ROBUSTNESS_TIME_LIMIT:g} s per row (the --robustness default" in err
+
+
+def test_robustness_keeps_the_users_time_limit_and_leaves_other_runs_alone(capsys):
+    method = _fitted("lr", "mace", time_limit=3.0)
+    bound_robustness(_args(3.0), method, cf.Requirements(robustness=0.9))
+    assert method.time_limit == 3.0
+    err = capsys.readouterr().err
+    assert "(margins, retrained copies), each with a time limit of 3 s per row" in err
+    assert "default" not in err
+    plain = _fitted("lr", "mace")
+    bound_robustness(_args(), plain, cf.Requirements(min_probability=0.6))
+    assert plain.time_limit is None and capsys.readouterr().err == ""
+    nearest = _fitted("lr", "nearest")  # every method's ladder is bounded, not only MACE's
+    bound_robustness(_args(), nearest, cf.Requirements(robustness=0.9))
+    assert nearest.time_limit == ROBUSTNESS_TIME_LIMIT
+    assert "searches per row (margins, retrained copies), each with" in capsys.readouterr().err

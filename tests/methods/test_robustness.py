@@ -624,3 +624,19 @@ def test_a_share_just_short_of_all_is_not_written_as_all():
 
     assert share_percent(0.99999) == "99.999 %" and share_percent(1.0) == "100 %"
     assert share_percent(0.995) == "99.5 %" and share_percent(0.8) == "80 %"
+
+
+def test_a_bar_follows_the_ladder_when_asked_and_none_otherwise(german, capsys):
+    """With ``verbose`` one bar follows the ladder (its settings and how many rows are
+    still short), not one bar per setting; without it, and inside a chunk
+    (``feedback=False``), nothing is printed."""
+    train, model, rows, _, _ = german
+    req = cf.Requirements(robustness=0.8)
+    loud = cf.methods.get("nearest", verbose=1).fit(model, train)
+    loud.explain(rows.head(3), requirements=req)
+    err = capsys.readouterr().err
+    assert "robustness 80 %" in err and "rows short" in err
+    assert err.count("query/s") + err.count("s/query") == 0  # no inner per-setting bars
+    quiet = cf.methods.get("nearest").fit(model, train)
+    quiet.explain(rows.head(3), requirements=req)
+    assert "robustness 80 %" not in capsys.readouterr().err

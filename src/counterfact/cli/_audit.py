@@ -18,6 +18,7 @@ from ._commands import (
     _check_requirements,
     _data_and_pool,
     _model,
+    bound_robustness,
     requirements_from_args,
     with_horizon,
 )
@@ -233,6 +234,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         model = _model(args, train)
         method = methods.get(args.method, **params).fit(model, train)
         requirements = requirements_from_args(args, model, train)
+        bound_robustness(args, method, requirements)
         result = _audit(args, method, pool, (constraints, requirements), data, out)
         found = _global(args, method, pool, constraints, data, result)
         paths = result.save(out, html=not args.no_html, global_recourse=found)

@@ -30,6 +30,10 @@ __all__ = [
 #: the names --measure takes: the named measures and each method's own objective
 MEASURE_CHOICES = [*MEASURES, OWN_MEASURE]
 
+#: seconds per row and setting under --robustness when the method has no time limit of
+#: its own and --time-limit is not given (``_commands.bound_robustness``)
+ROBUSTNESS_TIME_LIMIT = 10.0
+
 
 def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> None:
     """--dataset or --data (with --target): where the rows come from; --units: the units
@@ -122,7 +126,8 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
         type=float,
         metavar="SECONDS",
         help="time limit per row, for methods that have one (under --robustness, per row and "
-        "setting tried: a row may take several times the limit)",
+        f"setting tried, {ROBUSTNESS_TIME_LIMIT:g} s when not given: a row may take several "
+        "times the limit)",
     )
     p.add_argument(
         "--test-size",

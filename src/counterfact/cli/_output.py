@@ -128,13 +128,14 @@ def _terms(result: Any, q: Any, scoped: bool) -> str:
     """What query ``q`` was explained under, beyond what its guarantee already said: its
     constraints; that no margin was asked, where the guarantee names no requirement
     (``scoped``: it ends with "required: ..." or the row's robustness setting,
-    :func:`scope_words`); and the share of retrained models asked for."""
+    :func:`scope_words`); and the share of retrained models asked for ("asked for": a row
+    may fall short of it, and its answer says by how much)."""
     req = getattr(result, "requirements", None) or {}
     said = f"constraints: {_constraints_text(result.constraints_for(q))}"
     if not scoped:
         said += "; margin asked: none (crossing is enough)"
     if req.get("robustness") is not None:
-        said += f"; {robustness_words(req['robustness'])}"
+        said += f"; asked for {robustness_words(req['robustness'])}"
     return said
 
 

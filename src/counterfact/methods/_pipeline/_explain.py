@@ -57,7 +57,7 @@ def explain(
         call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
         call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}
         call |= {"chunk_size": chunk_size, "constraints": constraints, "target": target}
-        result = explain_robust(explain, method, X, req, **call)
+        result = explain_robust(explain, method, X, req, feedback=feedback, **call)
         _summary(method, result, feedback)
         return result
     tasks, given = prepare(

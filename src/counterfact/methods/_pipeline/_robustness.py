@@ -44,6 +44,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._deadline import CancelToken
+from ..._utils._progress import progress
 from ..._utils._values import share_percent
 from ...constraints import Requirements, vote_share_for
 from ...constraints._requirements import ROBUSTNESS_COPIES
@@ -345,11 +346,13 @@ def explain_robust(
     *,
     constraints: Any = None,
     target: Any = None,
+    feedback: bool = True,
     **call: Any,
 ) -> CounterfactualResult:
     """``explain`` under ``Requirements(robustness=p)`` (see the module docstring):
     ``run`` is the pipeline's ``explain``, called once per setting over the rows still
-    short of ``p``; ``call`` holds its other keywords."""
+    short of ``p`` (each without its own bar: one bar follows the ladder, unless
+    ``feedback`` is False); ``call`` holds its other keywords."""
     frame = query_frame(method, X)
     ids = list(frame.index)
     p = float(req.robustness)  # type: ignore[arg-type]
@@ -371,13 +374,37 @@ def explain_robust(
         rows.record(setting, result, copies, method.effort_)
 
     token = call.get("cancel")
-    for setting in ladder(req.min_probability, p, _trees(method), req.min_vote_share):
-        rows.stopped.update(rows.cut_short(ids, setting))
-        _step(rows, setting, rows.todo(ids, setting), attempt, token)
-    for _ in range(REFINE_STEPS):
-        for setting, todo in rows.between(ids).items():
-            _step(rows, setting, todo, attempt, token)
+    steps = ladder(req.min_probability, p, _trees(method), req.min_vote_share)
+    with _bar(method, p, len(steps), feedback) as bar:
+        for setting in steps:
+            rows.stopped.update(rows.cut_short(ids, setting))
+            _step(rows, setting, rows.todo(ids, setting), attempt, token)
+            _advance(bar, setting, rows, ids)
+        for _ in range(REFINE_STEPS):
+            for setting, todo in rows.between(ids).items():
+                _step(rows, setting, todo, attempt, token)
+            _advance(bar, None, rows, ids)
     return _assemble(rows, ids, req)
+
+
+def _bar(method: PipelineMethod, p: float, n_steps: int, feedback: bool) -> Any:
+    """A progress bar over the ladder's settings and bisection passes (shown as a single
+    call's bar is: ``verbose``, or a terminal; hidden with ``feedback=False``)."""
+    return progress(
+        total=n_steps + REFINE_STEPS,
+        desc=f"robustness {share_percent(p)}",
+        unit="setting",
+        verbose=method.verbose,
+        disable=not feedback,
+    )
+
+
+def _advance(bar: Any, setting: Setting | None, rows: _Rows, ids: list[Any]) -> None:
+    """One step of the bar: the setting just tried (None: a bisection pass) and how many
+    rows the choosing copies do not yet let reach ``p``."""
+    short = sum(q not in rows.reached for q in ids)
+    bar.set_postfix_str(f"{setting.words() if setting else 'bisecting'}; {short} rows short")
+    bar.update(1)
 
 
 def _step(
