@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.constraints._costs import BoundCosts, FeatureCost
+from counterfact.constraints._costs import BoundCosts, FeatureCost, singular
 
 INF = float("inf")
 
@@ -117,6 +117,14 @@ def test_round_trip_and_words(data):
     x, rows = data.X.iloc[0], data.X.iloc[1:]
     np.testing.assert_array_equal(back.evaluate(x, rows), bound.evaluate(x, rows))
     assert bound.describe(1.49) == "about 3 months of saving"
+    assert bound.describe(0.5) == "about 1 month of saving"  # one month, not "1 months"
+    assert [singular(u) for u in ("hours", "USD", "DM", "ms", "class")] == [
+        "hour",
+        "USD",
+        "DM",
+        "ms",
+        "class",
+    ]
     assert cf.Costs().bind(data.schema, data.X).describe(0.41234) == "0.4123"
 
 

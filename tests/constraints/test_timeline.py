@@ -192,6 +192,9 @@ def test_json_form_and_cli_flag_round_trip() -> None:
     assert d["timeline"]["rates"]["savings"] == [100.0, "inf"]
     assert cf.Constraints.from_dict(d) == c
     assert cf.Constraints.from_dict({"timeline": 6}).timeline == cf.Timeline(6)
+    free = cf.Timeline(6, wait_cost=0)  # free waiting is written, not read back as the default
+    assert free.to_dict()["wait_cost"] == 0 and cf.Timeline.from_dict(free.to_dict()) == free
+    assert cf.Timeline(6).wait_cost == pytest.approx(1 / 24)
     assert constraint_kind("timeline").cli.flag == "--horizon"
     assert "timeline" in c.kinds()
 
@@ -241,4 +244,6 @@ def test_the_timeline_in_words():
     assert t.words() == (
         "within 12 months; savings up at most 0.17 a month; a month of waiting costs 0.042"
     )
-    assert cf.Timeline(horizon=6).words() == "within 6 months"
+    assert cf.Timeline(horizon=6, wait_cost=0).words() == "within 6 months; waiting is free"
+    assert cf.Timeline(horizon=1, wait_cost=0).words() == "within 1 month; waiting is free"
+    assert cf.Timeline(horizon=6).words() == "within 6 months; a month of waiting costs 0.042"

@@ -65,8 +65,10 @@ def method(request: pytest.FixtureRequest, fitted: tuple) -> object:
     return getattr(cf, name)(random_state=0, **kw).fit(model, ds)
 
 
-def _explain(method: object, horizon: int) -> cf.CounterfactualResult:
-    c = cf.Constraints(timeline=cf.Timeline(horizon, rates=RATE))
+def _explain(method: object, horizon: int, **timeline: float) -> cf.CounterfactualResult:
+    """The queries under a timeline of ``horizon`` months; waiting free unless ``timeline``
+    says otherwise (the known answers by hand are for free waiting)."""
+    c = cf.Constraints(timeline=cf.Timeline(horizon, rates=RATE, **{"wait_cost": 0.0, **timeline}))
     return method.explain(QUERIES, constraints=c, target=1)  # type: ignore[attr-defined]
 
 
@@ -89,6 +91,16 @@ def test_waiting_alone_flips_the_decision(method: object) -> None:
     assert _answer(r, 0) == {"age": 46, "savings": 0}
     assert r.elapsed()[(0, 0)] == 12
     assert r.cost()[(0, 0)] == pytest.approx(0.0)  # the age is the waiting: free
+
+
+def test_waiting_costs_a_month_at_the_default_wait_cost(method: object) -> None:
+    """A timeline that does not price waiting prices it at DEFAULT_WAIT_COST (1/24 a month):
+    waiting 12 months costs 0.5 and is still the cheapest answer for age 45 (251 more
+    savings need 3 months and a change, at least 1.125)."""
+    c = cf.Constraints(timeline=cf.Timeline(12, rates=RATE))
+    r = method.explain(QUERIES.head(1), constraints=c, target=1)  # type: ignore[attr-defined]
+    assert _answer(r, 0) == {"age": 46, "savings": 0} and r.status[0] == "optimal"
+    assert r.cost()[(0, 0)] == pytest.approx(12 / 24)
 
 
 def test_time_plus_one_action_is_cheapest(method: object) -> None:

@@ -753,7 +753,8 @@ class BoundCosts:
         """``"about 3 months of saving"`` (with a unit) or ``"0.412"`` (without one)."""
         if self.unit is None:
             return f"{float(cost):.4g}"
-        return f"about {about(self.amount(cost))} {self.unit}"
+        amount = about(self.amount(cost))
+        return f"about {amount} {singular(self.unit) if amount == '1' else self.unit}"
 
     # --------------------------------------------------------- serialising
     def to_dict(self) -> dict[str, Any]:
@@ -775,6 +776,19 @@ class BoundCosts:
             return cls(Costs.from_dict(d["costs"]), schema, knots, tuple(d["spread"]))
         except (KeyError, TypeError, IndexError) as exc:
             raise ValidationError(f"Not a costs document: missing or malformed {exc}.") from None
+
+
+def singular(unit: str) -> str:
+    """A unit's first word without its plural ``s``, for an amount said as 1: ``"months of
+    saving" -> "month of saving"``, ``"hours" -> "hour"``; a word ending in ``ss`` or
+    shorter than three letters, and any unit not ending a first word in ``s``, unchanged
+    (``"USD"``, ``"DM"``). Decision: a unit is the user's own English words, and an
+    English unit names its plural with a final ``s`` often enough that "about 1 months"
+    is the commoner fault."""
+    first, sep, rest = unit.partition(" ")
+    if len(first) < 3 or not first.endswith("s") or first.endswith("ss"):
+        return unit
+    return first[:-1] + sep + rest
 
 
 def about(value: float) -> str:

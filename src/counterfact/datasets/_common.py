@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..constraints import Timeline
+from ..constraints._timeline import DEFAULT_WAIT_COST
 from ..data import Dataset
 from ..exceptions import DatasetNotFoundError, ValidationError
 from ..schema import Feature, Schema
@@ -177,9 +178,8 @@ def _how_to(info: DatasetInfo) -> str:
 
 
 # -------------------------------------------------------------- timelines
-#: one month of waiting in the default timelines, in the default measure of effort's units:
-#: two years of waiting cost as much as one changed feature
-WAIT_COST = 1 / 24
+#: one month of waiting in the default timelines: a timeline's own default
+WAIT_COST = DEFAULT_WAIT_COST
 #: the default horizon, in months
 HORIZON = 24
 #: one year per month, for a feature counted in years (age, years at an address)
