@@ -47,6 +47,10 @@ def test_waiting_is_priced_and_aging_is_not_an_action(setting, timed_audit):
     wait_cost = advice.timeline.wait_cost
     for changes, cost in zip(waits["changes"], waits["cost_effort"], strict=True):
         assert cost == pytest.approx(int(WAIT.match(changes).group(1)) * wait_cost)
+    said = waits["changes"].str.extract(WAIT)[0].astype(float)
+    assert waits["months"].to_numpy() == pytest.approx(said.to_numpy())  # the months column
+    months = result.elapsed().xs(0, level="rank")
+    assert rows["months"].to_numpy() == pytest.approx(months[rows.index].to_numpy())
     assert all(not set(c) & TIME_MOVED for c in rows["changed"])
     assert (waits["n_changed"] == 0).all() and (waits["protected_changed"] == 1).all()
     assert "age" not in set(timed_audit.actions().query("n_changed > 0")["feature"])

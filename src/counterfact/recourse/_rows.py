@@ -138,8 +138,9 @@ def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | No
     timeline a feature only time moves is not an action: it is left out of ``changed`` and
     ``n_changed`` (the change text says it: "in 12 months, if ... (then age 26 -> 27
     years)"), its move costs nothing in ``cost_effort`` and the waiting is priced instead,
-    as :meth:`~counterfact.CounterfactualResult.cost` does; ``protected_changed`` counts a
-    change by waiting too; ``cost_l1`` is the whole move."""
+    as :meth:`~counterfact.CounterfactualResult.cost` does; ``months`` (only under a
+    timeline) is the first answer's elapsed months; ``protected_changed`` counts a change by
+    waiting too; ``cost_l1`` is the whole move."""
     cfs, q = res.counterfactuals, res.queries
     first = cfs.index.get_level_values(1) == 0
     deltas = feature_deltas(res)
@@ -161,6 +162,10 @@ def _first_answers(out: pd.DataFrame, res: Any, method: Any, protected: str | No
     _put(out, "changes", pos, [res.change_text(qid, 0) for qid in ids])
     effort = res.cost(costs=effort_costs(method))  # waiting priced, time's moves free
     _put(out, "cost_effort", pos, effort[first].to_numpy(dtype=float))
+    months = res.elapsed()[first].to_numpy(dtype=float)
+    if not np.isnan(months).all():  # under a timeline: how long the first answer waits
+        out["months"] = np.nan
+        _put(out, "months", pos, months)
     if getattr(res, "costs", None) is not None:  # costs required: each cost in their unit
         user = res.cost()[first].to_numpy(dtype=float)
         _put(out, "cost_user", pos, [res.costs.amount(v) for v in user])
