@@ -81,7 +81,36 @@ def test_a_row_without_an_answer_says_whether_its_fixed_values_rule_out_every_ro
     plain = m.explain(x, constraints=cf.Constraints(immutable=["b"]))
     assert plain.status.tolist() == ["failed", "feasible"]
     assert plain.reason[0] == NONE_KEEPS  # b 9 is kept by no row of class 1
+    n_class_1 = int((model.predict(data.X) == 1).sum())
+    said = f"; of the {n_class_1} rows of the target class, none keeps b 9"
+    assert plain.certificate(0).endswith(said)  # the value named, with the counts
+    assert plain.certificate(0, numbers=False).startswith("nearest observed row: ")
+    assert said in plain.certificate(0, numbers=False)
     capped = m.explain(
         x.iloc[[1]], constraints=cf.Constraints(immutable=["b"], ranges={"a": (0, 4)})
     )
     assert capped.reason[1] == NO_ADMISSIBLE  # rows keep b 3, but a may not reach them
+
+
+def test_the_fixed_values_that_rule_out_every_row_are_named_rarest_first():
+    """Neither b 1 nor c 1 alone rules out the rows of class 1; together they do. The
+    certificate names the rarer first, with exact counts, then the one that empties it."""
+    grid = pd.DataFrame(
+        [(a, b, c) for a in range(11) for b in range(3) for c in range(4)], columns=["a", "b", "c"]
+    )
+    frame = grid[~((grid["b"] == 1) & (grid["c"] == 1) & (grid["a"] > 5))].copy()
+    frame["y"] = (frame["a"] > 5).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(data, "tree", max_depth=None)
+    m = cf.NearestObservable().fit(model, data)
+    r = m.explain(
+        pd.DataFrame({"a": [2], "b": [1], "c": [1]}),
+        constraints=cf.Constraints(immutable=["b", "c"]),
+    )
+    pos = data.X[model.predict(data.X) == 1]
+    n_c = int((pos["c"] == 1).sum())  # 5 values of a x 2 other b: rarer than b 1
+    assert n_c < int((pos["b"] == 1).sum())
+    said = (
+        f"of the {len(pos)} rows of the target class, {n_c} keep c 1; none of those also keeps b 1"
+    )
+    assert r.certificate(0).endswith(said), r.certificate(0)

@@ -85,12 +85,21 @@ class QueryBounds:
         feature's one allowed value (:attr:`FeatureBounds.fixed`: immutable, not allowed
         to vary, or moved only by time without a timeline), as :func:`changed` compares."""
         keeps = np.ones(len(frame), dtype=bool)
+        for _, _, kept in self.fixed_masks(frame):
+            keeps &= kept
+        return keeps
+
+    def fixed_masks(self, frame: pd.DataFrame) -> list[tuple[Feature, Any, np.ndarray]]:
+        """Per fixed feature (:meth:`keep_fixed`): the feature, its one allowed value and,
+        per row of ``frame``, whether the row keeps it."""
+        out = []
         for b in self.features:
             if b.fixed:
                 only = b.values[0] if b.values is not None else b.lower
                 col = frame[b.feature.name].tolist()
-                keeps &= np.array([not changed(b.feature, v, only) for v in col], dtype=bool)
-        return keeps
+                kept = np.array([not changed(b.feature, v, only) for v in col], dtype=bool)
+                out.append((b.feature, only, kept))
+        return out
 
     def bound_relations(self) -> tuple[BoundRelation, ...]:
         """The relations of this query in solver units (values, ranks, category indices)."""

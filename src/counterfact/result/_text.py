@@ -323,4 +323,7 @@ changes or smaller moves may exist'
     if status == "optimal":
         return f"{sentence}; smaller meaning {measure.lesser}"
     proven = sentence.partition(": ")[2].startswith("proven")
-    return certificate_text(name, status, {"reason": reason}, proves_infeasibility=proven)
+    said = certificate_text(name, status, {"reason": reason}, proves_infeasibility=proven)
+    # what the method's own sentence adds after the same words (the nearest observed row:
+    # which fixed values rule out every row of the target class) is kept
+    return sentence if sentence.startswith(said) else said

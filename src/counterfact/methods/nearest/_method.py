@@ -10,6 +10,7 @@ import pandas as pd
 
 from ..._utils._validation import Interval, Options, TypeSpec
 from ...metrics._distances import DistanceEncoder
+from ...schema._format import format_value
 from .._base import CounterfactualMethod
 from .._pipeline import Candidates, Query
 from .._pipeline._calendar import project_time
@@ -29,6 +30,36 @@ NONE_KEEPS = (
     "features, those not allowed to vary, and those only time moves unless a timeline is "
     "given)"
 )
+
+
+#: the diagnostics key of which fixed values rule out every row of the target class
+FIXED_KEPT = "fixed_kept"
+#: the most fixed values :func:`_fixed_words` names
+MAX_NAMED = 4
+
+
+def _fixed_words(query: Query, rows: pd.DataFrame) -> str:
+    """Which of the row's fixed values rule out the observed ``rows`` of the target class:
+    the rarest kept first, then each value that the fewest of the rows left also keep,
+    until none is left (at most :data:`MAX_NAMED` named). ``"of the 560 rows of the target
+    class, 31 keep age 26 years; none of those also keeps personal_status 'male single'"``.
+    Decision: a greedy order, not the smallest set of values that rules every row out (a
+    set-cover problem); the values named are a cause, each count exact."""
+    masks = query.bounds.fixed_masks(rows)
+    left = np.ones(len(rows), dtype=bool)
+    parts: list[str] = []
+    while masks and left.any() and len(parts) < MAX_NAMED:
+        k = min(range(len(masks)), key=lambda i: int((left & masks[i][2]).sum()))
+        feature, value, kept = masks.pop(k)
+        left &= kept
+        n = int(left.sum())
+        said = format_value(feature, value, unit=True)
+        said = said if feature.is_numeric else repr(said)
+        verb = "keep" if n > 1 else "keeps"
+        head = f"{n or 'none'}{' of those also' if parts else ''} {verb}"
+        parts.append(f"{head} {feature.name} {said}")
+    more = "; and so on" if left.any() else ""
+    return f"of the {len(rows)} rows of the target class, " + "; ".join(parts) + more
 
 
 def _is_nearest(d: Mapping[str, Any]) -> bool:
@@ -128,7 +159,8 @@ class NearestObservable(CounterfactualMethod):
                 "the constraints admit (exact among the observed rows; not a proof that no "
                 f"smaller change exists), smaller meaning {d['measure']}"
             )
-        return super().certificate(status, diagnostics)
+        base = super().certificate(status, diagnostics)
+        return f"{base}; {d[FIXED_KEPT]}" if d.get(FIXED_KEPT) else base
 
     def answer_value(self, query: Query, row: pd.Series) -> float | None:
         """The returned answer's value in the measure the rows were ordered by."""
@@ -172,8 +204,11 @@ class NearestObservable(CounterfactualMethod):
             )
         ok = query.bounds.satisfied(pool.iloc[cand])
         if not ok.any():
-            why = NO_ADMISSIBLE if query.bounds.keep_fixed(pool.iloc[cand]).any() else NONE_KEEPS
-            return Candidates(pool.iloc[0:0], "failed", {"reason": why})
+            rows = pool.iloc[cand]
+            if query.bounds.keep_fixed(rows).any():
+                return Candidates(pool.iloc[0:0], "failed", {"reason": NO_ADMISSIBLE})
+            said = {"reason": NONE_KEEPS, FIXED_KEPT: _fixed_words(query, rows)}
+            return Candidates(pool.iloc[0:0], "failed", said)
         cand = cand[ok]
         qv = self._encoder.transform(query.x.to_frame().T)[0]
         if query.costs is not None:  # the call's costs replace the norm
