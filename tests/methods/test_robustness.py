@@ -640,3 +640,33 @@ def test_a_bar_follows_the_ladder_when_asked_and_none_otherwise(german, capsys):
     quiet = cf.methods.get("nearest").fit(model, train)
     quiet.explain(rows.head(3), requirements=req)
     assert "robustness 80 %" not in capsys.readouterr().err
+
+
+def test_a_model_without_an_exact_margin_climbs_the_copies_alone():
+    """A multi-class logistic regression has no exact margin for MACE: the ladder leaves
+    the margins out (it raised about a ``min_probability`` the user never gave), every
+    answer comes from the copies, and a row short of ``p`` says no margin was tried."""
+    from sklearn.datasets import make_classification
+
+    from counterfact.methods._pipeline._robustness import ladder
+
+    assert [s.words() for s in ladder(None, 0.9, margins=False)] == [
+        "plain",
+        "4 copies",
+        "8 copies",
+    ]
+    X, y = make_classification(
+        n_samples=400, n_features=4, n_informative=3, n_redundant=0, n_classes=3, random_state=0
+    )
+    data = cf.Dataset.from_frame(pd.DataFrame(X, columns=list("abcd")).assign(y=y), target="y")
+    model = cf.models.fit(data, "lr", random_state=0)
+    rows = data.X[model.predict(data.X) == 0].head(3)
+    mace = fast_method("mace", random_state=0).fit(model, data)
+    with pytest.raises(cf.exceptions.UnsupportedConstraintError, match="min_probability"):
+        mace.explain(rows, target=2, requirements=cf.Requirements(min_probability=0.6))
+    r = mace.explain(rows, target=2, requirements=cf.Requirements(robustness=0.8))
+    table = r.robustness()
+    assert len(table) == 3 and not table["setting"].str.contains("margin").any()
+    short = table.index[~table["reached"]].get_level_values(0)
+    assert len(short) >= 1  # seeded: one row stays short of 0.8
+    assert all("No margin was tried" in r.certificate(q) for q in short)

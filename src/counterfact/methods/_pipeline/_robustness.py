@@ -136,15 +136,23 @@ def _cut(share: float) -> str:
 
 
 def ladder(
-    floor: float | None, p: float, n_trees: int | None = None, vote_floor: float | None = None
+    floor: float | None,
+    p: float,
+    n_trees: int | None = None,
+    vote_floor: float | None = None,
+    margins: bool = True,
 ) -> list[Setting]:
     """The settings tried, in order: the floor (the user's ``min_probability``, else the
     plain decision); for a forest of ``n_trees`` trees, Forel et al.'s vote shares for
     the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the search copies
     with the margins of :data:`WITH_COPIES`. The user's ``min_vote_share``
     (``vote_floor``) stays in every setting, as the user's margin does: the vote rungs
-    below it are dropped and every other setting keeps it."""
+    below it are dropped and every other setting keeps it. ``margins=False`` (an exact
+    method whose model has no exact margin, :func:`_margins`) leaves out every margin above
+    the floor: the copies are tried without one."""
     least = 0.0 if floor is None else floor
+    if not margins:
+        least = math.inf
     votes: list[Setting] = []
     if n_trees is not None:
         levels = {a for a in (*VOTE_LEVELS, 1.0 - p) if 0.0 < a < 0.5}
@@ -167,7 +175,13 @@ def robustness_calls(method: PipelineMethod, req: Requirements) -> int:
     robustness requirement. A caller with a deadline (the server) sizes it by this."""
     if req.robustness is None:
         return 1
-    steps = ladder(req.min_probability, float(req.robustness), _trees(method), req.min_vote_share)
+    steps = ladder(
+        req.min_probability,
+        float(req.robustness),
+        _trees(method),
+        req.min_vote_share,
+        _margins(method),
+    )
     return len(steps) + REFINE_STEPS * (1 + len(WITH_COPIES))
 
 
@@ -178,6 +192,18 @@ def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> Copies |
     if req.robustness is None:
         return None
     return copies_for(method, req.robustness_copies or ROBUSTNESS_COPIES)
+
+
+def _margins(method: PipelineMethod) -> bool:
+    """Whether the ladder may ask ``method`` for a margin: always for a method that searches
+    and verifies; for an exact one (MACE, CE-OCL) only where its model's probability is a
+    linear function of its compiled outputs (the link measured at fit: binary logistic,
+    boosted and neural models, forests). Decision: a multi-class logistic regression has
+    no exact margin, and a ladder that asked for one raised an error about a
+    ``min_probability`` the user never gave; its rows now climb the copies alone, and a row
+    short of ``p`` says that no margin was tried."""
+    exact = getattr(method, "exact_", None)
+    return exact is None or bool(getattr(exact, "link", ""))
 
 
 def _trees(method: PipelineMethod) -> int | None:
@@ -246,6 +272,8 @@ class _Rows:
     n: int
     floor: float | None = None
     vote_floor: float | None = None
+    #: whether margins above the floor were tried (:func:`_margins`)
+    margins: bool = True
     best: dict[Any, _Attempt] = field(default_factory=dict)
     first: dict[Any, CounterfactualResult] = field(default_factory=dict)
     reached: dict[Any, list[Setting]] = field(default_factory=dict)
@@ -358,7 +386,7 @@ def explain_robust(
     p = float(req.robustness)  # type: ignore[arg-type]
     n = req.robustness_copies or ROBUSTNESS_COPIES
     copies = copies_for(method, n)
-    rows = _Rows(p, n, req.min_probability, req.min_vote_share)
+    rows = _Rows(p, n, req.min_probability, req.min_vote_share, margins=_margins(method))
 
     def attempt(setting: Setting, todo: list[Any]) -> None:
         pos = frame.index.get_indexer(todo)
@@ -374,7 +402,7 @@ def explain_robust(
         rows.record(setting, result, copies, method.effort_)
 
     token = call.get("cancel")
-    steps = ladder(req.min_probability, p, _trees(method), req.min_vote_share)
+    steps = ladder(req.min_probability, p, _trees(method), req.min_vote_share, rows.margins)
     with _bar(method, p, len(steps), feedback) as bar:
         for setting in steps:
             rows.stopped.update(rows.cut_short(ids, setting))
@@ -571,9 +599,16 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
         if share < rows.p - 1e-12
         else "as many as asked, but the copies that choose did not confirm it"
     )
+    untried = (
+        ""
+        if rows.margins
+        else " No margin was tried: the method cannot encode one exactly for this model (its "
+        "probability is not a linear function of its outputs)."
+    )
     return (
         f"No setting tried reached robustness {share_percent(rows.p)} on the {choosing} "
         f"retrained copies that choose; this is the most robust answer found: {held}, {gap}."
+        f"{untried}"
     )
 
 
