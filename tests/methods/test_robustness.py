@@ -642,7 +642,8 @@ def test_a_bar_follows_the_ladder_when_asked_and_none_otherwise(german, capsys):
     assert "robustness 80 %" not in capsys.readouterr().err
 
 
-def test_a_model_without_an_exact_margin_climbs_the_copies_alone():
+@pytest.mark.parametrize("name", ["mace", "ceocl"])
+def test_a_model_without_an_exact_margin_climbs_the_copies_alone(name):
     """A multi-class logistic regression has no exact margin for MACE: the ladder leaves
     the margins out (it raised about a ``min_probability`` the user never gave), every
     answer comes from the copies, and a row short of ``p`` says no margin was tried."""
@@ -661,10 +662,10 @@ def test_a_model_without_an_exact_margin_climbs_the_copies_alone():
     data = cf.Dataset.from_frame(pd.DataFrame(X, columns=list("abcd")).assign(y=y), target="y")
     model = cf.models.fit(data, "lr", random_state=0)
     rows = data.X[model.predict(data.X) == 0].head(3)
-    mace = fast_method("mace", random_state=0).fit(model, data)
+    exact = fast_method(name, random_state=0).fit(model, data)
     with pytest.raises(cf.exceptions.UnsupportedConstraintError, match="min_probability"):
-        mace.explain(rows, target=2, requirements=cf.Requirements(min_probability=0.6))
-    r = mace.explain(rows, target=2, requirements=cf.Requirements(robustness=0.8))
+        exact.explain(rows, target=2, requirements=cf.Requirements(min_probability=0.6))
+    r = exact.explain(rows, target=2, requirements=cf.Requirements(robustness=0.8))
     table = r.robustness()
     assert len(table) == 3 and not table["setting"].str.contains("margin").any()
     short = table.index[~table["reached"]].get_level_values(0)

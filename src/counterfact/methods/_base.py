@@ -421,6 +421,12 @@ class CounterfactualMethod:
         than revert those smaller than a feature's step.  Default: no."""
         return False
 
+    def _encodes_margin(self) -> bool:
+        """Hook: whether a margin (``min_probability``) may be asked of the fitted method
+        for its model. Default: yes (a method that searches and verifies checks the margin
+        with the model's own probabilities); an exact method says where it can encode one."""
+        return True
+
     def _distance_norm(self) -> Any:
         """Hook: the norm the method measures distance with (its answers are listed
         by it): the ``norm`` parameter when the method has one, else None."""

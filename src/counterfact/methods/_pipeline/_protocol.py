@@ -56,6 +56,7 @@ PIPELINE_READS: frozenset[str] = frozenset(
         "_sparsifies",
         "_own_region",
         "_distance_norm",
+        "_encodes_margin",
         "certificate",
         "certificate_record",
         "answer_value",
@@ -127,6 +128,10 @@ class PipelineMethod(Protocol):
 
     def _distance_norm(self) -> Any:
         """The norm the method measures distance with (None: the pipeline's l1)."""
+
+    def _encodes_margin(self) -> bool:
+        """Whether a margin (``min_probability``) may be asked of the fitted method for
+        its model."""
 
     def certificate(self, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
         """The guarantee behind one query's answer, in plain words."""

@@ -202,8 +202,7 @@ def _margins(method: PipelineMethod) -> bool:
     no exact margin, and a ladder that asked for one raised an error about a
     ``min_probability`` the user never gave; its rows now climb the copies alone, and a row
     short of ``p`` says that no margin was tried."""
-    exact = getattr(method, "exact_", None)
-    return exact is None or bool(getattr(exact, "link", ""))
+    return method._encodes_margin()
 
 
 def _trees(method: PipelineMethod) -> int | None:

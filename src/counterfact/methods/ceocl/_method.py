@@ -341,6 +341,11 @@ class CEOCL(CounterfactualMethod):
         """With a trust region, the answers' moves are the MIP's own: the pipeline keeps them."""
         return self.trust_region is not None
 
+    def _encodes_margin(self) -> bool:
+        """A margin is exact only where the model's probability is a linear function of
+        its compiled outputs (the link measured at fit)."""
+        return bool(self.exact_.link)
+
     def measure_name(self) -> str | None:
         return f"CE-OCL objective (norm {self.norm}, alpha {self.alpha})"
 

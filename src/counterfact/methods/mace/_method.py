@@ -350,6 +350,11 @@ class MACE(CounterfactualMethod):
         if self.solver_ == "z3" and self.warm_start > 0:
             self._observed(0)
 
+    def _encodes_margin(self) -> bool:
+        """A margin is exact only where the model's probability is a linear function of
+        its compiled outputs (the link measured at fit)."""
+        return bool(self.exact_.link)
+
     @classmethod
     def certificate_record(
         cls, status: str, diagnostics: Mapping[str, Any] | None = None
