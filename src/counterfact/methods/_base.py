@@ -27,6 +27,10 @@ plugs into these documented hooks, and only these (:data:`HOOKS`):
 * ``_distance_norm(self)`` (optional): the norm the method measures distance
   with, by which its answers are listed (default: the ``norm`` parameter when
   the method has one; the pipeline uses l1 for anything else);
+* ``_encodes_margin(self) -> bool`` (optional): whether a margin
+  (``min_probability``) may be asked of the fitted method for its model; an exact
+  method says where it can encode one, and ``Requirements(robustness=p)`` leaves the
+  margins out where it cannot (default True);
 * ``certificate(status, diagnostics)`` and ``guarantee(params)`` (classmethods,
   optional): the method's guarantee in plain words, for one answer and for a
   whole run.
@@ -90,6 +94,7 @@ HOOKS: frozenset[str] = frozenset(
         "_sparsifies",
         "_own_region",
         "_distance_norm",
+        "_encodes_margin",
     }
 )
 
