@@ -323,21 +323,19 @@ def bound_robustness(args: argparse.Namespace, method: Any, req: Requirements) -
         each = f", each with a time limit of {method.time_limit:g} s per row"
         if args.time_limit is None and params["time_limit"] is None:
             each += " (the --robustness default; --time-limit changes it)"
-    kinds = (
-        "margins, vote shares, retrained copies"
-        if _is_forest(method.model_)
-        else ("margins, retrained copies")
-    )
+    steps = methods.robustness_ladder(method, req)
+    kinds = [
+        kind
+        for kind, used in (
+            ("vote shares", any(s.vote_share is not None for s in steps)),
+            ("margins", any(s.margin is not None for s in steps)),
+            ("retrained copies", any(s.copies for s in steps)),
+        )
+        if used
+    ]
     calls = methods.robustness_calls(method, req)
-    info(args, f"--robustness {req.robustness:g}: up to {calls} searches per row ({kinds}){each}")
-
-
-def _is_forest(model: Any) -> bool:
-    try:
-        forest_of(model)
-    except CounterfactError:
-        return False
-    return True
+    said = f"up to {calls} searches per row ({', '.join(kinds)}){each}"
+    info(args, f"--robustness {req.robustness:g}: {said}")
 
 
 def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:

@@ -21,6 +21,7 @@ from ._pipeline import (
     explain_in_chunks,
     fit_robustness_copies,
     robustness_calls,
+    robustness_ladder,
 )
 from ._registry import classes, default_method, get, get_class, names, register
 from ._tags import MethodTags
@@ -41,6 +42,7 @@ __all__ = [
     "names",
     "register",
     "robustness_calls",
+    "robustness_ladder",
 ]
 
 

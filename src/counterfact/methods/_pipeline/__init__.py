@@ -53,7 +53,7 @@ from ._explain import explain
 from ._judge import Judge, make_judge
 from ._protocol import PIPELINE_READS, PipelineMethod
 from ._query import Candidates, Query, pooled_deadline
-from ._robustness import fit_robustness_copies, robustness_calls
+from ._robustness import fit_robustness_copies, robustness_calls, robustness_ladder
 from ._snap import resolution, snap_frame, snap_matrix
 from ._verify import check_rows
 
@@ -80,6 +80,7 @@ __all__ = [
     "pooled_deadline",
     "resolution",
     "robustness_calls",
+    "robustness_ladder",
     "snap_frame",
     "snap_matrix",
     "solver_steps",

@@ -66,7 +66,14 @@ from ._copies import CHOOSING, SEARCH_COPIES, Copies, accepted, copies_for, reac
 from ._prepare import query_frame
 from ._protocol import PipelineMethod
 
-__all__ = ["Setting", "explain_robust", "fit_robustness_copies", "ladder", "robustness_calls"]
+__all__ = [
+    "Setting",
+    "explain_robust",
+    "fit_robustness_copies",
+    "ladder",
+    "robustness_calls",
+    "robustness_ladder",
+]
 
 #: the margins tried without copies, after the plain decision
 MARGINS = (0.6, 0.7, 0.8, 0.9)
@@ -175,14 +182,22 @@ def robustness_calls(method: PipelineMethod, req: Requirements) -> int:
     robustness requirement. A caller with a deadline (the server) sizes it by this."""
     if req.robustness is None:
         return 1
-    steps = ladder(
+    return len(robustness_ladder(method, req)) + REFINE_STEPS * (1 + len(WITH_COPIES))
+
+
+def robustness_ladder(method: PipelineMethod, req: Requirements) -> list[Setting]:
+    """The settings ``req``'s robustness tries for the fitted ``method``, in order
+    (:func:`ladder` for its model: vote shares for a forest, margins where the method
+    may ask for one); empty without a robustness requirement."""
+    if req.robustness is None:
+        return []
+    return ladder(
         req.min_probability,
         float(req.robustness),
         _trees(method),
         req.min_vote_share,
         _margins(method),
     )
-    return len(steps) + REFINE_STEPS * (1 + len(WITH_COPIES))
 
 
 def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> Copies | None:
@@ -401,7 +416,7 @@ def explain_robust(
         rows.record(setting, result, copies, method.effort_)
 
     token = call.get("cancel")
-    steps = ladder(req.min_probability, p, _trees(method), req.min_vote_share, rows.margins)
+    steps = robustness_ladder(method, req)
     with _bar(method, p, len(steps), feedback) as bar:
         for setting in steps:
             rows.stopped.update(rows.cut_short(ids, setting))
