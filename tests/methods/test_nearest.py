@@ -114,3 +114,22 @@ def test_the_fixed_values_that_rule_out_every_row_are_named_rarest_first():
         f"of the {len(pos)} rows of the target class, {n_c} keep c 1; none of those also keeps b 1"
     )
     assert r.certificate(0).endswith(said), r.certificate(0)
+
+
+def test_past_four_values_the_certificate_says_none_keeps_them_all():
+    """Six fixed values, each common, none kept all at once by a row of class 1: four are
+    named with their counts, and the certificate ends by saying none keeps all six."""
+    bits = [f"b{i}" for i in range(6)]
+    grid = pd.DataFrame(
+        [(a, *((k >> i) & 1 for i in range(6))) for a in range(11) for k in range(64)],
+        columns=["a", *bits],
+    )
+    frame = grid[~((grid[bits] == 1).all(axis=1) & (grid["a"] > 5))].copy()
+    frame["y"] = (frame["a"] > 5).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(data, "tree", max_depth=None)
+    x = pd.DataFrame([[2, *[1] * 6]], columns=["a", *bits])
+    m = cf.NearestObservable().fit(model, data)
+    said = m.explain(x, constraints=cf.Constraints(immutable=bits)).certificate(0)
+    assert said.endswith("; none keeps all 6 values that may not change"), said
+    assert said.count(" of those also keep") == 3  # four named: the first, then three more
