@@ -80,18 +80,11 @@ class QueryBounds:
         """Features that may change."""
         return [b.feature.name for b in self.features if not b.fixed]
 
-    def keep_fixed(self, frame: pd.DataFrame) -> np.ndarray:
-        """Per row of ``frame`` (raw, schema columns): whether it keeps every fixed
-        feature's one allowed value (:attr:`FeatureBounds.fixed`: immutable, not allowed
-        to vary, or moved only by time without a timeline), as :func:`changed` compares."""
-        keeps = np.ones(len(frame), dtype=bool)
-        for _, _, kept in self.fixed_masks(frame):
-            keeps &= kept
-        return keeps
-
     def fixed_masks(self, frame: pd.DataFrame) -> list[tuple[Feature, Any, np.ndarray]]:
-        """Per fixed feature (:meth:`keep_fixed`): the feature, its one allowed value and,
-        per row of ``frame``, whether the row keeps it."""
+        """Per fixed feature (:attr:`FeatureBounds.fixed`: immutable, not allowed to vary, or
+        moved only by time without a timeline): the feature, its one allowed value and, per
+        row of ``frame`` (raw, schema columns), whether the row keeps it, as :func:`changed`
+        compares."""
         out = []
         for b in self.features:
             if b.fixed:

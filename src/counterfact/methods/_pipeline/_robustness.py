@@ -154,12 +154,13 @@ def ladder(
     the levels :data:`VOTE_LEVELS` and ``1 - p``; the larger margins; the search copies
     with the margins of :data:`WITH_COPIES`. The user's ``min_vote_share``
     (``vote_floor``) stays in every setting, as the user's margin does: the vote rungs
-    below it are dropped and every other setting keeps it. ``margins=False`` (an exact
-    method whose model has no exact margin, :func:`_margins`) leaves out every margin above
-    the floor: the copies are tried without one."""
-    least = 0.0 if floor is None else floor
-    if not margins:
-        least = math.inf
+    below it are dropped and every other setting keeps it. ``margins=False`` leaves out
+    every margin above the floor, and the copies are tried without one. Decision: an exact
+    method whose model has no exact margin (a multi-class logistic regression under MACE or
+    CE-OCL: its ``_encodes_margin`` is False) raised, from the first margin rung, an error
+    about a ``min_probability`` the user never gave; its rows now climb the copies alone,
+    and a row short of ``p`` says that no margin was tried."""
+    least = (0.0 if floor is None else floor) if margins else math.inf
     votes: list[Setting] = []
     if n_trees is not None:
         levels = {a for a in (*VOTE_LEVELS, 1.0 - p) if 0.0 < a < 0.5}
@@ -196,7 +197,7 @@ def robustness_ladder(method: PipelineMethod, req: Requirements) -> list[Setting
         float(req.robustness),
         _trees(method),
         req.min_vote_share,
-        _margins(method),
+        method._encodes_margin(),
     )
 
 
@@ -207,17 +208,6 @@ def fit_robustness_copies(method: PipelineMethod, req: Requirements) -> Copies |
     if req.robustness is None:
         return None
     return copies_for(method, req.robustness_copies or ROBUSTNESS_COPIES)
-
-
-def _margins(method: PipelineMethod) -> bool:
-    """Whether the ladder may ask ``method`` for a margin: always for a method that searches
-    and verifies; for an exact one (MACE, CE-OCL) only where its model's probability is a
-    linear function of its compiled outputs (the link measured at fit: binary logistic,
-    boosted and neural models, forests). Decision: a multi-class logistic regression has
-    no exact margin, and a ladder that asked for one raised an error about a
-    ``min_probability`` the user never gave; its rows now climb the copies alone, and a row
-    short of ``p`` says that no margin was tried."""
-    return method._encodes_margin()
 
 
 def _trees(method: PipelineMethod) -> int | None:
@@ -286,7 +276,7 @@ class _Rows:
     n: int
     floor: float | None = None
     vote_floor: float | None = None
-    #: whether margins above the floor were tried (:func:`_margins`)
+    #: whether margins above the floor were tried (the method's ``_encodes_margin``)
     margins: bool = True
     best: dict[Any, _Attempt] = field(default_factory=dict)
     first: dict[Any, CounterfactualResult] = field(default_factory=dict)
@@ -400,7 +390,8 @@ def explain_robust(
     p = float(req.robustness)  # type: ignore[arg-type]
     n = req.robustness_copies or ROBUSTNESS_COPIES
     copies = copies_for(method, n)
-    rows = _Rows(p, n, req.min_probability, req.min_vote_share, margins=_margins(method))
+    margins = method._encodes_margin()
+    rows = _Rows(p, n, req.min_probability, req.min_vote_share, margins=margins)
 
     def attempt(setting: Setting, todo: list[Any]) -> None:
         pos = frame.index.get_indexer(todo)

@@ -38,8 +38,9 @@ FIXED_KEPT = "fixed_kept"
 MAX_NAMED = 4
 
 
-def _fixed_words(query: Query, rows: pd.DataFrame) -> str:
-    """Which of the row's fixed values rule out the observed ``rows`` of the target class:
+def _fixed_words(masks: list[tuple[Any, Any, np.ndarray]], n_rows: int) -> str:
+    """Which of the row's fixed values (``masks``: :meth:`QueryBounds.fixed_masks` over the
+    ``n_rows`` observed rows of the target class) rule those rows out:
     the rarest kept first, then each value that the fewest of the rows left also keep,
     until none is left (at most :data:`MAX_NAMED` named, then that none keeps them all).
     German Credit's logistic regression, test row 383: ``"of the 653 rows of the target
@@ -47,9 +48,9 @@ def _fixed_words(query: Query, rows: pd.DataFrame) -> str:
     assigned'; none of those also keeps purpose 'car (new)'"``. Decision: a greedy order,
     not the smallest set of values that rules every row out (a set-cover problem); the
     values named are a cause, each count exact."""
-    masks = query.bounds.fixed_masks(rows)
+    masks = list(masks)
     n_fixed = len(masks)
-    left = np.ones(len(rows), dtype=bool)
+    left = np.ones(n_rows, dtype=bool)
     parts: list[str] = []
     while masks and left.any() and len(parts) < MAX_NAMED:
         k = min(range(len(masks)), key=lambda i: int((left & masks[i][2]).sum()))
@@ -62,7 +63,7 @@ def _fixed_words(query: Query, rows: pd.DataFrame) -> str:
         head = f"{n or 'none'}{' of those also' if parts else ''} {verb}"
         parts.append(f"{head} {feature.name} {said}")
     more = f"; none keeps all {n_fixed} values that may not change" if left.any() else ""
-    return f"of the {len(rows)} rows of the target class, " + "; ".join(parts) + more
+    return f"of the {n_rows} rows of the target class, " + "; ".join(parts) + more
 
 
 def _is_nearest(d: Mapping[str, Any]) -> bool:
@@ -207,10 +208,10 @@ class NearestObservable(CounterfactualMethod):
             )
         ok = query.bounds.satisfied(pool.iloc[cand])
         if not ok.any():
-            rows = pool.iloc[cand]
-            if query.bounds.keep_fixed(rows).any():
+            masks = query.bounds.fixed_masks(pool.iloc[cand])  # once: the test and the words
+            if not masks or np.all([kept for *_, kept in masks], axis=0).any():
                 return Candidates(pool.iloc[0:0], "failed", {"reason": NO_ADMISSIBLE})
-            said = {"reason": NONE_KEEPS, FIXED_KEPT: _fixed_words(query, rows)}
+            said = {"reason": NONE_KEEPS, FIXED_KEPT: _fixed_words(masks, cand.size)}
             return Candidates(pool.iloc[0:0], "failed", said)
         cand = cand[ok]
         qv = self._encoder.transform(query.x.to_frame().T)[0]
