@@ -29,3 +29,22 @@ def test_own_csv_takes_the_horizon_alone(capsys: pytest.CaptureFixture, tmp_path
     cf.datasets.load("german_credit").frame.iloc[:300].to_csv(path, index=False)
     argv = ["explain", "--data", str(path), "--target", "credit_risk", *ROWS, "--horizon", "6"]
     assert cf.Timeline.from_dict(_constraints(capsys, argv)["timeline"]) == cf.Timeline(6)
+
+
+@pytest.mark.parametrize("months", ["-3", "601"])
+def test_a_horizon_out_of_range_is_refused_in_the_command_lines_words(capsys, months) -> None:
+    argv = ["explain", "--dataset", "german_credit", "--model", "lr", "--method", "nearest"]
+    assert main([*argv, "--rows", "0:1", "--horizon", months]) == 2
+    err = capsys.readouterr().err
+    assert "--horizon must be a whole number of months from 0 to 600" in err and months in err
+    assert "Timeline.horizon" not in err
+
+
+def test_a_horizon_on_data_that_nothing_moves_says_waiting_helps_no_answer(capsys) -> None:
+    argv = ["explain", "--dataset", "wine_quality_red", "--model", "lr", "--method", "nearest"]
+    assert main([*argv, "--rows", "0:1", "--horizon", "12"]) == 0
+    assert "--horizon 12: no feature of this data changes with time" in capsys.readouterr().err
+    argv = ["explain", "--dataset", "german_credit", "--model", "lr", "--method", "nearest"]
+    assert main([*argv, "--rows", "0:3", "--horizon", "12"]) == 0
+    err = capsys.readouterr().err
+    assert "fitted a 'lr' model" in err and "no feature of this data" not in err

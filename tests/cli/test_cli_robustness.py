@@ -59,7 +59,7 @@ def test_a_vote_share_is_refused_for_a_model_without_trees(capsys):
     assert "forest" in err.lower()
     # in the command line's words, and before the method is fitted (no "fitted in" line)
     assert "--min-vote-share counts the votes" in err and "--model lr" in err
-    assert "Use --min-probability or --robust-to" in err
+    assert "Use --robustness, --min-probability or --robust-to" in err
 
 
 def test_a_vote_share_is_refused_before_the_method_is_fitted(capsys):
@@ -71,7 +71,8 @@ def test_a_vote_share_is_refused_before_the_method_is_fitted(capsys):
 def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     argv = ["audit", "--dataset", "german_credit", "--model", "rf", "--method", "mace"]
     argv += ["--max-rows", "12", "--robustness", "0.7", "--min-vote-share", "0.6"]
-    assert main([*argv, "--no-html", "--out", str(tmp_path), "--time-limit", "10", "-q"]) == 0
+    assert main([*argv, "--out", str(tmp_path), "--time-limit", "10", "-q"]) == 0
+    printed = capsys.readouterr().out
     saved = json.loads((tmp_path / "audit.json").read_text())
     assert (saved["meta"]["robustness"], saved["meta"]["min_vote_share"]) == (0.7, 0.6)
     said = saved["guarantee"]["recourse"]
@@ -79,6 +80,16 @@ def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     assert "holds among the answers under that setting" in said
     per_row = pd.read_csv(tmp_path / "per_row.csv")
     assert (per_row["outcome"] == "recourse").any()
+    # the share of rejected rows whose recourse holds, per group as overall: printed, in
+    # summary.csv and in the report
+    rejected = per_row[per_row["rejected"]]
+    holds = (rejected["outcome"] == "recourse") & rejected["robustness_reached"].eq(True)
+    overall = pd.read_csv(tmp_path / "summary.csv").iloc[0]
+    assert overall["n_holding"] == int(holds.sum())
+    assert overall["holding_rate"] == pytest.approx(holds.sum() / len(rejected))
+    assert "holding_rate" in printed.splitlines()[0]
+    report = (tmp_path / "audit.html").read_text()
+    assert f"recourse that holds ({int(holds.sum())} rows)" in report
 
 
 def test_a_row_without_an_answer_says_the_margin_it_was_searched_under(capsys):
@@ -121,6 +132,11 @@ def test_robustness_bounds_a_method_without_a_time_limit(capsys):
     assert f"--robustness 0.9: up to {calls} searches per row" in err
     assert "(vote shares, margins, retrained copies)" in err
     assert f"time limit of {ROBUSTNESS_TIME_LIMIT:g} s per row (the --robustness default" in err
+    # refitting the copies comes first, and may take longer than the searches (an MLP)
+    assert "first, the model is refitted up to 32 times on resamples" in err
+    assert cf.methods.robustness_refits(req) == 8 + 16 + 8
+    assert cf.methods.robustness_refits(cf.Requirements(robustness=0.9, robustness_copies=4)) == 20
+    assert cf.methods.robustness_refits(cf.Requirements()) == 0
 
 
 def test_robustness_keeps_the_users_time_limit_and_leaves_other_runs_alone(capsys):

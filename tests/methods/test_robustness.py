@@ -313,13 +313,20 @@ def test_numpy_numbers_are_numbers():
         min_probability=np.float32(0.6),
         min_vote_share=np.float64(0.7),
     )
-    assert asked.robustness == pytest.approx(0.9) and asked.robustness_copies == 6
+    assert asked.robustness == 0.9 and asked.robustness_copies == 6  # the share typed
+    assert asked.min_probability == 0.6
     assert type(asked.robustness_copies) is int and type(asked.robustness) is float
     assert cf.vote_share_for(np.int64(100), np.float32(0.05)) == pytest.approx(
         cf.vote_share_for(100, 0.05), abs=1e-6
     )
     with pytest.raises(ValidationError, match="robustness"):
         cf.Requirements(robustness=np.bool_(True))
+
+
+def test_a_dict_of_requirements_is_refused_with_every_field_named(german):
+    _, _, rows, _, method = german
+    with pytest.raises(ValidationError, match=r"robustness.*Requirements\(\*\*that_dict\)"):
+        method.explain(rows.head(1), requirements={"robustness": 0.9})
 
 
 def test_robustness_and_robust_to_together_are_refused(german):
@@ -391,6 +398,9 @@ def test_the_audit_and_the_page_say_what_was_asked(german):
     rec = audit.per_row["outcome"] == "recourse"
     n, k = int(rec.sum()), int(said[rec].fillna(False).astype(bool).sum())
     assert f"Of the {n} rows with recourse, {k} are said to reach it" in audit.guarantee["recourse"]
+    overall = audit.summary().iloc[0]  # the same count as a figure, with its interval
+    assert overall["n_holding"] == k and overall["holding_rate"] == k / overall["n_rejected"]
+    assert overall["holding_ci_low"] <= overall["holding_rate"] <= overall["holding_ci_high"]
     first = audit.result.robustness().xs(0, level="rank")["estimate"]
     assert audit.per_row.loc[first.index, "robustness_estimate"].tolist() == first.tolist()
     limits = Limits(max_rows=3, max_time_limit=60.0, default_time_limit=30.0)
@@ -486,7 +496,7 @@ def test_a_row_is_said_to_reach_p_only_when_the_held_out_copies_confirm_it():
     certs = diag["robustness_note"]
     assert "short" not in certs["confirmed"]
     assert (
-        "0.32 short of the estimate asked for, so the row is not said to reach it"
+        "short of the share asked for by 32.5 points, so the row is not said to reach it"
         in (certs["not confirmed"])
     )
     assert certs["short"].startswith("No setting tried reached robustness 95 %")
@@ -578,12 +588,12 @@ def test_the_share_asked_is_never_rounded_to_another():
 
 def test_a_row_the_choosing_copies_held_back_is_not_said_short(german):
     """Its held-out copies accept the answer as often as asked, but the copies that
-    choose did not let any setting reach p: the certificate says so, not "0.00 short"."""
+    choose did not let any setting reach p: the certificate says so, not "short by 0.0 points"."""
     from counterfact.methods._pipeline._robustness import Setting, _Attempt, _note, _Rows
 
     rows = _Rows(0.9, 8)
     said = _note(_Attempt(None, Setting(0.6, 0), [False], 0.8, [8], 2.0), rows)
-    assert "0.00 short" not in said
+    assert "0.0 points" not in said
     assert said.endswith("as many as asked, but the copies that choose did not confirm it.")
 
 
@@ -671,3 +681,106 @@ def test_a_model_without_an_exact_margin_climbs_the_copies_alone(name):
     short = table.index[~table["reached"]].get_level_values(0)
     assert len(short) >= 1  # seeded: one row stays short of 0.8
     assert all("No margin was tried" in r.certificate(q) for q in short)
+
+
+def test_an_alternative_short_of_p_is_left_out_not_held_against_the_first(german, monkeypatch):
+    """With several answers, a setting whose first answer reaches p keeps it and drops the
+    later answers the choosing copies hold back (before, the whole setting was judged by
+    its least robust answer, and asking for more answers made the first one dearer); the
+    reason says how many were left out."""
+    import counterfact.methods._pipeline._robustness as robust
+
+    def second_falls_short(copies, rows, targets, p):
+        ok = np.array([rank != 1 for rank in range(len(rows))], dtype=float)
+        return np.vstack([ok, np.where(ok > 0, 0.99, 0.5)])
+
+    monkeypatch.setattr(robust, "reaches", second_falls_short)
+    _, _, rows, _, method = german
+    some = rows.head(3)
+    plain = method.explain(some, n_counterfactuals=3)
+    result = method.explain(some, n_counterfactuals=3, requirements=cf.Requirements(robustness=0.9))
+    names = result.schema.names
+    checked = 0
+    for q in some.index:
+        full = plain.for_query(q)
+        if len(full) < 3:
+            continue
+        got = result.for_query(q)
+        assert list(got.index) == [0, 1]
+        pd.testing.assert_frame_equal(
+            got.loc[:, names].reset_index(drop=True),
+            full.iloc[[0, 2]].loc[:, names].reset_index(drop=True),
+        )
+        assert result.reason[q].startswith("2 of 3: 1 more was found under the setting kept")
+        assert result.robustness().loc[q, "setting"].tolist() == ["plain", "plain"]
+        assert result.confidence.loc[q].tolist() == plain.confidence.loc[q].iloc[[0, 2]].tolist()
+        checked += 1
+    assert checked >= 1
+
+
+def test_a_result_under_robustness_pickles(half):
+    import pickle
+
+    again = pickle.loads(pickle.dumps(half))
+    pd.testing.assert_frame_equal(again.robustness(), half.robustness())
+
+
+def test_the_kept_ranks_keep_the_first_answer_whole():
+    from counterfact.methods._pipeline._robustness import _kept_ranks
+
+    assert _kept_ranks([True, False, True]) == [0, 2]
+    assert _kept_ranks([False, True, True]) == [0, 1, 2]  # short: all speak for the row
+    assert _kept_ranks([True]) == [0] and _kept_ranks([]) == []
+
+
+def test_an_edited_file_says_its_robustness_was_not_rechecked(german, half):
+    """The held-out copies are not saved, so a file whose hash no longer vouches for it
+    cannot have its counts re-checked with the model: it says so; a file whose hash
+    matches carries no such note."""
+    import json
+
+    _, model, _, _, _ = german
+    doc = json.loads(half.to_json())
+    doc["params"] = {**doc.get("params", {}), "edited": True}  # any edit: the hash breaks
+    edited = cf.CounterfactualResult.from_json(json.dumps(doc), verify=False, model=model)
+    assert any("robustness" in n and "not re-checked" in n for n in edited.integrity.notes)
+    intact = cf.CounterfactualResult.from_json(half.to_json(), model=model)
+    assert not any("robustness" in n for n in intact.integrity.notes)
+
+
+def test_copies_that_do_not_converge_are_said_once_per_refit(german):
+    """An MLP stopped early warns once per fit; its retrained copies are said in one
+    warning per set of copies, not one per copy."""
+    import warnings
+
+    from sklearn.exceptions import ConvergenceWarning
+
+    train, _, _, _, _ = german
+    model = cf.models.fit(train, "mlp", random_state=0, max_iter=3)
+    method = fast_method("nearest", random_state=0).fit(model, train)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        copies_for(method, 3)
+    said = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    assert len(said) == 2  # the held-out copies, then the choosing ones
+    assert "refitting 3 retrained copies" in str(said[0].message)
+    assert "stopped before converging 3 times" in str(said[0].message)
+
+
+def test_the_saved_document_and_the_table_carry_the_robustness(half):
+    """A reader of the JSON or of the CSV gets what the certificate and robustness() say:
+    each certificate in full (with the setting kept, not the method's sentence alone), and
+    per answer its estimate, interval, verdict, setting and cost."""
+    import json
+
+    doc = json.loads(half.to_json())
+    full = [half.certificate(q) for q in half.queries.index]
+    assert doc["certificates_in_full"] == full
+    assert any("under the setting chosen for robustness 50 %" in t for t in full)
+    frame = half.to_frame()
+    table = half.robustness()
+    assert frame["_robustness"].tolist() == table["estimate"].tolist()
+    assert frame["_robustness_low"].tolist() == table["low"].tolist()
+    assert frame["_reached"].tolist() == table["reached"].tolist()
+    assert frame["_setting"].tolist() == table["setting"].tolist()
+    assert frame["_cost"].tolist() == pytest.approx(half.cost().tolist())

@@ -276,6 +276,20 @@ INVALID = [
         "outside the feature's domain [19, 75]",
     ),
     (
+        "an unknown measure",
+        lambda e: {"rows": e, "measure": "bogus"},
+        422,
+        "ValidationError",
+        "measure must be one of",
+    ),
+    (
+        "a range wholly outside the domain",
+        lambda e: {"rows": e, "constraints": {"ranges": {"duration_months": [100, 200]}}},
+        422,
+        "ValidationError",
+        "constraints.ranges['duration_months'] = [100, 200] lies outside the feature's domain",
+    ),
+    (
         "unknown category",
         lambda e: {"rows": [_row(e, savings="a lot")]},
         422,

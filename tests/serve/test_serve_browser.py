@@ -171,6 +171,8 @@ def _check_cards(page, cards, record, schema, model, case, lo, hi):
         if not items:  # a method that found nothing says why
             text = card.inner_text()
             assert "No counterfactual found" in text and res["reason"] in text
+        elif res["reason"]:  # fewer answers than asked says why
+            assert res["reason"] in card.inner_text()
         for item, c in zip(items, res["counterfactuals"], strict=True):
             _check_answer_item(item, c, schema, model, x, constraints, lo, hi)
             n_cf += 1
@@ -399,5 +401,36 @@ def test_advice_that_holds_after_a_retrain_is_asked_and_answered_in_words(served
         short = f"{100 * rb['shortfall']:.1f} points short" in s
         assert short == (rb["reached"] is False and rb["shortfall"] > 0), (s, rb)
         assert ("not said to reach" in s) == (rb["reached"] is False and rb["shortfall"] == 0)
+    assert errors == [] and external == []
+    page.close()
+
+
+def test_a_case_the_model_already_grants_is_told_nothing_needs_to_change(served, browser):
+    """A person whose case the model already grants reads that nothing needs to change,
+    not "no counterfactual found"."""
+    from counterfact.serve._render import ALREADY_MEANING
+
+    url, service, model = served
+    X = service.data.X
+    granted = X[model.predict(X) == 1].iloc[0]
+    page, errors, external = _open(browser, url, viewport={"width": 1366, "height": 900})
+    for f in service.schema:
+        value = granted[f.name]
+        if f.categories:
+            page.select_option(f"#v-{f.name}", str(value))
+        else:
+            page.fill(f"#v-{f.name}", format_value(f, value))
+            page.press(f"#v-{f.name}", "Tab")
+    page.wait_for_function(
+        "() => document.querySelector('#decision').textContent.includes('Decision: good')",
+        timeout=20_000,
+    )
+    page.check("#m-nearest")
+    for other in ("mace", "nearest_nocap", "ufce"):
+        page.uncheck(f"#m-{other}")
+    page.click("#explain")
+    _wait_answers(page, 1)
+    text = page.inner_text("#cards .card")
+    assert ALREADY_MEANING in text and "No counterfactual found" not in text
     assert errors == [] and external == []
     page.close()

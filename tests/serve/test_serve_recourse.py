@@ -161,6 +161,34 @@ def test_each_answer_says_what_its_status_means(client, row):
         assert res["meaning"] == methods[name]["meaning"][res["status"]]
 
 
+def test_a_row_already_granted_means_nothing_needs_to_change(client, setting):
+    from counterfact.serve._render import ALREADY_MEANING
+
+    train, model, _, _ = setting
+    granted = train.X[model.predict(train.X) == 1].head(1)
+    row = json.loads(granted.to_json(orient="records"))[0]
+    res = _explain(client, row, method="mace", target=1)["results"][0]
+    assert res["status"] == "failed" and res["reason"] == "query already predicted as target"
+    assert res["meaning"] == ALREADY_MEANING  # not "found no answer"
+
+
+def test_under_robustness_the_meaning_speaks_of_the_setting_kept(client, row):
+    methods = {m["name"]: m for m in client.get("/api/methods").json()["methods"]}
+    out = _explain(client, row, method="mace", robustness=0.95, time_limit=5)
+    res = out["results"][0]
+    setting = res["diagnostics"].get("robustness_setting")
+    plain = methods["mace"]["meaning"][res["status"]]
+    assert res["status"] == "optimal" and setting not in (None, "plain"), (res["status"], setting)
+    assert res["meaning"].startswith(plain)
+    assert (
+        f"This speaks of the answers under the setting chosen for robustness 95 % ({setting}"
+        in res["meaning"]
+    )
+    assert res["meaning"].endswith(
+        "a cheaper answer that holds for fewer retrained models may exist."
+    )
+
+
 # ---------------------------------------------------------------- margin
 def test_min_probability_is_reached_and_checked_with_the_model(client, service, row):
     plain = _explain(client, row, method="mace")["results"][0]

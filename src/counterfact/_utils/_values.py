@@ -17,6 +17,14 @@ def _py(value: Any) -> Any:
     return value
 
 
+def as_float(value: Any) -> float:
+    """``value`` as a Python float, a narrower numpy float by its shortest decimal
+    (``np.float32(0.9) -> 0.9``, not 0.8999999761581421: the share the user typed)."""
+    if isinstance(value, np.floating) and value.dtype.itemsize < 8:
+        return float(str(value))
+    return float(value)
+
+
 def share_percent(x: float) -> str:
     """A share asked for or required, in percent, to four significant digits, and more
     where four would round a share short of all (or above none) to "100 %" ("0 %"):

@@ -11,6 +11,7 @@ from typing import Any
 
 from .. import methods
 from ..constraints import Constraints
+from ..constraints._timeline import MAX_HORIZON
 from ..data._loading import read_structured
 from ..exceptions import CounterfactError, ValidationError
 
@@ -208,6 +209,12 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
         allowed[name.strip()] = [parse_value(v.strip()) for v in vals.split(",") if v.strip()]
     if args.max_changes is not None and args.max_changes < 1:
         raise ValidationError(f"--max-changes must be at least 1. Got {args.max_changes}.")
+    horizon = getattr(args, "horizon", None)
+    if horizon is not None and not 0 <= horizon <= MAX_HORIZON:
+        raise ValidationError(
+            f"--horizon must be a whole number of months from 0 to {MAX_HORIZON} (the months an "
+            f"answer may take). Got {horizon}."
+        )
     flags = Constraints(
         immutable=split_list(args.immutable),
         increasing=split_list(args.increasing),

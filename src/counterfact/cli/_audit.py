@@ -59,6 +59,7 @@ _SUMMARY_COLUMNS = [
     "n",
     "n_rejected",
     "recourse_rate",
+    "holding_rate",  # under --robustness only
     "proven_none_rate",
     "unknown_rate",
     "cost_median",
@@ -240,7 +241,8 @@ def cmd_audit(args: argparse.Namespace) -> int:
         paths = result.save(out, html=not args.no_html, global_recourse=found)
         info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
     s = result.summary()
-    sys.stdout.write(s[_SUMMARY_COLUMNS].to_string(index=False) + "\n")
+    shown = [c for c in _SUMMARY_COLUMNS if c in s.columns or c != "holding_rate"]
+    sys.stdout.write(s[shown].to_string(index=False) + "\n")
     sys.stdout.write(f"cost: {measure_words(result.meta)}\n")
     if found is not None:
         _print_global(found)

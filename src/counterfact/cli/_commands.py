@@ -136,7 +136,7 @@ def _model(args: argparse.Namespace, train: Any) -> Any:
     model = _loaded_or_fitted(args, train)
     if getattr(args, "min_vote_share", None) is not None:
         owner = f"--model-file {args.model_file!r}" if args.model_file else f"--model {args.model}"
-        instead = "Use --min-probability or --robust-to for other models."
+        instead = "Use --robustness, --min-probability or --robust-to for other models."
         forest_of(model, owner, asked="--min-vote-share", instead=instead)
     return model
 
@@ -295,12 +295,19 @@ def with_horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
     """``--horizon N`` on a bundled dataset: its default timeline (its rates and cost of
     waiting, ``cf.datasets.timeline``) with horizon N, merged into ``given``; on the user's
     own file (``--data``) the horizon alone, as ``given`` already holds."""
-    if getattr(args, "horizon", None) is None or args.data:
+    if getattr(args, "horizon", None) is None:
         return given
-    default = datasets.timeline(data, horizon=args.horizon)
-    if default is None:
-        return given
-    return given.merge(constraints.Constraints(timeline=default))
+    default = None if args.data else datasets.timeline(data, horizon=args.horizon)
+    merged = given if default is None else given.merge(constraints.Constraints(timeline=default))
+    timeline = merged.timeline
+    if timeline is not None and not timeline.rules(data.schema):
+        info(
+            args,
+            f"--horizon {args.horizon}: no feature of this data changes with time (such as age "
+            "or years in a job) and none has a rate of change, so waiting helps no answer: the "
+            "answers are today's.",
+        )
+    return merged
 
 
 def bound_robustness(args: argparse.Namespace, method: Any, req: Requirements) -> None:
@@ -335,7 +342,12 @@ def bound_robustness(args: argparse.Namespace, method: Any, req: Requirements) -
     ]
     calls = methods.robustness_calls(method, req)
     said = f"up to {calls} searches per row ({', '.join(kinds)}){each}"
-    info(args, f"--robustness {req.robustness:g}: {said}")
+    refits = methods.robustness_refits(req)
+    info(
+        args,
+        f"--robustness {req.robustness:g}: {said}; first, the model is refitted up to "
+        f"{refits} times on resamples of the training data (once per run)",
+    )
 
 
 def requirements_from_args(args: argparse.Namespace, model: Any, train: Any) -> Requirements:

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._utils._validation import is_number, is_whole
+from .._utils._values import as_float
 from ..exceptions import ValidationError
 from ._costs import MEASURES, Costs
 
@@ -50,7 +51,7 @@ def _check_probability(value: Any) -> float | None:
             f"Requirements(min_probability=...) must lie strictly between 0 and 1. Got {value!r}; "
             "0.5 is the plain decision of a binary model, 0.6 asks for a 10-point margin."
         )
-    return float(value)
+    return as_float(value)
 
 
 def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> float | None:
@@ -78,7 +79,7 @@ def _check_robustness(value: Any, copies: Any, robust_to: tuple[Any, ...]) -> fl
             "Requirements(robustness_copies=...) must be an int in [2, 1000] (retrained copies "
             f"that estimate the share; default {ROBUSTNESS_COPIES}). Got {copies!r}."
         )
-    return float(value)
+    return as_float(value)
 
 
 def _check_vote_share(value: Any) -> float | None:
@@ -90,7 +91,7 @@ def _check_vote_share(value: Any) -> float | None:
             "forest's trees voting for the target (cf.vote_share_for(n_trees, alpha) derives "
             f"one). Got {value!r}."
         )
-    return float(value)
+    return as_float(value)
 
 
 def _check_models(value: Any) -> tuple[Any, ...]:

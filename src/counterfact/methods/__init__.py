@@ -15,6 +15,7 @@ from .._utils._deadline import CancelToken
 from . import _registry
 from ._base import CounterfactualMethod
 from ._pipeline import (
+    ALREADY_TARGET,
     BatchReport,
     Candidates,
     Query,
@@ -22,11 +23,13 @@ from ._pipeline import (
     fit_robustness_copies,
     robustness_calls,
     robustness_ladder,
+    robustness_refits,
 )
 from ._registry import classes, default_method, get, get_class, names, register
 from ._tags import MethodTags
 
 __all__ = [
+    "ALREADY_TARGET",
     "BatchReport",
     "CancelToken",
     "Candidates",
@@ -43,6 +46,7 @@ __all__ = [
     "register",
     "robustness_calls",
     "robustness_ladder",
+    "robustness_refits",
 ]
 
 

@@ -32,6 +32,19 @@ _COLUMNS = [
 ]
 
 
+#: shown after the recourse rate when the audit asked for robustness
+_HOLDING = ("holding_rate", "recourse that holds", "holding_rate", "pct_ci:holding")
+
+
+def _columns(summary: pd.DataFrame) -> list[tuple[str, str, str, str]]:
+    """The columns of the group tables: :data:`_COLUMNS`, with :data:`_HOLDING` after the
+    recourse rate under robustness."""
+    if "holding_rate" not in summary.columns:
+        return _COLUMNS
+    at = [c for c, *_ in _COLUMNS].index("recourse_rate") + 1
+    return [*_COLUMNS[:at], _HOLDING, *_COLUMNS[at:]]
+
+
 def _num(v: Any) -> str:
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "–"
@@ -115,7 +128,7 @@ def _context(result: Any) -> dict[str, Any]:
         "cost_label": cost_label,
         "constraints": _constraints_text(meta.get("constraints")),
         "overall": _overall(overall),
-        "headers": [{"label": h, "key": k, "title": GLOSSARY[k][1]} for _, h, k, _ in _COLUMNS],
+        "headers": [{"label": h, "key": k, "title": GLOSSARY[k][1]} for _, h, k, _ in _columns(s)],
         "groupings": [_grouping(result, s, g, cost_label) for g in result.groupings],
         "reasons": _unknown_reasons(result.per_row),
         "actions_png": _img(_plots.actions_plot(acts)) if overall["n_recourse"] else None,
@@ -145,6 +158,10 @@ def _overall(overall: pd.Series) -> dict[str, Any]:
         "unknown": _pct(overall["unknown_rate"]),
         "cost_median": _cell(overall, "cost_median", "num_ci:cost_median"),
         "burden": _num(overall["burden"]),
+        "holding": (
+            _cell(overall, "holding_rate", "pct_ci:holding") if "holding_rate" in overall else None
+        ),
+        "n_holding": int(overall["n_holding"]) if "n_holding" in overall else 0,
     }
 
 
@@ -164,7 +181,7 @@ def _grouping(result: Any, s: pd.DataFrame, g: str, cost_label: str) -> dict[str
                 "group": r["group"],
                 "small": bool(r["small"]),
                 "best": bool(r["best_off"]),
-                "cells": [_cell(r, c, kind) for c, _, _, kind in _COLUMNS],
+                "cells": [_cell(r, c, kind) for c, _, _, kind in _columns(s)],
             }
             for _, r in rows.iterrows()
         ],

@@ -111,10 +111,24 @@ def _block(rows: pd.DataFrame, key: tuple[str, str], s: Any) -> dict[str, Any]:
         "burden": float(np.mean(l1)) if l1.size else np.nan,
         "n_changed_mean": float(rec["n_changed"].mean()) if len(rec) else np.nan,
     }
+    if "robustness_reached" in rows.columns:
+        _held(out, rec, k, s)
     if "protected_changed" in rows.columns:
         pc = rec["protected_changed"].astype(float)
         out["protected_changed_rate"] = float(pc.mean()) if len(pc) else np.nan
     return out
+
+
+def _held(out: dict[str, Any], rec: pd.DataFrame, k: int, s: Any) -> None:
+    """Under ``Requirements(robustness=p)``: the group's rejected rows whose recourse is
+    said to reach ``p`` (``robustness_reached``), their share of the rejected rows and its
+    Wilson interval; a row short of ``p`` keeps its most robust answer and counts in
+    ``recourse_rate``, not here."""
+    n_held = int(rec["robustness_reached"].fillna(False).astype(bool).sum())
+    lo, hi = wilson(n_held, k, s.confidence)
+    out["n_holding"] = n_held
+    out["holding_rate"] = n_held / k if k else np.nan
+    out["holding_ci_low"], out["holding_ci_high"] = lo, hi
 
 
 def _gaps(table: pd.DataFrame) -> pd.DataFrame:

@@ -22,6 +22,14 @@ GLOSSARY: dict[str, tuple[str, str]] = {
         "the real model assigns to the target class and that satisfies every constraint of the "
         "audit. Interval: Wilson score interval at the stated confidence.",
     ),
+    "holding_rate": (
+        "recourse that holds",
+        "Under robustness (the share of retrained models asked to still accept each answer): "
+        "share of the group's rejected rows whose counterfactual is said to reach that share "
+        "(the retrained copies that choose let it, and the held-out copies' estimate confirms "
+        "it). A row short of it keeps its most robust answer and counts in the recourse rate "
+        "only. Interval: Wilson score interval at the stated confidence.",
+    ),
     "proven_none_rate": (
         "proven no recourse",
         "Share of the group's rejected rows for which an exact method (MACE, CE-OCL) proved that "

@@ -16,14 +16,17 @@ claim can be checked without reading the sentence:
 * ``solver_slack``: what the bound already allows for the solver's numerical
   tolerances (a MILP solver accepts rows violated by up to 1e-6): the solver's own
   bound less this much is the stated ``lower_bound``;
-* ``answer_margin``: the margin the answers keep above the decision threshold;
+* ``answer_margin``: the strict margin the search demands above the threshold the
+  answers were held to (the decision threshold, or ``min_probability``);
 * ``margin_tolerance`` (on ``margin_scale``): how far below the decision threshold
   (or ``min_probability``) the proofs reach -- they hold for every point whose
   score reaches the threshold minus this much (negative: they cover only the
   points that pass the threshold by more than its magnitude);
 * ``grid``: ``(feature, resolution)`` pairs when the proof holds over those
   features' grids (a value between two grid values is not covered);
-* ``status``: the status the fields support; ``sentence``: the certificate's words.
+* ``status``: the status the fields support; ``sentence``: the method's certificate in
+  words (``result.certificate(query)`` adds what the answers were held to and, under
+  ``Requirements(robustness=p)``, the held-out copies' count).
 """
 
 from __future__ import annotations
@@ -61,7 +64,8 @@ class Certificate:
     status : str
         The status these fields support (``optimal``, ``feasible``, ``infeasible``...).
     sentence : str
-        The certificate in words (``result.certificate(query)``).
+        The method's certificate in words (``result.certificate(query)`` is this, then
+        what the answers were held to).
     measure : str
         What ``value`` and ``lower_bound`` measure ("" when the method proves none).
     unit : str
@@ -79,7 +83,8 @@ class Certificate:
         Already subtracted from ``lower_bound``: what the solver's numerical
         tolerances could have added to its own bound (None: an exact solver).
     answer_margin : float or None
-        The margin the answers keep above the decision threshold (on ``margin_scale``).
+        The strict margin the search demands above the threshold the answers were held
+        to (the decision threshold, or ``min_probability``; on ``margin_scale``).
     margin_tolerance : float or None
         How far below the decision threshold (or ``min_probability``) the proofs
         reach (negative: they cover only the points that pass the threshold by more

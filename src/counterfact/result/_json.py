@@ -183,6 +183,8 @@ def dump(result: Any) -> str:
         "confidence": jsonable(list(result.confidence.reindex(cf.index))) if len(cf) else [],
         "query_confidence": jsonable(list(result.query_confidence.reindex(result.queries.index))),
         "certificates": jsonable(list(result.certificates.reindex(result.queries.index))),
+        # what a reader reads: each method sentence with what the answers were held to
+        "certificates_in_full": [result.certificate(q) for q in result.queries.index],
         "certificate_records": _records_json(result),
         "requirements": jsonable(result.requirements),
         "regions": [

@@ -4,7 +4,9 @@ the model can test.
 * every counterfactual: the model predicts its query's target, with the margin
   (``requirements.min_probability``), and satisfies the query's constraints;
 * every other model it is given (``robust_to``): the same decision and margin; without
-  them a claim to hold for other models is "not re-checked", and says so;
+  them a claim to hold for other models is "not re-checked", and says so; a robustness
+  estimate (``Requirements(robustness=p)``) is always "not re-checked" there, since its
+  retrained copies are not saved;
 * every region: the real model (and the margin, and every other model given) at all
   its corners (at most :data:`CHECK_CORNERS`, a seeded sample beyond) and at
   :data:`CHECK_INSIDE` seeded points inside, half of them on the features' grids.
@@ -110,7 +112,9 @@ def recheck(
             "explained with?"
         )
     parts["regions"] = regions
-    return parts, _robust_notes(result, robust_to, protected) + notes
+    return parts, _robust_notes(result, robust_to, protected) + _robustness_notes(
+        result, protected
+    ) + notes
 
 
 def _judge(result: Any, model: Any, robust_to: Sequence[Any] | None) -> Recheck:
@@ -142,6 +146,20 @@ def _robust_notes(result: Any, robust_to: Sequence[Any] | None, protected: bool)
         f"Its answers were asked to hold for {claimed} other model"
         f"{'s' if claimed != 1 else ''} as well; that was not re-checked (pass them to "
         "from_json as robust_to=[...])."
+    ]
+
+
+def _robustness_notes(result: Any, protected: bool) -> list[str]:
+    """Under ``Requirements(robustness=p)``, in a file whose hash does not vouch for it:
+    the held-out copies' counts (and so each estimate and ``reached``) and the setting
+    each row kept cannot be re-checked with the model alone, since the copies are not
+    saved with the result."""
+    if protected or result.requirements.get("robustness") is None:
+        return []
+    return [
+        "Its answers' robustness (how many held-out retrained copies accept each, and the "
+        "margin or vote share of the setting each row kept) was not re-checked: the copies "
+        "are not saved with the result; explain again to re-estimate it."
     ]
 
 

@@ -38,6 +38,16 @@ from ._text import changes as _changes
 __all__ = ["CounterfactualResult"]
 
 
+#: ``robustness()``'s columns in :meth:`CounterfactualResult.to_frame`
+_ROBUSTNESS_COLUMNS = {
+    "estimate": "_robustness",
+    "low": "_robustness_low",
+    "high": "_robustness_high",
+    "reached": "_reached",
+    "setting": "_setting",
+}
+
+
 def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
     """A copy of ``diagnostics`` whose ``reason`` column names the cause of every
     non-success status (the method's own reason, else :data:`DEFAULT_REASONS`)."""
@@ -680,12 +690,22 @@ class CounterfactualResult:
 
     # ---------------------------------------------------------------- export
     def to_frame(self) -> pd.DataFrame:
-        """Counterfactuals with the per-query status and runtime as extra columns."""
+        """Counterfactuals with extra columns: the query's status, the answer's probability
+        of the target (``_confidence``), its cost in the call's measure (``_cost``, when the
+        result keeps that measure) and, under ``Requirements(robustness=p)``, its estimated
+        robustness (``_robustness`` with ``_robustness_low`` and ``_robustness_high``, the
+        95 % interval), ``_reached`` and the ``_setting`` it came from."""
         cf = self.counterfactuals.copy()
         if len(cf):
             q = cf.index.get_level_values(0)
             cf["_status"] = self.status.reindex(q).to_numpy()
             cf["_confidence"] = self.confidence.reindex(cf.index).to_numpy()
+            if self.costs is not None:
+                cf["_cost"] = self.cost().reindex(cf.index).to_numpy()
+            if self.requirements.get("robustness") is not None:
+                rob = self.robustness().reindex(cf.index)
+                for col, name in _ROBUSTNESS_COLUMNS.items():
+                    cf[name] = rob[col].to_numpy()
         return cf
 
     def to_csv(self, path: str | Path) -> None:

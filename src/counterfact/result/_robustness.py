@@ -32,6 +32,7 @@ __all__ = [
     "STOPPED",
     "clopper_pearson",
     "held_words",
+    "points",
     "robustness_note",
     "robustness_table",
     "robustness_words",
@@ -180,6 +181,12 @@ def robustness_note(result: Any, query: Any) -> str:
     return note if isinstance(note, str) else ""
 
 
+def points(gap: float) -> str:
+    """A shortfall in percentage points, to one decimal: ``0.075 -> "7.5 points"`` (the
+    same figure in a certificate, a notice and on the command line)."""
+    return f"{100 * gap:.1f} points"
+
+
 def held_words(row: Any) -> str:
     """One answer's estimated robustness in words, from its row of
     :func:`robustness_table`: ``"holds for 7 of 8 retrained models kept out of the search
@@ -189,7 +196,7 @@ def held_words(row: Any) -> str:
     said = f"{int(row['accepted'])} of {int(row['copies'])}"
     low, high = math.floor(100 * row["low"] + 1e-9), math.ceil(100 * row["high"] - 1e-9)
     shown = f"{round(100 * row['estimate'], 1):g} %, 95 % interval {low}-"
-    verdict = "yes" if row["reached"] else f"no, short by {100 * row['shortfall']:.1f} points"
+    verdict = "yes" if row["reached"] else f"no, short by {points(row['shortfall'])}"
     if not row["reached"] and row["shortfall"] <= 0:
         verdict = "not confirmed by the models that chose the setting"
     return (

@@ -12,9 +12,10 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
+from ..methods import ALREADY_TARGET
 from ..result import changes
 from ..result._notice import notice
-from ..result._robustness import robustness_words
+from ..result._robustness import robustness_words, setting_words
 from ..result._text import describe_changes, measure_words, timed_changes
 from ..schema import Schema
 from ._request import ExplainJob
@@ -140,10 +141,35 @@ def _row(
         "counterfactuals": _counterfactuals(result, q, job.frame.iloc[i], schema, job, label),
         "certificate": result.certificate(q),
         "plain_certificate": result.certificate(q, numbers=False),
-        "meaning": (meanings or {}).get(status),
+        "meaning": _meaning(result, q, status, diag, meanings),
         "runtime_s": jsonable(float(result.runtime[q])),
         "diagnostics": diag,
     }
+
+
+#: what a row the model already gives the target means (status ``failed``)
+ALREADY_MEANING = "Nothing needs to change: the model already gives this row the outcome asked for."
+
+
+def _meaning(
+    result: Any, q: Any, status: str, diag: Mapping[str, Any], meanings: Mapping[str, str] | None
+) -> str | None:
+    """What query ``q``'s status means for a person: the method's words for it, said of
+    the row's own case. A row already given the target needs nothing (not "found no
+    answer"); under ``Requirements(robustness=p)`` a proof of the smallest answer holds
+    among the answers of the setting the row kept, not among every answer within the
+    person's constraints (a cheaper one that holds less often may exist; said for any
+    method, since a search's "optimal" is the best among the answers it examined)."""
+    if status == "failed" and diag.get("reason") == ALREADY_TARGET:
+        return ALREADY_MEANING
+    said = (meanings or {}).get(status)
+    kept = setting_words(result, q)
+    if said is None or status != "optimal" or not kept or "(the plain decision" in kept:
+        return said
+    return (
+        f"{said} This speaks of the answers {kept.removeprefix(', ')}; a cheaper answer "
+        "that holds for fewer retrained models may exist."
+    )
 
 
 def _diagnostics(result: Any, q: Any) -> dict[str, Any]:

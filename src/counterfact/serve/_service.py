@@ -41,7 +41,9 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..constraints import Constraints, Costs, Requirements, Timeline
+from ..constraints._costs import MEASURES
 from ..constraints._kinds import CONSTRAINT_KINDS
+from ..constraints._requirements import OWN_MEASURE
 from ..constraints._timeline import MAX_HORIZON
 from ..data import Dataset
 from ..datasets import timeline as default_timeline
@@ -333,6 +335,22 @@ class Service:
             )
         return c
 
+    def _check_ranges(self, c: Constraints) -> None:
+        """A range wholly outside its feature's domain is refused, as a row's value
+        outside it is: the server answers only inside the range the model was trained on
+        (a range that overlaps the domain is cut to it, as in the Python API)."""
+        for name, (lo, hi) in c.ranges.items():
+            f = self.schema[name]
+            if not f.is_numeric:
+                continue
+            low, high = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+            if (lo is not None and lo > high + 1e-9) or (hi is not None and hi < low - 1e-9):
+                raise ValidationError(
+                    f"constraints.ranges['{name}'] = [{_py(lo)}, {_py(hi)}] lies outside the "
+                    f"feature's domain [{format_value(f, f.lower)}, {format_value(f, f.upper)}] "
+                    "(the range the model was trained on). Send a range that overlaps it."
+                )
+
     def _timeline_info(self) -> dict[str, Any] | None:
         """The dataset's default timeline for the page: its horizon, the horizons offered
         (0: answers today) and the features only time moves; None without one."""
@@ -413,7 +431,7 @@ class Service:
         extra = self._requirements(min_probability, regions, robust, reasons)
         extra["min_vote_share"] = self._vote_share(min_vote_share)
         robustness = self._robustness(robustness, robust)
-        # an unknown measure raises
+        _check_measure(measure)
         asked = Requirements(
             costs=measure,
             robustness=robustness,
@@ -431,6 +449,7 @@ class Service:
         c = self._timed(self.constraints_from(constraints), m, horizon)
         if c is not None:
             self._check_constraints_for(m, c, frame)
+            self._check_ranges(c)
         if target is None:
             target = self.favourable
         if target is not None:
@@ -770,3 +789,15 @@ def _fraction(
             f"{name} must be {interval} ({what}). Got {show_number(value)}. {hint}"
         )
     return x
+
+
+def _check_measure(measure: Any) -> None:
+    """The request's ``measure``: null, a named measure, or the methods' own objective."""
+    if measure is None or (
+        isinstance(measure, str) and (measure in MEASURES or measure == OWN_MEASURE)
+    ):
+        return
+    raise ValidationError(
+        f"measure must be one of {sorted(MEASURES)} or {OWN_MEASURE!r} (each method's own "
+        f"objective, as in its paper), or null for the measure of effort. Got {measure!r}."
+    )

@@ -53,11 +53,18 @@ from ._explain import explain
 from ._judge import Judge, make_judge
 from ._protocol import PIPELINE_READS, PipelineMethod
 from ._query import Candidates, Query, pooled_deadline
-from ._robustness import fit_robustness_copies, robustness_calls, robustness_ladder
+from ._robustness import (
+    fit_robustness_copies,
+    robustness_calls,
+    robustness_ladder,
+    robustness_refits,
+)
+from ._search import ALREADY_TARGET
 from ._snap import resolution, snap_frame, snap_matrix
 from ._verify import check_rows
 
 __all__ = [
+    "ALREADY_TARGET",
     "ALTERNATIVES",
     "DEFAULT_DIVERSITY_FRACTION",
     "PIPELINE_READS",
@@ -81,6 +88,7 @@ __all__ = [
     "resolution",
     "robustness_calls",
     "robustness_ladder",
+    "robustness_refits",
     "snap_frame",
     "snap_matrix",
     "solver_steps",

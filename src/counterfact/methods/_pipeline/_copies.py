@@ -34,11 +34,13 @@ model lives; refitting the method wraps a new model, and so gets new copies.
 from __future__ import annotations
 
 import time
+import warnings
 import weakref
 from typing import Any
 
 import numpy as np
 import pandas as pd
+from sklearn.exceptions import ConvergenceWarning
 
 from ...exceptions import ValidationError
 from ...models import ModelAdapter, retrained
@@ -127,7 +129,9 @@ class Copies:
     def _refit(self, n: int, seed: int) -> list[Any]:
         start = time.perf_counter()
         try:
-            fitted = retrained(self._model(), self._data, n=n, random_state=seed)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", ConvergenceWarning)
+                fitted = retrained(self._model(), self._data, n=n, random_state=seed)
         except ValidationError as exc:
             raise ValidationError(
                 "Requirements(robustness=...) estimates robustness from copies of the model "
@@ -135,7 +139,30 @@ class Copies:
                 "Drop robustness, and pass copies you refitted yourself as robust_to."
             ) from None
         self.seconds += time.perf_counter() - start
+        _rewarn(caught, n)
         return fitted
+
+
+def _rewarn(caught: list[warnings.WarningMessage], n: int) -> None:
+    """The warnings of refitting ``n`` copies, each said once: the solver's convergence
+    warnings in one sentence (an MLP's 32 copies gave dozens, one per copy and fit), any
+    other warning once per distinct message (an SVM's deprecation notice came 34 times)."""
+    slow = [w for w in caught if issubclass(w.category, ConvergenceWarning)]
+    said = set()
+    for w in caught:  # any other warning once, not once per copy
+        key = (w.category, str(w.message))
+        if w not in slow and key not in said:
+            said.add(key)
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if slow:
+        warnings.warn(
+            f"Requirements(robustness=...): refitting {n} retrained copies of the model, its "
+            f"solver stopped before converging {len(slow)} times (as it may when the model "
+            "itself was fitted); each copy is used as fitted. "
+            f"First: {slow[0].message}",
+            ConvergenceWarning,
+            stacklevel=2,
+        )
 
 
 def copies_for(method: PipelineMethod, n_held_out: int) -> Copies:

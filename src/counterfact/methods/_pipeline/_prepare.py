@@ -10,6 +10,7 @@ own values (never from its position in ``X``).
 from __future__ import annotations
 
 import hashlib
+from dataclasses import fields
 from typing import Any
 
 import numpy as np
@@ -190,10 +191,15 @@ def check_requirements(requirements: Any) -> Requirements:
     if requirements is None:
         return Requirements()
     if not isinstance(requirements, Requirements):
+        names = ", ".join(f.name for f in fields(Requirements))
+        example = (
+            "cf.Requirements(**that_dict)"
+            if isinstance(requirements, dict)
+            else "cf.Requirements(min_probability=0.6), for example"
+        )
         raise ValidationError(
-            "requirements must be a cf.Requirements (min_probability, robust_to, regions, "
-            f"costs). Got {type(requirements).__name__}; pass "
-            "requirements=cf.Requirements(min_probability=0.6), for example."
+            f"requirements must be a cf.Requirements ({names}). Got "
+            f"{type(requirements).__name__}; pass requirements={example}."
         )
     return requirements
 

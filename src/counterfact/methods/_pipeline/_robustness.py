@@ -10,8 +10,9 @@ a whole model). Each setting is one ordinary ``explain`` call over the rows stil
 of ``p``, so every method honours it as it honours ``min_probability`` and
 ``robust_to``: the exact methods through the requirements they encode, the others
 through the shared checker. After each call every answer is shown to the choosing copies
-(never given to a search); a row whose answers all reach ``p`` on them
-(:func:`~._copies.reaches`) skips every setting stricter than that one (an exact
+(never given to a search); a row whose first answer reaches ``p`` on them
+(:func:`~._copies.reaches`; its later answers that do not are left out,
+:func:`_kept_ranks`) skips every setting stricter than that one (an exact
 method's answer there costs no less), and still tries the settings it does not cover (8
 copies without a margin may be cheaper than a margin of 0.9); the row keeps the
 cheapest first answer that reached ``p``. A row that no setting
@@ -61,6 +62,7 @@ from ...result._robustness import (
     SETTING,
     SHORTFALL,
     STOPPED,
+    points,
 )
 from ._copies import CHOOSING, SEARCH_COPIES, Copies, accepted, copies_for, reaches
 from ._prepare import query_frame
@@ -73,6 +75,7 @@ __all__ = [
     "ladder",
     "robustness_calls",
     "robustness_ladder",
+    "robustness_refits",
 ]
 
 #: the margins tried without copies, after the plain decision
@@ -186,6 +189,16 @@ def robustness_calls(method: PipelineMethod, req: Requirements) -> int:
     return len(robustness_ladder(method, req)) + REFINE_STEPS * (1 + len(WITH_COPIES))
 
 
+def robustness_refits(req: Requirements) -> int:
+    """The most times ``req``'s robustness refits the model (once per fitted model): the
+    held-out copies, twice as many that choose, and the search copies when a setting
+    asks for them; 0 without a robustness requirement."""
+    if req.robustness is None:
+        return 0
+    n = req.robustness_copies or ROBUSTNESS_COPIES
+    return n + CHOOSING * n + SEARCH_COPIES
+
+
 def robustness_ladder(method: PipelineMethod, req: Requirements) -> list[Setting]:
     """The settings ``req``'s robustness tries for the fitted ``method``, in order
     (:func:`ladder` for its model: vote shares for a forest, margins where the method
@@ -221,8 +234,9 @@ def _trees(method: PipelineMethod) -> int | None:
 @dataclass
 class _Attempt:
     """One setting's answers for one row: whether the choosing copies let each one reach
-    ``p`` (``chosen``), the least predicted share on them, and the held-out copies that
-    accept each."""
+    ``p`` (``chosen``), the least predicted share on them, the held-out copies that
+    accept each, and which of the setting's answers (by rank) they speak of
+    (:func:`_kept_ranks`)."""
 
     result: CounterfactualResult
     setting: Setting
@@ -230,10 +244,17 @@ class _Attempt:
     predicted: float
     counts: list[int]
     cost: float
+    #: the setting's ranks of the answers kept (empty when given: all of them)
+    ranks: list[int] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if not self.ranks:
+            self.ranks = list(range(len(self.chosen)))
 
     @property
     def reached(self) -> bool:
-        """Whether the choosing copies let every answer reach ``p``."""
+        """Whether the choosing copies let every kept answer reach ``p`` (the first one
+        does, :func:`_kept_ranks`)."""
         return all(self.chosen)
 
     def beats(self, other: _Attempt | None) -> bool:
@@ -363,11 +384,36 @@ class _Rows:
             counts = accepted(copies, rows, targets).tolist()
             cost = float(first[q])
             each = [bool(v) for v in ok]
-            attempt = _Attempt(result, setting, each, float(share.min()), counts, cost)
+            kept = _kept_ranks(each)
+            attempt = _Attempt(
+                result,
+                setting,
+                [each[r] for r in kept],
+                float(share[kept].min()),
+                [counts[r] for r in kept],
+                cost,
+                kept,
+            )
             if attempt.beats(self.best.get(q)):
                 self.best[q] = attempt
             if attempt.reached:
                 self.reached.setdefault(q, []).append(setting)
+
+
+def _kept_ranks(chosen: list[bool]) -> list[int]:
+    """The ranks of one setting's answers that the row keeps: when the choosing copies let
+    its first answer reach ``p``, that answer and every later one they let reach it (an
+    alternative short of ``p`` is left out, not held against the first); otherwise all
+    of them (the row is short of ``p`` under this setting, and its least robust answer
+    speaks for it). Decision: with ``n_counterfactuals=3`` on German Credit's forest at
+    0.9, a margin of 0.8 gave a first answer at cost 17.5 that reached ``p`` and a second
+    that did not; judging the setting by its least robust answer dropped it for a
+    bisected margin whose single answer cost 19.5, so asking for more answers made the
+    first one dearer. The first answer is kept whole (the proof of an exact method is
+    about it), so a setting whose first answer falls short is never trimmed."""
+    if chosen and chosen[0]:
+        return [r for r, ok in enumerate(chosen) if ok]
+    return list(range(len(chosen)))
 
 
 def explain_robust(
@@ -484,6 +530,7 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
         groups.setdefault(id(res), (res, []))[1].append(q)
     parts = [_take(res, qs) for res, qs in groups.values()]
     joined = _take(CounterfactualResult.concat(parts), ids) if len(parts) > 1 else parts[0]
+    joined = _keep_ranks(joined, rows)
     index = joined.queries.index
     return type(joined)(
         **{
@@ -491,9 +538,54 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
             "runtime": pd.Series([rows.seconds[q] for q in ids], index=index, dtype=float),
             "diagnostics": _diagnostics(joined.diagnostics, rows, ids),
             "requirements": req.record(),
-            "region_source": _region_source(rows),
+            "region_source": _RegionSource(
+                {q: (a.result.region_source, a.ranks) for q, a in rows.best.items()}
+            ),
         }
     )
+
+
+def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
+    """``res`` with each row's answers cut to the ranks its kept attempt speaks of
+    (:func:`_kept_ranks`), renumbered from 0, with the reason for the ones left out."""
+    trimmed = {q: a.ranks for q, a in rows.best.items() if len(a.ranks) < len(res.for_query(q))}
+    if not trimmed:
+        return res
+    cfs = res.counterfactuals
+    old = list(cfs.index)
+    keep = [i for i, (q, r) in enumerate(old) if q not in trimmed or int(r) in trimmed[q]]
+    new = [
+        (q, trimmed[q].index(int(r)) if q in trimmed else int(r)) for q, r in (old[i] for i in keep)
+    ]
+    index = pd.MultiIndex.from_tuples(new, names=cfs.index.names)
+    moved = dict(zip((old[i] for i in keep), new, strict=True))
+    frame = cfs.iloc[keep].set_axis(index)
+    confidence = res.confidence.reindex(cfs.index).iloc[keep].set_axis(index)
+    regions = {moved[(q, int(r))]: v for (q, r), v in res.regions.items() if (q, int(r)) in moved}
+    diag = res.diagnostics.copy()
+    for q, ranks in trimmed.items():
+        diag.at[q, "reason"] = _short_reason(
+            len(ranks), len(res.for_query(q)), res.n_counterfactuals, diag.at[q, "reason"], rows
+        )
+    parts = {"counterfactuals": frame, "confidence": confidence, "regions": regions}
+    return type(res)(**{**res.parts(), **parts, "diagnostics": diag})
+
+
+def _short_reason(kept: int, found: int, n_cf: int, reason: Any, rows: _Rows) -> str:
+    """Why a row keeps ``kept`` of the ``found`` answers its setting gave (``n_cf`` asked):
+    the others were accepted by too few of the copies that choose, and the setting's own
+    reason for finding fewer than asked, if any."""
+    left = found - kept
+    said = (
+        f"{kept} of {n_cf}: {left} more {'was' if left == 1 else 'were'} found under the "
+        f"setting kept but accepted by too few of the {CHOOSING * rows.n} retrained copies "
+        f"that choose to reach robustness {share_percent(rows.p)}"
+    )
+    own = reason if isinstance(reason, str) else ""
+    head = f"{found} of {n_cf}: "
+    if own.startswith(head):
+        said += f"; the setting found {found} of {n_cf}: {own[len(head) :]}"
+    return said
 
 
 def _take(res: CounterfactualResult, qs: list[Any]) -> CounterfactualResult:
@@ -595,12 +687,12 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
         short = (
             ""
             if a.confirmed(rows.p, rows.n)
-            else f", {rows.p - share:.2f} short of the estimate asked for, so the row is "
-            "not said to reach it"
+            else f", short of the share asked for by {points(rows.p - share)}, so the row "
+            "is not said to reach it"
         )
         return f"The setting was chosen on {choosing} other retrained copies; {held}{short}."
     gap = (
-        f"{rows.p - share:.2f} short of the estimate asked for"
+        f"short of the share asked for by {points(rows.p - share)}"
         if share < rows.p - 1e-12
         else "as many as asked, but the copies that choose did not confirm it"
     )
@@ -617,15 +709,17 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
     )
 
 
-def _region_source(rows: _Rows) -> Callable[..., Region]:
+@dataclass(frozen=True)
+class _RegionSource:
     """Regions on demand, each from the setting its answer came from (the region then
-    holds under that setting's margin and copies)."""
-    sources = {q: a.result.region_source for q, a in rows.best.items()}
+    holds under that setting's margin and copies): per query, that setting's source and
+    the setting's rank of each kept answer. A class, not a closure, so that a result
+    under robustness pickles as any other."""
 
-    def source(query: Any, rank: int, row: pd.Series) -> Region:
-        fn = sources.get(query)
-        if fn is None:
+    sources: dict[Any, tuple[Callable[..., Region] | None, list[int]]]
+
+    def __call__(self, query: Any, rank: int, row: pd.Series) -> Region:
+        fn, ranks = self.sources.get(query, (None, []))
+        if fn is None or not 0 <= rank < len(ranks):
             raise ValidationError(f"Query {query!r} has no counterfactual of rank {rank!r}.")
-        return fn(query, rank, row)
-
-    return source
+        return fn(query, ranks[rank], row)

@@ -32,7 +32,10 @@ from ._backends import RETURN_AS, parallel_backend
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 
-__all__ = ["search"]
+__all__ = ["ALREADY_TARGET", "search"]
+
+#: the reason of a row the model already gives the target (status ``failed``)
+ALREADY_TARGET = "query already predicted as target"
 
 
 def search(
@@ -87,7 +90,7 @@ def _screen(method: PipelineMethod, tasks: list[Query]) -> tuple[list[Candidates
                 {"reason": f"the constraints leave {names} no allowed value for this query"},
             )
         elif t.predicted == t.target:
-            out[i] = Candidates(empty, "failed", {"reason": "query already predicted as target"})
+            out[i] = Candidates(empty, "failed", {"reason": ALREADY_TARGET})
         else:
             todo.append(i)
     return out, todo

@@ -565,6 +565,9 @@
     return card;
   }
 
+  // the reason the library gives a case the model already grants
+  const ALREADY_GRANTED = "query already predicted as target";
+
   function renderAnswer(method, answer, error) {
     const card = el("article", { class: "card", "data-method": method, "aria-label": `answer of ${method}` });
     const head = el("header", {}, el("h3", { text: method }));
@@ -578,14 +581,18 @@
     // the guarantee in words; its raw values and bounds stay in the downloaded JSON
     if (r.plain_certificate) card.append(el("p", { class: "certificate", text: r.plain_certificate }));
     if (!r.counterfactuals.length) {
+      // a case the model already grants needs nothing: its meaning says so
       const why = r.reason ? r.reason : "no reason given";
-      card.append(el("p", { class: "notice", role: "note", text: `No counterfactual found: ${why}.` }));
+      const text = r.reason === ALREADY_GRANTED && r.meaning ? r.meaning : `No counterfactual found: ${why}.`;
+      card.append(el("p", { class: "notice", role: "note", text }));
       return card;
     }
     card.append(requirementsLine(answer, r) || "");
     const list = el("ol", { class: "cfs" });
     for (const cf of r.counterfactuals) list.append(answerItem(cf, r, answer.robust_to));
     card.append(list);
+    // why fewer answers than asked, or why the search stopped early ("1 of 2: ...")
+    if (r.reason) card.append(el("p", { class: "notice reason", role: "note", text: `${r.reason}.` }));
     card.append(noticeBlock(method, r.counterfactuals[0]) || "");
     return card;
   }
