@@ -13,11 +13,11 @@ seeds:
 
 Counted over the answers (definitions recomputed here, not with the library's helpers):
 near-duplicate pairs (same meaningful changes, every feature within its step, step =
-max(resolution, 0.1 x MAD)), queries whose answers are not nearest first (the
-range-normalised l1 distance), answers that change a record or advise getting worse
-(German Credit: credit history changed, or checking / savings / job / employment moved
-down; COMPAS: a prior or juvenile count lowered), and answers showing a do-nothing move
-(a numeric change smaller than its step).
+max(resolution, 0.1 x MAD)), queries whose answers are not nearest first (in the measure
+of effort, the one the library ranks answers in by default), answers that change a record
+or advise getting worse (German Credit: credit history changed, or checking / savings /
+job / employment moved down; COMPAS: a prior or juvenile count lowered), and answers
+showing a do-nothing move (a numeric change smaller than its step).
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def _unrealistic(case: str, schema: Any, x: pd.Series, row: pd.Series) -> bool:
 
 def count(case: str, result: Any, train: Any, X: pd.DataFrame) -> dict[str, int]:
     schema, steps = train.schema, steps_of(train)
-    dist = cf.metrics.distance(result, norm="l1")
+    dist = result.cost()  # the call's measure: effort by default, what the library ranks in
     out = {
         "answers": 0,
         "near-duplicate pairs": 0,

@@ -133,3 +133,28 @@ def test_past_four_values_the_certificate_says_none_keeps_them_all():
     said = m.explain(x, constraints=cf.Constraints(immutable=bits)).certificate(0)
     assert said.endswith("; none keeps all 6 values that may not change"), said
     assert said.count(" of those also keep") == 3  # four named: the first, then three more
+
+
+def test_under_a_timeline_the_certificate_says_the_rows_were_moved_onto_it():
+    """Under a timeline the observed rows are moved onto the person's timeline before the
+    nearest is chosen, so the answer need not be an observed row: the certificate says so,
+    and without a timeline it speaks of the observed rows alone."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "rf", random_state=0, n_estimators=20, max_depth=4)
+    rows = cf.rows_to_explain(model, test).head(3)
+    timeline = cf.Constraints(timeline=cf.datasets.timeline("german_credit", horizon=12))
+    method = cf.NearestObservable(random_state=0).fit(model, train)
+    timed = method.explain(rows, constraints=timeline)
+    moved = [q for q in rows.index if timed.diagnostics.at[q, "observed_moved_by_time"]]
+    answered = [q for q in moved if timed.status[q] == "feasible"]
+    assert answered
+    observed = {tuple(r) for r in train.X.itertuples(index=False)}
+    for q in answered:
+        said = timed.certificate(q)
+        assert "so the answer need not be an observed row itself" in said, said
+    assert any(tuple(timed.for_query(q).iloc[0][train.X.columns]) not in observed for q in answered)
+    plain = method.explain(rows)
+    for q in rows.index:
+        if plain.status[q] == "feasible":
+            assert "need not be an observed row" not in plain.certificate(q)

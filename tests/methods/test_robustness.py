@@ -18,6 +18,7 @@ from counterfact.methods._pipeline._copies import (
     scores,
 )
 from counterfact.result._robustness import clopper_pearson
+from counterfact.solvers._options import OPTIONS_PROVEN, options_proven
 from counterfact.testing._fast import fast_method
 
 pytest.importorskip("z3")
@@ -714,8 +715,23 @@ def test_an_alternative_short_of_p_is_left_out_not_held_against_the_first(german
         assert result.reason[q].startswith("2 of 3: 1 more was found under the setting kept")
         assert result.robustness().loc[q, "setting"].tolist() == ["plain", "plain"]
         assert result.confidence.loc[q].tolist() == plain.confidence.loc[q].iloc[[0, 2]].tolist()
+        # a proof that no other option is left spoke of the three, not of the two kept
+        assert OPTIONS_PROVEN not in result.certificate(q)
+        assert OPTIONS_PROVEN not in result.certificate_record(q).sentence
+        assert not options_proven(result.diagnostics.loc[q].to_dict())
         checked += 1
     assert checked >= 1
+
+
+def test_a_short_row_with_several_answers_is_judged_by_the_least_robust():
+    from counterfact.methods._pipeline._robustness import Setting, _Attempt, _note, _Rows
+
+    rows = _Rows(0.9, 8)
+    said = _note(_Attempt(None, Setting(0.6, 0), [False] * 3, 0.5, [5, 0, 3], 2.0), rows)
+    assert "these are the answers of the setting found most robust: 0 of 8" in said
+    assert "accept the least robust of them" in said and "most robust answer found" not in said
+    alone = _note(_Attempt(None, Setting(0.6, 0), [False], 0.5, [5], 2.0), rows)
+    assert "this is the most robust answer found: 5 of 8" in alone and "accept it" in alone
 
 
 def test_a_result_under_robustness_pickles(half):
@@ -784,3 +800,41 @@ def test_the_saved_document_and_the_table_carry_the_robustness(half):
     assert frame["_reached"].tolist() == table["reached"].tolist()
     assert frame["_setting"].tolist() == table["setting"].tolist()
     assert frame["_cost"].tolist() == pytest.approx(half.cost().tolist())
+
+
+def test_leaving_answers_out_withdraws_the_proof_that_no_other_option_is_left(german):
+    """A search that proved no other option is left spoke of all its answers: once one is
+    left out for robustness, the certificate no longer says so (CE-OCL on a forest said "no
+    other option (proven)" of one answer while the setting alone gave two)."""
+    import dataclasses
+
+    from counterfact.methods._pipeline._robustness import Setting, _Attempt, _keep_ranks, _Rows
+
+    _, _, rows, _, method = german
+    res = method.explain(rows.head(1), n_counterfactuals=3)
+    q = rows.index[0]
+    assert len(res.for_query(q)) == 3
+    diag = res.diagnostics.copy()
+    diag["alternatives_exhausted"] = True
+    text = str(res.certificates[q]) + OPTIONS_PROVEN
+    certs = res.certificates.copy()
+    certs[q] = text
+    records = res.certificate_records.copy()
+    records[q] = dataclasses.replace(records[q], sentence=text)
+    proven = type(res)(
+        **{
+            **res.parts(),
+            "diagnostics": diag,
+            "certificates": certs,
+            "certificate_records": records,
+        }
+    )
+    assert options_proven(proven.diagnostics.loc[q].to_dict())
+    state = _Rows(0.9, 8)
+    state.best = {q: _Attempt(proven, Setting(None, 0), [True, True], 0.95, [8, 8], 1.0, [0, 2])}
+    kept = _keep_ranks(proven, state)
+    assert list(kept.for_query(q).index) == [0, 1]
+    assert OPTIONS_PROVEN not in kept.certificates[q]
+    assert OPTIONS_PROVEN not in kept.certificate_records[q].sentence
+    assert not options_proven(kept.diagnostics.loc[q].to_dict())
+    assert kept.reason[q].startswith("2 of 3: 1 more was found under the setting kept")

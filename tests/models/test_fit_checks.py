@@ -84,3 +84,16 @@ def test_data_may_lack_a_class_the_model_knows():
     model = cf.models.fit(cf.Dataset.from_frame(X.assign(y=y), target="y"), "lr", random_state=0)
     partial = cf.Dataset.from_frame(X.assign(y=y)[y < 2], target="y")
     cf.NearestObservable().fit(model, partial)  # a sample without class 2 is fine
+
+
+def test_retrained_copies_keep_quiet_what_fit_keeps_quiet(data):
+    """fit("svm") keeps scikit-learn's notice about SVC(probability=True) quiet (the library
+    chose it, the user cannot act on it); refitting copies of that model does too."""
+    import warnings
+
+    model = cf.models.fit(data, "svm", random_state=0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        copies = cf.models.retrained(model, data, n=3, random_state=0)
+    assert len(copies) == 3
+    assert not [w for w in caught if "probability" in str(w.message)], caught

@@ -200,7 +200,11 @@ def _add_datasets(sub: Any, common: argparse.ArgumentParser) -> None:
 
 def _add_demo(sub: Any, common: argparse.ArgumentParser) -> None:
     m = sub.add_parser(
-        "demo", parents=[common], help="explain a few rejected German Credit applicants"
+        "demo",
+        parents=[common],
+        help="explain a few rejected German Credit applicants",
+        description="Explain a few rejected German Credit applicants. The demo shows the "
+        "method's progress without -v; -q hides it.",
     )
     choices = methods.names()
     m.add_argument("--method", choices=choices, metavar="METHOD", help=method_help(choices))

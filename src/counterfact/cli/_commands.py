@@ -70,11 +70,16 @@ def cmd_datasets(args: argparse.Namespace) -> int:
                 "name": name,
                 "bundled": d.get("bundled"),
                 "rows": d.get("n_rows"),
-                "description": str(d.get("description", ""))[:60],
+                "description": _shortened(str(d.get("description", ""))),
             }
         )
     print(pd.DataFrame(rows).to_string(index=False))
     return 0
+
+
+def _shortened(text: str, width: int = 60) -> str:
+    """``text`` cut to ``width`` characters, with "..." where it was cut."""
+    return text if len(text) <= width else text[: width - 3].rstrip() + "..."
 
 
 # ------------------------------------------------------------------- explain
@@ -491,7 +496,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
             verbose=not args.quiet,
         )
     failed = benchmark.failed_cells(args.out, spec)
-    print(f"results in {args.out}/ (summary.csv, results.csv)")
+    print(f"results in {str(args.out).rstrip('/')}/ (summary.csv, results.csv)")
     if len(failed):
         print(f"counterfact: {len(failed)} benchmark cell(s) failed:", file=sys.stderr)
         for _, row in failed.iterrows():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -9,6 +10,7 @@ import numpy as np
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ._adapter import ModelAdapter
+from ._fit import MODEL_KINDS
 
 __all__ = ["retrained"]
 
@@ -95,4 +97,8 @@ def _refit(template: Any, data: Dataset, seq: np.random.SeedSequence, bootstrap:
             raise ValidationError(
                 "retrained: a bootstrap resample kept missing a class; pass bootstrap=False."
             )
-    return est.fit(X.iloc[idx], y.iloc[idx])
+    with warnings.catch_warnings():  # what fit() already keeps quiet, quiet here too
+        for kind in MODEL_KINDS.values():
+            for message, category in kind.quiet:
+                warnings.filterwarnings("ignore", message=message, category=category)
+        return est.fit(X.iloc[idx], y.iloc[idx])

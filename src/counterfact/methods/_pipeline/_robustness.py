@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -52,7 +52,7 @@ from ...constraints._requirements import ROBUSTNESS_COPIES
 from ...constraints._votes import votes_needed
 from ...exceptions import UnsupportedModelError, ValidationError
 from ...models._votes import forest_of
-from ...result import CounterfactualResult, Region
+from ...result import Certificate, CounterfactualResult, Region
 from ...result._robustness import (
     ACCEPTED,
     CHOSEN,
@@ -64,6 +64,7 @@ from ...result._robustness import (
     STOPPED,
     points,
 )
+from ...solvers._options import OPTIONS_PROVEN
 from ._copies import CHOOSING, SEARCH_COPIES, Copies, accepted, copies_for, reaches
 from ._prepare import query_frame
 from ._protocol import PipelineMethod
@@ -563,12 +564,29 @@ def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
     confidence = res.confidence.reindex(cfs.index).iloc[keep].set_axis(index)
     regions = {moved[(q, int(r))]: v for (q, r), v in res.regions.items() if (q, int(r)) in moved}
     diag = res.diagnostics.copy()
+    certificates, records = res.certificates.copy(), res.certificate_records.copy()
     for q, ranks in trimmed.items():
         diag.at[q, "reason"] = _short_reason(
             len(ranks), len(res.for_query(q)), res.n_counterfactuals, diag.at[q, "reason"], rows
         )
+        # "no other option (proven)" spoke of the setting's answers, some now left out
+        if "alternatives_exhausted" in diag.columns:
+            diag.at[q, "alternatives_exhausted"] = False
+        certificates[q], records[q] = _without_options_proof(certificates[q], records[q])
     parts = {"counterfactuals": frame, "confidence": confidence, "regions": regions}
+    parts |= {"certificates": certificates, "certificate_records": records}
     return type(res)(**{**res.parts(), **parts, "diagnostics": diag})
+
+
+def _without_options_proof(text: Any, record: Any) -> tuple[Any, Any]:
+    """A query's certificate text and record without :data:`OPTIONS_PROVEN`: once some of
+    a setting's answers are left out, "every other counterfactual repeats one of these"
+    no longer holds of the answers kept."""
+    if isinstance(text, str):
+        text = text.replace(OPTIONS_PROVEN, "")
+    if isinstance(record, Certificate):
+        record = replace(record, sentence=record.sentence.replace(OPTIONS_PROVEN, ""))
+    return text, record
 
 
 def _short_reason(kept: int, found: int, n_cf: int, reason: Any, rows: _Rows) -> str:
@@ -679,8 +697,10 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
     if a is None:
         return ""
     k, share = min(a.counts), a.worst(rows.n)
+    which = "it" if len(a.counts) == 1 else "the least robust of them"
     held = (
-        f"{k} of {rows.n} retrained copies never shown to the search nor used to choose accept it"
+        f"{k} of {rows.n} retrained copies never shown to the search nor used to choose accept "
+        f"{which}"
     )
     choosing = CHOOSING * rows.n
     if a.reached:
@@ -704,9 +724,17 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
     )
     return (
         f"No setting tried reached robustness {share_percent(rows.p)} on the {choosing} "
-        f"retrained copies that choose; this is the most robust answer found: {held}, {gap}."
+        f"retrained copies that choose; {_most(len(a.counts))}: {held}, {gap}."
         f"{untried}"
     )
+
+
+def _most(n: int) -> str:
+    """What a short row keeps: its most robust answer, or the answers of its most robust
+    setting (judged by the least robust of them)."""
+    if n == 1:
+        return "this is the most robust answer found"
+    return "these are the answers of the setting found most robust"
 
 
 @dataclass(frozen=True)

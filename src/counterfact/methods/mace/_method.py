@@ -383,12 +383,13 @@ class MACE(CounterfactualMethod):
                 "the search minimised (the run's costs, by default the measure of effort; "
                 f"MACE's own distance, norm {params.get('norm', '')!s}, only with "
                 "costs='own'; each row's certificate states its bound), proven by the solver "
-                "for the encoded model, on the grids of the features with a resolution, for "
-                "every point within the margin of the decision threshold."
+                "for the encoded model, on the grids of the features with a resolution, "
+                "among the points that pass the decision threshold, up to the margin "
+                "tolerance each row's certificate states."
             ),
             "none": "MACE 'infeasible': proven that no counterfactual exists under the "
-            "audit's constraints (on the features' grids, within the margin of the decision "
-            "threshold).",
+            "audit's constraints (on the features' grids, up to the margin tolerance each "
+            "row's certificate states about the decision threshold).",
         }
 
     def _named_solvers(self) -> tuple[str, ...]:

@@ -66,6 +66,11 @@ def _fixed_words(masks: list[tuple[Any, Any, np.ndarray]], n_rows: int) -> str:
     return f"of the {n_rows} rows of the target class, " + "; ".join(parts) + more
 
 
+#: diagnostics key: whether the observed rows were moved onto the query's timeline (their
+#: features only time moves set where time takes the person) before the nearest was chosen
+MOVED_BY_TIME = "observed_moved_by_time"
+
+
 def _is_nearest(d: Mapping[str, Any]) -> bool:
     """Whether the returned answer is the nearest admissible observed row: its value is the
     nearest's (no change was reverted, the first candidate was kept)."""
@@ -158,9 +163,15 @@ class NearestObservable(CounterfactualMethod):
     def certificate(cls, status: str, diagnostics: Mapping[str, Any] | None = None) -> str:
         d = dict(diagnostics or {})
         if status == "feasible" and _is_nearest(d):
+            rows = "observed rows"
+            if d.get(MOVED_BY_TIME):
+                rows = (
+                    "observed rows, each with its features that only time moves set to where "
+                    "time takes this person, so the answer need not be an observed row itself"
+                )
             return (
                 f"{cls.tags.display_name}: the nearest observed row of the target class that "
-                "the constraints admit (exact among the observed rows; not a proof that no "
+                f"the constraints admit (exact among the {rows}; not a proof that no "
                 f"smaller change exists), smaller meaning {d['measure']}"
             )
         base = super().certificate(status, diagnostics)
@@ -247,6 +258,7 @@ class NearestObservable(CounterfactualMethod):
                 NEAREST_VALUE: float(dist[0]),
                 "measure": measure,
                 "n_admissible": int(cand.size),
+                MOVED_BY_TIME: pool is not self._pool,
             },
         )
 
