@@ -474,6 +474,9 @@ def test_cli_user_errors_before_any_fitting(tmp_path, capsys):
     )
     err = capsys.readouterr().err
     assert "--groups names columns ['nope']" in err and "fitted" not in err
+    assert not (tmp_path / "y").exists()  # a failed audit leaves no empty folder behind
+    argv = ["audit", "--dataset", "nosuch", "--out", str(tmp_path / "z")]
+    assert main(argv) == 2 and not (tmp_path / "z").exists()
 
 
 def test_whole_number_groups_get_whole_number_bins():

@@ -682,6 +682,13 @@ def test_a_model_without_an_exact_margin_climbs_the_copies_alone(name):
     short = table.index[~table["reached"]].get_level_values(0)
     assert len(short) >= 1  # seeded: one row stays short of 0.8
     assert all("No margin was tried" in r.certificate(q) for q in short)
+    # the command line's table says it under the short row's answers too
+    from counterfact.cli._output import _answers
+    from counterfact.result._robustness import NO_MARGIN
+
+    for q in r.queries.index:
+        said = "\n".join(_answers(r, q, "2"))
+        assert (NO_MARGIN in said) == (q in set(short)), said
 
 
 def test_an_alternative_short_of_p_is_left_out_not_held_against_the_first(german, monkeypatch):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -223,12 +224,13 @@ def cmd_audit(args: argparse.Namespace) -> int:
     _check_requirements(args)
     if not args.no_html:  # before any work: a missing extra fails now, not after the audit
         _check_report_deps()
-    out = _out_dir(args.out)
+    _check_out(args.out)  # a bad path fails now; the folder is made once the input holds
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
         constraints = with_horizon(args, data, constraints)
         constraints.resolve(data.schema)
         _check_groups(args.groups, data, pool)
+        out = _out_dir(args.out)
         if args.max_rows is not None and len(pool) > args.max_rows:
             pool = pool.sample(args.max_rows, random_state=args.seed)
             info(args, f"auditing a seeded sample of {args.max_rows} rows of {what}")
@@ -363,11 +365,23 @@ def _print_global(found: Any) -> None:
         sys.stdout.write(f"- {line}\n")
 
 
-def _out_dir(arg: str) -> Path:
-    """The --out folder, created if missing."""
+def _check_out(arg: str) -> None:
+    """--out names a folder, or a path where one can be made (its nearest existing parent
+    is a writable folder), without making it yet."""
     out = Path(arg)
     if out.exists() and not out.is_dir():
         raise ValidationError(f"--out {arg!r} is a file; pass a folder (it is created if missing).")
+    parent = next((p for p in (out, *out.absolute().parents) if p.exists()), None)
+    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK):
+        raise ValidationError(
+            f"--out {arg!r} cannot be created: {parent} is not a writable folder."
+        )
+
+
+def _out_dir(arg: str) -> Path:
+    """The --out folder, created if missing."""
+    out = Path(arg)
+    _check_out(arg)
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -15,7 +15,13 @@ from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
-from ..result._robustness import held_words, robustness_words, scope_words
+from ..result._robustness import (
+    NO_MARGIN,
+    held_words,
+    robustness_note,
+    robustness_words,
+    scope_words,
+)
 
 __all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
 
@@ -102,6 +108,8 @@ def _answers(result: Any, q: Any, label: str) -> list[str]:
         region = result.regions.get((q, int(r)))
         if region is not None:  # the certified box around the answer (explain --regions)
             lines.append(f"     any of: {region.describe(result.schema)}")
+    if held is not None and NO_MARGIN in robustness_note(result, q):
+        lines.append(f"  {NO_MARGIN}")  # why a short row tried fewer settings
     notes = [f"{n}: {result.schema[n].description}" for n in seen if result.schema[n].description]
     if notes:
         lines.append(f"  ({'; '.join(notes)})")

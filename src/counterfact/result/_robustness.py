@@ -26,6 +26,7 @@ __all__ = [
     "COPIES",
     "LEVEL",
     "NOTE",
+    "NO_MARGIN",
     "REACHED",
     "SETTING",
     "SHORTFALL",
@@ -58,6 +59,12 @@ CHOSEN = "robustness_chosen"
 NOTE = "robustness_note"
 #: diagnostics column: per query, whether its search stopped before every setting was tried
 STOPPED = "robustness_stopped"
+#: what a short row's note adds when the ladder tried no margin (the method cannot
+#: encode one exactly for the model)
+NO_MARGIN = (
+    "No margin was tried: the method cannot encode one exactly for this model (its "
+    "probability is not a linear function of its outputs)."
+)
 #: the confidence level of the reported interval
 LEVEL = 0.95
 

@@ -57,6 +57,7 @@ from ...result._robustness import (
     ACCEPTED,
     CHOSEN,
     COPIES,
+    NO_MARGIN,
     NOTE,
     REACHED,
     SETTING,
@@ -553,13 +554,7 @@ def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
     if not trimmed:
         return res
     cfs = res.counterfactuals
-    old = list(cfs.index)
-    keep = [i for i, (q, r) in enumerate(old) if q not in trimmed or int(r) in trimmed[q]]
-    new = [
-        (q, trimmed[q].index(int(r)) if q in trimmed else int(r)) for q, r in (old[i] for i in keep)
-    ]
-    index = pd.MultiIndex.from_tuples(new, names=cfs.index.names)
-    moved = dict(zip((old[i] for i in keep), new, strict=True))
+    keep, index, moved = _renumbered(cfs.index, trimmed)
     frame = cfs.iloc[keep].set_axis(index)
     confidence = res.confidence.reindex(cfs.index).iloc[keep].set_axis(index)
     regions = {moved[(q, int(r))]: v for (q, r), v in res.regions.items() if (q, int(r)) in moved}
@@ -576,6 +571,19 @@ def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
     parts = {"counterfactuals": frame, "confidence": confidence, "regions": regions}
     parts |= {"certificates": certificates, "certificate_records": records}
     return type(res)(**{**res.parts(), **parts, "diagnostics": diag})
+
+
+def _renumbered(
+    index: pd.MultiIndex, trimmed: dict[Any, list[int]]
+) -> tuple[list[int], pd.MultiIndex, dict[tuple[Any, int], tuple[Any, int]]]:
+    """The positions of the answers kept (every answer of a row not in ``trimmed``, the
+    listed ranks of one that is), their new ``(query, rank)`` index numbered from 0 per
+    row, and each kept answer's old key mapped to its new one."""
+    old = [(q, int(r)) for q, r in index]
+    keep = [i for i, (q, r) in enumerate(old) if q not in trimmed or r in trimmed[q]]
+    new = [(q, trimmed[q].index(r) if q in trimmed else r) for q, r in (old[i] for i in keep)]
+    moved = dict(zip((old[i] for i in keep), new, strict=True))
+    return keep, pd.MultiIndex.from_tuples(new, names=index.names), moved
 
 
 def _without_options_proof(text: Any, record: Any) -> tuple[Any, Any]:
@@ -716,12 +724,7 @@ def _note(a: _Attempt | None, rows: _Rows) -> str:
         if share < rows.p - 1e-12
         else "as many as asked, but the copies that choose did not confirm it"
     )
-    untried = (
-        ""
-        if rows.margins
-        else " No margin was tried: the method cannot encode one exactly for this model (its "
-        "probability is not a linear function of its outputs)."
-    )
+    untried = "" if rows.margins else f" {NO_MARGIN}"
     return (
         f"No setting tried reached robustness {share_percent(rows.p)} on the {choosing} "
         f"retrained copies that choose; {_most(len(a.counts))}: {held}, {gap}."
