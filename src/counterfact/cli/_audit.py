@@ -243,7 +243,7 @@ def cmd_audit(args: argparse.Namespace) -> int:
         paths = result.save(out, html=not args.no_html, global_recourse=found)
         info(args, f"{result!r}; wrote {', '.join(str(p) for p in paths.values())}")
     s = result.summary()
-    shown = [c for c in _SUMMARY_COLUMNS if c in s.columns or c != "holding_rate"]
+    shown = [c for c in _SUMMARY_COLUMNS if c in s.columns]  # holding_rate: --robustness
     sys.stdout.write(s[shown].to_string(index=False) + "\n")
     sys.stdout.write(f"cost: {measure_words(result.meta)}\n")
     if found is not None:
@@ -380,8 +380,7 @@ def _check_out(arg: str) -> None:
 
 def _out_dir(arg: str) -> Path:
     """The --out folder, created if missing."""
-    out = Path(arg)
-    _check_out(arg)
+    out = Path(arg)  # checked by _check_out before any work
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -15,7 +15,7 @@ from .._utils._values import _py
 from ..methods import ALREADY_TARGET
 from ..result import changes
 from ..result._notice import notice
-from ..result._robustness import robustness_words, setting_words
+from ..result._robustness import SETTING, robustness_words, setting_words
 from ..result._text import describe_changes, measure_words, timed_changes
 from ..schema import Schema
 from ._request import ExplainJob
@@ -164,7 +164,7 @@ def _meaning(
         return ALREADY_MEANING
     said = (meanings or {}).get(status)
     kept = setting_words(result, q)
-    if said is None or status != "optimal" or not kept or "(the plain decision" in kept:
+    if said is None or status != "optimal" or diag.get(SETTING) in (None, "plain"):
         return said
     return (
         f"{said} This speaks of the answers {kept.removeprefix(', ')}; a cheaper answer "

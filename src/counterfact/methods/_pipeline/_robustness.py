@@ -550,7 +550,8 @@ def _assemble(rows: _Rows, ids: list[Any], req: Requirements) -> CounterfactualR
 def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
     """``res`` with each row's answers cut to the ranks its kept attempt speaks of
     (:func:`_kept_ranks`), renumbered from 0, with the reason for the ones left out."""
-    trimmed = {q: a.ranks for q, a in rows.best.items() if len(a.ranks) < len(res.for_query(q))}
+    found = res.found  # answers per query, before the cut
+    trimmed = {q: a.ranks for q, a in rows.best.items() if len(a.ranks) < int(found[q])}
     if not trimmed:
         return res
     cfs = res.counterfactuals
@@ -562,7 +563,7 @@ def _keep_ranks(res: CounterfactualResult, rows: _Rows) -> CounterfactualResult:
     certificates, records = res.certificates.copy(), res.certificate_records.copy()
     for q, ranks in trimmed.items():
         diag.at[q, "reason"] = _short_reason(
-            len(ranks), len(res.for_query(q)), res.n_counterfactuals, diag.at[q, "reason"], rows
+            len(ranks), int(found[q]), res.n_counterfactuals, diag.at[q, "reason"], rows
         )
         # "no other option (proven)" spoke of the setting's answers, some now left out
         if "alternatives_exhausted" in diag.columns:
