@@ -631,3 +631,21 @@ def test_the_default_cost_is_the_effort_with_its_unit(linear, population, mace_a
     assert own.meta["measure"] == "effort" and own.meta["cost_unit"] == "changes + MAD-units"
     with pytest.raises(ValidationError, match="measure='costs' needs the costs"):
         cf.audit(near, population, requirements=cf.Requirements(costs="own"), measure="costs")
+
+
+def test_bins_must_cover_every_row_and_a_numeric_column():
+    """Edges that leave rows out, or a non-numeric column cut into bins, are errors naming
+    the column (they made an "(outside bins)" group mixing both tails, or wiped the
+    grouping into "(missing)")."""
+    from counterfact.recourse._groups import resolve_groups
+
+    X = pd.DataFrame(
+        {"age": np.arange(20, 70), "housing": np.resize(["rent", "own", "for free"], 50)}
+    )
+    with pytest.raises(ValidationError, match=r"'age' cover \[30, 50\], but 29 rows lie outside"):
+        resolve_groups("age", X, bins={"age": [30, 40, 50]})
+    with pytest.raises(ValidationError, match=r"'housing': the column is not numeric"):
+        resolve_groups("housing", X, bins={"housing": [0, 1]})
+    labels, info = resolve_groups(["age", "housing"], X, bins={"age": [20, 40, 69]})
+    assert info["age"]["order"] == ["[20, 40)", "[40, 69]"]
+    assert set(labels["housing"]) == {"rent", "own", "for free"}

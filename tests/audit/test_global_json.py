@@ -152,3 +152,42 @@ def test_the_audit_is_sealed_and_cannot_be_lowered(audit_text):
             d.pop(key)
 
     assert not cf.AuditResult.from_json(_edit(text, as_format_1)).integrity.verified
+
+
+def _drop_uncovered(d):  # type: ignore[no-untyped-def]
+    """Every rejected person no action helps taken out of the table: 100 % coverage."""
+    t = d["per_row"]
+    keep = [
+        i
+        for i, (r, c) in enumerate(
+            zip(t["columns"]["rejected"], t["columns"]["covered"], strict=True)
+        )
+        if c or not r
+    ]
+    t["index"] = [t["index"][i] for i in keep]
+    t["columns"] = {k: [v[i] for i in keep] for k, v in t["columns"].items()}
+
+
+def test_a_table_that_leaves_people_out_is_refused_with_the_population(german):
+    model, X, g, text = german
+    assert g.coverage < 1
+    thinner = _edit(text, _drop_uncovered, reseal=True)  # consistent, and sealed again
+    assert cf.GlobalRecourse.from_json(thinner).coverage == 1.0  # the table alone cannot tell
+    with pytest.raises(ValidationError, match=r"leaves out \d+ people of data .* rejected"):
+        cf.GlobalRecourse.from_json(thinner, model=model, data=X)
+    with pytest.raises(ValidationError, match=r"leaves out"):
+        cf.GlobalRecourse.from_json(_edit(text, _drop_uncovered), verify=False, model=model, data=X)
+
+
+def test_an_edited_file_says_its_costs_were_not_rechecked(german):
+    model, X, _, text = german
+
+    def cheaper(d):  # type: ignore[no-untyped-def]
+        t = d["per_row"]["columns"]
+        k = t["covered"].index(True)
+        t["cost"][k] = 0.01
+
+    back = cf.GlobalRecourse.from_json(_edit(text, cheaper), verify=False, model=model, data=X)
+    assert any("costs" in n and "not re-checked" in n for n in back.integrity.notes)
+    sealed = cf.GlobalRecourse.from_json(text, model=model, data=X)
+    assert not any("costs" in n for n in sealed.integrity.notes)

@@ -237,3 +237,34 @@ def test_relations_are_not_mutated_and_pickle():
     c = cf.Constraints(relations=texts)
     assert texts == ["credit_amount <= 600 * duration_months"]
     assert pickle.loads(pickle.dumps(c)) == c
+
+
+# ------------------------------------------------------------ coefficients
+@pytest.mark.parametrize(
+    "text, name",
+    [
+        ("1000000000000000 * credit_amount - 1000000000000000 * credit_amount@ <= 1", "credit"),
+        ("credit_amount <= 1000000000000000 * duration_months", "duration"),
+        ("1e10 * credit_amount <= 5", "credit"),
+        # each term is within the limit; summed, the feature's coefficient is not
+        ("6e8 * credit_amount + 6e8 * credit_amount <= 1", "credit"),
+    ],
+)
+def test_a_feature_coefficient_above_1e9_is_refused_before_any_search(text, name, credit):
+    # HiGHS refuses a matrix entry of 1e15, and precision is lost long before it; the
+    # relation is refused when it meets the schema, naming the feature
+    schema, _ = credit
+    with pytest.raises(ConstraintError, match=rf"coefficient of {name}\w* is .*at most 1e\+09"):
+        cf.Constraints(relations=[text]).resolve(schema)
+
+
+def test_coefficients_up_to_1e9_and_large_query_terms_resolve(credit):
+    schema, _ = credit
+    for text in (
+        "1e9 * credit_amount - 1e9 * credit_amount@ <= 1",
+        "-1e9 * duration_months <= 3",
+        # the query's own value is folded into the constant, not a solver's coefficient
+        "credit_amount <= 1e12 * duration_months@",
+        "5e8 * credit_amount + 5e8 * credit_amount <= 1e15",
+    ):
+        cf.Constraints(relations=[text]).resolve(schema)

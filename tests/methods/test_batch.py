@@ -46,6 +46,53 @@ def test_chunks_equal_single_run(setting, tmp_path):
     assert sorted(rep2.skipped) == [0, 1, 2, 3] and not rep2.done and not rep2.chunk_seconds
 
 
+def test_a_folder_of_another_run_is_refused(setting, tmp_path):
+    """Resuming mixes nothing: chunks written for other rows, another chunk size, other
+    keywords, or a model retrained on the same data are refused, naming the folder."""
+    method, X = setting
+    explain_in_chunks(method, X.iloc[:20], chunk_size=8, out_dir=tmp_path)
+    data = cf.datasets.load("german_credit")
+    train, _ = data.split(test_size=0.3, random_state=0)
+    other = cf.NearestObservable().fit(cf.models.fit(train, "lr", random_state=0, C=0.1), train)
+    for m, rows, kw in [
+        (method, X.iloc[20:40], {"chunk_size": 8}),
+        (method, X.iloc[:20], {"chunk_size": 5}),
+        (method, X.iloc[:20], {"chunk_size": 8, "n_counterfactuals": 2}),
+        (other, X.iloc[:20], {"chunk_size": 8}),
+    ]:
+        with pytest.raises(cf.ValidationError, match="holds chunks of a different run"):
+            explain_in_chunks(m, rows, out_dir=tmp_path, **kw)
+    again = explain_in_chunks(method, X.iloc[:20], chunk_size=8, out_dir=tmp_path)
+    assert sorted(again.skipped) == [0, 1, 2]
+    # chunks that no run file vouches for are refused too
+    (tmp_path / "chunks-run.json").unlink()
+    with pytest.raises(cf.ValidationError, match="holds chunks of a different run"):
+        explain_in_chunks(method, X.iloc[:20], chunk_size=8, out_dir=tmp_path)
+
+
+def test_per_row_constraints_and_targets_are_cut_with_the_rows(setting):
+    method, X = setting
+    rows = X.iloc[:10]
+    cons = [cf.Constraints(immutable=["age"] if k % 2 else ["duration_months"]) for k in range(10)]
+    targets = [1 - p for p in method.model_.predict(rows)]
+    rep = explain_in_chunks(method, rows, chunk_size=3, constraints=cons, target=targets)
+    assert not rep.failed and len(rep.result.queries) == 10
+    direct = method.explain(rows, constraints=cons, target=targets)
+    pd.testing.assert_frame_equal(
+        rep.result.counterfactuals, direct.counterfactuals, check_dtype=False
+    )
+    assert rep.result.status.tolist() == direct.status.tolist()
+
+
+@pytest.mark.parametrize("n_jobs", [0, 1.5, True])
+def test_a_number_of_workers_that_means_nothing_is_refused(setting, n_jobs):
+    method, X = setting
+    with pytest.raises(cf.ValidationError, match=r"n_jobs must be a whole number"):
+        method.explain(X.iloc[:2], n_jobs=n_jobs)
+    with pytest.raises(cf.ValidationError, match=r"n_jobs must be a whole number"):
+        explain_in_chunks(method, X.iloc[:2], n_jobs=n_jobs, parallel="dask")
+
+
 def test_failing_chunk_keeps_the_others(setting, tmp_path):
     method, X = setting
     X = X.copy()

@@ -9,6 +9,8 @@ tolerance, proofs over the features' grids, and the certificate's fields.
   ``min_probability`` 1e-5 below the highest reachable probability is reached
   (no ``infeasible``), one above it is ``infeasible`` with the probability stated;
 * an equality relation whose solutions lie off a feature's grid is refused;
+* under ``min_probability`` a MILP's bound speaks of the answers past that probability
+  by its margin, and says so (MACE and CE-OCL, brute force over a 2-feature grid);
 * the certificate's fields survive the JSON round trip.
 """
 
@@ -160,3 +162,37 @@ def test_the_certificate_fields_survive_json(german):
         Certificate.from_dict({**rec.to_dict(), "lower_bound": "0.1"})
     with pytest.raises(ValidationError, match="grid"):
         Certificate.from_dict({**rec.to_dict(), "grid": [["credit_amount", -1]]})
+    with pytest.raises(ValidationError, match="above 'value'"):
+        Certificate.from_dict({**rec.to_dict(), "lower_bound": rec.value + 1})
+
+
+@pytest.mark.parametrize("name", ["mace", "ceocl"])
+def test_under_min_probability_the_bound_speaks_of_the_required_probability(german, name):
+    """Row 79, only duration and credit amount free, ``min_probability=0.6``: a MILP's
+    proof covers the answers past 0.6 (not past the decision threshold) by its margin.
+    Brute force over every whole duration and credit amount: no point past 0.6 by more
+    than that margin costs less than the stated bound, while a point inside the margin
+    may (duration 4, credit 3493 has P = 0.60002 and costs less)."""
+    train, test, model = german
+    x = test.X.loc[[79]]
+    free = cf.Constraints(features_to_vary=["duration_months", "credit_amount"])
+    method = cf.methods.get(name, random_state=0, time_limit=30).fit(model, train)
+    r = method.explain(x, constraints=free, requirements=cf.Requirements(min_probability=0.6))
+    rec = r.certificate_record(79)
+    assert r.status[79] in ("optimal", "feasible") and rec.threshold == 0.6
+    assert "past the required probability 0.6 by more than" in rec.sentence
+    assert "required 0.6 by a margin" in r.certificate(79, numbers=False)
+    months, amounts = np.meshgrid(
+        np.arange(4, 73), np.arange(250, int(x["credit_amount"].iloc[0]) + 1)
+    )
+    rows = x.loc[x.index.repeat(months.size)].reset_index(drop=True)
+    rows["duration_months"] = months.ravel().astype(x["duration_months"].dtype)
+    rows["credit_amount"] = amounts.ravel().astype(x["credit_amount"].dtype)
+    p = model.predict_proba(rows)[:, 1]
+    logit = np.log(p / (1 - p)) - np.log(0.6 / 0.4)
+    cost = cf.Costs().bind(train.schema, train.X).evaluate(x.iloc[0], rows)
+    covered = logit > -rec.margin_tolerance
+    assert cost[covered].min() >= rec.lower_bound - 1e-9
+    plain = method.explain(x, constraints=free)  # without a floor: the decision threshold
+    assert plain.certificate_record(79).threshold is None
+    assert "past the decision threshold" in plain.certificate(79)

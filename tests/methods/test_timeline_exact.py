@@ -91,6 +91,8 @@ def test_waiting_alone_flips_the_decision(method: object) -> None:
     assert _answer(r, 0) == {"age": 46, "savings": 0}
     assert r.elapsed()[(0, 0)] == 12
     assert r.cost()[(0, 0)] == pytest.approx(0.0)  # the age is the waiting: free
+    # a table or CSV of the answers says the row is the person 12 months on
+    assert r.to_frame().loc[(0, 0), "_months"] == 12
 
 
 def test_waiting_costs_a_month_at_the_default_wait_cost(method: object) -> None:
@@ -232,3 +234,17 @@ def test_a_band_is_reached_only_when_certain(name: str, kw: dict, banded: tuple)
     year = m.explain(q, constraints=cf.Constraints(timeline=cf.Timeline(24)), target=1)
     assert year.status[0] == "optimal"
     assert _answer(year, 0) == {"tenure": 1, "savings": 0} and year.elapsed()[(0, 0)] == 12
+
+
+def test_one_constraints_per_row_prices_time_as_a_shared_one(method: object) -> None:
+    """A timeline given row by row (a list of Constraints) makes the features it
+    advances free as a shared one does: row 0 waits 12 months at cost 0.5, not a
+    costlier change today priced with its ageing."""
+    c = cf.Constraints(timeline=cf.Timeline(12, rates=RATE))
+    X = QUERIES.head(2)
+    shared = method.explain(X, constraints=c, target=1)  # type: ignore[attr-defined]
+    rows = method.explain(X, constraints=[c, c], target=1)  # type: ignore[attr-defined]
+    assert rows.cost().round(9).tolist() == shared.cost().round(9).tolist()
+    assert rows.elapsed().tolist() == shared.elapsed().tolist()
+    assert _answer(rows, 0) == {"age": 46, "savings": 0}
+    assert rows.cost()[(0, 0)] == pytest.approx(12 / 24)

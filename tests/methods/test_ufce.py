@@ -153,6 +153,26 @@ def test_feedback_leaves_out_what_only_time_moves():
         c.resolve(credit.schema)
 
 
+def test_a_timeline_keeps_the_answers_found_without_one():
+    """A timeline still lets the person act today: German Credit rows 491 and 378 keep
+    the answers UFCE finds without one (a guarantor and real estate, cost 4). Age, job
+    tenure and years at the address are in no searched pair (they crowded the user's
+    pairs out of the top ``n_pairs``: row 491 had no answer, row 378 one of cost 13)."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    m = cf.UFCE(random_state=0).fit(model, train)
+    timed = {"age", "employment_since", "residence_since"}
+    assert not any({m.schema_.names[a], m.schema_.names[b]} & timed for a, b in m._pairs)
+    X = test.X.loc[[491, 378]]
+    plain = m.explain(X)
+    later = m.explain(
+        X, constraints=cf.Constraints(timeline=cf.datasets.timeline(train, horizon=24))
+    )
+    assert (later.found == 1).all()
+    assert later.cost().round(6).tolist() == plain.cost().round(6).tolist() == [4.0, 4.0]
+
+
 # --------------------------------------------------------------------- variants
 @pytest.mark.parametrize("variant", [1, 2, 3, "all"])
 def test_variants(mixed, variant):

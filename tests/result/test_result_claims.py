@@ -1,11 +1,13 @@
 """A saved result says only what holds: a newer document whose version was lowered is
 refused, an old document without a hash loads as unverified, and a model re-checks
-every claim (the margin, the other models, the regions) (issue 36)."""
+every claim (the margin, the trees' votes, the other models, the regions) and says
+which it cannot (the proofs) (issue 36)."""
 
 from __future__ import annotations
 
 import json
 
+import numpy as np
 import pytest
 from sklearn.dummy import DummyClassifier
 
@@ -15,13 +17,18 @@ from counterfact.result import CounterfactualResult
 from counterfact.result._json import FORMAT_KEYS
 
 
-@pytest.fixture(scope="module")
-def setting():
+def _free_split() -> tuple[cf.Dataset, cf.Dataset]:
+    """German Credit with every feature free, split 80/20."""
     data = cf.datasets.load("german_credit")
     data = data.with_schema(
         data.schema.with_actionability(**dict.fromkeys(data.schema.names, "free"))
     )
-    train, test = data.split(test_size=0.2, random_state=0)
+    return data.split(test_size=0.2, random_state=0)
+
+
+@pytest.fixture(scope="module")
+def setting():
+    train, test = _free_split()
     model = cf.models.fit(train, "lr", random_state=0)
     other = cf.models.retrained(model, train, n=1, random_state=1)[0]
     rows = cf.rows_to_explain(model, test.X, data=train).iloc[:2]
@@ -145,3 +152,44 @@ def test_a_genuine_document_keeps_its_claims(setting):
     old = CounterfactualResult.from_json(_edit(text, _as_format_2))
     again = CounterfactualResult.from_json(old.to_json())
     assert not again.integrity.verified and again.describe().startswith("Unverified")
+
+
+@pytest.fixture(scope="module")
+def forest_setting():
+    train, test = _free_split()
+    forest = cf.models.fit(train, "rf", random_state=0, n_estimators=15, max_depth=4)
+    rows = cf.rows_to_explain(forest, test.X, data=train).iloc[:2]
+    need = cf.Requirements(min_vote_share=0.6)
+    mace = cf.MACE(random_state=0, time_limit=20).fit(forest, train)
+    result = mace.explain(rows, requirements=need)
+    assert len(result.counterfactuals) >= 1
+    return forest, result, result.to_json()
+
+
+def test_an_edited_vote_share_is_refused_counted_from_the_trees(forest_setting):
+    forest, result, text = forest_setting
+    trees, Xt = forest.steps[-1][1], forest[:-1].transform(result.counterfactuals)
+    good = list(trees.classes_).index(1)  # each tree predicts a class's position
+    votes = sum(np.asarray(t.predict(Xt)) == good for t in trees.estimators_)
+    share = (int(votes.min()) + 1) / 15  # one tree more than the least voted answer has
+    assert share <= 1
+    raised = _edit(text, lambda d: d["requirements"].update(min_vote_share=share))
+    with pytest.raises(ValidationError, match=rf"{int(votes.min())} of 15 trees of the model"):
+        CounterfactualResult.from_json(raised, verify=False, model=forest)
+    kept = _edit(text, lambda d: d["params"].update(note="checked by hand"))
+    back = CounterfactualResult.from_json(kept, verify=False, model=forest)
+    assert back.requirements["min_vote_share"] == 0.6
+
+
+def test_an_edited_file_says_its_proofs_were_not_rechecked(forest_setting):
+    forest, result, text = forest_setting
+    proven = int(result.status.isin(["optimal", "infeasible"]).sum())
+    assert proven >= 1
+    kept = _edit(text, lambda d: d["params"].update(note="checked by hand"))
+    back = CounterfactualResult.from_json(kept, verify=False, model=forest)
+    assert any(
+        f"{proven} row" in n and "proofs were not re-checked" in n for n in back.integrity.notes
+    )
+    # a genuine file's hash vouches for its proofs: no such note
+    sealed = CounterfactualResult.from_json(text, model=forest)
+    assert not any("proofs" in n for n in sealed.integrity.notes)

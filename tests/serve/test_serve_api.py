@@ -677,3 +677,24 @@ def test_cli_port_in_use(capsys):
         port = s.getsockname()[1]
         code, err = _cli(capsys, "--port", str(port))
     assert code == 2 and f"cannot listen on 127.0.0.1:{port}" in err
+
+
+def test_the_server_prices_answers_as_the_library_does():
+    """A service built on a bundled dataset fits on a training split: its measure of effort
+    counts moves in the MADs of those rows, as ``result.cost()`` does (it took the MADs of
+    every row: German Credit's credit amount moved 107 DM for 1.0975 on the page and
+    1.1002 in the library)."""
+    from counterfact.serve import build_service
+
+    service = build_service("german_credit", methods=["mace"], warm_up=False)
+    x = cf.datasets.load("german_credit").X.loc[[383]]  # a held-out row
+    row = json.loads(x.iloc[0].to_json())
+    with TestClient(create_app(service)) as c:
+        r = c.post("/api/explain", json={"rows": [row], "method": "mace", "horizon": 0})
+    assert r.status_code == 200, r.text
+    served = [cf_["cost"] for cf_ in r.json()["results"][0]["counterfactuals"]]
+    mace = service._methods["mace"]
+    today = cf.Constraints(timeline=cf.datasets.timeline(mace.data_, horizon=0))
+    answer = mace.explain(x, constraints=today)
+    assert "credit_amount" in {c.feature for c in answer.changes(383)}  # a move in MADs
+    assert served and served == pytest.approx(answer.cost().tolist(), rel=1e-9)

@@ -16,6 +16,7 @@ import argparse
 import importlib
 import os
 import sys
+import warnings
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
@@ -339,6 +340,11 @@ def _add_common(parser: argparse.ArgumentParser) -> None:
             continue
 
 
+def _show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
+    """A warning as one ``counterfact: warning: ...`` line on standard error."""
+    print(f"counterfact: warning: {' '.join(str(message).split())}", file=sys.stderr)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``counterfact`` command; returns the exit status."""
     parser = build_parser()
@@ -352,7 +358,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.quiet:
         os.environ["TQDM_DISABLE"] = "1"
     try:
-        return int(args.func(args) or 0)
+        with warnings.catch_warnings():
+            if not args.debug:  # a warning is one line in the command line's words
+                warnings.showwarning = _show_warning
+            return int(args.func(args) or 0)
     except CounterfactError as exc:
         if args.debug:
             raise

@@ -303,16 +303,8 @@ def with_horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
     if getattr(args, "horizon", None) is None:
         return given
     default = None if args.data else datasets.timeline(data, horizon=args.horizon)
-    merged = given if default is None else given.merge(constraints.Constraints(timeline=default))
-    timeline = merged.timeline
-    if timeline is not None and not timeline.rules(data.schema):
-        info(
-            args,
-            f"--horizon {args.horizon}: no feature of this data changes with time (such as age "
-            "or years in a job) and none has a rate of change, so waiting helps no answer: the "
-            "answers are today's.",
-        )
-    return merged
+    # on data that nothing moves with time, explain warns that the horizon helps no answer
+    return given if default is None else given.merge(constraints.Constraints(timeline=default))
 
 
 def bound_robustness(args: argparse.Namespace, method: Any, req: Requirements) -> None:

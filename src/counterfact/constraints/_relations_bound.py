@@ -36,6 +36,7 @@ import pandas as pd
 from .._utils._values import _py
 from ..exceptions import ConstraintError
 from ..schema import Feature, Schema
+from ._causal import MAX_COEFFICIENT
 from ._relations import Atom, Linear, Ref, Relation, Text, caret
 
 __all__ = [
@@ -366,7 +367,28 @@ def _resolve_atom(
             )
         )
     terms = tuple((n, at, c) for (n, at), c in coef.items() if c != 0)
+    _check_coefficients(terms, atom, text)
     return LinearAtom(terms, lin.const, atom.op)
+
+
+def _check_coefficients(
+    terms: tuple[tuple[str, bool, Fraction], ...], atom: Atom, text: str
+) -> None:
+    """Refuse a coefficient of the counterfactual's value above ``MAX_COEFFICIENT``, once
+    the terms of each feature are summed: it becomes a solver's matrix entry, where HiGHS
+    refuses 1e15 and precision is lost long before (the query's own values, ``name@``,
+    are folded into the constant, bounded by ``MAX_NUMBER``)."""
+    for name, at, c in terms:
+        if not at and abs(c) > MAX_COEFFICIENT:
+            raise ConstraintError(
+                caret(
+                    text,
+                    atom.pos,
+                    f"Relation: the coefficient of {name} is {float(c):g}; a feature's "
+                    f"coefficient, summed over the relation, is at most {MAX_COEFFICIENT:g} in "
+                    "magnitude. Rescale the relation (divide both sides by the same number).",
+                )
+            )
 
 
 def _ranks(atom: Atom, schema: Schema, text: str) -> tuple[Linear, Linear]:

@@ -103,7 +103,7 @@ class Timeline:
     Parameters
     ----------
     horizon : int
-        The longest wait considered, in whole months (1 to 600).
+        The longest wait considered, in whole months (0 to 600; 0: answers today).
     rates : mapping str -> float or (up, down)
         Features whose change needs time: at most ``rate`` per month either way, or
         ``up`` per month upwards and ``down`` downwards (``inf``: unbounded that way),

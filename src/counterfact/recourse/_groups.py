@@ -113,12 +113,17 @@ def _bin(values: pd.Series, spec: Any, name: str) -> tuple[pd.Series, list[str],
     labels.append(f"[{_fmt(edges[-2])}, {_fmt(edges[-1])}]")
     pos = np.clip(np.searchsorted(edges, v, side="right") - 1, 0, k - 1)
     inside = ok & (v >= edges[0]) & (v <= edges[-1])
+    outside = ok & ~inside
+    if outside.any():
+        raise ValidationError(
+            f"bins for {name!r} cover [{_fmt(edges[0])}, {_fmt(edges[-1])}], but "
+            f"{int(outside.sum())} rows lie outside (values from {_fmt(v[ok].min())} to "
+            f"{_fmt(v[ok].max())}). Give edges that cover every row, or leave those rows out "
+            "of the population."
+        )
     out = np.full(v.shape, MISSING, dtype=object)
     out[inside] = np.array(labels, dtype=object)[pos[inside]]
     order = list(labels)
-    if (ok & ~inside).any():
-        out[ok & ~inside] = "(outside bins)"
-        order.append("(outside bins)")
     if (~ok).any():
         order.append(MISSING)
     return pd.Series(out, index=values.index, dtype=object), order, [float(e) for e in edges]
@@ -149,6 +154,12 @@ def resolve_groups(
         numeric = pd.api.types.is_numeric_dtype(col.dtype) and not pd.api.types.is_bool_dtype(
             col.dtype
         )
+        as_numbers = pd.to_numeric(col.dropna(), errors="coerce")
+        if name in per_col and not (numeric or as_numbers.notna().all()):
+            raise ValidationError(
+                f"bins for {name!r}: the column is not numeric ({col.dtype}), so it cannot be "
+                f"cut into bins; its values are the groups. Drop {name!r} from bins."
+            )
         if name in per_col or (numeric and col.nunique(dropna=True) > MAX_LEVELS):
             lab, order, edges = _bin(col, per_col.get(name, default), name)
             info[name] = {"order": order, "edges": edges}

@@ -60,7 +60,8 @@ class Statistics:
         Bootstrap resamples per cost interval (``0``: no cost intervals, fastest).
     min_group_size : int
         Groups with fewer rejected rows are flagged ``small``: their figures are
-        shown but unreliable, and they are never the reference (best-off) group.
+        shown but unreliable, and they are the reference (best-off) group only when
+        every group of their grouping is small.
     random_state : int
         The seed of every random draw: the bootstrap, and global recourse's screening
         sample of people.

@@ -22,6 +22,8 @@ claim can be checked without reading the sentence:
   (or ``min_probability``) the proofs reach -- they hold for every point whose
   score reaches the threshold minus this much (negative: they cover only the
   points that pass the threshold by more than its magnitude);
+* ``threshold``: the probability of the target those margins are measured from
+  (``min_probability``); None: the model's own decision threshold;
 * ``grid``: ``(feature, resolution)`` pairs when the proof holds over those
   features' grids (a value between two grid values is not covered);
 * ``status``: the status the fields support; ``sentence``: the method's certificate in
@@ -38,7 +40,7 @@ from typing import Any
 
 from ..exceptions import ValidationError
 
-__all__ = ["Certificate"]
+__all__ = ["Certificate", "coverage_words", "threshold_words"]
 
 #: the numeric fields (None or a finite number >= 0; the margin tolerance may be negative)
 _NUMBERS = (
@@ -49,6 +51,7 @@ _NUMBERS = (
     "solver_slack",
     "answer_margin",
     "margin_tolerance",
+    "threshold",
 )
 #: float rounding allowed when a stated tolerance is compared with a gap
 _ROUNDING = 1e-12
@@ -91,6 +94,9 @@ class Certificate:
         than its magnitude, e.g. the answers' margin for a MILP's proof).
     margin_scale : str
         The score the margin tolerance is on ("logit", "probability", "output").
+    threshold : float or None
+        The probability of the target the margins are measured from
+        (``min_probability``); None: the model's own decision threshold.
     grid : tuple of (str, float)
         The features whose grids (resolution) the proof is over; empty: none.
     """
@@ -107,6 +113,7 @@ class Certificate:
     answer_margin: float | None = None
     margin_tolerance: float | None = None
     margin_scale: str = ""
+    threshold: float | None = None
     grid: tuple[tuple[str, float], ...] = ()
 
     @property
@@ -130,6 +137,11 @@ class Certificate:
         return self.value - self.lower_bound <= allowed + rounding
 
     @property
+    def threshold_words(self) -> str:
+        """What the margins are measured from, in words (:func:`threshold_words`)."""
+        return threshold_words(self.threshold)
+
+    @property
     def on_grid(self) -> bool:
         """Whether the proof is over features' grids (see :attr:`grid`)."""
         return bool(self.grid)
@@ -148,7 +160,32 @@ class Certificate:
             raise ValidationError(f"{where} must be an object. Got {type(d).__name__}.")
         texts = {k: _text(d, k, where) for k in _TEXTS}
         numbers = {k: _number(d, k, where) for k in _NUMBERS}
+        lo, value = numbers["lower_bound"], numbers["value"]
+        if lo is not None and value is not None and lo - value > _ROUNDING * max(1.0, value):
+            raise ValidationError(
+                f"{where}: 'lower_bound' {lo:g} is above 'value' {value:g}, the answer's own "
+                "value: a bound below every answer cannot exceed one of them, so the record "
+                "contradicts itself."
+            )
         return cls(**texts, **numbers, grid=_grid(d.get("grid", []), where))
+
+
+def threshold_words(threshold: float | None) -> str:
+    """``"the decision threshold"``, or ``"the required probability 0.6"`` for a
+    ``min_probability`` of 0.6: what a certificate's margins are measured from."""
+    if threshold is None:
+        return "the decision threshold"
+    return f"the required probability {threshold:g}"
+
+
+def coverage_words(tolerance: float | None, scale: str, threshold: float | None) -> str:
+    """The answers a proof covers when a solver's margin leaves out those nearest the
+    threshold (``tolerance`` < 0): ``" (among answers past the decision threshold by more
+    than 0.0001 on the logit)"``; nothing when it covers every answer."""
+    if tolerance is None or tolerance >= 0:
+        return ""
+    on = f" on the {scale}" if scale else ""
+    return f" (among answers past {threshold_words(threshold)} by more than {-tolerance:g}{on})"
 
 
 def _text(d: Mapping[str, Any], key: str, where: str) -> str:

@@ -2,11 +2,15 @@
 the model can test.
 
 * every counterfactual: the model predicts its query's target, with the margin
-  (``requirements.min_probability``), and satisfies the query's constraints;
+  (``requirements.min_probability``) and, for a forest, the trees' votes
+  (``requirements.min_vote_share``, counted from its trees), and satisfies the
+  query's constraints;
 * every other model it is given (``robust_to``): the same decision and margin; without
   them a claim to hold for other models is "not re-checked", and says so; a robustness
   estimate (``Requirements(robustness=p)``) is always "not re-checked" there, since its
   retrained copies are not saved;
+* the proofs (``optimal``, ``infeasible`` and their certificates' bounds) cannot be
+  re-checked by a model: in a file whose hash does not vouch for them, a note says so;
 * every region: the real model (and the margin, and every other model given) at all
   its corners (at most :data:`CHECK_CORNERS`, a seeded sample beyond) and at
   :data:`CHECK_INSIDE` seeded points inside, half of them on the features' grids.
@@ -29,8 +33,10 @@ import pandas as pd
 
 from .._utils._values import _py
 from ..constraints import Constraints
+from ..constraints._votes import votes_needed
 from ..exceptions import ValidationError
 from ..models._adapter import ModelAdapter, as_adapter
+from ..models._votes import forest_of, tree_votes
 from ..schema import Schema
 from ._points import CHECK_CORNERS, CHECK_INSIDE, corner_values, inside_values
 from ._region import Region
@@ -54,11 +60,14 @@ class Recheck:
         The other models the answers claim to hold for (``robust_to``).
     min_probability : float or None
         The least probability of the target, in every model.
+    min_vote_share : float or None
+        The least share of a forest's trees voting for the target, in every model.
     """
 
     model: ModelAdapter
     others: tuple[ModelAdapter, ...]
     min_probability: float | None
+    min_vote_share: float | None = None
 
     def failures(self, rows: pd.DataFrame, targets: Sequence[Any]) -> list[str | None]:
         """Per row, why it does not reach its target in words (None: it does)."""
@@ -74,7 +83,34 @@ class Recheck:
             for i, (p, t, c) in enumerate(zip(pred, targets, conf, strict=True)):
                 if out[i] is None:
                     out[i] = self._failure(name, p, t, float(c))
+            self._vote_failures(name, adapter, rows, targets, out)
         return out
+
+    def _vote_failures(
+        self,
+        name: str,
+        adapter: ModelAdapter,
+        rows: pd.DataFrame,
+        targets: Sequence[Any],
+        out: list[str | None],
+    ) -> None:
+        """Under ``min_vote_share``: mark the rows, not failed yet, whose target fewer than
+        the share of the forest's trees vote for (counted from the trees)."""
+        share = self.min_vote_share
+        if share is None:
+            return
+        forest = forest_of(
+            adapter, f"{name} given to from_json", instead="Pass the forest that was explained."
+        )
+        need = votes_needed(share, len(forest.estimators_))
+        votes = tree_votes(adapter, rows)
+        for i, t in enumerate(targets):
+            got = int(votes[i, adapter.class_index(t)])
+            if out[i] is None and got < need:
+                out[i] = (
+                    f"{got} of {len(forest.estimators_)} trees of {name} vote for the target, "
+                    f"fewer than the min_vote_share {share:g} asks ({need})"
+                )
 
     def _failure(self, name: str, predicted: Any, target: Any, conf: float) -> str | None:
         if predicted != target:
@@ -112,9 +148,12 @@ def recheck(
             "explained with?"
         )
     parts["regions"] = regions
-    return parts, _robust_notes(result, robust_to, protected) + _robustness_notes(
-        result, protected
-    ) + notes
+    return parts, [
+        *_robust_notes(result, robust_to, protected),
+        *_robustness_notes(result, protected),
+        *_proof_notes(result, protected),
+        *notes,
+    ]
 
 
 def _judge(result: Any, model: Any, robust_to: Sequence[Any] | None) -> Recheck:
@@ -135,7 +174,8 @@ def _judge(result: Any, model: Any, robust_to: Sequence[Any] | None) -> Recheck:
                 f"robust_to[{k}] has classes {other.classes_.tolist()}; the model has "
                 f"{adapter.classes_.tolist()}. Every model must decide between the same classes."
             )
-    return Recheck(adapter, others, result.requirements.get("min_probability"))
+    req = result.requirements
+    return Recheck(adapter, others, req.get("min_probability"), req.get("min_vote_share"))
 
 
 def _robust_notes(result: Any, robust_to: Sequence[Any] | None, protected: bool) -> list[str]:
@@ -146,6 +186,21 @@ def _robust_notes(result: Any, robust_to: Sequence[Any] | None, protected: bool)
         f"Its answers were asked to hold for {claimed} other model"
         f"{'s' if claimed != 1 else ''} as well; that was not re-checked (pass them to "
         "from_json as robust_to=[...])."
+    ]
+
+
+def _proof_notes(result: Any, protected: bool) -> list[str]:
+    """In a file whose hash does not vouch for it: its proofs (the rows said ``optimal``
+    or ``infeasible``, and their certificates' bounds) are its own words, since a model
+    can check an answer but not that no better one exists."""
+    proven = int(result.status.isin(["optimal", "infeasible"]).sum())
+    if protected or not proven:
+        return []
+    rows = f"{proven} row{'s' if proven != 1 else ''}"
+    return [
+        f"Its proofs were not re-checked: {rows} say 'optimal' or 'infeasible' and their "
+        "certificates state bounds, but the file's hash does not vouch for them and a model "
+        "can check an answer, not that no better one exists; explain again to prove them anew."
     ]
 
 

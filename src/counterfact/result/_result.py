@@ -694,7 +694,8 @@ class CounterfactualResult:
         of the target (``_confidence``), its cost in the call's measure (``_cost``, when the
         result keeps that measure) and, under ``Requirements(robustness=p)``, its estimated
         robustness (``_robustness`` with ``_robustness_low`` and ``_robustness_high``, the
-        95 % interval), ``_reached`` and the ``_setting`` it came from."""
+        95 % interval), ``_reached`` and the ``_setting`` it came from.  Under a timeline,
+        ``_months``: the months each answer waits (its row is the person's state then)."""
         cf = self.counterfactuals.copy()
         if len(cf):
             q = cf.index.get_level_values(0)
@@ -702,6 +703,8 @@ class CounterfactualResult:
             cf["_confidence"] = self.confidence.reindex(cf.index).to_numpy()
             if self.costs is not None:
                 cf["_cost"] = self.cost().reindex(cf.index).to_numpy()
+            if any(_time._timeline(self, k) is not None for k in self.queries.index):
+                cf["_months"] = self.elapsed().reindex(cf.index).to_numpy()
             if self.requirements.get("robustness") is not None:
                 rob = self.robustness().reindex(cf.index)
                 for col, name in _ROBUSTNESS_COLUMNS.items():

@@ -268,7 +268,13 @@ def _margin_words(record: Any) -> str:
     tol = getattr(record, "margin_tolerance", None)
     if tol is None or tol >= 0:
         return ""
-    return f", among answers the model accepts by a margin of more than {-tol:g}"
+    threshold = getattr(record, "threshold", None)
+    if threshold is None:
+        return f", among answers the model accepts by a margin of more than {-tol:g}"
+    return (
+        f", among answers whose probability passes the required {threshold:g} by a margin of "
+        f"more than {-tol:g}"
+    )
 
 
 def plain_certificate(
@@ -315,7 +321,11 @@ changes or smaller moves may exist'
         return f"{name}: proven: no answer with {measure.lesser}{within}{_margin_words(record)}"
     if status == "feasible" or (status == "optimal" and not sentence):
         gap = getattr(record, "proven_gap", None) if bound is not None else None
-        most = f" (its cost at most {_percent(gap)} lower)" if gap is not None and gap < 1 else ""
+        most = (
+            f" (its cost at most {_percent(gap)} lower{_margin_words(record)})"
+            if gap is not None and gap < 1
+            else ""
+        )
         return (
             f"{name}: found by search and checked with the model; not proven: an answer with "
             f"{measure.lesser} may exist{most}"

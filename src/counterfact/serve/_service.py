@@ -40,7 +40,7 @@ import numpy as np
 import pandas as pd
 
 from .._utils._values import _py
-from ..constraints import Constraints, Costs, Requirements, Timeline
+from ..constraints import Constraints, Requirements, Timeline
 from ..constraints._costs import MEASURES
 from ..constraints._kinds import CONSTRAINT_KINDS
 from ..constraints._requirements import OWN_MEASURE
@@ -138,8 +138,9 @@ class Service:
         self._class_labels = resolve_class_names(list(self.model.classes_), class_names, labels)
         self.robust_to = _robust_models(robust_to, self.model, data)
         #: the measure of effort every answer's cost is given in, whatever the method: one
-        #: scale for "compare all" (the default measure, its moves in MADs of ``data``)
-        self.measure = Costs().bind(self.schema, data.X)
+        #: scale for "compare all" (the default measure, its moves in MADs of the rows the
+        #: methods learnt from, as ``result.cost()`` counts them; the first method's)
+        self.measure = next(iter(self._methods.values())).effort_
         #: the dataset's default timeline (None: it has none), for a request without a horizon
         self.timeline = default_timeline(data)
         self.examples = self._example_rows(examples)

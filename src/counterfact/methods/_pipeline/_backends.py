@@ -9,12 +9,13 @@ from collections.abc import Iterator
 from typing import Any
 
 import joblib.parallel
+import numpy as np
 from joblib import parallel_config
 
 from ..._utils._deps import import_optional
 from ...exceptions import ValidationError
 
-__all__ = ["RETURN_AS", "check_parallel", "parallel_backend"]
+__all__ = ["RETURN_AS", "check_n_jobs", "check_parallel", "parallel_backend"]
 
 #: the backends that run on a cluster at an address
 CLUSTERS = ("dask", "ray")
@@ -96,6 +97,17 @@ def check_parallel(parallel: Any, address: Any = None) -> None:
             f"address={address!r} names a cluster, but parallel={parallel!r} runs on this "
             "machine. Pass parallel='dask' (a scheduler, 'tcp://host:8786') or "
             "parallel='ray' (a cluster, 'host:6379'), or drop the address."
+        )
+
+
+def check_n_jobs(n_jobs: Any) -> None:
+    """``n_jobs`` is None or a whole number other than 0 (joblib's convention: ``-1`` all
+    cores, ``-2`` all but one); checked before any work starts."""
+    whole = isinstance(n_jobs, (int, np.integer)) and not isinstance(n_jobs, bool)
+    if n_jobs is not None and (not whole or n_jobs == 0):
+        raise ValidationError(
+            f"n_jobs must be a whole number of parallel workers: 1 or more, or -1 for every "
+            f"core (-2 for all but one). Got {n_jobs!r}."
         )
 
 

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import joblib
 import numpy as np
 import pandas as pd
 from joblib import Parallel, delayed
@@ -35,7 +36,7 @@ from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
-from ._backends import check_parallel, parallel_backend
+from ._backends import check_n_jobs, check_parallel, parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
 from ._prepare import check_requirements
@@ -90,7 +91,9 @@ def explain_in_chunks(
         Rows per task.
     out_dir : path, optional
         Where each chunk's result is written (``chunk-00007.json``) as it
-        finishes, and where a re-run resumes from.
+        finishes, and where a re-run resumes from; a folder holding another
+        run's chunks (another method, parameters, model, training data,
+        queries, chunk size or keywords) is refused.
     n_jobs : int
         Parallel tasks.
     parallel : {"loky", "threading", "dask", "ray"}, optional
@@ -101,33 +104,111 @@ def explain_in_chunks(
         ``"auto"``) to run on; refused for the backends that run on this machine.
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
-        ``target``, ``requirements``, ...).
+        ``target``, ``requirements``, ...); a ``constraints`` or ``target`` list
+        with one entry per row of ``X`` is cut with the rows.
 
     Notes
     -----
-    A progress bar over the queries (updated as chunks finish) and a closing
-    summary line go to standard error when the method's ``verbose`` is set or
-    standard error is a terminal.
+    A progress bar over the queries (updated as chunks finish) and a closing summary
+    line go to standard error when ``verbose`` is set or standard error is a terminal.
     """
     _check_chunks(chunk_size, X, parallel, address)
-    out = Path(out_dir) if out_dir is not None else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
+    check_n_jobs(n_jobs)
+    out = None
+    if out_dir is not None:
+        out = claim_folder(Path(out_dir), method, X, chunk_size, explain_kwargs)
     size = int(chunk_size)
     chunks = [X.iloc[k : k + size] for k in range(0, len(X), size)]
     collector = _Collector(BatchReport(result=None, n_chunks=len(chunks)), out)
     todo = collector.resume(len(chunks))
     collector.bar = _bar(method, sum(len(chunks[i]) for i in todo))
     if todo:
-        # Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
-        # implicitly), so that a task can be re-run anywhere.
-        blob = pickle.dumps((method, explain_kwargs, _shipped_copies(method, explain_kwargs)))
-        tasks = [(i, len(chunks[i]), pickle.dumps(chunks[i])) for i in todo]
+        blob, tasks = _tasks(method, chunks, todo, size, explain_kwargs)
         _run_tasks(blob, tasks, collector, parallel, address, n_jobs)
     report = collector.close(getattr(method, "model_", None))
     if should_show(method.verbose, len(X)):
         print(_closing_line(report), file=sys.stderr, flush=True)
     return report
+
+
+#: the keywords of ``explain`` that may hold one value per row (a list as long as ``X``)
+_PER_ROW = ("constraints", "target")
+#: the file in ``out_dir`` that says which run its chunks belong to
+RUN_FILE = "chunks-run.json"
+
+
+def _split_per_row(kwargs: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, list]]:
+    """``kwargs`` without the per-row values (one per row of ``X``: each chunk gets its own
+    slice), and those values as lists."""
+    per_row = {
+        k: list(kwargs[k])
+        for k in _PER_ROW
+        if isinstance(kwargs.get(k), (list, tuple, np.ndarray, pd.Series)) and len(kwargs[k]) == n
+    }
+    return {k: v for k, v in kwargs.items() if k not in per_row}, per_row
+
+
+def _tasks(
+    method: PipelineMethod,
+    chunks: list[pd.DataFrame],
+    todo: list[int],
+    size: int,
+    kwargs: dict[str, Any],
+) -> tuple[bytes, list[tuple[int, int, bytes]]]:
+    """What every task shares (the method, the keywords, the robustness copies) and each
+    chunk's task (its index, size, and its rows with its slice of the per-row values).
+    Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
+    implicitly), so that a task can be re-run anywhere."""
+    shared, per_row = _split_per_row(kwargs, sum(len(c) for c in chunks))
+    blob = pickle.dumps((method, shared, _shipped_copies(method, kwargs)))
+    tasks = []
+    for i in todo:
+        own = {k: v[i * size : (i + 1) * size] for k, v in per_row.items()}
+        tasks.append((i, len(chunks[i]), pickle.dumps((chunks[i], own))))
+    return blob, tasks
+
+
+def run_fingerprint(
+    method: PipelineMethod, X: pd.DataFrame, chunk_size: int, kwargs: dict[str, Any]
+) -> str:
+    """What decides the chunks' answers: the method's class and parameters, the fitted
+    model, its training rows, the queries (ids and values), the chunk size and every
+    keyword of ``explain``."""
+    data = getattr(method, "data_", None)
+    return str(
+        joblib.hash(
+            (
+                type(method).__name__,
+                method.get_params(),
+                getattr(getattr(method, "model_", None), "model", None),
+                None if data is None else data.frame,
+                X,
+                int(chunk_size),
+                {k: v for k, v in kwargs.items() if k != "cancel"},  # a token decides nothing
+            )
+        )
+    )
+
+
+def claim_folder(
+    out: Path, method: PipelineMethod, X: pd.DataFrame, chunk_size: int, kwargs: dict[str, Any]
+) -> Path:
+    """Create ``out`` for this run, or refuse it when it holds chunks of another run (or
+    chunks no run file vouches for): resuming would mix their answers with this run's.
+    Returns ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    fp = run_fingerprint(method, X, chunk_size, kwargs)
+    stamp = out / RUN_FILE
+    written = json.loads(stamp.read_text()).get("fingerprint") if stamp.exists() else None
+    if written != fp and (written is not None or any(out.glob("chunk-*.json"))):
+        raise ValidationError(
+            f"out_dir {str(out)!r} holds chunks of a different run (another method, "
+            "parameters, model, training data, queries, chunk size or explain keywords); "
+            "resuming would mix their answers with this run's. Use a fresh out_dir, or "
+            "delete that one."
+        )
+    stamp.write_text(json.dumps({"fingerprint": fp}))
+    return out
 
 
 def _shipped_copies(method: PipelineMethod, kwargs: dict[str, Any]) -> Copies | None:
@@ -320,8 +401,8 @@ def _chunk_task(
         method, kwargs, copies = pickle.loads(blob)
         if copies is not None:
             adopt_copies(method, copies)
-        X = pickle.loads(chunk)
-        text = _run_chunk(method, X, kwargs)
+        X, own = pickle.loads(chunk)  # the chunk's rows and its slice of the per-row values
+        text = _run_chunk(method, X, {**kwargs, **own})
         return i, text, None, (time.perf_counter() - t0, time.process_time() - c0)
     except Exception:
         return (

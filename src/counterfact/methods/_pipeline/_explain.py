@@ -12,7 +12,7 @@ from ..._utils._progress import should_show, summary_line
 from ...constraints import Requirements
 from ...result import CounterfactualResult
 from ._assemble import assemble
-from ._backends import check_parallel
+from ._backends import check_n_jobs, check_parallel
 from ._budget import budget
 from ._prepare import check_requirements, prepare
 from ._protocol import PipelineMethod
@@ -53,6 +53,7 @@ def explain(
     begin = time.perf_counter()
     req = check_requirements(requirements)
     check_parallel(parallel)
+    check_n_jobs(n_jobs)
     if req.robustness is not None:  # one call per setting of a ladder (_robustness.py)
         call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
         call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}

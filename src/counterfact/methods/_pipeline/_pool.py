@@ -53,6 +53,8 @@ class Pool:
     #: per query, its timeline (``QueryTimeline``) or None: answers are then ranked by cost
     #: plus waiting (``wait_cost`` per elapsed month), as the exact methods minimise
     timelines: list[Any] = field(default_factory=list)
+    #: per query, the call's costs with the features its timeline advances made free
+    query_costs: list[Any] = field(default_factory=list)
     #: filled by verify: constraints hold, the target is reached, its probability,
     #: and the moved rows for which neither rounding verifies
     sat: np.ndarray = field(default_factory=lambda: _flags(0))
@@ -85,6 +87,10 @@ class Pool:
     def valid(self) -> np.ndarray:
         """Reportable rows that satisfy their query's constraints and flip the model."""
         return self.sat & self.flips & self.reportable
+
+    def costs_for(self, i: int) -> Any:
+        """Query ``i``'s bound costs (its timeline's moves free), else the call's."""
+        return self.query_costs[i] if i < len(self.query_costs) else self.costs
 
 
 def judge_of(method: PipelineMethod, tasks: list[Query]) -> Judge:

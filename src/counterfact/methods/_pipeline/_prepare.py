@@ -10,6 +10,7 @@ own values (never from its position in ``X``).
 from __future__ import annotations
 
 import hashlib
+import warnings
 from dataclasses import fields
 from typing import Any
 
@@ -140,14 +141,14 @@ def prepare(
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
         method, frame, constraints, errors
     )
+    _warn_idle_timelines(row_resolved, method.schema_)
     common = {
         "n_counterfactuals": int(n_counterfactuals),
         "cancel": cancel,
         "judge": make_judge(method.model_, method.data_, req),
         "alternatives": alternatives,
-        # the features a timeline advances cost nothing: their change is the waiting
-        "costs": time_free_costs(bind_costs(method, req.costs), constraints, method.schema_),
     }
+    costs = _RowCosts(bind_costs(method, req.costs), method.schema_)
     preds, proba = method.model_.predict_with_proba(frame)
     targets = targets_of(method.model_, preds, target, len(frame))
     seeds = row_seeds(method.random_state, frame)
@@ -155,8 +156,9 @@ def prepare(
     tasks = []
     for i, (qid, x) in enumerate(frame.iterrows()):
         rc, bounds, why = _row_bounds(row_resolved[i], x, per_row, errors, free)
-        if common["costs"] is not None and why is None:
-            bounds = common["costs"].restrict(bounds)
+        row_costs = costs(row_resolved[i])
+        if row_costs is not None and why is None:
+            bounds = row_costs.restrict(bounds)
         index = method.model_.class_index(targets[i])
         tasks.append(
             Query(
@@ -170,10 +172,43 @@ def prepare(
                 predicted=preds[i],
                 query_confidence=float(proba[i, index]),
                 invalid=why,
+                costs=row_costs,
                 **common,
             )
         )
     return tasks, given
+
+
+def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
+    """Warn, once per call, when a timeline is given on data that nothing moves with
+    time: waiting then helps no answer, and the answers are today's."""
+    timelines = {id(t): t for r in row_resolved if (t := getattr(r, "timeline", None))}
+    idle = [t for t in timelines.values() if not t.rules(schema)]
+    if idle:
+        warnings.warn(
+            f"The timeline's horizon of {idle[0].horizon} months helps no answer: no feature "
+            "of this data changes with time (such as age or years in a job) and none has a "
+            "rate of change, so the answers are today's. Mark such features "
+            "actionability='time' in the schema, or give the timeline rates.",
+            UserWarning,
+            stacklevel=5,  # the caller of the method's explain
+        )
+
+
+class _RowCosts:
+    """Each row's bound measure of effort: the call's, with the features the row's
+    timeline advances made free (their change is the waiting), one copy per distinct
+    constraints, so that one Constraints per row prices time as a shared one does."""
+
+    def __init__(self, costs: BoundCosts | None, schema: Any) -> None:
+        self.costs, self.schema = costs, schema
+        self._made: dict[int, BoundCosts | None] = {}
+
+    def __call__(self, resolved: Any) -> BoundCosts | None:
+        key = id(resolved)
+        if key not in self._made:
+            self._made[key] = time_free_costs(self.costs, resolved, self.schema)
+        return self._made[key]
 
 
 def query_frame(method: PipelineMethod, X: Any) -> pd.DataFrame:

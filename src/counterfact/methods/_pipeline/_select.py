@@ -102,9 +102,18 @@ def select(
     steps = method.diversity_steps_
     distinct = not tasks or tasks[0].alternatives == "distinct"
     pool.keys = keys(pool.rows, pool.schema.names) if len(pool.rows) else []
-    measure = options_measure(method, pool) if distinct and len(pool.rows) else None
+    priced = distinct and len(pool.rows) > 0
     chosen = [
-        select_query(pool, i, c, steps, n_cf, pool.sparsified, distinct=distinct, measure=measure)
+        select_query(
+            pool,
+            i,
+            c,
+            steps,
+            n_cf,
+            pool.sparsified,
+            distinct=distinct,
+            measure=options_measure(method, pool, i) if priced else None,
+        )
         for i, c in enumerate(outcomes)
     ]
     unknown = {s.status for s in chosen} - set(STATUSES)
@@ -123,10 +132,12 @@ def select(
     return Answers(chosen, frame, rows)
 
 
-def options_measure(method: PipelineMethod, pool: Any) -> Any:
-    """The measure the options rule prices answers in: the call's costs, else the
-    default measure of effort bound to the method's training data."""
-    return pool.costs if pool.costs is not None else method.effort_
+def options_measure(method: PipelineMethod, pool: Any, i: int) -> Any:
+    """The measure the options rule prices query ``i``'s answers in: the call's costs
+    (its timeline's moves free), else the default measure of effort bound to the
+    method's training data."""
+    costs = pool.costs_for(i)
+    return costs if costs is not None else method.effort_
 
 
 @dataclass
@@ -223,7 +234,7 @@ def select_query(
             pool.arrays = row_arrays(pool, steps)
         rows, same_advice = _time_copies(pool, i, rows)
         pos, d["n_dominated"], d["n_too_similar"] = _options(
-            pool, i, rows, n_cf, measure if measure is not None else pool.costs
+            pool, i, rows, n_cf, measure if measure is not None else pool.costs_for(i)
         )
         d["n_too_similar"] += same_advice
         picked = [rows[p] for p in pos]
@@ -362,7 +373,7 @@ def nearest_first(pool: Any, i: int, chosen: list[int], *, keep_first: bool) -> 
     head, rest = (chosen[:1], chosen[1:]) if keep_first else ([], chosen)
     a = getattr(pool, "arrays", None)
     if getattr(pool, "costs", None) is not None:
-        d = pool.costs.evaluate(pool.queries.iloc[i], pool.rows.iloc[rest])
+        d = pool.costs_for(i).evaluate(pool.queries.iloc[i], pool.rows.iloc[rest])
         d = d + waiting(pool, i, np.asarray(rest, dtype=int))
     elif a is not None and a.codes is not None:
         d = pool.encoder.distances(a.codes[rest], a.query_codes[i], pool.norm)

@@ -158,6 +158,7 @@ def snap(method: PipelineMethod, tasks: list[Query], outcomes: list[Candidates])
         norm=_norm_of(method),
         costs=tasks[0].costs if tasks else None,
         timelines=[t.bounds.timeline for t in tasks],
+        query_costs=[t.costs for t in tasks],
     )
 
 

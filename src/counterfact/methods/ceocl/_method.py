@@ -18,6 +18,7 @@ from ...constraints._bounds import changed
 from ...data._dataset import mad
 from ...models._compile import TreeEnsemble, compile_model
 from ...result import Certificate
+from ...result._certificate import coverage_words
 from ...solvers import get
 from ...solvers._milp import REAL_STEP, changed_set, decode, encode_template, exclude_point
 from ...solvers._milp._options import exclude_dominated, require_meaningful
@@ -298,6 +299,7 @@ class CEOCL(CounterfactualMethod):
             answer_margin=diagnostic(diagnostics, "margin"),
             margin_tolerance=_margin_tolerance(diagnostics),
             margin_scale="model output",
+            threshold=diagnostic(diagnostics, "target_probability"),
         )
         words = _sentence(cls.tags.display_name, record, diagnostic(diagnostics, "gap"))
         if words is None:
@@ -507,6 +509,8 @@ class CEOCL(CounterfactualMethod):
             self.exact_.views(query),
         )
         diag: dict[str, Any] = {"solver": self.solver_}
+        if query.min_probability is not None:  # what the margin is measured from
+            diag["target_probability"] = float(query.min_probability)
         first, obj, form, row, searched = self._first_answer(solves, diag, t0)
         diag.update(form.diagnostics)
         diag.update(
@@ -893,24 +897,24 @@ def _sentence(name: str, record: Certificate, solver_gap: float | None) -> str |
                 f"proven optimal{within}: no answer has an objective more than "
                 f"{100 * gap:.2g} % lower"
             )
-        tol_m = record.margin_tolerance
-        if tol_m is not None and tol_m < 0:  # the MIP's proof covers the answers past it
-            text += (
-                f" (among answers past the decision threshold by more than {-tol_m:g} on "
-                f"the {record.margin_scale or 'model output'})"
-            )
-        return f"{name}: {text}"
+        return f"{name}: {text}{_covered(record)}"
     if record.status == "feasible":
         text = f"valid; not proven nearest{within}"
         if gap is not None and gap < 1.0:
             text += f": an answer may be up to {100 * gap:.2g} % closer"
         elif gap is None and solver_gap is not None:
             text += f" (relative gap {100 * solver_gap:.2g} % when the solver stopped)"
-        return f"{name}: {text}"
+        return f"{name}: {text}{_covered(record)}"
     if record.status == "infeasible" and record.answer_margin:
         return (
-            f"{name}: proven: no counterfactual passes the decision threshold by more than "
+            f"{name}: proven: no counterfactual passes {record.threshold_words} by more than "
             f"{record.answer_margin:.2g} on the model output under these constraints (the "
             "margin the solver asks of every point)"
         )
     return None
+
+
+def _covered(record: Certificate) -> str:
+    """The answers the MIP's bound covers (:func:`coverage_words`)."""
+    scale = record.margin_scale or "model output"
+    return coverage_words(record.margin_tolerance, scale, record.threshold)

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...result import Certificate
+from ...result._certificate import coverage_words, threshold_words
 from ...result._text import certificate_text, diagnostic_number
 from ...solvers._options import OPTIONS_PROVEN, options_proven
 
@@ -83,6 +84,7 @@ def certificate_record(
         "answer_margin": diagnostic_number(d, "margin"),
         "margin_tolerance": diagnostic_number(d, "margin_tolerance"),
         "margin_scale": str(d.get("margin_scale") or ""),
+        "threshold": diagnostic_number(d, "target_probability"),
         "grid": _grid(d) if status in ("optimal", "infeasible") else (),
     }
     if status != "infeasible" and hi is None:
@@ -143,13 +145,10 @@ def _optimal(f: Mapping[str, Any]) -> str:
 
 def _covered(f: Mapping[str, Any]) -> str:
     """Which answers the proof covers when it leaves out those nearest the threshold (a
-    MILP solver's tolerance): ``" (among answers past the threshold by more than 0.0001 on
-    the logit)"``; nothing when it covers every answer."""
-    tol = f.get("margin_tolerance")
-    if tol is None or tol >= 0:
-        return ""
-    scale = f" on the {f['margin_scale']}" if f.get("margin_scale") else ""
-    return f" (among answers past the decision threshold by more than {-tol:g}{scale})"
+    MILP solver's tolerance; :func:`coverage_words`)."""
+    return coverage_words(
+        f.get("margin_tolerance"), f.get("margin_scale") or "", f.get("threshold")
+    )
 
 
 def _feasible(f: Mapping[str, Any]) -> str:
@@ -161,7 +160,7 @@ def _feasible(f: Mapping[str, Any]) -> str:
         text += f": an answer may be up to {percent(gap)} closer"
     else:
         text += " (the search stopped before closing the bound)"
-    return text
+    return text + _covered(f)
 
 
 def _costs(f: Mapping[str, Any]) -> str:
@@ -182,8 +181,9 @@ def _infeasible(d: Mapping[str, Any], f: Mapping[str, Any]) -> str:
         side = "less" if reach <= floor else "plus"
         return text + f": none reaches P >= {reach:.6g} ({floor:g} {side} the tolerance)"
     scale = f" on the {f['margin_scale']}" if f.get("margin_scale") else ""
+    past = threshold_words(f.get("threshold"))
     if tol is not None and tol < 0:
-        return text + f" (none passes the decision threshold by more than {-tol:g}{scale})"
+        return text + f" (none passes {past} by more than {-tol:g}{scale})"
     if tol is not None:
-        return text + f" (none comes within {tol:g}{scale} of the decision threshold)"
+        return text + f" (none comes within {tol:g}{scale} of {past})"
     return text

@@ -22,6 +22,12 @@ from ._space import Space
 
 __all__ = ["UFCE"]
 
+#: a query's reason when no candidate within its search box is valid and plausible
+_NONE_IN_BOX = (
+    "no valid and plausible candidate within the search box (the constraints' ranges cut to "
+    "the neighbours' range)"
+)
+
 
 def _estimator_ok(v: Any) -> bool:
     return hasattr(v, "fit") and hasattr(v, "predict") and hasattr(v, "get_params")
@@ -264,7 +270,16 @@ class UFCE(CounterfactualMethod):
         seed = int(np.random.default_rng(self.random_state).integers(0, 2**31 - 1))
         self.mutual_information_ = mutual_information(R, schema, random_state=seed)
         self.pairs_ = rank_pairs(self.mutual_information_)
-        self._pairs = [(schema.index(a), schema.index(b)) for a, b, _ in self.pairs_]
+        # the pairs searched: a feature only time moves (age) is never one of a pair, the
+        # change a user makes with its dependent partner; under a timeline it moves alone
+        # (the snap phase puts every candidate on the timeline), and pairs with it would
+        # crowd the user's pairs out of the top ``n_pairs``
+        timed = {f.name for f in schema if f.actionability == "time"}
+        self._pairs = [
+            (schema.index(a), schema.index(b))
+            for a, b, _ in self.pairs_
+            if a not in timed and b not in timed
+        ]
         labels = self.data_.y.to_numpy()
         self._class_pos = {c: k for k, c in enumerate(self.model_.classes_.tolist())}
         self._desired: dict[Any, tuple[Any, np.ndarray]] = {}
@@ -536,7 +551,7 @@ class UFCE(CounterfactualMethod):
                     diag["reason"] = (
                         "time limit reached before a valid and plausible candidate was found"
                         if timed_out
-                        else "no valid and plausible candidate within the user's ranges"
+                        else _NONE_IN_BOX
                     )
                 out[k] = Candidates(
                     sp.to_frame(rows) if len(rows) else sp.to_frame(np.zeros((0, sp.d))),

@@ -229,19 +229,10 @@ class GlobalRecourse:
         if model is None:
             return g
         refuse(model_problems(g, model, data), "claims fail the re-check with the given model")
-        partly = (
-            ()
-            if data is not None
-            else (
-                "The rows the covered people reach were re-checked with the model; who is "
-                "rejected and which actions work for whom were not (pass data=<the population> "
-                "with model=).",
-            )
-        )
         g.integrity = replace(
             integrity,
             verified_by=(*integrity.verified_by, *(("model",) if data is not None else ())),
-            notes=(*integrity.notes, *partly),
+            notes=(*integrity.notes, *_unchecked(integrity, data)),
         )
         return g
 
@@ -314,6 +305,25 @@ def _check_arguments(verify: Any, model: Any, data: Any) -> None:
         )
     if data is not None and model is None:
         raise ValidationError("GlobalRecourse.from_json: data= needs model=<the fitted model>.")
+
+
+def _unchecked(integrity: Integrity, data: Any) -> tuple[str, ...]:
+    """What a re-check with the model left unchecked, in words: without ``data``, who is
+    rejected and which actions work; without a hash that vouches for them, the costs."""
+    notes = []
+    if data is None:
+        notes.append(
+            "The rows the covered people reach were re-checked with the model; who is "
+            "rejected and which actions work for whom were not (pass data=<the population> "
+            "with model=)."
+        )
+    if "sha256" not in integrity.verified_by:
+        notes.append(
+            "Its costs (each person's own and each action's) and their ratios were not "
+            "re-checked: a model cannot price an action, and the file's hash does not "
+            "vouch for them."
+        )
+    return tuple(notes)
 
 
 def _written_integrity(d: dict[str, Any], verify: bool) -> Integrity:

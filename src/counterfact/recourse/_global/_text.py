@@ -55,9 +55,11 @@ GLOBAL_GLOSSARY: dict[str, tuple[str, str]] = {
         "Mean cost of the assigned common action over the mean cost of the person's own "
         "counterfactual, over the group's covered people who have one (seeded paired bootstrap "
         "interval). With a method that proves its answers nearest (MACE) under the same "
-        "distance, the per-person cost is the lowest possible, so the ratio is at least 1 and "
-        "says how much more the common actions cost than each person's best; with a heuristic it "
-        "can be below 1. cost_ratio_median: the median of the per-person ratios.",
+        "distance, the per-person cost is the lowest possible up to its tolerance (1 % by "
+        "default, among the points past the decision threshold by the proof's margin), so the "
+        "ratio is at least 0.99 and says how much more the common actions cost than each "
+        "person's best; with a heuristic it can be below 1. cost_ratio_median: the median of "
+        "the per-person ratios.",
     ),
     "n_new": (
         "added",

@@ -5,11 +5,13 @@ Without a model, the table must be consistent: a person is covered exactly when 
 are rejected and some chosen action works for them, ``n_working`` counts those
 actions, and the action assigned is one of them.  With the model, the rows each
 covered person reaches are predicted as the target; with the people's rows as well
-(``data``), whether each person is rejected, and every cell that says an action works
+(``data``), that the table holds every person of it, whether each is rejected, and
+every cell that says an action works
 (the action applied to the person's row stays in the features' domains, changes it,
 and the model predicts the target).  A cell that says an action does not work is not
 re-derived: the person's own constraints and the cost cap, which decide it too, are
-not in the file.
+not in the file; nor are the costs (the model cannot price an action), and a file whose
+hash does not vouch for it says so in its integrity notes.
 """
 
 from __future__ import annotations
@@ -88,6 +90,9 @@ def model_problems(g: Any, model: Any, data: Any) -> list[str]:
     if data is None:
         return problems
     X = _rows(g, data)
+    left_out = _left_out(g, data, adapter, target)
+    if left_out:
+        return [*problems, left_out]
     rejected = np.asarray(adapter.predict(X)) != target
     said = g.per_row["rejected"].astype(bool).to_numpy()
     problems += [
@@ -97,6 +102,23 @@ def model_problems(g: Any, model: Any, data: Any) -> list[str]:
         if bool(s) != bool(r)
     ]
     return problems + _works_problems(g, adapter, target, X[said])
+
+
+def _left_out(g: Any, data: Any, adapter: ModelAdapter, target: Any) -> str | None:
+    """The people of ``data`` the table leaves out (coverage counts the table's people
+    only, so leaving out those no action helps would inflate it), in words; None when
+    the table holds every one."""
+    X = data.X if isinstance(data, Dataset) else data
+    extra = X.index.difference(g.per_row.index)
+    if not len(extra):
+        return None
+    rows = g.schema.validate_frame(X.loc[extra], what="data")
+    n_rejected = int((np.asarray(adapter.predict(rows)) != target).sum())
+    return (
+        f"the per-person table leaves out {len(extra)} people of data (e.g. "
+        f"{list(extra[:3])}), {n_rejected} of them rejected by the model: its coverage would "
+        "count part of the population"
+    )
 
 
 def _reached_problems(g: Any, adapter: ModelAdapter, target: Any) -> list[str]:

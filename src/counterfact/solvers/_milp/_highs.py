@@ -351,8 +351,8 @@ def _rejected(m: SparseModel) -> str:
     worst = max(big, default=(0.0, ""))
     if worst[0] >= LARGE_VALUE or not math.isfinite(worst[0]):
         return (
-            f"HiGHS rejected the model: a {worst[1]} of magnitude {worst[0]:g} exceeds its "
-            f"limit of {LARGE_VALUE:g}. "
+            f"HiGHS rejected the model: a {worst[1]} of magnitude {worst[0]:g} reaches its "
+            f"limit (coefficients must stay below {LARGE_VALUE:g}). "
             "Rescale the inputs that produce it (a causal coefficient, a feature's unit, a "
             "model weight)."
         )
