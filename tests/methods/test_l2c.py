@@ -208,6 +208,47 @@ def test_not_mirrorable_models_use_score_function(lr_setting):
         small(training={"gradient": "pathwise"}).fit(rf, lr_setting.train)
 
 
+def test_a_value_the_row_must_leave_is_changed_in_every_draw():
+    """German Credit: only "real estate" allowed as property, and a duration of exactly 12
+    months. A row that has neither must move both; L2C used to keep its own (a one-value
+    bound read as immutable) and failed every such row."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    rows = cf.rows_to_explain(model, test.X).head(6)
+    method = small().fit(model, train)
+    for cons in (
+        cf.Constraints(allowed_values={"property": ["real estate"]}),
+        cf.Constraints(ranges={"duration_months": (12, 12)}),
+    ):
+        r = method.explain(rows, n_counterfactuals=3, constraints=cons)
+        assert (r.found > 0).sum() >= 5, r.reason.tolist()
+        for q in rows.index:
+            assert cf.violations(rows.loc[q], r.for_query(q), train.schema, cons).empty
+
+
+def test_fewer_answers_asked_are_filled_from_the_next_draws(lr_setting):
+    """L2C proposes as many of its valid draws as the pipeline sparsifies, not only the
+    number asked: when sparsification makes some the same answer, the next ones fill in,
+    and the reason counts them (it proposed 5 and said "no other valid answer")."""
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "lr", random_state=0)
+    rows = cf.rows_to_explain(model, test.X).head(12)
+    method = small().fit(model, train)
+    cons = cf.Constraints(
+        immutable=["installment_rate"],
+        decreasing=["duration_months"],
+        ranges={"credit_amount": (500, 6000)},
+        max_changes=2,
+    )
+    few = method.explain(rows, n_counterfactuals=5, constraints=cons)
+    many = method.explain(rows, n_counterfactuals=10, constraints=cons)
+    for q in rows.index:
+        assert few.found[q] >= min(5, many.found[q]), (q, few.reason[q])
+    assert (few.diagnostics["n_proposed"] > 5).any()
+
+
 def test_training_options_object(lr_setting):
     """The training settings are one parameter: validated when built (or at fit for a
     dict), stored unchanged, replaced by set_params; defaults as documented."""
@@ -224,6 +265,13 @@ def test_training_options_object(lr_setting):
         L2C(training={"epochs": 3}).fit(lr_setting.model, lr_setting.train)
     with pytest.raises(cf.ValidationError, match=r"learning_rate.*TrainingOptions"):
         L2C(training={"learning_rate": -1.0}).fit(lr_setting.model, lr_setting.train)
+    with pytest.raises(cf.ValidationError, match=r"'n_bins' parameter of TrainingOptions"):
+        TrainingOptions(n_bins=1)  # one bin: no numeric feature could move
+    if not torch.cuda.is_available():
+        with pytest.raises(cf.ValidationError, match=r"L2C\(device='cuda'\): this torch sees"):
+            small(device="cuda").fit(lr_setting.model, lr_setting.train)
+        with pytest.raises(cf.ValidationError, match=r"MDPSO\(device='cuda'\): this torch"):
+            cf.MDPSO(device="cuda").fit(lr_setting.model, lr_setting.train)
     m = L2C(training=TrainingOptions(max_epochs=2))
     assert m.get_params()["training"].max_epochs == 2
     m.set_params(training={"max_epochs": 1, "hidden_size": 4})

@@ -139,12 +139,15 @@ def test_auto_device_rule_where_cuda_exists(monkeypatch):
     """CUDA only for training with large batches, whichever the gradient (the rule;
     nothing is allocated on the device here)."""
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
     assert pick_device(torch, "auto", batch_size=CUDA_MIN_BATCH).type == "cuda"
     assert pick_device(torch, "auto", batch_size=CUDA_MIN_BATCH - 1).type == "cpu"
     assert pick_device(torch, "auto", batch_size=64).type == "cpu"
     assert pick_device(torch, "auto").type == "cpu"  # a loaded generator, no training
     assert pick_device(torch, "cpu", batch_size=4096).type == "cpu"
     assert pick_device(torch, "cuda:1").type == "cuda"  # an explicit device is honoured
+    with pytest.raises(cf.ValidationError, match=r"device='cuda:2'\): this torch sees 2 CUDA"):
+        pick_device(torch, "cuda:2")  # ... when this torch can reach it
 
 
 # ------------------------------------------------------------- training

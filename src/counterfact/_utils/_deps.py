@@ -12,10 +12,11 @@ import importlib
 import importlib.metadata
 import re
 from types import ModuleType
+from typing import Any
 
-from ..exceptions import MissingDependencyError
+from ..exceptions import MissingDependencyError, ValidationError
 
-__all__ = ["import_optional", "install_hint", "is_available"]
+__all__ = ["import_optional", "install_hint", "is_available", "torch_device"]
 
 #: import name -> pip distribution, where they differ
 _DISTRIBUTIONS: dict[str, str] = {
@@ -86,3 +87,24 @@ def is_available(name: str) -> bool:
     except ImportError:
         return False
     return True
+
+
+def torch_device(torch: Any, requested: Any, owner: str) -> Any:
+    """``torch.device(requested)``, refused with a :class:`ValidationError` naming
+    ``owner``'s parameter when it asks for CUDA that this torch cannot reach (a CPU
+    build, no GPU, or an index beyond the GPUs present)."""
+    try:
+        device = torch.device(requested)
+    except (RuntimeError, TypeError) as exc:
+        raise ValidationError(f"{owner}(device={requested!r}): {exc}") from None
+    if device.type != "cuda":
+        return device
+    n = torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if n == 0 or (device.index is not None and device.index >= n):
+        reach = "no CUDA device" if n == 0 else f"{n} CUDA device{'s' if n != 1 else ''}"
+        raise ValidationError(
+            f"{owner}(device={requested!r}): this torch sees {reach} "
+            f"(torch {torch.__version__}). Use device='cpu' (or 'auto'), or install a "
+            "CUDA build of torch on a machine with a GPU."
+        )
+    return device

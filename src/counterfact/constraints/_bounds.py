@@ -45,10 +45,13 @@ class FeatureBounds:
 
     @property
     def fixed(self) -> bool:
-        """Only the query's value is allowed."""
+        """Only the query's value is allowed (one allowed value that is another one, an
+        allowed value or a range the row must move to, is not fixed: it is a change)."""
         if self.values is not None:
-            return len(self.values) == 1
-        return self.lower is not None and self.upper is not None and self.upper - self.lower <= 0
+            return len(self.values) == 1 and not changed(self.feature, self.values[0], self.value)
+        if self.lower is None or self.upper is None or self.upper - self.lower > 0:
+            return False
+        return not changed(self.feature, self.lower, self.value)
 
     @property
     def empty(self) -> bool:

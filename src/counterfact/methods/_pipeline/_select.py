@@ -314,7 +314,8 @@ _PROVEN = (
 def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
     """Why a query got ``n_found`` answers when ``n_cf`` were asked (None when it
     got them all, or none: its status then says why), from its diagnostics: the
-    method's answers dropped as dominated or as copies, those that failed
+    method's answers dropped as dominated, as copies or as the same answer once rounded
+    and sparsified, those that failed
     verification, and whether the method proved it has no other answer within
     its limits (``diagnostics["alternatives_exhausted"]``, set only by a proof)."""
     if not 0 < n_found < n_cf:
@@ -330,6 +331,12 @@ def fewer_reason(n_found: int, n_cf: int, d: dict[str, Any]) -> str | None:
     if copies:
         word = "was a copy" if copies == 1 else "were copies"
         parts.append(f"{copies} {word} of these (the same changes within a step of the measure)")
+    same = int(d.get("n_duplicates", 0))
+    if same:
+        parts.append(
+            f"{same} {'was' if same == 1 else 'were'} the same answer as one of these "
+            "(after rounding and sparsification)"
+        )
     regions = int(d.get("n_region_copies", 0))
     if regions:
         parts.append(

@@ -25,6 +25,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..._utils._deps import torch_device
+
 __all__ = ["CUDA_MIN_BATCH", "pick_device"]
 
 #: the smallest training batch at which ``device="auto"`` uses CUDA (see the module docstring)
@@ -35,12 +37,13 @@ def pick_device(torch: Any, requested: str, *, batch_size: int = 0) -> Any:
     """The ``torch.device`` L2C trains and samples on.
 
     ``requested``: the ``device`` parameter (``"auto"``, ``"cpu"``, ``"cuda"``,
-    ``"cuda:1"``...); an explicit device is used as given.  ``"auto"``: CUDA
+    ``"cuda:1"``...); an explicit device is used as given, and one this torch cannot reach
+    is a :class:`~counterfact.exceptions.ValidationError`.  ``"auto"``: CUDA
     only when it is available and ``batch_size >= CUDA_MIN_BATCH`` (0: no
     training, the CPU).
     """
     if requested != "auto":
-        return torch.device(requested)
+        return torch_device(torch, requested, "L2C")
     if batch_size >= CUDA_MIN_BATCH and torch.cuda.is_available():
         return torch.device("cuda")
     return torch.device("cpu")

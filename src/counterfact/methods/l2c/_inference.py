@@ -17,6 +17,7 @@ import pandas as pd
 
 from ..._utils._deadline import Deadline
 from .._pipeline import Candidates, Query, pooled_deadline
+from .._pipeline._pool import sparsify_cap
 from ._training import RowSet, forward, sample_levels
 from ._util import _distinct
 
@@ -186,8 +187,10 @@ def _pick(
     S: int,
     limit: int | None,
 ) -> _Pass:
-    """Per query, its nearest valid draws (up to ``n_counterfactuals``), decoded, and its
-    diagnostics."""
+    """Per query, its nearest valid draws, decoded, and its diagnostics. As many are
+    proposed as the pipeline sparsifies (:func:`sparsify_cap`), not only
+    ``n_counterfactuals``: the shared selection drops copies and dominated draws, and
+    fills the answers from the next ones."""
     rep = method.representation_
     n_changed, keep, valid, dist = screened
     bounds = np.searchsorted(owner, np.arange(len(queries) + 1))
@@ -198,7 +201,7 @@ def _pick(
     for i, q in enumerate(queries):
         m = np.arange(bounds[i], bounds[i + 1])
         good = m[valid[m] & keep[m]]
-        good = good[np.argsort(dist[good], kind="stable")][: q.n_counterfactuals]
+        good = good[np.argsort(dist[good], kind="stable")][: sparsify_cap(q.n_counterfactuals)]
         spans.append((offset, good.size))
         picks.append(good)
         offset += good.size

@@ -52,7 +52,9 @@ class L2C(CounterfactualMethod):
     batched forward pass, decodes them to raw rows, removes duplicates,
     applies the sparsity threshold, keeps those the real model assigns to the
     target, and ranks them by distance (``norm``).  Asking for
-    ``n_counterfactuals=n_samples`` returns every valid distinct sample.
+    ``n_counterfactuals=n_samples`` with ``sparsify=False`` and
+    ``alternatives="method"`` returns every valid distinct sample; by default the
+    shared selection keeps the sparsified answers no other one dominates.
 
     Departures from the paper, and why:
 

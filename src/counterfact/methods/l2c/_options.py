@@ -28,7 +28,8 @@ class TrainingOptions(OptionGroup):
     Parameters
     ----------
     n_bins : int
-        Maximum quantile bins per numeric feature (the paper: 4).
+        Maximum quantile bins per numeric feature (the paper: 4); at least 2, since
+        one bin leaves a numeric feature no value to move to.
     min_bin_count : int, optional
         Minimum training rows per bin (the paper: 100); ``None`` uses 100, or
         ``n_rows // (2 * n_bins)`` when that is smaller.
@@ -87,7 +88,7 @@ class TrainingOptions(OptionGroup):
     straight_through: bool = True
 
     _constraints: ClassVar[dict[str, list[Any]]] = {
-        "n_bins": [Interval(int, 1, None)],
+        "n_bins": [Interval(int, 2, None)],
         "min_bin_count": [None, Interval(int, 1, None)],
         "representative": [Options(("midpoint", "median"))],
         "hidden_size": [Interval(int, 1, None)],

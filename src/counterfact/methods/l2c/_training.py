@@ -160,6 +160,13 @@ def cap_changes(
     return keep
 
 
+def _own_left_out(rows: RowSet, rep: Representation) -> np.ndarray:
+    """``(n, N)``: whether each row's own level of each feature is outside its admissible
+    levels (``rows.mask``)."""
+    at = rep.starts[None, :] + rows.levels
+    return ~np.take_along_axis(rows.mask, at, axis=1)
+
+
 def sample_levels(
     logits: np.ndarray,
     pi: np.ndarray,
@@ -175,7 +182,9 @@ def sample_levels(
     each feature's categorical distribution over its admissible levels by
     inverting its CDF with the first, ``s = [u < pi]`` on mutable features with
     the second, and changes beyond the caps are undone (:func:`cap_changes`)
-    in the order of the third.
+    in the order of the third.  A feature whose own level is not admissible (an
+    allowed value or a range the row is not in) is selected in every draw and
+    kept first by the caps: the answer must move it.
     """
     u_level, u_select, priority = noise
     D = logits.shape[1]
@@ -191,7 +200,10 @@ def sample_levels(
     # first level whose cumulative mass exceeds u * total: always a level of positive probability
     hit = cdf[:, None, :, :] > (u_level * cdf[:, None, :, -1])[..., None]  # (n, S, N, c)
     tilde = np.where(hit.any(axis=3), hit.argmax(axis=3), p.argmax(axis=2)[:, None, :])
-    s = (u_select < pi[:, None, :]) & rows.mutable[:, None, :]
+    # a feature whose own level the query's bounds leave out (an allowed value or a range
+    # it is not in) must change: it is selected in every draw, and kept first by the caps
+    forced = _own_left_out(rows, rep) & rows.mutable
+    s = ((u_select < pi[:, None, :]) | forced[:, None, :]) & rows.mutable[:, None, :]
     own = rows.levels[:, None, :]
     changed = s & (tilde != own)
     if max_numeric is not None or max_total is not None:
@@ -199,6 +211,7 @@ def sample_levels(
         # more readily (Gumbel-top-k on log pi, i.e. sampling without replacement)
         g = -np.log(-np.log(np.clip(priority, 1e-12, 1 - 1e-12)))
         key = -(np.log(np.clip(pi, 1e-12, 1.0))[:, None, :] + g)
+        key = np.where(forced[:, None, :], -np.inf, key)
         changed = cap_changes(
             changed,
             key,

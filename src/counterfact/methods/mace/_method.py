@@ -97,10 +97,12 @@ class MACE(CounterfactualMethod):
       directly, so one call usually closes the search
       (:mod:`counterfact.solvers._cpsat`).  Searches it does not encode
       (diversity clauses, finite value sets of numeric features) run on Z3.
-      ``solver="auto"`` picks by model class, as measured (HiGHS for ReLU
-      networks, CP-SAT for scikit-learn's and LightGBM's boosted ensembles
-      when OR-Tools is installed, Z3 otherwise: random forests, XGBoost,
-      single trees, linear models);
+      ``solver="auto"`` picks by model class and measure, as measured: the
+      branch and bound for every tree ensemble, then, for what it does not
+      search, CP-SAT for scikit-learn's and LightGBM's boosted ensembles when
+      OR-Tools is installed and Z3 otherwise; HiGHS for ReLU networks, and for
+      linear models under costs (the default measure of effort); Z3 for linear
+      models under the method's own norm (``costs="own"``);
       ``"z3"``/``"highs"``/``"scip"``/``"cpsat"`` force one.  Each search
       walks a preference list of the registry's solvers and takes the first
       whose ``supports()`` accepts it; when none does, the error names every

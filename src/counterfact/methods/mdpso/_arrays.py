@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ..._utils._deps import import_optional
+from ..._utils._deps import import_optional, torch_device
 
 __all__ = ["Arrays", "NumpyArrays", "TorchArrays", "array_library"]
 
@@ -87,7 +87,7 @@ class TorchArrays(NumpyArrays):
 
     def __init__(self, device: Any) -> None:
         self.torch = import_optional("torch", purpose="MDPSO(device=...)")
-        self.device = self.torch.device(device)
+        self.device = torch_device(self.torch, device, "MDPSO")
 
     def asarray(self, a: Any) -> Any:
         if isinstance(a, self.torch.Tensor):

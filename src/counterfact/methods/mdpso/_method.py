@@ -275,6 +275,8 @@ class MDPSO(CounterfactualMethod):
         if self.device is not None:
             try:
                 array_library(self.device)
+            except ValidationError:
+                raise  # a device this torch cannot reach: said in its own words
             except (RuntimeError, TypeError, ValueError) as exc:
                 raise ValidationError(
                     "The 'device' parameter of MDPSO must name a torch device such as 'cpu' "
