@@ -22,7 +22,9 @@ SPEC = {
     "methods": [
         {"name": "nearest", "label": "nearest-l1"},
         {"name": "nearest", "label": "nearest-l0", "params": {"norm": "l0"}},
-        {"name": "nearest", "label": "broken", "params": {"norm": "l7"}},
+        # fails when its cell runs (a target the model does not have), not when the spec
+        # is read
+        {"name": "nearest", "label": "broken", "explain": {"target": 7}},
     ],
     "queries": 3,
     "n_counterfactuals": 2,
@@ -63,7 +65,7 @@ def test_run_writes_tables(results):
     summary = pd.read_csv(out / "summary.csv")
     assert summary.loc[summary["state"] == "done", "effort"].notna().all()
     broken = summary[summary["method"] == "broken"]
-    assert (broken["state"] == "error").all() and broken["reason"].str.contains("norm").all()
+    assert (broken["state"] == "error").all() and broken["reason"].str.contains("Target").all()
 
 
 def test_resume_skips_finished_cells_and_retries_failed_ones(results):
@@ -304,6 +306,30 @@ def test_spec_dataset_errors(tmp_path, bad, message):
     else:
         with pytest.raises(cf.ValidationError, match=message):
             cf.benchmark.load_spec(spec)
+
+
+@pytest.mark.parametrize(
+    "model, method, message",
+    [
+        ({"kind": "lr"}, {"name": "mace", "params": {"norm": "l7"}}, r"method 'mace': .*'norm'"),
+        ({"kind": "lr", "params": {"C": -1}}, "nearest", r"model kind 'lr': .*'C' parameter"),
+        ({"kind": "rf", "params": {"n_estimators": 0}}, "nearest", r"'n_estimators' parameter"),
+    ],
+)
+def test_a_bad_parameter_value_is_refused_before_anything_runs(tmp_path, model, method, message):
+    """The whole spec is checked before any cell runs: a method's or a scikit-learn model's
+    parameter values too (they failed when their cell was reached, with exit code 1)."""
+    spec = {
+        "datasets": [{"name": "german_credit", "max_rows": 100}],
+        "models": [model],
+        "methods": [method],
+        "queries": 1,
+    }
+    with pytest.raises(cf.ValidationError, match=message):
+        cf.benchmark.load_spec(spec)
+    with pytest.raises(cf.ValidationError, match=message):
+        cf.benchmark.run(spec, out=tmp_path, verbose=False)
+    assert not (tmp_path / "cells").exists()
 
 
 def test_feedback_gives_each_query_its_own_ranges(tmp_path):

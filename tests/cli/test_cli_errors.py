@@ -329,7 +329,7 @@ def test_missing_spec_file(tmp_path, capsys):
 
 
 def test_erroring_cell_makes_the_run_fail(tmp_path, capsys):
-    methods = "  - name: nearest\n  - name: nearest\n    label: broken\n    params: {norm: l7}"
+    methods = "  - name: nearest\n  - name: nearest\n    label: broken\n    explain: {target: 7}"
     path = _spec(tmp_path, methods)
     out = tmp_path / "results"
     code = main(["benchmark", str(path), "--out", str(out), "-q"])
@@ -338,7 +338,7 @@ def test_erroring_cell_makes_the_run_fail(tmp_path, capsys):
     assert (
         "1 benchmark cell(s) failed" in captured.err
         and "broken" in captured.err
-        and "norm" in captured.err
+        and "Target class 7" in captured.err
     )
     failed = cf.benchmark.failed_cells(out)
     assert list(failed["method"]) == ["broken"]

@@ -16,7 +16,7 @@ from ..constraints._costs import MEASURES
 from ..constraints._requirements import OWN_MEASURE
 from ..data._loading import read_structured
 from ..exceptions import CounterfactError, ValidationError
-from ..models._fit import KINDS
+from ..models._fit import KINDS, check_params
 
 __all__ = ["DatasetSpec", "MethodSpec", "ModelSpec", "Spec", "load_spec"]
 
@@ -571,10 +571,10 @@ _RUNNER_EXPLAIN = {"X", "n_counterfactuals", "constraints", "n_jobs"}
 
 
 def _check_names(spec: Spec) -> None:
-    """Every dataset, option, model kind, method and parameter name exists;
-    constraints are well formed; numbers are in range.  Runs before anything
-    is loaded or fitted.  Parameter *values* are checked when a method is
-    fitted (a bad one is recorded as that cell's error)."""
+    """Every dataset, option, model kind, method and parameter exists, with a valid
+    value (a method's as its ``fit`` checks them, a scikit-learn model's by its own
+    validation); constraints are well formed; numbers are in range.  Runs before
+    anything is loaded or fitted."""
     for ds in spec.datasets:
         try:
             info = datasets._resolve(ds.name)
@@ -586,6 +586,10 @@ def _check_names(spec: Spec) -> None:
             raise ValidationError(
                 f"Benchmark spec: unknown model kind {mo.kind!r}. Known kinds: {list(KINDS)}."
             )
+        try:
+            check_params(mo.kind, mo.params)
+        except ValidationError as exc:
+            raise ValidationError(f"Benchmark spec: {exc}") from None
     known = methods.names(available=False, peers=True)
     for me in spec.methods:
         _check_method(me, known)
@@ -617,6 +621,10 @@ def _check_method(me: MethodSpec, known: list[str]) -> None:
             f"Benchmark spec: method {me.id!r} has no parameter(s) {unknown}. Its "
             f"parameters: {names}."
         )
+    try:
+        cls(**me.params)._validate_params()  # the values, as fit checks them
+    except ValidationError as exc:
+        raise ValidationError(f"Benchmark spec: method {me.id!r}: {exc}") from None
     allowed = set(inspect.signature(cls.explain).parameters) - {"self"} - _RUNNER_EXPLAIN
     bad = sorted(set(me.explain) - allowed)
     if bad:

@@ -6,7 +6,7 @@ model's own categories); :class:`OnnxModel`, a classifier stored as an ONNX file
 
 from ._adapter import ModelAdapter, TorchModel
 from ._compile import compile_model, native_category_frame
-from ._fit import fit, make_pipeline, preprocessor
+from ._fit import check_params, fit, make_pipeline, preprocessor
 from ._onnx_adapter import OnnxModel
 from ._retrain import retrained
 from ._select import desired_class, rows_to_explain
@@ -15,6 +15,7 @@ __all__ = [
     "ModelAdapter",
     "OnnxModel",
     "TorchModel",
+    "check_params",
     "compile_model",
     "desired_class",
     "fit",

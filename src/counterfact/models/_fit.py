@@ -31,10 +31,18 @@ import numpy as np
 
 from .._utils._deps import import_optional
 from ..data import Dataset
-from ..exceptions import ValidationError
+from ..exceptions import CounterfactError, ValidationError
 from ..schema import Schema
 
-__all__ = ["KINDS", "MODEL_KINDS", "ModelKind", "fit", "make_pipeline", "preprocessor"]
+__all__ = [
+    "KINDS",
+    "MODEL_KINDS",
+    "ModelKind",
+    "check_params",
+    "fit",
+    "make_pipeline",
+    "preprocessor",
+]
 
 
 @dataclass(frozen=True)
@@ -218,6 +226,23 @@ def _kind(kind: str) -> ModelKind:
     if found is None:
         raise ValidationError(f"Unknown model kind {kind!r}. Known kinds: {list(KINDS)}.")
     return found
+
+
+def check_params(kind: str, params: dict[str, Any]) -> None:
+    """Check ``params`` for the estimator of ``kind`` without fitting it: names and, for
+    scikit-learn's estimators, values (its own parameter validation); a bad one is a
+    :class:`ValidationError`. A kind whose package is missing is not checked."""
+    spec = _kind(kind)
+    try:
+        lib = import_optional(spec.requires, purpose="") if spec.requires else None
+    except CounterfactError:
+        return
+    try:
+        est = spec.estimator(lib, 0, dict(params))
+        if hasattr(est, "_parameter_constraints"):  # scikit-learn's own estimators
+            est._validate_params()
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"model kind {kind!r}: {' '.join(str(exc).split())}") from None
 
 
 def make_pipeline(schema: Schema, kind: str, *, random_state: int | None = 0, **params: Any) -> Any:

@@ -251,13 +251,14 @@ class _Search:
             cost = self.cost(child.d)
             if cost > self.bound or cost >= self.best:
                 continue  # no nearer counterfactual in it than the one at hand
-            if child.leaves is None:  # its own nearest point: a counterfactual is a new incumbent
-                child.leaves = qf.leaves_at(child.xa)
-                if self.satisfied(child.leaves)[0]:
-                    self.incumbent, self.best = child, cost
-                    self.push(child, cost)
-                    continue
-            self.push(self.admit(child), cost)
+            kept = self.admit(child)  # the change cap and the score bounds, first
+            if kept is None:
+                continue
+            if kept.leaves is None:  # its own nearest point: a counterfactual is a new incumbent
+                kept.leaves = qf.leaves_at(kept.xa)
+                if self.satisfied(kept.leaves)[0]:
+                    self.incumbent, self.best = kept, cost
+            self.push(kept, cost)
 
 
 def best_first(
