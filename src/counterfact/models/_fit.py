@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from .._utils._deps import import_optional
+from .._utils._deps import import_optional, is_available
 from ..data import Dataset
-from ..exceptions import CounterfactError, ValidationError
+from ..exceptions import ValidationError
 from ..schema import Schema
 
 __all__ = [
@@ -233,10 +233,9 @@ def check_params(kind: str, params: dict[str, Any]) -> None:
     scikit-learn's estimators, values (its own parameter validation); a bad one is a
     :class:`ValidationError`. A kind whose package is missing is not checked."""
     spec = _kind(kind)
-    try:
-        lib = import_optional(spec.requires, purpose="") if spec.requires else None
-    except CounterfactError:
+    if spec.requires and not is_available(spec.requires):
         return
+    lib = import_optional(spec.requires) if spec.requires else None
     try:
         est = spec.estimator(lib, 0, dict(params))
         if hasattr(est, "_parameter_constraints"):  # scikit-learn's own estimators
