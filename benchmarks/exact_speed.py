@@ -8,10 +8,10 @@ CE-OCL's time goes.
 
 For every dataset x model (forest: 50 trees, depth 6; MLP: two hidden layers of 20
 units, as in the measurement that motivated this table) both exact methods, each
-with its own defaults (CE-OCL: squared l2 over observed ranges; MACE: normalised
-l1, epsilon 1e-3), explain the same first ``--queries`` test rows the model
-assigns to the unfavourable class, one query per call, with 1 and 3
-counterfactuals.  Reported per cell:
+under its own objective (``costs="own"``; CE-OCL: squared l2 over observed
+ranges; MACE: normalised l1, relative gap 1 %), explain the same first
+``--queries`` test rows the model assigns to the unfavourable class, one query
+per call, with 1 and 3 counterfactuals.  Reported per cell:
 
 * median seconds per query of each method, and the ratio CE-OCL / MACE (the
   target: at most 2 with 3 counterfactuals);
@@ -52,6 +52,9 @@ import pandas as pd
 from _common import load_split, timed, write_table
 
 import counterfact as cf
+
+#: each method's own objective (MACE's eq. (3) under its norm, CE-OCL's): what this measures
+OWN = cf.Requirements(costs="own")
 
 KIND_PARAMS: dict[str, tuple[str, dict[str, Any]]] = {
     "lr": ("lr", {}),
@@ -104,7 +107,7 @@ def per_query(
     secs, counts, diags = [], [], []
     for i in range(len(X)):
         t0 = time.perf_counter()
-        res = method.explain(X.iloc[[i]], n_counterfactuals=n_cf)
+        res = method.explain(X.iloc[[i]], n_counterfactuals=n_cf, requirements=OWN)
         secs.append(time.perf_counter() - t0)
         counts.append(len(res.counterfactuals))
         diags.append(res.diagnostics.iloc[0].copy())
@@ -159,8 +162,8 @@ def main() -> None:
         f"per call, time limit {args.time_limit:g} s per query; forest 50 trees depth 6, MLP (20, "
         "20); rf_onehot: the same forest behind a scikit-learn Pipeline that one-hot encodes "
         "every discrete feature (ordinal ones included)",
-        "CE-OCL defaults (l2, HiGHS); MACE defaults (l1, epsilon 1e-3); ratio = median CE-OCL s / "
-        "median MACE s",
+        "costs='own': CE-OCL's l2 objective (HiGHS); MACE's l1, relative gap 1 %; ratio = "
+        "median CE-OCL s / median MACE s",
         "ceocl_build_s / ceocl_solve_s: CE-OCL's time summed over the cell's queries (model "
         "building, including the incumbent search, vs solver calls); *_optimal: queries whose "
         "first answer is proven optimal",

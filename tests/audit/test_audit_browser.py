@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shutil
 from pathlib import Path
 
 import pytest
@@ -14,15 +13,8 @@ pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+from _live import CHROMIUM  # noqa: E402
+from _live import LAUNCH_ARGS as ARGS  # noqa: E402
 
 
 @pytest.fixture(scope="module")

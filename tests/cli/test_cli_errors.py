@@ -51,7 +51,7 @@ def _cases(d, target):
 def _file_cases(d, target):
     """Bad data and model files."""
     good = str(d / "good.csv")
-    data = ["explain", "--data", good, "--target", target, "--model", "lr"]
+    data = ["explain", "--data", good, "--target", target]  # --model-file: no --model
     mfile = ["--allow-unsafe-model-load", "--model-file"]
     return {
         "data missing": (

@@ -256,3 +256,35 @@ def test_onnx_file_loads_without_the_unsafe_flag(german, converted, tmp_path):
     bad.write_bytes(b"not a graph")
     with pytest.raises(ValidationError, match="not an ONNX model file"):
         load_model_file(bad, allow_unsafe=False)
+
+
+def _small_frame() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"r": rng.uniform(0, 10, 120).round(2), "b": rng.integers(0, 16, 120)})
+    frame["h"] = rng.choice(["rent", "own", "mortgage"], 120)
+    frame["y"] = ((frame.r * 0.5 + 0.2 * frame.b + rng.normal(0, 0.7, 120)) > 4.0).astype(int)
+    return frame
+
+
+def test_a_graph_onnxruntime_cannot_load_is_named_as_such():
+    """skl2onnx given a float64 column writes a graph that mixes float and double tensors;
+    the error blamed the preprocessing, not the graph."""
+    from sklearn.compose import ColumnTransformer
+    from sklearn.preprocessing import OneHotEncoder
+
+    data = cf.Dataset.from_frame(_small_frame(), target="y")
+    pre = ColumnTransformer([("num", "passthrough", ["r", "b"]), ("cat", OneHotEncoder(), ["h"])])
+    pipe = Pipeline([("pre", pre), ("clf", LogisticRegression())]).fit(data.X, data.y)
+    model = OnnxModel(skl2onnx.to_onnx(pipe, data.X.iloc[:1]))
+    with pytest.raises(ValidationError, match="onnxruntime cannot load this ONNX graph"):
+        model.predict(data.X.head(2))
+
+
+def test_a_single_input_of_another_width_is_named():
+    frame = _small_frame()
+    est = GradientBoostingClassifier(n_estimators=5, random_state=0)
+    est.fit(frame[["r", "b"]].to_numpy(np.float32), frame.y)
+    model = OnnxModel(skl2onnx.to_onnx(est, frame[["r", "b"]].to_numpy(np.float32)[:1]))
+    data = cf.Dataset.from_frame(frame[["r", "y"]], target="y")
+    with pytest.raises(ValidationError, match="takes 2 columns, but the rows have 1"):
+        model.predict(data.X.head(2))

@@ -14,6 +14,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from _live import CHROMIUM, LAUNCH_ARGS
 from counterfact.benchmark._runner import collect
 from counterfact.benchmark._stats import nemenyi_cd
 from counterfact.constraints._bounds import changed
@@ -24,7 +25,6 @@ from counterfact.result import CounterfactualResult
 pytest.importorskip("jinja2")
 pytest.importorskip("matplotlib")
 
-CHROMIUM = "/usr/bin/chromium"
 KEY_COLUMNS = {k.column for k in KEY_METRICS}
 
 SPEC = {
@@ -186,16 +186,8 @@ def test_statistical_tests_only_where_they_mean_something():
 def test_report_in_headless_chromium(results, tmp_path):
     sync_api = pytest.importorskip("playwright.sync_api")
     out, page_path = results
-    args = [
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-        "--no-first-run",
-    ]
     with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=args)
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             errors: list[str] = []

@@ -109,8 +109,8 @@ def test_examples_are_rows_the_model_rejects(client, setting, service):
     model = setting[1]
     first = client.get("/api/example").json()
     assert first["index"] == 0 and first["total"] == len(service.examples) > 0
-    wrapped = client.get(f"/api/example?index={first['total']}").json()
-    assert wrapped["row"] == first["row"]
+    past = client.get(f"/api/example?index={first['total']}")
+    assert past.status_code == 422 and f"from 0 to {first['total'] - 1}" in past.json()["detail"]
     rows = [client.get(f"/api/example?index={k}").json()["row"] for k in range(5)]
     assert (model.predict(_frame(service, rows)) != 1).all()
 

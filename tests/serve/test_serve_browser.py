@@ -2,13 +2,8 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
-import shutil
-import socket
-import threading
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -19,31 +14,16 @@ uvicorn = pytest.importorskip("uvicorn")
 pytest.importorskip("z3")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
 
+from _nocap import NearestWithoutCap  # noqa: E402
+
 import counterfact as cf  # noqa: E402
+from _live import HAS_CHROMIUM, NO_CHROMIUM, live  # noqa: E402
 from counterfact.methods import NearestObservable  # noqa: E402
 from counterfact.schema._format import format_value  # noqa: E402
 from counterfact.serve import Service, create_app  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip("Chromium is not installed (Debian package 'chromium')", allow_module_level=True)
-
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
-class NearestWithoutCap(NearestObservable):
-    """A method that declares it cannot honour ``max_changes`` (the page must say so)."""
-
-    tags = dataclasses.replace(
-        NearestObservable.tags, constraints=NearestObservable.tags.constraints - {"max_changes"}
-    )
+if not HAS_CHROMIUM:
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
@@ -58,31 +38,8 @@ def served():
         "ufce": cf.UFCE(random_state=0).fit(model, train),
     }
     service = Service(data=train, model=model, methods=methods)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/", service, model
-    server.should_exit = True
-    thread.join(15)
-    assert not thread.is_alive()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
+    with live(create_app(service)) as url:
+        yield url, service, model
 
 
 def _wait_answers(page, n):
@@ -250,7 +207,9 @@ def _cannot_honour(page, tmp_path):
     assert card.get_attribute("data-status") == "error"
     assert card.get_attribute("data-error") == "UnsupportedConstraintError"
     text = card.inner_text()
-    assert "nearest_nocap cannot honour your constraints" in text and "max_changes" in text
+    assert 'nearest_nocap cannot honour your constraints: "At most how many changes?"' in text
+    # the library's message is kept, folded, under "Details from the server"
+    assert "max_changes" in card.query_selector("details.server-detail").text_content()
     page.screenshot(path=str(tmp_path / "cannot_honour.png"), full_page=True)
 
 

@@ -5,9 +5,6 @@ against a live uvicorn server on 127.0.0.1)."""
 from __future__ import annotations
 
 import json
-import shutil
-import socket
-import threading
 import time
 from pathlib import Path
 
@@ -19,21 +16,12 @@ pytest.importorskip("z3")
 sync_api = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed")
 
 import counterfact as cf  # noqa: E402
+from _live import HAS_CHROMIUM, NO_CHROMIUM, live  # noqa: E402
 from counterfact.serve import Limits, Service, create_app  # noqa: E402
 from counterfact.serve._docs import swagger_ui_assets  # noqa: E402
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-if not Path(CHROMIUM).exists():
-    pytest.skip("Chromium is not installed (Debian package 'chromium')", allow_module_level=True)
-
-LAUNCH_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+if not HAS_CHROMIUM:
+    pytest.skip(NO_CHROMIUM, allow_module_level=True)
 #: the scripts that drive the page find these buttons by their names
 EXPLAIN, ANOTHER, DOWNLOAD = "Explain", "Pick another example", "Download the answer (JSON)"
 
@@ -52,31 +40,8 @@ def served():
         robust_to=cf.models.retrained(model, train, n=1, random_state=0),
         limits=Limits(default_time_limit=5.0),
     )
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(service), host="127.0.0.1", port=port, log_level="warning")
-    )
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
-            pytest.fail("the server did not start")
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}/", service
-    server.should_exit = True
-    thread.join(15)
-    assert not thread.is_alive()
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with sync_api.sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=LAUNCH_ARGS)
-        yield b
-        b.close()
+    with live(create_app(service)) as url:
+        yield url, service
 
 
 def _open(browser, url, width):

@@ -49,10 +49,13 @@ from ..metrics import LOFPlausibility
 from ..result import CounterfactualResult
 from ._spec import DatasetSpec, MethodSpec, ModelSpec, Spec, load_spec
 
-__all__ = ["EFFORT", "collect", "effort", "run", "summarise"]
+__all__ = ["EFFORT", "changed_settings", "collect", "effort", "run", "summarise"]
 
 #: the column of every answer's effort (the default measure), in results and summaries
 EFFORT = "effort"
+#: keys of a spec that name or describe it and change no cell's result
+_COSMETIC = ("name", "description", "reference")
+
 #: what ``costs`` a cell ran under when the spec names none
 DEFAULT_MEASURE = "effort"
 
@@ -194,7 +197,7 @@ def _feedback_constraints(
     """One Constraints per query: ``constraints`` merged with the simulated user's feedback."""
     # lazy: a method's subpackage loads only when it is used (see counterfact.methods); only
     # specs with UFCE-style feedback need this one
-    from ..methods.ufce._feedback import feedback_levels
+    from ..methods.ufce import feedback_levels
 
     return [
         constraints.merge(
@@ -258,8 +261,8 @@ def run(
     optional dependency, an unsupported constraint kind) are recorded as
     ``skipped`` with the reason; other errors as ``error`` with the traceback,
     and the run goes on.  With ``resume`` (default), finished cells are not
-    run again: a resumed run keeps their queries even if ``queries`` changed
-    (use a fresh ``out`` or ``resume=False`` for that).  Skipped and failed
+    run again, and a folder of another run (:func:`changed_settings`) is
+    refused rather than mixed with this one.  Skipped and failed
     cells are tried again, so supplying a missing dataset or extra and
     running the same command completes the run.  ``queries`` caps the
     number of queries per dataset for a quicker run of the same protocol;
@@ -273,6 +276,8 @@ def run(
     if time_limit is not None:
         spec = replace(spec, time_limit=float(time_limit))
     out = Path(out)
+    if resume:
+        _refuse_other_settings(out, spec)
     _start_folder(out, spec)
     cells = _cells(spec)
     bar = None
@@ -280,9 +285,8 @@ def run(
         from tqdm.auto import tqdm
 
         bar = tqdm(total=len(cells), desc=f"benchmark {spec.name}", unit="cell")
-    split: dict[
-        str, Any
-    ] = {}  # the current split and its plausibility detector, shared by its cells
+    # the current split and its plausibility detector, shared by its cells
+    split: dict[str, Any] = {}
     for ds, mo, me, seed, fold in cells:
         cid = _cell_id(ds.id, mo.id, me.id, seed, fold)
         meta_path = out / "cells" / f"{cid}.json"
@@ -300,6 +304,43 @@ def run(
     table = collect(out)
     summarise(out, table)
     return table
+
+
+def _refuse_other_settings(out: Path, spec: Spec) -> None:
+    """Refuse to resume into ``out`` when its cells ran under other settings."""
+    changed = changed_settings(out, spec)
+    if changed:
+        raise ValidationError(
+            f"out {str(out)!r} holds cells run under other settings ({'; '.join(changed)}); "
+            "resuming would mix them. Use a fresh out folder, delete that one, or pass "
+            "resume=False to run every cell again."
+        )
+
+
+def changed_settings(out: str | Path, spec: Spec) -> list[str]:
+    """The settings of the run recorded in ``out`` (its ``spec.json``) that ``spec`` changes
+    (another time limit, number of queries, method, ...; use a fresh ``out``, delete that
+    one, or ``resume=False`` to run every cell again),
+    each as ``"key old -> new"`` (``[]``: the same run, or a folder without finished or
+    failed cells, which there is nothing to mix with). Its name and descriptions do not
+    count."""
+    out = Path(out)
+    cells = [p for p in out.glob("cells/*.json") if not p.name.endswith(".result.json")]
+    if not (out / "spec.json").is_file() or not cells:
+        return []
+    try:
+        old = json.loads((out / "spec.json").read_text())
+    except (OSError, ValueError):
+        return ["spec.json unreadable"]
+    new = json.loads(json.dumps(_spec_dict(spec), default=str))
+    changed = []
+    for key in sorted(set(old) | set(new)):
+        if key in _COSMETIC or key not in old or old[key] == new.get(key):
+            continue  # a key missing from an older spec.json is not a change
+        a, b = old.get(key), new.get(key)
+        simple = all(v is None or isinstance(v, (str, int, float)) for v in (a, b))
+        changed.append(f"{key} {a} -> {b}" if simple else f"{key} changed")
+    return changed
 
 
 def _start_folder(out: Path, spec: Spec) -> None:

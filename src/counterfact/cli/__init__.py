@@ -144,9 +144,10 @@ def _add_rows(e: argparse.ArgumentParser) -> None:
     """Which rows are explained, how many answers each, towards which class."""
     e.add_argument(
         "--rows",
+        action="append",
         metavar="ROWS",
         help="row positions: '0:5', '3,7,9', '10:' or ':' for all "
-        "(default: the first 5 to explain)",
+        "(default: the first 5 to explain; repeatable)",
     )
     e.add_argument(
         "--all-rows",
@@ -182,9 +183,10 @@ def _add_output(e: argparse.ArgumentParser) -> None:
     )
     e.add_argument(
         "--class-names",
+        action="append",
         metavar="C=NAME,...",
         help="names of the classes in the table, e.g. 0=rejected,1=approved "
-        "(default: the dataset's)",
+        "(default: the dataset's; repeatable)",
     )
 
 

@@ -10,17 +10,21 @@ from pathlib import Path
 from typing import Any
 
 from .. import methods
+from .._utils._deps import install_hint, is_available
 from ..constraints import Constraints
 from ..constraints._timeline import MAX_HORIZON
-from ..data._loading import read_structured
-from ..exceptions import CounterfactError, ValidationError
+from ..data._loading import _existing_file, read_structured
+from ..exceptions import CounterfactError, MissingDependencyError, ValidationError
 
 __all__ = [
+    "check_method",
     "check_writable",
     "constraints_from_args",
+    "joined",
     "method_params",
     "parse_rows",
     "parse_value",
+    "settle",
     "split_list",
     "units",
 ]
@@ -52,13 +56,22 @@ def check_writable(path_text: str, option: str = "--out") -> None:
         raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")
 
 
-def split_list(text: str | None) -> list[str]:
-    """``"a, b,c"`` -> ``["a", "b", "c"]``."""
-    return [t.strip() for t in text.split(",") if t.strip()] if text else []
+def split_list(text: str | list[str] | None) -> list[str]:
+    """``"a, b,c"`` -> ``["a", "b", "c"]``; a repeated option's values (a list) are read
+    as one list, in order, without repeats."""
+    if isinstance(text, list):
+        text = ",".join(text)
+    return list(dict.fromkeys(t.strip() for t in text.split(",") if t.strip())) if text else []
 
 
-def class_names(text: str | None) -> dict[Any, str]:
+def joined(value: str | list[str] | None) -> str | None:
+    """A repeated option's values as one comma-separated text (``None`` when not given)."""
+    return ",".join(value) if isinstance(value, list) else value
+
+
+def class_names(text: str | list[str] | None) -> dict[Any, str]:
     """``--class-names 0=rejected,1=approved`` -> ``{0: "rejected", 1: "approved"}``."""
+    text = joined(text)
     out: dict[Any, str] = {}
     for item in split_list(text):
         key, sep, name = item.partition("=")
@@ -71,8 +84,9 @@ def class_names(text: str | None) -> dict[Any, str]:
     return out
 
 
-def units(text: str | None) -> dict[str, str]:
+def units(text: str | list[str] | None) -> dict[str, str]:
     """``--units income=USD,loan_term=months`` -> ``{"income": "USD", "loan_term": "months"}``."""
+    text = joined(text)
     out: dict[str, str] = {}
     for item in split_list(text):
         name, sep, unit = item.partition("=")
@@ -187,26 +201,59 @@ def _read_constraints_file(path_text: str) -> Any:
         ) from None
 
 
-def constraints_from_args(args: argparse.Namespace) -> Any:
-    """The :class:`~counterfact.Constraints` of ``--constraints`` merged with the flags."""
-    base = _read_constraints_file(args.constraints) if args.constraints else Constraints()
-    ranges: dict[str, tuple[float | None, float | None]] = {}
-    for item in args.range or []:
+def _range_items(items: list[str] | None) -> list[Constraints]:
+    """One Constraints per ``--range FEATURE=LOW:HIGH``."""
+    out = []
+    for item in items or []:
         name, eq, spec = item.partition("=")
         lo, colon, hi = spec.partition(":")
         if not name.strip() or not eq or not colon:
             raise ValidationError(
                 f"--range {item!r}: expected FEATURE=LOW:HIGH (either side may be empty)."
             )
-        ranges[name.strip()] = (_float(lo, item), _float(hi, item))
-    allowed: dict[str, list[Any]] = {}
-    for item in args.allowed or []:
+        out.append(Constraints(ranges={name.strip(): (_float(lo, item), _float(hi, item))}))
+    return out
+
+
+def _allowed_items(items: list[str] | None) -> list[Constraints]:
+    """One Constraints per ``--allowed FEATURE=V1,V2``."""
+    out = []
+    for item in items or []:
         name, eq, vals = item.partition("=")
         if not name.strip() or not eq or not vals.strip():
             raise ValidationError(
                 f"--allowed {item!r}: expected FEATURE=v1,v2,... (the values the feature may take)."
             )
-        allowed[name.strip()] = [parse_value(v.strip()) for v in vals.split(",") if v.strip()]
+        values = [parse_value(v.strip()) for v in vals.split(",") if v.strip()]
+        out.append(Constraints(allowed_values={name.strip(): values}))
+    return out
+
+
+def _merged(base: Constraints, more: Constraints) -> Constraints:
+    """``base`` and ``more`` at once, as a --constraints file and the flags combine (ranges
+    intersect, allowed values too); an empty intersection is refused in the flags' words."""
+    try:
+        merged = base.merge(more)
+    except CounterfactError as exc:
+        raise ValidationError(
+            f"--range/--allowed/--constraints leave no value: {exc} Bounds given more than once "
+            "intersect; widen or drop one."
+        ) from None
+    for name, values in merged.allowed_values.items():
+        if not values and base.allowed_values.get(name) and more.allowed_values.get(name):
+            raise ValidationError(
+                f"--allowed/--constraints leave no value for {name!r}: the values given for it "
+                "more than once have none in common; drop or widen one."
+            )
+    return merged
+
+
+def constraints_from_args(args: argparse.Namespace) -> Any:
+    """The :class:`~counterfact.Constraints` of ``--constraints`` merged with the flags; a flag
+    given more than once adds to the others (features are listed together, ranges and allowed
+    values intersect), as the flags combine with a --constraints file."""
+    base = _read_constraints_file(args.constraints) if args.constraints else Constraints()
+    parts = _range_items(args.range) + _allowed_items(args.allowed)
     if args.max_changes is not None and args.max_changes < 1:
         raise ValidationError(f"--max-changes must be at least 1. Got {args.max_changes}.")
     horizon = getattr(args, "horizon", None)
@@ -219,13 +266,14 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
         immutable=split_list(args.immutable),
         increasing=split_list(args.increasing),
         decreasing=split_list(args.decreasing),
-        ranges=ranges,
-        allowed_values=allowed,
         features_to_vary=split_list(args.vary) or None,
         max_changes=args.max_changes,
         timeline=getattr(args, "horizon", None),
     )
-    return base.merge(flags)
+    merged = _merged(base, flags)
+    for part in parts:
+        merged = _merged(merged, part)
+    return merged
 
 
 def method_params(args: argparse.Namespace, cls: type) -> dict[str, Any]:
@@ -281,3 +329,87 @@ def _param_items(args: argparse.Namespace, names: list[str]) -> dict[str, Any]:
 
 def _methods_with_solver() -> list[str]:
     return [n for n in methods.names(peers=True) if "solver" in methods.get_class(n)._param_names()]
+
+
+#: the options that also set a method parameter: (option, its dest, the parameter)
+_PARAM_OPTIONS = (
+    ("--time-limit", "time_limit", "time_limit"),
+    ("--solver", "solver", "solver"),
+    ("--seed", "seed", "random_state"),
+)
+
+#: what an option left out means (their argparse default is None, so that a value the user
+#: typed is told from the default)
+DEFAULTS = {"seed": 0, "test_size": 0.2}
+
+
+def settle(args: argparse.Namespace) -> None:
+    """Refuse options that contradict each other, then give the ones left out their default.
+
+    An option the user typed is never overruled silently by another: both are named in one
+    error. Options left out are ``None`` until here (their help says their default)."""
+    given = _raw_params(args)
+    for option, dest, param in _PARAM_OPTIONS:
+        value = getattr(args, dest, None)
+        if value is None or param not in given:
+            continue
+        if parse_value(str(value)) != given[param] and str(value) != str(given[param]):
+            raise ValidationError(
+                f"{option} {value} and --param {param}={given[param]} disagree; give the "
+                f"{param} once."
+            )
+    model_file = getattr(args, "model_file", None)
+    if model_file:  # a missing file is said before the pickle's warning or any work
+        _existing_file(model_file, "--model-file")
+    if model_file and getattr(args, "model", None) is not None:
+        raise ValidationError(
+            f"--model {args.model} and --model-file {model_file!r} both choose the model: "
+            "--model-file is already fitted; drop one."
+        )
+    if getattr(args, "test_size", None) is not None and (args.data or args.queries):
+        used = f"--data {args.data!r}" if args.data else f"--queries {args.queries!r}"
+        raise ValidationError(
+            f"--test-size {args.test_size:g} and {used}: --test-size holds out test rows of a "
+            f"--dataset, and with {used.split()[0]} no rows are held out; drop --test-size."
+        )
+    for dest, value in DEFAULTS.items():
+        if getattr(args, dest, value) is None:
+            setattr(args, dest, value)
+    if getattr(args, "model", "") is None:
+        args.model = args.model_default
+
+
+def settle_method(args: argparse.Namespace) -> tuple[dict[str, Any], Any]:
+    """:func:`settle` the options, choose the method (the default when none is given,
+    refused when its packages are missing) and read its ``--param`` values and the
+    constraints: ``(params, constraints)``, before any work."""
+    settle(args)
+    args.method = args.method or methods.default_method()
+    check_method(args.method)
+    return method_params(args, methods.get_class(args.method)), constraints_from_args(args)
+
+
+def _raw_params(args: argparse.Namespace) -> dict[str, Any]:
+    """``--param NAME=VALUE`` items as given (checked later by :func:`method_params`)."""
+    out: dict[str, Any] = {}
+    for item in getattr(args, "param", None) or []:
+        k, sep, v = item.partition("=")
+        if sep and k.strip():
+            out[k.strip()] = parse_value(v)
+    return out
+
+
+def check_method(name: str) -> None:
+    """Refuse a --method whose packages are not installed (a peer such as dice), before
+    any work, with the command that installs them."""
+    if name in methods.names(peers=True):
+        return
+    needs = [m for m in methods.get_class(name).tags.requires if not is_available(m)]
+    if needs:
+        raise MissingDependencyError(
+            f"--method {name} needs the package {needs[0]!r}, which is not installed. Install "
+            f"it with: {install_hint(needs[0])}."
+        )
+    raise ValidationError(
+        f"--method {name} is not part of this install; choose one of {methods.names(peers=True)}."
+    )

@@ -14,13 +14,18 @@ from ..exceptions import MissingDependencyError, ValidationError
 from ..recourse import ActionSearch, Batch, Statistics, audit, global_recourse
 from ..recourse._rows import COST_COLUMNS
 from ..recourse._text import measure_words
-from ._args import constraints_from_args, method_params, parse_value, split_list
+from ._args import (
+    settle_method,
+    split_list,
+)
 from ._commands import (
     _check_requirements,
     _data_and_pool,
     _model,
     bound_robustness,
+    model_classes,
     requirements_from_args,
+    target_class,
     with_horizon,
 )
 from ._options import (
@@ -52,6 +57,14 @@ global.json, and a section of audit.html.
 Loading a pickled/joblib model runs arbitrary code from the file: only load files you trust.
 A pickle --model-file therefore requires --allow-unsafe-model-load; an ONNX file (--model-file
 model.onnx) runs nothing from the file and needs no flag."""
+
+#: the costs --cost aggregates: the API's, less "costs" (a cf.Costs object, which no option
+#: of the command line supplies)
+COST_CHOICES = [c for c in COST_COLUMNS if c != "costs"]
+
+#: what the --global-* options mean when left out (their argparse default is None, so that
+#: one given without --global is refused)
+GLOBAL_DEFAULTS = {"global_features": 2, "global_solver": "auto"}
 
 #: the summary columns printed on standard output
 _SUMMARY_COLUMNS = [
@@ -107,8 +120,9 @@ def _add_population(a: argparse.ArgumentParser) -> None:
     """Who is audited, in which groups, and the cost aggregated."""
     a.add_argument(
         "--groups",
+        action="append",
         metavar="C1,C2",
-        help="grouping columns, e.g. sex,race,age (numeric ones are binned)",
+        help="grouping columns, e.g. sex,race,age (numeric ones are binned; repeatable)",
     )
     a.add_argument(
         "--bins",
@@ -127,10 +141,10 @@ def _add_population(a: argparse.ArgumentParser) -> None:
     )
     a.add_argument(
         "--cost",
-        choices=list(COST_COLUMNS),
+        choices=COST_CHOICES,
         help="the cost aggregated (default effort: 1 per changed feature plus each move in "
         "MAD-units, the same scale for every method); l1: the range-normalised l1 distance; "
-        "method: the method's own objective; n_changed; costs: the --measure's costs",
+        "method: the method's own objective; n_changed",
     )
     a.add_argument(
         "--max-rows",
@@ -191,14 +205,12 @@ def _add_global(a: argparse.ArgumentParser) -> None:
     g.add_argument(
         "--global-features",
         type=int,
-        default=2,
         metavar="N",
         help="features one action may change (default 2)",
     )
     g.add_argument(
         "--global-solver",
         choices=["auto", "greedy", "milp"],
-        default="auto",
         help="how the actions are chosen (default auto: the exact MILP when small, else greedy)",
     )
     g.add_argument(
@@ -212,14 +224,8 @@ def _add_global(a: argparse.ArgumentParser) -> None:
 
 def cmd_audit(args: argparse.Namespace) -> int:
     """Run the audit described by ``args``, write its files and print the summary."""
-    args.method = args.method or methods.default_method()
-    cls = methods.get_class(args.method)
-    params = method_params(args, cls)
-    constraints = constraints_from_args(args)
-    if args.max_rows is not None and args.max_rows < 1:
-        raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
-    if args.address and args.parallel not in ("dask", "ray"):
-        raise ValidationError("--address names a cluster: pass --parallel dask or --parallel ray.")
+    params, constraints = settle_method(args)
+    _check_numbers(args)
     _check_global(args)
     _check_requirements(args)
     if not args.no_html:  # before any work: a missing extra fails now, not after the audit
@@ -235,6 +241,9 @@ def cmd_audit(args: argparse.Namespace) -> int:
             pool = pool.sample(args.max_rows, random_state=args.seed)
             info(args, f"auditing a seeded sample of {args.max_rows} rows of {what}")
         model = _model(args, train)
+        args.target_value = target_class(
+            args, model_classes(model), dict(data.metadata.get("target_labels") or {})
+        )
         method = methods.get(args.method, **params).fit(model, train)
         requirements = requirements_from_args(args, model, train)
         bound_robustness(args, method, requirements)
@@ -246,13 +255,49 @@ def cmd_audit(args: argparse.Namespace) -> int:
     shown = [c for c in _SUMMARY_COLUMNS if c in s.columns]  # holding_rate: --robustness
     sys.stdout.write(s[shown].to_string(index=False) + "\n")
     sys.stdout.write(f"cost: {measure_words(result.meta)}\n")
+    _print_sensitivity(result.sensitivity())
     if found is not None:
         _print_global(found)
     return 0
 
 
 def _target(args: argparse.Namespace) -> Any:
-    return parse_value(args.target_class) if args.target_class is not None else None
+    """The favourable class of --target-class (a class or its name; None: the dataset's)."""
+    return getattr(args, "target_value", None)
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
+    """The audit's numeric options and --address, checked before any work."""
+    if args.max_rows is not None and args.max_rows < 1:
+        raise ValidationError(f"--max-rows must be at least 1. Got {args.max_rows}.")
+    if args.address and args.parallel not in ("dask", "ray"):
+        raise ValidationError("--address names a cluster: pass --parallel dask or --parallel ray.")
+    for option, value, low in (
+        ("--chunk-size", args.chunk_size, 1),
+        ("--n-bootstrap", args.n_bootstrap, 0),
+        ("--min-group-size", args.min_group_size, 0),
+        ("--bins", args.bins, 1),
+    ):
+        if value < low:
+            raise ValidationError(
+                f"{option} must be a whole number of at least {low}. Got {value}."
+            )
+
+
+def _print_sensitivity(sens: dict[str, Any] | None) -> None:
+    """With --protected: one line on how often the answers change it, and what freezing it
+    does."""
+    if sens is None:
+        return
+    share = "" if not sens["n_recourse"] else f" ({100 * sens['share_changed']:.0f}%)"
+    cost = sens["increase_mean"]
+    costs = "" if cost != cost else f"; cost up by {cost:.2f} on average"
+    sys.stdout.write(
+        f"protected {sens['protected']}: {sens['n_changed']} of {sens['n_recourse']} answers "
+        f"change it{share}; with it frozen, {sens['n_recourse_frozen']} of {sens['n_rerun']} "
+        f"rows re-explained keep recourse, {sens['n_proven_none_frozen']} provably lose it"
+        f"{costs} (details in audit.json)\n"
+    )
 
 
 def _audit(
@@ -328,9 +373,23 @@ def _check_report_deps() -> None:
 
 
 def _check_global(args: argparse.Namespace) -> None:
-    """The --global options, checked before any work."""
+    """The --global options, checked before any work; the --global-* options need --global."""
     if args.global_k is None:
+        alone = [
+            f"--{dest.replace('_', '-')}"
+            for dest in (*GLOBAL_DEFAULTS, "global_max_cost_ratio")
+            if getattr(args, dest) is not None
+        ]
+        if alone:
+            verb, them = ("needs", "it") if len(alone) == 1 else ("need", "them")
+            raise ValidationError(
+                f"{' and '.join(alone)} {verb} --global N (they shape the global actions "
+                f"that it finds): add --global N, or drop {them}."
+            )
         return
+    for dest, value in GLOBAL_DEFAULTS.items():
+        if getattr(args, dest) is None:
+            setattr(args, dest, value)
     if args.global_k < 1:
         raise ValidationError(
             f"--global must be at least 1 (the number of actions). Got {args.global_k}."

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -17,8 +18,9 @@ import pandas as pd
 
 from .. import benchmark, constraints, datasets, methods, models, report
 from .._utils._values import _py
-from ..benchmark._runner import _cells
+from ..benchmark._runner import _cells, changed_settings
 from ..constraints import Requirements
+from ..constraints._timeline import MAX_HORIZON
 from ..data._loading import load_csv, read_csv
 from ..exceptions import CounterfactError, ValidationError
 from ..models import desired_class, rows_to_explain
@@ -27,10 +29,10 @@ from ..models._votes import forest_of
 from ._args import (
     check_writable,
     class_names,
-    constraints_from_args,
-    method_params,
+    joined,
     parse_rows,
     parse_value,
+    settle_method,
     units,
 )
 from ._options import ROBUSTNESS_TIME_LIMIT
@@ -170,9 +172,29 @@ def _loaded_or_fitted(args: argparse.Namespace, train: Any) -> Any:
     return model
 
 
-def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
-    """--target-class as one of ``classes`` (``true`` names a class only when the classes
-    are booleans)."""
+def model_classes(model: Any) -> list[Any]:
+    """The model's classes as Python values."""
+    return [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
+
+
+def class_labels(args: argparse.Namespace, data: Any, classes: list[Any]) -> dict[Any, str]:
+    """The classes' names: the dataset's, with those of --class-names instead (each of
+    which must name a class of the model)."""
+    given = class_names(getattr(args, "class_names", None))
+    unknown = [k for k in given if not any(k == c or str(k) == str(c) for c in classes)]
+    if unknown:
+        raise ValidationError(
+            f"--class-names {joined(args.class_names)!r} names {unknown}, not a class of the "
+            f"model; its classes are {classes}."
+        )
+    return {**dict(data.metadata.get("target_labels") or {}), **given}
+
+
+def target_class(
+    args: argparse.Namespace, classes: list[Any], labels: dict[Any, str] | None = None
+) -> Any:
+    """--target-class as one of ``classes``, or a class's name (``labels``: the dataset's
+    and --class-names); ``true`` names a class only when the classes are booleans."""
     if args.target_class is None:
         return None
     target = parse_value(args.target_class)
@@ -180,25 +202,40 @@ def _target_class(args: argparse.Namespace, classes: list[Any]) -> Any:
     if (isinstance(target, bool) and not all(is_bool)) or target not in classes:
         if args.target_class in classes:
             return args.target_class  # a label such as "1" or "true" in a model with string classes
+        named = [c for c in classes if _named(c, labels) == args.target_class]
+        if named:
+            return named[0]
+        names = [n for n in (_named(c, labels) for c in classes) if n is not None]
+        also = f" or its name: {', '.join(names)}" if names else ""
         raise ValidationError(
             f"--target-class {args.target_class!r} is not a class of the model; choose one of "
-            f"{classes}."
+            f"{classes}{also}."
         )
     return target
 
 
+def _named(value: Any, labels: dict[Any, str] | None) -> str | None:
+    """The name of class ``value`` in ``labels`` (None without one)."""
+    if not labels:
+        return None
+    name = labels.get(value, labels.get(str(value)))
+    return None if name is None else str(name)
+
+
 def _select(
     args: argparse.Namespace, model: Any, data: Any, X: pd.DataFrame, what: str
-) -> tuple[pd.DataFrame, Any]:
-    """The rows to explain among ``X`` (already cut to --rows) and the desired class."""
-    classes = [c.item() if hasattr(c, "item") else c for c in getattr(model, "classes_", [])]
+) -> tuple[pd.DataFrame, Any, dict[Any, str]]:
+    """The rows to explain among ``X`` (already cut to --rows), the desired class and the
+    classes' names."""
+    classes = model_classes(model)
     if len(classes) == 1:
         raise ValidationError(
             f"the model knows a single class {classes}: the training data's target column has one "
             "value, so every row is predicted as it and no change can flip the decision. Train on "
             "data with at least two classes."
         )
-    target = _target_class(args, classes)
+    labels = class_labels(args, data, classes)
+    target = target_class(args, classes, labels)
     favourable = data.metadata.get("favourable")
     if target is None and favourable is None and len(classes) == 2:
         info(
@@ -235,41 +272,41 @@ def _select(
             "':' for all)",
         )
         X = X.iloc[:DEFAULT_ROWS]
-    return X, wanted
+    return X, wanted, labels
 
 
-def cmd_explain(args: argparse.Namespace) -> int:
-    """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
-    args.method = args.method or methods.default_method()
-    cls = methods.get_class(args.method)
-    params = method_params(args, cls)
-    constraints = constraints_from_args(args)
+def _check_explain(args: argparse.Namespace) -> None:
+    """explain's options that can be checked before any loading or training."""
     if args.n_counterfactuals < 1:
         raise ValidationError(
             f"-n/--n-counterfactuals must be at least 1. Got {args.n_counterfactuals}."
         )
-    class_names(
-        getattr(args, "class_names", None)
-    )  # a malformed --class-names fails before any work
+    class_names(args.class_names)  # a malformed --class-names fails before any work
     if args.n_jobs == 0:
         raise ValidationError(
             "--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores)."
         )
-    if args.seed is not None and args.seed < 0:
+    if args.seed < 0:
         raise ValidationError(f"--seed must be a non-negative integer. Got {args.seed}.")
     _check_requirements(args)
-    method = methods.get(args.method, **params)
-    method._validate_params()  # a bad --param value fails now, before any loading or training
     if args.out:
         check_writable(args.out)  # a bad path fails now, not after the computation
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    """``counterfact explain``: rows of a dataset, of the user's file, or of a queries file."""
+    params, constraints = settle_method(args)
+    _check_explain(args)
+    method = methods.get(args.method, **params)
+    method._validate_params()  # a bad --param value fails now, before any loading or training
     with stdout_to_stderr():
         data, train, pool, what = _data_and_pool(args)
         constraints = with_horizon(args, data, constraints)
         constraints.resolve(data.schema)  # unknown features and contradictions, before any training
         if args.rows is not None:
-            pool = pool.iloc[parse_rows(args.rows, len(pool), what=what)]
+            pool = pool.iloc[parse_rows(joined(args.rows) or "", len(pool), what=what)]
         model = _model(args, train)
-        X, wanted = _select(args, model, data, pool, what)
+        X, wanted, labels = _select(args, model, data, pool, what)
         t0 = time.perf_counter()
         method.fit(model, train)
         info(
@@ -291,7 +328,6 @@ def cmd_explain(args: argparse.Namespace) -> int:
         info(
             args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s"
         )
-    labels = class_names(args.class_names) or dict(data.metadata.get("target_labels") or {})
     emit(result, args.format, args.out, labels=labels)
     return 0
 
@@ -411,6 +447,13 @@ def cmd_demo(args: argparse.Namespace) -> int:
         params["verbose"] = 1
     if args.rows < 1 or args.n_counterfactuals < 1:
         raise ValidationError("--rows and -n must be at least 1.")
+    if not 0 <= args.horizon <= MAX_HORIZON:
+        raise ValidationError(
+            f"--horizon must be a whole number of months from 0 to {MAX_HORIZON} (the months an "
+            f"answer may take). Got {args.horizon}."
+        )
+    if args.out:
+        check_writable(args.out)  # a bad path fails now, not after the computation
     with stdout_to_stderr():
         info(args, "loading German Credit (1,000 applicants, bundled)")
         data = datasets.load("german_credit")
@@ -460,6 +503,7 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         raise ValidationError(
             f"--time-limit must be a positive number of seconds. Got {args.time_limit}."
         )
+    _check_resumable(args, spec)
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -498,6 +542,20 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_resumable(args: argparse.Namespace, spec: Any) -> None:
+    """Refuse to resume into an --out folder whose cells ran under other settings."""
+    if args.no_resume:
+        return
+    if args.time_limit is not None:
+        spec = replace(spec, time_limit=float(args.time_limit))
+    changed = changed_settings(args.out, spec)
+    if changed:
+        raise ValidationError(
+            f"--out {args.out!r} holds results run under other settings ({'; '.join(changed)}); "
+            "resuming would mix them. Use a new --out, or delete that folder."
+        )
+
+
 # -------------------------------------------------------------------- report
 def cmd_report(args: argparse.Namespace) -> int:
     """``counterfact report RESULTS``."""
@@ -506,6 +564,8 @@ def cmd_report(args: argparse.Namespace) -> int:
             f"{args.results!r} is not a results folder; pass the --out folder of 'counterfact "
             "benchmark'."
         )
+    if args.out:
+        check_writable(args.out)  # a bad path fails now, not as an internal error
     with stdout_to_stderr():
         path = report.build(args.results, fmt=args.format, out=args.out)
     print(path)

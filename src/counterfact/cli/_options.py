@@ -30,6 +30,9 @@ __all__ = [
 #: the names --measure takes: the named measures and each method's own objective
 MEASURE_CHOICES = [*MEASURES, OWN_MEASURE]
 
+#: the kinds' value shapes read as a list of features: a repeated flag adds to the list
+LIST_SHAPES = ("names", "names_or_all")
+
 #: seconds per row and setting under --robustness when the method has no time limit of
 #: its own and --time-limit is not given (``_commands.bound_robustness``)
 ROBUSTNESS_TIME_LIMIT = 10.0
@@ -52,9 +55,10 @@ def add_source(p: argparse.ArgumentParser, *, list_datasets: bool = True) -> Non
     p.add_argument("--target", metavar="COLUMN", help="the target column of --data")
     p.add_argument(
         "--units",
+        action="append",
         metavar="F=UNIT,...",
         help="units of numeric features, shown in the answers (e.g. income=USD,"
-        "loan_term=months); a bundled dataset has its own, which these replace",
+        "loan_term=months); a bundled dataset has its own, which these replace (repeatable)",
     )
 
 
@@ -63,7 +67,6 @@ def add_model(p: argparse.ArgumentParser, *, default: str) -> None:
     --allow-unsafe-model-load)."""
     p.add_argument(
         "--model",
-        default=default,
         choices=list(KINDS),
         metavar="KIND",
         help=f"model kind to fit (default {default}): {', '.join(KINDS)}",
@@ -79,6 +82,7 @@ def add_model(p: argparse.ArgumentParser, *, default: str) -> None:
         action="store_true",
         help="acknowledge that loading a joblib/pickle --model-file runs code from it",
     )
+    p.set_defaults(model_default=default)  # --model left out (``_args.settle``)
 
 
 def method_help(choices: list[str], what: str = "counterfactual method") -> str:
@@ -88,8 +92,11 @@ def method_help(choices: list[str], what: str = "counterfactual method") -> str:
 
 def add_method(p: argparse.ArgumentParser, *, proofs: bool = False) -> None:
     """--method (the registry's names), --param NAME=VALUE and --solver."""
-    choices = methods.names(peers=True)
-    text = method_help(choices)
+    # every registered method, as 'counterfact methods' lists them; a peer whose package is
+    # missing is refused with its install command when chosen (``_args.check_method``)
+    choices = methods.names(available=False, peers=True)
+    ready = methods.names(peers=True)
+    text = method_help([n if n in ready else f"{n} (not installed)" for n in choices])
     if proofs:
         proving = [n for n in choices if methods.get_class(n).tags.proves_infeasibility]
         text += f"; {' and '.join(proving)} can prove that no recourse exists"
@@ -109,8 +116,11 @@ def add_method(p: argparse.ArgumentParser, *, proofs: bool = False) -> None:
 
 def add_constraint_flags(p: argparse.ArgumentParser) -> None:
     """The constraint flags, merged into --constraints FILE (keys as cf.Constraints)."""
-    for _, form in cli_arguments():  # one flag per kind that has one
-        p.add_argument(form.flag, **form.argparse_kwargs())
+    for kind, form in cli_arguments():  # one flag per kind that has one
+        kwargs = form.argparse_kwargs()
+        if kind.shape in LIST_SHAPES:  # given again: more features of the same kind
+            kwargs.update(action="append", help=f"{form.help} (repeatable)")
+        p.add_argument(form.flag, **kwargs)
     p.add_argument(
         "--constraints",
         metavar="FILE",
@@ -120,7 +130,7 @@ def add_constraint_flags(p: argparse.ArgumentParser) -> None:
 
 def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
     """--seed, --time-limit, --test-size and --n-jobs."""
-    p.add_argument("--seed", type=int, default=0, help=f"{seed_help} (default 0)")
+    p.add_argument("--seed", type=int, help=f"{seed_help} (default 0)")
     p.add_argument(
         "--time-limit",
         type=float,
@@ -132,8 +142,7 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
     p.add_argument(
         "--test-size",
         type=float,
-        default=0.2,
-        help=f"share of a --dataset held out as {rows} (default 0.2)",
+        help=f"share of a --dataset held out as {rows} (default 0.2; not with --data or --queries)",
     )
     p.add_argument(
         "--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)"

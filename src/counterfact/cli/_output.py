@@ -14,6 +14,9 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import pandas as pd
+
 from ..exceptions import ValidationError
 from ..result._robustness import (
     NO_MARGIN,
@@ -23,7 +26,7 @@ from ..result._robustness import (
     scope_words,
 )
 
-__all__ = ["class_label", "emit", "info", "stdout_to_stderr"]
+__all__ = ["class_label", "csv_frame", "emit", "info", "stdout_to_stderr"]
 
 
 def _flush_c_stdio() -> None:
@@ -180,13 +183,39 @@ def _table(result: Any, labels: Mapping[Any, str] | None = None) -> str:
     return "\n".join(lines)
 
 
+def csv_frame(result: Any) -> pd.DataFrame:
+    """The answers (``result.to_frame()``), one row each, and one row per query without an
+    answer (its status and ``_reason``, no rank, empty feature cells), in the queries'
+    order: every query explained is in the CSV, as in the table and the JSON."""
+    flat = result.to_frame().reset_index()
+    query, rank = flat.columns[0], flat.columns[1]
+    flat[rank] = flat[rank].astype(object)
+    if "_status" not in flat.columns:
+        flat["_status"] = pd.Series(dtype=object)
+    reasons = result.reason
+    flat["_reason"] = [str(reasons.get(q, "")) for q in flat[query]]
+    missing = [
+        {query: q, rank: None, "_status": result.status[q], "_reason": str(reasons.get(q, ""))}
+        for q in result.queries.index
+        if int(result.found.get(q, 0)) == 0
+    ]
+    if missing:
+        for col in flat.columns:  # whole numbers stay whole beside the empty cells
+            if pd.api.types.is_integer_dtype(flat[col]) or pd.api.types.is_bool_dtype(flat[col]):
+                flat[col] = flat[col].astype(object)
+        extra = pd.DataFrame(missing, columns=flat.columns)
+        flat = extra if flat.empty else pd.concat([flat, extra], ignore_index=True)
+    order = {q: i for i, q in enumerate(result.queries.index)}
+    return flat.iloc[np.argsort([order[q] for q in flat[query]], kind="stable")]
+
+
 def emit(result: Any, fmt: str, out: str | None, labels: Mapping[Any, str] | None = None) -> None:
     """Print ``result`` (or write it to ``out``) as a table, CSV or JSON (``labels``: class
     names shown in the table)."""
     if fmt == "json":
         text = result.to_json()
     elif fmt == "csv":
-        text = result.to_frame().to_csv()
+        text = csv_frame(result).to_csv(index=False)
     else:
         text = _table(result, labels)
     if out:

@@ -393,6 +393,21 @@ def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     )
 
 
+def why_fixed(schema: Schema, constraints: Any, name: str) -> str:
+    """Why an immutable feature cannot change, in the words of whoever fixed it (the
+    schema, the constraints' ``immutable``, or a ``features_to_vary`` that leaves it out)."""
+    actionability = schema[name].actionability
+    if actionability == "immutable":
+        return "is immutable in the schema"
+    if actionability == "time":
+        if getattr(constraints, "timeline", None) is not None:
+            return "moves only with time"
+        return "moves only with time (and no timeline is given)"
+    if name in set(getattr(constraints, "immutable", ()) or ()):
+        return "is immutable in the constraints"
+    return "is held fixed (features_to_vary leaves it out)"
+
+
 @dataclass(frozen=True)
 class ResolvedConstraints:
     """Constraints merged with a schema's actionability and validated."""
@@ -411,6 +426,29 @@ class ResolvedConstraints:
     #: the timeline (:class:`~counterfact.Timeline`), or None
     timeline: Any = None
 
+    def _why_fixed(self, name: str) -> str:
+        return why_fixed(self.schema, self.source, name)
+
+    def _check_fixed_relations(self, x: pd.Series, bounds: list[FeatureBounds]) -> None:
+        """A relation that reads only features this row cannot change, and that the row's
+        own values break, contradicts the row, as a range that excludes a fixed value does:
+        an error naming it, not a search that proves nothing can be found."""
+        fixed = {b.feature.name for b in bounds if b.fixed}
+        row = x.to_frame().T
+        for rel in self.relations:
+            names = rel.changed_names()
+            if not names or not set(names) <= fixed or bool(rel.holds(x, row, self.schema)[0]):
+                continue
+            why = "; ".join(
+                f"'{n}' = {_py(x[n])!r} {self._why_fixed(n) if n in self.immutable else 'is fixed'}"
+                for n in names
+            )
+            raise ConstraintError(
+                f"The relation '{rel.text}' cannot hold for this row: it reads only features "
+                f"that cannot change here ({why}), and their values break it. Drop the "
+                "relation, or let one of its features change."
+            )
+
     def for_query(self, x: pd.Series) -> QueryBounds:
         """Per-feature bounds around one (validated) query row."""
         out = []
@@ -422,19 +460,18 @@ class ResolvedConstraints:
                     lo, hi = self.ranges[name]
                     if not (lo - 1e-12 <= float(v) <= hi + 1e-12):
                         raise ConstraintError(
-                            f"Feature '{name}' is immutable but its range [{lo}, {hi}] excludes "
-                            f"the query's own value {v!r}. Drop the range or make the feature "
-                            "mutable."
+                            f"Feature '{name}' {self._why_fixed(name)} but its range [{lo}, {hi}] "
+                            f"excludes the query's own value {v!r}. Drop the range or let the "
+                            "feature change."
                         )
                 if name in self.allowed_values and v not in self.allowed_values[name]:
                     raise ConstraintError(
-                        f"Feature '{name}' is immutable but its allowed values "
-                        f"{list(self.allowed_values[name])} exclude the query's own value {v!r}."
+                        f"Feature '{name}' {self._why_fixed(name)} but its allowed values "
+                        f"{list(self.allowed_values[name])} exclude the query's own value {v!r}. "
+                        "Drop them or let the feature change."
                     )
-                if f.is_numeric:
-                    out.append(FeatureBounds(f, v, float(v), float(v)))
-                else:
-                    out.append(FeatureBounds(f, v, values=(v,)))
+                fb = FeatureBounds(f, v, float(v), float(v)) if f.is_numeric else None
+                out.append(fb or FeatureBounds(f, v, values=(v,)))
                 continue
             d = self.direction.get(name, 0)
             if f.is_numeric:
@@ -467,6 +504,7 @@ class ResolvedConstraints:
         qt = None if self.timeline is None else self.timeline.bind(self.schema, x)
         if qt is not None:
             out = list(qt.narrow(tuple(out), self.ranges))
+        self._check_fixed_relations(x, out)
         return QueryBounds(
             self.schema, x, tuple(out), self.max_changes, self.causal, self.relations, qt
         )

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..exceptions import ConstraintError
 from ..schema import Schema
-from ._bounds import ResolvedConstraints
+from ._bounds import ResolvedConstraints, why_fixed
 from ._relations_bound import resolve_relations
 from ._timeline import resolve_timeline
 
@@ -174,6 +174,6 @@ def _check_causal(c: Any, schema: Schema, immutable: set[str]) -> None:
                 )
         if rel.child in immutable:
             raise ConstraintError(
-                f"Causal relation: child '{rel.child}' is immutable, so it cannot follow its "
-                "parents."
+                f"Causal relation: child '{rel.child}' {why_fixed(schema, c, rel.child)}, so "
+                "it cannot follow its parents. Let it change, or drop the relation."
             )

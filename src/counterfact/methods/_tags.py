@@ -92,6 +92,10 @@ class MethodTags:
         proofs under it), ``"search"`` (its ranking or fitness uses the cost),
         or None (it cannot: such a call raises
         :class:`~counterfact.exceptions.UnsupportedConstraintError`).
+    own_objective : tuple of str
+        Parameters that shape only the method's own objective (``costs="own"``), such
+        as MACE's ``norm``: under a measure of effort they do nothing, and a call that
+        leaves them off their defaults says so in a warning.
     """
 
     display_name: str
@@ -109,6 +113,7 @@ class MethodTags:
     order: int = 100
     measure: str | None = None
     costs: str | None = None
+    own_objective: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         unknown = set(self.constraints) - set(CONSTRAINT_KINDS)

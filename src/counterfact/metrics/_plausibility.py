@@ -75,7 +75,8 @@ class LOFPlausibility:
         if reference == "target" and y is None:
             raise ValidationError(
                 "reference='target' needs the training labels: pass a Dataset (or a "
-                "DataFrame with the target column), or use reference='all'."
+                "DataFrame with the target column), or use reference='all' "
+                "(lof_reference='all' in evaluate)."
             )
         self.schema = schema
         self.n_neighbors = int(n_neighbors)

@@ -219,11 +219,20 @@ class OnnxModel:
             ort = import_optional("onnxruntime", purpose="Predicting with an ONNX model")
             options = ort.SessionOptions()
             options.log_severity_level = 3  # errors only: not the converters' shape notes
-            self._session = ort.InferenceSession(
-                self._runtime_proto().SerializeToString(),
-                options,
-                providers=["CPUExecutionProvider"],
-            )
+            try:
+                self._session = ort.InferenceSession(
+                    self._runtime_proto().SerializeToString(),
+                    options,
+                    providers=["CPUExecutionProvider"],
+                )
+            except Exception as e:  # onnxruntime's errors derive from Exception only
+                cause = str(e).strip()[:300].rstrip(".")
+                raise ValidationError(
+                    f"onnxruntime cannot load this ONNX graph: {cause}. The graph "
+                    "itself is broken, not the rows: re-export it (a converter given float64 "
+                    "columns can mix float and double tensors; export from float32 inputs, as "
+                    "in docs/models.md)."
+                ) from None
         return self._session.run(names, self._feed(X))
 
     def _runtime_proto(self) -> Any:
@@ -247,6 +256,13 @@ class OnnxModel:
         """The graph's inputs for the rows ``X`` (module docstring)."""
         if len(self._inputs) == 1:
             name, kind, _ = self._inputs[0]
+            width = self._input_width()
+            if width is not None and width != X.shape[1]:
+                raise ValidationError(
+                    f"The ONNX input {name!r} takes {width} columns, but the rows have "
+                    f"{X.shape[1]} ({list(X.columns)}); give the data the features the graph "
+                    "was exported with, in its order."
+                )
             return {name: self._column(X.to_numpy(), kind, name, rank=2)}
         missing = [n for n, _, _ in self._inputs if n not in X.columns]
         if missing:
@@ -258,6 +274,12 @@ class OnnxModel:
             name: self._column(X[name].to_numpy()[:, None], kind, name, rank)
             for name, kind, rank in self._inputs
         }
+
+    def _input_width(self) -> int | None:
+        """The number of columns the graph's single input takes, when it states one."""
+        graph_input = next(i for i in self.proto.graph.input if i.name == self._inputs[0][0])
+        dims = graph_input.type.tensor_type.shape.dim
+        return int(dims[-1].dim_value) if len(dims) == 2 and dims[-1].dim_value > 0 else None
 
     @staticmethod
     def _column(values: np.ndarray, kind: int, name: str, rank: int) -> np.ndarray:

@@ -128,9 +128,16 @@ class Region:
                     f"{format_value(f, hi, unit=True)}"
                 )
         text = " and ".join(parts) if parts else "no change"
-        return text + (
-            "" if self.certified else f" (checked on {self.n_checked} samples, not proven)"
-        )
+        return text + self._checked_words()
+
+    def _checked_words(self) -> str:
+        """How far the region was checked, when it is not proven: on sampled points, or
+        (no sample) only at the counterfactual itself."""
+        if self.certified:
+            return ""
+        if not self.n_checked:
+            return " (only the counterfactual itself, checked with the real model; not proven)"
+        return f" (checked on {self.n_checked} samples, not proven)"
 
     def sentence(self, schema: Schema) -> str:
         """The region as an option a person can plan with: ``"any duration months up
@@ -146,9 +153,7 @@ class Region:
         else:
             rest = ", ".join(parts[1:-1])
             text = f"any {parts[0]} with {rest + ' and ' if rest else ''}{parts[-1]}"
-        return text + (
-            "" if self.certified else f" (checked on {self.n_checked} samples, not proven)"
-        )
+        return text + self._checked_words()
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready form (sets as sorted lists)."""

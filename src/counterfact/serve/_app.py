@@ -341,9 +341,9 @@ def create_app(
         max_workers=2 * limits.max_pending + 4, thread_name_prefix="counterfact-explain"
     )
     app = _new_app(service, executor, title, request_log)
-    _add_error_handlers(app)
-    _add_page(app, service)
     docs = swagger_ui_assets()
+    _add_error_handlers(app, docs=docs is not None)
+    _add_page(app, service)
     _add_docs(app, title, docs)
     app.include_router(_api(service, executor, token, docs=docs is not None))
     app.add_middleware(_BodyLimit, max_bytes=limits.max_body_bytes)
@@ -379,9 +379,55 @@ def _new_app(
     return app
 
 
-def _add_error_handlers(app: FastAPI) -> None:
+def _endpoints(docs: bool) -> str:
+    """The server's endpoints in one sentence (the answer to an unknown path)."""
+    where = "/docs and /openapi.json" if docs else "/openapi.json"
+    return (
+        "The endpoints are GET /health, GET /api/schema, GET /api/methods, "
+        "GET /api/example?index=k, POST /api/predict and POST /api/explain; the page is at / "
+        f"and the API's documentation at {where}."
+    )
+
+
+#: the shape of a POST body, for the errors that say what to send
+_ROWS_BODY = '{"rows": [{"feature": value, ...}]}'
+
+
+def _http_detail(request: Request, exc: HTTPException, phrase: str, docs: bool) -> str:
+    """What was wrong and what to send instead, for the errors Starlette and FastAPI raise
+    with a bare phrase (unknown path, wrong verb, a body that cannot be parsed)."""
+    detail = str(exc.detail)
+    path = request.url.path
+    path = path if len(path) <= 100 else path[:100] + "..."
+    if exc.status_code == 404 and detail == phrase:
+        return f"There is nothing at {path}. {_endpoints(docs)}"
+    if exc.status_code == 405 and detail == phrase:
+        allowed = [
+            m.strip()
+            for m in (getattr(exc, "headers", None) or {}).get("Allow", "").split(",")
+            if m.strip() and m.strip() != "HEAD"
+        ]
+        use = " or ".join(allowed) or "another method"
+        body = f", with a JSON object such as {_ROWS_BODY}" if allowed == ["POST"] else ""
+        return f"{request.method} is not allowed on {path}: use {use}{body}."
+    if exc.status_code == 400 and detail == "There was an error parsing the body":
+        cause = exc.__cause__
+        if isinstance(cause, UnicodeDecodeError):
+            what = "is not UTF-8 text"
+        elif isinstance(cause, RecursionError):
+            what = "is nested too deeply to be read"
+        else:
+            what = "could not be read"
+        return (
+            f"The request body {what}. Send a UTF-8 encoded JSON object, nested no deeper than "
+            f"the request schema (/openapi.json), such as {_ROWS_BODY}."
+        )
+    return detail
+
+
+def _add_error_handlers(app: FastAPI, *, docs: bool) -> None:
     """Every error is a JSON ``{"error", "detail"}``: 422 for invalid requests, 429 when busy,
-    500 for a crash."""
+    500 for a crash (``docs``: whether ``/docs`` is served, for the list of endpoints)."""
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -404,9 +450,8 @@ def _add_error_handlers(app: FastAPI) -> None:
             phrase = HTTPStatus(exc.status_code).phrase
         except ValueError:
             phrase = "Client Closed Request" if exc.status_code == CLIENT_GONE else "HTTP error"
-        return _error(
-            exc.status_code, phrase, str(exc.detail), headers=getattr(exc, "headers", None)
-        )
+        detail = _http_detail(request, exc, phrase, docs)
+        return _error(exc.status_code, phrase, detail, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)
     async def _crash(request: Request, exc: Exception) -> JSONResponse:
@@ -513,7 +558,8 @@ def _add_describe_routes(api: APIRouter, service: Service, docs: bool) -> None:
 
     @api.get("/example", response_model=ExampleOut, tags=["data"])
     async def example(index: int = 0) -> dict[str, Any]:
-        """An example row the model does not assign to the favourable class."""
+        """Example ``index`` (0 to ``total`` - 1): a row the model does not assign to the
+        favourable class.  Another index is a 422 naming the range."""
         return service.example(index)
 
 

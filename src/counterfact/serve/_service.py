@@ -252,14 +252,21 @@ class Service:
         return out
 
     def example(self, index: int = 0) -> dict[str, Any]:
-        """Example row number ``index`` (modulo their number)."""
+        """Example row number ``index``, from 0 to ``total - 1`` (another index is a
+        :class:`ValidationError` naming the range)."""
         n = len(self.examples)
         if n == 0:
             raise ValidationError(
                 "There is no example row: the model assigns every row of the data to the "
                 "favourable class."
             )
-        k = int(index) % n
+        k = int(index)
+        if not 0 <= k < n:
+            said = f"index={k}" if abs(k) < 10**12 else "index"
+            raise ValidationError(
+                f"{said} is out of range: there are {n} examples, numbered 0 to {n - 1}. "
+                f"Ask for an index from 0 to {n - 1}."
+            )
         row = self.examples.iloc[k]
         return {
             "index": k,

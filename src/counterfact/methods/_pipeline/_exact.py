@@ -33,6 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy.special import expit, softmax
 
+from ..._utils._values import _py
 from ...exceptions import UnsupportedConstraintError, UnsupportedModelError
 from ...models._compile import (
     CompiledModel,
@@ -234,7 +235,7 @@ def _check_decisions(
             f"it decides {bad.size} of {len(rows)} rows otherwise than the model's own predict "
             f"(away from ties: outputs further than {TIE_TOLERANCE:g} x (1 + |outputs|) from "
             f"the decision boundary); the clearest: compiled class "
-            f"{compiled.classes[got[at]]!r}, the model's {labels[at]!r}",
+            f"{_py(compiled.classes[got[at]])!r}, the model's {_py(labels[at])!r}",
             rows,
             at,
             owner,

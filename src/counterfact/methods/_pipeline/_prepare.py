@@ -266,7 +266,12 @@ def bind_costs(method: PipelineMethod, costs: Any) -> BoundCosts | None:
     if costs == OWN_MEASURE:
         return None
     if costs is None:
-        return None if method.tags.costs is None else method.effort_
+        if method.tags.costs is None:
+            return None
+        _warn_own_objective(
+            method, "the default measure of effort (1 per changed feature plus each move in MADs)"
+        )
+        return method.effort_
     if not isinstance(costs, (Costs, BoundCosts)):
         raise ValidationError(
             "costs must be a cf.Costs (per-feature weights, transitions, percentile shift). Got "
@@ -278,11 +283,39 @@ def bind_costs(method: PipelineMethod, costs: Any) -> BoundCosts | None:
             f"{type(method).__name__} cannot take costs into its search. `counterfact methods` "
             "lists the methods that can (exactly, or in their ranking); or drop the costs."
         )
+    _warn_own_objective(method, "the call's costs")
     if isinstance(costs, BoundCosts):
         if costs.schema.names != method.schema_.names:
             raise ValidationError("costs were bound to another schema; pass the cf.Costs itself.")
         return costs
     return costs.bind(method.schema_, method.data_.X)
+
+
+def _warn_own_objective(method: PipelineMethod, measure: str) -> None:
+    """Warn when a parameter of the method's own objective (``tags.own_objective``) is off
+    its default in a call that minimises a measure of effort (``measure``, in words),
+    where it does nothing."""
+    params, defaults = method.get_params(deep=False), type(method)().get_params(deep=False)
+    off = [
+        f"{name}={params[name]!r}"
+        for name in method.tags.own_objective
+        if name in params and _differs(params[name], defaults.get(name))
+    ]
+    if off:
+        warnings.warn(
+            f"{type(method).__name__}({', '.join(off)}) shapes only the method's own objective; "
+            f"this call minimises {measure}, so {'it has' if len(off) == 1 else 'they have'} "
+            "no effect. Pass requirements=cf.Requirements(costs='own') to search under the "
+            "method's own objective, or leave the parameter at its default.",
+            UserWarning,
+            stacklevel=4,
+        )
+
+
+def _differs(value: Any, default: Any) -> bool:
+    if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
+        return list(value) != list(default)
+    return type(value) is not type(default) or value != default
 
 
 class _Free:

@@ -7,8 +7,11 @@ money to the cent or to the unit the data uses), so that the value shown is the
 value verified.  Candidates of a query whose method claims ``optimal`` are
 rounded *away from* the query's value (the change never shrinks below what the
 model needed), the others towards it (a change never grows, so a method's own
-search box is kept); the other rounding of every moved row is kept too, for the
-verify phase to try when the first fails.  A value the query's constraints
+search box is kept); a method that searches a region of its own (``_own_region()``,
+CE-OCL's trust region) is rounded as a proven answer is, whatever its claim, so
+that a time-limited or subset search rounds as its optimum would; the other
+rounding of every moved row is kept too, for the verify phase to try when the
+first fails.  A value the query's constraints
 allow explicitly (``allowed_values`` of a numeric feature) is kept as it is.
 A candidate whose time-driven features agree on no elapsed month is moved onto
 its query's timeline (:mod:`._calendar`).
@@ -138,7 +141,8 @@ def snap(method: PipelineMethod, tasks: list[Query], outcomes: list[Candidates])
     queries.index = pd.Index([t.id for t in tasks])
     queries = schema.coerce(queries)
     raw, rows, own = _collect(method, outcomes)
-    claims = [c.status for c in outcomes]
+    own_region = method._own_region()  # rounded as its optimum would be (module docstring)
+    claims = ["optimal" if own_region else c.status for c in outcomes]
     qrows = queries.iloc[own].reset_index(drop=True)
     first, moved, alt, second = _roundings(schema, tasks, claims, rows, own, qrows)
     first = project_time(schema, tasks, own, first)  # onto each query's timeline, if any

@@ -22,7 +22,7 @@ from ...result._certificate import coverage_words
 from ...solvers import get
 from ...solvers._milp import REAL_STEP, changed_set, decode, encode_template, exclude_point
 from ...solvers._milp._options import exclude_dominated, require_meaningful
-from ...solvers._milp._tolerance import bound_slack
+from ...solvers._milp._tolerance import TIE_MARGIN, bound_slack
 from ...solvers._options import OPTIONS_PROVEN, options_proven
 from ...solvers._problem import solver_values
 from ...solvers._registry import SolverChoice, first_available, milp_names
@@ -120,7 +120,10 @@ class CEOCL(CounterfactualMethod):
       logit / mean probability; the original code put the optimum on the
       boundary and 20-80% of its answers did not flip the model); tree splits
       use scikit-learn's float32 semantics; every answer is re-checked with the
-      real model, and a failure is retried once with a 10x larger margin.
+      real model, and a failure is retried once with a 10x larger margin.  A
+      forest under ``min_probability`` is first solved down to 1e-5 below the
+      required probability instead, since points exactly at it are common
+      (``_margins``).
     * **Per-model work in** ``fit``.  A tree ensemble is embedded once (the
       Mišić formulation over the whole input domain, big-M constants from the
       domain); each query copies it and adds only its bounds, change
@@ -151,7 +154,12 @@ class CEOCL(CounterfactualMethod):
       HiGHS runs without presolve probing (it dominated the presolve time
       and ignored the clock on 100-tree forests).
     * **Trust region size.**  A seeded subsample or k-means representatives cap
-      the hull at ``max_hull_points`` (the paper does not discuss scale).
+      the hull at ``max_hull_points`` (the paper does not discuss scale).  Every
+      answer still lies in the paper's region, but a search of the kept points
+      proves nothing about the rest: when the cap leaves points out, ``optimal``
+      becomes ``feasible`` (no bound over the whole trust region) and
+      ``infeasible`` becomes ``failed``, each saying so
+      (``diagnostics["hull_subsampled"]``).
 
     Parameters
     ----------
@@ -182,7 +190,8 @@ class CEOCL(CounterfactualMethod):
     n_clusters : int
         Clusters of the ``"clusters"`` trust region (k-means, seeded).
     max_hull_points : int or None
-        At most this many hull points per class (``None``: all).
+        At most this many hull points per class (``None``: all; fewer than the class
+        has means no proof over the whole trust region, above).
     hull_sampling : {"random", "kmeans"}
         How points are kept when there are more than ``max_hull_points``.
     solver : {"auto", "highs", "scip"} or another registered MILP solver
@@ -257,6 +266,7 @@ class CEOCL(CounterfactualMethod):
         order=1,
         measure="objective",
         costs="exact",
+        own_objective=("norm", "alpha", "distance_scale"),
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [Options(("l2", "l1", "l0"))],
@@ -302,6 +312,12 @@ class CEOCL(CounterfactualMethod):
             threshold=diagnostic(diagnostics, "target_probability"),
         )
         words = _sentence(cls.tags.display_name, record, diagnostic(diagnostics, "gap"))
+        subset = (diagnostics or {}).get("hull_subsampled")
+        if subset and status == "feasible":
+            words = (
+                f"{cls.tags.display_name}: valid; not proven nearest in the trust region: the "
+                f"solver searched the hull of {subset} only"
+            )
         if words is None:
             words = super().certificate(status, diagnostics)
         if status in ("optimal", "feasible") and options_proven(diagnostics):
@@ -526,6 +542,7 @@ class CEOCL(CounterfactualMethod):
         status = "failed" if first.status in ("unbounded", "error") else first.status
         if status == "optimal" and not float(first.gap) <= float(self.rel_gap):
             status = "feasible"  # the solver's proven gap is larger than the stated one
+        status = _subset_proof(status, diag, hull, self.max_hull_points)
         if not first.has_solution:
             diag.update(n_solves=solves.n_solves, solve_seconds=solves.seconds)
             if status == "timeout" and self.warm_start:
@@ -549,7 +566,9 @@ class CEOCL(CounterfactualMethod):
         trouble), solved once more with a ten times larger margin."""
         query = solves.query
         searched: Any = None  # the local search's best point (a fallback answer)
-        for attempt in range(2):
+        margins = self._margins(query)
+        for attempt, margin in enumerate(margins):
+            solves.margin = margin
             prep = solves.prepared(query.n_counterfactuals > 1, [])
             searched = prep.incumbent if prep.incumbent is not None else searched
             diag["build_seconds"] = time.perf_counter() - t0
@@ -560,11 +579,22 @@ class CEOCL(CounterfactualMethod):
                 break
             row = decode(prep.form.inputs, sol.x)
             valid, _, _ = self.verify(query, pd.DataFrame([row]))
-            if valid[0] or attempt == 1 or query.expired():
+            if valid[0] or attempt == len(margins) - 1 or query.expired():
                 break
-            solves.margin *= 10.0
             t0 = time.perf_counter()
         return sol, obj, prep.form, row, searched
+
+    def _margins(self, query: Query) -> list[float]:
+        """The decision margins of the first answer's solves, tried in turn while the real
+        model rejects the answer: ``margin``, then ten times it.  A forest's probability
+        is an average of leaf values, so under ``min_probability`` a point exactly at the
+        required probability is common, and a margin above it would hide it: there the
+        first solve asks the probability down to :data:`TIE_MARGIN` below ``p``, which
+        covers every point at ``p``; one the real model rejects (or no point at all) falls
+        back to the margins above."""
+        m = float(self.margin)
+        ties = query.min_probability is not None and self.exact_.link == "identity"
+        return [-TIE_MARGIN, m, 10.0 * m] if ties else [m, 10.0 * m]
 
     def _further(self, solves: _Solves, form: Any, found: _Answers) -> dict[str, Any]:
         """The further answers under ``blocking`` (class docstring); their diagnostics."""
@@ -864,6 +894,9 @@ def _bounds(
     if status not in ("optimal", "feasible"):
         return None, None, None
     obj, gap = diagnostic(diagnostics, "objective"), diagnostic(diagnostics, "gap")
+    if (diagnostics or {}).get("hull_subsampled"):  # a bound over the kept points only
+        own = diagnostic(diagnostics, "answer_value")
+        return (own if own is not None and math.isfinite(own) else obj), None, None
     own = diagnostic(diagnostics, "answer_value")
     value = own if own is not None and math.isfinite(own) else obj
     if obj is None or gap is None or not math.isfinite(obj) or not math.isfinite(gap):
@@ -874,6 +907,23 @@ def _bounds(
     if value is not None:
         lower = min(lower, value)
     return value, lower, slack
+
+
+def _subset_proof(status: str, diag: dict[str, Any], hull: Any, cap: int | None) -> str:
+    """The status of a search inside a subsampled hull (``max_hull_points``): its proofs
+    are about the kept points only, so ``optimal`` is ``feasible`` (no bound over the
+    whole trust region) and ``infeasible`` is ``failed``, with the reason."""
+    if hull is None or not hull.subsampled or status not in ("optimal", "infeasible"):
+        return status
+    kept = f"{len(hull.points)} of the {hull.n_unique} target-class points"
+    diag["hull_subsampled"] = f"{kept} (max_hull_points={cap})"
+    if status == "infeasible":
+        diag["reason"] = (
+            f"no counterfactual inside the hull of the {kept} kept (max_hull_points={cap}); "
+            "the full trust region may hold one: raise max_hull_points, or set it to None"
+        )
+        return "failed"
+    return "feasible"
 
 
 def _margin_tolerance(diagnostics: Mapping[str, Any] | None) -> float | None:
@@ -905,6 +955,11 @@ def _sentence(name: str, record: Certificate, solver_gap: float | None) -> str |
         elif gap is None and solver_gap is not None:
             text += f" (relative gap {100 * solver_gap:.2g} % when the solver stopped)"
         return f"{name}: {text}{_covered(record)}"
+    if record.status == "infeasible" and record.answer_margin and record.answer_margin < 0:
+        return (
+            f"{name}: proven: no counterfactual comes within {-record.answer_margin:.2g} of "
+            f"{record.threshold_words} under these constraints"
+        )
     if record.status == "infeasible" and record.answer_margin:
         return (
             f"{name}: proven: no counterfactual passes {record.threshold_words} by more than "

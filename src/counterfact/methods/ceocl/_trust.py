@@ -22,7 +22,10 @@ union of the (enlarged) per-cluster hulls.
 kept -- a seeded uniform subsample (``sampling="random"``) or the training
 point nearest to each of ``max_points`` k-means centroids
 (``sampling="kmeans"``).  Either way the kept hull is a subset of the full one,
-so every counterfactual still lies in the paper's region.
+so every counterfactual still lies in the paper's region; but a proof about the
+kept hull (no point in it, none nearer in it) is no proof about the full one, so
+:class:`~counterfact.methods.CEOCL` words such a result as a search of the
+subset (:attr:`HullData.subsampled`).
 
 *Scope* (our decision, the paper is silent): with ``scope="mutable"`` (the
 method's default) the hull constrains only the coordinates the query may
@@ -58,6 +61,15 @@ class HullData:
     labels: np.ndarray
     n_clusters: int
     n_source: int
+    #: distinct points before the cap (``max_points``); more than ``len(points)``: subsampled
+    n_unique: int = 0
+
+    @property
+    def subsampled(self) -> bool:
+        """Whether the cap left points out, so that the hull is a subset of the paper's
+        region: an answer in it lies in that region, but a proof about it (none exists,
+        none is nearer) is a proof about the subset only."""
+        return len(self.points) < self.n_unique
 
 
 def prepare_hull(
@@ -81,10 +93,11 @@ def prepare_hull(
         km = KMeans(n_clusters=clusters, n_init=4, random_state=seed).fit(S)
         labels = km.labels_.astype(int)
         k = clusters
+    n_unique = len(Z)
     if max_points is not None and len(Z) > max_points:
         keep = _subsample(S, labels, k, max_points, sampling, seed)
         Z, labels = Z[keep], labels[keep]
-    return HullData(Z, labels, k, n_source)
+    return HullData(Z, labels, k, n_source, n_unique)
 
 
 def _subsample(

@@ -269,6 +269,7 @@ class L2C(CounterfactualMethod):
         },
         order=5,
         costs="search",
+        own_objective=("norm",),
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "sparsify": [TypeSpec((bool,), "a bool")],

@@ -20,7 +20,7 @@ from ...metrics._distances import DistanceEncoder
 from ...models._compile import TreeEnsemble, compile_model
 from ...result import Certificate
 from ...solvers import get
-from ...solvers._milp._tolerance import bound_slack
+from ...solvers._milp._tolerance import TIE_MARGIN, bound_slack
 from ...solvers._problem import Problem, Search
 from ...solvers._registry import SolverChoice, build_first, milp_names
 from .._base import CounterfactualMethod
@@ -281,6 +281,7 @@ class MACE(CounterfactualMethod):
         order=0,
         measure="distance",
         costs="exact",
+        own_objective=("norm",),
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [
@@ -672,6 +673,8 @@ class MACE(CounterfactualMethod):
             run.proof_margin = -float(problem.margin)
             if outcome.status == "infeasible":
                 outcome = self._near_threshold(query, problem, run, outcome, deadline)
+            elif outcome.status == "optimal" and self._ties_common(query):
+                outcome = self._with_ties(query, problem, run, outcome, deadline)
         else:
             run.proof_margin = margin_tolerance(query.min_probability)
             outcome = self._confirm(query, problem, run, outcome, deadline)
@@ -681,6 +684,26 @@ class MACE(CounterfactualMethod):
         run.stated_margin = m if run.stated_margin is None else min(run.stated_margin, m)
         run.t_solve += time.perf_counter() - t0
         return outcome
+
+    def _ties_common(self, query: Query) -> bool:
+        """Whether points exactly at the required probability are common: a forest's
+        probability is an average of leaf values, so its values lie on a lattice."""
+        return query.min_probability is not None and self.exact_.link == "identity"
+
+    def _with_ties(
+        self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline
+    ) -> SearchOutcome:
+        """A MILP's ``optimal`` (proven for the points past the floor by its margin)
+        re-proven down to :data:`TIE_MARGIN` below it (:meth:`_confirm`), so that a point
+        exactly at ``min_probability`` is neither lost nor left out of the proof; when that
+        search neither re-proves nor improves the answer, the first claim stands."""
+        used = run.proof_margin
+        run.proof_margin = TIE_MARGIN
+        out = self._confirm(query, problem, run, outcome, deadline)
+        if out.status != "optimal" and out.point is outcome.point:
+            run.proof_margin = used
+            return outcome
+        return out
 
     def _near_threshold(
         self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline

@@ -341,6 +341,20 @@ class MDPSO(CounterfactualMethod):
         job.swarm = None
         job.attempt = min(job.attempt, options.n_restarts)
 
+    def _no_valid(self, job: Job) -> str:
+        """Why a swarm ended empty: the box it searched is the method's, not the user's."""
+        if job.reason == "more forced changes than max_changes":
+            return job.reason
+        cause = "no feature can move inside" if job.reason else "no valid particle in"
+        grow = 2**job.attempt
+        active = "" if job.problem is None else f", {job.problem.n_active} feature(s) searched"
+        return (
+            f"{cause} the search box (epsilon {float(self.epsilon) * grow:g}, "
+            f"box={self.box!r}{active}, after {job.attempt} widening(s)); the box is the "
+            "method's, not the constraints': a larger epsilon, n_active or n_restarts "
+            "searches farther"
+        )
+
     def _attempt_problem(self, q: Query, grow: int) -> Problem:
         """The query's box and active set with ``epsilon`` and ``n_active`` times ``grow``."""
         per = {k: v * grow for k, v in (self.epsilon_per_feature or {}).items()}
@@ -478,9 +492,7 @@ class MDPSO(CounterfactualMethod):
         empty = pd.DataFrame(columns=self.schema_.names)
         if job.final_X is None or job.final_cost is None or len(job.final_X) == 0 or pr is None:
             status = "timeout" if job.expired else "failed"
-            diag["reason"] = (
-                "time limit" if job.expired else (job.reason or "no valid particle in the box")
-            )
+            diag["reason"] = "time limit" if job.expired else self._no_valid(job)
             return Candidates(empty, status, diag)
         X = job.final_X
         cols = query_columns(q.x, self.schema_, len(X))

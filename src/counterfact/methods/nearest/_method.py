@@ -130,6 +130,7 @@ class NearestObservable(CounterfactualMethod):
         order=3,
         measure="distance",
         costs="search",
+        own_objective=("norm",),
     )
     _parameter_constraints: ClassVar[dict[str, list[Any]]] = {
         "norm": [

@@ -10,6 +10,7 @@ batched search over arrays), ``_score`` (eq. 4-6 ranking) and ``_method``
 
 from __future__ import annotations
 
+from ._feedback import FEEDBACK_LEVELS, feedback_levels, random_feedback
 from ._method import UFCE
 
-__all__ = ["UFCE"]
+__all__ = ["FEEDBACK_LEVELS", "UFCE", "feedback_levels", "random_feedback"]

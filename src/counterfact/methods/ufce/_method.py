@@ -45,8 +45,8 @@ class UFCE(CounterfactualMethod):
     The user's feedback is the ``constraints`` argument of :meth:`explain`:
     ``features_to_vary`` (the features they will change), ``ranges`` (the
     perturbation map ``p``) and immutable/protected features;
-    :func:`feedback_levels` and :func:`random_feedback` build the paper's
-    simulated feedback.
+    ``counterfact.methods.ufce.feedback_levels`` and ``random_feedback`` build
+    the paper's simulated feedback.
 
     Fit (once): mutual information of every feature pair, ranked (CMI,
     Algorithm 2); a KD-tree per class over the training rows of that class

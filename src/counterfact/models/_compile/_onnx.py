@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from ..._utils._deps import is_available
+from ..._utils._values import _py
 from ...exceptions import UnsupportedModelError
 from ...schema import Schema
 from .._onnx_adapter import TREE_OPERATORS, OnnxModel, OnnxTreeModel
@@ -227,10 +228,11 @@ def check_faithful(est: OnnxModel, affine: AffineMap, node: Estimator, rule: Dec
     bad = np.flatnonzero((got != want) & (_tie_distance(Y, rule) > CHECK_TOLERANCE * size))
     if bad.size:
         row = frame.iloc[int(bad[0])].to_dict()
+        mine, theirs = _py(est.classes_[got[bad[0]]]), _py(labels[bad[0]])
         raise UnsupportedModelError(
             f"The compiled ONNX graph decides {bad.size} of {len(frame)} rows of the domain "
-            f"otherwise than onnxruntime (e.g. {row}: compiled class {est.classes_[got[bad[0]]]!r}"
-            f", onnxruntime {labels[bad[0]]!r}); the exact methods cannot rely on it. Use a "
+            f"otherwise than onnxruntime (e.g. {row}: compiled class {mine!r}"
+            f", onnxruntime {theirs!r}); the exact methods cannot rely on it. Use a "
             "model-agnostic method (e.g. cf.UFCE, cf.MDPSO), and please report the graph."
         )
 

@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 
+from ...exceptions import UnsupportedModelError
 from ...schema import Schema
 from ._ir import InputSpace, XColumn
-from ._support import unsupported
 
 __all__ = ["RAW", "as_number", "table_column"]
 
@@ -61,10 +61,11 @@ def as_number(col: XColumn, schema: Schema, space: InputSpace, element: str, whe
     try:
         vals = np.asarray([float(c) for c in f.categories or ()], dtype=float)
     except (TypeError, ValueError):
-        raise unsupported(
-            element,
-            where,
-            f"feature '{f.name}' is {f.kind} with non-numeric categories and reaches it without an "
-            "encoder; encode it with OneHotEncoder, OrdinalEncoder or TargetEncoder",
+        raise UnsupportedModelError(
+            f"Feature '{f.name}' is {f.kind} with non-numeric categories and reaches {element} "
+            f"({where}) without an encoder, so the model compiler cannot read it as a number "
+            "(an estimator's own categorical support is not compiled). Encode it in the "
+            "pipeline with OneHotEncoder, OrdinalEncoder or TargetEncoder, or use a "
+            "model-agnostic method (e.g. cf.UFCE, cf.MDPSO)."
         ) from None
     return table_column(col.name, space, col.feature, vals)

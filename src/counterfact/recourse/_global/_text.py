@@ -46,9 +46,9 @@ GLOBAL_GLOSSARY: dict[str, tuple[str, str]] = {
     ),
     "cost": (
         "cost of the action",
-        "For a covered person, the cost of the row their action reaches (default: the "
-        "range-normalised l1 distance, as the audit). A person for whom several chosen actions "
-        "work is assigned the cheapest.",
+        "For a covered person, the cost of the row their action reaches, in the run's measure "
+        "(default: the measure of effort, as the audit). A person for whom several chosen "
+        "actions work is assigned the cheapest.",
     ),
     "cost_ratio": (
         "cost ratio",
@@ -185,10 +185,20 @@ def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> 
             ratios.loc[ratios["cost_ratio"].idxmax()],
             ratios.loc[ratios["cost_ratio"].idxmin()],
         )
-        out.append(
-            f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} "
-            f"would ({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, "
-            f"{_x(hi_r['cost_ratio_ci_high'])}]), against {_x(lo_r['cost_ratio'])} for "
-            f"{lo_r['group']}."
-        )
+        out.append(_ratio_sentence(hi_r, lo_r, conf, own))
     return out
+
+
+def _ratio_sentence(hi_r: pd.Series, lo_r: pd.Series, conf: str, own: str) -> str:
+    """The groups whose common actions cost most and least against their own answers, or
+    one sentence for all when every group's ratio reads the same."""
+    if _x(hi_r["cost_ratio"]) == _x(lo_r["cost_ratio"]):
+        return (
+            f"The common actions cost every group {_x(hi_r['cost_ratio'])} what their {own} would."
+        )
+    return (
+        f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} "
+        f"would ({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, "
+        f"{_x(hi_r['cost_ratio_ci_high'])}]), against {_x(lo_r['cost_ratio'])} for "
+        f"{lo_r['group']}."
+    )

@@ -13,6 +13,7 @@
     schema: null,
     methods: [],
     exampleIndex: 0,
+    exampleTotal: 1, // the examples are numbered 0 to exampleTotal - 1
     token: sessionStorage.getItem("counterfact-token"),
     lastAnswer: null,
     generation: 0, // bumped whenever the case or the feedback changes
@@ -289,15 +290,132 @@
         // the option's text is String(category): map back to the category's JSON value
         row[f.name] = f.categories.find((c) => String(c) === input.value);
       } else {
-        const v = input.value.trim() === "" ? NaN : Number(input.value);
-        if (!Number.isFinite(v)) {
+        const problem = valueProblem(f, input.value);
+        if (problem) {
           input.setAttribute("aria-invalid", "true");
-          problems.push(`Enter a number for ${f.name}.`);
+          problems.push(problem);
         }
-        row[f.name] = v;
+        row[f.name] = input.value.trim() === "" ? NaN : Number(input.value);
       }
     }
     return { row, problems };
+  }
+
+  // ------------------------------------------------------------- checks
+  // Everything the page can check before it asks, said in the page's own words: the field's
+  // label as the person sees it, what it takes and what was typed. The request's field
+  // names (min_probability, time_limit, ...) never show.
+  const LABELS = {
+    margin: "Margin (%)",
+    "n-cf": "Answers per method",
+    "time-limit": "Time limit per method (seconds)",
+    "max-changes": "At most how many changes?",
+    relations: "Relations between features",
+    robustness: "Advice that still holds after the model is retrained",
+    robust: "Must also hold for retrained copies of the model",
+    horizon: "Within how many months?",
+    target: "Desired outcome",
+  };
+  const RANGE = "Range I could reach";
+  const CAN_CHANGE = "I can change this";
+
+  const quoted = (id) => `"${LABELS[id]}"`;
+  const isWhole = (v) => Number.isInteger(v);
+  const between = (f) =>
+    f.lower === null || f.lower === undefined || f.upper === null || f.upper === undefined
+      ? ""
+      : ` from ${fmtValue(f, f.lower)} to ${fmtValue(f, f.upper)}`;
+
+  // a feature's value: a number inside the domain the model was trained on
+  function valueProblem(f, raw) {
+    const text = String(raw).trim();
+    const kind = f.kind === "integer" ? "a whole number" : "a number";
+    if (text === "") return `Enter ${kind}${between(f)} for "${f.name}".`;
+    const v = Number(text);
+    const outside = (f.lower !== null && f.lower !== undefined && v < f.lower) || (f.upper !== null && f.upper !== undefined && v > f.upper);
+    if (!Number.isFinite(v) || outside || (f.kind === "integer" && !isWhole(v))) {
+      return `"${f.name}" must be ${kind}${between(f)}; you typed ${text}.`;
+    }
+    return null;
+  }
+
+  // "Range I could reach" of a feature: its lowest side not above its highest, and
+  // overlapping the domain
+  function rangeProblem(f, lo, hi) {
+    const typed = `${lo === null ? "" : lo} to ${hi === null ? "" : hi}`.trim();
+    if (lo !== null && hi !== null && lo > hi) {
+      return `"${RANGE}" of "${f.name}" goes from ${lo} to ${hi}: the first number must not be above the second.`;
+    }
+    if ((lo !== null && f.upper !== null && lo > f.upper) || (hi !== null && f.lower !== null && hi < f.lower)) {
+      return `"${RANGE}" of "${f.name}" must overlap${between(f)}, the values the model was trained on; you typed ${typed}.`;
+    }
+    return null;
+  }
+
+  // one field of "Ask": null, or what is wrong with it
+  function askProblem(id) {
+    const box = $(id);
+    const text = box ? box.value.trim() : "";
+    if (!box || box.disabled || text === "") return null;
+    const v = Number(text);
+    const lim = state.schema.limits;
+    if (id === "margin" && !(v > 0 && v < 100)) {
+      return `${quoted(id)} must be above 0 and below 100, or empty for none; you typed ${text}.`;
+    }
+    if (id === "n-cf" && !(isWhole(v) && v >= 1 && v <= lim.max_counterfactuals)) {
+      return `${quoted(id)} must be a whole number from 1 to ${lim.max_counterfactuals}; you typed ${text}.`;
+    }
+    if (id === "time-limit" && !(v > 0 && v <= lim.max_time_limit)) {
+      return `${quoted(id)} must be above 0 and at most ${lim.max_time_limit}, or empty for ${lim.default_time_limit}; you typed ${text}.`;
+    }
+    const n = state.schema.features.length;
+    if (id === "max-changes" && !(isWhole(v) && v >= 1 && v <= n)) {
+      return `${quoted(id)} must be a whole number from 1 to ${n}, or empty for no limit; you typed ${text}.`;
+    }
+    return null;
+  }
+
+  const mutableFeatures = () => state.schema.features.filter((f) => !isFixed(f));
+
+  // the feedback: at least one feature may change, and every range makes sense
+  function feedbackProblems() {
+    const problems = [];
+    const mutable = mutableFeatures();
+    const ticked = mutable.filter((f) => $("c-" + f.name).checked);
+    if (mutable.length && !ticked.length) {
+      problems.push({ id: "c-" + mutable[0].name, text: `Tick "${CAN_CHANGE}" for at least one feature: with none ticked, nothing may change and no answer can exist.` });
+    }
+    for (const f of ticked) {
+      if (f.categories) continue;
+      const problem = rangeProblem(f, readNumber("lo-" + f.name), readNumber("hi-" + f.name));
+      if (problem) problems.push({ id: "lo-" + f.name, text: problem });
+    }
+    return problems;
+  }
+
+  // every field of the page that is wrong, with the id of its input, in the page's order
+  function pageProblems() {
+    const problems = [];
+    for (const f of state.schema.features) {
+      if (f.categories) continue;
+      const problem = valueProblem(f, $("v-" + f.name).value);
+      if (problem) problems.push({ id: "v-" + f.name, text: problem });
+    }
+    problems.push(...feedbackProblems());
+    for (const id of ["max-changes", "margin", "n-cf", "time-limit"]) {
+      const problem = askProblem(id);
+      if (problem) problems.push({ id, text: problem });
+    }
+    return problems;
+  }
+
+  // mark the fields that are wrong (and only those)
+  function markProblems(problems) {
+    for (const box of document.querySelectorAll("main [aria-invalid]")) box.removeAttribute("aria-invalid");
+    for (const p of problems) {
+      const box = $(p.id);
+      if (box) box.setAttribute("aria-invalid", "true");
+    }
   }
 
   function readNumber(id) {
@@ -348,7 +466,7 @@
       }
       box.dataset.prediction = String(p.prediction);
     } catch (err) {
-      if (seq === state.predictSeq) box.textContent = "Cannot decide: " + err.message;
+      if (seq === state.predictSeq) box.textContent = "Cannot decide: " + pageMessage(null, err).text;
     }
   }
 
@@ -360,6 +478,7 @@
       const ex = await api("/api/example?index=" + encodeURIComponent(index));
       if (seq !== state.exampleSeq) return; // a later click won
       state.exampleIndex = ex.index;
+      state.exampleTotal = ex.total;
       setRow(ex.row);
       invalidate("Another example was picked.");
       const which = favLabel() ? `cases for which the model does not predict "${favLabel()}"` : "rows";
@@ -403,6 +522,7 @@
       else parts.push(`${name} from ${fmtValue(f, lo)} to ${fmtValue(f, hi)}`);
     }
     if (!parts.length) return null;
+    if (!region.certified && !region.n_checked) return null; // only the answer itself: no region
     const models = robustTo ? `the model and its ${copies(robustTo).replace(" of the model", "")}` : "this model";
     const how = region.certified ? `proven for ${models}` : `checked on ${region.n_checked} samples, not proven`;
     return `Holds for any values with ${parts.join(" and ")}, everything else as it is: the decision stays "${label}" (${how}).`;
@@ -556,12 +676,85 @@
     return every || held ? el("p", { class: "requirements", text: (every + held).trim() }) : null;
   }
 
+  // ------------------------------------------------------ the server's refusals
+  // A refusal names the request's field (min_probability, rows[0]['age'], ...): the page
+  // says it with the label the person sees, checked again against what was typed; the
+  // server's own words stay under "Details from the server".
+  const REQUEST_FIELDS = [
+    [/\bmin_probability\b/, "margin"],
+    [/\bn_counterfactuals\b/, "n-cf"],
+    [/\btime_limit\b/, "time-limit"],
+    [/\bmax_changes\b/, "max-changes"],
+    [/\brelations?\b/i, "relations"],
+    [/\b(robustness|min_vote_share)\b/, "robustness"],
+    [/^robust\b/, "robust"],
+    [/\b(horizon|timeline)\b/, "horizon"],
+    [/^target\b/, "target"],
+  ];
+
+  // the constraint kinds a method may not honour, by the page's names for them
+  const KIND_LABELS = {
+    max_changes: LABELS["max-changes"],
+    ranges: RANGE,
+    features_to_vary: CAN_CHANGE,
+    relations: LABELS.relations,
+    timeline: LABELS.horizon,
+  };
+
+  function unsupportedText(method, detail) {
+    const kinds = [...(detail.match(/of kind \[([^\]]*)\]/) || ["", ""])[1].matchAll(/'([^']+)'/g)].map((m) => m[1]);
+    const named = kinds.map((k) => `"${KIND_LABELS[k] || k}"`);
+    const which = named.length ? `: ${named.join(", ")}` : "";
+    return `${method} cannot honour your constraints${which}. Clear ${named.length > 1 ? "them" : "it"}, or pick another method.`;
+  }
+
+  // the page's words for a refusal of the request's fields
+  function fieldText(detail) {
+    const row = detail.match(/rows\[\d+\]\['([^']+)'\]/);
+    if (row && featureOf(row[1])) {
+      const f = featureOf(row[1]);
+      return (!f.categories && valueProblem(f, $("v-" + f.name).value)) || `The value of "${f.name}" was refused.`;
+    }
+    const range = detail.match(/ranges\['([^']+)'\]/);
+    if (range && featureOf(range[1])) {
+      const f = featureOf(range[1]);
+      return rangeProblem(f, readNumber("lo-" + f.name), readNumber("hi-" + f.name)) || `"${RANGE}" of "${f.name}" was refused.`;
+    }
+    if (/\bfeatures_to_vary\b/.test(detail)) {
+      return (feedbackProblems()[0] || {}).text || `"${CAN_CHANGE}" was refused.`;
+    }
+    for (const [pattern, id] of REQUEST_FIELDS) {
+      if (!pattern.test(detail)) continue;
+      // relations are written with the features' names: the server's words are about them
+      if (id === "relations") return `${quoted(id)}: ${detail}`;
+      return askProblem(id) || `${quoted(id)} was refused.`;
+    }
+    return null;
+  }
+
+  // {text, detail}: what to tell the person, and the server's words when they differ
+  function pageMessage(method, err) {
+    const detail = err.message || "";
+    if (err.kind === "UnsupportedConstraintError") return { text: unsupportedText(method, detail), detail };
+    if (err.status === 422) {
+      const text = fieldText(detail);
+      if (text) return { text, detail: text.includes(detail) ? null : detail };
+    }
+    return { text: detail, detail: null };
+  }
+
+  function serverDetails(detail) {
+    if (!detail) return null;
+    return el("details", { class: "server-detail" }, el("summary", { text: "Details from the server" }), el("p", { text: detail }));
+  }
+
   function errorCard(card, head, method, error) {
     head.append(el("span", { class: "badge error", text: "not answered" }));
     card.dataset.status = "error";
     card.dataset.error = error.kind;
-    const what = error.kind === "UnsupportedConstraintError" ? `${method} cannot honour your constraints: ` : `${method} could not answer: `;
-    card.append(el("p", { class: "notice error", role: "note", text: what + error.message }));
+    const { text, detail } = error.page;
+    const what = error.kind === "UnsupportedConstraintError" ? "" : `${method} could not answer: `;
+    card.append(el("p", { class: "notice error", role: "note", text: what + text }), serverDetails(detail) || "");
     return card;
   }
 
@@ -634,11 +827,16 @@
       busy.textContent = "Pick at least one method.";
       return;
     }
-    const { row, problems } = readRow();
+    const problems = pageProblems();
+    markProblems(problems);
     if (problems.length) {
-      busy.textContent = problems.join(" ");
+      // nothing is sent: the first field to fix gets the focus
+      busy.textContent = "Not sent: " + problems.map((p) => p.text).join(" ");
+      const first = $(problems[0].id);
+      if (first) first.focus();
       return;
     }
+    const { row } = readRow();
     const request = buildRequest(row);
     if (state.inflight) state.inflight.abort(); // a second press: only the latest request counts
     const generation = ++state.generation;
@@ -669,7 +867,8 @@
           card = renderAnswer(m, answer, null);
         } catch (err) {
           if (generation !== state.generation) return;
-          record.answers.push({ method: m, error: { kind: err.kind, status: err.status, detail: err.message } });
+          err.page = pageMessage(m, err);
+          record.answers.push({ method: m, error: { kind: err.kind, status: err.status, detail: err.message, message: err.page.text } });
           card = renderAnswer(m, null, err);
         }
         slots[m].replaceWith(card);
@@ -681,9 +880,23 @@
     state.lastAnswer = record;
     state.inflight = null;
     cards.removeAttribute("aria-busy");
-    busy.textContent = `Done: ${methods.length} method${methods.length > 1 ? "s" : ""} answered.`;
+    busy.textContent = statusLine(record, methods);
     setExplainDisabled(false);
     $("download").disabled = false;
+  }
+
+  // what happened, in one line that agrees with the cards
+  function statusLine(record, methods) {
+    const failed = record.answers.filter((a) => a.error);
+    const answered = methods.length - failed.length;
+    const plural = (n) => `${n} method${n === 1 ? "" : "s"}`;
+    if (!failed.length) return `Done: ${plural(answered)} answered.`;
+    const messages = [...new Set(failed.map((a) => a.error.message))];
+    if (!answered) {
+      return messages.length === 1 ? `Not answered: ${messages[0]}` : `Not answered: none of the ${plural(methods.length)} answered; each card says why.`;
+    }
+    const names = failed.map((a) => a.method).join(", ");
+    return `Done: ${answered} of ${plural(methods.length)} answered; not answered: ${names} (${failed.length === 1 ? "its card says" : "their cards say"} why).`;
   }
 
   function download() {
@@ -765,6 +978,8 @@
   function watchChanges() {
     const caseChanged = (event) => {
       if (!state.schema || !event.target.matches("input, select, textarea")) return;
+      // a field being fixed is no longer marked wrong (the case's values are checked as typed)
+      if (!event.target.id.startsWith("v-")) event.target.removeAttribute("aria-invalid");
       const what = event.target.id.startsWith("v-") ? "The case was edited." : "Your feedback changed.";
       if (event.target.id.startsWith("v-")) $("decision").classList.add("stale");
       invalidate(what);
@@ -780,6 +995,18 @@
     $("form").addEventListener("change", (event) => {
       if (event.target.id.startsWith("v-")) refreshDecision();
     });
+    // Enter in a field asks, as in a form (a text area keeps Enter for its lines; a tick box
+    // and a list keep their own keys). Asking waits for the field's own "change", which
+    // Enter may fire, so that it is not taken for an edit made after the question.
+    for (const id of ["form", "ask"]) {
+      $(id).addEventListener("keydown", (event) => {
+        const t = event.target;
+        if (event.key !== "Enter" || event.isComposing || event.defaultPrevented) return;
+        if (t.tagName !== "INPUT" || ["checkbox", "radio", "button", "submit"].includes(t.type)) return;
+        event.preventDefault();
+        setTimeout(explain, 0);
+      });
+    }
     let resizing = null;
     window.addEventListener("resize", () => {
       clearTimeout(resizing);
@@ -788,7 +1015,8 @@
   }
 
   document.addEventListener("DOMContentLoaded", () => {
-    $("another").addEventListener("click", () => loadExample(state.exampleIndex + 1));
+    // after the last example comes the first again
+    $("another").addEventListener("click", () => loadExample((state.exampleIndex + 1) % state.exampleTotal));
     $("explain").addEventListener("click", explain);
     $("explain-quick").addEventListener("click", () => {
       explain();

@@ -12,10 +12,15 @@ an ``optimal`` tolerance must not be tighter than it.
 
 from __future__ import annotations
 
-__all__ = ["FEASIBILITY_TOLERANCE", "bound_slack"]
+__all__ = ["FEASIBILITY_TOLERANCE", "TIE_MARGIN", "bound_slack"]
 
 #: HiGHS's ``mip_feasibility_tolerance`` and SCIP's ``numerics/feastol`` (defaults)
 FEASIBILITY_TOLERANCE = 1e-6
+#: How far below a probability floor a search reaches when points exactly at the floor are
+#: common (a forest's probability is an average of leaf values): ten feasibility tolerances,
+#: so that the solver's own tolerances never lose such a point.  Its answers are checked
+#: with the real model; its proofs cover every point at the floor.
+TIE_MARGIN = 10 * FEASIBILITY_TOLERANCE
 
 
 def bound_slack(n_terms: int, bound: float = 1.0) -> float:
