@@ -226,3 +226,42 @@ def test_a_point_exactly_at_the_required_probability_is_found(make):
         assert result.certificate_record(q).lower_bound <= best + 1e-9
         assert result.certificate_record(q).margin_tolerance >= 0  # ties are covered
     assert ties >= 1  # the case that failed: a cheapest point exactly at 0.7
+
+
+def test_a_tie_inclusive_result_saves_and_loads():
+    """The first answer's margin is negative there (-1e-5 on the probability); a saved
+    result was refused on loading."""
+    data, model = _lattice_forest()
+    X = data.X[model.predict(data.X) == 0].head(3)
+    req = cf.Requirements(min_probability=0.7, costs=cf.Costs(weights={"a": 1.0, "b": 1.0}))
+    result = cf.CEOCL(time_limit=20, random_state=0).fit(model, data).explain(X, requirements=req)
+    assert (result.diagnostics["margin"] < 0).any()
+    loaded = type(result).from_json(result.to_json(), model=model)
+    assert loaded.status.tolist() == result.status.tolist()
+
+
+def test_further_answers_keep_a_margin_above_the_threshold():
+    """After a first answer found below the threshold's margin, the options were searched
+    there too: their points just under ``p`` failed the model's check."""
+    data, model = _lattice_forest()
+    X = data.X[model.predict(data.X) == 0].head(8)
+    weights = {"a": 1.0, "b": 1.0, "h": 1.5}
+    req = cf.Requirements(min_probability=0.7 + 5e-6, costs=cf.Costs(weights=weights))
+    ceocl = cf.CEOCL(time_limit=20, random_state=0, solution_pool=False).fit(model, data)
+    result = ceocl.explain(X, n_counterfactuals=4, requirements=req)
+    assert not result.reason.str.contains("failed verification").any(), result.reason.tolist()
+
+
+def test_a_subclass_with_its_own_constructor_explains(credit):
+    train, model, X = credit
+
+    class Tagged(cf.NearestObservable):
+        def __init__(self, tag, **kw):
+            super().__init__(**kw)
+            self.tag = tag
+
+        def get_params(self, deep=True):
+            return {**super().get_params(deep), "tag": self.tag}
+
+    result = Tagged("t", random_state=0).fit(model, train).explain(X.iloc[:1])
+    assert len(result.status) == 1

@@ -17,7 +17,9 @@ claim can be checked without reading the sentence:
   tolerances (a MILP solver accepts rows violated by up to 1e-6): the solver's own
   bound less this much is the stated ``lower_bound``;
 * ``answer_margin``: the strict margin the search demands above the threshold the
-  answers were held to (the decision threshold, or ``min_probability``);
+  answers were held to (the decision threshold, or ``min_probability``; negative: how
+  far below ``min_probability`` a forest's search reached, so that points exactly at
+  it count);
 * ``margin_tolerance`` (on ``margin_scale``): how far below the decision threshold
   (or ``min_probability``) the proofs reach -- they hold for every point whose
   score reaches the threshold minus this much (negative: they cover only the
@@ -87,7 +89,8 @@ class Certificate:
         tolerances could have added to its own bound (None: an exact solver).
     answer_margin : float or None
         The strict margin the search demands above the threshold the answers were held
-        to (the decision threshold, or ``min_probability``; on ``margin_scale``).
+        to (the decision threshold, or ``min_probability``; on ``margin_scale``; negative:
+        the search reached that far below ``min_probability``, every answer checked).
     margin_tolerance : float or None
         How far below the decision threshold (or ``min_probability``) the proofs
         reach (negative: they cover only the points that pass the threshold by more
@@ -200,7 +203,7 @@ def _number(d: Mapping[str, Any], key: str, where: str) -> float | None:
     if v is None:
         return None
     ok = isinstance(v, (int, float)) and not isinstance(v, bool)
-    signed = key == "margin_tolerance"
+    signed = key in ("margin_tolerance", "answer_margin")
     if not ok or not math.isfinite(float(v)) or (float(v) < 0 and not signed):
         raise ValidationError(f"{where}: '{key}' must be a finite number >= 0 or null. Got {v!r}.")
     return float(v)

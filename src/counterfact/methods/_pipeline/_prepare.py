@@ -10,6 +10,7 @@ own values (never from its position in ``X``).
 from __future__ import annotations
 
 import hashlib
+import inspect
 import warnings
 from dataclasses import fields
 from typing import Any
@@ -295,11 +296,18 @@ def _warn_own_objective(method: PipelineMethod, measure: str) -> None:
     """Warn when a parameter of the method's own objective (``tags.own_objective``) is off
     its default in a call that minimises a measure of effort (``measure``, in words),
     where it does nothing."""
-    params, defaults = method.get_params(deep=False), type(method)().get_params(deep=False)
+    if not method.tags.own_objective:
+        return
+    try:
+        defaults = inspect.signature(type(method)).parameters
+    except (TypeError, ValueError):  # a class whose signature cannot be read: nothing to say
+        return
+    params = method.get_params(deep=False)
     off = [
         f"{name}={params[name]!r}"
         for name in method.tags.own_objective
-        if name in params and _differs(params[name], defaults.get(name))
+        if name in params and name in defaults
+        if _differs(params[name], defaults[name].default)
     ]
     if off:
         warnings.warn(

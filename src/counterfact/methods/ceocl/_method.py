@@ -550,6 +550,9 @@ class CEOCL(CounterfactualMethod):
             return Candidates(pd.DataFrame(columns=self.schema_.names), status, diag)
         found = _Answers([row], [np.asarray(first.x)])
         self._collect_pool(form, first, found.pool)
+        # further answers keep a margin above the threshold: a point just below it that the
+        # real model rejects must not become a row the next solves are built around
+        solves.margin = max(solves.margin, float(self.margin))
         diag.update(self._further(solves, form, found))
         found.pool.sort(key=lambda t: t[0])
         frame = pd.DataFrame(found.rows + [r for _, r in found.pool], columns=self.schema_.names)
@@ -590,8 +593,9 @@ class CEOCL(CounterfactualMethod):
         is an average of leaf values, so under ``min_probability`` a point exactly at the
         required probability is common, and a margin above it would hide it: there the
         first solve asks the probability down to :data:`TIE_MARGIN` below ``p``, which
-        covers every point at ``p``; one the real model rejects (or no point at all) falls
-        back to the margins above."""
+        covers every point at ``p``; an answer the real model rejects falls back to the
+        margins above (no point at all there is a proof that none reaches ``p``).  Further
+        answers are searched with ``margin``."""
         m = float(self.margin)
         ties = query.min_probability is not None and self.exact_.link == "identity"
         return [-TIE_MARGIN, m, 10.0 * m] if ties else [m, 10.0 * m]
