@@ -265,3 +265,29 @@ def test_a_subclass_with_its_own_constructor_explains(credit):
 
     result = Tagged("t", random_state=0).fit(model, train).explain(X.iloc[:1])
     assert len(result.status) == 1
+
+
+# ------------------------------------------------------------------------------ L2C
+def test_an_unreachable_apple_gpu_is_refused_in_words():
+    torch = pytest.importorskip("torch")
+    from counterfact._utils._deps import torch_device
+
+    if torch.backends.mps.is_available():
+        pytest.skip("this machine reaches an Apple GPU")
+    with pytest.raises(cf.exceptions.ValidationError, match="device='cpu'"):
+        torch_device(torch, "mps", "L2C")
+
+
+def test_a_file_l2c_did_not_write_is_refused_without_unsafe_advice(credit, tmp_path):
+    pytest.importorskip("torch")
+    train, model, _ = credit
+    path = tmp_path / "garbage.pt"
+    path.write_bytes(b"not a torch file at all")
+    with pytest.raises(cf.exceptions.ValidationError) as info:
+        cf.L2C.load(path, model, train)
+    assert "weights_only" not in str(info.value) and "not a file L2C.save wrote" in str(info.value)
+
+
+def test_saving_an_unfitted_generator_names_save(tmp_path):
+    with pytest.raises(cf.exceptions.NotFittedError, match="before 'save'"):
+        cf.L2C().save(tmp_path / "g.pt")

@@ -92,11 +92,17 @@ def is_available(name: str) -> bool:
 def torch_device(torch: Any, requested: Any, owner: str) -> Any:
     """``torch.device(requested)``, refused with a :class:`ValidationError` naming
     ``owner``'s parameter when it asks for CUDA that this torch cannot reach (a CPU
-    build, no GPU, or an index beyond the GPUs present)."""
+    build, no GPU, or an index beyond the GPUs present), or for an Apple GPU (mps) it
+    cannot reach."""
     try:
         device = torch.device(requested)
     except (RuntimeError, TypeError) as exc:
         raise ValidationError(f"{owner}(device={requested!r}): {exc}") from None
+    if device.type == "mps" and not torch.backends.mps.is_available():
+        raise ValidationError(
+            f"{owner}(device={requested!r}): this torch cannot reach an Apple GPU (mps) here "
+            f"(torch {torch.__version__}). Use device='cpu' (or 'auto')."
+        )
     if device.type != "cuda":
         return device
     n = torch.cuda.device_count() if torch.cuda.is_available() else 0

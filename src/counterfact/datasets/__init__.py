@@ -29,7 +29,9 @@ labels (coded levels decoded) and the actionability the papers use, all
 overridable with ``data.with_schema(data.schema.with_actionability(...))``.
 Features only time changes (age, years at an address) have actionability
 ``"time"``: immutable unless a timeline is given; datasets with such features
-carry a default timeline (:func:`timeline`).
+carry a default timeline (:func:`timeline`).  Arrhythmia is the exception: its
+``age`` (with ``sex`` and ``height``) is immutable, since its rows are
+recordings of one visit, not plans over time, and it has no timeline.
 Datasets with a split of their own (Adult and Hill-Valley files, the
 Student schools, SBA's flags) expose it in ``metadata["splits"]``;
 :func:`predefined_split` applies it.

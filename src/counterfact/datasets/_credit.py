@@ -370,7 +370,10 @@ def load_sba(*, features: str) -> Dataset:
     * ``features="default"``: L2C's features without ``ChgOffPrinGr`` (the
       amount charged off: positive for every defaulted loan, so it leaks the
       target) and ``Selected`` (a sampling flag, not a loan property): 11.
-    * ``features="l2c"``: L2C's 13 columns as released, leak included.
+    * ``features="l2c"``: L2C's 13 columns as released, leak included, with
+      L2C's actionability: ``ChgOffPrinGr`` and ``Selected`` are free as in the
+      paper, so answers may change them; for advice to a borrower make them
+      immutable (``data.schema.with_actionability``) or use ``"default"``.
 
     Splits in ``metadata["splits"]``: ``"selected"`` (the paper's
     ``Selected`` flag: 1 = train, 1,051 / 1,051) and ``"year"`` (L2C's

@@ -340,11 +340,11 @@ class CounterfactualMethod:
     def _fit(self) -> None:
         """Hook: one-off work after the base class stored model, data and schema."""
 
-    def _check_fitted(self) -> None:
+    def _check_fitted(self, before: str = "explain") -> None:
         if not getattr(self, "fitted_", False):
             raise NotFittedError(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit(model, data)' "
-                "with the model and its training Dataset before 'explain'."
+                f"with the model and its training Dataset before '{before}'."
             )
 
     # ------------------------------------------------------------- explain

@@ -297,6 +297,10 @@ def _answers(
             )
             out.append(Candidates(first.empty, "timeout", diag))
             continue
-        diag["reason"] = f"no valid candidate among {diag['n_samples']} samples"
+        diag["reason"] = (
+            f"no valid candidate among {diag['n_samples']} samples (a sampled numeric value "
+            "is the midpoint of one of the feature's quantile bins, so values beyond those "
+            "midpoints are not tried; fallback='nearest' or a search method looks further)"
+        )
         out.append(Candidates(first.empty, "failed", diag))
     return out

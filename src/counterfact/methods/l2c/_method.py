@@ -254,7 +254,7 @@ class L2C(CounterfactualMethod):
         display_name="L2C",
         summary=(
             "an amortized generator (PyTorch): train once, then many diverse "
-            "counterfactuals per row in milliseconds"
+            "counterfactuals per row in one pass"
         ),
         paper="Vo et al., KDD 2023",
         constraints=SEARCH_KINDS | {"timeline"},  # through the checker and the snap phase
@@ -548,6 +548,7 @@ class L2C(CounterfactualMethod):
         parameters, and fingerprints of the model and of the training data.
         The model itself is not saved.
         """
+        self._check_fitted("save")
         _persist.save(self, path)
 
     @classmethod

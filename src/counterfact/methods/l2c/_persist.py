@@ -140,8 +140,12 @@ def _read(torch: Any, where: str) -> dict[str, Any]:
         raise ValidationError(f"No L2C file at {where!r}.")
     try:
         payload = torch.load(where, weights_only=True, map_location="cpu")
-    except Exception as exc:
-        raise ValidationError(f"Could not read an L2C file from {where!r}: {exc}") from exc
+    except Exception as exc:  # torch's text advises weights_only=False: not repeated
+        raise ValidationError(
+            f"Could not read an L2C file from {where!r} ({type(exc).__name__}); it is not a "
+            "file L2C.save wrote, or it is damaged. L2C files hold weights only and are never "
+            "read as pickled code."
+        ) from None
     if not isinstance(payload, dict) or payload.get("format") != FORMAT:
         raise ValidationError(f"{where!r} is not an L2C file saved by counterfact (L2C.save).")
     version = payload.get("version")
