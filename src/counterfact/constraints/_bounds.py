@@ -393,6 +393,13 @@ def _float_matrix(frame: pd.DataFrame, names: list[str]) -> np.ndarray:
     )
 
 
+def _own_value(f: Any, v: Any) -> FeatureBounds:
+    """The bounds of a feature that keeps the row's own value ``v``."""
+    if f.is_numeric:
+        return FeatureBounds(f, v, float(v), float(v))
+    return FeatureBounds(f, v, values=(v,))
+
+
 def why_fixed(schema: Schema, constraints: Any, name: str) -> str:
     """Why an immutable feature cannot change, in the words of whoever fixed it (the
     schema, the constraints' ``immutable``, or a ``features_to_vary`` that leaves it out)."""
@@ -470,8 +477,7 @@ class ResolvedConstraints:
                         f"{list(self.allowed_values[name])} exclude the query's own value {v!r}. "
                         "Drop them or let the feature change."
                     )
-                fb = FeatureBounds(f, v, float(v), float(v)) if f.is_numeric else None
-                out.append(fb or FeatureBounds(f, v, values=(v,)))
+                out.append(_own_value(f, v))
                 continue
             d = self.direction.get(name, 0)
             if f.is_numeric:

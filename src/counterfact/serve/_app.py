@@ -379,14 +379,17 @@ def _new_app(
     return app
 
 
-def _endpoints(docs: bool) -> str:
-    """The server's endpoints in one sentence (the answer to an unknown path)."""
+def _endpoints(request: Request, docs: bool) -> str:
+    """The server's endpoints in one sentence (the answer to an unknown path), read from the
+    app's own API description so that the list never drifts from its routes."""
+    api = [
+        f"{method.upper()} {path}" + ("?index=k" if path == "/api/example" else "")
+        for path, methods in request.app.openapi()["paths"].items()
+        for method in methods
+    ]
     where = "/docs and /openapi.json" if docs else "/openapi.json"
-    return (
-        "The endpoints are GET /health, GET /api/schema, GET /api/methods, "
-        "GET /api/example?index=k, POST /api/predict and POST /api/explain; the page is at / "
-        f"and the API's documentation at {where}."
-    )
+    listed = ", ".join(api[:-1]) + f" and {api[-1]}" if len(api) > 1 else "".join(api)
+    return f"The endpoints are {listed}; the page is at / and the API's documentation at {where}."
 
 
 #: the shape of a POST body, for the errors that say what to send
@@ -400,7 +403,7 @@ def _http_detail(request: Request, exc: HTTPException, phrase: str, docs: bool) 
     path = request.url.path
     path = path if len(path) <= 100 else path[:100] + "..."
     if exc.status_code == 404 and detail == phrase:
-        return f"There is nothing at {path}. {_endpoints(docs)}"
+        return f"There is nothing at {path}. {_endpoints(request, docs)}"
     if exc.status_code == 405 and detail == phrase:
         allowed = [
             m.strip()

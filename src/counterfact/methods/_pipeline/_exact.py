@@ -120,6 +120,13 @@ class ExactModels:
         out.link = probability_link(compiled, model.predict_proba, sample)
         return out
 
+    def ties_at_floor(self, query: Query) -> bool:
+        """Whether answers exactly at ``query``'s ``min_probability`` are common: a
+        forest's probability (the ``identity`` link) is an average of leaf values, so its
+        values lie on a lattice that a round ``p`` often meets.  An exact search then
+        reaches below the floor (``TIE_MARGIN``) rather than past it by its margin."""
+        return query.min_probability is not None and self.link == "identity"
+
     def views(self, query: Query) -> CompiledViews:
         """The models ``query``'s answers must reach its target in; raises
         :class:`UnsupportedConstraintError` for what cannot be encoded exactly."""

@@ -321,9 +321,14 @@ def _warn_own_objective(method: PipelineMethod, measure: str) -> None:
 
 
 def _differs(value: Any, default: Any) -> bool:
+    """Whether a parameter's value is not its default (a tuple and a list of the same
+    numbers are the same; so are 0.1 and ``np.float64(0.1)``)."""
     if isinstance(value, (list, tuple)) and isinstance(default, (list, tuple)):
         return list(value) != list(default)
-    return type(value) is not type(default) or value != default
+    try:
+        return bool(value != default)
+    except (TypeError, ValueError):  # values that do not compare (arrays): not the default
+        return True
 
 
 class _Free:

@@ -597,8 +597,7 @@ class CEOCL(CounterfactualMethod):
         margins above (no point at all there is a proof that none reaches ``p``).  Further
         answers are searched with ``margin``."""
         m = float(self.margin)
-        ties = query.min_probability is not None and self.exact_.link == "identity"
-        return [-TIE_MARGIN, m, 10.0 * m] if ties else [m, 10.0 * m]
+        return [-TIE_MARGIN, m, 10.0 * m] if self.exact_.ties_at_floor(query) else [m, 10.0 * m]
 
     def _further(self, solves: _Solves, form: Any, found: _Answers) -> dict[str, Any]:
         """The further answers under ``blocking`` (class docstring); their diagnostics."""

@@ -673,7 +673,7 @@ class MACE(CounterfactualMethod):
             run.proof_margin = -float(problem.margin)
             if outcome.status == "infeasible":
                 outcome = self._near_threshold(query, problem, run, outcome, deadline)
-            elif outcome.status == "optimal" and self._ties_common(query):
+            elif outcome.status == "optimal" and self.exact_.ties_at_floor(query):
                 outcome = self._with_ties(query, problem, run, outcome, deadline)
         else:
             run.proof_margin = margin_tolerance(query.min_probability)
@@ -684,11 +684,6 @@ class MACE(CounterfactualMethod):
         run.stated_margin = m if run.stated_margin is None else min(run.stated_margin, m)
         run.t_solve += time.perf_counter() - t0
         return outcome
-
-    def _ties_common(self, query: Query) -> bool:
-        """Whether points exactly at the required probability are common: a forest's
-        probability is an average of leaf values, so its values lie on a lattice."""
-        return query.min_probability is not None and self.exact_.link == "identity"
 
     def _with_ties(
         self, query: Query, problem: Problem, run: _Run, outcome: SearchOutcome, deadline: Deadline

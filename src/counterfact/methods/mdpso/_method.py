@@ -40,6 +40,12 @@ def _device_ok(v: Any) -> bool:
 _DEFAULT_SWARM = SwarmOptions()
 
 
+#: why an attempt was skipped before any swarm (``Job.reason``): its box lets nothing move, or
+#: the features it must move are more than ``max_changes``
+NO_MOVE = "no feature can move inside the box"
+TOO_MANY_FORCED = "more forced changes than max_changes"
+
+
 class MDPSO(CounterfactualMethod):
     """Mixed-discrete particle swarm counterfactuals for high-dimensional data.
 
@@ -332,20 +338,16 @@ class MDPSO(CounterfactualMethod):
             ):
                 self._launch(job, pr, options)
                 return
-            job.reason = (
-                "no feature can move inside the box"
-                if not pr.n_active
-                else "more forced changes than max_changes"
-            )
+            job.reason = NO_MOVE if not pr.n_active else TOO_MANY_FORCED
             job.attempt += 1
         job.swarm = None
         job.attempt = min(job.attempt, options.n_restarts)
 
     def _no_valid(self, job: Job) -> str:
         """Why a swarm ended empty: the box it searched is the method's, not the user's."""
-        if job.reason == "more forced changes than max_changes":
+        if job.reason == TOO_MANY_FORCED:
             return job.reason
-        cause = "no feature can move inside" if job.reason else "no valid particle in"
+        cause = "no feature can move inside" if job.reason == NO_MOVE else "no valid particle in"
         grow = 2**job.attempt
         active = "" if job.problem is None else f", {job.problem.n_active} feature(s) searched"
         return (
