@@ -1,10 +1,15 @@
 """Batch explanation: chunking, resume, failing chunks, a local Dask cluster, Ray and a
-killed worker."""
+killed worker; what a chunked run takes (per-row lists, Series, a user's own model class),
+checked before any chunk runs."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
+import subprocess
+import sys
+import textwrap
 import threading
 import time
 
@@ -13,6 +18,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from counterfact.exceptions import CounterfactError, ValidationError
 from counterfact.methods._pipeline._batch import explain_in_chunks
 
 
@@ -250,3 +256,99 @@ def test_killed_dask_worker_loses_nothing(setting, tmp_path):
     assert killed, "the worker was not killed during the run"
     assert not rep.failed and len(rep.result) == len(X)
     assert len(list(tmp_path.glob("chunk-*.json"))) == rep.n_chunks
+
+
+# ------------------------------------------- what a chunked run takes, checked first
+@pytest.mark.parametrize("n", [3, 5])
+def test_a_per_row_list_of_another_length_is_refused(setting, n):
+    method, X = setting
+    X = X.iloc[:9]
+    frozen = [cf.Constraints(immutable=["duration_months", "credit_amount"])] * n
+    with pytest.raises(ValidationError, match=f"constraints lists {n} entries for the 9 rows"):
+        explain_in_chunks(method, X, chunk_size=3, constraints=frozen)
+    with pytest.raises(ValidationError, match=f"target lists {n} entries for the 9 rows"):
+        explain_in_chunks(method, X, chunk_size=3, target=[1] * n)
+
+
+def test_a_target_series_is_matched_to_the_rows_by_label(setting):
+    method, X = setting
+    X = X.iloc[:9]
+    labels = pd.Series([0, 1] * 4 + [0], index=X.index)
+    shuffled = labels.iloc[::-1]
+    for run in (
+        lambda t: method.explain(X, target=t),
+        lambda t: explain_in_chunks(method, X, chunk_size=4, target=t).result,
+    ):
+        assert list(run(shuffled).target) == list(labels)
+    other = pd.Series([1] * 9, index=range(1000, 1009))
+    with pytest.raises(ValidationError, match="index does not label each of the 9 rows"):
+        method.explain(X, target=other)
+    with pytest.raises(ValidationError, match="index does not label each of the 9 rows"):
+        explain_in_chunks(method, X, chunk_size=4, target=other)
+
+
+def test_a_single_row_as_a_series_is_one_query(setting):
+    method, X = setting
+    X = X.iloc[:9]
+    report = explain_in_chunks(method, X.iloc[3], chunk_size=2)
+    assert report.n_chunks == 1 and list(report.result.queries.index) == [X.index[3]]
+    direct = method.explain(X.iloc[3])
+    pd.testing.assert_frame_equal(
+        report.result.counterfactuals, direct.counterfactuals, check_dtype=False
+    )
+
+
+def test_a_chunk_file_copied_over_another_is_refused_on_resume(setting, tmp_path):
+    method, X = setting
+    X = X.iloc[:9]
+    explain_in_chunks(method, X, chunk_size=3, out_dir=tmp_path)
+    shutil.copy(tmp_path / "chunk-00000.json", tmp_path / "chunk-00001.json")
+    with pytest.raises(ValidationError, match=r"chunk-00001\.json holds the rows"):
+        explain_in_chunks(method, X, chunk_size=3, out_dir=tmp_path)
+
+
+def test_every_chunk_failing_is_an_error_not_an_empty_report(setting):
+    method, X = setting
+    X = X.iloc[:9]
+    broken = X.copy()
+    broken["credit_amount"] = float("nan")
+    with pytest.raises(CounterfactError, match="Every one of the 3 chunks failed; chunk 0"):
+        explain_in_chunks(method, broken, chunk_size=3)
+
+
+SCRIPT = """
+import counterfact as cf
+from counterfact.methods._pipeline._batch import explain_in_chunks
+
+
+class Mine:
+    '''A model class that lives only in this script (its __main__).'''
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.classes_ = inner.classes_
+
+    def predict(self, X):
+        return self.inner.predict(X)
+
+    def predict_proba(self, X):
+        return self.inner.predict_proba(X)
+
+
+data = cf.datasets.load("german_credit")
+train, test = data.split(test_size=0.3, random_state=0)
+fitted = cf.models.fit(train, "lr", random_state=0)
+method = cf.NearestObservable().fit(Mine(getattr(fitted, "model", fitted)), train)
+report = explain_in_chunks(method, test.X.iloc[:4], chunk_size=2, n_jobs=2)
+print("failed", len(report.failed), "answered", len(report.result.queries))
+"""
+
+
+def test_a_model_class_from_the_users_script_reaches_the_workers(tmp_path):
+    script = tmp_path / "mine.py"
+    script.write_text(textwrap.dedent(SCRIPT))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "failed 0 answered 4" in done.stdout

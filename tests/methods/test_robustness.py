@@ -285,12 +285,27 @@ def test_the_notice_states_each_answers_estimate(german, half):
     for (q, rank), row in table.iterrows():
         accepted, copies = int(row["accepted"]), int(row["copies"])
         text = half.notice(q, rank)
-        assert f"This change holds for {accepted} of {copies} retrained models" in text, text
+        assert f"This answer holds for {accepted} of {copies} retrained models" in text, text
         assert f"estimate {round(100 * row['estimate'], 1):g} %" in text
         assert f"reaches the 50 % asked: {'yes' if row['reached'] else 'no'}" in text
     _, _, rows, _, method = german
     plain = method.explain(rows.head(1))
     assert "retrained models" not in plain.notice(rows.index[0])
+
+
+def test_describe_states_each_answers_estimate_under_the_answer(german, half):
+    """describe(), the summary read first, gives each answer's held-out count and estimate
+    on the line under it, as result.robustness() holds them; without the requirement, none."""
+    table = half.robustness()
+    lines = half.describe().splitlines()
+    for (q, rank), row in table.iterrows():
+        at = next(i for i, line in enumerate(lines) if line.startswith(f"query {q}, #{rank}:"))
+        below = lines[at + 1]
+        said = f"holds for {int(row['accepted'])} of {int(row['copies'])} retrained models"
+        assert below.strip().startswith(said), below
+        assert f"estimate {round(100 * row['estimate'], 1):g} %" in below
+    _, _, rows, _, method = german
+    assert "retrained models" not in method.explain(rows.head(1)).describe()
 
 
 def test_a_result_without_the_requirement_says_how_to_get_it(german):

@@ -3,9 +3,9 @@ linear model."""
 
 from __future__ import annotations
 
-import numpy as np
 import pandas as pd
 import pytest
+from _linear import linear_problem
 
 import counterfact as cf
 
@@ -13,19 +13,7 @@ import counterfact as cf
 @pytest.fixture(scope="module")
 def linear():
     """Approval rises with income, falls with debt; tenure matters little."""
-    rng = np.random.default_rng(0)
-    n = 600
-    frame = pd.DataFrame(
-        {
-            "income": rng.integers(10, 101, n),
-            "debt": rng.integers(0, 51, n),
-            "tenure": rng.integers(0, 21, n),
-        }
-    )
-    score = 0.08 * frame["income"] - 0.12 * frame["debt"] + 0.01 * frame["tenure"] - 3
-    frame["approved"] = (score + rng.logistic(0, 0.3, n) > 0).astype(int)
-    data = cf.Dataset.from_frame(frame, target="approved")
-    return data, cf.models.fit(data, "lr", random_state=0)
+    return linear_problem(tenure_weight=0.01)
 
 
 def test_reasons_are_the_changed_features_ordered_by_what_each_closes(linear):

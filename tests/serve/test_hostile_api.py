@@ -11,8 +11,6 @@ import json
 import os
 import socket
 import statistics
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
@@ -29,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import counterfact as cf
+from _live import free_port, serve_process
 from counterfact.cli import main as cli_main
 from counterfact.serve import Limits, Service, create_app
 from counterfact.serve._quota import Quotas
@@ -443,64 +442,11 @@ def test_a_cancelled_request_frees_its_method_at_once(setting, row):
     assert not worker.is_alive()
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def server():
     """``counterfact serve`` on 127.0.0.1 (MACE only, one request at a time per method)."""
-    port = _free_port()
-    cmd = [
-        sys.executable,
-        "-m",
-        "counterfact.cli",
-        "serve",
-        "--host",
-        "127.0.0.1",
-        "--port",
-        str(port),
-        "--methods",
-        "mace",
-        "--method-concurrency",
-        "1",
-        "--max-rows",
-        "20",
-        "--requests-per-minute",
-        "0",
-        "-q",
-    ]
-    proc = subprocess.Popen(
-        cmd,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        env={**os.environ, "TQDM_DISABLE": "1"},
-    )
-    base = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 180
-        while time.monotonic() < deadline:
-            if proc.poll() is not None:
-                pytest.fail(
-                    f"the server exited: {proc.stderr.read().decode() if proc.stderr else ''}"
-                )
-            try:
-                if httpx.get(base + "/health", timeout=2).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                time.sleep(0.2)
-        else:
-            pytest.fail("the server did not answer /health within 180 s")
+    with serve_process("--methods", "mace", "--method-concurrency", "1") as (port, base, _):
         yield port, base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(30)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(10)
 
 
 def test_a_dropped_large_request_is_cancelled(server):
@@ -581,7 +527,7 @@ def test_unsafe_serving_is_refused_before_anything_is_fitted(
         monkeypatch.delenv("COUNTERFACT_TOKEN", raising=False)
     else:
         monkeypatch.setenv("COUNTERFACT_TOKEN", env)
-    assert cli_main([*argv, "--port", str(_free_port())]) == 2
+    assert cli_main([*argv, "--port", str(free_port())]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("counterfact: error: ") and message in err[0]
 

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import math
 import numbers
+import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ..exceptions import ValidationError
@@ -21,6 +23,7 @@ __all__ = [
     "Options",
     "Spec",
     "TypeSpec",
+    "check_writable",
     "invalid_example",
     "is_number",
     "is_whole",
@@ -161,3 +164,21 @@ def invalid_example(specs: list[Any]) -> Any:
             ):
                 return candidate
     return object()
+
+
+def check_writable(path_text: str | Path, option: str = "--out") -> None:
+    """Raise unless ``path_text`` names a file that can be written (checked before any work,
+    so that a typo in the path is not reported after the computation). ``option`` names
+    the path in the message: the command-line flag or the Python parameter."""
+    path = Path(path_text).expanduser()
+    path_text = str(path_text)
+    if path.is_dir():
+        raise ValidationError(f"{option} {path_text!r} is a folder; name a file to write.")
+    parent = path.parent if str(path.parent) else Path(".")
+    if not parent.is_dir():
+        raise ValidationError(
+            f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist."
+        )
+    if not os.access(path if path.exists() else parent, os.W_OK):
+        where = "the file" if path.exists() else f"the folder {str(parent)!r}"
+        raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")

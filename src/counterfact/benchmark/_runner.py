@@ -37,6 +37,7 @@ import pandas as pd
 from .. import datasets, methods, models
 from ..constraints import Constraints, Costs, Requirements
 from ..exceptions import (
+    CounterfactError,
     DatasetNotFoundError,
     MissingDependencyError,
     UnsupportedConstraintError,
@@ -586,22 +587,22 @@ def _spec_dict(spec: Spec) -> dict[str, Any]:
     return d
 
 
-def collect(out: str | Path) -> pd.DataFrame:
+def collect(out: str | Path, *, write: bool = True) -> pd.DataFrame:
     """The long results table (one row per cell x query x rank; queries with no
-    counterfactual get one row with rank -1) from a results folder; also writes
-    ``results.csv`` and, when pyarrow is installed, ``results.parquet``."""
+    counterfactual get one row with rank -1) from a results folder; with ``write``
+    (the default) also writes ``results.csv`` and, when pyarrow is installed,
+    ``results.parquet`` into it.  A cell file that cannot be read is a
+    :class:`ValidationError` naming it."""
     out = Path(out)
     rows = []
     for meta_path in sorted((out / "cells").glob("*.json")):
         if meta_path.name.endswith(".result.json"):
             continue
-        meta = json.loads(meta_path.read_text())
+        meta = _cell_record(meta_path)
         if meta.get("status") != "done":
             continue
         cid = meta["cell"]
-        r = CounterfactualResult.from_json((out / "cells" / f"{cid}.result.json").read_text())
-        m = pd.read_csv(out / "cells" / f"{cid}.metrics.csv", index_col=0)
-        m.index = r.queries.index
+        r, m = _cell_answers(out / "cells", cid)
         per_answer = _read_effort(out / "cells" / f"{cid}.effort.csv", r)
         kind = _time_kind(meta, r.runtime)
         reasons = r.reason
@@ -635,13 +636,50 @@ def collect(out: str | Path) -> pd.DataFrame:
                     }
                 )
     table = pd.DataFrame(rows)
-    if len(table):
+    if write and len(table):
         table.to_csv(out / "results.csv", index=False)
         try:
             table.to_parquet(out / "results.parquet", index=False)
         except ImportError:
             pass
     return table
+
+
+_REDO = (
+    "Run the benchmark again with the same --out to compute that cell afresh, or delete "
+    "the cell's files."
+)
+
+
+def _cell_record(path: Path) -> dict[str, Any]:
+    """A cell's record (``cells/<cell>.json``), or a :class:`ValidationError` naming the file."""
+    try:
+        record = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValidationError(
+            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_REDO}"
+        ) from None
+    if not isinstance(record, dict) or "cell" not in record:
+        raise ValidationError(
+            f"The benchmark cell file {str(path)!r} is not a cell record (no 'cell' key). {_REDO}"
+        )
+    return record
+
+
+def _cell_answers(folder: Path, cid: str) -> tuple[CounterfactualResult, pd.DataFrame]:
+    """A finished cell's result and per-query metrics, or a :class:`ValidationError` naming
+    the file that cannot be read."""
+    path = folder / f"{cid}.result.json"
+    try:
+        result = CounterfactualResult.from_json(path.read_text())
+        path = folder / f"{cid}.metrics.csv"
+        metrics = pd.read_csv(path, index_col=0)
+        metrics.index = result.queries.index
+    except (OSError, ValueError, CounterfactError) as exc:
+        raise ValidationError(
+            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_REDO}"
+        ) from None
+    return result, metrics
 
 
 def _read_effort(path: Path, result: CounterfactualResult) -> pd.Series:
@@ -727,7 +765,7 @@ def _unfinished_cells(out: Path) -> list[dict[str, Any]]:
     for meta_path in sorted((out / "cells").glob("*.json")):
         if meta_path.name.endswith(".result.json"):
             continue
-        meta = json.loads(meta_path.read_text())
+        meta = _cell_record(meta_path)
         if meta.get("status") in ("skipped", "error"):
             others.append(
                 {
@@ -741,15 +779,18 @@ def _unfinished_cells(out: Path) -> list[dict[str, Any]]:
     return others
 
 
-def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFrame:
+def summarise(
+    out: str | Path, table: pd.DataFrame | None = None, *, write: bool = True
+) -> pd.DataFrame:
     """Per dataset x model x method: coverage (with its Wilson 95 % interval,
     ``coverage_ci_low`` / ``coverage_ci_high``), mean of each metric over queries
     (with the half-width of its normal 95 % interval, ``ci95_<metric>``),
     median and p90 time per query (p90 left empty for amortized times, see
     :func:`runtime_kind`), the kind of time and the mean fit (training) time;
-    also the skipped/error cells with their reasons."""
+    also the skipped/error cells with their reasons.  With ``write`` (the default) the
+    table is also written to ``summary.csv`` in the folder."""
     out = Path(out)
-    table = collect(out) if table is None else table
+    table = collect(out, write=write) if table is None else table
     parts = []
     if len(table):
         parts.append(_summarise_done(table))
@@ -757,5 +798,6 @@ def summarise(out: str | Path, table: pd.DataFrame | None = None) -> pd.DataFram
     if others:
         parts.append(pd.DataFrame(others).drop_duplicates(["dataset", "model", "method"]))
     summary = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame()
-    summary.to_csv(out / "summary.csv", index=False)
+    if write:
+        summary.to_csv(out / "summary.csv", index=False)
     return summary

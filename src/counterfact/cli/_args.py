@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 import difflib
 import math
-import os
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .. import methods
 from .._utils._deps import install_hint, is_available
+from .._utils._validation import check_writable
 from ..constraints import Constraints
 from ..constraints._timeline import MAX_HORIZON
 from ..data._loading import _existing_file, read_structured
@@ -38,22 +39,6 @@ def parse_value(text: str) -> Any:
         return yaml.safe_load(text)
     except yaml.YAMLError:
         return text
-
-
-def check_writable(path_text: str, option: str = "--out") -> None:
-    """Raise unless ``path_text`` names a file that can be written (checked before any work,
-    so that a typo in the path is not reported after the computation)."""
-    path = Path(path_text).expanduser()
-    if path.is_dir():
-        raise ValidationError(f"{option} {path_text!r} is a folder; name a file to write.")
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise ValidationError(
-            f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist."
-        )
-    if not os.access(path if path.exists() else parent, os.W_OK):
-        where = "the file" if path.exists() else f"the folder {str(parent)!r}"
-        raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")
 
 
 def split_list(text: str | list[str] | None) -> list[str]:
@@ -262,13 +247,17 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
             f"--horizon must be a whole number of months from 0 to {MAX_HORIZON} (the months an "
             f"answer may take). Got {horizon}."
         )
+    if horizon is not None and base.timeline is not None:
+        # the file's timeline is the user's: the flag sets its horizon and nothing else
+        base = replace(base, timeline=replace(base.timeline, horizon=horizon))
+        horizon = None
     flags = Constraints(
         immutable=split_list(args.immutable),
         increasing=split_list(args.increasing),
         decreasing=split_list(args.decreasing),
         features_to_vary=split_list(args.vary) or None,
         max_changes=args.max_changes,
-        timeline=getattr(args, "horizon", None),
+        timeline=horizon,
     )
     merged = _merged(base, flags)
     for part in parts:

@@ -144,7 +144,8 @@ def _add_population(a: argparse.ArgumentParser) -> None:
         choices=COST_CHOICES,
         help="the cost aggregated (default effort: 1 per changed feature plus each move in "
         "MAD-units, the same scale for every method); l1: the range-normalised l1 distance; "
-        "method: the method's own objective; n_changed",
+        "method: the method's own objective; n_changed. (Python: audit(measure=...); "
+        "--measure is the search's measure, Python's Requirements(costs=...).)",
     )
     a.add_argument(
         "--max-rows",

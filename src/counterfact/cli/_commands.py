@@ -335,9 +335,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
 def with_horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
     """``--horizon N`` on a bundled dataset: its default timeline (its rates and cost of
     waiting, ``cf.datasets.timeline``) with horizon N, merged into ``given``; on the user's
-    own file (``--data``) the horizon alone, as ``given`` already holds."""
+    own file (``--data``) the horizon alone, as ``given`` already holds.  A timeline of the
+    ``--constraints`` file is kept as it is (with horizon N): no default is merged into it."""
     if getattr(args, "horizon", None) is None:
         return given
+    if given.timeline != constraints.Timeline(horizon=args.horizon):
+        return given  # the file's own timeline, its horizon set by the flag
     default = None if args.data else datasets.timeline(data, horizon=args.horizon)
     # on data that nothing moves with time, explain warns that the horizon helps no answer
     return given if default is None else given.merge(constraints.Constraints(timeline=default))

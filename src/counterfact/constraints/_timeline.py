@@ -133,7 +133,7 @@ class Timeline:
 
     def __post_init__(self) -> None:
         h = self.horizon
-        if isinstance(h, bool) or (not isinstance(h, (int,)) and not _whole(h)):
+        if isinstance(h, (bool, str, bytes)) or (not isinstance(h, (int,)) and not _whole(h)):
             raise ConstraintError(f"Timeline.horizon must be a whole number of months. Got {h!r}.")
         if not 0 <= int(h) <= MAX_HORIZON:
             raise ConstraintError(
@@ -216,6 +216,11 @@ class Timeline:
     def words(self) -> str:
         """The timeline for people: ``"within 12 months; savings up at most 0.17 a month;
         a month of waiting costs 0.042"``."""
+        if self.horizon == 0:
+            paced = ", ".join(self.rates)
+            return "today only: no waiting" + (
+                f"; {paced} cannot change (paced by time)" if paced else ""
+            )
         parts = [f"within {self.horizon} month{'' if self.horizon == 1 else 's'}"]
         for name, (up, down) in self.rates.items():
             sides = [(side, r) for side, r in (("up", up), ("down", down)) if r > 0]
@@ -252,6 +257,11 @@ class Timeline:
             return d
         if isinstance(d, (int, float)) and not isinstance(d, bool):
             return cls(horizon=d)  # type: ignore[arg-type]
+        if not isinstance(d, Mapping):
+            raise ConstraintError(
+                "A timeline must be a cf.Timeline, a whole number of months (the horizon), or a "
+                f"mapping with keys horizon, rates, wait_cost, advancing. Got {_kind(d)}."
+            )
         d = _mapping(d, "timeline")
         unknown = sorted(set(d) - {"horizon", "rates", "wait_cost", "advancing"})
         if unknown:

@@ -117,6 +117,12 @@ def _given(run: Run, Xr: pd.DataFrame, given: Any, constraints: Any) -> Individu
     theirs = audit.meta.get("constraints") if audit is not None else res.constraints
     if isinstance(theirs, dict):
         theirs = Constraints.from_dict(theirs)
+    if theirs is not None and theirs.timeline is not None:
+        raise ValidationError(
+            "The 'individual' answers were computed under a timeline, and global recourse "
+            "takes none (its actions are changes applied today): audit the same rows without "
+            "the timeline and pass that, or leave individual unset."
+        )
     shared = constraints is None or isinstance(constraints, Constraints)
     if res.query_constraints is not None or not shared or key(theirs) != key(constraints):
         raise ValidationError(

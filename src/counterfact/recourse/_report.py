@@ -10,6 +10,8 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deps import import_optional
+from ..constraints import Timeline
+from ..exceptions import CounterfactError
 from . import _plots
 from ._global import _report as _global_report
 from ._text import GLOSSARY, measure_words
@@ -78,7 +80,7 @@ def _cell(row: pd.Series, col: str, kind: str) -> str:
         p = kind.split(":")[1]
         return (
             _num(v)
-            if pd.isna(v)
+            if pd.isna(v) or pd.isna(row[f"{p}_ci_low"])
             else f"{_num(v)} [{_num(row[f'{p}_ci_low'])}, {_num(row[f'{p}_ci_high'])}]"
         )
     return _num(v)
@@ -107,7 +109,19 @@ def _constraints_text(c: Any) -> str:
         c = c.to_dict()
     if not isinstance(c, dict):
         return str(c)
-    return "; ".join(f"{k}: {v}" for k, v in c.items() if v not in (None, [], {}, ()))
+    return "; ".join(
+        f"{k}: {_timeline_words(v) if k == 'timeline' else v}"
+        for k, v in c.items()
+        if v not in (None, [], {}, ())
+    )
+
+
+def _timeline_words(timeline: Any) -> str:
+    """A timeline (object or its dict) in a person's words; anything else as it is."""
+    try:
+        return Timeline.from_dict(timeline).words()
+    except (TypeError, ValueError, CounterfactError):
+        return str(timeline)
 
 
 def _context(result: Any) -> dict[str, Any]:

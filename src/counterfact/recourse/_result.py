@@ -193,15 +193,20 @@ class AuditResult:
             return ""
         rec = self.per_row["outcome"] == "recourse"
         n, k = int(rec.sum()), int(said[rec].fillna(False).astype(bool).sum())
+        if n == 0:
+            return ""
+        rows = "the 1 row" if n == 1 else f"the {n} rows"
+        where = " (per row: robustness_reached, robustness_estimate)."
+        if k == n:
+            said_all = "it is" if n == 1 else f"all {n} are"
+            return f" Of {rows} with recourse, {said_all} said to reach it{where}"
         rest = (
             "the other one keeps its most robust answer, short of it, and still counts"
             if n - k == 1
             else f"the other {n - k} keep their most robust answer, short of it, and still count"
         )
-        return (
-            f" Of the {n} rows with recourse, {k} are said to reach it; {rest} as recourse (per "
-            "row: robustness_reached, robustness_estimate)."
-        )
+        verb = "is" if k == 1 else "are"
+        return f" Of {rows} with recourse, {k} {verb} said to reach it; {rest} as recourse{where}"
 
     @property
     def proves_infeasibility(self) -> bool:

@@ -20,6 +20,7 @@ import pandas as pd
 from ..constraints import Constraints, Costs, Requirements
 from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
+from ..methods._pipeline._prepare import check_call
 from ..models import desired_class
 from ._batch import Run, explain_rows, population, rejected
 from ._groups import resolve_groups
@@ -104,6 +105,7 @@ def audit(
     X, data = population(X, data, method)
     frame, req, measure = _checked(method, X, constraints, requirements, measure, protected)
     settings = Settings.of(given(statistics, Statistics, "statistics", "audit"))
+    check_call(n_counterfactuals, "distinct")  # refused now, not as every row "unknown"
     how = (int(n_counterfactuals), given(batch, Batch, "batch", "audit"))
     run = _run(method, constraints, req, target, measure, protected, data, how)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)

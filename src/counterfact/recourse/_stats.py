@@ -52,9 +52,10 @@ def _rng(random_state: int, *keys: str) -> np.random.Generator:
 def bootstrap_ci(
     values: np.ndarray, stat: str, n_bootstrap: int, confidence: float, rng: np.random.Generator
 ) -> tuple[float, float]:
-    """Percentile bootstrap interval of ``stat`` (``"mean"`` or ``"median"``) of ``values``."""
+    """Percentile bootstrap interval of ``stat`` (``"mean"`` or ``"median"``) of ``values``
+    (NaN for fewer than two values: resampling one value only returns it)."""
     v = np.asarray(values, dtype=float)
-    if v.size == 0 or n_bootstrap < 1:
+    if v.size < 2 or n_bootstrap < 1:
         return float("nan"), float("nan")
     fn = np.mean if stat == "mean" else np.median
     out = np.empty(n_bootstrap)

@@ -19,6 +19,7 @@ from typing import Any
 import pandas as pd
 
 from .._utils._deps import import_optional
+from .._utils._validation import check_writable, is_whole
 from ..benchmark._runner import collect, summarise
 from ..exceptions import ValidationError
 from ._cards import collect_cards
@@ -93,18 +94,12 @@ def build(
     images beside it in ``<name>_files/``.  Needs the ``report`` extra
     (matplotlib, jinja2).
     """
-    if fmt not in ("html", "md"):
-        raise ValidationError(f"Report format must be 'html' or 'md'. Got {fmt!r}.")
     results = Path(results)
-    if not (results / "cells").is_dir():
-        raise ValidationError(
-            f"{results} is not a benchmark results folder (no cells/ inside); run "
-            "`counterfact benchmark` first."
-        )
-    env = _env(fmt)
-    table = collect(results)
-    summary = summarise(results, table)
     target = Path(out) if out else results / f"report.{fmt}"
+    _check_inputs(results, fmt, target, cards_per_cell)
+    env = _env(fmt)
+    table = collect(results, write=False)  # the report only reads the folder
+    summary = summarise(results, table, write=False)
     spec_d = (
         json.loads((results / "spec.json").read_text()) if (results / "spec.json").exists() else {}
     )
@@ -136,8 +131,35 @@ def build(
         arrows_note=_ARROWS,
         amortized_note=_AMORTIZED,
     )
-    target.write_text(text)
+    try:
+        target.write_text(text)
+    except OSError as exc:
+        raise ValidationError(f"The report cannot be written to {str(target)!r}: {exc}.") from None
     return target
+
+
+def _check_inputs(results: Path, fmt: str, target: Path, cards_per_cell: Any) -> None:
+    """Refuse, before any work, a format, folder, output path or card count that cannot be
+    used."""
+    if fmt not in ("html", "md"):
+        raise ValidationError(f"Report format must be 'html' or 'md'. Got {fmt!r}.")
+    if not is_whole(cards_per_cell) or cards_per_cell < 0:
+        raise ValidationError(
+            f"cards_per_cell must be a whole number of recourse cards per cell, 0 or more. "
+            f"Got {cards_per_cell!r}."
+        )
+    if not (results / "cells").is_dir():
+        raise ValidationError(
+            f"{results} is not a benchmark results folder (no cells/ inside); run "
+            "`counterfact benchmark` first."
+        )
+    if not any(p for p in (results / "cells").glob("*.json") if ".result." not in p.name):
+        raise ValidationError(
+            f"{results}/cells holds no cell yet: the benchmark has not finished a cell "
+            "(it may still be running, or it stopped before the first). Run `counterfact "
+            "benchmark` with this --out to compute the cells."
+        )
+    check_writable(target, option="out")
 
 
 def _skipped(summary: pd.DataFrame, fmt: str) -> str:
@@ -148,7 +170,9 @@ def _skipped(summary: pd.DataFrame, fmt: str) -> str:
     if not len(bad):
         return ""
     return plain_table(
-        bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True), fmt
+        bad[["dataset", "model", "method", "state", "reason"]].reset_index(drop=True),
+        fmt,
+        css_class="tbl reasons",
     )
 
 
@@ -200,7 +224,7 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
     """One paragraph: what the spec is, where its protocol comes from, and the size of the run."""
     parts = []
     if spec.get("description"):
-        parts.append(str(spec["description"]).strip())
+        parts.append(_sentence(str(spec["description"])))
     if spec.get("reference"):
         parts.append(f"Protocol: {spec['reference']}.")
     if spec:
@@ -212,7 +236,7 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
             )
             + f"{spec.get('n_counterfactuals')} "
             f"counterfactual{'' if spec.get('n_counterfactuals') == 1 else 's'} per query, "
-            f"seeds {spec.get('seeds')}, "
+            f"{_seeds(spec.get('seeds'))}, "
             + (
                 "no time limit."
                 if spec.get("time_limit") is None
@@ -227,3 +251,15 @@ def _intro(spec: dict[str, Any], table: pd.DataFrame) -> str:
         )
         parts.append(f"Finished cells: {len(n)}, explained queries: {int(n.sum())}.")
     return " ".join(parts)
+
+
+def _sentence(text: str) -> str:
+    """``text`` stripped, ending with a full stop unless it already ends a sentence."""
+    text = text.strip()
+    return text if not text or text[-1] in ".!?" else text + "."
+
+
+def _seeds(seeds: Any) -> str:
+    """``seed 0`` or ``seeds 0, 1, 2`` from the spec's seeds."""
+    values = list(seeds) if isinstance(seeds, (list, tuple)) else [seeds]
+    return ("seed " if len(values) == 1 else "seeds ") + ", ".join(map(str, values))

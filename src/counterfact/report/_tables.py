@@ -34,10 +34,15 @@ def _fmt_column(values: pd.Series, *, significant: bool = False) -> list[str]:
     which span orders of magnitude)."""
     vals = pd.to_numeric(values, errors="coerce").to_numpy(dtype=float)
     if significant:
-        return [_DASH if not np.isfinite(x) else f"{x:.3g}" for x in vals]
+        return [_DASH if not np.isfinite(x) else _three_digits(x) for x in vals]
     finite = vals[np.isfinite(vals)]
     d = 0 if finite.size and np.all(finite == np.round(finite)) else _decimals(list(vals))
     return [_DASH if not np.isfinite(x) else f"{x:.{d}f}" for x in vals]
+
+
+def _three_digits(x: float) -> str:
+    """Three significant digits, trailing zeros kept (``0.0140`` beside ``0.0452``)."""
+    return f"{x:#.3g}".rstrip(".") if x != 0 else "0"
 
 
 def _as_shown(values: pd.Series, *, significant: bool = False) -> pd.Series:
@@ -125,12 +130,10 @@ def summary_table(block: pd.DataFrame, fmt: str) -> str:
             b, src, col, display_text=_fmt_column(col, significant=k.column == "time")
         )
     time_label = next(k.label for k in KEY_METRICS if k.column == "time")
-    if "time_kind" in b:
-        amort = (b["time_kind"] == "amortized").to_numpy()
-        display[time_label] = [
-            f"{t}{AMORTIZED_MARK}" if a and t != _DASH else t
-            for t, a in zip(display[time_label], amort, strict=True)
-        ]
+    display[time_label] = [
+        f"{t}{AMORTIZED_MARK}" if a and t != _DASH else t
+        for t, a in zip(display[time_label], _amortized_rows(b), strict=True)
+    ]
     fit = (
         pd.to_numeric(b["fit_seconds"], errors="coerce")
         if "fit_seconds" in b
@@ -206,12 +209,26 @@ def full_table(block: pd.DataFrame, fmt: str, skip: Sequence[str] = ()) -> str:
         index=[_with_arrow(c) for c in cols],
         dtype=object,
     )
+    amortized = _amortized_rows(b)
     for i, c in enumerate(cols):
-        display.iloc[i] = _fmt_column(values[c], significant=_is_time(c))
+        text = _fmt_column(values[c], significant=_is_time(c))
+        if _is_time(c) and c != "fit_seconds":
+            text = [
+                f"{t}{AMORTIZED_MARK}" if a and t != _DASH else t
+                for t, a in zip(text, amortized, strict=True)
+            ]
+        display.iloc[i] = text
     mask.index, mask.columns = display.index, display.columns
     if fmt == "html":
         return _styled_html(display, mask, index_name="metric")
     return _markdown(display, mask, index_name="metric")
+
+
+def _amortized_rows(b: pd.DataFrame) -> list[bool]:
+    """Per method (row of ``b``): whether its times are batch averages."""
+    if "time_kind" not in b:
+        return [False] * len(b)
+    return list((b["time_kind"] == "amortized").to_numpy())
 
 
 def _is_time(column: str) -> bool:
@@ -223,8 +240,9 @@ def _with_arrow(metric: str) -> str:
     return metric if hib is None else f"{metric} {chr(0x2191) if hib else chr(0x2193)}"
 
 
-def plain_table(df: pd.DataFrame, fmt: str) -> str:
-    """A table without highlighting (skipped cells, statistics), numbers rounded."""
+def plain_table(df: pd.DataFrame, fmt: str, *, css_class: str = "tbl") -> str:
+    """A table without highlighting (skipped cells, statistics), numbers rounded;
+    ``css_class`` styles the HTML table (``"tbl reasons"`` wraps long text)."""
     display = df.copy()
     for c in display.columns:
         if pd.api.types.is_float_dtype(display[c]):
@@ -232,7 +250,7 @@ def plain_table(df: pd.DataFrame, fmt: str) -> str:
     display = display.astype(object).where(display.notna(), "")
     display.index = pd.RangeIndex(1, len(display) + 1)
     if fmt == "html":
-        styler = display.style.hide(axis="index").set_table_attributes('class="tbl"')
+        styler = display.style.hide(axis="index").set_table_attributes(f'class="{css_class}"')
         return str(styler.to_html())
     cols = list(map(str, display.columns))
     lines = ["| " + " | ".join(cols) + " |", "| " + " | ".join("---" for _ in cols) + " |"]

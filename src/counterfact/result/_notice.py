@@ -29,7 +29,7 @@ from ..exceptions import ValidationError
 from ..schema._format import format_value
 from ._robustness import held_words
 from ._text import changes, timed_changes
-from ._time import _timeline
+from ._time import _timeline, wait_words
 
 __all__ = ["notice", "reasons"]
 
@@ -136,6 +136,25 @@ def _when(result: Any, query: Any, rank: int) -> str | None:
     return f"When: {timed_changes(changes(result.schema, x, cf), moved, months)}."
 
 
+def _together(every: pd.DataFrame, shown: int, target: Any) -> str:
+    """What the changes listed do together; when the answer makes more changes than the
+    notice lists, the others named and that only all of them give the decision."""
+    if shown >= len(every):
+        together = "these changes together" if shown > 1 else "this change"
+        return f"With {together}, the model's decision would have been '{target}'."
+    rest = [str(f) for f in every["feature"].iloc[shown:]]
+    others = (
+        f"a change of {rest[0]}"
+        if len(rest) == 1
+        else f"changes of {', '.join(rest[:-1])} and {rest[-1]}"
+    )
+    listed = "this one" if shown == 1 else f"these {shown}"
+    return (
+        f"The answer makes {len(every)} changes: {listed} and {others}; only with all "
+        f"{len(every)} together would the model's decision have been '{target}'."
+    )
+
+
 def notice(
     result: Any,
     query: Any,
@@ -149,20 +168,28 @@ def notice(
     to adapt into an adverse-action notice; it says how the answer was established,
     naming what "smaller" means in words (never the certificate's raw numbers).
     ``target_label`` names the target class in the text (default: its raw label)."""
-    table = reasons(result, query, rank, max_reasons)
+    every = reasons(result, query, rank, max_reasons=len(result.schema.names))
+    if isinstance(max_reasons, bool) or not isinstance(max_reasons, int) or max_reasons < 1:
+        raise ValidationError(f"max_reasons must be an int >= 1. Got {max_reasons!r}.")
+    table = every.head(max_reasons)
     target = result.target.get(query) if target_label is None else target_label
     lines = [f"Principal reasons the application was not assigned to '{target}':"]
     lines += [f"{k + 1}. {s}." for k, s in enumerate(table["sentence"])]
-    together = "these changes together" if len(table) > 1 else "this change"
-    lines.append(f"With {together}, the model's decision would have been '{target}'.")
+    lines.append(_together(every, len(table), target))
+    if len(every) > 1 and every["closes"].isna().all():
+        lines.append(
+            "The reasons are listed in the order of the data's features, not by how much "
+            "each closes the gap: the result was read without its model (pass model= to "
+            "from_json to rank them)."
+        )
     when = _when(result, query, rank)
     if when:
         lines.append(when)
     lines.append(f"How this was established: {result.certificate(query, numbers=False)}.")
-    lines.append(f"Smaller means {result.measure_words()}.")
+    lines.append(f"Smaller means {result.measure_words()}{wait_words(result, [query])}.")
     req = getattr(result, "requirements", {}) or {}
     if req.get("robustness") is not None:
-        lines.append(f"This change {held_words(result.robustness().loc[(query, int(rank))])}.")
+        lines.append(f"This answer {held_words(result.robustness().loc[(query, int(rank))])}.")
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")
     region = result.regions.get((query, int(rank)))

@@ -135,7 +135,7 @@ def recheck(
     and its other models).  Raises ValidationError naming every answer and region that
     the models contradict."""
     judge = _judge(result, model, robust_to)
-    parts = {**result.parts(), "model": model}
+    parts = {**result.parts(), "model": judge.model}  # the adapter, as explain keeps it
     parts.update(_confidences(result, judge.model))
     problems = _answer_problems(result, judge)
     regions, region_problems, notes = _regions(result, judge, protected)

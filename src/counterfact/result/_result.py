@@ -22,7 +22,7 @@ from ._integrity import Integrity
 from ._json import constraints_json, dump, load
 from ._notice import notice, reasons
 from ._region import Region
-from ._robustness import robustness_note, robustness_table, scope_words
+from ._robustness import held_words, robustness_note, robustness_table, scope_words
 from ._status import DEFAULT_REASONS, STATUSES, SUCCESS
 from ._text import (
     Change,
@@ -586,20 +586,34 @@ class CounterfactualResult:
         )
         measure = self.measure_words()
         if any(q in groups for q in queries):
-            lines.append(f"Smaller means {measure}.")
+            lines.append(f"Smaller means {measure}{_time.wait_words(self, queries)}.")
         costs = self.cost() if self.costs is not None and len(self.counterfactuals) else None
+        held = self._held()
         for q in queries:
             if q not in groups:
                 st, reason = self.status.get(q, "?"), self.reason.get(q, "")
                 tail = f"{st}: {reason}" if reason else f"{st}"
+                if st != "invalid":  # what the search was held to, too
+                    tail += scope_words(self, q)
                 lines.append(f"query {q}: no counterfactual ({tail})")
                 continue
-            lines += self._answer_lines(q, groups[q], costs)
+            lines += self._answer_lines(q, groups[q], costs, held)
             lines.append("  " + self.certificate(q, numbers=False))
         return "\n".join(lines)
 
-    def _answer_lines(self, q: Any, cfs: pd.DataFrame, costs: pd.Series | None) -> list[str]:
-        """One line per answer of query ``q`` (:meth:`describe`), with its region."""
+    def _held(self) -> pd.DataFrame | None:
+        """Under ``Requirements(robustness=p)``: each answer's estimated robustness (None
+        otherwise, or with no answer)."""
+        if self.requirements.get("robustness") is None or not len(self.counterfactuals):
+            return None
+        table = robustness_table(self)
+        return table if len(table) else None
+
+    def _answer_lines(
+        self, q: Any, cfs: pd.DataFrame, costs: pd.Series | None, held: pd.DataFrame | None
+    ) -> list[str]:
+        """One line per answer of query ``q`` (:meth:`describe`), with its region and,
+        under robustness, how many retrained models kept out of the search accept it."""
         lines = []
         x = self.queries.loc[q]
         for r, cf in cfs.sort_index().iterrows():
@@ -613,6 +627,8 @@ class CounterfactualResult:
             region = self.regions.get((q, int(r)))
             if region is not None:
                 lines.append(f"  any of: {region.describe(self.schema)}")
+            if held is not None and (q, r) in held.index:
+                lines.append("  " + held_words(held.loc[(q, r)]))
         return lines
 
     def change_text(self, query: Any, rank: int = 0) -> str:

@@ -269,11 +269,13 @@ def _margin_words(record: Any) -> str:
     if tol is None or tol >= 0:
         return ""
     threshold = getattr(record, "threshold", None)
+    scale = getattr(record, "margin_scale", "") or ""
+    on = f" on the {scale}" if scale else ""  # the margin is on the model's score, said so
     if threshold is None:
-        return f", among answers the model accepts by a margin of more than {-tol:g}"
+        return f", among answers the model accepts by a margin of more than {-tol:g}{on}"
     return (
-        f", among answers whose probability passes the required {threshold:g} by a margin of "
-        f"more than {-tol:g}"
+        f", among answers that pass the required probability {threshold:g} by a margin of "
+        f"more than {-tol:g}{on}"
     )
 
 

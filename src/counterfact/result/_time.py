@@ -168,6 +168,19 @@ def _timeline(result: Any, query: Any) -> Any:
     return None if c is None else getattr(c, "timeline", None)
 
 
+def wait_words(result: Any, queries: Sequence[Any]) -> str:
+    """How waiting is priced for ``queries`` under their timelines, to follow what
+    "smaller" means: ``"; each month of waiting costs 0.042"`` ("" without a timeline, or
+    when waiting is free)."""
+    costs = {float(t.wait_cost) for q in queries if (t := _timeline(result, q)) is not None}
+    costs.discard(0.0)
+    if not costs:
+        return ""
+    if len(costs) == 1:
+        return f"; each month of waiting costs {next(iter(costs)):.2g}"
+    return "; each month of waiting costs what the row's own timeline says"
+
+
 def _horizons(horizons: Sequence[int] | None) -> list[int]:
     hs = list(HORIZONS if horizons is None else horizons)
     for h in hs:

@@ -32,6 +32,9 @@ __all__ = ["add_parser", "app_from_env", "cmd_serve"]
 TOKEN_ENV = "COUNTERFACT_TOKEN"
 #: environment variable passing the configuration to worker processes
 _CONFIG_ENV = "COUNTERFACT_SERVE_CONFIG"
+#: seconds a stopping server (Ctrl+C, SIGTERM) lets running explanations finish before it
+#: cancels them: each then stops at its solver's next check, and its client gets no answer
+SHUTDOWN_GRACE = 5
 
 _EPILOG = f"""\
 With no arguments: German Credit, a logistic regression fitted on 80% of it, every installed
@@ -442,7 +445,13 @@ def cmd_serve(args: argparse.Namespace) -> int:
             f"{'/docs' if swagger_ui_assets() else '/openapi.json'}); "
             "press Ctrl+C to stop"
         )
-        uvicorn.run(app, host=args.host, port=args.port, log_level=log_level)
+        uvicorn.run(
+            app,
+            host=args.host,
+            port=args.port,
+            log_level=log_level,
+            timeout_graceful_shutdown=SHUTDOWN_GRACE,
+        )
         return 0
     if request_log is not None:
         request_log.close()  # each worker process opens it for appending
@@ -457,5 +466,6 @@ def cmd_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level=log_level,
+        timeout_graceful_shutdown=SHUTDOWN_GRACE,
     )
     return 0

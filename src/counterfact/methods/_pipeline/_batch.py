@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import cloudpickle
 import joblib
 import numpy as np
 import pandas as pd
@@ -34,12 +35,12 @@ from joblib import Parallel, delayed
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
-from ...exceptions import ValidationError
+from ...exceptions import CounterfactError, ValidationError
 from ...result import CounterfactualResult
 from ._backends import check_n_jobs, check_parallel, parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
-from ._prepare import check_requirements
+from ._prepare import check_requirements, per_row_series
 from ._protocol import PipelineMethod
 from ._robustness import fit_robustness_copies
 
@@ -105,22 +106,31 @@ def explain_in_chunks(
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
         ``target``, ``requirements``, ...); a ``constraints`` or ``target`` list
-        with one entry per row of ``X`` is cut with the rows.
+        with one entry per row of ``X`` is cut with the rows (a list of another length
+        is refused; a Series is matched to the rows by its index).
+
+    Raises
+    ------
+    CounterfactError
+        When every chunk failed (the first chunk's error in the message); when only some
+        failed, the report lists them in ``failed`` and the result holds the others.
 
     Notes
     -----
     A progress bar over the queries (updated as chunks finish) and a closing summary
     line go to standard error when ``verbose`` is set or standard error is a terminal.
     """
+    X = _one_row_frame(X)
     _check_chunks(chunk_size, X, parallel, address)
     check_n_jobs(n_jobs)
+    explain_kwargs = _per_row_checked(explain_kwargs, X)
     out = None
     if out_dir is not None:
         out = claim_folder(Path(out_dir), method, X, chunk_size, explain_kwargs)
     size = int(chunk_size)
     chunks = [X.iloc[k : k + size] for k in range(0, len(X), size)]
     collector = _Collector(BatchReport(result=None, n_chunks=len(chunks)), out)
-    todo = collector.resume(len(chunks))
+    todo = collector.resume(chunks)
     collector.bar = _bar(method, sum(len(chunks[i]) for i in todo))
     if todo:
         blob, tasks = _tasks(method, chunks, todo, size, explain_kwargs)
@@ -128,13 +138,48 @@ def explain_in_chunks(
     report = collector.close(getattr(method, "model_", None))
     if should_show(method.verbose, len(X)):
         print(_closing_line(report), file=sys.stderr, flush=True)
+    if report.result is None and report.failed:
+        raise CounterfactError(_all_failed(report, out))
     return report
+
+
+def _all_failed(report: BatchReport, out: Path | None) -> str:
+    """Every chunk failed: the first chunk's error, and where the others' are."""
+    first = min(report.failed)
+    lines = [line for line in report.failed[first].strip().splitlines() if line.strip()]
+    where = f" (each chunk's error is in {out / 'failed.json'})" if out is not None else ""
+    return (
+        f"Every one of the {report.n_chunks} chunks failed{where}; chunk {first}: "
+        f"{lines[-1] if lines else 'no message'}"
+    )
 
 
 #: the keywords of ``explain`` that may hold one value per row (a list as long as ``X``)
 _PER_ROW = ("constraints", "target")
 #: the file in ``out_dir`` that says which run its chunks belong to
 RUN_FILE = "chunks-run.json"
+
+
+def _one_row_frame(X: Any) -> Any:
+    """A single row given as a Series (as ``explain`` takes it) as a one-row frame."""
+    return X.to_frame().T if isinstance(X, pd.Series) else X
+
+
+def _per_row_checked(kwargs: dict[str, Any], X: pd.DataFrame) -> dict[str, Any]:
+    """``kwargs`` with each per-row keyword checked against ``X`` before any chunk runs: a
+    list of another length is refused (a chunk would otherwise take it whole), a Series
+    is matched to the rows by its index."""
+    out = dict(kwargs)
+    for k in _PER_ROW:
+        v = out.get(k)
+        if isinstance(v, pd.Series):
+            out[k] = per_row_series(v, X.index, k)
+        elif isinstance(v, (list, tuple, np.ndarray)) and len(v) != len(X):
+            raise ValidationError(
+                f"{k} lists {len(v)} entries for the {len(X)} rows of X; give one per row, "
+                "in X's order (or one for every row)."
+            )
+    return out
 
 
 def _split_per_row(kwargs: dict[str, Any], n: int) -> tuple[dict[str, Any], dict[str, list]]:
@@ -158,13 +203,14 @@ def _tasks(
     """What every task shares (the method, the keywords, the robustness copies) and each
     chunk's task (its index, size, and its rows with its slice of the per-row values).
     Tasks take their inputs as pickled bytes (no Python object is shipped or scattered
-    implicitly), so that a task can be re-run anywhere."""
+    implicitly), so that a task can be re-run anywhere; cloudpickle writes them, so that a
+    model class defined in a script or a notebook reaches the workers by value."""
     shared, per_row = _split_per_row(kwargs, sum(len(c) for c in chunks))
-    blob = pickle.dumps((method, shared, _shipped_copies(method, kwargs)))
+    blob = cloudpickle.dumps((method, shared, _shipped_copies(method, kwargs)))
     tasks = []
     for i in todo:
         own = {k: v[i * size : (i + 1) * size] for k, v in per_row.items()}
-        tasks.append((i, len(chunks[i]), pickle.dumps((chunks[i], own))))
+        tasks.append((i, len(chunks[i]), cloudpickle.dumps((chunks[i], own))))
     return blob, tasks
 
 
@@ -272,6 +318,19 @@ def _closing_line(report: BatchReport) -> str:
     return line
 
 
+def _saved_chunk(path: Path, rows: pd.Index) -> CounterfactualResult:
+    """A chunk an earlier run wrote, refused unless it explains exactly ``rows``."""
+    result = CounterfactualResult.from_json(path.read_text())
+    held = result.queries.index
+    if not held.equals(rows):
+        raise ValidationError(
+            f"{path.name} holds the rows {list(held[:5])}, but this run's chunk has the rows "
+            f"{list(rows[:5])}: the folder's chunk files were changed since they were "
+            "written. Delete them (or the folder) to explain those rows afresh."
+        )
+    return result
+
+
 class _Collector:
     """Receives each chunk as it finishes: writes it to ``out`` (atomically), keeps it,
     counts it."""
@@ -285,13 +344,14 @@ class _Collector:
     def _path(self, i: int) -> Path | None:
         return None if self.out is None else self.out / f"chunk-{i:05d}.json"
 
-    def resume(self, n_chunks: int) -> list[int]:
-        """Load the chunks an earlier run wrote; return the others."""
+    def resume(self, chunks: list[pd.DataFrame]) -> list[int]:
+        """Load the chunks an earlier run wrote (each checked to hold its own rows); return
+        the others."""
         todo = []
-        for i in range(n_chunks):
+        for i, rows in enumerate(chunks):
             path = self._path(i)
             if path is not None and path.exists():
-                self.results[i] = CounterfactualResult.from_json(path.read_text())
+                self.results[i] = _saved_chunk(path, rows.index)
                 self.report.skipped.append(i)
             else:
                 todo.append(i)
@@ -328,6 +388,9 @@ class _Collector:
         return self.report
 
 
+_NAN2 = (float("nan"), float("nan"))
+
+
 def _run_on_joblib(
     blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int, collector: _Collector
 ) -> None:
@@ -336,8 +399,14 @@ def _run_on_joblib(
     gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
         delayed(_chunk_task)(blob, chunk, i) for i, _, chunk in tasks
     )
-    for i, text, err, seconds in gen:
-        collector.finished(i, sizes[i], text, err, seconds)
+    try:
+        for i, text, err, seconds in gen:
+            collector.finished(i, sizes[i], text, err, seconds)
+    except Exception as exc:  # the pool itself broke (a worker process died): not one chunk
+        for i in sorted(set(sizes) - set(collector.report.done) - set(collector.report.failed)):
+            collector.finished(
+                i, sizes[i], None, f"a worker process died ({type(exc).__name__}: {exc})", _NAN2
+            )
 
 
 def _run_on_dask(
@@ -345,9 +414,10 @@ def _run_on_dask(
 ) -> None:
     """One Dask task per chunk, submitted to the client directly.
 
-    The method is broadcast to every worker once (a surviving replica keeps the
-    run going when a worker dies) and each task carries only its chunk, so the
-    scheduler can re-run a dead worker's tasks elsewhere.  Tasks go straight to
+    The method is broadcast to every worker once and each task carries only its chunk.
+    A task whose worker dies is recorded as failed with the cluster's error (Dask may
+    report it as cancelled, its scattered method lost with the worker); a re-run with
+    ``out_dir`` computes only the chunks not written.  Tasks go straight to
     the scheduler rather than through joblib's Dask backend: that backend let a
     one-thread worker run two chunks at once, which halved the throughput of
     the solver-based methods at two workers (measured: MACE and CE-OCL 1.0x).

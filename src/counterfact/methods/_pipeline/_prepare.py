@@ -32,7 +32,7 @@ from ._judge import make_judge
 from ._protocol import PipelineMethod
 from ._query import Query
 
-__all__ = ["prepare", "query_frame"]
+__all__ = ["check_call", "per_row_series", "prepare", "query_frame"]
 
 
 def resolve_rows(
@@ -136,7 +136,7 @@ def prepare(
     values (:func:`row_seeds`), never from its position.  The queries have no
     time budget yet (the budget phase gives them one).
     """
-    _check_call(n_counterfactuals, alternatives)
+    check_call(n_counterfactuals, alternatives)
     req = check_requirements(requirements)
     frame = query_frame(method, X)
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
@@ -151,7 +151,7 @@ def prepare(
     }
     costs = _RowCosts(bind_costs(method, req.costs), method.schema_)
     preds, proba = method.model_.predict_with_proba(frame)
-    targets = targets_of(method.model_, preds, target, len(frame))
+    targets = targets_of(method.model_, preds, target, frame.index)
     seeds = row_seeds(method.random_state, frame)
     free = _Free(method.schema_)
     tasks = []
@@ -240,7 +240,7 @@ def check_requirements(requirements: Any) -> Requirements:
     return requirements
 
 
-def _check_call(n_counterfactuals: Any, alternatives: Any) -> None:
+def check_call(n_counterfactuals: Any, alternatives: Any) -> None:
     """``n_counterfactuals`` is an int >= 1 and ``alternatives`` one of :data:`ALTERNATIVES`."""
     if (
         isinstance(n_counterfactuals, bool)
@@ -349,22 +349,26 @@ def _row_bounds(
 ) -> tuple[ResolvedConstraints, QueryBounds, str | None]:
     """A row's resolved constraints and bounds, or (with free bounds) why it cannot be explained."""
     if isinstance(rc, ConstraintError):
-        return free(x, f"the row's constraints contradict themselves: {rc}")
+        return free(x, f"the row's constraints contradict themselves: {_lower_first(str(rc))}")
     try:
         bounds = rc.for_query(x)
     except ConstraintError as exc:
         if errors == "raise":
             raise
-        return free(x, f"the row's constraints contradict themselves: {exc}")
+        return free(x, f"the row's constraints contradict themselves: {_lower_first(str(exc))}")
     if per_row and errors == "coerce" and bounds.infeasible:
         empty = [b.feature.name for b in bounds.features if b.empty]
         return free(x, f"the row's constraints leave {empty} no allowed value")
     return rc, bounds, None
 
 
-def targets_of(model: Any, preds: np.ndarray, target: Any, n: int) -> list[Any]:
-    """The desired class of each of ``n`` rows: ``target`` (one label, or one per
-    row), or for binary models the class each row is not predicted as."""
+def targets_of(model: Any, preds: np.ndarray, target: Any, index: pd.Index) -> list[Any]:
+    """The desired class of each row of ``index``: ``target`` (one label, or one per
+    row: a list in the rows' order, or a Series matched to the rows by its index), or for
+    binary models the class each row is not predicted as."""
+    n = len(index)
+    if isinstance(target, pd.Series):
+        target = per_row_series(target, index, "target")
     classes = model.classes_
     if target is None:
         if len(classes) != 2:
@@ -383,3 +387,29 @@ def targets_of(model: Any, preds: np.ndarray, target: Any, n: int) -> list[Any]:
         check_label(classes, t)
         model.class_index(t)
     return targets
+
+
+def per_row_series(values: pd.Series, index: pd.Index, what: str) -> list[Any]:
+    """A Series of one value per row, matched to the rows by label (in ``index``'s order);
+    a Series that does not label every row exactly once is refused."""
+    if values.index.equals(index):
+        return list(values)
+    if (
+        values.index.has_duplicates
+        or len(values) != len(index)
+        or not index.isin(values.index).all()
+    ):
+        missing = [q for q in index if q not in values.index][:3]
+        raise ValidationError(
+            f"{what} is a Series of {len(values)} values whose index does not label each of "
+            f"the {len(index)} rows of X once (rows not in it: {missing}); index it like X, "
+            "or pass a list in X's order."
+        )
+    return list(values.reindex(index))
+
+
+def _lower_first(text: str) -> str:
+    """A sentence continued after a colon: its first letter in lower case, unless the
+    first word is an acronym (``"Feature 'x' ..."`` -> ``"feature 'x' ..."``)."""
+    head = text.split(" ", 1)[0]
+    return text if not text or (len(head) > 1 and head.isupper()) else text[0].lower() + text[1:]

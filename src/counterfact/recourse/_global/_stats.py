@@ -55,8 +55,9 @@ def newcombe(k1: int, n1: int, k2: int, n2: int, confidence: float) -> tuple[flo
 def _ratio_ci(
     num: np.ndarray, den: np.ndarray, n_bootstrap: int, confidence: float, rng: np.random.Generator
 ) -> tuple[float, float]:
-    """Paired percentile bootstrap interval of ``mean(num) / mean(den)``."""
-    if num.size == 0 or n_bootstrap < 1:
+    """Paired percentile bootstrap interval of ``mean(num) / mean(den)`` (NaN for fewer than
+    two pairs: resampling one pair only returns it, which is no interval)."""
+    if num.size < 2 or n_bootstrap < 1:
         return float("nan"), float("nan")
     idx = rng.integers(0, num.size, size=(n_bootstrap, num.size))
     with np.errstate(divide="ignore", invalid="ignore"):

@@ -110,7 +110,7 @@ def findings(g: Any) -> list[str]:
     if o["n_paired"]:
         out.append(
             f"For the people they cover, the common actions cost {_x(o['cost_ratio'])} their {own} "
-            f"({conf} interval [{_x(o['cost_ratio_ci_low'])}, {_x(o['cost_ratio_ci_high'])}]; "
+            f"({_ratio_interval(o, conf)}; "
             f"median per-person ratio {_x(o['cost_ratio_median'])})."
             + (
                 " Each person's own cost is the proven minimum, so no action can cost them less."
@@ -189,6 +189,13 @@ def _group_sentences(rows: pd.DataFrame, grouping: str, conf: str, own: str) -> 
     return out
 
 
+def _ratio_interval(row: pd.Series, conf: str) -> str:
+    """The cost ratio's bootstrap interval in words (none from a single pair)."""
+    if not math.isfinite(row["cost_ratio_ci_low"]):
+        return "one person, so no interval" if row["n_paired"] < 2 else "no interval"
+    return f"{conf} interval [{_x(row['cost_ratio_ci_low'])}, {_x(row['cost_ratio_ci_high'])}]"
+
+
 def _ratio_sentence(hi_r: pd.Series, lo_r: pd.Series, conf: str, own: str) -> str:
     """The groups whose common actions cost most and least against their own answers, or
     one sentence for all when every group's ratio reads the same."""
@@ -198,7 +205,6 @@ def _ratio_sentence(hi_r: pd.Series, lo_r: pd.Series, conf: str, own: str) -> st
         )
     return (
         f"The common actions cost {hi_r['group']} {_x(hi_r['cost_ratio'])} what their {own} "
-        f"would ({conf} interval [{_x(hi_r['cost_ratio_ci_low'])}, "
-        f"{_x(hi_r['cost_ratio_ci_high'])}]), against {_x(lo_r['cost_ratio'])} for "
+        f"would ({_ratio_interval(hi_r, conf)}), against {_x(lo_r['cost_ratio'])} for "
         f"{lo_r['group']}."
     )
