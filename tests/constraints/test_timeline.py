@@ -242,7 +242,7 @@ def test_schema_checks_and_constraint_conflicts(credit: cf.Dataset) -> None:
 def test_the_timeline_in_words():
     t = cf.Timeline(horizon=12, rates={"savings": (1 / 6, 0.0)}, wait_cost=1 / 24)
     assert t.words() == (
-        "within 12 months; savings up at most 0.17 a month; a month of waiting costs 0.042"
+        "within 12 months; savings up at most 1 every 6 months; a month of waiting costs 0.042"
     )
     assert cf.Timeline(horizon=6, wait_cost=0).words() == "within 6 months; waiting is free"
     assert cf.Timeline(horizon=1, wait_cost=0).words() == "within 1 month; waiting is free"

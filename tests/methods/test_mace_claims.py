@@ -181,7 +181,7 @@ def test_under_min_probability_the_bound_speaks_of_the_required_probability(germ
     rec = r.certificate_record(79)
     assert r.status[79] in ("optimal", "feasible") and rec.threshold == 0.6
     assert "past the required probability 0.6 by more than" in rec.sentence
-    assert "required 0.6 by a margin" in r.certificate(79, numbers=False)
+    assert "required probability 0.6 by a margin" in r.certificate(79, numbers=False)
     months, amounts = np.meshgrid(
         np.arange(4, 73), np.arange(250, int(x["credit_amount"].iloc[0]) + 1)
     )

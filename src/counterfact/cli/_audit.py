@@ -109,6 +109,7 @@ def add_audit(subparsers: Any, common: argparse.ArgumentParser) -> argparse.Argu
         a,
         seed_help="seed of the split, the model, the method, the sample and the bootstrap",
         rows="the audited rows",
+        queries=False,  # an audit reads its rows from --data, not from --queries
     )
     _add_batch(a)
     _add_global(a)

@@ -17,6 +17,7 @@ from typing import Any
 import pandas as pd
 
 from .. import benchmark, constraints, datasets, methods, models, report
+from .._utils._progress import should_show
 from .._utils._values import _py
 from ..benchmark._runner import _cells, changed_settings
 from ..constraints import Requirements
@@ -325,9 +326,11 @@ def cmd_explain(args: argparse.Namespace) -> int:
             requirements=requirements,
         )
         found = int((result.found > 0).sum())
-        info(
-            args, f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s"
-        )
+        if not should_show(getattr(method, "verbose", 0), len(X)):  # else the method said it
+            info(
+                args,
+                f"{found}/{len(X)} rows got a counterfactual in {time.perf_counter() - t0:.1f} s",
+            )
     emit(result, args.format, args.out, labels=labels)
     return 0
 

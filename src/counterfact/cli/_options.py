@@ -128,7 +128,7 @@ def add_constraint_flags(p: argparse.ArgumentParser) -> None:
     )
 
 
-def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
+def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str, queries: bool = True) -> None:
     """--seed, --time-limit, --test-size and --n-jobs."""
     p.add_argument("--seed", type=int, help=f"{seed_help} (default 0)")
     p.add_argument(
@@ -142,7 +142,8 @@ def add_run(p: argparse.ArgumentParser, *, seed_help: str, rows: str) -> None:
     p.add_argument(
         "--test-size",
         type=float,
-        help=f"share of a --dataset held out as {rows} (default 0.2; not with --data or --queries)",
+        help=f"share of a --dataset held out as {rows} (default 0.2; not with --data"
+        + (" or --queries)" if queries else ")"),
     )
     p.add_argument(
         "--n-jobs", type=int, default=1, help="parallel workers (-1: all cores; default 1)"

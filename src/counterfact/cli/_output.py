@@ -127,12 +127,25 @@ def _constraints_text(constraints: Any) -> str:
         if kind == "timeline":
             parts.append(f"timeline {constraints.timeline.words()}")
             continue
-        if isinstance(value, Mapping):
+        if kind == "ranges":
+            value = ", ".join(f"{k} {_range_words(lo, hi)}" for k, (lo, hi) in value.items())
+        elif isinstance(value, Mapping):
             value = ", ".join(f"{k} {v}" for k, v in value.items())
         elif isinstance(value, (list, tuple)):
             value = ", ".join(map(str, value))
         parts.append(f"{kind} {value}")
     return "; ".join(parts) if parts else "none beyond the schema"
+
+
+def _range_words(low: Any, high: Any) -> str:
+    """A range as a person reads it: ``"from 2 to 8"``, ``"up to 6000"``, ``"from 2"``."""
+
+    def said(v: Any) -> str:
+        return f"{v:g}" if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+    if low is None:
+        return f"up to {said(high)}" if high is not None else "unbounded"
+    return f"from {said(low)}" + (f" to {said(high)}" if high is not None else "")
 
 
 def _terms(result: Any, q: Any, scoped: bool) -> str:

@@ -214,7 +214,7 @@ class Timeline:
         )
 
     def words(self) -> str:
-        """The timeline for people: ``"within 12 months; savings up at most 0.17 a month;
+        """The timeline for people: ``"within 12 months; savings up at most 1 every 6 months;
         a month of waiting costs 0.042"``."""
         if self.horizon == 0:
             paced = ", ".join(self.rates)
@@ -225,7 +225,7 @@ class Timeline:
         for name, (up, down) in self.rates.items():
             sides = [(side, r) for side, r in (("up", up), ("down", down)) if r > 0]
             moves = [
-                f"{side} at most {_about(r)} a month" if math.isfinite(r) else f"{side} freely"
+                f"{side} at most {_pace(r)}" if math.isfinite(r) else f"{side} freely"
                 for side, r in sides
             ]
             parts.append(f"{name} " + (" and ".join(moves) if moves else "unchanged"))
@@ -706,6 +706,14 @@ def time_free_costs(costs: Any, constraints: Any, schema: Schema) -> Any:
             table.flags.writeable = False
             out.tables[j] = table
     return out
+
+
+def _pace(rate: float) -> str:
+    """A rate per month for people: ``1/6 -> "1 every 6 months"`` (a level, a year: the
+    feature's own step), ``0.5 -> "0.5 a month"``."""
+    if 0 < rate < 1 and abs(1 / rate - round(1 / rate)) < 1e-6:
+        return f"1 every {round(1 / rate)} months"
+    return f"{_about(rate)} a month"
 
 
 def _about(value: float) -> str:

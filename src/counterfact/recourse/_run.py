@@ -105,11 +105,16 @@ def audit(
     X, data = population(X, data, method)
     frame, req, measure = _checked(method, X, constraints, requirements, measure, protected)
     settings = Settings.of(given(statistics, Statistics, "statistics", "audit"))
-    check_call(n_counterfactuals, "distinct")  # refused now, not as every row "unknown"
-    how = (int(n_counterfactuals), given(batch, Batch, "batch", "audit"))
+    how = (_answers_per_row(n_counterfactuals), given(batch, Batch, "batch", "audit"))
     run = _run(method, constraints, req, target, measure, protected, data, how)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
     return _audit(run, frame, labels, info, settings, data)
+
+
+def _answers_per_row(n_counterfactuals: Any) -> int:
+    """``n_counterfactuals`` checked before any row is explained (not every row "unknown")."""
+    check_call(n_counterfactuals, "distinct")
+    return int(n_counterfactuals)
 
 
 def _run(

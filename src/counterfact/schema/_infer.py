@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -35,6 +36,7 @@ def infer_features(
     bounds = dict(bounds or {})
     resolution = dict(resolution or {})
     act = _actionability_overrides(immutable, increasing, decreasing)
+    _check_unique_columns(frame)
     if target is not None and target not in frame.columns:
         raise ValidationError(
             f"Target column '{target}' not in the frame's columns {list(frame.columns)}."
@@ -58,6 +60,7 @@ def infer_features(
         kind, cats = kinds.get(c), categories.get(c)
         if kind is None:
             kind, cats = _guess_kind(s, cats)
+            _warn_numbers_as_text(c, s, kind)
         a = act.get(c, "free")
         if kind in NUMERIC_KINDS:
             feats.append(_numeric_feature(c, s, kind, a, bounds.get(c), resolution.get(c)))
@@ -92,6 +95,41 @@ def _check_override_names(cols: list[Any], **overrides: Mapping[str, Any]) -> No
             raise SchemaError(f"{label} overrides name unknown columns {unknown}. Columns: {cols}.")
 
 
+#: a real feature whose observed range holds fewer steps of its inferred resolution than this
+#: is warned about: answers can only move it in coarse jumps
+COARSE_STEPS = 20
+
+
+def _check_unique_columns(frame: pd.DataFrame) -> None:
+    """Refuse a frame with two columns of one name (pandas would hand back a frame for it)."""
+    repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
+    if repeated:
+        raise ValidationError(
+            f"The frame has more than one column named {repeated}; give each column its own "
+            "name (or drop the copies) before inferring a schema."
+        )
+
+
+def _warn_numbers_as_text(c: str, s: pd.Series, kind: str) -> None:
+    """Warn when a column guessed categorical holds only numbers written as text."""
+    if kind == "categorical" and _numbers_as_text(s):
+        warnings.warn(
+            f"Column '{c}' holds numbers written as text ({_py(s.iloc[0])!r}, ...), so it is "
+            "read as categorical: its values are unordered labels. Convert it with "
+            f"pd.to_numeric(frame[{c!r}]) for a numeric feature, or pass "
+            f"kinds={{{c!r}: 'categorical'}} to keep it as labels and silence this.",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+def _numbers_as_text(s: pd.Series) -> bool:
+    """Whether every value of a non-numeric column reads as a number ("3", "47.5")."""
+    if pd.api.types.is_bool_dtype(s) or isinstance(s.dtype, pd.CategoricalDtype):
+        return False
+    return bool(pd.to_numeric(s.astype(str), errors="coerce").notna().all())
+
+
 def _guess_kind(s: pd.Series, cats: Sequence[Any] | None) -> tuple[str, Sequence[Any] | None]:
     """The kind read from a column's dtype and values (and a categorical dtype's levels)."""
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -124,6 +162,15 @@ def _numeric_feature(
     lo, hi = bounds if bounds is not None else (float(values.min()), float(values.max()))
     if resolution is None:
         resolution = infer_resolution(values.to_numpy(dtype=float), integer=kind == "integer")
+        if kind == "real" and hi > lo and (hi - lo) / resolution < COARSE_STEPS:
+            warnings.warn(
+                f"Column '{c}' spans only {(hi - lo) / resolution:.0f} steps of its inferred "
+                f"resolution {resolution:g} ([{lo:g}, {hi:g}]), so answers move it in coarse "
+                f"steps. Pass resolution={{{c!r}: <a finer step>}} (or rescale the column) "
+                "if finer moves mean something.",
+                UserWarning,
+                stacklevel=4,
+            )
     return Feature(
         c,
         kind,  # type: ignore[arg-type]
@@ -152,8 +199,9 @@ def _observed_levels(c: str, s: pd.Series, max_categories: int, *, explicit_kind
     if len(uniq_vals) > max_categories and not explicit_kind:
         raise SchemaError(
             f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
-            f"(more than max_categories={max_categories}); is it an identifier? "
-            "Drop it, or pass kinds={...} / max_categories to keep it."
+            f"(more than max_categories={max_categories}); is it an identifier or a date? "
+            "Drop it (on the command line: remove it from the CSV), convert numbers written "
+            "as text with pd.to_numeric, or pass kinds={...} / max_categories to keep it."
         )
     try:
         return sorted(_py(v) for v in uniq_vals)

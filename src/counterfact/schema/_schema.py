@@ -221,6 +221,12 @@ class Schema:
                 f"{what} must be a pandas DataFrame (or Series for one row) with columns "
                 f"{self.names}. Got {type(X).__name__}."
             )
+        repeated = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
+        if repeated:
+            raise ValidationError(
+                f"{what} has more than one column named {repeated}; give each column its own "
+                "name (or drop the copies)."
+            )
         missing = [n for n in self.names if n not in X.columns]
         if missing:
             raise ValidationError(
@@ -341,8 +347,9 @@ class Schema:
     ) -> Schema:
         """Infer a schema from a DataFrame; every guess can be overridden.
 
-        Rules: bool / object / category columns are categorical (binary when they
-        have two values; an ordered pandas Categorical becomes ordinal); numeric
+        Rules: bool columns are binary; object, string and category columns are
+        categorical (an ordered pandas Categorical becomes ordinal; a column of
+        numbers written as text is categorical too, with a warning); numeric
         columns whose values are all integral are ``integer`` unless they take
         only the values {0, 1} (then ``binary``); other numeric columns are
         ``real``.  Numeric bounds are the observed min and max.

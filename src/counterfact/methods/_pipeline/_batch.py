@@ -109,20 +109,12 @@ def explain_in_chunks(
         with one entry per row of ``X`` is cut with the rows (a list of another length
         is refused; a Series is matched to the rows by its index).
 
-    Raises
-    ------
-    CounterfactError
-        When every chunk failed (the first chunk's error in the message); when only some
-        failed, the report lists them in ``failed`` and the result holds the others.
-
-    Notes
-    -----
-    A progress bar over the queries (updated as chunks finish) and a closing summary
+    A chunk that fails is listed in the report's ``failed``; when every chunk fails, a
+    :class:`CounterfactError` carries the first one's error. A progress bar and a closing
     line go to standard error when ``verbose`` is set or standard error is a terminal.
     """
     X = _one_row_frame(X)
-    _check_chunks(chunk_size, X, parallel, address)
-    check_n_jobs(n_jobs)
+    _check_chunks(chunk_size, X, parallel, address, n_jobs)
     explain_kwargs = _per_row_checked(explain_kwargs, X)
     out = None
     if out_dir is not None:
@@ -135,8 +127,16 @@ def explain_in_chunks(
     if todo:
         blob, tasks = _tasks(method, chunks, todo, size, explain_kwargs)
         _run_tasks(blob, tasks, collector, parallel, address, n_jobs)
+    return _closed(method, collector, len(X), out)
+
+
+def _closed(
+    method: PipelineMethod, collector: _Collector, n_rows: int, out: Path | None
+) -> BatchReport:
+    """The run's report once every chunk has ended, its closing line said; an error when
+    every chunk failed."""
     report = collector.close(getattr(method, "model_", None))
-    if should_show(method.verbose, len(X)):
+    if should_show(method.verbose, n_rows):
         print(_closing_line(report), file=sys.stderr, flush=True)
     if report.result is None and report.failed:
         raise CounterfactError(_all_failed(report, out))
@@ -292,10 +292,14 @@ def _run_tasks(
             _run_on_joblib(blob, tasks, n_jobs, collector)
 
 
-def _check_chunks(chunk_size: Any, X: pd.DataFrame, parallel: Any, address: Any) -> None:
+def _check_chunks(
+    chunk_size: Any, X: pd.DataFrame, parallel: Any, address: Any, n_jobs: Any
+) -> None:
     """``chunk_size`` is an int >= 1, the query ids are unique, ``parallel`` is a backend
-    and an ``address`` names a cluster only for one that runs on it (:func:`check_parallel`)."""
+    and an ``address`` names a cluster only for one that runs on it (:func:`check_parallel`),
+    ``n_jobs`` a number of workers."""
     check_parallel(parallel, address)
+    check_n_jobs(n_jobs)
     if (
         isinstance(chunk_size, bool)
         or not isinstance(chunk_size, (int, np.integer))

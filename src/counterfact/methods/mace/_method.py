@@ -150,7 +150,11 @@ class MACE(CounterfactualMethod):
       that the model both rejects (a forest split at 1805.0 and another at
       1805.5), and the pipeline's rounding of the answer fails.  The CP-SAT
       oracle searches the same grid (its cuts between grid values), the MIP
-      oracle too (an integer grid index per real feature).  Only a real
+      oracle too (an integer grid index per real feature).  An integer feature
+      whose resolution is above 1 (a loan in steps of 500) takes its multiples
+      as listed values when there are at most 63 in its range, for every
+      oracle (decision: the branch and bound's limit on a value set; with more,
+      the answer is rounded after the search).  Only a real
       feature whose query value lies off its grid stays continuous (the query's
       own value must stay reachable); its answers are rounded by the base
       class.

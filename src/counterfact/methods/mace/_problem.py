@@ -10,12 +10,15 @@ MACE eq. (3) (see :mod:`counterfact.solvers._problem`).
 
 from __future__ import annotations
 
+import math
+from dataclasses import replace
 from typing import Any
 
 from ..._utils._values import _py
 from ...constraints._bounds import FeatureBounds, QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Feature, Schema
+from ...solvers._bnb import MAX_ATOMS
 from ...solvers._problem import (
     Problem,
     VarSpec,
@@ -25,6 +28,11 @@ from ...solvers._problem import (
     solver_values,
 )
 from .._pipeline import resolution
+
+#: the most multiples of an integer feature's resolution listed as its values: what every
+#: oracle searches as a set, the branch and bound's limit included (more: the answer is
+#: rounded to the grid after the search instead, and reported feasible when that moves it)
+MAX_GRID_VALUES = MAX_ATOMS
 
 __all__ = [
     "NORMS",
@@ -77,8 +85,11 @@ def build_problem(
     min_moves: Any = None,
 ) -> Problem:
     """The :class:`Problem` of one query (every constraint kind through ``bounds``)."""
+    bounds, gridded = _on_integer_grids(schema, bounds)
     specs = [
-        _numeric_spec(f, bounds[f.name]) if f.is_numeric else _categorical_spec(f, bounds[f.name])
+        _numeric_spec(f, bounds[f.name], f.name in gridded)
+        if f.is_numeric
+        else _categorical_spec(f, bounds[f.name])
         for f in schema
     ]
     return Problem(
@@ -96,9 +107,10 @@ def build_problem(
     )
 
 
-def _numeric_spec(f: Feature, b: FeatureBounds) -> VarSpec:
+def _numeric_spec(f: Feature, b: FeatureBounds, gridded: bool = False) -> VarSpec:
     """The :class:`VarSpec` of a numeric feature ``f`` under its query bound ``b``: its box,
-    its listed values (sorted), and a grid for a real feature without listed values."""
+    its listed values (sorted), and a grid for a real feature without listed values (or an
+    integer one whose listed values are its grid, ``gridded``)."""
     q = _py(b.value)
     lo, hi = float(b.lower), float(b.upper)  # type: ignore[arg-type]
     vals = None
@@ -106,9 +118,31 @@ def _numeric_spec(f: Feature, b: FeatureBounds) -> VarSpec:
         vals = tuple(sorted({float(v) for v in b.values}))
     qv: Any = round(float(q)) if f.kind == "integer" else float(q)
     fixed = bool(b.fixed) or (vals is not None and len(vals) == 1 and vals[0] == float(qv))
-    grid = resolution(f) if f.kind == "real" and vals is None else None
+    grid = resolution(f) if (f.kind == "real" and vals is None) or gridded else None
     kind: Any = f.kind  # a numeric kind (VarSpec's narrower type)
     return VarSpec(f.name, kind, qv, f.range, lo, hi, vals, 0, fixed, grid)
+
+
+def _on_integer_grids(schema: Schema, bounds: QueryBounds) -> tuple[QueryBounds, set[str]]:
+    """``bounds`` with each movable integer feature whose resolution is above 1 (a loan in
+    steps of 500) restricted to its multiples of it and the query's own value, and the names
+    of those features: every oracle then searches the values the answer is reported on, so
+    the proof holds for them.  Decision: at most :data:`MAX_GRID_VALUES` multiples (what
+    every oracle searches as a set); with more, the answer is rounded to the grid after the
+    search and reported feasible when that moves it."""
+    features, gridded = [], set()
+    for f, b in zip(schema, bounds.features, strict=True):
+        step = resolution(f) if f.kind == "integer" and b.values is None and not b.fixed else 0
+        if step and step > 1:
+            first = math.ceil(float(b.lower) / step - 1e-9)
+            last = math.floor(float(b.upper) / step + 1e-9)
+            if 0 <= last - first < MAX_GRID_VALUES:
+                values = {float(k * step) for k in range(first, last + 1)}
+                values.add(float(round(float(b.value))))  # the query's value stays reachable
+                b = replace(b, values=tuple(sorted(values)))
+                gridded.add(f.name)
+        features.append(b)
+    return replace(bounds, features=tuple(features)), gridded
 
 
 def _categorical_spec(f: Feature, b: FeatureBounds) -> VarSpec:

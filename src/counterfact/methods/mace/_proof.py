@@ -92,11 +92,13 @@ def distance_floor(problem: Problem) -> float:
 
 
 def grid_of(problem: Problem) -> tuple[tuple[str, float], ...]:
-    """``(feature, resolution)`` of each movable real feature the oracles keep on its grid."""
+    """``(feature, resolution)`` of each movable feature the oracles keep on its grid: a real
+    feature's multiples of its resolution, an integer feature's listed multiples of one above
+    1."""
     return tuple(
         (v.name, float(v.grid))
         for v in problem.vars
-        if v.kind == "real" and v.grid is not None and not v.fixed
+        if v.kind in ("real", "integer") and v.grid is not None and not v.fixed
     )
 
 

@@ -118,7 +118,11 @@ class NearestObservable(CounterfactualMethod):
         Progress output.
     sparsify : bool
         Revert the changes of the returned rows that the model does not need
-        (off by default: the baseline returns observed rows).
+        (off by default). Even without it, under ``alternatives="distinct"`` (the
+        default of ``explain``) a move smaller than the feature's meaningful step is
+        put back to the query's value (an age of 62 where the query is 62 and the
+        observed row 63), so an answer can differ from its observed row by such
+        moves; ``alternatives="method"`` returns the observed rows as they are.
     """
 
     name: ClassVar[str] = "nearest"
