@@ -94,11 +94,21 @@ def test_global_recourse_names_the_timeline_of_a_timed_audit(rejected):
         cf.global_recourse(mace, X.iloc[:3], individual=timed)
 
 
-def test_horizon_flag_sets_the_horizon_of_a_file_timeline_and_nothing_else(tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("file_text", "expected"),
+    [
+        ("timeline:\n  horizon: 6\n  wait_cost: 0\n", {"horizon": 24, "wait_cost": 0.0}),
+        # a file timeline that looks like the flag's own still gets no dataset rates
+        ("timeline: 6\n", {"horizon": 24, "wait_cost": cf.Timeline().wait_cost}),
+    ],
+)
+def test_horizon_flag_sets_the_horizon_of_a_file_timeline_and_nothing_else(
+    tmp_path, capsys, file_text, expected
+):
     file = tmp_path / "c.yaml"
-    file.write_text("timeline:\n  horizon: 6\n  wait_cost: 0\n")
+    file.write_text(file_text)
     argv = ["explain", "--dataset", "german_credit", "--model", "lr", "--rows", "0:3"]
     argv += ["--constraints", str(file), "--horizon", "24", "--format", "json"]
     assert main([*argv, "--time-limit", "5"]) == 0
     printed = json.loads(capsys.readouterr().out)
-    assert printed["constraints"]["timeline"] == {"horizon": 24, "wait_cost": 0.0}
+    assert printed["constraints"]["timeline"] == pytest.approx(expected)

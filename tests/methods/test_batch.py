@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
-from counterfact.exceptions import CounterfactError, ValidationError
+from counterfact.exceptions import ValidationError
 from counterfact.methods._pipeline._batch import explain_in_chunks
 
 
@@ -307,13 +307,25 @@ def test_a_chunk_file_copied_over_another_is_refused_on_resume(setting, tmp_path
         explain_in_chunks(method, X, chunk_size=3, out_dir=tmp_path)
 
 
-def test_every_chunk_failing_is_an_error_not_an_empty_report(setting):
+def test_every_chunk_failing_is_said_not_silent(setting):
+    """The report lists every failure (an audit turns them into "unknown" rows), and a
+    warning says the first chunk's error."""
     method, X = setting
     X = X.iloc[:9]
     broken = X.copy()
     broken["credit_amount"] = float("nan")
-    with pytest.raises(CounterfactError, match="Every one of the 3 chunks failed; chunk 0"):
-        explain_in_chunks(method, broken, chunk_size=3)
+    with pytest.warns(UserWarning, match="Every one of the 3 chunks failed; chunk 0: "):
+        report = explain_in_chunks(method, broken, chunk_size=3)
+    assert report.result is None and sorted(report.failed) == [0, 1, 2]
+
+
+def test_a_target_series_that_does_not_label_the_rows_says_which_labels(setting):
+    method, X = setting
+    X = X.iloc[:3]
+    twice = pd.Series([1, 1, 1], index=[X.index[0], X.index[0], X.index[1]])
+    with pytest.raises(ValidationError, match=r"labels given twice: \[") as err:
+        method.explain(X, target=twice)
+    assert f"rows of X not in it: [{int(X.index[2])}]" in str(err.value)
 
 
 SCRIPT = """

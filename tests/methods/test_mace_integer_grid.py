@@ -53,3 +53,15 @@ def test_every_oracle_proves_the_cheapest_point_on_the_integer_grid(loans, solve
         assert result.counterfactuals.loc[(q, 0), "loan"] % 500 == 0
         assert "on the grid of loan (resolution 500)" in result.certificate(q)
         assert not result.diagnostics.loc[q, "snapped"]
+
+
+def test_a_query_off_the_grid_keeps_whole_numbers_and_its_own_value(loans):
+    data, model, _, _ = loans
+    row = cf.rows_to_explain(model, data).head(1).copy()
+    row["loan"] = row["loan"] + 250  # between two multiples of 500
+    result = cf.MACE(solver="bnb", time_limit=30).fit(model, data).explain(row)
+    q = row.index[0]
+    assert result.status[q] in ("optimal", "feasible")
+    loan = result.counterfactuals.loc[(q, 0), "loan"]
+    assert loan % 500 == 0 or loan == row.loc[q, "loan"]
+    assert "loan (resolution 500)" not in result.certificate(q)

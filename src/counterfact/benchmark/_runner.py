@@ -553,9 +553,10 @@ def _finished(meta_path: Path) -> bool:
     if not meta_path.exists():
         return False
     try:
-        return json.loads(meta_path.read_text()).get("status") == "done"
+        record = json.loads(meta_path.read_text())
     except (OSError, ValueError):
         return False
+    return isinstance(record, dict) and record.get("status") == "done"
 
 
 def runtime_kind(method: Any) -> str:
@@ -646,8 +647,8 @@ def collect(out: str | Path, *, write: bool = True) -> pd.DataFrame:
 
 
 _REDO = (
-    "Run the benchmark again with the same --out to compute that cell afresh, or delete "
-    "the cell's files."
+    "Delete that cell's files (cells/<cell>.*), then run the benchmark again with the same "
+    "--out: it computes the cells it finds no record of."
 )
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "method_params",
     "parse_rows",
     "parse_value",
+    "read_constraints_file",
     "settle",
     "split_list",
     "units",
@@ -157,7 +158,7 @@ def _float(text: str, item: str) -> float | None:
     return value
 
 
-def _read_constraints_file(path_text: str) -> Any:
+def read_constraints_file(path_text: str) -> Any:
     path = Path(path_text).expanduser()
     if not path.is_file():
         what = "is a folder" if path.is_dir() else "does not exist"
@@ -237,7 +238,7 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
     """The :class:`~counterfact.Constraints` of ``--constraints`` merged with the flags; a flag
     given more than once adds to the others (features are listed together, ranges and allowed
     values intersect), as the flags combine with a --constraints file."""
-    base = _read_constraints_file(args.constraints) if args.constraints else Constraints()
+    base = read_constraints_file(args.constraints) if args.constraints else Constraints()
     parts = _range_items(args.range) + _allowed_items(args.allowed)
     if args.max_changes is not None and args.max_changes < 1:
         raise ValidationError(f"--max-changes must be at least 1. Got {args.max_changes}.")

@@ -33,6 +33,7 @@ from ._args import (
     joined,
     parse_rows,
     parse_value,
+    read_constraints_file,
     settle_method,
     units,
 )
@@ -342,7 +343,7 @@ def with_horizon(args: argparse.Namespace, data: Any, given: Any) -> Any:
     ``--constraints`` file is kept as it is (with horizon N): no default is merged into it."""
     if getattr(args, "horizon", None) is None:
         return given
-    if given.timeline != constraints.Timeline(horizon=args.horizon):
+    if args.constraints and read_constraints_file(args.constraints).timeline is not None:
         return given  # the file's own timeline, its horizon set by the flag
     default = None if args.data else datasets.timeline(data, horizon=args.horizon)
     # on data that nothing moves with time, explain warns that the horizon helps no answer

@@ -36,7 +36,7 @@ def infer_features(
     bounds = dict(bounds or {})
     resolution = dict(resolution or {})
     act = _actionability_overrides(immutable, increasing, decreasing)
-    _check_unique_columns(frame)
+    check_unique_columns(frame)
     if target is not None and target not in frame.columns:
         raise ValidationError(
             f"Target column '{target}' not in the frame's columns {list(frame.columns)}."
@@ -100,13 +100,13 @@ def _check_override_names(cols: list[Any], **overrides: Mapping[str, Any]) -> No
 COARSE_STEPS = 20
 
 
-def _check_unique_columns(frame: pd.DataFrame) -> None:
+def check_unique_columns(frame: pd.DataFrame, what: str = "The frame") -> None:
     """Refuse a frame with two columns of one name (pandas would hand back a frame for it)."""
     repeated = sorted({str(c) for c in frame.columns[frame.columns.duplicated()]})
     if repeated:
         raise ValidationError(
-            f"The frame has more than one column named {repeated}; give each column its own "
-            "name (or drop the copies) before inferring a schema."
+            f"{what} has more than one column named {repeated}; give each column its own "
+            "name (or drop the copies)."
         )
 
 
@@ -125,7 +125,7 @@ def _warn_numbers_as_text(c: str, s: pd.Series, kind: str) -> None:
 
 def _numbers_as_text(s: pd.Series) -> bool:
     """Whether every value of a non-numeric column reads as a number ("3", "47.5")."""
-    if pd.api.types.is_bool_dtype(s) or isinstance(s.dtype, pd.CategoricalDtype):
+    if pd.api.types.is_bool_dtype(s) or isinstance(s.dtype, pd.CategoricalDtype) or not len(s):
         return False
     return bool(pd.to_numeric(s.astype(str), errors="coerce").notna().all())
 

@@ -31,7 +31,7 @@ from ._feature import Actionability as Actionability
 from ._feature import Feature
 from ._feature import Kind as Kind
 from ._format import format_value
-from ._infer import infer_features
+from ._infer import check_unique_columns, infer_features
 from ._numbers import MAX_INTEGER, integer_out_of_range, show_number
 from ._resolution import infer_resolution, snap_array
 from ._table import WholeTable
@@ -221,12 +221,7 @@ class Schema:
                 f"{what} must be a pandas DataFrame (or Series for one row) with columns "
                 f"{self.names}. Got {type(X).__name__}."
             )
-        repeated = sorted({str(c) for c in X.columns[X.columns.duplicated()]})
-        if repeated:
-            raise ValidationError(
-                f"{what} has more than one column named {repeated}; give each column its own "
-                "name (or drop the copies)."
-            )
+        check_unique_columns(X, what)
         missing = [n for n in self.names if n not in X.columns]
         if missing:
             raise ValidationError(

@@ -23,6 +23,7 @@ import pickle
 import sys
 import time
 import traceback
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -35,7 +36,7 @@ from joblib import Parallel, delayed
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
-from ...exceptions import CounterfactError, ValidationError
+from ...exceptions import ValidationError
 from ...result import CounterfactualResult
 from ._backends import check_n_jobs, check_parallel, parallel_backend
 from ._copies import Copies, adopt_copies
@@ -109,9 +110,9 @@ def explain_in_chunks(
         with one entry per row of ``X`` is cut with the rows (a list of another length
         is refused; a Series is matched to the rows by its index).
 
-    A chunk that fails is listed in the report's ``failed``; when every chunk fails, a
-    :class:`CounterfactError` carries the first one's error. A progress bar and a closing
-    line go to standard error when ``verbose`` is set or standard error is a terminal.
+    A chunk that fails is listed in the report's ``failed`` (its rows have no result); when
+    every chunk fails, a warning also says the first one's error. A progress bar and a
+    closing line go to standard error when ``verbose`` is set or standard error is a terminal.
     """
     X = _one_row_frame(X)
     _check_chunks(chunk_size, X, parallel, address, n_jobs)
@@ -133,13 +134,13 @@ def explain_in_chunks(
 def _closed(
     method: PipelineMethod, collector: _Collector, n_rows: int, out: Path | None
 ) -> BatchReport:
-    """The run's report once every chunk has ended, its closing line said; an error when
-    every chunk failed."""
+    """The run's report once every chunk has ended, its closing line said; a warning with
+    the first chunk's error when every chunk failed (the report lists them all)."""
     report = collector.close(getattr(method, "model_", None))
     if should_show(method.verbose, n_rows):
         print(_closing_line(report), file=sys.stderr, flush=True)
     if report.result is None and report.failed:
-        raise CounterfactError(_all_failed(report, out))
+        warnings.warn(_all_failed(report, out), UserWarning, stacklevel=3)
     return report
 
 
@@ -403,14 +404,17 @@ def _run_on_joblib(
     gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
         delayed(_chunk_task)(blob, chunk, i) for i, _, chunk in tasks
     )
-    try:
-        for i, text, err, seconds in gen:
-            collector.finished(i, sizes[i], text, err, seconds)
-    except Exception as exc:  # the pool itself broke (a worker process died): not one chunk
-        for i in sorted(set(sizes) - set(collector.report.done) - set(collector.report.failed)):
-            collector.finished(
-                i, sizes[i], None, f"a worker process died ({type(exc).__name__}: {exc})", _NAN2
-            )
+    while True:
+        try:
+            i, text, err, seconds = next(gen)
+        except StopIteration:
+            return
+        except Exception as exc:  # the pool itself broke (a worker process died)
+            said = f"a worker process died ({type(exc).__name__}: {exc})"
+            for k in sorted(set(sizes) - set(collector.report.done) - set(collector.report.failed)):
+                collector.finished(k, sizes[k], None, said, _NAN2)
+            return
+        collector.finished(i, sizes[i], text, err, seconds)
 
 
 def _run_on_dask(

@@ -400,10 +400,21 @@ def per_row_series(values: pd.Series, index: pd.Index, what: str) -> list[Any]:
         or not index.isin(values.index).all()
     ):
         missing = [q for q in index if q not in values.index][:3]
+        extra = [q for q in values.index if q not in index][:3]
+        twice = list(dict.fromkeys(values.index[values.index.duplicated()]))[:3]
+        said = "; ".join(
+            f"{words}: {labels}"
+            for words, labels in (
+                ("rows of X not in it", missing),
+                ("labels not in X", extra),
+                ("labels given twice", twice),
+            )
+            if labels
+        )
         raise ValidationError(
             f"{what} is a Series of {len(values)} values whose index does not label each of "
-            f"the {len(index)} rows of X once (rows not in it: {missing}); index it like X, "
-            "or pass a list in X's order."
+            f"the {len(index)} rows of X once ({said}); index it like X, or pass a list in "
+            "X's order."
         )
     return list(values.reindex(index))
 

@@ -152,9 +152,10 @@ class MACE(CounterfactualMethod):
       oracle searches the same grid (its cuts between grid values), the MIP
       oracle too (an integer grid index per real feature).  An integer feature
       whose resolution is above 1 (a loan in steps of 500) takes its multiples
-      as listed values when there are at most 63 in its range, for every
-      oracle (decision: the branch and bound's limit on a value set; with more,
-      the answer is rounded after the search).  Only a real
+      as listed values for Z3, HiGHS and the branch and bound, when the query's
+      value is on that grid and the range holds at most 63 of them (the branch
+      and bound's limit on a value set); otherwise, and for CP-SAT, the answer
+      is rounded after the search.  Only a real
       feature whose query value lies off its grid stays continuous (the query's
       own value must stay reachable); its answers are rounded by the base
       class.
@@ -593,6 +594,8 @@ class MACE(CounterfactualMethod):
             steps=self._steps if query.alternatives == "distinct" else None,
             blocking=str(self.blocking),
             min_moves=self.diversity_steps_ if query.alternatives == "distinct" else None,
+            # CP-SAT takes no set of numeric values: it searches whole numbers, then rounds
+            integer_grids=self.solver_ != "cpsat",
         )
         if query.costs is not None:  # the call's costs replace eq. (3)
             problem.costs, problem.weights = query.feature_costs(), (0.0, 0.0, 0.0)

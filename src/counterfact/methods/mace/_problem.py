@@ -83,9 +83,12 @@ def build_problem(
     steps: Any = None,
     blocking: str = "options",
     min_moves: Any = None,
+    integer_grids: bool = True,
 ) -> Problem:
-    """The :class:`Problem` of one query (every constraint kind through ``bounds``)."""
-    bounds, gridded = _on_integer_grids(schema, bounds)
+    """The :class:`Problem` of one query (every constraint kind through ``bounds``;
+    ``integer_grids``: integer features with a resolution above 1 searched on their
+    multiples, for the oracles that take a set of numeric values)."""
+    bounds, gridded = _on_integer_grids(schema, bounds) if integer_grids else (bounds, set())
     specs = [
         _numeric_spec(f, bounds[f.name], f.name in gridded)
         if f.is_numeric
@@ -125,21 +128,23 @@ def _numeric_spec(f: Feature, b: FeatureBounds, gridded: bool = False) -> VarSpe
 
 def _on_integer_grids(schema: Schema, bounds: QueryBounds) -> tuple[QueryBounds, set[str]]:
     """``bounds`` with each movable integer feature whose resolution is above 1 (a loan in
-    steps of 500) restricted to its multiples of it and the query's own value, and the names
-    of those features: every oracle then searches the values the answer is reported on, so
-    the proof holds for them.  Decision: at most :data:`MAX_GRID_VALUES` multiples (what
-    every oracle searches as a set); with more, the answer is rounded to the grid after the
-    search and reported feasible when that moves it."""
+    steps of 500) and whose query value lies on that grid restricted to its multiples, and
+    the names of those features: the oracles then search the values the answer is reported
+    on, so the proof holds for them.  Decisions: at most :data:`MAX_GRID_VALUES` multiples
+    (what the branch and bound searches as a set); a query value off the grid keeps the
+    feature on whole numbers (its own value must stay reachable, as for a real feature);
+    either way the answer is rounded to the grid after the search and reported feasible
+    when that moves it."""
     features, gridded = [], set()
     for f, b in zip(schema, bounds.features, strict=True):
         step = resolution(f) if f.kind == "integer" and b.values is None and not b.fixed else 0
-        if step and step > 1:
+        q = round(float(b.value)) if step else 0
+        if step and step > 1 and q % step == 0:  # off its grid, the query's value must stay
             first = math.ceil(float(b.lower) / step - 1e-9)
             last = math.floor(float(b.upper) / step + 1e-9)
             if 0 <= last - first < MAX_GRID_VALUES:
-                values = {float(k * step) for k in range(first, last + 1)}
-                values.add(float(round(float(b.value))))  # the query's value stays reachable
-                b = replace(b, values=tuple(sorted(values)))
+                values = tuple(float(k * step) for k in range(first, last + 1))
+                b = replace(b, values=values)
                 gridded.add(f.name)
         features.append(b)
     return replace(bounds, features=tuple(features)), gridded

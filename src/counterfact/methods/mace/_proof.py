@@ -118,7 +118,7 @@ def refuse_off_grid(problem: Problem) -> None:
 
 
 def _off_grid(atom: BoundLinear, specs: dict[str, VarSpec]) -> list[VarSpec]:
-    """The gridded real features of ``atom`` when its solutions all lie off their grids
+    """The gridded features of ``atom`` when its solutions all lie off their grids
     (solutions exist once they are continuous); empty otherwise."""
     const, steps, gridded = Fraction(atom.const), [], []
     for name, c in atom.coef:
@@ -127,7 +127,7 @@ def _off_grid(atom: BoundLinear, specs: dict[str, VarSpec]) -> list[VarSpec]:
             continue
         if v.fixed:
             const += Fraction(c) * Fraction(repr(float(v.query)))
-        elif v.kind == "real" and v.grid is not None:
+        elif v.grid is not None:  # a real feature's grid, or an integer one's multiples
             steps.append(Fraction(c) * Fraction(repr(float(v.grid))))
             gridded.append(v)
         elif v.integral:
