@@ -131,3 +131,30 @@ def test_a_box_the_real_model_rejects_is_never_certified(stump, monkeypatch):
     assert not region.certified and "reject" in region.how
     assert region.bounds["a"] == (cf_a, cf_a) and region.corners == 1
     assert region.contains(r.counterfactuals.loc[[key]].droplevel(0)).all()
+
+
+def test_a_sampled_region_counts_only_the_points_of_the_box_it_returns():
+    """A model the compiler cannot read (k nearest neighbours): a region that stayed at
+    its answer says so and counts no sample of the larger boxes it tried; the notice does
+    not offer the answer again as an option."""
+    from sklearn.base import clone
+    from sklearn.neighbors import KNeighborsClassifier
+
+    data = cf.datasets.load("german_credit")
+    train, test = data.split(test_size=0.2, random_state=0)
+    lr = cf.models.fit(train, "lr", random_state=0)
+    knn = clone(getattr(lr, "model", lr))
+    knn.steps[-1] = (knn.steps[-1][0], KNeighborsClassifier(15))
+    knn.fit(train.X, train.y)
+    rows = cf.rows_to_explain(knn, test).head(3)
+    result = (
+        cf.UFCE(time_limit=5)
+        .fit(knn, train)
+        .explain(rows, requirements=cf.Requirements(regions=True))
+    )
+    points = [(key, r) for key, r in result.regions.items() if r.is_point()]
+    assert points, "the rows give at least one region that stayed at its answer"
+    for (q, rank), region in points:
+        assert not region.certified and region.n_checked <= 1
+        assert "only the counterfactual itself" in region.describe(train.schema)
+        assert "would also have sufficed" not in result.notice(q, rank)

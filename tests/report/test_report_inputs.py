@@ -61,7 +61,8 @@ def test_a_corrupt_cell_record_is_named_with_the_way_out(folder, tmp_path, capsy
     record.write_text('{"cell": "x", "status": "do')
     with pytest.raises(ValidationError, match=re.escape(record.name)) as err:
         cf.report.build(results)
-    assert "Run the benchmark again with the same --out" in str(err.value)
+    said = f"Delete that cell's files (cells/{record.stem}.*), then run the benchmark again"
+    assert said in str(err.value)
     assert main(["report", str(results)]) == 2
     message = capsys.readouterr().err
     assert record.name in message and "internal error" not in message

@@ -88,3 +88,9 @@ def test_a_reason_after_a_colon_continues_the_sentence():
     assert _lower_first("Feature 'x' must lie in [0, 1].") == "feature 'x' must lie in [0, 1]."
     assert _lower_first("A relation reads x.") == "a relation reads x."
     assert _lower_first("LOF needs rows.") == "LOF needs rows."
+
+
+def test_the_notice_names_the_target_in_the_users_words(spread):
+    text = spread.notice(0, target_label="approved")
+    assert text.startswith("Principal reasons the application was not assigned to 'approved':")
+    assert "'1'" not in text

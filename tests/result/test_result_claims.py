@@ -49,6 +49,7 @@ def _margin_099(d):  # type: ignore[no-untyped-def]
     """The issue's edit: more credit, and a margin the model does not give."""
     d["counterfactuals"]["rows"][0]["credit_amount"] += 5000
     d["requirements"]["min_probability"] = 0.99
+    d["regions"] = d["regions"][1:]  # the first answer's region no longer surrounds it
 
 
 def test_a_downgraded_document_is_refused_naming_the_key(setting):
@@ -112,6 +113,53 @@ def test_a_stretched_region_is_refused(setting):
     with pytest.raises(ValidationError, match=r"the region of \(query .*points checked fail"):
         CounterfactualResult.from_json(
             _edit(text, _stretch), verify=False, model=model, robust_to=[other]
+        )
+
+
+def _first_region(d):  # type: ignore[no-untyped-def]
+    return d["regions"][0][2]
+
+
+def _moved_person(d):  # type: ignore[no-untyped-def]
+    """A region that holds another person's values (a fixed feature changed)."""
+    fixed = _first_region(d)["fixed"]
+    name = next(k for k, v in fixed.items() if isinstance(v, (int, float)))
+    fixed[name] = fixed[name] + 7
+
+
+def _answer_outside(d):  # type: ignore[no-untyped-def]
+    """A region shrunk to a point that is not its counterfactual."""
+    bounds = _first_region(d)["bounds"]
+    name = next(k for k, b in bounds.items() if isinstance(b, list))
+    bounds[name] = [bounds[name][0] - 2, bounds[name][0] - 1]
+
+
+def _reversed(d):  # type: ignore[no-untyped-def]
+    bounds = _first_region(d)["bounds"]
+    name = next(k for k, b in bounds.items() if isinstance(b, list))
+    bounds[name] = [bounds[name][1] + 1, bounds[name][0]]
+
+
+def _no_bounds_key(d):  # type: ignore[no-untyped-def]
+    del _first_region(d)["bounds"]
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (_moved_person, r"cannot stand around its counterfactual: it holds \w+ at"),
+        (_answer_outside, r"the counterfactual it surrounds lies outside it"),
+        (_reversed, r"a reversed range"),
+        (_no_bounds_key, r"is malformed \(KeyError"),
+    ],
+)
+def test_a_region_that_cannot_stand_for_its_answer_is_refused(setting, edit, said):
+    """Whatever the model says of its points, a region must hold the query's other values
+    and contain its own counterfactual, with ranges that are ranges."""
+    model, other, *_, text = setting
+    with pytest.raises(ValidationError, match=r"the region of \(query .*" + said):
+        CounterfactualResult.from_json(
+            _edit(text, edit), verify=False, model=model, robust_to=[other]
         )
 
 

@@ -646,10 +646,12 @@ def collect(out: str | Path, *, write: bool = True) -> pd.DataFrame:
     return table
 
 
-_REDO = (
-    "Delete that cell's files (cells/<cell>.*), then run the benchmark again with the same "
-    "--out: it computes the cells it finds no record of."
-)
+def _redo(cell: str) -> str:
+    """How to compute a cell whose files cannot be read afresh."""
+    return (
+        f"Delete that cell's files (cells/{cell}.*), then run the benchmark again with the "
+        "same --out: it computes the cells it finds no record of."
+    )
 
 
 def _cell_record(path: Path) -> dict[str, Any]:
@@ -658,11 +660,12 @@ def _cell_record(path: Path) -> dict[str, Any]:
         record = json.loads(path.read_text())
     except (OSError, ValueError) as exc:
         raise ValidationError(
-            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_REDO}"
+            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_redo(path.stem)}"
         ) from None
     if not isinstance(record, dict) or "cell" not in record:
         raise ValidationError(
-            f"The benchmark cell file {str(path)!r} is not a cell record (no 'cell' key). {_REDO}"
+            f"The benchmark cell file {str(path)!r} is not a cell record (no 'cell' key). "
+            + _redo(path.stem)
         )
     return record
 
@@ -678,7 +681,7 @@ def _cell_answers(folder: Path, cid: str) -> tuple[CounterfactualResult, pd.Data
         metrics.index = result.queries.index
     except (OSError, ValueError, CounterfactError) as exc:
         raise ValidationError(
-            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_REDO}"
+            f"The benchmark cell file {str(path)!r} cannot be read ({exc}). {_redo(cid)}"
         ) from None
     return result, metrics
 

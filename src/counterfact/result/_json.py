@@ -496,7 +496,7 @@ def _from_payload(cls: Any, d: dict[str, Any]) -> Any:
         certificates=_certificates(d, qidx),
         certificate_records=_records(d, qidx),
         requirements=_requirements(d),
-        regions=_regions(d, cidx, schema),
+        regions=_regions(d, schema, queries, cfs),
         costs=_costs(d, schema),
     )
 
@@ -554,26 +554,28 @@ def _requirements(d: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _regions(
-    d: Mapping[str, Any], cidx: pd.MultiIndex, schema: Schema
+    d: Mapping[str, Any], schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame
 ) -> dict[tuple[Any, int], Region]:
-    """The regions, each around a counterfactual of the document, on the schema's features."""
+    """The regions, each around a counterfactual of the document, on the schema's features,
+    holding the query's other values and containing its counterfactual."""
     out = {}
     for item in d.get("regions") or []:
         if not isinstance(item, list) or len(item) != 3 or not isinstance(item[2], Mapping):
             raise ValidationError("a 'regions' entry must be [query, rank, region].")
         key = (index_key(item[0]), item[1])
-        if key not in cidx:
-            raise ValidationError(
-                f"a region names (query {key[0]!r}, rank {key[1]!r}), which is no "
-                "counterfactual of the document."
-            )
-        region = Region.from_dict(item[2])
+        where = f"the region of (query {key[0]!r}, rank {key[1]!r})"
+        if key not in cfs.index:
+            raise ValidationError(f"{where} names no counterfactual of the document.")
+        try:
+            region = Region.from_dict(item[2])
+        except (KeyError, TypeError, ValueError) as exc:
+            raise ValidationError(f"{where} is malformed ({type(exc).__name__}: {exc}).") from None
         unknown = sorted(set(region.bounds) - set(schema.names))
         if unknown:
-            raise ValidationError(
-                f"the region of (query {key[0]!r}, rank {key[1]!r}) names features {unknown} "
-                "that are not in the schema."
-            )
+            raise ValidationError(f"{where} names features {unknown} that are not in the schema.")
+        wrong = region.mismatch(schema, queries.loc[key[0]], cfs.loc[key])
+        if wrong:
+            raise ValidationError(f"{where} cannot stand around its counterfactual: {wrong}.")
         out[(key[0], int(key[1]))] = region
     return out
 

@@ -193,7 +193,7 @@ def notice(
     if req.get("robust_to"):
         lines.append(f"It also holds for {req['robust_to']} retrained versions of the model.")
     region = result.regions.get((query, int(rank)))
-    if region is not None:
+    if region is not None and not region.is_point():  # a point adds nothing to the answer
         lines.append(f"Any values with {region.describe(result.schema)} would also have sufficed.")
     if not as_html:
         return "\n".join(lines)

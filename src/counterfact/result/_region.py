@@ -101,6 +101,35 @@ class Region:
                 ok &= np.array([_py(c) == value for c in col.tolist()], dtype=bool)
         return ok
 
+    def mismatch(self, schema: Schema, query: pd.Series, answer: pd.Series) -> str | None:
+        """Why this region cannot stand around ``answer`` for ``query`` (None when it can):
+        a feature with no value, an empty or reversed range, a category the feature lacks,
+        a held feature off the query's value, or the answer outside the box."""
+        missing = [n for n in schema.names if n not in self.bounds and n not in self.fixed]
+        if missing:
+            return f"it gives no range and no value for {missing}"
+        for name, b in self.bounds.items():
+            bad = _bad_bound(schema[name], b)
+            if bad:
+                return f"{name}: {bad}"
+        for name, value in self.fixed.items():
+            if name not in schema.names or not self._same(value, query[name]):
+                held = _py(query[name]) if name in schema.names else "no such feature"
+                return f"it holds {name} at {_py(value)!r}, but the query has {held!r}"
+        if not bool(self.contains(answer)[0]):
+            return "the counterfactual it surrounds lies outside it"
+        return None
+
+    def _same(self, held: Any, value: Any) -> bool:
+        """Whether a held value is the query's (numbers up to :data:`SLACK`)."""
+        if isinstance(held, (int, float)) and not isinstance(held, bool):
+            lo, hi = self.accepts(held, held)
+            try:
+                return lo <= float(value) <= hi
+            except (TypeError, ValueError):
+                return False
+        return bool(_py(value) == held)
+
     def describe(self, schema: Schema) -> str:
         """The region in words: ``credit_amount at most 2400 and duration_months at most 24``."""
         parts = []
@@ -135,9 +164,16 @@ class Region:
         (no sample) only at the counterfactual itself."""
         if self.certified:
             return ""
-        if not self.n_checked:
+        if self.n_checked <= 1 and self.is_point():
             return " (only the counterfactual itself, checked with the real model; not proven)"
         return f" (checked on {self.n_checked} samples, not proven)"
+
+    def is_point(self) -> bool:
+        """Whether the box holds only its counterfactual (every range a value, every set
+        one value)."""
+        return all(
+            len(b) == 1 if isinstance(b, frozenset) else b[0] == b[1] for b in self.bounds.values()
+        )
 
     def sentence(self, schema: Schema) -> str:
         """The region as an option a person can plan with: ``"any duration months up
@@ -191,6 +227,19 @@ class Region:
             corners=int(d.get("corners", 0)),
             check_seconds=float(d.get("check_seconds", 0.0)),
         )
+
+
+def _bad_bound(feature: Any, bound: Any) -> str | None:
+    """What is wrong with one feature's range or set of a region (None when nothing)."""
+    if isinstance(bound, frozenset):
+        if not bound:
+            return "an empty set of values"
+        unknown = sorted(map(str, bound - set(feature.categories or bound)))
+        return f"values {unknown} the feature does not have" if unknown else None
+    low, high = bound
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return f"a range with an end that is not a finite number ({low}, {high})"
+    return f"a reversed range [{low:g}, {high:g}]" if low > high else None
 
 
 def _within(col: pd.Series, lo: float, hi: float) -> np.ndarray:

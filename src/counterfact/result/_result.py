@@ -392,11 +392,21 @@ class CounterfactualResult:
         return reasons(self, query, rank, max_reasons)
 
     def notice(
-        self, query: Any, rank: int = 0, *, max_reasons: int = 4, as_html: bool = False
+        self,
+        query: Any,
+        rank: int = 0,
+        *,
+        max_reasons: int = 4,
+        as_html: bool = False,
+        target_label: str | None = None,
     ) -> str:
         """The reasons as a plain-language text (or HTML) to adapt into an adverse-action
-        notice, stating how the answer was established and any margin asked for."""
-        return notice(self, query, rank, max_reasons=max_reasons, as_html=as_html)
+        notice, stating how the answer was established and any margin asked for;
+        ``target_label`` names the target class in the text ("approved"; default: its raw
+        label)."""
+        return notice(
+            self, query, rank, max_reasons=max_reasons, as_html=as_html, target_label=target_label
+        )
 
     # -------------------------------------------------------------- metrics
     def evaluate(self, train: Any = None, **kwargs: Any) -> pd.DataFrame:

@@ -150,6 +150,7 @@ class RegionFinder:
                 box.grow(name, check, deadline)
         certified, how = check.certified and held, check.how
         if not held:
+            check.n_checked = 0  # the answer alone is returned: no sampled box stands
             how = "the counterfactual itself, checked with the real models: " + (
                 "the solvers could not prove it (the encoding's margin or time limit)"
                 if check.certified
@@ -171,7 +172,7 @@ class RegionFinder:
                 f"not certified: the real models reject {failed} of {corners + inside} points "
                 f"checked in the box ({how or 'sampled'}); the counterfactual itself is given"
             )
-            certified, box.bounds = False, start
+            certified, box.bounds, n_sampled = False, start, 0
             corners, inside, _ = _RealCheck(self, box, target).run()
         return box.region(
             certified,
@@ -226,13 +227,15 @@ class _Checker:
 
     def _sampled(self, changed: dict[str, Any]) -> bool:
         frame = self.box.sample(changed, self.rng, _SAMPLES)
-        self.n_checked += len(frame)
         self.how = "checked on sampled points with the real models (the model cannot be compiled)"
         t = self.target
         ok, _ = self.finder.judge(
             frame, [t] * len(frame), [self.finder.judge.model.class_index(t)] * len(frame)
         )
-        return bool(ok.all())
+        held = bool(ok.all())
+        if held:  # the box kept last is the last that held: its points are the ones said
+            self.n_checked = len(frame.drop_duplicates())
+        return held
 
 
 class _RealCheck:
