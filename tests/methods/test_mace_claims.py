@@ -23,6 +23,7 @@ import pandas as pd
 import pytest
 
 import counterfact as cf
+from _linear import linear_problem
 from counterfact.exceptions import ConstraintError, ValidationError
 from counterfact.metrics._distances import DistanceEncoder
 from counterfact.result import Certificate
@@ -38,19 +39,7 @@ def german():
 @pytest.fixture(scope="module")
 def linear():
     """Approval rises with income, falls with debt; tenure matters little (integers)."""
-    rng = np.random.default_rng(0)
-    n = 600
-    frame = pd.DataFrame(
-        {
-            "income": rng.integers(10, 101, n),
-            "debt": rng.integers(0, 51, n),
-            "tenure": rng.integers(0, 21, n),
-        }
-    )
-    score = 0.08 * frame["income"] - 0.12 * frame["debt"] + 0.01 * frame["tenure"] - 3
-    frame["approved"] = (score + rng.logistic(0, 0.3, n) > 0).astype(int)
-    data = cf.Dataset.from_frame(frame, target="approved")
-    return data, cf.models.fit(data, "lr", random_state=0)
+    return linear_problem(tenure_weight=0.01)
 
 
 def _grid(data: cf.Dataset, **fixed: int) -> pd.DataFrame:

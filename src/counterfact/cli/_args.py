@@ -250,7 +250,7 @@ def constraints_from_args(args: argparse.Namespace) -> Any:
         )
     if horizon is not None and base.timeline is not None:
         # the file's timeline is the user's: the flag sets its horizon and nothing else
-        base = replace(base, timeline=replace(base.timeline, horizon=horizon))
+        base = replace(base, timeline=base.timeline.with_horizon(horizon))
         horizon = None
     flags = Constraints(
         immutable=split_list(args.immutable),

@@ -213,6 +213,11 @@ class Timeline:
             advancing={**self.advancing, **other.advancing},
         )
 
+    def with_horizon(self, horizon: int) -> Timeline:
+        """This timeline with ``horizon`` months (rates, waiting cost and advancing kept;
+        the horizon checked as the constructor checks it)."""
+        return replace(self, horizon=horizon)
+
     def words(self) -> str:
         """The timeline for people: ``"within 12 months; savings up at most 1 every 6 months;
         a month of waiting costs 0.042"``."""

@@ -20,7 +20,7 @@ import pandas as pd
 from ..constraints import Constraints, Costs, Requirements
 from ..data import Dataset
 from ..exceptions import NotFittedError, ValidationError
-from ..methods._pipeline._prepare import check_call
+from ..methods._pipeline._prepare import check_n_counterfactuals
 from ..models import desired_class
 from ._batch import Run, explain_rows, population, rejected
 from ._groups import resolve_groups
@@ -105,16 +105,10 @@ def audit(
     X, data = population(X, data, method)
     frame, req, measure = _checked(method, X, constraints, requirements, measure, protected)
     settings = Settings.of(given(statistics, Statistics, "statistics", "audit"))
-    how = (_answers_per_row(n_counterfactuals), given(batch, Batch, "batch", "audit"))
+    how = (check_n_counterfactuals(n_counterfactuals), given(batch, Batch, "batch", "audit"))
     run = _run(method, constraints, req, target, measure, protected, data, how)
     labels, info = resolve_groups(groups, X if isinstance(X, pd.DataFrame) else frame, data, bins)
     return _audit(run, frame, labels, info, settings, data)
-
-
-def _answers_per_row(n_counterfactuals: Any) -> int:
-    """``n_counterfactuals`` checked before any row is explained (not every row "unknown")."""
-    check_call(n_counterfactuals, "distinct")
-    return int(n_counterfactuals)
 
 
 def _run(
@@ -284,7 +278,7 @@ def _frozen(constraints: Constraints | None, protected: str, schema: Any) -> Con
     """
     c = constraints or Constraints()
     if _only_time_moves(c, protected, schema):
-        return replace(c, timeline=replace(c.timeline, horizon=0))
+        return replace(c, timeline=c.timeline.with_horizon(0))
     ftv = None
     if c.features_to_vary is not None:
         ftv = tuple(f for f in c.features_to_vary if f != protected)

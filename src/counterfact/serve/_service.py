@@ -56,6 +56,7 @@ from ..exceptions import (
 from ..methods import CounterfactualMethod, fit_robustness_copies, robustness_calls
 from ..methods import default_method as registry_default
 from ..methods import names as registered_methods
+from ..methods._pipeline._prepare import check_n_counterfactuals
 from ..models import desired_class, rows_to_explain
 from ..models._adapter import as_adapter
 from ..models._select import check_label
@@ -391,9 +392,7 @@ class Service:
             if horizon == 0:
                 return c
             timeline = (
-                Timeline(horizon)
-                if self.timeline is None
-                else Timeline.from_dict({**self.timeline.to_dict(), "horizon": horizon})
+                Timeline(horizon) if self.timeline is None else self.timeline.with_horizon(horizon)
             )
         return (c or Constraints()).merge(Constraints(timeline=timeline))
 
@@ -466,14 +465,7 @@ class Service:
 
     def _check_n_counterfactuals(self, n_counterfactuals: Any) -> None:
         """``n_counterfactuals`` is an int >= 1 within this server's limit."""
-        if (
-            isinstance(n_counterfactuals, bool)
-            or not isinstance(n_counterfactuals, int)
-            or n_counterfactuals < 1
-        ):
-            raise ValidationError(
-                f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}."
-            )
+        check_n_counterfactuals(n_counterfactuals)
         if n_counterfactuals > self.limits.max_counterfactuals:
             raise ValidationError(
                 f"n_counterfactuals={n_counterfactuals} exceeds this server's limit of "

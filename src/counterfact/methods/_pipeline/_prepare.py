@@ -32,7 +32,7 @@ from ._judge import make_judge
 from ._protocol import PipelineMethod
 from ._query import Query
 
-__all__ = ["check_call", "per_row_series", "prepare", "query_frame"]
+__all__ = ["check_call", "check_n_counterfactuals", "per_row_series", "prepare", "query_frame"]
 
 
 def resolve_rows(
@@ -240,14 +240,20 @@ def check_requirements(requirements: Any) -> Requirements:
     return requirements
 
 
-def check_call(n_counterfactuals: Any, alternatives: Any) -> None:
-    """``n_counterfactuals`` is an int >= 1 and ``alternatives`` one of :data:`ALTERNATIVES`."""
+def check_n_counterfactuals(n_counterfactuals: Any) -> int:
+    """``n_counterfactuals`` as an int, refused unless it is a whole number >= 1."""
     if (
         isinstance(n_counterfactuals, bool)
         or not isinstance(n_counterfactuals, (int, np.integer))
         or n_counterfactuals < 1
     ):
         raise ValidationError(f"n_counterfactuals must be an int >= 1. Got {n_counterfactuals!r}.")
+    return int(n_counterfactuals)
+
+
+def check_call(n_counterfactuals: Any, alternatives: Any) -> None:
+    """``n_counterfactuals`` is an int >= 1 and ``alternatives`` one of :data:`ALTERNATIVES`."""
+    check_n_counterfactuals(n_counterfactuals)
     if not isinstance(alternatives, str) or alternatives not in ALTERNATIVES:
         raise ValidationError(
             f"alternatives must be one of {list(ALTERNATIVES)}: 'distinct' (answers that differ "

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
-from ...constraints import Constraints, Timeline
+from ...constraints import Constraints
 from ...exceptions import NotFittedError, ValidationError
 from ._explain import explain as run
 
@@ -58,7 +58,7 @@ def explain_by_horizon(
 def _with_horizon(c: Constraints, horizon: int) -> Constraints:
     """``c`` with its timeline's horizon set to ``horizon`` (everything else kept)."""
     assert c.timeline is not None  # checked by the caller
-    return replace(c, timeline=Timeline.from_dict({**c.timeline.to_dict(), "horizon": horizon}))
+    return replace(c, timeline=c.timeline.with_horizon(horizon))
 
 
 def _checked(horizons: Sequence[int]) -> list[int]:
