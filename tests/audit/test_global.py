@@ -260,6 +260,7 @@ def test_findings_and_per_row_costs(german):
     text = " ".join(g.findings())
     assert f"get {g.n_covered} of the {g.n_rejected} rejected people" in text
     assert "not proven nearest" in text  # a heuristic's per-person cost is no lower bound
+    assert "rejected people" in text and "to the class 'good' (1)." in text
     pr = g.per_row[g.per_row["covered"]]
     np.testing.assert_allclose(
         pr["cost"], [pr.loc[q, f"cost:{pr.loc[q, 'action']}"] for q in pr.index]

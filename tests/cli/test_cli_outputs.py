@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 
 import pandas as pd
 import pytest
@@ -99,7 +100,41 @@ def test_benchmark_resumes_the_same_settings_and_refuses_others(tmp_path, spec, 
     cf.benchmark.run(spec, out=out, verbose=False, time_limit=3, resume=False)
 
 
+def test_no_resume_refuses_a_folder_with_another_runs_cells(tmp_path, spec, capsys):
+    out = tmp_path / "res"
+    assert main(["benchmark", str(spec), "--out", str(out), "-q"]) == 0
+    other = tmp_path / "other.yaml"
+    other.write_text(SPEC.replace("methods: [nearest]", "methods: [mace]"))
+    before = (out / "results.csv").read_text()
+    capsys.readouterr()
+    code = main(["benchmark", str(other), "--out", str(out), "-q", "--no-resume"])
+    err = capsys.readouterr().err
+    assert code == 2 and "--no-resume would leave them" in err and "new --out" in err
+    assert (out / "results.csv").read_text() == before
+    with pytest.raises(cf.ValidationError, match="would leave them"):
+        cf.benchmark.run(other, out=out, verbose=False, resume=False)
+
+
 # -------------------------------------------------- 8. an --out that cannot be written
+def test_benchmark_out_that_is_a_file_is_a_user_error(tmp_path, spec, capsys):
+    target = tmp_path / "results.csv"
+    target.write_text("x\n")
+    code = main(["benchmark", str(spec), "--out", str(target), "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is a file; pass a folder" in err
+
+
+def test_audit_out_where_no_file_can_be_made_fails_before_work(capsys):
+    from counterfact._utils._validation import can_write_in
+
+    if not os.path.isdir("/proc/1") or can_write_in("/proc/1"):
+        pytest.skip("needs a folder no file can be made in (/proc/1)")
+    argv = ["audit", "--dataset", "german_credit", "--model", "lr", "--out", "/proc/1/x"]
+    code = main([*argv, "--max-rows", "5", "-q"])
+    err = capsys.readouterr().err
+    assert code == 2 and "is not a writable folder" in err and "internal error" not in err
+
+
 def test_report_to_a_missing_folder_is_a_user_error(tmp_path, spec, capsys):
     out = tmp_path / "res"
     assert main(["benchmark", str(spec), "--out", str(out), "-q"]) == 0

@@ -55,13 +55,18 @@ def test_every_oracle_proves_the_cheapest_point_on_the_integer_grid(loans, solve
         assert not result.diagnostics.loc[q, "snapped"]
 
 
-def test_a_query_off_the_grid_keeps_whole_numbers_and_its_own_value(loans):
-    data, model, _, _ = loans
+def test_a_query_off_the_grid_searches_the_grid_and_its_own_value(loans):
+    data, model, points, _ = loans
     row = cf.rows_to_explain(model, data).head(1).copy()
     row["loan"] = row["loan"] + 250  # between two multiples of 500
     result = cf.MACE(solver="bnb", time_limit=30).fit(model, data).explain(row)
     q = row.index[0]
-    assert result.status[q] in ("optimal", "feasible")
+    own = points[points["loan"] == 500].assign(loan=row.loc[q, "loan"])
+    reach = pd.concat([points, own], ignore_index=True)
+    reach = reach[model.predict(reach) == result.target[q]]
+    cheapest = float(result.costs.evaluate(row.loc[q], reach).min())
+    assert result.status[q] == "optimal", result.certificate(q)
+    assert float(result.cost().loc[(q, 0)]) == pytest.approx(cheapest, abs=1e-9)
     loan = result.counterfactuals.loc[(q, 0), "loan"]
     assert loan % 500 == 0 or loan == row.loc[q, "loan"]
-    assert "loan (resolution 500)" not in result.certificate(q)
+    assert "loan (resolution 500)" in result.certificate(q)

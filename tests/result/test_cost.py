@@ -126,3 +126,36 @@ def test_own_measure_is_named_as_the_methods_objective(train):
     text = _result(train, costs=False, record=rec).describe()
     assert "Smaller means a smaller range-normalised distance (the method's own objective" in text
     assert "; cost" not in text
+
+
+def test_the_words_name_every_per_change_charge(train):
+    words = cf.Costs(per_change={"other_debtors": 50, "telephone": 0}).words()
+    assert "other_debtors: 50 per change plus 1 per move in MADs" in words
+    assert "telephone: 0 per change plus 1 per move in MADs" in words
+    assert words.endswith("others: 1 per change plus 1 per move in MADs")
+    named = cf.Costs(weights={"credit_amount": 0.001}, per_change={"credit_amount": 3})
+    assert "credit_amount per unit 0.001 up, 0.001 down plus 3 per change" in named.words()
+    everyone = cf.Costs(weights={"credit_amount": 0.001}, per_change=2.0).words()
+    assert "credit_amount per unit 0.001 up, 0.001 down plus 2 per change" in everyone
+    # the words agree with the charges the costs make
+    bound = named.bind(train.schema, train.X)
+    row = train.X.iloc[0]
+    moved = row.copy()
+    moved["credit_amount"] = row["credit_amount"] + 1000
+    assert float(bound.evaluate(row, moved.to_frame().T)[0]) == pytest.approx(3 + 1.0)
+
+
+def test_a_result_without_answers_has_the_same_columns(train):
+    full = _result(train)
+    none = _result(train, status="infeasible")
+    none.counterfactuals = none.counterfactuals.iloc[:0]
+    assert len(none.to_frame()) == 0
+    assert none.to_frame().columns.tolist() == full.to_frame().columns.tolist()
+    assert {"_status", "_confidence", "_cost"} <= set(full.to_frame().columns)
+
+
+def test_the_words_read_a_feature_name_with_spaces_whole():
+    words = cf.Costs(weights={"credit amount": 0.001}, per_change={"credit amount": 3}).words()
+    assert "credit amount per unit 0.001 up, 0.001 down plus 3 per change" in words
+    plain = cf.Costs(weights={"credit amount": 0.001}).words()
+    assert "credit amount per unit 0.001 up, 0.001 down," in plain  # named: no charge

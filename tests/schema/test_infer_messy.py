@@ -69,3 +69,19 @@ def test_an_identifier_column_says_how_to_drop_or_convert_it():
     with pytest.raises(SchemaError, match="remove it from the CSV") as err:
         cf.Dataset.from_frame(frame, target="approved")
     assert "pd.to_numeric" in str(err.value)
+
+
+def test_numbers_with_thousands_separators_name_the_fix():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame(
+        {
+            "income": [f"{v:,}" for v in rng.integers(1000, 99999, 200)],
+            "age": rng.integers(20, 60, 200),
+            "y": rng.integers(0, 2, 200),
+        }
+    )
+    with pytest.raises(cf.exceptions.SchemaError, match="thousands separators") as err:
+        cf.Dataset.from_frame(frame, target="y")
+    assert "read_csv(..., thousands=',')" in str(err.value)
+    frame["income"] = frame["income"].str.replace(",", "").astype(int)
+    assert cf.Dataset.from_frame(frame, target="y").schema["income"].kind == "integer"

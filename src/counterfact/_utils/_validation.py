@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import numbers
 import os
+import tempfile
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,6 +24,7 @@ __all__ = [
     "Options",
     "Spec",
     "TypeSpec",
+    "can_write_in",
     "check_writable",
     "invalid_example",
     "is_number",
@@ -179,6 +181,17 @@ def check_writable(path_text: str | Path, option: str = "--out") -> None:
         raise ValidationError(
             f"{option} {path_text!r} cannot be written: the folder {str(parent)!r} does not exist."
         )
-    if not os.access(path if path.exists() else parent, os.W_OK):
+    if not (os.access(path, os.W_OK) if path.exists() else can_write_in(parent)):
         where = "the file" if path.exists() else f"the folder {str(parent)!r}"
         raise ValidationError(f"{option} {path_text!r} cannot be written: {where} is not writable.")
+
+
+def can_write_in(folder: str | Path) -> bool:
+    """Whether a file can be made in ``folder``, found by making (and removing) one:
+    permission bits say yes to root even where the file system refuses (``/sys``, a
+    read-only mount)."""
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            return True
+    except OSError:
+        return False

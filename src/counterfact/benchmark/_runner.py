@@ -271,14 +271,14 @@ def run(
     spec's ``full:`` section (the protocol at the paper's size, see
     :func:`load_spec`).  A run resumes cell by cell; with the spec's
     ``chunk_size`` it also resumes inside a cell, chunk by chunk.  Returns the
-    long results table.
+    long results table.  Without ``resume``, a folder of another run is refused too (its
+    cells would stay beside the new ones).
     """
     spec = load_spec(spec, queries=queries, full=full)
     if time_limit is not None:
         spec = replace(spec, time_limit=float(time_limit))
     out = Path(out)
-    if resume:
-        _refuse_other_settings(out, spec)
+    _refuse_other_settings(out, spec, resume)
     _start_folder(out, spec)
     cells = _cells(spec)
     bar = None
@@ -307,15 +307,33 @@ def run(
     return table
 
 
-def _refuse_other_settings(out: Path, spec: Spec) -> None:
-    """Refuse to resume into ``out`` when its cells ran under other settings."""
+def _refuse_other_settings(out: Path, spec: Spec, resume: bool) -> None:
+    """Refuse to run into ``out`` when its cells ran under other settings and would be
+    mixed with this run's: resumed from, or (without ``resume``) left beside the new ones
+    because this spec does not run them again."""
     changed = changed_settings(out, spec)
-    if changed:
+    if not changed:
+        return
+    said = f"out {str(out)!r} holds cells run under other settings ({'; '.join(changed)})"
+    if resume:
         raise ValidationError(
-            f"out {str(out)!r} holds cells run under other settings ({'; '.join(changed)}); "
-            "resuming would mix them. Use a fresh out folder, delete that one, or pass "
-            "resume=False to run every cell again."
+            f"{said}; resuming would mix them. Use a fresh out folder, delete that one, or "
+            "pass resume=False to run every cell again."
         )
+    stale = other_cells(out, spec)
+    if stale:
+        raise ValidationError(
+            f"{said}, {len(stale)} of them not in this spec ({', '.join(stale[:3])}"
+            f"{', ...' if len(stale) > 3 else ''}); running every cell again would leave them "
+            "in the tables and the report. Use a fresh out folder, or delete that one."
+        )
+
+
+def other_cells(out: str | Path, spec: Spec) -> list[str]:
+    """The cells recorded in ``out`` that ``spec`` does not run (sorted names)."""
+    ours = {_cell_id(ds.id, mo.id, me.id, seed, fold) for ds, mo, me, seed, fold in _cells(spec)}
+    found = (p.name[: -len(".json")] for p in Path(out).glob("cells/*.json"))
+    return sorted(c for c in found if not c.endswith(".result") and c not in ours)
 
 
 def changed_settings(out: str | Path, spec: Spec) -> list[str]:

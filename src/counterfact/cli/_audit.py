@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import Any
 
 from .. import methods
 from .._utils._deps import import_optional, install_hint, is_available
+from .._utils._validation import can_write_in
 from ..exceptions import MissingDependencyError, ValidationError
 from ..recourse import ActionSearch, Batch, Statistics, audit, global_recourse
 from ..recourse._rows import COST_COLUMNS
@@ -433,7 +433,7 @@ def _check_out(arg: str) -> None:
     if out.exists() and not out.is_dir():
         raise ValidationError(f"--out {arg!r} is a file; pass a folder (it is created if missing).")
     parent = next((p for p in (out, *out.absolute().parents) if p.exists()), None)
-    if parent is None or not parent.is_dir() or not os.access(parent, os.W_OK):
+    if parent is None or not parent.is_dir() or not can_write_in(parent):
         raise ValidationError(
             f"--out {arg!r} cannot be created: {parent} is not a writable folder."
         )

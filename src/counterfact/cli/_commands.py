@@ -19,7 +19,7 @@ import pandas as pd
 from .. import benchmark, constraints, datasets, methods, models, report
 from .._utils._progress import should_show
 from .._utils._values import _py
-from ..benchmark._runner import _cells, changed_settings
+from ..benchmark._runner import _cells, changed_settings, other_cells
 from ..constraints import Requirements
 from ..constraints._timeline import MAX_HORIZON
 from ..data._loading import load_csv, read_csv
@@ -511,6 +511,10 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
             f"--time-limit must be a positive number of seconds. Got {args.time_limit}."
         )
     _check_resumable(args, spec)
+    if Path(args.out).exists() and not Path(args.out).is_dir():
+        raise ValidationError(
+            f"--out {args.out!r} is a file; pass a folder (it is created if missing)."
+        )
     try:
         Path(args.out).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -550,16 +554,23 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def _check_resumable(args: argparse.Namespace, spec: Any) -> None:
-    """Refuse to resume into an --out folder whose cells ran under other settings."""
-    if args.no_resume:
-        return
+    """Refuse to resume into an --out folder whose cells ran under other settings, and,
+    under --no-resume, one that holds cells this spec does not run again."""
     if args.time_limit is not None:
         spec = replace(spec, time_limit=float(args.time_limit))
     changed = changed_settings(args.out, spec)
-    if changed:
+    if not changed:
+        return
+    said = f"--out {args.out!r} holds results run under other settings ({'; '.join(changed)})"
+    if not args.no_resume:
         raise ValidationError(
-            f"--out {args.out!r} holds results run under other settings ({'; '.join(changed)}); "
-            "resuming would mix them. Use a new --out, or delete that folder."
+            f"{said}; resuming would mix them. Use a new --out, or delete that folder."
+        )
+    stale = other_cells(args.out, spec)
+    if stale:
+        raise ValidationError(
+            f"{said}, {len(stale)} of them cells this spec does not run; --no-resume would "
+            "leave them in the tables and the report. Use a new --out, or delete that folder."
         )
 
 

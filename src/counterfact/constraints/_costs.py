@@ -384,13 +384,28 @@ MEASURES: dict[str, tuple[dict[str, Any], str]] = {
 
 
 def _named_words(costs: Costs) -> list[str]:
-    parts = [f"{k} per unit {u:g} up, {d:g} down" for k, (u, d) in costs.weights.items()]
-    parts += [f"{k} by transition" for k in costs.transitions]
-    parts += [f"{k} by percentile" for k in costs.percentile]
+    """Each named feature's cost, then the per-change charges ``per_change`` sets for
+    features named nowhere else, then everything else's, in words."""
     unit = "MADs" if costs.scale == "mad" else "shares of its range"
+    named = [(k, f"{k} per unit {u:g} up, {d:g} down") for k, (u, d) in costs.weights.items()]
+    named += [(k, f"{k} by transition") for k in costs.transitions]
+    named += [(k, f"{k} by percentile") for k in costs.percentile]
+    parts = [_with_charge(costs, k, words) for k, words in named]
+    own = costs.per_change if isinstance(costs.per_change, dict) else {}
+    parts += [
+        f"{k}: {own[k]:g} per change plus {costs.moves:g} per move in {unit}"
+        for k in own
+        if k not in costs.named
+    ]
     charge = costs.charge("\0")  # a feature named nowhere
     rest = f"others: {charge:g} per change plus {costs.moves:g} per move in {unit}"
     return [*parts, rest]
+
+
+def _with_charge(costs: Costs, name: str, words: str) -> str:
+    """``words`` (what feature ``name`` costs) with its per-change charge, if any."""
+    charge = costs.charge(name)
+    return f"{words} plus {charge:g} per change" if charge else words
 
 
 def _per_change(value: Any) -> float | dict[str, float] | None:

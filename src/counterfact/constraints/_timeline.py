@@ -65,6 +65,7 @@ __all__ = [
     "QueryTimeline",
     "Rule",
     "Timeline",
+    "exact_rate",
     "resolve_timeline",
     "time_features",
     "time_free_costs",
@@ -603,9 +604,13 @@ def _whole(v: Any) -> bool:
         return False
 
 
-def _frac(v: float) -> Fraction:
-    """A rate as an exact fraction (1/12 stays 1/12)."""
+def exact_rate(v: float) -> Fraction:
+    """A rate as the exact fraction it stands for (the float ``1/6`` is a little below a
+    sixth, and six months of it would not reach one level; it stays 1/6 here)."""
     return Fraction(v).limit_denominator(10**6)
+
+
+_frac = exact_rate
 
 
 def _close(a: float, b: float) -> bool:

@@ -723,18 +723,17 @@ class CounterfactualResult:
         95 % interval), ``_reached`` and the ``_setting`` it came from.  Under a timeline,
         ``_months``: the months each answer waits (its row is the person's state then)."""
         cf = self.counterfactuals.copy()
-        if len(cf):
-            q = cf.index.get_level_values(0)
-            cf["_status"] = self.status.reindex(q).to_numpy()
-            cf["_confidence"] = self.confidence.reindex(cf.index).to_numpy()
-            if self.costs is not None:
-                cf["_cost"] = self.cost().reindex(cf.index).to_numpy()
-            if any(_time._timeline(self, k) is not None for k in self.queries.index):
-                cf["_months"] = self.elapsed().reindex(cf.index).to_numpy()
-            if self.requirements.get("robustness") is not None:
-                rob = self.robustness().reindex(cf.index)
-                for col, name in _ROBUSTNESS_COLUMNS.items():
-                    cf[name] = rob[col].to_numpy()
+        q = cf.index.get_level_values(0)
+        cf["_status"] = self.status.reindex(q).to_numpy(dtype=object)
+        cf["_confidence"] = self.confidence.reindex(cf.index).to_numpy(dtype=float)
+        if self.costs is not None:
+            cf["_cost"] = self.cost().reindex(cf.index).to_numpy(dtype=float)
+        if any(_time._timeline(self, k) is not None for k in self.queries.index):
+            cf["_months"] = self.elapsed().reindex(cf.index).to_numpy()
+        if self.requirements.get("robustness") is not None:
+            rob = self.robustness().reindex(cf.index)
+            for col, name in _ROBUSTNESS_COLUMNS.items():
+                cf[name] = rob[col].to_numpy()
         return cf
 
     def to_csv(self, path: str | Path) -> None:

@@ -244,11 +244,7 @@ def measure_words(costs: Any, own: str = "") -> MeasureWords:
     """The words of a result's measure: ``costs`` (a :class:`~counterfact.Costs`, or None
     when each method kept its own objective, ``own`` naming it when known)."""
     if costs is None:
-        what = (
-            f"{own} (the method's own objective, as in its paper)"
-            if own
-            else ("value of the method's own objective (as in its paper)")
-        )
+        what = f"{own} (the method's own objective)" if own else "value of the method's objective"
         return MeasureWords(f"a smaller {what}", "")
     words = costs.words()
     name = costs.preset_name

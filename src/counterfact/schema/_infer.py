@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -197,6 +198,7 @@ def _observed_levels(c: str, s: pd.Series, max_categories: int, *, explicit_kind
     """The distinct values of a non-numeric column, sorted where they can be."""
     uniq_vals = pd.unique(s)
     if len(uniq_vals) > max_categories and not explicit_kind:
+        _refuse_separated_numbers(c, uniq_vals)
         raise SchemaError(
             f"Column '{c}' has {len(uniq_vals)} distinct non-numeric values "
             f"(more than max_categories={max_categories}); is it an identifier or a date? "
@@ -207,6 +209,24 @@ def _observed_levels(c: str, s: pd.Series, max_categories: int, *, explicit_kind
         return sorted(_py(v) for v in uniq_vals)
     except TypeError:
         return [_py(v) for v in uniq_vals]
+
+
+#: a number written with thousands separators: 78,049 or 1,234,567.89
+_SEPARATED = re.compile(r"^\s*[+-]?\d{1,3}(,\d{3})+(\.\d+)?\s*$")
+
+
+def _refuse_separated_numbers(c: str, values: Any) -> None:
+    """Raise, naming the fix, when most of a column's values are numbers written with
+    thousands separators (which ``pd.to_numeric`` does not read either)."""
+    text = [v for v in values if isinstance(v, str)]
+    hits = [v for v in text if _SEPARATED.match(v)]
+    if text and len(hits) >= 0.9 * len(text):
+        raise SchemaError(
+            f"Column '{c}' holds numbers written with thousands separators ({hits[0]!r}, ...). "
+            "Read the file with pandas.read_csv(..., thousands=',') (on the command line: "
+            "remove the separators from the CSV, e.g. save it again without number "
+            "formatting), so that the column is numeric."
+        )
 
 
 def _classes(frame: pd.DataFrame, target: str | None) -> tuple[Any, ...] | None:

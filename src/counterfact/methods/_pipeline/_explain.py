@@ -21,6 +21,7 @@ from ._robustness import explain_robust
 from ._search import search
 from ._select import select, without_region_copies
 from ._snap import snap
+from ._sooner import bring_forward
 from ._sparsify import sparsify
 from ._verify import verify
 
@@ -80,6 +81,7 @@ def explain(
     pool = snap(method, tasks, outcomes)
     verify(method, pool, tasks)
     sparsify(method, pool, tasks, n_cf, deadline)
+    bring_forward(method, pool, tasks)
     answers = select(method, pool, tasks, outcomes, n_cf)
     found = regions(method, tasks, answers, req)
     answers, found = without_region_copies(answers, found, n_cf)

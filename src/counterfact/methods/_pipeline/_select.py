@@ -41,6 +41,7 @@ from ._diversity import (
 from ._pool import Pool
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
+from ._snap import resolution
 from ._values import floats
 
 __all__ = [
@@ -454,10 +455,33 @@ def _status(
         return st
     st = hint if hint in ("infeasible", "timeout", "invalid") else "failed"
     if hint in SUCCESS and n_prop:
-        d.setdefault("reason", "every proposed candidate failed verification")
+        d.setdefault("reason", _failed_verification(pool, idx))
     if not d.get("reason"):
         d["reason"] = _REASONS.get(st, "no valid counterfactual found")
     return st
+
+
+def _failed_verification(pool: Any, idx: np.ndarray) -> str:
+    """Why no proposed candidate was kept; when every one was moved by rounding to its
+    features' grids before it failed, the features and steps (the rounding is named as
+    a likely cause, the unrounded values are not checked)."""
+    why = "every proposed candidate failed verification"
+    if not len(idx) or not pool.snap_failed[idx].all():
+        return why
+    moved: dict[str, float] = {}
+    for k in idx:
+        raw, row = pool.raw.iloc[int(k)], pool.rows.iloc[int(k)]
+        for f in pool.schema:
+            step = resolution(f) if f.is_numeric else None
+            if step and not np.isclose(float(raw[f.name]), float(row[f.name]), rtol=1e-12):
+                moved[f.name] = float(step)
+    if not moved:
+        return why
+    grids = ", ".join(f"{name} to steps of {step:g}" for name, step in moved.items())
+    return (
+        f"{why}; each was first rounded to its features' resolution ({grids}), and a finer "
+        "resolution (cf.Feature(resolution=...)) may let answers lie between these steps"
+    )
 
 
 def _shift(schema: Any, before: pd.Series, after: pd.Series) -> float:

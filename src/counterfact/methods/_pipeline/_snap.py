@@ -222,8 +222,8 @@ def _roundings(
     S_out = snap_matrix(V, Q, res, lower, upper, "outward")
     S_in = snap_matrix(V, Q, res, lower, upper, "inward")
     S1, S2 = np.where(exact, S_out, S_in), np.where(exact, S_in, S_out)
-    keep = allowed_cells(tasks, own, cols, V)
-    if keep is not None:  # a value the user allowed explicitly stays as it is, grid or not
+    keep = _either(allowed_cells(tasks, own, cols, V), timed_cells(tasks, own, cols, V))
+    if keep is not None:  # a value the user allowed, or time reaches, stays as it is
         S1, S2 = np.where(keep, V, S1), np.where(keep, V, S2)
     moved = (~(np.abs(S1 - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
     alt = np.flatnonzero(moved & (np.abs(S2 - S1) > 0).any(axis=1))
@@ -281,3 +281,38 @@ def allowed_cells(
                 <= 1e-9 * np.maximum(1.0, np.abs(allowed))
             ).any(axis=1)
     return keep
+
+
+def timed_cells(
+    tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
+) -> np.ndarray | None:
+    """Cells of ``V`` equal to a value their query's timeline takes a feature time alone
+    moves to (``q + gain``: off the grid when the query's value is), or None when no query
+    has a timeline: rounding them to the grid would leave the timeline."""
+    keep: np.ndarray | None = None
+    where = {name: j for j, name in enumerate(cols)}
+    for i, t in enumerate(tasks):
+        qt = t.bounds.timeline
+        if qt is None:
+            continue
+        idx, lo, _ = qt.grid()
+        for c, j in enumerate(idx):
+            name = qt.schema.names[j]
+            if qt.rules[j].kind != "pinned" or name not in where:
+                continue
+            if keep is None:
+                keep = np.zeros(V.shape, dtype=bool)
+            r, k = np.flatnonzero(own == i), where[name]
+            reached = np.unique(lo[:, c])
+            keep[r, k] = (
+                np.abs(V[r, k][:, None] - reached[None, :])
+                <= 1e-9 * np.maximum(1.0, np.abs(reached))
+            ).any(axis=1)
+    return keep
+
+
+def _either(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
+    """The cell-wise or of two optional masks."""
+    if a is None or b is None:
+        return a if b is None else b
+    return a | b

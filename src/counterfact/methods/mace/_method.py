@@ -595,7 +595,7 @@ class MACE(CounterfactualMethod):
             blocking=str(self.blocking),
             min_moves=self.diversity_steps_ if query.alternatives == "distinct" else None,
             # CP-SAT takes no set of numeric values: it searches whole numbers, then rounds
-            integer_grids=self.solver_ != "cpsat",
+            listed_grids=self.solver_ != "cpsat",
         )
         if query.costs is not None:  # the call's costs replace eq. (3)
             problem.costs, problem.weights = query.feature_costs(), (0.0, 0.0, 0.0)

@@ -18,6 +18,7 @@ from ..._utils._values import _py
 from ...constraints._bounds import FeatureBounds, QueryBounds
 from ...exceptions import ValidationError
 from ...schema import Feature, Schema
+from ...schema._resolution import decimals
 from ...solvers._bnb import MAX_ATOMS
 from ...solvers._problem import (
     Problem,
@@ -29,7 +30,7 @@ from ...solvers._problem import (
 )
 from .._pipeline import resolution
 
-#: the most multiples of an integer feature's resolution listed as its values: what every
+#: the most multiples of a numeric feature's resolution listed as its values: what every
 #: oracle searches as a set, the branch and bound's limit included (more: the answer is
 #: rounded to the grid after the search instead, and reported feasible when that moves it)
 MAX_GRID_VALUES = MAX_ATOMS
@@ -83,18 +84,19 @@ def build_problem(
     steps: Any = None,
     blocking: str = "options",
     min_moves: Any = None,
-    integer_grids: bool = True,
+    listed_grids: bool = True,
 ) -> Problem:
     """The :class:`Problem` of one query (every constraint kind through ``bounds``;
-    ``integer_grids``: integer features with a resolution above 1 searched on their
-    multiples, for the oracles that take a set of numeric values)."""
-    bounds, gridded = _on_integer_grids(schema, bounds) if integer_grids else (bounds, set())
+    ``listed_grids``: numeric features whose range holds few multiples of their resolution
+    searched on those values, for the oracles that take a set of numeric values)."""
+    bounds, gridded = _on_listed_grids(schema, bounds) if listed_grids else (bounds, set())
     specs = [
         _numeric_spec(f, bounds[f.name], f.name in gridded)
         if f.is_numeric
         else _categorical_spec(f, bounds[f.name])
         for f in schema
     ]
+    specs = _timed_off_grid(specs, bounds)
     return Problem(
         vars=specs,
         weights=weights,
@@ -126,28 +128,61 @@ def _numeric_spec(f: Feature, b: FeatureBounds, gridded: bool = False) -> VarSpe
     return VarSpec(f.name, kind, qv, f.range, lo, hi, vals, 0, fixed, grid)
 
 
-def _on_integer_grids(schema: Schema, bounds: QueryBounds) -> tuple[QueryBounds, set[str]]:
-    """``bounds`` with each movable integer feature whose resolution is above 1 (a loan in
-    steps of 500) and whose query value lies on that grid restricted to its multiples, and
-    the names of those features: the oracles then search the values the answer is reported
-    on, so the proof holds for them.  Decisions: at most :data:`MAX_GRID_VALUES` multiples
-    (what the branch and bound searches as a set); a query value off the grid keeps the
-    feature on whole numbers (its own value must stay reachable, as for a real feature);
-    either way the answer is rounded to the grid after the search and reported feasible
-    when that moves it."""
+def _timed_off_grid(specs: list[VarSpec], bounds: QueryBounds) -> list[VarSpec]:
+    """``specs`` with no grid for a real feature the query's timeline advances whose query
+    value is off its grid: time takes it to ``q + k * resolution`` (off the grid too), so a
+    grid would leave it only today's value and prove a wait impossible that is not."""
+    qt = bounds.timeline
+    if qt is None:
+        return specs
+    out = list(specs)
+    for j, rule in qt.rules.items():
+        v = out[j]
+        if rule.kind == "pinned" and v.grid is not None and grid_value(v, v.query) is None:
+            out[j] = replace(v, grid=None)
+    return out
+
+
+def _on_listed_grids(schema: Schema, bounds: QueryBounds) -> tuple[QueryBounds, set[str]]:
+    """``bounds`` with each movable numeric feature whose range holds few multiples of its
+    resolution restricted to those multiples (and its query's value), and the names of
+    those features: the oracles then search the values the answer is reported on, so the
+    proof holds for them.  This covers an integer feature in steps above 1 (a loan in
+    steps of 500) and a real one whose range holds few steps (a rate from 1e-6 to 5e-6 at
+    resolution 1e-6, where the continuous optimum rounded to the grid may fail the model).
+    Decisions: at most :data:`MAX_GRID_VALUES` multiples (what the branch and bound
+    searches as a set; more: the answer is rounded to the grid after the search and
+    reported feasible when that moves it); a query value off the grid is listed too,
+    since leaving a feature unchanged must stay possible; a feature the query's timeline
+    moves is never listed (time takes it to values off the grid, ``q + months * rate``)."""
     features, gridded = [], set()
-    for f, b in zip(schema, bounds.features, strict=True):
-        step = resolution(f) if f.kind == "integer" and b.values is None and not b.fixed else 0
-        q = round(float(b.value)) if step else 0
-        if step and step > 1 and q % step == 0:  # off its grid, the query's value must stay
-            first = math.ceil(float(b.lower) / step - 1e-9)
-            last = math.floor(float(b.upper) / step + 1e-9)
-            if 0 <= last - first < MAX_GRID_VALUES:
-                values = tuple(float(k * step) for k in range(first, last + 1))
-                b = replace(b, values=values)
-                gridded.add(f.name)
+    timed = set(bounds.timeline.rules) if bounds.timeline is not None else set()
+    for j, (f, b) in enumerate(zip(schema, bounds.features, strict=True)):
+        values = None if j in timed else _grid_values(f, b)
+        if values is not None:
+            b = replace(b, values=values)
+            gridded.add(f.name)
         features.append(b)
     return replace(bounds, features=tuple(features)), gridded
+
+
+def _grid_values(f: Feature, b: FeatureBounds) -> tuple[float, ...] | None:
+    """The multiples of ``f``'s resolution within ``b`` and the query's value, when ``f``
+    is movable, listed by no constraint, and they are at most :data:`MAX_GRID_VALUES`;
+    else None (an integer feature in steps of 1 is searched as whole numbers)."""
+    if not f.is_numeric or b.values is not None or b.fixed:
+        return None
+    step = resolution(f)
+    if not step or (f.kind == "integer" and step <= 1):
+        return None
+    first = math.ceil(float(b.lower) / step - 1e-9)
+    last = math.floor(float(b.upper) / step + 1e-9)
+    if not 0 <= last - first < MAX_GRID_VALUES:
+        return None
+    places = decimals(step)
+    q = round(float(b.value)) if f.kind == "integer" else float(b.value)
+    values = {round(k * step, places) for k in range(first, last + 1)} | {float(q)}
+    return tuple(sorted(values)) if len(values) <= MAX_GRID_VALUES else None
 
 
 def _categorical_spec(f: Feature, b: FeatureBounds) -> VarSpec:

@@ -104,7 +104,10 @@ class NearestObservable(CounterfactualMethod):
     constraints; see :mod:`counterfact.methods._pipeline`): the answer is no
     longer an observed row, changes fewer features, and its status is
     ``feasible`` when a revert happened (the "nearest observed" certificate no
-    longer applies).
+    longer applies).  Likewise under a timeline: an observed row that waits is
+    brought forward to the earliest month at which its changes verify (the
+    pipeline's last step before selection), and is then no longer the observed
+    row either.
 
     Parameters
     ----------

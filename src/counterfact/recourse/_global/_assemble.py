@@ -204,6 +204,7 @@ def meta(
         "measure": jsonable(dict(measure)) if isinstance(measure, Mapping) else measure,
         "constraints": "per row" if per_row else constraints_json(constraints),
         "target": jsonable(target),
+        "target_label": _label(data, target),
         "groups": info,
         "features": list(method.schema_.names),
         "schema": method.schema_.to_dict(),
@@ -213,3 +214,12 @@ def meta(
         "dataset": getattr(data, "name", None),
         "model": type(method.model_.model).__name__,
     }
+
+
+def _label(data: Any, target: Any) -> str | None:
+    """The dataset's name for class ``target`` (``metadata["target_labels"]``), if any."""
+    labels = getattr(data, "metadata", {}).get("target_labels") or {}
+    for key, name in labels.items():
+        if str(key) == str(target):
+            return str(name)
+    return None

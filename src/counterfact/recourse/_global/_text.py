@@ -87,6 +87,14 @@ def _x(v: Any) -> str:
     return "–" if v is None or (isinstance(v, float) and math.isnan(v)) else f"{float(v):.2f}×"
 
 
+def _class_words(meta: Any) -> str:
+    """The target class in words: its name in the dataset, with its code."""
+    target, label = meta.get("target"), meta.get("target_label")
+    if label is not None and str(label) != str(target):
+        return f"the class {label!r} ({target!r})"
+    return f"the class {target!r}"
+
+
 def findings(g: Any) -> list[str]:
     """The main figures of a :class:`GlobalRecourse` in plain sentences."""
     if g.n_rejected == 0:
@@ -101,7 +109,7 @@ def findings(g: Any) -> list[str]:
         f"{k} action{'s' if k != 1 else ''}, each applied to a person's own row within their "
         f"constraints and checked with the real model, get {g.n_covered} of the {g.n_rejected} "
         f"rejected people ({_pct(o['coverage'])}, {conf} interval [{_pct(o['coverage_ci_low'])}, "
-        f"{_pct(o['coverage_ci_high'])}]) to the class {meta.get('target')!r}.",
+        f"{_pct(o['coverage_ci_high'])}]) to {_class_words(meta)}.",
         f"One counterfactual per person ({meta.get('display_name', meta.get('method'))}) reached "
         f"{int(o['n_individual'])} ({_pct(o['individual_rate'])}); the common actions cover "
         f"{_pct(o['relative_coverage'])} of that.",

@@ -23,6 +23,7 @@ from ..._utils._deadline import CancelToken
 from ..._utils._deps import import_optional
 from ._solution import Solution, SolverError
 from ._sparse import SparseModel
+from ._tolerance import dropped_coefficient
 
 __all__ = ["GRACE", "new_highs", "solve_highs"]
 
@@ -283,7 +284,11 @@ def _load(
     time_limit: float | None,
     mip_start: dict[int, float] | np.ndarray | None,
 ) -> None:
-    """Pass ``m`` to ``h``, then the time left and the start (a MIP's only)."""
+    """Pass ``m`` to ``h``, then the time left and the start (a MIP's only); a model with a
+    coefficient HiGHS would treat as zero is refused (:func:`._tolerance.dropped_coefficient`)."""
+    dropped = dropped_coefficient(m)
+    if dropped is not None:
+        raise SolverError(f"HiGHS cannot search this model as written: it has {dropped}.")
     if h.passModel(_highs_model(highspy, m)) == highspy.HighsStatus.kError:
         raise SolverError(_rejected(m))
     if time_limit is not None:

@@ -24,6 +24,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._deadline import Deadline
+from ...exceptions import UnsupportedModelError
 from .._options import option_steps
 from .._oracle import Answer
 from .._problem import Problem, exact_distance, grid_value, solver_values
@@ -43,7 +44,7 @@ from ._narrow import narrow_bounds
 from ._options import exclude_dominated
 from ._relations import encode_relations, lattice_steps
 from ._timeline import encode_timeline, time_moved, waiting_term
-from ._tolerance import bound_slack
+from ._tolerance import bound_slack, dropped_coefficient, too_narrow
 
 __all__ = ["FIRST_OPTIONS", "FIRST_SLACK", "RENARROW", "MipOracle"]
 
@@ -102,7 +103,13 @@ class MipOracle:
             raise ValueError("MipOracle needs the query's bounds (Problem.bounds).")
         #: the distance bound the model's box is narrowed to (:mod:`._narrow`; inf: the query's)
         self.radius = math.inf
+        narrow = too_narrow(problem.vars)
+        if narrow is not None:
+            raise UnsupportedModelError(f"The {narrow}.")
         self._build(problem.bounds)
+        dropped = dropped_coefficient(self.m)
+        if dropped is not None:
+            raise UnsupportedModelError(f"The model has {dropped}.")
 
     def _build(self, bounds: Any) -> None:
         """The model over the box ``bounds``: the inputs, the change cap, the grids, the

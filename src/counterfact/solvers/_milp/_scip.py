@@ -19,6 +19,7 @@ from ..._utils._deadline import CancelToken
 from ..._utils._deps import import_optional
 from ._solution import Solution, SolverError
 from ._sparse import SparseModel
+from ._tolerance import dropped_coefficient
 
 __all__ = ["solve_scip"]
 
@@ -55,6 +56,9 @@ def solve_scip(
     """Solve ``m`` with SCIP (:class:`~._solution.SolveSettings` explains the
     arguments)."""
     scip = import_optional("pyscipopt", purpose="Solving a MILP with SCIP")
+    dropped = dropped_coefficient(m)
+    if dropped is not None:
+        raise SolverError(f"SCIP cannot search this model as written: it has {dropped}.")
     t0 = time.perf_counter()
     if cancel is not None and cancel.cancelled:
         return Solution(

@@ -16,6 +16,8 @@ from collections.abc import Callable
 from fractions import Fraction
 from typing import Any
 
+from ...constraints._timeline import exact_rate
+
 __all__ = ["encode_timeline"]
 
 
@@ -39,14 +41,15 @@ def encode_timeline(
 
 
 def _rate(z3: Any, ctx: Any, x: Any, q: float, rule: Any, t: Any) -> list[Any]:
-    """``x - q <= up * t`` and ``q - x <= down * t`` (an infinite rate: no formula)."""
+    """``x - q <= up * t`` and ``q - x <= down * t`` (an infinite rate: no formula), with
+    each rate as the fraction it stands for (:func:`exact_rate`), as the checker reads it."""
     out = []
     qv, tr = z3.RealVal(Fraction(q), ctx), z3.ToReal(t)
     xr = z3.ToReal(x) if x.is_int() else x
     if math.isfinite(rule.up):
-        out.append(xr - qv <= tr * z3.RealVal(Fraction(rule.up), ctx))
+        out.append(xr - qv <= tr * z3.RealVal(exact_rate(rule.up), ctx))
     if math.isfinite(rule.down):
-        out.append(qv - xr <= tr * z3.RealVal(Fraction(rule.down), ctx))
+        out.append(qv - xr <= tr * z3.RealVal(exact_rate(rule.down), ctx))
     return out
 
 
