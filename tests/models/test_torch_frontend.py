@@ -208,6 +208,13 @@ def test_other_modules_are_refused_by_name(setting):
     )
     with pytest.raises(cf.UnsupportedModelError, match="output='auto'"):
         compile_model(twice, data.schema)
+    hidden = cf.models.TorchModel(
+        nn.Sequential(nn.Linear(5, 3), nn.Sigmoid(), nn.Linear(3, 1)), model.encoder, [0, 1]
+    )
+    with pytest.raises(cf.UnsupportedModelError, match="follows a sigmoid") as err:
+        compile_model(hidden, data.schema)
+    assert "a hidden one is not piecewise linear" in str(err.value)
+    assert "cf.UFCE" in str(err.value)
     bare = cf.models.TorchModel(nn.Linear(5, 2), model.encoder, [0, 1])
     with pytest.raises(cf.UnsupportedModelError, match=r"nn\.Sequential; got Linear"):
         compile_model(bare, data.schema)

@@ -236,8 +236,9 @@ def read_sequential(module: Any, n_in: int) -> tuple[list[Dense], str]:
     for where, sub in modules:
         if final and not isinstance(sub, nn.Dropout | nn.Identity):
             raise UnsupportedModelError(
-                f"{type(sub).__name__} at {where} of the nn.Sequential follows its final "
-                f"{final}; the model compiler reads Softmax or Sigmoid as the last module only."
+                f"{type(sub).__name__} at {where} of the nn.Sequential follows a {final}; the "
+                "model compiler reads Softmax or Sigmoid only as the last module (a hidden "
+                f"one is not piecewise linear). {_HINT}"
             )
         final = final or _read_module(stack, sub, where, nn)
     return stack.dense(), final
