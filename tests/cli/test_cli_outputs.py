@@ -109,7 +109,7 @@ def test_no_resume_refuses_a_folder_with_another_runs_cells(tmp_path, spec, caps
     capsys.readouterr()
     code = main(["benchmark", str(other), "--out", str(out), "-q", "--no-resume"])
     err = capsys.readouterr().err
-    assert code == 2 and "--no-resume would leave them" in err and "new --out" in err
+    assert code == 2 and "would leave them in the tables" in err and "new --out" in err
     assert (out / "results.csv").read_text() == before
     with pytest.raises(cf.ValidationError, match="would leave them"):
         cf.benchmark.run(other, out=out, verbose=False, resume=False)

@@ -85,3 +85,19 @@ def test_numbers_with_thousands_separators_name_the_fix():
     assert "read_csv(..., thousands=',')" in str(err.value)
     frame["income"] = frame["income"].str.replace(",", "").astype(int)
     assert cf.Dataset.from_frame(frame, target="y").schema["income"].kind == "integer"
+
+
+def test_an_integer_identifier_column_is_warned_about():
+    rng = np.random.default_rng(0)
+    frame = _frame()
+    frame.insert(0, "customer_id", rng.permutation(np.arange(5000, 5000 + len(frame))))
+    with pytest.warns(UserWarning, match="'customer_id' looks like an identifier") as got:
+        data = cf.Dataset.from_frame(frame, target="approved")
+    assert "frame.drop(columns=['customer_id'])" in str(got[0].message)
+    assert data.schema["customer_id"].kind == "integer"  # still read, as before
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cf.Dataset.from_frame(frame, target="approved", kinds={"customer_id": "integer"})
+        cf.Dataset.from_frame(frame.drop(columns="customer_id"), target="approved")
+        paid = frame.rename(columns={"customer_id": "paid"})  # not a name like an ID
+        cf.Dataset.from_frame(paid, target="approved")

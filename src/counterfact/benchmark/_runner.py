@@ -309,24 +309,35 @@ def run(
 
 def _refuse_other_settings(out: Path, spec: Spec, resume: bool) -> None:
     """Refuse to run into ``out`` when its cells ran under other settings and would be
-    mixed with this run's: resumed from, or (without ``resume``) left beside the new ones
-    because this spec does not run them again."""
+    mixed with this run's (:func:`mixed_runs`)."""
+    mixed = mixed_runs(out, spec, resume)
+    if mixed is None:
+        return
+    ways = "a fresh out folder, delete that one, or pass resume=False to run every cell again"
+    if not resume:
+        ways = "a fresh out folder, or delete that one"
+    raise ValidationError(f"out {str(out)!r} {mixed}. Use {ways}.")
+
+
+def mixed_runs(out: str | Path, spec: Spec, resume: bool) -> str | None:
+    """Why running ``spec`` into ``out`` would mix two runs, in words (None: it would not):
+    its cells ran under other settings (:func:`changed_settings`) and would be resumed
+    from, or, without ``resume``, some are cells this spec does not run again, which would
+    stay in the tables and the report beside the new ones."""
     changed = changed_settings(out, spec)
     if not changed:
-        return
-    said = f"out {str(out)!r} holds cells run under other settings ({'; '.join(changed)})"
+        return None
+    said = f"holds cells run under other settings ({'; '.join(changed)})"
     if resume:
-        raise ValidationError(
-            f"{said}; resuming would mix them. Use a fresh out folder, delete that one, or "
-            "pass resume=False to run every cell again."
-        )
+        return f"{said}; resuming would mix them"
     stale = other_cells(out, spec)
-    if stale:
-        raise ValidationError(
-            f"{said}, {len(stale)} of them not in this spec ({', '.join(stale[:3])}"
-            f"{', ...' if len(stale) > 3 else ''}); running every cell again would leave them "
-            "in the tables and the report. Use a fresh out folder, or delete that one."
-        )
+    if not stale:
+        return None
+    named = ", ".join(stale[:3]) + (", ..." if len(stale) > 3 else "")
+    return (
+        f"{said}, {len(stale)} of them cells this spec does not run ({named}); running every "
+        "cell again would leave them in the tables and the report"
+    )
 
 
 def other_cells(out: str | Path, spec: Spec) -> list[str]:

@@ -19,7 +19,7 @@ import pandas as pd
 from .. import benchmark, constraints, datasets, methods, models, report
 from .._utils._progress import should_show
 from .._utils._values import _py
-from ..benchmark._runner import _cells, changed_settings, other_cells
+from ..benchmark._runner import _cells, mixed_runs
 from ..constraints import Requirements
 from ..constraints._timeline import MAX_HORIZON
 from ..data._loading import load_csv, read_csv
@@ -554,23 +554,14 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
 
 
 def _check_resumable(args: argparse.Namespace, spec: Any) -> None:
-    """Refuse to resume into an --out folder whose cells ran under other settings, and,
-    under --no-resume, one that holds cells this spec does not run again."""
+    """Refuse an --out folder whose cells ran under other settings and would be mixed with
+    this run's (:func:`~counterfact.benchmark._runner.mixed_runs`)."""
     if args.time_limit is not None:
         spec = replace(spec, time_limit=float(args.time_limit))
-    changed = changed_settings(args.out, spec)
-    if not changed:
-        return
-    said = f"--out {args.out!r} holds results run under other settings ({'; '.join(changed)})"
-    if not args.no_resume:
+    mixed = mixed_runs(args.out, spec, resume=not args.no_resume)
+    if mixed is not None:
         raise ValidationError(
-            f"{said}; resuming would mix them. Use a new --out, or delete that folder."
-        )
-    stale = other_cells(args.out, spec)
-    if stale:
-        raise ValidationError(
-            f"{said}, {len(stale)} of them cells this spec does not run; --no-resume would "
-            "leave them in the tables and the report. Use a new --out, or delete that folder."
+            f"--out {args.out!r} {mixed}. Use a new --out, or delete that folder."
         )
 
 

@@ -62,6 +62,7 @@ def infer_features(
         if kind is None:
             kind, cats = _guess_kind(s, cats)
             _warn_numbers_as_text(c, s, kind)
+            _warn_identifier(c, s, kind)
         a = act.get(c, "free")
         if kind in NUMERIC_KINDS:
             feats.append(_numeric_feature(c, s, kind, a, bounds.get(c), resolution.get(c)))
@@ -119,6 +120,26 @@ def _warn_numbers_as_text(c: str, s: pd.Series, kind: str) -> None:
             "read as categorical: its values are unordered labels. Convert it with "
             f"pd.to_numeric(frame[{c!r}]) for a numeric feature, or pass "
             f"kinds={{{c!r}: 'categorical'}} to keep it as labels and silence this.",
+            UserWarning,
+            stacklevel=5,
+        )
+
+
+#: a column name that reads as an identifier: "id", "customer_id", "loan ID", "key"
+_IDENTIFIER = re.compile(r"(?:.*[\s_\-.])?(?:id|ids|uuid|key)", re.IGNORECASE)
+
+
+def _warn_identifier(c: str, s: pd.Series, kind: str) -> None:
+    """Warn when an integer column named like an identifier holds a distinct value per row:
+    a method would treat it as a feature it may change."""
+    if kind != "integer" or len(s) < COARSE_STEPS or not _IDENTIFIER.fullmatch(str(c)):
+        return
+    if s.nunique() == len(s):
+        warnings.warn(
+            f"Column '{c}' looks like an identifier (a name like an ID and a different whole "
+            "number on every row), so it is read as an integer feature the methods may "
+            f"change. Drop it before building the dataset (frame.drop(columns=[{c!r}])), or "
+            f"pass kinds={{{c!r}: 'integer'}} to keep it and silence this.",
             UserWarning,
             stacklevel=5,
         )

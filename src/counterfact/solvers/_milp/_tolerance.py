@@ -78,9 +78,10 @@ def dropped_coefficient(m: Any) -> str | None:
     return (
         f"a coefficient of magnitude {mag[k]:.3g} on {name!r}, which HiGHS and SCIP treat as "
         f"zero (at most {SMALL_VALUE:g}), so the search would leave it out and its proof "
-        "would not hold. It comes from a feature whose values span about 1e9 or more, or a "
-        "model weight that small: rescale the feature (to thousands or millions of its "
-        "unit), or use solver='z3', which computes exactly"
+        "would not hold. It comes from a feature whose values span about 1e9 or more, a "
+        "model weight that small, or a cost that small (a per-unit weight, a percentile "
+        "curve's slope): rescale the feature (to thousands or millions of its unit) or the "
+        "cost, or use solver='z3', which computes exactly"
     )
 
 
