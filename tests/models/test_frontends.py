@@ -3,12 +3,16 @@ adding a model kind with one class, and the standard model kinds' table."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
 from sklearn.linear_model import LogisticRegression
+from sklearn.neural_network import MLPClassifier
+from sklearn.pipeline import Pipeline
+from sklearn.preprocessing import StandardScaler
 from sklearn.svm import NuSVC
 from sklearn.tree import DecisionTreeClassifier, ExtraTreeClassifier
 
@@ -200,3 +204,19 @@ def test_a_front_end_without_its_compile_hook_is_refused():
     with pytest.raises(cf.ValidationError, match=r"must implement compile_wrapper\("):
         register_front_end(NoWrap)
     assert front_ends() == before
+
+
+def test_a_refused_final_estimator_says_where_it_sits_in_the_pipeline():
+    rng = np.random.default_rng(0)
+    frame = pd.DataFrame({"a": rng.normal(size=120).round(2), "b": rng.normal(size=120).round(2)})
+    frame["y"] = (frame.a + frame.b > 0).astype(int)
+    data = cf.Dataset.from_frame(frame, target="y")
+    mlp = MLPClassifier(hidden_layer_sizes=(3,), activation="tanh", max_iter=50, random_state=0)
+    model = Pipeline([("scale", StandardScaler()), ("net", mlp)])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the tiny network does not converge
+        model.fit(frame[["a", "b"]], frame.y)
+    with pytest.raises(cf.UnsupportedModelError, match="activation='tanh'") as err:
+        cf.models.compile_model(model, data.schema)
+    assert "(It is the final step ('net') of the pipeline.)" in str(err.value)
+    assert "cf.UFCE" in str(err.value)

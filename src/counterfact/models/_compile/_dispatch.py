@@ -117,7 +117,10 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
     est = unfreeze(est)
     entry = _front_end(est)
     if not isinstance(entry, WrapperFrontEnd):
-        compiled = _compile_estimator(est, pre, schema, margin, classes)
+        try:
+            compiled = _compile_estimator(est, pre, schema, margin, classes)
+        except UnsupportedModelError as exc:
+            raise _placed(exc, _unwrap(model)) from None
         return _checked_classes(compiled, classes)
     where = "the final step" if pre else "the top level"
     inner = partial(
@@ -128,6 +131,16 @@ def compile_model(model: Any, schema: Schema, *, margin: float = 1e-4) -> Compil
         classes=np.asarray(getattr(est, "classes_", classes)),
     )
     return _checked_classes(entry.compile_wrapper(est, margin, where, inner), classes)
+
+
+def _placed(exc: UnsupportedModelError, model: Any) -> UnsupportedModelError:
+    """``exc`` saying where its estimator sits when ``model`` is a pipeline and the message
+    names no position yet (a preprocessing step's does)."""
+    text = str(exc)
+    if type(model).__name__ != "Pipeline" or "of the pipeline" in text:
+        return exc
+    name = model.steps[-1][0]
+    return UnsupportedModelError(f"{text} (It is the final step ('{name}') of the pipeline.)")
 
 
 def _check_arguments(schema: Any, margin: Any) -> None:
