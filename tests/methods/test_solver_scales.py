@@ -126,3 +126,11 @@ def test_only_a_narrow_feature_is_refused_not_a_narrowed_query():
     assert "'rate' ranges over only 4e-06" in too_narrow([narrow])
     fixed = VarSpec("rate", "real", 2e-6, 4e-6, lower=2e-6, upper=2e-6, fixed=True)
     assert too_narrow([fixed]) is None
+
+
+def test_ceocl_refuses_a_coefficient_its_solver_would_drop(scales):
+    small, model = _on(scales[0], ["wealth", "balance", "bigint"])
+    rows = cf.rows_to_explain(model, small, target=1).head(1)
+    with pytest.raises(cf.exceptions.CounterfactError, match="treat as zero") as err:
+        cf.CEOCL(time_limit=30).fit(model, small).explain(rows, target=1)
+    assert "cf.MACE(solver='z3')" in str(err.value)

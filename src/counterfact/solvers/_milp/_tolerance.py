@@ -81,7 +81,7 @@ def dropped_coefficient(m: Any) -> str | None:
         "would not hold. It comes from a feature whose values span about 1e9 or more, a "
         "model weight that small, or a cost that small (a per-unit weight, a percentile "
         "curve's slope): rescale the feature (to thousands or millions of its unit) or the "
-        "cost, or use solver='z3', which computes exactly"
+        "cost, or use cf.MACE(solver='z3'), which computes exactly"
     )
 
 
@@ -104,6 +104,6 @@ def too_narrow(variables: Any) -> str | None:
                 f"feature {v.name!r} ranges over only {span:.3g}, under {MIN_SPAN:g} (a "
                 f"thousand times the feasibility tolerance {FEASIBILITY_TOLERANCE:g}), so "
                 "HiGHS and SCIP cannot tell its values apart. Rescale the feature (per cent "
-                "or per million), or use solver='z3', which computes exactly"
+                "or per million), or use cf.MACE(solver='z3'), which computes exactly"
             )
     return None
