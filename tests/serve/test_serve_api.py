@@ -698,3 +698,30 @@ def test_the_server_prices_answers_as_the_library_does():
     answer = mace.explain(x, constraints=today)
     assert "credit_amount" in {c.feature for c in answer.changes(383)}  # a move in MADs
     assert served and served == pytest.approx(answer.cost().tolist(), rel=1e-9)
+
+
+def test_a_horizon_sets_the_requests_own_timeline_and_adds_nothing():
+    """A request with a timeline of its own and a ``horizon``: that timeline with that
+    horizon, as ``--horizon`` does with a constraints file (the dataset's rates and cost of
+    waiting were merged in, and its shorter horizon won)."""
+    from counterfact.serve import build_service
+
+    service = build_service("german_credit", methods=["mace"], warm_up=False)
+    x = cf.datasets.load("german_credit").X.loc[[383]]
+    row = json.loads(x.iloc[0].to_json())
+    own = {"timeline": {"horizon": 6, "wait_cost": 0.01}}
+    with TestClient(create_app(service)) as c:
+        for horizon, want in ((12, 12), (0, 0)):
+            body = {"rows": [row], "method": "mace", "horizon": horizon, "constraints": own}
+            r = c.post("/api/explain", json=body)
+            assert r.status_code == 200, r.text
+            timeline = r.json()["constraints"]["timeline"]
+            assert timeline["horizon"] == want
+            assert timeline["wait_cost"] == 0.01 and not timeline.get("rates")
+            assert all(a["months"] <= want for a in r.json()["results"][0]["counterfactuals"])
+            served = r.json()["results"][0]["counterfactuals"]
+    # the Python answer has the same keys as the HTTP one (reasons and notice null unasked)
+    direct = service.explain(rows=[row], method="mace", horizon=0, constraints=own)
+    assert served
+    for a, b in zip(direct["results"][0]["counterfactuals"], served, strict=True):
+        assert a.keys() == b.keys() and a["reasons"] is None and a["notice"] is None

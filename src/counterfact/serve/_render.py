@@ -220,7 +220,11 @@ def _counterfactuals(
                 "probability_after": jsonable(float(conf)),
                 "region": _region(result.regions.get((q, int(rank))), schema),
                 "robustness": _robustness(result, q, int(rank)) if job.robustness else None,
-                **(_reasons(result, q, int(rank), label) if job.reasons else {}),
+                **(
+                    _reasons(result, q, int(rank), label)
+                    if job.reasons
+                    else {"reasons": None, "notice": None}
+                ),
             }
         )
     return cfs

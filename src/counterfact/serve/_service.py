@@ -34,6 +34,7 @@ import logging
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -375,20 +376,18 @@ class Service:
         """The request's constraints with the timeline of ``horizon``: the dataset's default
         timeline with that horizon (the horizon alone for a dataset without one); 0: none,
         answers today.  Not given: the default timeline, for a method that honours one and
-        a request that states no timeline of its own."""
+        a request that states no timeline of its own.  A request with a timeline of its own
+        and a ``horizon``: that timeline with that horizon, nothing else added (as the
+        command line's ``--horizon`` does with a timeline in a constraints file)."""
+        own = c is not None and c.timeline is not None
         if horizon is None:
-            own = c is not None and c.timeline is not None
             if self.timeline is None or own or "timeline" not in m.supported_constraints:
                 return c
             timeline = self.timeline
         else:
-            if isinstance(horizon, bool) or not isinstance(horizon, int):
-                horizon = -1
-            if not 0 <= horizon <= MAX_HORIZON:
-                raise ValidationError(
-                    f"horizon must be a whole number of months from 0 to {MAX_HORIZON} (0: "
-                    "answers today), or null for the dataset's default timeline."
-                )
+            horizon = _checked_horizon(horizon)
+            if c is not None and c.timeline is not None:
+                return replace(c, timeline=c.timeline.with_horizon(horizon))
             if horizon == 0:
                 return c
             timeline = (
@@ -801,3 +800,13 @@ def _check_measure(measure: Any) -> None:
         f"measure must be one of {sorted(MEASURES)} or {OWN_MEASURE!r} (each method's own "
         f"objective, as in its paper), or null for the measure of effort. Got {measure!r}."
     )
+
+
+def _checked_horizon(horizon: Any) -> int:
+    """A request's ``horizon``: a whole number of months from 0 to :data:`MAX_HORIZON`."""
+    if isinstance(horizon, bool) or not isinstance(horizon, int) or not 0 <= horizon <= MAX_HORIZON:
+        raise ValidationError(
+            f"horizon must be a whole number of months from 0 to {MAX_HORIZON} (0: "
+            "answers today), or null for the dataset's default timeline."
+        )
+    return horizon
