@@ -38,8 +38,8 @@ from ._values import TOL, floats
 resolution = grid_step  # the pipeline's name for a feature's grid step
 
 __all__ = [
-    "allowed_cells",
     "coerce_rows",
+    "kept_cells",
     "resolution",
     "snap",
     "snap_columns",
@@ -222,7 +222,7 @@ def _roundings(
     S_out = snap_matrix(V, Q, res, lower, upper, "outward")
     S_in = snap_matrix(V, Q, res, lower, upper, "inward")
     S1, S2 = np.where(exact, S_out, S_in), np.where(exact, S_in, S_out)
-    keep = _either(allowed_cells(tasks, own, cols, V), timed_cells(tasks, own, cols, V))
+    keep = kept_cells(tasks, own, cols, V)
     if keep is not None:  # a value the user allowed, or time reaches, stays as it is
         S1, S2 = np.where(keep, V, S1), np.where(keep, V, S2)
     moved = (~(np.abs(S1 - V) <= 1e-12 * np.maximum(1.0, np.abs(V))) & np.isfinite(V)).any(axis=1)
@@ -257,62 +257,48 @@ def coerce_rows(schema: Schema, frame: pd.DataFrame) -> tuple[pd.DataFrame, np.n
         return schema.coerce(frame[ok].reset_index(drop=True)), ok
 
 
-def allowed_cells(
+def kept_cells(
     tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
 ) -> np.ndarray | None:
-    """Cells of ``V`` equal to one of their query's explicitly allowed numeric values
-    (``Constraints.allowed_values`` on a numeric feature), or None when no query has any."""
+    """Cells of ``V`` that rounding leaves as they are, or None when no query has any: a
+    numeric value the user allowed explicitly (``Constraints.allowed_values``), and a value
+    the query's timeline takes a feature time alone moves to (``q + gain``, off the grid
+    when the query's value is; rounding it would leave the timeline)."""
     keep: np.ndarray | None = None
     where = {name: j for j, name in enumerate(cols)}
     for i, t in enumerate(tasks):
-        for name in getattr(t.constraints, "allowed_values", {}):
+        for name, values in [*_allowed_values(t), *_timed_values(t)]:
             if name not in where:
-                continue
-            j = where[name]
-            vals = t.bounds[name].values
-            if vals is None:
-                continue
-            if keep is None:
-                keep = np.zeros(V.shape, dtype=bool)
-            r = np.flatnonzero(own == i)
-            allowed = np.asarray(vals, dtype=float)
-            keep[r, j] = (
-                np.abs(V[r, j][:, None] - allowed[None, :])
-                <= 1e-9 * np.maximum(1.0, np.abs(allowed))
-            ).any(axis=1)
-    return keep
-
-
-def timed_cells(
-    tasks: Sequence[Query], own: np.ndarray, cols: list[str], V: np.ndarray
-) -> np.ndarray | None:
-    """Cells of ``V`` equal to a value their query's timeline takes a feature time alone
-    moves to (``q + gain``: off the grid when the query's value is), or None when no query
-    has a timeline: rounding them to the grid would leave the timeline."""
-    keep: np.ndarray | None = None
-    where = {name: j for j, name in enumerate(cols)}
-    for i, t in enumerate(tasks):
-        qt = t.bounds.timeline
-        if qt is None:
-            continue
-        idx, lo, _ = qt.grid()
-        for c, j in enumerate(idx):
-            name = qt.schema.names[j]
-            if qt.rules[j].kind != "pinned" or name not in where:
                 continue
             if keep is None:
                 keep = np.zeros(V.shape, dtype=bool)
             r, k = np.flatnonzero(own == i), where[name]
-            reached = np.unique(lo[:, c])
-            keep[r, k] = (
-                np.abs(V[r, k][:, None] - reached[None, :])
-                <= 1e-9 * np.maximum(1.0, np.abs(reached))
+            keep[r, k] |= (
+                np.abs(V[r, k][:, None] - values[None, :]) <= 1e-9 * np.maximum(1.0, np.abs(values))
             ).any(axis=1)
     return keep
 
 
-def _either(a: np.ndarray | None, b: np.ndarray | None) -> np.ndarray | None:
-    """The cell-wise or of two optional masks."""
-    if a is None or b is None:
-        return a if b is None else b
-    return a | b
+def _allowed_values(task: Query) -> list[tuple[str, np.ndarray]]:
+    """``(feature, values)`` for each numeric feature whose values the query's constraints
+    list explicitly."""
+    out = []
+    for name in getattr(task.constraints, "allowed_values", {}):
+        vals = task.bounds[name].values
+        if vals is not None:
+            out.append((name, np.asarray(vals, dtype=float)))
+    return out
+
+
+def _timed_values(task: Query) -> list[tuple[str, np.ndarray]]:
+    """``(feature, values)`` for each feature the query's timeline pins: every value time
+    takes it to within the horizon."""
+    qt = task.bounds.timeline
+    if qt is None:
+        return []
+    idx, lo, _ = qt.grid()
+    return [
+        (qt.schema.names[j], np.unique(lo[:, c]))
+        for c, j in enumerate(idx)
+        if qt.rules[j].kind == "pinned"
+    ]
