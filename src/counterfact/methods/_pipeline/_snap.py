@@ -19,7 +19,7 @@ its query's timeline (:mod:`._calendar`).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 import pandas as pd
@@ -267,9 +267,7 @@ def kept_cells(
     keep: np.ndarray | None = None
     where = {name: j for j, name in enumerate(cols)}
     for i, t in enumerate(tasks):
-        for name, values in [*_allowed_values(t), *_timed_values(t)]:
-            if name not in where:
-                continue
+        for name, values in [*_allowed_values(t, where), *_timed_values(t, where)]:
             if keep is None:
                 keep = np.zeros(V.shape, dtype=bool)
             r, k = np.flatnonzero(own == i), where[name]
@@ -279,20 +277,20 @@ def kept_cells(
     return keep
 
 
-def _allowed_values(task: Query) -> list[tuple[str, np.ndarray]]:
-    """``(feature, values)`` for each numeric feature whose values the query's constraints
-    list explicitly."""
+def _allowed_values(task: Query, cols: Collection[str]) -> list[tuple[str, np.ndarray]]:
+    """``(feature, values)`` for each numeric feature of ``cols`` whose values the query's
+    constraints list explicitly (a categorical feature's are not numbers: left out)."""
     out = []
     for name in getattr(task.constraints, "allowed_values", {}):
-        vals = task.bounds[name].values
+        vals = task.bounds[name].values if name in cols else None
         if vals is not None:
             out.append((name, np.asarray(vals, dtype=float)))
     return out
 
 
-def _timed_values(task: Query) -> list[tuple[str, np.ndarray]]:
-    """``(feature, values)`` for each feature the query's timeline pins: every value time
-    takes it to within the horizon."""
+def _timed_values(task: Query, cols: Collection[str]) -> list[tuple[str, np.ndarray]]:
+    """``(feature, values)`` for each feature of ``cols`` the query's timeline pins: every
+    value time takes it to within the horizon."""
     qt = task.bounds.timeline
     if qt is None:
         return []
@@ -300,5 +298,5 @@ def _timed_values(task: Query) -> list[tuple[str, np.ndarray]]:
     return [
         (qt.schema.names[j], np.unique(lo[:, c]))
         for c, j in enumerate(idx)
-        if qt.rules[j].kind == "pinned"
+        if qt.rules[j].kind == "pinned" and qt.schema.names[j] in cols
     ]
