@@ -112,3 +112,10 @@ def test_horizon_flag_sets_the_horizon_of_a_file_timeline_and_nothing_else(
     assert main([*argv, "--time-limit", "5"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["constraints"]["timeline"] == pytest.approx(expected)
+
+
+def test_the_reports_cards_agree_in_number(rejected):
+    mace, X = rejected
+    page = cf.audit(mace, X.iloc[:1]).to_html()
+    assert "(1 row)" in page and "(1 rows)" not in page
+    assert "(0 rows)" in page  # and a zero count stays plural

@@ -392,3 +392,23 @@ def test_extra_command_modules_are_registered(monkeypatch, capsys):
         code = exc.code
     err = capsys.readouterr().err
     assert code == 2 and err.startswith(ERR) and len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["audit", "--dataset", "german_credit", "--rows", "3", "--out", "x"], "--max-rows?"),
+        (["explain", "--dataset", "german_credit", "--time-limt=3"], "--time-limit?"),
+        (["explain", "--dataset", "german_credit", "--bogus"], None),
+    ],
+)
+def test_an_unknown_option_is_named_with_its_subcommands_help(capsys, argv, said):
+    """An option the subcommand does not know points to that subcommand's --help (not
+    the top level's), with its closest option when one is close."""
+    with pytest.raises(SystemExit) as stop:
+        main(argv)
+    err = capsys.readouterr().err.strip()
+    assert stop.value.code == 2
+    assert err.startswith(ERR + "unrecognized arguments: ") and len(err.splitlines()) == 1
+    assert f"(see 'counterfact {argv[0]} --help')" in err
+    assert (said in err) if said else "did you mean" not in err

@@ -115,6 +115,21 @@ def test_no_resume_refuses_a_folder_with_another_runs_cells(tmp_path, spec, caps
         cf.benchmark.run(other, out=out, verbose=False, resume=False)
 
 
+def test_benchmark_settings_said_in_words_and_queries_flag_checked(tmp_path, capsys):
+    """A setting the old run left unset reads "not set", never Python's None; a
+    --queries below 1 is refused by the flag's own name."""
+    spec = tmp_path / "every.yaml"
+    spec.write_text(SPEC.replace("time_limit: 5\n", ""))
+    out = tmp_path / "res"
+    assert main(["benchmark", str(spec), "--out", str(out), "-q"]) == 0
+    capsys.readouterr()
+    assert main(["benchmark", str(spec), "--out", str(out), "-q", "--time-limit", "3"]) == 2
+    err = capsys.readouterr().err
+    assert "time_limit not set -> 3.0" in err and "None" not in err
+    assert main(["benchmark", str(spec), "--out", str(out), "-q", "--queries", "0"]) == 2
+    assert "--queries must be a whole number >= 1" in capsys.readouterr().err
+
+
 # -------------------------------------------------- 8. an --out that cannot be written
 def test_benchmark_out_that_is_a_file_is_a_user_error(tmp_path, spec, capsys):
     target = tmp_path / "results.csv"

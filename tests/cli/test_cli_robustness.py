@@ -89,7 +89,8 @@ def test_audit_takes_the_share_and_the_vote_share(tmp_path, capsys):
     assert overall["holding_rate"] == pytest.approx(holds.sum() / len(rejected))
     assert "holding_rate" in printed.splitlines()[0]
     report = (tmp_path / "audit.html").read_text()
-    assert f"recourse that holds ({int(holds.sum())} rows)" in report
+    n = int(holds.sum())
+    assert f"recourse that holds ({n} row{'' if n == 1 else 's'})" in report
 
 
 def test_a_row_without_an_answer_says_the_margin_it_was_searched_under(capsys):

@@ -40,16 +40,19 @@ def _row(data, **values):
 
 
 def test_percentile_shift_matches_a_hand_computation(data):
-    # n's distinct values 1, 2, 3, 10 hold 1, 2, 1, 1 of 5 rows: P = 0.2, 0.6, 0.8, 1.0
+    # n's distinct values 1, 2, 3, 10 hold 1, 2, 1, 1 of 5 rows: the 4 rows above the
+    # lowest value are spread 2, 1, 1, so P = 0, 0.5, 0.75, 1 (the lowest value is no move)
     bound = cf.Costs(percentile={"n": 5.0}).bind(data.schema, data.X)
-    assert bound.knots["n"] == ((1.0, 2.0, 3.0, 10.0), (0.2, 0.6, 0.8, 1.0))
+    assert bound.knots["n"] == ((1.0, 2.0, 3.0, 10.0), (0.0, 0.5, 0.75, 1.0))
     x = _row(data, n=2)
-    rows = pd.DataFrame([_row(data, n=v) for v in (2, 3, 6, 0, 10)])
+    rows = pd.DataFrame([_row(data, n=v) for v in (2, 3, 6, 0, 10, 1)])
     per = bound.evaluate(x, rows, per_feature=True)[:, data.schema.index("n")]
-    p6 = 0.8 + (6 - 3) / (10 - 3) * 0.2
-    assert per == pytest.approx([0.0, 5 * 0.2, 5 * (p6 - 0.6), 5 * 0.4, 5 * 0.4])
+    p6 = 0.75 + (6 - 3) / (10 - 3) * 0.25
+    assert per == pytest.approx([0.0, 5 * 0.25, 5 * (p6 - 0.5), 5 * 0.5, 5 * 0.5, 5 * 0.5])
+    lowest_to_highest = bound.evaluate(_row(data, n=1), pd.DataFrame([_row(data, n=10)]))
+    assert lowest_to_highest == pytest.approx([5.0])  # the weight is that whole move
     curve = bound.for_query(x)[data.schema.index("n")]
-    assert math.isclose(float(curve.exact(6)), 5 * (p6 - 0.6), rel_tol=1e-12)
+    assert math.isclose(float(curve.exact(6)), 5 * (p6 - 0.5), rel_tol=1e-12)
     assert not curve.convex  # a percentile curve is no convex function: solvers need segments
 
 
@@ -173,6 +176,7 @@ def test_bad_costs_say_what_and_how(kwargs, match):
     "kwargs,match",
     [
         ({"weights": {"income": 1.0}}, "unknown features \\['income'\\]"),
+        ({"per_change": {"cc": 5.0}}, "Costs.per_change names unknown features \\['cc'\\]"),
         ({"weights": {"c": (1.0, 2.0)}}, "unordered"),
         ({"transitions": {"c": {("x", "w"): 1.0}}}, "'w', which is not a category"),
         (

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, ClassVar
 
 import numpy as np
@@ -495,3 +496,24 @@ def test_a_cancelled_call_stops_and_says_so():
     r = m.explain(X, cancel=cf.methods.CancelToken())
     assert m.searched == [X.index[0]]
     assert r.reason.iloc[0] == "stopped" and r.reason.iloc[1:].str.contains("cancelled").all()
+
+
+def test_a_row_outside_the_domain_is_warned_about_not_changed(setting):
+    """A numeric value outside its feature's range is accepted (a real person) but named
+    in one warning per call, with the range; rows inside the domain stay silent."""
+    train, test, model = setting
+    m = RandomProbe(random_state=0).fit(model, train)
+    X = test.X.iloc[:3].copy()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        m.explain(X)  # inside the domain: no warning
+    X.iloc[1, X.columns.get_loc("a")] = 500
+    X.iloc[2, X.columns.get_loc("b")] = -1e6
+    before = X.copy()
+    with pytest.warns(UserWarning, match="2 values outside") as caught:
+        r = m.explain(X)
+    text = " ".join(str(w.message) for w in caught)
+    assert f"row {int(X.index[1])} has a 500" in text and "range 0 to 49" in text
+    assert f"row {int(X.index[2])} has b -1000000" in text
+    pd.testing.assert_frame_equal(X, before)
+    assert r.queries.loc[X.index[1], "a"] == 500

@@ -90,6 +90,19 @@ def test_per_row_constraints_and_targets_are_cut_with_the_rows(setting):
     assert rep.result.status.tolist() == direct.status.tolist()
 
 
+@pytest.mark.parametrize("chunk_size", [0, -1, 1.5, True])
+def test_a_chunk_size_that_means_nothing_is_refused_by_explain_too(setting, chunk_size):
+    method, X = setting
+    with pytest.raises(ValidationError, match="chunk_size must be a whole number of rows"):
+        method.explain(X.iloc[:4], n_jobs=2, chunk_size=chunk_size)
+
+
+def test_no_number_of_workers_runs_the_chunks_here(setting):
+    method, X = setting
+    report = explain_in_chunks(method, X.iloc[:4], chunk_size=2, n_jobs=None)
+    assert sorted(report.done) == [0, 1] and len(report.result.queries) == 4
+
+
 @pytest.mark.parametrize("n_jobs", [0, 1.5, True])
 def test_a_number_of_workers_that_means_nothing_is_refused(setting, n_jobs):
     method, X = setting
@@ -105,7 +118,8 @@ def test_failing_chunk_keeps_the_others(setting, tmp_path):
     X.iloc[20, 0] = (
         "not-a-category" if X.dtypes.iloc[0] is np.dtype(object) else np.nan
     )  # poisons chunk 1
-    rep = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path)
+    with pytest.warns(UserWarning, match="1 of the 4 chunks failed, and the result leaves out"):
+        rep = explain_in_chunks(method, X, chunk_size=16, out_dir=tmp_path)
     assert list(rep.failed) == [1] and "ValidationError" in rep.failed[1]
     assert sorted(rep.done) == [0, 2, 3]
     assert len(rep.result) == 60 - 16
@@ -364,3 +378,61 @@ def test_a_model_class_from_the_users_script_reaches_the_workers(tmp_path):
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "failed 0 answered 4" in done.stdout
+
+
+WARNING_SCRIPT = """
+import warnings
+
+import counterfact as cf
+from counterfact.methods._pipeline._batch import explain_in_chunks
+
+
+class Tired(UserWarning):
+    pass
+
+
+class Warns:
+    # a model that warns each time it scores rows, in whichever process scores them
+
+    def __init__(self, inner):
+        self.inner, self.classes_ = inner, inner.classes_
+
+    def predict(self, X):
+        return self.classes_[self.predict_proba(X).argmax(axis=1)]
+
+    def predict_proba(self, X):
+        warnings.warn("scored by a tired model", RuntimeWarning)
+        warnings.warn("the model is tired", Tired)
+        return self.inner.predict_proba(X)
+
+
+data = cf.datasets.load("german_credit")
+train, test = data.split(test_size=0.3, random_state=0)
+fitted = cf.models.fit(train, "lr", random_state=0)
+method = cf.MDPSO(random_state=0).fit(Warns(getattr(fitted, "model", fitted)), train)
+X = cf.rows_to_explain(fitted, test).iloc[:4]
+for name, run in (
+    ("explain", lambda: method.explain(X, n_jobs=2, chunk_size=2)),
+    ("chunks", lambda: explain_in_chunks(method, X, chunk_size=2, n_jobs=2)),
+):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run()
+    said = {(w.category.__name__, str(w.message).split(" (raised")[0]) for w in caught}
+    print(name, sorted(said))
+"""
+
+
+def test_warnings_raised_in_worker_processes_reach_the_caller(tmp_path):
+    """A model's warnings in loky workers are passed on to the caller once each (a
+    category of its own as a UserWarning naming it), not lost on the workers' stderr."""
+    script = tmp_path / "warns.py"
+    script.write_text(textwrap.dedent(WARNING_SCRIPT))
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    for name in ("explain", "chunks"):
+        line = next(ln for ln in done.stdout.splitlines() if ln.startswith(name + " "))
+        assert "('RuntimeWarning', 'scored by a tired model')" in line, line
+        assert "('UserWarning', 'Tired: the model is tired')" in line, line

@@ -584,3 +584,19 @@ def test_relaxed_threshold_last_resort(lr_setting):
             axis=1
         )
         assert moved.min() > 0 and (cap < 0 or moved.max() <= cap)
+
+
+def test_a_failed_rows_reason_names_the_representative_in_use(lr_setting):
+    """With representative="median" a row no sample reaches is said to have been tried at
+    the bins' training medians, not at their midpoints."""
+    s = lr_setting
+    method = small(training={"representative": "median"}).fit(s.model, s.train)
+    only = next(f.name for f in s.train.schema if f.is_numeric and f.actionability == "free")
+    r = method.explain(
+        s.queries.iloc[:2],
+        constraints=cf.Constraints(features_to_vary=[only]),
+        requirements=cf.Requirements(min_probability=0.999),
+    )
+    failed = r.reason[r.status == "failed"]
+    assert len(failed) and failed.str.contains("training median").all()
+    assert not failed.str.contains("midpoint").any()

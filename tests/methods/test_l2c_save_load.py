@@ -104,6 +104,16 @@ def test_refuses_other_data(saved, setting):
     )
     with pytest.raises(cf.ValidationError, match="schema"):
         L2C.load(saved, setting.model, frozen)
+    shuffled = setting.train.subset(setting.train.frame.index[::-1])
+    with pytest.raises(cf.ValidationError, match="another order"):
+        L2C.load(saved, setting.model, shuffled)
+
+
+def test_save_to_a_path_that_cannot_be_written_is_said_in_words(fitted, tmp_path):
+    with pytest.raises(cf.ValidationError, match="does not exist"):
+        fitted.save(tmp_path / "no_such_folder" / "g.pt")
+    with pytest.raises(cf.ValidationError, match="is a folder"):
+        fitted.save(tmp_path)
 
 
 def test_refuses_missing_and_foreign_files(setting, tmp_path):

@@ -115,6 +115,17 @@ def test_contains_accepts_exactly_what_the_proof_covers():
     assert Region.from_dict(old).corners == 0
 
 
+def test_a_bound_at_the_edge_of_the_domain_is_widened_only_by_the_checkers_tolerance():
+    """At the schema's lowest value (250) the proof's slack (2.5e-7) would let in values the
+    domain forbids; the region stops where cf.violations does (1e-9), and keeps its slack
+    where the bound lies inside the domain."""
+    region = Region({"a": (250.0, 400.0)}, {}, True, "proven", 0, {"a": (250.0, 18424.0)})
+    inside, beyond = 250.0 - 5e-10, 250.0 - 2e-7
+    above = 400.0 + 2e-7  # within SLACK of a bound inside the domain
+    frame = pd.DataFrame({"a": [inside, beyond, above]})
+    assert region.contains(frame).tolist() == [True, False, True]
+
+
 def test_a_box_the_real_model_rejects_is_never_certified(stump, monkeypatch):
     """With a proof that accepts everything, the box grows over the whole domain; the
     check with the real model catches it and the region shrinks to the answer."""

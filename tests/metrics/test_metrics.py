@@ -218,6 +218,19 @@ def test_ufce_and_l2c_proximity():
     assert l2c_proximity_cat(X, CFS, SCHEMA) == approx(1.0)
 
 
+def test_a_categorical_features_mad_is_not_read_and_no_negative_zero():
+    """A MAD given for a categorical feature is never used (a category change moves 1),
+    so zero there is accepted; a zero MAD on a feature that is read is refused. A set
+    that changes no continuous feature has proximity 0.0, not -0.0."""
+    loose = [2.0, 0.5, 1.0, 0.0, -1.0]  # c and s are categorical
+    assert M.continuous_proximity(X, CFS, SCHEMA, mad=loose) == approx(-12.5 / 9)
+    with pytest.raises(ValidationError, match=r"non-positive values for \['e'\]"):
+        M.continuous_proximity(X, CFS, SCHEMA, mad=[2.0, 0.5, 0.0, 1.0, 1.0])
+    only_cat = CFS.assign(a=2, b=1.0, e="lo")
+    value = M.continuous_proximity(X, only_cat, SCHEMA, mad=MAD)
+    assert value == 0.0 and not np.signbit(value)
+
+
 def test_mad_is_required():
     with pytest.raises(ValidationError, match="mad="):
         M.continuous_proximity(X, CFS, SCHEMA)

@@ -97,3 +97,22 @@ def test_retrained_copies_keep_quiet_what_fit_keeps_quiet(data):
         copies = cf.models.retrained(model, data, n=3, random_state=0)
     assert len(copies) == 3
     assert not [w for w in caught if "probability" in str(w.message)], caught
+
+
+@pytest.mark.parametrize("kind", ["xgb", "lgbm"])
+def test_models_fitted_on_label_codes_can_be_retrained(kind):
+    """XGBoost and LightGBM models from fit() learn label codes behind the user's labels;
+    retrained copies keep those labels, get their own seeds, and carry robustness."""
+    pytest.importorskip({"xgb": "xgboost", "lgbm": "lightgbm"}[kind])
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.integers(0, 50, 300), "b": np.round(rng.normal(0, 1, 300), 2)})
+    frame["y"] = np.where(frame["a"] / 50 + frame["b"] > 0.5, "good", "bad")
+    labelled = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(labelled, kind, random_state=0, n_estimators=10, max_depth=3)
+    copies = cf.models.retrained(model, labelled, n=2, random_state=0)
+    for copy in copies:
+        assert set(copy.predict(labelled.X)) <= {"good", "bad"}
+        assert list(copy.classes_) == list(model.classes_)
+        assert (copy.predict(labelled.X) == labelled.y).mean() > 0.8
+    assert not np.allclose(copies[0].predict_proba(labelled.X), model.predict_proba(labelled.X))
+    assert model.predict_proba(labelled.X).shape == (300, 2)  # the original is untouched

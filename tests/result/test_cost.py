@@ -97,8 +97,12 @@ def test_a_unit_is_reported_with_the_values(train):
     r = _result(train)
     months = cf.Costs(weights={"credit_amount": 0.001}, unit="months", unit_scale=1.0)
     got = r.cost(costs=months.bind(train.schema, train.X))
-    assert got.attrs["unit"] == "months"
+    assert got.attrs["unit"] == "months" and got.attrs["unit_scale"] == 1.0
     assert got.attrs["measure"].startswith("a lower cost, counting your costs (months)")
+    doubled = cf.Costs(weights={"credit_amount": 0.001}, unit="months", unit_scale=2.0)
+    twice = r.cost(costs=doubled.bind(train.schema, train.X))
+    pd.testing.assert_series_equal(twice, got)  # units of cost: the weights' own
+    assert twice.attrs["unit_scale"] == 2.0  # times which they are in months
 
 
 def test_describe_names_the_measure_and_hides_the_raw_bound(train):
@@ -134,9 +138,9 @@ def test_the_words_name_every_per_change_charge(train):
     assert "telephone: 0 per change plus 1 per move in MADs" in words
     assert words.endswith("others: 1 per change plus 1 per move in MADs")
     named = cf.Costs(weights={"credit_amount": 0.001}, per_change={"credit_amount": 3})
-    assert "credit_amount per unit 0.001 up, 0.001 down plus 3 per change" in named.words()
+    assert "credit_amount 0.001 per unit moved plus 3 per change" in named.words()
     everyone = cf.Costs(weights={"credit_amount": 0.001}, per_change=2.0).words()
-    assert "credit_amount per unit 0.001 up, 0.001 down plus 2 per change" in everyone
+    assert "credit_amount 0.001 per unit moved plus 2 per change" in everyone
     # the words agree with the charges the costs make
     bound = named.bind(train.schema, train.X)
     row = train.X.iloc[0]
@@ -156,6 +160,6 @@ def test_a_result_without_answers_has_the_same_columns(train):
 
 def test_the_words_read_a_feature_name_with_spaces_whole():
     words = cf.Costs(weights={"credit amount": 0.001}, per_change={"credit amount": 3}).words()
-    assert "credit amount per unit 0.001 up, 0.001 down plus 3 per change" in words
+    assert "credit amount 0.001 per unit moved plus 3 per change" in words
     plain = cf.Costs(weights={"credit amount": 0.001}).words()
-    assert "credit amount per unit 0.001 up, 0.001 down," in plain  # named: no charge
+    assert "credit amount 0.001 per unit moved," in plain  # named: no charge

@@ -369,7 +369,8 @@ def changed_settings(out: str | Path, spec: Spec) -> list[str]:
             continue  # a key missing from an older spec.json is not a change
         a, b = old.get(key), new.get(key)
         simple = all(v is None or isinstance(v, (str, int, float)) for v in (a, b))
-        changed.append(f"{key} {a} -> {b}" if simple else f"{key} changed")
+        said = [f"{v!r}" if isinstance(v, str) else ("not set" if v is None else v) for v in (a, b)]
+        changed.append(f"{key} {said[0]} -> {said[1]}" if simple else f"{key} changed")
     return changed
 
 

@@ -13,6 +13,7 @@ module is importable: each provides ``add_parser(subparsers)``.
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
 import os
 import sys
@@ -245,6 +246,9 @@ def _add_benchmark(sub: Any, common: argparse.ArgumentParser) -> None:
         "benchmark",
         parents=[common],
         help="run a benchmark spec (YAML); exits 1 if any cell errored",
+        description="Run every cell (dataset x model x method x seed) of a benchmark spec into "
+        "--out, resuming the cells already there. A progress bar over the cells shows on "
+        "standard error unless -q; the methods run quietly.",
     )
     b.add_argument("spec", help="the spec file (YAML or JSON), e.g. benchmarks/papers/mace.yaml")
     b.add_argument(
@@ -347,10 +351,27 @@ def _show_warning(message: Any, category: Any, *_: Any, **__: Any) -> None:
     print(f"counterfact: warning: {' '.join(str(message).split())}", file=sys.stderr)
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: Any, extra: list[str]) -> NoReturn:
+    """Refuse arguments the subcommand does not know, in its own words (its ``--help``),
+    naming its option closest to each unknown one."""
+    subs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    own = subs.choices.get(getattr(args, "command", None), parser)
+    options = [o for a in own._actions for o in a.option_strings if o.startswith("--")]
+    close = {
+        e: m[0]
+        for e in extra
+        if e.startswith("--") and (m := difflib.get_close_matches(e.split("=")[0], options, 1, 0.7))
+    }
+    said = "; ".join(f"{e.split('=')[0]}: did you mean {m}?" for e, m in close.items())
+    own.error(f"unrecognized arguments: {' '.join(extra)}" + (f" ({said})" if said else ""))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``counterfact`` command; returns the exit status."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognized(parser, args, extra)
     for flag in ("verbose", "quiet", "debug"):
         if not hasattr(args, flag):
             setattr(args, flag, False)

@@ -503,6 +503,10 @@ def cmd_benchmark(args: argparse.Namespace) -> int:
         raise ValidationError(
             "--n-jobs must not be 0 (use 1, a number of workers, or -1 for all cores)."
         )
+    if args.queries is not None and args.queries < 1:
+        raise ValidationError(
+            f"--queries must be a whole number >= 1 (queries per dataset). Got {args.queries}."
+        )
     spec = benchmark.load_spec(
         args.spec, queries=args.queries, full=args.full
     )  # validated before anything runs

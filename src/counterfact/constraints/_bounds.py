@@ -16,6 +16,7 @@ from ..exceptions import ConstraintError
 from ..schema import Feature, Schema
 from ._causal import Causal
 from ._relations_bound import BoundRelation, ResolvedRelation
+from ._relations_box import unreachable
 
 _NUM_TOL = 1e-7
 
@@ -105,6 +106,10 @@ class QueryBounds:
     def infeasible(self) -> bool:
         """Some feature has no allowed value."""
         return any(b.empty for b in self.features)
+
+    def unreachable_relations(self) -> list[str]:
+        """The relations no value inside these bounds satisfies (:mod:`._relations_box`)."""
+        return unreachable(self.bound_relations(), self.features)
 
     def satisfied(self, frame: pd.DataFrame) -> np.ndarray:
         """Vectorised check: which rows of ``frame`` (raw, schema columns) satisfy

@@ -12,10 +12,11 @@ A counterfactual's cost is a sum over features (a *separable* cost)::
   (``weights``; one number sets both).  ``P_j``: the *percentile* of a value
   (Ustun, Spangher & Liu, "Actionable Recourse in Linear Classification",
   FAT* 2019): the training data's empirical CDF at up to ``n_knots`` of its
-  observed values (its percentiles), linearly interpolated between them and
-  flat outside, so ``c_j`` is piecewise linear in ``x'``; ``p_j``
-  (``percentile``) is the cost of moving from the lowest observed value to
-  the highest.
+  observed values (its percentiles), rescaled to run from 0 at the lowest
+  observed value to 1 at the highest (the rows at the lowest value are no
+  move), linearly interpolated between them and flat outside, so ``c_j`` is
+  piecewise linear in ``x'``; ``p_j`` (``percentile``) is the cost of moving
+  from the lowest observed value to the highest.
 * ordinal feature: the same with ranks (one level is one unit; ``P_j`` is the
   share of training rows at or below a level), or an explicit transition cost.
 * binary or categorical feature: ``weight`` per change, or an explicit
@@ -42,8 +43,8 @@ Rules for what is not given, stated once:
   number, which counts every feature);
 * a transition that ``transitions`` leaves out costs what the feature's
   weight (and percentile) give -- a feature with transitions but no weight
-  takes the default move weight above -- or is forbidden with
-  ``missing="forbid"``;
+  takes the default move weight above, without the charge per change unless
+  ``per_change`` names it -- or is forbidden with ``missing="forbid"``;
 * an infinite cost forbids the move: ``inf`` as a transition's cost removes
   that category from the query's allowed values, ``up=inf`` (``down=inf``)
   makes the feature unable to rise (fall).  These become constraints that
@@ -387,7 +388,10 @@ def _named_words(costs: Costs) -> list[str]:
     """Each named feature's cost, then the per-change charges ``per_change`` sets for
     features named nowhere else, then everything else's, in words."""
     unit = "MADs" if costs.scale == "mad" else "shares of its range"
-    named = [(k, f"{k} per unit {u:g} up, {d:g} down") for k, (u, d) in costs.weights.items()]
+    named = [
+        (k, f"{k} per unit {u:g} up, {d:g} down" if u != d else f"{k} {u:g} per unit moved")
+        for k, (u, d) in costs.weights.items()
+    ]
     named += [(k, f"{k} by transition") for k in costs.transitions]
     named += [(k, f"{k} by percentile") for k in costs.percentile]
     parts = [_with_charge(costs, k, words) for k, words in named]
@@ -482,8 +486,14 @@ def _unnum(v: Any) -> float:
 def _check_names(costs: Costs, schema: Schema) -> None:
     """Every feature and category the costs name exists and fits its kind."""
     known = schema.names
-    for what in ("weights", "transitions", "percentile"):
-        unknown = sorted(set(getattr(costs, what)) - set(known))
+    per_change = costs.per_change if isinstance(costs.per_change, dict) else {}
+    for what, named in (
+        ("weights", costs.weights),
+        ("transitions", costs.transitions),
+        ("percentile", costs.percentile),
+        ("per_change", per_change),
+    ):
+        unknown = sorted(set(named) - set(known))
         if unknown:
             raise ValidationError(
                 f"Costs.{what} names unknown features {unknown}. Known features: {known}."
@@ -534,7 +544,8 @@ def percentile_knots(
     feature: Feature, column: pd.Series, n_knots: int
 ) -> tuple[tuple[float, ...], tuple[float, ...]]:
     """The percentile curve of one feature: knots ``(values, P)`` with ``P`` the share
-    of training rows at or below each value (ordinal: by rank), at every distinct
+    of training rows at or below each value (ordinal: by rank), rescaled to run from 0 at
+    the lowest observed value to 1 at the highest, at every distinct
     observed value or, when there are more than ``n_knots``, at the observed values
     nearest its ``n_knots`` percentiles."""
     if feature.kind == "ordinal":
@@ -551,7 +562,12 @@ def percentile_knots(
         u = np.arange(len(feature.categories or ()), dtype=float)
     elif u.size > n_knots:
         u = np.unique(np.quantile(v, np.linspace(0.0, 1.0, n_knots), method="inverted_cdf"))
-    p = np.searchsorted(v, u, side="right") / v.size
+    # the share of rows at or below each knot, from the lowest observed value (0) to the
+    # highest (1), so that the weight is the cost of that whole move (in whole counts)
+    at_or_below = np.searchsorted(v, u, side="right")
+    lowest = int(np.searchsorted(v, v[0], side="right"))
+    above = max(v.size - lowest, 1)
+    p = np.clip(at_or_below - lowest, 0, None) / above
     return tuple(float(a) for a in u), tuple(float(a) for a in p)
 
 

@@ -151,12 +151,14 @@ def resolve_mad(
             "value per feature, schema order, or a mapping) or train= (the training "
             "Dataset)."
         )
-    bad = [schema.names[j] for j in np.flatnonzero(~np.isfinite(out) | (out <= 0))]
+    # a categorical feature's MAD is never read (a category change moves 1)
+    used = np.array([not f.is_categorical for f in schema], dtype=bool)
+    bad = [schema.names[j] for j in np.flatnonzero(used & (~np.isfinite(out) | (out <= 0)))]
     if bad:
         raise ValidationError(
             f"MAD values must be finite and positive. Got non-positive values for {bad}."
         )
-    return out
+    return np.where(used, out, 1.0)
 
 
 def observed_ranges(X: pd.DataFrame, schema: Schema) -> np.ndarray:

@@ -122,10 +122,11 @@ def evaluate(
         ``nearest_*`` the smallest; ``proximity_cont`` is negated as DiCE and
         CE-OCL report it (higher is better), ``sparsity`` is the fraction of
         features changed (lower is better), ``changes`` the mean count.
-        Conventions: a query with no counterfactual has ``found = 0``,
-        ``coverage = 0``, ``violations* = 0`` and NaN elsewhere; diversities
-        need two counterfactuals (NaN otherwise); ``validity``, ``coverage``
-        and ``feasibility`` are NaN when the result carries no model.
+        Conventions: a query with no counterfactual has ``found = 0``, ``coverage =
+        0``, ``violations* = 0``, its search's ``time`` and NaN elsewhere; diversities
+        need two counterfactuals; ``validity``, ``coverage`` and ``feasibility`` are
+        NaN when the result carries no model.  Under a timeline a feature time moves
+        counts as a change here (the papers compare rows), unlike in ``result.cost()``.
     """
     _check_arguments(result, actionability_threshold, lof)
     train = TrainData(train, result.schema) if train is not None else None
@@ -340,7 +341,7 @@ def _scaled_metrics(
     enc = inp.enc
     rec: dict[str, float] = {}
     if inp.mad is not None:
-        rec["proximity_cont"] = -mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.mad, mean=True))
+        rec["proximity_cont"] = 0.0 - mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.mad, mean=True))
         rec["prox_euc"] = mean_or_nan(_mad_l1_rows(enc, Mq, x, inp.mad, mean=False))
         rec["diversity_cont"] = _cont_div(enc, Mq, inp.mad)
         rec["diversity_normalized"] = _norm_div(enc, Mq, x, inp.mad, "mad")

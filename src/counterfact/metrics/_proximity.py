@@ -123,11 +123,11 @@ def continuous_proximity(
             query,
             lambda e, M, q: _mad_l1_rows(e, M, q, m, mean=True),
             "proximity_cont",
-            post=lambda v: -v,
+            post=lambda v: 0.0 - v,
         )
     enc, M, q = _setup(query, counterfactuals, schema, "continuous_proximity")
     m = resolve_mad(enc.schema, mad, train, "continuous_proximity")
-    return -mean_or_nan(_mad_l1_rows(enc, M, q, m, mean=True)) if len(M) else float("nan")
+    return 0.0 - mean_or_nan(_mad_l1_rows(enc, M, q, m, mean=True)) if len(M) else float("nan")
 
 
 def categorical_proximity(

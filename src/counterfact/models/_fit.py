@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from .._utils._deps import import_optional, is_available
+from .._utils._values import _py
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ..schema import Schema
@@ -300,11 +301,49 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
 
 
 class _Relabelled:
-    """A pipeline fitted on label codes, exposing the original labels."""
+    """A pipeline fitted on label codes, exposing the original labels.
+
+    Cloneable as a scikit-learn estimator (``get_params``/``set_params``): ``clone`` gives
+    an unfitted copy whose :meth:`fit` codes the labels again (``cf.models.retrained``
+    refits it so)."""
 
     def __init__(self, pipeline: Any, classes: Any) -> None:
         self.pipeline = pipeline
+        self.classes = classes
+        self.classes_ = np.asarray(classes)
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("classes", state.get("classes_"))  # one pickled before ``classes``
+        self.__dict__.update(state)
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        out = {"pipeline": self.pipeline, "classes": self.classes}
+        if deep:
+            inner = self.pipeline.get_params(deep=True).items()
+            out.update({f"pipeline__{k}": v for k, v in inner})
+        return out
+
+    def set_params(self, **params: Any) -> _Relabelled:
+        inner = {k[len("pipeline__") :]: v for k, v in params.items() if k.startswith("pipeline__")}
+        if inner:
+            self.pipeline.set_params(**inner)
+        for k, v in params.items():
+            if not k.startswith("pipeline__"):
+                setattr(self, k, v)
+        return self
+
+    def fit(self, X: Any, y: Any) -> _Relabelled:
+        """Fit the pipeline on the codes of ``y`` among :attr:`classes`."""
+        classes = np.asarray(self.classes)
+        labels = np.asarray(y)
+        unknown = sorted({_py(v) for v in labels} - {_py(c) for c in classes}, key=str)
+        if unknown:
+            raise ValidationError(
+                f"The labels {unknown} are not among the model's classes {classes.tolist()}."
+            )
+        self.pipeline.fit(X, np.searchsorted(classes, labels))
         self.classes_ = classes
+        return self
 
     @property
     def named_steps(self) -> Any:

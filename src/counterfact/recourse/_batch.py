@@ -182,6 +182,7 @@ def _explain_in_chunks(
         n_jobs=run.batch.n_jobs,
         parallel=run.batch.parallel,
         address=run.batch.address,
+        warn_partial=False,  # the audit keeps a failed chunk's rows, as unknown
         n_counterfactuals=run.n_counterfactuals,
         constraints=constraints,
         target=run.target,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import textwrap
 from typing import Any
 
 import numpy as np
@@ -85,7 +86,7 @@ def cost_ecdf(per_row: pd.DataFrame, grouping: str, order: list[str], cost_label
                 marker="." if v.size < 5 else None,
                 label=f"{level} (n={v.size})",
             )
-    ax.set_xlabel(cost_label)
+    ax.set_xlabel(textwrap.fill(cost_label, 90))
     ax.set_ylabel("share of rows with recourse")
     ax.set_ylim(0, 1.02)
     if (rec["cost"] > 0).any() and rec["cost"].max() / max(
@@ -120,8 +121,11 @@ def sensitivity_plot(paired: pd.DataFrame, protected: str, cost_label: str) -> b
     ax.scatter(x, y, s=12, alpha=0.7, color="#6a1b9a")
     hi = float(np.nanmax(np.concatenate([x, y]))) if x.size else 1.0
     ax.plot([0, hi], [0, hi], color="grey", lw=1, ls="--", label="no increase")
-    ax.set_xlabel(f"{cost_label}, {protected} allowed to change")
-    ax.set_ylabel(f"{cost_label}, {protected} frozen")
+    ax.set_xlabel(f"cost, {protected} allowed to change")
+    ax.set_ylabel(f"cost, {protected} frozen")
+    fig.text(
+        0.5, -0.02, textwrap.fill(f"cost: {cost_label}", 70), ha="center", va="top", fontsize=8
+    )
     stuck = int((paired["outcome_frozen"] != "recourse").sum())
     ax.set_title(
         f"Freezing {protected}: {len(both)} rows paired, {stuck} without recourse", fontsize=10

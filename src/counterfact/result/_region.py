@@ -11,7 +11,10 @@ A numeric value belongs to the region when it lies in its range widened by
 :data:`SLACK` (relative) on each side, or within :data:`SLACK` of a fixed
 value: the round-off of a value written out and read back in.  The proof
 behind a certified region covers that widened box, every float64 value of
-it, so :meth:`Region.contains` says True only where the proof holds.
+it, so :meth:`Region.contains` says True only where the proof holds.  A bound
+at the edge of what the feature may take (its domain, the user's range, its
+direction) is widened only by the constraint checker's tolerance
+(:data:`DOMAIN_TOL`), so that every row the region contains is also an answer.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ __all__ = ["SLACK", "Region"]
 
 #: relative slack with which a numeric value at a bound (or at a fixed value) is inside
 SLACK = 1e-9
+#: how far past the range a changed feature was allowed to take a value may lie and still
+#: be inside: the absolute tolerance with which ``cf.violations`` checks domains and ranges
+DOMAIN_TOL = 1e-9
 
 
 @dataclass(frozen=True)
@@ -92,7 +98,7 @@ class Region:
             if isinstance(b, frozenset):
                 ok &= np.array([_py(v) in b for v in col.tolist()], dtype=bool)
             else:
-                ok &= _within(col, *self.accepts(b[0], b[1]))
+                ok &= _within(col, *self._accepted(name, b))
         for name, value in self.fixed.items():
             col = frame[name]
             if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -100,6 +106,16 @@ class Region:
             else:
                 ok &= np.array([_py(c) == value for c in col.tolist()], dtype=bool)
         return ok
+
+    def _accepted(self, name: str, b: tuple[float, float]) -> tuple[float, float]:
+        """What :meth:`contains` accepts for a changed numeric feature: its range widened
+        by :data:`SLACK`, but never past the range it was allowed to take (``domain``)
+        by more than the constraint checker's own tolerance (:data:`DOMAIN_TOL`)."""
+        lo, hi = self.accepts(b[0], b[1])
+        if name in self.domain:
+            dlo, dhi = self.domain[name]
+            lo, hi = max(lo, float(dlo) - DOMAIN_TOL), min(hi, float(dhi) + DOMAIN_TOL)
+        return lo, hi
 
     def mismatch(self, schema: Schema, query: pd.Series, answer: pd.Series) -> str | None:
         """Why this region cannot stand around ``answer`` for ``query`` (None when it can):

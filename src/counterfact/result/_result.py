@@ -75,6 +75,12 @@ def _with_reasons(diagnostics: pd.DataFrame, status: pd.Series) -> pd.DataFrame:
     return diag
 
 
+def _cost_attrs(bound: Any) -> dict[str, Any]:
+    """What a Series of costs in ``bound`` is in: its unit, unit_scale and measure."""
+    scale = float(bound.costs.unit_scale or 1.0) if bound.unit else None
+    return {"unit": bound.unit, "unit_scale": scale, "measure": str(measure_words(bound.costs))}
+
+
 def _sentences(first: str, then: str) -> str:
     """``first`` followed by the sentence ``then`` (``first`` closed with a full stop)."""
     if not then:
@@ -437,7 +443,10 @@ class CounterfactualResult:
         features time advances cost nothing and the waiting, ``wait_cost`` per elapsed
         month, is added: the value the exact methods minimise.  Index ``(query,
         rank)``; the Series' ``attrs`` hold the ``unit`` (None when the measure has
-        none, as the default) and the ``measure`` in words (:meth:`measure_words`).
+        none, as the default), its ``unit_scale`` and the ``measure`` in words
+        (:meth:`measure_words`).  The values are in units of cost, the weights' own:
+        times ``unit_scale`` they are in the unit, as :meth:`describe`, the
+        certificates and the audit's ``cost_user`` give them.
 
         Parameters
         ----------
@@ -478,7 +487,7 @@ class CounterfactualResult:
         )
         if per_feature and timed:
             value[_time.WAITING] = wait
-        value.attrs.update(unit=bound.unit, measure=str(measure_words(bound.costs)))
+        value.attrs.update(_cost_attrs(bound))
         return value
 
     def _measure(self, costs: Any, train: Any) -> BoundCosts:

@@ -111,6 +111,19 @@ def check_n_jobs(n_jobs: Any) -> None:
         )
 
 
+def check_chunk_size(chunk_size: Any, *, optional: bool = False) -> None:
+    """``chunk_size`` is a whole number >= 1 (or None where ``optional``: chosen for the
+    workers); checked before any work starts."""
+    if optional and chunk_size is None:
+        return
+    whole = isinstance(chunk_size, (int, np.integer)) and not isinstance(chunk_size, bool)
+    if not whole or chunk_size < 1:
+        raise ValidationError(
+            f"chunk_size must be a whole number of rows >= 1{' (or None)' if optional else ''}. "
+            f"Got {chunk_size!r}."
+        )
+
+
 @contextlib.contextmanager
 def _ray(n_workers: int | None, address: str | None) -> Iterator[Any]:
     """Ray's joblib backend, connected to the cluster at ``address`` or with Ray started

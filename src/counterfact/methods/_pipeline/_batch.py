@@ -18,6 +18,7 @@ with the method, so no task refits them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import pickle
 import sys
@@ -36,9 +37,10 @@ from joblib import Parallel, delayed
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
+from ..._utils._relay import Record, recording, relay
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
-from ._backends import check_n_jobs, check_parallel, parallel_backend
+from ._backends import check_chunk_size, check_n_jobs, check_parallel, parallel_backend
 from ._copies import Copies, adopt_copies
 from ._explain import explain
 from ._prepare import check_requirements, per_row_series
@@ -80,6 +82,7 @@ def explain_in_chunks(
     n_jobs: int = 1,
     parallel: str | None = None,
     address: str | None = None,
+    warn_partial: bool = True,
     **explain_kwargs: Any,
 ) -> BatchReport:
     """Explain ``X`` chunk by chunk (see the module docstring).
@@ -104,14 +107,17 @@ def explain_in_chunks(
     address : str, optional
         A Dask scheduler (``tcp://host:8786``) or a Ray cluster (``host:6379``,
         ``"auto"``) to run on; refused for the backends that run on this machine.
+    warn_partial : bool
+        Warn when some chunks fail and their rows are left out (``False`` for a caller
+        that keeps those rows itself, as the audit does, as unknown).
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
         ``target``, ``requirements``, ...); a ``constraints`` or ``target`` list
         with one entry per row of ``X`` is cut with the rows (a list of another length
         is refused; a Series is matched to the rows by its index).
 
-    A chunk that fails is listed in the report's ``failed`` (its rows have no result); when
-    every chunk fails, a warning also says the first one's error. A progress bar and a
+    A chunk that fails is listed in the report's ``failed`` (its rows have no result), and
+    a warning says how many failed and the first one's error. A progress bar and a
     closing line go to standard error when ``verbose`` is set or standard error is a terminal.
     """
     X = _one_row_frame(X)
@@ -128,30 +134,45 @@ def explain_in_chunks(
     if todo:
         blob, tasks = _tasks(method, chunks, todo, size, explain_kwargs)
         _run_tasks(blob, tasks, collector, parallel, address, n_jobs)
-    return _closed(method, collector, len(X), out)
+    return _closed(method, collector, len(X), out, warn_partial)
 
 
 def _closed(
-    method: PipelineMethod, collector: _Collector, n_rows: int, out: Path | None
+    method: PipelineMethod, collector: _Collector, n_rows: int, out: Path | None, partial: bool
 ) -> BatchReport:
     """The run's report once every chunk has ended, its closing line said; a warning with
     the first chunk's error when every chunk failed (the report lists them all)."""
     report = collector.close(getattr(method, "model_", None))
+    relay(collector.caught, stacklevel=3)
     if should_show(method.verbose, n_rows):
         print(_closing_line(report), file=sys.stderr, flush=True)
     if report.result is None and report.failed:
         warnings.warn(_all_failed(report, out), UserWarning, stacklevel=3)
+    elif report.failed and partial:
+        warnings.warn(_some_failed(report, out), UserWarning, stacklevel=3)
     return report
+
+
+def _first_error(report: BatchReport) -> str:
+    """The first failed chunk and the last line of its error."""
+    first = min(report.failed)
+    lines = [line for line in report.failed[first].strip().splitlines() if line.strip()]
+    return f"chunk {first}: {lines[-1] if lines else 'no message'}"
 
 
 def _all_failed(report: BatchReport, out: Path | None) -> str:
     """Every chunk failed: the first chunk's error, and where the others' are."""
-    first = min(report.failed)
-    lines = [line for line in report.failed[first].strip().splitlines() if line.strip()]
     where = f" (each chunk's error is in {out / 'failed.json'})" if out is not None else ""
+    return f"Every one of the {report.n_chunks} chunks failed{where}; {_first_error(report)}"
+
+
+def _some_failed(report: BatchReport, out: Path | None) -> str:
+    """Some chunks failed: how many, that their rows are left out, the first error."""
+    where = f"{out / 'failed.json'}" if out is not None else "the report's failed"
     return (
-        f"Every one of the {report.n_chunks} chunks failed{where}; chunk {first}: "
-        f"{lines[-1] if lines else 'no message'}"
+        f"{len(report.failed)} of the {report.n_chunks} chunks failed, and the result "
+        f"leaves out their rows (each chunk's error is in {where}; a re-run with out_dir "
+        f"computes only them); {_first_error(report)}"
     )
 
 
@@ -283,14 +304,14 @@ def _run_tasks(
 ) -> None:
     """Every chunk task on the chosen backend (one Dask task each, or joblib's)."""
     with parallel_backend(
-        parallel, address=address, n_workers=n_jobs if n_jobs > 0 else None
+        parallel, address=address, n_workers=n_jobs if n_jobs and n_jobs > 0 else None
     ) as client:
         if parallel == "dask":
             _run_on_dask(client, blob, tasks, collector)
         elif parallel == "ray":
             _run_on_ray(blob, tasks, collector)
         else:
-            _run_on_joblib(blob, tasks, n_jobs, collector)
+            _run_on_joblib(blob, tasks, n_jobs, collector, record=parallel != "threading")
 
 
 def _check_chunks(
@@ -301,12 +322,7 @@ def _check_chunks(
     ``n_jobs`` a number of workers."""
     check_parallel(parallel, address)
     check_n_jobs(n_jobs)
-    if (
-        isinstance(chunk_size, bool)
-        or not isinstance(chunk_size, (int, np.integer))
-        or chunk_size < 1
-    ):
-        raise ValidationError(f"chunk_size must be an int >= 1. Got {chunk_size!r}.")
+    check_chunk_size(chunk_size)
     if X.index.has_duplicates:
         raise ValidationError("X has duplicate index labels; query ids must be unique.")
 
@@ -345,6 +361,8 @@ class _Collector:
         self.out = out
         self.results: dict[int, CounterfactualResult] = {}
         self.bar: Any = None
+        #: the warnings the chunks raised where they ran (passed on at the end)
+        self.caught: list[Record] = []
 
     def _path(self, i: int) -> Path | None:
         return None if self.out is None else self.out / f"chunk-{i:05d}.json"
@@ -397,16 +415,22 @@ _NAN2 = (float("nan"), float("nan"))
 
 
 def _run_on_joblib(
-    blob: bytes, tasks: list[tuple[int, int, bytes]], n_jobs: int, collector: _Collector
+    blob: bytes,
+    tasks: list[tuple[int, int, bytes]],
+    n_jobs: int | None,
+    collector: _Collector,
+    record: bool = True,
 ) -> None:
-    """One joblib task per chunk, results taken as they finish."""
+    """One joblib task per chunk, results taken as they finish (``record``: the warnings
+    too; not in threads, where recording them would change the whole process's)."""
     sizes = {i: size for i, size, _ in tasks}
     gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
-        delayed(_chunk_task)(blob, chunk, i) for i, _, chunk in tasks
+        delayed(_chunk_task)(blob, chunk, i, record) for i, _, chunk in tasks
     )
     while True:
         try:
-            i, text, err, seconds = next(gen)
+            i, text, err, seconds, caught = next(gen)
+            collector.caught += caught
         except StopIteration:
             return
         except Exception as exc:  # the pool itself broke (a worker process died)
@@ -440,7 +464,8 @@ def _run_on_dask(
         i = futures[fut]
         seconds = (float("nan"), float("nan"))
         try:
-            _, text, err, seconds = fut.result()
+            _, text, err, seconds, caught = fut.result()
+            collector.caught += caught
         except (
             Exception
         ) as exc:  # the task itself never raises; this is the cluster (KilledWorker, ...)
@@ -463,29 +488,28 @@ def _run_on_ray(blob: bytes, tasks: list[tuple[int, int, bytes]], collector: _Co
         i, size = pending.pop(ref)
         seconds = (float("nan"), float("nan"))
         try:
-            _, text, err, seconds = ray.get(ref)
+            _, text, err, seconds, caught = ray.get(ref)
+            collector.caught += caught
         except Exception as exc:  # the task never raises; this is Ray (a worker died, ...)
             text, err = None, f"{type(exc).__name__}: {exc}"
         collector.finished(i, size, text, err, seconds)
 
 
 def _chunk_task(
-    blob: bytes, chunk: bytes, i: int
-) -> tuple[int, str | None, str | None, tuple[float, float]]:
+    blob: bytes, chunk: bytes, i: int, record: bool = True
+) -> tuple[int, str | None, str | None, tuple[float, float], list[Record]]:
     """Worker entry point: never raises, so that joblib keeps the other chunks.
-    Returns ``(chunk, result JSON or None, error or None, (wall, CPU) seconds in the worker)``."""
+    Returns ``(chunk, result JSON or None, error or None, (wall, CPU) seconds in the
+    worker, the warnings it raised)`` (``record=False``: none recorded, in threads)."""
     t0, c0 = time.perf_counter(), time.process_time()
-    try:
-        method, kwargs, copies = pickle.loads(blob)
-        if copies is not None:
-            adopt_copies(method, copies)
-        X, own = pickle.loads(chunk)  # the chunk's rows and its slice of the per-row values
-        text = _run_chunk(method, X, {**kwargs, **own})
-        return i, text, None, (time.perf_counter() - t0, time.process_time() - c0)
-    except Exception:
-        return (
-            i,
-            None,
-            traceback.format_exc(limit=5),
-            (time.perf_counter() - t0, time.process_time() - c0),
-        )
+    text, err = None, None
+    with recording() if record else contextlib.nullcontext([]) as records:
+        try:
+            method, kwargs, copies = pickle.loads(blob)
+            if copies is not None:
+                adopt_copies(method, copies)
+            X, own = pickle.loads(chunk)  # the chunk's rows and its slice of the per-row values
+            text = _run_chunk(method, X, {**kwargs, **own})
+        except Exception:
+            err = traceback.format_exc(limit=5)
+    return i, text, err, (time.perf_counter() - t0, time.process_time() - c0), records

@@ -12,7 +12,7 @@ from ..._utils._progress import should_show, summary_line
 from ...constraints import Requirements
 from ...result import CounterfactualResult
 from ._assemble import assemble
-from ._backends import check_n_jobs, check_parallel
+from ._backends import check_chunk_size, check_n_jobs, check_parallel
 from ._budget import budget
 from ._prepare import check_requirements, prepare
 from ._protocol import PipelineMethod
@@ -26,6 +26,13 @@ from ._sparsify import sparsify
 from ._verify import verify
 
 __all__ = ["explain"]
+
+
+def _check_workers(parallel: Any, n_jobs: Any, chunk_size: Any) -> None:
+    """The backend, the number of workers and the rows per task, before any work."""
+    check_parallel(parallel)
+    check_n_jobs(n_jobs)
+    check_chunk_size(chunk_size, optional=True)
 
 
 def explain(
@@ -53,8 +60,7 @@ def explain(
     """
     begin = time.perf_counter()
     req = check_requirements(requirements)
-    check_parallel(parallel)
-    check_n_jobs(n_jobs)
+    _check_workers(parallel, n_jobs, chunk_size)
     if req.robustness is not None:  # one call per setting of a ladder (_robustness.py)
         call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
         call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}

@@ -142,7 +142,7 @@ def prepare(
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
         method, frame, constraints, errors
     )
-    _warn_idle_timelines(row_resolved, method.schema_)
+    _warn_about_rows(row_resolved, frame, method.schema_)
     common = {
         "n_counterfactuals": int(n_counterfactuals),
         "cancel": cancel,
@@ -180,6 +180,12 @@ def prepare(
     return tasks, given
 
 
+def _warn_about_rows(row_resolved: list[Any], frame: pd.DataFrame, schema: Any) -> None:
+    """What the rows themselves call for: an idle timeline, values outside the domain."""
+    _warn_idle_timelines(row_resolved, schema)
+    _warn_out_of_domain(frame, schema)
+
+
 def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
     """Warn, once per call, when a timeline is given on data that nothing moves with
     time: waiting then helps no answer, and the answers are today's."""
@@ -192,8 +198,37 @@ def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
             "rate of change, so the answers are today's. Mark such features "
             "actionability='time' in the schema, or give the timeline rates.",
             UserWarning,
-            stacklevel=5,  # the caller of the method's explain
+            stacklevel=6,  # the caller of the method's explain
         )
+
+
+def _warn_out_of_domain(frame: pd.DataFrame, schema: Any) -> None:
+    """Warn, once per call, when rows hold numeric values outside their features'
+    domains (the training data's range, or the one the schema states): the model's
+    decision there is an extrapolation.  Such values are accepted (they are real
+    people); an answer's value lies in the hull of the domain and the row's value."""
+    examples, n = [], 0
+    for f in (f for f in schema.features if f.is_numeric):
+        v = frame[f.name].to_numpy(dtype=float)
+        out = np.flatnonzero((v < float(f.lower)) | (v > float(f.upper)))
+        n += out.size
+        examples += [
+            f"row {_py(frame.index[k])!r} has {f.name} {_py(frame[f.name].iloc[k])!r} "
+            f"(range {_py(f.lower):g} to {_py(f.upper):g})"
+            for k in out[: 3 - len(examples)]
+        ]
+    if not n:
+        return
+    more = f", and {n - len(examples)} more" if n > len(examples) else ""
+    where = "their features' ranges" if n > 1 else "its feature's range"
+    warnings.warn(
+        f"The rows to explain hold {n} value{'s' * (n > 1)} outside {where}: "
+        f"{'; '.join(examples)}{more}. The model was not trained there, so its decisions for "
+        "such rows, and the answers built on "
+        "them, extrapolate. Check such rows for a typing or unit error.",
+        UserWarning,
+        stacklevel=6,  # the caller of the method's explain
+    )
 
 
 class _RowCosts:

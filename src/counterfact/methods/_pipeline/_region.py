@@ -42,7 +42,8 @@ conjunction, as a multi-class one-vs-one SVM) cannot be certified: its box is
 checked on sampled points with the real models and reported with
 ``certified=False``.  Under causal constraints or relations between features
 no box is grown (the features are tied together): the region is the
-counterfactual itself.
+counterfactual itself.  Under a timeline the features it moves (age, a band, a paced
+saving) keep the answer's values: they are tied to the answer's month.
 """
 
 from __future__ import annotations
@@ -273,19 +274,21 @@ class _Box:
     def start(cls, schema: Any, x: pd.Series, qb: QueryBounds, row: pd.Series) -> _Box:
         limits: dict[str, Any] = {}
         bounds: dict[str, Any] = {}
-        for b in qb.features:
+        timed = set() if qb.timeline is None else set(qb.timeline.rules)
+        for j, b in enumerate(qb.features):
             f, v = b.feature, _py(row[b.feature.name])
             if not _differs(f, _py(x[f.name]), v):
                 continue
-            if f.is_numeric:
+            if j in timed:  # tied to the answer's month: a box of its own value only
+                limits[f.name] = (float(v), float(v)) if f.is_numeric else frozenset({v})
+            elif f.is_numeric:
                 ends = (v, v) if b.values is not None else (b.lower, b.upper)
                 limits[f.name] = (float(ends[0]), float(ends[1]))  # type: ignore[arg-type]
-                bounds[f.name] = (float(v), float(v))
             else:
                 limits[f.name] = frozenset(
                     b.values if b.values is not None else (f.categories or ())
                 )
-                bounds[f.name] = frozenset({v})
+            bounds[f.name] = (float(v), float(v)) if f.is_numeric else frozenset({v})
         return cls(schema, x, row, limits, bounds)
 
     def order(self) -> list[str]:

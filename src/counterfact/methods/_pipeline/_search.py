@@ -28,6 +28,7 @@ import pandas as pd
 from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 from ..._utils._progress import progress
+from ..._utils._relay import Record, recording, relay
 from ._backends import RETURN_AS, parallel_backend
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
@@ -89,11 +90,21 @@ def _screen(method: PipelineMethod, tasks: list[Query]) -> tuple[list[Candidates
                 "infeasible",
                 {"reason": f"the constraints leave {names} no allowed value for this query"},
             )
+        elif unreachable := t.bounds.unreachable_relations():
+            out[i] = Candidates(empty, "infeasible", {"reason": _unreachable_reason(unreachable)})
         elif t.predicted == t.target:
             out[i] = Candidates(empty, "failed", {"reason": ALREADY_TARGET})
         else:
             todo.append(i)
     return out, todo
+
+
+def _unreachable_reason(texts: list[str]) -> str:
+    named = "; ".join(f"'{t}'" for t in texts)
+    return (
+        f"no value the constraints allow this query satisfies the relation{'s' * (len(texts) > 1)} "
+        f"{named} (the features' ranges, allowed values and directions bound it)"
+    )
 
 
 def _in_parallel(
@@ -109,14 +120,28 @@ def _in_parallel(
     workers = effective_n_jobs(n_jobs)
     size = chunk_size or max(1, int(np.ceil(len(sub) / (4 * workers))))
     chunks = [sub[k : k + size] for k in range(0, len(sub), size)]
-    parts = []
+    parts, caught = [], []
     how = RETURN_AS.get(parallel or "loky", "generator")
+    # in worker processes a warning would not reach the caller: recorded and passed on
+    hooks = run_hooks if parallel == "threading" else _recorded_hooks
     with parallel_backend(parallel, n_workers=workers), parallel_config(n_jobs=n_jobs):
-        gen = Parallel(return_as=how)(delayed(run_hooks)(method, c) for c in chunks)
+        gen = Parallel(return_as=how)(delayed(hooks)(method, c) for c in chunks)
         for chunk, part in zip(chunks, gen, strict=True):
+            part, records = part if hooks is _recorded_hooks else (part, [])
             parts.append(part)
+            caught += records
             bar.update(len(chunk))
+    relay(caught, stacklevel=5)  # the caller of the method's explain
     return [r for part in parts for r in part]
+
+
+def _recorded_hooks(
+    method: PipelineMethod, tasks: list[Query]
+) -> tuple[list[Candidates], list[Record]]:
+    """:func:`run_hooks` in a worker process, with the warnings it raised."""
+    with recording() as records:
+        out = run_hooks(method, tasks)
+    return out, records
 
 
 def run_hooks(method: PipelineMethod, tasks: list[Query], bar: Any = None) -> list[Candidates]:

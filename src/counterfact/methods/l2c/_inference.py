@@ -297,10 +297,13 @@ def _answers(
             )
             out.append(Candidates(first.empty, "timeout", diag))
             continue
+        value = (
+            "training median" if method.representation_.representative == "median" else ("midpoint")
+        )
         diag["reason"] = (
             f"no valid candidate among {diag['n_samples']} samples (a sampled numeric value "
-            "is the midpoint of one of the feature's quantile bins, so values beyond those "
-            "midpoints are not tried; fallback='nearest' or a search method looks further)"
+            f"is the {value} of one of the feature's quantile bins, so values beyond those "
+            "are not tried; fallback='nearest' or a search method looks further)"
         )
         out.append(Candidates(first.empty, "failed", diag))
     return out

@@ -34,6 +34,7 @@ import numpy as np
 import pandas as pd
 
 from ..._utils._deps import import_optional
+from ..._utils._validation import check_writable
 from ..._utils._values import _py
 from ...data import Dataset
 from ...exceptions import ValidationError
@@ -66,6 +67,7 @@ def _fingerprint_rows(data: Dataset) -> pd.DataFrame:
 def save(method: Any, path: str | os.PathLike[str]) -> None:
     """Write ``method`` (a fitted L2C) to ``path``."""
     method._check_fitted()
+    check_writable(path, "path")  # a bad path is said in words, before torch writes
     torch = import_optional("torch", purpose="L2C")
     data = getattr(method, "data_", None)
     if data is None:
@@ -182,7 +184,8 @@ def _check_data(payload: dict[str, Any], data: Any, where: str) -> None:
     if data_fingerprint(data) != payload["data_fingerprint"]:
         raise ValidationError(
             f"The data differs from the training data the L2C in {where!r} was fitted with "
-            "(other rows or labels); pass the same training Dataset."
+            "(other rows, the same rows in another order, or other labels); pass the same "
+            "training Dataset, its rows in the same order."
         )
 
 
