@@ -83,3 +83,23 @@ def test_every_method_says_infeasible_and_names_the_relation():
     )
     assert not (r.status == "infeasible").any()
     assert np.isfinite(r.confidence.dropna()).all()
+
+
+def test_the_query_values_a_relation_reads_widen_the_tolerance_as_the_checker_does():
+    """``s >= a@ - b@ + 5`` with a@ = b@ = 1e7: the checker's tolerance counts each query
+    term (about 20 here), so s = 1 passes it; the screen must not call it unreachable."""
+    schema = cf.Schema(
+        (
+            cf.Feature("s", "real", lower=0, upper=1),
+            cf.Feature("a", "real", lower=0, upper=2e7),
+            cf.Feature("b", "real", lower=0, upper=2e7),
+        ),
+        target="y",
+        classes=(0, 1),
+    )
+    row = pd.Series({"s": 0.0, "a": 1e7, "b": 1e7})
+    bounds = cf.Constraints(relations=["s >= a@ - b@ + 5"]).resolve(schema).for_query(row)
+    assert bounds.satisfied(pd.DataFrame({"s": [1.0], "a": [1e7], "b": [1e7]}))[0]
+    assert bounds.unreachable_relations() == []
+    far = cf.Constraints(relations=["s >= a@ - b@ + 500"]).resolve(schema).for_query(row)
+    assert far.unreachable_relations() == ["s >= a@ - b@ + 500"]

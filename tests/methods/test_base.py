@@ -517,3 +517,19 @@ def test_a_row_outside_the_domain_is_warned_about_not_changed(setting):
     assert f"row {int(X.index[2])} has b -1000000" in text
     pd.testing.assert_frame_equal(X, before)
     assert r.queries.loc[X.index[1], "a"] == 500
+    from counterfact.methods._pipeline._batch import explain_in_chunks
+
+    with pytest.warns(UserWarning) as chunked:  # once for the run, not once per chunk
+        explain_in_chunks(m, X, chunk_size=1)
+    said = [str(w.message) for w in chunked if "outside" in str(w.message)]
+    assert len(said) == 1 and said[0].startswith("The rows to explain hold 2 values")
+    assert chunked[0].filename == __file__
+
+
+def test_a_target_is_kept_as_the_models_own_class(setting):
+    """target=1.0 names the class 1: the result and its words say 1, not 1.0."""
+    train, test, model = setting
+    m = RandomProbe(random_state=0).fit(model, train)
+    r = m.explain(test.X.iloc[:2], target=1.0)
+    assert [type(t) for t in r.target] == [int, int] and r.target.tolist() == [1, 1]
+    assert "P(1.0)" not in r.describe()

@@ -436,3 +436,13 @@ def test_warnings_raised_in_worker_processes_reach_the_caller(tmp_path):
         line = next(ln for ln in done.stdout.splitlines() if ln.startswith(name + " "))
         assert "('RuntimeWarning', 'scored by a tired model')" in line, line
         assert "('UserWarning', 'Tired: the model is tired')" in line, line
+
+
+def test_a_result_without_answers_has_the_schemas_dtypes_in_chunks_or_not(setting):
+    method, X = setting
+    nothing = cf.Constraints(relations=["credit_amount <= 0"])  # below every loan
+    alone = method.explain(X.iloc[:4], constraints=nothing)
+    chunked = explain_in_chunks(method, X.iloc[:4], chunk_size=2, constraints=nothing).result
+    assert len(alone.counterfactuals) == 0 and (alone.status == "infeasible").all()
+    pd.testing.assert_frame_equal(alone.counterfactuals, chunked.counterfactuals)
+    assert alone.counterfactuals["credit_amount"].dtype.kind in "if"  # not object

@@ -497,3 +497,21 @@ def test_pool_fills_up_from_the_visited_positions() -> None:
     )
     X, _ = pool(big, "kmeans", k=3)
     assert len(X) == 30  # already more than handed on: the archive is not searched
+
+
+def test_a_batch_shares_its_queries_budgets(mixed) -> None:  # type: ignore[no-untyped-def]
+    """``time_limit`` is seconds per query: a batch of 4 queries started 1.5 s ago with 1 s
+    each still has 2.5 s (the pooled deadline, as UFCE's); each query's own clock would
+    have stopped every swarm at once, as ``timeout``."""
+    import time
+    from dataclasses import replace
+
+    from counterfact.methods._pipeline._prepare import prepare
+
+    data, model, queries = mixed
+    m = cf.MDPSO(random_state=0, swarm=SwarmOptions(**FAST_SWARM, n_restarts=0)).fit(model, data)
+    tasks, _ = prepare(m, queries.iloc[:4], 1, None, None)
+    past = time.perf_counter() - 1.5
+    tasks = [replace(t, time_limit=1.0, started=past) for t in tasks]
+    out = m._explain_batch(tasks)
+    assert [c.status for c in out].count("timeout") == 0, [c.status for c in out]

@@ -116,3 +116,53 @@ def test_models_fitted_on_label_codes_can_be_retrained(kind):
         assert (copy.predict(labelled.X) == labelled.y).mean() > 0.8
     assert not np.allclose(copies[0].predict_proba(labelled.X), model.predict_proba(labelled.X))
     assert model.predict_proba(labelled.X).shape == (300, 2)  # the original is untouched
+
+
+def test_labels_are_coded_by_their_place_among_classes_in_any_order():
+    """A schema may list its classes unsorted ("good" before "bad"): the codes the
+    boosters learn follow that order, and a clone's set_params sets the pipeline before
+    its own parameters, as scikit-learn does."""
+    pytest.importorskip("xgboost")
+    from sklearn.base import clone
+
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"a": rng.integers(0, 50, 300), "b": np.round(rng.normal(0, 1, 300), 2)})
+    frame["y"] = np.where(frame["a"] / 50 + frame["b"] > 0.5, "good", "bad")
+    schema = cf.Schema(
+        (cf.Feature("a", "integer", lower=0, upper=49), cf.Feature("b", "real", lower=-4, upper=4)),
+        target="y",
+        classes=("good", "bad"),
+    )
+    data = cf.Dataset(frame=frame, schema=schema)
+    model = cf.models.fit(data, "xgb", random_state=0, n_estimators=10, max_depth=3)
+    assert list(model.classes_) == ["good", "bad"]
+    assert (model.predict(data.X) == data.y).mean() > 0.9
+    copy = clone(model)
+    fresh = clone(model.pipeline)
+    step = fresh.steps[-1][0]
+    copy.set_params(pipeline=fresh, **{f"pipeline__{step}__max_depth": 2})
+    assert copy.pipeline is fresh and fresh.get_params()[f"{step}__max_depth"] == 2
+
+
+def test_an_assumed_favourable_class_is_said():
+    """With nothing naming the favourable class, the last class is assumed and said: a 1/2
+    coding (UCI German Credit: 2 is the bad risk) or COMPAS's 1 ("reoffended") may mean
+    the opposite."""
+    rng = np.random.default_rng(2)
+    frame = pd.DataFrame({"a": rng.integers(0, 50, 200), "b": np.round(rng.normal(0, 1, 200), 2)})
+    frame["y"] = np.where(frame["a"] / 50 + frame["b"] > 0.5, 1, 2)
+    coded = cf.Dataset.from_frame(frame, target="y")
+    model = cf.models.fit(coded, "lr", random_state=0)
+    with pytest.warns(UserWarning, match=r"taken to be 2, the model's last class.*target=1"):
+        cf.rows_to_explain(model, coded)
+    import warnings
+
+    compas = cf.datasets.load("compas")
+    on_compas = cf.models.fit(compas, "lr", random_state=0)
+    with pytest.warns(UserWarning, match="taken to be 1"):
+        cf.rows_to_explain(on_compas, compas.X)  # a bare frame: nothing names it
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cf.rows_to_explain(model, coded, target=1)  # said: nothing assumed
+        cf.rows_to_explain(on_compas, compas)  # the dataset names it
+        cf.rows_to_explain(on_compas, compas.X, data=compas)

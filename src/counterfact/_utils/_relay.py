@@ -1,12 +1,14 @@
 """Warnings raised in worker processes, passed on to the caller.
 
-A warning raised in a loky, Dask or Ray worker goes to that worker's standard error at
-best (Ray's workers do not forward it): the caller cannot catch it, filter it or see it in
-a notebook.  The work a worker runs is wrapped in :func:`recording`, which keeps what it
+A warning raised in a loky or Ray worker goes to that worker's standard error at best
+(Ray's workers do not forward it): the caller cannot catch it, filter it or see it in a
+notebook.  The work a worker runs is wrapped in :func:`recording`, which keeps what it
 warns as plain records (the category's name, whether it is a built-in category, the
-text); the caller hands them to :func:`relay`, which warns each distinct one once, with
-how often it was raised.  A category that is not built in (a library's own) is passed on
-as a ``UserWarning`` whose text starts with its name.
+text); the caller hands them to :func:`relay`, which warns each distinct one once.
+Only where each worker process runs one task at a time (loky, Ray): recording changes
+the whole process's warning state, so never in threads (Dask's workers, ``threading``).
+A category that is not built in (a library's own) is passed on as a ``UserWarning``
+whose text starts with its name.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ from __future__ import annotations
 import builtins
 import contextlib
 import warnings
-from collections import Counter
 from collections.abc import Iterable, Iterator
 
 __all__ = ["Record", "recording", "relay"]
@@ -37,12 +38,11 @@ def recording() -> Iterator[list[Record]]:
 
 
 def relay(records: Iterable[Record], *, stacklevel: int = 2) -> None:
-    """Warn each distinct record once, in the caller's process, saying how often it was
-    raised when more than once."""
-    for (name, builtin, text), n in Counter(records).items():
+    """Warn each distinct record once, in the caller's process (a worker's filters show
+    a warning once per place in its code, so how often it was raised is not known)."""
+    for name, builtin, text in dict.fromkeys(records):
         category = getattr(builtins, name, UserWarning) if builtin else UserWarning
         if not (isinstance(category, type) and issubclass(category, Warning)):
             category = UserWarning
         said = text if builtin else f"{name}: {text}"
-        times = f" (raised {n} times while explaining)" if n > 1 else ""
-        warnings.warn(said + times, category, stacklevel=stacklevel + 1)
+        warnings.warn(said, category, stacklevel=stacklevel + 1)

@@ -109,7 +109,8 @@ class QueryBounds:
 
     def unreachable_relations(self) -> list[str]:
         """The relations no value inside these bounds satisfies (:mod:`._relations_box`)."""
-        return unreachable(self.bound_relations(), self.features)
+        sizes = [r.query_size(self.query, self.schema) for r in self.relations]
+        return unreachable(self.bound_relations(), self.features, sizes)
 
     def satisfied(self, frame: pd.DataFrame) -> np.ndarray:
         """Vectorised check: which rows of ``frame`` (raw, schema columns) satisfy
@@ -414,7 +415,7 @@ def why_fixed(schema: Schema, constraints: Any, name: str) -> str:
     if actionability == "time":
         if getattr(constraints, "timeline", None) is not None:
             return "moves only with time"
-        return "moves only with time (and no timeline is given)"
+        return "moves only with time (and no timeline lets time pass: none, or horizon 0)"
     if name in set(getattr(constraints, "immutable", ()) or ()):
         return "is immutable in the constraints"
     return "is held fixed (features_to_vary leaves it out)"

@@ -183,6 +183,16 @@ class ResolvedRelation:
                     out[atom.other[0]] = None
         return tuple(out)
 
+    def query_size(self, query: pd.Series, schema: Schema) -> float:
+        """The part of the checker's size (module docstring) the bound relation folds
+        into its constant: ``|const|`` plus each query-value term's ``|coef * value|``
+        (0 for a category comparison)."""
+        atom = self.consequence
+        if not isinstance(atom, LinearAtom):
+            return 0.0
+        terms = (abs(float(c) * _unit(schema[n], query[n])) for n, at, c in atom.coef if at)
+        return abs(float(atom.const)) + sum(terms)
+
     # ------------------------------------------------------------- binding
     def bind(self, query: pd.Series, schema: Schema) -> BoundRelation:
         """The relation of one query in solver units (module docstring)."""

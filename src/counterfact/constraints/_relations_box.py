@@ -17,19 +17,29 @@ from typing import Any
 
 from ._relations_bound import REL_TOL, BoundCategory, BoundConst, BoundLinear, BoundRelation
 
-__all__ = ["unreachable"]
+__all__ = ["RANGE_SLACK", "unreachable"]
+
+#: how far past a range or a domain the constraint checker accepts a value (relative to
+#: its magnitude here, which is at least the checker's absolute 1e-9)
+RANGE_SLACK = 1e-9
 
 
-def unreachable(relations: Sequence[BoundRelation], features: Sequence[Any]) -> list[str]:
+def unreachable(
+    relations: Sequence[BoundRelation], features: Sequence[Any], sizes: Sequence[float]
+) -> list[str]:
     """The texts of the unconditional ``relations`` no value in ``features`` (one
-    :class:`~._bounds.FeatureBounds` per schema feature) satisfies."""
+    :class:`~._bounds.FeatureBounds` per schema feature) satisfies.  ``sizes``: per
+    relation, the part of the checker's size its binding folded into the constant (the
+    query's own values, :meth:`~._relations_bound.ResolvedRelation.query_size`)."""
     by_name = {b.feature.name: b for b in features}
     return [
-        r.text for r in relations if r.condition is None and not _reachable(r.consequence, by_name)
+        r.text
+        for r, size in zip(relations, sizes, strict=True)
+        if r.condition is None and not _reachable(r.consequence, by_name, size)
     ]
 
 
-def _reachable(atom: Any, by_name: dict[str, Any]) -> bool:
+def _reachable(atom: Any, by_name: dict[str, Any], folded: float) -> bool:
     if isinstance(atom, BoundConst):
         return atom.value
     if isinstance(atom, BoundCategory):
@@ -38,13 +48,17 @@ def _reachable(atom: Any, by_name: dict[str, Any]) -> bool:
         if atom.op == "==":
             return atom.index in allowed
         return any(k != atom.index for k in allowed)
-    return _linear_reachable(atom, by_name)
+    return _linear_reachable(atom, by_name, folded)
 
 
-def _linear_reachable(atom: BoundLinear, by_name: dict[str, Any]) -> bool:
-    """Whether ``sum(c * x) + const  op  0`` holds somewhere in the box, within tolerance."""
+def _linear_reachable(atom: BoundLinear, by_name: dict[str, Any], folded: float) -> bool:
+    """Whether ``sum(c * x) + const  op  0`` holds somewhere in the box, within a
+    tolerance above the checker's: its relative one over every term (the folded query
+    values included), doubled, plus what the checker's slack past a range
+    (:data:`RANGE_SLACK`) moves each term by."""
     low = high = float(atom.const)
-    size = 1.0 + abs(float(atom.const))
+    size = 1.0 + abs(float(atom.const)) + folded
+    slack = 0.0
     for name, c in atom.coef:
         span = _span(by_name[name])
         if span is None:
@@ -52,7 +66,8 @@ def _linear_reachable(atom: BoundLinear, by_name: dict[str, Any]) -> bool:
         ends = (float(c) * span[0], float(c) * span[1])
         low, high = low + min(ends), high + max(ends)
         size += max(abs(e) for e in ends)
-    tol = REL_TOL * size
+        slack += abs(float(c)) * RANGE_SLACK * max(1.0, abs(span[0]), abs(span[1]))
+    tol = 2.0 * REL_TOL * size + slack
     return {
         "<=": low <= tol,
         "<": low < tol,

@@ -290,7 +290,7 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
     if spec.label_codes:
         # these wrappers want labels 0..k-1; keep the user's labels in classes_
         classes = np.array(train.classes)
-        codes = np.searchsorted(classes, y.to_numpy())
+        codes = label_codes(classes, y.to_numpy())
         pipe.fit(train.X, codes)
         return _Relabelled(pipe, classes)
     with warnings.catch_warnings():
@@ -298,6 +298,12 @@ def fit(train: Dataset, kind: str, *, random_state: int | None = 0, **params: An
             warnings.filterwarnings("ignore", message=message, category=category)
         pipe.fit(train.X, y)
     return pipe
+
+
+def label_codes(classes: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    """Each label's position among ``classes`` (in their order, sorted or not)."""
+    position = {_py(c): k for k, c in enumerate(classes)}
+    return np.array([position[_py(v)] for v in labels], dtype=np.int64)
 
 
 class _Relabelled:
@@ -324,12 +330,13 @@ class _Relabelled:
         return out
 
     def set_params(self, **params: Any) -> _Relabelled:
+        """Set ``pipeline`` and ``classes`` first, then the new pipeline's own parameters."""
         inner = {k[len("pipeline__") :]: v for k, v in params.items() if k.startswith("pipeline__")}
-        if inner:
-            self.pipeline.set_params(**inner)
         for k, v in params.items():
             if not k.startswith("pipeline__"):
                 setattr(self, k, v)
+        if inner:
+            self.pipeline.set_params(**inner)
         return self
 
     def fit(self, X: Any, y: Any) -> _Relabelled:
@@ -341,7 +348,7 @@ class _Relabelled:
             raise ValidationError(
                 f"The labels {unknown} are not among the model's classes {classes.tolist()}."
             )
-        self.pipeline.fit(X, np.searchsorted(classes, labels))
+        self.pipeline.fit(X, label_codes(classes, labels))
         self.classes_ = classes
         return self
 

@@ -17,11 +17,13 @@ an explanation.
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._utils._values import _py
 from ..data import Dataset
 from ..exceptions import ValidationError
 from ._adapter import as_adapter
@@ -98,6 +100,35 @@ def desired_class(model: Any, *, target: Any = None, data: Dataset | None = None
     return classes[hits[0]].item() if hasattr(classes[hits[0]], "item") else classes[hits[0]]
 
 
+def _rows_and_data(X: Any, data: Dataset | None) -> tuple[pd.DataFrame, Dataset | None]:
+    """The rows of ``X`` (a DataFrame or Dataset), and the dataset that names the
+    favourable class (``data``, else ``X`` when it is a Dataset)."""
+    if isinstance(X, Dataset):
+        return X.X, X if data is None else data
+    if isinstance(X, pd.DataFrame):
+        return X, data
+    raise ValidationError(
+        "rows_to_explain needs X as a DataFrame of raw rows or a cf.Dataset. Got "
+        f"{type(X).__name__}."
+    )
+
+
+def _warn_assumed(classes: Any, wanted: Any) -> None:
+    """Warn that the last of two classes was taken as the one a person wants: with
+    nothing naming the favourable class, 1 may as well be the rejection (COMPAS's 1 is
+    "reoffended"; UCI German Credit's 2 is the bad risk)."""
+    labels = [_py(c) for c in np.asarray(classes)]
+    other = next(c for c in labels if c != _py(wanted))
+    warnings.warn(
+        f"The class a person wants is taken to be {_py(wanted)!r}, the model's last class: "
+        "nothing names the favourable class (pass data=, a dataset whose "
+        f"metadata['favourable'] names it, or target=). If it is {other!r}, pass "
+        f"target={other!r}.",
+        UserWarning,
+        stacklevel=3,
+    )
+
+
 def check_label(classes: Any, label: Any, *, what: str = "target") -> None:
     """Raise :class:`ValidationError` when ``label`` is a boolean and ``classes`` are not.
 
@@ -136,38 +167,30 @@ def rows_to_explain(
         supplies the favourable class when ``data`` is not given.
     target : label, optional
         The desired class.  Default: the dataset's favourable class
-        (``data.metadata["favourable"]``, e.g. "good credit risk" for German
-        Credit, "did not reoffend" for COMPAS), else the model's last class for
-        a binary model (see :func:`desired_class`).
+        (``data.metadata["favourable"]``, e.g. "good credit risk" for German Credit),
+        else the model's last class for a binary model, with a warning
+        (see :func:`desired_class`).
     data : Dataset, optional
         Where to read the favourable class from (the training data, say).
 
     Returns
     -------
     DataFrame
-        A new frame with the selected rows of ``X`` (same index and columns,
-        in order); ``X`` is not modified.  Pass it to ``explain`` with
-        ``target=desired_class(...)`` when the model has more than two classes.
+        A new frame with the selected rows of ``X`` (same index and columns, in order);
+        ``X`` is not modified.  With more than two classes, pass it to ``explain`` with
+        ``target=desired_class(...)``.
 
     Raises
     ------
     ValidationError
         See :func:`desired_class`; also when ``X`` is not a DataFrame or Dataset.
     """
-    if isinstance(X, Dataset):
-        data = X if data is None else data
-        frame = X.X
-    elif isinstance(X, pd.DataFrame):
-        frame = X
-    else:
-        raise ValidationError(
-            "rows_to_explain needs X as a DataFrame of raw rows or a cf.Dataset. Got "
-            f"{type(X).__name__}."
-        )
+    frame, data = _rows_and_data(X, data)
     wanted = desired_class(model, target=target, data=data)
+    if target is None and _favourable(data) is None:  # the last class, assumed
+        _warn_assumed(model.classes_, wanted)
     if len(frame) == 0:
         return frame.copy()
-
     cols = list(data.schema.names) if data is not None else list(frame.columns)
     missing = [c for c in cols if c not in frame.columns]
     if missing:

@@ -659,8 +659,10 @@ def _rows(schema: Schema, rows: list[Any], part: str, labels: list[str]) -> pd.D
 def _check_domain(
     schema: Schema, queries: pd.DataFrame, cfs: pd.DataFrame, labels: list[str]
 ) -> None:
-    """A counterfactual's changed numeric values lie in their feature's domain (its query
-    may lie outside)."""
+    """A counterfactual's changed numeric values lie in their feature's domain, or
+    between it and its query's value when the query lies outside (the constraint
+    language's hull); a feature only time moves may pass its upper bound (a person of
+    75 is 76 a year later)."""
     if not len(cfs):
         return
     own = queries.reindex(cfs.index.get_level_values(0))
@@ -670,7 +672,10 @@ def _check_domain(
         v = cfs[f.name].to_numpy(dtype=float)
         q = own[f.name].to_numpy(dtype=float)
         same = np.abs(v - q) <= 1e-9 * np.maximum(1.0, np.abs(q))
-        lo, hi = float(f.lower), float(f.upper)  # type: ignore[arg-type]
+        lo = np.minimum(float(f.lower), q)  # type: ignore[arg-type]
+        hi = np.maximum(float(f.upper), q)  # type: ignore[arg-type]
+        if f.actionability == "time":
+            hi = np.full_like(hi, np.inf)
         inside = (v >= lo - 1e-9) & (v <= hi + 1e-9)
         bad = np.flatnonzero(~(same | inside))
         if bad.size:

@@ -46,8 +46,8 @@ def status_meanings(
         none = f"Proven: {name} showed that no change within your constraints reaches the outcome."
     else:
         none = (
-            f"{name} found no answer; this does not prove that none exists. Try loosening your "
-            "constraints."
+            f"{name} found no answer. Unless the reason says your constraints alone allow no "
+            "value, this does not prove that none exists. Try loosening your constraints."
         )
     return {
         "optimal": nearest,

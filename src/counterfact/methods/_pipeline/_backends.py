@@ -111,6 +111,14 @@ def check_n_jobs(n_jobs: Any) -> None:
         )
 
 
+def in_processes(parallel: str | None, workers: int) -> bool:
+    """Whether tasks run in other processes, one at a time in each (loky with more than
+    one worker, Ray): where warnings can be recorded per task (:mod:`..._utils._relay`)
+    and would otherwise not reach the caller.  Not Dask (its workers run tasks in
+    threads) nor threads, where recording would change the whole process's warnings."""
+    return parallel == "ray" or (parallel in (None, "loky") and workers > 1)
+
+
 def check_chunk_size(chunk_size: Any, *, optional: bool = False) -> None:
     """``chunk_size`` is a whole number >= 1 (or None where ``optional``: chosen for the
     workers); checked before any work starts."""

@@ -33,17 +33,23 @@ import cloudpickle
 import joblib
 import numpy as np
 import pandas as pd
-from joblib import Parallel, delayed
+from joblib import Parallel, delayed, effective_n_jobs
 
 from ..._utils._deps import import_optional
 from ..._utils._progress import progress, should_show, summary_line
 from ..._utils._relay import Record, recording, relay
 from ...exceptions import ValidationError
 from ...result import CounterfactualResult
-from ._backends import check_chunk_size, check_n_jobs, check_parallel, parallel_backend
+from ._backends import (
+    check_chunk_size,
+    check_n_jobs,
+    check_parallel,
+    in_processes,
+    parallel_backend,
+)
 from ._copies import Copies, adopt_copies
 from ._explain import explain
-from ._prepare import check_requirements, per_row_series
+from ._prepare import check_requirements, per_row_series, warn_out_of_domain
 from ._protocol import PipelineMethod
 from ._robustness import fit_robustness_copies
 
@@ -79,7 +85,7 @@ def explain_in_chunks(
     *,
     chunk_size: int = 500,
     out_dir: str | Path | None = None,
-    n_jobs: int = 1,
+    n_jobs: int | None = 1,
     parallel: str | None = None,
     address: str | None = None,
     warn_partial: bool = True,
@@ -94,34 +100,32 @@ def explain_in_chunks(
         Queries (unique index).
     chunk_size : int
         Rows per task.
+    n_jobs : int or None
+        Parallel tasks (None: one, here).
     out_dir : path, optional
-        Where each chunk's result is written (``chunk-00007.json``) as it
-        finishes, and where a re-run resumes from; a folder holding another
-        run's chunks (another method, parameters, model, training data,
-        queries, chunk size or keywords) is refused.
-    n_jobs : int
-        Parallel tasks.
+        Where each chunk's result is written (``chunk-00007.json``) as it finishes, and
+        where a re-run resumes from; a folder holding another run's chunks (another
+        method, parameters, model, training data, queries, chunk size or keywords) is
+        refused.
     parallel : {"loky", "threading", "dask", "ray"}, optional
-        joblib's backend (default ``"loky"``); ``"dask"`` submits one task per
-        chunk to a Dask cluster.
+        joblib's backend (default ``"loky"``); ``"dask"``: one task per chunk on Dask.
     address : str, optional
-        A Dask scheduler (``tcp://host:8786``) or a Ray cluster (``host:6379``,
-        ``"auto"``) to run on; refused for the backends that run on this machine.
+        A Dask scheduler (``tcp://host:8786``) or a Ray cluster (``host:6379``, ``"auto"``);
+        refused for the backends that run on this machine.
     warn_partial : bool
-        Warn when some chunks fail and their rows are left out (``False`` for a caller
-        that keeps those rows itself, as the audit does, as unknown).
+        Warn when some chunks fail (``False``: the caller keeps their rows, as the audit).
     **explain_kwargs
         Passed to ``method.explain`` (``n_counterfactuals``, ``constraints``,
         ``target``, ``requirements``, ...); a ``constraints`` or ``target`` list
         with one entry per row of ``X`` is cut with the rows (a list of another length
         is refused; a Series is matched to the rows by its index).
 
-    A chunk that fails is listed in the report's ``failed`` (its rows have no result), and
-    a warning says how many failed and the first one's error. A progress bar and a
-    closing line go to standard error when ``verbose`` is set or standard error is a terminal.
+    A failed chunk is in the report's ``failed`` (its rows have no result), and a warning
+    says so. A progress bar and a closing line go to stderr under ``verbose`` or a terminal.
     """
     X = _one_row_frame(X)
     _check_chunks(chunk_size, X, parallel, address, n_jobs)
+    warn_out_of_domain(method.schema_, X, stacklevel=2)  # once, not per chunk
     explain_kwargs = _per_row_checked(explain_kwargs, X)
     out = None
     if out_dir is not None:
@@ -168,11 +172,14 @@ def _all_failed(report: BatchReport, out: Path | None) -> str:
 
 def _some_failed(report: BatchReport, out: Path | None) -> str:
     """Some chunks failed: how many, that their rows are left out, the first error."""
-    where = f"{out / 'failed.json'}" if out is not None else "the report's failed"
+    where = (
+        f"{out / 'failed.json'}; a re-run with this out_dir computes only them"
+        if out is not None
+        else "report.failed"
+    )
     return (
         f"{len(report.failed)} of the {report.n_chunks} chunks failed, and the result "
-        f"leaves out their rows (each chunk's error is in {where}; a re-run with out_dir "
-        f"computes only them); {_first_error(report)}"
+        f"leaves out their rows (each chunk's error is in {where}); {_first_error(report)}"
     )
 
 
@@ -311,7 +318,8 @@ def _run_tasks(
         elif parallel == "ray":
             _run_on_ray(blob, tasks, collector)
         else:
-            _run_on_joblib(blob, tasks, n_jobs, collector, record=parallel != "threading")
+            record = in_processes(parallel, effective_n_jobs(n_jobs or 1))
+            _run_on_joblib(blob, tasks, n_jobs, collector, record=record)
 
 
 def _check_chunks(
@@ -422,7 +430,7 @@ def _run_on_joblib(
     record: bool = True,
 ) -> None:
     """One joblib task per chunk, results taken as they finish (``record``: the warnings
-    too; not in threads, where recording them would change the whole process's)."""
+    too, in worker processes: :func:`~._backends.in_processes`)."""
     sizes = {i: size for i, size, _ in tasks}
     gen = Parallel(n_jobs=n_jobs, return_as="generator_unordered")(
         delayed(_chunk_task)(blob, chunk, i, record) for i, _, chunk in tasks
@@ -458,7 +466,9 @@ def _run_on_dask(
     method_f = client.scatter(blob, broadcast=True, hash=False)
     sizes = {i: size for i, size, _ in tasks}
     futures = {
-        client.submit(_chunk_task, method_f, chunk, i, pure=False): i for i, _, chunk in tasks
+        # Dask runs tasks in threads: warnings are not recorded there (in_processes)
+        client.submit(_chunk_task, method_f, chunk, i, False, pure=False): i
+        for i, _, chunk in tasks
     }
     for fut in distributed.as_completed(list(futures)):
         i = futures[fut]

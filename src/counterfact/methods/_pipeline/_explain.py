@@ -14,7 +14,7 @@ from ...result import CounterfactualResult
 from ._assemble import assemble
 from ._backends import check_chunk_size, check_n_jobs, check_parallel
 from ._budget import budget
-from ._prepare import check_requirements, prepare
+from ._prepare import check_requirements, prepare, warn_out_of_domain
 from ._protocol import PipelineMethod
 from ._regions import regions
 from ._robustness import explain_robust
@@ -33,6 +33,12 @@ def _check_workers(parallel: Any, n_jobs: Any, chunk_size: Any) -> None:
     check_parallel(parallel)
     check_n_jobs(n_jobs)
     check_chunk_size(chunk_size, optional=True)
+
+
+def _warn_once(method: PipelineMethod, X: Any, feedback: bool) -> None:
+    """What the rows call for, said once per call (not again per chunk or setting)."""
+    if feedback and hasattr(method, "schema_"):
+        warn_out_of_domain(method.schema_, X, stacklevel=4)
 
 
 def explain(
@@ -61,6 +67,7 @@ def explain(
     begin = time.perf_counter()
     req = check_requirements(requirements)
     _check_workers(parallel, n_jobs, chunk_size)
+    _warn_once(method, X, feedback)
     if req.robustness is not None:  # one call per setting of a ladder (_robustness.py)
         call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
         call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}

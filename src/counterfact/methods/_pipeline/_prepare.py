@@ -32,7 +32,14 @@ from ._judge import make_judge
 from ._protocol import PipelineMethod
 from ._query import Query
 
-__all__ = ["check_call", "check_n_counterfactuals", "per_row_series", "prepare", "query_frame"]
+__all__ = [
+    "check_call",
+    "check_n_counterfactuals",
+    "per_row_series",
+    "prepare",
+    "query_frame",
+    "warn_out_of_domain",
+]
 
 
 def resolve_rows(
@@ -142,7 +149,7 @@ def prepare(
     per_row, errors, row_resolved, _resolved, given = resolve_rows(
         method, frame, constraints, errors
     )
-    _warn_about_rows(row_resolved, frame, method.schema_)
+    _warn_idle_timelines(row_resolved, method.schema_)
     common = {
         "n_counterfactuals": int(n_counterfactuals),
         "cancel": cancel,
@@ -180,12 +187,6 @@ def prepare(
     return tasks, given
 
 
-def _warn_about_rows(row_resolved: list[Any], frame: pd.DataFrame, schema: Any) -> None:
-    """What the rows themselves call for: an idle timeline, values outside the domain."""
-    _warn_idle_timelines(row_resolved, schema)
-    _warn_out_of_domain(frame, schema)
-
-
 def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
     """Warn, once per call, when a timeline is given on data that nothing moves with
     time: waiting then helps no answer, and the answers are today's."""
@@ -198,37 +199,46 @@ def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
             "rate of change, so the answers are today's. Mark such features "
             "actionability='time' in the schema, or give the timeline rates.",
             UserWarning,
-            stacklevel=6,  # the caller of the method's explain
+            stacklevel=5,  # the caller of the method's explain
         )
 
 
-def _warn_out_of_domain(frame: pd.DataFrame, schema: Any) -> None:
-    """Warn, once per call, when rows hold numeric values outside their features'
-    domains (the training data's range, or the one the schema states): the model's
-    decision there is an extrapolation.  Such values are accepted (they are real
-    people); an answer's value lies in the hull of the domain and the row's value."""
+def warn_out_of_domain(schema: Any, X: Any, *, stacklevel: int) -> None:
+    """Warn, once per call, when the rows ``X`` hold numeric values outside their
+    features' domains (the training data's range, or the one the schema states): the
+    model's decision there is an extrapolation.  Such values are accepted (they are real
+    people).  Rows the schema cannot read are left to its own checks, which name them."""
+    try:
+        frame = schema.validate_frame(X, what="X")
+    except (ValidationError, KeyError, TypeError, ValueError):
+        return
     examples, n = [], 0
     for f in (f for f in schema.features if f.is_numeric):
         v = frame[f.name].to_numpy(dtype=float)
         out = np.flatnonzero((v < float(f.lower)) | (v > float(f.upper)))
         n += out.size
         examples += [
-            f"row {_py(frame.index[k])!r} has {f.name} {_py(frame[f.name].iloc[k])!r} "
-            f"(range {_py(f.lower):g} to {_py(f.upper):g})"
+            f"row {_py(frame.index[k])!r} has {f.name} {_number(frame[f.name].iloc[k])} "
+            f"(range {_number(f.lower)} to {_number(f.upper)})"
             for k in out[: 3 - len(examples)]
         ]
-    if not n:
-        return
-    more = f", and {n - len(examples)} more" if n > len(examples) else ""
-    where = "their features' ranges" if n > 1 else "its feature's range"
-    warnings.warn(
-        f"The rows to explain hold {n} value{'s' * (n > 1)} outside {where}: "
-        f"{'; '.join(examples)}{more}. The model was not trained there, so its decisions for "
-        "such rows, and the answers built on "
-        "them, extrapolate. Check such rows for a typing or unit error.",
-        UserWarning,
-        stacklevel=6,  # the caller of the method's explain
-    )
+    if n:
+        more = f", and {n - len(examples)} more" if n > len(examples) else ""
+        where = "their features' ranges" if n > 1 else "its feature's range"
+        warnings.warn(
+            f"The rows to explain hold {n} value{'s' * (n > 1)} outside {where}: "
+            f"{'; '.join(examples)}{more}. The model was not trained there, so its decisions "
+            "for such rows, and the answers built on them, extrapolate. Check such rows for a "
+            "typing or unit error.",
+            UserWarning,
+            stacklevel=stacklevel + 1,
+        )
+
+
+def _number(v: Any) -> str:
+    """A number as written: a whole one without a decimal point, others in full."""
+    x = float(v)
+    return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)
 
 
 class _RowCosts:
@@ -426,8 +436,8 @@ def targets_of(model: Any, preds: np.ndarray, target: Any, index: pd.Index) -> l
         targets = [target] * n
     for t in targets:
         check_label(classes, t)
-        model.class_index(t)
-    return targets
+    # each target as the model's own class (2, not the 2.0 typed; True, not 1)
+    return [_py(classes[model.class_index(t)]) for t in targets]
 
 
 def per_row_series(values: pd.Series, index: pd.Index, what: str) -> list[Any]:

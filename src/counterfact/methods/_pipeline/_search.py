@@ -29,7 +29,7 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 
 from ..._utils._progress import progress
 from ..._utils._relay import Record, recording, relay
-from ._backends import RETURN_AS, parallel_backend
+from ._backends import RETURN_AS, in_processes, parallel_backend
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 
@@ -91,7 +91,8 @@ def _screen(method: PipelineMethod, tasks: list[Query]) -> tuple[list[Candidates
                 {"reason": f"the constraints leave {names} no allowed value for this query"},
             )
         elif unreachable := t.bounds.unreachable_relations():
-            out[i] = Candidates(empty, "infeasible", {"reason": _unreachable_reason(unreachable)})
+            why = _unreachable_reason(unreachable, t.bounds)
+            out[i] = Candidates(empty, "infeasible", {"reason": why})
         elif t.predicted == t.target:
             out[i] = Candidates(empty, "failed", {"reason": ALREADY_TARGET})
         else:
@@ -99,12 +100,31 @@ def _screen(method: PipelineMethod, tasks: list[Query]) -> tuple[list[Candidates
     return out, todo
 
 
-def _unreachable_reason(texts: list[str]) -> str:
+def _unreachable_reason(texts: list[str], bounds: Any) -> str:
+    """Why no value satisfies these relations: what each of their features may take."""
     named = "; ".join(f"'{t}'" for t in texts)
+    spans = [_span_words(bounds[n]) for n in _relation_features(texts, bounds)]
     return (
-        f"no value the constraints allow this query satisfies the relation{'s' * (len(texts) > 1)} "
-        f"{named} (the features' ranges, allowed values and directions bound it)"
+        f"no value the constraints allow this query satisfies the relation"
+        f"{'s' * (len(texts) > 1)} {named} (here {'; '.join(spans)}: the features' ranges, "
+        "allowed values, directions and any timeline's horizon bound them)"
     )
+
+
+def _relation_features(texts: list[str], bounds: Any) -> list[str]:
+    """The features the relations ``texts`` read that may take a value (schema order)."""
+    read = {n for r in bounds.relations if r.text in texts for n in r.changed_names()}
+    return [f.name for f in bounds.schema if f.name in read]
+
+
+def _span_words(b: Any) -> str:
+    """What one feature may take, in words: ``credit_amount 250 to 2333``."""
+    f = b.feature
+    if f.is_numeric and b.values is None:
+        return f"{f.name} {b.lower:g} to {b.upper:g}"
+    values = [str(v) for v in (b.values or ())]
+    shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
+    return f"{f.name} one of {shown}" if len(values) != 1 else f"{f.name} {values[0]}"
 
 
 def _in_parallel(
@@ -123,7 +143,7 @@ def _in_parallel(
     parts, caught = [], []
     how = RETURN_AS.get(parallel or "loky", "generator")
     # in worker processes a warning would not reach the caller: recorded and passed on
-    hooks = run_hooks if parallel == "threading" else _recorded_hooks
+    hooks = _recorded_hooks if in_processes(parallel, workers) else run_hooks
     with parallel_backend(parallel, n_workers=workers), parallel_config(n_jobs=n_jobs):
         gen = Parallel(return_as=how)(delayed(hooks)(method, c) for c in chunks)
         for chunk, part in zip(chunks, gen, strict=True):

@@ -127,8 +127,8 @@ def select(
     )
     if rows:
         frame = pool.schema.coerce(pool.rows.iloc[rows].reset_index(drop=True))
-    else:
-        frame = pd.DataFrame(columns=pool.schema.names)
+    else:  # no answer: the columns still have the schema's dtypes
+        frame = pool.schema.coerce(pd.DataFrame(columns=pool.schema.names))
     frame.index = index
     return Answers(chosen, frame, rows)
 

@@ -297,9 +297,8 @@ def _answers(
             )
             out.append(Candidates(first.empty, "timeout", diag))
             continue
-        value = (
-            "training median" if method.representation_.representative == "median" else ("midpoint")
-        )
+        median = method.representation_.representative == "median"
+        value = "training median" if median else "midpoint"
         diag["reason"] = (
             f"no valid candidate among {diag['n_samples']} samples (a sampled numeric value "
             f"is the {value} of one of the feature's quantile bins, so values beyond those "

@@ -11,7 +11,7 @@ from ..._utils._validation import Interval, Options, TypeSpec
 from ...exceptions import ValidationError
 from ...models._fastpredict import FastPredictor, spread_rows
 from .._base import CounterfactualMethod
-from .._pipeline import Candidates, Query
+from .._pipeline import Candidates, Query, pooled_deadline
 from .._tags import SEARCH_KINDS, MethodTags
 from ._arrays import NumpyArrays, array_library
 from ._costs import CostProximity
@@ -122,7 +122,8 @@ class MDPSO(CounterfactualMethod):
     random_state : int, optional
         Seed; each query draws from its own generator.
     time_limit : float, optional
-        Seconds per query (per batch of ``batch_size`` queries run together).
+        Seconds per query; the ``batch_size`` queries run together share the sum of their
+        budgets (a pooled deadline, as UFCE's), so a batch stops as one.
     verbose : int
         Progress output.
 
@@ -389,6 +390,7 @@ class MDPSO(CounterfactualMethod):
         jobs = [Job(q, query_columns(q.x, self.schema_, n_particles)) for q in group]
         for j in jobs:
             self._start(j)
+        deadline = pooled_deadline(group)  # the batch shares its queries' budgets
         while True:
             live = [j for j in jobs if j.swarm is not None]
             if not live:
@@ -397,7 +399,7 @@ class MDPSO(CounterfactualMethod):
             for j, (valid, hinge) in zip(live, self._verdicts(live, asks, names), strict=True):
                 sw = j.swarm
                 sw.tell(valid, hinge)  # type: ignore[union-attr]
-                expired = j.query.expired()
+                expired = deadline.expired()
                 if sw.done or expired:  # type: ignore[union-attr]
                     self._finish_attempt(j, expired)
         for j in jobs:

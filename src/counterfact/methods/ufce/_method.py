@@ -9,6 +9,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from ..._utils._validation import Interval, Options, TypeSpec
+from ..._utils._values import _py
 from ...data import Encoder
 from ...data._dataset import mad
 from .._base import CounterfactualMethod
@@ -432,9 +433,9 @@ class UFCE(CounterfactualMethod):
         diagnostics of an infeasible query."""
         desired = self._desired.get(q.target)
         if desired is None:
-            return {
-                "status": "infeasible",
-                "reason": f"no training row has the target class {q.target!r}",
+            return {  # a limit of the search, not a proof: "failed"
+                "status": "failed",
+                "reason": f"no training row has the target class {_py(q.target)!r}",
             }
         tree, rows = desired
         v = self._space.encode(x[None, :])
@@ -443,10 +444,10 @@ class UFCE(CounterfactualMethod):
             return tree.query(v, k=k, return_distance=False)[0]  # type: ignore[no-any-return]
         idx = tree.query_radius(v, r=float(self.radius))[0]
         if idx.size == 0:
-            return {
-                "status": "infeasible",
+            return {  # a limit of the search, not a proof: "failed"
+                "status": "failed",
                 "reason": (
-                    f"no training row of class {q.target!r} within radius {self.radius} of "
+                    f"no training row of class {_py(q.target)!r} within radius {self.radius} of "
                     "the query; increase radius or use radius=None"
                 ),
             }
