@@ -498,3 +498,28 @@ def test_distances():
     assert prox_euc(Z, x, numeric, mad).tolist() == [0.0, 2.0, 1.0]
     # two discrete features: one differs -> 2*1/(2+1); both -> 1
     assert prox_jac(Z, x, ~numeric) == pytest.approx([0.0, 1.0, 2 / 3])
+
+
+def test_every_answer_is_plausible_after_the_pipeline_changes_it():
+    """plausibility="target": the pipeline's rounding and sparsification change answers
+    after the search; each reported answer is still an inlier of the target class's LOF
+    (a fresh scikit-learn LOF on the same encoded rows agrees with the method's)."""
+    from sklearn.neighbors import LocalOutlierFactor
+
+    data = cf.datasets.load("bupa_liver")
+    train, test = data.split(test_size=0.2, random_state=0)
+    model = cf.models.fit(train, "rf", random_state=0)
+    X = cf.rows_to_explain(model, test).head(8)
+    m = cf.UFCE(random_state=0, plausibility="target").fit(model, train)
+    r = m.explain(X, n_counterfactuals=3)
+    answers = r.counterfactuals[list(X.columns)]
+    assert len(answers) >= 8
+    V = m._space.encode(m._space.to_codes(answers))
+    y = m.data_.y.to_numpy()
+    targets = r.target.reindex(answers.index.get_level_values(0)).to_numpy()
+    for cls in model.classes_:
+        ref = np.flatnonzero(y == cls)
+        lof = LocalOutlierFactor(n_neighbors=min(20, len(ref) - 1), novelty=True).fit(m._V[ref])
+        mine = targets == cls
+        if mine.any():
+            assert (lof.predict(V[mine]) == 1).all(), cls

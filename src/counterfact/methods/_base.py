@@ -412,6 +412,14 @@ class CounterfactualMethod:
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """Hook: work to do once before ``queries`` are searched (``parallel``: in workers)."""
 
+    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+        """Hook: the method's own test of answers beyond the constraints and the judge
+        (UFCE: LOF plausibility), one bool per row of ``rows`` (raw; ``target_index``: each
+        row's target column), or None for none.  The pipeline applies it wherever it checks
+        rows, so that an answer changed after the search (rounded, sparsified, brought
+        forward) still passes it."""
+        return None
+
     def _sparsifies(self) -> bool:
         """Hook: whether every change the model does not need is reverted after the
         search: the ``sparsify`` parameter when the method has one, else ``tags.sparsify``."""

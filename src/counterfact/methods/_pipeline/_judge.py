@@ -15,7 +15,7 @@ through ``CounterfactualMethod.verify``) then asks the same judge:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,7 +30,7 @@ from ...models import ModelAdapter
 from ...models._adapter import as_adapter, check_model
 from ...models._votes import forest_of, tree_votes
 
-__all__ = ["Judge", "make_judge"]
+__all__ = ["Judge", "WithOwnTest", "make_judge"]
 
 
 @dataclass
@@ -87,6 +87,26 @@ class Judge:
             if self.min_vote_share is not None and ok.any():
                 keep = np.flatnonzero(ok)
                 ok[keep] = _voted(other, rows.iloc[keep], tgt[keep], self.min_vote_share)
+        return ok, conf
+
+
+class WithOwnTest(Judge):
+    """A judge followed by a method's own test of the rows it accepts (``accepts``: rows
+    and their target columns -> one bool per row, or None for no test)."""
+
+    def __init__(self, judge: Judge, accepts: Callable[..., np.ndarray | None]) -> None:
+        super().__init__(judge.model, judge.others, judge.min_probability, judge.min_vote_share)
+        self.judge, self.accepts = judge, accepts
+
+    def __call__(
+        self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]
+    ) -> tuple[np.ndarray, np.ndarray]:
+        ok, conf = self.judge(rows, targets, target_index)
+        if ok.any():
+            keep = np.flatnonzero(ok)
+            own = self.accepts(rows.iloc[keep], [list(target_index)[k] for k in keep])
+            if own is not None:
+                ok[keep] = np.asarray(own, dtype=bool)
         return ok, conf
 
 

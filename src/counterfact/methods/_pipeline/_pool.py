@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ._judge import Judge
+from ._judge import Judge, WithOwnTest
 from ._protocol import PipelineMethod
 from ._query import Query
 
@@ -94,9 +94,10 @@ class Pool:
 
 
 def judge_of(method: PipelineMethod, tasks: list[Query]) -> Judge:
-    """The call's judge (one for all its queries; the model's decision alone by default)."""
+    """The call's judge (one for all its queries; the model's decision alone by default),
+    with the method's own test of answers (``_accepts``) after it."""
     judge = tasks[0].judge if tasks else None
-    return judge if judge is not None else Judge(method.model_)
+    return WithOwnTest(judge if judge is not None else Judge(method.model_), method._accepts)
 
 
 def sparsify_cap(n_cf: int) -> int:

@@ -12,7 +12,7 @@ lists the same names; a test scans the pipeline's modules and fails on any
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
@@ -53,6 +53,7 @@ PIPELINE_READS: frozenset[str] = frozenset(
         "_explain_batch",
         "_batch_size",
         "_before_search",
+        "_accepts",
         "_sparsifies",
         "_own_region",
         "_distance_norm",
@@ -118,6 +119,10 @@ class PipelineMethod(Protocol):
 
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """Work to do once before the queries are searched."""
+
+    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+        """The method's own test of answers beyond the constraints and the judge (None:
+        none)."""
 
     def _sparsifies(self) -> bool:
         """Whether every change the model does not need is reverted after the search."""

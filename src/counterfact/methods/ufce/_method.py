@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
+import pandas as pd
 
 from ..._utils._validation import Interval, Options, TypeSpec
 from ..._utils._values import _py
@@ -350,6 +352,13 @@ class UFCE(CounterfactualMethod):
             return np.where(ok & (idx >= 0), idx, -1)
 
         return decide
+
+    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+        """LOF plausibility of answers (the paper's eq. 4 keeps only plausible ones),
+        applied again wherever the pipeline changes or checks an answer after the search."""
+        if self.plausibility is None:
+            return None
+        return self._plausible(self._space.to_codes(rows), np.asarray(target_index, dtype=int))
 
     def _plausible(self, Z: np.ndarray, target_index: np.ndarray) -> np.ndarray:
         """LOF inliers among code rows (one LOF call per reference set)."""
