@@ -412,7 +412,7 @@ class CounterfactualMethod:
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """Hook: work to do once before ``queries`` are searched (``parallel``: in workers)."""
 
-    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+    def _own_test(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
         """Hook: the method's own test of answers beyond the constraints and the judge
         (UFCE: LOF plausibility), one bool per row of ``rows`` (raw; ``target_index``: each
         row's target column), or None for none.  The pipeline applies it wherever it checks

@@ -95,9 +95,9 @@ class Pool:
 
 def judge_of(method: PipelineMethod, tasks: list[Query]) -> Judge:
     """The call's judge (one for all its queries; the model's decision alone by default),
-    with the method's own test of answers (``_accepts``) after it."""
+    with the method's own test of answers (``_own_test``) after it."""
     judge = tasks[0].judge if tasks else None
-    return WithOwnTest(judge if judge is not None else Judge(method.model_), method._accepts)
+    return WithOwnTest(judge if judge is not None else Judge(method.model_), method._own_test)
 
 
 def sparsify_cap(n_cf: int) -> int:

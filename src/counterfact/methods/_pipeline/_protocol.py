@@ -53,7 +53,7 @@ PIPELINE_READS: frozenset[str] = frozenset(
         "_explain_batch",
         "_batch_size",
         "_before_search",
-        "_accepts",
+        "_own_test",
         "_sparsifies",
         "_own_region",
         "_distance_norm",
@@ -120,7 +120,7 @@ class PipelineMethod(Protocol):
     def _before_search(self, queries: list[Query], parallel: bool) -> None:
         """Work to do once before the queries are searched."""
 
-    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+    def _own_test(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
         """The method's own test of answers beyond the constraints and the judge (None:
         none)."""
 

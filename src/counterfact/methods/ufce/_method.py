@@ -353,7 +353,7 @@ class UFCE(CounterfactualMethod):
 
         return decide
 
-    def _accepts(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
+    def _own_test(self, rows: pd.DataFrame, target_index: Sequence[int]) -> np.ndarray | None:
         """LOF plausibility of answers (the paper's eq. 4 keeps only plausible ones),
         applied again wherever the pipeline changes or checks an answer after the search."""
         if self.plausibility is None:
