@@ -446,3 +446,9 @@ def test_a_result_without_answers_has_the_schemas_dtypes_in_chunks_or_not(settin
     assert len(alone.counterfactuals) == 0 and (alone.status == "infeasible").all()
     pd.testing.assert_frame_equal(alone.counterfactuals, chunked.counterfactuals)
     assert alone.counterfactuals["credit_amount"].dtype.kind in "if"  # not object
+
+
+def test_an_unfitted_method_is_refused_in_its_own_words(setting):
+    _, X = setting
+    with pytest.raises(cf.NotFittedError, match="not fitted"):
+        explain_in_chunks(cf.NearestObservable(), X.iloc[:4], chunk_size=2)

@@ -674,7 +674,7 @@ def _check_domain(
         same = np.abs(v - q) <= 1e-9 * np.maximum(1.0, np.abs(q))
         lo = np.minimum(float(f.lower), q)  # type: ignore[arg-type]
         hi = np.maximum(float(f.upper), q)  # type: ignore[arg-type]
-        if f.actionability == "time":
+        if f.actionability == "time" and not f.top_coded:  # a top-coded one stops at upper
             hi = np.full_like(hi, np.inf)
         inside = (v >= lo - 1e-9) & (v <= hi + 1e-9)
         bad = np.flatnonzero(~(same | inside))

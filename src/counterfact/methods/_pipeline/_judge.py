@@ -97,17 +97,25 @@ class WithOwnTest(Judge):
     def __init__(self, judge: Judge, accepts: Callable[..., np.ndarray | None]) -> None:
         super().__init__(judge.model, judge.others, judge.min_probability, judge.min_vote_share)
         self.judge, self.accepts = judge, accepts
+        self._has_test: bool | None = None
 
     def __call__(
         self, rows: pd.DataFrame, targets: Sequence[Any], target_index: Sequence[int]
     ) -> tuple[np.ndarray, np.ndarray]:
         ok, conf = self.judge(rows, targets, target_index)
-        if ok.any():
+        if ok.any() and self._testing(rows):
             keep = np.flatnonzero(ok)
-            own = self.accepts(rows.iloc[keep], [list(target_index)[k] for k in keep])
+            index = np.asarray(list(target_index), dtype=int)
+            own = self.accepts(rows.iloc[keep], index[keep])
             if own is not None:
                 ok[keep] = np.asarray(own, dtype=bool)
         return ok, conf
+
+    def _testing(self, rows: pd.DataFrame) -> bool:
+        """Whether the method has a test of its own (asked once, on no rows)."""
+        if self._has_test is None:
+            self._has_test = self.accepts(rows.iloc[:0], np.zeros(0, dtype=int)) is not None
+        return self._has_test
 
 
 def _voted(

@@ -218,8 +218,8 @@ def warn_out_of_domain(schema: Any, X: Any, *, stacklevel: int) -> None:
         out = np.flatnonzero((v < float(f.lower)) | (v > float(f.upper)))
         n += out.size
         examples += [
-            f"row {_py(frame.index[k])!r} has {f.name} {_number(frame[f.name].iloc[k])} "
-            f"(range {_number(f.lower)} to {_number(f.upper)})"
+            f"row {_py(frame.index[k])!r} has {f.name} {number_words(frame[f.name].iloc[k])} "
+            f"(range {number_words(f.lower)} to {number_words(f.upper)})"
             for k in out[: 3 - len(examples)]
         ]
     if n:
@@ -235,7 +235,7 @@ def warn_out_of_domain(schema: Any, X: Any, *, stacklevel: int) -> None:
         )
 
 
-def _number(v: Any) -> str:
+def number_words(v: Any) -> str:
     """A number as written: a whole one without a decimal point, others in full."""
     x = float(v)
     return str(int(x)) if x.is_integer() and abs(x) < 2**53 else repr(x)

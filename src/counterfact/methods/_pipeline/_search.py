@@ -30,6 +30,7 @@ from joblib import Parallel, delayed, effective_n_jobs, parallel_config
 from ..._utils._progress import progress
 from ..._utils._relay import Record, recording, relay
 from ._backends import RETURN_AS, in_processes, parallel_backend
+from ._prepare import number_words
 from ._protocol import PipelineMethod
 from ._query import Candidates, Query
 
@@ -121,7 +122,7 @@ def _span_words(b: Any) -> str:
     """What one feature may take, in words: ``credit_amount 250 to 2333``."""
     f = b.feature
     if f.is_numeric and b.values is None:
-        return f"{f.name} {b.lower:g} to {b.upper:g}"
+        return f"{f.name} {number_words(b.lower)} to {number_words(b.upper)}"
     values = [str(v) for v in (b.values or ())]
     shown = ", ".join(values[:5]) + (", ..." if len(values) > 5 else "")
     return f"{f.name} one of {shown}" if len(values) != 1 else f"{f.name} {values[0]}"

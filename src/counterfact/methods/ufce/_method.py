@@ -358,6 +358,8 @@ class UFCE(CounterfactualMethod):
         applied again wherever the pipeline changes or checks an answer after the search."""
         if self.plausibility is None:
             return None
+        if not len(rows):
+            return np.zeros(0, dtype=bool)
         return self._plausible(self._space.to_codes(rows), np.asarray(target_index, dtype=int))
 
     def _plausible(self, Z: np.ndarray, target_index: np.ndarray) -> np.ndarray:
