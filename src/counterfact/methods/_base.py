@@ -90,6 +90,7 @@ HOOKS: frozenset[str] = frozenset(
         "_explain_batch",
         "_batch_size",
         "_before_search",
+        "_own_test",
         "_check_params",
         "_sparsifies",
         "_own_region",
