@@ -163,3 +163,10 @@ def test_the_words_read_a_feature_name_with_spaces_whole():
     assert "credit amount 0.001 per unit moved plus 3 per change" in words
     plain = cf.Costs(weights={"credit amount": 0.001}).words()
     assert "credit amount 0.001 per unit moved," in plain  # named: no charge
+
+
+def test_the_words_say_what_a_unit_of_cost_is_worth_when_it_is_not_one_unit():
+    doubled = cf.Costs(weights={"credit_amount": 0.001}, unit="months", unit_scale=2.0)
+    assert doubled.words().startswith("your costs (months; the weights count in units of 2 months)")
+    once = cf.Costs(weights={"credit_amount": 0.001}, unit="months", unit_scale=1.0)
+    assert once.words().startswith("your costs (months): ")

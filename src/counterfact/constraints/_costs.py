@@ -284,7 +284,11 @@ class Costs:
         name = self.preset_name
         if name is not None:
             return MEASURES[name][1]
-        unit = f" ({self.unit})" if self.unit else ""
+        unit = ""
+        if self.unit:
+            scale = float(self.unit_scale or 1.0)
+            each = "" if scale == 1.0 else f"; the weights count in units of {scale:g} {self.unit}"
+            unit = f" ({self.unit}{each})"
         return f"your costs{unit}: " + ", ".join(_named_words(self))
 
     # ------------------------------------------------------------ binding
