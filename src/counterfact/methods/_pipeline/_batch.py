@@ -125,7 +125,7 @@ def explain_in_chunks(
     """
     X = _one_row_frame(X)
     _check_chunks(chunk_size, X, parallel, address, n_jobs)
-    _warn_rows(method, X)
+    warn_out_of_domain(method, X, stacklevel=2)  # once for the run, not per chunk
     explain_kwargs = _per_row_checked(explain_kwargs, X)
     out = None
     if out_dir is not None:
@@ -320,13 +320,6 @@ def _run_tasks(
         else:
             record = in_processes(parallel, effective_n_jobs(n_jobs or 1))
             _run_on_joblib(blob, tasks, n_jobs, collector, record=record)
-
-
-def _warn_rows(method: PipelineMethod, X: pd.DataFrame) -> None:
-    """What the rows call for, said once for the run, not per chunk (an unfitted method
-    is refused later, in its own words)."""
-    if hasattr(method, "schema_"):
-        warn_out_of_domain(method.schema_, X, stacklevel=3)
 
 
 def _check_chunks(

@@ -28,17 +28,16 @@ from ._verify import verify
 __all__ = ["explain"]
 
 
-def _check_workers(parallel: Any, n_jobs: Any, chunk_size: Any) -> None:
-    """The backend, the number of workers and the rows per task, before any work."""
+def _before_work(
+    method: PipelineMethod, X: Any, parallel: Any, n_jobs: Any, chunk_size: Any, feedback: bool
+) -> None:
+    """The backend, the number of workers and the rows per task checked before any work,
+    and what the rows call for said once per call (not again per chunk or setting)."""
     check_parallel(parallel)
     check_n_jobs(n_jobs)
     check_chunk_size(chunk_size, optional=True)
-
-
-def _warn_once(method: PipelineMethod, X: Any, feedback: bool) -> None:
-    """What the rows call for, said once per call (not again per chunk or setting)."""
-    if feedback and hasattr(method, "schema_"):
-        warn_out_of_domain(method.schema_, X, stacklevel=4)
+    if feedback:
+        warn_out_of_domain(method, X, stacklevel=4)
 
 
 def explain(
@@ -66,8 +65,7 @@ def explain(
     """
     begin = time.perf_counter()
     req = check_requirements(requirements)
-    _check_workers(parallel, n_jobs, chunk_size)
-    _warn_once(method, X, feedback)
+    _before_work(method, X, parallel, n_jobs, chunk_size, feedback)
     if req.robustness is not None:  # one call per setting of a ladder (_robustness.py)
         call = {"n_counterfactuals": n_counterfactuals, "alternatives": alternatives}
         call |= {"errors": errors, "n_jobs": n_jobs, "parallel": parallel, "cancel": cancel}

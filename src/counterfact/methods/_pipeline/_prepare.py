@@ -203,11 +203,15 @@ def _warn_idle_timelines(row_resolved: list[Any], schema: Any) -> None:
         )
 
 
-def warn_out_of_domain(schema: Any, X: Any, *, stacklevel: int) -> None:
+def warn_out_of_domain(method: PipelineMethod, X: Any, *, stacklevel: int) -> None:
     """Warn, once per call, when the rows ``X`` hold numeric values outside their
     features' domains (the training data's range, or the one the schema states): the
     model's decision there is an extrapolation.  Such values are accepted (they are real
-    people).  Rows the schema cannot read are left to its own checks, which name them."""
+    people).  Rows the schema cannot read, and an unfitted method, are left to their own
+    checks, which name them."""
+    schema = getattr(method, "schema_", None)
+    if schema is None:
+        return
     try:
         frame = schema.validate_frame(X, what="X")
     except (ValidationError, KeyError, TypeError, ValueError):
